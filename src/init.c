@@ -1,0 +1,27 @@
+/* Registration of every .Call entry point: one table, exact arities. */
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+
+/* infrastructure (glue.c) */
+extern SEXP ffi_svi_special(SEXP, SEXP);
+extern SEXP ffi_svi_select_top(SEXP, SEXP, SEXP);
+extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
+extern SEXP ffi_svi_has_openmp(void);
+/* document-term layer (dtm.c) */
+extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
+
+static const R_CallMethodDef call_methods[] = {
+    {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
+    {"ffi_svi_select_top", (DL_FUNC)&ffi_svi_select_top, 3},
+    {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
+    {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
+    {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
+    {NULL, NULL, 0}};
+
+void R_init_sparsevi(DllInfo *dll) {
+  R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+}

@@ -1,0 +1,107 @@
+/* Top-L selection over a K-vector by partial quickselect (introselect with a
+ * median-of-three pivot and a heap fallback), linear in K on average. */
+#include <math.h>
+#include "svi.h"
+
+/* Strict order: larger value first; among equal values, lower index first.
+ * A total order makes the selected set unique, hence deterministic. */
+static inline int before(const double *w, int a, int b) {
+  return w[a] > w[b] || (w[a] == w[b] && a < b);
+}
+
+static inline void swap_int(int *a, int *b) {
+  int t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* Sift-down for a heap whose root is the *last* of the kept set under `before`. */
+static void heap_select(const double *w, int *idx, int lo, int hi, int L) {
+  /* Keep a min-heap (under `before`) of the first L entries of idx[lo..hi),
+   * then scan the rest; afterwards idx[lo..lo+L) holds the top L. */
+  int *h = idx + lo;
+  int n = hi - lo;
+  for (int start = L / 2 - 1; start >= 0; start--) {
+    int i = start;
+    for (;;) {
+      int c = 2 * i + 1;
+      if (c >= L) break;
+      if (c + 1 < L && before(w, h[c], h[c + 1])) c++;
+      if (before(w, h[c], h[i])) break;
+      swap_int(&h[i], &h[c]);
+      i = c;
+    }
+  }
+  for (int j = L; j < n; j++) {
+    if (before(w, h[j], h[0])) {
+      swap_int(&h[0], &h[j]);
+      int i = 0;
+      for (;;) {
+        int c = 2 * i + 1;
+        if (c >= L) break;
+        if (c + 1 < L && before(w, h[c], h[c + 1])) c++;
+        if (before(w, h[c], h[i])) break;
+        swap_int(&h[i], &h[c]);
+        i = c;
+      }
+    }
+  }
+}
+
+void svi_select_top(const double *w, int K, int L, int *idx) {
+  for (int k = 0; k < K; k++) idx[k] = k;
+  if (L >= K) return;
+  if (L <= 0) return;
+  int lo = 0, hi = K; /* the L-th element (0-based L - 1) lies in [lo, hi) */
+  int target = L;     /* we want idx[0..L) to be the top L */
+  int budget = 2 * (int)(log2((double)K) + 1);
+  while (hi - lo > 16) {
+    if (budget-- == 0) {
+      heap_select(w, idx, lo, hi, target - lo);
+      return;
+    }
+    int mid = lo + (hi - lo) / 2;
+    /* median of three moved to hi - 1 */
+    int a = lo, b = mid, c = hi - 1;
+    if (before(w, idx[b], idx[a])) swap_int(&idx[a], &idx[b]);
+    if (before(w, idx[c], idx[a])) swap_int(&idx[a], &idx[c]);
+    if (before(w, idx[c], idx[b])) swap_int(&idx[b], &idx[c]);
+    swap_int(&idx[b], &idx[hi - 1]);
+    int pivot = idx[hi - 1];
+    int store = lo;
+    for (int i = lo; i < hi - 1; i++) {
+      if (before(w, idx[i], pivot)) swap_int(&idx[i], &idx[store++]);
+    }
+    swap_int(&idx[store], &idx[hi - 1]);
+    /* idx[lo..store) precede the pivot, idx[store] is the pivot */
+    if (store == target || store + 1 == target) return;
+    if (store > target) {
+      hi = store;
+    } else {
+      lo = store + 1;
+    }
+  }
+  /* small range: insertion sort, then the first target entries are the top */
+  for (int i = lo + 1; i < hi; i++) {
+    int v = idx[i], j = i;
+    while (j > lo && before(w, v, idx[j - 1])) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = v;
+  }
+}
+
+double svi_softmax_sub(const double *w, const int *idx, int L, double *r) {
+  double m = -INFINITY;
+  for (int j = 0; j < L; j++)
+    if (w[idx[j]] > m) m = w[idx[j]];
+  double s = 0;
+  for (int j = 0; j < L; j++) {
+    r[j] = exp(w[idx[j]] - m);
+    s += r[j];
+  }
+  double inv = 1.0 / s;
+  for (int j = 0; j < L; j++) r[j] *= inv;
+  return m + log(s);
+}

@@ -1,0 +1,73 @@
+/* Shared infrastructure of sparsevi: special functions, top-L selection,
+ * per-block random streams and the block layout every engine uses.
+ * Kernels include this header only; it pulls in no R API. */
+#ifndef SPARSEVI_SVI_H
+#define SPARSEVI_SVI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Documents (or data points) are processed in blocks of this many. A block,
+ * never a thread, owns a random stream and a partial sum, and partial sums
+ * are reduced in block order, so results do not depend on the thread count. */
+#define SVI_BLOCK 64
+
+/* Sizes and offsets that can exceed 2^31. */
+typedef ptrdiff_t svi_len;
+
+/* ---- special functions (special.c) ---- */
+double svi_digamma(double x);
+double svi_lgamma(double x);
+/* Vectorisable exp of n values in place (accurate to about 2 ulp). */
+void svi_exp_inplace(double *x, svi_len n);
+double svi_exp(double x);
+
+/* ---- top-L selection (select.c) ---- */
+/* Writes into idx[0..L-1] the indices of the L largest of w[0..K-1], in no
+ * particular order. idx must have room for K entries (it is used as scratch).
+ * Ties are broken consistently (lower index first among equals at the
+ * threshold), so the result is deterministic. */
+void svi_select_top(const double *w, int K, int L, int *idx);
+/* Softmax of w over the L indices idx; writes r[0..L-1] and returns the
+ * log normaliser log sum_j exp(w[idx[j]]). */
+double svi_softmax_sub(const double *w, const int *idx, int L, double *r);
+
+/* ---- random streams (rng.c) ---- */
+/* xoshiro256++ seeded by splitmix64 from (seed, stream); one per block. */
+typedef struct {
+  uint64_t s[4];
+} svi_rng;
+
+void svi_rng_init(svi_rng *r, uint64_t seed, uint64_t stream);
+uint64_t svi_rng_next(svi_rng *r);
+/* Uniform on the open interval (0, 1). */
+double svi_rng_unif(svi_rng *r);
+/* Uniform integer in 0..n-1 (n >= 1), without modulo bias. */
+uint64_t svi_rng_int(svi_rng *r, uint64_t n);
+
+/* ---- the document-term view every kernel reads ---- */
+/* Documents in rows, CSR: the distinct terms of document d are
+ * term[doc_ptr[d] .. doc_ptr[d+1]) (0-based) with counts count[...]. */
+typedef struct {
+  int D, V;
+  const int *doc_ptr;
+  const int *term;
+  const double *count;
+} svi_dtm;
+
+/* ---- thread helpers ---- */
+static inline int svi_thread_id(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+static inline svi_len svi_n_blocks(svi_len n) { return (n + SVI_BLOCK - 1) / SVI_BLOCK; }
+
+#endif

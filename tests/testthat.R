@@ -1,0 +1,4 @@
+library(testthat)
+library(sparsevi)
+
+test_check("sparsevi")

@@ -1,0 +1,16 @@
+# Installs, from CRAN, what building and checking sparsevi needs and the
+# machine lacks: knitr and markdown (vignettes, no pandoc needed) and testthat.
+# Run-time dependencies are base R and Matrix, a recommended package.
+need <- c("Matrix", "testthat", "knitr", "markdown")
+have <- rownames(installed.packages())
+missing <- setdiff(need, have)
+if (length(missing)) {
+  repos <- getOption("repos")
+  if (is.null(repos) || identical(unname(repos["CRAN"]), "@CRAN@")) {
+    repos <- c(CRAN = "https://cloud.r-project.org")
+  }
+  message("Installing from CRAN: ", paste(missing, collapse = ", "))
+  install.packages(missing, repos = repos)
+}
+still <- setdiff(need, rownames(installed.packages()))
+if (length(still)) stop("Could not install: ", paste(still, collapse = ", "))
