@@ -1,6 +1,7 @@
 /* Validation of a sparsevi_dtm's CSR invariants in one pass (the R side
  * would need several vector allocations for the same checks on big corpora). */
 #include <math.h>
+#include <string.h>
 #include "glue.h"
 
 /* Returns an integer code: 0 ok; 1 doc_ptr not non-decreasing from 0;
@@ -38,5 +39,91 @@ SEXP ffi_dtm_validate(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
   INTEGER(out)[0] = code;
   INTEGER(out)[1] = where;
   UNPROTECT(1);
+  return out;
+}
+
+/* ---- UCI bag-of-words reading (the parser is in read.c) ---- */
+#include "read.h"
+
+#define UCI_STATE_LEN 10
+
+static void uci_state_from_r(SEXP s, uci_state *st) {
+  if (TYPEOF(s) != REALSXP || XLENGTH(s) != UCI_STATE_LEN)
+    Rf_error("internal error: malformed UCI parser state");
+  const double *v = REAL(s);
+  st->line = v[0];
+  st->header[0] = v[1];
+  st->header[1] = v[2];
+  st->header[2] = v[3];
+  st->n_header = (int)v[4];
+  st->entries = v[5];
+  st->last_doc = v[6];
+  st->last_word = v[7];
+  st->sorted = (int)v[8];
+  st->noninteger = (int)v[9];
+}
+
+static void uci_state_to_r(const uci_state *st, double *v) {
+  v[0] = st->line;
+  v[1] = st->header[0];
+  v[2] = st->header[1];
+  v[3] = st->header[2];
+  v[4] = st->n_header;
+  v[5] = st->entries;
+  v[6] = st->last_doc;
+  v[7] = st->last_word;
+  v[8] = st->sorted;
+  v[9] = st->noninteger;
+}
+
+/* A fresh parser state (R passes it back with every chunk). */
+SEXP ffi_dtm_uci_state(void) {
+  uci_state st;
+  uci_state_init(&st);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, UCI_STATE_LEN));
+  uci_state_to_r(&st, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* Parse one chunk of raw bytes. Returns list(status, consumed, doc, word,
+ * count, state): doc 1-based, word 0-based, consumed the number of bytes
+ * used (the rest is an unfinished line), state the updated parser state
+ * (on error, its line is the offending line). */
+SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state) {
+  int n_prot = 0;
+  if (TYPEOF(bytes) != RAWSXP) Rf_error("internal error: bytes must be raw");
+  uci_state st;
+  uci_state_from_r(state, &st);
+  const char *buf = (const char *)RAW(bytes);
+  svi_len n = XLENGTH(bytes);
+  int fin = Rf_asLogical(final) == TRUE;
+  svi_len cap = uci_count_lines(buf, n) + 1;
+  int *doc = (int *)R_alloc(cap, sizeof(int));
+  int *word = (int *)R_alloc(cap, sizeof(int));
+  double *count = (double *)R_alloc(cap, sizeof(double));
+  svi_len k = 0, consumed = 0;
+  int status = uci_parse(buf, n, fin, &st, doc, word, count, cap, &k, &consumed);
+
+  const char *names[] = {"status", "consumed", "doc", "word", "count", "state"};
+  SEXP out = PROTECT(svi_named_list(6, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(status));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal((double)consumed));
+  SEXP r_doc = Rf_allocVector(INTSXP, k);
+  SET_VECTOR_ELT(out, 2, r_doc);
+  SEXP r_word = Rf_allocVector(INTSXP, k);
+  SET_VECTOR_ELT(out, 3, r_word);
+  SEXP r_count = Rf_allocVector(REALSXP, k);
+  SET_VECTOR_ELT(out, 4, r_count);
+  if (k > 0) {
+    memcpy(INTEGER(r_doc), doc, k * sizeof(int));
+    memcpy(INTEGER(r_word), word, k * sizeof(int));
+    memcpy(REAL(r_count), count, k * sizeof(double));
+  }
+  SEXP r_state = Rf_allocVector(REALSXP, UCI_STATE_LEN);
+  SET_VECTOR_ELT(out, 5, r_state);
+  uci_state_to_r(&st, REAL(r_state));
+  UNPROTECT(n_prot);
   return out;
 }
