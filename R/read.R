@@ -40,32 +40,36 @@ read_uci_bow <- function(docword, vocab = NULL, doc_names = NULL,
   on.exit(close(con))
   state <- .Call(ffi_dtm_uci_state)
   leftover <- raw(0)
-  doc <- term <- count <- NULL
+  # filled in place by the C parser (see ffi_dtm_parse_uci): allocated here,
+  # never shared, so the writes are safe and leave no per-chunk copies
+  doc <- term <- integer(0)
+  count <- double(0)
   filled <- 0
+  allocated <- FALSE
   repeat {
     bytes <- readBin(con, "raw", n = chunk_size)
     final <- length(bytes) < chunk_size
     if (length(leftover)) bytes <- c(leftover, bytes)
-    res <- .Call(ffi_dtm_parse_uci, bytes, final, state)
-    state <- res$state
-    if (res$status != 0L) uci_error(res$status, state, docword, call)
-    if (is.null(doc) && state[5L] == 3) {
-      # the header is complete: preallocate every entry
-      nnz <- state[4L]
-      doc <- integer(nnz)
-      term <- integer(nnz)
-      count <- double(nnz)
+    repeat {
+      res <- .Call(ffi_dtm_parse_uci, bytes, final, state, doc, term, count, filled)
+      state <- res$state
+      if (res$status != 0L) uci_error(res$status, state, docword, call)
+      filled <- filled + res$n
+      consumed <- res$consumed
+      bytes <- if (consumed < length(bytes)) bytes[(consumed + 1):length(bytes)] else raw(0)
+      if (!allocated && state[5L] == 3) {
+        # the header is complete: preallocate every entry, then go on
+        # parsing the rest of this chunk
+        nnz <- state[4L]
+        doc <- integer(nnz)
+        term <- integer(nnz)
+        count <- double(nnz)
+        allocated <- TRUE
+        next
+      }
+      break
     }
-    n <- length(res$doc)
-    if (n > 0L) {
-      idx <- filled + seq_len(n)
-      doc[idx] <- res$doc
-      term[idx] <- res$word
-      count[idx] <- res$count
-      filled <- filled + n
-    }
-    consumed <- res$consumed
-    leftover <- if (consumed < length(bytes)) bytes[(consumed + 1):length(bytes)] else raw(0)
+    leftover <- bytes
     rm(bytes, res)
     if (final) break
     if (length(leftover) > 2^20) {

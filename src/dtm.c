@@ -86,43 +86,42 @@ SEXP ffi_dtm_uci_state(void) {
   return out;
 }
 
-/* Parse one chunk of raw bytes. Returns list(status, consumed, doc, word,
- * count, state): doc 1-based, word 0-based, consumed the number of bytes
- * used (the rest is an unfinished line), state the updated parser state
- * (on error, its line is the offending line). */
-SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state) {
+/* Parse one chunk of raw bytes into the vectors doc, word, count from
+ * position `offset` (0-based) on. doc 1-based, word 0-based.
+ *
+ * These vectors are written IN PLACE, an exception to "outputs are fresh R
+ * vectors": read_uci_bow() allocates them itself (never shared) and fills
+ * them chunk by chunk, so that reading a corpus of tens of millions of
+ * entries leaves no per-chunk garbage behind (which R's collector would let
+ * pile up to hundreds of MB). Returns list(status, consumed, n, state):
+ * consumed the number of bytes used (the rest is an unfinished line), n the
+ * number of entries written, state the updated parser state (on error, its
+ * line is the offending line). */
+SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state, SEXP doc, SEXP word, SEXP count,
+                       SEXP offset) {
   int n_prot = 0;
-  if (TYPEOF(bytes) != RAWSXP) Rf_error("internal error: bytes must be raw");
+  if (TYPEOF(bytes) != RAWSXP || TYPEOF(doc) != INTSXP || TYPEOF(word) != INTSXP ||
+      TYPEOF(count) != REALSXP || XLENGTH(doc) != XLENGTH(word) ||
+      XLENGTH(doc) != XLENGTH(count))
+    Rf_error("internal error: malformed arguments of the UCI parser");
   uci_state st;
   uci_state_from_r(state, &st);
-  const char *buf = (const char *)RAW(bytes);
-  svi_len n = XLENGTH(bytes);
+  svi_len off = (svi_len)Rf_asReal(offset);
+  if (off < 0 || off > XLENGTH(doc)) Rf_error("internal error: offset out of range");
+  svi_len cap = XLENGTH(doc) - off;
   int fin = Rf_asLogical(final) == TRUE;
-  svi_len cap = uci_count_lines(buf, n) + 1;
-  int *doc = (int *)R_alloc(cap, sizeof(int));
-  int *word = (int *)R_alloc(cap, sizeof(int));
-  double *count = (double *)R_alloc(cap, sizeof(double));
   svi_len k = 0, consumed = 0;
-  int status = uci_parse(buf, n, fin, &st, doc, word, count, cap, &k, &consumed);
+  int status = uci_parse((const char *)RAW(bytes), XLENGTH(bytes), fin, &st, INTEGER(doc) + off,
+                         INTEGER(word) + off, REAL(count) + off, cap, &k, &consumed);
 
-  const char *names[] = {"status", "consumed", "doc", "word", "count", "state"};
-  SEXP out = PROTECT(svi_named_list(6, names));
+  const char *names[] = {"status", "consumed", "n", "state"};
+  SEXP out = PROTECT(svi_named_list(4, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(status));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal((double)consumed));
-  SEXP r_doc = Rf_allocVector(INTSXP, k);
-  SET_VECTOR_ELT(out, 2, r_doc);
-  SEXP r_word = Rf_allocVector(INTSXP, k);
-  SET_VECTOR_ELT(out, 3, r_word);
-  SEXP r_count = Rf_allocVector(REALSXP, k);
-  SET_VECTOR_ELT(out, 4, r_count);
-  if (k > 0) {
-    memcpy(INTEGER(r_doc), doc, k * sizeof(int));
-    memcpy(INTEGER(r_word), word, k * sizeof(int));
-    memcpy(REAL(r_count), count, k * sizeof(double));
-  }
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal((double)k));
   SEXP r_state = Rf_allocVector(REALSXP, UCI_STATE_LEN);
-  SET_VECTOR_ELT(out, 5, r_state);
+  SET_VECTOR_ELT(out, 3, r_state);
   uci_state_to_r(&st, REAL(r_state));
   UNPROTECT(n_prot);
   return out;

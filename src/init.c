@@ -12,7 +12,7 @@ extern SEXP ffi_svi_has_openmp(void);
 /* document-term layer (dtm.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
-extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP);
+extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -21,7 +21,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
-    {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 3},
+    {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

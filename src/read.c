@@ -87,6 +87,9 @@ int uci_parse(const char *buf, svi_len n, int final, uci_state *st, int *doc, in
         break;
       }
       pos = next;
+      /* stop after the header when there is no room yet: the caller
+       * allocates NNZ entries and calls again with the rest */
+      if (st->n_header == 3 && cap == 0) break;
       continue;
     }
     double d, w, c;
@@ -135,16 +138,4 @@ int uci_parse(const char *buf, svi_len n, int final, uci_state *st, int *doc, in
   *n_out = k;
   *consumed = pos;
   return status;
-}
-
-svi_len uci_count_lines(const char *buf, svi_len n) {
-  svi_len lines = 0;
-  const char *p = buf, *end = buf + n;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    if (nl == NULL) break;
-    lines++;
-    p = nl + 1;
-  }
-  return lines;
 }

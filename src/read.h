@@ -31,13 +31,11 @@ typedef struct {
 void uci_state_init(uci_state *st);
 
 /* Parses the complete lines of buf[0..n) (and the last, unterminated one
- * when final != 0). Writes up to cap entries (doc 1-based, word 0-based,
+ * when final != 0). Returns right after the header when cap == 0.
+ * Writes up to cap entries (doc 1-based, word 0-based,
  * count > 0; zero counts are skipped) and returns a UCI_* status; on error
  * st->line is the offending line. *consumed is the number of bytes used. */
 int uci_parse(const char *buf, svi_len n, int final, uci_state *st, int *doc, int *word,
               double *count, svi_len cap, svi_len *n_out, svi_len *consumed);
-
-/* Number of newline characters in buf[0..n). */
-svi_len uci_count_lines(const char *buf, svi_len n);
 
 #endif
