@@ -154,6 +154,9 @@ dtm_from_parts <- function(doc_ptr, term, count, vocab, doc_names,
   if (is.null(vocab)) {
     nv <- if (length(term)) max(term) + 1L else 0L
     vocab <- sprintf("term%d", seq_len(nv))
+  } else if (length(term) && max(term) >= length(vocab)) {
+    abort(sprintf("The vocabulary has %s terms but the counts use %s term columns; give one name per term.",
+                  fmt_int(length(vocab)), fmt_int(max(term) + 1)), "vocab", call = call)
   }
   keep <- count > 0
   if (!all(keep)) {
@@ -255,6 +258,7 @@ dtm_subset <- function(x, idx) {
 #' @examples
 #' x <- as_dtm(list(c("a", "b", "a"), c("b", "c")))
 #' as_dgCMatrix(x)
+#' @importClassesFrom Matrix dgCMatrix
 #' @export
 as_dgCMatrix <- function(x) {
   x <- as_dtm(x)

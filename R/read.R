@@ -46,6 +46,7 @@ read_uci_bow <- function(docword, vocab = NULL, doc_names = NULL,
   count <- double(0)
   filled <- 0
   allocated <- FALSE
+  n_chunks <- 0
   repeat {
     bytes <- readBin(con, "raw", n = chunk_size)
     final <- length(bytes) < chunk_size
@@ -71,6 +72,12 @@ read_uci_bow <- function(docword, vocab = NULL, doc_names = NULL,
     }
     leftover <- bytes
     rm(bytes, res)
+    # Each chunk leaves a few raw buffers of garbage; R's collector would let
+    # them pile up to the size of the (large) live vectors before collecting.
+    # A cheap young-generation collection every 32 MiB read keeps the peak
+    # memory close to the size of the result.
+    n_chunks <- n_chunks + 1
+    if (n_chunks %% max(1, 2^25 %/% chunk_size) == 0) gc(verbose = FALSE, full = FALSE)
     if (final) break
     if (length(leftover) > 2^20) {
       abort(sprintf("`docword` is not a UCI bag-of-words file: line %s of \"%s\" is longer than 1 MiB. Check the file (three header lines D, W, NNZ, then `doc word count` lines).",
