@@ -258,13 +258,15 @@ dtm_subset <- function(x, idx) {
 #' @examples
 #' x <- as_dtm(list(c("a", "b", "a"), c("b", "c")))
 #' as_dgCMatrix(x)
-#' @importClassesFrom Matrix dgCMatrix
 #' @export
 as_dgCMatrix <- function(x) {
   x <- as_dtm(x)
   D <- nrow(x)
   # The CSR of docs x terms is the CSC of terms x docs.
-  tx <- methods::new("dgCMatrix", i = x$term, p = x$doc_ptr, x = x$count,
+  # The class is looked up in Matrix's namespace at call time rather than
+  # imported: importing would load Matrix (about 150 MB) with sparsevi.
+  cls <- methods::getClass("dgCMatrix", where = asNamespace("Matrix"))
+  tx <- methods::new(cls, i = x$term, p = x$doc_ptr, x = x$count,
                      Dim = c(length(x$vocab), D),
                      Dimnames = list(x$vocab, x$doc_names))
   Matrix::t(tx)
