@@ -11,6 +11,7 @@
 #' @rdname as_dtm
 #' @export
 as_dtm.simple_triplet_matrix <- function(x, ..., docs_in = c("rows", "columns")) {
+  call <- as_dtm_call()
   docs_in <- check_choice(docs_in, c("rows", "columns"), "docs_in")
   dn <- x$dimnames
   if (docs_in == "rows") {
@@ -30,7 +31,7 @@ as_dtm.simple_triplet_matrix <- function(x, ..., docs_in = c("rows", "columns"))
   }
   if (is.null(vocab)) vocab <- sprintf("term%d", seq_len(V))
   dtm_from_triplets(as.integer(doc), as.integer(term), as.double(x$v), D,
-                    vocab, doc_names, call = caller_call(1))
+                    vocab, doc_names, call = call)
 }
 
 #' @export
@@ -78,7 +79,7 @@ as_dtm.dfm <- function(x, ...) {
 #' @export
 as_dtm.data.frame <- function(x, ..., document = NULL, term = NULL, count = NULL,
                               vocab = NULL) {
-  call <- caller_call(1)
+  call <- as_dtm_call()
   nm <- names(x)
   doc_col <- pick_column(x, document, c("document", "doc", "doc_id", "id"), 1L,
                          "document", call)
@@ -132,6 +133,14 @@ as_dtm.data.frame <- function(x, ..., document = NULL, term = NULL, count = NULL
   tokens_to_dtm(doc, terms, counts, length(doc_names), doc_names, vocab, call = call)
 }
 
+# The call to show in errors raised by an as_dtm() method: the user called
+# as_dtm(), not the method.
+as_dtm_call <- function() {
+  cl <- sys.call(-1)
+  if (is.call(cl)) cl[[1L]] <- as.name("as_dtm")
+  cl
+}
+
 pick_column <- function(x, given, candidates, fallback, arg, call) {
   nm <- names(x)
   if (is.null(given)) {
@@ -160,7 +169,7 @@ pick_column <- function(x, given, candidates, fallback, arg, call) {
 #'   occur in at least this many documents. Default 1 (keep all).
 #' @export
 as_dtm.list <- function(x, ..., vocab = NULL, min_doc_freq = 1) {
-  call <- caller_call(1)
+  call <- as_dtm_call()
   min_doc_freq <- check_count(min_doc_freq, "min_doc_freq", call = call)
   ok <- vapply(x, function(e) is.null(e) || is.character(e) || is.factor(e), logical(1))
   if (!all(ok)) {
@@ -168,7 +177,10 @@ as_dtm.list <- function(x, ..., vocab = NULL, min_doc_freq = 1) {
     abort(sprintf("Every element of a token list `x` must be a character vector of tokens; element %d is %s. Convert it with as.character() or tokenize it first.",
                   bad, describe_class(x[[bad]])), "input", call = call)
   }
-  x <- lapply(x, as.character)
+  token_list_to_dtm(lapply(x, as.character), vocab, min_doc_freq, call)
+}
+
+token_list_to_dtm <- function(x, vocab, min_doc_freq, call) {
   lens <- lengths(x)
   tokens <- unlist(x, use.names = FALSE)
   if (is.null(tokens)) tokens <- character(0)
@@ -231,7 +243,7 @@ describe_class <- function(x) {
 #' @export
 as_dtm.character <- function(x, ..., stopwords = FALSE, min_chars = 1,
                              min_doc_freq = 1, vocab = NULL) {
-  call <- caller_call(1)
+  call <- as_dtm_call()
   min_chars <- check_count(min_chars, "min_chars", call = call)
   min_doc_freq <- check_count(min_doc_freq, "min_doc_freq", call = call)
   if (isTRUE(stopwords)) {
@@ -250,7 +262,7 @@ as_dtm.character <- function(x, ..., stopwords = FALSE, min_chars = 1,
     })
   }
   names(tokens) <- names(x)
-  as_dtm.list(tokens, vocab = vocab, min_doc_freq = min_doc_freq)
+  token_list_to_dtm(tokens, vocab, min_doc_freq, call)
 }
 
 # One character vector of lowercase letter runs per text; NA texts are empty.
