@@ -29,6 +29,10 @@ time_it <- function(f, reps = 5) {
 
 say("sparsevi infrastructure benchmark, %s", format(Sys.time(), "%Y-%m-%d %H:%M"))
 say("R %s on %s; 1 thread", getRversion(), R.version$platform)
+if (file.exists("/proc/loadavg")) {
+  say("load average at start (shared machine; timings are medians): %s",
+      paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "))
+}
 say("")
 
 # ---- 1. top-L selection against a full sort ----
