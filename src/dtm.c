@@ -97,8 +97,8 @@ SEXP ffi_dtm_uci_state(void) {
  * consumed the number of bytes used (the rest is an unfinished line), n the
  * number of entries written, state the updated parser state (on error, its
  * line is the offending line). */
-SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state, SEXP doc, SEXP word, SEXP count,
-                       SEXP offset) {
+SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state, SEXP doc, SEXP word,
+                       SEXP count, SEXP offset) {
   int n_prot = 0;
   if (TYPEOF(bytes) != RAWSXP || TYPEOF(doc) != INTSXP || TYPEOF(word) != INTSXP ||
       TYPEOF(count) != REALSXP || XLENGTH(doc) != XLENGTH(word) ||
@@ -111,8 +111,9 @@ SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state, SEXP doc, SEXP word, 
   svi_len cap = XLENGTH(doc) - off;
   int fin = Rf_asLogical(final) == TRUE;
   svi_len k = 0, consumed = 0;
-  int status = uci_parse((const char *)RAW(bytes), XLENGTH(bytes), fin, &st, INTEGER(doc) + off,
-                         INTEGER(word) + off, REAL(count) + off, cap, &k, &consumed);
+  int status =
+      uci_parse((const char *)RAW(bytes), XLENGTH(bytes), fin, &st, INTEGER(doc) + off,
+                INTEGER(word) + off, REAL(count) + off, cap, &k, &consumed);
 
   const char *names[] = {"status", "consumed", "n", "state"};
   SEXP out = PROTECT(svi_named_list(4, names));

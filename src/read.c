@@ -15,7 +15,9 @@ void uci_state_init(uci_state *st) {
   st->sorted = 1;
 }
 
-static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static int is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
 /* Parse a non-negative integer token starting at *p (after blanks); returns
  * 0 on success. Rejects signs, fractions and values above 2^31 - 1. */
