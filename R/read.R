@@ -49,7 +49,9 @@ read_uci_bow <- function(docword, vocab = NULL, doc_names = NULL,
   n_chunks <- 0
   repeat {
     bytes <- readBin(con, "raw", n = chunk_size)
-    final <- length(bytes) < chunk_size
+    # a short read is not proof of the end on every connection: the end is
+    # an empty read, after which the unfinished last line is parsed
+    final <- length(bytes) == 0L
     if (length(leftover)) bytes <- c(leftover, bytes)
     repeat {
       res <- .Call(ffi_dtm_parse_uci, bytes, final, state, doc, term, count, filled)
@@ -62,6 +64,10 @@ read_uci_bow <- function(docword, vocab = NULL, doc_names = NULL,
         # the header is complete: preallocate every entry, then go on
         # parsing the rest of this chunk
         nnz <- state[4L]
+        if (nnz > .Machine$integer.max) {
+          abort(sprintf("`docword` declares %s entries (third line); sparsevi holds at most %s entries in memory. Split the corpus into parts.",
+                        fmt_int(nnz), fmt_int(.Machine$integer.max)), "format", call = call)
+        }
         doc <- integer(nnz)
         term <- integer(nnz)
         count <- double(nnz)
