@@ -40,8 +40,10 @@ typedef struct {
   int *sel;     /* K: selection scratch */
   int *tried;   /* K: restart candidates already tried */
   int *tried_list; /* K: the topics marked in tried */
-  int *ord;        /* K: active topics by decreasing prior weight */
-  int *ord_tmp;    /* K: scratch of the sort */
+  int T;           /* length of each word's list of topics by weight */
+  const int *wo;   /* Vb x T: each batch word's T topics of largest eb */
+  const double *we; /* Vb x T: their eb, decreasing */
+  int *inbuf;      /* K: zero outside top_scan() */
 } vb_work;
 
 typedef struct {
@@ -126,47 +128,93 @@ static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, i
  * among equal weights (the order svi_select_top() uses). */
 static inline int better(double v, int k, double w, int j) { return v > w || (v == w && k < j); }
 
-/* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
- * small L: a scan keeping a sorted buffer of the best L. The scan visits
- * topics in decreasing order of ep (ord) and stops as soon as ep alone
- * cannot beat the L-th best, since every e <= 1 (weights are shifted so
- * that each word's largest is 1). */
-static inline void top_scan(const double *e, const double *ep, const int *ord, int nact, int L,
-                            int *ix, double *val) {
-  int m = 0;
-  for (int a = 0; a < nact; a++) {
-    int k = ord[a];
-    double epk = ep[k];
-    if (m == L && epk < val[L - 1]) break;
-    double v = e[k] * epk;
-    if (m == L) {
-      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
-      m--;
-    }
-    int j = m;
-    while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
-      val[j] = val[j - 1];
-      ix[j] = ix[j - 1];
-      j--;
-    }
-    val[j] = v;
-    ix[j] = k;
-    m++;
+/* Inserts (v, k) into the sorted buffer (ix, val) of m <= L entries; when the
+ * buffer is full its last entry is dropped (the caller checked v beats it). */
+static inline void top_insert(double v, int k, int *m, int L, int *ix, double *val) {
+  int j = *m;
+  if (j == L)
+    j--;
+  else
+    (*m)++;
+  while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
+    val[j] = val[j - 1];
+    ix[j] = ix[j - 1];
+    j--;
   }
+  val[j] = v;
+  ix[j] = k;
 }
 
-/* Sorts the active topics by decreasing ep (ties: increasing index) into
- * ord, by a bottom-up merge sort with scratch tmp. */
-static void order_by_prior(const int *act, int n, const double *ep, int *ord, int *tmp) {
-  memcpy(ord, act, sizeof(int) * (size_t)n);
-  int *src = ord, *dst = tmp;
+/* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
+ * small L: a scan keeping a sorted buffer of the best L.
+ * - The buffer is first filled with the word's previous topics (seed), which
+ *   are usually still the best, so later candidates rarely beat it.
+ * - Candidates are visited in decreasing order of e, from the word's list of
+ *   its T topics of largest e (wo, we), and the scan stops as soon as e
+ *   alone cannot beat the L-th best, since every ep <= 1 (prior weights are
+ *   shifted so that the largest active one is 1). Words are specific to few
+ *   topics, so this usually stops after a handful of candidates.
+ * - Should the list run out first, every active topic is scanned.
+ * inbuf (K, all zero on entry and exit) marks the topics in the buffer; mark
+ * flags the active topics. */
+static inline void top_scan(const double *e, const double *ep, const int *mark, const int *wo,
+                            const double *we, int T, int K, const int *act, int nact, int L,
+                            int *ix, double *val, const int *seed, int nseed, int *inbuf) {
+  int m = 0;
+  for (int q = 0; q < nseed; q++) {
+    int k = seed[q];
+    double v = e[k] * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  int stopped = 0;
+  for (int t = 0; t < T; t++) {
+    double et = we[t];
+    if (m == L && et < val[L - 1]) {
+      stopped = 1;
+      break;
+    }
+    int k = wo[t];
+    if (!mark[k] || inbuf[k]) continue;
+    double v = et * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  if (!stopped && T < K) {
+    for (int a = 0; a < nact; a++) {
+      int k = act[a];
+      if (inbuf[k]) continue;
+      double v = e[k] * ep[k];
+      if (m == L) {
+        if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+        inbuf[ix[L - 1]] = 0;
+      }
+      top_insert(v, k, &m, L, ix, val);
+      inbuf[k] = 1;
+    }
+  }
+  for (int l = 0; l < m; l++) inbuf[ix[l]] = 0;
+}
+
+/* Sorts idx[0..n) by decreasing key (ties: increasing index), bottom-up
+ * merge sort with scratch tmp. */
+static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
+  int *src = idx, *dst = tmp;
   for (int width = 1; width < n; width *= 2) {
     for (int lo = 0; lo < n; lo += 2 * width) {
       int mid = lo + width < n ? lo + width : n;
       int hi = lo + 2 * width < n ? lo + 2 * width : n;
       int i = lo, j = mid, o = lo;
       while (i < mid && j < hi) {
-        if (better(ep[src[j]], src[j], ep[src[i]], src[i]))
+        if (better(key[src[j]], src[j], key[src[i]], src[i]))
           dst[o++] = src[j++];
         else
           dst[o++] = src[i++];
@@ -178,21 +226,36 @@ static void order_by_prior(const int *act, int n, const double *ep, int *ord, in
     src = dst;
     dst = t;
   }
-  if (src != ord) memcpy(ord, src, sizeof(int) * (size_t)n);
+  if (src != idx) memcpy(idx, src, sizeof(int) * (size_t)n);
 }
 
 #define TOP_SCAN_MAX_L 32
+#define PREFETCH_AHEAD 2
 
-/* Choose the top-L active topics of word j (w->ord holds the active topics
- * by decreasing prior weight when L <= TOP_SCAN_MAX_L). */
-static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work *w) {
+static inline void svi_prefetch(const double *p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0, 1);
+#else
+  (void)p;
+#endif
+}
+
+/* Choose the top-L active topics of word j (batch word bw). */
+static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K, int L,
+                               vb_work *w) {
   int *ix = s->idx + (size_t)j * L;
   int n;
   if (s->nact <= L) {
     n = s->nact;
     for (int a = 0; a < n; a++) ix[a] = s->act[a];
   } else if (L <= TOP_SCAN_MAX_L) {
-    top_scan(e, s->ep, w->ord, s->nact, L, ix, w->p);
+    /* the word's previous topics that are still active seed the buffer */
+    int seed[TOP_SCAN_MAX_L], nseed = 0;
+    for (int l = 0; l < s->nsel[j]; l++)
+      if (s->mark[ix[l]]) seed[nseed++] = ix[l];
+    int T = w->T;
+    top_scan(e, s->ep, s->mark, w->wo + (size_t)bw * T, w->we + (size_t)bw * T, T, K, s->act,
+             s->nact, L, ix, w->p, seed, nseed, w->inbuf);
     n = L;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
@@ -259,30 +322,42 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
-  int need_ord = s->nact > L && L <= TOP_SCAN_MAX_L, ord_ready = 0;
-  if (select && need_ord) {
-    order_by_prior(s->act, s->nact, s->ep, w->ord, w->ord_tmp);
-    ord_ready = 1;
+  if (select == 2 && w->wo && s->nact == K) {
+    /* first sweep, uniform prior: every word's top L is precomputed */
+    for (int j = 0; j < d->nw; j++) {
+      memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * w->T, sizeof(int) * (size_t)L);
+      s->nsel[j] = L;
+    }
+    select = 0;
   }
   for (int j = 0; j < d->nw; j++) {
     const double *e = eb + (size_t)d->w[j] * K;
     int *ix = s->idx + (size_t)j * L;
     double *rr = s->r + (size_t)j * L;
+    if (j + PREFETCH_AHEAD < d->nw) {
+      /* the weights of a word a few ahead: its whole row when selecting (read
+       * in prior order, which defeats the hardware prefetcher), else its
+       * current topics */
+      int jn = j + PREFETCH_AHEAD;
+      const double *en = eb + (size_t)d->w[jn] * K;
+      if (select) {
+        const int *won = w->wo ? w->wo + (size_t)d->w[jn] * w->T : NULL;
+        int np = won ? (w->T < 2 * L ? w->T : 2 * L) : 0;
+        for (int t = 0; t < np; t++) svi_prefetch(en + won[t]);
+      } else {
+        const int *ixn = s->idx + (size_t)jn * L;
+        for (int l = 0; l < s->nsel[jn]; l++) svi_prefetch(en + ixn[l]);
+      }
+    }
     if (select) {
-      select_word(s, j, e, L, w);
+      select_word(s, j, d->w[j], e, K, L, w);
     } else {
       /* re-weight the current topics, keeping only active ones */
       int n = 0;
       for (int l = 0; l < s->nsel[j]; l++)
         if (s->mark[ix[l]]) ix[n++] = ix[l];
       s->nsel[j] = n;
-      if (n == 0) {
-        if (need_ord && !ord_ready) {
-          order_by_prior(s->act, s->nact, s->ep, w->ord, w->ord_tmp);
-          ord_ready = 1;
-        }
-        select_word(s, j, e, L, w);
-      }
+      if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
     }
     int n = s->nsel[j];
     double Z = 0;
@@ -405,9 +480,10 @@ static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb
       s->mark[k] = 1;
     }
     s->nact = K;
+    memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
   }
   prior_weights(s, o, dense, -1, 1);
-  sweep(s, d, eb, o, dense, 1, w);
+  sweep(s, d, eb, o, dense, 2, w);
   s->iters = 0;
   run(s, d, eb, o, dense, -1, o->max_iter, w);
 }
@@ -569,9 +645,41 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     W[t].sel = (int *)R_alloc(K, sizeof(int));
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));
-    W[t].ord = (int *)R_alloc(K, sizeof(int));
-    W[t].ord_tmp = (int *)R_alloc(K, sizeof(int));
+    W[t].inbuf = (int *)R_alloc(K, sizeof(int));
+    memset(W[t].inbuf, 0, sizeof(int) * (size_t)K);
     memset(W[t].tried, 0, sizeof(int) * (size_t)K);
+  }
+  if (!dense && L <= TOP_SCAN_MAX_L && Vb > 0) {
+    /* each batch word's T topics of largest weight, in decreasing order */
+    int T = 4 * L > 48 ? 4 * L : 48;
+    if (T > K) T = K;
+    int *wo = (int *)R_alloc((size_t)Vb * T, sizeof(int));
+    double *we = (double *)R_alloc((size_t)Vb * T, sizeof(double));
+    int *scratch = (int *)R_alloc((size_t)2 * K * threads, sizeof(int));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+    for (int v = 0; v < Vb; v++) {
+      int *idx = scratch + (size_t)2 * K * svi_thread_id(), *tmp = idx + K;
+      const double *e = eb + (size_t)v * K;
+      svi_select_top(e, K, T, idx);
+      sort_by_key(idx, T, e, tmp);
+      for (int t = 0; t < T; t++) {
+        wo[(size_t)v * T + t] = idx[t];
+        we[(size_t)v * T + t] = e[idx[t]];
+      }
+    }
+    for (int t = 0; t < threads; t++) {
+      W[t].T = T;
+      W[t].wo = wo;
+      W[t].we = we;
+    }
+  } else {
+    for (int t = 0; t < threads; t++) {
+      W[t].T = 0;
+      W[t].wo = NULL;
+      W[t].we = NULL;
+    }
   }
   /* Chunks of documents bound the memory of the per-entry buffers; results
    * do not depend on the chunking since the summary is reduced serially in
