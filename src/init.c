@@ -13,6 +13,14 @@ extern SEXP ffi_svi_has_openmp(void);
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* LDA engine: vb local step, global steps, completion (lda.c) */
+extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP);
+extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
+extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -22,6 +30,13 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
+    /* LDA engine */
+    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
+    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
+    {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
+    {"ffi_lda_global_stochastic", (DL_FUNC)&ffi_lda_global_stochastic, 5},
+    {"ffi_lda_global_streaming", (DL_FUNC)&ffi_lda_global_streaming, 2},
+    {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

@@ -1,0 +1,809 @@
+/* The "vb" local step of LDA (MATH.md section 1; Hughes & Sudderth, App. D):
+ * dense (L >= K) and L-sparse responsibilities over a document's distinct
+ * words, the active-set restriction and selection schedule of the sparse
+ * step, restart proposals, and the per-document objective terms.
+ *
+ * Responsibilities are formed in product form: r_dvk is proportional to
+ * eb_vk * ep_dk with eb = exp(Elogb) (shifted per word) and
+ * ep = exp(psi(alpha + N_dk)) (shifted per document), so the inner loops
+ * need no exp or log. Scratch memory comes from R_alloc (owned by R, freed on
+ * error or interrupt); no other R API is used, and none inside a parallel
+ * region. */
+#include <math.h>
+#include <string.h>
+#include <R_ext/Memory.h>
+#include <R_ext/Utils.h>
+#include "lda.h"
+
+/* One document's solution. */
+typedef struct {
+  double *N;   /* K: N_dk = sum_v n_dv r_dvk */
+  double *lep; /* K: psi(alpha + N_k) - max, the log prior weights behind r */
+  double *ep;  /* K: exp(lep), 0 outside the candidate set */
+  int *mark;   /* K: 1 for active topics (sparse only) */
+  int *act;    /* active topics (sparse only) */
+  int nact;
+  int *drop; /* topics dropped from the active set at the last update */
+  int ndrop;
+  int *idx;   /* nw x L topics of each word (sparse only) */
+  double *r;  /* nw x L responsibilities (sparse only) */
+  int *nsel;  /* nw: number of topics of each word (sparse only) */
+  double *Z;  /* nw: normaliser of each word's weights */
+  int iters;
+  double ld; /* document objective L_d, up to a constant */
+} vb_sol;
+
+typedef struct {
+  vb_sol a, b;
+  double *Nnew; /* K */
+  double *p;    /* K: candidate weights for selection */
+  int *sel;     /* K: selection scratch */
+  int *tried;   /* K: restart candidates already tried */
+  int *tried_list; /* K: the topics marked in tried */
+  int T;           /* length of each word's list of topics by weight */
+  const int *wo;   /* Vb x T: each batch word's T topics of largest eb */
+  const double *we; /* Vb x T: their eb, decreasing */
+  int *inbuf;      /* K: zero outside top_scan() */
+} vb_work;
+
+typedef struct {
+  int nw;
+  const int *w;      /* batch-local word of each distinct term */
+  const double *c;   /* counts */
+  double Nd;
+} vb_doc;
+
+static void sol_alloc(vb_sol *s, int K, int max_nw, int Ls) {
+  s->N = (double *)R_alloc(K, sizeof(double));
+  s->lep = (double *)R_alloc(K, sizeof(double));
+  s->ep = (double *)R_alloc(K, sizeof(double));
+  s->mark = (int *)R_alloc(K, sizeof(int));
+  s->act = (int *)R_alloc(K, sizeof(int));
+  s->drop = (int *)R_alloc(K, sizeof(int));
+  s->Z = (double *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(double));
+  if (Ls > 0) {
+    size_t n = (size_t)(max_nw > 0 ? max_nw : 1) * (size_t)Ls;
+    s->idx = (int *)R_alloc(n, sizeof(int));
+    s->r = (double *)R_alloc(n, sizeof(double));
+    s->nsel = (int *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(int));
+  } else {
+    s->idx = NULL;
+    s->r = NULL;
+    s->nsel = NULL;
+  }
+  memset(s->mark, 0, sizeof(int) * (size_t)K);
+}
+
+static void sol_copy(vb_sol *dst, const vb_sol *src, int K, int nw, int L, int dense) {
+  memcpy(dst->N, src->N, sizeof(double) * (size_t)K);
+  memcpy(dst->lep, src->lep, sizeof(double) * (size_t)K);
+  memcpy(dst->ep, src->ep, sizeof(double) * (size_t)K);
+  memcpy(dst->Z, src->Z, sizeof(double) * (size_t)nw);
+  if (!dense) {
+    memcpy(dst->mark, src->mark, sizeof(int) * (size_t)K);
+    memcpy(dst->act, src->act, sizeof(int) * (size_t)src->nact);
+    memcpy(dst->drop, src->drop, sizeof(int) * (size_t)src->ndrop);
+    memcpy(dst->idx, src->idx, sizeof(int) * (size_t)nw * (size_t)L);
+    memcpy(dst->r, src->r, sizeof(double) * (size_t)nw * (size_t)L);
+    memcpy(dst->nsel, src->nsel, sizeof(int) * (size_t)nw);
+  }
+  dst->nact = src->nact;
+  dst->ndrop = src->ndrop;
+  dst->iters = src->iters;
+  dst->ld = src->ld;
+}
+
+/* Prior weights from the current N over the candidate set. first: uniform. */
+static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, int first) {
+  int K = o->K;
+  if (dense) {
+    double m = -INFINITY;
+    for (int k = 0; k < K; k++) {
+      s->lep[k] = first ? 0.0 : svi_digamma(o->alpha + s->N[k]);
+      if (k != ban && s->lep[k] > m) m = s->lep[k];
+    }
+    for (int k = 0; k < K; k++) s->lep[k] -= m;
+    memcpy(s->ep, s->lep, sizeof(double) * (size_t)K);
+    svi_exp_inplace(s->ep, K);
+    if (ban >= 0) {
+      s->ep[ban] = 0.0;
+      s->lep[ban] = 0.0;
+    }
+  } else {
+    double m = -INFINITY;
+    for (int a = 0; a < s->nact; a++) {
+      int k = s->act[a];
+      s->lep[k] = first ? 0.0 : svi_digamma(o->alpha + s->N[k]);
+      if (s->lep[k] > m) m = s->lep[k];
+    }
+    for (int a = 0; a < s->nact; a++) {
+      int k = s->act[a];
+      s->lep[k] -= m;
+      s->ep[k] = svi_exp(s->lep[k]);
+    }
+  }
+}
+
+/* Order of the top-L selection: larger weight first, lower topic index first
+ * among equal weights (the order svi_select_top() uses). */
+static inline int better(double v, int k, double w, int j) { return v > w || (v == w && k < j); }
+
+/* Inserts (v, k) into the sorted buffer (ix, val) of m <= L entries; when the
+ * buffer is full its last entry is dropped (the caller checked v beats it). */
+static inline void top_insert(double v, int k, int *m, int L, int *ix, double *val) {
+  int j = *m;
+  if (j == L)
+    j--;
+  else
+    (*m)++;
+  while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
+    val[j] = val[j - 1];
+    ix[j] = ix[j - 1];
+    j--;
+  }
+  val[j] = v;
+  ix[j] = k;
+}
+
+/* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
+ * small L: a scan keeping a sorted buffer of the best L.
+ * - The buffer is first filled with the word's previous topics (seed), which
+ *   are usually still the best, so later candidates rarely beat it.
+ * - Candidates are visited in decreasing order of e, from the word's list of
+ *   its T topics of largest e (wo, we), and the scan stops as soon as e
+ *   alone cannot beat the L-th best, since every ep <= 1 (prior weights are
+ *   shifted so that the largest active one is 1). Words are specific to few
+ *   topics, so this usually stops after a handful of candidates.
+ * - Should the list run out first, every active topic is scanned.
+ * inbuf (K, all zero on entry and exit) marks the topics in the buffer; mark
+ * flags the active topics. */
+static inline void top_scan(const double *e, const double *ep, const int *mark, const int *wo,
+                            const double *we, int T, int K, const int *act, int nact, int L,
+                            int *ix, double *val, const int *seed, int nseed, int *inbuf) {
+  int m = 0;
+  for (int q = 0; q < nseed; q++) {
+    int k = seed[q];
+    double v = e[k] * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  int stopped = 0;
+  for (int t = 0; t < T; t++) {
+    double et = we[t];
+    if (m == L && et < val[L - 1]) {
+      stopped = 1;
+      break;
+    }
+    int k = wo[t];
+    if (!mark[k] || inbuf[k]) continue;
+    double v = et * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  if (!stopped && T < K) {
+    for (int a = 0; a < nact; a++) {
+      int k = act[a];
+      if (inbuf[k]) continue;
+      double v = e[k] * ep[k];
+      if (m == L) {
+        if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+        inbuf[ix[L - 1]] = 0;
+      }
+      top_insert(v, k, &m, L, ix, val);
+      inbuf[k] = 1;
+    }
+  }
+  for (int l = 0; l < m; l++) inbuf[ix[l]] = 0;
+}
+
+/* Sorts idx[0..n) by decreasing key (ties: increasing index), bottom-up
+ * merge sort with scratch tmp. */
+static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
+  int *src = idx, *dst = tmp;
+  for (int width = 1; width < n; width *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * width) {
+      int mid = lo + width < n ? lo + width : n;
+      int hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) {
+        if (better(key[src[j]], src[j], key[src[i]], src[i]))
+          dst[o++] = src[j++];
+        else
+          dst[o++] = src[i++];
+      }
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+    }
+    int *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != idx) memcpy(idx, src, sizeof(int) * (size_t)n);
+}
+
+#define TOP_SCAN_MAX_L 32
+#define PREFETCH_AHEAD 2
+
+static inline void svi_prefetch(const double *p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0, 1);
+#else
+  (void)p;
+#endif
+}
+
+/* Choose the top-L active topics of word j (batch word bw). */
+static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K, int L,
+                               vb_work *w) {
+  int *ix = s->idx + (size_t)j * L;
+  int n;
+  if (s->nact <= L) {
+    n = s->nact;
+    for (int a = 0; a < n; a++) ix[a] = s->act[a];
+  } else if (L <= TOP_SCAN_MAX_L) {
+    /* the word's previous topics that are still active seed the buffer */
+    int seed[TOP_SCAN_MAX_L], nseed = 0;
+    for (int l = 0; l < s->nsel[j]; l++)
+      if (s->mark[ix[l]]) seed[nseed++] = ix[l];
+    int T = w->T;
+    top_scan(e, s->ep, s->mark, w->wo + (size_t)bw * T, w->we + (size_t)bw * T, T, K, s->act,
+             s->nact, L, ix, w->p, seed, nseed, w->inbuf);
+    n = L;
+  } else {
+    for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
+    svi_select_top(w->p, s->nact, L, w->sel);
+    n = L;
+    for (int l = 0; l < L; l++) ix[l] = s->act[w->sel[l]];
+  }
+  s->nsel[j] = n;
+}
+
+/* Dot product and axpy with four partial sums / independent lanes, so the
+ * compiler can keep several multiply-adds in flight (R builds with -O2). */
+static inline double dot4(const double *a, const double *b, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += a[k] * b[k];
+    s1 += a[k + 1] * b[k + 1];
+    s2 += a[k + 2] * b[k + 2];
+    s3 += a[k + 3] * b[k + 3];
+  }
+  for (; k < n; k++) s0 += a[k] * b[k];
+  return (s0 + s1) + (s2 + s3);
+}
+
+static inline void axpy4(double f, const double *x, double *y, int n) {
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    y[k] += f * x[k];
+    y[k + 1] += f * x[k + 1];
+    y[k + 2] += f * x[k + 2];
+    y[k + 3] += f * x[k + 3];
+  }
+  for (; k < n; k++) y[k] += f * x[k];
+}
+
+/* One sweep over the document's words: new responsibilities given the prior
+ * weights in s, new counts in w->Nnew. Returns max |N_new - N| over the
+ * candidate topics and updates N, the active set and the drop list. */
+static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o,
+                    int dense, int select, vb_work *w) {
+  int K = o->K, L = o->L;
+  double *Nnew = w->Nnew;
+  double delta = 0;
+  if (dense) {
+    memset(Nnew, 0, sizeof(double) * (size_t)K);
+    const double *ep = s->ep;
+    for (int j = 0; j < d->nw; j++) {
+      const double *e = eb + (size_t)d->w[j] * K;
+      double Z = dot4(e, ep, K);
+      if (!(Z > 0)) Z = INFINITY; /* every weight underflowed: drop the word */
+      s->Z[j] = Z;
+      axpy4(d->c[j] / Z, e, Nnew, K);
+    }
+    for (int k = 0; k < K; k++) {
+      double v = Nnew[k] * ep[k];
+      double dk = fabs(v - s->N[k]);
+      if (dk > delta) delta = dk;
+      s->N[k] = v;
+    }
+    return delta;
+  }
+  /* sparse: topics dropped at the last update now lose their last mass */
+  for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
+  s->ndrop = 0;
+  for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
+  if (select == 2 && w->wo && s->nact == K) {
+    /* first sweep, uniform prior: every word's top L is precomputed */
+    for (int j = 0; j < d->nw; j++) {
+      memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * w->T, sizeof(int) * (size_t)L);
+      s->nsel[j] = L;
+    }
+    select = 0;
+  }
+  for (int j = 0; j < d->nw; j++) {
+    const double *e = eb + (size_t)d->w[j] * K;
+    int *ix = s->idx + (size_t)j * L;
+    double *rr = s->r + (size_t)j * L;
+    if (j + PREFETCH_AHEAD < d->nw) {
+      /* the weights of a word a few ahead: its whole row when selecting (read
+       * in prior order, which defeats the hardware prefetcher), else its
+       * current topics */
+      int jn = j + PREFETCH_AHEAD;
+      const double *en = eb + (size_t)d->w[jn] * K;
+      if (select) {
+        const int *won = w->wo ? w->wo + (size_t)d->w[jn] * w->T : NULL;
+        int np = won ? (w->T < 2 * L ? w->T : 2 * L) : 0;
+        for (int t = 0; t < np; t++) svi_prefetch(en + won[t]);
+      } else {
+        const int *ixn = s->idx + (size_t)jn * L;
+        for (int l = 0; l < s->nsel[jn]; l++) svi_prefetch(en + ixn[l]);
+      }
+    }
+    if (select) {
+      select_word(s, j, d->w[j], e, K, L, w);
+    } else {
+      /* re-weight the current topics, keeping only active ones */
+      int n = 0;
+      for (int l = 0; l < s->nsel[j]; l++)
+        if (s->mark[ix[l]]) ix[n++] = ix[l];
+      s->nsel[j] = n;
+      if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
+    }
+    int n = s->nsel[j];
+    double Z = 0;
+    for (int l = 0; l < n; l++) {
+      rr[l] = e[ix[l]] * s->ep[ix[l]];
+      Z += rr[l];
+    }
+    if (!(Z > 0)) Z = INFINITY;
+    s->Z[j] = Z;
+    double inv = 1.0 / Z, c = d->c[j];
+    for (int l = 0; l < n; l++) {
+      rr[l] *= inv;
+      Nnew[ix[l]] += c * rr[l];
+    }
+  }
+  int na = 0;
+  for (int a = 0; a < s->nact; a++) {
+    int k = s->act[a];
+    double dk = fabs(Nnew[k] - s->N[k]);
+    if (dk > delta) delta = dk;
+    s->N[k] = Nnew[k];
+    if (Nnew[k] > o->active_eps) {
+      s->act[na++] = k;
+    } else {
+      s->mark[k] = 0;
+      s->drop[s->ndrop++] = k;
+    }
+  }
+  s->nact = na;
+  return delta;
+}
+
+/* Iterations 1..n_iter of the coordinate ascent from the current state. */
+static void run(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o, int dense,
+                int ban, int n_iter, vb_work *w) {
+  for (int it = 1; it <= n_iter; it++) {
+    prior_weights(s, o, dense, ban, 0);
+    int select = o->select_every || it <= 5 || it % 10 == 0;
+    double delta = sweep(s, d, eb, o, dense, select, w);
+    s->iters = it;
+    if (delta < o->tol) break;
+  }
+}
+
+static double dirichlet_part(const vb_sol *s, const lda_vb_opts *o, int dense, double Nd) {
+  int K = o->K;
+  double la = svi_lgamma(o->alpha);
+  double out = svi_lgamma(K * o->alpha) - svi_lgamma(K * o->alpha + Nd);
+  if (dense) {
+    for (int k = 0; k < K; k++)
+      if (s->N[k] > 0) out += svi_lgamma(o->alpha + s->N[k]) - la;
+  } else {
+    for (int a = 0; a < s->nact; a++) out += svi_lgamma(o->alpha + s->N[s->act[a]]) - la;
+    for (int a = 0; a < s->ndrop; a++)
+      if (s->N[s->drop[a]] > 0) out += svi_lgamma(o->alpha + s->N[s->drop[a]]) - la;
+  }
+  return out;
+}
+
+/* L_d up to the per-word shifts of Elogb (constant across solutions):
+ * sum_v n_dv sum_k r (Elogb - ln r) = sum_v n_dv (ln Z_v - sum_k r_k lep_k). */
+static double doc_objective(const vb_sol *s, const vb_doc *d, const double *eb,
+                            const lda_vb_opts *o, int dense) {
+  int K = o->K, L = o->L;
+  double out = dirichlet_part(s, o, dense, d->Nd);
+  for (int j = 0; j < d->nw; j++) {
+    if (!isfinite(s->Z[j])) continue;
+    double t = 0;
+    if (dense) {
+      const double *e = eb + (size_t)d->w[j] * K;
+      for (int k = 0; k < K; k++)
+        if (s->ep[k] > 0) t += e[k] * s->ep[k] * s->lep[k];
+      t /= s->Z[j];
+    } else {
+      const int *ix = s->idx + (size_t)j * L;
+      const double *rr = s->r + (size_t)j * L;
+      for (int l = 0; l < s->nsel[j]; l++) t += rr[l] * s->lep[ix[l]];
+    }
+    out += d->c[j] * (log(s->Z[j]) - t);
+  }
+  return out;
+}
+
+/* H_d: the document's ELBO terms other than sum n r Elogb (which the topic
+ * terms hold through S): Dirichlet part minus sum_v n_dv sum_k r ln r. */
+static double doc_entropy_part(const vb_sol *s, const vb_doc *d, const double *eb,
+                               const double *le, const lda_vb_opts *o, int dense) {
+  int K = o->K, L = o->L;
+  double out = dirichlet_part(s, o, dense, d->Nd);
+  for (int j = 0; j < d->nw; j++) {
+    if (!isfinite(s->Z[j])) continue;
+    double t = 0;
+    if (dense) {
+      const double *e = eb + (size_t)d->w[j] * K;
+      const double *l = le + (size_t)d->w[j] * K;
+      double lz = log(s->Z[j]);
+      for (int k = 0; k < K; k++) {
+        double rk = e[k] * s->ep[k] / s->Z[j];
+        if (rk > 0) t += rk * (l[k] + s->lep[k] - lz);
+      }
+    } else {
+      const double *rr = s->r + (size_t)j * L;
+      for (int l = 0; l < s->nsel[j]; l++)
+        if (rr[l] > 0) t += rr[l] * log(rr[l]);
+    }
+    out -= d->c[j] * t;
+  }
+  return out;
+}
+
+/* Fresh start: r from Elogb alone, then iterate to convergence. */
+static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o,
+                      int dense, vb_work *w) {
+  int K = o->K;
+  memset(s->N, 0, sizeof(double) * (size_t)K);
+  s->ndrop = 0;
+  if (!dense) {
+    for (int k = 0; k < K; k++) {
+      s->act[k] = k;
+      s->mark[k] = 1;
+    }
+    s->nact = K;
+    memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
+  }
+  prior_weights(s, o, dense, -1, 1);
+  sweep(s, d, eb, o, dense, 2, w);
+  s->iters = 0;
+  run(s, d, eb, o, dense, -1, o->max_iter, w);
+}
+
+/* Number of restart candidates: topics with N_k > tol. */
+static int next_candidate(const vb_sol *s, const lda_vb_opts *o, int dense, const int *tried,
+                          int *n_big) {
+  int K = o->K, best = -1, nb = 0;
+  double bv = INFINITY;
+  if (dense) {
+    for (int k = 0; k < K; k++) {
+      if (s->N[k] <= o->tol) continue;
+      nb++;
+      if (!tried[k] && s->N[k] < bv) {
+        bv = s->N[k];
+        best = k;
+      }
+    }
+  } else {
+    for (int a = 0; a < s->nact; a++) {
+      int k = s->act[a];
+      if (s->N[k] <= o->tol) continue;
+      nb++;
+      if (!tried[k] && (s->N[k] < bv || (s->N[k] == bv && k < best))) {
+        bv = s->N[k];
+        best = k;
+      }
+    }
+  }
+  *n_big = nb;
+  return best;
+}
+
+/* Restart proposal on topic kb: copy cur into prop, remove kb, iterate. */
+static void propose(vb_sol *prop, const vb_sol *cur, int kb, const vb_doc *d, const double *eb,
+                    const lda_vb_opts *o, int dense, vb_work *w) {
+  sol_copy(prop, cur, o->K, d->nw, o->L, dense);
+  if (!dense) {
+    int na = 0;
+    for (int a = 0; a < prop->nact; a++)
+      if (prop->act[a] != kb) prop->act[na++] = prop->act[a];
+    prop->nact = na;
+    prop->mark[kb] = 0;
+    prop->drop[prop->ndrop++] = kb;
+    /* every word re-selects among the remaining topics on the first sweep */
+  }
+  lda_vb_opts po = *o;
+  po.select_every = 1; /* a proposal is short: select on every iteration */
+  run(prop, d, eb, &po, dense, kb, o->restart_iter, w);
+}
+
+typedef struct {
+  int *idx;
+  double *r;
+  int *nsel;
+  double *Z;
+  double *ep;
+} chunk_buf;
+
+static void doc_step(const svi_dtm *x, const int *loc, int dd, int d0, const double *eb,
+                     const double *le, const lda_vb_opts *o, int dense, vb_work *w,
+                     lda_vb_out *out, chunk_buf *cb, int e0) {
+  int K = o->K, L = o->L;
+  int start = x->doc_ptr[dd], end = x->doc_ptr[dd + 1];
+  vb_doc d;
+  d.nw = end - start;
+  d.w = loc + start;
+  d.c = x->count + start;
+  d.Nd = 0;
+  for (int j = 0; j < d.nw; j++) d.Nd += d.c[j];
+  vb_sol *cur = &w->a, *prop = &w->b;
+  int tries = 0, accepts = 0;
+  if (d.nw == 0) {
+    memset(cur->N, 0, sizeof(double) * (size_t)K);
+    cur->nact = 0;
+    cur->ndrop = 0;
+    cur->iters = 0;
+    if (!dense) memset(cur->mark, 0, sizeof(int) * (size_t)K);
+    for (int k = 0; k < K; k++) cur->ep[k] = 0;
+  } else {
+    doc_fresh(cur, &d, eb, o, dense, w);
+    if (o->restart_max > 0) {
+      cur->ld = doc_objective(cur, &d, eb, o, dense);
+      int n_tried = 0;
+      int *tried_list = w->tried_list;
+      for (int t = 0; t < o->restart_max; t++) {
+        int n_big;
+        int kb = next_candidate(cur, o, dense, w->tried, &n_big);
+        if (kb < 0 || n_big < 2) break;
+        w->tried[kb] = 1;
+        tried_list[n_tried++] = kb;
+        propose(prop, cur, kb, &d, eb, o, dense, w);
+        prop->ld = doc_objective(prop, &d, eb, o, dense);
+        tries++;
+        if (prop->ld > cur->ld) {
+          vb_sol *tmp = cur;
+          cur = prop;
+          prop = tmp;
+          accepts++;
+        }
+      }
+      for (int t = 0; t < n_tried; t++) w->tried[tried_list[t]] = 0;
+    }
+  }
+  if (out->doc_topic) {
+    double *nd = out->doc_topic + (size_t)dd * K;
+    if (dense) {
+      memcpy(nd, cur->N, sizeof(double) * (size_t)K);
+    } else {
+      memset(nd, 0, sizeof(double) * (size_t)K);
+      for (int a = 0; a < cur->nact; a++) nd[cur->act[a]] = cur->N[cur->act[a]];
+      for (int a = 0; a < cur->ndrop; a++) nd[cur->drop[a]] = cur->N[cur->drop[a]];
+    }
+  }
+  if (out->doc_obj)
+    out->doc_obj[dd] = d.nw ? doc_entropy_part(cur, &d, eb, le, o, dense) : 0.0;
+  if (out->iters) out->iters[dd] = cur->iters;
+  if (out->tries) out->tries[dd] = tries;
+  if (out->accepts) out->accepts[dd] = accepts;
+  if (out->acc) {
+    size_t off = (size_t)(start - e0);
+    if (dense) {
+      memcpy(cb->Z + off, cur->Z, sizeof(double) * (size_t)d.nw);
+      memcpy(cb->ep + (size_t)(dd - d0) * K, cur->ep, sizeof(double) * (size_t)K);
+    } else {
+      memcpy(cb->nsel + off, cur->nsel, sizeof(int) * (size_t)d.nw);
+      memcpy(cb->idx + off * L, cur->idx, sizeof(int) * (size_t)d.nw * L);
+      memcpy(cb->r + off * L, cur->r, sizeof(double) * (size_t)d.nw * L);
+    }
+  }
+  /* keep the swapped pointers' structs in place for the next document */
+  if (cur != &w->a) {
+    vb_sol tmp = w->a;
+    w->a = w->b;
+    w->b = tmp;
+  }
+}
+
+int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, const double *le,
+                 const lda_vb_opts *o_in, int threads, lda_vb_out *out) {
+  lda_vb_opts o = *o_in;
+  int K = o.K;
+  int dense = o.L >= K;
+  if (dense) o.L = K;
+  int L = o.L, Ls = dense ? 0 : L;
+  int D = x->D;
+  int max_nw = 0;
+  for (int d = 0; d < D; d++) {
+    int nw = x->doc_ptr[d + 1] - x->doc_ptr[d];
+    if (nw > max_nw) max_nw = nw;
+  }
+  if (threads < 1) threads = 1;
+  vb_work *W = (vb_work *)R_alloc(threads, sizeof(vb_work));
+  for (int t = 0; t < threads; t++) {
+    sol_alloc(&W[t].a, K, max_nw, Ls);
+    sol_alloc(&W[t].b, K, max_nw, Ls);
+    W[t].Nnew = (double *)R_alloc(K, sizeof(double));
+    W[t].p = (double *)R_alloc(K, sizeof(double));
+    W[t].sel = (int *)R_alloc(K, sizeof(int));
+    W[t].tried = (int *)R_alloc(K, sizeof(int));
+    W[t].tried_list = (int *)R_alloc(K, sizeof(int));
+    W[t].inbuf = (int *)R_alloc(K, sizeof(int));
+    memset(W[t].inbuf, 0, sizeof(int) * (size_t)K);
+    memset(W[t].tried, 0, sizeof(int) * (size_t)K);
+  }
+  if (!dense && L <= TOP_SCAN_MAX_L && Vb > 0) {
+    /* each batch word's T topics of largest weight, in decreasing order */
+    int T = 4 * L > 48 ? 4 * L : 48;
+    if (T > K) T = K;
+    int *wo = (int *)R_alloc((size_t)Vb * T, sizeof(int));
+    double *we = (double *)R_alloc((size_t)Vb * T, sizeof(double));
+    int *scratch = (int *)R_alloc((size_t)2 * K * threads, sizeof(int));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+    for (int v = 0; v < Vb; v++) {
+      int *idx = scratch + (size_t)2 * K * svi_thread_id(), *tmp = idx + K;
+      const double *e = eb + (size_t)v * K;
+      svi_select_top(e, K, T, idx);
+      sort_by_key(idx, T, e, tmp);
+      for (int t = 0; t < T; t++) {
+        wo[(size_t)v * T + t] = idx[t];
+        we[(size_t)v * T + t] = e[idx[t]];
+      }
+    }
+    for (int t = 0; t < threads; t++) {
+      W[t].T = T;
+      W[t].wo = wo;
+      W[t].we = we;
+    }
+  } else {
+    for (int t = 0; t < threads; t++) {
+      W[t].T = 0;
+      W[t].wo = NULL;
+      W[t].we = NULL;
+    }
+  }
+  /* Chunks of documents bound the memory of the per-entry buffers; results
+   * do not depend on the chunking since the summary is reduced serially in
+   * document order. */
+  const size_t budget = (size_t)1 << 22;
+  size_t per_entry = dense ? 1 : (size_t)L;
+  size_t max_entries = 0, max_docs = 0;
+  {
+    int d0 = 0;
+    while (d0 < D) {
+      int d1 = d0;
+      size_t ent = 0;
+      while (d1 < D) {
+        size_t nw = (size_t)(x->doc_ptr[d1 + 1] - x->doc_ptr[d1]);
+        size_t cost = (ent + nw) * per_entry + (dense ? (size_t)(d1 - d0 + 1) * K : 0);
+        if (d1 > d0 && cost > budget) break;
+        ent += nw;
+        d1++;
+      }
+      if (ent > max_entries) max_entries = ent;
+      if ((size_t)(d1 - d0) > max_docs) max_docs = (size_t)(d1 - d0);
+      d0 = d1;
+    }
+  }
+  chunk_buf cb = {NULL, NULL, NULL, NULL, NULL};
+  if (out->acc) {
+    size_t me = max_entries > 0 ? max_entries : 1;
+    if (dense) {
+      cb.Z = (double *)R_alloc(me, sizeof(double));
+      cb.ep = (double *)R_alloc(max_docs * (size_t)K + 1, sizeof(double));
+    } else {
+      cb.nsel = (int *)R_alloc(me, sizeof(int));
+      cb.idx = (int *)R_alloc(me * (size_t)L, sizeof(int));
+      cb.r = (double *)R_alloc(me * (size_t)L, sizeof(double));
+    }
+  }
+  int d0 = 0;
+  while (d0 < D) {
+    int d1 = d0;
+    size_t ent = 0;
+    while (d1 < D) {
+      size_t nw = (size_t)(x->doc_ptr[d1 + 1] - x->doc_ptr[d1]);
+      size_t cost = (ent + nw) * per_entry + (dense ? (size_t)(d1 - d0 + 1) * K : 0);
+      if (d1 > d0 && cost > budget) break;
+      ent += nw;
+      d1++;
+    }
+    int e0 = x->doc_ptr[d0];
+    int nd = d1 - d0;
+    int nb = (int)svi_n_blocks(nd);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+    for (int b = 0; b < nb; b++) {
+      vb_work *w = &W[svi_thread_id()];
+      int lo = d0 + b * SVI_BLOCK, hi = lo + SVI_BLOCK;
+      if (hi > d1) hi = d1;
+      for (int dd = lo; dd < hi; dd++) doc_step(x, loc, dd, d0, eb, le, &o, dense, w, out, &cb, e0);
+    }
+    /* summary of the chunk, in document order */
+    if (out->acc) {
+      for (int dd = d0; dd < d1; dd++) {
+        int s = x->doc_ptr[dd], e = x->doc_ptr[dd + 1];
+        if (dense) {
+          const double *ep = cb.ep + (size_t)(dd - d0) * K;
+          for (int j = s; j < e; j++) {
+            double f = x->count[j] / cb.Z[j - e0];
+            double *row = out->acc + (size_t)loc[j] * K;
+            for (int k = 0; k < K; k++) row[k] += f * ep[k];
+          }
+        } else {
+          for (int j = s; j < e; j++) {
+            size_t off = (size_t)(j - e0);
+            const int *ix = cb.idx + off * L;
+            const double *rr = cb.r + off * L;
+            double c = x->count[j];
+            double *row = out->acc + (size_t)loc[j] * K;
+            for (int l = 0; l < cb.nsel[off]; l++) row[ix[l]] += c * rr[l];
+          }
+        }
+      }
+    }
+    R_CheckUserInterrupt();
+    d0 = d1;
+  }
+  return 0;
+}
+
+void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb, int mode,
+                       int threads, double *le, double *eb) {
+  double *psirs = NULL;
+  if (mode == 0) {
+    double *rs = (double *)R_alloc(K, sizeof(double));
+    psirs = (double *)R_alloc(K, sizeof(double));
+    memset(rs, 0, sizeof(double) * (size_t)K);
+    for (svi_len v = 0; v < V; v++) {
+      const double *row = lambda + v * K;
+      for (int k = 0; k < K; k++) rs[k] += row[k];
+    }
+    for (int k = 0; k < K; k++) psirs[k] = svi_digamma(rs[k]);
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int w = 0; w < Vb; w++) {
+    const double *row = lambda + (svi_len)words[w] * K;
+    double *l = le + (svi_len)w * K;
+    double m = -INFINITY;
+    for (int k = 0; k < K; k++) {
+      double v;
+      if (mode == 0) {
+        v = svi_digamma(row[k]) - psirs[k];
+      } else {
+        v = log(row[k] > 1e-300 ? row[k] : 1e-300);
+      }
+      l[k] = v;
+      if (v > m) m = v;
+    }
+    for (int k = 0; k < K; k++) {
+      l[k] -= m;
+      if (l[k] < -700) l[k] = -700; /* keeps exp() normal; weight ~1e-304 */
+    }
+    double *e = eb + (svi_len)w * K;
+    memcpy(e, l, sizeof(double) * (size_t)K);
+    svi_exp_inplace(e, K);
+  }
+}
