@@ -96,16 +96,18 @@ lda_local_gibbs <- function(batch, state, control, seed, threads) {
   summary <- methods::new("dgCMatrix", i = res$k, p = res$p, x = res$x,
                           Dim = c(K, V))
   st <- res$stats
-  draws <- sum(st[1:3])
+  draws <- sum(st[1:4])
+  frac <- function(i) if (draws > 0) st[i] / draws else NA_real_
   list(
     summary = summary,
     doc_topic = res$doc_topic,
     stats = list(
-      tokens = st[5],
-      word_part_fraction = if (draws > 0) st[1] / draws else NA_real_,
-      doc_part_fraction = if (draws > 0) st[2] / draws else NA_real_,
-      alpha_part_fraction = if (draws > 0) st[3] / draws else NA_real_,
-      word_entries_per_draw = if (draws > 0) st[4] / draws else NA_real_
+      tokens = st[6],
+      word_doc_fraction = frac(1),
+      word_alpha_fraction = frac(2),
+      doc_fraction = frac(3),
+      alpha_fraction = frac(4),
+      entries_per_draw = frac(5)
     )
   )
 }

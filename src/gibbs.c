@@ -35,13 +35,15 @@ static void prepare(const gibbs_topics *tw, const double *alpha, const unsigned 
   pp->c = (double *)R_alloc(tw->K, sizeof(double));
   pp->cum_alpha = (double *)R_alloc(tw->K, sizeof(double));
   pp->d = (double *)R_alloc(tw->p[tw->V] > 0 ? tw->p[tw->V] : 1, sizeof(double));
+  pp->cum_wa = (double *)R_alloc(tw->p[tw->V] > 0 ? tw->p[tw->V] : 1, sizeof(double));
   lda_gibbs_prepare(tw, alpha, used, threads, pp);
 }
 
 /* The local step on one batch. ctl = c(burnin, samples). Returns
  * list(p, k, x) of the K x V summary (average of the saved sweeps),
- * doc_topic (K x D average topic counts) and stats (draws from the word,
- * document and alpha parts; word-part entries visited; tokens). */
+ * doc_topic (K x D average topic counts) and stats (draws from the
+ * word-document, word-alpha, document and alpha parts; entries visited for
+ * the word-document part; tokens). */
 SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP store,
                          SEXP eta, SEXP alpha, SEXP ctl, SEXP seed, SEXP stream0,
                          SEXP threads_) {
@@ -77,9 +79,9 @@ SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP stor
   int *tok_word = (int *)R_alloc(nt1, sizeof(int));
   int *zcur = (int *)R_alloc(nt1, sizeof(int));
   int *tok_z = (int *)R_alloc(nt1 * samples, sizeof(int));
-  int *iscr = (int *)R_alloc((size_t)3 * K * threads, sizeof(int));
+  int *iscr = (int *)R_alloc((size_t)4 * K * threads, sizeof(int));
   double *dscr = (double *)R_alloc((size_t)K * threads, sizeof(double));
-  double *stats = (double *)R_alloc((size_t)4 * (x.D > 0 ? x.D : 1), sizeof(double));
+  double *stats = (double *)R_alloc((size_t)GIBBS_NSTAT * (x.D > 0 ? x.D : 1), sizeof(double));
 
   const char *names[] = {"p", "k", "x", "doc_topic", "stats"};
   SEXP out = PROTECT(svi_named_list(5, names));
@@ -113,13 +115,13 @@ SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP stor
   SET_VECTOR_ELT(out, 1, sk);
   SET_VECTOR_ELT(out, 2, sx);
 
-  SEXP st_out = PROTECT(Rf_allocVector(REALSXP, 5));
+  SEXP st_out = PROTECT(Rf_allocVector(REALSXP, GIBBS_NSTAT + 1));
   n_prot++;
   double *so = REAL(st_out);
-  for (int i = 0; i < 4; i++) so[i] = 0.0;
+  for (int i = 0; i < GIBBS_NSTAT; i++) so[i] = 0.0;
   for (int d = 0; d < x.D; d++)
-    for (int i = 0; i < 4; i++) so[i] += stats[4 * (svi_len)d + i];
-  so[4] = (double)n_tok;
+    for (int i = 0; i < GIBBS_NSTAT; i++) so[i] += stats[GIBBS_NSTAT * (svi_len)d + i];
+  so[GIBBS_NSTAT] = (double)n_tok;
   SET_VECTOR_ELT(out, 4, st_out);
   UNPROTECT(n_prot);
   return out;
@@ -199,7 +201,7 @@ SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP
   prepare(&tw, REAL(alpha), NULL, 1, &pp);
   svi_rng rng;
   svi_rng_init(&rng, svi_seed_from_r(seed), 0);
-  int *iscr = (int *)R_alloc((size_t)3 * tw.K, sizeof(int));
+  int *iscr = (int *)R_alloc((size_t)4 * tw.K, sizeof(int));
   double *dscr = (double *)R_alloc(tw.K, sizeof(double));
   SEXP out = PROTECT(Rf_allocVector(REALSXP, tw.K));
   lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), Rf_asInteger(w), (svi_len)Rf_asReal(n), &rng,

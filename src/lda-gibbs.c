@@ -3,10 +3,11 @@
  * earlier ones, run `burnin` sweeps, then `samples` saved sweeps whose
  * assignments are averaged into a sparse topic-word summary.
  *
- * A token's conditional (alpha_k + N_dk) exp(E log beta_kw) is split into a
- * word part over the topics with N*_kw > 0, a document part over the topics
- * present in the document, and a constant alpha part (see lda-gibbs.h), so a
- * draw costs O(nnz(w) + topics in d + log K), not O(K). */
+ * A token's conditional (alpha_k + N_dk) exp(E log beta_kw) is split into
+ * four parts (see lda-gibbs.h): two constant per batch, sampled by binary
+ * search, and two over the topics of the document, so a draw costs about
+ * O(min(T_d log nnz(w), nnz(w)) + T_d + log K) with T_d the number of
+ * topics in the document, not O(K). */
 #include <math.h>
 #include <stdlib.h>
 #include "lda-gibbs.h"
@@ -30,9 +31,12 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
 #endif
   for (int v = 0; v < V; v++) {
     if (used && !used[v]) continue;
+    double acc_w = 0.0;
     for (int j = tw->p[v]; j < tw->p[v + 1]; j++) {
       double e = exp(svi_digamma(tw->eta + tw->scale * tw->x[j]));
       pp->d[j] = pp->c[tw->k[j]] * (e - pp->e0);
+      acc_w += alpha[tw->k[j]] * pp->d[j];
+      pp->cum_wa[j] = acc_w;
     }
   }
 }
@@ -40,7 +44,7 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
 /* One document's sampler state: topic counts, the list of topics present
  * and the document part of the normaliser, maintained incrementally. */
 typedef struct {
-  int *ndk, *list, *pos;
+  int *ndk, *list, *pos, *cand;
   int nlist;
   double B;
   double *q;
@@ -50,6 +54,7 @@ static void doc_state_init(doc_state *s, int K, int *iscr, double *dscr) {
   s->ndk = iscr;
   s->list = iscr + K;
   s->pos = iscr + 2 * K;
+  s->cand = iscr + 3 * K;
   s->q = dscr;
   s->nlist = 0;
   s->B = 0.0;
@@ -84,33 +89,88 @@ static void doc_refresh(doc_state *s, const gibbs_prep *pp) {
   s->B = pp->e0 * b;
 }
 
-/* Draws a topic for a token of word w; part[0..2] count which part of the
- * normaliser the draw came from, part[3] the word-part entries visited. */
+/* Index of k among the sorted topics kk[lo..hi), or -1. */
+static inline int find_topic(const int *kk, int lo, int hi, int k) {
+  int end = hi;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (kk[mid] < k)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return (lo < end && kk[lo] == k) ? lo : -1;
+}
+
+/* First index i in [lo, hi) with cum[i] > u (hi - 1 if none). */
+static inline int first_above(const double *cum, int lo, int hi, double u) {
+  hi--;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (cum[mid] > u)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+/* Draws a topic for a token of word w; part[0..3] count which part of the
+ * normaliser the draw came from, part[4] the entries visited to form the
+ * word-document part. */
 static int draw_topic(const gibbs_topics *tw, const gibbs_prep *pp, doc_state *s, int w,
                       svi_rng *rng, double *part) {
-  int j0 = tw->p[w], j1 = tw->p[w + 1];
+  int j0 = tw->p[w], j1 = tw->p[w + 1], nw = j1 - j0, nc = 0;
   const int *kk = tw->k;
+  /* word-document part: topics in the document and among the word's
+   * non-zeros, found from whichever list is shorter */
   double Q = 0.0;
-  for (int j = j0; j < j1; j++) {
-    int k = kk[j];
-    double q = (pp->alpha[k] + s->ndk[k]) * pp->d[j];
-    s->q[j - j0] = q;
-    Q += q;
-  }
-  part[3] += (double)(j1 - j0);
-  double B = s->B > 0.0 ? s->B : 0.0;
-  double u = svi_rng_unif(rng) * (Q + B + pp->A);
-  if (u < Q) {
-    part[0] += 1.0;
-    for (int j = j0; j < j1; j++) {
-      u -= s->q[j - j0];
-      if (u < 0.0) return kk[j];
+  if (nw > 0 && s->nlist > 0) {
+    int lg = 1;
+    while ((1 << lg) < nw && lg < 30) lg++;
+    if ((double)s->nlist * lg < (double)nw) {
+      for (int i = 0; i < s->nlist; i++) {
+        int k = s->list[i], j = find_topic(kk, j0, j1, k);
+        if (j >= 0) {
+          double q = s->ndk[k] * pp->d[j];
+          s->cand[nc] = k;
+          s->q[nc++] = q;
+          Q += q;
+        }
+      }
+      part[4] += (double)s->nlist * lg;
+    } else {
+      for (int j = j0; j < j1; j++) {
+        int k = kk[j];
+        if (s->ndk[k] > 0) {
+          double q = s->ndk[k] * pp->d[j];
+          s->cand[nc] = k;
+          s->q[nc++] = q;
+          Q += q;
+        }
+      }
+      part[4] += (double)nw;
     }
-    return kk[j1 - 1];
+  }
+  double Wa = nw > 0 ? pp->cum_wa[j1 - 1] : 0.0;
+  double B = s->B > 0.0 ? s->B : 0.0;
+  double u = svi_rng_unif(rng) * (Q + Wa + B + pp->A);
+  if (u < Q && nc > 0) {
+    part[0] += 1.0;
+    for (int i = 0; i < nc; i++) {
+      u -= s->q[i];
+      if (u < 0.0) return s->cand[i];
+    }
+    return s->cand[nc - 1];
   }
   u -= Q;
-  if (u < B && s->nlist > 0) {
+  if (u < Wa) {
     part[1] += 1.0;
+    return kk[first_above(pp->cum_wa, j0, j1, u)];
+  }
+  u -= Wa;
+  if (u < B && s->nlist > 0) {
+    part[2] += 1.0;
     u /= pp->e0;
     for (int i = 0; i < s->nlist; i++) {
       int k = s->list[i];
@@ -120,17 +180,8 @@ static int draw_topic(const gibbs_topics *tw, const gibbs_prep *pp, doc_state *s
     return s->list[s->nlist - 1];
   }
   u -= B;
-  part[2] += 1.0;
-  /* first k with cum_alpha[k] > u */
-  int lo = 0, hi = pp->K - 1;
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (pp->cum_alpha[mid] > u)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
+  part[3] += 1.0;
+  return first_above(pp->cum_alpha, 0, pp->K, u);
 }
 
 static void sample_document(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
@@ -140,9 +191,9 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw, const gibb
   int K = tw->K;
   svi_len a = tok_off[d], n = tok_off[d + 1] - a;
   int *words = tok_word + a, *z = zcur + a;
-  double *part = stats + 4 * (svi_len)d;
+  double *part = stats + GIBBS_NSTAT * (svi_len)d;
   double *theta = doc_topic + (svi_len)K * d;
-  for (int i = 0; i < 4; i++) part[i] = 0.0;
+  for (int i = 0; i < GIBBS_NSTAT; i++) part[i] = 0.0;
   for (int k = 0; k < K; k++) theta[k] = 0.0;
   /* expand the bag of words and shuffle it: the order tokens are visited in */
   svi_len t = 0;
@@ -197,7 +248,7 @@ void lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep 
     int d1 = (int)((b + 1) * SVI_BLOCK < x->D ? (b + 1) * SVI_BLOCK : x->D);
     for (int d = (int)(b * SVI_BLOCK); d < d1; d++)
       sample_document(x, tw, pp, d, burnin, samples, n_tok, &rng, tok_off, tok_word, zcur,
-                      tok_z, iscr + (svi_len)3 * K * tid, dscr + (svi_len)K * tid,
+                      tok_z, iscr + (svi_len)4 * K * tid, dscr + (svi_len)K * tid,
                       doc_topic, stats);
   }
 }
@@ -249,7 +300,7 @@ void lda_gibbs_draw_many(const gibbs_topics *tw, const gibbs_prep *pp, const int
                          double *counts) {
   int K = tw->K;
   doc_state s;
-  double part[4] = {0, 0, 0, 0};
+  double part[GIBBS_NSTAT] = {0};
   doc_state_init(&s, K, iscr, dscr);
   for (int k = 0; k < K; k++)
     for (int r = 0; r < ndk[k]; r++) doc_add(&s, pp, k);

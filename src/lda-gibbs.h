@@ -6,6 +6,8 @@
 
 #include "svi.h"
 
+#define GIBBS_NSTAT 5
+
 /* The topic-word parameters, stored sparse and word-major (the layout of a
  * K x V dgCMatrix): lambda_kv = eta + scale * x_kv, where x holds the
  * non-smoothing part N*_kv divided by the running product
@@ -20,15 +22,19 @@ typedef struct {
   double scale, eta;
 } gibbs_topics;
 
-/* Per-batch precomputation of the three parts of the sampling normaliser
- * (Mimno et al. eq. 15, with the smoothing part split once more into a
- * constant alpha part and a document part, as in SparseLDA):
- *   (alpha_k + N_dk) exp(E log beta_kw)
- *     = alpha_k e0 c_k                     (alpha part, constant per batch)
- *     + N_dk e0 c_k                        (document part, sparse in k)
- *     + (alpha_k + N_dk) d_kw              (word part, only N*_kw > 0)
+/* Per-batch precomputation of the parts of the sampling normaliser. Eq. 15
+ * of the paper splits (alpha_k + N_dk) exp(E log beta_kw) into a smoothing
+ * part and a word part over the topics with N*_kw > 0; each is split once
+ * more by alpha_k + N_dk (as in SparseLDA), so that only the parts that
+ * involve N_dk change within a document:
+ *     alpha_k e0 c_k      alpha part, constant per batch (binary search in K)
+ *   + N_dk e0 c_k         document part, over the topics of the document
+ *   + alpha_k d_kw        word-alpha part, constant per batch (binary search
+ *                         in the word's non-zeros)
+ *   + N_dk d_kw           word-document part, over the topics both in the
+ *                         document and among the word's non-zeros
  * with c_k = exp(-psi(V eta + sum_v N*_kv)), e0 = exp(psi(eta)) and
- * d_kw = c_k (exp(psi(eta + N*_kw)) - e0). */
+ * d_kw = c_k (exp(psi(eta + N*_kw)) - e0) > 0 where N*_kw > 0. */
 typedef struct {
   int K;
   double e0;
@@ -36,21 +42,23 @@ typedef struct {
   double *cum_alpha; /* K: cumulative sums of alpha_k e0 c_k */
   double A;          /* sum_k alpha_k e0 c_k */
   double *d;         /* one per stored non-zero (set for words in the batch) */
+  double *cum_wa;    /* one per stored non-zero: cumulative alpha_k d_kw in the word */
   const double *alpha;
 } gibbs_prep;
 
-/* Fills pp (arrays allocated by the caller: c, cum_alpha of K; d of nnz).
+/* Fills pp (arrays allocated by the caller: c, cum_alpha of K; d, cum_wa
+ * of nnz).
  * used[v] != 0 marks the words whose d is needed (NULL: all words). */
 void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
                        const unsigned char *used, int threads, gibbs_prep *pp);
 
 /* The local step on a batch. Tokens of document d occupy positions
  * tok_off[d] .. tok_off[d+1] of tok_word / zcur; saved sweep s writes its
- * topics to tok_z[s * n_tok + position]. Scratch: iscr of threads * 3K ints,
+ * topics to tok_z[s * n_tok + position]. Scratch: iscr of threads * 4K ints,
  * dscr of threads * K doubles. doc_topic (K x D) receives the average of
- * N_dk over the saved sweeps; stats (4 x D) per document: draws from the
- * word part, the document part, the alpha part, and word-part entries
- * visited. Block b of SVI_BLOCK documents uses stream stream0 + b. */
+ * N_dk over the saved sweeps; stats (GIBBS_NSTAT x D) per document: draws
+ * from the word-document, word-alpha, document and alpha parts, and the
+ * entries visited to form the word-document part. Block b of SVI_BLOCK documents uses stream stream0 + b. */
 void lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
                      int burnin, int samples, uint64_t seed, uint64_t stream0,
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
