@@ -128,7 +128,7 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
   ctl <- gibbs_control(control)
   store <- gibbs_state_store(state, control)
   t <- state$t %||% 0
-  rho <- (control$rho_scale %||% 1) * ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.6))
+  rho <- (control$step_scale %||% 1) * ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.6))
   rho <- min(rho, 1)
   mult <- control$n_docs / ncol(res$doc_topic)
   S <- res$summary
