@@ -49,8 +49,10 @@ gibbs_store_matrix <- function(store, vocab = NULL) {
 
 # ---- controls -------------------------------------------------------------
 
-# Validated engine controls; `control` is the loop's settings list, engine
-# controls arrive through fit_lda()'s `...`.
+# Validated engine controls; engine controls arrive through fit_lda()'s `...`
+# into `control`. `burnin` (3) and `samples` (2) are the Gibbs sweeps per
+# document (discarded, saved); `rescale_below` (1e-100) the threshold of the
+# running product prod (1 - rho_t) below which the store is rescaled.
 gibbs_control <- function(control = list(), call = caller_call()) {
   burnin <- control$burnin %||% 3L
   samples <- control$samples %||% 2L
@@ -62,6 +64,15 @@ gibbs_control <- function(control = list(), call = caller_call()) {
                                  upper = 1, lower_open = TRUE, upper_open = TRUE,
                                  call = call)
   )
+}
+
+# Called by fit_lda() for local = "gibbs": checks the engine controls and
+# selects the sparse lazy implementation of the stochastic global step.
+lda_gibbs_control <- function(control, call = caller_call()) {
+  ctl <- gibbs_control(control, call = call)
+  control[names(ctl)] <- ctl
+  if (identical(control$global, "stochastic")) control$global_step <- "gibbs"
+  control
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
@@ -122,21 +133,23 @@ gibbs_state_store <- function(state, control) {
 # ---- the sparse lazy global step ------------------------------------------
 
 # lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat), applied
-# lazily on the sparse store; `state$lambda` is left NULL (materialise with
-# gibbs_state_lambda()).
+# lazily on the sparse store state$gibbs. The dense state$lambda that the
+# loop and the fitted object read is materialised only after the last batch
+# of a lap (once per lap, not per minibatch); within a lap it is NULL.
 lda_global_gibbs <- function(state, res, batch_id, control) {
   ctl <- gibbs_control(control)
   store <- gibbs_state_store(state, control)
-  t <- state$t %||% 0
-  rho <- (control$step_scale %||% 1) * ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.6))
-  rho <- min(rho, 1)
-  mult <- control$n_docs / ncol(res$doc_topic)
+  t <- state$t %||% 0L
+  rho <- min(1, (control$step_scale %||% 1) *
+                ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.6)))
+  mult <- control$n_docs / max(1, ncol(res$doc_topic))
   S <- res$summary
   batch <- list(p = S@p, k = S@i, x = S@x)
   state$gibbs <- .Call(ffi_lda_global_gibbs, store, batch, as.double(rho),
                        as.double(mult), as.double(ctl$rescale_below))
-  state$lambda <- NULL
-  state$t <- t + 1
+  state$t <- t + 1L
+  last <- is.null(control$n_batches) || batch_id >= control$n_batches
+  state$lambda <- if (last) gibbs_materialise(state$gibbs, control$eta) else NULL
   state
 }
 
@@ -173,9 +186,9 @@ gibbs_state_lambda <- function(state, control) {
 #'   1L)`); the result does not depend on it.
 #' @param ... Ignored.
 #' @returns The log probability per token over all test tokens, a number,
-#'   with attributes `per_document` (each document's log probability
-#'   divided by its length), `loglik` (each document's log probability) and
-#'   `tokens` (each document's length).
+#'   with attributes `tokens` (number of tokens scored), `per_doc` (each
+#'   document's log probability) and `doc_tokens` (each document's length),
+#'   like the other [heldout_loglik()] methods.
 #' @examples
 #' sim <- simulate_lda(D = 30, V = 40, K = 3, doc_length = 30, seed = 1)
 #' fit <- list(topic_word = sim$topic_word, alpha = 0.1,
@@ -220,9 +233,8 @@ heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL
   res <- .Call(ffi_eval_ltr, dtm$doc_ptr, dtm$term, dtm$count, ncol(beta), beta,
                alpha, particles, seed, 2^52, threads)
   tok <- res$tokens
-  out <- sum(res$loglik) / max(1, sum(tok))
-  structure(out, per_document = ifelse(tok > 0, res$loglik / pmax(tok, 1), NA_real_),
-            loglik = res$loglik, tokens = tok)
+  structure(sum(res$loglik) / max(1, sum(tok)), tokens = sum(tok),
+            per_doc = res$loglik, doc_tokens = tok)
 }
 
 ltr_test_dtm <- function(test, call) {
@@ -256,15 +268,16 @@ ltr_test_dtm <- function(test, call) {
 #'   training corpus is the usual choice).
 #' @param n Number of top words per topic, a whole number from 2 to V
 #'   (default 10).
-#' @returns A list: `per_topic` (numeric, length K), `mean` (their mean),
-#'   `measure` (`"umass"`), `n`, `top_words` (n x K character or integer
-#'   matrix of the words scored) and `skipped` (per topic, pairs skipped
-#'   because the higher-ranked word never occurs in `reference`).
+#' @returns The coherence of each topic, a numeric vector of length K (as
+#'   [coherence()] returns), with attributes `top_words` (n x K matrix of the
+#'   words scored, term names when `topic_word` has them) and `skipped` (per
+#'   topic, pairs skipped because the higher-ranked word never occurs in
+#'   `reference`).
 #' @examples
 #' sim <- simulate_lda(D = 50, V = 40, K = 3, doc_length = 30, seed = 1)
 #' tw <- sim$topic_word
 #' colnames(tw) <- sim$dtm$vocab
-#' coherence_umass(tw, sim$dtm, n = 5)$per_topic
+#' coherence_umass(tw, sim$dtm, n = 5)
 #' @export
 coherence_umass <- function(topic_word, reference, n = 10L) {
   call <- caller_call(1)
@@ -287,6 +300,36 @@ coherence_umass <- function(topic_word, reference, n = 10L) {
   top <- matrix(top, nrow = n)
   res <- .Call(ffi_eval_umass, ref$doc_ptr, ref$term, ref$count, V, top - 1L)
   words <- if (is.null(vocab)) top else matrix(vocab[top], nrow = n)
-  list(per_topic = res$score, mean = mean(res$score), measure = "umass", n = n,
-       top_words = words, skipped = res$skipped)
+  structure(res$score, top_words = words, skipped = res$skipped)
+}
+
+# ---- predict(method = "gibbs") --------------------------------------------
+
+# D x K topic proportions of new documents by the Gibbs sampler with the
+# fitted topics fixed: (alpha + average N_dk over the saved sweeps) /
+# (N_d + K alpha). Controls: burnin, samples (default: the fit's).
+lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
+  given <- fit$control[intersect(c("burnin", "samples"), names(fit$control))]
+  given[names(control)] <- control
+  ctl <- gibbs_control(given)
+  if (any(dtm$count != round(dtm$count))) {
+    abort("The \"gibbs\" method samples a topic per token and needs whole-number counts.",
+          "count")
+  }
+  store <- if (!is.null(fit$state$gibbs)) fit$state$gibbs else
+    gibbs_store_from_lambda(gibbs_fit_lambda(fit), fit$eta)
+  K <- length(store$tot)
+  alpha <- gibbs_alpha(fit$alpha, K)
+  res <- .Call(ffi_lda_local_gibbs, dtm$doc_ptr, dtm$term, dtm$count,
+               length(store$p) - 1L, store, as.double(fit$eta), alpha,
+               c(ctl$burnin, ctl$samples), seed, 2^50, as.integer(threads))
+  theta <- t(res$doc_topic + alpha)
+  theta / rowSums(theta)
+}
+
+# A dense lambda for a fit of any engine (lambda, or topics scaled to the
+# training tokens for point-estimate learners).
+gibbs_fit_lambda <- function(fit) {
+  if (!is.null(fit$lambda)) return(fit$lambda)
+  fit$eta + fit$topic_word * fit$n_tokens / fit$K
 }

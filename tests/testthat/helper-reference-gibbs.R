@@ -90,7 +90,8 @@ ref_gibbs_train <- function(dtm, K, laps = 5, batches = 4, seed = 1, threads = 1
   D <- nrow(dtm)
   state <- list(gibbs = ns$gibbs_store_empty(K, V), t = 0)
   control <- list(eta = eta, alpha = alpha, n_docs = D, burnin = burnin,
-                  samples = samples, tau = 1, kappa = 0.6)
+                  samples = samples, tau = 1, kappa = 0.6, step_scale = 1,
+                  n_batches = batches)
   s <- ns$resolve_seed(seed)
   idx <- split(seq_len(D), rep_len(seq_len(batches), D))
   for (lap in seq_len(laps)) for (b in seq_along(idx)) {

@@ -142,11 +142,12 @@ test_that("heldout_loglik_left_to_right scores documents and checks its input", 
   flat <- fit
   flat$topic_word[] <- 1 / 30
   expect_gt(a, heldout_loglik_left_to_right(flat, test, particles = 5, seed = 1))
-  expect_equal(as.numeric(a), sum(attr(a, "loglik")) / sum(attr(a, "tokens")))
+  expect_equal(as.numeric(a), sum(attr(a, "per_doc")) / attr(a, "tokens"))
+  expect_equal(attr(a, "doc_tokens"), unname(sparsevi:::doc_lengths(test)))
   # a split test set is scored as whole documents
   sp <- split_heldout(sim$dtm, n_test = 10, seed = 2)
   h <- heldout_loglik_left_to_right(fit, sp$test, particles = 2, seed = 1)
-  expect_equal(sum(attr(h, "tokens")),
+  expect_equal(attr(h, "tokens"),
                sum(sp$test$observed$count) + sum(sp$test$heldout$count))
   expect_error(heldout_loglik_left_to_right(fit, test, particles = 0),
                class = "sparsevi_error_argument")
@@ -160,14 +161,14 @@ test_that("UMass coherence matches the pure-R computation", {
   tw <- sim$topic_word
   colnames(tw) <- sim$dtm$vocab
   res <- coherence_umass(tw, sim$dtm, n = 6)
-  expect_equal(res$per_topic, ref_umass(tw, as.matrix(sim$dtm), 6), tolerance = 1e-12)
-  expect_equal(res$mean, mean(res$per_topic))
-  expect_true(all(res$per_topic <= 0 | res$skipped > 0))
+  expect_equal(as.numeric(res), ref_umass(tw, as.matrix(sim$dtm), 6), tolerance = 1e-12)
+  expect_equal(dim(attr(res, "top_words")), c(6L, 4L))
+  expect_true(all(res <= 0 | attr(res, "skipped") > 0))
   # reference with another column order is aligned by term name
   m <- as_dgCMatrix(sim$dtm)
   perm <- rev(seq_len(ncol(m)))
   res2 <- coherence_umass(tw, m[, perm], n = 6)
-  expect_equal(res2$per_topic, res$per_topic)
+  expect_equal(res2, res)
   expect_error(coherence_umass(tw, sim$dtm, n = 1), class = "sparsevi_error_argument")
 })
 
@@ -187,4 +188,56 @@ test_that("gibbs controls and counts are checked", {
                class = "sparsevi_error_count")
   expect_error(ns$gibbs_store_from_lambda(matrix(0.1, 2, 3), 0.3),
                class = "sparsevi_error_engine")
+})
+
+test_that("fit_lda(local = \"gibbs\") plugs into the loop", {
+  sim <- simulate_lda(D = 160, V = 50, K = 3, doc_length = 40, seed = 8)
+  sp <- split_heldout(sim$dtm, n_test = 16, seed = 1)
+  fit <- fit_lda(sp$train, K = 3, local = "gibbs", global = "stochastic", passes = 6,
+                 batch_size = 36, seed = 4, heldout = sp$test, progress = FALSE)
+  expect_s3_class(fit, "sparsevi_lda")
+  expect_identical(fit$global, "stochastic")
+  expect_identical(fit$control$global_step, "gibbs")
+  expect_equal(fit$control$burnin, 3L)
+  expect_equal(fit$control$samples, 2L)
+  expect_equal(unname(rowSums(fit$topic_word)), rep(1, 3))
+  expect_gt(min(ref_topic_match(fit$topic_word, sim$topic_word)), 0.9)
+  # the fit's lambda is the materialised sparse store
+  expect_equal(fit$lambda, sparsevi:::gibbs_materialise(fit$state$gibbs, fit$eta),
+               ignore_attr = TRUE)
+  expect_equal(nrow(fit$trace), 6L)
+  expect_true(all(is.finite(fit$trace$heldout)))
+  # same seed, same fit, whatever the thread count
+  fit2 <- fit_lda(sp$train, K = 3, local = "gibbs", passes = 6, batch_size = 36,
+                  seed = 4, heldout = sp$test, threads = 2, progress = FALSE)
+  expect_identical(fit$state, fit2$state)
+  expect_identical(fit$topic_word, fit2$topic_word)
+  # saveRDS round trip; evaluators and predict work on the restored fit
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  back <- readRDS(path)
+  expect_identical(back$state, fit$state)
+  expect_identical(heldout_loglik(back, sp$test, method = "left_to_right", seed = 1),
+                   heldout_loglik(fit, sp$test, method = "left_to_right", seed = 1))
+  th <- predict(back, sp$test$observed, method = "gibbs", seed = 1)
+  expect_equal(unname(rowSums(th)), rep(1, nrow(th)))
+  u <- coherence(back, sp$train, measure = "umass", n = 5)
+  expect_length(u, 3L)
+  # update() continues from the sparse store
+  up <- update(fit, sp$train, passes = 1, progress = FALSE)
+  expect_equal(nrow(up$trace), 7L)
+  expect_gt(up$state$t, fit$state$t)
+})
+
+test_that("fit_lda(local = \"gibbs\") checks its controls", {
+  sim <- simulate_lda(D = 20, V = 15, K = 2, doc_length = 10, seed = 1)
+  expect_error(fit_lda(sim$dtm, K = 2, local = "gibbs", burnin = -1, passes = 1),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "gibbs", samples = 1.5, passes = 1),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "gibbs", global = "memoized", passes = 1),
+               class = "sparsevi_error_engine")
+  m <- as_dgCMatrix(sim$dtm) * 0.5
+  expect_error(suppressWarnings(fit_lda(m, K = 2, local = "gibbs", passes = 1)),
+               class = "sparsevi_error_count")
 })
