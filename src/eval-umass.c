@@ -60,7 +60,8 @@ void eval_umass(const svi_dtm *x, const int *top, int n, int K, int *slot, svi_l
           skip++;
           continue;
         }
-        svi_len dml = intersect(docs + lptr[um], lptr[um + 1] - lptr[um], docs + lptr[ul], dl);
+        svi_len dml =
+            intersect(docs + lptr[um], lptr[um + 1] - lptr[um], docs + lptr[ul], dl);
         c += log(((double)dml + 1.0) / (double)dl);
       }
     }

@@ -30,8 +30,8 @@ static gibbs_topics topics_view(SEXP store, SEXP eta) {
   return tw;
 }
 
-static void prepare(const gibbs_topics *tw, const double *alpha, const unsigned char *used,
-                    int threads, gibbs_prep *pp) {
+static void prepare(const gibbs_topics *tw, const double *alpha,
+                    const unsigned char *used, int threads, gibbs_prep *pp) {
   pp->c = (double *)R_alloc(tw->K, sizeof(double));
   pp->cum_alpha = (double *)R_alloc(tw->K, sizeof(double));
   pp->d = (double *)R_alloc(tw->p[tw->V] > 0 ? tw->p[tw->V] : 1, sizeof(double));
@@ -71,7 +71,8 @@ SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP stor
   }
   svi_len n_tok = tok_off[x.D];
   if ((double)n_tok * samples > 2147483647.0)
-    Rf_error("internal error: batch too large for the gibbs summary; use smaller batches");
+    Rf_error(
+        "internal error: batch too large for the gibbs summary; use smaller batches");
   gibbs_prep pp;
   prepare(&tw, REAL(alpha), used, threads, &pp);
 
@@ -81,7 +82,8 @@ SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP stor
   int *tok_z = (int *)R_alloc(nt1 * samples, sizeof(int));
   int *iscr = (int *)R_alloc((size_t)4 * K * threads, sizeof(int));
   double *dscr = (double *)R_alloc((size_t)K * threads, sizeof(double));
-  double *stats = (double *)R_alloc((size_t)GIBBS_NSTAT * (x.D > 0 ? x.D : 1), sizeof(double));
+  double *stats =
+      (double *)R_alloc((size_t)GIBBS_NSTAT * (x.D > 0 ? x.D : 1), sizeof(double));
 
   const char *names[] = {"p", "k", "x", "doc_topic", "stats"};
   SEXP out = PROTECT(svi_named_list(5, names));
@@ -141,7 +143,8 @@ SEXP ffi_lda_global_gibbs(SEXP store, SEXP batch, SEXP rho_, SEXP mult_,
   const double *x1 = REAL(VECTOR_ELT(batch, 2));
   if (XLENGTH(VECTOR_ELT(batch, 0)) != (R_xlen_t)V + 1)
     Rf_error("internal error: batch summary dimensions");
-  double rho = Rf_asReal(rho_), mult = Rf_asReal(mult_), below = Rf_asReal(rescale_below_);
+  double rho = Rf_asReal(rho_), mult = Rf_asReal(mult_),
+         below = Rf_asReal(rescale_below_);
   double new_scale = tw.scale * (1.0 - rho);
   double a0, a1, out_scale;
   int keep_old;
@@ -169,8 +172,8 @@ SEXP ffi_lda_global_gibbs(SEXP store, SEXP batch, SEXP rho_, SEXP mult_,
   n_prot++;
   SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
   n_prot++;
-  lda_gibbs_merge(V, tw.p, tw.k, tw.x, a0, p1, k1, x1, a1, keep_old, INTEGER(p), INTEGER(k),
-                  REAL(x));
+  lda_gibbs_merge(V, tw.p, tw.k, tw.x, a0, p1, k1, x1, a1, keep_old, INTEGER(p),
+                  INTEGER(k), REAL(x));
   lda_gibbs_totals(K, V, INTEGER(p), INTEGER(k), REAL(x), REAL(tot));
   SET_VECTOR_ELT(out, 0, p);
   SET_VECTOR_ELT(out, 1, k);
@@ -204,8 +207,8 @@ SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP
   int *iscr = (int *)R_alloc((size_t)4 * tw.K, sizeof(int));
   double *dscr = (double *)R_alloc(tw.K, sizeof(double));
   SEXP out = PROTECT(Rf_allocVector(REALSXP, tw.K));
-  lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), Rf_asInteger(w), (svi_len)Rf_asReal(n), &rng,
-                      iscr, dscr, REAL(out));
+  lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), Rf_asInteger(w), (svi_len)Rf_asReal(n),
+                      &rng, iscr, dscr, REAL(out));
   UNPROTECT(1);
   return out;
 }
@@ -217,13 +220,15 @@ SEXP ffi_eval_ltr(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP beta, SEXP 
                   SEXP particles_, SEXP seed, SEXP stream0, SEXP threads_) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
-  int K = Rf_nrows(beta), R = Rf_asInteger(particles_), threads = svi_threads_from_r(threads_);
+  int K = Rf_nrows(beta), R = Rf_asInteger(particles_),
+      threads = svi_threads_from_r(threads_);
   if (Rf_ncols(beta) != x.V || XLENGTH(alpha) != K || R < 1)
     Rf_error("internal error: dimensions");
   svi_len maxlen = 1;
   for (int d = 0; d < x.D; d++) {
     svi_len n = 0;
-    for (int e = x.doc_ptr[d]; e < x.doc_ptr[d + 1]; e++) n += (svi_len)floor(x.count[e] + 0.5);
+    for (int e = x.doc_ptr[d]; e < x.doc_ptr[d + 1]; e++)
+      n += (svi_len)floor(x.count[e] + 0.5);
     if (n > maxlen) maxlen = n;
   }
   svi_len per = (svi_len)R * K + maxlen;

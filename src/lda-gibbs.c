@@ -184,10 +184,11 @@ static int draw_topic(const gibbs_topics *tw, const gibbs_prep *pp, doc_state *s
   return first_above(pp->cum_alpha, 0, pp->K, u);
 }
 
-static void sample_document(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
-                            int d, int burnin, int samples, svi_len n_tok, svi_rng *rng,
-                            const svi_len *tok_off, int *tok_word, int *zcur, int *tok_z,
-                            int *iscr, double *dscr, double *doc_topic, double *stats) {
+static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
+                            const gibbs_prep *pp, int d, int burnin, int samples,
+                            svi_len n_tok, svi_rng *rng, const svi_len *tok_off,
+                            int *tok_word, int *zcur, int *tok_z, int *iscr, double *dscr,
+                            double *doc_topic, double *stats) {
   int K = tw->K;
   svi_len a = tok_off[d], n = tok_off[d + 1] - a;
   int *words = tok_word + a, *z = zcur + a;

@@ -58,7 +58,8 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
  * dscr of threads * K doubles. doc_topic (K x D) receives the average of
  * N_dk over the saved sweeps; stats (GIBBS_NSTAT x D) per document: draws
  * from the word-document, word-alpha, document and alpha parts, and the
- * entries visited to form the word-document part. Block b of SVI_BLOCK documents uses stream stream0 + b. */
+ * entries visited to form the word-document part. Block b of SVI_BLOCK documents uses
+ * stream stream0 + b. */
 void lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
                      int burnin, int samples, uint64_t seed, uint64_t stream0,
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
