@@ -27,6 +27,8 @@ typedef struct {
   int ndrop;
   int *idx;   /* nw x L topics of each word (sparse only) */
   double *r;  /* nw x L responsibilities (sparse only) */
+  double *es; /* nw x L: eb of each word's current topics, kept next to idx so
+                 re-weighting reads no row of the weight table (sparse only) */
   int *nsel;  /* nw: number of topics of each word (sparse only) */
   double *Z;  /* nw: normaliser of each word's weights */
   int iters;
@@ -65,10 +67,12 @@ static void sol_alloc(vb_sol *s, int K, int max_nw, int Ls) {
     size_t n = (size_t)(max_nw > 0 ? max_nw : 1) * (size_t)Ls;
     s->idx = (int *)R_alloc(n, sizeof(int));
     s->r = (double *)R_alloc(n, sizeof(double));
+    s->es = (double *)R_alloc(n, sizeof(double));
     s->nsel = (int *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(int));
   } else {
     s->idx = NULL;
     s->r = NULL;
+    s->es = NULL;
     s->nsel = NULL;
   }
   memset(s->mark, 0, sizeof(int) * (size_t)K);
@@ -84,6 +88,7 @@ static void sol_copy(vb_sol *dst, const vb_sol *src, int K, int nw, int L, int d
     memcpy(dst->act, src->act, sizeof(int) * (size_t)src->nact);
     memcpy(dst->drop, src->drop, sizeof(int) * (size_t)src->ndrop);
     memcpy(dst->idx, src->idx, sizeof(int) * (size_t)nw * (size_t)L);
+    memcpy(dst->es, src->es, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->r, src->r, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->nsel, src->nsel, sizeof(int) * (size_t)nw);
   }
@@ -159,11 +164,12 @@ static inline void top_insert(double v, int k, int *m, int L, int *ix, double *v
  * flags the active topics. */
 static inline void top_scan(const double *e, const double *ep, const int *mark, const int *wo,
                             const double *we, int T, int K, const int *act, int nact, int L,
-                            int *ix, double *val, const int *seed, int nseed, int *inbuf) {
+                            int *ix, double *val, const int *seed, const double *seed_e,
+                            int nseed, int *inbuf) {
   int m = 0;
   for (int q = 0; q < nseed; q++) {
     int k = seed[q];
-    double v = e[k] * ep[k];
+    double v = seed_e[q] * ep[k];
     if (m == L) {
       if (!better(v, k, val[L - 1], ix[L - 1])) continue;
       inbuf[ix[L - 1]] = 0;
@@ -230,16 +236,6 @@ static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
 }
 
 #define TOP_SCAN_MAX_L 32
-#define PREFETCH_AHEAD 2
-
-static inline void svi_prefetch(const double *p) {
-#if defined(__GNUC__) || defined(__clang__)
-  __builtin_prefetch(p, 0, 1);
-#else
-  (void)p;
-#endif
-}
-
 /* Choose the top-L active topics of word j (batch word bw). */
 static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K, int L,
                                vb_work *w) {
@@ -251,11 +247,16 @@ static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K,
   } else if (L <= TOP_SCAN_MAX_L) {
     /* the word's previous topics that are still active seed the buffer */
     int seed[TOP_SCAN_MAX_L], nseed = 0;
+    double seed_e[TOP_SCAN_MAX_L];
+    const double *es0 = s->es + (size_t)j * L;
     for (int l = 0; l < s->nsel[j]; l++)
-      if (s->mark[ix[l]]) seed[nseed++] = ix[l];
+      if (s->mark[ix[l]]) {
+        seed_e[nseed] = es0[l];
+        seed[nseed++] = ix[l];
+      }
     int T = w->T;
     top_scan(e, s->ep, s->mark, w->wo + (size_t)bw * T, w->we + (size_t)bw * T, T, K, s->act,
-             s->nact, L, ix, w->p, seed, nseed, w->inbuf);
+             s->nact, L, ix, w->p, seed, seed_e, nseed, w->inbuf);
     n = L;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
@@ -264,6 +265,8 @@ static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K,
     for (int l = 0; l < L; l++) ix[l] = s->act[w->sel[l]];
   }
   s->nsel[j] = n;
+  double *es = s->es + (size_t)j * L;
+  for (int l = 0; l < n; l++) es[l] = e[ix[l]];
 }
 
 /* Dot product and axpy with four partial sums / independent lanes, so the
@@ -326,6 +329,7 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     /* first sweep, uniform prior: every word's top L is precomputed */
     for (int j = 0; j < d->nw; j++) {
       memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * w->T, sizeof(int) * (size_t)L);
+      memcpy(s->es + (size_t)j * L, w->we + (size_t)d->w[j] * w->T, sizeof(double) * (size_t)L);
       s->nsel[j] = L;
     }
     select = 0;
@@ -334,35 +338,24 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     const double *e = eb + (size_t)d->w[j] * K;
     int *ix = s->idx + (size_t)j * L;
     double *rr = s->r + (size_t)j * L;
-    if (j + PREFETCH_AHEAD < d->nw) {
-      /* the weights of a word a few ahead: its whole row when selecting (read
-       * in prior order, which defeats the hardware prefetcher), else its
-       * current topics */
-      int jn = j + PREFETCH_AHEAD;
-      const double *en = eb + (size_t)d->w[jn] * K;
-      if (select) {
-        const int *won = w->wo ? w->wo + (size_t)d->w[jn] * w->T : NULL;
-        int np = won ? (w->T < 2 * L ? w->T : 2 * L) : 0;
-        for (int t = 0; t < np; t++) svi_prefetch(en + won[t]);
-      } else {
-        const int *ixn = s->idx + (size_t)jn * L;
-        for (int l = 0; l < s->nsel[jn]; l++) svi_prefetch(en + ixn[l]);
-      }
-    }
+    double *es = s->es + (size_t)j * L;
     if (select) {
       select_word(s, j, d->w[j], e, K, L, w);
     } else {
       /* re-weight the current topics, keeping only active ones */
       int n = 0;
       for (int l = 0; l < s->nsel[j]; l++)
-        if (s->mark[ix[l]]) ix[n++] = ix[l];
+        if (s->mark[ix[l]]) {
+          es[n] = es[l];
+          ix[n++] = ix[l];
+        }
       s->nsel[j] = n;
       if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
     }
     int n = s->nsel[j];
     double Z = 0;
     for (int l = 0; l < n; l++) {
-      rr[l] = e[ix[l]] * s->ep[ix[l]];
+      rr[l] = es[l] * s->ep[ix[l]];
       Z += rr[l];
     }
     if (!(Z > 0)) Z = INFINITY;
