@@ -27,6 +27,8 @@ typedef struct {
   int ndrop;
   int *idx;   /* nw x L topics of each word (sparse only) */
   double *r;  /* nw x L responsibilities (sparse only) */
+  double *es; /* nw x L: eb of each word's current topics, kept next to idx so
+                 re-weighting reads no row of the weight table (sparse only) */
   int *nsel;  /* nw: number of topics of each word (sparse only) */
   double *Z;  /* nw: normaliser of each word's weights */
   int iters;
@@ -40,6 +42,10 @@ typedef struct {
   int *sel;     /* K: selection scratch */
   int *tried;   /* K: restart candidates already tried */
   int *tried_list; /* K: the topics marked in tried */
+  int T;           /* length of each word's list of topics by weight */
+  const int *wo;   /* Vb x T: each batch word's T topics of largest eb */
+  const double *we; /* Vb x T: their eb, decreasing */
+  int *inbuf;      /* K: zero outside top_scan() */
 } vb_work;
 
 typedef struct {
@@ -61,10 +67,12 @@ static void sol_alloc(vb_sol *s, int K, int max_nw, int Ls) {
     size_t n = (size_t)(max_nw > 0 ? max_nw : 1) * (size_t)Ls;
     s->idx = (int *)R_alloc(n, sizeof(int));
     s->r = (double *)R_alloc(n, sizeof(double));
+    s->es = (double *)R_alloc(n, sizeof(double));
     s->nsel = (int *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(int));
   } else {
     s->idx = NULL;
     s->r = NULL;
+    s->es = NULL;
     s->nsel = NULL;
   }
   memset(s->mark, 0, sizeof(int) * (size_t)K);
@@ -80,6 +88,7 @@ static void sol_copy(vb_sol *dst, const vb_sol *src, int K, int nw, int L, int d
     memcpy(dst->act, src->act, sizeof(int) * (size_t)src->nact);
     memcpy(dst->drop, src->drop, sizeof(int) * (size_t)src->ndrop);
     memcpy(dst->idx, src->idx, sizeof(int) * (size_t)nw * (size_t)L);
+    memcpy(dst->es, src->es, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->r, src->r, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->nsel, src->nsel, sizeof(int) * (size_t)nw);
   }
@@ -120,13 +129,135 @@ static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, i
   }
 }
 
-/* Choose the top-L active topics of word j and form its responsibilities. */
-static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work *w) {
+/* Order of the top-L selection: larger weight first, lower topic index first
+ * among equal weights (the order svi_select_top() uses). */
+static inline int better(double v, int k, double w, int j) { return v > w || (v == w && k < j); }
+
+/* Inserts (v, k) into the sorted buffer (ix, val) of m <= L entries; when the
+ * buffer is full its last entry is dropped (the caller checked v beats it). */
+static inline void top_insert(double v, int k, int *m, int L, int *ix, double *val) {
+  int j = *m;
+  if (j == L)
+    j--;
+  else
+    (*m)++;
+  while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
+    val[j] = val[j - 1];
+    ix[j] = ix[j - 1];
+    j--;
+  }
+  val[j] = v;
+  ix[j] = k;
+}
+
+/* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
+ * small L: a scan keeping a sorted buffer of the best L.
+ * - The buffer is first filled with the word's previous topics (seed), which
+ *   are usually still the best, so later candidates rarely beat it.
+ * - Candidates are visited in decreasing order of e, from the word's list of
+ *   its T topics of largest e (wo, we), and the scan stops as soon as e
+ *   alone cannot beat the L-th best, since every ep <= 1 (prior weights are
+ *   shifted so that the largest active one is 1). Words are specific to few
+ *   topics, so this usually stops after a handful of candidates.
+ * - Should the list run out first, every active topic is scanned.
+ * inbuf (K, all zero on entry and exit) marks the topics in the buffer; mark
+ * flags the active topics. */
+static inline void top_scan(const double *e, const double *ep, const int *mark, const int *wo,
+                            const double *we, int T, int K, const int *act, int nact, int L,
+                            int *ix, double *val, const int *seed, const double *seed_e,
+                            int nseed, int *inbuf) {
+  int m = 0;
+  for (int q = 0; q < nseed; q++) {
+    int k = seed[q];
+    double v = seed_e[q] * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  int stopped = 0;
+  for (int t = 0; t < T; t++) {
+    double et = we[t];
+    if (m == L && et < val[L - 1]) {
+      stopped = 1;
+      break;
+    }
+    int k = wo[t];
+    if (!mark[k] || inbuf[k]) continue;
+    double v = et * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  if (!stopped && T < K) {
+    for (int a = 0; a < nact; a++) {
+      int k = act[a];
+      if (inbuf[k]) continue;
+      double v = e[k] * ep[k];
+      if (m == L) {
+        if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+        inbuf[ix[L - 1]] = 0;
+      }
+      top_insert(v, k, &m, L, ix, val);
+      inbuf[k] = 1;
+    }
+  }
+  for (int l = 0; l < m; l++) inbuf[ix[l]] = 0;
+}
+
+/* Sorts idx[0..n) by decreasing key (ties: increasing index), bottom-up
+ * merge sort with scratch tmp. */
+static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
+  int *src = idx, *dst = tmp;
+  for (int width = 1; width < n; width *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * width) {
+      int mid = lo + width < n ? lo + width : n;
+      int hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) {
+        if (better(key[src[j]], src[j], key[src[i]], src[i]))
+          dst[o++] = src[j++];
+        else
+          dst[o++] = src[i++];
+      }
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+    }
+    int *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != idx) memcpy(idx, src, sizeof(int) * (size_t)n);
+}
+
+#define TOP_SCAN_MAX_L 32
+/* Choose the top-L active topics of word j (batch word bw). */
+static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K, int L,
+                               vb_work *w) {
   int *ix = s->idx + (size_t)j * L;
   int n;
   if (s->nact <= L) {
     n = s->nact;
     for (int a = 0; a < n; a++) ix[a] = s->act[a];
+  } else if (L <= TOP_SCAN_MAX_L) {
+    /* the word's previous topics that are still active seed the buffer */
+    int seed[TOP_SCAN_MAX_L], nseed = 0;
+    double seed_e[TOP_SCAN_MAX_L];
+    const double *es0 = s->es + (size_t)j * L;
+    for (int l = 0; l < s->nsel[j]; l++)
+      if (s->mark[ix[l]]) {
+        seed_e[nseed] = es0[l];
+        seed[nseed++] = ix[l];
+      }
+    int T = w->T;
+    top_scan(e, s->ep, s->mark, w->wo + (size_t)bw * T, w->we + (size_t)bw * T, T, K, s->act,
+             s->nact, L, ix, w->p, seed, seed_e, nseed, w->inbuf);
+    n = L;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
     svi_select_top(w->p, s->nact, L, w->sel);
@@ -134,6 +265,34 @@ static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work
     for (int l = 0; l < L; l++) ix[l] = s->act[w->sel[l]];
   }
   s->nsel[j] = n;
+  double *es = s->es + (size_t)j * L;
+  for (int l = 0; l < n; l++) es[l] = e[ix[l]];
+}
+
+/* Dot product and axpy with four partial sums / independent lanes, so the
+ * compiler can keep several multiply-adds in flight (R builds with -O2). */
+static inline double dot4(const double *a, const double *b, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += a[k] * b[k];
+    s1 += a[k + 1] * b[k + 1];
+    s2 += a[k + 2] * b[k + 2];
+    s3 += a[k + 3] * b[k + 3];
+  }
+  for (; k < n; k++) s0 += a[k] * b[k];
+  return (s0 + s1) + (s2 + s3);
+}
+
+static inline void axpy4(double f, const double *x, double *y, int n) {
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    y[k] += f * x[k];
+    y[k + 1] += f * x[k + 1];
+    y[k + 2] += f * x[k + 2];
+    y[k + 3] += f * x[k + 3];
+  }
+  for (; k < n; k++) y[k] += f * x[k];
 }
 
 /* One sweep over the document's words: new responsibilities given the prior
@@ -149,12 +308,10 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     const double *ep = s->ep;
     for (int j = 0; j < d->nw; j++) {
       const double *e = eb + (size_t)d->w[j] * K;
-      double Z = 0;
-      for (int k = 0; k < K; k++) Z += e[k] * ep[k];
+      double Z = dot4(e, ep, K);
       if (!(Z > 0)) Z = INFINITY; /* every weight underflowed: drop the word */
       s->Z[j] = Z;
-      double f = d->c[j] / Z;
-      for (int k = 0; k < K; k++) Nnew[k] += f * e[k];
+      axpy4(d->c[j] / Z, e, Nnew, K);
     }
     for (int k = 0; k < K; k++) {
       double v = Nnew[k] * ep[k];
@@ -168,32 +325,45 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
+  if (select == 2 && w->wo && s->nact == K) {
+    /* first sweep, uniform prior: every word's top L is precomputed */
+    for (int j = 0; j < d->nw; j++) {
+      memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * w->T, sizeof(int) * (size_t)L);
+      memcpy(s->es + (size_t)j * L, w->we + (size_t)d->w[j] * w->T, sizeof(double) * (size_t)L);
+      s->nsel[j] = L;
+    }
+    select = 0;
+  }
   for (int j = 0; j < d->nw; j++) {
     const double *e = eb + (size_t)d->w[j] * K;
     int *ix = s->idx + (size_t)j * L;
     double *rr = s->r + (size_t)j * L;
+    double *es = s->es + (size_t)j * L;
     if (select) {
-      select_word(s, j, e, L, w);
+      select_word(s, j, d->w[j], e, K, L, w);
     } else {
       /* re-weight the current topics, keeping only active ones */
       int n = 0;
       for (int l = 0; l < s->nsel[j]; l++)
-        if (s->mark[ix[l]]) ix[n++] = ix[l];
+        if (s->mark[ix[l]]) {
+          es[n] = es[l];
+          ix[n++] = ix[l];
+        }
       s->nsel[j] = n;
-      if (n == 0) select_word(s, j, e, L, w);
+      if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
     }
     int n = s->nsel[j];
     double Z = 0;
     for (int l = 0; l < n; l++) {
-      rr[l] = e[ix[l]] * s->ep[ix[l]];
+      rr[l] = es[l] * s->ep[ix[l]];
       Z += rr[l];
     }
     if (!(Z > 0)) Z = INFINITY;
     s->Z[j] = Z;
-    double f = d->c[j] / Z;
+    double inv = 1.0 / Z, c = d->c[j];
     for (int l = 0; l < n; l++) {
-      rr[l] /= Z;
-      Nnew[ix[l]] += f * e[ix[l]] * s->ep[ix[l]];
+      rr[l] *= inv;
+      Nnew[ix[l]] += c * rr[l];
     }
   }
   int na = 0;
@@ -303,9 +473,10 @@ static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb
       s->mark[k] = 1;
     }
     s->nact = K;
+    memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
   }
   prior_weights(s, o, dense, -1, 1);
-  sweep(s, d, eb, o, dense, 1, w);
+  sweep(s, d, eb, o, dense, 2, w);
   s->iters = 0;
   run(s, d, eb, o, dense, -1, o->max_iter, w);
 }
@@ -467,7 +638,41 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     W[t].sel = (int *)R_alloc(K, sizeof(int));
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));
+    W[t].inbuf = (int *)R_alloc(K, sizeof(int));
+    memset(W[t].inbuf, 0, sizeof(int) * (size_t)K);
     memset(W[t].tried, 0, sizeof(int) * (size_t)K);
+  }
+  if (!dense && L <= TOP_SCAN_MAX_L && Vb > 0) {
+    /* each batch word's T topics of largest weight, in decreasing order */
+    int T = 4 * L > 48 ? 4 * L : 48;
+    if (T > K) T = K;
+    int *wo = (int *)R_alloc((size_t)Vb * T, sizeof(int));
+    double *we = (double *)R_alloc((size_t)Vb * T, sizeof(double));
+    int *scratch = (int *)R_alloc((size_t)2 * K * threads, sizeof(int));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+    for (int v = 0; v < Vb; v++) {
+      int *idx = scratch + (size_t)2 * K * svi_thread_id(), *tmp = idx + K;
+      const double *e = eb + (size_t)v * K;
+      svi_select_top(e, K, T, idx);
+      sort_by_key(idx, T, e, tmp);
+      for (int t = 0; t < T; t++) {
+        wo[(size_t)v * T + t] = idx[t];
+        we[(size_t)v * T + t] = e[idx[t]];
+      }
+    }
+    for (int t = 0; t < threads; t++) {
+      W[t].T = T;
+      W[t].wo = wo;
+      W[t].we = we;
+    }
+  } else {
+    for (int t = 0; t < threads; t++) {
+      W[t].T = 0;
+      W[t].wo = NULL;
+      W[t].we = NULL;
+    }
   }
   /* Chunks of documents bound the memory of the per-entry buffers; results
    * do not depend on the chunking since the summary is reduced serially in
