@@ -241,3 +241,28 @@ test_that("fit_lda(local = \"gibbs\") checks its controls", {
   expect_error(suppressWarnings(fit_lda(m, K = 2, local = "gibbs", passes = 1)),
                class = "sparsevi_error_count")
 })
+
+test_that("the sparse lazy global step tracks the package's dense stochastic step", {
+  sim <- simulate_lda(D = 120, V = 40, K = 3, doc_length = 30, seed = 12)
+  ns <- asNamespace("sparsevi")
+  control <- list(K = 3L, eta = 0.25, alpha = 0.1, n_docs = 120, burnin = 2L,
+                  samples = 2L, tau = 1, kappa = 0.55, step_scale = 1, n_batches = 4L,
+                  rescale_below = 0.05)
+  lam0 <- ns$lda_init_bregman(sim$dtm, 3L, control$eta, c(0, 5))
+  sparse <- list(lambda = lam0, t = 0L)
+  dense <- list(lambda = lam0, t = 0L)
+  idx <- split(seq_len(120), rep_len(1:4, 120))
+  rescaled <- 0
+  for (lap in 1:15) for (b in 1:4) {
+    res <- ns$lda_local_gibbs(ns$dtm_subset(sim$dtm, idx[[b]]), sparse, control,
+                              as.double(c(lap, b)), 1L)
+    sparse <- ns$lda_global_gibbs(sparse, res, b, control)
+    dense <- ns$lda_global_stochastic(dense, res, b, control)
+    rescaled <- rescaled + (sparse$gibbs$scale == 1)
+  }
+  expect_gt(rescaled, 2)
+  got <- ns$gibbs_materialise(sparse$gibbs, control$eta)
+  expect_lt(max(abs(got - dense$lambda) / dense$lambda), 1e-10)
+  expect_equal(sparse$lambda, got)
+  expect_identical(sparse$t, dense$t)
+})
