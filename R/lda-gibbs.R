@@ -4,6 +4,49 @@
 # coherence. Kernels: src/lda-gibbs.c, src/lda-gibbs-global.c,
 # src/eval-ltr.c, src/eval-umass.c; glue: src/gibbs.c.
 
+#' Gibbs sampling within stochastic variational inference
+#'
+#' `fit_lda(x, K, local = "gibbs", global = "stochastic")` fits LDA by the
+#' hybrid algorithm of Mimno, Hoffman & Blei (2012): for each minibatch,
+#' every document's topic assignments are Gibbs-sampled given the current
+#' topics (tokens initialised in turn, each conditioned on the earlier ones;
+#' `burnin` sweeps discarded; `samples` sweeps averaged into sparse
+#' topic-word counts), then the topics take a stochastic natural-gradient
+#' step, lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat).
+#'
+#' The topics are stored as their non-smoothing part lambda - eta, which is
+#' mostly zero, word by word; the step's (1 - rho_t) decay is applied lazily
+#' through a running product that is folded into the stored values before
+#' it underflows, so a minibatch only touches the (word, topic) pairs it
+#' sampled. A draw splits the sampling normaliser into parts that are
+#' constant per minibatch and parts over the document's topics, so its cost
+#' grows with the number of topics in the document and word, not with K.
+#' Documents are sampled in parallel (`threads`), with a random stream per
+#' block of documents: the fit depends on `seed` only.
+#'
+#' @section Controls (through `...` of [fit_lda()]):
+#' - `burnin`: Gibbs sweeps discarded per document, a whole number >= 0
+#'   (default 3).
+#' - `samples`: sweeps averaged into the summary, a whole number >= 1
+#'   (default 2). The paper finds 3 to 5 sweeps in all enough.
+#' - `rescale_below`: the running product is folded into the stored values
+#'   when it falls below this, in (0, 1) (default 1e-100).
+#'
+#' Defaults of the engine: `alpha = 0.1`, `eta = 0.2` (the paper recommends
+#' eta between 0.2 and 0.5: small eta makes early random choices stick).
+#' Counts must be whole numbers. `predict(fit, newdata, method = "gibbs")`
+#' samples new documents' topics with the fitted topics fixed;
+#' [heldout_loglik()] with `method = "left_to_right"` and [coherence()] with
+#' `measure = "umass"` are the paper's evaluations and work for any LDA fit.
+#' @name lda_gibbs
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 40, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 3, batch_size = 20,
+#'                burnin = 3, samples = 2, seed = 1)
+#' terms(fit, 5)
+#' coherence(fit, sim$dtm, measure = "umass", n = 5)
+NULL
+
 # ---- the sparse topic-word store -------------------------------------------
 #
 # lambda_kv = eta + scale * x_kv with x stored word-major and sparse (the
