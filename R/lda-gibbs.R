@@ -63,8 +63,8 @@ gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
   nstar <- lambda - eta
   if (any(nstar < -1e-12 * pmax(1, abs(lambda)))) {
     abort(paste0("The \"gibbs\" engine stores lambda - eta sparsely and needs every ",
-                 "initial lambda to be at least eta; start from lambda = eta ",
-                 "(init = \"random\" with the gibbs engine starts there)."),
+                 "topic-word parameter lambda to be at least eta; start from ",
+                 "fit_lda()'s own initialisation (init = \"bregman\" or \"random\")."),
           "engine", call = call)
   }
   nstar[nstar < 0] <- 0
@@ -80,14 +80,6 @@ gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
 # Dense K x V lambda from a store.
 gibbs_materialise <- function(store, eta) {
   .Call(ffi_lda_gibbs_materialise, store, as.double(eta))
-}
-
-# The store as a K x V dgCMatrix of N* = lambda - eta (true scale).
-gibbs_store_matrix <- function(store, vocab = NULL) {
-  K <- length(store$tot)
-  V <- length(store$p) - 1L
-  methods::new("dgCMatrix", i = store$k, p = store$p, x = store$x * store$scale,
-               Dim = c(K, V), Dimnames = list(NULL, vocab))
 }
 
 # ---- controls -------------------------------------------------------------
