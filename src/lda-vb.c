@@ -45,7 +45,10 @@ typedef struct {
   int T;           /* length of each word's list of topics by weight */
   const int *wo;   /* Vb x T: each batch word's T topics of largest eb */
   const double *we; /* Vb x T: their eb, decreasing */
-  int *inbuf;      /* K: zero outside top_scan() */
+  int *inbuf;      /* K: zero outside select_word() */
+  int *ord;        /* K: active topics by decreasing ep, once per sweep */
+  int *ord_tmp;    /* K: scratch of the sort */
+  int ord_ready;   /* ord is valid for the current sweep */
 } vb_work;
 
 typedef struct {
@@ -159,13 +162,13 @@ static inline void top_insert(double v, int k, int *m, int L, int *ix, double *v
  *   alone cannot beat the L-th best, since every ep <= 1 (prior weights are
  *   shifted so that the largest active one is 1). Words are specific to few
  *   topics, so this usually stops after a handful of candidates.
- * - Should the list run out first, every active topic is scanned.
- * inbuf (K, all zero on entry and exit) marks the topics in the buffer; mark
+ * - Should the list run out first, top_scan_prior() continues the scan.
+ * inbuf (K, zero on entry) marks the topics in the buffer (the caller clears
+ * it); mark
  * flags the active topics. */
-static inline void top_scan(const double *e, const double *ep, const int *mark, const int *wo,
-                            const double *we, int T, int K, const int *act, int nact, int L,
-                            int *ix, double *val, const int *seed, const double *seed_e,
-                            int nseed, int *inbuf) {
+static inline int top_scan(const double *ep, const int *mark, const int *wo, const double *we,
+                           int T, int L, int *ix, double *val, const int *seed,
+                           const double *seed_e, int nseed, int *inbuf, int *stopped) {
   int m = 0;
   for (int q = 0; q < nseed; q++) {
     int k = seed[q];
@@ -177,11 +180,11 @@ static inline void top_scan(const double *e, const double *ep, const int *mark, 
     top_insert(v, k, &m, L, ix, val);
     inbuf[k] = 1;
   }
-  int stopped = 0;
+  *stopped = 0;
   for (int t = 0; t < T; t++) {
     double et = we[t];
     if (m == L && et < val[L - 1]) {
-      stopped = 1;
+      *stopped = 1;
       break;
     }
     int k = wo[t];
@@ -194,20 +197,30 @@ static inline void top_scan(const double *e, const double *ep, const int *mark, 
     top_insert(v, k, &m, L, ix, val);
     inbuf[k] = 1;
   }
-  if (!stopped && T < K) {
-    for (int a = 0; a < nact; a++) {
-      int k = act[a];
-      if (inbuf[k]) continue;
-      double v = e[k] * ep[k];
-      if (m == L) {
-        if (!better(v, k, val[L - 1], ix[L - 1])) continue;
-        inbuf[ix[L - 1]] = 0;
-      }
-      top_insert(v, k, &m, L, ix, val);
-      inbuf[k] = 1;
+  return m;
+}
+
+/* Continues top_scan() when the word's list ran out: visits the active
+ * topics by decreasing ep (ord) and stops when ep * e_bound cannot beat the
+ * L-th best, e_bound = the smallest e of the list, which bounds the e of
+ * every topic outside it (those inside were all visited already). */
+static inline int top_scan_prior(const double *e, const double *ep, const int *ord, int nact,
+                                 double e_bound, int L, int *ix, double *val, int m,
+                                 int *inbuf) {
+  for (int a = 0; a < nact; a++) {
+    int k = ord[a];
+    double epk = ep[k];
+    if (m == L && epk * e_bound < val[L - 1]) break;
+    if (inbuf[k]) continue;
+    double v = e[k] * epk;
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
     }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
   }
-  for (int l = 0; l < m; l++) inbuf[ix[l]] = 0;
+  return m;
 }
 
 /* Sorts idx[0..n) by decreasing key (ties: increasing index), bottom-up
@@ -254,10 +267,20 @@ static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K,
         seed_e[nseed] = es0[l];
         seed[nseed++] = ix[l];
       }
-    int T = w->T;
-    top_scan(e, s->ep, s->mark, w->wo + (size_t)bw * T, w->we + (size_t)bw * T, T, K, s->act,
-             s->nact, L, ix, w->p, seed, seed_e, nseed, w->inbuf);
-    n = L;
+    int T = w->T, stopped;
+    const double *we = w->we + (size_t)bw * T;
+    int m = top_scan(s->ep, s->mark, w->wo + (size_t)bw * T, we, T, L, ix, w->p, seed, seed_e,
+                     nseed, w->inbuf, &stopped);
+    if (!stopped && T < K) {
+      if (!w->ord_ready) {
+        memcpy(w->ord, s->act, sizeof(int) * (size_t)s->nact);
+        sort_by_key(w->ord, s->nact, s->ep, w->ord_tmp);
+        w->ord_ready = 1;
+      }
+      m = top_scan_prior(e, s->ep, w->ord, s->nact, we[T - 1], L, ix, w->p, m, w->inbuf);
+    }
+    for (int l = 0; l < m; l++) w->inbuf[ix[l]] = 0;
+    n = m;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
     svi_select_top(w->p, s->nact, L, w->sel);
@@ -325,6 +348,7 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
+  w->ord_ready = 0; /* the prior weights changed */
   if (select == 2 && w->wo && s->nact == K) {
     /* first sweep, uniform prior: every word's top L is precomputed */
     for (int j = 0; j < d->nw; j++) {
@@ -639,6 +663,9 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));
     W[t].inbuf = (int *)R_alloc(K, sizeof(int));
+    W[t].ord = (int *)R_alloc(K, sizeof(int));
+    W[t].ord_tmp = (int *)R_alloc(K, sizeof(int));
+    W[t].ord_ready = 0;
     memset(W[t].inbuf, 0, sizeof(int) * (size_t)K);
     memset(W[t].tried, 0, sizeof(int) * (size_t)K);
   }
