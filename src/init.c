@@ -21,6 +21,14 @@ extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
 extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
+/* gibbs engine: Gibbs within SVI, left-to-right, UMass (gibbs.c) */
+extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                                SEXP);
+extern SEXP ffi_lda_global_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_gibbs_materialise(SEXP, SEXP);
+extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -37,6 +45,13 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_global_stochastic", (DL_FUNC)&ffi_lda_global_stochastic, 5},
     {"ffi_lda_global_streaming", (DL_FUNC)&ffi_lda_global_streaming, 2},
     {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
+    /* gibbs engine */
+    {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 11},
+    {"ffi_lda_global_gibbs", (DL_FUNC)&ffi_lda_global_gibbs, 5},
+    {"ffi_lda_gibbs_materialise", (DL_FUNC)&ffi_lda_gibbs_materialise, 2},
+    {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
+    {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 10},
+    {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

@@ -27,6 +27,8 @@ typedef struct {
   int ndrop;
   int *idx;   /* nw x L topics of each word (sparse only) */
   double *r;  /* nw x L responsibilities (sparse only) */
+  double *es; /* nw x L: eb of each word's current topics, kept next to idx so
+                 re-weighting reads no row of the weight table (sparse only) */
   int *nsel;  /* nw: number of topics of each word (sparse only) */
   double *Z;  /* nw: normaliser of each word's weights */
   int iters;
@@ -43,7 +45,10 @@ typedef struct {
   int T;           /* length of each word's list of topics by weight */
   const int *wo;   /* Vb x T: each batch word's T topics of largest eb */
   const double *we; /* Vb x T: their eb, decreasing */
-  int *inbuf;      /* K: zero outside top_scan() */
+  int *inbuf;      /* K: zero outside select_word() */
+  int *ord;        /* K: active topics by decreasing ep, once per sweep */
+  int *ord_tmp;    /* K: scratch of the sort */
+  int ord_ready;   /* ord is valid for the current sweep */
 } vb_work;
 
 typedef struct {
@@ -65,10 +70,12 @@ static void sol_alloc(vb_sol *s, int K, int max_nw, int Ls) {
     size_t n = (size_t)(max_nw > 0 ? max_nw : 1) * (size_t)Ls;
     s->idx = (int *)R_alloc(n, sizeof(int));
     s->r = (double *)R_alloc(n, sizeof(double));
+    s->es = (double *)R_alloc(n, sizeof(double));
     s->nsel = (int *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(int));
   } else {
     s->idx = NULL;
     s->r = NULL;
+    s->es = NULL;
     s->nsel = NULL;
   }
   memset(s->mark, 0, sizeof(int) * (size_t)K);
@@ -84,6 +91,7 @@ static void sol_copy(vb_sol *dst, const vb_sol *src, int K, int nw, int L, int d
     memcpy(dst->act, src->act, sizeof(int) * (size_t)src->nact);
     memcpy(dst->drop, src->drop, sizeof(int) * (size_t)src->ndrop);
     memcpy(dst->idx, src->idx, sizeof(int) * (size_t)nw * (size_t)L);
+    memcpy(dst->es, src->es, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->r, src->r, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->nsel, src->nsel, sizeof(int) * (size_t)nw);
   }
@@ -154,16 +162,17 @@ static inline void top_insert(double v, int k, int *m, int L, int *ix, double *v
  *   alone cannot beat the L-th best, since every ep <= 1 (prior weights are
  *   shifted so that the largest active one is 1). Words are specific to few
  *   topics, so this usually stops after a handful of candidates.
- * - Should the list run out first, every active topic is scanned.
- * inbuf (K, all zero on entry and exit) marks the topics in the buffer; mark
+ * - Should the list run out first, top_scan_prior() continues the scan.
+ * inbuf (K, zero on entry) marks the topics in the buffer (the caller clears
+ * it); mark
  * flags the active topics. */
-static inline void top_scan(const double *e, const double *ep, const int *mark, const int *wo,
-                            const double *we, int T, int K, const int *act, int nact, int L,
-                            int *ix, double *val, const int *seed, int nseed, int *inbuf) {
+static inline int top_scan(const double *ep, const int *mark, const int *wo, const double *we,
+                           int T, int L, int *ix, double *val, const int *seed,
+                           const double *seed_e, int nseed, int *inbuf, int *stopped) {
   int m = 0;
   for (int q = 0; q < nseed; q++) {
     int k = seed[q];
-    double v = e[k] * ep[k];
+    double v = seed_e[q] * ep[k];
     if (m == L) {
       if (!better(v, k, val[L - 1], ix[L - 1])) continue;
       inbuf[ix[L - 1]] = 0;
@@ -171,11 +180,11 @@ static inline void top_scan(const double *e, const double *ep, const int *mark, 
     top_insert(v, k, &m, L, ix, val);
     inbuf[k] = 1;
   }
-  int stopped = 0;
+  *stopped = 0;
   for (int t = 0; t < T; t++) {
     double et = we[t];
     if (m == L && et < val[L - 1]) {
-      stopped = 1;
+      *stopped = 1;
       break;
     }
     int k = wo[t];
@@ -188,20 +197,30 @@ static inline void top_scan(const double *e, const double *ep, const int *mark, 
     top_insert(v, k, &m, L, ix, val);
     inbuf[k] = 1;
   }
-  if (!stopped && T < K) {
-    for (int a = 0; a < nact; a++) {
-      int k = act[a];
-      if (inbuf[k]) continue;
-      double v = e[k] * ep[k];
-      if (m == L) {
-        if (!better(v, k, val[L - 1], ix[L - 1])) continue;
-        inbuf[ix[L - 1]] = 0;
-      }
-      top_insert(v, k, &m, L, ix, val);
-      inbuf[k] = 1;
+  return m;
+}
+
+/* Continues top_scan() when the word's list ran out: visits the active
+ * topics by decreasing ep (ord) and stops when ep * e_bound cannot beat the
+ * L-th best, e_bound = the smallest e of the list, which bounds the e of
+ * every topic outside it (those inside were all visited already). */
+static inline int top_scan_prior(const double *e, const double *ep, const int *ord, int nact,
+                                 double e_bound, int L, int *ix, double *val, int m,
+                                 int *inbuf) {
+  for (int a = 0; a < nact; a++) {
+    int k = ord[a];
+    double epk = ep[k];
+    if (m == L && epk * e_bound < val[L - 1]) break;
+    if (inbuf[k]) continue;
+    double v = e[k] * epk;
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
     }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
   }
-  for (int l = 0; l < m; l++) inbuf[ix[l]] = 0;
+  return m;
 }
 
 /* Sorts idx[0..n) by decreasing key (ties: increasing index), bottom-up
@@ -230,16 +249,6 @@ static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
 }
 
 #define TOP_SCAN_MAX_L 32
-#define PREFETCH_AHEAD 2
-
-static inline void svi_prefetch(const double *p) {
-#if defined(__GNUC__) || defined(__clang__)
-  __builtin_prefetch(p, 0, 1);
-#else
-  (void)p;
-#endif
-}
-
 /* Choose the top-L active topics of word j (batch word bw). */
 static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K, int L,
                                vb_work *w) {
@@ -251,12 +260,27 @@ static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K,
   } else if (L <= TOP_SCAN_MAX_L) {
     /* the word's previous topics that are still active seed the buffer */
     int seed[TOP_SCAN_MAX_L], nseed = 0;
+    double seed_e[TOP_SCAN_MAX_L];
+    const double *es0 = s->es + (size_t)j * L;
     for (int l = 0; l < s->nsel[j]; l++)
-      if (s->mark[ix[l]]) seed[nseed++] = ix[l];
-    int T = w->T;
-    top_scan(e, s->ep, s->mark, w->wo + (size_t)bw * T, w->we + (size_t)bw * T, T, K, s->act,
-             s->nact, L, ix, w->p, seed, nseed, w->inbuf);
-    n = L;
+      if (s->mark[ix[l]]) {
+        seed_e[nseed] = es0[l];
+        seed[nseed++] = ix[l];
+      }
+    int T = w->T, stopped;
+    const double *we = w->we + (size_t)bw * T;
+    int m = top_scan(s->ep, s->mark, w->wo + (size_t)bw * T, we, T, L, ix, w->p, seed, seed_e,
+                     nseed, w->inbuf, &stopped);
+    if (!stopped && T < K) {
+      if (!w->ord_ready) {
+        memcpy(w->ord, s->act, sizeof(int) * (size_t)s->nact);
+        sort_by_key(w->ord, s->nact, s->ep, w->ord_tmp);
+        w->ord_ready = 1;
+      }
+      m = top_scan_prior(e, s->ep, w->ord, s->nact, we[T - 1], L, ix, w->p, m, w->inbuf);
+    }
+    for (int l = 0; l < m; l++) w->inbuf[ix[l]] = 0;
+    n = m;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
     svi_select_top(w->p, s->nact, L, w->sel);
@@ -264,6 +288,8 @@ static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K,
     for (int l = 0; l < L; l++) ix[l] = s->act[w->sel[l]];
   }
   s->nsel[j] = n;
+  double *es = s->es + (size_t)j * L;
+  for (int l = 0; l < n; l++) es[l] = e[ix[l]];
 }
 
 /* Dot product and axpy with four partial sums / independent lanes, so the
@@ -322,10 +348,12 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
+  w->ord_ready = 0; /* the prior weights changed */
   if (select == 2 && w->wo && s->nact == K) {
     /* first sweep, uniform prior: every word's top L is precomputed */
     for (int j = 0; j < d->nw; j++) {
       memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * w->T, sizeof(int) * (size_t)L);
+      memcpy(s->es + (size_t)j * L, w->we + (size_t)d->w[j] * w->T, sizeof(double) * (size_t)L);
       s->nsel[j] = L;
     }
     select = 0;
@@ -334,35 +362,24 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     const double *e = eb + (size_t)d->w[j] * K;
     int *ix = s->idx + (size_t)j * L;
     double *rr = s->r + (size_t)j * L;
-    if (j + PREFETCH_AHEAD < d->nw) {
-      /* the weights of a word a few ahead: its whole row when selecting (read
-       * in prior order, which defeats the hardware prefetcher), else its
-       * current topics */
-      int jn = j + PREFETCH_AHEAD;
-      const double *en = eb + (size_t)d->w[jn] * K;
-      if (select) {
-        const int *won = w->wo ? w->wo + (size_t)d->w[jn] * w->T : NULL;
-        int np = won ? (w->T < 2 * L ? w->T : 2 * L) : 0;
-        for (int t = 0; t < np; t++) svi_prefetch(en + won[t]);
-      } else {
-        const int *ixn = s->idx + (size_t)jn * L;
-        for (int l = 0; l < s->nsel[jn]; l++) svi_prefetch(en + ixn[l]);
-      }
-    }
+    double *es = s->es + (size_t)j * L;
     if (select) {
       select_word(s, j, d->w[j], e, K, L, w);
     } else {
       /* re-weight the current topics, keeping only active ones */
       int n = 0;
       for (int l = 0; l < s->nsel[j]; l++)
-        if (s->mark[ix[l]]) ix[n++] = ix[l];
+        if (s->mark[ix[l]]) {
+          es[n] = es[l];
+          ix[n++] = ix[l];
+        }
       s->nsel[j] = n;
       if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
     }
     int n = s->nsel[j];
     double Z = 0;
     for (int l = 0; l < n; l++) {
-      rr[l] = e[ix[l]] * s->ep[ix[l]];
+      rr[l] = es[l] * s->ep[ix[l]];
       Z += rr[l];
     }
     if (!(Z > 0)) Z = INFINITY;
@@ -646,6 +663,9 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));
     W[t].inbuf = (int *)R_alloc(K, sizeof(int));
+    W[t].ord = (int *)R_alloc(K, sizeof(int));
+    W[t].ord_tmp = (int *)R_alloc(K, sizeof(int));
+    W[t].ord_ready = 0;
     memset(W[t].inbuf, 0, sizeof(int) * (size_t)K);
     memset(W[t].tried, 0, sizeof(int) * (size_t)K);
   }
