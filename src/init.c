@@ -11,6 +11,10 @@ extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_has_openmp(void);
 /* document-term layer (dtm.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
+/* SCVB0 engine (cvb0.c) */
+extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP);
+extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -18,6 +22,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
+    /* SCVB0 engine */
+    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 11},
+    {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 9},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {
