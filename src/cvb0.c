@@ -65,29 +65,31 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   double *inv_tot = inv_totals(lambda, tot, K, V);
 
   /* distinct words of the batch and their columns */
-  int *col_of = NULL, U = 0;
-  SEXP words = PROTECT(Rf_allocVector(INTSXP, 0));
+  int *col_of = (int *)R_alloc(V, sizeof(int)), U = 0;
+  for (int v = 0; v < V; v++) col_of[v] = -1;
+  const R_xlen_t nnz = XLENGTH(term);
+  for (R_xlen_t e = 0; e < nnz; e++) col_of[x.term[e]] = 0;
+  for (int v = 0; v < V; v++)
+    if (col_of[v] == 0) col_of[v] = U++;
+  SEXP words = PROTECT(Rf_allocVector(INTSXP, want ? U : 0));
   n_prot++;
-  if (want) {
-    col_of = (int *)R_alloc(V, sizeof(int));
-    for (int v = 0; v < V; v++) col_of[v] = -1;
-    const R_xlen_t nnz = XLENGTH(term);
-    for (R_xlen_t e = 0; e < nnz; e++) col_of[x.term[e]] = 0;
-    for (int v = 0; v < V; v++)
-      if (col_of[v] == 0) col_of[v] = U++ + 1;
-    words = PROTECT(Rf_allocVector(INTSXP, U));
-    n_prot++;
-    for (int v = 0; v < V; v++)
-      if (col_of[v] > 0) {
-        col_of[v]--;
-        INTEGER(words)[col_of[v]] = v;
-      } else {
-        col_of[v] = -1;
-      }
-  }
   if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
       (double)K * (double)U > (double)R_XLEN_T_MAX)
     Rf_error("internal error: SCVB0 output too large");
+  /* P = lambda / tot over the batch's words (topics are frozen in a batch) */
+  double *P = (double *)R_alloc((size_t)K * (U > 0 ? U : 1), sizeof(double));
+  {
+    const double *lam = REAL(lambda);
+    int u = 0;
+    for (int v = 0; v < V; v++) {
+      if (col_of[v] < 0) continue;
+      if (want) INTEGER(words)[u] = v;
+      const double *src = lam + (R_xlen_t)v * K;
+      double *dst = P + (R_xlen_t)u * K;
+      for (int k = 0; k < K; k++) dst[k] = src[k] * inv_tot[k];
+      u++;
+    }
+  }
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
   SEXP summary = PROTECT(Rf_allocMatrix(REALSXP, K, want ? U : 0));
@@ -107,12 +109,12 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
     if (e > max_block) max_block = e;
   }
   double *tables = (double *)R_alloc(cvb0_scratch_size(&x, &cs), sizeof(double));
-  double *g_all = (double *)R_alloc((size_t)threads * K, sizeof(double));
+  double *g_all = (double *)R_alloc((size_t)threads * 2 * K, sizeof(double));
   int *order_all = (int *)R_alloc((size_t)threads * mt, sizeof(int));
   double *ebuf = NULL;
   svi_len ebuf_len = 0;
-  if (want) {
-    const svi_len all = (svi_len)XLENGTH(term) * K;
+  if (want && threads > 1) {
+    const svi_len all = (svi_len)nnz * K;
     ebuf_len = max_block * K;
     if (ebuf_len < CVB0_EBUF_CAP) ebuf_len = CVB0_EBUF_CAP;
     if (ebuf_len > all) ebuf_len = all;
@@ -120,7 +122,7 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
     ebuf = (double *)R_alloc(ebuf_len, sizeof(double));
   }
 
-  cvb0_local(&x, REAL(lambda), inv_tot, &cs, sd, sb, threads, REAL(theta), col_of, U,
+  cvb0_local(&x, P, col_of, U, &cs, sd, sb, threads, REAL(theta),
              want ? REAL(summary) : NULL, ebuf, ebuf_len, tables, g_all, order_all);
 
   const char *names[] = {"theta", "words", "summary"};

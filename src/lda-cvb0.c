@@ -39,12 +39,137 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
   }
 }
 
-/* One document. theta (K) receives NTheta_d; g (K) and order (n_d) are
- * scratch; acc, when not NULL, receives the last pass's m gamma per distinct
- * word in the document's stored order (entry-major, K per entry). */
-static void cvb0_doc(const svi_dtm *x, int d, const double *lambda, const double *inv_tot,
+/* The two inner loops of a token-type update, over the K topics. They are
+ * written with GCC/Clang vector extensions (two lanes of two doubles, plain
+ * SSE2 on x86-64), with a scalar fallback that adds in exactly the same
+ * order; the sums therefore do not depend on the compiler's vectoriser. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CVB0_VEC 1
+typedef double cvb0_v2 __attribute__((vector_size(16)));
+static inline cvb0_v2 v2_load(const double *p) {
+  cvb0_v2 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void v2_store(double *p, cvb0_v2 v) { memcpy(p, &v, sizeof v); }
+#endif
+
+/* g_k = p_k (theta_k + alpha); returns sum_k g_k. */
+static inline double cvb0_gamma(int K, const double *restrict p, const double *restrict th,
+                                double alpha, double *restrict g) {
+  int k = 0;
+  double s;
+#ifdef CVB0_VEC
+  const cvb0_v2 al = {alpha, alpha};
+  cvb0_v2 a0 = {0.0, 0.0}, a1 = {0.0, 0.0};
+  for (; k + 4 <= K; k += 4) {
+    cvb0_v2 g0 = v2_load(p + k) * (v2_load(th + k) + al);
+    cvb0_v2 g1 = v2_load(p + k + 2) * (v2_load(th + k + 2) + al);
+    v2_store(g + k, g0);
+    v2_store(g + k + 2, g1);
+    a0 += g0;
+    a1 += g1;
+  }
+  cvb0_v2 a = a0 + a1;
+  s = a[0] + a[1];
+#else
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  for (; k + 4 <= K; k += 4) {
+    g[k] = p[k] * (th[k] + alpha);
+    g[k + 1] = p[k + 1] * (th[k + 1] + alpha);
+    g[k + 2] = p[k + 2] * (th[k + 2] + alpha);
+    g[k + 3] = p[k + 3] * (th[k + 3] + alpha);
+    s0 += g[k];
+    s1 += g[k + 1];
+    s2 += g[k + 2];
+    s3 += g[k + 3];
+  }
+  s = (s0 + s2) + (s1 + s3);
+#endif
+  for (; k < K; k++) {
+    g[k] = p[k] * (th[k] + alpha);
+    s += g[k];
+  }
+  return s;
+}
+
+/* theta <- decay theta + c g, then the next word's g from the new theta;
+ * returns the next word's sum_k g_k. */
+static inline double cvb0_step_gamma(int K, const double *restrict pn, double *restrict th,
+                                     double decay, double c, double alpha,
+                                     double *restrict g) {
+  int k = 0;
+  double s;
+#ifdef CVB0_VEC
+  const cvb0_v2 al = {alpha, alpha}, de = {decay, decay}, cc = {c, c};
+  cvb0_v2 a0 = {0.0, 0.0}, a1 = {0.0, 0.0};
+  for (; k + 4 <= K; k += 4) {
+    cvb0_v2 t0 = de * v2_load(th + k) + cc * v2_load(g + k);
+    cvb0_v2 t1 = de * v2_load(th + k + 2) + cc * v2_load(g + k + 2);
+    v2_store(th + k, t0);
+    v2_store(th + k + 2, t1);
+    cvb0_v2 g0 = v2_load(pn + k) * (t0 + al);
+    cvb0_v2 g1 = v2_load(pn + k + 2) * (t1 + al);
+    v2_store(g + k, g0);
+    v2_store(g + k + 2, g1);
+    a0 += g0;
+    a1 += g1;
+  }
+  cvb0_v2 a = a0 + a1;
+  s = a[0] + a[1];
+#else
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  for (; k + 4 <= K; k += 4) {
+    for (int i = 0; i < 4; i++) {
+      double t0 = decay * th[k + i] + c * g[k + i];
+      th[k + i] = t0;
+      g[k + i] = pn[k + i] * (t0 + alpha);
+    }
+    s0 += g[k];
+    s1 += g[k + 1];
+    s2 += g[k + 2];
+    s3 += g[k + 3];
+  }
+  s = (s0 + s2) + (s1 + s3);
+#endif
+  for (; k < K; k++) {
+    double t0 = decay * th[k] + c * g[k];
+    th[k] = t0;
+    g[k] = pn[k] * (t0 + alpha);
+    s += g[k];
+  }
+  return s;
+}
+
+/* a = w g and dst += a, as separate loops (no contraction across them, so
+ * adding here or later from a buffer gives the same bits). */
+static inline void cvb0_scale(int K, double w, const double *restrict g,
+                              double *restrict a) {
+  int k = 0;
+#ifdef CVB0_VEC
+  const cvb0_v2 ww = {w, w};
+  for (; k + 2 <= K; k += 2) v2_store(a + k, ww * v2_load(g + k));
+#endif
+  for (; k < K; k++) a[k] = w * g[k];
+}
+static inline void cvb0_add(int K, const double *restrict a, double *restrict dst) {
+  int k = 0;
+#ifdef CVB0_VEC
+  for (; k + 2 <= K; k += 2) v2_store(dst + k, v2_load(dst + k) + v2_load(a + k));
+#endif
+  for (; k < K; k++) dst[k] += a[k];
+}
+
+/* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
+ * of column u = col_of[v]. theta (K) receives NTheta_d; g (K) and order
+ * (n_d) are scratch. With acc not NULL, the last pass writes m gamma of the
+ * j-th distinct word to acc + j K (the document's stored order); with sum
+ * not NULL (one thread) it adds m gamma of each word to column col_of[v] of
+ * sum instead, through g2 (K scratch), in the same order and arithmetic. */
+static void cvb0_doc(const svi_dtm *x, int d, const double *P, const int *col_of,
                      const cvb0_settings *cs, const double *rho, const double *log1m,
-                     svi_rng *r, double *theta, double *g, int *order, double *acc) {
+                     svi_rng *r, double *theta, double *g, double *g2, int *order,
+                     double *acc, double *sum) {
   const int K = cs->K;
   const double alpha = cs->alpha;
   const int start = x->doc_ptr[d], n = x->doc_ptr[d + 1] - start;
@@ -79,27 +204,23 @@ static void cvb0_doc(const svi_dtm *x, int d, const double *lambda, const double
         order[jj] = tmp;
       }
     }
+    double s = cvb0_gamma(K, P + (svi_len)col_of[term[order[0]]] * K, theta, alpha, g);
     for (int jo = 0; jo < n; jo++) {
       const int j = order[jo];
       const double m = cnt[j];
-      const double *lam = lambda + (svi_len)term[j] * K;
-      double s = 0.0;
-#pragma omp simd reduction(+ : s)
-      for (int k = 0; k < K; k++) {
-        double gk = lam[k] * inv_tot[k] * (theta[k] + alpha);
-        g[k] = gk;
-        s += gk;
-      }
       const double decay = (m == 1.0) ? 1.0 - rho[t] : exp(m * log1m[t]);
       t++;
       const double c = Nd * (1.0 - decay) / s;
-#pragma omp simd
-      for (int k = 0; k < K; k++) theta[k] = decay * theta[k] + c * g[k];
-      if (last && acc) {
-        const double w = m / s;
-        double *a = acc + (svi_len)j * K;
-#pragma omp simd
-        for (int k = 0; k < K; k++) a[k] = w * g[k];
+      if (last && (acc || sum)) {
+        double *a = acc ? acc + (svi_len)j * K : g2;
+        cvb0_scale(K, m / s, g, a);
+        if (!acc) cvb0_add(K, g2, sum + (svi_len)col_of[term[j]] * K);
+      }
+      if (jo + 1 < n) {
+        const double *pn = P + (svi_len)col_of[term[order[jo + 1]]] * K;
+        s = cvb0_step_gamma(K, pn, theta, decay, c, alpha, g);
+      } else {
+        for (int k = 0; k < K; k++) theta[k] = decay * theta[k] + c * g[k];
       }
     }
   }
@@ -122,20 +243,22 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
 
 /* The local step over a minibatch (or the fold-in when summary is NULL).
  *
- * theta: K x D output (NTheta per document). summary: K x U output (zeroed
- * here) over the U distinct words of the batch, col_of[v] the column of word
- * v (or -1). The summary is reduced in document order whatever the thread
- * count: blocks run in parallel writing per-entry values into ebuf, then
- * each thread adds the entries of its own range of columns, scanning the
- * entries in document order. Chunks of blocks bound the size of ebuf
- * (ebuf_len doubles, at least K times the largest block's entries).
+ * P: K x U, lambda_kv / tot_k for the U distinct words of the batch, col_of[v]
+ * the column of word v (or -1). theta: K x D output (NTheta per document).
+ * summary: K x U output (zeroed here). The summary is reduced in document
+ * order whatever the thread count: with one thread each document adds
+ * straight into it; with more, blocks run in parallel writing per-entry
+ * values into ebuf, then each thread adds the entries of its own range of
+ * columns, scanning the entries in document order. Chunks of blocks bound
+ * the size of ebuf (ebuf_len doubles, at least K times the largest block's
+ * entries).
  *
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
- * g (threads * K), order (threads * max types). */
-void cvb0_local(const svi_dtm *x, const double *lambda, const double *inv_tot,
+ * g_all (threads * 2 K), order_all (threads * max types). */
+void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
-                double *theta, const int *col_of, int U, double *summary, double *ebuf,
-                svi_len ebuf_len, double *tables, double *g_all, int *order_all) {
+                double *theta, double *summary, double *ebuf, svi_len ebuf_len,
+                double *tables, double *g_all, int *order_all) {
   const int K = cs->K;
   const int mt = max_doc_types(x);
   const int T = (mt + 1) * cs->passes;
@@ -143,14 +266,14 @@ void cvb0_local(const svi_dtm *x, const double *lambda, const double *inv_tot,
   cvb0_step_table(cs, T, rho, log1m);
   const svi_len nb = svi_n_blocks(x->D);
   if (summary) memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
-  (void)threads;
+  const int direct = (threads <= 1);
 
   svi_len b0 = 0;
   while (b0 < nb) {
     /* this chunk: blocks b0 .. b1-1, with entries e0 .. e1-1 */
     svi_len b1 = b0 + 1;
     const svi_len e0 = x->doc_ptr[b0 * SVI_BLOCK];
-    if (summary) {
+    if (summary && !direct) {
       while (b1 < nb) {
         svi_len dend = (b1 + 1) * SVI_BLOCK;
         if (dend > x->D) dend = x->D;
@@ -169,20 +292,21 @@ void cvb0_local(const svi_dtm *x, const double *lambda, const double *inv_tot,
 #endif
     for (svi_len b = b0; b < b1; b++) {
       const int tid = svi_thread_id();
-      double *g = g_all + (svi_len)tid * K;
+      double *g = g_all + (svi_len)tid * 2 * K;
       int *order = order_all + (svi_len)tid * (mt > 0 ? mt : 1);
       svi_rng r;
       svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)b);
       int dend = (int)((b + 1) * SVI_BLOCK);
       if (dend > x->D) dend = x->D;
       for (int d = (int)(b * SVI_BLOCK); d < dend; d++) {
-        double *acc = summary ? ebuf + (svi_len)(x->doc_ptr[d] - e0) * K : NULL;
-        cvb0_doc(x, d, lambda, inv_tot, cs, rho, log1m, &r, theta + (svi_len)d * K, g,
-                 order, acc);
+        double *acc =
+            (summary && !direct) ? ebuf + (svi_len)(x->doc_ptr[d] - e0) * K : NULL;
+        cvb0_doc(x, d, P, col_of, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K,
+                 order, acc, (summary && direct) ? summary : NULL);
       }
     }
 
-    if (summary) {
+    if (summary && !direct) {
       /* reduce: thread i owns columns [U i / n, U (i + 1) / n) */
       int nthr = threads;
       if (nthr > U) nthr = U;
@@ -197,8 +321,7 @@ void cvb0_local(const svi_dtm *x, const double *lambda, const double *inv_tot,
           const int u = col_of[x->term[e]];
           if (u < ua || u >= ub) continue;
           double *dst = summary + (svi_len)u * K;
-          const double *src = ebuf + (e - e0) * K;
-          for (int k = 0; k < K; k++) dst[k] += src[k];
+          cvb0_add(K, ebuf + (e - e0) * K, dst);
         }
       }
     }
