@@ -15,6 +15,14 @@ extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* LDA engine: vb local step, global steps, completion (lda.c) */
+extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP);
+extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
+extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -25,6 +33,13 @@ static const R_CallMethodDef call_methods[] = {
     /* SCVB0 engine */
     {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 11},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 9},
+    /* LDA engine */
+    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
+    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
+    {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
+    {"ffi_lda_global_stochastic", (DL_FUNC)&ffi_lda_global_stochastic, 5},
+    {"ffi_lda_global_streaming", (DL_FUNC)&ffi_lda_global_streaming, 2},
+    {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {
