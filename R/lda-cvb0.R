@@ -51,6 +51,36 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
                       doc_kappa = 0.9, burnin = 1L, shuffle = TRUE,
                       infer_passes = 10L)
 
+# Resolves SCVB0's settings once, when fit_lda() builds its control list
+# (fit_lda() calls lda_<local>_control()). The paper's topic schedule
+# (tau = 1000, kappa = 0.9) and minibatches of 100 documents replace the
+# loop's generic defaults unless the caller of fit_lda() gave them; the
+# corpus token count C is recorded for the C / |M| scaling; the global step
+# is SCVB0's own (lda_global_cvb0).
+lda_cvb0_control <- function(control, call = caller_call()) {
+  env <- parent.frame()
+  fcall <- get0("call", envir = env, inherits = FALSE)
+  given <- if (is.call(fcall)) names(as.list(fcall)) else character(0)
+  if (!"tau" %in% given) control$tau <- cvb0_defaults$tau
+  if (!"kappa" %in% given) control$kappa <- cvb0_defaults$kappa
+  if (!any(c("n_batches", "batch_size") %in% given)) {
+    bs <- as.integer(min(cvb0_defaults$batch_size, control$n_docs))
+    control$batch_size <- bs
+    control$n_batches <- as.integer(ceiling(control$n_docs / bs))
+  }
+  x <- get0("x", envir = env, inherits = FALSE)
+  if (inherits(x, "sparsevi_dtm")) control$n_tokens <- sum(x$count)
+  for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {
+    if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
+  }
+  cvb0_settings(control, call = call)
+  control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
+  control$infer_passes <- check_count(control$infer_passes, "infer_passes", min = 1,
+                                      max = 1000, call = call)
+  control$global_fun <- "cvb0"
+  control
+}
+
 # Settings of the document update as the 6 doubles the C glue reads:
 # alpha, doc_s, doc_tau, doc_kappa, passes, shuffle.
 cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
@@ -112,13 +142,17 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
        stats = list(tokens = sum(batch$count)))
 }
 
-# Corpus token count C for the C / |M| scaling.
-cvb0_corpus_tokens <- function(state, control) {
-  for (v in list(control$n_tokens, state$n_tokens, control$corpus_tokens)) {
+# Corpus token count C for the C / |M| scaling: recorded by
+# lda_cvb0_control(), else carried in the state; as a last resort estimated
+# from the tokens per document seen so far times the number of documents.
+cvb0_corpus_tokens <- function(state, control, res) {
+  for (v in list(state$n_tokens, control$n_tokens)) {
     if (!is.null(v)) return(as.double(v))
   }
-  abort("internal error: the SCVB0 global step needs the corpus token count (`n_tokens` in the state or control).",
-        "internal")
+  docs <- ncol(res$doc_topic)
+  tokens <- res$stats$tokens
+  if (!is.null(control$n_docs) && docs > 0) return(control$n_docs * tokens / docs)
+  abort("internal error: the SCVB0 global step needs the corpus token count.", "internal")
 }
 
 # Global step of SCVB0 (eqs. 7-8): with lambda = eta + NPhi and tot = NZ + V eta,
@@ -131,7 +165,8 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
     if (is.null(v)) cvb0_defaults[[name]] else v
   }
   t <- if (is.null(state$t)) 0 else state$t
-  rho <- min(1, get("s") * (get("tau") + t)^(-get("kappa")))
+  s <- if (is.null(control$step_scale)) cvb0_defaults$s else control$step_scale
+  rho <- min(1, s * (get("tau") + t)^(-get("kappa")))
   eta <- get("eta")
   lambda <- state$lambda
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
@@ -141,14 +176,14 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
   }
   tokens <- res$stats$tokens
   if (is.null(tokens)) tokens <- sum(S@x)
-  scale <- if (tokens > 0) cvb0_corpus_tokens(state, control) / tokens else 0
+  scale <- if (tokens > 0) cvb0_corpus_tokens(state, control, res) / tokens else 0
   tot <- cvb0_totals(state)
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
   out <- .Call(ffi_lda_global_cvb0, lambda, as.double(tot), eta, rho, scale,
                S@p, S@i, S@x, threads)
   state$lambda <- out$lambda
-  state$t <- t + 1
+  state$t <- t + 1L
   state$tot <- out$tot
   state$tot_t <- state$t
   state$rho <- rho

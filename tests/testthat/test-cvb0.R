@@ -14,7 +14,7 @@ cvb0_loop <- function(x, K, passes, batch_size = 50, seed = c(0, 7), threads = 1
   rng <- uniform_source(init_seed)
   state <- list(lambda = matrix(0.01 + rng(K * V), K, V), t = 0,
                 n_tokens = sum(x$count))
-  control <- list(alpha = 0.1, eta = 0.01, s = 1, tau = 10, kappa = 0.6,
+  control <- list(alpha = 0.1, eta = 0.01, step_scale = 1, tau = 10, kappa = 0.6,
                   threads = threads)
   D <- nrow(x)
   batches <- split(seq_len(D), ceiling(seq_len(D) / batch_size))
@@ -147,4 +147,76 @@ test_that("bad SCVB0 settings raise classed errors", {
   fit <- list(topic_word = f$lambda / rowSums(f$lambda), alpha = 0.1, control = list())
   expect_error(sparsevi:::lda_infer_cvb0(fit, f$x, list(infer_passes = 0), c(0, 1), 1L),
                class = "sparsevi_error_argument")
+})
+
+# greedy matching of true to fitted topics; the largest L1 distance
+cvb0_worst_match <- function(truth, fitted) {
+  K <- nrow(truth)
+  dist <- as.matrix(stats::dist(rbind(truth, fitted), method = "manhattan"))[
+    seq_len(K), K + seq_len(nrow(fitted))]
+  worst <- 0
+  for (i in seq_len(K)) {
+    ij <- which(dist == min(dist), arr.ind = TRUE)[1, ]
+    worst <- max(worst, dist[ij[1], ij[2]])
+    dist[ij[1], ] <- Inf
+    dist[, ij[2]] <- Inf
+  }
+  worst
+}
+
+test_that("fit_lda(local = 'cvb0') uses the paper's defaults and recovers planted topics", {
+  sim <- simulate_lda(D = 400, V = 60, K = 4, doc_length = 80, seed = 21)
+  fit <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 10, seed = 1, progress = FALSE)
+  expect_s3_class(fit, "sparsevi_lda")
+  expect_identical(fit$global, "stochastic")
+  expect_equal(c(fit$alpha, fit$eta, fit$control$tau, fit$control$kappa,
+                 fit$control$step_scale), c(0.1, 0.01, 1000, 0.9, 10))
+  expect_identical(fit$control$batch_size, 100L)
+  expect_identical(fit$control$burnin, 1L)
+  expect_equal(fit$control$n_tokens, sum(sim$dtm$count))
+  expect_equal(fit$state$t, 40L)
+  # NZ + V eta tracked by eq. 8 equals the row sums of NPhi + eta
+  expect_equal(fit$state$tot, rowSums(fit$state$lambda), tolerance = 1e-10)
+  expect_lt(cvb0_worst_match(sim$topic_word, fit$topic_word), 0.2)
+  # user-given schedule and minibatches win over the engine defaults
+  fit2 <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 1, tau = 10, kappa = 0.7,
+                  batch_size = 50, burnin = 0, seed = 1, progress = FALSE)
+  expect_equal(c(fit2$control$tau, fit2$control$kappa), c(10, 0.7))
+  expect_identical(fit2$control$n_batches, 8L)
+  expect_identical(fit2$control$burnin, 0L)
+})
+
+test_that("SCVB0 fits are reproducible, thread-independent and survive saveRDS", {
+  sim <- simulate_lda(D = 300, V = 50, K = 3, doc_length = 50, seed = 4)
+  args <- list(sim$dtm, K = 3, local = "cvb0", passes = 2, batch_size = 150,
+               progress = FALSE)
+  a <- do.call(fit_lda, c(args, seed = 9, threads = 1))
+  b <- do.call(fit_lda, c(args, seed = 9, threads = 1))
+  c2 <- do.call(fit_lda, c(args, seed = 9, threads = 2))
+  d <- do.call(fit_lda, c(args, seed = 10, threads = 1))
+  expect_identical(a$topic_word, b$topic_word)
+  expect_identical(a$topic_word, c2$topic_word)
+  expect_false(isTRUE(all.equal(a$topic_word, d$topic_word)))
+  path <- tempfile(fileext = ".rds")
+  saveRDS(a, path)
+  r <- readRDS(path)
+  unlink(path)
+  expect_identical(r$topic_word, a$topic_word)
+  p1 <- predict(a, sim$dtm[1:5, ], method = "cvb0", seed = 1)
+  expect_identical(predict(r, sim$dtm[1:5, ], method = "cvb0", seed = 1), p1)
+  expect_equal(unname(rowSums(p1)), rep(1, 5), tolerance = 1e-12)
+  # continuing training works from the restored fit
+  u <- update(r, sim$dtm, passes = 1, progress = FALSE)
+  expect_equal(nrow(u$trace), 3L)
+  expect_equal(u$state$tot, rowSums(u$state$lambda), tolerance = 1e-10)
+})
+
+test_that("fit_lda(local = 'cvb0') rejects bad engine controls with classed errors", {
+  sim <- simulate_lda(D = 20, V = 20, K = 2, doc_length = 20, seed = 1)
+  expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", burnin = 1.5, progress = FALSE),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", doc_tau = -1, progress = FALSE),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", global = "memoized",
+                       progress = FALSE), class = "sparsevi_error_engine")
 })
