@@ -73,7 +73,7 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
   }
-  cvb0_settings(control, call = call)
+  control$cvb0_settings <- cvb0_settings(control, call = call)
   control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
   control$infer_passes <- check_count(control$infer_passes, "infer_passes", min = 1,
                                       max = 1000, call = call)
@@ -111,14 +111,23 @@ cvb0_totals <- function(state) {
   if (!is.null(state$tot) && identical(state$tot_t, state$t)) state$tot else NULL
 }
 
-# The dgCMatrix K x V holding the K x U block `summary` in columns `words`
-# (0-based, increasing).
-cvb0_summary_matrix <- function(summary, words, K, V) {
-  U <- length(words)
-  nper <- integer(V)
-  nper[words + 1L] <- K
-  methods::new("dgCMatrix", i = rep.int(seq.int(0L, K - 1L), U),
-               p = c(0L, cumsum(nper)), x = as.vector(summary), Dim = c(K, V))
+# The K x V dgCMatrix with the slots the C glue built (K entries per word of
+# the batch). The slots are set directly on an empty dgCMatrix: they are
+# valid by construction, and validating them per minibatch would cost more
+# than the local step on small minibatches.
+cvb0_summary_matrix <- function(res, K, V) {
+  S <- cvb0_empty_dgc()
+  attr(S, "i") <- res$i
+  attr(S, "p") <- res$p
+  attr(S, "x") <- res$x
+  attr(S, "Dim") <- c(as.integer(K), as.integer(V))
+  S
+}
+
+cvb0_cache <- new.env(parent = emptyenv())
+cvb0_empty_dgc <- function() {
+  if (is.null(cvb0_cache$dgc)) cvb0_cache$dgc <- methods::new("dgCMatrix")
+  cvb0_cache$dgc
 }
 
 # First random stream of a batch: 2^20 streams per global update t.
@@ -129,7 +138,8 @@ cvb0_stream_base <- function(state) {
 
 # Local step of SCVB0 over one minibatch.
 lda_local_cvb0 <- function(batch, state, control, seed, threads) {
-  settings <- cvb0_settings(control)
+  settings <- control$cvb0_settings
+  if (is.null(settings)) settings <- cvb0_settings(control)
   lambda <- state$lambda
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
   K <- nrow(lambda)
@@ -137,7 +147,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
                lambda, cvb0_totals(state), settings, seed, cvb0_stream_base(state),
                as.integer(threads), TRUE)
-  list(summary = cvb0_summary_matrix(res$summary, res$words, K, V),
+  list(summary = cvb0_summary_matrix(res, K, V),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))
 }

@@ -48,7 +48,8 @@ static double *inv_totals(SEXP lambda, SEXP tot, int K, int V) {
 
 /* Local step (want_summary TRUE) or fold-in (FALSE) of SCVB0.
  * Returns list(theta = K x D NTheta, words = 0-based distinct words of the
- * batch (increasing), summary = K x U sum of m gamma over the last pass). */
+ * batch (increasing), and the slots x, i, p of the K x V dgCMatrix summary:
+ * the sum of m gamma over the last pass, K entries per word of the batch). */
 SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambda,
                         SEXP tot, SEXP settings, SEXP seed, SEXP stream_base,
                         SEXP threads_, SEXP want_summary) {
@@ -92,8 +93,22 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   }
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
-  SEXP summary = PROTECT(Rf_allocMatrix(REALSXP, K, want ? U : 0));
+  /* the summary as the slots of a K x V dgCMatrix: x (K per batch word), i, p */
+  SEXP summary = PROTECT(Rf_allocVector(REALSXP, want ? (R_xlen_t)K * U : 0));
   n_prot++;
+  SEXP s_i = PROTECT(Rf_allocVector(INTSXP, want ? (R_xlen_t)K * U : 0));
+  n_prot++;
+  SEXP s_p = PROTECT(Rf_allocVector(INTSXP, want ? (R_xlen_t)V + 1 : 0));
+  n_prot++;
+  if (want) {
+    if ((double)K * (double)U > 2147483647.0)
+      Rf_error("internal error: SCVB0 summary has more than 2^31 entries");
+    int *pi = INTEGER(s_i), *pp = INTEGER(s_p);
+    for (int u = 0; u < U; u++)
+      for (int k = 0; k < K; k++) pi[(R_xlen_t)u * K + k] = k;
+    pp[0] = 0;
+    for (int v = 0; v < V; v++) pp[v + 1] = pp[v] + (col_of[v] >= 0 ? K : 0);
+  }
 
   /* scratch */
   int mt = 1;
@@ -125,12 +140,14 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   cvb0_local(&x, P, col_of, U, &cs, sd, sb, threads, REAL(theta),
              want ? REAL(summary) : NULL, ebuf, ebuf_len, tables, g_all, order_all);
 
-  const char *names[] = {"theta", "words", "summary"};
-  SEXP out = PROTECT(svi_named_list(3, names));
+  const char *names[] = {"theta", "words", "x", "i", "p"};
+  SEXP out = PROTECT(svi_named_list(5, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, theta);
   SET_VECTOR_ELT(out, 1, words);
   SET_VECTOR_ELT(out, 2, summary);
+  SET_VECTOR_ELT(out, 3, s_i);
+  SET_VECTOR_ELT(out, 4, s_p);
   UNPROTECT(n_prot);
   return out;
 }
