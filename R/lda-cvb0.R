@@ -5,7 +5,7 @@
 #' Stochastic collapsed variational Bayes (SCVB0) for LDA
 #'
 #' `fit_lda(x, K, local = "cvb0", global = "stochastic")` runs SCVB0
-#' (Foulds, Boyd, DuBois, Welling and Smyth 2013, Algorithm 2 with the
+#' (Foulds, Boyles, DuBois, Smyth and Welling 2013, Algorithm 2 with the
 #' clumping of eq. 9). Each document keeps its own topic counts
 #' \eqn{N^\Theta_d}, updated word type by word type with the document step
 #' size \eqn{\rho^\Theta_t = s_d (\tau_d + t)^{-\kappa_d}}; after `burnin`
@@ -27,22 +27,30 @@
 #' * `infer_passes`: passes over a new document in
 #'   `predict(fit, newdata, method = "cvb0")`, from 1 to 1000, default 10.
 #'
+#' Where the paper leaves a choice open: each document's \eqn{N^\Theta_d}
+#' starts at a random point (\eqn{N_d} times uniform draws, normalised); the
+#' document step counter \eqn{t} counts the word-type (clumped) updates of
+#' the document, continuing from the burn-in passes into the last pass; the
+#' corpus size \eqn{C} is the token count of the corpus given to
+#' [fit_lda()]. The fold-in of `predict(..., method = "cvb0")` runs the same
+#' document updates with the topics frozen at `topic_word` and returns
+#' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}.
+#'
 #' Defaults of the topic schedule and priors follow the paper: minibatches of
 #' 100 documents, `s = 10`, `tau = 1000`, `kappa = 0.9`, `alpha = 0.1`,
 #' `eta = 0.01`. Random streams belong to blocks of 64 documents, so the fit
 #' depends on `seed` and not on `threads`.
 #'
 #' @name scvb0
-#' @references Foulds, J., Boyd, L., DuBois, C., Smyth, P. and Welling, M.
+#' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.
 #'   (2013). Stochastic collapsed variational Bayesian inference for latent
 #'   Dirichlet allocation. *KDD*.
 #' @examples
 #' sim <- simulate_lda(D = 200, V = 100, K = 3, doc_length = 60, seed = 1)
-#' if (exists("fit_lda")) {
-#'   fit <- fit_lda(sim$dtm, K = 3, local = "cvb0", global = "stochastic",
-#'                  passes = 5, seed = 1, threads = 1, progress = FALSE)
-#'   round(predict(fit, sim$dtm[1:3, ], method = "cvb0"), 2)
-#' }
+#' fit <- fit_lda(sim$dtm, K = 3, local = "cvb0", global = "stochastic",
+#'                passes = 5, seed = 1, threads = 1, progress = FALSE)
+#' terms(fit, 5)
+#' round(predict(fit, sim$dtm[1:3, ], method = "cvb0", seed = 1), 2)
 NULL
 
 # Engine defaults (the paper's).

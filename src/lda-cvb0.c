@@ -1,5 +1,5 @@
-/* Stochastic collapsed variational Bayes for LDA, SCVB0 (Foulds, Boyd,
- * DuBois, Welling & Smyth 2013, Algorithm 2 with clumping, eq. 9).
+/* Stochastic collapsed variational Bayes for LDA, SCVB0 (Foulds, Boyles,
+ * DuBois, Smyth & Welling 2013, Algorithm 2 with clumping, eq. 9).
  * MATH.md section 5. Plain C over arrays: no SEXP here.
  *
  * Notation. lambda is K x V word-major (word v's K values contiguous) and
@@ -51,12 +51,15 @@ static inline cvb0_v2 v2_load(const double *p) {
   memcpy(&v, p, sizeof v);
   return v;
 }
-static inline void v2_store(double *p, cvb0_v2 v) { memcpy(p, &v, sizeof v); }
+static inline void v2_store(double *p, cvb0_v2 v) {
+  memcpy(p, &v, sizeof v);
+}
 #endif
 
 /* g_k = p_k (theta_k + alpha); returns sum_k g_k. */
-static inline double cvb0_gamma(int K, const double *restrict p, const double *restrict th,
-                                double alpha, double *restrict g) {
+static inline double cvb0_gamma(int K, const double *restrict p,
+                                const double *restrict th, double alpha,
+                                double *restrict g) {
   int k = 0;
   double s;
 #ifdef CVB0_VEC
@@ -95,9 +98,9 @@ static inline double cvb0_gamma(int K, const double *restrict p, const double *r
 
 /* theta <- decay theta + c g, then the next word's g from the new theta;
  * returns the next word's sum_k g_k. */
-static inline double cvb0_step_gamma(int K, const double *restrict pn, double *restrict th,
-                                     double decay, double c, double alpha,
-                                     double *restrict g) {
+static inline double cvb0_step_gamma(int K, const double *restrict pn,
+                                     double *restrict th, double decay, double c,
+                                     double alpha, double *restrict g) {
   int k = 0;
   double s;
 #ifdef CVB0_VEC
@@ -336,8 +339,8 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
  * idx[] and values val[] (a dgCMatrix K x V). Each cell is written by one
  * thread from its own inputs, so the result does not depend on threads. */
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
-                 double rho, double scale, const int *p, const int *idx, const double *val,
-                 int threads, double *lambda_new, double *tot_new) {
+                 double rho, double scale, const int *p, const int *idx,
+                 const double *val, int threads, double *lambda_new, double *tot_new) {
   const double a = 1.0 - rho, b = rho * eta, c = rho * scale;
   (void)threads;
 #ifdef _OPENMP

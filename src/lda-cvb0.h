@@ -18,6 +18,6 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
                 double *theta, double *summary, double *ebuf, svi_len ebuf_len,
                 double *tables, double *g_all, int *order_all);
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
-                 double rho, double scale, const int *p, const int *idx, const double *val,
-                 int threads, double *lambda_new, double *tot_new);
+                 double rho, double scale, const int *p, const int *idx,
+                 const double *val, int threads, double *lambda_new, double *tot_new);
 #endif
