@@ -85,7 +85,7 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
   control$infer_passes <- check_count(control$infer_passes, "infer_passes", min = 1,
                                       max = 1000, call = call)
-  control$global_fun <- "cvb0"
+  control$global_step <- "cvb0"
   control
 }
 
