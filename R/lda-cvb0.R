@@ -77,7 +77,10 @@ lda_cvb0_control <- function(control, call = caller_call()) {
     control$n_batches <- as.integer(ceiling(control$n_docs / bs))
   }
   x <- get0("x", envir = env, inherits = FALSE)
-  if (inherits(x, "sparsevi_dtm")) control$n_tokens <- sum(x$count)
+  if (inherits(x, "sparsevi_dtm")) {
+    control$n_tokens <- sum(x$count)
+    control$n_tokens_docs <- control$n_docs
+  }
   for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
   }
@@ -160,12 +163,19 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
        stats = list(tokens = sum(batch$count)))
 }
 
-# Corpus token count C for the C / |M| scaling: recorded by
-# lda_cvb0_control(), else carried in the state; as a last resort estimated
-# from the tokens per document seen so far times the number of documents.
+# Corpus token count C for the C / |M| scaling: carried in the state, else
+# recorded by lda_cvb0_control() (rescaled by the number of documents when
+# update() continues on another corpus); as a last resort estimated from the
+# minibatch's tokens per document times the number of documents.
 cvb0_corpus_tokens <- function(state, control, res) {
-  for (v in list(state$n_tokens, control$n_tokens)) {
-    if (!is.null(v)) return(as.double(v))
+  if (!is.null(state$n_tokens)) return(as.double(state$n_tokens))
+  if (!is.null(control$n_tokens)) {
+    # update() on another corpus changes n_docs: rescale by documents
+    d0 <- control$n_tokens_docs
+    if (!is.null(d0) && !is.null(control$n_docs) && d0 != control$n_docs) {
+      return(control$n_tokens * control$n_docs / d0)
+    }
+    return(as.double(control$n_tokens))
   }
   docs <- ncol(res$doc_topic)
   tokens <- res$stats$tokens
