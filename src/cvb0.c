@@ -77,20 +77,14 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
       (double)K * (double)U > (double)R_XLEN_T_MAX)
     Rf_error("internal error: SCVB0 output too large");
-  /* P = lambda / tot over the batch's words (topics are frozen in a batch) */
+  /* the batch's words in increasing order, and P = lambda / tot over them
+   * (topics are frozen within a batch) */
+  int *wlist = (int *)R_alloc(U > 0 ? U : 1, sizeof(int));
+  for (int v = 0, u = 0; v < V; v++)
+    if (col_of[v] >= 0) wlist[u++] = v;
+  if (want) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
   double *P = (double *)R_alloc((size_t)K * (U > 0 ? U : 1), sizeof(double));
-  {
-    const double *lam = REAL(lambda);
-    int u = 0;
-    for (int v = 0; v < V; v++) {
-      if (col_of[v] < 0) continue;
-      if (want) INTEGER(words)[u] = v;
-      const double *src = lam + (R_xlen_t)v * K;
-      double *dst = P + (R_xlen_t)u * K;
-      for (int k = 0; k < K; k++) dst[k] = src[k] * inv_tot[k];
-      u++;
-    }
-  }
+  cvb0_topic_columns(K, REAL(lambda), inv_tot, U, wlist, P);
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
   /* the summary as the slots of a K x V dgCMatrix: x (K per batch word), i, p */

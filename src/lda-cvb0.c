@@ -229,6 +229,26 @@ static void cvb0_doc(const svi_dtm *x, int d, const double *P, const int *col_of
   }
 }
 
+/* P[u K + k] = lambda[w[u] K + k] * inv_tot[k] for the U words w (increasing).
+ * The columns sit far apart in a large lambda, so the next columns are
+ * prefetched while the current one is scaled. */
+void cvb0_topic_columns(int K, const double *lambda, const double *inv_tot, int U,
+                        const int *w, double *P) {
+  const int ahead = 4;
+  for (int u = 0; u < U; u++) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (u + ahead < U) {
+      const char *c = (const char *)(lambda + (svi_len)w[u + ahead] * K);
+      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+        __builtin_prefetch(c + off, 0, 0);
+    }
+#endif
+    const double *src = lambda + (svi_len)w[u] * K;
+    double *dst = P + (svi_len)u * K;
+    for (int k = 0; k < K; k++) dst[k] = src[k] * inv_tot[k];
+  }
+}
+
 /* Largest number of distinct words in one document. */
 static int max_doc_types(const svi_dtm *x) {
   int mx = 0;

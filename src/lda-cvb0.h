@@ -11,6 +11,8 @@ typedef struct {
   int shuffle;                      /* visit words in random order */
 } cvb0_settings;
 
+void cvb0_topic_columns(int K, const double *lambda, const double *inv_tot, int U,
+                        const int *w, double *P);
 void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m);
 svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs);
 void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
