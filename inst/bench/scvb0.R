@@ -10,9 +10,10 @@
 # would mostly measure the neighbours. One thread throughout.
 #
 # Environment knobs (to shorten or lengthen the run):
-#   SCVB0_WIKI_DOCS  training documents of wikipara (default 100000)
-#   SCVB0_WIKI_SECS  CPU seconds per method on wikipara (default 60)
-#   SCVB0_NIPS_SECS  CPU seconds per method on nips_f20 (default 40)
+#   SCVB0_WIKI_DOCS  training documents of wikipara (default 50000)
+#   SCVB0_WIKI_SECS  CPU seconds per method on wikipara (default 40)
+#   SCVB0_NIPS_SECS  CPU seconds per method on nips_f20 (default 30)
+#   SCVB0_PARTS      which parts to run, e.g. "1" or "2,3" (default "1,2,3")
 
 suppressMessages(library(sparsevi))
 
@@ -23,9 +24,10 @@ env_num <- function(name, default) {
   v <- Sys.getenv(name)
   if (nzchar(v)) as.numeric(v) else default
 }
-wiki_docs <- env_num("SCVB0_WIKI_DOCS", 1e5)
-wiki_secs <- env_num("SCVB0_WIKI_SECS", 60)
-nips_secs <- env_num("SCVB0_NIPS_SECS", 40)
+wiki_docs <- env_num("SCVB0_WIKI_DOCS", 5e4)
+wiki_secs <- env_num("SCVB0_WIKI_SECS", 40)
+nips_secs <- env_num("SCVB0_NIPS_SECS", 30)
+parts <- as.integer(strsplit(Sys.getenv("SCVB0_PARTS", "1,2,3"), ",")[[1]])
 
 report <- character(0)
 say <- function(...) {
@@ -91,7 +93,7 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
   if (!is.null(control$n_tokens)) control$n_tokens <- sum(x$count)
   state <- sparsevi:::lda_init_state(x, control)
   local_fun <- get(paste0("lda_local_", local), asNamespace("sparsevi"))
-  gname <- if (is.null(control$global_fun)) control$global else control$global_fun
+  gname <- if (is.null(control$global_step)) control$global else control$global_step
   global_fun <- get(paste0("lda_global_", gname), asNamespace("sparsevi"))
   score <- function() {
     if (is.null(heldout)) return(NA_real_)
@@ -156,10 +158,11 @@ say("R %s; sparsevi %s; one thread; clocks are CPU seconds (shared machine).",
 
 # --- 1. throughput ------------------------------------------------------------
 
+m_all <- if (any(parts %in% 1:2)) read_uci_head("wikipara", wiki_docs + 2000)
+if (1 %in% parts) {
 say("")
-say("1. Local-step throughput, K = 100, one core, minibatches of 100 documents")
+say("1. Local-step throughput, K = 100, one core, minibatches of 100 documents (R wrapper and C; CPU time, best of 3)")
 n_tp <- min(wiki_docs, 20000)
-m_all <- read_uci_head("wikipara", wiki_docs + 2000)
 tp_sets <- list(
   full = nonempty(m_all[seq_len(n_tp), ]),
   top7700 = nonempty(restrict_vocab(m_all, seq_len(wiki_docs), 7700)[seq_len(n_tp), ])
@@ -170,7 +173,8 @@ for (nm in names(tp_sets)) {
   V <- ncol(x)
   u <- sparsevi:::uniform_source(1)(K * V)
   lambda <- matrix(0.01 + u, K, V)
-  state <- list(lambda = lambda, t = 0L)
+  # topic totals tracked as in training (lda_global_cvb0 keeps them)
+  state <- list(lambda = lambda, t = 0L, tot = rowSums(lambda), tot_t = 0L)
   D <- nrow(x)
   batches <- lapply(split(seq_len(D), ceiling(seq_len(D) / 100)),
                     function(i) sparsevi:::dtm_subset(x, i))
@@ -216,13 +220,17 @@ for (nm in names(tp_sets)) {
   }
 }
 
+}
+
 # --- 2. held-out log-likelihood against time ------------------------------------
 
+if (2 %in% parts) {
 say("")
 say("2. Held-out log-likelihood per token (half of each test document observed, half scored) against CPU seconds, K = 100")
 say("   SCVB0: paper defaults (alpha 0.1, eta 0.01, topics s=10 tau=1000 kappa=0.9, documents s=1 tau=10 kappa=0.9, one burn-in pass).")
 say("   SVB: our stochastic VB, dense (L = K), no restarts, its defaults (alpha 0.5, eta 0.1: the paper's +0.5 offset; rho = (1 + t)^-0.6); local step to convergence (vb) or at most 5 iterations (vb-5it).")
 say("   All: minibatches of 100 documents, random initialisation, one thread.")
+}
 
 bench_corpus <- function(label, m_train, m_test, budget) {
   x <- as_dtm(nonempty(m_train))
@@ -249,6 +257,7 @@ bench_corpus <- function(label, m_train, m_test, budget) {
   runs
 }
 
+if (2 %in% parts) {
 nips <- read_uci_head("nips_f20")
 nips_runs <- bench_corpus("nips_f20 (train = documents 1-1350, test = 1351-1500)",
                           nips[1:1350, ], nips[1351:1500, ], nips_secs)
@@ -258,10 +267,13 @@ wiki_runs <- bench_corpus(sprintf("wikipara subset (train = first %s paragraphs,
                                   format(wiki_docs, big.mark = ",")),
                           wiki[seq_len(wiki_docs), ], wiki[wiki_docs + seq_len(2000), ],
                           wiki_secs)
-rm(m_all, wiki)
+rm(wiki)
+}
+rm(m_all)
 
 # --- 3. kos in 5 seconds -------------------------------------------------------------
 
+if (3 %in% parts) {
 say("")
 say("3. kos, K = 20, 5 CPU seconds each: top words and coherence (reference corpus: kos itself, top 10 words)")
 kos <- read_uci_head("kos")
@@ -329,6 +341,8 @@ for (nm in names(kos_runs)) {
     say("    %2d  npmi %6.3f  umass %7.2f  %s", k, npmi[k], umass[k],
         paste(colnames(tw)[order(-tw[k, ])[1:8]], collapse = " "))
   }
+}
+
 }
 
 dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
