@@ -64,7 +64,8 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
 # (tau = 1000, kappa = 0.9) and minibatches of 100 documents replace the
 # loop's generic defaults unless the caller of fit_lda() gave them; the
 # corpus token count C is recorded for the C / |M| scaling; the global step
-# is SCVB0's own (lda_global_cvb0).
+# is SCVB0's own (lda_global_cvb0). The control hook receives neither the
+# corpus nor the call, so both are read from fit_lda()'s frame (`x`, `call`).
 lda_cvb0_control <- function(control, call = caller_call()) {
   env <- parent.frame()
   fcall <- get0("call", envir = env, inherits = FALSE)
