@@ -412,7 +412,10 @@ static void run(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts 
                 int ban, int n_iter, vb_work *w) {
   for (int it = 1; it <= n_iter; it++) {
     prior_weights(s, o, dense, ban, 0);
-    int select = o->select_every || it <= 5 || it % 10 == 0;
+    /* select_every: 1 = every iteration; 2 = a restart proposal, which
+     * selects on its first iteration (to replace the removed topic) and
+     * then only re-weights, as it runs a few iterations */
+    int select = o->select_every == 2 ? it == 1 : (o->select_every || it <= 5 || it % 10 == 0);
     double delta = sweep(s, d, eb, o, dense, select, w);
     s->iters = it;
     if (delta < o->tol) break;
@@ -548,7 +551,7 @@ static void propose(vb_sol *prop, const vb_sol *cur, int kb, const vb_doc *d, co
     /* every word re-selects among the remaining topics on the first sweep */
   }
   lda_vb_opts po = *o;
-  po.select_every = 1; /* a proposal is short: select on every iteration */
+  if (!o->select_every) po.select_every = 2;
   run(prop, d, eb, &po, dense, kb, o->restart_iter, w);
 }
 

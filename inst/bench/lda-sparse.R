@@ -12,7 +12,7 @@ suppressPackageStartupMessages(library(sparsevi))
 data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
 if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
 parts <- strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", "1234"), "")[[1]]
-out_file <- file.path("inst", "bench", "results", "lda-sparse.txt")
+out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "lda-sparse.txt"))
 dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
 log_con <- file(out_file, open = if (Sys.getenv("SPARSEVI_BENCH_APPEND") == "1") "a" else "w")
 say <- function(...) {
@@ -99,7 +99,7 @@ if ("1" %in% parts) {
 ## ---- 2. held-out score vs seconds ---------------------------------------
 if ("2" %in% parts) {
   K <- 100L
-  passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "8"))
+  passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "6"))
   sp <- split_heldout(nips, test_frac = 0.1, seed = 1)
   say("")
   say("== 2. held-out log-likelihood per token (document completion) vs training seconds, nips_f20, K = %d, %d laps, %d train / %d test documents",
