@@ -11,6 +11,11 @@ extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_has_openmp(void);
 /* document-term layer (dtm.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
+/* mixtures with L-sparse posteriors (mix.c) */
+extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -18,6 +23,11 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
+    /* mixtures (mix.c) */
+    {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 7},
+    {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
+    {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
+    {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {
