@@ -11,6 +11,7 @@
 #include "mix.h"
 
 #define MULT_SMOOTH 0.1
+#define MIX_INIT_TRIALS 3
 
 static int already(const svi_len *out, int c, svi_len n) {
   for (int j = 0; j < c; j++)
@@ -20,7 +21,7 @@ static int already(const svi_len *out, int c, svi_len n) {
 
 /* work: max(D, V) doubles for the seed, plus N doubles (mult: sum p ln p). */
 static void update_dist(const mix_data *x, svi_len cidx, const double *scale, int threads,
-                        double *dist, double *work, int first) {
+                        const double *cur, double *dist, double *work, int first) {
   svi_len N = x->N;
   int D = x->D;
   (void)threads;
@@ -52,7 +53,7 @@ static void update_dist(const mix_data *x, svi_len cidx, const double *scale, in
       }
       double d = len > 0 ? plogp[n] - cross / len : 0;
       if (d < 0) d = 0;
-      if (first || d < dist[n]) dist[n] = d;
+      dist[n] = (first || d < cur[n]) ? d : cur[n];
     }
     return;
   }
@@ -82,7 +83,7 @@ static void update_dist(const mix_data *x, svi_len cidx, const double *scale, in
         s += scale[d] * v * v;
       }
     }
-    if (first || s < dist[n]) dist[n] = s;
+    dist[n] = (first || s < cur[n]) ? s : cur[n];
   }
 }
 
@@ -91,23 +92,46 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
   svi_rng r;
   svi_rng_init(&r, seed, MIX_STREAM_OFFSET + 0xffffULL);
   svi_len N = x->N;
+  /* greedy k-means++: each pick draws MIX_INIT_TRIALS candidates and keeps
+   * the one that lowers the total divergence most */
+  double *cand = dist + N, *best = dist + 2 * N;
   for (int c = 0; c < K; c++) {
     svi_len pick = -1;
     if (plusplus && c > 0) {
       double total = 0;
       for (svi_len n = 0; n < N; n++) total += dist[n];
       if (total > 0 && isfinite(total)) {
-        double u = svi_rng_unif(&r) * total, acc = 0;
-        for (svi_len n = 0; n < N; n++) {
-          if (dist[n] <= 0) continue;
-          acc += dist[n];
-          pick = n;
-          if (acc >= u) break;
+        double best_total = INFINITY;
+        for (int t = 0; t < MIX_INIT_TRIALS; t++) {
+          double u = svi_rng_unif(&r) * total, acc = 0;
+          svi_len p = -1;
+          for (svi_len n = 0; n < N; n++) {
+            if (dist[n] <= 0) continue;
+            acc += dist[n];
+            p = n;
+            if (acc >= u) break;
+          }
+          if (p < 0 || already(out, c, p)) continue;
+          update_dist(x, p, scale, threads, dist, cand, work, 0);
+          double tot = 0;
+          for (svi_len n = 0; n < N; n++) tot += cand[n];
+          if (tot < best_total) {
+            best_total = tot;
+            pick = p;
+            double *tmp = best;
+            best = cand;
+            cand = tmp;
+          }
         }
       }
     }
+    if (pick >= 0) {
+      out[c] = pick;
+      for (svi_len n = 0; n < N; n++) dist[n] = best[n];
+      continue;
+    }
     while (pick < 0 || already(out, c, pick)) pick = (svi_len)svi_rng_int(&r, (uint64_t)N);
     out[c] = pick;
-    if (plusplus && c + 1 < K) update_dist(x, pick, scale, threads, dist, work, c == 0);
+    if (plusplus && c + 1 < K) update_dist(x, pick, scale, threads, dist, dist, work, c == 0);
   }
 }

@@ -224,7 +224,7 @@ SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP sc
   if (K < 1 || K > x.N) Rf_error("internal error: K out of range");
   int threads = svi_threads_from_r(threads_);
   svi_len *idx = (svi_len *)R_alloc(K, sizeof(svi_len));
-  double *dist = (double *)R_alloc((size_t)x.N, sizeof(double));
+  double *dist = (double *)R_alloc((size_t)x.N * 3, sizeof(double));
   double *work = (double *)R_alloc((size_t)(D + x.N), sizeof(double));
   mix_init_seeds(&x, K, Rf_asLogical(plusplus), real_or_null(scale), svi_seed_from_r(seed),
                  threads, idx, dist, work);

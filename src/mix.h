@@ -114,7 +114,7 @@ void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk);
 /* k-means++ seeding (Bregman divergence fit to the likelihood) when
  * plusplus != 0, else K distinct uniform draws. scale[D] weights the
  * squared Euclidean distance of the Gaussian models. Writes K 0-based
- * indices into out. Needs N doubles of scratch in dist. */
+ * indices into out. dist: 3 N doubles of scratch; work: D + N doubles. */
 void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale, uint64_t seed,
                     int threads, svi_len *out, double *dist, double *work);
 
