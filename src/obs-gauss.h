@@ -33,7 +33,8 @@ int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N, co
 double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
                        double *scratch);
 /* W[n K + k] = ev->c[k] - 1/2 || R_k^-1 (x_n - m_k) ||^2 for the nb points
- * n0.. of the column-major N x D matrix X. scratch: nb (D + 1) doubles. */
+ * n0.. of the column-major N x D matrix X. scratch: SVI_BLOCK (2 D + 1)
+ * doubles. */
 void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0, int nb,
                          double *W, double *scratch);
 /* Sk += r t(x) for one point x (D contiguous values). */
