@@ -73,9 +73,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   the point estimates), `n` (number of points), `state` (the global
 #'   summaries `N` and `S` the posterior is computed from), `hyper` (prior
 #'   hyperparameters), `center` (column means removed before fitting),
-#'   `columns` (column names or vocabulary), `control` (settings),
-#'   `trace` (data frame: `lap`, `seconds`, `objective` (the ELBO; `NA` for
-#'   stochastic training), `heldout`, `local_seconds`, `summary_seconds`),
+#'   `columns` (column names or vocabulary), `control` (settings, with
+#'   `init_seconds`, the time of the seeding),
+#'   `trace` (data frame: `lap`, `seconds` (training time since the start of
+#'   the loop, held-out scoring excluded), `objective` (the ELBO; `NA` for
+#'   stochastic training), `heldout`, and the lap's `local_seconds` and
+#'   `summary_seconds` spent in the local step and the summary step),
 #'   `converged` and `call`.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
@@ -127,11 +130,13 @@ fit_mixture <- function(X, K,
 
   perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
   train <- mix_permute(data, perm)
+  t_init <- proc.time()[["elapsed"]]
   seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init == "kmeanspp",
                  data$init_scale, seed2, threads)
   state <- mix_seed_state(train, hyper, seeds)
   control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
-                  tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads)
+                  tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
+                  init_seconds = proc.time()[["elapsed"]] - t_init)
   res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE)
   new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call, threads)
 }
@@ -366,11 +371,14 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   threads <- control$threads
   t_start <- proc.time()[["elapsed"]]
   rows <- list()
+  eval_time <- 0 # held-out scoring is not training time: left out of `seconds`
   record <- function(lap, obj, tl, ts) {
+    now <- proc.time()[["elapsed"]]
+    ho <- mix_heldout_score(test, hyper, state, threads)
     rows[[length(rows) + 1L]] <<- data.frame(
-      lap = lap, seconds = proc.time()[["elapsed"]] - t_start, objective = obj,
-      heldout = mix_heldout_score(test, hyper, state, threads),
+      lap = lap, seconds = now - t_start - eval_time, objective = obj, heldout = ho,
       local_seconds = tl, summary_seconds = ts)
+    eval_time <<- eval_time + proc.time()[["elapsed"]] - now
     if (progress) {
       r <- rows[[length(rows)]]
       message(sprintf("lap %3d  %8.2fs  objective %.6g  heldout %.6g", lap, r$seconds,

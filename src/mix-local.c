@@ -83,7 +83,8 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
         int zm = lik == MIX_ZM;
         int st = gauss_eval_component(pr, zm, D, Nk[k], Sk, point, ev->c + k,
                                       zm ? NULL : ev->mean + (svi_len)k * D,
-                                      ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D);
+                                      ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
+                                      zm ? NULL : ev->shift + (svi_len)k * D);
         if (st && !status) status = k + 1;
       }
     }
@@ -96,7 +97,7 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
 
 svi_len mix_weights_scratch(int lik, int D) {
   if (lik == MIX_MULT) return 0;
-  return (svi_len)SVI_BLOCK * (2 * D + 1);
+  return (svi_len)SVI_BLOCK * (D + 1);
 }
 
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb, double *W,

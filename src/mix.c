@@ -82,6 +82,7 @@ static void eval_alloc(mix_eval *ev, int lik, int K, int D) {
   } else {
     ev->fac = (double *)R_alloc((size_t)K * tri, sizeof(double));
     ev->inv_diag = (double *)R_alloc((size_t)K * D, sizeof(double));
+    if (lik == MIX_GAUSS) ev->shift = (double *)R_alloc((size_t)K * D, sizeof(double));
   }
 }
 

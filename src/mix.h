@@ -37,7 +37,7 @@ typedef struct {
 } mix_prior;
 
 /* Evaluator of log-weights W_nk = c_k + (observation term of x_n):
- * full:  - 1/2 || R_k^-1 (x - m_k) ||^2, R_k packed lower triangle;
+ * full:  - 1/2 || R_k^-1 (x - m_k) ||^2, R_k^-1 a packed lower triangle;
  * diag:  - 1/2 sum_d (f_kd (x_d - m_kd))^2;
  * mult:  sum_v n_v logb[v K + k] (word-major table).
  * Built either from expectations under q (the VB local step) or from point
@@ -46,8 +46,9 @@ typedef struct {
   int lik, K, D;
   double *c;        /* K */
   double *mean;     /* K x D, NULL for the zero-mean model */
-  double *fac;      /* full: K x P packed factors; diag: K x D */
+  double *fac;      /* full: K x D(D+1)/2 packed inverse factors; diag: K x D */
   double *inv_diag; /* full: K x D reciprocals of the factors' diagonals */
+  double *shift;    /* gaussian: K x D, R_k^-1 m_k */
   double *logb;     /* mult: V x K */
 } mix_eval;
 

@@ -18,6 +18,8 @@
 
 #define LN_2PI 1.8378770664093454836
 #define LN_PI 1.1447298858494001741
+/* points whose quadratic forms are accumulated together in registers */
+#define GAUSS_CHUNK 8
 
 int svi_chol_packed(double *A, int D) {
   for (int i = 0; i < D; i++) {
@@ -63,8 +65,26 @@ double gauss_posterior(const mix_prior *pr, int zero_mean, int D, double N, cons
   return pr->nu0 + N;
 }
 
+/* In place: the packed lower factor R becomes R^-1 (also lower), by forward
+ * substitution on the columns of the identity. inv_diag holds 1 / R_ii. */
+static void svi_tri_invert(double *R, const double *inv_diag, int D) {
+  /* (R^-1)_ij = -(sum_{j <= l < i} R_il (R^-1)_lj) / R_ii for j < i. Rows
+   * go top to bottom (rows above are already inverted); within row i, left
+   * to right, entry j is overwritten only after its last use. */
+  for (int i = 0; i < D; i++) {
+    double *Ri = R + svi_tri(i, 0);
+    for (int j = 0; j < i; j++) {
+      double s = 0;
+      for (int l = j; l < i; l++) s += Ri[l] * R[svi_tri(l, j)];
+      Ri[j] = -s * inv_diag[i];
+    }
+    Ri[i] = inv_diag[i];
+  }
+}
+
 int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
-                         int point, double *c, double *mean, double *fac, double *inv_diag) {
+                         int point, double *c, double *mean, double *fac, double *inv_diag,
+                         double *shift) {
   svi_len tri = (svi_len)D * (D + 1) / 2;
   double kappa;
   double nu = gauss_posterior(pr, zero_mean, D, N, S, fac, mean, &kappa);
@@ -77,6 +97,15 @@ int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N, co
     double r = fac[svi_tri(i, i)];
     half_logdet += log(r);
     inv_diag[i] = 1.0 / r;
+  }
+  svi_tri_invert(fac, inv_diag, D);
+  if (shift) {
+    for (int i = 0; i < D; i++) {
+      const double *Ri = fac + svi_tri(i, 0);
+      double s = 0;
+      for (int j = 0; j <= i; j++) s += Ri[j] * mean[j];
+      shift[i] = s;
+    }
   }
   if (point) {
     *c = -0.5 * D * LN_2PI - half_logdet;
@@ -108,10 +137,8 @@ void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len
                          double *W, double *scratch) {
   int K = ev->K, D = ev->D;
   svi_len tri = (svi_len)D * (D + 1) / 2;
-  /* Every loop over points runs over a whole padded block (a compile-time
-   * trip count), which lets the compiler vectorise it at -O2. */
-  double *restrict q = scratch, *restrict y = scratch + SVI_BLOCK;
-  double *restrict xb = y + (svi_len)SVI_BLOCK * D;
+  /* The block's points, padded to SVI_BLOCK lanes, dimension-major. */
+  double *restrict xb = scratch;
   for (int i = 0; i < D; i++) {
     const double *xi = X + (svi_len)i * N + n0;
     double *xbi = xb + (svi_len)i * SVI_BLOCK;
@@ -119,32 +146,29 @@ void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len
     for (int n = nb; n < SVI_BLOCK; n++) xbi[n] = 0;
   }
   for (int k = 0; k < K; k++) {
-    const double *R = ev->fac + (svi_len)k * tri;
-    const double *id = ev->inv_diag + (svi_len)k * D;
-    const double *m = ev->mean ? ev->mean + (svi_len)k * D : NULL;
-    for (int n = 0; n < SVI_BLOCK; n++) q[n] = 0;
-    for (int i = 0; i < D; i++) {
-      const double *restrict xi = xb + (svi_len)i * SVI_BLOCK;
-      const double *Ri = R + svi_tri(i, 0);
-      double *restrict yi = y + (svi_len)i * SVI_BLOCK;
-      double mi = m ? m[i] : 0.0;
-      SVI_SIMD
-      for (int n = 0; n < SVI_BLOCK; n++) yi[n] = xi[n] - mi;
-      for (int j = 0; j < i; j++) {
-        const double *restrict yj = y + (svi_len)j * SVI_BLOCK;
-        double rij = Ri[j];
-        SVI_SIMD
-        for (int n = 0; n < SVI_BLOCK; n++) yi[n] -= rij * yj[n];
-      }
-      double s = id[i];
-      SVI_SIMD
-      for (int n = 0; n < SVI_BLOCK; n++) {
-        yi[n] *= s;
-        q[n] += yi[n] * yi[n];
-      }
-    }
+    const double *Rinv = ev->fac + (svi_len)k * tri;
+    const double *sh = ev->shift ? ev->shift + (svi_len)k * D : NULL;
     double ck = ev->c[k];
-    for (int n = 0; n < nb; n++) W[(svi_len)n * K + k] = ck - 0.5 * q[n];
+    /* z = R^-1 x - R^-1 m, accumulated in registers for GAUSS_CHUNK points
+     * at a time: one load per multiply-add. */
+    for (int c0 = 0; c0 < nb; c0 += GAUSS_CHUNK) {
+      double q[GAUSS_CHUNK], a[GAUSS_CHUNK];
+      for (int l = 0; l < GAUSS_CHUNK; l++) q[l] = 0;
+      for (int i = 0; i < D; i++) {
+        const double *Ri = Rinv + svi_tri(i, 0);
+        double s0 = sh ? -sh[i] : 0.0;
+        for (int l = 0; l < GAUSS_CHUNK; l++) a[l] = s0;
+        for (int j = 0; j <= i; j++) {
+          const double *restrict xj = xb + (svi_len)j * SVI_BLOCK + c0;
+          double r = Ri[j];
+          SVI_SIMD
+          for (int l = 0; l < GAUSS_CHUNK; l++) a[l] += r * xj[l];
+        }
+        for (int l = 0; l < GAUSS_CHUNK; l++) q[l] += a[l] * a[l];
+      }
+      int m = nb - c0 < GAUSS_CHUNK ? nb - c0 : GAUSS_CHUNK;
+      for (int l = 0; l < m; l++) W[(svi_len)(c0 + l) * K + k] = ck - 0.5 * q[l];
+    }
   }
 }
 

@@ -21,19 +21,21 @@ double svi_lmvgamma(double a, int D);
 double gauss_posterior(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
                        double *B, double *m, double *kappa);
 /* Evaluator entries of one component: c (observation constant), mean (D,
- * unless zero_mean), fac (packed Cholesky factor of the covariance-like
- * matrix B / nu) and inv_diag (reciprocals of its diagonal). point = 0
+ * unless zero_mean), fac (packed inverse R^-1 of the lower Cholesky factor R
+ * of the covariance-like matrix B / nu), inv_diag (1 / R_ii) and shift
+ * (R^-1 mean; NULL when zero_mean). point = 0
  * gives E_q[ln N(x | .)], point = 1 the log density at E[Lambda].
  * Returns 0 or the failed Cholesky order. */
 int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
-                         int point, double *c, double *mean, double *fac, double *inv_diag);
+                         int point, double *c, double *mean, double *fac, double *inv_diag,
+                         double *shift);
 /* Observation part of the ELBO at the conjugate posterior: ln of the
  * marginal likelihood ratio Z(posterior) / Z(prior) (with the base measure).
  * Writes NaN when a matrix is not positive definite. scratch: P doubles. */
 double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
                        double *scratch);
-/* W[n K + k] = ev->c[k] - 1/2 || R_k^-1 (x_n - m_k) ||^2 for the nb points
- * n0.. of the column-major N x D matrix X. scratch: SVI_BLOCK (2 D + 1)
+/* W[n K + k] = ev->c[k] - 1/2 || R_k^-1 x_n - shift_k ||^2 for the nb
+ * points n0.. of the column-major N x D matrix X. scratch: SVI_BLOCK D
  * doubles. */
 void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0, int nb,
                          double *W, double *scratch);
