@@ -663,6 +663,7 @@ logLik.sparsevi_mixture <- function(object, ...) {
 #' @param progress Print one line per lap?
 #' @param ... Unused.
 #' @returns The updated `sparsevi_mixture`; its `trace` continues the old one.
+#' @importFrom stats update logLik
 #' @examples
 #' sim <- simulate_mixture(N = 200, D = 2, K = 2, seed = 3)
 #' fit <- fit_mixture(sim$X, K = 2, passes = 2, seed = 1, progress = FALSE)

@@ -87,8 +87,9 @@ static void update_dist(const mix_data *x, svi_len cidx, const double *scale, in
   }
 }
 
-void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale, uint64_t seed,
-                    int threads, svi_len *out, double *dist, double *work) {
+void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
+                    uint64_t seed, int threads, svi_len *out, double *dist,
+                    double *work) {
   svi_rng r;
   svi_rng_init(&r, seed, MIX_STREAM_OFFSET + 0xffffULL);
   svi_len N = x->N;
@@ -130,8 +131,10 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
       for (svi_len n = 0; n < N; n++) dist[n] = best[n];
       continue;
     }
-    while (pick < 0 || already(out, c, pick)) pick = (svi_len)svi_rng_int(&r, (uint64_t)N);
+    while (pick < 0 || already(out, c, pick))
+      pick = (svi_len)svi_rng_int(&r, (uint64_t)N);
     out[c] = pick;
-    if (plusplus && c + 1 < K) update_dist(x, pick, scale, threads, dist, dist, work, c == 0);
+    if (plusplus && c + 1 < K)
+      update_dist(x, pick, scale, threads, dist, dist, work, c == 0);
   }
 }

@@ -9,7 +9,8 @@
 #include "mix.h"
 #include "obs-gauss.h"
 
-void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point, double *out) {
+void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point,
+                       double *out) {
   double Ntot = 0;
   for (int k = 0; k < K; k++) Ntot += Nk[k];
   if (pr->prior == MIX_DIRICHLET) {
@@ -81,10 +82,10 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
                             ev->fac + (svi_len)k * D);
       } else {
         int zm = lik == MIX_ZM;
-        int st = gauss_eval_component(pr, zm, D, Nk[k], Sk, point, ev->c + k,
-                                      zm ? NULL : ev->mean + (svi_len)k * D,
-                                      ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
-                                      zm ? NULL : ev->shift + (svi_len)k * D);
+        int st = gauss_eval_component(
+            pr, zm, D, Nk[k], Sk, point, ev->c + k, zm ? NULL : ev->mean + (svi_len)k * D,
+            ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
+            zm ? NULL : ev->shift + (svi_len)k * D);
         if (st && !status) status = k + 1;
       }
     }
@@ -100,14 +101,19 @@ svi_len mix_weights_scratch(int lik, int D) {
   return (svi_len)SVI_BLOCK * (D + 1);
 }
 
-void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb, double *W,
-                       double *scratch) {
+void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
+                       double *W, double *scratch) {
   switch (ev->lik) {
   case MIX_GAUSS:
-  case MIX_ZM: gauss_block_weights(ev, x->X, x->N, n0, nb, W, scratch); break;
-  case MIX_DIAG: diag_block_weights(ev, x->X, x->N, n0, nb, W, scratch); break;
+  case MIX_ZM:
+    gauss_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
+    break;
+  case MIX_DIAG:
+    diag_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
+    break;
   default:
-    for (int i = 0; i < nb; i++) mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * ev->K);
+    for (int i = 0; i < nb; i++)
+      mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * ev->K);
   }
 }
 
@@ -128,8 +134,9 @@ svi_len mix_local_scratch(int lik, int D, int K) {
   return (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
 }
 
-void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L, int threads,
-               int *resp_idx, double *resp_r, double *ent, double *dscratch, int *iscratch) {
+void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
+               int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
+               int *iscratch) {
   int K = ev->K;
   svi_len n = n1 - n0, nblocks = svi_n_blocks(n);
   svi_len dper = mix_local_scratch(ev->lik, ev->D, K);
@@ -163,9 +170,10 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
   }
 }
 
-void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L, const int *resp_idx,
-                 const double *resp_r, int threads, double *Nk, double *S, svi_len *start,
-                 svi_len *list_n, double *list_r, double *xbuf) {
+void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
+                 const int *resp_idx, const double *resp_r, int threads, double *Nk,
+                 double *S, svi_len *start, svi_len *list_n, double *list_r,
+                 double *xbuf) {
   svi_len n = n1 - n0, P = mix_stat_size(x->lik, x->D);
   (void)threads;
   /* bucket (point, r) pairs by component, in point order */

@@ -22,7 +22,9 @@ static SEXP list_elt(SEXP list, const char *name) {
   return R_NilValue;
 }
 
-static const double *real_or_null(SEXP x) { return Rf_isNull(x) ? NULL : REAL(x); }
+static const double *real_or_null(SEXP x) {
+  return Rf_isNull(x) ? NULL : REAL(x);
+}
 
 /* prior: list(lik, prior, conc, kappa0, nu0, eta, m0, B0, b0, logdet_B0, D) */
 static mix_prior unpack_prior(SEXP p, int *D) {
@@ -49,7 +51,8 @@ static mix_data unpack_data(SEXP data, int lik, int D) {
   x.D = D;
   if (lik == MIX_MULT) {
     SEXP V = PROTECT(Rf_ScalarInteger(D));
-    x.dtm = svi_dtm_view(VECTOR_ELT(data, 0), VECTOR_ELT(data, 1), VECTOR_ELT(data, 2), V);
+    x.dtm =
+        svi_dtm_view(VECTOR_ELT(data, 0), VECTOR_ELT(data, 1), VECTOR_ELT(data, 2), V);
     UNPROTECT(1);
     x.N = x.dtm.D;
   } else {
@@ -86,7 +89,8 @@ static void eval_alloc(mix_eval *ev, int lik, int K, int D) {
   }
 }
 
-static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP S, int point) {
+static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP S,
+                 int point) {
   eval_alloc(ev, pr->lik, K, D);
   double *aw = (double *)R_alloc(K, sizeof(double));
   return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, aw);
@@ -94,7 +98,8 @@ static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP 
 
 /* One local step + summary over points [range[0], range[1]) (0-based).
  * Returns list(N, S, entropy, time_local, time_summary, status). */
-SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_, SEXP threads_) {
+SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
+                   SEXP threads_) {
   int n_prot = 0, D, K;
   mix_prior pr = unpack_prior(prior, &D);
   check_state(Nk, S, pr.lik, D, &K);
@@ -164,7 +169,8 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
   int status = build(&ev, &pr, K, D, Nk, S, Rf_asLogical(point));
   if (status) Rf_error("internal error: component %d is not positive definite", status);
   svi_len N = x.N, nblocks = svi_n_blocks(N);
-  SEXP out = PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
+  SEXP out =
+      PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
   n_prot++;
   double *po = REAL(out);
   svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D);
@@ -209,17 +215,22 @@ SEXP ffi_mix_objective(SEXP prior, SEXP Nk, SEXP S) {
     const double *Sk = pS + (svi_len)k * P;
     switch (pr.lik) {
     case MIX_GAUSS:
-    case MIX_ZM: out += gauss_objective(&pr, pr.lik == MIX_ZM, D, pN[k], Sk, scratch); break;
-    case MIX_DIAG: out += diag_objective(&pr, D, pN[k], Sk); break;
-    default: out += mult_objective(&pr, D, Sk);
+    case MIX_ZM:
+      out += gauss_objective(&pr, pr.lik == MIX_ZM, D, pN[k], Sk, scratch);
+      break;
+    case MIX_DIAG:
+      out += diag_objective(&pr, D, pN[k], Sk);
+      break;
+    default:
+      out += mult_objective(&pr, D, Sk);
     }
   }
   return Rf_ScalarReal(out);
 }
 
 /* Seeds for initialisation: K distinct 1-based point indices. */
-SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP scale, SEXP seed,
-                  SEXP threads_) {
+SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP scale,
+                  SEXP seed, SEXP threads_) {
   int n_prot = 0, lik = Rf_asInteger(lik_), D = Rf_asInteger(D_), K = Rf_asInteger(K_);
   mix_data x = unpack_data(data, lik, D);
   if (K < 1 || K > x.N) Rf_error("internal error: K out of range");
@@ -227,8 +238,8 @@ SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP sc
   svi_len *idx = (svi_len *)R_alloc(K, sizeof(svi_len));
   double *dist = (double *)R_alloc((size_t)x.N * 3, sizeof(double));
   double *work = (double *)R_alloc((size_t)(D + x.N), sizeof(double));
-  mix_init_seeds(&x, K, Rf_asLogical(plusplus), real_or_null(scale), svi_seed_from_r(seed),
-                 threads, idx, dist, work);
+  mix_init_seeds(&x, K, Rf_asLogical(plusplus), real_or_null(scale),
+                 svi_seed_from_r(seed), threads, idx, dist, work);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, K));
   n_prot++;
   for (int k = 0; k < K; k++) REAL(out)[k] = (double)idx[k] + 1;

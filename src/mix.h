@@ -56,19 +56,26 @@ typedef struct {
 static inline svi_len mix_stat_size(int lik, int D) {
   svi_len tri = (svi_len)D * (D + 1) / 2;
   switch (lik) {
-  case MIX_GAUSS: return D + tri;
-  case MIX_ZM: return tri;
-  case MIX_DIAG: return 2 * (svi_len)D;
-  default: return D;
+  case MIX_GAUSS:
+    return D + tri;
+  case MIX_ZM:
+    return tri;
+  case MIX_DIAG:
+    return 2 * (svi_len)D;
+  default:
+    return D;
   }
 }
 
 /* Packed lower triangle, row-wise: element (i, j), j <= i. */
-static inline svi_len svi_tri(int i, int j) { return (svi_len)i * (i + 1) / 2 + j; }
+static inline svi_len svi_tri(int i, int j) {
+  return (svi_len)i * (i + 1) / 2 + j;
+}
 
 /* ---- mix-local.c ---- */
 /* E[ln pi_k] (point = 0) or ln E[pi_k] (point = 1) into out[K]. */
-void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point, double *out);
+void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point,
+                       double *out);
 /* The allocation part of the ELBO at the optimal q(pi) for counts Nk. */
 double mix_alloc_objective(const mix_prior *pr, int K, const double *Nk);
 /* Fill ev (arrays allocated by the caller) from summaries. Returns 0, or
@@ -77,8 +84,8 @@ double mix_alloc_objective(const mix_prior *pr, int K, const double *Nk);
 int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double *Nk,
                    const double *S, int point, double *scratch);
 /* Log-weights of points [n0, n0 + nb) into W (nb x K, point-major). */
-void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb, double *W,
-                       double *scratch);
+void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
+                       double *W, double *scratch);
 /* Per-thread scratch doubles needed by mix_block_weights. */
 svi_len mix_weights_scratch(int lik, int D);
 /* Add r * t(x_n) into the statistic S_k (P doubles) of one component. */
@@ -88,25 +95,27 @@ svi_len mix_local_scratch(int lik, int D, int K);
 /* Local step over points [n0, n1): top-L responsibilities (indices and
  * values, L per point) and each point's entropy. Scratch: threads x
  * mix_local_scratch doubles and threads x K ints. */
-void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L, int threads,
-               int *resp_idx, double *resp_r, double *ent, double *dscratch, int *iscratch);
+void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
+               int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
+               int *iscratch);
 /* Batch summary: Nk[K] and S (K x P, component-major) from the
  * responsibilities of points [n0, n1). Scratch: start[K + 1], list_n and
  * list_r of (n1 - n0) L entries, xbuf of threads x D doubles. */
-void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L, const int *resp_idx,
-                 const double *resp_r, int threads, double *Nk, double *S, svi_len *start,
-                 svi_len *list_n, double *list_r, double *xbuf);
+void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
+                 const int *resp_idx, const double *resp_r, int threads, double *Nk,
+                 double *S, svi_len *start, svi_len *list_n, double *list_r,
+                 double *xbuf);
 
 /* ---- obs-diag.c / obs-mult.c (obs-gauss.h has the Gaussians) ---- */
 void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, int point,
                          double *c, double *mean, double *fac);
 double diag_objective(const mix_prior *pr, int D, double N, const double *S);
-void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0, int nb,
-                        double *W, double *q);
+void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
+                        int nb, double *W, double *q);
 void diag_add_stat(const double *x, int D, double r, double *Sk);
 
-void mult_eval_table(const mix_prior *pr, int K, int V, const double *S, int point, double *c,
-                     double *logb);
+void mult_eval_table(const mix_prior *pr, int K, int V, const double *S, int point,
+                     double *c, double *logb);
 double mult_objective(const mix_prior *pr, int V, const double *S);
 void mult_doc_weights(const mix_eval *ev, const svi_dtm *x, svi_len d, double *w);
 void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk);
@@ -116,7 +125,7 @@ void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk);
  * plusplus != 0, else K distinct uniform draws. scale[D] weights the
  * squared Euclidean distance of the Gaussian models. Writes K 0-based
  * indices into out. dist: 3 N doubles of scratch; work: D + N doubles. */
-void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale, uint64_t seed,
-                    int threads, svi_len *out, double *dist, double *work);
+void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
+                    uint64_t seed, int threads, svi_len *out, double *dist, double *work);
 
 #endif

@@ -7,8 +7,8 @@
 #define LN_2PI 1.8378770664093454836
 
 /* Posterior of dimension d: writes kappa, m, a, b. */
-static void diag_post(const mix_prior *pr, int D, int d, double N, const double *S, double *kappa,
-                      double *m, double *a, double *b) {
+static void diag_post(const mix_prior *pr, int D, int d, double N, const double *S,
+                      double *kappa, double *m, double *a, double *b) {
   double k0 = pr->kappa0, m0 = pr->m0[d];
   *kappa = k0 + N;
   *m = (k0 * m0 + S[d]) / *kappa;
@@ -39,14 +39,14 @@ double diag_objective(const mix_prior *pr, int D, double N, const double *S) {
   for (int d = 0; d < D; d++) {
     double kappa, m, a, b;
     diag_post(pr, D, d, N, S, &kappa, &m, &a, &b);
-    out += -0.5 * N * LN_2PI + 0.5 * log(pr->kappa0 / kappa) + a0 * log(pr->b0[d]) - a * log(b) +
-           svi_lgamma(a) - svi_lgamma(a0);
+    out += -0.5 * N * LN_2PI + 0.5 * log(pr->kappa0 / kappa) + a0 * log(pr->b0[d]) -
+           a * log(b) + svi_lgamma(a) - svi_lgamma(a0);
   }
   return out;
 }
 
-void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0, int nb,
-                        double *W, double *q) {
+void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
+                        int nb, double *W, double *q) {
   int K = ev->K, D = ev->D;
   for (int k = 0; k < K; k++) {
     const double *m = ev->mean + (svi_len)k * D, *f = ev->fac + (svi_len)k * D;

@@ -45,8 +45,8 @@ double svi_lmvgamma(double a, int D) {
   return s;
 }
 
-double gauss_posterior(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
-                       double *B, double *m, double *kappa) {
+double gauss_posterior(const mix_prior *pr, int zero_mean, int D, double N,
+                       const double *S, double *B, double *m, double *kappa) {
   svi_len tri = (svi_len)D * (D + 1) / 2;
   const double *Sxx = zero_mean ? S : S + D;
   for (svi_len p = 0; p < tri; p++) B[p] = pr->B0[p] + Sxx[p];
@@ -82,9 +82,9 @@ static void svi_tri_invert(double *R, const double *inv_diag, int D) {
   }
 }
 
-int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
-                         int point, double *c, double *mean, double *fac, double *inv_diag,
-                         double *shift) {
+int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N,
+                         const double *S, int point, double *c, double *mean, double *fac,
+                         double *inv_diag, double *shift) {
   svi_len tri = (svi_len)D * (D + 1) / 2;
   double kappa;
   double nu = gauss_posterior(pr, zero_mean, D, N, S, fac, mean, &kappa);
@@ -119,8 +119,8 @@ int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N, co
   return 0;
 }
 
-double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N, const double *S,
-                       double *scratch) {
+double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
+                       const double *S, double *scratch) {
   double kappa;
   double *m = scratch + (svi_len)D * (D + 1) / 2;
   double nu = gauss_posterior(pr, zero_mean, D, N, S, scratch, m, &kappa);
@@ -133,8 +133,8 @@ double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N, cons
   return out;
 }
 
-void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0, int nb,
-                         double *W, double *scratch) {
+void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
+                         int nb, double *W, double *scratch) {
   int K = ev->K, D = ev->D;
   svi_len tri = (svi_len)D * (D + 1) / 2;
   /* The block's points, padded to SVI_BLOCK lanes, dimension-major. */

@@ -6,8 +6,8 @@
 #include <math.h>
 #include "mix.h"
 
-void mult_eval_table(const mix_prior *pr, int K, int V, const double *S, int point, double *c,
-                     double *logb) {
+void mult_eval_table(const mix_prior *pr, int K, int V, const double *S, int point,
+                     double *c, double *logb) {
   double eta = pr->eta;
   for (int k = 0; k < K; k++) {
     const double *Sk = S + (svi_len)k * V;
@@ -42,5 +42,6 @@ void mult_doc_weights(const mix_eval *ev, const svi_dtm *x, svi_len d, double *w
 }
 
 void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk) {
-  for (int p = x->doc_ptr[d]; p < x->doc_ptr[d + 1]; p++) Sk[x->term[p]] += r * x->count[p];
+  for (int p = x->doc_ptr[d]; p < x->doc_ptr[d + 1]; p++)
+    Sk[x->term[p]] += r * x->count[p];
 }
