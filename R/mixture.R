@@ -27,6 +27,14 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' component's word distribution; its densities leave out the multinomial
 #' coefficient.
 #'
+#' Training starts from K seed points (k-means++ by default), each taken as a
+#' component holding that one point. Lap 0 is one local step over every batch
+#' from these seeds, which fills the memoized caches; laps 1 to `passes`
+#' follow. Stochastic training starts from the seeds directly. The trace's
+#' `objective` is the evidence lower bound (without the multinomial
+#' coefficient), exact for memoized and batch training; the held-out score
+#' is [heldout_loglik()].
+#'
 #' @param X Data: a numeric matrix or data frame with points in rows; for
 #'   `likelihood = "multinomial"`, a corpus in any form [as_dtm()] accepts.
 #' @param K Number of components, 1 <= K <= number of points.

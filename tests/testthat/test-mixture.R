@@ -189,6 +189,21 @@ test_that("predict, heldout_loglik, update, summary, plot and saveRDS work", {
   expect_identical(predict(fn, te2[, c("b", "a")]), predict(fn, te2))
 })
 
+test_that("random init, and documents with unknown terms, work", {
+  sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 8, seed = 6)
+  fit <- fit_mixture(sim$X, K = 3, init = "random", seed = 2, progress = FALSE)
+  expect_true(all(is.finite(fit$trace$objective)))
+  x <- simulate_lda(D = 60, V = 30, K = 2, seed = 1)$dtm
+  fm <- fit_mixture(x, K = 2, likelihood = "multinomial", seed = 1, progress = FALSE)
+  m <- as.matrix(x)[1:5, ]
+  colnames(m)[1:2] <- c("new1", "new2")
+  m[, 1:2] <- m[, 1:2] + 1
+  expect_message(p <- predict(fm, m, type = "density"), "dropped 2 term")
+  expect_length(p, 5L)
+  f2 <- update(fm, x, passes = 1)
+  expect_s3_class(f2, "sparsevi_mixture")
+})
+
 test_that("bad input gets classed errors", {
   X <- simulate_mixture(N = 50, D = 3, K = 2, seed = 1)$X
   bad <- X
