@@ -39,7 +39,7 @@ say("machine: %d cores shared with other jobs; load average at the start: %s",
 say("all timings are wall-clock and noisy on a shared machine")
 
 # ---------------------------------------------------------------------------
-bench_patches <- function(n_train = 6000, n_test = 2000, Ks = c(800, 400, 100),
+bench_patches <- function(n_train = 4000, n_test = 1500, Ks = c(800, 400, 100),
                           passes = 4, n_batches = 6) {
   imgs <- sort(list.files(file.path(data_dir, "images"), "\\.pgm$", full.names = TRUE))
   if (length(imgs) < 2) {
@@ -161,13 +161,13 @@ ours_rate <- function(X, K, iters) {
   c(em = nrow(X) * K / t_lap, loop = nrow(X) * K / t_all)
 }
 
-bench_throughput <- function(iters = 10) {
+bench_throughput <- function(iters = 5, N = 10000) {
   say("")
   say("## 2. Throughput of full-covariance E+M steps, one thread (N*K per second; higher is better)")
   say("ours: mean over laps of (local step + summary step) time [and of whole-lap time incl. R loop]; peers: fit time / iterations")
   sets <- list()
   for (D in c(2, 10, 64)) {
-    sim <- simulate_mixture(N = 20000, D = D, K = 16, seed = D)
+    sim <- simulate_mixture(N = N, D = D, K = 16, seed = D)
     sets[[sprintf("simulated D=%d", D)]] <- list(X = sim$X, K = 16)
   }
   if (requireNamespace("mlbench", quietly = TRUE)) {
@@ -198,6 +198,7 @@ bench_throughput <- function(iters = 10) {
 }
 
 if (what %in% c("patches", "all")) bench_patches()
+budget <- budget + 900 # the throughput section always gets its turn
 if (what %in% c("throughput", "all")) bench_throughput()
 say("load average at the end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 cat("wrote", out_file, "\n")
