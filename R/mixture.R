@@ -28,9 +28,10 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' coefficient.
 #'
 #' Training starts from K seed points (k-means++ by default), each taken as a
-#' component holding that one point. Lap 0 is one local step over every batch
-#' from these seeds, which fills the memoized caches; laps 1 to `passes`
-#' follow. Stochastic training starts from the seeds directly. The trace's
+#' component holding that one point. Lap 0 visits every batch once, the
+#' globals after each batch coming from the batches seen so far; it fills the
+#' memoized caches, and laps 1 to `passes` follow (the objective is
+#' non-decreasing from lap 0 on). Stochastic training starts from the seeds directly. The trace's
 #' `objective` is the evidence lower bound (without the multinomial
 #' coefficient), exact for memoized and batch training; the held-out score
 #' is [heldout_loglik()].
@@ -369,8 +370,8 @@ mix_heldout_score <- function(test, hyper, state, threads) {
 }
 
 # The loop shared by fit_mixture() and update(): local step in C -> batch
-# summary -> global step. `fresh` runs lap 0 (an E-step over all batches
-# from the initial globals) to fill the memoized caches.
+# summary -> global step. Lap 0 visits every batch once to fill the memoized
+# caches; with `fresh` the globals follow the batches seen so far.
 mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE) {
   N <- train$N
   B <- control$n_batches
@@ -416,15 +417,21 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   cache <- vector("list", B)
   ent <- numeric(B)
   tl <- ts <- 0
+  seen <- list(N = 0 * state$N, S = 0 * state$S)
   for (b in seq_len(B)) {
     res <- mix_local(train, hyper, state, bounds[b:(b + 1L)], L, threads)
     cache[[b]] <- res[c("N", "S")]
     ent[b] <- res$entropy
     tl <- tl + res$time_local
     ts <- ts + res$time_summary
+    seen$N <- seen$N + res$N
+    seen$S <- seen$S + res$S
+    # A fresh fit's lap 0 is incremental (the globals come from the batches
+    # seen so far, as in bnpy's first memoized lap); update() keeps the
+    # fitted globals until the lap is complete.
+    if (fresh) state <- seen
   }
-  state$N <- Reduce(`+`, lapply(cache, `[[`, "N"))
-  state$S <- Reduce(`+`, lapply(cache, `[[`, "S"))
+  state <- seen
   prev <- mix_objective(hyper, state, sum(ent))
   record(0L, prev, tl, ts)
   for (lap in seq_len(control$passes)) {
@@ -702,7 +709,7 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
   perm <- order(.Call(ffi_svi_rng_unif, control$seed, 2 + nrow(object$trace),
                       as.double(data$N)))
   train <- mix_permute(data, perm)
-  res <- mix_train(train, object$hyper, object$state, control, test, progress)
+  res <- mix_train(train, object$hyper, object$state, control, test, progress, fresh = FALSE)
   old <- object$trace
   tr <- res$trace
   tr$lap <- tr$lap + max(old$lap)

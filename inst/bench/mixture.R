@@ -149,6 +149,7 @@ mclust_rate <- function(X, K, iters) {
                                    warn = FALSE))[["elapsed"]]
   it <- attr(m, "info")[["iterations"]]
   if (is.null(it) || is.na(it)) it <- iters
+  it <- abs(it) # mclust negates the count when itmax is reached
   nrow(X) * K * it / t
 }
 
