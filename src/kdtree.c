@@ -1,0 +1,116 @@
+/* kd-tree over the data with cached sufficient statistics per node (count,
+ * sum x, packed sum x x^T), built once in O(N log N). */
+#include <math.h>
+#include <string.h>
+#include "vdp.h"
+
+int vdp_tree_count_nodes(int n, int leaf_size) {
+  if (n <= leaf_size) return 1;
+  return 1 + vdp_tree_count_nodes(n / 2, leaf_size) +
+         vdp_tree_count_nodes(n - n / 2, leaf_size);
+}
+
+/* Rearranges p[0..n) so that p[k] holds the element of rank k by key
+ * X[dim + D p[i]], smaller keys before, larger after. Three-way partitions
+ * keep duplicate keys linear. */
+static void select_rank(int *p, int n, int k, const double *X, int D, int dim) {
+  int lo = 0, hi = n - 1;
+  while (hi > lo) {
+    double a = X[dim + (size_t)D * p[lo]], b = X[dim + (size_t)D * p[(lo + hi) / 2]],
+           c = X[dim + (size_t)D * p[hi]];
+    double piv = (a < b) ? ((b < c) ? b : ((a < c) ? c : a))
+                         : ((a < c) ? a : ((b < c) ? c : b));
+    int lt = lo, i = lo, gt = hi;
+    while (i <= gt) {
+      double v = X[dim + (size_t)D * p[i]];
+      if (v < piv) {
+        int t = p[lt]; p[lt] = p[i]; p[i] = t;
+        lt++; i++;
+      } else if (v > piv) {
+        int t = p[gt]; p[gt] = p[i]; p[i] = t;
+        gt--;
+      } else {
+        i++;
+      }
+    }
+    if (k < lt) hi = lt - 1;
+    else if (k > gt) lo = gt + 1;
+    else return;
+  }
+}
+
+static int build(vdp_tree *t, int *next, int start, int n, int depth) {
+  const int D = t->D, P = t->P;
+  int id = (*next)++;
+  t->start[id] = start;
+  t->count[id] = n;
+  t->depth[id] = depth;
+  double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
+  if (n <= t->leaf_size) {
+    t->left[id] = t->right[id] = -1;
+    memset(s1, 0, sizeof(double) * D);
+    memset(s2, 0, sizeof(double) * P);
+    for (int i = 0; i < n; i++) {
+      const double *x = t->X + (size_t)D * t->perm[start + i];
+      int idx = 0;
+      for (int b = 0; b < D; b++) {
+        s1[b] += x[b];
+        for (int a = 0; a <= b; a++) s2[idx++] += x[a] * x[b];
+      }
+    }
+    return id;
+  }
+  /* widest coordinate */
+  int dim = 0;
+  double best = -1.0;
+  for (int d = 0; d < D; d++) {
+    double lo = t->X[d + (size_t)D * t->perm[start]], hi = lo;
+    for (int i = 1; i < n; i++) {
+      double v = t->X[d + (size_t)D * t->perm[start + i]];
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    if (hi - lo > best) {
+      best = hi - lo;
+      dim = d;
+    }
+  }
+  int h = n / 2;
+  select_rank(t->perm + start, n, h, t->X, D, dim);
+  int l = build(t, next, start, h, depth + 1);
+  int r = build(t, next, start + h, n - h, depth + 1);
+  t->left[id] = l;
+  t->right[id] = r;
+  const double *l1 = t->s1 + (size_t)l * D, *r1 = t->s1 + (size_t)r * D;
+  const double *l2 = t->s2 + (size_t)l * P, *r2 = t->s2 + (size_t)r * P;
+  for (int d = 0; d < D; d++) s1[d] = l1[d] + r1[d];
+  for (int i = 0; i < P; i++) s2[i] = l2[i] + r2[i];
+  return id;
+}
+
+/* Radius of every node about its mean: O(N D) per level. */
+static void radii(vdp_tree *t) {
+  const int D = t->D;
+  for (int id = 0; id < t->n_nodes; id++) {
+    const double *s1 = t->s1 + (size_t)id * D;
+    double n = t->count[id], r2 = 0.0;
+    for (int i = 0; i < t->count[id]; i++) {
+      const double *x = t->X + (size_t)D * t->perm[t->start[id] + i];
+      double d2 = 0.0;
+      for (int d = 0; d < D; d++) {
+        double e = x[d] - s1[d] / n;
+        d2 += e * e;
+      }
+      if (d2 > r2) r2 = d2;
+    }
+    t->radius[id] = sqrt(r2);
+  }
+}
+
+void vdp_tree_build(vdp_tree *t) {
+  for (int i = 0; i < t->N; i++) t->perm[i] = i;
+  int next = 0;
+  build(t, &next, 0, t->N, 0);
+  t->n_nodes = next;
+  radii(t);
+}
