@@ -1,5 +1,8 @@
 /* kd-tree over the data with cached sufficient statistics per node (count,
- * sum x, packed sum x x^T), built once in O(N log N). */
+ * sum x, packed sum x x^T), built once in O(N log N). Nodes split at the
+ * median of the points' projections on the node's principal direction (a
+ * "PCA tree"): in 16 and more dimensions axis-aligned cells keep straddling
+ * clusters along the coordinates they were never split on. */
 #include <math.h>
 #include <string.h>
 #include "vdp.h"
@@ -10,19 +13,18 @@ int vdp_tree_count_nodes(int n, int leaf_size) {
          vdp_tree_count_nodes(n - n / 2, leaf_size);
 }
 
-/* Rearranges p[0..n) so that p[k] holds the element of rank k by key
- * X[dim + D p[i]], smaller keys before, larger after. Three-way partitions
- * keep duplicate keys linear. */
-static void select_rank(int *p, int n, int k, const double *X, int D, int dim) {
+/* Rearranges p[0..n) so that p[k] holds the element of rank k by key[p[i]],
+ * smaller keys before, larger after. Three-way partitions keep duplicate
+ * keys linear. */
+static void select_rank(int *p, int n, int k, const double *key) {
   int lo = 0, hi = n - 1;
   while (hi > lo) {
-    double a = X[dim + (size_t)D * p[lo]], b = X[dim + (size_t)D * p[(lo + hi) / 2]],
-           c = X[dim + (size_t)D * p[hi]];
+    double a = key[p[lo]], b = key[p[(lo + hi) / 2]], c = key[p[hi]];
     double piv = (a < b) ? ((b < c) ? b : ((a < c) ? c : a))
                          : ((a < c) ? a : ((b < c) ? c : b));
     int lt = lo, i = lo, gt = hi;
     while (i <= gt) {
-      double v = X[dim + (size_t)D * p[i]];
+      double v = key[p[i]];
       if (v < piv) {
         int t = p[lt]; p[lt] = p[i]; p[i] = t;
         lt++; i++;
@@ -36,6 +38,51 @@ static void select_rank(int *p, int n, int k, const double *X, int D, int dim) {
     if (k < lt) hi = lt - 1;
     else if (k > gt) lo = gt + 1;
     else return;
+  }
+}
+
+#define TREE_SAMPLE 256
+
+/* Principal direction of the points p[0..n) (covariance of an evenly
+ * strided sample of at most TREE_SAMPLE points, power iteration); falls back
+ * to the widest coordinate when the sample is degenerate. */
+static void split_direction(const vdp_tree *t, const int *p, int n, double *v,
+                            double *C, double *mu, double *u) {
+  const int D = t->D;
+  int m = n < TREE_SAMPLE ? n : TREE_SAMPLE;
+  memset(mu, 0, sizeof(double) * D);
+  memset(C, 0, sizeof(double) * (size_t)D * D);
+  for (int s = 0; s < m; s++) {
+    const double *x = t->X + (size_t)D * p[(size_t)s * n / m];
+    for (int d = 0; d < D; d++) mu[d] += x[d] / m;
+  }
+  for (int s = 0; s < m; s++) {
+    const double *x = t->X + (size_t)D * p[(size_t)s * n / m];
+    for (int b = 0; b < D; b++) {
+      double eb = x[b] - mu[b];
+      for (int a = 0; a <= b; a++) C[a + (size_t)b * D] += (x[a] - mu[a]) * eb;
+    }
+  }
+  int widest = 0;
+  for (int b = 0; b < D; b++) {
+    for (int a = 0; a < b; a++) C[b + (size_t)a * D] = C[a + (size_t)b * D];
+    if (C[b + (size_t)b * D] > C[widest + (size_t)widest * D]) widest = b;
+  }
+  for (int d = 0; d < D; d++) v[d] = d == widest ? 1.0 : 0.01;
+  for (int it = 0; it < 30; it++) {
+    double nrm = 0.0;
+    for (int a = 0; a < D; a++) {
+      double s = 0.0;
+      for (int b = 0; b < D; b++) s += C[a + (size_t)b * D] * v[b];
+      u[a] = s;
+      nrm += s * s;
+    }
+    if (!(nrm > 0)) {
+      for (int d = 0; d < D; d++) v[d] = d == widest;
+      return;
+    }
+    nrm = sqrt(nrm);
+    for (int a = 0; a < D; a++) v[a] = u[a] / nrm;
   }
 }
 
@@ -60,23 +107,18 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
     }
     return id;
   }
-  /* widest coordinate */
-  int dim = 0;
-  double best = -1.0;
-  for (int d = 0; d < D; d++) {
-    double lo = t->X[d + (size_t)D * t->perm[start]], hi = lo;
-    for (int i = 1; i < n; i++) {
-      double v = t->X[d + (size_t)D * t->perm[start + i]];
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
-    if (hi - lo > best) {
-      best = hi - lo;
-      dim = d;
-    }
+  /* split at the median projection on the principal direction */
+  double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
+  split_direction(t, t->perm + start, n, v, C, mu, u);
+  for (int i = 0; i < n; i++) {
+    int p = t->perm[start + i];
+    const double *x = t->X + (size_t)D * p;
+    double pr = 0.0;
+    for (int d = 0; d < D; d++) pr += v[d] * x[d];
+    t->key[p] = pr;
   }
   int h = n / 2;
-  select_rank(t->perm + start, n, h, t->X, D, dim);
+  select_rank(t->perm + start, n, h, t->key);
   int l = build(t, next, start, h, depth + 1);
   int r = build(t, next, start + h, n - h, depth + 1);
   t->left[id] = l;

@@ -68,6 +68,8 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
     tree.s1 = (double *)R_alloc((size_t)nn * D, sizeof(double));
     tree.s2 = (double *)R_alloc((size_t)nn * P, sizeof(double));
     tree.radius = (double *)R_alloc(nn, sizeof(double));
+    tree.key = (double *)R_alloc(N, sizeof(double));
+    tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
     vdp_tree_build(&tree);
     tp = &tree;
     t_tree = wall() - t0;

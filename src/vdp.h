@@ -16,14 +16,16 @@ typedef struct {
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
   double *radius; /* largest distance of a node's points from its mean */
+  double *key;     /* N doubles of scratch for the build */
+  double *scratch; /* D^2 + 3 D doubles of scratch for the build */
 } vdp_tree;
 
 /* Number of nodes of the tree over n points with the given leaf size. */
 int vdp_tree_count_nodes(int n, int leaf_size);
 /* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
  * start, count, left, right, depth: n_nodes ints; s1: n_nodes D; s2:
- * n_nodes P doubles; radius: n_nodes doubles). O(N log N) splits at the median of the widest
- * coordinate; statistics summed bottom-up. */
+ * n_nodes P doubles; radius: n_nodes doubles). O(N log N) splits at the median projection on the node's
+ * principal direction; statistics summed bottom-up. */
 void vdp_tree_build(vdp_tree *t);
 
 /* ---- the algorithm (vdp.c) ---- */
