@@ -65,7 +65,7 @@
 #'   * `free_energy`: final free energy (negative evidence lower bound);
 #'   * `trace`: data frame with `step`, `seconds`, `free_energy`, `T`,
 #'     `outer_nodes` and `phase` (`"start"`, `"update"`, `"split"`,
-#'     `"pre_expand"`, `"expand"`);
+#'     `"pre_expand"`, `"expand"`, `"delete"`);
 #'   * `n_outer_nodes`: outer nodes (items sharing a responsibility) at the
 #'     end (N without the tree);
 #'   * `timings`: seconds for the tree, the fit and in total;
@@ -237,7 +237,7 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
   colnames(m) <- colnames(X)
   covs <- array(0, c(D, D, T), dimnames = list(colnames(X), colnames(X), NULL))
   for (k in seq_len(T)) covs[, , k] <- solve(res$W[, , k]) / res$nu[k]
-  phases <- c("update", "split", "pre_expand", "expand", "start")
+  phases <- c("update", "split", "pre_expand", "expand", "start", "delete")
   tr <- res$trace
   trace <- data.frame(step = tr$step, seconds = tr$seconds,
                       free_energy = tr$free_energy, T = tr$T,
@@ -249,7 +249,8 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
     n_outer_nodes = res$n_items,
     timings = c(tree = res$seconds[1], fit = res$seconds[2],
                 total = res$seconds[1] + res$seconds[2]),
-    splits = c(tried = res$splits_tried, accepted = res$splits_accepted),
+    splits = c(tried = res$splits_tried, accepted = res$splits_accepted,
+               deletes = res$deletes_accepted),
     n_tree_nodes = res$n_nodes,
     posterior = list(m = m, beta = res$beta, nu = res$nu, W = res$W,
                      stick_a = a, stick_b = b),

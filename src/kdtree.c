@@ -130,29 +130,9 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
   return id;
 }
 
-/* Radius of every node about its mean: O(N D) per level. */
-static void radii(vdp_tree *t) {
-  const int D = t->D;
-  for (int id = 0; id < t->n_nodes; id++) {
-    const double *s1 = t->s1 + (size_t)id * D;
-    double n = t->count[id], r2 = 0.0;
-    for (int i = 0; i < t->count[id]; i++) {
-      const double *x = t->X + (size_t)D * t->perm[t->start[id] + i];
-      double d2 = 0.0;
-      for (int d = 0; d < D; d++) {
-        double e = x[d] - s1[d] / n;
-        d2 += e * e;
-      }
-      if (d2 > r2) r2 = d2;
-    }
-    t->radius[id] = sqrt(r2);
-  }
-}
-
 void vdp_tree_build(vdp_tree *t) {
   for (int i = 0; i < t->N; i++) t->perm[i] = i;
   int next = 0;
   build(t, &next, 0, t->N, 0);
   t->n_nodes = next;
-  radii(t);
 }

@@ -67,7 +67,6 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
     tree.depth = (int *)R_alloc(nn, sizeof(int));
     tree.s1 = (double *)R_alloc((size_t)nn * D, sizeof(double));
     tree.s2 = (double *)R_alloc((size_t)nn * P, sizeof(double));
-    tree.radius = (double *)R_alloc(nn, sizeof(double));
     tree.key = (double *)R_alloc(N, sizeof(double));
     tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
     vdp_tree_build(&tree);
@@ -94,8 +93,8 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   const int T = res.T;
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
-                         "splits_tried", "splits_accepted", "n_nodes"};
-  SEXP out = PROTECT(svi_named_list(17, names));
+                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted"};
+  SEXP out = PROTECT(svi_named_list(18, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -155,6 +154,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   SET_VECTOR_ELT(out, 14, Rf_ScalarInteger(res.n_splits_tried));
   SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
   SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
+  SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
   UNPROTECT(n_prot);
   return out;
 }

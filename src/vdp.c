@@ -717,6 +717,81 @@ static int draw_candidates(vdp_state *s, svi_rng *r, int want, int *out) {
   return n;
 }
 
+/* ---------- delete moves ---------- */
+
+/* Removes component k (its mass is reassigned by the next local step). */
+static void drop_component(vdp_state *s, int k) {
+  const int T = s->T, mK = s->max_K;
+  for (int i = 0; i < s->n_items; i++) {
+    double *qr = s->q + (size_t)i * mK;
+    memmove(qr + k, qr + k + 1, sizeof(double) * (T - k - 1));
+  }
+  memmove(slot(s, k), slot(s, k + 1), sizeof(double) * (size_t)(T - k - 1) * s->SS);
+  gw_nw gk = s->post[k];
+  memmove(s->post + k, s->post + k + 1, sizeof(gw_nw) * (T - k - 1));
+  s->post[T - 1] = gk; /* keep the storage */
+  s->T = T - 1;
+  for (int j = 0; j < s->T; j++) s->N2[j] = slot(s, j)[0];
+  stick_update(s->T, s->N2, slot(s, mK)[0], s->ctl->a1, s->ctl->a2, s->sa, s->sb);
+  double et;
+  stick_terms(s->T, s->sa, s->sb, s->N2, slot(s, mK)[0], s->ctl->a1, s->ctl->a2,
+              s->elnpi, &et);
+  s->elnpi_tail = et;
+}
+
+/* Tries deleting each small component (weight below half the average),
+ * smallest first, at most `candidates` of them: the component is dropped,
+ * everything is updated to convergence, and the result is kept only when the
+ * free energy is lower. Greedy splitting can leave slivers of one cluster
+ * as separate components; this removes those that do not pay for
+ * themselves. */
+static void try_deletes(vdp_state *s) {
+  const int mK = s->max_K;
+  int tries = 0;
+  while (s->T > 1 && tries < s->ctl->candidates) {
+    /* smallest component not yet tried at this T */
+    double total = 0.0;
+    for (int k = 0; k < s->T; k++) total += slot(s, k)[0];
+    int k = -1;
+    for (int j = 0; j < s->T; j++)
+      if (slot(s, j)[0] < 0.5 * total / s->T && (k < 0 || slot(s, j)[0] < slot(s, k)[0]))
+        k = j;
+    if (k < 0) return;
+    /* snapshot */
+    const int n = s->n_items, T = s->T, cycle = s->cycle, n_trace = s->res->n_trace;
+    const double F = s->F;
+    int *item = (int *)R_alloc(n, sizeof(int));
+    double *q = (double *)R_alloc((size_t)n * mK, sizeof(double));
+    double *qt = (double *)R_alloc(n, sizeof(double));
+    double *st = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
+    memcpy(item, s->item, sizeof(int) * n);
+    memcpy(q, s->q, sizeof(double) * (size_t)n * mK);
+    memcpy(qt, s->qt, sizeof(double) * n);
+    memcpy(st, s->stats, sizeof(double) * (size_t)(mK + 1) * s->SS);
+    drop_component(s, k);
+    s->F = INFINITY; /* the update loop starts afresh */
+    update_all(s);
+    tries++;
+    s->res->n_trace = n_trace;
+    if (s->F < F) {
+      record(s, 5, s->F);
+      s->res->n_deletes++;
+      continue;
+    }
+    /* restore */
+    /* buffers only grow, so the current ones hold n items */
+    s->n_items = n;
+    memcpy(s->item, item, sizeof(int) * n);
+    memcpy(s->q, q, sizeof(double) * (size_t)n * mK);
+    memcpy(s->qt, qt, sizeof(double) * n);
+    memcpy(s->stats, st, sizeof(double) * (size_t)(mK + 1) * s->SS);
+    s->T = T;
+    s->cycle = cycle;
+    global_step(s);
+    return; /* the smallest could not go: larger ones are less likely to */
+  }
+}
+
 /* ---------- driver ---------- */
 
 static void collect_depth(const vdp_tree *t, int id, int depth, int *out, int *n) {
@@ -833,6 +908,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
       REprintf("fit_vdp: T = %d, free energy = %.8g, outer nodes = %d, %.2f s\n", s->T,
                s->F, s->n_items, now_seconds() - s->t0);
   }
+  try_deletes(s);
   /* results */
   res->T = s->T;
   res->n_items = s->n_items;

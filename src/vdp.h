@@ -15,7 +15,6 @@ typedef struct {
   const double *X; /* D x N, one point per column */
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
-  double *radius; /* largest distance of a node's points from its mean */
   double *key;     /* N doubles of scratch for the build */
   double *scratch; /* D^2 + 3 D doubles of scratch for the build */
 } vdp_tree;
@@ -24,7 +23,7 @@ typedef struct {
 int vdp_tree_count_nodes(int n, int leaf_size);
 /* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
  * start, count, left, right, depth: n_nodes ints; s1: n_nodes D; s2:
- * n_nodes P doubles; radius: n_nodes doubles). O(N log N) splits at the median projection on the node's
+ * n_nodes P doubles; key: N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
  * principal direction; statistics summed bottom-up. */
 void vdp_tree_build(vdp_tree *t);
 
@@ -37,14 +36,14 @@ typedef struct {
 } vdp_control;
 
 /* One row of the trace. phase: 0 update, 1 split, 2 before expansion,
- * 3 after expansion, 4 start. */
+ * 3 after expansion, 4 start, 5 accepted delete move. */
 typedef struct {
   int step, T, n_items, phase;
   double seconds, F;
 } vdp_trace_row;
 
 typedef struct {
-  int T, n_items, status, n_trace, n_splits_tried, n_splits_accepted;
+  int T, n_items, status, n_trace, n_splits_tried, n_splits_accepted, n_deletes;
   double F, seconds_total, seconds_tree;
   /* caller-allocated, max_K slots */
   double *Nk, *a, *b, *beta, *nu, *m /* D x max_K */, *W /* D x D x max_K */;
