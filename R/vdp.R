@@ -54,7 +54,7 @@
 #'   `tol / 10`), `expand_threshold` (largest responsibility share
 #'   a node's points may lose without expanding it, default 0.05),
 #'   `expand_sd` (how many standard deviations of a node's spread the
-#'   test covers, default 2; larger is more exact and slower).
+#'   test covers, default 3; larger is more exact and slower).
 #' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
 #'   "sparsevi_fit")`, a list with
 #'   * `weights`: expected mixing weights \eqn{E[\pi_k]} of the T components;
@@ -168,7 +168,7 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
                   paste(known, collapse = ", ")), "argument", call = call)
   }
   out <- list(leaf_size = 10L, max_iter = 100L, partial_iter = 20L,
-              update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 2)
+              update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 3)
   if (!is.null(dots$leaf_size))
     out$leaf_size <- check_count(dots$leaf_size, "leaf_size", min = 1, max = 1e6, call = call)
   if (!is.null(dots$max_iter))

@@ -41,21 +41,50 @@ static void select_rank(int *p, int n, int k, const double *key) {
   }
 }
 
-#define TREE_SAMPLE 256
+#define TREE_SAMPLE 64
+#define TREE_PCA_MIN 2048
 
-/* Principal direction of the points p[0..n) (covariance of an evenly
- * strided sample of at most TREE_SAMPLE points, power iteration); falls back
- * to the widest coordinate when the sample is degenerate. */
+/* Split direction of the points p[0..n). Large nodes: principal direction
+ * of the covariance of an evenly strided sample of TREE_SAMPLE points (power
+ * iteration). Small nodes (n <= TREE_PCA_MIN): the farthest-pair heuristic
+ * (a point far from the mean, then the point farthest from it), O(n D). */
 static void split_direction(const vdp_tree *t, const int *p, int n, double *v,
                             double *C, double *mu, double *u) {
   const int D = t->D;
   int m = n < TREE_SAMPLE ? n : TREE_SAMPLE;
   memset(mu, 0, sizeof(double) * D);
-  memset(C, 0, sizeof(double) * (size_t)D * D);
   for (int s = 0; s < m; s++) {
     const double *x = t->X + (size_t)D * p[(size_t)s * n / m];
     for (int d = 0; d < D; d++) mu[d] += x[d] / m;
   }
+  if (n <= TREE_PCA_MIN) {
+    const double *ref = mu;
+    for (int pass = 0; pass < 2; pass++) {
+      double best = -1.0;
+      int bi = 0;
+      for (int i = 0; i < n; i++) {
+        const double *x = t->X + (size_t)D * p[i];
+        double d2 = 0.0;
+        for (int d = 0; d < D; d++) d2 += (x[d] - ref[d]) * (x[d] - ref[d]);
+        if (d2 > best) {
+          best = d2;
+          bi = i;
+        }
+      }
+      const double *xb = t->X + (size_t)D * p[bi];
+      if (pass == 0) {
+        memcpy(u, xb, sizeof(double) * D);
+        ref = u;
+      } else {
+        double nrm = 0.0;
+        for (int d = 0; d < D; d++) nrm += (v[d] = xb[d] - u[d]) * v[d];
+        if (nrm > 0) return;
+      }
+    }
+    for (int d = 0; d < D; d++) v[d] = d == 0; /* all points equal */
+    return;
+  }
+  memset(C, 0, sizeof(double) * (size_t)D * D);
   for (int s = 0; s < m; s++) {
     const double *x = t->X + (size_t)D * p[(size_t)s * n / m];
     for (int b = 0; b < D; b++) {
@@ -69,7 +98,7 @@ static void split_direction(const vdp_tree *t, const int *p, int n, double *v,
     if (C[b + (size_t)b * D] > C[widest + (size_t)widest * D]) widest = b;
   }
   for (int d = 0; d < D; d++) v[d] = d == widest ? 1.0 : 0.01;
-  for (int it = 0; it < 30; it++) {
+  for (int it = 0; it < 20; it++) {
     double nrm = 0.0;
     for (int a = 0; a < D; a++) {
       double s = 0.0;

@@ -28,6 +28,8 @@
 
 #define VDP_WAVE 32
 #define VDP_STREAM 0x5D9000ULL
+/* items with less mass than this on a split component keep a hard side */
+#define VDP_ACTIVE_MASS 1e-6
 
 typedef struct {
   int N, D, P, max_K, T, threads, SS, cycle, status;
@@ -629,7 +631,34 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
     n_i += side_i;
   }
   if (n_i == 0 || n_i == n_sub) return INFINITY;
-  /* (c) update only the two children */
+  /* (c) update only the two children. Items whose mass on c is negligible
+   * keep their hard side (their statistics are added once), so a candidate
+   * costs in proportion to its own items, not to N; F accounts for the q
+   * actually used, so it stays exact. */
+  int n_act = 0;
+  for (int k = 0; k < n_sub; k++) n_act += s->sub_m[k] >= VDP_ACTIVE_MASS;
+  int *act_pos = (int *)R_alloc(n_act > 0 ? n_act : 1, sizeof(int));
+  int *act_item = (int *)R_alloc(n_act > 0 ? n_act : 1, sizeof(int));
+  double *act_m = (double *)R_alloc(n_act > 0 ? n_act : 1, sizeof(double));
+  double *act_qi = (double *)R_alloc(n_act > 0 ? n_act : 1, sizeof(double));
+  int *frz_item = (int *)R_alloc(n_sub - n_act > 0 ? n_sub - n_act : 1, sizeof(int));
+  double *frz_m = (double *)R_alloc(n_sub - n_act > 0 ? n_sub - n_act : 1, sizeof(double));
+  double *frz_qi = (double *)R_alloc(n_sub - n_act > 0 ? n_sub - n_act : 1, sizeof(double));
+  int a = 0, f = 0;
+  for (int k = 0; k < n_sub; k++) {
+    if (s->sub_m[k] >= VDP_ACTIVE_MASS) {
+      act_pos[a] = k;
+      act_item[a] = s->sub_item[k];
+      act_m[a] = s->sub_m[k];
+      act_qi[a++] = s->sub_qi[k];
+    } else {
+      frz_item[f] = s->sub_item[k];
+      frz_m[f] = s->sub_m[k];
+      frz_qi[f++] = s->sub_qi[k];
+    }
+  }
+  double *frz_acc = (double *)R_alloc(2 * (size_t)SS, sizeof(double));
+  local_pair(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
   gw_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
   double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
   double Gothers = s->G[mK];
@@ -637,9 +666,11 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
     if (k != c) Gothers += s->G[k];
   const double Nt = slot(s, mK)[0];
   for (int it = 0; it <= ctl->partial_iter; it++) {
-    local_pair(s, n_sub, s->sub_item, s->sub_m, s->sub_qi, it > 0, gi, gj, ei, ej, acc);
+    local_pair(s, n_act, act_item, act_m, act_qi, it > 0, gi, gj, ei, ej, acc);
+    for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
     const double *ai = acc, *aj = acc + SS;
-    if (gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
+    if (!(ai[0] > 0) || !(aj[0] > 0) ||
+        gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
         gw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
       return INFINITY;
     for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
@@ -654,6 +685,7 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
     if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
     Fprev = F;
   }
+  for (int k = 0; k < n_act; k++) s->sub_qi[act_pos[k]] = act_qi[k];
   return F;
 }
 
