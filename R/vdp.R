@@ -51,10 +51,11 @@
 #'   10), `max_iter` (update cycles per truncation level, default 100),
 #'   `partial_iter` (updates of a split's two children, default 20),
 #'   `update_tol` (relative change that ends the update cycles, default
-#'   `tol / 10`), `expand_threshold` (largest responsibility share
-#'   a node's points may lose without expanding it, default 0.05),
+#'   `tol / 10`), `expand_threshold` (a node is expanded when a child's
+#'   optimal responsibilities differ from the node's by more than this, or
+#'   when its points' responsibilities may range more widely; default 0.05),
 #'   `expand_sd` (how many standard deviations of a node's spread the
-#'   test covers, default 3; larger is more exact and slower).
+#'   second test covers, default 2; larger is more exact and slower).
 #' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
 #'   "sparsevi_fit")`, a list with
 #'   * `weights`: expected mixing weights \eqn{E[\pi_k]} of the T components;
@@ -168,7 +169,7 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
                   paste(known, collapse = ", ")), "argument", call = call)
   }
   out <- list(leaf_size = 10L, max_iter = 100L, partial_iter = 20L,
-              update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 3)
+              update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 2)
   if (!is.null(dots$leaf_size))
     out$leaf_size <- check_count(dots$leaf_size, "leaf_size", min = 1, max = 1e6, call = call)
   if (!is.null(dots$max_iter))

@@ -337,40 +337,22 @@ static void record(vdp_state *s, int phase, double F) {
 
 /* ---------- kd-tree expansion ---------- */
 
-/* sqrt of the largest eigenvalue of nu W (power iteration). */
-static double metric_scale(const gw_nw *g, double *v, double *u) {
-  const int D = g->D;
-  for (int d = 0; d < D; d++) v[d] = 1.0 + 0.1 * d;
-  double lam = 0.0;
-  for (int it = 0; it < 50; it++) {
-    double nrm = 0.0, vn = 0.0;
-    for (int i = 0; i < D; i++) {
-      double t = 0.0;
-      for (int k = 0; k < D; k++) t += g->W[i + (size_t)k * D] * v[k];
-      u[i] = t;
-      nrm += t * t;
-      vn += v[i] * v[i];
-    }
-    if (!(nrm > 0)) break;
-    lam = sqrt(nrm / vn);
-    nrm = sqrt(nrm);
-    for (int i = 0; i < D; i++) v[i] = u[i] / nrm;
-  }
-  return sqrt(1.02 * lam * g->nu); /* 2% margin over the power estimate */
-}
-
 /* Expands every outer node whose points may disagree with the node's shared
- * q(z) at the current globals. Let k* win at the node (largest average score
- * S_A,k) and delta_k(x) = S_k*(x) - S_k(x). Linearised at the node mean c
- * with gradient g_k, delta_k has mean margin_k = S_A,k* - S_A,k over the node
- * and standard deviation sd_k = sqrt(g_k' Cov_A g_k), Cov_A the node's own
- * covariance from its cached statistics. The node is kept when
- * sum_{k != k*} exp(-(margin_k - z sd_k)) <= thr (z = expand_sd), i.e. points within z
- * standard deviations keep q_k* >= 1 / (1 + thr). (Comparing only the
- * children's q with the parent's misses nodes whose children both straddle
- * a boundary; a worst-case ball bound expands nearly everything in 16
- * dimensions.) Returns the number of nodes expanded; the children's q are
- * the parent's until the next local step. */
+ * q(z) at the current globals, by two tests (a node failing either is
+ * expanded):
+ * 1. the paper's: the optimal q of a child (at the current globals) differs
+ *    from the node's by more than thr in some component;
+ * 2. a spread test that catches nodes whose children both straddle a
+ *    boundary (which test 1 misses): let k* win at the node and
+ *    delta_k(x) = S_k*(x) - S_k(x). Linearised at the node mean c, delta_k
+ *    has mean margin_k = S_A,k* - S_A,k over the node and standard deviation
+ *    sd_k = sqrt(g_k' Cov_A g_k), Cov_A the node's covariance from its cached
+ *    statistics. Over points within z = expand_sd standard deviations,
+ *    q_k*(x) = 1 / (1 + sum_k exp(-delta_k(x))) ranges between its values at
+ *    delta_k = margin_k -/+ z sd_k; the node fails when the range exceeds
+ *    thr.
+ * Returns the number of nodes expanded; the children's q are the parent's
+ * until the next local step. */
 static int expand_tree(vdp_state *s) {
   const int T = s->T, K1 = T + 1, mK = s->max_K, n = s->n_items, D = s->D;
   int *flag = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
@@ -401,8 +383,8 @@ static int expand_tree(vdp_state *s) {
       for (int b = 0; b < D; b++) wc += gb->W[a + (size_t)b * D] * c[b];
       gs[a] = gb->nu * (gb->Wm[a] - wc);
     }
-    double sum = 0.0;
-    for (int k = 0; k < K1 && sum <= thr; k++) {
+    double sum_lo = 0.0, sum_hi = 0.0, z = s->ctl->expand_sd;
+    for (int k = 0; k < K1; k++) {
       if (k == best) continue;
       double margin = S[best] - S[k];
       if (margin > 700) continue;
@@ -428,9 +410,42 @@ static int expand_tree(vdp_state *s) {
       }
       v -= gc * gc;
       double sd = sqrt(v > 0 ? v : 0.0);
-      sum += exp(-(margin - s->ctl->expand_sd * sd));
+      double lo = -(margin - z * sd), hi = -(margin + z * sd);
+      sum_lo += exp(lo < 700 ? lo : 700);
+      sum_hi += exp(hi);
     }
-    flag[i] = sum > thr;
+    flag[i] = 1.0 / (1.0 + sum_hi) - 1.0 / (1.0 + sum_lo) > thr;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) num_threads(s->threads)
+#endif
+  for (int i = 0; i < n; i++) {
+    int id = s->item[i], nc = n_children(s, id);
+    if (nc == 0 || flag[i]) continue;
+    double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
+    double *outer = S + mK + 1;
+    const double *qrow = s->q + (size_t)i * mK;
+    for (int j = 0; j < nc && !flag[i]; j++) {
+      double cn;
+      const double *s1, *s2;
+      item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
+      double mx = -INFINITY;
+      for (int k = 0; k < T; k++) {
+        S[k] = s->elnpi[k] + gw_score(&s->post[k], cn, s1, s2);
+        if (S[k] > mx) mx = S[k];
+      }
+      S[T] = s->elnpi_tail + gw_score(&s->prior->as_q, cn, s1, s2);
+      if (S[T] > mx) mx = S[T];
+      double z = 0.0;
+      for (int k = 0; k < K1; k++) z += (S[k] = exp(S[k] - mx));
+      for (int k = 0; k < K1; k++) {
+        double ref = k < T ? qrow[k] : s->qt[i];
+        if (fabs(S[k] / z - ref) > thr) {
+          flag[i] = 1;
+          break;
+        }
+      }
+    }
   }
   int total = 0, n_exp = 0;
   for (int i = 0; i < n; i++) {
