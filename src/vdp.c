@@ -61,6 +61,9 @@ typedef struct {
   double *sub_m, *sub_qi, *best_m, *best_qi;
   double *cand_acc, *best_acc; /* 2 * SS each */
   double *sa2, *sb2, *el2, *N2;
+  int work_cap, flag_cap;
+  int *act_pos, *act_item, *frz_item, *flag;
+  double *act_m, *act_qi, *frz_m, *frz_qi, *frz_acc;
 } vdp_state;
 
 static double now_seconds(void) {
@@ -355,7 +358,11 @@ static void record(vdp_state *s, int phase, double F) {
  * until the next local step. */
 static int expand_tree(vdp_state *s) {
   const int T = s->T, K1 = T + 1, mK = s->max_K, n = s->n_items, D = s->D;
-  int *flag = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
+  if (n > s->flag_cap) {
+    s->flag_cap = n + n / 2 + 64;
+    s->flag = (int *)R_alloc(s->flag_cap, sizeof(int));
+  }
+  int *flag = s->flag;
   const double thr = s->ctl->expand_threshold;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 64) num_threads(s->threads)
@@ -567,6 +574,22 @@ static void reserve_sub(vdp_state *s, int n) {
   s->sub_cap = cap;
 }
 
+/* Candidate scratch that lives for the whole fit (R_alloc memory is only
+ * released when the .Call returns, so per-candidate allocations would pile
+ * up). */
+static void reserve_work(vdp_state *s, int n) {
+  if (n <= s->work_cap) return;
+  int cap = n + n / 2 + 64;
+  s->act_pos = (int *)R_alloc(cap, sizeof(int));
+  s->act_item = (int *)R_alloc(cap, sizeof(int));
+  s->frz_item = (int *)R_alloc(cap, sizeof(int));
+  s->act_m = (double *)R_alloc(cap, sizeof(double));
+  s->act_qi = (double *)R_alloc(cap, sizeof(double));
+  s->frz_m = (double *)R_alloc(cap, sizeof(double));
+  s->frz_qi = (double *)R_alloc(cap, sizeof(double));
+  s->work_cap = cap;
+}
+
 static inline int expand_for_split(const vdp_state *s, int i, int c) {
   return s->tree && n_children(s, s->item[i]) > 0 &&
          argmax_row(s->q + (size_t)i * s->max_K, s->T) == c;
@@ -652,13 +675,9 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
    * actually used, so it stays exact. */
   int n_act = 0;
   for (int k = 0; k < n_sub; k++) n_act += s->sub_m[k] >= VDP_ACTIVE_MASS;
-  int *act_pos = (int *)R_alloc(n_act > 0 ? n_act : 1, sizeof(int));
-  int *act_item = (int *)R_alloc(n_act > 0 ? n_act : 1, sizeof(int));
-  double *act_m = (double *)R_alloc(n_act > 0 ? n_act : 1, sizeof(double));
-  double *act_qi = (double *)R_alloc(n_act > 0 ? n_act : 1, sizeof(double));
-  int *frz_item = (int *)R_alloc(n_sub - n_act > 0 ? n_sub - n_act : 1, sizeof(int));
-  double *frz_m = (double *)R_alloc(n_sub - n_act > 0 ? n_sub - n_act : 1, sizeof(double));
-  double *frz_qi = (double *)R_alloc(n_sub - n_act > 0 ? n_sub - n_act : 1, sizeof(double));
+  reserve_work(s, n_sub);
+  int *act_pos = s->act_pos, *act_item = s->act_item, *frz_item = s->frz_item;
+  double *act_m = s->act_m, *act_qi = s->act_qi, *frz_m = s->frz_m, *frz_qi = s->frz_qi;
   int a = 0, f = 0;
   for (int k = 0; k < n_sub; k++) {
     if (s->sub_m[k] >= VDP_ACTIVE_MASS) {
@@ -672,7 +691,7 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
       frz_qi[f++] = s->sub_qi[k];
     }
   }
-  double *frz_acc = (double *)R_alloc(2 * (size_t)SS, sizeof(double));
+  double *frz_acc = s->frz_acc;
   local_pair(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
   gw_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
   double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
@@ -794,7 +813,9 @@ static void drop_component(vdp_state *s, int k) {
  * themselves. */
 static void try_deletes(vdp_state *s) {
   const int mK = s->max_K;
-  int tries = 0;
+  int tries = 0, snap_cap = 0, *item = NULL;
+  double *q = NULL, *qt = NULL;
+  double *st = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
   while (s->T > 1 && tries < s->ctl->candidates) {
     /* smallest component not yet tried at this T */
     double total = 0.0;
@@ -807,10 +828,12 @@ static void try_deletes(vdp_state *s) {
     /* snapshot */
     const int n = s->n_items, T = s->T, cycle = s->cycle, n_trace = s->res->n_trace;
     const double F = s->F;
-    int *item = (int *)R_alloc(n, sizeof(int));
-    double *q = (double *)R_alloc((size_t)n * mK, sizeof(double));
-    double *qt = (double *)R_alloc(n, sizeof(double));
-    double *st = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
+    if (n > snap_cap) { /* one snapshot buffer for all trials */
+      snap_cap = n + n / 4;
+      item = (int *)R_alloc(snap_cap, sizeof(int));
+      q = (double *)R_alloc((size_t)snap_cap * mK, sizeof(double));
+      qt = (double *)R_alloc(snap_cap, sizeof(double));
+    }
     memcpy(item, s->item, sizeof(int) * n);
     memcpy(q, s->q, sizeof(double) * (size_t)n * mK);
     memcpy(qt, s->qt, sizeof(double) * n);
@@ -903,6 +926,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   s->wave = (double *)R_alloc((size_t)VDP_WAVE * (mK + 1) * s->SS, sizeof(double));
   s->cand_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
   s->best_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
+  s->frz_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
   /* T = 1, everything on component 1 */
   s->T = 1;
   memset(s->stats, 0, sizeof(double) * (size_t)(mK + 1) * s->SS);
