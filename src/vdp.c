@@ -17,6 +17,20 @@
  * only per-component statistics, F is evaluated in O(T D^3) after any step,
  * and split candidates are scored by swapping one component's statistics.
  *
+ * The algorithm (section 7): T = 1 with the tree expanded initial_depth
+ * levels; then repeatedly (2) draw `candidates` components by size, split
+ * each through the bisector of its principal axis after expanding one level
+ * the nodes it owns, update only the two children (items with negligible mass
+ * on it keep a hard side), and keep the best split if it lowers F by more
+ * than tol |F| (tested on the candidate's F; the full update can only lower
+ * it further); (3) update everything to convergence, reordering components
+ * by size when that lowers F and refining the tree every third cycle and
+ * before convergence is declared. Departures from the paper, each keeping F
+ * exact for the q in use: the tree splits on principal directions; node
+ * expansion adds a spread test to the paper's child test (expand_tree);
+ * after growth stops, small components are tried for deletion
+ * (try_deletes).
+ *
  * Determinism: items are processed in blocks of SVI_BLOCK; blocks run in
  * waves of VDP_WAVE with one partial-sum buffer each, reduced in block order
  * after the parallel region, so results do not depend on the thread count. */
