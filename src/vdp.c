@@ -44,6 +44,8 @@
 #define VDP_STREAM 0x5D9000ULL
 /* items with less mass than this on a split component keep a hard side */
 #define VDP_ACTIVE_MASS 1e-6
+/* a split candidate is represented by about this many nodes at least */
+#define VDP_SPLIT_NODES 64
 
 typedef struct {
   int N, D, P, max_K, T, threads, SS, cycle, status;
@@ -609,6 +611,30 @@ static inline int expand_for_split(const vdp_state *s, int i, int c) {
          argmax_row(s->q + (size_t)i * s->max_K, s->T) == c;
 }
 
+/* The items that replace outer node id when component c is split: its
+ * children (the paper's one-level expansion), and further descendants while
+ * a node holds more than `limit` points, so that a candidate is represented
+ * by enough nodes to be split well even when the tree is coarse (high
+ * dimensions). Writes the ids to out (when not NULL) and returns how many. */
+static int split_descend(const vdp_state *s, int id, int force, double limit, int *out) {
+  const vdp_tree *t = s->tree;
+  int nc = n_children(s, id);
+  int go = nc > 0 && (force || (t->left[id] >= 0 && t->count[id] > limit));
+  if (!go) {
+    if (out) out[0] = id;
+    return 1;
+  }
+  int k = 0;
+  for (int j = 0; j < nc; j++)
+    k += split_descend(s, child_of(s, id, j), 0, limit, out ? out + k : NULL);
+  return k;
+}
+
+static double split_limit(const vdp_state *s, int c) {
+  double lim = slot(s, c)[0] / VDP_SPLIT_NODES;
+  return lim > 2.0 * s->tree->leaf_size ? lim : 2.0 * s->tree->leaf_size;
+}
+
 /* Principal axis of component c from its statistics (power iteration). */
 static void principal_axis(vdp_state *s, int c, double *mu, double *v) {
   const int D = s->D;
@@ -644,10 +670,12 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
   const int T = s->T, mK = s->max_K, D = s->D, SS = s->SS;
   const vdp_control *ctl = s->ctl;
   /* (a) the sub list: items with mass on c, expanded one level where c wins */
+  const double lim = s->tree ? split_limit(s, c) : 0.0;
   int n_sub = 0;
   for (int i = 0; i < s->n_items; i++) {
     double m = s->q[(size_t)i * mK + c];
-    if (m > 0) n_sub += expand_for_split(s, i, c) ? n_children(s, s->item[i]) : 1;
+    if (m > 0)
+      n_sub += expand_for_split(s, i, c) ? split_descend(s, s->item[i], 1, lim, NULL) : 1;
   }
   reserve_sub(s, n_sub);
   int o = 0;
@@ -655,17 +683,10 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
     double m = s->q[(size_t)i * mK + c];
     if (!(m > 0)) continue;
     int id = s->item[i];
-    if (expand_for_split(s, i, c)) {
-      int nc = n_children(s, id);
-      for (int j = 0; j < nc; j++, o++) {
-        s->sub_item[o] = child_of(s, id, j);
-        s->sub_m[o] = m;
-      }
-    } else {
-      s->sub_item[o] = id;
-      s->sub_m[o] = m;
-      o++;
-    }
+    int k = expand_for_split(s, i, c) ? split_descend(s, id, 1, lim, s->sub_item + o) : 1;
+    if (k == 1) s->sub_item[o] = expand_for_split(s, i, c) ? s->sub_item[o] : id;
+    for (int j = 0; j < k; j++) s->sub_m[o + j] = m;
+    o += k;
   }
   *n_sub_out = n_sub;
   /* (b) split through the bisector of the principal axis */
@@ -741,18 +762,20 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
  * candidate did, gives j the slot T, and runs the global step. */
 static void apply_split(vdp_state *s, int c, int n_sub) {
   const int T = s->T, mK = s->max_K, n = s->n_items;
+  const double lim = s->tree ? split_limit(s, c) : 0.0;
   int total = 0;
   for (int i = 0; i < n; i++)
     total += (s->q[(size_t)i * mK + c] > 0 && expand_for_split(s, i, c))
-                 ? n_children(s, s->item[i]) : 1;
+                 ? split_descend(s, s->item[i], 1, lim, NULL) : 1;
   reserve_spare(s, total);
   int o = 0, k = 0;
   for (int i = 0; i < n; i++) {
     int id = s->item[i];
     double m = s->q[(size_t)i * mK + c];
-    int nc = (m > 0 && expand_for_split(s, i, c)) ? n_children(s, id) : 0;
-    for (int j = 0; j < (nc ? nc : 1); j++, o++) {
-      s->item2[o] = nc ? child_of(s, id, j) : id;
+    int nc = 1;
+    if (m > 0 && expand_for_split(s, i, c)) nc = split_descend(s, id, 1, lim, s->item2 + o);
+    else s->item2[o] = id;
+    for (int j = 0; j < nc; j++, o++) {
       double *dst = s->q2 + (size_t)o * mK;
       memcpy(dst, s->q + (size_t)i * mK, sizeof(double) * T);
       s->qt2[o] = s->qt[i];
