@@ -38,6 +38,8 @@ extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* Fast-VDP (vdp-glue.c) */
+extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -69,6 +71,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
     {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
     {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},
+    /* Fast-VDP */
+    {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 9},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

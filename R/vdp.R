@@ -1,0 +1,445 @@
+#' Accelerated variational Dirichlet process Gaussian mixture (Fast-VDP)
+#'
+#' Fits a Dirichlet-process mixture of full-covariance Gaussians by the
+#' algorithm of Kurihara, Welling & Vlassis (2007). Components past the
+#' current truncation level `T` stay tied to their priors, so every point keeps
+#' some mass on the infinite tail, and the free energy is exact in closed
+#' form. Starting from `T = 1`, the fit repeatedly samples `candidates`
+#' components by size, splits each along its principal axis, updates only the
+#' two children, keeps the split that lowers the free energy most, then
+#' updates everything (reordering components by size) and stops when the best
+#' split lowers the free energy by no more than `tol` (relative). The number
+#' of components is found, not given.
+#'
+#' With `kdtree = TRUE` the data sit in a kd-tree built once; all points of an
+#' outer node share one responsibility vector computed from the node's cached
+#' count, sum and sum of outer products, and nodes are expanded (every third
+#' update cycle) where their children disagree with them. Expanding never
+#' raises the free energy. `kdtree = FALSE` runs the same algorithm on every
+#' point (the paper's "VDP" baseline).
+#'
+#' The prior is Normal-Wishart: \eqn{\Lambda_k \sim} Wishart(`nu0`, \eqn{W_0})
+#' with \eqn{W_0^{-1}} = (`nu0` - D - 1) `cov0`, so that `cov0` is the prior
+#' expected component covariance, and \eqn{\mu_k | \Lambda_k \sim}
+#' N(`m0`, (`beta0` \eqn{\Lambda_k})^{-1}). Sticks are Beta(`a1`, `a2`).
+#'
+#' @param X A numeric matrix (or data frame of numeric columns), points in
+#'   rows; no missing or infinite values and no constant column.
+#' @param kdtree `TRUE` (default) for Fast-VDP, `FALSE` for plain VDP.
+#' @param candidates Number of components tried for a split at each step,
+#'   sampled by size without replacement (whole number >= 1; default 10).
+#' @param a1,a2 Beta(`a1`, `a2`) prior on the sticks (positive; default 1, 1).
+#' @param m0 Prior mean of the component means (length D); default the data
+#'   mean.
+#' @param beta0 Prior precision scale of the means (positive; default 0.01,
+#'   a vague prior on where components sit).
+#' @param nu0 Wishart degrees of freedom, greater than D + 1; default D + 2.
+#' @param cov0 Prior expected component covariance (D x D, symmetric
+#'   positive definite); default `cov(X) / 10`.
+#' @param initial_depth Depth to which the kd-tree is expanded at the start
+#'   (whole number >= 0; default 4).
+#' @param tol Relative decrease of the free energy below which a split is
+#'   rejected and the fit stops (in (0, 1); default 1e-4).
+#' @param max_K Largest number of components (whole number >= 1; default 50).
+#' @param seed `NULL` (draw from R's random number generator) or a whole
+#'   number; candidate sampling uses sparsevi's own random streams.
+#' @param threads Number of threads (default `getOption("sparsevi.threads",
+#'   1)`); results do not depend on it.
+#' @param progress Print one line per accepted split (default
+#'   `interactive()`).
+#' @param ... Expert controls: `leaf_size` (points per kd-tree leaf, default
+#'   10), `max_iter` (update cycles per truncation level, default 100),
+#'   `partial_iter` (updates of a split's two children, default 20),
+#'   `update_tol` (relative change that ends the update cycles, default
+#'   `tol / 10`), `expand_threshold` (a node is expanded when a child's
+#'   optimal responsibilities differ from the node's by more than this, or
+#'   when its points' responsibilities may range more widely; default 0.05),
+#'   `expand_sd` (how many standard deviations of a node's spread the
+#'   second test covers, default 2; larger is more exact and slower).
+#' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
+#'   "sparsevi_fit")`, a list with
+#'   * `weights`: expected mixing weights \eqn{E[\pi_k]} of the T components;
+#'   * `tail_weight`: the expected mass of all components past T;
+#'   * `means`: T x D matrix of posterior mean component means;
+#'   * `covariances`: D x D x T array, \eqn{E[\Lambda_k]^{-1}};
+#'   * `T`: number of components; `sizes`: expected points per component;
+#'   * `free_energy`: final free energy (negative evidence lower bound);
+#'   * `trace`: data frame with `step`, `seconds`, `free_energy`, `T`,
+#'     `outer_nodes` and `phase` (`"start"`, `"update"`, `"split"`,
+#'     `"pre_expand"`, `"expand"`, `"delete"`);
+#'   * `n_outer_nodes`: outer nodes (items sharing a responsibility) at the
+#'     end (N without the tree);
+#'   * `timings`: seconds for the tree, the fit and in total;
+#'   * `posterior`: Normal-Wishart and stick parameters (`m`, `beta`, `nu`,
+#'     `W`, `stick_a`, `stick_b`);
+#'   * `prior`: `m0`, `beta0`, `nu0`, `W0inv`, `cov0`, `a1`, `a2`;
+#'   * `control`: the settings used; `call`: the call.
+#' @references Kurihara K, Welling M, Vlassis N (2007). Accelerated
+#'   variational Dirichlet process mixtures. NIPS 19.
+#' @examples
+#' sim <- simulate_mixture(N = 500, D = 2, K = 3, separation = 6, seed = 1)
+#' fit <- fit_vdp(sim$X, seed = 1, threads = 1)
+#' fit
+#' table(predict(fit, sim$X), sim$cluster)
+#' @export
+fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL,
+                    beta0 = 0.01, nu0 = NULL, cov0 = NULL, initial_depth = 4,
+                    tol = 1e-4, max_K = 50, seed = NULL,
+                    threads = getOption("sparsevi.threads", 1L),
+                    progress = interactive(), ...) {
+  call <- match.call()
+  X <- check_vdp_data(X, "X")
+  N <- nrow(X)
+  D <- ncol(X)
+  kdtree <- check_flag(kdtree, "kdtree")
+  candidates <- check_count(candidates, "candidates", min = 1, max = 1000)
+  a1 <- check_positive(a1, "a1")
+  a2 <- check_positive(a2, "a2")
+  beta0 <- check_positive(beta0, "beta0")
+  initial_depth <- check_count(initial_depth, "initial_depth", min = 0, max = 30)
+  tol <- check_probability(tol, "tol")
+  max_K <- check_count(max_K, "max_K", min = 1, max = 10000)
+  threads <- sparsevi_threads(threads)
+  progress <- check_flag(progress, "progress")
+  ctl <- vdp_controls(list(...), tol)
+  if (N < D + 2L) {
+    abort(sprintf(paste0("`X` has %d points in %d dimensions, too few for the ",
+                         "Normal-Wishart prior with data-scaled defaults; ",
+                         "it needs at least D + 2 = %d points."), N, D, D + 2L),
+          "data")
+  }
+  center <- colMeans(X)
+  if (is.null(m0)) {
+    m0 <- center
+  } else if (!is.numeric(m0) || length(m0) != D || any(!is.finite(m0))) {
+    abort(sprintf("`m0` must be %d finite numbers (one per column of `X`).", D),
+          "argument")
+  }
+  if (is.null(nu0)) {
+    nu0 <- D + 2
+  } else {
+    nu0 <- check_number(nu0, "nu0", lower = D + 1, upper = 1e10, lower_open = TRUE)
+  }
+  if (is.null(cov0)) {
+    cov0 <- stats::cov(X) / 10
+  } else if (!is.numeric(cov0) || !is.matrix(cov0) || any(dim(cov0) != D) ||
+             any(!is.finite(cov0)) || max(abs(cov0 - t(cov0))) > 1e-8 * max(abs(cov0))) {
+    abort(sprintf("`cov0` must be a symmetric %d x %d numeric matrix.", D, D),
+          "argument")
+  }
+  cov0 <- (cov0 + t(cov0)) / 2
+  if (inherits(try(chol(cov0), silent = TRUE), "try-error")) {
+    abort(paste0("`cov0` is not positive definite",
+                 if (is.null(call$cov0)) " (some columns of `X` are linear combinations of others)",
+                 "; give a positive definite `cov0` or remove the redundant columns."),
+          "data")
+  }
+  W0inv <- cov0 * (nu0 - D - 1)
+  seed2 <- resolve_seed(seed)
+  Xt <- t(X) - center
+  storage.mode(Xt) <- "double"
+  ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
+               ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress))
+  ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
+  res <- .Call(ffi_vdp_fit, Xt, as.double(m0 - center), beta0, as.double(nu0),
+               W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads)
+  if (res$status == 1L) {
+    warn(paste0("A component's scale matrix lost positive definiteness and was ",
+                "reset to the prior; consider a larger `cov0` or `nu0`."),
+         "numerical")
+  } else if (res$status != 0L) {
+    abort(sprintf("internal error in the Fast-VDP kernel (status %d).", res$status),
+          "internal")
+  }
+  new_sparsevi_vdp(res, X, center, list(m0 = m0, beta0 = beta0, nu0 = nu0,
+                                        W0inv = W0inv, cov0 = cov0, a1 = a1, a2 = a2),
+                   c(list(kdtree = kdtree, candidates = candidates,
+                          initial_depth = initial_depth, tol = tol, max_K = max_K,
+                          threads = threads, seed = seed), ctl),
+                   call)
+}
+
+vdp_controls <- function(dots, tol, call = caller_call()) {
+  known <- c("leaf_size", "max_iter", "partial_iter", "update_tol", "expand_threshold",
+             "expand_sd")
+  bad <- setdiff(names(dots), known)
+  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))) || length(bad))) {
+    abort(sprintf("Unknown argument(s) in `...`: %s. Known controls: %s.",
+                  paste(if (length(bad)) bad else "<unnamed>", collapse = ", "),
+                  paste(known, collapse = ", ")), "argument", call = call)
+  }
+  out <- list(leaf_size = 10L, max_iter = 100L, partial_iter = 20L,
+              update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 2)
+  if (!is.null(dots$leaf_size))
+    out$leaf_size <- check_count(dots$leaf_size, "leaf_size", min = 1, max = 1e6, call = call)
+  if (!is.null(dots$max_iter))
+    out$max_iter <- check_count(dots$max_iter, "max_iter", min = 1, max = 1e5, call = call)
+  if (!is.null(dots$partial_iter))
+    out$partial_iter <- check_count(dots$partial_iter, "partial_iter", min = 0,
+                                    max = 1e5, call = call)
+  if (!is.null(dots$update_tol))
+    out$update_tol <- check_probability(dots$update_tol, "update_tol", call = call)
+  if (!is.null(dots$expand_threshold))
+    out$expand_threshold <- check_number(dots$expand_threshold, "expand_threshold",
+                                         lower = 0, upper = 1, call = call)
+  if (!is.null(dots$expand_sd))
+    out$expand_sd <- check_number(dots$expand_sd, "expand_sd", lower = 0, upper = 100,
+                                  call = call)
+  out
+}
+
+check_vdp_data <- function(X, arg, D = NULL, call = caller_call()) {
+  if (is.data.frame(X)) {
+    ok <- vapply(X, is.numeric, logical(1))
+    if (!all(ok)) {
+      abort(sprintf("%s must have numeric columns only; column(s) %s are not.",
+                    arg_label(arg), paste(names(X)[!ok], collapse = ", ")),
+            "argument", call = call)
+    }
+    X <- as.matrix(X)
+  }
+  if (is.numeric(X) && is.null(dim(X)) && identical(D, 1L)) X <- matrix(X, ncol = 1L)
+  if (!is.matrix(X) || !is.numeric(X)) {
+    abort(sprintf("%s must be a numeric matrix with points in rows, not %s.",
+                  arg_label(arg), describe(X)), "argument", call = call)
+  }
+  if (nrow(X) < 1L || ncol(X) < 1L) {
+    abort(sprintf("%s has no rows or no columns.", arg_label(arg)), "data", call = call)
+  }
+  if (anyNA(X) || any(!is.finite(X))) {
+    abort(sprintf("%s contains missing or infinite values; remove or impute them.",
+                  arg_label(arg)), "data", call = call)
+  }
+  if (!is.null(D) && ncol(X) != D) {
+    abort(sprintf("%s has %d columns but the model was fitted on %d.",
+                  arg_label(arg), ncol(X), D), "data", call = call)
+  }
+  if (is.null(D) && nrow(X) > 1L) {
+    const <- which(apply(X, 2L, function(v) max(v) == min(v)))
+    if (length(const)) {
+      abort(sprintf("Column(s) %s of %s are constant; remove them before fitting.",
+                    paste(const, collapse = ", "), arg_label(arg)), "data", call = call)
+    }
+  }
+  storage.mode(X) <- "double"
+  X
+}
+
+new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
+  T <- res$T
+  D <- ncol(X)
+  a <- res$stick_a
+  b <- res$stick_b
+  ev <- a / (a + b)
+  e1v <- b / (a + b)
+  weights <- ev * cumprod(c(1, e1v))[seq_len(T)]
+  tail_weight <- prod(e1v)
+  m <- t(res$m + center)
+  colnames(m) <- colnames(X)
+  covs <- array(0, c(D, D, T), dimnames = list(colnames(X), colnames(X), NULL))
+  for (k in seq_len(T)) covs[, , k] <- solve(res$W[, , k]) / res$nu[k]
+  phases <- c("update", "split", "pre_expand", "expand", "start", "delete")
+  tr <- res$trace
+  trace <- data.frame(step = tr$step, seconds = tr$seconds,
+                      free_energy = tr$free_energy, T = tr$T,
+                      outer_nodes = tr$outer_nodes,
+                      phase = phases[tr$phase + 1L], stringsAsFactors = FALSE)
+  out <- list(
+    weights = weights, tail_weight = tail_weight, means = m, covariances = covs,
+    T = T, K = T, sizes = res$N, free_energy = res$free_energy, trace = trace,
+    n_outer_nodes = res$n_items,
+    timings = c(tree = res$seconds[1], fit = res$seconds[2],
+                total = res$seconds[1] + res$seconds[2]),
+    splits = c(tried = res$splits_tried, accepted = res$splits_accepted,
+               deletes = res$deletes_accepted),
+    n_tree_nodes = res$n_nodes,
+    posterior = list(m = m, beta = res$beta, nu = res$nu, W = res$W,
+                     stick_a = a, stick_b = b),
+    prior = prior, n = nrow(X), dim = D, colnames = colnames(X),
+    control = control, call = call)
+  class(out) <- c("sparsevi_vdp", "sparsevi_mixture", "sparsevi_fit")
+  validate_sparsevi_vdp(out)
+}
+
+validate_sparsevi_vdp <- function(x) {
+  stopifnot(length(x$weights) == x$T, nrow(x$means) == x$T,
+            dim(x$covariances)[3] == x$T,
+            abs(sum(x$weights) + x$tail_weight - 1) < 1e-8)
+  x
+}
+
+#' @export
+print.sparsevi_vdp <- function(x, ...) {
+  cat(sprintf("<sparsevi_vdp> %s: %d components in %d dimensions from %d points\n",
+              if (isTRUE(x$control$kdtree)) "Fast-VDP (kd-tree)" else "VDP",
+              x$T, x$dim, x$n))
+  cat(sprintf("  free energy %.6g; tail weight %.3g; %d outer nodes; %.2f s\n",
+              x$free_energy, x$tail_weight, x$n_outer_nodes, x$timings[["total"]]))
+  w <- utils::head(round(x$weights, 3), 10)
+  cat("  weights:", paste(format(w), collapse = " "), if (x$T > 10) "..." else "", "\n")
+  invisible(x)
+}
+
+#' @export
+summary.sparsevi_vdp <- function(object, ...) {
+  comp <- data.frame(component = seq_len(object$T), weight = object$weights,
+                     size = object$sizes)
+  out <- list(method = if (isTRUE(object$control$kdtree)) "Fast-VDP" else "VDP",
+              T = object$T, n = object$n, dim = object$dim,
+              free_energy = object$free_energy, tail_weight = object$tail_weight,
+              components = comp, n_outer_nodes = object$n_outer_nodes,
+              timings = object$timings, splits = object$splits)
+  class(out) <- "summary.sparsevi_vdp"
+  out
+}
+
+#' @export
+print.summary.sparsevi_vdp <- function(x, ...) {
+  cat(sprintf("%s fit: %d points, %d dimensions, %d components\n", x$method, x$n,
+              x$dim, x$T))
+  cat(sprintf("free energy: %.8g   tail weight: %.3g\n", x$free_energy, x$tail_weight))
+  cat(sprintf("outer nodes: %d   splits accepted/tried: %d/%d\n", x$n_outer_nodes,
+              x$splits[["accepted"]], x$splits[["tried"]]))
+  cat(sprintf("seconds: tree %.3f, fit %.3f\n", x$timings[["tree"]], x$timings[["fit"]]))
+  print(x$components, row.names = FALSE, digits = 4)
+  invisible(x)
+}
+
+# Per point (rows) and component (columns, tail last): E ln pi + E ln p(x),
+# Kurihara et al. eqs. 3-6, and the log predictive densities for eq. 7.
+vdp_scores <- function(object, X) {
+  post <- object$posterior
+  pr <- object$prior
+  D <- object$dim
+  T <- object$T
+  a <- post$stick_a
+  b <- post$stick_b
+  elnv <- digamma(a) - digamma(a + b)
+  eln1v <- digamma(b) - digamma(a + b)
+  elnpi <- elnv + c(0, cumsum(eln1v))[seq_len(T)]
+  ps0 <- digamma(pr$a1 + pr$a2)
+  elnpi_tail <- sum(eln1v) + digamma(pr$a1) - ps0 - log1p(-exp(digamma(pr$a2) - ps0))
+  ms <- c(lapply(seq_len(T), function(k) post$m[k, ]), list(pr$m0))
+  Ws <- c(lapply(seq_len(T), function(k) post$W[, , k]), list(solve(pr$W0inv)))
+  betas <- c(post$beta, pr$beta0)
+  nus <- c(post$nu, pr$nu0)
+  S <- matrix(0, nrow(X), T + 1L)
+  logp <- matrix(0, nrow(X), T + 1L)
+  for (k in seq_len(T + 1L)) {
+    Xc <- sweep(X, 2L, ms[[k]])
+    U <- chol(Ws[[k]])
+    quad <- rowSums((Xc %*% t(U))^2)
+    logdetW <- 2 * sum(log(diag(U)))
+    nu <- nus[k]
+    beta <- betas[k]
+    elogdet <- sum(digamma((nu + 1 - seq_len(D)) / 2)) + D * log(2) + logdetW
+    S[, k] <- 0.5 * elogdet - 0.5 * D * log(2 * pi) - 0.5 * D / beta - 0.5 * nu * quad
+    # Student-t predictive: dof nu + 1 - D, precision (dof) beta / (1 + beta) W
+    dof <- nu + 1 - D
+    sc <- dof * beta / (1 + beta)
+    logp[, k] <- lgamma((dof + D) / 2) - lgamma(dof / 2) - 0.5 * D * log(dof * pi) +
+      0.5 * (logdetW + D * log(sc)) -
+      0.5 * (dof + D) * log1p(sc * quad / dof)
+  }
+  S <- sweep(S, 2L, c(elnpi, elnpi_tail), `+`)
+  list(S = S, logp = logp)
+}
+
+#' Predict with a Fast-VDP fit
+#'
+#' @param object A `sparsevi_vdp` fit from [fit_vdp()].
+#' @param newdata A numeric matrix with the fitted number of columns (points
+#'   in rows); default the training data is not stored, so `newdata` is
+#'   required.
+#' @param type `"cluster"` (the component with the largest responsibility;
+#'   `NA` where the infinite tail has it), `"responsibilities"` (N x (T + 1)
+#'   matrix q(z), eq. 3, the last column the tail), or `"density"`
+#'   (predictive density, eq. 7, tail included).
+#' @param log For `type = "density"`, return the log density (default
+#'   `FALSE`).
+#' @param ... Unused.
+#' @returns An integer vector, a matrix or a numeric vector, by `type`.
+#' @examples
+#' sim <- simulate_mixture(N = 300, D = 2, K = 2, separation = 6, seed = 2)
+#' fit <- fit_vdp(sim$X, seed = 1, threads = 1)
+#' head(predict(fit, sim$X, type = "responsibilities"))
+#' head(predict(fit, sim$X, type = "density", log = TRUE))
+#' @export
+predict.sparsevi_vdp <- function(object, newdata,
+                                 type = c("cluster", "responsibilities", "density"),
+                                 log = FALSE, ...) {
+  type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
+  log <- check_flag(log, "log")
+  if (missing(newdata)) {
+    abort("`newdata` is required: fits do not store their training data.", "argument")
+  }
+  X <- vdp_newdata(object, newdata)
+  sc <- vdp_scores(object, X)
+  if (type == "density") {
+    lw <- log(c(object$weights, object$tail_weight))
+    L <- sweep(sc$logp, 2L, lw, `+`)
+    mx <- apply(L, 1L, max)
+    ld <- mx + log(rowSums(exp(L - mx)))
+    return(if (log) ld else exp(ld))
+  }
+  S <- sc$S
+  mx <- apply(S, 1L, max)
+  R <- exp(S - mx)
+  R <- R / rowSums(R)
+  colnames(R) <- c(seq_len(object$T), "tail")
+  if (type == "responsibilities") return(R)
+  cl <- max.col(R, ties.method = "first")
+  cl[cl == object$T + 1L] <- NA_integer_
+  cl
+}
+
+vdp_newdata <- function(object, newdata, call = caller_call()) {
+  X <- check_vdp_data(newdata, "newdata", D = object$dim, call = call)
+  if (!is.null(object$colnames) && !is.null(colnames(X))) {
+    if (!setequal(colnames(X), object$colnames)) {
+      abort("The column names of `newdata` differ from those of the fitted data.",
+            "data", call = call)
+    }
+    X <- X[, object$colnames, drop = FALSE]
+  }
+  X
+}
+
+#' Held-out log-likelihood of a Fast-VDP fit
+#'
+#' @param object A `sparsevi_vdp` fit.
+#' @param newdata Numeric matrix of test points (rows), the fitted columns.
+#' @param ... Unused.
+#' @returns The mean over test points of the log predictive density (eq. 7 of
+#'   Kurihara et al., the infinite tail included), in nats per point.
+#' @examples
+#' sim <- simulate_mixture(N = 400, D = 2, K = 3, separation = 6, seed = 3)
+#' fit <- fit_vdp(sim$X[1:300, ], seed = 1, threads = 1)
+#' heldout_loglik(fit, sim$X[301:400, ])
+#' @export
+heldout_loglik.sparsevi_vdp <- function(object, newdata, ...) {
+  mean(predict(object, newdata, type = "density", log = TRUE))
+}
+
+#' Plot the course of a Fast-VDP fit
+#'
+#' Two panels against elapsed seconds: the free energy, and the number of
+#' components T.
+#'
+#' @param x A `sparsevi_vdp` fit.
+#' @param ... Passed to [graphics::plot()].
+#' @returns `x`, invisibly.
+#' @examples
+#' sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
+#' plot(fit_vdp(sim$X, seed = 1, threads = 1))
+#' @export
+plot.sparsevi_vdp <- function(x, ...) {
+  tr <- x$trace
+  op <- graphics::par(mfrow = c(1, 2))
+  on.exit(graphics::par(op))
+  graphics::plot(tr$seconds, tr$free_energy, type = "l", xlab = "seconds",
+                 ylab = "free energy", main = "Free energy", ...)
+  graphics::plot(tr$seconds, tr$T, type = "s", xlab = "seconds", ylab = "T",
+                 main = "Components", ...)
+  invisible(x)
+}

@@ -1,0 +1,180 @@
+# Benchmark of Fast-VDP (fit_vdp, kd-tree) against VDP (the same algorithm on
+# every point) and scikit-learn's BayesianGaussianMixture with a Dirichlet
+# process prior, after Kurihara, Welling & Vlassis (2007), section 8.
+#
+# Run from the package root with sparsevi installed:
+#   nice -n 10 Rscript inst/bench/vdp.R [vdp_limit_seconds] [max_N]
+# Writes inst/bench/results/vdp.txt. One thread everywhere (BLAS included).
+#
+# Data as in the paper: 10 Gaussians in D dimensions, c-separated:
+# ||m_i - m_j||^2 >= c^2 D max(lambda_max_i, lambda_max_j), equality for the
+# closest pair. Free-energy ratio 1 + (F_A - F_B) / |F_B|, A = Fast-VDP,
+# B = VDP.
+
+suppressPackageStartupMessages(library(sparsevi))
+args <- commandArgs(trailingOnly = TRUE)
+vdp_limit <- if (length(args) >= 1) as.numeric(args[1]) else 300
+max_N <- if (length(args) >= 2) as.numeric(args[2]) else 1e6
+Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1", MKL_NUM_THREADS = "1")
+
+out_dir <- file.path("inst", "bench", "results")
+dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
+out_file <- file.path(out_dir, "vdp.txt")
+cat("", file = out_file)
+say <- function(...) {
+  line <- sprintf(...)
+  cat(line, "\n", sep = "")
+  cat(line, "\n", sep = "", file = out_file, append = TRUE)
+}
+
+gen_separated <- function(N, D, c, K = 10, seed = 1) {
+  set.seed(seed)
+  covs <- lapply(seq_len(K), function(k) {
+    A <- matrix(stats::rnorm(D * D), D) / sqrt(D) + diag(D)
+    S <- crossprod(A)
+    S / max(eigen(S, symmetric = TRUE, only.values = TRUE)$values)
+  })
+  M <- matrix(stats::rnorm(K * D), K)
+  M <- M * (c * sqrt(D)) / min(stats::dist(M))
+  cl <- sample.int(K, N, replace = TRUE)
+  X <- matrix(0, N, D)
+  for (k in seq_len(K)) {
+    i <- which(cl == k)
+    X[i, ] <- matrix(stats::rnorm(length(i) * D), ncol = D) %*% chol(covs[[k]]) +
+      rep(M[k, ], each = length(i))
+  }
+  list(X = X, cluster = cl)
+}
+
+fit_timed <- function(X, kdtree, max_K = 50) {
+  t <- system.time(f <- fit_vdp(X, kdtree = kdtree, seed = 1, threads = 1,
+                                max_K = max_K, progress = FALSE))[["elapsed"]]
+  list(fit = f, seconds = t)
+}
+
+ratio <- function(fa, fb) 1 + (fa - fb) / abs(fb)
+
+say("# Fast-VDP benchmark (%s, R %s, sparsevi %s)", format(Sys.time(), "%Y-%m-%d %H:%M"),
+    getRversion(), utils::packageVersion("sparsevi"))
+say("# one thread; seconds are elapsed wall time of fit_vdp() (tree build included)")
+say("# on a shared 2-core machine, so absolute times are noisy; ratios less so.")
+
+## 1. Speed-up and free-energy ratio against N (D = 16, c = 2) ---------------
+say("")
+say("## 1. against N (D = 16, c = 2); VDP skipped once its projected time > %g s", vdp_limit)
+say("# fast_s: whole fit_vdp() call; tree_s: kd-tree build inside it; fit_x: VDP")
+say("# kernel seconds over Fast-VDP kernel seconds after the tree (algorithmic speed-up)")
+say("%9s %9s %7s %9s %9s %7s %8s %6s %6s %8s", "N", "fast_s", "tree_s", "vdp_s", "speedup",
+    "fit_x", "F_ratio", "T_fast", "T_vdp", "nodes")
+Ns <- c(1e3, 3e3, 1e4, 3e4, 1e5, 3e5, 1e6)
+Ns <- Ns[Ns <= max_N]
+last_vdp <- NA
+last_N <- NA
+for (N in Ns) {
+  d <- gen_separated(N, 16, 2, seed = 1)
+  fa <- fit_timed(d$X, TRUE)
+  proj <- if (is.na(last_vdp)) 0 else last_vdp * (N / last_N) * 1.1
+  if (proj <= vdp_limit) {
+    fb <- fit_timed(d$X, FALSE)
+    last_vdp <- fb$seconds
+    last_N <- N
+    say("%9d %9.3f %7.3f %9.3f %9.2f %7.2f %8.4f %6d %6d %8d", as.integer(N), fa$seconds,
+        fa$fit$timings[["tree"]], fb$seconds, fb$seconds / fa$seconds,
+        fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]],
+        ratio(fa$fit$free_energy, fb$fit$free_energy), fa$fit$T, fb$fit$T,
+        fa$fit$n_outer_nodes)
+  } else {
+    say("%9d %9.3f %7.3f %9s %9s %7s %8s %6d %6s %8d   (VDP not run: projected %.0f s)",
+        as.integer(N), fa$seconds, fa$fit$timings[["tree"]], "-", "-", "-", "-", fa$fit$T,
+        "-", fa$fit$n_outer_nodes, proj)
+  }
+}
+
+## 2. Against dimension and separation (N = 10^4) ---------------------------
+say("")
+say("## 2. against D (N = 1e4, c = 2) and c (N = 1e4, D = 16)")
+say("%4s %4s %9s %9s %9s %7s %8s %6s %6s", "D", "c", "fast_s", "vdp_s", "speedup", "fit_x",
+    "F_ratio", "T_fast", "T_vdp")
+grid <- rbind(c(16, 2), c(32, 2), c(64, 2), c(128, 2), c(16, 1), c(16, 3))
+for (g in seq_len(nrow(grid))) {
+  D <- grid[g, 1]
+  cc <- grid[g, 2]
+  d <- gen_separated(1e4, D, cc, seed = 2)
+  fa <- fit_timed(d$X, TRUE)
+  fb <- fit_timed(d$X, FALSE)
+  say("%4d %4d %9.3f %9.3f %9.2f %7.2f %8.4f %6d %6d", as.integer(D), as.integer(cc),
+      fa$seconds, fb$seconds, fb$seconds / fa$seconds,
+      fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]],
+      ratio(fa$fit$free_energy, fb$fit$free_energy), fa$fit$T, fb$fit$T)
+}
+
+## 3. Against scikit-learn BayesianGaussianMixture (DP prior) ---------------
+say("")
+say("## 3. vs scikit-learn BayesianGaussianMixture(weight_concentration_prior_type =")
+say("##    'dirichlet_process', covariance_type = 'full', n_components = 30, max_iter = 500)")
+say("##    held-out log-likelihood: mean log density per test point (ours: eq. 7")
+say("##    predictive with tail; sklearn: score() with its point estimates).")
+say("##    fit_vdp(max_K = 30) to match sklearn's truncation; K = components found")
+say("##    (sklearn: weights > 0.01).")
+py <- "/usr/bin/python3"
+have_py <- file.exists(py) &&
+  system2(py, c("-c", shQuote("import sklearn")), stdout = FALSE, stderr = FALSE) == 0
+sk_script <- tempfile(fileext = ".py")
+writeLines(c(
+  "import sys, time, numpy as np",
+  "from sklearn.mixture import BayesianGaussianMixture",
+  "tr = np.loadtxt(sys.argv[1], delimiter=','); te = np.loadtxt(sys.argv[2], delimiter=',')",
+  "m = BayesianGaussianMixture(n_components=30, covariance_type='full',",
+  "    weight_concentration_prior_type='dirichlet_process', max_iter=500, random_state=0)",
+  "t0 = time.perf_counter(); m.fit(tr); t = time.perf_counter() - t0",
+  "k = int((m.weights_ > 1e-2).sum())",
+  "print(t, m.score(te), k, int(m.converged_))"), sk_script)
+run_sklearn <- function(train, test) {
+  a <- tempfile(fileext = ".csv")
+  b <- tempfile(fileext = ".csv")
+  utils::write.table(train, a, sep = ",", row.names = FALSE, col.names = FALSE)
+  utils::write.table(test, b, sep = ",", row.names = FALSE, col.names = FALSE)
+  res <- system2(py, c(sk_script, a, b), stdout = TRUE,
+                 env = c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"))
+  as.numeric(strsplit(utils::tail(res, 1), " ")[[1]])
+}
+datasets <- list()
+d <- gen_separated(25000, 16, 2, seed = 3)
+datasets[["synthetic D=16 c=2 (20000 + 5000)"]] <- list(X = d$X, test = 20001:25000)
+if (requireNamespace("mlbench", quietly = TRUE)) {
+  e <- new.env()
+  utils::data("Shuttle", package = "mlbench", envir = e)
+  utils::data("LetterRecognition", package = "mlbench", envir = e)
+  set.seed(4)
+  S <- scale(as.matrix(e$Shuttle[, 1:9]))
+  datasets[["mlbench Shuttle (58000 x 9, 80/20)"]] <-
+    list(X = S, test = sample.int(nrow(S), round(0.2 * nrow(S))))
+  L <- scale(as.matrix(e$LetterRecognition[, -1]))
+  datasets[["mlbench LetterRecognition (20000 x 16, 80/20)"]] <-
+    list(X = L, test = sample.int(nrow(L), round(0.2 * nrow(L))))
+} else {
+  say("# mlbench not installed: real data sets skipped")
+}
+say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
+say("%-46s %-10s %9s %11s %5s", "data", "method", "seconds", "heldout_ll", "K")
+for (nm in names(datasets)) {
+  ds <- datasets[[nm]]
+  train <- ds$X[-ds$test, , drop = FALSE]
+  test <- ds$X[ds$test, , drop = FALSE]
+  fa <- tryCatch(fit_timed(train, TRUE, max_K = 30), error = function(e) e)
+  if (inherits(fa, "error")) {
+    say("%-46s %-10s failed: %s", nm, "Fast-VDP", conditionMessage(fa))
+  } else {
+    say("%-46s %-10s %9.2f %11.4f %5d", nm, "Fast-VDP", fa$seconds,
+        heldout_loglik(fa$fit, test), fa$fit$T)
+  }
+  if (have_py) {
+    sk <- tryCatch(run_sklearn(train, test), error = function(e) rep(NA, 4))
+    say("%-46s %-10s %9.2f %11.4f %5s", nm, "sklearn", sk[1], sk[2],
+        paste0(sk[3], if (isTRUE(sk[4] == 0)) " (not converged)" else ""))
+  } else {
+    say("%-46s %-10s skipped: /usr/bin/python3 with sklearn not found", nm, "sklearn")
+  }
+}
+say("")
+say("# done %s", format(Sys.time(), "%H:%M:%S"))

@@ -1,0 +1,160 @@
+/* Glue of Fast-VDP: unpacks the R arguments, builds the kd-tree, runs the
+ * kernel (vdp.c) and packs the fit. */
+#include <string.h>
+#include <time.h>
+#include "glue.h"
+#include "vdp.h"
+
+static double wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Xt: D x N centred data (one point per column). ctl_int: kdtree, candidates,
+ * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress.
+ * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
+SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
+                 SEXP ctl_dbl, SEXP seed, SEXP threads) {
+  int n_prot = 0;
+  if (TYPEOF(Xt) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
+      TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
+    Rf_error("internal error: malformed arguments to ffi_vdp_fit");
+  const int D = Rf_nrows(Xt), N = Rf_ncols(Xt);
+  const int *ci = INTEGER(ctl_int);
+  const double *cd = REAL(ctl_dbl);
+  vdp_control ctl;
+  ctl.kdtree = ci[0];
+  ctl.candidates = ci[1];
+  ctl.initial_depth = ci[2];
+  ctl.max_K = ci[3];
+  int leaf_size = ci[4];
+  ctl.max_iter = ci[5];
+  ctl.partial_iter = ci[6];
+  ctl.progress = ci[7];
+  ctl.a1 = cd[0];
+  ctl.a2 = cd[1];
+  ctl.tol = cd[2];
+  ctl.update_tol = cd[3];
+  ctl.expand_threshold = cd[4];
+  ctl.expand_sd = cd[5];
+  ctl.seed = svi_seed_from_r(seed);
+  ctl.threads = svi_threads_from_r(threads);
+
+  gw_prior prior;
+  double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
+  double *work = (double *)R_alloc(2 * (size_t)D * D, sizeof(double));
+  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), REAL(W0inv),
+                    pmem, work))
+    Rf_error("internal error: prior scale matrix is not positive definite");
+
+  double t_tree = 0.0;
+  vdp_tree tree, *tp = NULL;
+  if (ctl.kdtree) {
+    double t0 = wall();
+    int nn = vdp_tree_count_nodes(N, leaf_size);
+    int P = gw_packed_size(D);
+    tree.N = N;
+    tree.D = D;
+    tree.P = P;
+    tree.leaf_size = leaf_size;
+    tree.X = REAL(Xt);
+    tree.perm = (int *)R_alloc(N, sizeof(int));
+    tree.start = (int *)R_alloc(nn, sizeof(int));
+    tree.count = (int *)R_alloc(nn, sizeof(int));
+    tree.left = (int *)R_alloc(nn, sizeof(int));
+    tree.right = (int *)R_alloc(nn, sizeof(int));
+    tree.depth = (int *)R_alloc(nn, sizeof(int));
+    tree.s1 = (double *)R_alloc((size_t)nn * D, sizeof(double));
+    tree.s2 = (double *)R_alloc((size_t)nn * P, sizeof(double));
+    tree.key = (double *)R_alloc(N, sizeof(double));
+    tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
+    vdp_tree_build(&tree);
+    tp = &tree;
+    t_tree = wall() - t0;
+  }
+
+  const int mK = ctl.max_K;
+  vdp_result res;
+  memset(&res, 0, sizeof(res));
+  res.Nk = (double *)R_alloc(mK, sizeof(double));
+  res.a = (double *)R_alloc(mK, sizeof(double));
+  res.b = (double *)R_alloc(mK, sizeof(double));
+  res.beta = (double *)R_alloc(mK, sizeof(double));
+  res.nu = (double *)R_alloc(mK, sizeof(double));
+  res.m = (double *)R_alloc((size_t)mK * D, sizeof(double));
+  res.W = (double *)R_alloc((size_t)mK * D * D, sizeof(double));
+  res.tail_stats = (double *)R_alloc(D + 1, sizeof(double));
+  res.trace_cap = mK * (3 * ctl.max_iter + 2) + 16;
+  res.trace = (vdp_trace_row *)R_alloc(res.trace_cap, sizeof(vdp_trace_row));
+  vdp_fit(REAL(Xt), N, D, tp, &prior, &ctl, &res);
+  res.seconds_tree = t_tree;
+
+  const int T = res.T;
+  const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
+                         "m", "W", "tail", "trace", "n_items", "status", "seconds",
+                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted"};
+  SEXP out = PROTECT(svi_named_list(18, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
+  double *srcs[] = {res.Nk, res.a, res.b, res.beta, res.nu};
+  for (int j = 0; j < 5; j++) {
+    SEXP v = Rf_allocVector(REALSXP, T);
+    SET_VECTOR_ELT(out, 2 + j, v);
+    memcpy(REAL(v), srcs[j], sizeof(double) * T);
+  }
+  SEXP m = Rf_allocMatrix(REALSXP, D, T);
+  SET_VECTOR_ELT(out, 7, m);
+  memcpy(REAL(m), res.m, sizeof(double) * (size_t)D * T);
+  SEXP W = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)D * D * T));
+  n_prot++;
+  memcpy(REAL(W), res.W, sizeof(double) * (size_t)D * D * T);
+  SEXP dim = PROTECT(Rf_allocVector(INTSXP, 3));
+  n_prot++;
+  INTEGER(dim)[0] = D;
+  INTEGER(dim)[1] = D;
+  INTEGER(dim)[2] = T;
+  Rf_setAttrib(W, R_DimSymbol, dim);
+  SET_VECTOR_ELT(out, 8, W);
+  SEXP tail = Rf_allocVector(REALSXP, D + 1);
+  SET_VECTOR_ELT(out, 9, tail);
+  memcpy(REAL(tail), res.tail_stats, sizeof(double) * (D + 1));
+  const char *tn[] = {"step", "seconds", "free_energy", "T", "outer_nodes", "phase"};
+  SEXP tr = PROTECT(svi_named_list(6, tn));
+  n_prot++;
+  int nt = res.n_trace;
+  SEXP c0 = Rf_allocVector(INTSXP, nt);
+  SET_VECTOR_ELT(tr, 0, c0);
+  SEXP c1 = Rf_allocVector(REALSXP, nt);
+  SET_VECTOR_ELT(tr, 1, c1);
+  SEXP c2 = Rf_allocVector(REALSXP, nt);
+  SET_VECTOR_ELT(tr, 2, c2);
+  SEXP c3 = Rf_allocVector(INTSXP, nt);
+  SET_VECTOR_ELT(tr, 3, c3);
+  SEXP c4 = Rf_allocVector(INTSXP, nt);
+  SET_VECTOR_ELT(tr, 4, c4);
+  SEXP c5 = Rf_allocVector(INTSXP, nt);
+  SET_VECTOR_ELT(tr, 5, c5);
+  for (int i = 0; i < nt; i++) {
+    INTEGER(c0)[i] = res.trace[i].step;
+    REAL(c1)[i] = res.trace[i].seconds + t_tree;
+    REAL(c2)[i] = res.trace[i].F;
+    INTEGER(c3)[i] = res.trace[i].T;
+    INTEGER(c4)[i] = res.trace[i].n_items;
+    INTEGER(c5)[i] = res.trace[i].phase;
+  }
+  SET_VECTOR_ELT(out, 10, tr);
+  SET_VECTOR_ELT(out, 11, Rf_ScalarInteger(res.n_items));
+  SET_VECTOR_ELT(out, 12, Rf_ScalarInteger(res.status));
+  SEXP secs = Rf_allocVector(REALSXP, 2);
+  SET_VECTOR_ELT(out, 13, secs);
+  REAL(secs)[0] = t_tree;
+  REAL(secs)[1] = res.seconds_total;
+  SET_VECTOR_ELT(out, 14, Rf_ScalarInteger(res.n_splits_tried));
+  SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
+  SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
+  SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
+  UNPROTECT(n_prot);
+  return out;
+}

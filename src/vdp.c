@@ -1,0 +1,1038 @@
+/* Accelerated variational Dirichlet process Gaussian mixture (Fast-VDP;
+ * Kurihara, Welling & Vlassis 2007), and VDP when no tree is given.
+ *
+ * Nested truncation: components 1..T are free, components beyond T stay at
+ * their priors, and every item keeps mass on that infinite tail (eq. 6).
+ * "Items" are the units that share one q(z): outer nodes of the kd-tree
+ * (id >= 0) or single points (id < 0 encodes point -id - 1). VDP is the same
+ * code with every point an item.
+ *
+ * Free energy. For responsibilities q and any global parameters,
+ *   F = sum_k [KL_beta(k) + KL_nw(k) + H_k - N_k E ln pi_k - ELL_k]
+ *       + H_tail - N_tail E ln pi_tail - ELL_tail
+ * where, per component, N_k = sum_A |A| q_Ak, H_k = sum_A |A| q_Ak ln q_Ak,
+ * ELL_k the expected log-likelihood of its weighted statistics, and
+ * E ln pi_tail = sum_{j<=T} E ln(1 - v_j) + ln sum_{i>T} prior stick products
+ * (eq. 6). At optimal q this is eq. 5 (eq. 19 on the tree). Because it needs
+ * only per-component statistics, F is evaluated in O(T D^3) after any step,
+ * and split candidates are scored by swapping one component's statistics.
+ *
+ * The algorithm (section 7): T = 1 with the tree expanded initial_depth
+ * levels; then repeatedly (2) draw `candidates` components by size, split
+ * each through the bisector of its principal axis after expanding one level
+ * the nodes it owns, update only the two children (items with negligible mass
+ * on it keep a hard side), and keep the best split if it lowers F by more
+ * than tol |F| (tested on the candidate's F; the full update can only lower
+ * it further); (3) update everything to convergence, reordering components
+ * by size when that lowers F and refining the tree every third cycle and
+ * before convergence is declared. Departures from the paper, each keeping F
+ * exact for the q in use: the tree splits on principal directions; node
+ * expansion adds a spread test to the paper's child test (expand_tree);
+ * after growth stops, small components are tried for deletion
+ * (try_deletes).
+ *
+ * Determinism: items are processed in blocks of SVI_BLOCK; blocks run in
+ * waves of VDP_WAVE with one partial-sum buffer each, reduced in block order
+ * after the parallel region, so results do not depend on the thread count. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <R.h> /* R_alloc (scratch owned by R), R_CheckUserInterrupt, REprintf */
+#include "vdp.h"
+
+#define VDP_WAVE 32
+#define VDP_STREAM 0x5D9000ULL
+/* items with less mass than this on a split component keep a hard side */
+#define VDP_ACTIVE_MASS 1e-6
+/* a split candidate is represented by about this many nodes at least */
+#define VDP_SPLIT_NODES 64
+
+typedef struct {
+  int N, D, P, max_K, T, threads, SS, cycle, status;
+  const double *X;
+  const vdp_tree *tree;
+  const gw_prior *prior;
+  const vdp_control *ctl;
+  /* items and their q (row stride max_K) and tail mass */
+  int n_items, cap;
+  int *item;
+  double *q, *qt;
+  int cap2;
+  int *item2;
+  double *q2, *qt2;
+  /* statistics, slots 0..max_K-1 components, max_K the tail;
+   * each slot: N, H, s1 (D), s2 (P) */
+  double *stats;
+  gw_nw *post; /* max_K + 2 (two candidate slots) */
+  double *G;   /* KL_nw + H - ELL per component, tail in slot max_K */
+  double *sa, *sb, *elnpi, elnpi_tail, F;
+  double *work;
+  double *tscr;
+  int tscr_stride;
+  double *wave;
+  double t0;
+  vdp_result *res;
+  /* candidate scratch */
+  int *sub_item, *best_item, sub_cap, best_cap;
+  double *sub_m, *sub_qi, *best_m, *best_qi;
+  double *cand_acc, *best_acc; /* 2 * SS each */
+  double *sa2, *sb2, *el2, *N2;
+  int work_cap, flag_cap;
+  int *act_pos, *act_item, *frz_item, *flag;
+  double *act_m, *act_qi, *frz_m, *frz_qi, *frz_acc;
+} vdp_state;
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---------- items ---------- */
+
+static inline void item_view(const vdp_state *s, int id, double *scratch, double *n,
+                             const double **s1, const double **s2) {
+  if (id >= 0) {
+    *n = s->tree->count[id];
+    *s1 = s->tree->s1 + (size_t)id * s->D;
+    *s2 = s->tree->s2 + (size_t)id * s->P;
+  } else {
+    const double *x = s->X + (size_t)(-id - 1) * s->D;
+    gw_pack_outer(x, s->D, scratch);
+    *n = 1.0;
+    *s1 = x;
+    *s2 = scratch;
+  }
+}
+
+static inline int n_children(const vdp_state *s, int id) {
+  if (id < 0) return 0;
+  if (s->tree->left[id] >= 0) return 2;
+  return s->tree->count[id] > 1 ? s->tree->count[id] : 0;
+}
+
+static inline int child_of(const vdp_state *s, int id, int j) {
+  const vdp_tree *t = s->tree;
+  if (t->left[id] >= 0) return j == 0 ? t->left[id] : t->right[id];
+  return -(t->perm[t->start[id] + j] + 1);
+}
+
+static int argmax_row(const double *q, int T) {
+  int b = 0;
+  for (int k = 1; k < T; k++)
+    if (q[k] > q[b]) b = k;
+  return b;
+}
+
+/* Makes room for n items in the spare buffers. */
+static void reserve_spare(vdp_state *s, int n) {
+  if (n <= s->cap2) return;
+  int cap = n + n / 2 + 64;
+  s->item2 = (int *)R_alloc(cap, sizeof(int));
+  s->q2 = (double *)R_alloc((size_t)cap * s->max_K, sizeof(double));
+  s->qt2 = (double *)R_alloc(cap, sizeof(double));
+  s->cap2 = cap;
+}
+
+static void swap_buffers(vdp_state *s, int n) {
+  int *ti = s->item; s->item = s->item2; s->item2 = ti;
+  double *tq = s->q; s->q = s->q2; s->q2 = tq;
+  double *tt = s->qt; s->qt = s->qt2; s->qt2 = tt;
+  int c = s->cap; s->cap = s->cap2; s->cap2 = c;
+  s->n_items = n;
+}
+
+/* ---------- sticks ---------- */
+
+static double kl_beta(double a, double b, double a0, double b0) {
+  double psab = svi_digamma(a + b);
+  return svi_lgamma(a + b) - svi_lgamma(a) - svi_lgamma(b) - svi_lgamma(a0 + b0) +
+         svi_lgamma(a0) + svi_lgamma(b0) + (a - a0) * svi_digamma(a) +
+         (b - b0) * svi_digamma(b) - (a + b - a0 - b0) * psab;
+}
+
+static void stick_update(int T, const double *Nk, double Nt, double a1, double a2,
+                         double *sa, double *sb) {
+  double after = Nt;
+  for (int k = T - 1; k >= 0; k--) {
+    sa[k] = a1 + Nk[k];
+    sb[k] = a2 + after;
+    after += Nk[k];
+  }
+}
+
+/* E ln pi_k for k < T and of the tail sum; returns the sticks' part of F:
+ * sum_k KL_beta(k) - sum_k N_k E ln pi_k - N_t E ln pi_tail. */
+static double stick_terms(int T, const double *sa, const double *sb, const double *Nk,
+                          double Nt, double a1, double a2, double *elnpi,
+                          double *elnpi_tail) {
+  double acc = 0.0, f = 0.0;
+  for (int k = 0; k < T; k++) {
+    double ps = svi_digamma(sa[k] + sb[k]);
+    elnpi[k] = acc + svi_digamma(sa[k]) - ps;
+    acc += svi_digamma(sb[k]) - ps;
+    f += kl_beta(sa[k], sb[k], a1, a2) - Nk[k] * elnpi[k];
+  }
+  double ps0 = svi_digamma(a1 + a2);
+  double elnv0 = svi_digamma(a1) - ps0, eln1v0 = svi_digamma(a2) - ps0;
+  *elnpi_tail = acc + elnv0 - log1p(-exp(eln1v0));
+  return f - Nt * *elnpi_tail;
+}
+
+static inline double *slot(const vdp_state *s, int k) {
+  return s->stats + (size_t)k * s->SS;
+}
+
+static double component_G(const vdp_state *s, const gw_nw *g, const double *st, int tail) {
+  double kl = tail ? 0.0 : gw_kl(g, s->prior);
+  return kl + st[1] - gw_expected_loglik(g, st[0], st + 2, st + 2 + s->D);
+}
+
+/* F with the current posteriors and sticks and the current statistics. */
+static double eval_F(vdp_state *s) {
+  const int T = s->T;
+  double f = 0.0;
+  for (int k = 0; k < T; k++) {
+    s->G[k] = component_G(s, &s->post[k], slot(s, k), 0);
+    f += s->G[k];
+  }
+  s->G[s->max_K] = component_G(s, &s->prior->as_q, slot(s, s->max_K), 1);
+  f += s->G[s->max_K];
+  for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
+  f += stick_terms(T, s->sa, s->sb, s->N2, slot(s, s->max_K)[0], s->ctl->a1, s->ctl->a2,
+                   s->elnpi, &s->elnpi_tail);
+  return f;
+}
+
+/* Global step: posteriors and sticks from the statistics; sets s->F. */
+static void global_step(vdp_state *s) {
+  const int T = s->T;
+  for (int k = 0; k < T; k++) {
+    const double *st = slot(s, k);
+    if (gw_posterior(&s->post[k], s->prior, st[0], st + 2, st + 2 + s->D, s->work))
+      s->status = 1;
+  }
+  for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
+  stick_update(T, s->N2, slot(s, s->max_K)[0], s->ctl->a1, s->ctl->a2, s->sa, s->sb);
+  s->F = eval_F(s);
+}
+
+/* ---------- local steps ---------- */
+
+static void local_full(vdp_state *s) {
+  const int T = s->T, K1 = T + 1, SS = s->SS, D = s->D, P = s->P, mK = s->max_K;
+  for (int k = 0; k < T; k++) memset(slot(s, k), 0, sizeof(double) * SS);
+  memset(slot(s, mK), 0, sizeof(double) * SS);
+  const svi_len nb = svi_n_blocks(s->n_items);
+  for (svi_len w0 = 0; w0 < nb; w0 += VDP_WAVE) {
+    int wn = (int)((nb - w0) < VDP_WAVE ? (nb - w0) : VDP_WAVE);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(s->threads)
+#endif
+    for (int bb = 0; bb < wn; bb++) {
+      double *buf = s->wave + (size_t)bb * K1 * SS;
+      memset(buf, 0, sizeof(double) * (size_t)K1 * SS);
+      double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
+      double *outer = S + mK + 1;
+      svi_len i0 = (w0 + bb) * SVI_BLOCK, i1 = i0 + SVI_BLOCK;
+      if (i1 > s->n_items) i1 = s->n_items;
+      for (svi_len i = i0; i < i1; i++) {
+        double n;
+        const double *s1, *s2;
+        item_view(s, s->item[i], outer, &n, &s1, &s2);
+        double mx = -INFINITY;
+        for (int k = 0; k < T; k++) {
+          S[k] = s->elnpi[k] + gw_score(&s->post[k], n, s1, s2);
+          if (S[k] > mx) mx = S[k];
+        }
+        S[T] = s->elnpi_tail + gw_score(&s->prior->as_q, n, s1, s2);
+        if (S[T] > mx) mx = S[T];
+        double z = 0.0;
+        for (int k = 0; k < K1; k++) {
+          S[k] -= mx;
+          z += exp(S[k]);
+        }
+        double lz = log(z);
+        double *qrow = s->q + (size_t)i * mK;
+        for (int k = 0; k < K1; k++) {
+          double lq = S[k] - lz, qk = exp(lq);
+          if (k < T) qrow[k] = qk;
+          else s->qt[i] = qk;
+          if (qk <= 0.0) continue;
+          double *b = buf + (size_t)k * SS, w = n * qk;
+          b[0] += w;
+          b[1] += w * lq;
+          for (int d = 0; d < D; d++) b[2 + d] += qk * s1[d];
+          double *b2 = b + 2 + D;
+          for (int p = 0; p < P; p++) b2[p] += qk * s2[p];
+        }
+      }
+    }
+    for (int bb = 0; bb < wn; bb++) {
+      const double *buf = s->wave + (size_t)bb * K1 * SS;
+      for (int k = 0; k < K1; k++) {
+        double *dst = slot(s, k < T ? k : mK);
+        const double *src = buf + (size_t)k * SS;
+        for (int j = 0; j < SS; j++) dst[j] += src[j];
+      }
+    }
+  }
+}
+
+/* Partial step of a split candidate: the mass m of each sub item is shared
+ * between the children i and j only. With update = 0 the current qi are
+ * kept (the initial hard split); otherwise qi = m sigma(S_i - S_j).
+ * Accumulates both children's statistics into acc (2 slots). */
+static void local_pair(vdp_state *s, int n_sub, const int *sub_item, const double *sub_m,
+                       double *sub_qi, int update, const gw_nw *gi, const gw_nw *gj,
+                       double ei, double ej, double *acc) {
+  const int SS = s->SS, D = s->D, P = s->P;
+  memset(acc, 0, sizeof(double) * 2 * SS);
+  const svi_len nb = svi_n_blocks(n_sub);
+  for (svi_len w0 = 0; w0 < nb; w0 += VDP_WAVE) {
+    int wn = (int)((nb - w0) < VDP_WAVE ? (nb - w0) : VDP_WAVE);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(s->threads)
+#endif
+    for (int bb = 0; bb < wn; bb++) {
+      double *buf = s->wave + (size_t)bb * 2 * SS;
+      memset(buf, 0, sizeof(double) * 2 * SS);
+      double *outer = s->tscr + (size_t)svi_thread_id() * s->tscr_stride + s->max_K + 1;
+      svi_len i0 = (w0 + bb) * SVI_BLOCK, i1 = i0 + SVI_BLOCK;
+      if (i1 > n_sub) i1 = n_sub;
+      for (svi_len i = i0; i < i1; i++) {
+        double n;
+        const double *s1, *s2;
+        item_view(s, sub_item[i], outer, &n, &s1, &s2);
+        double m = sub_m[i], qv[2], lq[2];
+        if (update) {
+          double d = (ej + gw_score(gj, n, s1, s2)) - (ei + gw_score(gi, n, s1, s2));
+          /* log sigma(-d) and log sigma(d), stably */
+          double l1p = log1p(exp(-fabs(d)));
+          double lri = (d > 0 ? -d : 0.0) - l1p, lrj = (d > 0 ? 0.0 : d) - l1p;
+          qv[0] = m * exp(lri);
+          qv[1] = m * exp(lrj);
+          lq[0] = log(m) + lri;
+          lq[1] = log(m) + lrj;
+          sub_qi[i] = qv[0];
+        } else {
+          qv[0] = sub_qi[i];
+          qv[1] = m - sub_qi[i];
+          lq[0] = qv[0] > 0 ? log(qv[0]) : 0.0;
+          lq[1] = qv[1] > 0 ? log(qv[1]) : 0.0;
+        }
+        for (int c = 0; c < 2; c++) {
+          if (qv[c] <= 0.0) continue;
+          double *b = buf + (size_t)c * SS, w = n * qv[c];
+          b[0] += w;
+          b[1] += w * lq[c];
+          for (int d = 0; d < D; d++) b[2 + d] += qv[c] * s1[d];
+          double *b2 = b + 2 + D;
+          for (int p = 0; p < P; p++) b2[p] += qv[c] * s2[p];
+        }
+      }
+    }
+    for (int bb = 0; bb < wn; bb++) {
+      const double *buf = s->wave + (size_t)bb * 2 * SS;
+      for (int j = 0; j < 2 * SS; j++) acc[j] += buf[j];
+    }
+  }
+}
+
+/* ---------- trace ---------- */
+
+static void record(vdp_state *s, int phase, double F) {
+  vdp_result *r = s->res;
+  if (r->n_trace >= r->trace_cap) return;
+  vdp_trace_row *row = r->trace + r->n_trace;
+  row->step = r->n_trace + 1;
+  row->T = s->T;
+  row->n_items = s->n_items;
+  row->phase = phase;
+  row->seconds = now_seconds() - s->t0;
+  row->F = F;
+  r->n_trace++;
+}
+
+/* ---------- kd-tree expansion ---------- */
+
+/* Expands every outer node whose points may disagree with the node's shared
+ * q(z) at the current globals, by two tests (a node failing either is
+ * expanded):
+ * 1. the paper's: the optimal q of a child (at the current globals) differs
+ *    from the node's by more than thr in some component;
+ * 2. a spread test that catches nodes whose children both straddle a
+ *    boundary (which test 1 misses): let k* win at the node and
+ *    delta_k(x) = S_k*(x) - S_k(x). Linearised at the node mean c, delta_k
+ *    has mean margin_k = S_A,k* - S_A,k over the node and standard deviation
+ *    sd_k = sqrt(g_k' Cov_A g_k), Cov_A the node's covariance from its cached
+ *    statistics. Over points within z = expand_sd standard deviations,
+ *    q_k*(x) = 1 / (1 + sum_k exp(-delta_k(x))) ranges between its values at
+ *    delta_k = margin_k -/+ z sd_k; the node fails when the range exceeds
+ *    thr.
+ * Returns the number of nodes expanded; the children's q are the parent's
+ * until the next local step. */
+static int expand_tree(vdp_state *s) {
+  const int T = s->T, K1 = T + 1, mK = s->max_K, n = s->n_items, D = s->D;
+  if (n > s->flag_cap) {
+    s->flag_cap = n + n / 2 + 64;
+    s->flag = (int *)R_alloc(s->flag_cap, sizeof(int));
+  }
+  int *flag = s->flag;
+  const double thr = s->ctl->expand_threshold;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) num_threads(s->threads)
+#endif
+  for (int i = 0; i < n; i++) {
+    int id = s->item[i];
+    flag[i] = 0;
+    if (n_children(s, id) == 0) continue;
+    double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
+    double *c = S + mK + 1, *gs = c + D, *gk = gs + D, *Cg = gk + D;
+    const vdp_tree *t = s->tree;
+    double cn = t->count[id];
+    const double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * s->P;
+    for (int d = 0; d < D; d++) c[d] = s1[d] / cn;
+    int best = 0;
+    for (int k = 0; k < K1; k++) {
+      const gw_nw *g = k < T ? &s->post[k] : &s->prior->as_q;
+      S[k] = (k < T ? s->elnpi[k] : s->elnpi_tail) + gw_score(g, cn, s1, s2);
+      if (S[k] > S[best]) best = k;
+    }
+    /* gradient of S_k at c: -nu_k W_k (c - m_k) = nu_k (W_k m_k - W_k c) */
+    const gw_nw *gb = best < T ? &s->post[best] : &s->prior->as_q;
+    for (int a = 0; a < D; a++) {
+      double wc = 0.0;
+      for (int b = 0; b < D; b++) wc += gb->W[a + (size_t)b * D] * c[b];
+      gs[a] = gb->nu * (gb->Wm[a] - wc);
+    }
+    double sum_lo = 0.0, sum_hi = 0.0, z = s->ctl->expand_sd;
+    for (int k = 0; k < K1; k++) {
+      if (k == best) continue;
+      double margin = S[best] - S[k];
+      if (margin > 700) continue;
+      const gw_nw *g = k < T ? &s->post[k] : &s->prior->as_q;
+      for (int a = 0; a < D; a++) {
+        double wc = 0.0;
+        for (int b = 0; b < D; b++) wc += g->W[a + (size_t)b * D] * c[b];
+        gk[a] = gs[a] - g->nu * (g->Wm[a] - wc);
+      }
+      /* g' Cov_A g with Cov_A = s2 / n - c c' (s2 packed upper) */
+      double v = 0.0, gc = 0.0;
+      for (int a = 0; a < D; a++) Cg[a] = 0.0;
+      int idx = 0;
+      for (int b = 0; b < D; b++)
+        for (int a = 0; a <= b; a++, idx++) {
+          double e = s2[idx] / cn;
+          Cg[a] += e * gk[b];
+          if (a != b) Cg[b] += e * gk[a];
+        }
+      for (int a = 0; a < D; a++) {
+        v += gk[a] * Cg[a];
+        gc += gk[a] * c[a];
+      }
+      v -= gc * gc;
+      double sd = sqrt(v > 0 ? v : 0.0);
+      double lo = -(margin - z * sd), hi = -(margin + z * sd);
+      sum_lo += exp(lo < 700 ? lo : 700);
+      sum_hi += exp(hi);
+    }
+    flag[i] = 1.0 / (1.0 + sum_hi) - 1.0 / (1.0 + sum_lo) > thr;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) num_threads(s->threads)
+#endif
+  for (int i = 0; i < n; i++) {
+    int id = s->item[i], nc = n_children(s, id);
+    if (nc == 0 || flag[i]) continue;
+    double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
+    double *outer = S + mK + 1;
+    const double *qrow = s->q + (size_t)i * mK;
+    for (int j = 0; j < nc && !flag[i]; j++) {
+      double cn;
+      const double *s1, *s2;
+      item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
+      double mx = -INFINITY;
+      for (int k = 0; k < T; k++) {
+        S[k] = s->elnpi[k] + gw_score(&s->post[k], cn, s1, s2);
+        if (S[k] > mx) mx = S[k];
+      }
+      S[T] = s->elnpi_tail + gw_score(&s->prior->as_q, cn, s1, s2);
+      if (S[T] > mx) mx = S[T];
+      double z = 0.0;
+      for (int k = 0; k < K1; k++) z += (S[k] = exp(S[k] - mx));
+      for (int k = 0; k < K1; k++) {
+        double ref = k < T ? qrow[k] : s->qt[i];
+        if (fabs(S[k] / z - ref) > thr) {
+          flag[i] = 1;
+          break;
+        }
+      }
+    }
+  }
+  int total = 0, n_exp = 0;
+  for (int i = 0; i < n; i++) {
+    total += flag[i] ? n_children(s, s->item[i]) : 1;
+    n_exp += flag[i];
+  }
+  if (n_exp == 0) return 0;
+  reserve_spare(s, total);
+  int o = 0;
+  for (int i = 0; i < n; i++) {
+    int id = s->item[i], nc = flag[i] ? n_children(s, id) : 0;
+    for (int j = 0; j < (nc ? nc : 1); j++, o++) {
+      s->item2[o] = nc ? child_of(s, id, j) : id;
+      memcpy(s->q2 + (size_t)o * mK, s->q + (size_t)i * mK, sizeof(double) * T);
+      s->qt2[o] = s->qt[i];
+    }
+  }
+  swap_buffers(s, total);
+  return n_exp;
+}
+
+/* ---------- reordering ---------- */
+
+/* Reorders components by decreasing size when that lowers F. */
+static void maybe_reorder(vdp_state *s) {
+  const int T = s->T, mK = s->max_K;
+  if (T < 2) return;
+  int *ord = (int *)R_alloc(T, sizeof(int));
+  for (int k = 0; k < T; k++) ord[k] = k;
+  for (int a = 1; a < T; a++) { /* stable insertion sort by N, decreasing */
+    int v = ord[a], b = a;
+    while (b > 0 && slot(s, ord[b - 1])[0] < slot(s, v)[0]) {
+      ord[b] = ord[b - 1];
+      b--;
+    }
+    ord[b] = v;
+  }
+  int same = 1;
+  for (int k = 0; k < T; k++) same &= ord[k] == k;
+  if (same) return;
+  double gsum = s->G[mK];
+  for (int k = 0; k < T; k++) {
+    s->N2[k] = slot(s, ord[k])[0];
+    gsum += s->G[k];
+  }
+  double Nt = slot(s, mK)[0];
+  stick_update(T, s->N2, Nt, s->ctl->a1, s->ctl->a2, s->sa2, s->sb2);
+  double et;
+  double Fnew = gsum + stick_terms(T, s->sa2, s->sb2, s->N2, Nt, s->ctl->a1, s->ctl->a2,
+                                   s->el2, &et);
+  if (!(Fnew < s->F)) return;
+  /* apply the permutation */
+  double *row = (double *)R_alloc(T, sizeof(double));
+  for (int i = 0; i < s->n_items; i++) {
+    double *qr = s->q + (size_t)i * mK;
+    for (int k = 0; k < T; k++) row[k] = qr[ord[k]];
+    memcpy(qr, row, sizeof(double) * T);
+  }
+  double *tmp = (double *)R_alloc((size_t)T * s->SS, sizeof(double));
+  gw_nw *pt = (gw_nw *)R_alloc(T, sizeof(gw_nw));
+  double *gt = (double *)R_alloc(T, sizeof(double));
+  for (int k = 0; k < T; k++) {
+    memcpy(tmp + (size_t)k * s->SS, slot(s, ord[k]), sizeof(double) * s->SS);
+    pt[k] = s->post[ord[k]];
+    gt[k] = s->G[ord[k]];
+  }
+  memcpy(s->stats, tmp, sizeof(double) * (size_t)T * s->SS);
+  for (int k = 0; k < T; k++) {
+    s->post[k] = pt[k];
+    s->G[k] = gt[k];
+  }
+  memcpy(s->sa, s->sa2, sizeof(double) * T);
+  memcpy(s->sb, s->sb2, sizeof(double) * T);
+  memcpy(s->elnpi, s->el2, sizeof(double) * T);
+  s->elnpi_tail = et;
+  s->F = Fnew;
+}
+
+/* ---------- full update (step 3) ---------- */
+
+static void update_all(vdp_state *s) {
+  const vdp_control *ctl = s->ctl;
+  double Fprev = s->F;
+  int converging = 0;
+  for (int it = 0; it < ctl->max_iter; it++) {
+    local_full(s);
+    s->cycle++;
+    int expanded = 0;
+    /* the tree is refined every third cycle (as in the paper), and once
+     * more before the updates are declared converged */
+    if (s->tree && (s->cycle % 3 == 0 || converging)) {
+      double Fpre = eval_F(s);
+      expanded = expand_tree(s);
+      if (expanded) {
+        record(s, 2, Fpre);
+        local_full(s);
+        record(s, 3, eval_F(s));
+      }
+    }
+    global_step(s);
+    maybe_reorder(s);
+    record(s, 0, s->F);
+    R_CheckUserInterrupt();
+    if (converging && !expanded) break;
+    converging = Fprev - s->F <= ctl->update_tol * fabs(s->F);
+    if (converging && !s->tree) break;
+    Fprev = s->F;
+  }
+}
+
+/* ---------- split candidates (step 2) ---------- */
+
+static void reserve_sub(vdp_state *s, int n) {
+  if (n <= s->sub_cap) return;
+  int cap = n + n / 2 + 64;
+  s->sub_item = (int *)R_alloc(cap, sizeof(int));
+  s->sub_m = (double *)R_alloc(cap, sizeof(double));
+  s->sub_qi = (double *)R_alloc(cap, sizeof(double));
+  s->sub_cap = cap;
+}
+
+/* Candidate scratch that lives for the whole fit (R_alloc memory is only
+ * released when the .Call returns, so per-candidate allocations would pile
+ * up). */
+static void reserve_work(vdp_state *s, int n) {
+  if (n <= s->work_cap) return;
+  int cap = n + n / 2 + 64;
+  s->act_pos = (int *)R_alloc(cap, sizeof(int));
+  s->act_item = (int *)R_alloc(cap, sizeof(int));
+  s->frz_item = (int *)R_alloc(cap, sizeof(int));
+  s->act_m = (double *)R_alloc(cap, sizeof(double));
+  s->act_qi = (double *)R_alloc(cap, sizeof(double));
+  s->frz_m = (double *)R_alloc(cap, sizeof(double));
+  s->frz_qi = (double *)R_alloc(cap, sizeof(double));
+  s->work_cap = cap;
+}
+
+static inline int expand_for_split(const vdp_state *s, int i, int c) {
+  return s->tree && n_children(s, s->item[i]) > 0 &&
+         argmax_row(s->q + (size_t)i * s->max_K, s->T) == c;
+}
+
+/* The items that replace outer node id when component c is split: its
+ * children (the paper's one-level expansion), and further descendants while
+ * a node holds more than `limit` points, so that a candidate is represented
+ * by enough nodes to be split well even when the tree is coarse (high
+ * dimensions). Writes the ids to out (when not NULL) and returns how many. */
+static int split_descend(const vdp_state *s, int id, int force, double limit, int *out) {
+  const vdp_tree *t = s->tree;
+  int nc = n_children(s, id);
+  int go = nc > 0 && (force || (t->left[id] >= 0 && t->count[id] > limit));
+  if (!go) {
+    if (out) out[0] = id;
+    return 1;
+  }
+  int k = 0;
+  for (int j = 0; j < nc; j++)
+    k += split_descend(s, child_of(s, id, j), 0, limit, out ? out + k : NULL);
+  return k;
+}
+
+static double split_limit(const vdp_state *s, int c) {
+  double lim = slot(s, c)[0] / VDP_SPLIT_NODES;
+  return lim > 2.0 * s->tree->leaf_size ? lim : 2.0 * s->tree->leaf_size;
+}
+
+/* Principal axis of component c from its statistics (power iteration). */
+static void principal_axis(vdp_state *s, int c, double *mu, double *v) {
+  const int D = s->D;
+  const double *st = slot(s, c);
+  double Nc = st[0];
+  double *C = s->work, *u = s->work + (size_t)D * D;
+  for (int d = 0; d < D; d++) mu[d] = st[2 + d] / Nc;
+  int idx = 0;
+  for (int j = 0; j < D; j++)
+    for (int i = 0; i <= j; i++, idx++) {
+      double val = st[2 + D + idx] / Nc - mu[i] * mu[j];
+      C[i + (size_t)j * D] = C[j + (size_t)i * D] = val;
+    }
+  for (int d = 0; d < D; d++) v[d] = 1.0 + 0.1 * d;
+  for (int it = 0; it < 100; it++) {
+    double nrm = 0.0;
+    for (int i = 0; i < D; i++) {
+      double t = 0.0;
+      for (int k = 0; k < D; k++) t += C[i + (size_t)k * D] * v[k];
+      u[i] = t;
+      nrm += t * t;
+    }
+    nrm = sqrt(nrm);
+    if (!(nrm > 0)) break;
+    for (int i = 0; i < D; i++) v[i] = u[i] / nrm;
+  }
+}
+
+/* Tries splitting component c; returns the candidate's F (INFINITY when the
+ * split leaves a child empty). The sub list, q_i and statistics are left in
+ * s->sub_* and s->cand_acc. */
+static double try_split(vdp_state *s, int c, int *n_sub_out) {
+  const int T = s->T, mK = s->max_K, D = s->D, SS = s->SS;
+  const vdp_control *ctl = s->ctl;
+  /* (a) the sub list: items with mass on c, expanded one level where c wins */
+  const double lim = s->tree ? split_limit(s, c) : 0.0;
+  int n_sub = 0;
+  for (int i = 0; i < s->n_items; i++) {
+    double m = s->q[(size_t)i * mK + c];
+    if (m > 0)
+      n_sub += expand_for_split(s, i, c) ? split_descend(s, s->item[i], 1, lim, NULL) : 1;
+  }
+  reserve_sub(s, n_sub);
+  int o = 0;
+  for (int i = 0; i < s->n_items; i++) {
+    double m = s->q[(size_t)i * mK + c];
+    if (!(m > 0)) continue;
+    int id = s->item[i];
+    int k = expand_for_split(s, i, c) ? split_descend(s, id, 1, lim, s->sub_item + o) : 1;
+    if (k == 1) s->sub_item[o] = expand_for_split(s, i, c) ? s->sub_item[o] : id;
+    for (int j = 0; j < k; j++) s->sub_m[o + j] = m;
+    o += k;
+  }
+  *n_sub_out = n_sub;
+  /* (b) split through the bisector of the principal axis */
+  double *mu = s->el2 + mK, *v = mu + D; /* scratch beyond the T+1 entries used */
+  principal_axis(s, c, mu, v);
+  int n_i = 0;
+  for (int k = 0; k < n_sub; k++) {
+    double n;
+    const double *s1, *s2;
+    item_view(s, s->sub_item[k], s->tscr + mK + 1, &n, &s1, &s2);
+    double proj = 0.0;
+    for (int d = 0; d < D; d++) proj += (s1[d] / n - mu[d]) * v[d];
+    int side_i = proj >= 0.0;
+    s->sub_qi[k] = side_i ? s->sub_m[k] : 0.0;
+    n_i += side_i;
+  }
+  if (n_i == 0 || n_i == n_sub) return INFINITY;
+  /* (c) update only the two children. Items whose mass on c is negligible
+   * keep their hard side (their statistics are added once), so a candidate
+   * costs in proportion to its own items, not to N; F accounts for the q
+   * actually used, so it stays exact. */
+  int n_act = 0;
+  for (int k = 0; k < n_sub; k++) n_act += s->sub_m[k] >= VDP_ACTIVE_MASS;
+  reserve_work(s, n_sub);
+  int *act_pos = s->act_pos, *act_item = s->act_item, *frz_item = s->frz_item;
+  double *act_m = s->act_m, *act_qi = s->act_qi, *frz_m = s->frz_m, *frz_qi = s->frz_qi;
+  int a = 0, f = 0;
+  for (int k = 0; k < n_sub; k++) {
+    if (s->sub_m[k] >= VDP_ACTIVE_MASS) {
+      act_pos[a] = k;
+      act_item[a] = s->sub_item[k];
+      act_m[a] = s->sub_m[k];
+      act_qi[a++] = s->sub_qi[k];
+    } else {
+      frz_item[f] = s->sub_item[k];
+      frz_m[f] = s->sub_m[k];
+      frz_qi[f++] = s->sub_qi[k];
+    }
+  }
+  double *frz_acc = s->frz_acc;
+  local_pair(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
+  gw_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
+  double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
+  double Gothers = s->G[mK];
+  for (int k = 0; k < T; k++)
+    if (k != c) Gothers += s->G[k];
+  const double Nt = slot(s, mK)[0];
+  for (int it = 0; it <= ctl->partial_iter; it++) {
+    local_pair(s, n_act, act_item, act_m, act_qi, it > 0, gi, gj, ei, ej, acc);
+    for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
+    const double *ai = acc, *aj = acc + SS;
+    if (!(ai[0] > 0) || !(aj[0] > 0) ||
+        gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
+        gw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
+      return INFINITY;
+    for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
+    s->N2[c] = ai[0];
+    s->N2[T] = aj[0];
+    stick_update(T + 1, s->N2, Nt, ctl->a1, ctl->a2, s->sa2, s->sb2);
+    double et;
+    F = Gothers + component_G(s, gi, ai, 0) + component_G(s, gj, aj, 0) +
+        stick_terms(T + 1, s->sa2, s->sb2, s->N2, Nt, ctl->a1, ctl->a2, s->el2, &et);
+    ei = s->el2[c];
+    ej = s->el2[T];
+    if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
+    Fprev = F;
+  }
+  for (int k = 0; k < n_act; k++) s->sub_qi[act_pos[k]] = act_qi[k];
+  return F;
+}
+
+/* Accepts the split of c held in the best_* buffers: expands as the
+ * candidate did, gives j the slot T, and runs the global step. */
+static void apply_split(vdp_state *s, int c, int n_sub) {
+  const int T = s->T, mK = s->max_K, n = s->n_items;
+  const double lim = s->tree ? split_limit(s, c) : 0.0;
+  int total = 0;
+  for (int i = 0; i < n; i++)
+    total += (s->q[(size_t)i * mK + c] > 0 && expand_for_split(s, i, c))
+                 ? split_descend(s, s->item[i], 1, lim, NULL) : 1;
+  reserve_spare(s, total);
+  int o = 0, k = 0;
+  for (int i = 0; i < n; i++) {
+    int id = s->item[i];
+    double m = s->q[(size_t)i * mK + c];
+    int nc = 1;
+    if (m > 0 && expand_for_split(s, i, c)) nc = split_descend(s, id, 1, lim, s->item2 + o);
+    else s->item2[o] = id;
+    for (int j = 0; j < nc; j++, o++) {
+      double *dst = s->q2 + (size_t)o * mK;
+      memcpy(dst, s->q + (size_t)i * mK, sizeof(double) * T);
+      s->qt2[o] = s->qt[i];
+      dst[T] = 0.0;
+      if (m > 0) {
+        if (k >= n_sub || s->best_item[k] != s->item2[o]) s->status = 3;
+        dst[c] = s->best_qi[k];
+        dst[T] = s->best_m[k] - s->best_qi[k];
+        k++;
+      }
+    }
+  }
+  swap_buffers(s, total);
+  memcpy(slot(s, c), s->best_acc, sizeof(double) * s->SS);
+  memcpy(slot(s, T), s->best_acc + s->SS, sizeof(double) * s->SS);
+  s->T = T + 1;
+  global_step(s);
+}
+
+/* Draws up to `want` distinct components with probability proportional to
+ * their sizes. */
+static int draw_candidates(vdp_state *s, svi_rng *r, int want, int *out) {
+  const int T = s->T;
+  double *w = s->N2;
+  int n = 0;
+  for (int k = 0; k < T; k++) w[k] = slot(s, k)[0] >= 2.0 ? slot(s, k)[0] : 0.0;
+  while (n < want) {
+    double tot = 0.0;
+    for (int k = 0; k < T; k++) tot += w[k];
+    if (!(tot > 0)) break;
+    double u = svi_rng_unif(r) * tot, acc = 0.0;
+    int pick = -1;
+    for (int k = 0; k < T; k++) {
+      if (w[k] <= 0) continue;
+      acc += w[k];
+      pick = k;
+      if (u < acc) break;
+    }
+    out[n++] = pick;
+    w[pick] = 0.0;
+  }
+  return n;
+}
+
+/* ---------- delete moves ---------- */
+
+/* Removes component k (its mass is reassigned by the next local step). */
+static void drop_component(vdp_state *s, int k) {
+  const int T = s->T, mK = s->max_K;
+  for (int i = 0; i < s->n_items; i++) {
+    double *qr = s->q + (size_t)i * mK;
+    memmove(qr + k, qr + k + 1, sizeof(double) * (T - k - 1));
+  }
+  memmove(slot(s, k), slot(s, k + 1), sizeof(double) * (size_t)(T - k - 1) * s->SS);
+  gw_nw gk = s->post[k];
+  memmove(s->post + k, s->post + k + 1, sizeof(gw_nw) * (T - k - 1));
+  s->post[T - 1] = gk; /* keep the storage */
+  s->T = T - 1;
+  for (int j = 0; j < s->T; j++) s->N2[j] = slot(s, j)[0];
+  stick_update(s->T, s->N2, slot(s, mK)[0], s->ctl->a1, s->ctl->a2, s->sa, s->sb);
+  double et;
+  stick_terms(s->T, s->sa, s->sb, s->N2, slot(s, mK)[0], s->ctl->a1, s->ctl->a2,
+              s->elnpi, &et);
+  s->elnpi_tail = et;
+}
+
+/* Tries deleting each small component (weight below half the average),
+ * smallest first, at most `candidates` of them: the component is dropped,
+ * everything is updated to convergence, and the result is kept only when the
+ * free energy is lower. Greedy splitting can leave slivers of one cluster
+ * as separate components; this removes those that do not pay for
+ * themselves. */
+static void try_deletes(vdp_state *s) {
+  const int mK = s->max_K;
+  int tries = 0, snap_cap = 0, *item = NULL;
+  double *q = NULL, *qt = NULL;
+  double *st = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
+  while (s->T > 1 && tries < s->ctl->candidates) {
+    /* smallest component not yet tried at this T */
+    double total = 0.0;
+    for (int k = 0; k < s->T; k++) total += slot(s, k)[0];
+    int k = -1;
+    for (int j = 0; j < s->T; j++)
+      if (slot(s, j)[0] < 0.5 * total / s->T && (k < 0 || slot(s, j)[0] < slot(s, k)[0]))
+        k = j;
+    if (k < 0) return;
+    /* snapshot */
+    const int n = s->n_items, T = s->T, cycle = s->cycle, n_trace = s->res->n_trace;
+    const double F = s->F;
+    if (n > snap_cap) { /* one snapshot buffer for all trials */
+      snap_cap = n + n / 4;
+      item = (int *)R_alloc(snap_cap, sizeof(int));
+      q = (double *)R_alloc((size_t)snap_cap * mK, sizeof(double));
+      qt = (double *)R_alloc(snap_cap, sizeof(double));
+    }
+    memcpy(item, s->item, sizeof(int) * n);
+    memcpy(q, s->q, sizeof(double) * (size_t)n * mK);
+    memcpy(qt, s->qt, sizeof(double) * n);
+    memcpy(st, s->stats, sizeof(double) * (size_t)(mK + 1) * s->SS);
+    drop_component(s, k);
+    s->F = INFINITY; /* the update loop starts afresh */
+    update_all(s);
+    tries++;
+    s->res->n_trace = n_trace;
+    if (s->F < F) {
+      record(s, 5, s->F);
+      s->res->n_deletes++;
+      continue;
+    }
+    /* restore */
+    /* buffers only grow, so the current ones hold n items */
+    s->n_items = n;
+    memcpy(s->item, item, sizeof(int) * n);
+    memcpy(s->q, q, sizeof(double) * (size_t)n * mK);
+    memcpy(s->qt, qt, sizeof(double) * n);
+    memcpy(s->stats, st, sizeof(double) * (size_t)(mK + 1) * s->SS);
+    s->T = T;
+    s->cycle = cycle;
+    global_step(s);
+    return; /* the smallest could not go: larger ones are less likely to */
+  }
+}
+
+/* ---------- driver ---------- */
+
+static void collect_depth(const vdp_tree *t, int id, int depth, int *out, int *n) {
+  if (t->left[id] < 0 || t->depth[id] >= depth) {
+    if (out) out[*n] = id;
+    (*n)++;
+    return;
+  }
+  collect_depth(t, t->left[id], depth, out, n);
+  collect_depth(t, t->right[id], depth, out, n);
+}
+
+int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior,
+            const vdp_control *ctl, vdp_result *res) {
+  vdp_state S0, *s = &S0;
+  memset(s, 0, sizeof(S0));
+  s->t0 = now_seconds();
+  s->N = N;
+  s->D = D;
+  s->P = gw_packed_size(D);
+  s->X = X;
+  s->tree = tree;
+  s->prior = prior;
+  s->ctl = ctl;
+  s->res = res;
+  s->threads = ctl->threads;
+  const int mK = s->max_K = ctl->max_K;
+  s->SS = 2 + D + s->P;
+  /* items */
+  int n0 = 0;
+  if (tree) collect_depth(tree, 0, ctl->initial_depth, NULL, &n0);
+  else n0 = N;
+  s->cap = tree ? n0 * 4 + 64 : N;
+  s->item = (int *)R_alloc(s->cap, sizeof(int));
+  s->q = (double *)R_alloc((size_t)s->cap * mK, sizeof(double));
+  s->qt = (double *)R_alloc(s->cap, sizeof(double));
+  if (tree) {
+    n0 = 0;
+    collect_depth(tree, 0, ctl->initial_depth, s->item, &n0);
+  } else {
+    for (int i = 0; i < N; i++) s->item[i] = -(i + 1);
+  }
+  s->n_items = n0;
+  /* statistics and posteriors */
+  s->stats = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
+  s->post = (gw_nw *)R_alloc(mK + 2, sizeof(gw_nw));
+  size_t nwd = gw_nw_doubles(D);
+  double *pm = (double *)R_alloc((size_t)(mK + 2) * nwd, sizeof(double));
+  for (int k = 0; k < mK + 2; k++) gw_nw_bind(&s->post[k], D, pm + (size_t)k * nwd);
+  s->G = (double *)R_alloc(mK + 1, sizeof(double));
+  s->sa = (double *)R_alloc(mK + 1, sizeof(double));
+  s->sb = (double *)R_alloc(mK + 1, sizeof(double));
+  s->elnpi = (double *)R_alloc(mK + 1, sizeof(double));
+  s->sa2 = (double *)R_alloc(mK + 1, sizeof(double));
+  s->sb2 = (double *)R_alloc(mK + 1, sizeof(double));
+  s->el2 = (double *)R_alloc(mK + 1 + 2 * D, sizeof(double));
+  s->N2 = (double *)R_alloc(mK + 1, sizeof(double));
+  s->work = (double *)R_alloc(3 * (size_t)D * D + 2 * D, sizeof(double));
+  s->tscr_stride = mK + 1 + s->P + 4 * D + 8;
+  int nthr = s->threads > 0 ? s->threads : 1;
+  s->tscr = (double *)R_alloc((size_t)nthr * s->tscr_stride, sizeof(double));
+  s->wave = (double *)R_alloc((size_t)VDP_WAVE * (mK + 1) * s->SS, sizeof(double));
+  s->cand_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
+  s->best_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
+  s->frz_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
+  /* T = 1, everything on component 1 */
+  s->T = 1;
+  memset(s->stats, 0, sizeof(double) * (size_t)(mK + 1) * s->SS);
+  double *st = slot(s, 0), *outer = s->tscr + mK + 1;
+  for (int i = 0; i < s->n_items; i++) {
+    double n;
+    const double *s1, *s2;
+    item_view(s, s->item[i], outer, &n, &s1, &s2);
+    st[0] += n;
+    for (int d = 0; d < D; d++) st[2 + d] += s1[d];
+    for (int p = 0; p < s->P; p++) st[2 + D + p] += s2[p];
+    s->q[(size_t)i * mK] = 1.0;
+    s->qt[i] = 0.0;
+  }
+  res->seconds_tree = 0.0;
+  global_step(s);
+  record(s, 4, s->F);
+  update_all(s);
+  /* greedy splitting */
+  int *cand = (int *)R_alloc(ctl->candidates > 0 ? ctl->candidates : 1, sizeof(int));
+  int split_step = 0;
+  while (s->T < mK) {
+    svi_rng r;
+    svi_rng_init(&r, ctl->seed, VDP_STREAM + (uint64_t)split_step++);
+    int nc = draw_candidates(s, &r, ctl->candidates, cand);
+    double bestF = INFINITY;
+    int best_c = -1, best_n = 0;
+    for (int j = 0; j < nc; j++) {
+      int n_sub = 0;
+      double F = try_split(s, cand[j], &n_sub);
+      res->n_splits_tried++;
+      if (F < bestF) {
+        bestF = F;
+        best_c = cand[j];
+        best_n = n_sub;
+        int *ti = s->best_item; s->best_item = s->sub_item; s->sub_item = ti;
+        double *tm = s->best_m; s->best_m = s->sub_m; s->sub_m = tm;
+        double *tq = s->best_qi; s->best_qi = s->sub_qi; s->sub_qi = tq;
+        double *ta = s->best_acc; s->best_acc = s->cand_acc; s->cand_acc = ta;
+        int tc = s->best_cap; s->best_cap = s->sub_cap; s->sub_cap = tc;
+      }
+      R_CheckUserInterrupt();
+    }
+    if (best_c < 0 || !(bestF < s->F - ctl->tol * fabs(s->F))) break;
+    apply_split(s, best_c, best_n);
+    res->n_splits_accepted++;
+    record(s, 1, s->F);
+    update_all(s);
+    if (ctl->progress)
+      REprintf("fit_vdp: T = %d, free energy = %.8g, outer nodes = %d, %.2f s\n", s->T,
+               s->F, s->n_items, now_seconds() - s->t0);
+  }
+  try_deletes(s);
+  /* results */
+  res->T = s->T;
+  res->n_items = s->n_items;
+  res->F = s->F;
+  res->status = s->status;
+  for (int k = 0; k < s->T; k++) {
+    res->Nk[k] = slot(s, k)[0];
+    res->a[k] = s->sa[k];
+    res->b[k] = s->sb[k];
+    res->beta[k] = s->post[k].beta;
+    res->nu[k] = s->post[k].nu;
+    memcpy(res->m + (size_t)k * D, s->post[k].m, sizeof(double) * D);
+    memcpy(res->W + (size_t)k * D * D, s->post[k].W, sizeof(double) * (size_t)D * D);
+  }
+  res->tail_stats[0] = slot(s, mK)[0];
+  memcpy(res->tail_stats + 1, slot(s, mK) + 2, sizeof(double) * D);
+  res->seconds_total = now_seconds() - s->t0;
+  return s->status;
+}

@@ -1,0 +1,61 @@
+/* Fast-VDP (Kurihara, Welling & Vlassis): the kd-tree (kdtree.c) and the
+ * greedy accelerated variational DP mixture (vdp.c). Plain C, no SEXP. */
+#ifndef SPARSEVI_VDP_H
+#define SPARSEVI_VDP_H
+
+#include "svi.h"
+#include "vdp-gauss.h"
+
+/* ---- kd-tree with cached statistics (kdtree.c) ---- */
+/* Nodes in preorder; node 0 is the root. A node holds the points
+ * perm[start .. start + count); left < 0 marks a leaf (count <= leaf_size).
+ * Each node caches count, sum x (D) and packed sum x x^T (P). */
+typedef struct {
+  int N, D, P, leaf_size, n_nodes;
+  const double *X; /* D x N, one point per column */
+  int *perm, *start, *count, *left, *right, *depth;
+  double *s1, *s2;
+  double *key;     /* N doubles of scratch for the build */
+  double *scratch; /* D^2 + 3 D doubles of scratch for the build */
+} vdp_tree;
+
+/* Number of nodes of the tree over n points with the given leaf size. */
+int vdp_tree_count_nodes(int n, int leaf_size);
+/* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
+ * start, count, left, right, depth: n_nodes ints; s1: n_nodes D; s2:
+ * n_nodes P doubles; key: N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
+ * principal direction; statistics summed bottom-up. */
+void vdp_tree_build(vdp_tree *t);
+
+/* ---- the algorithm (vdp.c) ---- */
+typedef struct {
+  int kdtree, candidates, initial_depth, max_K, max_iter, partial_iter, progress;
+  int threads;
+  double a1, a2, tol, update_tol, expand_threshold, expand_sd;
+  uint64_t seed;
+} vdp_control;
+
+/* One row of the trace. phase: 0 update, 1 split, 2 before expansion,
+ * 3 after expansion, 4 start, 5 accepted delete move. */
+typedef struct {
+  int step, T, n_items, phase;
+  double seconds, F;
+} vdp_trace_row;
+
+typedef struct {
+  int T, n_items, status, n_trace, n_splits_tried, n_splits_accepted, n_deletes;
+  double F, seconds_total, seconds_tree;
+  /* caller-allocated, max_K slots */
+  double *Nk, *a, *b, *beta, *nu, *m /* D x max_K */, *W /* D x D x max_K */;
+  double *tail_stats; /* N, then s1 (D) */
+  vdp_trace_row *trace;
+  int trace_cap;
+} vdp_result;
+
+/* Runs Fast-VDP (tree != NULL) or VDP (tree == NULL) on the D x N data X.
+ * The caller allocates res's arrays. Returns res->status (0 ok, 1 a scale
+ * matrix lost positive definiteness, 2 interrupted-free trace overflow). */
+int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior,
+            const vdp_control *ctl, vdp_result *res);
+
+#endif

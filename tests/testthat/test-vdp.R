@@ -1,0 +1,177 @@
+# Fast-VDP (fit_vdp): oracle, invariants, recovery, reproducibility, errors.
+
+vdp_data <- function(N = 600, D = 3, K = 3, separation = 6, seed = 1) {
+  simulate_mixture(N = N, D = D, K = K, separation = separation, seed = seed)
+}
+
+test_that("the free energy matches the pure-R reference (eq. 5) without the tree", {
+  sim <- vdp_data(N = 300, D = 3, K = 3)
+  fit <- fit_vdp(sim$X, kdtree = FALSE, seed = 1, threads = 1, progress = FALSE)
+  ref <- ref_vdp_free_energy(fit, sim$X)
+  # the fit's F has q one step behind the final globals: never below the
+  # optimum-q value, and equal to it at convergence
+  expect_gte(fit$free_energy, ref - 1e-8 * abs(ref))
+  expect_lt(fit$free_energy - ref, 1e-5 * abs(ref))
+})
+
+test_that("the tree's free energy (eq. 19) bounds the exact one from above", {
+  sim <- vdp_data(N = 800, D = 3, K = 4, separation = 4, seed = 2)
+  fit <- fit_vdp(sim$X, kdtree = TRUE, seed = 1, threads = 1, progress = FALSE,
+                 expand_sd = 0)
+  ref <- ref_vdp_free_energy(fit, sim$X)
+  expect_gte(fit$free_energy, ref - 1e-8 * abs(ref))
+})
+
+test_that("the free energy never rises: splits, updates and tree expansions", {
+  sim <- vdp_data(N = 1500, D = 4, K = 5, separation = 3, seed = 3)
+  for (tree in c(TRUE, FALSE)) {
+    fit <- fit_vdp(sim$X, kdtree = tree, seed = 2, threads = 1, progress = FALSE)
+    tr <- fit$trace
+    expect_true(all(diff(tr$free_energy) <= 1e-9 * abs(fit$free_energy)))
+    # accepted splits: F at the end of each truncation level decreases with T
+    last <- tapply(tr$free_energy, tr$T, utils::tail, 1)
+    expect_true(all(diff(last) < 0))
+    expect_true(all(diff(tr$T) >= 0))
+    if (tree) {
+      pre <- which(tr$phase == "pre_expand")
+      expect_gt(length(pre), 0)
+      expect_true(all(tr$phase[pre + 1] == "expand"))
+      expect_true(all(tr$free_energy[pre + 1] <= tr$free_energy[pre]))
+      expect_true(all(diff(tr$outer_nodes[tr$phase != "split"]) >= 0 |
+                        diff(tr$T[tr$phase != "split"]) != 0))
+    }
+  }
+})
+
+test_that("ten well-separated planted Gaussians are found as ten components", {
+  sim <- simulate_mixture(N = 3000, D = 4, K = 10, separation = 8, seed = 11)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  expect_equal(fit$T, 10L)
+  cl <- predict(fit, sim$X)
+  tab <- table(cl, sim$cluster)
+  # each planted cluster maps to its own component, nearly without error
+  expect_equal(sum(apply(tab, 2, max)) / nrow(sim$X), 1, tolerance = 0.01)
+  expect_equal(length(unique(apply(tab, 2, which.max))), 10L)
+  expect_lt(fit$tail_weight, 0.01)
+})
+
+test_that("with and without the tree the free energies agree within 2%", {
+  sim <- simulate_mixture(N = 4000, D = 8, K = 6, separation = 3, seed = 5)
+  f_tree <- fit_vdp(sim$X, kdtree = TRUE, seed = 1, threads = 1, progress = FALSE)
+  f_flat <- fit_vdp(sim$X, kdtree = FALSE, seed = 1, threads = 1, progress = FALSE)
+  ratio <- 1 + (f_tree$free_energy - f_flat$free_energy) / abs(f_flat$free_energy)
+  expect_lt(abs(ratio - 1), 0.02)
+  expect_lt(f_tree$n_outer_nodes, nrow(sim$X))
+})
+
+test_that("fits are reproducible by seed and identical across thread counts", {
+  sim <- vdp_data(N = 1200, D = 3, K = 4, separation = 3, seed = 7)
+  a <- fit_vdp(sim$X, seed = 42, threads = 1, progress = FALSE)
+  b <- fit_vdp(sim$X, seed = 42, threads = 1, progress = FALSE)
+  c2 <- fit_vdp(sim$X, seed = 42, threads = 2, progress = FALSE)
+  strip <- function(f) f[setdiff(names(f), c("trace", "timings", "control", "call"))]
+  expect_identical(strip(a), strip(b))
+  expect_identical(strip(a), strip(c2))
+  expect_identical(a$trace$free_energy, c2$trace$free_energy)
+  fa <- fit_vdp(sim$X, kdtree = FALSE, seed = 3, threads = 1, progress = FALSE)
+  fb <- fit_vdp(sim$X, kdtree = FALSE, seed = 3, threads = 2, progress = FALSE)
+  expect_identical(strip(fa), strip(fb))
+})
+
+test_that("a fit survives saveRDS()/readRDS() and predicts the same", {
+  sim <- vdp_data(N = 400, D = 2, K = 3, seed = 8)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  back <- readRDS(path)
+  expect_s3_class(back, c("sparsevi_vdp", "sparsevi_mixture", "sparsevi_fit"))
+  expect_identical(predict(back, sim$X, type = "density"),
+                   predict(fit, sim$X, type = "density"))
+  expect_identical(predict(back, sim$X), predict(fit, sim$X))
+})
+
+test_that("predict gives responsibilities with the tail, clusters and eq. 7 densities", {
+  sim <- vdp_data(N = 500, D = 2, K = 3, seed = 9)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  R <- predict(fit, sim$X, type = "responsibilities")
+  expect_equal(dim(R), c(500L, fit$T + 1L))
+  expect_equal(colnames(R)[fit$T + 1L], "tail")
+  expect_equal(unname(rowSums(R)), rep(1, 500), tolerance = 1e-12)
+  cl <- predict(fit, sim$X, type = "cluster")
+  expect_type(cl, "integer")
+  expect_equal(cl, unname(max.col(R[, seq_len(fit$T), drop = FALSE], "first")))
+  d <- predict(fit, sim$X, type = "density")
+  expect_true(all(d > 0))
+  expect_equal(log(d), predict(fit, sim$X, type = "density", log = TRUE))
+  expect_equal(heldout_loglik(fit, sim$X), mean(log(d)))
+  expect_equal(sum(fit$weights) + fit$tail_weight, 1)
+})
+
+test_that("the predictive density (eq. 7, tail included) integrates to one", {
+  x <- c(-4, -3.9, -3.5, -3, 0.1, 0.3, 0.5, 1, 2.8, 3, 3.3, 4)
+  sim <- simulate_mixture(N = 200, D = 1, K = 2, separation = 8, seed = 4)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  f <- function(x) predict(fit, matrix(x, ncol = 1), type = "density")
+  rng <- range(sim$X)
+  span <- diff(rng)
+  total <- stats::integrate(f, rng[1] - 200 * span, rng[2] + 200 * span,
+                            subdivisions = 2000L, rel.tol = 1e-8)$value
+  expect_equal(total, 1, tolerance = 1e-4)
+})
+
+test_that("print, summary and plot work", {
+  sim <- vdp_data(N = 300, D = 2, K = 2, seed = 10)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  expect_output(print(fit), "sparsevi_vdp")
+  expect_output(print(summary(fit)), "components")
+  expect_s3_class(summary(fit), "summary.sparsevi_vdp")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_identical(plot(fit), fit)
+  expect_named(fit$trace, c("step", "seconds", "free_energy", "T", "outer_nodes",
+                            "phase"))
+  expect_equal(dim(fit$covariances), c(2L, 2L, fit$T))
+  expect_equal(dim(fit$means), c(fit$T, 2L))
+})
+
+test_that("bad input gets classed errors naming the argument", {
+  X <- vdp_data(N = 100, D = 2, K = 2)$X
+  Xna <- X
+  Xna[3, 1] <- NA
+  Xinf <- X
+  Xinf[2, 2] <- Inf
+  Xconst <- cbind(X, 5)
+  expect_error(fit_vdp(Xna, progress = FALSE), class = "sparsevi_error_data")
+  expect_error(fit_vdp(Xinf, progress = FALSE), class = "sparsevi_error_data")
+  expect_error(fit_vdp(Xconst, progress = FALSE), "constant",
+               class = "sparsevi_error_data")
+  expect_error(fit_vdp(X[1:3, ], progress = FALSE), "too few",
+               class = "sparsevi_error_data")
+  expect_error(fit_vdp(letters, progress = FALSE), class = "sparsevi_error_argument")
+  expect_error(fit_vdp(X, candidates = 0, progress = FALSE), "candidates",
+               class = "sparsevi_error_argument")
+  expect_error(fit_vdp(X, tol = 2, progress = FALSE), "tol",
+               class = "sparsevi_error_argument")
+  expect_error(fit_vdp(X, a1 = -1, progress = FALSE), "a1",
+               class = "sparsevi_error_argument")
+  expect_error(fit_vdp(X, nu0 = 1, progress = FALSE), "nu0",
+               class = "sparsevi_error_argument")
+  expect_error(fit_vdp(X, cov0 = diag(3), progress = FALSE), "cov0",
+               class = "sparsevi_error_argument")
+  expect_error(fit_vdp(X, cov0 = -diag(2), progress = FALSE), "positive definite",
+               class = "sparsevi_error_data")
+  expect_error(fit_vdp(X, leafsize = 3, progress = FALSE), "Unknown",
+               class = "sparsevi_error_argument")
+  expect_error(fit_vdp(X, kdtree = NA, progress = FALSE), "kdtree",
+               class = "sparsevi_error_argument")
+  fit <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE)
+  expect_error(predict(fit, X[, 1, drop = FALSE]), class = "sparsevi_error_data")
+  expect_error(predict(fit, X, type = "topics"), class = "sparsevi_error_argument")
+  expect_error(predict(fit), "newdata", class = "sparsevi_error_argument")
+})
+
+test_that("max_K caps the number of components", {
+  sim <- simulate_mixture(N = 800, D = 2, K = 6, separation = 8, seed = 12)
+  fit <- fit_vdp(sim$X, max_K = 3, seed = 1, threads = 1, progress = FALSE)
+  expect_equal(fit$T, 3L)
+})
