@@ -93,8 +93,9 @@ lda_available <- function() {
 #'   Streaming makes one pass.
 #' @param restarts Run restart proposals after each document converges
 #'   (default `TRUE`).
-#' @param init `"bregman"` (Bregman k-means++ over documents, default) or
-#'   `"random"`.
+#' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
+#'   documents, and each topic starts from a near-uniform random base plus
+#'   its document's counts) or `"random"` (the near-uniform base alone).
 #' @param tau,kappa Step sizes of stochastic training,
 #'   `rho_t = s (tau + t)^-kappa`; `tau >= 0` (default 1), `kappa` in
 #'   (0.5, 1] (default 0.6).
