@@ -22,9 +22,9 @@ check_cluster <- function(cluster, call = caller_call()) {
 # The executor runs local steps for a round of batches, here or on a cluster.
 # `members` lists each batch's document indices in `x`.
 new_executor <- function(cluster, x, members, call = caller_call()) {
+  sizes <- if (inherits(x, "sparsevi_source")) x$n_docs else lengths(members)
   if (is.null(cluster)) {
-    return(list(kind = "local", x = x, members = members, bytes_sent = 0,
-                bytes_received = 0))
+    return(list(kind = "local", x = x, members = members, sizes = sizes))
   }
   W <- length(cluster)
   nb <- length(members)
@@ -32,11 +32,11 @@ new_executor <- function(cluster, x, members, call = caller_call()) {
   # a name for this fit's batches on the workers (not drawn from the user's RNG)
   token <- sprintf("fit_%d_%.0f", Sys.getpid(), as.numeric(Sys.time()) * 1e6)
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
-             workers = W, bytes_sent = 0, bytes_received = 0)
+             workers = W, sizes = sizes)
   sent <- 0
   for (w in seq_len(W)) {
     ids <- which(owner == w)
-    batches <- lapply(members[ids], function(idx) dtm_subset(x, idx))
+    batches <- lapply(ids, function(b) executor_batch(x, members, b))
     args <- list(token = token, ids = ids, batches = batches)
     sent <- sent + length(serialize(args, NULL))
     cluster_call(ex, w, "cluster_worker_init", args, call = call)
@@ -103,7 +103,7 @@ executor_run <- function(ex, round, state, control, seeds, call = caller_call())
     fun <- lda_fun("lda_local_", local)
     out <- vector("list", length(round))
     for (i in seq_along(round)) {
-      batch <- dtm_subset(ex$x, ex$members[[round[i]]])
+      batch <- executor_batch(ex$x, ex$members, round[i])
       out[[i]] <- fun(batch, state, control, seeds[[i]], control$threads)
     }
     return(list(results = out, sent = 0, received = 0))
@@ -145,6 +145,11 @@ executor_run <- function(ex, round, state, control, seeds, call = caller_call())
   list(results = out, sent = sent, received = received)
 }
 
+# Batch b of a corpus in memory or on disk.
+executor_batch <- function(x, members, b) {
+  if (inherits(x, "sparsevi_source")) source_batch(x, b) else dtm_subset(x, members[[b]])
+}
+
 executor_close <- function(ex) {
   if (ex$kind != "cluster") return(invisible())
   for (w in seq_len(ex$workers)) {
@@ -157,5 +162,5 @@ executor_close <- function(ex) {
 # What a local step needs of the global state: everything but the memoized
 # caches and bookkeeping, which stay on the master.
 lda_local_view <- function(state) {
-  state[setdiff(names(state), c("cache", "S", "doc_obj", "batch_of", "order"))]
+  state[setdiff(names(state), c("cache", "S", "doc_obj"))]
 }

@@ -72,14 +72,14 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   given <- if (is.call(fcall)) names(as.list(fcall)) else character(0)
   if (!"tau" %in% given) control$tau <- cvb0_defaults$tau
   if (!"kappa" %in% given) control$kappa <- cvb0_defaults$kappa
-  if (!any(c("n_batches", "batch_size") %in% given)) {
+  x <- get0("x", envir = env, inherits = FALSE)
+  if (!inherits(x, "sparsevi_source") && !any(c("n_batches", "batch_size") %in% given)) {
     bs <- as.integer(min(cvb0_defaults$batch_size, control$n_docs))
     control$batch_size <- bs
     control$n_batches <- as.integer(ceiling(control$n_docs / bs))
   }
-  x <- get0("x", envir = env, inherits = FALSE)
-  if (inherits(x, "sparsevi_dtm")) {
-    control$n_tokens <- sum(x$count)
+  if (inherits(x, "sparsevi_dtm") || inherits(x, "sparsevi_source")) {
+    control$n_tokens <- corpus_tokens(x)
     control$n_tokens_docs <- control$n_docs
   }
   for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {

@@ -169,8 +169,9 @@ gibbs_state_store <- function(state, control) {
 
 # lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat), applied
 # lazily on the sparse store state$gibbs. The dense state$lambda that the
-# loop and the fitted object read is materialised only after the last batch
-# of a lap (once per lap, not per minibatch); within a lap it is NULL.
+# loop and the fitted object read is materialised at the end of each lap
+# (lda_gibbs_end_lap(), once per lap, not per minibatch); within a lap it is
+# NULL.
 lda_global_gibbs <- function(state, res, batch_id, control) {
   ctl <- gibbs_control(control)
   store <- gibbs_state_store(state, control)
@@ -183,8 +184,13 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
   state$gibbs <- .Call(ffi_lda_global_gibbs, store, batch, as.double(rho),
                        as.double(mult), as.double(ctl$rescale_below))
   state$t <- t + 1L
-  last <- is.null(control$n_batches) || batch_id >= control$n_batches
-  state$lambda <- if (last) gibbs_materialise(state$gibbs, control$eta) else NULL
+  state$lambda <- NULL
+  state
+}
+
+# Called by the loop after the last batch of each lap.
+lda_gibbs_end_lap <- function(state, control) {
+  if (!is.null(state$gibbs)) state$lambda <- gibbs_materialise(state$gibbs, control$eta)
   state
 }
 

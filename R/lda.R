@@ -131,10 +131,11 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     eta = NULL, n_batches = NULL, batch_size = NULL, passes = 10,
                     restarts = TRUE, init = c("bregman", "random"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
-                    progress = interactive(), heldout = NULL, ...) {
+                    progress = interactive(), heldout = NULL, cluster = NULL,
+                    sync = NULL, ...) {
   call <- match.call()
   here <- sys.call()
-  x <- as_dtm(x)
+  if (!inherits(x, "sparsevi_source")) x <- as_dtm(x)
   D <- nrow(x)
   V <- ncol(x)
   if (missing(K)) abort("`K`, the number of topics, is missing.", "argument", call = here)
@@ -169,7 +170,14 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                         call = here)
   threads <- sparsevi_threads(threads)
   progress <- check_flag(progress, "progress", call = here)
-  batches <- lda_resolve_batches(D, global, n_batches, batch_size, call = here)
+  cluster <- check_cluster(cluster, call = here)
+  if (is.null(sync)) sync <- if (is.null(cluster)) 1L else length(cluster)
+  sync <- check_count(sync, "sync", min = 1, max = 1e6, call = here)
+  batches <- if (inherits(x, "sparsevi_source")) {
+    source_batches(x, global, n_batches, batch_size, call = here)
+  } else {
+    lda_resolve_batches(D, global, n_batches, batch_size, call = here)
+  }
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, x$vocab, seed = 1,
                                                         call = here)
   dots <- list(...)
@@ -182,7 +190,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     n_batches = batches$n_batches, batch_size = batches$batch_size,
                     restarts = restarts, init = init, tau = tau, kappa = kappa,
                     step_scale = defaults$step_scale, seed = seed, threads = threads,
-                    n_docs = D),
+                    n_docs = D, sync = sync),
                dots)
   control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
     check_positive(dots$step_scale, "step_scale", call = here)
@@ -190,7 +198,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   if (!is.null(control_fun)) control <- control_fun(control, call = here)
   state <- lda_init_state(x, control)
   fit <- new_sparsevi_lda(state, control, x, trace = lda_empty_trace(), call = call)
-  lda_train(fit, x, passes, progress, heldout)
+  lda_train(fit, x, passes, progress, heldout, cluster)
 }
 
 lda_resolve_batches <- function(D, global, n_batches, batch_size, call = caller_call()) {
@@ -230,18 +238,50 @@ lda_batch_seed <- function(seed, lap, batch) {
 
 lda_init_state <- function(x, control) {
   K <- control$K
+  # A corpus on disk is initialised from its first batch (the documents the
+  # seeding can see without reading everything).
+  x0 <- if (inherits(x, "sparsevi_source")) source_batch(x, 1L) else x
+  if (nrow(x0) < K && control$init == "bregman") control$init <- "random"
   lambda <- switch(control$init,
-    bregman = lda_init_bregman(x, K, control$eta, control$seed),
-    random = lda_init_random(x, K, control$eta, control$seed)
+    bregman = lda_init_bregman(x0, K, control$eta, control$seed),
+    random = lda_init_random(x0, K, control$eta, control$seed)
   )
   state <- list(lambda = lambda, t = 0L)
   if (control$global %in% c("memoized", "batch")) {
     state$S <- matrix(0, K, ncol(x))
     state$cache <- vector("list", control$n_batches)
     state$doc_obj <- rep(NA_real_, control$n_batches)
-    state$batch_of <- lda_assign_batches(nrow(x), control$n_batches, control$seed)
   }
   state
+}
+
+# Batches of a corpus: fixed for the whole fit (memoized caches are per batch,
+# and on a cluster each batch stays on its worker); stochastic and streaming
+# training visit them in a new random order every lap. A source's batches are
+# its files.
+lda_members <- function(x, control) {
+  if (inherits(x, "sparsevi_source")) return(as.list(seq_along(x$files)))
+  batch_of <- lda_assign_batches(nrow(x), control$n_batches, control$seed)
+  split(seq_len(nrow(x)), factor(batch_of, levels = seq_len(control$n_batches)))
+}
+
+# Number of batches of a source (its files); n_batches/batch_size cannot
+# change them.
+source_batches <- function(x, global, n_batches, batch_size, call = caller_call()) {
+  nb <- length(x$files)
+  if (!is.null(batch_size) || (!is.null(n_batches) && n_batches != nb)) {
+    abort(sprintf("A corpus on disk comes in the %d batches it was written in; drop `n_batches`/`batch_size`, or remake it with uci_source(batch_size = ).",
+                  nb), "argument", call = call)
+  }
+  if (global == "batch" && nb != 1L) {
+    abort("`global = \"batch\"` needs all documents in one batch; use `global = \"memoized\"` with a corpus on disk.",
+          "argument", call = call)
+  }
+  list(n_batches = nb, batch_size = as.integer(max(x$n_docs)))
+}
+
+corpus_tokens <- function(x) {
+  if (inherits(x, "sparsevi_source")) sum(x$n_tokens) else sum(x$count)
 }
 
 # Documents to batches, once, by a random permutation from our streams.
@@ -314,7 +354,8 @@ lda_init_random <- function(x, K, eta, seed) {
 
 lda_empty_trace <- function() {
   data.frame(lap = integer(0), seconds = numeric(0), objective = numeric(0),
-             heldout = numeric(0), restart_accept = numeric(0))
+             heldout = numeric(0), restart_accept = numeric(0), bytes_sent = numeric(0),
+             bytes_received = numeric(0))
 }
 
 # Topic-word point estimate of a state: the posterior mean of the topics, or
@@ -331,7 +372,7 @@ new_sparsevi_lda <- function(state, control, x, trace, call) {
     list(topic_word = tw, lambda = if (is.null(state$beta)) state$lambda else NULL,
          alpha = control$alpha, eta = control$eta, K = control$K, vocab = x$vocab,
          local = control$local, global = control$global, L = control$L,
-         control = control, trace = trace, n_docs = nrow(x), n_tokens = sum(x$count),
+         control = control, trace = trace, n_docs = nrow(x), n_tokens = corpus_tokens(x),
          state = state, call = call),
     class = c("sparsevi_lda", "sparsevi_fit")
   )
@@ -347,40 +388,51 @@ validate_sparsevi_lda <- function(fit) {
 }
 
 # One lap over the batches; returns the new state and the lap's statistics.
-lda_lap <- function(state, x, control, lap) {
-  local_fun <- lda_fun("lda_local_", control$local)
+# Batches are taken in rounds of `control$sync`: the local steps of a round
+# share the global parameters of the round's start (on a cluster they run in
+# parallel, one worker per batch), then the global steps are applied in batch
+# order. With sync = 1 this is the usual one-batch-at-a-time loop. The rounds
+# are the same with or without a cluster, so are the fits.
+lda_lap <- function(state, x, control, lap, ex) {
   # An engine may select its own implementation of a global step through
   # control$global_step (gibbs: the sparse lazy form of "stochastic", set by
   # lda_gibbs_control() in R/lda-gibbs.R).
   global_fun <- lda_fun("lda_global_", if (is.null(control$global_step)) control$global
                                        else control$global_step)
-  D <- nrow(x)
   nb <- control$n_batches
-  if (!is.null(state$batch_of)) {
-    batch_of <- state$batch_of
+  visit <- if (control$global %in% c("memoized", "batch")) {
+    seq_len(nb)
   } else {
-    # stochastic and streaming: reshuffle every pass
-    batch_of <- lda_assign_batches(D, nb, control$seed, stream = 600 + lap)
+    order(lda_unif(control$seed, 600 + lap, nb))
   }
-  members <- split(seq_len(D), factor(batch_of, levels = seq_len(nb)))
+  visit <- visit[ex$sizes[visit] > 0]
+  sync <- if (is.null(control$sync)) 1L else control$sync
+  rounds <- split(visit, ceiling(seq_along(visit) / sync))
   tries <- 0
   accepts <- 0
-  for (b in seq_len(nb)) {
-    idx <- members[[b]]
-    if (!length(idx)) next
-    batch <- dtm_subset(x, idx)
-    res <- local_fun(batch, state, control, lda_batch_seed(control$seed, lap, b),
-                     control$threads)
-    state <- global_fun(state, res, b, control)
-    if (!is.null(res$stats$restart_tries)) {
-      tries <- tries + res$stats$restart_tries
-      accepts <- accepts + res$stats$restart_accepts
+  sent <- 0
+  received <- 0
+  for (round in rounds) {
+    seeds <- lapply(round, function(b) lda_batch_seed(control$seed, lap, b))
+    run <- executor_run(ex, round, state, control, seeds)
+    sent <- sent + run$sent
+    received <- received + run$received
+    for (i in seq_along(round)) {
+      res <- run$results[[i]]
+      state <- global_fun(state, res, round[i], control)
+      if (!is.null(res$stats$restart_tries)) {
+        tries <- tries + res$stats$restart_tries
+        accepts <- accepts + res$stats$restart_accepts
+      }
     }
   }
-  list(state = state, tries = tries, accepts = accepts)
+  # an engine may finish a lap (gibbs: materialise its lazy sparse topics)
+  end_lap <- lda_fun("lda_", paste0(control$local, "_end_lap"))
+  if (!is.null(end_lap)) state <- end_lap(state, control)
+  list(state = state, tries = tries, accepts = accepts, sent = sent, received = received)
 }
 
-lda_train <- function(fit, x, passes, progress, heldout) {
+lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
   state <- fit$state
   trace <- fit$trace
@@ -388,11 +440,20 @@ lda_train <- function(fit, x, passes, progress, heldout) {
   sec0 <- if (nrow(trace)) max(trace$seconds) else 0
   start <- proc.time()[["elapsed"]]
   done <- 0L
+  ex <- new_executor(cluster, x, lda_members(x, control))
+  on.exit(executor_close(ex), add = TRUE)
   for (i in seq_len(passes)) {
     lap <- lap0 + i
-    out <- tryCatch(lda_lap(state, x, control, lap),
+    out <- tryCatch(lda_lap(state, x, control, lap, ex),
                     interrupt = function(e) e, error = function(e) e)
     if (inherits(out, "condition")) {
+      if (inherits(out, "sparsevi_error_worker")) {
+        # a worker failed: the error carries the last completed model
+        trace_now <- trace
+        rownames(trace_now) <- NULL
+        out$fit <- new_sparsevi_lda(state, control, x, trace_now, fit$call)
+        stop(out)
+      }
       if (done == 0L) {
         if (inherits(out, "error")) stop(out)
         abort("Training was interrupted before the first lap completed.", "interrupted")
@@ -415,7 +476,8 @@ lda_train <- function(fit, x, passes, progress, heldout) {
     }
     trace <- rbind(trace, data.frame(
       lap = lap, seconds = sec0 + elapsed, objective = obj, heldout = ho,
-      restart_accept = if (out$tries > 0) out$accepts / out$tries else NA_real_))
+      restart_accept = if (out$tries > 0) out$accepts / out$tries else NA_real_,
+      bytes_sent = out$sent, bytes_received = out$received))
     if (progress) {
       eta_s <- elapsed / i * (passes - i)
       message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %.0fs", lap, lap0 + passes,
@@ -612,14 +674,25 @@ plot.sparsevi_lda <- function(x, ...) {
 #' fit$trace
 #' @export
 update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
-                                heldout = NULL, ...) {
-  x <- align_newdata(as_dtm(x), object$vocab)
+                                heldout = NULL, cluster = NULL, ...) {
+  cluster <- check_cluster(cluster)
+  if (inherits(x, "sparsevi_source")) {
+    if (!identical(x$vocab, object$vocab)) {
+      abort("`x`, a corpus on disk, must have the fitted vocabulary.", "vocab")
+    }
+    if (length(x$files) != object$control$n_batches) {
+      abort("`x`, a corpus on disk, must have the batches the model was fitted on.",
+            "argument")
+    }
+  } else {
+    x <- align_newdata(as_dtm(x), object$vocab)
+  }
   passes <- check_count(passes, "passes", min = 1)
   progress <- check_flag(progress, "progress")
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, object$vocab, seed = 1)
   state <- object$state
   control <- object$control
-  if (!is.null(state$batch_of) && length(state$batch_of) != nrow(x)) {
+  if (!is.null(state$cache) && control$n_docs != nrow(x)) {
     # new documents: a fresh memo, starting from the fitted topics
     control$n_docs <- nrow(x)
     b <- lda_resolve_batches(nrow(x), control$global, NULL,
@@ -629,12 +702,11 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
     state$S <- matrix(0, control$K, ncol(x))
     state$cache <- vector("list", control$n_batches)
     state$doc_obj <- rep(NA_real_, control$n_batches)
-    state$batch_of <- lda_assign_batches(nrow(x), control$n_batches, control$seed)
   }
   control$n_docs <- nrow(x)
   object$control <- control
   object$state <- state
-  lda_train(object, x, passes, progress, heldout)
+  lda_train(object, x, passes, progress, heldout, cluster)
 }
 
 #' @export

@@ -105,7 +105,8 @@ test_that("fit_lda runs with every vb global step and returns a valid object", {
     expect_s3_class(fit, c("sparsevi_lda", "sparsevi_fit"))
     expect_equal(unname(rowSums(fit$topic_word)), rep(1, 3), tolerance = 1e-12)
     expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
-    expect_named(fit$trace, c("lap", "seconds", "objective", "heldout", "restart_accept"))
+    expect_named(fit$trace, c("lap", "seconds", "objective", "heldout", "restart_accept",
+                             "bytes_sent", "bytes_received"))
     expect_true(all(is.finite(fit$trace$heldout)))
     expect_identical(is.na(fit$trace$objective[1]), !g %in% c("memoized", "batch"))
     expect_equal(fit$n_docs, 100L)
