@@ -88,14 +88,21 @@ lda_available <- function() {
 #'   (0.1 for `"vb"`).
 #' @param n_batches,batch_size Number of batches, or documents per batch
 #'   (give at most one). Default: batches of `max(100, D / 10)` documents;
-#'   `global = "batch"` uses one batch.
+#'   `global = "batch"` uses one batch. Documents are assigned to batches
+#'   once, at random; stochastic and streaming training visit the batches in a
+#'   new random order every lap. Or give `batches`.
+#' @param batches `NULL`, or your own batches: a list of vectors of document
+#'   numbers (rows of `x`) that together hold every document once. A corpus
+#'   on disk ([uci_source()]) brings its own batches.
 #' @param passes Number of laps through the data (>= 1), default 10.
 #'   Streaming makes one pass.
 #' @param restarts Run restart proposals after each document converges
 #'   (default `TRUE`).
 #' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
 #'   documents, and each topic starts from a near-uniform random base plus
-#'   its document's counts) or `"random"` (the near-uniform base alone).
+#'   its document's counts), `"random"` (the near-uniform base alone), or a
+#'   K x V matrix of positive initial topic parameters (lambda), e.g. the
+#'   `lambda` of an earlier fit.
 #' @param tau,kappa Step sizes of stochastic training,
 #'   `rho_t = s (tau + t)^-kappa`; `tau >= 0` (default 1), `kappa` in
 #'   (0.5, 1] (default 0.6).
@@ -108,6 +115,17 @@ lda_available <- function() {
 #' @param heldout `NULL` or test documents (a `sparsevi_heldout` from
 #'   [split_heldout()], or a corpus, split 80/20 by word type) scored by
 #'   [heldout_loglik()] after every lap.
+#' @param cluster `NULL`, or a cluster from [parallel::makePSOCKcluster()]
+#'   (workers on this or other machines, each with sparsevi installed). Each
+#'   batch is sent once to a worker and stays there; every round the workers
+#'   run the local steps of their batches and return only the batch
+#'   summaries. The fit equals the fit without a cluster for the same `sync`.
+#'   If a worker dies, the error (class `sparsevi_error_worker`) names it and
+#'   carries the last completed model as its `fit` field.
+#' @param sync Batches whose local steps share one set of global parameters
+#'   (a round; they run in parallel on a cluster), their global steps then
+#'   applied in batch order. Default 1 without a cluster and the number of
+#'   workers with one.
 #' @param ... Engine controls. For `"vb"`: `max_iter` (100), `tol` (0.05),
 #'   `restart_max` (proposals per document, 4), `restart_iter` (forward
 #'   iterations of a proposal, 10), `select_every` (`FALSE`: select on
@@ -131,10 +149,11 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     eta = NULL, n_batches = NULL, batch_size = NULL, passes = 10,
                     restarts = TRUE, init = c("bregman", "random"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
-                    progress = interactive(), heldout = NULL, cluster = NULL,
-                    sync = NULL, ...) {
+                    progress = interactive(), heldout = NULL, batches = NULL,
+                    cluster = NULL, sync = NULL, ...) {
   call <- match.call()
   here <- sys.call()
+  passes_given <- !missing(passes)
   if (!inherits(x, "sparsevi_source")) x <- as_dtm(x)
   D <- nrow(x)
   V <- ncol(x)
@@ -157,14 +176,20 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   eta <- check_positive(eta, "eta", call = here)
   passes <- check_count(passes, "passes", min = 1, max = 1e6, call = here)
   if (global == "streaming" && passes > 1) {
-    if (!missing(passes)) {
+    if (passes_given) {
       warn("Streaming training makes a single pass over the data; `passes` is set to 1.",
            "passes", call = here)
     }
     passes <- 1L
   }
   restarts <- check_flag(restarts, "restarts", call = here)
-  init <- check_choice(init, c("bregman", "random"), "init", call = here)
+  init_lambda <- NULL
+  if (is.matrix(init)) {
+    init_lambda <- check_init_lambda(init, K, V, call = here)
+    init <- "given"
+  } else {
+    init <- check_choice(init, c("bregman", "random"), "init", call = here)
+  }
   tau <- check_number(tau, "tau", lower = 0, call = here)
   kappa <- check_number(kappa, "kappa", lower = 0.5, upper = 1, lower_open = TRUE,
                         call = here)
@@ -173,8 +198,18 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   cluster <- check_cluster(cluster, call = here)
   if (is.null(sync)) sync <- if (is.null(cluster)) 1L else length(cluster)
   sync <- check_count(sync, "sync", min = 1, max = 1e6, call = here)
+  user_batches <- NULL
+  if (!is.null(batches)) {
+    if (inherits(x, "sparsevi_source")) {
+      abort("A corpus on disk brings its own batches; drop `batches`.", "argument",
+            call = here)
+    }
+    user_batches <- check_batches(batches, D, n_batches, batch_size, global, call = here)
+  }
   batches <- if (inherits(x, "sparsevi_source")) {
     source_batches(x, global, n_batches, batch_size, call = here)
+  } else if (!is.null(user_batches)) {
+    list(n_batches = length(user_batches), batch_size = max(lengths(user_batches)))
   } else {
     lda_resolve_batches(D, global, n_batches, batch_size, call = here)
   }
@@ -190,7 +225,8 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     n_batches = batches$n_batches, batch_size = batches$batch_size,
                     restarts = restarts, init = init, tau = tau, kappa = kappa,
                     step_scale = defaults$step_scale, seed = seed, threads = threads,
-                    n_docs = D, sync = sync),
+                    n_docs = D, sync = sync, batches = user_batches,
+                    init_lambda = init_lambda),
                dots)
   control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
     check_positive(dots$step_scale, "step_scale", call = here)
@@ -243,6 +279,7 @@ lda_init_state <- function(x, control) {
   x0 <- if (inherits(x, "sparsevi_source")) source_batch(x, 1L) else x
   if (nrow(x0) < K && control$init == "bregman") control$init <- "random"
   lambda <- switch(control$init,
+    given = control$init_lambda,
     bregman = lda_init_bregman(x0, K, control$eta, control$seed),
     random = lda_init_random(x0, K, control$eta, control$seed)
   )
@@ -261,6 +298,9 @@ lda_init_state <- function(x, control) {
 # its files.
 lda_members <- function(x, control) {
   if (inherits(x, "sparsevi_source")) return(as.list(seq_along(x$files)))
+  if (!is.null(control$batches) && sum(lengths(control$batches)) == nrow(x)) {
+    return(control$batches)
+  }
   batch_of <- lda_assign_batches(nrow(x), control$n_batches, control$seed)
   split(seq_len(nrow(x)), factor(batch_of, levels = seq_len(control$n_batches)))
 }
@@ -278,6 +318,38 @@ source_batches <- function(x, global, n_batches, batch_size, call = caller_call(
           "argument", call = call)
   }
   list(n_batches = nb, batch_size = as.integer(max(x$n_docs)))
+}
+
+check_batches <- function(batches, D, n_batches, batch_size, global, call = caller_call()) {
+  if (!is.null(n_batches) || !is.null(batch_size)) {
+    abort("Give `batches`, or `n_batches`/`batch_size`, not both.", "argument", call = call)
+  }
+  ok <- is.list(batches) && length(batches) >= 1L &&
+    all(vapply(batches, function(b) is.numeric(b) && length(b) > 0 && !anyNA(b), TRUE))
+  if (ok) {
+    all_docs <- unlist(batches, use.names = FALSE)
+    ok <- length(all_docs) == D && all(all_docs == round(all_docs)) &&
+      identical(sort(as.integer(all_docs)), seq_len(D))
+  }
+  if (!ok) {
+    abort(sprintf("`batches` must be a list of non-empty vectors of document numbers that together hold each of the %s documents exactly once.",
+                  fmt_int(D)), "argument", call = call)
+  }
+  if (global == "batch" && length(batches) != 1L) {
+    abort("`global = \"batch\"` uses one batch; give a single batch or use `global = \"memoized\"`.",
+          "argument", call = call)
+  }
+  lapply(batches, as.integer)
+}
+
+check_init_lambda <- function(init, K, V, call = caller_call()) {
+  if (!is.numeric(init) || !identical(dim(init), c(as.integer(K), as.integer(V))) ||
+      anyNA(init) || any(!is.finite(init)) || any(init <= 0)) {
+    abort(sprintf("A matrix `init` must be K x V (%d x %s) with positive finite entries (initial topic parameters).",
+                  K, fmt_int(V)), "argument", call = call)
+  }
+  storage.mode(init) <- "double"
+  unname(init)
 }
 
 corpus_tokens <- function(x) {
@@ -440,7 +512,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   sec0 <- if (nrow(trace)) max(trace$seconds) else 0
   start <- proc.time()[["elapsed"]]
   done <- 0L
-  ex <- new_executor(cluster, x, lda_members(x, control))
+  ex <- tryCatch(new_executor(cluster, x, lda_members(x, control)),
+                 sparsevi_error_worker = function(e) {
+                   e$fit <- fit
+                   stop(e)
+                 })
   on.exit(executor_close(ex), add = TRUE)
   for (i in seq_len(passes)) {
     lap <- lap0 + i

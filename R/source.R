@@ -184,7 +184,7 @@ print.sparsevi_source <- function(x, ...) {
 
 #' @export
 dim.sparsevi_source <- function(x) {
-  c(x$D, length(x$vocab))
+  c(as.integer(x$D), length(x$vocab))
 }
 
 # Batch b of a source as a sparsevi_dtm.

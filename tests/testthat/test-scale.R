@@ -1,0 +1,119 @@
+# Scale: rounds of batches, training on an R cluster, corpora on disk.
+
+scale_corpus <- function() {
+  simulate_lda(D = 120, V = 60, K = 4, doc_length = 40, seed = 21)$dtm
+}
+
+expect_same_fit <- function(a, b) {
+  expect_identical(a$topic_word, b$topic_word)
+  expect_identical(a$lambda, b$lambda)
+  expect_identical(a$trace$objective, b$trace$objective)
+}
+
+test_that("rounds of batches keep the memoized objective non-decreasing", {
+  x <- scale_corpus()
+  fit <- fit_lda(x, K = 4, L = 2, n_batches = 6, sync = 3, passes = 5, seed = 1,
+                 progress = FALSE)
+  obj <- fit$trace$objective
+  expect_true(all(diff(obj) >= -1e-7 * abs(obj[-1])))
+  expect_identical(fit$control$sync, 3L)
+  expect_error(fit_lda(x, K = 4, sync = 0), class = "sparsevi_error_argument")
+})
+
+test_that("user batches and a given initial lambda are honoured and checked", {
+  x <- scale_corpus()
+  b <- split(seq_len(120), rep(1:4, each = 30))
+  init <- fit_lda(x, K = 4, passes = 1, seed = 3, progress = FALSE)$lambda
+  f1 <- fit_lda(x, K = 4, L = 2, batches = b, init = init, passes = 2, seed = 1,
+                progress = FALSE)
+  f2 <- fit_lda(x, K = 4, L = 2, batches = rev(rev(b)), init = init, passes = 2, seed = 1,
+                progress = FALSE)
+  expect_same_fit(f1, f2)
+  expect_identical(f1$control$n_batches, 4L)
+  expect_error(fit_lda(x, K = 4, batches = list(1:10)), class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = 4, batches = b, n_batches = 4),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = 4, init = init[, -1]), class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = 4, init = -init), class = "sparsevi_error_argument")
+})
+
+test_that("a corpus on disk gives the fit of the same corpus in memory", {
+  x <- scale_corpus()
+  f <- tempfile(fileext = ".txt.gz")
+  m <- as_dgCMatrix(x)
+  tm <- methods::as(m, "TsparseMatrix")
+  o <- order(tm@i, tm@j)
+  con <- gzfile(f, "w")
+  writeLines(c(nrow(m), ncol(m), length(tm@x),
+               paste(tm@i[o] + 1L, tm@j[o] + 1L, tm@x[o])), con)
+  close(con)
+  vf <- tempfile(fileext = ".txt")
+  writeLines(x$vocab, vf)
+  src <- uci_source(f, vf, batch_size = 25)
+  expect_s3_class(src, "sparsevi_source")
+  expect_identical(dim(src), dim(x))
+  expect_length(src$files, 5L)
+  expect_equal(sum(src$n_tokens), sum(x$count))
+  b <- split(seq_len(120), ceiling(seq_len(120) / 25))
+  init <- fit_lda(x, K = 4, passes = 1, seed = 3, progress = FALSE)$lambda
+  for (g in c("memoized", "stochastic")) {
+    a <- fit_lda(src, K = 4, L = 2, global = g, init = init, passes = 3, seed = 5,
+                 progress = FALSE)
+    m <- fit_lda(x, K = 4, L = 2, global = g, init = init, batches = b, passes = 3,
+                 seed = 5, progress = FALSE)
+    expect_same_fit(a, m)
+  }
+  s1 <- fit_lda(src, K = 4, global = "streaming", init = init, seed = 5, progress = FALSE)
+  s2 <- fit_lda(x, K = 4, global = "streaming", init = init, batches = b, seed = 5,
+                progress = FALSE)
+  expect_same_fit(s1, s2)
+  expect_error(fit_lda(src, K = 4, n_batches = 2), class = "sparsevi_error_argument")
+  expect_error(uci_source(tempfile()), class = "sparsevi_error_file")
+})
+
+test_that("a fit on a 2-worker cluster equals the fit without one", {
+  skip_on_cran()
+  skip_if_not_installed("parallel")
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  x <- scale_corpus()
+  for (g in c("memoized", "stochastic")) {
+    a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                 cluster = cl, progress = FALSE)
+    b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                 sync = 2, progress = FALSE)
+    expect_same_fit(a, b)
+    expect_true(all(a$trace$bytes_sent > 0))
+    expect_true(all(a$trace$bytes_received > 0))
+    expect_identical(b$trace$bytes_sent, rep(0, 3))
+  }
+  # another engine on the same cluster
+  a <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
+               cluster = cl, progress = FALSE)
+  b <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
+               sync = 2, progress = FALSE)
+  expect_same_fit(a, b)
+  expect_error(fit_lda(x, K = 4, cluster = "localhost"), class = "sparsevi_error_argument")
+})
+
+test_that("a worker that dies gets a classed error that keeps the last model", {
+  skip_on_cran()
+  skip_on_os("windows")
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  x <- scale_corpus()
+  fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
+                 progress = FALSE)
+  pid <- parallel::clusterCall(cl[2], Sys.getpid)[[1]]
+  tools::pskill(pid)
+  Sys.sleep(0.5)
+  err <- tryCatch(update(fit, x, passes = 2, cluster = cl, progress = FALSE),
+                  sparsevi_error_worker = function(e) e)
+  expect_s3_class(err, "sparsevi_error_worker")
+  expect_match(conditionMessage(err), "Worker 2")
+  expect_s3_class(err$fit, "sparsevi_lda")
+  expect_identical(err$fit$topic_word, fit$topic_word)
+  expect_identical(nrow(err$fit$trace), 2L)
+})
