@@ -11,6 +11,11 @@ extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_has_openmp(void);
 /* document-term layer (dtm.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
+/* OPE engine: local step, ML-OPE global step, NPMI counts (ope.c) */
+extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                              SEXP);
+extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -18,6 +23,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
+    /* OPE engine (ope.c) */
+    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 11},
+    {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
+    {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 9},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

@@ -1,0 +1,179 @@
+# The OPE engine (Than & Doan, "Guaranteed inference in topic models"):
+# the "ope" local step of fit_lda() (Algorithm 1: online MAP estimation of each
+# document's topic mixture), the ML-OPE global step "ml", OPE inference for new
+# documents (predict(..., method = "ope")) and NPMI coherence (App. B).
+# The computation is in src/lda-ope.c and src/eval-npmi.c (glue: src/ope.c).
+#
+# Learners:
+#   local = "ope", global = "ml"          ML-OPE:  beta <- (1 - rho) beta + rho beta_hat,
+#                                          beta_hat_kv proportional to sum_d n_dv theta_dk
+#   local = "ope", global = "stochastic"  Online-OPE: SVI update of lambda with the
+#                                          phi summary (phi_dvk ~ theta_dk beta_kv), D/|B|
+#   local = "ope", global = "streaming"   Streaming-OPE: lambda <- lambda + phi summary
+#   local = "ope", global = "memoized"    lambda = eta + sum of cached phi summaries
+# In every case OPE reads topics as beta = lambda with rows normalised (for ML-OPE
+# the state's lambda holds beta itself, whose rows already sum to one).
+
+# Stream ids of OPE blocks: a fixed offset for the engine, then (lap, batch)
+# and the block index, so that no two blocks of a fit share a stream.
+ope_stream_offset <- 0x4F5045 * 2^20 # "OPE"
+
+ope_stream0 <- function(lap, batch_id) {
+  lap <- if (is.null(lap)) 0 else as.double(lap)
+  batch_id <- if (is.null(batch_id)) 0 else as.double(batch_id)
+  # 2^20 blocks per batch, 2^16 batches per lap
+  ope_stream_offset + (lap * 2^16 + batch_id) * 2^20
+}
+
+# Settings of Algorithm 1 from a control list (engine-specific controls
+# reach `control` through fit_lda()'s `...`).
+ope_settings <- function(control, K, call = caller_call()) {
+  iter <- control$ope_iter %||% 50L
+  eps <- control$ope_eps %||% min(1e-10, 0.01 / K)
+  iter <- check_count(iter, "ope_iter", min = 1, max = 1e6, call = call)
+  eps <- check_number(eps, "ope_eps", lower = 0, upper = 1 / K, lower_open = TRUE,
+                      upper_open = TRUE, call = call)
+  list(iter = iter, eps = eps)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+# OPE for every document of `x` given topics `lambda` (K x V, rows normalised
+# inside C). `summary`: "none", "theta" (ML-OPE) or "phi" (Online/Streaming).
+# Returns list(theta = K x D proportions, summary = K x V or NULL, f_start,
+# f_end): the objective f(theta) at the start and at the end of each document.
+ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
+                    summary = c("none", "theta", "phi"), seed, stream0 = 0,
+                    threads = 1L) {
+  mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
+  if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  .Call(ffi_lda_local_ope, x$doc_ptr, x$term, x$count, lambda, as.double(alpha),
+        as.integer(iter), as.double(eps), mode, seed, as.double(stream0),
+        as.integer(threads))
+}
+
+# Local step "ope" of fit_lda(): see the loop contract in R/lda.R.
+lda_local_ope <- function(batch, state, control, seed, threads) {
+  K <- nrow(state$lambda)
+  s <- ope_settings(control, K)
+  global <- control$global %||% "stochastic"
+  summary <- if (identical(global, "ml")) "theta" else "phi"
+  res <- ope_run(batch, state$lambda, control$alpha, s$iter, s$eps, summary,
+                 seed, ope_stream0(control$lap, control$batch_id), threads)
+  D <- nrow(batch)
+  list(
+    summary = res$summary,
+    doc_topic = res$theta,
+    stats = list(
+      objective = sum(res$f_end),
+      ope_objective_start = sum(res$f_start),
+      ope_improved = if (D > 0) mean(res$f_end > res$f_start) else NA_real_
+    )
+  )
+}
+
+# Global step "ml" (ML-OPE, Than & Doan Alg. 2): topics are updated on the
+# simplex directly. state$lambda holds beta (rows sum to one after the first
+# update); rho_t = s (tau + t)^(-kappa).
+lda_global_ml <- function(state, res, batch_id, control) {
+  t <- state$t %||% 0
+  s <- control$rho_scale %||% 1
+  rho <- s * ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.9))
+  rho <- min(1, rho)
+  lambda <- state$lambda
+  beta <- lambda / rowSums(lambda)
+  summary <- res$summary
+  if (inherits(summary, "Matrix")) summary <- as.matrix(summary)
+  new <- .Call(ffi_lda_global_ml, beta, summary, as.double(rho))
+  dimnames(new) <- dimnames(lambda)
+  state$lambda <- new
+  state$t <- t + 1
+  state
+}
+
+# predict(fit, newdata, type = "topics", method = "ope"): OPE inference of each
+# document's topic mixture with the topics fixed at fit$topic_word.
+lda_infer_ope <- function(fit, dtm, control, seed, threads) {
+  K <- nrow(fit$topic_word)
+  control <- control %||% list()
+  s <- ope_settings(control, K)
+  alpha <- control$alpha %||% fit$alpha
+  res <- ope_run(dtm, fit$topic_word, alpha, s$iter, s$eps, "none", seed,
+                 ope_stream_offset, threads)
+  theta <- t(res$theta)
+  dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))
+  theta
+}
+
+# NPMI coherence (Than & Doan App. B; Bouma 2009) of the top `n` words of each
+# topic, with document co-occurrence probabilities from `reference`:
+#   NPMI(t) = mean over pairs i < j of ln(P(wi, wj) / (P(wi) P(wj))) / -ln P(wi, wj).
+# A pair that never co-occurs scores -1 (the limit as P(wi, wj) -> 0); a pair
+# present in every document scores 1.
+coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
+  K <- nrow(topic_word)
+  V <- ncol(topic_word)
+  n <- min(as.integer(n), V)
+  top <- t(apply(topic_word, 1L, function(p) order(p, decreasing = TRUE)[seq_len(n)]))
+  if (n == 1L) top <- matrix(top, ncol = 1L)
+  words <- sort(unique(as.vector(top)))
+  U <- length(words)
+  # the reference's term indices of the words of interest (by name when both
+  # have a vocabulary)
+  vocab <- colnames(topic_word)
+  if (!is.null(vocab)) {
+    ref_idx <- match(vocab[words], reference_dtm$vocab)
+  } else {
+    ref_idx <- words
+  }
+  word_map <- rep(-1L, length(reference_dtm$vocab))
+  ok <- !is.na(ref_idx)
+  word_map[ref_idx[ok]] <- which(ok) - 1L
+  # all pairs (a < b in word order) of each topic's top words, made unique
+  tu <- matrix(match(top, words), K, n)
+  pairs <- if (n >= 2L) {
+    cmb <- utils::combn(n, 2L)
+    do.call(rbind, lapply(seq_len(K), function(k) {
+      a <- tu[k, cmb[1L, ]]
+      b <- tu[k, cmb[2L, ]]
+      cbind(pmin(a, b), pmax(a, b), k)
+    }))
+  } else {
+    matrix(integer(0), 0L, 3L)
+  }
+  key <- (pairs[, 1L] - 1) * U + pairs[, 2L]
+  ukey <- unique(key)
+  P <- length(ukey)
+  ua <- (ukey - 1) %/% U + 1
+  ub <- (ukey - 1) %% U + 1
+  o <- order(ua, ub)
+  adj_ptr <- c(0L, cumsum(tabulate(ua, nbins = U)))
+  counts <- .Call(ffi_eval_npmi_counts, reference_dtm$doc_ptr, reference_dtm$term,
+                  reference_dtm$count, word_map, as.integer(adj_ptr),
+                  as.integer(ub[o] - 1L), as.integer(o - 1L), as.integer(P),
+                  as.integer(threads))
+  D <- nrow(reference_dtm)
+  p1 <- counts$doc_freq / D
+  p12 <- counts$pair_freq / D
+  pair_npmi <- npmi_value(p12, p1[ua], p1[ub])
+  per_pair <- pair_npmi[match(key, ukey)]
+  per_topic <- if (n >= 2L) {
+    as.vector(tapply(per_pair, factor(pairs[, 3L], levels = seq_len(K)), mean))
+  } else {
+    rep(NA_real_, K)
+  }
+  list(
+    per_topic = per_topic,
+    mean = mean(per_topic),
+    top_words = if (!is.null(vocab)) matrix(vocab[top], K, n) else top,
+    n = n,
+    measure = "npmi"
+  )
+}
+
+npmi_value <- function(p12, pa, pb) {
+  out <- log(p12 / (pa * pb)) / -log(p12)
+  out[p12 <= 0] <- -1
+  out[p12 >= 1] <- 1
+  out
+}
