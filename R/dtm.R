@@ -144,7 +144,7 @@ dtm_from_csc <- function(tx) {
 # The one constructor every method ends in: validates, drops explicit zeros,
 # reports non-integer counts and names missing terms.
 dtm_from_parts <- function(doc_ptr, term, count, vocab, doc_names,
-                           call = caller_call(3)) {
+                           call = caller_call(2)) {
   D <- length(doc_ptr) - 1L
   V <- if (is.null(vocab)) NA_integer_ else length(vocab)
   if (any(!is.finite(count)) || any(count < 0)) {

@@ -2,6 +2,7 @@
 # uses. Each check names the offending argument and says how to fix it.
 
 abort <- function(msg, class, call = caller_call(), ...) {
+  force(call)
   cnd <- errorCondition(
     msg,
     class = c(paste0("sparsevi_error_", class), "sparsevi_error"),
@@ -11,6 +12,7 @@ abort <- function(msg, class, call = caller_call(), ...) {
 }
 
 warn <- function(msg, class, call = caller_call()) {
+  force(call)
   cnd <- warningCondition(
     msg,
     class = c(paste0("sparsevi_warning_", class), "sparsevi_warning"),
@@ -19,9 +21,10 @@ warn <- function(msg, class, call = caller_call()) {
   warning(cnd)
 }
 
-# The call of the user-facing function that called the check.
-caller_call <- function(n = 2) {
-  sys.call(-n)
+# Used as a default argument `call = caller_call()` of a function f: the call
+# of whoever called f (n = 1), or n generations further up.
+caller_call <- function(n = 1) {
+  sys.call(sys.parent(n + 1))
 }
 
 arg_label <- function(arg) {
