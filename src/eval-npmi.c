@@ -17,8 +17,8 @@ void eval_npmi_counts(const svi_dtm *x, const npmi_pairs *pr, int threads,
                       int *present_scratch) {
   const int U = pr->U, P = pr->P;
   const svi_len nb = svi_n_blocks(x->D);
-  /* per thread: U + P counts in scratch, U flags and U present-word slots */
-  memset(scratch, 0, sizeof(double) * (svi_len)threads * (U + P));
+  /* per thread: U + P counts in scratch and U presence flags */
+  memset(scratch, 0, sizeof(double) * (svi_len)threads * ((svi_len)U + P));
   for (svi_len i = 0; i < (svi_len)threads * U; i++) present_scratch[i] = 0;
   (void)threads;
 #ifdef _OPENMP
@@ -26,7 +26,7 @@ void eval_npmi_counts(const svi_dtm *x, const npmi_pairs *pr, int threads,
 #endif
   for (svi_len blk = 0; blk < nb; blk++) {
     const int tid = svi_thread_id();
-    double *df = scratch + (svi_len)tid * (U + P);
+    double *df = scratch + (svi_len)tid * ((svi_len)U + P);
     double *pf = df + U;
     int *flag = present_scratch + (svi_len)tid * U;
     const int d0 = (int)(blk * SVI_BLOCK);
@@ -53,7 +53,7 @@ void eval_npmi_counts(const svi_dtm *x, const npmi_pairs *pr, int threads,
   memset(doc_freq, 0, sizeof(double) * U);
   memset(pair_freq, 0, sizeof(double) * P);
   for (int t = 0; t < threads; t++) {
-    const double *df = scratch + (svi_len)t * (U + P);
+    const double *df = scratch + (svi_len)t * ((svi_len)U + P);
     for (int u = 0; u < U; u++) doc_freq[u] += df[u];
     for (int p = 0; p < P; p++) pair_freq[p] += df[U + p];
   }
