@@ -11,6 +11,14 @@ extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_has_openmp(void);
 /* document-term layer (dtm.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
+/* LDA engine: vb local step, global steps, completion (lda.c) */
+extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP);
+extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
+extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (ope.c) */
 extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                               SEXP);
@@ -23,6 +31,13 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
+    /* LDA engine */
+    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
+    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
+    {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
+    {"ffi_lda_global_stochastic", (DL_FUNC)&ffi_lda_global_stochastic, 5},
+    {"ffi_lda_global_streaming", (DL_FUNC)&ffi_lda_global_streaming, 2},
+    {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
     /* OPE engine (ope.c) */
     {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 11},
     {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},

@@ -1,0 +1,52 @@
+# Global steps of LDA (MATH.md section 1). Each takes the state, the local
+# step's result for one batch and the batch's id, and returns the new state.
+# The arithmetic runs in C (src/lda-global.c through src/lda.c).
+
+# Memoized: S <- S - S_b(old) + S_b(new); lambda = eta + S.
+lda_global_memoized <- function(state, res, batch_id, control) {
+  old <- state$cache[[batch_id]]
+  out <- .Call(ffi_lda_global_memoized, state$S, old, res$summary, control$eta)
+  state$S <- out$S
+  state$lambda <- out$lambda
+  state$cache[batch_id] <- list(res$summary)
+  state$doc_obj[batch_id] <- res$stats$objective
+  state$t <- state$t + 1L
+  state
+}
+
+# Batch: memoized with a single batch holding every document.
+lda_global_batch <- function(state, res, batch_id, control) {
+  lda_global_memoized(state, res, 1L, control)
+}
+
+# The step size rho_t = s (tau + t)^(-kappa).
+lda_rho <- function(t, control) {
+  min(1, control$step_scale * (control$tau + t)^(-control$kappa))
+}
+
+# Stochastic (SVI): lambda <- (1 - rho) lambda + rho (eta + D / |B| S_B).
+lda_global_stochastic <- function(state, res, batch_id, control) {
+  rho <- lda_rho(state$t, control)
+  scale <- control$n_docs / max(1, ncol(res$doc_topic))
+  state$lambda <- .Call(ffi_lda_global_stochastic, state$lambda, res$summary, control$eta,
+                        rho, scale)
+  state$t <- state$t + 1L
+  state
+}
+
+# Streaming (Broderick et al.): lambda <- lambda + S_B.
+lda_global_streaming <- function(state, res, batch_id, control) {
+  state$lambda <- .Call(ffi_lda_global_streaming, state$lambda, res$summary)
+  state$t <- state$t + 1L
+  state
+}
+
+# The exact ELBO of memoized / batch training (NA for other global steps).
+lda_objective <- function(state, control) {
+  if (!control$global %in% c("memoized", "batch") || is.null(state$S) ||
+      anyNA(state$doc_obj)) {
+    return(NA_real_)
+  }
+  sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, state$lambda, state$S, control$eta,
+                             control$threads)
+}

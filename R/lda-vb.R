@@ -1,0 +1,68 @@
+# The "vb" local step of LDA (MATH.md section 1): dense (L = K) or L-sparse
+# responsibilities, restart proposals and the batch summary, computed in C
+# (src/lda-vb.c through src/lda.c).
+
+# Resolve and check the vb step's own controls (given through `...` of
+# fit_lda()). Returns `control` with the fields filled in.
+lda_vb_control <- function(control, call = caller_call()) {
+  get <- function(name, default) if (is.null(control[[name]])) default else control[[name]]
+  control$max_iter <- check_count(get("max_iter", 100L), "max_iter", min = 1, max = 1e6,
+                                  call = call)
+  control$tol <- check_positive(get("tol", 0.05), "tol", call = call)
+  control$active_eps <- check_number(get("active_eps", 1e-8), "active_eps", lower = 0,
+                                     call = call)
+  control$select_every <- check_flag(get("select_every", FALSE), "select_every", call = call)
+  control$restart_max <- check_count(get("restart_max", 4L), "restart_max", min = 0,
+                                     max = 1e4, call = call)
+  control$restart_iter <- check_count(get("restart_iter", 10L), "restart_iter", min = 1,
+                                      max = 1e4, call = call)
+  control
+}
+
+vb_int_opts <- function(control, L = control$L, restarts = isTRUE(control$restarts)) {
+  as.integer(c(L, control$max_iter, control$select_every,
+               if (restarts) control$restart_max else 0L, control$restart_iter))
+}
+
+vb_dbl_opts <- function(control, alpha = control$alpha) {
+  as.double(c(alpha, control$tol, control$active_eps))
+}
+
+# Run the vb step on a dtm with topics `topics` (mode 0: Dirichlet parameters
+# lambda; mode 1: a topic-word matrix). Returns the raw C result.
+lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
+                        restarts = isTRUE(control$restarts), objective = FALSE,
+                        summary = TRUE) {
+  .Call(ffi_lda_local_vb, x$doc_ptr, x$term, x$count, ncol(topics), topics, as.integer(mode),
+        vb_int_opts(control, L, restarts), vb_dbl_opts(control),
+        c(isTRUE(objective), isTRUE(summary)), as.integer(threads))
+}
+
+#' @noRd
+lda_local_vb <- function(batch, state, control, seed, threads) {
+  lambda <- state$lambda
+  res <- lda_vb_call(batch, lambda, 0L, control, threads,
+                     objective = control$global %in% c("memoized", "batch"))
+  summary <- if (is.null(res$summary)) {
+    methods::new("dgCMatrix", i = res$i, p = res$p, x = res$x, Dim = dim(lambda))
+  } else {
+    res$summary
+  }
+  list(summary = summary, doc_topic = res$doc_topic,
+       stats = list(objective = sum(res$doc_obj), restart_tries = sum(res$tries),
+                    restart_accepts = sum(res$accepts), iters = mean(res$iters)))
+}
+
+# predict(method = "vb"): D x K document-topic proportions (posterior mean
+# of theta) with the fitted topics held fixed.
+lda_infer_vb <- function(fit, dtm, control, seed, threads) {
+  ctl <- lda_vb_control(fit$control)
+  if (!is.null(control)) ctl[names(control)] <- control
+  topics <- if (!is.null(fit$lambda)) fit$lambda else fit$topic_word
+  mode <- if (!is.null(fit$lambda)) 0L else 1L
+  res <- lda_vb_call(dtm, unname(topics), mode, ctl, threads, L = fit$L,
+                     summary = FALSE)
+  N <- t(res$doc_topic)
+  theta <- (N + fit$alpha) / (rowSums(N) + fit$K * fit$alpha)
+  theta
+}

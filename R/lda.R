@@ -1,0 +1,635 @@
+#' @importFrom stats terms update logLik
+NULL
+
+# fit_lda(): the training loop every LDA engine plugs into, and the
+# sparsevi_lda class with its methods. A local step is a function
+# lda_local_<name>() and a global step lda_global_<name>(): a new engine is a
+# new file, never a new flag here.
+
+#' Valid combinations of LDA local and global steps
+#'
+#' A data frame with columns `local`, `global` and `supported`. [fit_lda()]
+#' refuses any other pair.
+#' @format A data frame.
+#' @examples
+#' lda_combinations
+#' @export
+lda_combinations <- data.frame(
+  local = c("vb", "vb", "vb", "vb", "ope", "ope", "ope", "ope", "cvb0", "gibbs"),
+  global = c("memoized", "stochastic", "streaming", "batch", "ml", "stochastic",
+             "streaming", "memoized", "stochastic", "stochastic"),
+  supported = TRUE,
+  stringsAsFactors = FALSE
+)
+
+# Engine defaults: the global step used when `global` is NULL, the priors
+# (NA means 1 / K) and the scale s of the step size rho_t = s (tau + t)^-kappa.
+lda_engine_defaults <- list(
+  vb = list(global = "memoized", alpha = 0.5, eta = 0.1, step_scale = 1),
+  ope = list(global = "ml", alpha = NA, eta = NA, step_scale = 1),
+  cvb0 = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 10),
+  gibbs = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1)
+)
+
+lda_fun <- function(prefix, name) {
+  get0(paste0(prefix, name), envir = topenv(environment(lda_fun)), mode = "function",
+       inherits = FALSE)
+}
+
+check_engine <- function(local, global, call = caller_call()) {
+  ok <- lda_combinations$local == local & lda_combinations$global == global &
+    lda_combinations$supported
+  valid <- paste0(lda_combinations$local, " x ", lda_combinations$global, collapse = ", ")
+  if (!any(ok)) {
+    abort(sprintf("The combination `local = \"%s\"`, `global = \"%s\"` is not supported. Valid combinations: %s.",
+                  local, global, valid), "engine", call = call)
+  }
+  if (is.null(lda_fun("lda_local_", local)) || is.null(lda_fun("lda_global_", global))) {
+    abort(sprintf("The %s step \"%s\" is not available in this version of sparsevi. Available now: %s.",
+                  if (is.null(lda_fun("lda_local_", local))) "local" else "global",
+                  if (is.null(lda_fun("lda_local_", local))) local else global,
+                  paste(lda_available(), collapse = ", ")),
+          "engine", call = call)
+  }
+  invisible(TRUE)
+}
+
+lda_available <- function() {
+  ok <- vapply(seq_len(nrow(lda_combinations)), function(i) {
+    !is.null(lda_fun("lda_local_", lda_combinations$local[i])) &&
+      !is.null(lda_fun("lda_global_", lda_combinations$global[i]))
+  }, logical(1))
+  paste0(lda_combinations$local[ok], " x ", lda_combinations$global[ok])
+}
+
+#' Fit a topic model (latent Dirichlet allocation)
+#'
+#' Fits LDA by a training loop of local steps (per document, in C) and global
+#' steps (topics), after Hughes & Sudderth, *Fast Learning of Clusters and
+#' Topics via Sparse Posteriors*: with `local = "vb"` each word's topic
+#' responsibilities keep only their `L` largest entries (`L = K` is the
+#' classic dense step), documents restart from scratch with restart
+#' proposals, and training is memoized (exact, monotone objective),
+#' stochastic, streaming or batch.
+#'
+#' @param x A corpus, anything [as_dtm()] accepts (documents in rows).
+#' @param K Number of topics, between 2 and the vocabulary size.
+#' @param local Local step: `"vb"` (default); see [lda_combinations] for
+#'   the others.
+#' @param global Global step: `"memoized"` (default for `"vb"`),
+#'   `"stochastic"`, `"streaming"` or `"batch"`; `NULL` takes the engine's
+#'   default.
+#' @param L Sparsity level, 1 to `K`: each word keeps its `L` most likely
+#'   topics. Default `min(8, K)`; `L = K` is dense.
+#' @param alpha Document-topic smoothing (> 0). `NULL` takes the engine's
+#'   default (0.5 for `"vb"`).
+#' @param eta Topic-word smoothing (> 0). `NULL` takes the engine's default
+#'   (0.1 for `"vb"`).
+#' @param n_batches,batch_size Number of batches, or documents per batch
+#'   (give at most one). Default: batches of `max(100, D / 10)` documents;
+#'   `global = "batch"` uses one batch.
+#' @param passes Number of laps through the data (>= 1), default 10.
+#'   Streaming makes one pass.
+#' @param restarts Run restart proposals after each document converges
+#'   (default `TRUE`).
+#' @param init `"bregman"` (Bregman k-means++ over documents, default) or
+#'   `"random"`.
+#' @param tau,kappa Step sizes of stochastic training,
+#'   `rho_t = s (tau + t)^-kappa`; `tau >= 0` (default 1), `kappa` in
+#'   (0.5, 1] (default 0.6).
+#' @param seed `NULL` (draw from R's generator) or a whole number. The fit
+#'   depends on the seed only, never on `threads`.
+#' @param threads Number of threads (default `getOption("sparsevi.threads",
+#'   1L)`).
+#' @param progress Print a line per lap (lap, elapsed seconds, objective,
+#'   estimated time left); default `interactive()`.
+#' @param heldout `NULL` or test documents (a `sparsevi_heldout` from
+#'   [split_heldout()], or a corpus, split 80/20 by word type) scored by
+#'   [heldout_loglik()] after every lap.
+#' @param ... Engine controls. For `"vb"`: `max_iter` (100), `tol` (0.05),
+#'   `restart_max` (proposals per document, 4), `restart_iter` (forward
+#'   iterations of a proposal, 10), `select_every` (`FALSE`: select on
+#'   iterations 1-5 and every 10th), `active_eps` (1e-8).
+#' @returns A `sparsevi_lda` object, a list with `topic_word` (K x V, rows
+#'   sum to 1, vocabulary as column names), `lambda` (K x V variational
+#'   Dirichlet parameters, or `NULL`), `alpha`, `eta`, `K`, `vocab`, `local`,
+#'   `global`, `L`, `control` (every setting), `trace` (a data frame with
+#'   one row per lap: `lap`, `seconds` of training, `objective` (the ELBO
+#'   for memoized and batch training, else `NA`), `heldout` (per-token
+#'   held-out log-likelihood, or `NA`), `restart_accept` (acceptance rate of
+#'   restart proposals)), `n_docs`, `n_tokens`, `state` (what [update()]
+#'   needs to continue) and `call`.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 5, seed = 1)
+#' fit
+#' terms(fit, 5)
+#' @export
+fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NULL,
+                    eta = NULL, n_batches = NULL, batch_size = NULL, passes = 10,
+                    restarts = TRUE, init = c("bregman", "random"), tau = 1, kappa = 0.6,
+                    seed = NULL, threads = getOption("sparsevi.threads", 1L),
+                    progress = interactive(), heldout = NULL, ...) {
+  call <- match.call()
+  here <- sys.call()
+  x <- as_dtm(x)
+  D <- nrow(x)
+  V <- ncol(x)
+  if (missing(K)) abort("`K`, the number of topics, is missing.", "argument", call = here)
+  K <- check_count(K, "K", min = 2, max = V, call = here)
+  local <- check_string(local, "local", call = here)
+  if (is.null(lda_engine_defaults[[local]])) {
+    abort(sprintf("`local` must be one of %s, not \"%s\".",
+                  paste0('"', names(lda_engine_defaults), '"', collapse = ", "), local),
+          "engine", call = here)
+  }
+  defaults <- lda_engine_defaults[[local]]
+  if (is.null(global)) global <- defaults$global
+  global <- check_string(global, "global", call = here)
+  check_engine(local, global, call = here)
+  L <- check_count(L, "L", min = 1, max = K, call = here)
+  if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
+  if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
+  alpha <- check_positive(alpha, "alpha", call = here)
+  eta <- check_positive(eta, "eta", call = here)
+  passes <- check_count(passes, "passes", min = 1, max = 1e6, call = here)
+  if (global == "streaming" && passes > 1) {
+    if (!missing(passes)) {
+      warn("Streaming training makes a single pass over the data; `passes` is set to 1.",
+           "passes", call = here)
+    }
+    passes <- 1L
+  }
+  restarts <- check_flag(restarts, "restarts", call = here)
+  init <- check_choice(init, c("bregman", "random"), "init", call = here)
+  tau <- check_number(tau, "tau", lower = 0, call = here)
+  kappa <- check_number(kappa, "kappa", lower = 0.5, upper = 1, lower_open = TRUE,
+                        call = here)
+  threads <- sparsevi_threads(threads)
+  progress <- check_flag(progress, "progress", call = here)
+  batches <- lda_resolve_batches(D, global, n_batches, batch_size, call = here)
+  heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, x$vocab, seed = 1,
+                                                        call = here)
+  dots <- list(...)
+  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
+    abort("Engine controls in `...` must be named, e.g. `max_iter = 50`.", "argument",
+          call = here)
+  }
+  seed <- resolve_seed(seed, call = here)
+  control <- c(list(K = K, L = L, alpha = alpha, eta = eta, local = local, global = global,
+                    n_batches = batches$n_batches, batch_size = batches$batch_size,
+                    restarts = restarts, init = init, tau = tau, kappa = kappa,
+                    step_scale = defaults$step_scale, seed = seed, threads = threads,
+                    n_docs = D),
+               dots)
+  control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
+    check_positive(dots$step_scale, "step_scale", call = here)
+  control_fun <- lda_fun("lda_", paste0(local, "_control"))
+  if (!is.null(control_fun)) control <- control_fun(control, call = here)
+  state <- lda_init_state(x, control)
+  fit <- new_sparsevi_lda(state, control, x, trace = lda_empty_trace(), call = call)
+  lda_train(fit, x, passes, progress, heldout)
+}
+
+lda_resolve_batches <- function(D, global, n_batches, batch_size, call = caller_call()) {
+  if (!is.null(n_batches) && !is.null(batch_size)) {
+    abort("Give `n_batches` or `batch_size`, not both.", "argument", call = call)
+  }
+  if (global == "batch") {
+    if ((!is.null(n_batches) && n_batches != 1) || (!is.null(batch_size) && batch_size < D)) {
+      abort("`global = \"batch\"` uses all documents in one batch; drop `n_batches`/`batch_size` or use `global = \"memoized\"`.",
+            "argument", call = call)
+    }
+    return(list(n_batches = 1L, batch_size = D))
+  }
+  if (!is.null(n_batches)) {
+    n_batches <- check_count(n_batches, "n_batches", min = 1, max = D, call = call)
+    batch_size <- as.integer(ceiling(D / n_batches))
+  } else {
+    if (is.null(batch_size)) batch_size <- max(100, ceiling(D / 10))
+    batch_size <- check_count(batch_size, "batch_size", min = 1, max = .Machine$integer.max,
+                              call = call)
+    batch_size <- min(batch_size, D)
+    n_batches <- as.integer(ceiling(D / batch_size))
+  }
+  list(n_batches = as.integer(n_batches), batch_size = as.integer(batch_size))
+}
+
+# Uniforms from stream `stream` of the fit's seed.
+lda_unif <- function(seed, stream, n) {
+  .Call(ffi_svi_rng_unif, seed, as.double(stream), as.double(n))
+}
+
+# A seed for one (lap, batch), so local steps draw the same numbers whatever
+# the thread count.
+lda_batch_seed <- function(seed, lap, batch) {
+  floor(lda_unif(seed, 1e6 + lap * 1e5 + batch, 2) * 4294967296)
+}
+
+lda_init_state <- function(x, control) {
+  K <- control$K
+  lambda <- switch(control$init,
+    bregman = lda_init_bregman(x, K, control$eta, control$seed),
+    random = lda_init_random(x, K, control$eta, control$seed)
+  )
+  state <- list(lambda = lambda, t = 0L)
+  if (control$global %in% c("memoized", "batch")) {
+    state$S <- matrix(0, K, ncol(x))
+    state$cache <- vector("list", control$n_batches)
+    state$doc_obj <- rep(NA_real_, control$n_batches)
+    state$batch_of <- lda_assign_batches(nrow(x), control$n_batches, control$seed)
+  }
+  state
+}
+
+# Documents to batches, once, by a random permutation from our streams.
+lda_assign_batches <- function(D, n_batches, seed, stream = 500) {
+  perm <- order(lda_unif(seed, stream, D))
+  b <- integer(D)
+  b[perm] <- (seq_len(D) - 1L) %% n_batches + 1L
+  b
+}
+
+# Bregman k-means++ over documents (Hughes & Sudderth section 6): the first
+# document at random, each next with probability proportional to its smallest
+# KL divergence from the smoothed word distributions of those chosen;
+# lambda_k = eta + counts of the k-th chosen document.
+lda_init_bregman <- function(x, K, eta, seed) {
+  D <- nrow(x)
+  V <- ncol(x)
+  lens <- doc_lengths(x)
+  doc_of <- rep.int(seq_len(D), diff(x$doc_ptr))
+  p <- x$count / lens[doc_of]
+  self <- numeric(D)
+  s <- rowsum(p * log(p), doc_of, reorder = TRUE)
+  self[as.integer(rownames(s))] <- s[, 1L]
+  u <- lda_unif(seed, 901, K)
+  mind <- ifelse(lens > 0, Inf, 0)
+  chosen <- integer(0)
+  lambda <- matrix(eta, K, V)
+  smooth <- eta
+  for (k in seq_len(K)) {
+    w <- if (k == 1L || !any(is.finite(mind) & mind > 0)) {
+      as.double(lens > 0 & !(seq_len(D) %in% chosen))
+    } else {
+      ifelse(is.finite(mind), mind, 0)
+    }
+    if (sum(w) <= 0) w <- as.double(!(seq_len(D) %in% chosen))
+    if (sum(w) <= 0) w <- rep(1, D)
+    d <- min(D, findInterval(u[k] * sum(w), cumsum(w)) + 1L)
+    while (w[d] <= 0 && d > 1L) d <- d - 1L
+    chosen <- c(chosen, d)
+    idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
+    idx <- idx[idx > x$doc_ptr[d]]
+    terms <- x$term[idx] + 1L
+    cnt <- x$count[idx]
+    lambda[k, terms] <- eta + cnt
+    nc <- sum(cnt)
+    logmu <- rep(log(smooth / (nc + V * smooth)), V)
+    logmu[terms] <- log((smooth + cnt) / (nc + V * smooth))
+    cross <- numeric(D)
+    cs <- rowsum(p * logmu[x$term + 1L], doc_of, reorder = TRUE)
+    cross[as.integer(rownames(cs))] <- cs[, 1L]
+    kl <- pmax(self - cross, 0)
+    kl[lens == 0] <- 0
+    mind <- pmin(mind, kl)
+    mind[chosen] <- 0
+  }
+  lambda
+}
+
+# Random fallback: lambda_kv = eta + Exp(1) draws scaled to N / (K V).
+lda_init_random <- function(x, K, eta, seed) {
+  V <- ncol(x)
+  u <- lda_unif(seed, 902, K * V)
+  matrix(eta - log(u) * sum(x$count) / (K * V), K, V)
+}
+
+lda_empty_trace <- function() {
+  data.frame(lap = integer(0), seconds = numeric(0), objective = numeric(0),
+             heldout = numeric(0), restart_accept = numeric(0))
+}
+
+# Topic-word point estimate of a state: the posterior mean of the topics, or
+# the `beta` a point-estimate learner (e.g. ML-OPE) keeps.
+lda_state_topic_word <- function(state) {
+  if (!is.null(state$beta)) return(state$beta)
+  state$lambda / rowSums(state$lambda)
+}
+
+new_sparsevi_lda <- function(state, control, x, trace, call) {
+  tw <- lda_state_topic_word(state)
+  dimnames(tw) <- list(NULL, x$vocab)
+  structure(
+    list(topic_word = tw, lambda = if (is.null(state$beta)) state$lambda else NULL,
+         alpha = control$alpha, eta = control$eta, K = control$K, vocab = x$vocab,
+         local = control$local, global = control$global, L = control$L,
+         control = control, trace = trace, n_docs = nrow(x), n_tokens = sum(x$count),
+         state = state, call = call),
+    class = c("sparsevi_lda", "sparsevi_fit")
+  )
+}
+
+validate_sparsevi_lda <- function(fit) {
+  tw <- fit$topic_word
+  if (!is.matrix(tw) || nrow(tw) != fit$K || ncol(tw) != length(fit$vocab) ||
+      any(!is.finite(tw)) || any(abs(rowSums(tw) - 1) > 1e-8)) {
+    abort("internal error: invalid topic-word matrix.", "internal")
+  }
+  fit
+}
+
+# One lap over the batches; returns the new state and the lap's statistics.
+lda_lap <- function(state, x, control, lap) {
+  local_fun <- lda_fun("lda_local_", control$local)
+  global_fun <- lda_fun("lda_global_", control$global)
+  D <- nrow(x)
+  nb <- control$n_batches
+  if (!is.null(state$batch_of)) {
+    batch_of <- state$batch_of
+  } else {
+    # stochastic and streaming: reshuffle every pass
+    batch_of <- lda_assign_batches(D, nb, control$seed, stream = 600 + lap)
+  }
+  members <- split(seq_len(D), factor(batch_of, levels = seq_len(nb)))
+  tries <- 0
+  accepts <- 0
+  for (b in seq_len(nb)) {
+    idx <- members[[b]]
+    if (!length(idx)) next
+    batch <- dtm_subset(x, idx)
+    res <- local_fun(batch, state, control, lda_batch_seed(control$seed, lap, b),
+                     control$threads)
+    state <- global_fun(state, res, b, control)
+    if (!is.null(res$stats$restart_tries)) {
+      tries <- tries + res$stats$restart_tries
+      accepts <- accepts + res$stats$restart_accepts
+    }
+  }
+  list(state = state, tries = tries, accepts = accepts)
+}
+
+lda_train <- function(fit, x, passes, progress, heldout) {
+  control <- fit$control
+  state <- fit$state
+  trace <- fit$trace
+  lap0 <- if (nrow(trace)) max(trace$lap) else 0L
+  sec0 <- if (nrow(trace)) max(trace$seconds) else 0
+  start <- proc.time()[["elapsed"]]
+  done <- 0L
+  for (i in seq_len(passes)) {
+    lap <- lap0 + i
+    out <- tryCatch(lda_lap(state, x, control, lap),
+                    interrupt = function(e) e, error = function(e) e)
+    if (inherits(out, "condition")) {
+      if (done == 0L) {
+        if (inherits(out, "error")) stop(out)
+        abort("Training was interrupted before the first lap completed.", "interrupted")
+      }
+      warning(warningCondition(
+        sprintf("Training stopped during lap %d (%s); returning the fit after lap %d.",
+                lap, if (inherits(out, "interrupt")) "interrupted" else conditionMessage(out),
+                lap - 1L),
+        class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
+      break
+    }
+    state <- out$state
+    done <- done + 1L
+    elapsed <- proc.time()[["elapsed"]] - start
+    obj <- lda_objective(state, control)
+    ho <- NA_real_
+    if (!is.null(heldout)) {
+      ho <- completion_score(lda_state_topic_word(state), control$alpha, heldout,
+                             control$threads)
+    }
+    trace <- rbind(trace, data.frame(
+      lap = lap, seconds = sec0 + elapsed, objective = obj, heldout = ho,
+      restart_accept = if (out$tries > 0) out$accepts / out$tries else NA_real_))
+    if (progress) {
+      eta_s <- elapsed / i * (passes - i)
+      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %.0fs", lap, lap0 + passes,
+                      sec0 + elapsed, format(obj, digits = 8),
+                      if (is.na(ho)) "" else sprintf("  heldout %.4f", ho), eta_s))
+    }
+  }
+  rownames(trace) <- NULL
+  fit <- new_sparsevi_lda(state, control, x, trace, fit$call)
+  validate_sparsevi_lda(fit)
+}
+
+#' @export
+print.sparsevi_lda <- function(x, ...) {
+  tr <- x$trace
+  cat(sprintf("<sparsevi_lda> %d topics, %s documents, %s tokens, %s terms\n", x$K,
+              fmt_int(x$n_docs), fmt_int(x$n_tokens), fmt_int(length(x$vocab))))
+  cat(sprintf("  engine: local \"%s\" (L = %d), global \"%s\"; %d laps in %.2fs\n",
+              x$local, x$L, x$global, nrow(tr), if (nrow(tr)) max(tr$seconds) else 0))
+  if (nrow(tr) && !is.na(tr$objective[nrow(tr)])) {
+    cat(sprintf("  final objective: %s\n", format(tr$objective[nrow(tr)], digits = 10)))
+  }
+  if (nrow(tr) && !is.na(tr$heldout[nrow(tr)])) {
+    cat(sprintf("  held-out log-likelihood per token: %.4f\n", tr$heldout[nrow(tr)]))
+  }
+  size <- lda_topic_sizes(x)
+  top <- order(-size)[seq_len(min(5L, x$K))]
+  tt <- terms(x, 6)
+  cat("  largest topics:\n")
+  for (k in top) {
+    cat(sprintf("   %3d (%4.1f%%): %s\n", k, 100 * size[k] / sum(size),
+                paste(tt[, k], collapse = " ")))
+  }
+  invisible(x)
+}
+
+lda_topic_sizes <- function(fit) {
+  if (!is.null(fit$lambda)) rowSums(fit$lambda) - length(fit$vocab) * fit$eta else
+    rep(1, fit$K)
+}
+
+#' @export
+summary.sparsevi_lda <- function(object, ...) {
+  tr <- object$trace
+  size <- lda_topic_sizes(object)
+  structure(list(K = object$K, L = object$L, local = object$local, global = object$global,
+                 n_docs = object$n_docs, n_tokens = object$n_tokens,
+                 laps = nrow(tr), seconds = if (nrow(tr)) max(tr$seconds) else 0,
+                 objective = if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_,
+                 heldout = if (nrow(tr)) tr$heldout[nrow(tr)] else NA_real_,
+                 restart_accept = mean(tr$restart_accept, na.rm = TRUE),
+                 topic_share = size / sum(size),
+                 top_terms = terms(object, 10)),
+            class = "summary.sparsevi_lda")
+}
+
+#' @export
+print.summary.sparsevi_lda <- function(x, ...) {
+  cat(sprintf("LDA with %d topics (local \"%s\", L = %d; global \"%s\")\n", x$K, x$local,
+              x$L, x$global))
+  cat(sprintf("%s documents, %s tokens; %d laps, %.2f seconds\n", fmt_int(x$n_docs),
+              fmt_int(x$n_tokens), x$laps, x$seconds))
+  cat(sprintf("objective: %s; held-out: %s; restart acceptance: %s\n",
+              format(x$objective, digits = 10), format(x$heldout, digits = 5),
+              format(x$restart_accept, digits = 3)))
+  o <- order(-x$topic_share)
+  for (k in o) {
+    cat(sprintf("%3d %5.1f%%  %s\n", k, 100 * x$topic_share[k],
+                paste(x$top_terms[, k], collapse = " ")))
+  }
+  invisible(x)
+}
+
+#' Top terms of each topic
+#'
+#' @param x A `sparsevi_lda`.
+#' @param n Number of terms per topic (default 10).
+#' @param ... Unused.
+#' @returns A character matrix, `n` rows (most probable first), one column
+#'   per topic.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1)
+#' terms(fit, 4)
+#' @export
+terms.sparsevi_lda <- function(x, n = 10, ...) {
+  n <- check_count(n, "n", min = 1)
+  n <- min(n, length(x$vocab))
+  out <- apply(x$topic_word, 1, function(p) x$vocab[order(-p)[seq_len(n)]])
+  out <- matrix(out, nrow = n)
+  colnames(out) <- paste0("topic", seq_len(x$K))
+  out
+}
+
+#' Document-topic proportions of new documents
+#'
+#' @param object A `sparsevi_lda`.
+#' @param newdata A corpus, anything [as_dtm()] accepts. Its terms are
+#'   matched to the fitted vocabulary by name; unknown terms are dropped
+#'   (with a message saying how many).
+#' @param type `"topics"` (the only type): D x K proportions.
+#' @param method Inference method: `"vb"` (default; the local step with the
+#'   topics fixed). Other engines add methods.
+#' @param seed `NULL` or a whole number (for randomised methods).
+#' @param threads Number of threads.
+#' @param ... Controls of the method (e.g. `max_iter`).
+#' @returns A D x K matrix of topic proportions (rows sum to 1).
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1)
+#' round(predict(fit, sim$dtm[1:3, ]), 2)
+#' @export
+predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb",
+                                 seed = NULL, threads = getOption("sparsevi.threads", 1L),
+                                 ...) {
+  type <- check_choice(type, "topics", "type")
+  method <- check_string(method, "method")
+  fun <- lda_fun("lda_infer_", method)
+  if (is.null(fun)) {
+    abort(sprintf("`method = \"%s\"` is not available for LDA predictions; use \"vb\".",
+                  method), "argument")
+  }
+  x <- align_newdata(as_dtm(newdata), object$vocab)
+  threads <- sparsevi_threads(threads)
+  seed <- resolve_seed(seed)
+  ctl <- list(...)
+  theta <- fun(object, x, if (length(ctl)) ctl else NULL, seed, threads)
+  dimnames(theta) <- list(x$doc_names, paste0("topic", seq_len(object$K)))
+  theta
+}
+
+align_newdata <- function(x, vocab, call = caller_call()) {
+  al <- dtm_align(x, vocab)
+  if (al$dropped > 0) {
+    message(sprintf("%s term%s of `newdata` (%s tokens) not in the fitted vocabulary dropped.",
+                    fmt_int(al$dropped), if (al$dropped == 1) "" else "s",
+                    fmt_int(al$dropped_tokens)))
+  }
+  if (sum(x$count) > 0 && al$dropped_tokens >= sum(x$count)) {
+    abort("None of the terms of `newdata` is in the fitted vocabulary: check that it comes from the same kind of corpus and tokenisation.",
+          "vocab", call = call)
+  }
+  al$x
+}
+
+#' Plot the training trace of a topic model
+#'
+#' Objective (left) and held-out log-likelihood per token (right, when
+#' recorded) against seconds of training.
+#' @param x A `sparsevi_lda`.
+#' @param ... Passed to [graphics::plot()].
+#' @returns `x`, invisibly.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 1)
+#' plot(fit)
+#' @export
+plot.sparsevi_lda <- function(x, ...) {
+  tr <- x$trace
+  has_obj <- any(!is.na(tr$objective))
+  has_ho <- any(!is.na(tr$heldout))
+  n <- max(1L, has_obj + has_ho)
+  old <- graphics::par(mfrow = c(1, n))
+  on.exit(graphics::par(old))
+  if (has_obj) {
+    graphics::plot(tr$seconds, tr$objective, type = "b", xlab = "seconds",
+                   ylab = "objective (ELBO)", main = "Training objective", ...)
+  }
+  if (has_ho) {
+    graphics::plot(tr$seconds, tr$heldout, type = "b", xlab = "seconds",
+                   ylab = "held-out log-lik per token", main = "Held-out score", ...)
+  }
+  if (!has_obj && !has_ho) {
+    graphics::plot(tr$lap, tr$seconds, type = "b", xlab = "lap", ylab = "seconds",
+                   main = "Training time", ...)
+  }
+  invisible(x)
+}
+
+#' Continue training a topic model
+#'
+#' @param object A `sparsevi_lda`.
+#' @param x The corpus (for memoized training, the same documents as the
+#'   fit; other documents start a new memo from the fitted topics).
+#' @param passes Number of further laps (default 5).
+#' @param progress Print a line per lap.
+#' @param heldout As in [fit_lda()].
+#' @param ... Unused.
+#' @returns The updated `sparsevi_lda`; its trace continues the old one.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1)
+#' fit <- update(fit, sim$dtm, passes = 2)
+#' fit$trace
+#' @export
+update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
+                                heldout = NULL, ...) {
+  x <- align_newdata(as_dtm(x), object$vocab)
+  passes <- check_count(passes, "passes", min = 1)
+  progress <- check_flag(progress, "progress")
+  heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, object$vocab, seed = 1)
+  state <- object$state
+  control <- object$control
+  if (!is.null(state$batch_of) && length(state$batch_of) != nrow(x)) {
+    # new documents: a fresh memo, starting from the fitted topics
+    control$n_docs <- nrow(x)
+    b <- lda_resolve_batches(nrow(x), control$global, NULL,
+                             if (control$global == "batch") NULL else control$batch_size)
+    control$n_batches <- b$n_batches
+    control$batch_size <- b$batch_size
+    state$S <- matrix(0, control$K, ncol(x))
+    state$cache <- vector("list", control$n_batches)
+    state$doc_obj <- rep(NA_real_, control$n_batches)
+    state$batch_of <- lda_assign_batches(nrow(x), control$n_batches, control$seed)
+  }
+  control$n_docs <- nrow(x)
+  object$control <- control
+  object$state <- state
+  lda_train(object, x, passes, progress, heldout)
+}
+
+#' @export
+logLik.sparsevi_lda <- function(object, ...) {
+  tr <- object$trace
+  val <- if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_
+  structure(val, df = object$K * (length(object$vocab) - 1), nobs = object$n_tokens,
+            class = "logLik")
+}

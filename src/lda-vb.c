@@ -1,0 +1,597 @@
+/* The "vb" local step of LDA (MATH.md section 1; Hughes & Sudderth, App. D):
+ * dense (L >= K) and L-sparse responsibilities over a document's distinct
+ * words, the active-set restriction and selection schedule of the sparse
+ * step, restart proposals, and the per-document objective terms.
+ *
+ * Responsibilities are formed in product form: r_dvk is proportional to
+ * eb_vk * ep_dk with eb = exp(Elogb) (shifted per word) and
+ * ep = exp(psi(alpha + N_dk)) (shifted per document), so the inner loops
+ * need no exp or log. Scratch memory comes from R_alloc (owned by R, freed on
+ * error or interrupt); no other R API is used, and none inside a parallel
+ * region. */
+#include <math.h>
+#include <string.h>
+#include <R_ext/Memory.h>
+#include <R_ext/Utils.h>
+#include "lda.h"
+
+/* One document's solution. */
+typedef struct {
+  double *N;   /* K: N_dk = sum_v n_dv r_dvk */
+  double *lep; /* K: psi(alpha + N_k) - max, the log prior weights behind r */
+  double *ep;  /* K: exp(lep), 0 outside the candidate set */
+  int *mark;   /* K: 1 for active topics (sparse only) */
+  int *act;    /* active topics (sparse only) */
+  int nact;
+  int *drop; /* topics dropped from the active set at the last update */
+  int ndrop;
+  int *idx;   /* nw x L topics of each word (sparse only) */
+  double *r;  /* nw x L responsibilities (sparse only) */
+  int *nsel;  /* nw: number of topics of each word (sparse only) */
+  double *Z;  /* nw: normaliser of each word's weights */
+  int iters;
+  double ld; /* document objective L_d, up to a constant */
+} vb_sol;
+
+typedef struct {
+  vb_sol a, b;
+  double *Nnew; /* K */
+  double *p;    /* K: candidate weights for selection */
+  int *sel;     /* K: selection scratch */
+  int *tried;   /* K: restart candidates already tried */
+  int *tried_list; /* K: the topics marked in tried */
+} vb_work;
+
+typedef struct {
+  int nw;
+  const int *w;      /* batch-local word of each distinct term */
+  const double *c;   /* counts */
+  double Nd;
+} vb_doc;
+
+static void sol_alloc(vb_sol *s, int K, int max_nw, int Ls) {
+  s->N = (double *)R_alloc(K, sizeof(double));
+  s->lep = (double *)R_alloc(K, sizeof(double));
+  s->ep = (double *)R_alloc(K, sizeof(double));
+  s->mark = (int *)R_alloc(K, sizeof(int));
+  s->act = (int *)R_alloc(K, sizeof(int));
+  s->drop = (int *)R_alloc(K, sizeof(int));
+  s->Z = (double *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(double));
+  if (Ls > 0) {
+    size_t n = (size_t)(max_nw > 0 ? max_nw : 1) * (size_t)Ls;
+    s->idx = (int *)R_alloc(n, sizeof(int));
+    s->r = (double *)R_alloc(n, sizeof(double));
+    s->nsel = (int *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(int));
+  } else {
+    s->idx = NULL;
+    s->r = NULL;
+    s->nsel = NULL;
+  }
+  memset(s->mark, 0, sizeof(int) * (size_t)K);
+}
+
+static void sol_copy(vb_sol *dst, const vb_sol *src, int K, int nw, int L, int dense) {
+  memcpy(dst->N, src->N, sizeof(double) * (size_t)K);
+  memcpy(dst->lep, src->lep, sizeof(double) * (size_t)K);
+  memcpy(dst->ep, src->ep, sizeof(double) * (size_t)K);
+  memcpy(dst->Z, src->Z, sizeof(double) * (size_t)nw);
+  if (!dense) {
+    memcpy(dst->mark, src->mark, sizeof(int) * (size_t)K);
+    memcpy(dst->act, src->act, sizeof(int) * (size_t)src->nact);
+    memcpy(dst->drop, src->drop, sizeof(int) * (size_t)src->ndrop);
+    memcpy(dst->idx, src->idx, sizeof(int) * (size_t)nw * (size_t)L);
+    memcpy(dst->r, src->r, sizeof(double) * (size_t)nw * (size_t)L);
+    memcpy(dst->nsel, src->nsel, sizeof(int) * (size_t)nw);
+  }
+  dst->nact = src->nact;
+  dst->ndrop = src->ndrop;
+  dst->iters = src->iters;
+  dst->ld = src->ld;
+}
+
+/* Prior weights from the current N over the candidate set. first: uniform. */
+static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, int first) {
+  int K = o->K;
+  if (dense) {
+    double m = -INFINITY;
+    for (int k = 0; k < K; k++) {
+      s->lep[k] = first ? 0.0 : svi_digamma(o->alpha + s->N[k]);
+      if (k != ban && s->lep[k] > m) m = s->lep[k];
+    }
+    for (int k = 0; k < K; k++) s->lep[k] -= m;
+    memcpy(s->ep, s->lep, sizeof(double) * (size_t)K);
+    svi_exp_inplace(s->ep, K);
+    if (ban >= 0) {
+      s->ep[ban] = 0.0;
+      s->lep[ban] = 0.0;
+    }
+  } else {
+    double m = -INFINITY;
+    for (int a = 0; a < s->nact; a++) {
+      int k = s->act[a];
+      s->lep[k] = first ? 0.0 : svi_digamma(o->alpha + s->N[k]);
+      if (s->lep[k] > m) m = s->lep[k];
+    }
+    for (int a = 0; a < s->nact; a++) {
+      int k = s->act[a];
+      s->lep[k] -= m;
+      s->ep[k] = svi_exp(s->lep[k]);
+    }
+  }
+}
+
+/* Choose the top-L active topics of word j and form its responsibilities. */
+static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work *w) {
+  int *ix = s->idx + (size_t)j * L;
+  int n;
+  if (s->nact <= L) {
+    n = s->nact;
+    for (int a = 0; a < n; a++) ix[a] = s->act[a];
+  } else {
+    for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
+    svi_select_top(w->p, s->nact, L, w->sel);
+    n = L;
+    for (int l = 0; l < L; l++) ix[l] = s->act[w->sel[l]];
+  }
+  s->nsel[j] = n;
+}
+
+/* One sweep over the document's words: new responsibilities given the prior
+ * weights in s, new counts in w->Nnew. Returns max |N_new - N| over the
+ * candidate topics and updates N, the active set and the drop list. */
+static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o,
+                    int dense, int select, vb_work *w) {
+  int K = o->K, L = o->L;
+  double *Nnew = w->Nnew;
+  double delta = 0;
+  if (dense) {
+    memset(Nnew, 0, sizeof(double) * (size_t)K);
+    const double *ep = s->ep;
+    for (int j = 0; j < d->nw; j++) {
+      const double *e = eb + (size_t)d->w[j] * K;
+      double Z = 0;
+      for (int k = 0; k < K; k++) Z += e[k] * ep[k];
+      if (!(Z > 0)) Z = INFINITY; /* every weight underflowed: drop the word */
+      s->Z[j] = Z;
+      double f = d->c[j] / Z;
+      for (int k = 0; k < K; k++) Nnew[k] += f * e[k];
+    }
+    for (int k = 0; k < K; k++) {
+      double v = Nnew[k] * ep[k];
+      double dk = fabs(v - s->N[k]);
+      if (dk > delta) delta = dk;
+      s->N[k] = v;
+    }
+    return delta;
+  }
+  /* sparse: topics dropped at the last update now lose their last mass */
+  for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
+  s->ndrop = 0;
+  for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
+  for (int j = 0; j < d->nw; j++) {
+    const double *e = eb + (size_t)d->w[j] * K;
+    int *ix = s->idx + (size_t)j * L;
+    double *rr = s->r + (size_t)j * L;
+    if (select) {
+      select_word(s, j, e, L, w);
+    } else {
+      /* re-weight the current topics, keeping only active ones */
+      int n = 0;
+      for (int l = 0; l < s->nsel[j]; l++)
+        if (s->mark[ix[l]]) ix[n++] = ix[l];
+      s->nsel[j] = n;
+      if (n == 0) select_word(s, j, e, L, w);
+    }
+    int n = s->nsel[j];
+    double Z = 0;
+    for (int l = 0; l < n; l++) {
+      rr[l] = e[ix[l]] * s->ep[ix[l]];
+      Z += rr[l];
+    }
+    if (!(Z > 0)) Z = INFINITY;
+    s->Z[j] = Z;
+    double f = d->c[j] / Z;
+    for (int l = 0; l < n; l++) {
+      rr[l] /= Z;
+      Nnew[ix[l]] += f * e[ix[l]] * s->ep[ix[l]];
+    }
+  }
+  int na = 0;
+  for (int a = 0; a < s->nact; a++) {
+    int k = s->act[a];
+    double dk = fabs(Nnew[k] - s->N[k]);
+    if (dk > delta) delta = dk;
+    s->N[k] = Nnew[k];
+    if (Nnew[k] > o->active_eps) {
+      s->act[na++] = k;
+    } else {
+      s->mark[k] = 0;
+      s->drop[s->ndrop++] = k;
+    }
+  }
+  s->nact = na;
+  return delta;
+}
+
+/* Iterations 1..n_iter of the coordinate ascent from the current state. */
+static void run(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o, int dense,
+                int ban, int n_iter, vb_work *w) {
+  for (int it = 1; it <= n_iter; it++) {
+    prior_weights(s, o, dense, ban, 0);
+    int select = o->select_every || it <= 5 || it % 10 == 0;
+    double delta = sweep(s, d, eb, o, dense, select, w);
+    s->iters = it;
+    if (delta < o->tol) break;
+  }
+}
+
+static double dirichlet_part(const vb_sol *s, const lda_vb_opts *o, int dense, double Nd) {
+  int K = o->K;
+  double la = svi_lgamma(o->alpha);
+  double out = svi_lgamma(K * o->alpha) - svi_lgamma(K * o->alpha + Nd);
+  if (dense) {
+    for (int k = 0; k < K; k++)
+      if (s->N[k] > 0) out += svi_lgamma(o->alpha + s->N[k]) - la;
+  } else {
+    for (int a = 0; a < s->nact; a++) out += svi_lgamma(o->alpha + s->N[s->act[a]]) - la;
+    for (int a = 0; a < s->ndrop; a++)
+      if (s->N[s->drop[a]] > 0) out += svi_lgamma(o->alpha + s->N[s->drop[a]]) - la;
+  }
+  return out;
+}
+
+/* L_d up to the per-word shifts of Elogb (constant across solutions):
+ * sum_v n_dv sum_k r (Elogb - ln r) = sum_v n_dv (ln Z_v - sum_k r_k lep_k). */
+static double doc_objective(const vb_sol *s, const vb_doc *d, const double *eb,
+                            const lda_vb_opts *o, int dense) {
+  int K = o->K, L = o->L;
+  double out = dirichlet_part(s, o, dense, d->Nd);
+  for (int j = 0; j < d->nw; j++) {
+    if (!isfinite(s->Z[j])) continue;
+    double t = 0;
+    if (dense) {
+      const double *e = eb + (size_t)d->w[j] * K;
+      for (int k = 0; k < K; k++)
+        if (s->ep[k] > 0) t += e[k] * s->ep[k] * s->lep[k];
+      t /= s->Z[j];
+    } else {
+      const int *ix = s->idx + (size_t)j * L;
+      const double *rr = s->r + (size_t)j * L;
+      for (int l = 0; l < s->nsel[j]; l++) t += rr[l] * s->lep[ix[l]];
+    }
+    out += d->c[j] * (log(s->Z[j]) - t);
+  }
+  return out;
+}
+
+/* H_d: the document's ELBO terms other than sum n r Elogb (which the topic
+ * terms hold through S): Dirichlet part minus sum_v n_dv sum_k r ln r. */
+static double doc_entropy_part(const vb_sol *s, const vb_doc *d, const double *eb,
+                               const double *le, const lda_vb_opts *o, int dense) {
+  int K = o->K, L = o->L;
+  double out = dirichlet_part(s, o, dense, d->Nd);
+  for (int j = 0; j < d->nw; j++) {
+    if (!isfinite(s->Z[j])) continue;
+    double t = 0;
+    if (dense) {
+      const double *e = eb + (size_t)d->w[j] * K;
+      const double *l = le + (size_t)d->w[j] * K;
+      double lz = log(s->Z[j]);
+      for (int k = 0; k < K; k++) {
+        double rk = e[k] * s->ep[k] / s->Z[j];
+        if (rk > 0) t += rk * (l[k] + s->lep[k] - lz);
+      }
+    } else {
+      const double *rr = s->r + (size_t)j * L;
+      for (int l = 0; l < s->nsel[j]; l++)
+        if (rr[l] > 0) t += rr[l] * log(rr[l]);
+    }
+    out -= d->c[j] * t;
+  }
+  return out;
+}
+
+/* Fresh start: r from Elogb alone, then iterate to convergence. */
+static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o,
+                      int dense, vb_work *w) {
+  int K = o->K;
+  memset(s->N, 0, sizeof(double) * (size_t)K);
+  s->ndrop = 0;
+  if (!dense) {
+    for (int k = 0; k < K; k++) {
+      s->act[k] = k;
+      s->mark[k] = 1;
+    }
+    s->nact = K;
+  }
+  prior_weights(s, o, dense, -1, 1);
+  sweep(s, d, eb, o, dense, 1, w);
+  s->iters = 0;
+  run(s, d, eb, o, dense, -1, o->max_iter, w);
+}
+
+/* Number of restart candidates: topics with N_k > tol. */
+static int next_candidate(const vb_sol *s, const lda_vb_opts *o, int dense, const int *tried,
+                          int *n_big) {
+  int K = o->K, best = -1, nb = 0;
+  double bv = INFINITY;
+  if (dense) {
+    for (int k = 0; k < K; k++) {
+      if (s->N[k] <= o->tol) continue;
+      nb++;
+      if (!tried[k] && s->N[k] < bv) {
+        bv = s->N[k];
+        best = k;
+      }
+    }
+  } else {
+    for (int a = 0; a < s->nact; a++) {
+      int k = s->act[a];
+      if (s->N[k] <= o->tol) continue;
+      nb++;
+      if (!tried[k] && (s->N[k] < bv || (s->N[k] == bv && k < best))) {
+        bv = s->N[k];
+        best = k;
+      }
+    }
+  }
+  *n_big = nb;
+  return best;
+}
+
+/* Restart proposal on topic kb: copy cur into prop, remove kb, iterate. */
+static void propose(vb_sol *prop, const vb_sol *cur, int kb, const vb_doc *d, const double *eb,
+                    const lda_vb_opts *o, int dense, vb_work *w) {
+  sol_copy(prop, cur, o->K, d->nw, o->L, dense);
+  if (!dense) {
+    int na = 0;
+    for (int a = 0; a < prop->nact; a++)
+      if (prop->act[a] != kb) prop->act[na++] = prop->act[a];
+    prop->nact = na;
+    prop->mark[kb] = 0;
+    prop->drop[prop->ndrop++] = kb;
+    /* every word re-selects among the remaining topics on the first sweep */
+  }
+  lda_vb_opts po = *o;
+  po.select_every = 1; /* a proposal is short: select on every iteration */
+  run(prop, d, eb, &po, dense, kb, o->restart_iter, w);
+}
+
+typedef struct {
+  int *idx;
+  double *r;
+  int *nsel;
+  double *Z;
+  double *ep;
+} chunk_buf;
+
+static void doc_step(const svi_dtm *x, const int *loc, int dd, int d0, const double *eb,
+                     const double *le, const lda_vb_opts *o, int dense, vb_work *w,
+                     lda_vb_out *out, chunk_buf *cb, int e0) {
+  int K = o->K, L = o->L;
+  int start = x->doc_ptr[dd], end = x->doc_ptr[dd + 1];
+  vb_doc d;
+  d.nw = end - start;
+  d.w = loc + start;
+  d.c = x->count + start;
+  d.Nd = 0;
+  for (int j = 0; j < d.nw; j++) d.Nd += d.c[j];
+  vb_sol *cur = &w->a, *prop = &w->b;
+  int tries = 0, accepts = 0;
+  if (d.nw == 0) {
+    memset(cur->N, 0, sizeof(double) * (size_t)K);
+    cur->nact = 0;
+    cur->ndrop = 0;
+    cur->iters = 0;
+    if (!dense) memset(cur->mark, 0, sizeof(int) * (size_t)K);
+    for (int k = 0; k < K; k++) cur->ep[k] = 0;
+  } else {
+    doc_fresh(cur, &d, eb, o, dense, w);
+    if (o->restart_max > 0) {
+      cur->ld = doc_objective(cur, &d, eb, o, dense);
+      int n_tried = 0;
+      int *tried_list = w->tried_list;
+      for (int t = 0; t < o->restart_max; t++) {
+        int n_big;
+        int kb = next_candidate(cur, o, dense, w->tried, &n_big);
+        if (kb < 0 || n_big < 2) break;
+        w->tried[kb] = 1;
+        tried_list[n_tried++] = kb;
+        propose(prop, cur, kb, &d, eb, o, dense, w);
+        prop->ld = doc_objective(prop, &d, eb, o, dense);
+        tries++;
+        if (prop->ld > cur->ld) {
+          vb_sol *tmp = cur;
+          cur = prop;
+          prop = tmp;
+          accepts++;
+        }
+      }
+      for (int t = 0; t < n_tried; t++) w->tried[tried_list[t]] = 0;
+    }
+  }
+  if (out->doc_topic) {
+    double *nd = out->doc_topic + (size_t)dd * K;
+    if (dense) {
+      memcpy(nd, cur->N, sizeof(double) * (size_t)K);
+    } else {
+      memset(nd, 0, sizeof(double) * (size_t)K);
+      for (int a = 0; a < cur->nact; a++) nd[cur->act[a]] = cur->N[cur->act[a]];
+      for (int a = 0; a < cur->ndrop; a++) nd[cur->drop[a]] = cur->N[cur->drop[a]];
+    }
+  }
+  if (out->doc_obj)
+    out->doc_obj[dd] = d.nw ? doc_entropy_part(cur, &d, eb, le, o, dense) : 0.0;
+  if (out->iters) out->iters[dd] = cur->iters;
+  if (out->tries) out->tries[dd] = tries;
+  if (out->accepts) out->accepts[dd] = accepts;
+  if (out->acc) {
+    size_t off = (size_t)(start - e0);
+    if (dense) {
+      memcpy(cb->Z + off, cur->Z, sizeof(double) * (size_t)d.nw);
+      memcpy(cb->ep + (size_t)(dd - d0) * K, cur->ep, sizeof(double) * (size_t)K);
+    } else {
+      memcpy(cb->nsel + off, cur->nsel, sizeof(int) * (size_t)d.nw);
+      memcpy(cb->idx + off * L, cur->idx, sizeof(int) * (size_t)d.nw * L);
+      memcpy(cb->r + off * L, cur->r, sizeof(double) * (size_t)d.nw * L);
+    }
+  }
+  /* keep the swapped pointers' structs in place for the next document */
+  if (cur != &w->a) {
+    vb_sol tmp = w->a;
+    w->a = w->b;
+    w->b = tmp;
+  }
+}
+
+int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, const double *le,
+                 const lda_vb_opts *o_in, int threads, lda_vb_out *out) {
+  lda_vb_opts o = *o_in;
+  int K = o.K;
+  int dense = o.L >= K;
+  if (dense) o.L = K;
+  int L = o.L, Ls = dense ? 0 : L;
+  int D = x->D;
+  int max_nw = 0;
+  for (int d = 0; d < D; d++) {
+    int nw = x->doc_ptr[d + 1] - x->doc_ptr[d];
+    if (nw > max_nw) max_nw = nw;
+  }
+  if (threads < 1) threads = 1;
+  vb_work *W = (vb_work *)R_alloc(threads, sizeof(vb_work));
+  for (int t = 0; t < threads; t++) {
+    sol_alloc(&W[t].a, K, max_nw, Ls);
+    sol_alloc(&W[t].b, K, max_nw, Ls);
+    W[t].Nnew = (double *)R_alloc(K, sizeof(double));
+    W[t].p = (double *)R_alloc(K, sizeof(double));
+    W[t].sel = (int *)R_alloc(K, sizeof(int));
+    W[t].tried = (int *)R_alloc(K, sizeof(int));
+    W[t].tried_list = (int *)R_alloc(K, sizeof(int));
+    memset(W[t].tried, 0, sizeof(int) * (size_t)K);
+  }
+  /* Chunks of documents bound the memory of the per-entry buffers; results
+   * do not depend on the chunking since the summary is reduced serially in
+   * document order. */
+  const size_t budget = (size_t)1 << 22;
+  size_t per_entry = dense ? 1 : (size_t)L;
+  size_t max_entries = 0, max_docs = 0;
+  {
+    int d0 = 0;
+    while (d0 < D) {
+      int d1 = d0;
+      size_t ent = 0;
+      while (d1 < D) {
+        size_t nw = (size_t)(x->doc_ptr[d1 + 1] - x->doc_ptr[d1]);
+        size_t cost = (ent + nw) * per_entry + (dense ? (size_t)(d1 - d0 + 1) * K : 0);
+        if (d1 > d0 && cost > budget) break;
+        ent += nw;
+        d1++;
+      }
+      if (ent > max_entries) max_entries = ent;
+      if ((size_t)(d1 - d0) > max_docs) max_docs = (size_t)(d1 - d0);
+      d0 = d1;
+    }
+  }
+  chunk_buf cb = {NULL, NULL, NULL, NULL, NULL};
+  if (out->acc) {
+    size_t me = max_entries > 0 ? max_entries : 1;
+    if (dense) {
+      cb.Z = (double *)R_alloc(me, sizeof(double));
+      cb.ep = (double *)R_alloc(max_docs * (size_t)K + 1, sizeof(double));
+    } else {
+      cb.nsel = (int *)R_alloc(me, sizeof(int));
+      cb.idx = (int *)R_alloc(me * (size_t)L, sizeof(int));
+      cb.r = (double *)R_alloc(me * (size_t)L, sizeof(double));
+    }
+  }
+  int d0 = 0;
+  while (d0 < D) {
+    int d1 = d0;
+    size_t ent = 0;
+    while (d1 < D) {
+      size_t nw = (size_t)(x->doc_ptr[d1 + 1] - x->doc_ptr[d1]);
+      size_t cost = (ent + nw) * per_entry + (dense ? (size_t)(d1 - d0 + 1) * K : 0);
+      if (d1 > d0 && cost > budget) break;
+      ent += nw;
+      d1++;
+    }
+    int e0 = x->doc_ptr[d0];
+    int nd = d1 - d0;
+    int nb = (int)svi_n_blocks(nd);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+    for (int b = 0; b < nb; b++) {
+      vb_work *w = &W[svi_thread_id()];
+      int lo = d0 + b * SVI_BLOCK, hi = lo + SVI_BLOCK;
+      if (hi > d1) hi = d1;
+      for (int dd = lo; dd < hi; dd++) doc_step(x, loc, dd, d0, eb, le, &o, dense, w, out, &cb, e0);
+    }
+    /* summary of the chunk, in document order */
+    if (out->acc) {
+      for (int dd = d0; dd < d1; dd++) {
+        int s = x->doc_ptr[dd], e = x->doc_ptr[dd + 1];
+        if (dense) {
+          const double *ep = cb.ep + (size_t)(dd - d0) * K;
+          for (int j = s; j < e; j++) {
+            double f = x->count[j] / cb.Z[j - e0];
+            double *row = out->acc + (size_t)loc[j] * K;
+            for (int k = 0; k < K; k++) row[k] += f * ep[k];
+          }
+        } else {
+          for (int j = s; j < e; j++) {
+            size_t off = (size_t)(j - e0);
+            const int *ix = cb.idx + off * L;
+            const double *rr = cb.r + off * L;
+            double c = x->count[j];
+            double *row = out->acc + (size_t)loc[j] * K;
+            for (int l = 0; l < cb.nsel[off]; l++) row[ix[l]] += c * rr[l];
+          }
+        }
+      }
+    }
+    R_CheckUserInterrupt();
+    d0 = d1;
+  }
+  return 0;
+}
+
+void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb, int mode,
+                       int threads, double *le, double *eb) {
+  double *psirs = NULL;
+  if (mode == 0) {
+    double *rs = (double *)R_alloc(K, sizeof(double));
+    psirs = (double *)R_alloc(K, sizeof(double));
+    memset(rs, 0, sizeof(double) * (size_t)K);
+    for (svi_len v = 0; v < V; v++) {
+      const double *row = lambda + v * K;
+      for (int k = 0; k < K; k++) rs[k] += row[k];
+    }
+    for (int k = 0; k < K; k++) psirs[k] = svi_digamma(rs[k]);
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int w = 0; w < Vb; w++) {
+    const double *row = lambda + (svi_len)words[w] * K;
+    double *l = le + (svi_len)w * K;
+    double m = -INFINITY;
+    for (int k = 0; k < K; k++) {
+      double v;
+      if (mode == 0) {
+        v = svi_digamma(row[k]) - psirs[k];
+      } else {
+        v = log(row[k] > 1e-300 ? row[k] : 1e-300);
+      }
+      l[k] = v;
+      if (v > m) m = v;
+    }
+    for (int k = 0; k < K; k++) {
+      l[k] -= m;
+      if (l[k] < -700) l[k] = -700; /* keeps exp() normal; weight ~1e-304 */
+    }
+    double *e = eb + (svi_len)w * K;
+    memcpy(e, l, sizeof(double) * (size_t)K);
+    svi_exp_inplace(e, K);
+  }
+}

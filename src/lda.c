@@ -1,0 +1,230 @@
+/* Glue of the LDA engine: unpacks SEXPs, allocates outputs, calls the
+ * kernels of lda-vb.c, lda-global.c and eval-completion.c. */
+#include <string.h>
+#include "glue.h"
+#include "lda.h"
+
+static lda_vb_opts opts_from_r(int K, SEXP iopts, SEXP dopts) {
+  if (TYPEOF(iopts) != INTSXP || XLENGTH(iopts) < 5 || TYPEOF(dopts) != REALSXP ||
+      XLENGTH(dopts) < 3)
+    Rf_error("internal error: malformed options of the vb local step");
+  const int *io = INTEGER(iopts);
+  const double *dop = REAL(dopts);
+  lda_vb_opts o;
+  o.K = K;
+  o.L = io[0];
+  o.max_iter = io[1];
+  o.select_every = io[2];
+  o.restart_max = io[3];
+  o.restart_iter = io[4];
+  o.want_objective = 0;
+  o.alpha = dop[0];
+  o.tol = dop[1];
+  o.active_eps = dop[2];
+  if (o.L < 1 || o.L > K || o.max_iter < 0 || !(o.alpha > 0))
+    Rf_error("internal error: vb options out of range");
+  return o;
+}
+
+static void check_topics(SEXP topics, int V) {
+  if (TYPEOF(topics) != REALSXP || !Rf_isMatrix(topics) || Rf_ncols(topics) != V)
+    Rf_error("internal error: topics must be a double K x V matrix");
+}
+
+/* The vb local step over a batch. mode 0: topics are Dirichlet parameters
+ * lambda; mode 1: a topic-word matrix beta (fold-in with fixed topics).
+ * flags: c(want_objective, want_summary). */
+SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics, SEXP mode_,
+                      SEXP iopts, SEXP dopts, SEXP flags, SEXP threads_) {
+  int n_prot = 0;
+  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  check_topics(topics, x.V);
+  int K = Rf_nrows(topics), V = x.V, D = x.D;
+  int mode = Rf_asInteger(mode_), threads = svi_threads_from_r(threads_);
+  lda_vb_opts o = opts_from_r(K, iopts, dopts);
+  int want_obj = LOGICAL(flags)[0], want_sum = LOGICAL(flags)[1];
+  o.want_objective = want_obj;
+  svi_len nnz = x.doc_ptr[D];
+  int *words = (int *)R_alloc(V, sizeof(int));
+  int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+  int Vb = lda_batch_words(&x, words, loc);
+  size_t kvb = (size_t)K * (size_t)(Vb > 0 ? Vb : 1);
+  double *le = (double *)R_alloc(kvb, sizeof(double));
+  double *eb = (double *)R_alloc(kvb, sizeof(double));
+  lda_topic_weights(REAL(topics), K, V, words, Vb, mode, threads, le, eb);
+
+  SEXP doc_topic = PROTECT(Rf_allocMatrix(REALSXP, K, D));
+  n_prot++;
+  SEXP doc_obj = PROTECT(Rf_allocVector(REALSXP, D));
+  n_prot++;
+  SEXP iters = PROTECT(Rf_allocVector(INTSXP, D));
+  n_prot++;
+  SEXP tries = PROTECT(Rf_allocVector(INTSXP, D));
+  n_prot++;
+  SEXP accepts = PROTECT(Rf_allocVector(INTSXP, D));
+  n_prot++;
+  lda_vb_out out;
+  out.doc_topic = REAL(doc_topic);
+  out.doc_obj = want_obj ? REAL(doc_obj) : NULL;
+  if (!want_obj)
+    for (int d = 0; d < D; d++) REAL(doc_obj)[d] = NA_REAL;
+  out.iters = INTEGER(iters);
+  out.tries = INTEGER(tries);
+  out.accepts = INTEGER(accepts);
+  out.acc = NULL;
+  if (want_sum) {
+    out.acc = (double *)R_alloc(kvb, sizeof(double));
+    memset(out.acc, 0, kvb * sizeof(double));
+  }
+  lda_vb_batch(&x, loc, Vb, eb, le, &o, threads, &out);
+
+  SEXP summary = R_NilValue, sp = R_NilValue, si = R_NilValue, sx = R_NilValue;
+  if (want_sum) {
+    if (o.L >= K) {
+      summary = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+      n_prot++;
+      double *S = REAL(summary);
+      memset(S, 0, sizeof(double) * (size_t)K * (size_t)V);
+      for (int w = 0; w < Vb; w++) {
+        double *col = S + (svi_len)words[w] * K;
+        const double *a = out.acc + (svi_len)w * K, *e = eb + (svi_len)w * K;
+        for (int k = 0; k < K; k++) col[k] = a[k] * e[k];
+      }
+    } else {
+      R_xlen_t nz = 0;
+      for (size_t j = 0; j < (size_t)K * Vb; j++) nz += out.acc[j] != 0;
+      if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
+      sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+      n_prot++;
+      si = PROTECT(Rf_allocVector(INTSXP, nz));
+      n_prot++;
+      sx = PROTECT(Rf_allocVector(REALSXP, nz));
+      n_prot++;
+      int *p = INTEGER(sp), *ii = INTEGER(si);
+      double *xx = REAL(sx);
+      int pos = 0, w = 0;
+      p[0] = 0;
+      for (int v = 0; v < V; v++) {
+        if (w < Vb && words[w] == v) {
+          const double *a = out.acc + (svi_len)w * K;
+          for (int k = 0; k < K; k++)
+            if (a[k] != 0) {
+              ii[pos] = k;
+              xx[pos++] = a[k];
+            }
+          w++;
+        }
+        p[v + 1] = pos;
+      }
+    }
+  }
+  const char *names[] = {"summary", "p", "i", "x", "doc_topic", "doc_obj", "iters", "tries",
+                         "accepts"};
+  SEXP res = PROTECT(svi_named_list(9, names));
+  n_prot++;
+  SET_VECTOR_ELT(res, 0, summary);
+  SET_VECTOR_ELT(res, 1, sp);
+  SET_VECTOR_ELT(res, 2, si);
+  SET_VECTOR_ELT(res, 3, sx);
+  SET_VECTOR_ELT(res, 4, doc_topic);
+  SET_VECTOR_ELT(res, 5, doc_obj);
+  SET_VECTOR_ELT(res, 6, iters);
+  SET_VECTOR_ELT(res, 7, tries);
+  SET_VECTOR_ELT(res, 8, accepts);
+  UNPROTECT(n_prot);
+  return res;
+}
+
+SEXP ffi_lda_completion(SEXP o_ptr, SEXP o_term, SEXP o_count, SEXP h_ptr, SEXP h_term,
+                        SEXP h_count, SEXP V_, SEXP beta, SEXP iopts, SEXP dopts,
+                        SEXP threads_) {
+  int n_prot = 0;
+  svi_dtm obs = svi_dtm_view(o_ptr, o_term, o_count, V_);
+  svi_dtm held = svi_dtm_view(h_ptr, h_term, h_count, V_);
+  if (obs.D != held.D) Rf_error("internal error: observed and held-out parts differ in size");
+  check_topics(beta, obs.V);
+  int K = Rf_nrows(beta);
+  lda_vb_opts o = opts_from_r(K, iopts, dopts);
+  int threads = svi_threads_from_r(threads_);
+  SEXP ll = PROTECT(Rf_allocVector(REALSXP, obs.D));
+  n_prot++;
+  SEXP nt = PROTECT(Rf_allocVector(REALSXP, obs.D));
+  n_prot++;
+  lda_completion(&obs, &held, REAL(beta), &o, threads, REAL(ll), REAL(nt));
+  const char *names[] = {"loglik", "tokens"};
+  SEXP res = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SET_VECTOR_ELT(res, 0, ll);
+  SET_VECTOR_ELT(res, 1, nt);
+  UNPROTECT(n_prot);
+  return res;
+}
+
+/* Adds sign * summary (a dense K x V matrix or a dgCMatrix) into out. */
+static void add_summary(double *out, int K, int V, SEXP s, double sign) {
+  if (s == R_NilValue) return;
+  if (Rf_isS4(s)) {
+    SEXP p = R_do_slot(s, Rf_install("p")), i = R_do_slot(s, Rf_install("i")),
+         x = R_do_slot(s, Rf_install("x"));
+    if (XLENGTH(p) != (R_xlen_t)V + 1) Rf_error("internal error: summary has the wrong size");
+    lda_add_sparse(out, K, V, INTEGER(p), INTEGER(i), REAL(x), sign);
+  } else {
+    if (TYPEOF(s) != REALSXP || XLENGTH(s) != (R_xlen_t)K * V)
+      Rf_error("internal error: summary has the wrong size");
+    const double *a = REAL(s);
+    R_xlen_t n = (R_xlen_t)K * V;
+    for (R_xlen_t j = 0; j < n; j++) out[j] += sign * a[j];
+  }
+}
+
+/* Memoized: S <- S - old + new; lambda = eta + S. */
+SEXP ffi_lda_global_memoized(SEXP S, SEXP old, SEXP new_, SEXP eta_) {
+  int n_prot = 0;
+  int K = Rf_nrows(S), V = Rf_ncols(S);
+  SEXP S2 = PROTECT(Rf_duplicate(S));
+  n_prot++;
+  add_summary(REAL(S2), K, V, old, -1.0);
+  add_summary(REAL(S2), K, V, new_, 1.0);
+  SEXP lambda = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  n_prot++;
+  lda_lambda_from_stats(REAL(lambda), REAL(S2), (svi_len)K * V, Rf_asReal(eta_));
+  const char *names[] = {"S", "lambda"};
+  SEXP res = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SET_VECTOR_ELT(res, 0, S2);
+  SET_VECTOR_ELT(res, 1, lambda);
+  UNPROTECT(n_prot);
+  return res;
+}
+
+/* Stochastic: lambda <- (1 - rho) lambda + rho (eta + scale S_B). */
+SEXP ffi_lda_global_stochastic(SEXP lambda, SEXP new_, SEXP eta_, SEXP rho_, SEXP scale_) {
+  int n_prot = 0;
+  int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  double rho = Rf_asReal(rho_), eta = Rf_asReal(eta_), scale = Rf_asReal(scale_);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  n_prot++;
+  double *o = REAL(out);
+  const double *l = REAL(lambda);
+  R_xlen_t n = (R_xlen_t)K * V;
+  for (R_xlen_t j = 0; j < n; j++) o[j] = (1 - rho) * l[j] + rho * eta;
+  add_summary(o, K, V, new_, rho * scale);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Streaming: lambda <- lambda + S_B. */
+SEXP ffi_lda_global_streaming(SEXP lambda, SEXP new_) {
+  int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  SEXP out = PROTECT(Rf_duplicate(lambda));
+  add_summary(REAL(out), K, V, new_, 1.0);
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP ffi_lda_elbo_topics(SEXP lambda, SEXP S, SEXP eta_, SEXP threads_) {
+  int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  if (Rf_nrows(S) != K || Rf_ncols(S) != V) Rf_error("internal error: S and lambda differ");
+  return Rf_ScalarReal(lda_elbo_topics(REAL(lambda), REAL(S), K, V, Rf_asReal(eta_),
+                                       svi_threads_from_r(threads_)));
+}

@@ -1,0 +1,63 @@
+/* Kernels of the LDA engine shared by lda-vb.c, lda-global.c,
+ * eval-completion.c and the glue in lda.c. No R API here. */
+#ifndef SPARSEVI_LDA_H
+#define SPARSEVI_LDA_H
+
+#include "svi.h"
+
+/* Settings of the "vb" local step (MATH.md section 1). */
+typedef struct {
+  int K;             /* topics */
+  int L;             /* sparsity level; L >= K is the dense step */
+  int max_iter;      /* iterations per document (100) */
+  int select_every;  /* 1: run selection on every iteration (tests) */
+  int restart_max;   /* restart proposals per document; 0 = off */
+  int restart_iter;  /* forward iterations of one proposal */
+  int want_objective;/* compute each document's objective terms */
+  double alpha;      /* document-topic smoothing */
+  double tol;        /* convergence: max |change of N_dk| (0.05) */
+  double active_eps; /* a topic is active in a document while N_dk > eps */
+} lda_vb_opts;
+
+/* Outputs of a batch; any pointer may be NULL when not wanted. */
+typedef struct {
+  double *doc_topic; /* K x D: N_dk */
+  double *acc;       /* K x Vb accumulator of the summary (batch-local words):
+                        sparse: S itself; dense: sum_d (n_dv / Z_dv) ep_dk,
+                        to be multiplied by eb afterwards */
+  double *doc_obj;   /* D: entropy + Dirichlet terms of the ELBO (H_d) */
+  int *iters;        /* D: iterations of the accepted solution */
+  int *tries;        /* D: restart proposals tried */
+  int *accepts;      /* D: restart proposals accepted */
+} lda_vb_out;
+
+/* Topic weights of the words of a batch. For each batch-local word w (global
+ * term words[w]), le[w*K + k] = Elogb_kv - max_k Elogb_kv and eb = exp(le).
+ * mode 0: Elogb from Dirichlet parameters lambda (K x V, word-major);
+ * mode 1: Elogb = log(beta) from a topic-word matrix beta (K x V). */
+void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb,
+                       int mode, int threads, double *le, double *eb);
+
+/* Runs the local step over every document of x. loc[e] is the batch-local
+ * word index of entry e of x. Returns 0 on success. */
+int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb,
+                 const double *le, const lda_vb_opts *o, int threads, lda_vb_out *out);
+
+/* Distinct terms of x as batch-local words (increasing term order) and the
+ * local index of every entry (eval-completion.c). Returns Vb. */
+int lda_batch_words(const svi_dtm *x, int *words, int *loc);
+/* Document completion: per-document held-out log-likelihood and tokens. */
+void lda_completion(const svi_dtm *obs, const svi_dtm *held, const double *beta,
+                    const lda_vb_opts *o, int threads, double *ll, double *ntok);
+
+/* Global-step kernels (lda-global.c). */
+/* out = in + sign * S for a sparse K x V summary (CSC over words). */
+void lda_add_sparse(double *out, int K, int V, const int *p, const int *i, const double *x,
+                    double sign);
+/* lambda = eta + max(S, 0) */
+void lda_lambda_from_stats(double *lambda, const double *S, svi_len n, double eta);
+/* Topic terms of the ELBO (everything but the documents' H_d). */
+double lda_elbo_topics(const double *lambda, const double *S, int K, int V, double eta,
+                       int threads);
+
+#endif

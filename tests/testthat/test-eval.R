@@ -1,0 +1,44 @@
+test_that("document completion matches the pure-R reference", {
+  sim <- simulate_lda(D = 60, V = 30, K = 4, doc_length = 50, seed = 5)
+  sp <- split_heldout(sim$dtm, n_test = 15, seed = 5)
+  fit <- fit_lda(sp$train, K = 4, passes = 3, seed = 1, progress = FALSE)
+  got <- heldout_loglik(fit, sp$test)
+  want <- ref_completion(unname(fit$topic_word), fit$alpha, sp$test$observed, sp$test$heldout)
+  expect_equal(as.numeric(got), want, tolerance = 1e-10)
+  expect_equal(attr(got, "tokens"), sum(sp$test$heldout$count))
+  # the true topics score at least as well as a flat model
+  flat <- matrix(1 / 30, 4, 30, dimnames = list(NULL, sim$dtm$vocab))
+  s_flat <- sparsevi:::completion_score(flat, 0.5, sp$test)
+  expect_equal(s_flat, log(1 / 30), tolerance = 1e-12)
+  expect_gt(as.numeric(got), s_flat)
+})
+
+test_that("heldout_loglik accepts a plain corpus, splits it, and checks the vocabulary", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 50, seed = 6)
+  fit <- fit_lda(sim$dtm[1:50, ], K = 3, passes = 2, seed = 1, progress = FALSE)
+  a <- heldout_loglik(fit, sim$dtm[51:60, ], seed = 2)
+  b <- heldout_loglik(fit, sim$dtm[51:60, ], seed = 2)
+  expect_identical(a, b)
+  expect_true(is.finite(a))
+  tok <- heldout_loglik(fit, sim$dtm[51:60, ], by = "tokens", observed_frac = 0.7, seed = 2)
+  expect_true(is.finite(tok))
+  other <- matrix(1, 3, 2, dimnames = list(NULL, c("foo", "bar")))
+  expect_error(heldout_loglik(fit, other), class = "sparsevi_error_vocab")
+  expect_error(heldout_loglik(fit, sim$dtm[51:60, ], method = "nope"),
+               class = "sparsevi_error_argument")
+  expect_error(heldout_loglik(fit, sim$dtm[51:60, ], observed_frac = 1),
+               class = "sparsevi_error_argument")
+  # threads do not change the score
+  sp <- split_heldout(sim$dtm, n_test = 10, seed = 1)
+  expect_identical(heldout_loglik(fit, sp$test, threads = 1),
+                   heldout_loglik(fit, sp$test, threads = 2))
+})
+
+test_that("coherence dispatches by measure and says when one is missing", {
+  sim <- simulate_lda(D = 30, V = 20, K = 3, seed = 1)
+  fit <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, progress = FALSE)
+  expect_error(coherence(fit, sim$dtm, measure = "bogus"), class = "sparsevi_error_argument")
+  if (is.null(sparsevi:::lda_fun("coherence_", "npmi"))) {
+    expect_error(coherence(fit, sim$dtm, measure = "npmi"), class = "sparsevi_error_engine")
+  }
+})

@@ -1,0 +1,248 @@
+sim_small <- function(seed = 1, D = 120, V = 40, K = 3) {
+  simulate_lda(D = D, V = V, K = K, doc_length = 60, alpha = 0.1, eta = 0.05, seed = seed)
+}
+
+test_that("the C local step matches the pure-R reference, dense and sparse", {
+  sim <- simulate_lda(D = 30, V = 25, K = 6, doc_length = 40, seed = 3)
+  u <- sparsevi:::uniform_source(5)
+  lambda <- matrix(0.1 + 3 * u(6 * 25), 6, 25)
+  for (L in c(1, 2, 3, 6)) {
+    for (se in c(TRUE, FALSE)) {
+      for (rm in c(0, 3)) {
+        a <- ref_vb_batch(sim$dtm, lambda, 0.3, L, select_every = se, restart_max = rm)
+        b <- c_vb_batch(sim$dtm, lambda, 0.3, L, select_every = se, restart_max = rm)
+        expect_equal(b$doc_topic, a$doc_topic, tolerance = 1e-10)
+        expect_equal(unname(b$summary), a$summary, tolerance = 1e-10)
+        expect_equal(b$H, a$H, tolerance = 1e-10)
+        expect_equal(b$tries, a$tries)
+        expect_equal(b$accepts, a$accepts)
+      }
+    }
+  }
+})
+
+test_that("the selection schedule matches the reference on a case where it matters", {
+  # many topics, long documents: top-L sets change after iteration 5
+  sim <- simulate_lda(D = 12, V = 60, K = 12, doc_length = 150, alpha = 0.5, seed = 9)
+  u <- sparsevi:::uniform_source(2)
+  lambda <- matrix(0.05 + u(12 * 60), 12, 60)
+  for (L in c(2, 4)) {
+    a <- ref_vb_batch(sim$dtm, lambda, 0.2, L, select_every = FALSE, tol = 1e-4)
+    b <- c_vb_batch(sim$dtm, lambda, 0.2, L, select_every = FALSE, tol = 1e-4)
+    expect_equal(b$doc_topic, a$doc_topic, tolerance = 1e-9)
+    a2 <- ref_vb_batch(sim$dtm, lambda, 0.2, L, select_every = TRUE, tol = 1e-4)
+    b2 <- c_vb_batch(sim$dtm, lambda, 0.2, L, select_every = TRUE, tol = 1e-4)
+    expect_equal(b2$doc_topic, a2$doc_topic, tolerance = 1e-9)
+  }
+})
+
+test_that("responsibilities conserve counts and L = K is the dense step", {
+  sim <- sim_small()
+  u <- sparsevi:::uniform_source(7)
+  lambda <- matrix(0.1 + u(3 * 40), 3, 40)
+  for (L in 1:3) {
+    b <- c_vb_batch(sim$dtm, lambda, 0.5, L, restart_max = 2)
+    expect_equal(colSums(b$doc_topic), sparsevi:::doc_lengths(sim$dtm), tolerance = 1e-8)
+    expect_equal(sum(b$summary), sum(sim$dtm$count), tolerance = 1e-8)
+  }
+  # dense written independently: r = softmax(Elogb + digamma(alpha + N))
+  Elogb <- ref_elogb(lambda)
+  x <- sim$dtm
+  d <- 1
+  idx <- seq.int(x$doc_ptr[d] + 1L, length.out = x$doc_ptr[d + 1L] - x$doc_ptr[d])
+  terms <- x$term[idx] + 1L
+  cnt <- x$count[idx]
+  N <- rep(0, 3)
+  prior <- rep(0, 3)
+  for (it in 0:100) {
+    W <- exp(Elogb[, terms] + prior)
+    R <- sweep(W, 2, colSums(W), `/`)
+    Nnew <- as.vector(R %*% cnt)
+    delta <- max(abs(Nnew - N))
+    N <- Nnew
+    prior <- digamma(0.5 + N)
+    if (it > 0 && delta < 0.05) break
+  }
+  b <- c_vb_batch(x[1, ], lambda, 0.5, L = 3)
+  expect_equal(b$doc_topic[, 1], N, tolerance = 1e-10)
+})
+
+test_that("memoized and batch ELBO never decrease, with restarts on", {
+  sim <- simulate_lda(D = 150, V = 50, K = 4, doc_length = 60, seed = 1)
+  for (L in c(1, 2, 4)) {
+    for (g in c("memoized", "batch")) {
+      fit <- fit_lda(sim$dtm, K = 4, L = L, global = g, passes = 12, seed = 1,
+                     restarts = TRUE, progress = FALSE)
+      obj <- fit$trace$objective
+      expect_true(all(is.finite(obj)))
+      # exact monotone up to the convergence tolerance of the local step
+      expect_true(all(diff(obj) >= -1e-7 * abs(obj[-1])))
+    }
+  }
+})
+
+test_that("planted topics of simulate_lda are recovered", {
+  # Criterion: greedy matching of true to fitted topics by L1 distance
+  # (smallest pair first); every true topic is matched within L1 < 0.3
+  # (topics are probability vectors, so L1 ranges over [0, 2]).
+  sim <- simulate_lda(D = 150, V = 50, K = 4, doc_length = 60, seed = 1)
+  for (L in c(2, 4)) {
+    fit <- fit_lda(sim$dtm, K = 4, L = L, passes = 30, seed = 1, progress = FALSE)
+    expect_true(all(match_topics_l1(fit$topic_word, sim$topic_word) < 0.3))
+  }
+  fit <- fit_lda(sim$dtm, K = 4, L = 2, global = "stochastic", passes = 40, seed = 1,
+                 batch_size = 30, progress = FALSE)
+  expect_true(all(match_topics_l1(fit$topic_word, sim$topic_word) < 0.3))
+})
+
+test_that("fit_lda runs with every vb global step and returns a valid object", {
+  sim <- sim_small()
+  sp <- split_heldout(sim$dtm, n_test = 20, seed = 2)
+  for (g in c("memoized", "stochastic", "streaming", "batch")) {
+    fit <- fit_lda(sp$train, K = 3, L = 2, global = g,
+                   passes = if (g == "streaming") 1 else 3, seed = 1, progress = FALSE,
+                   heldout = sp$test)
+    expect_s3_class(fit, c("sparsevi_lda", "sparsevi_fit"))
+    expect_equal(unname(rowSums(fit$topic_word)), rep(1, 3), tolerance = 1e-12)
+    expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
+    expect_named(fit$trace, c("lap", "seconds", "objective", "heldout", "restart_accept"))
+    expect_true(all(is.finite(fit$trace$heldout)))
+    expect_identical(is.na(fit$trace$objective[1]), !g %in% c("memoized", "batch"))
+    expect_equal(fit$n_docs, 100L)
+    expect_identical(fit$global, g)
+  }
+  expect_warning(fit_lda(sp$train, K = 3, global = "streaming", passes = 3, seed = 1),
+                 class = "sparsevi_warning_passes")
+})
+
+test_that("same seed gives the same fit, whatever the number of threads", {
+  sim <- sim_small()
+  a <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 11, threads = 1, progress = FALSE)
+  b <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 11, threads = 1, progress = FALSE)
+  c <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 11, threads = 2, progress = FALSE)
+  expect_identical(a$topic_word, b$topic_word)
+  expect_identical(a$topic_word, c$topic_word)
+  expect_identical(a$trace$objective, c$trace$objective)
+  s1 <- fit_lda(sim$dtm, K = 3, global = "stochastic", passes = 2, seed = 3, threads = 1,
+                batch_size = 25, progress = FALSE)
+  s2 <- fit_lda(sim$dtm, K = 3, global = "stochastic", passes = 2, seed = 3, threads = 2,
+                batch_size = 25, progress = FALSE)
+  expect_identical(s1$lambda, s2$lambda)
+  d <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 12, progress = FALSE)
+  expect_false(identical(a$topic_word, d$topic_word))
+  # local step on a batch bigger than one block: threads do not matter
+  big <- simulate_lda(D = 300, V = 40, K = 3, doc_length = 30, seed = 4)$dtm
+  lam <- a$lambda
+  r1 <- c_vb_batch(big, lam, 0.5, 2, restart_max = 3, threads = 1)
+  r2 <- c_vb_batch(big, lam, 0.5, 2, restart_max = 3, threads = 2)
+  expect_identical(r1$summary, r2$summary)
+  expect_identical(r1$H, r2$H)
+})
+
+test_that("a fit survives saveRDS()/readRDS() and predicts the same", {
+  sim <- sim_small()
+  fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 1, progress = FALSE)
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  back <- readRDS(f)
+  expect_identical(predict(back, sim$dtm[1:10, ]), predict(fit, sim$dtm[1:10, ]))
+  th <- predict(fit, sim$dtm[1:10, ])
+  expect_equal(dim(th), c(10L, 3L))
+  expect_equal(unname(rowSums(th)), rep(1, 10), tolerance = 1e-12)
+  # update continues training and the trace
+  more <- update(back, sim$dtm, passes = 2, progress = FALSE)
+  expect_equal(nrow(more$trace), 5L)
+  expect_identical(more$trace$lap, 1:5)
+  expect_true(more$trace$objective[5] >= more$trace$objective[3] - 1e-6)
+})
+
+test_that("predict aligns newdata by term name and reports dropped terms", {
+  sim <- sim_small()
+  fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  m <- as.matrix(sim$dtm[1:4, ])
+  m2 <- cbind(m[, ncol(m):1], zzz_new = 3)
+  expect_message(th2 <- predict(fit, m2), "1 term")
+  expect_equal(th2, predict(fit, m), tolerance = 1e-12, ignore_attr = TRUE)
+  other <- matrix(1, 2, 2, dimnames = list(NULL, c("foo", "bar")))
+  expect_error(suppressMessages(predict(fit, other)), class = "sparsevi_error_vocab")
+})
+
+test_that("methods print, summarise, plot and give terms and logLik", {
+  sim <- sim_small()
+  fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  expect_output(print(fit), "sparsevi_lda")
+  expect_output(print(summary(fit)), "LDA with 3 topics")
+  tt <- terms(fit, 4)
+  expect_equal(dim(tt), c(4L, 3L))
+  expect_true(all(tt %in% sim$dtm$vocab))
+  ll <- logLik(fit)
+  expect_s3_class(ll, "logLik")
+  expect_equal(as.numeric(ll), fit$trace$objective[2])
+  f <- tempfile(fileext = ".pdf")
+  grDevices::pdf(f)
+  expect_invisible(plot(fit))
+  grDevices::dev.off()
+  expect_message(fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, progress = TRUE), "lap 1/1")
+})
+
+test_that("an error in a later lap returns the last completed fit with a warning", {
+  sim <- sim_small()
+  ns <- asNamespace("sparsevi")
+  orig <- get("lda_global_memoized", envir = ns)
+  calls <- 0
+  failing <- function(state, res, batch_id, control) {
+    calls <<- calls + 1
+    if (calls > 2) stop("boom")
+    orig(state, res, batch_id, control)
+  }
+  utils::assignInNamespace("lda_global_memoized", failing, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_global_memoized", orig, ns = "sparsevi"))
+  expect_warning(fit <- fit_lda(sim$dtm, K = 3, n_batches = 2, passes = 4, seed = 1,
+                                progress = FALSE),
+                 class = "sparsevi_warning_interrupted")
+  expect_equal(nrow(fit$trace), 1L)
+  calls <- 0
+  utils::assignInNamespace("lda_global_memoized", function(...) stop("boom"), ns = "sparsevi")
+  expect_error(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE), "boom")
+})
+
+test_that("bad arguments get classed errors naming the argument", {
+  x <- sim_small()$dtm
+  err <- function(expr, cls = "sparsevi_error_argument") expect_error(expr, class = cls)
+  err(fit_lda(x, K = 1))
+  err(fit_lda(x, K = 41))
+  err(fit_lda(x, K = 2.5))
+  expect_error(fit_lda(x, K = 1), "`K`")
+  err(fit_lda(x, K = 3, L = 0))
+  err(fit_lda(x, K = 3, L = 4))
+  expect_error(fit_lda(x, K = 3, L = 4), "`L`")
+  err(fit_lda(x, K = 3, alpha = 0))
+  err(fit_lda(x, K = 3, alpha = -1))
+  err(fit_lda(x, K = 3, eta = 0))
+  expect_error(fit_lda(x, K = 3, eta = 0), "`eta`")
+  err(fit_lda(x, K = 3, kappa = 0.5))
+  err(fit_lda(x, K = 3, kappa = 1.1))
+  expect_error(fit_lda(x, K = 3, kappa = 0.4), "`kappa`")
+  err(fit_lda(x, K = 3, passes = 0))
+  err(fit_lda(x, K = 3, n_batches = 2, batch_size = 10))
+  err(fit_lda(x, K = 3, init = "kmeans"))
+  err(fit_lda(x, K = 3, global = "batch", n_batches = 3))
+  err(fit_lda(x, K = 3, max_iter = 0))
+  err(fit_lda(x, K = 3, restarts = NA))
+  err(fit_lda(x, K = 3, threads = 0))
+  err(fit_lda(x, K = 3, seed = 1.5))
+  err(fit_lda(x, K = 3, global = "ml"), "sparsevi_error_engine")
+  expect_error(fit_lda(x, K = 3, global = "ml"), "vb x memoized")
+  err(fit_lda(x, K = 3, local = "nope"), "sparsevi_error_engine")
+  err(fit_lda(x, K = 3, local = "cvb0", global = "memoized"), "sparsevi_error_engine")
+  expect_s3_class(lda_combinations, "data.frame")
+  expect_true(all(c("local", "global", "supported") %in% names(lda_combinations)))
+})
+
+test_that("random initialisation works and differs from Bregman", {
+  sim <- sim_small()
+  a <- fit_lda(sim$dtm, K = 3, init = "random", passes = 2, seed = 1, progress = FALSE)
+  b <- fit_lda(sim$dtm, K = 3, init = "bregman", passes = 2, seed = 1, progress = FALSE)
+  expect_false(identical(a$topic_word, b$topic_word))
+  expect_true(all(is.finite(a$trace$objective)))
+})
