@@ -14,16 +14,9 @@
 # In every case OPE reads topics as beta = lambda with rows normalised (for ML-OPE
 # the state's lambda holds beta itself, whose rows already sum to one).
 
-# Stream ids of OPE blocks: a fixed offset for the engine, then (lap, batch)
-# and the block index, so that no two blocks of a fit share a stream.
+# Stream ids of OPE blocks: the loop hands each (lap, batch) its own seed;
+# block b of a batch draws from stream ope_stream_offset + b of that seed.
 ope_stream_offset <- 0x4F5045 * 2^20 # "OPE"
-
-ope_stream0 <- function(lap, batch_id) {
-  lap <- if (is.null(lap)) 0 else as.double(lap)
-  batch_id <- if (is.null(batch_id)) 0 else as.double(batch_id)
-  # 2^20 blocks per batch, 2^16 batches per lap
-  ope_stream_offset + (lap * 2^16 + batch_id) * 2^20
-}
 
 # Settings of Algorithm 1 from a control list (engine-specific controls
 # reach `control` through fit_lda()'s `...`).
@@ -34,6 +27,14 @@ ope_settings <- function(control, K, call = caller_call()) {
   eps <- check_number(eps, "ope_eps", lower = 0, upper = 1 / K, lower_open = TRUE,
                       upper_open = TRUE, call = call)
   list(iter = iter, eps = eps)
+}
+
+# Called by fit_lda() for local = "ope": validates and fills the OPE controls.
+lda_ope_control <- function(control, call = caller_call()) {
+  s <- ope_settings(control, control$K, call = call)
+  control$ope_iter <- s$iter
+  control$ope_eps <- s$eps
+  control
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
@@ -52,42 +53,47 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
         as.integer(threads))
 }
 
-# Local step "ope" of fit_lda(): see the loop contract in R/lda.R.
+# Topics OPE reads: beta of a point-estimate learner (ML-OPE keeps it in
+# state$beta), else lambda (normalised per topic in C).
+ope_topics <- function(state) {
+  if (!is.null(state$beta)) state$beta else state$lambda
+}
+
+# Local step "ope" of fit_lda(): see the loop contract in R/lda.R. The
+# summary is S_kv = sum_d n_dv theta_dk for ML-OPE (global "ml") and the phi
+# summary S_kv = sum_d n_dv phi_dvk for the variational globals.
 lda_local_ope <- function(batch, state, control, seed, threads) {
-  K <- nrow(state$lambda)
-  s <- ope_settings(control, K)
-  global <- control$global %||% "stochastic"
-  summary <- if (identical(global, "ml")) "theta" else "phi"
-  res <- ope_run(batch, state$lambda, control$alpha, s$iter, s$eps, summary,
-                 seed, ope_stream0(control$lap, control$batch_id), threads)
+  topics <- ope_topics(state)
+  s <- ope_settings(control, nrow(topics))
+  summary <- if (identical(control$global, "ml")) "theta" else "phi"
+  res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
+                 ope_stream_offset, threads)
   D <- nrow(batch)
   list(
     summary = res$summary,
     doc_topic = res$theta,
     stats = list(
-      objective = sum(res$f_end),
+      # The MAP objective sum_d f(theta_d) is no ELBO term, so memoized OPE
+      # records no ELBO (the loop's objective is NA); it is kept here instead.
+      objective = NA_real_,
+      ope_objective = sum(res$f_end),
       ope_objective_start = sum(res$f_start),
       ope_improved = if (D > 0) mean(res$f_end > res$f_start) else NA_real_
     )
   )
 }
 
-# Global step "ml" (ML-OPE, Than & Doan Alg. 2): topics are updated on the
-# simplex directly. state$lambda holds beta (rows sum to one after the first
-# update); rho_t = s (tau + t)^(-kappa).
+# Global step "ml" (ML-OPE, Than & Doan Alg. 2): the topics themselves are
+# updated on the simplex, beta <- (1 - rho_t) beta + rho_t beta_hat, with
+# rho_t = s (tau + t)^(-kappa). beta starts as the initial lambda normalised.
 lda_global_ml <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
-  s <- control$rho_scale %||% 1
-  rho <- s * ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.9))
-  rho <- min(1, rho)
-  lambda <- state$lambda
-  beta <- lambda / rowSums(lambda)
+  rho <- min(1, (control$step_scale %||% 1) * ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.9)))
+  beta <- state$beta %||% (state$lambda / rowSums(state$lambda))
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)
-  new <- .Call(ffi_lda_global_ml, beta, summary, as.double(rho))
-  dimnames(new) <- dimnames(lambda)
-  state$lambda <- new
-  state$t <- t + 1
+  state$beta <- .Call(ffi_lda_global_ml, unname(beta), summary, as.double(rho))
+  state$t <- t + 1L
   state
 }
 
@@ -106,7 +112,8 @@ lda_infer_ope <- function(fit, dtm, control, seed, threads) {
 }
 
 # NPMI coherence (Than & Doan App. B; Bouma 2009) of the top `n` words of each
-# topic, with document co-occurrence probabilities from `reference`:
+# topic, with document co-occurrence probabilities from `reference_dtm`
+# (coherence(fit, reference, measure = "npmi") aligns it to the fit first):
 #   NPMI(t) = mean over pairs i < j of ln(P(wi, wj) / (P(wi) P(wj))) / -ln P(wi, wj).
 # A pair that never co-occurs scores -1 (the limit as P(wi, wj) -> 0); a pair
 # present in every document scores 1.
@@ -162,13 +169,11 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
   } else {
     rep(NA_real_, K)
   }
-  list(
-    per_topic = per_topic,
-    mean = mean(per_topic),
-    top_words = if (!is.null(vocab)) matrix(vocab[top], K, n) else top,
-    n = n,
-    measure = "npmi"
-  )
+  # the coherence() contract: one value per topic; the mean and each topic's
+  # top words ride along as attributes
+  structure(per_topic, mean = mean(per_topic),
+            top_words = if (!is.null(vocab)) matrix(vocab[top], K, n) else top,
+            measure = "npmi", n = n)
 }
 
 npmi_value <- function(p12, pa, pb) {
