@@ -86,9 +86,14 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
 # Global step "ml" (ML-OPE, Than & Doan Alg. 2): the topics themselves are
 # updated on the simplex, beta <- (1 - rho_t) beta + rho_t beta_hat, with
 # rho_t = s (tau + t)^(-kappa). beta starts as the initial lambda normalised.
+# Alg. 2 counts updates from t = 1, and so do we here (the variational
+# globals count from 0): with tau = 1, rho = 1 at t = 0 would replace beta by
+# the first minibatch's beta_hat, which is exactly zero for every word that
+# minibatch lacks, and ML-OPE has no eta to smooth it back.
 lda_global_ml <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
-  rho <- min(1, (control$step_scale %||% 1) * ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.9)))
+  rho <- min(1, (control$step_scale %||% 1) *
+    ((control$tau %||% 1) + t + 1)^(-(control$kappa %||% 0.9)))
   beta <- state$beta %||% (state$lambda / rowSums(state$lambda))
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)

@@ -23,6 +23,10 @@
  * the eps-simplex), then one uniform per iteration (g1 when u < 1/2). The
  * pure-R reference in tests/testthat/helper-reference-ope.R draws the same.
  *
+ * Words no topic can emit (beta_kv = 0 for every k, e.g. a word ML-OPE has
+ * not seen yet) would make f = -inf whatever theta is; they carry no
+ * information about theta and are left out of f and of its gradient.
+ *
  * topic-word tables are word-major: beta + (svi_len)v * K holds word v's K
  * values. */
 #include <math.h>
@@ -39,7 +43,7 @@ static double ope_objective(const ope_opts *o, const double *beta, const int *te
     const double *b = beta + (svi_len)term[j] * K;
     double xj = 0.0;
     for (int k = 0; k < K; k++) xj += theta[k] * b[k];
-    f += count[j] * log(xj);
+    if (xj > 0.0) f += count[j] * log(xj); /* see "Words no topic can emit" */
   }
   if (o->alpha != 1.0) {
     double s = 0.0;
@@ -85,6 +89,7 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
     memset(grad, 0, sizeof(double) * K);
     if (use_g1) {
       for (int j = 0; j < n; j++) {
+        if (!(x[j] > 0.0)) continue;
         const double *b = beta + (svi_len)term[j] * K;
         const double w = a * count[j] / x[j];
         for (int k = 0; k < K; k++) grad[k] += w * b[k];
@@ -200,6 +205,7 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S)
       } else {
         double xv = 0.0;
         for (int k = 0; k < K; k++) xv += th[k] * b[k];
+        if (!(xv > 0.0)) continue; /* a word no topic emits */
         const double w = c / xv;
         for (int k = 0; k < K; k++) s[k] += w * th[k] * b[k];
       }

@@ -57,6 +57,23 @@ test_that("for alpha < 1 OPE improves on its starting point on nearly every docu
   expect_gte(frac, 0.95)
 })
 
+test_that("words no topic emits are ignored, not turned into NaN", {
+  f <- ope_fixture()
+  lam <- f$lambda
+  lam[, 1:3] <- 0
+  seed <- sparsevi:::resolve_seed(2)
+  res <- sparsevi:::ope_run(f$x, lam, 0.5, 30, summary = "phi", seed = seed)
+  expect_true(all(is.finite(res$theta)) && all(is.finite(res$f_end)))
+  expect_true(all(is.finite(res$summary)))
+  expect_equal(sum(res$summary[, 1:3]), 0)
+  # the same as dropping those words from the documents
+  m <- as.matrix(f$x)
+  m[, 1:3] <- 0
+  res2 <- sparsevi:::ope_run(as_dtm(m), lam, 0.5, 30, summary = "phi", seed = seed)
+  expect_equal(res$theta, res2$theta, tolerance = 1e-12)
+  expect_equal(res$f_end, res2$f_end, tolerance = 1e-12)
+})
+
 test_that("OPE summaries match their definitions", {
   f <- ope_fixture()
   seed <- sparsevi:::resolve_seed(9)
