@@ -14,6 +14,65 @@
 # In every case OPE reads topics as beta = lambda with rows normalised (for ML-OPE
 # the state's lambda holds beta itself, whose rows already sum to one).
 
+#' OPE: guaranteed MAP inference of topic mixtures, and its learners
+#'
+#' Than & Doan's online maximum a posteriori estimation (OPE, Algorithm 1)
+#' infers a document's topic mixture by maximising
+#' `f(theta) = sum_v n_v log sum_k theta_k beta_kv + (alpha - 1) sum_k log theta_k`
+#' over the simplex with `theta_k >= eps`. Each iteration draws the
+#' likelihood or the prior part at random, and steps towards the vertex
+#' with the largest component of the averaged gradient; the iterate
+#' converges at rate O(1/T) to a local maximum (the global one when
+#' `alpha >= 1`). It needs no digamma or exp, so it is faster per document
+#' than the VB local step.
+#'
+#' OPE is the local step `local = "ope"` of [fit_lda()], with the learners
+#' of the paper as global steps:
+#' * `global = "ml"` (the default for OPE): ML-OPE, topics updated directly
+#'   on the simplex, `beta <- (1 - rho_t) beta + rho_t beta_hat` with
+#'   `beta_hat_kv` proportional to `sum_d n_dv theta_dk` (Alg. 2); the fit
+#'   has `lambda = NULL`.
+#' * `global = "stochastic"`: Online-OPE, the SVI update of `lambda` with
+#'   `phi_dvk` proportional to `theta_dk beta_kv` and `D / |B|` scaling (Alg. 3).
+#' * `global = "streaming"`: Streaming-OPE, `lambda <- lambda + S_B` (Alg. 4).
+#' * `global = "memoized"`: `lambda = eta + sum_b S_b` over cached batch
+#'   summaries (no ELBO is recorded: OPE maximises another objective).
+#'
+#' Defaults for OPE: `alpha = eta = 1 / K`. The paper's settings are
+#' `kappa = 0.9`, `tau = 1` and minibatches of 5000 documents.
+#' Engine controls, passed through `...` of [fit_lda()] or of
+#' [predict()][predict.sparsevi_lda]:
+#' * `ope_iter`: iterations T of Algorithm 1 per document, 1 to 1e6
+#'   (default 50).
+#' * `ope_eps`: interior margin `eps` of the simplex, in (0, 1 / K)
+#'   (default `min(1e-10, 0.01 / K)`).
+#'
+#' `predict(fit, newdata, method = "ope")` infers the topic mixtures of new
+#' documents by OPE with the topics of any LDA fit; `seed` makes it
+#' reproducible (random streams belong to blocks of documents, so the
+#' result does not depend on `threads`). `coherence(fit, reference, measure =
+#' "npmi")` scores topics by NPMI (App. B), and `heldout_loglik(fit, test,
+#' method = "completion", by = "tokens", observed_frac = 0.7)` is the
+#' paper's log predictive probability (App. A).
+#'
+#' Two details differ from the paper's text: the step size is `1 / (t + 1)`
+#' rather than `1 / t`, so the random starting point is kept as the first of
+#' the averaged iterates instead of being discarded at `t = 1`; and words that
+#' no topic can emit (probability zero in every topic) are left out of the
+#' objective.
+#'
+#' @name ope
+#' @references Than, K. and Doan, T. Guaranteed inference in topic models.
+#' @examples
+#' sim <- simulate_lda(D = 100, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, local = "ope", global = "ml", kappa = 0.9,
+#'                passes = 3, seed = 1, progress = FALSE)
+#' round(predict(fit, sim$dtm[1:3, ], method = "ope", seed = 1), 2)
+#' coherence(fit, sim$dtm, measure = "npmi", n = 5)
+#' heldout_loglik(fit, sim$dtm[1:20, ], method = "completion", by = "tokens",
+#'                observed_frac = 0.7, seed = 1)
+NULL
+
 # Stream ids of OPE blocks: the loop hands each (lap, batch) its own seed;
 # block b of a batch draws from stream ope_stream_offset + b of that seed.
 ope_stream_offset <- 0x4F5045 * 2^20 # "OPE"
@@ -178,7 +237,20 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
   # top words ride along as attributes
   structure(per_topic, mean = mean(per_topic),
             top_words = if (!is.null(vocab)) matrix(vocab[top], K, n) else top,
-            measure = "npmi", n = n)
+            measure = "npmi", n = n, class = "sparsevi_coherence")
+}
+
+#' @export
+print.sparsevi_coherence <- function(x, ...) {
+  cat(sprintf("%s coherence of the top %d words of %d topics; mean %.4f\n",
+              toupper(attr(x, "measure")), attr(x, "n"), length(x), attr(x, "mean")))
+  v <- as.vector(unclass(x))
+  tw <- attr(x, "top_words")
+  for (k in seq_along(v)) {
+    words <- if (is.character(tw)) paste(utils::head(tw[k, ], 5L), collapse = " ") else ""
+    cat(sprintf("  topic %3d  %7.4f  %s\n", k, v[k], words))
+  }
+  invisible(x)
 }
 
 npmi_value <- function(p12, pa, pb) {
