@@ -40,6 +40,8 @@ typedef struct {
   int *sel;     /* K: selection scratch */
   int *tried;   /* K: restart candidates already tried */
   int *tried_list; /* K: the topics marked in tried */
+  int *ord;        /* K: active topics by decreasing prior weight */
+  int *ord_tmp;    /* K: scratch of the sort */
 } vb_work;
 
 typedef struct {
@@ -120,13 +122,78 @@ static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, i
   }
 }
 
-/* Choose the top-L active topics of word j and form its responsibilities. */
+/* Order of the top-L selection: larger weight first, lower topic index first
+ * among equal weights (the order svi_select_top() uses). */
+static inline int better(double v, int k, double w, int j) { return v > w || (v == w && k < j); }
+
+/* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
+ * small L: a scan keeping a sorted buffer of the best L. The scan visits
+ * topics in decreasing order of ep (ord) and stops as soon as ep alone
+ * cannot beat the L-th best, since every e <= 1 (weights are shifted so
+ * that each word's largest is 1). */
+static inline void top_scan(const double *e, const double *ep, const int *ord, int nact, int L,
+                            int *ix, double *val) {
+  int m = 0;
+  for (int a = 0; a < nact; a++) {
+    int k = ord[a];
+    double epk = ep[k];
+    if (m == L && epk < val[L - 1]) break;
+    double v = e[k] * epk;
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      m--;
+    }
+    int j = m;
+    while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
+      val[j] = val[j - 1];
+      ix[j] = ix[j - 1];
+      j--;
+    }
+    val[j] = v;
+    ix[j] = k;
+    m++;
+  }
+}
+
+/* Sorts the active topics by decreasing ep (ties: increasing index) into
+ * ord, by a bottom-up merge sort with scratch tmp. */
+static void order_by_prior(const int *act, int n, const double *ep, int *ord, int *tmp) {
+  memcpy(ord, act, sizeof(int) * (size_t)n);
+  int *src = ord, *dst = tmp;
+  for (int width = 1; width < n; width *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * width) {
+      int mid = lo + width < n ? lo + width : n;
+      int hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) {
+        if (better(ep[src[j]], src[j], ep[src[i]], src[i]))
+          dst[o++] = src[j++];
+        else
+          dst[o++] = src[i++];
+      }
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+    }
+    int *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != ord) memcpy(ord, src, sizeof(int) * (size_t)n);
+}
+
+#define TOP_SCAN_MAX_L 32
+
+/* Choose the top-L active topics of word j (w->ord holds the active topics
+ * by decreasing prior weight when L <= TOP_SCAN_MAX_L). */
 static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work *w) {
   int *ix = s->idx + (size_t)j * L;
   int n;
   if (s->nact <= L) {
     n = s->nact;
     for (int a = 0; a < n; a++) ix[a] = s->act[a];
+  } else if (L <= TOP_SCAN_MAX_L) {
+    top_scan(e, s->ep, w->ord, s->nact, L, ix, w->p);
+    n = L;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
     svi_select_top(w->p, s->nact, L, w->sel);
@@ -134,6 +201,32 @@ static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work
     for (int l = 0; l < L; l++) ix[l] = s->act[w->sel[l]];
   }
   s->nsel[j] = n;
+}
+
+/* Dot product and axpy with four partial sums / independent lanes, so the
+ * compiler can keep several multiply-adds in flight (R builds with -O2). */
+static inline double dot4(const double *a, const double *b, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += a[k] * b[k];
+    s1 += a[k + 1] * b[k + 1];
+    s2 += a[k + 2] * b[k + 2];
+    s3 += a[k + 3] * b[k + 3];
+  }
+  for (; k < n; k++) s0 += a[k] * b[k];
+  return (s0 + s1) + (s2 + s3);
+}
+
+static inline void axpy4(double f, const double *x, double *y, int n) {
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    y[k] += f * x[k];
+    y[k + 1] += f * x[k + 1];
+    y[k + 2] += f * x[k + 2];
+    y[k + 3] += f * x[k + 3];
+  }
+  for (; k < n; k++) y[k] += f * x[k];
 }
 
 /* One sweep over the document's words: new responsibilities given the prior
@@ -149,12 +242,10 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     const double *ep = s->ep;
     for (int j = 0; j < d->nw; j++) {
       const double *e = eb + (size_t)d->w[j] * K;
-      double Z = 0;
-      for (int k = 0; k < K; k++) Z += e[k] * ep[k];
+      double Z = dot4(e, ep, K);
       if (!(Z > 0)) Z = INFINITY; /* every weight underflowed: drop the word */
       s->Z[j] = Z;
-      double f = d->c[j] / Z;
-      for (int k = 0; k < K; k++) Nnew[k] += f * e[k];
+      axpy4(d->c[j] / Z, e, Nnew, K);
     }
     for (int k = 0; k < K; k++) {
       double v = Nnew[k] * ep[k];
@@ -168,6 +259,11 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
+  int need_ord = s->nact > L && L <= TOP_SCAN_MAX_L, ord_ready = 0;
+  if (select && need_ord) {
+    order_by_prior(s->act, s->nact, s->ep, w->ord, w->ord_tmp);
+    ord_ready = 1;
+  }
   for (int j = 0; j < d->nw; j++) {
     const double *e = eb + (size_t)d->w[j] * K;
     int *ix = s->idx + (size_t)j * L;
@@ -180,7 +276,13 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
       for (int l = 0; l < s->nsel[j]; l++)
         if (s->mark[ix[l]]) ix[n++] = ix[l];
       s->nsel[j] = n;
-      if (n == 0) select_word(s, j, e, L, w);
+      if (n == 0) {
+        if (need_ord && !ord_ready) {
+          order_by_prior(s->act, s->nact, s->ep, w->ord, w->ord_tmp);
+          ord_ready = 1;
+        }
+        select_word(s, j, e, L, w);
+      }
     }
     int n = s->nsel[j];
     double Z = 0;
@@ -190,10 +292,10 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     }
     if (!(Z > 0)) Z = INFINITY;
     s->Z[j] = Z;
-    double f = d->c[j] / Z;
+    double inv = 1.0 / Z, c = d->c[j];
     for (int l = 0; l < n; l++) {
-      rr[l] /= Z;
-      Nnew[ix[l]] += f * e[ix[l]] * s->ep[ix[l]];
+      rr[l] *= inv;
+      Nnew[ix[l]] += c * rr[l];
     }
   }
   int na = 0;
@@ -467,6 +569,8 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     W[t].sel = (int *)R_alloc(K, sizeof(int));
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));
+    W[t].ord = (int *)R_alloc(K, sizeof(int));
+    W[t].ord_tmp = (int *)R_alloc(K, sizeof(int));
     memset(W[t].tried, 0, sizeof(int) * (size_t)K);
   }
   /* Chunks of documents bound the memory of the per-entry buffers; results
