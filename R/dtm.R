@@ -154,6 +154,9 @@ dtm_from_parts <- function(doc_ptr, term, count, vocab, doc_names,
   if (is.null(vocab)) {
     nv <- if (length(term)) max(term) + 1L else 0L
     vocab <- sprintf("term%d", seq_len(nv))
+  } else if (length(term) && max(term) >= length(vocab)) {
+    abort(sprintf("The vocabulary has %s terms but the counts use %s term columns; give one name per term.",
+                  fmt_int(length(vocab)), fmt_int(max(term) + 1)), "vocab", call = call)
   }
   keep <- count > 0
   if (!all(keep)) {
@@ -260,7 +263,10 @@ as_dgCMatrix <- function(x) {
   x <- as_dtm(x)
   D <- nrow(x)
   # The CSR of docs x terms is the CSC of terms x docs.
-  tx <- methods::new("dgCMatrix", i = x$term, p = x$doc_ptr, x = x$count,
+  # The class is looked up in Matrix's namespace at call time rather than
+  # imported: importing would load Matrix (about 150 MB) with sparsevi.
+  cls <- methods::getClass("dgCMatrix", where = asNamespace("Matrix"))
+  tx <- methods::new(cls, i = x$term, p = x$doc_ptr, x = x$count,
                      Dim = c(length(x$vocab), D),
                      Dimnames = list(x$vocab, x$doc_names))
   Matrix::t(tx)

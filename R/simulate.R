@@ -33,15 +33,26 @@ simulate_lda <- function(D, V, K, doc_length = 100, alpha = 0.1, eta = 0.05,
   topic_word <- rdirichlet(K, rep(eta, V), rng)
   doc_topic <- rdirichlet(D, rep(alpha, K), rng)
   lens <- pmax(1L, as.integer(stats::qpois(rng(D), doc_length)))
-  word_probs <- doc_topic %*% topic_word
-  m <- matrix(0, D, V)
+  # one document at a time, keeping only its non-zero counts, so memory is
+  # O(V + tokens) rather than a dense D x V table
+  terms <- counts <- vector("list", D)
   for (d in seq_len(D)) {
-    m[d, ] <- tabulate(draw_categorical(lens[d], word_probs[d, ], rng), nbins = V)
+    p <- drop(doc_topic[d, , drop = FALSE] %*% topic_word)
+    tab <- tabulate(draw_categorical(lens[d], p, rng), nbins = V)
+    nz <- which(tab > 0L)
+    terms[[d]] <- nz - 1L
+    counts[[d]] <- as.double(tab[nz])
   }
   vocab <- sprintf("w%04d", seq_len(V))
-  dimnames(m) <- list(sprintf("doc%d", seq_len(D)), vocab)
   colnames(topic_word) <- vocab
-  list(dtm = as_dtm(m), topic_word = topic_word, doc_topic = doc_topic)
+  doc_names <- sprintf("doc%d", seq_len(D))
+  dtm <- new_sparsevi_dtm(
+    doc_ptr = c(0L, cumsum(lengths(terms))),
+    term = unlist(terms, use.names = FALSE),
+    count = unlist(counts, use.names = FALSE),
+    vocab = vocab, doc_names = doc_names
+  )
+  list(dtm = validate_sparsevi_dtm(dtm), topic_word = topic_word, doc_topic = doc_topic)
 }
 
 #' Simulate data from a Gaussian mixture

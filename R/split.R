@@ -31,6 +31,10 @@ split_heldout <- function(x, n_test = NULL, test_frac = 0.1, observed_frac = 0.8
                           by = c("types", "tokens"), seed = NULL) {
   x <- as_dtm(x)
   by <- check_choice(by, c("types", "tokens"), "by")
+  if (by == "tokens" && any(x$count != round(x$count))) {
+    abort("`by = \"tokens\"` needs whole-number counts; use `by = \"types\"` or round the counts.",
+          "argument")
+  }
   D <- nrow(x)
   if (D < 2L) abort("`x` needs at least 2 documents to split.", "argument")
   if (is.null(n_test)) {
@@ -67,9 +71,6 @@ split_observed <- function(x, observed_frac, by, seed) {
     # each token goes to the observed part with a uniform key; exactly
     # round(frac * N_d) tokens per document are observed
     tok <- as.integer(round(x$count))
-    if (any(tok != x$count)) {
-      abort("`by = \"tokens\"` needs whole-number counts.", "argument")
-    }
     entry <- rep.int(seq_along(tok), tok)
     tdoc <- doc_of[entry]
     u <- .Call(ffi_svi_rng_unif, seed, 2, length(entry))

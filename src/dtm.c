@@ -1,6 +1,7 @@
 /* Validation of a sparsevi_dtm's CSR invariants in one pass (the R side
  * would need several vector allocations for the same checks on big corpora). */
 #include <math.h>
+#include <string.h>
 #include "glue.h"
 
 /* Returns an integer code: 0 ok; 1 doc_ptr not non-decreasing from 0;
@@ -38,5 +39,91 @@ SEXP ffi_dtm_validate(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
   INTEGER(out)[0] = code;
   INTEGER(out)[1] = where;
   UNPROTECT(1);
+  return out;
+}
+
+/* ---- UCI bag-of-words reading (the parser is in read.c) ---- */
+#include "read.h"
+
+#define UCI_STATE_LEN 10
+
+static void uci_state_from_r(SEXP s, uci_state *st) {
+  if (TYPEOF(s) != REALSXP || XLENGTH(s) != UCI_STATE_LEN)
+    Rf_error("internal error: malformed UCI parser state");
+  const double *v = REAL(s);
+  st->line = v[0];
+  st->header[0] = v[1];
+  st->header[1] = v[2];
+  st->header[2] = v[3];
+  st->n_header = (int)v[4];
+  st->entries = v[5];
+  st->last_doc = v[6];
+  st->last_word = v[7];
+  st->sorted = (int)v[8];
+  st->noninteger = (int)v[9];
+}
+
+static void uci_state_to_r(const uci_state *st, double *v) {
+  v[0] = st->line;
+  v[1] = st->header[0];
+  v[2] = st->header[1];
+  v[3] = st->header[2];
+  v[4] = st->n_header;
+  v[5] = st->entries;
+  v[6] = st->last_doc;
+  v[7] = st->last_word;
+  v[8] = st->sorted;
+  v[9] = st->noninteger;
+}
+
+/* A fresh parser state (R passes it back with every chunk). */
+SEXP ffi_dtm_uci_state(void) {
+  uci_state st;
+  uci_state_init(&st);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, UCI_STATE_LEN));
+  uci_state_to_r(&st, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* Parse one chunk of raw bytes into the vectors doc, word, count from
+ * position `offset` (0-based) on. doc 1-based, word 0-based.
+ *
+ * These vectors are written IN PLACE, an exception to "outputs are fresh R
+ * vectors": read_uci_bow() allocates them itself (never shared) and fills
+ * them chunk by chunk, so that reading a corpus of tens of millions of
+ * entries leaves no per-chunk garbage behind (which R's collector would let
+ * pile up to hundreds of MB). Returns list(status, consumed, n, state):
+ * consumed the number of bytes used (the rest is an unfinished line), n the
+ * number of entries written, state the updated parser state (on error, its
+ * line is the offending line). */
+SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state, SEXP doc, SEXP word,
+                       SEXP count, SEXP offset) {
+  int n_prot = 0;
+  if (TYPEOF(bytes) != RAWSXP || TYPEOF(doc) != INTSXP || TYPEOF(word) != INTSXP ||
+      TYPEOF(count) != REALSXP || XLENGTH(doc) != XLENGTH(word) ||
+      XLENGTH(doc) != XLENGTH(count))
+    Rf_error("internal error: malformed arguments of the UCI parser");
+  uci_state st;
+  uci_state_from_r(state, &st);
+  svi_len off = (svi_len)Rf_asReal(offset);
+  if (off < 0 || off > XLENGTH(doc)) Rf_error("internal error: offset out of range");
+  svi_len cap = XLENGTH(doc) - off;
+  int fin = Rf_asLogical(final) == TRUE;
+  svi_len k = 0, consumed = 0;
+  int status =
+      uci_parse((const char *)RAW(bytes), XLENGTH(bytes), fin, &st, INTEGER(doc) + off,
+                INTEGER(word) + off, REAL(count) + off, cap, &k, &consumed);
+
+  const char *names[] = {"status", "consumed", "n", "state"};
+  SEXP out = PROTECT(svi_named_list(4, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(status));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal((double)consumed));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal((double)k));
+  SEXP r_state = Rf_allocVector(REALSXP, UCI_STATE_LEN);
+  SET_VECTOR_ELT(out, 3, r_state);
+  uci_state_to_r(&st, REAL(r_state));
+  UNPROTECT(n_prot);
   return out;
 }

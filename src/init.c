@@ -11,6 +11,8 @@ extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_has_openmp(void);
 /* document-term layer (dtm.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_dtm_uci_state(void);
+extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* LDA engine: vb local step, global steps, completion (lda.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
@@ -31,6 +33,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
+    {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
+    {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
     /* LDA engine */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
     {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},

@@ -22,24 +22,29 @@ double svi_digamma(double x) {
     for (int n = 11; n >= 0; n--) s = (s + root_taylor[n]) * dx;
     return s;
   }
-  double acc = 0;
   if (x < 1e-6) {
     /* psi(x) = -1/x - gamma + zeta(2) x + O(x^2) */
     return -1.0 / x - 0.57721566490153286 + 1.6449340668482264 * x;
   }
-  while (x < 10) {
-    acc -= 1.0 / x;
+  /* Recurrence psi(x) = psi(x + n) - sum_{i<n} 1/(x + i) up to x >= 6, with
+   * the sum kept as one fraction num/den so it costs a single division. */
+  double num = 0, den = 1;
+  while (x < 6) {
+    num = num * x + den;
+    den *= x;
     x += 1.0;
   }
   double xi = 1.0 / x, x2 = xi * xi;
-  /* Bernoulli terms B_2k / (2k x^2k), k = 1..7 */
+  /* Bernoulli terms B_2k / (2k x^2k), k = 1..8 */
   double series =
       x2 * (1.0 / 12 -
             x2 * (1.0 / 120 -
                   x2 * (1.0 / 252 -
                         x2 * (1.0 / 240 -
-                              x2 * (1.0 / 132 - x2 * (691.0 / 32760 - x2 * (1.0 / 12)))))));
-  return acc + log(x) - 0.5 * xi - series;
+                              x2 * (1.0 / 132 -
+                                    x2 * (691.0 / 32760 -
+                                          x2 * (1.0 / 12 - x2 * (3617.0 / 8160))))))));
+  return log(x) - 0.5 * xi - series - num / den;
 }
 
 double svi_lgamma(double x) {
@@ -56,45 +61,11 @@ double svi_lgamma(double x) {
   return (x - 0.5) * log(x) - x + 0.91893853320467274178 + series;
 }
 
-/* exp by Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, and a degree-12
- * Taylor polynomial of exp(r); no branches in the loop so it vectorises. */
-#define LN2_HI 6.93147180369123816490e-01
-#define LN2_LO 1.90821492927058770002e-10
-#define INV_LN2 1.44269504088896338700e+00
-
-static inline double exp_core(double x) {
-  if (x < -708.39) x = -708.39;
-  if (x > 709.7) x = 709.7;
-  double k = nearbyint(x * INV_LN2);
-  double r = (x - k * LN2_HI) - k * LN2_LO;
-  double p = 1.0 / 479001600;
-  p = p * r + 1.0 / 39916800;
-  p = p * r + 1.0 / 3628800;
-  p = p * r + 1.0 / 362880;
-  p = p * r + 1.0 / 40320;
-  p = p * r + 1.0 / 5040;
-  p = p * r + 1.0 / 720;
-  p = p * r + 1.0 / 120;
-  p = p * r + 1.0 / 24;
-  p = p * r + 1.0 / 6;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  /* scale by 2^k through the exponent bits; k is in [-1022, 1023] here */
-  union {
-    double d;
-    int64_t i;
-  } u;
-  u.i = ((int64_t)k + 1023) << 52;
-  return p * u.d;
-}
-
-double svi_exp(double x) {
-  if (x != x) return x;
-  if (x < -708.39) return exp(x); /* subnormal results: defer to libm */
-  return exp_core(x);
-}
+/* exp: glibc's exp() is already fast and correctly rounded in practice; a
+ * hand-written Cody-Waite polynomial measured about 5x slower here (it does not
+ * vectorise at -O2), so the inner loops call libm through these wrappers. */
+double svi_exp(double x) { return exp(x); }
 
 void svi_exp_inplace(double *x, svi_len n) {
-  for (svi_len i = 0; i < n; i++) x[i] = exp_core(x[i]);
+  for (svi_len i = 0; i < n; i++) x[i] = exp(x[i]);
 }

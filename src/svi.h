@@ -22,7 +22,7 @@ typedef ptrdiff_t svi_len;
 /* ---- special functions (special.c) ---- */
 double svi_digamma(double x);
 double svi_lgamma(double x);
-/* Vectorisable exp of n values in place (accurate to about 2 ulp). */
+/* exp of n values in place (libm; see special.c for why). */
 void svi_exp_inplace(double *x, svi_len n);
 double svi_exp(double x);
 

@@ -11,7 +11,7 @@ CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-saniti
 CXXFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
 LDFLAGS = -fsanitize=address,undefined
 MK
-R_MAKEVARS_USER="$mv" R CMD INSTALL --preclean --no-test-load --library="$lib" . >"$lib/install.log" 2>&1 ||
+R_MAKEVARS_USER="$mv" R CMD INSTALL --preclean --clean --no-test-load --library="$lib" . >"$lib/install.log" 2>&1 ||
   { cat "$lib/install.log"; exit 1; }
 asan=$(gcc -print-file-name=libasan.so)
 ubsan=$(gcc -print-file-name=libubsan.so)
