@@ -15,7 +15,8 @@ static void check_csr(const svi_dtm *x) {
       Rf_error("internal error: doc_ptr must be non-decreasing");
   const int nnz = x->doc_ptr[x->D];
   for (int i = 0; i < nnz; i++)
-    if (x->term[i] < 0 || x->term[i] >= x->V) Rf_error("internal error: term out of range");
+    if (x->term[i] < 0 || x->term[i] >= x->V)
+      Rf_error("internal error: term out of range");
 }
 
 /* Most distinct words of one document. */
@@ -146,8 +147,8 @@ SEXP ffi_eval_npmi_counts(SEXP doc_ptr, SEXP term, SEXP count, SEXP word_map,
     if (pa[a] < 0 || pa[a] >= U || pp[a] < 0 || pp[a] >= P)
       Rf_error("internal error: malformed word pairs");
   const int threads = svi_threads_from_r(threads_);
-  npmi_pairs pr = {U, P, INTEGER(word_map), INTEGER(adj_ptr), INTEGER(adj_partner),
-                   INTEGER(adj_pair)};
+  npmi_pairs pr = {
+      U, P, INTEGER(word_map), INTEGER(adj_ptr), INTEGER(adj_partner), INTEGER(adj_pair)};
   const char *names[] = {"doc_freq", "pair_freq"};
   SEXP out = PROTECT(svi_named_list(2, names));
   n_prot++;

@@ -40,7 +40,7 @@ K <- 100L
 threads <- 1L
 
 # A UCI bag-of-words corpus, or its first `max_docs` documents (the file is
-# sorted by document). Uses read_uci_bow() when the package has it.
+# sorted by document).
 read_corpus <- function(name, max_docs = Inf) {
   dir <- file.path(data_dir, name)
   con <- gzfile(file.path(dir, sprintf("docword.%s.txt.gz", name)), "r")
