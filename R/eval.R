@@ -32,7 +32,11 @@ heldout_loglik <- function(object, ...) {
 #'   split here with `observed_frac`, `by` and `seed`. Terms are matched to
 #'   the fitted vocabulary by name.
 #' @param method `"completion"` (default) or a method added by another
-#'   engine, such as `"left_to_right"`.
+#'   engine, such as `"left_to_right"`. For `"completion"`, `...` takes
+#'   `observed_frac` (observed fraction of each document when `test` is a
+#'   plain corpus, in (0, 1), default 0.8), `by` (`"types"`, the default, or
+#'   `"tokens"`: how a plain corpus is split), `seed` (`NULL` or a whole
+#'   number, for that split) and `threads`.
 #' @export
 heldout_loglik.sparsevi_lda <- function(object, test, method = "completion", ...) {
   method <- check_string(method, "method")
@@ -44,12 +48,7 @@ heldout_loglik.sparsevi_lda <- function(object, test, method = "completion", ...
   fun(object, test, ...)
 }
 
-#' @rdname heldout_loglik
-#' @param observed_frac Observed fraction of each test document when `test`
-#'   is a plain corpus, in (0, 1); default 0.8.
-#' @param by `"types"` (default) or `"tokens"`: how a plain corpus is split.
-#' @param seed `NULL` or a whole number, for the split of a plain corpus.
-#' @param threads Number of threads.
+# Method "completion" of heldout_loglik() for topic models.
 heldout_loglik_completion <- function(object, test, observed_frac = 0.8,
                                       by = c("types", "tokens"), seed = NULL,
                                       threads = getOption("sparsevi.threads", 1L), ...) {

@@ -343,7 +343,11 @@ validate_sparsevi_lda <- function(fit) {
 # One lap over the batches; returns the new state and the lap's statistics.
 lda_lap <- function(state, x, control, lap) {
   local_fun <- lda_fun("lda_local_", control$local)
-  global_fun <- lda_fun("lda_global_", control$global)
+  # An engine may select its own implementation of a global step through
+  # control$global_step (gibbs: the sparse lazy form of "stochastic", set by
+  # lda_gibbs_control() in R/lda-gibbs.R).
+  global_fun <- lda_fun("lda_global_", if (is.null(control$global_step)) control$global
+                                       else control$global_step)
   D <- nrow(x)
   nb <- control$n_batches
   if (!is.null(state$batch_of)) {

@@ -13,6 +13,10 @@ extern SEXP ffi_svi_has_openmp(void);
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* SCVB0 engine (cvb0.c) */
+extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP);
+extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* LDA engine: vb local step, global steps, completion (lda.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
@@ -21,6 +25,19 @@ extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
 extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
+/* gibbs engine: Gibbs within SVI, left-to-right, UMass (gibbs.c) */
+extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                                SEXP);
+extern SEXP ffi_lda_global_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_gibbs_materialise(SEXP, SEXP);
+extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
+/* mixtures with L-sparse posteriors (mix.c) */
+extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (ope.c) */
 extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                               SEXP);
@@ -35,6 +52,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
+    /* SCVB0 engine */
+    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 11},
+    {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 9},
     /* LDA engine */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
     {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
@@ -42,6 +62,18 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_global_stochastic", (DL_FUNC)&ffi_lda_global_stochastic, 5},
     {"ffi_lda_global_streaming", (DL_FUNC)&ffi_lda_global_streaming, 2},
     {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
+    /* gibbs engine */
+    {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 11},
+    {"ffi_lda_global_gibbs", (DL_FUNC)&ffi_lda_global_gibbs, 5},
+    {"ffi_lda_gibbs_materialise", (DL_FUNC)&ffi_lda_gibbs_materialise, 2},
+    {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
+    {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 10},
+    {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},
+    /* mixtures (mix.c) */
+    {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 7},
+    {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
+    {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
+    {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},
     /* OPE engine (ope.c) */
     {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 11},
     {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},

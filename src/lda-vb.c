@@ -27,6 +27,8 @@ typedef struct {
   int ndrop;
   int *idx;   /* nw x L topics of each word (sparse only) */
   double *r;  /* nw x L responsibilities (sparse only) */
+  double *es; /* nw x L: eb of each word's current topics, kept next to idx so
+                 re-weighting reads no row of the weight table (sparse only) */
   int *nsel;  /* nw: number of topics of each word (sparse only) */
   double *Z;  /* nw: normaliser of each word's weights */
   int iters;
@@ -40,8 +42,13 @@ typedef struct {
   int *sel;     /* K: selection scratch */
   int *tried;   /* K: restart candidates already tried */
   int *tried_list; /* K: the topics marked in tried */
-  int *ord;        /* K: active topics by decreasing prior weight */
+  int T;           /* length of each word's list of topics by weight */
+  const int *wo;   /* Vb x T: each batch word's T topics of largest eb */
+  const double *we; /* Vb x T: their eb, decreasing */
+  int *inbuf;      /* K: zero outside select_word() */
+  int *ord;        /* K: active topics by decreasing ep, once per sweep */
   int *ord_tmp;    /* K: scratch of the sort */
+  int ord_ready;   /* ord is valid for the current sweep */
 } vb_work;
 
 typedef struct {
@@ -63,10 +70,12 @@ static void sol_alloc(vb_sol *s, int K, int max_nw, int Ls) {
     size_t n = (size_t)(max_nw > 0 ? max_nw : 1) * (size_t)Ls;
     s->idx = (int *)R_alloc(n, sizeof(int));
     s->r = (double *)R_alloc(n, sizeof(double));
+    s->es = (double *)R_alloc(n, sizeof(double));
     s->nsel = (int *)R_alloc(max_nw > 0 ? max_nw : 1, sizeof(int));
   } else {
     s->idx = NULL;
     s->r = NULL;
+    s->es = NULL;
     s->nsel = NULL;
   }
   memset(s->mark, 0, sizeof(int) * (size_t)K);
@@ -82,6 +91,7 @@ static void sol_copy(vb_sol *dst, const vb_sol *src, int K, int nw, int L, int d
     memcpy(dst->act, src->act, sizeof(int) * (size_t)src->nact);
     memcpy(dst->drop, src->drop, sizeof(int) * (size_t)src->ndrop);
     memcpy(dst->idx, src->idx, sizeof(int) * (size_t)nw * (size_t)L);
+    memcpy(dst->es, src->es, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->r, src->r, sizeof(double) * (size_t)nw * (size_t)L);
     memcpy(dst->nsel, src->nsel, sizeof(int) * (size_t)nw);
   }
@@ -126,47 +136,104 @@ static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, i
  * among equal weights (the order svi_select_top() uses). */
 static inline int better(double v, int k, double w, int j) { return v > w || (v == w && k < j); }
 
+/* Inserts (v, k) into the sorted buffer (ix, val) of m <= L entries; when the
+ * buffer is full its last entry is dropped (the caller checked v beats it). */
+static inline void top_insert(double v, int k, int *m, int L, int *ix, double *val) {
+  int j = *m;
+  if (j == L)
+    j--;
+  else
+    (*m)++;
+  while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
+    val[j] = val[j - 1];
+    ix[j] = ix[j - 1];
+    j--;
+  }
+  val[j] = v;
+  ix[j] = k;
+}
+
 /* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
- * small L: a scan keeping a sorted buffer of the best L. The scan visits
- * topics in decreasing order of ep (ord) and stops as soon as ep alone
- * cannot beat the L-th best, since every e <= 1 (weights are shifted so
- * that each word's largest is 1). */
-static inline void top_scan(const double *e, const double *ep, const int *ord, int nact, int L,
-                            int *ix, double *val) {
+ * small L: a scan keeping a sorted buffer of the best L.
+ * - The buffer is first filled with the word's previous topics (seed), which
+ *   are usually still the best, so later candidates rarely beat it.
+ * - Candidates are visited in decreasing order of e, from the word's list of
+ *   its T topics of largest e (wo, we), and the scan stops as soon as e
+ *   alone cannot beat the L-th best, since every ep <= 1 (prior weights are
+ *   shifted so that the largest active one is 1). Words are specific to few
+ *   topics, so this usually stops after a handful of candidates.
+ * - Should the list run out first, top_scan_prior() continues the scan.
+ * inbuf (K, zero on entry) marks the topics in the buffer (the caller clears
+ * it); mark
+ * flags the active topics. */
+static inline int top_scan(const double *ep, const int *mark, const int *wo, const double *we,
+                           int T, int L, int *ix, double *val, const int *seed,
+                           const double *seed_e, int nseed, int *inbuf, int *stopped) {
   int m = 0;
+  for (int q = 0; q < nseed; q++) {
+    int k = seed[q];
+    double v = seed_e[q] * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  *stopped = 0;
+  for (int t = 0; t < T; t++) {
+    double et = we[t];
+    if (m == L && et < val[L - 1]) {
+      *stopped = 1;
+      break;
+    }
+    int k = wo[t];
+    if (!mark[k] || inbuf[k]) continue;
+    double v = et * ep[k];
+    if (m == L) {
+      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
+      inbuf[ix[L - 1]] = 0;
+    }
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
+  }
+  return m;
+}
+
+/* Continues top_scan() when the word's list ran out: visits the active
+ * topics by decreasing ep (ord) and stops when ep * e_bound cannot beat the
+ * L-th best, e_bound = the smallest e of the list, which bounds the e of
+ * every topic outside it (those inside were all visited already). */
+static inline int top_scan_prior(const double *e, const double *ep, const int *ord, int nact,
+                                 double e_bound, int L, int *ix, double *val, int m,
+                                 int *inbuf) {
   for (int a = 0; a < nact; a++) {
     int k = ord[a];
     double epk = ep[k];
-    if (m == L && epk < val[L - 1]) break;
+    if (m == L && epk * e_bound < val[L - 1]) break;
+    if (inbuf[k]) continue;
     double v = e[k] * epk;
     if (m == L) {
       if (!better(v, k, val[L - 1], ix[L - 1])) continue;
-      m--;
+      inbuf[ix[L - 1]] = 0;
     }
-    int j = m;
-    while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
-      val[j] = val[j - 1];
-      ix[j] = ix[j - 1];
-      j--;
-    }
-    val[j] = v;
-    ix[j] = k;
-    m++;
+    top_insert(v, k, &m, L, ix, val);
+    inbuf[k] = 1;
   }
+  return m;
 }
 
-/* Sorts the active topics by decreasing ep (ties: increasing index) into
- * ord, by a bottom-up merge sort with scratch tmp. */
-static void order_by_prior(const int *act, int n, const double *ep, int *ord, int *tmp) {
-  memcpy(ord, act, sizeof(int) * (size_t)n);
-  int *src = ord, *dst = tmp;
+/* Sorts idx[0..n) by decreasing key (ties: increasing index), bottom-up
+ * merge sort with scratch tmp. */
+static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
+  int *src = idx, *dst = tmp;
   for (int width = 1; width < n; width *= 2) {
     for (int lo = 0; lo < n; lo += 2 * width) {
       int mid = lo + width < n ? lo + width : n;
       int hi = lo + 2 * width < n ? lo + 2 * width : n;
       int i = lo, j = mid, o = lo;
       while (i < mid && j < hi) {
-        if (better(ep[src[j]], src[j], ep[src[i]], src[i]))
+        if (better(key[src[j]], src[j], key[src[i]], src[i]))
           dst[o++] = src[j++];
         else
           dst[o++] = src[i++];
@@ -178,22 +245,42 @@ static void order_by_prior(const int *act, int n, const double *ep, int *ord, in
     src = dst;
     dst = t;
   }
-  if (src != ord) memcpy(ord, src, sizeof(int) * (size_t)n);
+  if (src != idx) memcpy(idx, src, sizeof(int) * (size_t)n);
 }
 
 #define TOP_SCAN_MAX_L 32
-
-/* Choose the top-L active topics of word j (w->ord holds the active topics
- * by decreasing prior weight when L <= TOP_SCAN_MAX_L). */
-static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work *w) {
+/* Choose the top-L active topics of word j (batch word bw). */
+static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K, int L,
+                               vb_work *w) {
   int *ix = s->idx + (size_t)j * L;
   int n;
   if (s->nact <= L) {
     n = s->nact;
     for (int a = 0; a < n; a++) ix[a] = s->act[a];
   } else if (L <= TOP_SCAN_MAX_L) {
-    top_scan(e, s->ep, w->ord, s->nact, L, ix, w->p);
-    n = L;
+    /* the word's previous topics that are still active seed the buffer */
+    int seed[TOP_SCAN_MAX_L], nseed = 0;
+    double seed_e[TOP_SCAN_MAX_L];
+    const double *es0 = s->es + (size_t)j * L;
+    for (int l = 0; l < s->nsel[j]; l++)
+      if (s->mark[ix[l]]) {
+        seed_e[nseed] = es0[l];
+        seed[nseed++] = ix[l];
+      }
+    int T = w->T, stopped;
+    const double *we = w->we + (size_t)bw * T;
+    int m = top_scan(s->ep, s->mark, w->wo + (size_t)bw * T, we, T, L, ix, w->p, seed, seed_e,
+                     nseed, w->inbuf, &stopped);
+    if (!stopped && T < K) {
+      if (!w->ord_ready) {
+        memcpy(w->ord, s->act, sizeof(int) * (size_t)s->nact);
+        sort_by_key(w->ord, s->nact, s->ep, w->ord_tmp);
+        w->ord_ready = 1;
+      }
+      m = top_scan_prior(e, s->ep, w->ord, s->nact, we[T - 1], L, ix, w->p, m, w->inbuf);
+    }
+    for (int l = 0; l < m; l++) w->inbuf[ix[l]] = 0;
+    n = m;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
     svi_select_top(w->p, s->nact, L, w->sel);
@@ -201,6 +288,8 @@ static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work
     for (int l = 0; l < L; l++) ix[l] = s->act[w->sel[l]];
   }
   s->nsel[j] = n;
+  double *es = s->es + (size_t)j * L;
+  for (int l = 0; l < n; l++) es[l] = e[ix[l]];
 }
 
 /* Dot product and axpy with four partial sums / independent lanes, so the
@@ -259,35 +348,38 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
-  int need_ord = s->nact > L && L <= TOP_SCAN_MAX_L, ord_ready = 0;
-  if (select && need_ord) {
-    order_by_prior(s->act, s->nact, s->ep, w->ord, w->ord_tmp);
-    ord_ready = 1;
+  w->ord_ready = 0; /* the prior weights changed */
+  if (select == 2 && w->wo && s->nact == K) {
+    /* first sweep, uniform prior: every word's top L is precomputed */
+    for (int j = 0; j < d->nw; j++) {
+      memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * w->T, sizeof(int) * (size_t)L);
+      memcpy(s->es + (size_t)j * L, w->we + (size_t)d->w[j] * w->T, sizeof(double) * (size_t)L);
+      s->nsel[j] = L;
+    }
+    select = 0;
   }
   for (int j = 0; j < d->nw; j++) {
     const double *e = eb + (size_t)d->w[j] * K;
     int *ix = s->idx + (size_t)j * L;
     double *rr = s->r + (size_t)j * L;
+    double *es = s->es + (size_t)j * L;
     if (select) {
-      select_word(s, j, e, L, w);
+      select_word(s, j, d->w[j], e, K, L, w);
     } else {
       /* re-weight the current topics, keeping only active ones */
       int n = 0;
       for (int l = 0; l < s->nsel[j]; l++)
-        if (s->mark[ix[l]]) ix[n++] = ix[l];
-      s->nsel[j] = n;
-      if (n == 0) {
-        if (need_ord && !ord_ready) {
-          order_by_prior(s->act, s->nact, s->ep, w->ord, w->ord_tmp);
-          ord_ready = 1;
+        if (s->mark[ix[l]]) {
+          es[n] = es[l];
+          ix[n++] = ix[l];
         }
-        select_word(s, j, e, L, w);
-      }
+      s->nsel[j] = n;
+      if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
     }
     int n = s->nsel[j];
     double Z = 0;
     for (int l = 0; l < n; l++) {
-      rr[l] = e[ix[l]] * s->ep[ix[l]];
+      rr[l] = es[l] * s->ep[ix[l]];
       Z += rr[l];
     }
     if (!(Z > 0)) Z = INFINITY;
@@ -320,7 +412,10 @@ static void run(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts 
                 int ban, int n_iter, vb_work *w) {
   for (int it = 1; it <= n_iter; it++) {
     prior_weights(s, o, dense, ban, 0);
-    int select = o->select_every || it <= 5 || it % 10 == 0;
+    /* select_every: 1 = every iteration; 2 = a restart proposal, which
+     * selects on its first iteration (to replace the removed topic) and
+     * then only re-weights, as it runs a few iterations */
+    int select = o->select_every == 2 ? it == 1 : (o->select_every || it <= 5 || it % 10 == 0);
     double delta = sweep(s, d, eb, o, dense, select, w);
     s->iters = it;
     if (delta < o->tol) break;
@@ -405,9 +500,10 @@ static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb
       s->mark[k] = 1;
     }
     s->nact = K;
+    memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
   }
   prior_weights(s, o, dense, -1, 1);
-  sweep(s, d, eb, o, dense, 1, w);
+  sweep(s, d, eb, o, dense, 2, w);
   s->iters = 0;
   run(s, d, eb, o, dense, -1, o->max_iter, w);
 }
@@ -455,7 +551,7 @@ static void propose(vb_sol *prop, const vb_sol *cur, int kb, const vb_doc *d, co
     /* every word re-selects among the remaining topics on the first sweep */
   }
   lda_vb_opts po = *o;
-  po.select_every = 1; /* a proposal is short: select on every iteration */
+  if (!o->select_every) po.select_every = 2;
   run(prop, d, eb, &po, dense, kb, o->restart_iter, w);
 }
 
@@ -569,9 +665,44 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     W[t].sel = (int *)R_alloc(K, sizeof(int));
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));
+    W[t].inbuf = (int *)R_alloc(K, sizeof(int));
     W[t].ord = (int *)R_alloc(K, sizeof(int));
     W[t].ord_tmp = (int *)R_alloc(K, sizeof(int));
+    W[t].ord_ready = 0;
+    memset(W[t].inbuf, 0, sizeof(int) * (size_t)K);
     memset(W[t].tried, 0, sizeof(int) * (size_t)K);
+  }
+  if (!dense && L <= TOP_SCAN_MAX_L && Vb > 0) {
+    /* each batch word's T topics of largest weight, in decreasing order */
+    int T = 4 * L > 48 ? 4 * L : 48;
+    if (T > K) T = K;
+    int *wo = (int *)R_alloc((size_t)Vb * T, sizeof(int));
+    double *we = (double *)R_alloc((size_t)Vb * T, sizeof(double));
+    int *scratch = (int *)R_alloc((size_t)2 * K * threads, sizeof(int));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+    for (int v = 0; v < Vb; v++) {
+      int *idx = scratch + (size_t)2 * K * svi_thread_id(), *tmp = idx + K;
+      const double *e = eb + (size_t)v * K;
+      svi_select_top(e, K, T, idx);
+      sort_by_key(idx, T, e, tmp);
+      for (int t = 0; t < T; t++) {
+        wo[(size_t)v * T + t] = idx[t];
+        we[(size_t)v * T + t] = e[idx[t]];
+      }
+    }
+    for (int t = 0; t < threads; t++) {
+      W[t].T = T;
+      W[t].wo = wo;
+      W[t].we = we;
+    }
+  } else {
+    for (int t = 0; t < threads; t++) {
+      W[t].T = 0;
+      W[t].wo = NULL;
+      W[t].we = NULL;
+    }
   }
   /* Chunks of documents bound the memory of the per-entry buffers; results
    * do not depend on the chunking since the summary is reduced serially in

@@ -10,7 +10,8 @@ typedef struct {
   int K;             /* topics */
   int L;             /* sparsity level; L >= K is the dense step */
   int max_iter;      /* iterations per document (100) */
-  int select_every;  /* 1: run selection on every iteration (tests) */
+  int select_every;  /* 1: select on every iteration (tests); 0: iterations
+                        1-5 and every 10th; 2 (internal): restart proposal */
   int restart_max;   /* restart proposals per document; 0 = off */
   int restart_iter;  /* forward iterations of one proposal */
   int want_objective;/* compute each document's objective terms */

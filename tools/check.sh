@@ -8,7 +8,7 @@ rm -rf sparsevi.Rcheck sparsevi_*.tar.gz
 R CMD build .
 tarball=$(ls sparsevi_*.tar.gz | head -n 1)
 status=0
-_R_CHECK_FORCE_SUGGESTS_=false _R_CHECK_CRAN_INCOMING_=false \
+NOT_CRAN=true _R_CHECK_FORCE_SUGGESTS_=false _R_CHECK_CRAN_INCOMING_=false \
   R CMD check --no-manual "$tarball" || status=$?
 log=sparsevi.Rcheck/00check.log
 # testthat's own summary, then a plain closing line for CI

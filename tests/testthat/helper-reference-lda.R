@@ -49,7 +49,8 @@ ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 10
       cand <- if (dense) setdiff(seq_len(K), ban) else setdiff(st$act, ban)
       prior <- rep(-Inf, K)
       prior[cand] <- digamma(alpha + st$N[cand])
-      select <- sel_every || it <= 5 || it %% 10 == 0
+      select <- if (identical(sel_every, "proposal")) it == 1 else
+        (sel_every || it <= 5 || it %% 10 == 0)
       st <- sweep(st, prior, cand, select)
       st$iters <- it
       if (st$delta < tol) break
@@ -84,7 +85,8 @@ ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 10
       tried <- c(tried, kb)
       prop <- st
       if (!dense) prop$act <- setdiff(prop$act, kb)
-      prop <- run(prop, restart_iter, ban = kb, sel_every = TRUE)
+      prop <- run(prop, restart_iter, ban = kb,
+                  sel_every = if (select_every) TRUE else "proposal")
       tries <- tries + 1
       po <- objective(prop)$Ld
       if (po > cur_obj) {

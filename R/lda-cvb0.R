@@ -1,0 +1,244 @@
+# The SCVB0 engine (Foulds et al. 2013): local step "cvb0", its global step
+# and the fold-in used by predict(method = "cvb0"). MATH.md section 5.
+# The C lives in src/lda-cvb0.c (kernels) and src/cvb0.c (glue).
+
+#' Stochastic collapsed variational Bayes (SCVB0) for LDA
+#'
+#' `fit_lda(x, K, local = "cvb0", global = "stochastic")` runs SCVB0
+#' (Foulds, Boyles, DuBois, Smyth and Welling 2013, Algorithm 2 with the
+#' clumping of eq. 9). Each document keeps its own topic counts
+#' \eqn{N^\Theta_d}, updated word type by word type with the document step
+#' size \eqn{\rho^\Theta_t = s_d (\tau_d + t)^{-\kappa_d}}; after `burnin`
+#' passes over the document, one more pass also adds the word's
+#' responsibilities to the minibatch estimate of the topic statistics, which
+#' the global step scales by \eqn{C / |M|} (corpus tokens over minibatch
+#' tokens) and averages in with
+#' \eqn{\rho^\Phi_t = s (\tau + t)^{-\kappa}}. Topic totals
+#' \eqn{N^Z} are updated by the same rule (eq. 8), so they stay equal to the
+#' row sums of the topic-word statistics.
+#'
+#' The engine's settings are passed through the `...` of [fit_lda()]:
+#' * `doc_s` (default 1), `doc_tau` (default 10), `doc_kappa` (default 0.9):
+#'   the document step schedule; `doc_s / doc_tau^doc_kappa` must be at most 1.
+#' * `burnin`: burn-in passes over each document before the pass that
+#'   updates the topics, a whole number from 0 to 100, default 1.
+#' * `shuffle`: visit each document's words in a random order on every pass
+#'   (default `TRUE`); `FALSE` visits them in vocabulary order.
+#' * `infer_passes`: passes over a new document in
+#'   `predict(fit, newdata, method = "cvb0")`, from 1 to 1000, default 10.
+#'
+#' Where the paper leaves a choice open: each document's \eqn{N^\Theta_d}
+#' starts at a random point (\eqn{N_d} times uniform draws, normalised); the
+#' document step counter \eqn{t} counts the word-type (clumped) updates of
+#' the document, continuing from the burn-in passes into the last pass; the
+#' corpus size \eqn{C} is the token count of the corpus given to
+#' [fit_lda()]. The fold-in of `predict(..., method = "cvb0")` runs the same
+#' document updates with the topics frozen at `topic_word` and returns
+#' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}.
+#'
+#' Defaults of the topic schedule and priors follow the paper: minibatches of
+#' 100 documents, `s = 10`, `tau = 1000`, `kappa = 0.9`, `alpha = 0.1`,
+#' `eta = 0.01`. Random streams belong to blocks of 64 documents, so the fit
+#' depends on `seed` and not on `threads`.
+#'
+#' @name scvb0
+#' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.
+#'   (2013). Stochastic collapsed variational Bayesian inference for latent
+#'   Dirichlet allocation. *KDD*.
+#' @examples
+#' sim <- simulate_lda(D = 200, V = 100, K = 3, doc_length = 60, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, local = "cvb0", global = "stochastic",
+#'                passes = 5, seed = 1, threads = 1, progress = FALSE)
+#' terms(fit, 5)
+#' round(predict(fit, sim$dtm[1:3, ], method = "cvb0", seed = 1), 2)
+NULL
+
+# Engine defaults (the paper's).
+cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
+                      tau = 1000, kappa = 0.9, doc_s = 1, doc_tau = 10,
+                      doc_kappa = 0.9, burnin = 1L, shuffle = TRUE,
+                      infer_passes = 10L)
+
+# Resolves SCVB0's settings once, when fit_lda() builds its control list
+# (fit_lda() calls lda_<local>_control()). The paper's topic schedule
+# (tau = 1000, kappa = 0.9) and minibatches of 100 documents replace the
+# loop's generic defaults unless the caller of fit_lda() gave them; the
+# corpus token count C is recorded for the C / |M| scaling; the global step
+# is SCVB0's own (lda_global_cvb0). The control hook receives neither the
+# corpus nor the call, so both are read from fit_lda()'s frame (`x`, `call`).
+lda_cvb0_control <- function(control, call = caller_call()) {
+  env <- parent.frame()
+  fcall <- get0("call", envir = env, inherits = FALSE)
+  given <- if (is.call(fcall)) names(as.list(fcall)) else character(0)
+  if (!"tau" %in% given) control$tau <- cvb0_defaults$tau
+  if (!"kappa" %in% given) control$kappa <- cvb0_defaults$kappa
+  if (!any(c("n_batches", "batch_size") %in% given)) {
+    bs <- as.integer(min(cvb0_defaults$batch_size, control$n_docs))
+    control$batch_size <- bs
+    control$n_batches <- as.integer(ceiling(control$n_docs / bs))
+  }
+  x <- get0("x", envir = env, inherits = FALSE)
+  if (inherits(x, "sparsevi_dtm")) {
+    control$n_tokens <- sum(x$count)
+    control$n_tokens_docs <- control$n_docs
+  }
+  for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {
+    if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
+  }
+  control$cvb0_settings <- cvb0_settings(control, call = call)
+  control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
+  control$infer_passes <- check_count(control$infer_passes, "infer_passes", min = 1,
+                                      max = 1000, call = call)
+  control$global_step <- "cvb0"
+  control
+}
+
+# Settings of the document update as the 6 doubles the C glue reads:
+# alpha, doc_s, doc_tau, doc_kappa, passes, shuffle.
+cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
+  get <- function(name) {
+    v <- control[[name]]
+    if (is.null(v)) cvb0_defaults[[name]] else v
+  }
+  alpha <- check_positive(get("alpha"), "alpha", call = call)
+  doc_s <- check_positive(get("doc_s"), "doc_s", call = call)
+  doc_tau <- check_number(get("doc_tau"), "doc_tau", lower = 0, call = call)
+  doc_kappa <- check_number(get("doc_kappa"), "doc_kappa", lower = 0, upper = 1,
+                            lower_open = TRUE, call = call)
+  if (doc_s * max(doc_tau, 1e-300)^(-doc_kappa) > 1) {
+    abort(sprintf("The first document step size `doc_s / doc_tau^doc_kappa` is %s; it must be at most 1: lower `doc_s` or raise `doc_tau`.",
+                  format(doc_s * doc_tau^(-doc_kappa), digits = 3)),
+          "argument", call = call)
+  }
+  if (is.null(passes)) {
+    passes <- check_count(get("burnin"), "burnin", min = 0, max = 100, call = call) + 1L
+  }
+  shuffle <- check_flag(get("shuffle"), "shuffle", call = call)
+  c(alpha, doc_s, doc_tau, doc_kappa, passes, as.double(shuffle))
+}
+
+# Row sums of lambda (tot_k = NZ_k + V eta) when the state tracks them for
+# its current lambda; NULL lets C compute them.
+cvb0_totals <- function(state) {
+  if (!is.null(state$tot) && identical(state$tot_t, state$t)) state$tot else NULL
+}
+
+# The K x V dgCMatrix with the slots the C glue built (K entries per word of
+# the batch). The slots are set directly on an empty dgCMatrix: they are
+# valid by construction, and validating them per minibatch would cost more
+# than the local step on small minibatches.
+cvb0_summary_matrix <- function(res, K, V) {
+  S <- cvb0_empty_dgc()
+  attr(S, "i") <- res$i
+  attr(S, "p") <- res$p
+  attr(S, "x") <- res$x
+  attr(S, "Dim") <- c(as.integer(K), as.integer(V))
+  S
+}
+
+cvb0_cache <- new.env(parent = emptyenv())
+cvb0_empty_dgc <- function() {
+  if (is.null(cvb0_cache$dgc)) cvb0_cache$dgc <- methods::new("dgCMatrix")
+  cvb0_cache$dgc
+}
+
+# First random stream of a batch: 2^20 streams per global update t.
+cvb0_stream_base <- function(state) {
+  t <- if (is.null(state$t)) 0 else state$t
+  (t %% 2^28) * 2^20
+}
+
+# Local step of SCVB0 over one minibatch.
+lda_local_cvb0 <- function(batch, state, control, seed, threads) {
+  settings <- control$cvb0_settings
+  if (is.null(settings)) settings <- cvb0_settings(control)
+  lambda <- state$lambda
+  if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  K <- nrow(lambda)
+  V <- ncol(lambda)
+  res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
+               lambda, cvb0_totals(state), settings, seed, cvb0_stream_base(state),
+               as.integer(threads), TRUE)
+  list(summary = cvb0_summary_matrix(res, K, V),
+       doc_topic = res$theta,
+       stats = list(tokens = sum(batch$count)))
+}
+
+# Corpus token count C for the C / |M| scaling: carried in the state, else
+# recorded by lda_cvb0_control() (rescaled by the number of documents when
+# update() continues on another corpus); as a last resort estimated from the
+# minibatch's tokens per document times the number of documents.
+cvb0_corpus_tokens <- function(state, control, res) {
+  if (!is.null(state$n_tokens)) return(as.double(state$n_tokens))
+  if (!is.null(control$n_tokens)) {
+    # update() on another corpus changes n_docs: rescale by documents
+    d0 <- control$n_tokens_docs
+    if (!is.null(d0) && !is.null(control$n_docs) && d0 != control$n_docs) {
+      return(control$n_tokens * control$n_docs / d0)
+    }
+    return(as.double(control$n_tokens))
+  }
+  docs <- ncol(res$doc_topic)
+  tokens <- res$stats$tokens
+  if (!is.null(control$n_docs) && docs > 0) return(control$n_docs * tokens / docs)
+  abort("internal error: the SCVB0 global step needs the corpus token count.", "internal")
+}
+
+# Global step of SCVB0 (eqs. 7-8): with lambda = eta + NPhi and tot = NZ + V eta,
+# lambda <- (1 - rho) lambda + rho (eta + C / |M| S), tot likewise, where
+# rho = s (tau + t)^-kappa. This is the stochastic VB update with the summary
+# scaled by corpus tokens over minibatch tokens (not documents).
+lda_global_cvb0 <- function(state, res, batch_id, control) {
+  get <- function(name) {
+    v <- control[[name]]
+    if (is.null(v)) cvb0_defaults[[name]] else v
+  }
+  t <- if (is.null(state$t)) 0 else state$t
+  s <- if (is.null(control$step_scale)) cvb0_defaults$s else control$step_scale
+  rho <- min(1, s * (get("tau") + t)^(-get("kappa")))
+  eta <- get("eta")
+  lambda <- state$lambda
+  if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  S <- res$summary
+  if (!methods::is(S, "dgCMatrix")) {
+    S <- methods::as(methods::as(methods::as(S, "CsparseMatrix"), "generalMatrix"), "dMatrix")
+  }
+  tokens <- res$stats$tokens
+  if (is.null(tokens)) tokens <- sum(S@x)
+  scale <- if (tokens > 0) cvb0_corpus_tokens(state, control, res) / tokens else 0
+  tot <- cvb0_totals(state)
+  if (is.null(tot)) tot <- rowSums(lambda)
+  threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
+  out <- .Call(ffi_lda_global_cvb0, lambda, as.double(tot), eta, rho, scale,
+               S@p, S@i, S@x, threads)
+  state$lambda <- out$lambda
+  state$t <- t + 1L
+  state$tot <- out$tot
+  state$tot_t <- state$t
+  state$rho <- rho
+  state
+}
+
+# Fold-in of new documents with the topics frozen at the fit's topic_word:
+# `infer_passes` passes of the document update; returns D x K proportions
+# (NTheta_d + alpha) / (N_d + K alpha).
+lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
+  if (is.null(control)) control <- list()
+  if (is.null(control$alpha)) control$alpha <- fit$alpha
+  passes <- control$infer_passes
+  if (is.null(passes)) passes <- fit$control$infer_passes
+  if (is.null(passes)) passes <- cvb0_defaults$infer_passes
+  passes <- check_count(passes, "infer_passes", min = 1, max = 1000)
+  settings <- cvb0_settings(utils::modifyList(as.list(fit$control), as.list(control)),
+                            passes = passes)
+  tw <- fit$topic_word
+  K <- nrow(tw)
+  tw <- matrix(as.double(tw), K, ncol(tw))
+  if (is.null(seed)) seed <- resolve_seed(NULL)
+  res <- .Call(ffi_lda_local_cvb0, dtm$doc_ptr, dtm$term, dtm$count, ncol(tw), tw,
+               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE)
+  theta <- res$theta + settings[1L]
+  theta <- t(theta) / colSums(theta)
+  dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))
+  theta
+}

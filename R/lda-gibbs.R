@@ -1,0 +1,370 @@
+# The "gibbs" engine: Gibbs sampling within stochastic variational inference
+# with sparse lazy updates (Mimno, Hoffman & Blei 2012), plus the two
+# evaluators of that paper, left-to-right held-out probability and UMass
+# coherence. Kernels: src/lda-gibbs.c, src/lda-gibbs-global.c,
+# src/eval-ltr.c, src/eval-umass.c; glue: src/gibbs.c.
+
+#' Gibbs sampling within stochastic variational inference
+#'
+#' `fit_lda(x, K, local = "gibbs", global = "stochastic")` fits LDA by the
+#' hybrid algorithm of Mimno, Hoffman & Blei (2012): for each minibatch,
+#' every document's topic assignments are Gibbs-sampled given the current
+#' topics (tokens initialised in turn, each conditioned on the earlier ones;
+#' `burnin` sweeps discarded; `samples` sweeps averaged into sparse
+#' topic-word counts), then the topics take a stochastic natural-gradient
+#' step, lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat).
+#'
+#' The topics are stored as their non-smoothing part lambda - eta, which is
+#' mostly zero, word by word; the step's (1 - rho_t) decay is applied lazily
+#' through a running product that is folded into the stored values before
+#' it underflows, so a minibatch only touches the (word, topic) pairs it
+#' sampled. A draw splits the sampling normaliser into parts that are
+#' constant per minibatch and parts over the document's topics, so its cost
+#' grows with the number of topics in the document and word, not with K.
+#' Documents are sampled in parallel (`threads`), with a random stream per
+#' block of documents: the fit depends on `seed` only.
+#'
+#' @section Controls (through `...` of [fit_lda()]):
+#' - `burnin`: Gibbs sweeps discarded per document, a whole number >= 0
+#'   (default 3).
+#' - `samples`: sweeps averaged into the summary, a whole number >= 1
+#'   (default 2). The paper finds 3 to 5 sweeps in all enough.
+#' - `rescale_below`: the running product is folded into the stored values
+#'   when it falls below this, in (0, 1) (default 1e-100).
+#'
+#' Defaults of the engine: `alpha = 0.1`, `eta = 0.2` (the paper recommends
+#' eta between 0.2 and 0.5: small eta makes early random choices stick).
+#' Counts must be whole numbers. `predict(fit, newdata, method = "gibbs")`
+#' samples new documents' topics with the fitted topics fixed;
+#' [heldout_loglik()] with `method = "left_to_right"` and [coherence()] with
+#' `measure = "umass"` are the paper's evaluations and work for any LDA fit.
+#' @name lda_gibbs
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 40, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 3, batch_size = 20,
+#'                burnin = 3, samples = 2, seed = 1)
+#' terms(fit, 5)
+#' coherence(fit, sim$dtm, measure = "umass", n = 5)
+NULL
+
+# ---- the sparse topic-word store -------------------------------------------
+#
+# lambda_kv = eta + scale * x_kv with x stored word-major and sparse (the
+# slots of a K x V dgCMatrix: p, k = row index, x), tot = per-topic sums of x
+# and scale the running product prod_t (1 - rho_t) (Appendix A, eq. 19).
+
+gibbs_store_empty <- function(K, V) {
+  list(p = integer(V + 1L), k = integer(0L), x = double(0L), tot = double(K),
+       scale = 1)
+}
+
+# A store from a dense K x V lambda (every entry must be >= eta).
+gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
+  nstar <- lambda - eta
+  if (any(nstar < -1e-12 * pmax(1, abs(lambda)))) {
+    abort(paste0("The \"gibbs\" engine stores lambda - eta sparsely and needs every ",
+                 "topic-word parameter lambda to be at least eta; start from ",
+                 "fit_lda()'s own initialisation (init = \"bregman\" or \"random\")."),
+          "engine", call = call)
+  }
+  nstar[nstar < 0] <- 0
+  m <- methods::as(Matrix::Matrix(nstar, sparse = TRUE), "CsparseMatrix")
+  m <- methods::as(m, "generalMatrix")
+  K <- nrow(lambda)
+  out <- list(p = as.integer(m@p), k = as.integer(m@i), x = as.double(m@x),
+              tot = double(K), scale = 1)
+  out$tot <- as.double(rowSums(nstar))
+  out
+}
+
+# Dense K x V lambda from a store.
+gibbs_materialise <- function(store, eta) {
+  .Call(ffi_lda_gibbs_materialise, store, as.double(eta))
+}
+
+# ---- controls -------------------------------------------------------------
+
+# Validated engine controls; engine controls arrive through fit_lda()'s `...`
+# into `control`. `burnin` (3) and `samples` (2) are the Gibbs sweeps per
+# document (discarded, saved); `rescale_below` (1e-100) the threshold of the
+# running product prod (1 - rho_t) below which the store is rescaled.
+gibbs_control <- function(control = list(), call = caller_call()) {
+  burnin <- control$burnin %||% 3L
+  samples <- control$samples %||% 2L
+  rescale_below <- control$rescale_below %||% 1e-100
+  list(
+    burnin = check_count(burnin, "burnin", min = 0, max = 1e4, call = call),
+    samples = check_count(samples, "samples", min = 1, max = 1e4, call = call),
+    rescale_below = check_number(rescale_below, "rescale_below", lower = 0,
+                                 upper = 1, lower_open = TRUE, upper_open = TRUE,
+                                 call = call)
+  )
+}
+
+# Called by fit_lda() for local = "gibbs": checks the engine controls and
+# selects the sparse lazy implementation of the stochastic global step.
+lda_gibbs_control <- function(control, call = caller_call()) {
+  ctl <- gibbs_control(control, call = call)
+  control[names(ctl)] <- ctl
+  if (identical(control$global, "stochastic")) control$global_step <- "gibbs"
+  control
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+gibbs_alpha <- function(alpha, K) {
+  if (length(alpha) == 1L) rep(as.double(alpha), K) else as.double(alpha)
+}
+
+# Stream ids of the local step: a range of 2^20 blocks per global update,
+# offset from the other engines' streams.
+gibbs_stream <- function(t) 2^51 + as.double(t) * 2^20
+
+# ---- the local step -------------------------------------------------------
+
+# The "gibbs" local step on one batch: returns list(summary = K x V
+# dgCMatrix of the batch's averaged topic-word counts (not scaled),
+# doc_topic = K x Db average topic counts, stats).
+lda_local_gibbs <- function(batch, state, control, seed, threads) {
+  ctl <- gibbs_control(control)
+  if (any(batch$count != round(batch$count))) {
+    abort("The \"gibbs\" engine samples a topic per token and needs whole-number counts; round the counts or use local = \"vb\".",
+          "count")
+  }
+  store <- gibbs_state_store(state, control)
+  K <- length(store$tot)
+  alpha <- gibbs_alpha(control$alpha, K)
+  res <- .Call(ffi_lda_local_gibbs, batch$doc_ptr, batch$term, batch$count,
+               length(store$p) - 1L, store, as.double(control$eta), alpha,
+               c(ctl$burnin, ctl$samples), seed, gibbs_stream(state$t %||% 0),
+               as.integer(threads))
+  V <- length(store$p) - 1L
+  summary <- methods::new("dgCMatrix", i = res$k, p = res$p, x = res$x,
+                          Dim = c(K, V))
+  st <- res$stats
+  draws <- sum(st[1:4])
+  frac <- function(i) if (draws > 0) st[i] / draws else NA_real_
+  list(
+    summary = summary,
+    doc_topic = res$doc_topic,
+    stats = list(
+      tokens = st[6],
+      word_doc_fraction = frac(1),
+      word_alpha_fraction = frac(2),
+      doc_fraction = frac(3),
+      alpha_fraction = frac(4),
+      entries_per_draw = frac(5)
+    )
+  )
+}
+
+# The store of a state: kept in state$gibbs; built from state$lambda the
+# first time (lambda = eta everywhere gives the empty store).
+gibbs_state_store <- function(state, control) {
+  if (!is.null(state$gibbs)) return(state$gibbs)
+  gibbs_store_from_lambda(state$lambda, control$eta)
+}
+
+# ---- the sparse lazy global step ------------------------------------------
+
+# lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat), applied
+# lazily on the sparse store state$gibbs. The dense state$lambda that the
+# loop and the fitted object read is materialised only after the last batch
+# of a lap (once per lap, not per minibatch); within a lap it is NULL.
+lda_global_gibbs <- function(state, res, batch_id, control) {
+  ctl <- gibbs_control(control)
+  store <- gibbs_state_store(state, control)
+  t <- state$t %||% 0L
+  rho <- min(1, (control$step_scale %||% 1) *
+                ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.6)))
+  mult <- control$n_docs / max(1, ncol(res$doc_topic))
+  S <- res$summary
+  batch <- list(p = S@p, k = S@i, x = S@x)
+  state$gibbs <- .Call(ffi_lda_global_gibbs, store, batch, as.double(rho),
+                       as.double(mult), as.double(ctl$rescale_below))
+  state$t <- t + 1L
+  last <- is.null(control$n_batches) || batch_id >= control$n_batches
+  state$lambda <- if (last) gibbs_materialise(state$gibbs, control$eta) else NULL
+  state
+}
+
+# Dense lambda of a state (materialised from the store when needed).
+gibbs_state_lambda <- function(state, control) {
+  if (!is.null(state$gibbs)) return(gibbs_materialise(state$gibbs, control$eta))
+  state$lambda
+}
+
+# ---- left-to-right held-out probability -----------------------------------
+
+#' Left-to-right held-out log probability
+#'
+#' Estimates the log probability of whole test documents under a fitted
+#' topic model by the left-to-right sequential sampler (Wallach et al.
+#' 2009; Mimno, Hoffman & Blei 2012, eq. 12), with the topics fixed at the
+#' fit's `topic_word`. Each document's tokens are visited in a random order
+#' (a bag of words has none); at each position the probability of the word
+#' given the earlier ones is averaged over `particles` particles, each of
+#' which then samples the token's topic. Usually called as
+#' `heldout_loglik(fit, test, method = "left_to_right")`.
+#'
+#' @param fit A `sparsevi_lda` fit (any engine): its `topic_word`, `alpha`
+#'   and `vocab` are used.
+#' @param test Test documents: a `sparsevi_dtm` or anything [as_dtm()]
+#'   accepts, or a `sparsevi_heldout` from [split_heldout()] (its observed
+#'   and held-out parts are scored together, as whole documents). Aligned to
+#'   the fit's vocabulary by term name; unknown terms are dropped with a
+#'   message.
+#' @param particles Number of particles, a whole number >= 1 (default 10).
+#' @param seed `NULL` (draw from R's random number generator) or a whole
+#'   number.
+#' @param threads Number of threads (default `getOption("sparsevi.threads",
+#'   1L)`); the result does not depend on it.
+#' @param ... Ignored.
+#' @returns The log probability per token over all test tokens, a number,
+#'   with attributes `tokens` (number of tokens scored), `per_doc` (each
+#'   document's log probability) and `doc_tokens` (each document's length),
+#'   like the other [heldout_loglik()] methods.
+#' @examples
+#' sim <- simulate_lda(D = 30, V = 40, K = 3, doc_length = 30, seed = 1)
+#' fit <- list(topic_word = sim$topic_word, alpha = 0.1,
+#'             vocab = sim$dtm$vocab)
+#' heldout_loglik_left_to_right(fit, sim$dtm[1:5, ], particles = 5, seed = 1)
+#' @export
+heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL,
+                                         threads = getOption("sparsevi.threads", 1L),
+                                         ...) {
+  call <- caller_call(1)
+  particles <- check_count(particles, "particles", min = 1, max = 1e5, call = call)
+  threads <- sparsevi_threads(threads)
+  beta <- fit$topic_word
+  if (!is.matrix(beta) || !is.numeric(beta) || anyNA(beta) || any(beta < 0)) {
+    abort("`fit` must be a topic-model fit with a numeric K x V `topic_word` matrix.",
+          "argument", call = call)
+  }
+  vocab <- fit$vocab %||% colnames(beta)
+  dtm <- ltr_test_dtm(test, call)
+  if (!is.null(vocab)) {
+    al <- dtm_align(dtm, vocab)
+    if (al$dropped > 0L) {
+      message(sprintf("Dropped %d test terms (%s tokens) not in the fitted vocabulary.",
+                      al$dropped, format(al$dropped_tokens)))
+    }
+    dtm <- al$x
+  } else if (ncol(dtm) != ncol(beta)) {
+    abort("`test` has a different vocabulary size from the fit and no term names to align by.",
+          "vocab", call = call)
+  }
+  if (any(dtm$count != round(dtm$count))) {
+    abort("Left-to-right evaluation samples a topic per token and needs whole-number counts in `test`.",
+          "count", call = call)
+  }
+  K <- nrow(beta)
+  alpha <- gibbs_alpha(fit$alpha %||% 0.1, K)
+  if (length(alpha) != K) {
+    abort("`fit$alpha` must have length 1 or K.", "argument", call = call)
+  }
+  seed <- resolve_seed(seed, call = call)
+  storage.mode(beta) <- "double"
+  res <- .Call(ffi_eval_ltr, dtm$doc_ptr, dtm$term, dtm$count, ncol(beta), beta,
+               alpha, particles, seed, 2^52, threads)
+  tok <- res$tokens
+  structure(sum(res$loglik) / max(1, sum(tok)), tokens = sum(tok),
+            per_doc = res$loglik, doc_tokens = tok)
+}
+
+ltr_test_dtm <- function(test, call) {
+  if (inherits(test, "sparsevi_heldout")) {
+    a <- as_dgCMatrix(test$observed)
+    b <- as_dgCMatrix(test$heldout)
+    if (!identical(test$observed$vocab, test$heldout$vocab)) {
+      b <- as_dgCMatrix(dtm_align(test$heldout, test$observed$vocab)$x)
+    }
+    m <- a + b
+    dimnames(m) <- list(test$observed$doc_names, test$observed$vocab)
+    return(as_dtm(methods::as(m, "CsparseMatrix")))
+  }
+  as_dtm(test)
+}
+
+# ---- UMass coherence ------------------------------------------------------
+
+#' UMass topic coherence
+#'
+#' For each topic, the UMass coherence of its `n` most probable words
+#' v_1, ..., v_n (Mimno et al. 2011): the sum over pairs l < m of
+#' log((D(v_m, v_l) + 1) / D(v_l)), where D counts the reference documents
+#' containing a word (or both words). Values closer to zero are better.
+#' Usually called as `coherence(fit, reference, measure = "umass")`.
+#'
+#' @param topic_word A K x V matrix of topic-word probabilities (rows are
+#'   topics) with the vocabulary as column names, e.g. `fit$topic_word`.
+#' @param reference The reference corpus: a `sparsevi_dtm` or anything
+#'   [as_dtm()] accepts, aligned to `colnames(topic_word)` by term name (the
+#'   training corpus is the usual choice).
+#' @param n Number of top words per topic, a whole number from 2 to V
+#'   (default 10).
+#' @returns The coherence of each topic, a numeric vector of length K (as
+#'   [coherence()] returns), with attributes `top_words` (n x K matrix of the
+#'   words scored, term names when `topic_word` has them) and `skipped` (per
+#'   topic, pairs skipped because the higher-ranked word never occurs in
+#'   `reference`).
+#' @examples
+#' sim <- simulate_lda(D = 50, V = 40, K = 3, doc_length = 30, seed = 1)
+#' tw <- sim$topic_word
+#' colnames(tw) <- sim$dtm$vocab
+#' coherence_umass(tw, sim$dtm, n = 5)
+#' @export
+coherence_umass <- function(topic_word, reference, n = 10L) {
+  call <- caller_call(1)
+  if (!is.matrix(topic_word) || !is.numeric(topic_word) || anyNA(topic_word)) {
+    abort("`topic_word` must be a numeric K x V matrix.", "argument", call = call)
+  }
+  V <- ncol(topic_word)
+  n <- check_count(n, "n", min = 2, max = V, call = call)
+  ref <- as_dtm(reference)
+  vocab <- colnames(topic_word)
+  if (!is.null(vocab)) {
+    ref <- dtm_align(ref, vocab)$x
+  } else if (ncol(ref) != V) {
+    abort("`reference` must have the same vocabulary as `topic_word` (give `topic_word` column names to align by term).",
+          "vocab", call = call)
+  }
+  top <- vapply(seq_len(nrow(topic_word)),
+                function(k) order(topic_word[k, ], decreasing = TRUE)[seq_len(n)],
+                integer(n))
+  top <- matrix(top, nrow = n)
+  res <- .Call(ffi_eval_umass, ref$doc_ptr, ref$term, ref$count, V, top - 1L)
+  words <- if (is.null(vocab)) top else matrix(vocab[top], nrow = n)
+  structure(res$score, top_words = words, skipped = res$skipped)
+}
+
+# ---- predict(method = "gibbs") --------------------------------------------
+
+# D x K topic proportions of new documents by the Gibbs sampler with the
+# fitted topics fixed: (alpha + average N_dk over the saved sweeps) /
+# (N_d + K alpha). Controls: burnin, samples (default: the fit's).
+lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
+  given <- fit$control[intersect(c("burnin", "samples"), names(fit$control))]
+  given[names(control)] <- control
+  ctl <- gibbs_control(given)
+  if (any(dtm$count != round(dtm$count))) {
+    abort("The \"gibbs\" method samples a topic per token and needs whole-number counts.",
+          "count")
+  }
+  store <- if (!is.null(fit$state$gibbs)) fit$state$gibbs else
+    gibbs_store_from_lambda(gibbs_fit_lambda(fit), fit$eta)
+  K <- length(store$tot)
+  alpha <- gibbs_alpha(fit$alpha, K)
+  res <- .Call(ffi_lda_local_gibbs, dtm$doc_ptr, dtm$term, dtm$count,
+               length(store$p) - 1L, store, as.double(fit$eta), alpha,
+               c(ctl$burnin, ctl$samples), seed, 2^50, as.integer(threads))
+  theta <- t(res$doc_topic + alpha)
+  theta / rowSums(theta)
+}
+
+# A dense lambda for a fit of any engine (lambda, or topics scaled to the
+# training tokens for point-estimate learners).
+gibbs_fit_lambda <- function(fit) {
+  if (!is.null(fit$lambda)) return(fit$lambda)
+  fit$eta + fit$topic_word * fit$n_tokens / fit$K
+}

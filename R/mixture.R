@@ -1,0 +1,787 @@
+# Mixture models with L-sparse posteriors (Hughes & Sudderth): the training
+# loop (local step in C -> batch summary -> memoized / stochastic / batch
+# global step), the fitted object and its methods. The kernels are in
+# src/mix-local.c and src/obs-*.c; src/mix.c is their glue.
+
+mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
+
+#' Fit a mixture model with sparse variational posteriors
+#'
+#' Fits a finite (Dirichlet) or truncated Dirichlet-process mixture by
+#' variational inference in which each point's responsibilities are the
+#' optimal **L-sparse** ones: the L largest of its K weights, renormalised
+#' (Hughes and Sudderth). With `L = K` this is ordinary dense mean-field VB.
+#' Training sweeps over batches of points: memoized (exact, cached batch
+#' summaries; the objective never decreases), stochastic (step size
+#' \eqn{(\tau + t)^{-\kappa}}) or batch.
+#'
+#' Priors default to data-scaled values. Gaussian models use the column
+#' variances `v` (or, for `"zm_gaussian"`, the column mean squares):
+#' a Wishart prior with `nu = D + 2` degrees of freedom and scale matrix
+#' `B0 = nu * scale * diag(v)`, so a component's prior covariance is about
+#' `scale` times the data's; `"gaussian"` adds a Normal prior on the mean
+#' centred on the data mean with `kappa0` pseudo-points. `"diag_gaussian"`
+#' uses per dimension a Gamma(`nu / 2`, `nu / 2 * scale * v`) prior on the
+#' precision (default `nu = 3`). `"multinomial"` clusters documents (any
+#' input [as_dtm()] accepts) with a Dirichlet(`eta`) prior on each
+#' component's word distribution; its densities leave out the multinomial
+#' coefficient.
+#'
+#' Training starts from K seed points (k-means++ by default), each taken as a
+#' component holding that one point. Lap 0 visits every batch once, the
+#' globals after each batch coming from the batches seen so far; it fills the
+#' memoized caches, and laps 1 to `passes` follow (the objective is
+#' non-decreasing from lap 0 on). Stochastic training starts from the seeds directly. The trace's
+#' `objective` is the evidence lower bound (without the multinomial
+#' coefficient), exact for memoized and batch training; the held-out score
+#' is [heldout_loglik()].
+#'
+#' @param X Data: a numeric matrix or data frame with points in rows; for
+#'   `likelihood = "multinomial"`, a corpus in any form [as_dtm()] accepts.
+#' @param K Number of components, 1 <= K <= number of points.
+#' @param likelihood One of `"gaussian"` (full covariance, default),
+#'   `"zm_gaussian"` (zero-mean, full covariance), `"diag_gaussian"`,
+#'   `"multinomial"`.
+#' @param prior `"dirichlet"` (default; symmetric Dirichlet with total
+#'   concentration `alpha`) or `"dp"` (stick-breaking, truncated at K, with
+#'   concentration `gamma`).
+#' @param L Number of nonzero responsibilities per point, 1..K; default K
+#'   (dense).
+#' @param global `"memoized"` (default), `"stochastic"` or `"batch"`.
+#' @param n_batches,batch_size Number of batches, or points per batch (give
+#'   at most one). Default: one batch per 2,000 points, at most 20.
+#'   `global = "batch"` always uses one batch.
+#' @param passes Maximum number of passes over the data (laps), default 20.
+#' @param init `"kmeanspp"` (default; k-means++ seeding with a divergence
+#'   matching the likelihood) or `"random"` (K distinct random points).
+#' @param alpha Dirichlet total concentration (> 0), default 1.
+#' @param gamma DP concentration (> 0), default 1.
+#' @param nu Prior degrees of freedom: default D + 2 (full covariance) or 3
+#'   (diagonal); must exceed D - 1.
+#' @param scale Prior covariance scale relative to the data's (> 0),
+#'   default 0.1.
+#' @param kappa0 Prior pseudo-count of the mean (> 0), default 0.01.
+#' @param eta Dirichlet prior of multinomial components (> 0), default 0.1.
+#' @param tau,kappa Stochastic step size \eqn{(\tau + t)^{-\kappa}}:
+#'   `tau >= 0` (default 1), `kappa` in (0.5, 1] (default 0.6).
+#' @param tol Memoized/batch training stops when the objective's relative
+#'   change over a lap is below `tol` (>= 0, default 1e-6).
+#' @param seed `NULL` or a whole number, for reproducible fits.
+#' @param threads Number of threads (default
+#'   `getOption("sparsevi.threads", 1)`); results do not depend on it.
+#' @param progress Print one line per lap? Default `interactive()`.
+#' @param heldout Optional test data of the same form as `X`; its held-out
+#'   log-likelihood is recorded after every lap.
+#' @param ... Unused; must be empty.
+#' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
+#'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
+#'   data), `covariances` (D x D x K array, full models) or `variances`
+#'   (K x D, diagonal model), `topic_word` (K x V, rows sum to 1;
+#'   multinomial), `sizes` (expected number of points per component),
+#'   `likelihood`, `prior`, `K`, `L`, `loglik` (training log-likelihood at
+#'   the point estimates), `n` (number of points), `state` (the global
+#'   summaries `N` and `S` the posterior is computed from), `hyper` (prior
+#'   hyperparameters), `center` (column means removed before fitting),
+#'   `columns` (column names or vocabulary), `control` (settings, with
+#'   `init_seconds`, the time of the seeding),
+#'   `trace` (data frame: `lap`, `seconds` (training time since the start of
+#'   the loop, held-out scoring excluded), `objective` (the ELBO; `NA` for
+#'   stochastic training), `heldout`, and the lap's `local_seconds` and
+#'   `summary_seconds` spent in the local step and the summary step),
+#'   `converged` and `call`.
+#' @examples
+#' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
+#' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)
+#' fit
+#' table(predict(fit, sim$X), sim$cluster)
+#' @export
+fit_mixture <- function(X, K,
+                        likelihood = c("gaussian", "zm_gaussian", "diag_gaussian",
+                                       "multinomial"),
+                        prior = c("dirichlet", "dp"), L = K,
+                        global = c("memoized", "stochastic", "batch"),
+                        n_batches = NULL, batch_size = NULL, passes = 20,
+                        init = c("kmeanspp", "random"), alpha = 1, gamma = 1,
+                        nu = NULL, scale = 0.1, kappa0 = 0.01, eta = 0.1,
+                        tau = 1, kappa = 0.6, tol = 1e-6, seed = NULL,
+                        threads = getOption("sparsevi.threads", 1L),
+                        progress = interactive(), heldout = NULL, ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
+  prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
+  global <- check_choice(global, c("memoized", "stochastic", "batch"), "global")
+  init <- check_choice(init, c("kmeanspp", "random"), "init")
+  data <- mix_data(X, likelihood, "X")
+  N <- data$N
+  K <- check_count(K, "K")
+  if (K > N) {
+    abort(sprintf("`K` (%d) exceeds the number of points (%d): use K <= %d.", K, N, N),
+          "argument")
+  }
+  L <- check_count(L, "L", min = 1, max = K)
+  passes <- check_count(passes, "passes", min = 0)
+  alpha <- check_positive(alpha, "alpha")
+  gamma <- check_positive(gamma, "gamma")
+  scale <- check_positive(scale, "scale")
+  kappa0 <- check_positive(kappa0, "kappa0")
+  eta <- check_positive(eta, "eta")
+  tau <- check_number(tau, "tau", lower = 0)
+  kappa <- check_number(kappa, "kappa", lower = 0.5, upper = 1, lower_open = TRUE)
+  tol <- check_number(tol, "tol", lower = 0)
+  progress <- check_flag(progress, "progress")
+  threads <- sparsevi_threads(threads)
+  mix_check_covariance(data, likelihood)
+  hyper <- mix_hyper(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, eta)
+  B <- mix_n_batches(N, n_batches, batch_size, global)
+  test <- if (is.null(heldout)) NULL else mix_newdata(heldout, data, "heldout")
+  seed2 <- resolve_seed(seed)
+
+  perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
+  train <- mix_permute(data, perm)
+  t_init <- proc.time()[["elapsed"]]
+  seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init == "kmeanspp",
+                 data$init_scale, seed2, threads)
+  state <- mix_seed_state(train, hyper, seeds)
+  control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
+                  tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
+                  init_seconds = proc.time()[["elapsed"]] - t_init)
+  res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE)
+  new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call, threads)
+}
+
+check_dots_empty <- function(...) {
+  if (...length() > 0L) {
+    nm <- names(list(...))
+    what <- if (is.null(nm) || !nzchar(nm[1L])) "an unnamed argument" else sprintf("`%s`", nm[1L])
+    abort(sprintf("Unknown argument %s: check its spelling against the documentation.", what),
+          "argument", call = caller_call(2))
+  }
+}
+
+# ---- data ------------------------------------------------------------------
+
+# Validate and convert data for C: numeric data become a double matrix
+# (centred for the Gaussian and diagonal models); documents a CSR list.
+mix_data <- function(X, likelihood, arg, call = caller_call()) {
+  if (likelihood == "multinomial") {
+    x <- as_dtm(X)
+    if (nrow(x) < 1L) abort(sprintf("`%s` has no documents.", arg), "data", call = call)
+    return(list(lik = 3L, N = nrow(x), D = length(x$vocab), dtm = x,
+                data = list(x$doc_ptr, x$term, x$count), columns = x$vocab,
+                center = NULL, init_scale = NULL))
+  }
+  if (is.data.frame(X)) {
+    ok <- vapply(X, is.numeric, logical(1))
+    if (!all(ok)) {
+      abort(sprintf("`%s` has non-numeric columns (%s); drop or encode them.", arg,
+                    paste(names(X)[!ok], collapse = ", ")), "data", call = call)
+    }
+    X <- as.matrix(X)
+  }
+  if (is.numeric(X) && is.null(dim(X))) X <- matrix(X, ncol = 1L)
+  if (!is.matrix(X) || !is.numeric(X)) {
+    abort(sprintf("`%s` must be a numeric matrix or data frame with points in rows, not %s.",
+                  arg, describe(X)), "data", call = call)
+  }
+  if (nrow(X) < 1L || ncol(X) < 1L) {
+    abort(sprintf("`%s` is empty: it needs at least one row and one column.", arg), "data",
+          call = call)
+  }
+  if (anyNA(X) || any(!is.finite(X))) {
+    bad <- which(!is.finite(X), arr.ind = TRUE)[1L, ]
+    abort(sprintf("`%s` contains NA, NaN or Inf (first at row %d, column %d); remove or impute those values.",
+                  arg, bad[1L], bad[2L]), "data", call = call)
+  }
+  storage.mode(X) <- "double"
+  lik <- match(likelihood, mix_likelihoods) - 1L
+  center <- if (likelihood == "zm_gaussian") rep(0, ncol(X)) else colMeans(X)
+  Xc <- if (likelihood == "zm_gaussian") X else sweep(X, 2L, center, check.margin = FALSE)
+  v <- if (likelihood == "zm_gaussian") colMeans(X^2) else colMeans(Xc^2)
+  list(lik = lik, N = nrow(X), D = ncol(X), X = Xc, data = unname(Xc),
+       columns = colnames(X), center = center, spread = v,
+       init_scale = 1 / pmax(v, max(v) * 1e-12, .Machine$double.xmin))
+}
+
+mix_check_covariance <- function(data, likelihood, call = caller_call()) {
+  if (!likelihood %in% c("gaussian", "zm_gaussian")) return(invisible())
+  if (data$D > data$N) {
+    abort(sprintf("`X` has more columns (%d) than rows (%d), too few points for a full covariance: use likelihood = \"diag_gaussian\" or reduce the dimension (e.g. with prcomp()).",
+                  data$D, data$N), "data", call = call)
+  }
+  const <- which(data$spread <= 1e-12 * max(1, max(data$spread)))
+  if (length(const)) {
+    nm <- if (is.null(data$columns)) as.character(const[1L]) else data$columns[const[1L]]
+    what <- if (likelihood == "zm_gaussian") "is all zero" else "is constant"
+    abort(sprintf("Column %s of `X` %s, so a full covariance is singular: drop that column or use likelihood = \"diag_gaussian\".",
+                  nm, what), "data", call = call)
+  }
+  invisible()
+}
+
+# Test data aligned to the training data's columns (or vocabulary).
+mix_newdata <- function(newdata, data, arg, call = caller_call()) {
+  likelihood <- mix_likelihoods[data$lik + 1L]
+  if (likelihood == "multinomial") {
+    x <- as_dtm(newdata)
+    al <- dtm_align(x, data$columns)
+    out <- list(lik = 3L, N = nrow(al$x), D = data$D,
+                data = list(al$x$doc_ptr, al$x$term, al$x$count),
+                dropped = al$dropped, dropped_tokens = al$dropped_tokens)
+    return(out)
+  }
+  if (is.data.frame(newdata)) newdata <- as.matrix(newdata)
+  if (is.numeric(newdata) && is.null(dim(newdata)) && data$D == length(newdata)) {
+    newdata <- matrix(newdata, nrow = 1L, dimnames = list(NULL, names(newdata)))
+  }
+  if (!is.matrix(newdata) || !is.numeric(newdata)) {
+    abort(sprintf("`%s` must be a numeric matrix or data frame like the training data, not %s.",
+                  arg, describe(newdata)), "data", call = call)
+  }
+  cols <- data$columns
+  if (!is.null(cols) && !is.null(colnames(newdata))) {
+    m <- match(cols, colnames(newdata))
+    if (anyNA(m)) {
+      abort(sprintf("`%s` lacks the training column(s) %s; give it the same columns as the training data.",
+                    arg, paste(cols[is.na(m)], collapse = ", ")), "data", call = call)
+    }
+    newdata <- newdata[, m, drop = FALSE]
+  } else if (ncol(newdata) != data$D) {
+    abort(sprintf("`%s` has %d columns but the model was fitted to %d; give it the same columns as the training data.",
+                  arg, ncol(newdata), data$D), "data", call = call)
+  }
+  if (anyNA(newdata) || any(!is.finite(newdata))) {
+    abort(sprintf("`%s` contains NA, NaN or Inf; remove or impute those values.", arg),
+          "data", call = call)
+  }
+  storage.mode(newdata) <- "double"
+  Xc <- sweep(newdata, 2L, data$center, check.margin = FALSE)
+  list(lik = data$lik, N = nrow(Xc), D = data$D, data = unname(Xc), dropped = 0L)
+}
+
+mix_permute <- function(data, perm) {
+  if (data$lik == 3L) {
+    x <- dtm_subset(data$dtm, perm)
+    return(list(lik = 3L, N = data$N, D = data$D, data = list(x$doc_ptr, x$term, x$count)))
+  }
+  list(lik = data$lik, N = data$N, D = data$D, data = data$data[perm, , drop = FALSE])
+}
+
+mix_n_batches <- function(N, n_batches, batch_size, global, call = caller_call()) {
+  if (!is.null(n_batches) && !is.null(batch_size)) {
+    abort("Give at most one of `n_batches` and `batch_size`.", "argument", call = call)
+  }
+  if (global == "batch") return(1L)
+  if (!is.null(n_batches)) return(check_count(n_batches, "n_batches", max = N, call = call))
+  if (!is.null(batch_size)) {
+    bs <- check_count(batch_size, "batch_size", call = call)
+    return(as.integer(ceiling(N / min(bs, N))))
+  }
+  as.integer(max(1, min(20, N %/% 2000)))
+}
+
+# ---- prior -----------------------------------------------------------------
+
+pack_lower <- function(M) M[upper.tri(M, diag = TRUE)]
+
+unpack_lower <- function(p, D) {
+  M <- matrix(0, D, D)
+  M[upper.tri(M, diag = TRUE)] <- p
+  M + t(M) - diag(diag(M), D)
+}
+
+mix_hyper <- function(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, eta,
+                      call = caller_call()) {
+  D <- data$D
+  full <- likelihood %in% c("gaussian", "zm_gaussian")
+  if (is.null(nu)) {
+    nu <- if (full) D + 2 else 3
+  } else {
+    nu <- check_number(nu, "nu", lower = if (full) D - 1 else 0, lower_open = TRUE,
+                       call = call)
+  }
+  h <- list(lik = data$lik, prior = if (prior == "dp") 1L else 0L,
+            conc = if (prior == "dp") gamma else alpha, kappa0 = kappa0, nu0 = nu,
+            eta = eta, m0 = NULL, B0 = NULL, b0 = NULL, logdet_B0 = 0, D = D)
+  if (likelihood == "multinomial") return(h)
+  v <- pmax(data$spread, max(data$spread) * 1e-6)
+  if (!any(v > 0)) v <- rep(1, D)
+  if (full) {
+    B0 <- nu * scale * v
+    h$B0 <- pack_lower(diag(B0, D))
+    h$logdet_B0 <- sum(log(B0))
+  } else {
+    h$b0 <- nu / 2 * scale * v
+  }
+  if (likelihood != "zm_gaussian") h$m0 <- rep(0, D)
+  h
+}
+
+# ---- training loop ---------------------------------------------------------
+
+# Summaries of the K seed points, each a component with one point.
+mix_seed_state <- function(train, hyper, seeds) {
+  K <- length(seeds)
+  D <- hyper$D
+  if (hyper$lik == 3L) {
+    S <- matrix(0, D, K)
+    dp <- train$data[[1L]]
+    for (k in seq_len(K)) {
+      d <- seeds[k]
+      pos <- seq.int(dp[d] + 1L, length.out = dp[d + 1L] - dp[d])
+      S[train$data[[2L]][pos] + 1L, k] <- train$data[[3L]][pos]
+    }
+  } else {
+    Xs <- train$data[seeds, , drop = FALSE]
+    S <- vapply(seq_len(K), function(k) {
+      x <- Xs[k, ]
+      switch(hyper$lik + 1L,
+             c(x, pack_lower(tcrossprod(x))),
+             pack_lower(tcrossprod(x)),
+             c(x, x^2))
+    }, numeric(mix_stat_size(hyper$lik, D)))
+    S <- matrix(S, ncol = K)
+  }
+  list(N = rep(1, K), S = S)
+}
+
+mix_stat_size <- function(lik, D) {
+  switch(lik + 1L, D + D * (D + 1) / 2, D * (D + 1) / 2, 2 * D, D)
+}
+
+mix_local <- function(train, hyper, state, range, L, threads) {
+  res <- .Call(ffi_mix_local, train$data, hyper, state$N, state$S, as.double(range),
+               as.integer(L), as.integer(threads))
+  if (res$status != 0L) {
+    abort(sprintf("Component %d's covariance became singular during training; increase `scale` or `nu`, or use likelihood = \"diag_gaussian\".",
+                  res$status), "numerical", call = NULL)
+  }
+  res
+}
+
+mix_objective <- function(hyper, state, entropy) {
+  .Call(ffi_mix_objective, hyper, state$N, state$S) + entropy
+}
+
+mix_heldout_score <- function(test, hyper, state, threads) {
+  if (is.null(test)) return(NA_real_)
+  mean(.Call(ffi_mix_weights, test$data, hyper, state$N, state$S, TRUE, TRUE,
+             as.integer(threads)))
+}
+
+# The loop shared by fit_mixture() and update(): local step in C -> batch
+# summary -> global step. Lap 0 visits every batch once to fill the memoized
+# caches; with `fresh` the globals follow the batches seen so far.
+mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE) {
+  N <- train$N
+  B <- control$n_batches
+  bounds <- floor(seq(0, N, length.out = B + 1L))
+  L <- control$L
+  threads <- control$threads
+  t_start <- proc.time()[["elapsed"]]
+  rows <- list()
+  eval_time <- 0 # held-out scoring is not training time: left out of `seconds`
+  record <- function(lap, obj, tl, ts) {
+    now <- proc.time()[["elapsed"]]
+    ho <- mix_heldout_score(test, hyper, state, threads)
+    rows[[length(rows) + 1L]] <<- data.frame(
+      lap = lap, seconds = now - t_start - eval_time, objective = obj, heldout = ho,
+      local_seconds = tl, summary_seconds = ts)
+    eval_time <<- eval_time + proc.time()[["elapsed"]] - now
+    if (progress) {
+      r <- rows[[length(rows)]]
+      message(sprintf("lap %3d  %8.2fs  objective %.6g  heldout %.6g", lap, r$seconds,
+                      r$objective, r$heldout))
+    }
+  }
+  converged <- FALSE
+  if (control$global == "stochastic") {
+    t <- 0
+    record(0L, NA_real_, 0, 0)
+    for (lap in seq_len(control$passes)) {
+      tl <- ts <- 0
+      for (b in seq_len(B)) {
+        res <- mix_local(train, hyper, state, bounds[b:(b + 1L)], L, threads)
+        tl <- tl + res$time_local
+        ts <- ts + res$time_summary
+        t <- t + 1
+        rho <- (control$tau + t)^(-control$kappa)
+        w <- N / (bounds[b + 1L] - bounds[b])
+        state$N <- (1 - rho) * state$N + rho * w * res$N
+        state$S <- (1 - rho) * state$S + rho * w * res$S
+      }
+      record(lap, NA_real_, tl, ts)
+    }
+    return(list(state = state, trace = do.call(rbind, rows), converged = NA))
+  }
+  cache <- vector("list", B)
+  ent <- numeric(B)
+  tl <- ts <- 0
+  seen <- list(N = 0 * state$N, S = 0 * state$S)
+  for (b in seq_len(B)) {
+    res <- mix_local(train, hyper, state, bounds[b:(b + 1L)], L, threads)
+    cache[[b]] <- res[c("N", "S")]
+    ent[b] <- res$entropy
+    tl <- tl + res$time_local
+    ts <- ts + res$time_summary
+    seen$N <- seen$N + res$N
+    seen$S <- seen$S + res$S
+    # A fresh fit's lap 0 is incremental (the globals come from the batches
+    # seen so far, as in bnpy's first memoized lap); update() keeps the
+    # fitted globals until the lap is complete.
+    if (fresh) state <- seen
+  }
+  state <- seen
+  prev <- mix_objective(hyper, state, sum(ent))
+  record(0L, prev, tl, ts)
+  for (lap in seq_len(control$passes)) {
+    tl <- ts <- 0
+    for (b in seq_len(B)) {
+      res <- mix_local(train, hyper, state, bounds[b:(b + 1L)], L, threads)
+      tl <- tl + res$time_local
+      ts <- ts + res$time_summary
+      # exact swap of this batch's cached summary
+      state$N <- pmax(state$N - cache[[b]]$N + res$N, 0)
+      state$S <- state$S - cache[[b]]$S + res$S
+      cache[[b]] <- res[c("N", "S")]
+      ent[b] <- res$entropy
+    }
+    obj <- mix_objective(hyper, state, sum(ent))
+    record(lap, obj, tl, ts)
+    if (is.finite(obj) && abs(obj - prev) <= control$tol * abs(prev)) {
+      converged <- TRUE
+      break
+    }
+    prev <- obj
+  }
+  list(state = state, trace = do.call(rbind, rows), converged = converged)
+}
+
+# ---- the fitted object -----------------------------------------------------
+
+# Point estimates (posterior means) of weights and component parameters.
+mix_point_estimates <- function(hyper, state) {
+  Nk <- state$N
+  S <- state$S
+  K <- length(Nk)
+  D <- hyper$D
+  if (hyper$prior == 0L) {
+    w <- (hyper$conc / K + Nk) / (hyper$conc + sum(Nk))
+  } else {
+    rest <- pmax(sum(Nk) - cumsum(Nk), 0)
+    ev <- (1 + Nk) / (1 + Nk + hyper$conc + rest)
+    ev[K] <- 1
+    w <- ev * c(1, cumprod(1 - ev)[-K])
+  }
+  out <- list(weights = w)
+  lik <- hyper$lik
+  if (lik == 3L) {
+    lam <- t(S) + hyper$eta
+    out$topic_word <- lam / rowSums(lam)
+    return(out)
+  }
+  if (lik == 2L) {
+    kap <- hyper$kappa0 + Nk
+    m <- t(S[seq_len(D), , drop = FALSE]) / kap
+    a <- hyper$nu0 / 2 + Nk / 2
+    b <- sweep(t(S[D + seq_len(D), , drop = FALSE]) - kap * m^2, 2L, hyper$b0, `+`) / 1
+    b <- pmax(b, matrix(hyper$b0, K, D, byrow = TRUE))
+    out$means <- m
+    out$variances <- b / a
+    return(out)
+  }
+  zm <- lik == 1L
+  covs <- array(0, c(D, D, K))
+  means <- matrix(0, K, D)
+  B0 <- unpack_lower(hyper$B0, D)
+  for (k in seq_len(K)) {
+    Sxx <- unpack_lower(if (zm) S[, k] else S[-seq_len(D), k], D)
+    Bk <- B0 + Sxx
+    if (!zm) {
+      kap <- hyper$kappa0 + Nk[k]
+      m <- S[seq_len(D), k] / kap
+      Bk <- Bk - kap * tcrossprod(m)
+      means[k, ] <- m
+    }
+    covs[, , k] <- Bk / (hyper$nu0 + Nk[k])
+  }
+  out$means <- means
+  out$covariances <- covs
+  out
+}
+
+new_sparsevi_mixture <- function(res, data, hyper, control, likelihood, prior, K, call,
+                                 threads) {
+  est <- mix_point_estimates(hyper, res$state)
+  cols <- data$columns
+  comp <- sprintf("c%d", seq_len(K))
+  fit <- list(weights = stats::setNames(est$weights, comp))
+  if (!is.null(est$means)) {
+    fit$means <- sweep(est$means, 2L, data$center, `+`)
+    dimnames(fit$means) <- list(comp, cols)
+  }
+  if (!is.null(est$covariances)) {
+    fit$covariances <- est$covariances
+    dimnames(fit$covariances) <- list(cols, cols, comp)
+  }
+  if (!is.null(est$variances)) {
+    fit$variances <- est$variances
+    dimnames(fit$variances) <- list(comp, cols)
+  }
+  if (!is.null(est$topic_word)) {
+    fit$topic_word <- est$topic_word
+    dimnames(fit$topic_word) <- list(comp, cols)
+  }
+  fit$sizes <- stats::setNames(res$state$N, comp)
+  fit$likelihood <- likelihood
+  fit$prior <- prior
+  fit$K <- K
+  fit$L <- control$L
+  fit$n <- data$N
+  fit$loglik <- sum(.Call(ffi_mix_weights, data$data, hyper, res$state$N, res$state$S,
+                          TRUE, TRUE, as.integer(threads)))
+  fit$state <- res$state
+  fit$hyper <- hyper
+  fit$center <- data$center
+  fit$columns <- cols
+  fit$control <- control
+  fit$trace <- res$trace
+  fit$converged <- res$converged
+  fit$call <- call
+  class(fit) <- c("sparsevi_mixture", "sparsevi_fit")
+  fit
+}
+
+# The data-layer description of a fit (what mix_newdata() needs).
+mix_fit_data <- function(object) {
+  list(lik = object$hyper$lik, D = object$hyper$D, columns = object$columns,
+       center = object$center)
+}
+
+#' @export
+print.sparsevi_mixture <- function(x, ...) {
+  cat(sprintf("<sparsevi_mixture> %s, %s prior: K = %d components, L = %d, %s training\n",
+              x$likelihood, x$prior, x$K, x$L, x$control$global))
+  cat(sprintf("  %s points x %d %s; %d laps in %.2fs%s\n", fmt_int(x$n), x$hyper$D,
+              if (x$likelihood == "multinomial") "terms" else "dimensions",
+              max(x$trace$lap), max(x$trace$seconds),
+              if (isTRUE(x$converged)) " (converged)" else ""))
+  last <- x$trace[nrow(x$trace), ]
+  if (!is.na(last$objective)) cat(sprintf("  objective (ELBO): %.6g\n", last$objective))
+  if (!is.na(last$heldout)) cat(sprintf("  held-out log-likelihood: %.6g per point\n", last$heldout))
+  cat(sprintf("  log-likelihood: %.6g\n", x$loglik))
+  o <- order(x$weights, decreasing = TRUE)
+  top <- utils::head(o, 8L)
+  cat("  largest weights: ",
+      paste(sprintf("%s %.3f", names(x$weights)[top], x$weights[top]), collapse = ", "),
+      if (length(o) > 8L) ", ..." else "", "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.sparsevi_mixture <- function(object, ...) {
+  comp <- data.frame(component = names(object$weights), weight = unname(object$weights),
+                     size = unname(object$sizes), stringsAsFactors = FALSE)
+  out <- list(likelihood = object$likelihood, prior = object$prior, K = object$K,
+              L = object$L, n = object$n, loglik = object$loglik,
+              components = comp[order(comp$weight, decreasing = TRUE), ],
+              trace = object$trace, converged = object$converged)
+  class(out) <- "summary.sparsevi_mixture"
+  out
+}
+
+#' @export
+print.summary.sparsevi_mixture <- function(x, ...) {
+  cat(sprintf("Mixture: %s likelihood, %s prior, K = %d, L = %d, %s points\n", x$likelihood,
+              x$prior, x$K, x$L, fmt_int(x$n)))
+  cat(sprintf("Log-likelihood at the posterior means: %.6g\n", x$loglik))
+  cat("Components (by weight):\n")
+  print(utils::head(x$components, 20L), row.names = FALSE, digits = 4)
+  if (nrow(x$components) > 20L) cat(sprintf("... and %d more\n", nrow(x$components) - 20L))
+  invisible(x)
+}
+
+#' Predict with a fitted mixture
+#'
+#' @param object A `sparsevi_mixture`.
+#' @param newdata Data of the same form as the training data (same columns,
+#'   matched by name when both have names; documents are aligned to the
+#'   fitted vocabulary by term name, and unknown terms are dropped with a
+#'   message).
+#' @param type `"cluster"` (default: the most responsible component of each
+#'   point), `"responsibilities"` (N x K matrix, rows sum to 1, from the
+#'   variational weights) or `"density"` (log density of each point under
+#'   the posterior-mean mixture).
+#' @param threads Number of threads.
+#' @param ... Unused.
+#' @returns An integer vector, a matrix or a numeric vector as `type` says.
+#' @examples
+#' sim <- simulate_mixture(N = 200, D = 2, K = 2, seed = 2)
+#' fit <- fit_mixture(sim$X, K = 2, seed = 1, progress = FALSE)
+#' head(predict(fit, sim$X, type = "responsibilities"))
+#' @export
+predict.sparsevi_mixture <- function(object, newdata,
+                                     type = c("cluster", "responsibilities", "density"),
+                                     threads = getOption("sparsevi.threads", 1L), ...) {
+  type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
+  threads <- sparsevi_threads(threads)
+  if (missing(newdata)) abort("`newdata` is required.", "argument")
+  test <- mix_newdata(newdata, mix_fit_data(object), "newdata")
+  if (isTRUE(test$dropped > 0)) {
+    message(sprintf("predict(): dropped %d term(s) (%s tokens) absent from the fitted vocabulary.",
+                    test$dropped, format(test$dropped_tokens)))
+  }
+  st <- object$state
+  if (type == "density") {
+    return(.Call(ffi_mix_weights, test$data, object$hyper, st$N, st$S, TRUE, TRUE,
+                 as.integer(threads)))
+  }
+  W <- .Call(ffi_mix_weights, test$data, object$hyper, st$N, st$S, FALSE, FALSE,
+             as.integer(threads))
+  if (type == "cluster") return(max.col(t(W), ties.method = "first"))
+  m <- apply(W, 2L, max)
+  R <- exp(sweep(W, 2L, m))
+  R <- t(R) / colSums(R)
+  colnames(R) <- names(object$weights)
+  R
+}
+
+#' @rdname heldout_loglik
+#' @param newdata Test data of the same form as the training data.
+#' @param threads Number of threads.
+#' @export
+heldout_loglik.sparsevi_mixture <- function(object, newdata,
+                                            threads = getOption("sparsevi.threads", 1L),
+                                            ...) {
+  mean(predict(object, newdata, type = "density", threads = threads))
+}
+
+#' @export
+logLik.sparsevi_mixture <- function(object, ...) {
+  K <- object$K
+  D <- object$hyper$D
+  per <- switch(object$likelihood, gaussian = D + D * (D + 1) / 2,
+                zm_gaussian = D * (D + 1) / 2, diag_gaussian = 2 * D,
+                multinomial = D - 1)
+  structure(object$loglik, df = (K - 1) + K * per, nobs = object$n, class = "logLik")
+}
+
+#' Continue training a fitted mixture
+#'
+#' Runs more memoized, stochastic or batch laps from the fitted posterior,
+#' on the same or on new data of the same form.
+#'
+#' @param object A `sparsevi_mixture`.
+#' @param X Data (same form and columns as the training data).
+#' @param passes Number of further laps (>= 1), default 5.
+#' @param heldout Optional test data, scored after every lap.
+#' @param progress Print one line per lap?
+#' @param ... Unused.
+#' @returns The updated `sparsevi_mixture`; its `trace` continues the old one.
+#' @importFrom stats update logLik
+#' @examples
+#' sim <- simulate_mixture(N = 200, D = 2, K = 2, seed = 3)
+#' fit <- fit_mixture(sim$X, K = 2, passes = 2, seed = 1, progress = FALSE)
+#' fit <- update(fit, sim$X, passes = 3)
+#' nrow(fit$trace)
+#' @export
+update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
+                                    progress = interactive(), ...) {
+  passes <- check_count(passes, "passes")
+  progress <- check_flag(progress, "progress")
+  likelihood <- object$likelihood
+  fd <- mix_fit_data(object)
+  if (likelihood == "multinomial") {
+    nd <- mix_newdata(X, fd, "X")
+    data <- list(lik = 3L, N = nd$N, D = fd$D, columns = fd$columns, center = NULL,
+                 dtm = new_sparsevi_dtm(nd$data[[1L]], nd$data[[2L]], nd$data[[3L]],
+                                        fd$columns),
+                 data = nd$data)
+  } else {
+    nd <- mix_newdata(X, fd, "X")
+    data <- list(lik = fd$lik, N = nd$N, D = fd$D, columns = fd$columns,
+                 center = fd$center, data = nd$data)
+  }
+  test <- if (is.null(heldout)) NULL else mix_newdata(heldout, fd, "heldout")
+  control <- object$control
+  control$passes <- passes
+  control$n_batches <- min(control$n_batches, data$N)
+  perm <- order(.Call(ffi_svi_rng_unif, control$seed, 2 + nrow(object$trace),
+                      as.double(data$N)))
+  train <- mix_permute(data, perm)
+  res <- mix_train(train, object$hyper, object$state, control, test, progress, fresh = FALSE)
+  old <- object$trace
+  tr <- res$trace
+  tr$lap <- tr$lap + max(old$lap)
+  tr$seconds <- tr$seconds + max(old$seconds)
+  res$trace <- rbind(old, tr)
+  new_sparsevi_mixture(res, data, object$hyper, control, likelihood, object$prior,
+                       object$K, object$call, control$threads)
+}
+
+#' Plot a fitted mixture
+#'
+#' Draws the training trace (objective, or held-out log-likelihood, against
+#' seconds) and, for numeric data, the components projected on the first two
+#' principal axes of the fitted mixture, as ellipses of two standard
+#' deviations (with the points of `X` when given).
+#'
+#' @param x A `sparsevi_mixture`.
+#' @param X Optional data to draw under the ellipses.
+#' @param which Which panels: `"trace"`, `"components"` or both (default).
+#' @param ... Passed to [graphics::plot()].
+#' @returns `x`, invisibly.
+#' @examples
+#' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+#' plot(fit, faithful)
+#' @export
+plot.sparsevi_mixture <- function(x, X = NULL, which = c("trace", "components"), ...) {
+  numeric_data <- !is.null(x$means) && x$hyper$D >= 2L
+  which <- intersect(which, c("trace", "components"))
+  if (!numeric_data) which <- setdiff(which, "components")
+  if (length(which) == 2L) {
+    op <- graphics::par(mfrow = c(1L, 2L))
+    on.exit(graphics::par(op))
+  }
+  if ("trace" %in% which) {
+    tr <- x$trace
+    use_obj <- any(!is.na(tr$objective))
+    y <- if (use_obj) tr$objective else tr$heldout
+    if (all(is.na(y))) y <- rep(NA_real_, nrow(tr))
+    graphics::plot(tr$seconds, y, type = "b", xlab = "seconds",
+                   ylab = if (use_obj) "objective (ELBO)" else "held-out log-likelihood",
+                   main = "Training trace", ...)
+  }
+  if ("components" %in% which) {
+    D <- x$hyper$D
+    covs <- if (!is.null(x$covariances)) x$covariances else
+      array(apply(x$variances, 1L, function(v) diag(v, D)), c(D, D, x$K))
+    mu <- colSums(x$weights * x$means)
+    tot <- matrix(0, D, D)
+    for (k in seq_len(x$K)) {
+      tot <- tot + x$weights[k] * (covs[, , k] + tcrossprod(x$means[k, ] - mu))
+    }
+    P <- eigen(tot, symmetric = TRUE)$vectors[, 1:2, drop = FALSE]
+    M <- sweep(x$means, 2L, mu) %*% P
+    ell <- lapply(seq_len(x$K), function(k) {
+      C <- crossprod(P, covs[, , k] %*% P)
+      e <- eigen(C, symmetric = TRUE)
+      th <- seq(0, 2 * pi, length.out = 60)
+      circ <- cbind(cos(th), sin(th)) %*% (t(e$vectors) * (2 * sqrt(pmax(e$values, 0))))
+      sweep(circ, 2L, M[k, ], `+`)
+    })
+    pts <- if (is.null(X)) NULL else {
+      nd <- mix_newdata(X, mix_fit_data(x), "X")
+      sweep(nd$data + rep(x$center, each = nd$N), 2L, mu) %*% P
+    }
+    allp <- rbind(do.call(rbind, ell), pts)
+    graphics::plot(allp, type = "n", xlab = "PC1", ylab = "PC2", main = "Components")
+    if (!is.null(pts)) graphics::points(pts, pch = 20, col = grDevices::gray(0.6, 0.5))
+    for (k in seq_len(x$K)) {
+      if (x$weights[k] < 1e-3) next
+      graphics::lines(ell[[k]], col = (k - 1L) %% 8L + 1L, lwd = 2)
+    }
+    graphics::points(M, pch = 3, lwd = 2)
+  }
+  invisible(x)
+}

@@ -1,0 +1,221 @@
+# Benchmark of the "gibbs" engine (Mimno, Hoffman & Blei 2012): run from the
+# package root with `nice -n 10 Rscript inst/bench/gibbs.R` after installing
+# the package (set R_LIBS to the library you installed it in). Writes
+# inst/bench/results/gibbs.txt.
+#
+# 1. Seconds per minibatch of 100 documents against K (the paper's Fig. 1):
+#    the hybrid against our dense online VB (local "vb" with L = K), on
+#    nips_f20. Online VB runs as many coordinate-ascent iterations as the
+#    hybrid runs Gibbs sweeps (the paper's set-up), B + S = 5.
+# 2. K = 200 on nips_f20 (and a wikipara subset): per-topic UMass coherence
+#    and left-to-right held-out log probability, hybrid against online VB
+#    after the same number of documents (the paper's Fig. 2).
+# 3. Coherence of the hybrid for eta in {0.1, ..., 0.6}.
+#
+# Sizes are reduced from the paper's (its corpora have 350,000 articles and
+# 1.2 million books) to finish in about 15-20 minutes on one core: see the
+# settings below and the notes printed into the results file.
+
+suppressPackageStartupMessages(library(sparsevi))
+ns <- asNamespace("sparsevi")
+data_dir <- Sys.getenv("SPARSEVI_DATA", file.path("..", "shared", "data"))
+if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+out_file <- file.path("inst", "bench", "results", "gibbs.txt")
+dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
+quick <- nzchar(Sys.getenv("SPARSEVI_BENCH_QUICK"))
+lines <- character(0)
+say <- function(...) {
+  txt <- sprintf(...)
+  cat(txt, "\n", sep = "")
+  lines <<- c(lines, txt)
+  writeLines(lines, out_file)
+}
+
+# UCI bag-of-words reader (only the first max_docs documents).
+read_bow <- function(name, max_docs = Inf) {
+  path <- file.path(data_dir, name, sprintf("docword.%s.txt.gz", name))
+  con <- gzfile(path, "r")
+  on.exit(close(con))
+  hdr <- as.integer(readLines(con, 3L))
+  if (is.finite(max_docs)) {
+    chunks <- list()
+    repeat {
+      tab <- utils::read.table(con, nrows = 200000L, colClasses = c("integer",
+                               "integer", "numeric"))
+      chunks[[length(chunks) + 1L]] <- tab[tab[[1]] <= max_docs, ]
+      if (nrow(tab) < 200000L || tab[[1]][nrow(tab)] > max_docs) break
+    }
+    tab <- do.call(rbind, chunks)
+  } else {
+    tab <- utils::read.table(con, colClasses = c("integer", "integer", "numeric"))
+  }
+  vocab <- readLines(file.path(data_dir, name, sprintf("vocab.%s.txt", name)))
+  D <- min(hdr[1], max_docs)
+  m <- Matrix::sparseMatrix(i = tab[[1]], j = tab[[2]], x = tab[[3]],
+                            dims = c(D, hdr[2]),
+                            dimnames = list(paste0("d", seq_len(D)), vocab))
+  keep <- Matrix::colSums(m) > 0
+  as_dtm(m[Matrix::rowSums(m) > 0, keep])
+}
+
+threads <- 1L
+parts <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", "1,2,3"), ",")[[1]])
+# CPU seconds of this process (the machine is shared: wall-clock time
+# includes waiting for a core; with one thread CPU time is the work done).
+cpu <- function() {
+  p <- proc.time()
+  p[["user.self"]] + p[["sys.self"]]
+}
+say("sparsevi gibbs benchmark, %s, R %s, threads = %d%s", format(Sys.time()),
+    getRversion(), threads, if (quick) " (QUICK mode)" else "")
+
+# ---------------------------------------------------------------------------
+# 1. seconds per minibatch of 100 documents
+# ---------------------------------------------------------------------------
+nips <- read_bow("nips_f20")
+say("\n## 1. Seconds per minibatch of 100 documents (nips_f20: D = %d, V = %d)",
+    nrow(nips), ncol(nips))
+say("CPU seconds (local + global step), mean of the timed minibatches after warm-up ones")
+
+# Control lists as fit_lda() builds them (through the engines' own control
+# resolvers), for driving the local and global steps directly.
+make_control <- function(local, K, D, eta, alpha, ...) {
+  ctl <- list(K = K, L = K, alpha = alpha, eta = eta, local = local,
+              global = "stochastic", n_batches = ceiling(D / 100), batch_size = 100L,
+              restarts = FALSE, init = "random", tau = 1, kappa = 0.6, step_scale = 1,
+              seed = c(0, 1), threads = threads, n_docs = D, ...)
+  if (local == "vb") ns$lda_vb_control(ctl) else ns$lda_gibbs_control(ctl)
+}
+
+# Seconds per minibatch (local + global step), mean over `timed` minibatches
+# after `warm` warm-up ones. The hybrid starts from lambda = eta (the empty
+# sparse store), online VB from the loop's random initialisation.
+time_engine <- function(local, K, warm, timed, eta = 0.3, alpha = 0.1) {
+  D <- nrow(nips)
+  if (local == "vb") {
+    ctl <- make_control("vb", K, D, eta, alpha, max_iter = 5L)
+    state <- list(lambda = ns$lda_init_random(nips, K, eta, c(0, 7)), t = 0L)
+    local_fun <- ns$lda_local_vb
+    global_fun <- ns$lda_global_stochastic
+  } else {
+    ctl <- make_control("gibbs", K, D, eta, alpha, burnin = 3L, samples = 2L)
+    state <- list(gibbs = ns$gibbs_store_empty(K, ncol(nips)), t = 0L)
+    local_fun <- ns$lda_local_gibbs
+    global_fun <- ns$lda_global_gibbs
+  }
+  u <- ns$uniform_source(K)
+  secs <- numeric(0)
+  extra <- NULL
+  for (b in seq_len(warm + timed)) {
+    idx <- sort(order(u(D))[1:100])
+    batch <- ns$dtm_subset(nips, idx)
+    t0 <- cpu()
+    res <- local_fun(batch, state, ctl, c(0, b), threads)
+    state <- global_fun(state, res, b, ctl)
+    secs <- c(secs, cpu() - t0)
+  }
+  if (local == "gibbs") {
+    extra <- sprintf("store non-zeros %.2f%% of K x V; word-doc part entries/draw %.1f",
+                     100 * length(state$gibbs$x) / (K * ncol(nips)),
+                     res$stats$entries_per_draw)
+  }
+  list(sec = mean(utils::tail(secs, timed)), extra = extra)
+}
+
+if (1 %in% parts) {
+Ks <- if (quick) c(100, 1000, 2000) else c(100, 500, 1000, 2000)
+res1 <- data.frame(K = Ks, hybrid = NA_real_, online_vb = NA_real_)
+for (i in seq_along(Ks)) {
+  K <- Ks[i]
+  h <- time_engine("gibbs", K, warm = 4, timed = if (quick) 2 else 4)
+  v <- time_engine("vb", K, warm = 1, timed = 2)
+  res1$hybrid[i] <- h$sec
+  res1$online_vb[i] <- v$sec
+  say("K = %4d  hybrid %.3f s  online VB %.3f s  (VB / hybrid %.1fx)  [%s]", K,
+      h$sec, v$sec, v$sec / h$sec, h$extra)
+}
+i1 <- match(1000, Ks); i2 <- match(2000, Ks)
+say("hybrid K=2000 / K=1000: %.2f (target <= 2); online VB K=2000 / K=1000: %.2f",
+    res1$hybrid[i2] / res1$hybrid[i1], res1$online_vb[i2] / res1$online_vb[i1])
+say("(online VB here runs 5 coordinate-ascent iterations per document, as many as the hybrid's 3 + 2 sweeps, as in the paper)")
+}
+
+# ---------------------------------------------------------------------------
+# 2. K = 200: per-topic UMass and left-to-right held-out probability
+# ---------------------------------------------------------------------------
+compare_quality <- function(train, test, label, K = 200, passes = 1, particles = 10,
+                            eta = 0.3, alpha = 0.1) {
+  say("\n## 2. %s: K = %d, %d training documents x %d pass(es), minibatches of 100; test %d documents",
+      label, K, nrow(train), passes, nrow(test))
+  fits <- list()
+  t0 <- cpu()
+  fits$hybrid <- fit_lda(train, K = K, local = "gibbs", global = "stochastic",
+                         alpha = alpha, eta = eta, batch_size = 100, passes = passes,
+                         seed = 1, threads = threads, progress = FALSE,
+                         burnin = 3, samples = 2)
+  t_h <- cpu() - t0
+  t0 <- cpu()
+  fits$online_vb <- fit_lda(train, K = K, local = "vb", global = "stochastic", L = K,
+                            alpha = alpha, eta = eta, batch_size = 100,
+                            passes = passes, seed = 1, threads = threads,
+                            progress = FALSE, restarts = FALSE)
+  t_v <- cpu() - t0
+  out <- list()
+  for (nm in names(fits)) {
+    f <- fits[[nm]]
+    coh <- as.numeric(coherence(f, train, measure = "umass", n = 10))
+    ltr <- heldout_loglik(f, test, method = "left_to_right", particles = particles,
+                          seed = 1, threads = threads)
+    comp <- heldout_loglik(f, test, seed = 3)
+    ent <- -rowSums(f$topic_word * log(f$topic_word))
+    out[[nm]] <- list(coh = coh, ltr = ltr, comp = comp, ent = ent)
+  }
+  pooled <- unlist(lapply(out, `[[`, "coh"))
+  poor <- stats::quantile(pooled, 0.1)
+  for (nm in names(out)) {
+    o <- out[[nm]]
+    say("%-9s train %6.1f CPU s  UMass mean %8.2f  median %8.2f  10%%-quantile %8.2f  topics below pooled 10%% (%.1f): %3d  left-to-right %.4f/token  completion %.4f/token  topic entropy %.2f +- %.2f",
+        nm, if (nm == "hybrid") t_h else t_v, mean(o$coh), stats::median(o$coh),
+        stats::quantile(o$coh, 0.1), poor, sum(o$coh < poor), as.numeric(o$ltr),
+        as.numeric(o$comp), mean(o$ent), stats::sd(o$ent))
+  }
+  tt <- stats::t.test(out$hybrid$coh, out$online_vb$coh)
+  dl <- attr(out$hybrid$ltr, "per_doc") / attr(out$hybrid$ltr, "doc_tokens") -
+    attr(out$online_vb$ltr, "per_doc") / attr(out$online_vb$ltr, "doc_tokens")
+  say("UMass hybrid - VB: %.2f (Welch t-test p = %.2g); left-to-right per document: hybrid higher for %d of %d test documents",
+      mean(out$hybrid$coh) - mean(out$online_vb$coh), tt$p.value, sum(dl > 0), length(dl))
+  invisible(out)
+}
+
+if (2 %in% parts) {
+# nips_f20: documents 1-1350 train, 1351-1500 test, as in the source.
+compare_quality(nips[1:1350, ], nips[1351:1500, ], "nips_f20",
+                passes = if (quick) 1 else 2, particles = if (quick) 3 else 10)
+
+# wikipara: the first paragraphs of the dump (the full corpus has 615,012).
+n_wiki <- if (quick) 4000 else 20000
+wiki <- read_bow("wikipara", max_docs = n_wiki + 500)
+say("\n(wikipara subset: the first %d paragraphs, %d terms in use)", nrow(wiki), ncol(wiki))
+nw <- nrow(wiki)
+compare_quality(wiki[1:(nw - 500), ], wiki[(nw - 499):nw, ], "wikipara subset",
+                passes = 1, particles = if (quick) 3 else 10)
+rm(wiki)
+}
+
+# ---------------------------------------------------------------------------
+# 3. coherence against eta
+# ---------------------------------------------------------------------------
+if (3 %in% parts) {
+K3 <- 100
+say("\n## 3. Hybrid UMass coherence (top 10 words, reference = training set) against eta; nips_f20 train, K = %d, %d passes",
+    K3, if (quick) 1 else 2)
+for (eta in c(0.1, 0.2, 0.3, 0.4, 0.5, 0.6)) {
+  f <- fit_lda(nips[1:1350, ], K = K3, local = "gibbs", alpha = 0.1, eta = eta,
+               batch_size = 100, passes = if (quick) 1 else 2, seed = 1,
+               threads = threads, progress = FALSE)
+  coh <- as.numeric(coherence(f, nips[1:1350, ], measure = "umass", n = 10))
+  say("eta = %.1f  UMass mean %8.2f  median %8.2f  10%%-quantile %8.2f  worst %8.2f",
+      eta, mean(coh), stats::median(coh), stats::quantile(coh, 0.1), min(coh))
+}
+}
+say("\ndone in %.0f s elapsed, %.0f CPU s", proc.time()[["elapsed"]], cpu())

@@ -1,0 +1,262 @@
+# Benchmark of L-sparse LDA (issue 3; Hughes & Sudderth). Run from the
+# package root:  nice -n 10 Rscript inst/bench/lda-sparse.R
+# Parts (env SPARSEVI_BENCH_PARTS, default "1234"):
+#  1. local-step time vs L and K on nips_f20, with topics from a short fit;
+#     L1 distance of L-sparse document-topic proportions from dense ones
+#  2. held-out score vs training seconds, memoized and stochastic, L in {1, 8, K}
+#  3. peers (scikit-learn online/batch, gensim, text2vec WarpLDA, topicmodels
+#     VEM) on kos, same split, same held-out evaluator (ours)
+#  4. restart proposals: acceptance rate and objective gained
+# Writes inst/bench/results/lda-sparse.txt.
+suppressPackageStartupMessages(library(sparsevi))
+data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
+if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+parts <- strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", "1234"), "")[[1]]
+out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "lda-sparse.txt"))
+dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
+log_con <- file(out_file, open = if (Sys.getenv("SPARSEVI_BENCH_APPEND") == "1") "a" else "w")
+say <- function(...) {
+  line <- sprintf(...)
+  cat(line, "\n", sep = "")
+  cat(line, "\n", sep = "", file = log_con)
+  flush(log_con)
+}
+cpu <- function(expr) {
+  t <- system.time(val <- force(expr))
+  list(value = val, user = t[["user.self"]] + t[["user.child"]], elapsed = t[["elapsed"]])
+}
+
+read_corpus <- function(name) {
+  dir <- file.path(data_dir, name)
+  docword <- file.path(dir, sprintf("docword.%s.txt.gz", name))
+  vocab <- file.path(dir, sprintf("vocab.%s.txt", name))
+  reader <- get0("read_uci_bow", envir = asNamespace("sparsevi"), mode = "function")
+  if (!is.null(reader)) return(reader(docword, vocab))
+  con <- gzfile(docword)
+  on.exit(close(con))
+  tab <- scan(con, what = list(0L, 0L, 0), skip = 3, quiet = TRUE)
+  v <- readLines(vocab)
+  as_dtm(Matrix::sparseMatrix(i = tab[[1]], j = tab[[2]], x = tab[[3]],
+                              dims = c(max(tab[[1]]), length(v)), dimnames = list(NULL, v)))
+}
+
+theta_of <- function(res, alpha) {
+  N <- t(res$doc_topic)
+  (N + alpha) / (rowSums(N) + ncol(N) * alpha)
+}
+
+say("sparsevi LDA benchmark, %s; host %s; threads = 1 unless said", format(Sys.time()),
+    Sys.info()[["nodename"]])
+say("load average at start: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+say("times are CPU seconds of this process (user), the machine being shared; wall seconds in brackets")
+
+nips <- read_corpus("nips_f20")
+say("nips_f20: %d documents, %d terms, %d tokens", nrow(nips), ncol(nips), sum(nips$count))
+
+## ---- 1. local step vs L and K -------------------------------------------
+if ("1" %in% parts) {
+  Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_K", "100,400,800"), ",")[[1]])
+  n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "300"))
+  docs <- nips[seq_len(n_docs), ]
+  say("")
+  say("== 1. local step time (one pass, no restarts) over the same %d nips_f20 documents (%d tokens)",
+      n_docs, sum(docs$count))
+  for (K in Ks) {
+    tr <- cpu(fit_lda(nips, K = K, L = 8, passes = 2, restarts = FALSE, seed = 1,
+                      threads = 1, progress = FALSE))
+    fit <- tr$value
+    say("K = %d: topics from a 2-lap memoized L = 8 fit (%.0f s)", K, tr$user)
+    ctl <- sparsevi:::lda_vb_control(list(alpha = fit$alpha))
+    res <- list()
+    times <- c()
+    for (L in unique(c(1, 2, 4, 8, 16, K))) {
+      if (L > K) next
+      r <- cpu(sparsevi:::lda_vb_call(docs, fit$lambda, 0L, ctl, 1L, L = L, restarts = FALSE))
+      res[[as.character(L)]] <- r$value
+      times[as.character(L)] <- r$user
+      say("  L = %4d: %7.2f s [%6.2f]  mean iterations %.1f  tokens/s %s", L, r$user,
+          r$elapsed, mean(r$value$iters), format(round(sum(docs$count) / r$user), big.mark = ","))
+    }
+    dense <- theta_of(res[[as.character(K)]], fit$alpha)
+    for (L in c(1, 8)) {
+      th <- theta_of(res[[as.character(L)]], fit$alpha)
+      say("  mean L1 distance of L = %d document-topic proportions from dense: %.4f", L,
+          mean(rowSums(abs(th - dense))))
+    }
+    say("  speed-up of L = 8 over dense: %.2fx; of L = 1: %.2fx",
+        times[as.character(K)] / times["8"], times[as.character(K)] / times["1"])
+    if (K == 100) {
+      r <- cpu(sparsevi:::lda_vb_call(nips, fit$lambda, 0L, ctl, 1L, L = 8, restarts = FALSE))
+      say("  K = 100, L = 8, all %d documents, one core: %.2f s, %s tokens/s per pass",
+          nrow(nips), r$user, format(round(sum(nips$count) / r$user), big.mark = ","))
+      r <- cpu(sparsevi:::lda_vb_call(nips, fit$lambda, 0L, ctl, 1L, L = 8, restarts = TRUE))
+      say("  ... with restart proposals: %.2f s, %s tokens/s per pass", r$user,
+          format(round(sum(nips$count) / r$user), big.mark = ","))
+    }
+  }
+}
+
+## ---- 2. held-out score vs seconds ---------------------------------------
+if ("2" %in% parts) {
+  K <- 100L
+  passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "6"))
+  sp <- split_heldout(nips, test_frac = 0.1, seed = 1)
+  say("")
+  say("== 2. held-out log-likelihood per token (document completion) vs training seconds, nips_f20, K = %d, %d laps, %d train / %d test documents",
+      K, passes, nrow(sp$train), nrow(sp$test$observed))
+  runs <- list()
+  for (g in c("memoized", "stochastic")) {
+    for (L in c(1L, 8L, K)) {
+      fit <- fit_lda(sp$train, K = K, L = L, global = g, passes = passes, seed = 1,
+                     threads = 1, progress = FALSE, heldout = sp$test,
+                     batch_size = if (g == "stochastic") 100 else NULL)
+      key <- sprintf("%s L=%d", g, L)
+      runs[[key]] <- fit$trace
+      say("  %-16s seconds: %s", key, paste(sprintf("%.0f", fit$trace$seconds), collapse = " "))
+      say("  %-16s heldout: %s", key, paste(sprintf("%.4f", fit$trace$heldout), collapse = " "))
+    }
+    dense <- runs[[sprintf("%s L=%d", g, K)]]
+    plateau <- max(dense$heldout)
+    t_dense <- dense$seconds[which(dense$heldout >= plateau - 0.005)[1]]
+    for (L in c(1L, 8L)) {
+      tr <- runs[[sprintf("%s L=%d", g, L)]]
+      hit <- which(tr$heldout >= plateau - 0.005)[1]
+      say("  %s: L = %d best %.4f vs dense %.4f; reaches dense plateau (-0.005) at %s s vs dense %.0f s%s",
+          g, L, max(tr$heldout), plateau,
+          if (is.na(hit)) "never" else sprintf("%.0f", tr$seconds[hit]), t_dense,
+          if (is.na(hit)) "" else sprintf(" (%.1fx sooner)", t_dense / tr$seconds[hit]))
+    }
+  }
+  say("  (seconds are wall seconds of training recorded by fit_lda; evaluation excluded)")
+}
+
+## ---- 3. peers --------------------------------------------------------------
+if ("3" %in% parts) {
+  K <- 100L
+  corpus_name <- Sys.getenv("SPARSEVI_BENCH_PEER_CORPUS", "kos")
+  x <- if (corpus_name == "nips_f20") nips else read_corpus(corpus_name)
+  sp <- split_heldout(x, test_frac = 0.1, seed = 1)
+  train <- sp$train
+  say("")
+  say("== 3. peers on %s (%d train / %d test documents), K = %d; every topic-word matrix scored by sparsevi's completion evaluator",
+      corpus_name, nrow(train), nrow(sp$test$observed), K)
+  results <- data.frame(system = character(0), seconds = numeric(0), heldout = numeric(0))
+  add <- function(system, seconds, heldout) {
+    results[nrow(results) + 1L, ] <<- list(system, seconds, heldout)
+    say("  %-34s %8.1f s  held-out %.4f", system, seconds, heldout)
+  }
+  # ours
+  for (cfg in list(list(g = "memoized", L = 8L), list(g = "memoized", L = K),
+                   list(g = "stochastic", L = 8L))) {
+    fit <- fit_lda(train, K = K, L = cfg$L, global = cfg$g, passes = 10, seed = 1,
+                   threads = 1, progress = FALSE, heldout = sp$test,
+                   batch_size = if (cfg$g == "stochastic") 100 else NULL)
+    add(sprintf("sparsevi %s L=%d (10 laps)", cfg$g, cfg$L), max(fit$trace$seconds),
+        fit$trace$heldout[nrow(fit$trace)])
+    if (cfg$g == "memoized" && cfg$L == 8L) ours_trace <- fit$trace
+  }
+  # export for python: UCI-like docword (1-based) and vocab
+  tmp <- tempfile("lda-peers-")
+  dir.create(tmp)
+  D <- nrow(train)
+  doc_of <- rep.int(seq_len(D), diff(train$doc_ptr))
+  utils::write.table(data.frame(doc_of, train$term + 1L, as.integer(train$count)),
+                     file.path(tmp, "docword.txt"), row.names = FALSE, col.names = FALSE)
+  writeLines(train$vocab, file.path(tmp, "vocab.txt"))
+  py <- file.path(tmp, "peers.py")
+  writeLines(c(
+    "import sys, time, numpy as np, scipy.sparse as sps",
+    "d = np.loadtxt(sys.argv[1] + '/docword.txt', dtype=np.int64)",
+    "V = sum(1 for _ in open(sys.argv[1] + '/vocab.txt'))",
+    "D = d[:, 0].max()",
+    "X = sps.csr_matrix((d[:, 2].astype(float), (d[:, 0] - 1, d[:, 1] - 1)), shape=(D, V))",
+    "K = int(sys.argv[2]); which = sys.argv[3]",
+    "if which in ('sk_online', 'sk_batch'):",
+    "    from sklearn.decomposition import LatentDirichletAllocation",
+    "    m = LatentDirichletAllocation(n_components=K, learning_method=which[3:], max_iter=10, batch_size=128, random_state=1, n_jobs=1)",
+    "    t = time.process_time(); m.fit(X); el = time.process_time() - t",
+    "    tw = m.components_ / m.components_.sum(axis=1, keepdims=True)",
+    "    alpha = 1.0 / K",
+    "else:",
+    "    from gensim.models import LdaModel",
+    "    from gensim.matutils import Sparse2Corpus",
+    "    corpus = list(Sparse2Corpus(X, documents_columns=False))",
+    "    t = time.process_time()",
+    "    m = LdaModel(corpus, num_topics=K, passes=10, chunksize=2000, random_state=1, id2word={i: str(i) for i in range(V)})",
+    "    el = time.process_time() - t",
+    "    tw = m.get_topics(); alpha = float(np.mean(m.alpha))",
+    "np.savetxt(sys.argv[1] + '/tw_' + which + '.txt', tw)",
+    "print(el, alpha)"), py)
+  env <- c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1")
+  for (which in c("sk_online", "sk_batch", "gensim")) {
+    outp <- tryCatch(system2("/usr/bin/python3", c(py, tmp, K, which), stdout = TRUE,
+                             stderr = FALSE, env = env), error = function(e) NULL)
+    if (is.null(outp) || !length(outp)) {
+      say("  %-34s failed or absent", which)
+      next
+    }
+    vals <- as.numeric(strsplit(utils::tail(outp, 1), " ")[[1]])
+    tw <- as.matrix(utils::read.table(file.path(tmp, sprintf("tw_%s.txt", which))))
+    colnames(tw) <- train$vocab
+    label <- c(sk_online = "scikit-learn online (10 epochs)", sk_batch = "scikit-learn batch (10 iter)",
+               gensim = "gensim LdaModel (10 passes)")[[which]]
+    add(label, vals[1], sparsevi:::completion_score(tw, vals[2], sp$test))
+  }
+  if (requireNamespace("text2vec", quietly = TRUE)) {
+    m <- as_dgCMatrix(train)
+    mdl <- text2vec::LDA$new(n_topics = K, doc_topic_prior = 0.1, topic_word_prior = 0.01)
+    t <- cpu(suppressMessages(mdl$fit_transform(m, n_iter = 200, convergence_tol = -1,
+                                                 progress = FALSE)))
+    tw <- mdl$topic_word_distribution
+    tw <- tw[, match(train$vocab, colnames(tw))]
+    colnames(tw) <- train$vocab
+    add("text2vec WarpLDA (200 iter)", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
+  } else {
+    say("  text2vec not installed: WarpLDA skipped")
+  }
+  if (requireNamespace("topicmodels", quietly = TRUE) && requireNamespace("slam", quietly = TRUE)) {
+    m <- as_dgCMatrix(train)
+    mt <- methods::as(m, "TsparseMatrix")
+    stm <- slam::simple_triplet_matrix(mt@i + 1L, mt@j + 1L, as.integer(mt@x), nrow(mt), ncol(mt),
+                                       dimnames = list(NULL, train$vocab))
+    t <- cpu(topicmodels::LDA(stm, k = K, method = "VEM",
+                              control = list(seed = 1, estimate.alpha = FALSE, alpha = 0.5,
+                                             em = list(iter.max = 10), var = list(iter.max = 20))))
+    tw <- exp(t$value@beta)
+    colnames(tw) <- train$vocab
+    add("topicmodels VEM (10 EM iterations)", t$user, sparsevi:::completion_score(tw, 0.5, sp$test))
+  } else {
+    say("  topicmodels or slam not installed: VEM skipped")
+  }
+  peers <- results[!grepl("^sparsevi", results$system), ]
+  if (nrow(peers)) {
+    best <- peers[which.max(peers$heldout), ]
+    hit <- which(ours_trace$heldout >= best$heldout)[1]
+    say("  best peer: %s, %.4f in %.1f s", best$system, best$heldout, best$seconds)
+    say("  sparsevi memoized L=8 reaches it %s", if (is.na(hit)) "not within 10 laps" else
+      sprintf("after %.1f s (lap %d): %.1fx less time than that peer", ours_trace$seconds[hit],
+              hit, best$seconds / ours_trace$seconds[hit]))
+    sk <- results[grepl("scikit-learn online", results$system), ]
+    say("  (peer seconds: CPU time of the fit, one thread; ours: wall seconds of training)")
+  }
+}
+
+## ---- 4. restarts ------------------------------------------------------------
+if ("4" %in% parts) {
+  kos <- read_corpus("kos")
+  say("")
+  say("== 4. restart proposals: kos, K = 50, memoized, 6 laps, same seed")
+  for (L in c(8L, 50L)) {
+    on <- fit_lda(kos, K = 50, L = L, passes = 6, seed = 1, restarts = TRUE, progress = FALSE)
+    off <- fit_lda(kos, K = 50, L = L, passes = 6, seed = 1, restarts = FALSE, progress = FALSE)
+    say("  L = %d: acceptance rate per lap %s; final ELBO with restarts %.1f, without %.1f (gain %.1f, %.3f per token); seconds %.1f vs %.1f",
+        L, paste(sprintf("%.3f", on$trace$restart_accept), collapse = " "),
+        utils::tail(on$trace$objective, 1), utils::tail(off$trace$objective, 1),
+        utils::tail(on$trace$objective, 1) - utils::tail(off$trace$objective, 1),
+        (utils::tail(on$trace$objective, 1) - utils::tail(off$trace$objective, 1)) / sum(kos$count),
+        max(on$trace$seconds), max(off$trace$seconds))
+  }
+}
+say("")
+say("done %s", format(Sys.time()))
+close(log_con)

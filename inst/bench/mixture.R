@@ -1,0 +1,205 @@
+# Benchmark of fit_mixture() (issue 4). Run from the package root:
+#   nice -n 10 Rscript inst/bench/mixture.R [patches|throughput|all]
+# Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
+# the package root: /work/shared/data). Writes inst/bench/results/mixture.txt.
+#
+# 1. The image-patch experiment of Hughes & Sudderth (§6, Fig. 3): zero-mean
+#    Gaussian mixtures of 8x8 patches (stride 4) from nine photographs, the
+#    tenth held out; K in {100, 400, 800}; memoized and stochastic; L in
+#    {1, 4, 16, K}. Held-out log-likelihood per patch against training
+#    seconds, and the time of the summary step. Sizes are reduced (random
+#    subsample of the patches, few laps) to fit about 15 minutes on one core.
+# 2. Throughput of full-covariance E+M steps, one thread: N x K per second,
+#    against scikit-learn GaussianMixture / BayesianGaussianMixture
+#    (/usr/bin/python3) and mclust's me() (VVV), on simulate_mixture() data
+#    (D = 2, 10, 64) and mlbench's Shuttle and LetterRecognition.
+
+suppressPackageStartupMessages(library(sparsevi))
+args <- commandArgs(trailingOnly = TRUE)
+what <- if (length(args)) args[1] else "all"
+data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
+if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+out_file <- file.path("inst", "bench", "results", "mixture.txt")
+dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
+budget <- as.numeric(Sys.getenv("SPARSEVI_BENCH_BUDGET", "2400")) # seconds
+t_bench <- proc.time()[["elapsed"]]
+over_budget <- function() proc.time()[["elapsed"]] - t_bench > budget
+cat("", file = out_file)
+say <- function(...) {
+  line <- sprintf(...)
+  cat(line, "\n", sep = "")
+  cat(line, "\n", sep = "", file = out_file, append = TRUE) # results survive a timeout
+}
+options(sparsevi.threads = 1L)
+Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1")
+say("# sparsevi mixture benchmark, %s, %s", format(Sys.time(), "%Y-%m-%d %H:%M"),
+    R.version.string)
+say("machine: %d cores shared with other jobs; load average at the start: %s",
+    as.integer(system('nproc', intern = TRUE)), paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+say("all timings are wall-clock and noisy on a shared machine")
+
+# ---------------------------------------------------------------------------
+bench_patches <- function(n_train = 4000, n_test = 1500, Ks = c(800, 400, 100),
+                          passes = 4, n_batches = 6) {
+  imgs <- sort(list.files(file.path(data_dir, "images"), "\\.pgm$", full.names = TRUE))
+  if (length(imgs) < 2) {
+    say("patches: no images in %s, skipped", data_dir)
+    return(invisible())
+  }
+  held <- imgs[grepl("black-canyon", imgs)]
+  if (!length(held)) held <- imgs[length(imgs)]
+  train_imgs <- setdiff(imgs, held)
+  u <- sparsevi:::uniform_source(42)
+  pick <- function(P, n) P[order(u(nrow(P)))[seq_len(min(n, nrow(P)))], , drop = FALSE]
+  per <- ceiling(n_train / length(train_imgs))
+  Xtr <- do.call(rbind, lapply(train_imgs, function(f) pick(image_patches(read_pgm(f), 8, 4), per)))
+  Xtr <- pick(Xtr, n_train)
+  Xte <- pick(image_patches(read_pgm(held), 8, 4), n_test)
+  say("")
+  say("## 1. zm_gaussian on 8x8 patches (stride 4, patch means removed)")
+  say("train: %d patches sampled from %d photographs; test: %d patches of %s",
+      nrow(Xtr), length(train_imgs), nrow(Xte), basename(held))
+  say("reduced from the paper: subsampled patches, %d laps (after lap 0), %d batches, one thread",
+      passes, n_batches)
+  say("%-10s %5s %5s %9s %12s %10s %10s %10s", "global", "K", "L", "seconds",
+      "heldout", "local_s", "summary_s", "init_s")
+  traces <- list()
+  for (K in Ks) {
+    for (global in c("memoized", "stochastic")) {
+      for (L in unique(c(K, 4, 1, 16))) {
+        if (over_budget()) {
+          say("%-10s %5d %5d  skipped: time budget (%gs) used up", global, K, L, budget)
+          next
+        }
+        fit <- fit_mixture(Xtr, K = K, likelihood = "zm_gaussian", L = L, global = global,
+                           n_batches = n_batches, passes = passes, tol = 0, seed = 1,
+                           threads = 1, progress = FALSE, heldout = Xte)
+        tr <- fit$trace
+        traces[[sprintf("%s K=%d L=%d", global, K, L)]] <- tr
+        say("%-10s %5d %5d %9.2f %12.4f %10.2f %10.2f %10.2f", global, K, L,
+            max(tr$seconds), tr$heldout[nrow(tr)], sum(tr$local_seconds),
+            sum(tr$summary_seconds), fit$control$init_seconds)
+      }
+    }
+  }
+  say("")
+  say("time to reach the dense run's final held-out score (first lap at or above it):")
+  for (K in Ks) {
+    for (global in c("memoized", "stochastic")) {
+      dense <- traces[[sprintf("%s K=%d L=%d", global, K, K)]]
+      if (is.null(dense)) next
+      target <- dense$heldout[nrow(dense)]
+      t_dense <- dense$seconds[which(dense$heldout >= target)[1]]
+      for (L in c(1, 4, 16)) {
+        tr <- traces[[sprintf("%s K=%d L=%d", global, K, L)]]
+        if (is.null(tr)) next
+        hit <- which(tr$heldout >= target)[1]
+        t_l <- if (is.na(hit)) NA else tr$seconds[hit]
+        say("  %-10s K=%4d L=%3d: %s (dense %.2fs)%s", global, K, L,
+            if (is.na(t_l)) sprintf("not reached in %d laps (best %.4f vs %.4f)", passes,
+                                    max(tr$heldout), target)
+            else sprintf("%.2fs, %.2fx sooner", t_l, t_dense / t_l),
+            t_dense, "")
+      }
+    }
+  }
+  say("")
+  say("traces (lap: seconds heldout):")
+  for (nm in names(traces)) {
+    tr <- traces[[nm]]
+    say("  %s: %s", nm, paste(sprintf("%d: %.1fs %.4f", tr$lap, tr$seconds, tr$heldout),
+                             collapse = "; "))
+  }
+}
+
+# ---------------------------------------------------------------------------
+py <- "/usr/bin/python3"
+sklearn_rate <- function(X, K, iters, bayes = FALSE) {
+  if (!file.exists(py)) return(NA)
+  f <- tempfile(fileext = ".csv")
+  utils::write.table(X, f, sep = ",", row.names = FALSE, col.names = FALSE)
+  code <- sprintf(paste(
+    "import os, time, warnings, numpy as np",
+    "warnings.filterwarnings('ignore')",
+    "from sklearn.mixture import GaussianMixture, BayesianGaussianMixture",
+    "X = np.loadtxt('%s', delimiter=',', ndmin=2)",
+    "cls = BayesianGaussianMixture if %s else GaussianMixture",
+    "m = cls(n_components=%d, covariance_type='full', max_iter=%d, tol=0.0, init_params='random_from_data', random_state=0, reg_covar=1e-6)",
+    "t = time.perf_counter(); m.fit(X); t = time.perf_counter() - t",
+    "print(m.n_iter_, t)", sep = "\n"), f, if (bayes) "True" else "False", K, iters)
+  pf <- tempfile(fileext = ".py")
+  writeLines(code, pf)
+  res <- tryCatch(system2(py, pf, stdout = TRUE, stderr = FALSE,
+                          env = c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1",
+                                  "MKL_NUM_THREADS=1")),
+                  error = function(e) character())
+  unlink(c(f, pf))
+  v <- suppressWarnings(as.numeric(strsplit(utils::tail(res, 1), " ")[[1]]))
+  if (length(v) != 2 || anyNA(v)) return(NA)
+  nrow(X) * K * v[1] / v[2]
+}
+
+mclust_rate <- function(X, K, iters) {
+  if (!requireNamespace("mclust", quietly = TRUE)) return(NA)
+  u <- sparsevi:::uniform_source(3)
+  z <- matrix(u(nrow(X) * K), nrow(X), K)
+  z <- z / rowSums(z)
+  t <- system.time(m <- mclust::meVVV(X, z = z,
+                                   control = mclust::emControl(itmax = iters, tol = c(0, 0)),
+                                   warn = FALSE))[["elapsed"]]
+  it <- attr(m, "info")[["iterations"]]
+  if (is.null(it) || is.na(it)) it <- iters
+  it <- abs(it) # mclust negates the count when itmax is reached
+  nrow(X) * K * it / t
+}
+
+ours_rate <- function(X, K, iters) {
+  fit <- fit_mixture(X, K = K, global = "batch", passes = iters, tol = 0, seed = 1,
+                     threads = 1, progress = FALSE)
+  tr <- fit$trace[fit$trace$lap > 0, ]
+  t_lap <- sum(tr$local_seconds + tr$summary_seconds) / nrow(tr)
+  t_all <- max(fit$trace$seconds) / nrow(fit$trace)
+  c(em = nrow(X) * K / t_lap, loop = nrow(X) * K / t_all)
+}
+
+bench_throughput <- function(iters = 5, N = 10000) {
+  say("")
+  say("## 2. Throughput of full-covariance E+M steps, one thread (N*K per second; higher is better)")
+  say("ours: mean over laps of (local step + summary step) time [and of whole-lap time incl. R loop]; peers: fit time / iterations")
+  sets <- list()
+  for (D in c(2, 10, 64)) {
+    sim <- simulate_mixture(N = N, D = D, K = 16, seed = D)
+    sets[[sprintf("simulated D=%d", D)]] <- list(X = sim$X, K = 16)
+  }
+  if (requireNamespace("mlbench", quietly = TRUE)) {
+    e <- new.env()
+    utils::data("Shuttle", package = "mlbench", envir = e)
+    utils::data("LetterRecognition", package = "mlbench", envir = e)
+    sets[["Shuttle (58000 x 9)"]] <- list(X = as.matrix(e$Shuttle[, 1:9]), K = 7)
+    sets[["LetterRecognition (20000 x 16)"]] <- list(
+      X = as.matrix(e$LetterRecognition[, -1]), K = 26)
+  } else {
+    say("mlbench absent: real data sets skipped")
+  }
+  say("%-32s %4s %12s %12s %12s %12s %12s %8s", "data", "K", "ours_em", "ours_lap",
+      "sk_GMM", "sk_BGMM", "mclust", "ratio")
+  for (nm in names(sets)) {
+    X <- sets[[nm]]$X
+    K <- sets[[nm]]$K
+    X <- X + 0 # drop attributes
+    o <- ours_rate(X, K, iters)
+    g <- sklearn_rate(X, K, iters)
+    b <- sklearn_rate(X, K, iters, bayes = TRUE)
+    m <- tryCatch(mclust_rate(X, K, iters), error = function(e) NA)
+    best <- suppressWarnings(max(c(g, b, m), na.rm = TRUE))
+    say("%-32s %4d %12.3g %12.3g %12.3g %12.3g %12.3g %8.2f", nm, K, o[["em"]], o[["loop"]],
+        g, b, m, o[["loop"]] / best)
+  }
+  say("ratio = ours_lap / fastest peer (whole lap incl. R overhead; NA peer = absent or failed)")
+}
+
+if (what %in% c("patches", "all")) bench_patches()
+budget <- budget + 900 # the throughput section always gets its turn
+if (what %in% c("throughput", "all")) bench_throughput()
+say("load average at the end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+cat("wrote", out_file, "\n")

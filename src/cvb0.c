@@ -1,0 +1,174 @@
+/* Glue of the SCVB0 engine: unpacks SEXPs, allocates outputs and scratch,
+ * calls the kernels of lda-cvb0.c. R (R/lda-cvb0.R) has validated
+ * everything. */
+#include <string.h>
+#include "glue.h"
+#include "lda-cvb0.h"
+
+/* Bound (in doubles) of the per-entry buffer used to reduce the summary in
+ * document order: 4M doubles (32 MB) or one block's worth, whichever is
+ * larger. */
+#define CVB0_EBUF_CAP ((svi_len)4 << 20)
+
+static cvb0_settings settings_from_r(SEXP settings, int K) {
+  if (TYPEOF(settings) != REALSXP || XLENGTH(settings) != 6)
+    Rf_error("internal error: SCVB0 settings must be 6 doubles");
+  const double *s = REAL(settings);
+  cvb0_settings cs;
+  cs.K = K;
+  cs.alpha = s[0];
+  cs.doc_s = s[1];
+  cs.doc_tau = s[2];
+  cs.doc_kappa = s[3];
+  cs.passes = (int)s[4];
+  cs.shuffle = s[5] != 0.0;
+  if (cs.passes < 1) Rf_error("internal error: SCVB0 needs at least one pass");
+  return cs;
+}
+
+/* tot_k = sum_v lambda_kv, or the given K-vector. */
+static double *inv_totals(SEXP lambda, SEXP tot, int K, int V) {
+  double *inv = (double *)R_alloc(K, sizeof(double));
+  if (!Rf_isNull(tot)) {
+    if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K)
+      Rf_error("internal error: topic totals must be K doubles");
+    for (int k = 0; k < K; k++) inv[k] = REAL(tot)[k];
+  } else {
+    const double *lam = REAL(lambda);
+    for (int k = 0; k < K; k++) inv[k] = 0.0;
+    for (int v = 0; v < V; v++)
+      for (int k = 0; k < K; k++) inv[k] += lam[(R_xlen_t)v * K + k];
+  }
+  for (int k = 0; k < K; k++) {
+    if (!(inv[k] > 0.0)) Rf_error("internal error: a topic total is not positive");
+    inv[k] = 1.0 / inv[k];
+  }
+  return inv;
+}
+
+/* Local step (want_summary TRUE) or fold-in (FALSE) of SCVB0.
+ * Returns list(theta = K x D NTheta, words = 0-based distinct words of the
+ * batch (increasing), and the slots x, i, p of the K x V dgCMatrix summary:
+ * the sum of m gamma over the last pass, K entries per word of the batch). */
+SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambda,
+                        SEXP tot, SEXP settings, SEXP seed, SEXP stream_base,
+                        SEXP threads_, SEXP want_summary) {
+  int n_prot = 0;
+  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  if (TYPEOF(lambda) != REALSXP || Rf_ncols(lambda) != x.V)
+    Rf_error("internal error: lambda must be a K x V double matrix");
+  const int K = Rf_nrows(lambda), V = x.V;
+  cvb0_settings cs = settings_from_r(settings, K);
+  const uint64_t sd = svi_seed_from_r(seed);
+  const uint64_t sb = (uint64_t)Rf_asReal(stream_base);
+  const int threads = svi_threads_from_r(threads_);
+  const int want = Rf_asLogical(want_summary) == 1;
+  double *inv_tot = inv_totals(lambda, tot, K, V);
+
+  /* distinct words of the batch and their columns */
+  int *col_of = (int *)R_alloc(V, sizeof(int)), U = 0;
+  for (int v = 0; v < V; v++) col_of[v] = -1;
+  const R_xlen_t nnz = XLENGTH(term);
+  for (R_xlen_t e = 0; e < nnz; e++) col_of[x.term[e]] = 0;
+  for (int v = 0; v < V; v++)
+    if (col_of[v] == 0) col_of[v] = U++;
+  SEXP words = PROTECT(Rf_allocVector(INTSXP, want ? U : 0));
+  n_prot++;
+  if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
+      (double)K * (double)U > (double)R_XLEN_T_MAX)
+    Rf_error("internal error: SCVB0 output too large");
+  /* the batch's words in increasing order, and P = lambda / tot over them
+   * (topics are frozen within a batch) */
+  int *wlist = (int *)R_alloc(U > 0 ? U : 1, sizeof(int));
+  for (int v = 0, u = 0; v < V; v++)
+    if (col_of[v] >= 0) wlist[u++] = v;
+  if (want) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
+  double *P = (double *)R_alloc((size_t)K * (U > 0 ? U : 1), sizeof(double));
+  cvb0_topic_columns(K, REAL(lambda), inv_tot, U, wlist, P);
+  SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
+  n_prot++;
+  /* the summary as the slots of a K x V dgCMatrix: x (K per batch word), i, p */
+  SEXP summary = PROTECT(Rf_allocVector(REALSXP, want ? (R_xlen_t)K * U : 0));
+  n_prot++;
+  SEXP s_i = PROTECT(Rf_allocVector(INTSXP, want ? (R_xlen_t)K * U : 0));
+  n_prot++;
+  SEXP s_p = PROTECT(Rf_allocVector(INTSXP, want ? (R_xlen_t)V + 1 : 0));
+  n_prot++;
+  if (want) {
+    if ((double)K * (double)U > 2147483647.0)
+      Rf_error("internal error: SCVB0 summary has more than 2^31 entries");
+    int *pi = INTEGER(s_i), *pp = INTEGER(s_p);
+    for (int u = 0; u < U; u++)
+      for (int k = 0; k < K; k++) pi[(R_xlen_t)u * K + k] = k;
+    pp[0] = 0;
+    for (int v = 0; v < V; v++) pp[v + 1] = pp[v] + (col_of[v] >= 0 ? K : 0);
+  }
+
+  /* scratch */
+  int mt = 1;
+  svi_len max_block = 0;
+  for (int d = 0; d < x.D; d++) {
+    int n = x.doc_ptr[d + 1] - x.doc_ptr[d];
+    if (n > mt) mt = n;
+  }
+  for (svi_len b = 0; b < svi_n_blocks(x.D); b++) {
+    svi_len d1 = (b + 1) * SVI_BLOCK;
+    if (d1 > x.D) d1 = x.D;
+    svi_len e = x.doc_ptr[d1] - x.doc_ptr[b * SVI_BLOCK];
+    if (e > max_block) max_block = e;
+  }
+  double *tables = (double *)R_alloc(cvb0_scratch_size(&x, &cs), sizeof(double));
+  double *g_all = (double *)R_alloc((size_t)threads * 2 * K, sizeof(double));
+  int *order_all = (int *)R_alloc((size_t)threads * mt, sizeof(int));
+  double *ebuf = NULL;
+  svi_len ebuf_len = 0;
+  if (want && threads > 1) {
+    const svi_len all = (svi_len)nnz * K;
+    ebuf_len = max_block * K;
+    if (ebuf_len < CVB0_EBUF_CAP) ebuf_len = CVB0_EBUF_CAP;
+    if (ebuf_len > all) ebuf_len = all;
+    if (ebuf_len < 1) ebuf_len = 1;
+    ebuf = (double *)R_alloc(ebuf_len, sizeof(double));
+  }
+
+  cvb0_local(&x, P, col_of, U, &cs, sd, sb, threads, REAL(theta),
+             want ? REAL(summary) : NULL, ebuf, ebuf_len, tables, g_all, order_all);
+
+  const char *names[] = {"theta", "words", "x", "i", "p"};
+  SEXP out = PROTECT(svi_named_list(5, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, theta);
+  SET_VECTOR_ELT(out, 1, words);
+  SET_VECTOR_ELT(out, 2, summary);
+  SET_VECTOR_ELT(out, 3, s_i);
+  SET_VECTOR_ELT(out, 4, s_p);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Global step of SCVB0 (eqs. 7-8). S is a K x V dgCMatrix given by its
+ * slots p, i, x. Returns list(lambda, tot). */
+SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale, SEXP p,
+                         SEXP i, SEXP xv, SEXP threads_) {
+  int n_prot = 0;
+  const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  if (TYPEOF(lambda) != REALSXP || TYPEOF(tot) != REALSXP || XLENGTH(tot) != K ||
+      TYPEOF(p) != INTSXP || XLENGTH(p) != (R_xlen_t)V + 1 || TYPEOF(i) != INTSXP ||
+      TYPEOF(xv) != REALSXP || XLENGTH(i) != XLENGTH(xv))
+    Rf_error("internal error: malformed SCVB0 global step input");
+  SEXP lam_new = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  n_prot++;
+  Rf_setAttrib(lam_new, R_DimNamesSymbol, Rf_getAttrib(lambda, R_DimNamesSymbol));
+  SEXP tot_new = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  cvb0_global(K, V, REAL(lambda), REAL(tot), Rf_asReal(eta), Rf_asReal(rho),
+              Rf_asReal(scale), INTEGER(p), INTEGER(i), REAL(xv),
+              svi_threads_from_r(threads_), REAL(lam_new), REAL(tot_new));
+  const char *names[] = {"lambda", "tot"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, lam_new);
+  SET_VECTOR_ELT(out, 1, tot_new);
+  UNPROTECT(n_prot);
+  return out;
+}

@@ -1,0 +1,279 @@
+/* Glue of the "gibbs" engine (Gibbs within SVI with sparse lazy updates) and
+ * of the left-to-right and UMass evaluators: unpack SEXPs, allocate, call
+ * the kernels in lda-gibbs.c, lda-gibbs-global.c, eval-ltr.c and
+ * eval-umass.c, pack the results. */
+#include <math.h>
+#include "glue.h"
+#include "lda-gibbs.h"
+
+static const char *store_names[] = {"p", "k", "x", "tot", "scale"};
+
+/* A view of the sparse store list(p, k, x, tot, scale). */
+static gibbs_topics topics_view(SEXP store, SEXP eta) {
+  if (TYPEOF(store) != VECSXP || XLENGTH(store) != 5)
+    Rf_error("internal error: malformed gibbs store");
+  SEXP p = VECTOR_ELT(store, 0), k = VECTOR_ELT(store, 1), x = VECTOR_ELT(store, 2),
+       tot = VECTOR_ELT(store, 3), scale = VECTOR_ELT(store, 4);
+  if (TYPEOF(p) != INTSXP || TYPEOF(k) != INTSXP || TYPEOF(x) != REALSXP ||
+      TYPEOF(tot) != REALSXP || XLENGTH(p) < 2 || XLENGTH(k) != XLENGTH(x))
+    Rf_error("internal error: malformed gibbs store");
+  gibbs_topics tw;
+  tw.K = (int)XLENGTH(tot);
+  tw.V = (int)XLENGTH(p) - 1;
+  tw.p = INTEGER(p);
+  tw.k = INTEGER(k);
+  tw.x = REAL(x);
+  tw.tot = REAL(tot);
+  tw.scale = Rf_asReal(scale);
+  tw.eta = Rf_asReal(eta);
+  if (tw.p[tw.V] != XLENGTH(k)) Rf_error("internal error: gibbs store pointers");
+  return tw;
+}
+
+static void prepare(const gibbs_topics *tw, const double *alpha,
+                    const unsigned char *used, int threads, gibbs_prep *pp) {
+  pp->c = (double *)R_alloc(tw->K, sizeof(double));
+  pp->cum_alpha = (double *)R_alloc(tw->K, sizeof(double));
+  pp->d = (double *)R_alloc(tw->p[tw->V] > 0 ? tw->p[tw->V] : 1, sizeof(double));
+  pp->cum_wa = (double *)R_alloc(tw->p[tw->V] > 0 ? tw->p[tw->V] : 1, sizeof(double));
+  lda_gibbs_prepare(tw, alpha, used, threads, pp);
+}
+
+/* The local step on one batch. ctl = c(burnin, samples). Returns
+ * list(p, k, x) of the K x V summary (average of the saved sweeps),
+ * doc_topic (K x D average topic counts) and stats (draws from the
+ * word-document, word-alpha, document and alpha parts; entries visited for
+ * the word-document part; tokens). */
+SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP store,
+                         SEXP eta, SEXP alpha, SEXP ctl, SEXP seed, SEXP stream0,
+                         SEXP threads_) {
+  int n_prot = 0;
+  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  gibbs_topics tw = topics_view(store, eta);
+  int K = tw.K, V = tw.V, threads = svi_threads_from_r(threads_);
+  if (x.V != V || XLENGTH(alpha) != K) Rf_error("internal error: dimensions");
+  int burnin = INTEGER(ctl)[0], samples = INTEGER(ctl)[1];
+  if (samples < 1 || burnin < 0) Rf_error("internal error: sweeps");
+  uint64_t s = svi_seed_from_r(seed), st = (uint64_t)Rf_asReal(stream0);
+
+  /* token offsets, words used by the batch */
+  svi_len *tok_off = (svi_len *)R_alloc((size_t)x.D + 1, sizeof(svi_len));
+  unsigned char *used = (unsigned char *)R_alloc(V, 1);
+  for (int v = 0; v < V; v++) used[v] = 0;
+  tok_off[0] = 0;
+  for (int d = 0; d < x.D; d++) {
+    svi_len n = 0;
+    for (int e = x.doc_ptr[d]; e < x.doc_ptr[d + 1]; e++) {
+      n += (svi_len)floor(x.count[e] + 0.5);
+      used[x.term[e]] = 1;
+    }
+    tok_off[d + 1] = tok_off[d] + n;
+  }
+  svi_len n_tok = tok_off[x.D];
+  if ((double)n_tok * samples > 2147483647.0)
+    Rf_error(
+        "internal error: batch too large for the gibbs summary; use smaller batches");
+  gibbs_prep pp;
+  prepare(&tw, REAL(alpha), used, threads, &pp);
+
+  svi_len nt1 = n_tok > 0 ? n_tok : 1;
+  int *tok_word = (int *)R_alloc(nt1, sizeof(int));
+  int *zcur = (int *)R_alloc(nt1, sizeof(int));
+  int *tok_z = (int *)R_alloc(nt1 * samples, sizeof(int));
+  int *iscr = (int *)R_alloc((size_t)4 * K * threads, sizeof(int));
+  double *dscr = (double *)R_alloc((size_t)K * threads, sizeof(double));
+  double *stats =
+      (double *)R_alloc((size_t)GIBBS_NSTAT * (x.D > 0 ? x.D : 1), sizeof(double));
+
+  const char *names[] = {"p", "k", "x", "doc_topic", "stats"};
+  SEXP out = PROTECT(svi_named_list(5, names));
+  n_prot++;
+  SEXP doc_topic = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
+  n_prot++;
+  SET_VECTOR_ELT(out, 3, doc_topic);
+
+  lda_gibbs_local(&x, &tw, &pp, burnin, samples, s, st, threads, tok_off, tok_word, zcur,
+                  tok_z, iscr, dscr, REAL(doc_topic), stats);
+
+  /* summary, reduced serially (counts are integers: order-free) */
+  int *pw = (int *)R_alloc((size_t)V + 1, sizeof(int));
+  int *kw = (int *)R_alloc(nt1 * samples, sizeof(int));
+  double *xw = (double *)R_alloc(nt1 * samples, sizeof(double));
+  int *bucket = (int *)R_alloc(nt1 * samples, sizeof(int));
+  svi_len nnz = lda_gibbs_summary(K, V, n_tok, samples, tok_word, tok_z, pw, kw, xw, iscr,
+                                  iscr + K, bucket);
+  SEXP sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+  n_prot++;
+  SEXP sk = PROTECT(Rf_allocVector(INTSXP, nnz));
+  n_prot++;
+  SEXP sx = PROTECT(Rf_allocVector(REALSXP, nnz));
+  n_prot++;
+  for (int v = 0; v <= V; v++) INTEGER(sp)[v] = pw[v];
+  for (svi_len j = 0; j < nnz; j++) {
+    INTEGER(sk)[j] = kw[j];
+    REAL(sx)[j] = xw[j];
+  }
+  SET_VECTOR_ELT(out, 0, sp);
+  SET_VECTOR_ELT(out, 1, sk);
+  SET_VECTOR_ELT(out, 2, sx);
+
+  SEXP st_out = PROTECT(Rf_allocVector(REALSXP, GIBBS_NSTAT + 1));
+  n_prot++;
+  double *so = REAL(st_out);
+  for (int i = 0; i < GIBBS_NSTAT; i++) so[i] = 0.0;
+  for (int d = 0; d < x.D; d++)
+    for (int i = 0; i < GIBBS_NSTAT; i++) so[i] += stats[GIBBS_NSTAT * (svi_len)d + i];
+  so[GIBBS_NSTAT] = (double)n_tok;
+  SET_VECTOR_ELT(out, 4, st_out);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* The sparse lazy global step. batch = list(p, k, x) (K x V summary, not
+ * yet scaled); rho the step size; mult = D / |B|; rescale_below the
+ * threshold on the running product. Returns the new store. */
+SEXP ffi_lda_global_gibbs(SEXP store, SEXP batch, SEXP rho_, SEXP mult_,
+                          SEXP rescale_below_) {
+  int n_prot = 0;
+  SEXP eta0 = PROTECT(Rf_ScalarReal(1.0));
+  n_prot++;
+  gibbs_topics tw = topics_view(store, eta0);
+  int K = tw.K, V = tw.V;
+  const int *p1 = INTEGER(VECTOR_ELT(batch, 0)), *k1 = INTEGER(VECTOR_ELT(batch, 1));
+  const double *x1 = REAL(VECTOR_ELT(batch, 2));
+  if (XLENGTH(VECTOR_ELT(batch, 0)) != (R_xlen_t)V + 1)
+    Rf_error("internal error: batch summary dimensions");
+  double rho = Rf_asReal(rho_), mult = Rf_asReal(mult_),
+         below = Rf_asReal(rescale_below_);
+  double new_scale = tw.scale * (1.0 - rho);
+  double a0, a1, out_scale;
+  int keep_old;
+  if (new_scale < below || !(new_scale > 0.0)) {
+    /* rescale: store the true N* and reset the running product to 1 */
+    a0 = new_scale;
+    a1 = rho * mult;
+    out_scale = 1.0;
+    keep_old = new_scale > 0.0;
+  } else {
+    a0 = 1.0;
+    a1 = rho * mult / new_scale;
+    out_scale = new_scale;
+    keep_old = 1;
+  }
+  svi_len nnz = lda_gibbs_merge_nnz(V, tw.p, tw.k, p1, k1, keep_old);
+  if (nnz > 2147483647) Rf_error("internal error: too many topic-word non-zeros");
+  SEXP out = PROTECT(svi_named_list(5, store_names));
+  n_prot++;
+  SEXP p = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+  n_prot++;
+  SEXP k = PROTECT(Rf_allocVector(INTSXP, nnz));
+  n_prot++;
+  SEXP x = PROTECT(Rf_allocVector(REALSXP, nnz));
+  n_prot++;
+  SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  lda_gibbs_merge(V, tw.p, tw.k, tw.x, a0, p1, k1, x1, a1, keep_old, INTEGER(p),
+                  INTEGER(k), REAL(x));
+  lda_gibbs_totals(K, V, INTEGER(p), INTEGER(k), REAL(x), REAL(tot));
+  SET_VECTOR_ELT(out, 0, p);
+  SET_VECTOR_ELT(out, 1, k);
+  SET_VECTOR_ELT(out, 2, x);
+  SET_VECTOR_ELT(out, 3, tot);
+  SET_VECTOR_ELT(out, 4, Rf_ScalarReal(out_scale));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Dense K x V lambda = eta + scale * x from the store. */
+SEXP ffi_lda_gibbs_materialise(SEXP store, SEXP eta) {
+  gibbs_topics tw = topics_view(store, eta);
+  if ((double)tw.K * tw.V > 4.5e15) Rf_error("internal error: K x V too large");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, tw.K, tw.V));
+  lda_gibbs_materialise(&tw, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* Test hook: n draws of the sampler for one token of word w (0-based)
+ * given the other tokens' topic counts ndk. */
+SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP n,
+                        SEXP seed) {
+  gibbs_topics tw = topics_view(store, eta);
+  if (XLENGTH(alpha) != tw.K || XLENGTH(ndk) != tw.K) Rf_error("internal error: lengths");
+  gibbs_prep pp;
+  prepare(&tw, REAL(alpha), NULL, 1, &pp);
+  svi_rng rng;
+  svi_rng_init(&rng, svi_seed_from_r(seed), 0);
+  int *iscr = (int *)R_alloc((size_t)4 * tw.K, sizeof(int));
+  double *dscr = (double *)R_alloc(tw.K, sizeof(double));
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, tw.K));
+  lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), Rf_asInteger(w), (svi_len)Rf_asReal(n),
+                      &rng, iscr, dscr, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* Left-to-right: beta K x V (rows: topics), alpha length K. Returns
+ * list(loglik = per-document log probability, tokens = per-document
+ * token counts). */
+SEXP ffi_eval_ltr(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP beta, SEXP alpha,
+                  SEXP particles_, SEXP seed, SEXP stream0, SEXP threads_) {
+  int n_prot = 0;
+  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  int K = Rf_nrows(beta), R = Rf_asInteger(particles_),
+      threads = svi_threads_from_r(threads_);
+  if (Rf_ncols(beta) != x.V || XLENGTH(alpha) != K || R < 1)
+    Rf_error("internal error: dimensions");
+  svi_len maxlen = 1;
+  for (int d = 0; d < x.D; d++) {
+    svi_len n = 0;
+    for (int e = x.doc_ptr[d]; e < x.doc_ptr[d + 1]; e++)
+      n += (svi_len)floor(x.count[e] + 0.5);
+    if (n > maxlen) maxlen = n;
+  }
+  svi_len per = (svi_len)R * K + maxlen;
+  int *iscr = (int *)R_alloc(per * threads, sizeof(int));
+  double *dscr = (double *)R_alloc((size_t)K * threads, sizeof(double));
+  const char *names[] = {"loglik", "tokens"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SEXP ll = PROTECT(Rf_allocVector(REALSXP, x.D));
+  n_prot++;
+  SEXP nn = PROTECT(Rf_allocVector(REALSXP, x.D));
+  n_prot++;
+  eval_ltr(&x, REAL(beta), K, REAL(alpha), R, svi_seed_from_r(seed),
+           (uint64_t)Rf_asReal(stream0), threads, iscr, per, dscr, REAL(ll), REAL(nn));
+  SET_VECTOR_ELT(out, 0, ll);
+  SET_VECTOR_ELT(out, 1, nn);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* UMass coherence: top is an n x K integer matrix of 0-based word ids.
+ * Returns list(score = per-topic coherence, skipped = pairs skipped). */
+SEXP ffi_eval_umass(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP top) {
+  int n_prot = 0;
+  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  int n = Rf_nrows(top), K = Rf_ncols(top);
+  const int *tp = INTEGER(top);
+  for (R_xlen_t i = 0; i < XLENGTH(top); i++)
+    if (tp[i] < 0 || tp[i] >= x.V) Rf_error("internal error: top word out of range");
+  svi_len nk = (svi_len)n * K;
+  int *slot = (int *)R_alloc(x.V, sizeof(int));
+  svi_len *lptr = (svi_len *)R_alloc(nk + 1, sizeof(svi_len));
+  svi_len *fill = (svi_len *)R_alloc(nk + 1, sizeof(svi_len));
+  svi_len nnz = x.doc_ptr[x.D];
+  int *docs = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+  const char *names[] = {"score", "skipped"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SEXP score = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  SEXP skipped = PROTECT(Rf_allocVector(INTSXP, K));
+  n_prot++;
+  eval_umass(&x, tp, n, K, slot, lptr, docs, fill, REAL(score), INTEGER(skipped));
+  SET_VECTOR_ELT(out, 0, score);
+  SET_VECTOR_ELT(out, 1, skipped);
+  UNPROTECT(n_prot);
+  return out;
+}

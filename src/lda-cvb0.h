@@ -1,0 +1,25 @@
+/* SCVB0 kernels (lda-cvb0.c), used by the glue in cvb0.c. */
+#ifndef SPARSEVI_LDA_CVB0_H
+#define SPARSEVI_LDA_CVB0_H
+#include "svi.h"
+
+typedef struct {
+  int K;
+  double alpha;
+  double doc_s, doc_tau, doc_kappa; /* document step schedule */
+  int passes;                       /* burn-in passes + 1 */
+  int shuffle;                      /* visit words in random order */
+} cvb0_settings;
+
+void cvb0_topic_columns(int K, const double *lambda, const double *inv_tot, int U,
+                        const int *w, double *P);
+void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m);
+svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs);
+void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
+                const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
+                double *theta, double *summary, double *ebuf, svi_len ebuf_len,
+                double *tables, double *g_all, int *order_all);
+void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
+                 double rho, double scale, const int *p, const int *idx,
+                 const double *val, int threads, double *lambda_new, double *tot_new);
+#endif

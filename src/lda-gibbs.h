@@ -1,0 +1,107 @@
+/* Gibbs sampling within stochastic VI (Mimno, Hoffman & Blei 2012): the
+ * sparse topic-word store and the kernels that read and update it.
+ * Kernels only: no R API here. */
+#ifndef SPARSEVI_LDA_GIBBS_H
+#define SPARSEVI_LDA_GIBBS_H
+
+#include "svi.h"
+
+#define GIBBS_NSTAT 5
+
+/* The topic-word parameters, stored sparse and word-major (the layout of a
+ * K x V dgCMatrix): lambda_kv = eta + scale * x_kv, where x holds the
+ * non-smoothing part N*_kv divided by the running product
+ * scale = prod_t (1 - rho_t). Column v (word v) holds its non-zero topics
+ * k[p[v] .. p[v+1]) in increasing order; tot[k] = sum_v x_kv. */
+typedef struct {
+  int K, V;
+  const int *p;
+  const int *k;
+  const double *x;
+  const double *tot;
+  double scale, eta;
+} gibbs_topics;
+
+/* Per-batch precomputation of the parts of the sampling normaliser. Eq. 15
+ * of the paper splits (alpha_k + N_dk) exp(E log beta_kw) into a smoothing
+ * part and a word part over the topics with N*_kw > 0; each is split once
+ * more by alpha_k + N_dk (as in SparseLDA), so that only the parts that
+ * involve N_dk change within a document:
+ *     alpha_k e0 c_k      alpha part, constant per batch (binary search in K)
+ *   + N_dk e0 c_k         document part, over the topics of the document
+ *   + alpha_k d_kw        word-alpha part, constant per batch (binary search
+ *                         in the word's non-zeros)
+ *   + N_dk d_kw           word-document part, over the topics both in the
+ *                         document and among the word's non-zeros
+ * with c_k = exp(-psi(V eta + sum_v N*_kv)), e0 = exp(psi(eta)) and
+ * d_kw = c_k (exp(psi(eta + N*_kw)) - e0) > 0 where N*_kw > 0. */
+typedef struct {
+  int K;
+  double e0;
+  double *c;         /* K */
+  double *cum_alpha; /* K: cumulative sums of alpha_k e0 c_k */
+  double A;          /* sum_k alpha_k e0 c_k */
+  double *d;         /* one per stored non-zero (set for words in the batch) */
+  double *cum_wa;    /* one per stored non-zero: cumulative alpha_k d_kw in the word */
+  const double *alpha;
+} gibbs_prep;
+
+/* Fills pp (arrays allocated by the caller: c, cum_alpha of K; d, cum_wa
+ * of nnz).
+ * used[v] != 0 marks the words whose d is needed (NULL: all words). */
+void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
+                       const unsigned char *used, int threads, gibbs_prep *pp);
+
+/* The local step on a batch. Tokens of document d occupy positions
+ * tok_off[d] .. tok_off[d+1] of tok_word / zcur; saved sweep s writes its
+ * topics to tok_z[s * n_tok + position]. Scratch: iscr of threads * 4K ints,
+ * dscr of threads * K doubles. doc_topic (K x D) receives the average of
+ * N_dk over the saved sweeps; stats (GIBBS_NSTAT x D) per document: draws
+ * from the word-document, word-alpha, document and alpha parts, and the
+ * entries visited to form the word-document part. Block b of SVI_BLOCK documents uses
+ * stream stream0 + b. */
+void lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
+                     int burnin, int samples, uint64_t seed, uint64_t stream0,
+                     int threads, const svi_len *tok_off, int *tok_word, int *zcur,
+                     int *tok_z, int *iscr, double *dscr, double *doc_topic,
+                     double *stats);
+
+/* Counts the saved draws into a sparse K x V summary (CSC, word-major):
+ * p (V+1), k and x (values count / samples) with room for samples * n_tok
+ * entries. Scratch: cnt and touched of K ints, bucket of samples * n_tok
+ * ints. Returns the number of non-zeros. */
+svi_len lda_gibbs_summary(int K, int V, svi_len n_tok, int samples, const int *tok_word,
+                          const int *tok_z, int *p, int *k, double *x, int *cnt,
+                          int *touched, int *bucket);
+
+/* Test hook: n draws for one token of word w in a document whose other
+ * tokens have topic counts ndk (K); counts[k] receives how often topic k
+ * was drawn. Uses the same sampler as lda_gibbs_local. */
+void lda_gibbs_draw_many(const gibbs_topics *tw, const gibbs_prep *pp, const int *ndk,
+                         int w, svi_len n, svi_rng *rng, int *iscr, double *dscr,
+                         double *counts);
+
+/* ---- the sparse lazy global step (lda-gibbs-global.c) ---- */
+/* Number of non-zeros of the union of two word-major patterns (only the
+ * new pattern when keep_old is 0). */
+svi_len lda_gibbs_merge_nnz(int V, const int *p0, const int *k0, const int *p1,
+                            const int *k1, int keep_old);
+/* x = a0 * x0 + a1 * x1 over the union pattern (only x1's pattern when
+ * keep_old is 0); writes p (V+1), k, x. */
+void lda_gibbs_merge(int V, const int *p0, const int *k0, const double *x0, double a0,
+                     const int *p1, const int *k1, const double *x1, double a1,
+                     int keep_old, int *p, int *k, double *x);
+/* tot[k] = sum_v x_kv, in word order. */
+void lda_gibbs_totals(int K, int V, const int *p, const int *k, const double *x,
+                      double *tot);
+/* Dense lambda (K x V, word-major) = eta + scale * x. */
+void lda_gibbs_materialise(const gibbs_topics *tw, double *lambda);
+
+/* ---- evaluators of the same paper (eval-ltr.c, eval-umass.c) ---- */
+void eval_ltr(const svi_dtm *x, const double *beta, int K, const double *alpha,
+              int particles, uint64_t seed, uint64_t stream0, int threads, int *iscr,
+              svi_len iscr_per_thread, double *dscr, double *doc_ll, double *doc_n);
+void eval_umass(const svi_dtm *x, const int *top, int n, int K, int *slot, svi_len *lptr,
+                int *docs, svi_len *fill, double *score, int *skipped);
+
+#endif

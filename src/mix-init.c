@@ -1,0 +1,140 @@
+/* Initialisation of mixtures (Hughes & Sudderth §6): k-means++ seeding with
+ * a divergence suited to the likelihood, or uniform seeding. One random
+ * stream drives the draws; the distance updates are per point, so the seeds
+ * do not depend on the thread count.
+ * Divergences: Gaussian and diagonal models, scaled squared Euclidean
+ * distance; zero-mean model, the squared residual of x after projection on
+ * the seed's axis (the zero-mean Gaussian's components are directions);
+ * multinomial, KL(p_n || q_c) from the document's word distribution to the
+ * seed document's smoothed distribution. */
+#include <math.h>
+#include "mix.h"
+
+#define MULT_SMOOTH 0.1
+#define MIX_INIT_TRIALS 3
+
+static int already(const svi_len *out, int c, svi_len n) {
+  for (int j = 0; j < c; j++)
+    if (out[j] == n) return 1;
+  return 0;
+}
+
+/* work: max(D, V) doubles for the seed, plus N doubles (mult: sum p ln p). */
+static void update_dist(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                        const double *cur, double *dist, double *work, int first) {
+  svi_len N = x->N;
+  int D = x->D;
+  (void)threads;
+  if (x->lik == MIX_MULT) {
+    const svi_dtm *m = &x->dtm;
+    double *logq = work, *plogp = work + D;
+    double tot = 0;
+    for (int v = 0; v < D; v++) logq[v] = MULT_SMOOTH;
+    for (int p = m->doc_ptr[cidx]; p < m->doc_ptr[cidx + 1]; p++) {
+      logq[m->term[p]] += m->count[p];
+      tot += m->count[p];
+    }
+    double lnorm = log(tot + MULT_SMOOTH * D);
+    for (int v = 0; v < D; v++) logq[v] = log(logq[v]) - lnorm;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+    for (svi_len n = 0; n < N; n++) {
+      double len = 0, cross = 0;
+      for (int p = m->doc_ptr[n]; p < m->doc_ptr[n + 1]; p++) {
+        len += m->count[p];
+        cross += m->count[p] * logq[m->term[p]];
+      }
+      if (first) {
+        double h = 0;
+        for (int p = m->doc_ptr[n]; p < m->doc_ptr[n + 1]; p++)
+          h += m->count[p] * log(m->count[p] / len);
+        plogp[n] = len > 0 ? h / len : 0;
+      }
+      double d = len > 0 ? plogp[n] - cross / len : 0;
+      if (d < 0) d = 0;
+      dist[n] = (first || d < cur[n]) ? d : cur[n];
+    }
+    return;
+  }
+  double *cx = work, cn = 0;
+  for (int d = 0; d < D; d++) {
+    cx[d] = x->X[(svi_len)d * N + cidx];
+    cn += cx[d] * cx[d];
+  }
+  int zm = x->lik == MIX_ZM;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (svi_len n = 0; n < N; n++) {
+    double s = 0;
+    if (zm) {
+      double xx = 0, xc = 0;
+      for (int d = 0; d < D; d++) {
+        double v = x->X[(svi_len)d * N + n];
+        xx += v * v;
+        xc += v * cx[d];
+      }
+      s = cn > 0 ? xx - xc * xc / cn : xx;
+      if (s < 0) s = 0;
+    } else {
+      for (int d = 0; d < D; d++) {
+        double v = x->X[(svi_len)d * N + n] - cx[d];
+        s += scale[d] * v * v;
+      }
+    }
+    dist[n] = (first || s < cur[n]) ? s : cur[n];
+  }
+}
+
+void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
+                    uint64_t seed, int threads, svi_len *out, double *dist,
+                    double *work) {
+  svi_rng r;
+  svi_rng_init(&r, seed, MIX_STREAM_OFFSET + 0xffffULL);
+  svi_len N = x->N;
+  /* greedy k-means++: each pick draws MIX_INIT_TRIALS candidates and keeps
+   * the one that lowers the total divergence most */
+  double *cand = dist + N, *best = dist + 2 * N;
+  for (int c = 0; c < K; c++) {
+    svi_len pick = -1;
+    if (plusplus && c > 0) {
+      double total = 0;
+      for (svi_len n = 0; n < N; n++) total += dist[n];
+      if (total > 0 && isfinite(total)) {
+        double best_total = INFINITY;
+        for (int t = 0; t < MIX_INIT_TRIALS; t++) {
+          double u = svi_rng_unif(&r) * total, acc = 0;
+          svi_len p = -1;
+          for (svi_len n = 0; n < N; n++) {
+            if (dist[n] <= 0) continue;
+            acc += dist[n];
+            p = n;
+            if (acc >= u) break;
+          }
+          if (p < 0 || already(out, c, p)) continue;
+          update_dist(x, p, scale, threads, dist, cand, work, 0);
+          double tot = 0;
+          for (svi_len n = 0; n < N; n++) tot += cand[n];
+          if (tot < best_total) {
+            best_total = tot;
+            pick = p;
+            double *tmp = best;
+            best = cand;
+            cand = tmp;
+          }
+        }
+      }
+    }
+    if (pick >= 0) {
+      out[c] = pick;
+      for (svi_len n = 0; n < N; n++) dist[n] = best[n];
+      continue;
+    }
+    while (pick < 0 || already(out, c, pick))
+      pick = (svi_len)svi_rng_int(&r, (uint64_t)N);
+    out[c] = pick;
+    if (plusplus && c + 1 < K)
+      update_dist(x, pick, scale, threads, dist, dist, work, c == 0);
+  }
+}

@@ -1,0 +1,211 @@
+/* The mixture local step (Hughes & Sudderth §3): log-weights
+ * W_nk = E[ln pi_k] + E[ln p(x_n | phi_k)] for blocks of SVI_BLOCK points,
+ * top-L (or dense, L = K) responsibilities, and the batch summary whose cost
+ * scales with L: points are bucketed by kept component and each component's
+ * statistic is accumulated over its points in point order, so the result
+ * does not depend on the thread count. */
+#include <math.h>
+#include <string.h>
+#include "mix.h"
+#include "obs-gauss.h"
+
+void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point,
+                       double *out) {
+  double Ntot = 0;
+  for (int k = 0; k < K; k++) Ntot += Nk[k];
+  if (pr->prior == MIX_DIRICHLET) {
+    double a = pr->conc / K;
+    if (point) {
+      for (int k = 0; k < K; k++) out[k] = log((a + Nk[k]) / (pr->conc + Ntot));
+    } else {
+      double norm = svi_digamma(pr->conc + Ntot);
+      for (int k = 0; k < K; k++) out[k] = svi_digamma(a + Nk[k]) - norm;
+    }
+    return;
+  }
+  /* DP stick-breaking truncated at K: q(v_k) = Beta(1 + N_k, gamma + N_{>k}), v_K = 1 */
+  double rest = Ntot, prefix = 0;
+  for (int k = 0; k < K; k++) {
+    rest -= Nk[k];
+    if (rest < 0) rest = 0;
+    double a = 1 + Nk[k], b = pr->conc + rest;
+    if (k == K - 1) {
+      out[k] = prefix;
+      break;
+    }
+    if (point) {
+      out[k] = prefix + log(a / (a + b));
+      prefix += log(b / (a + b));
+    } else {
+      double dab = svi_digamma(a + b);
+      out[k] = prefix + svi_digamma(a) - dab;
+      prefix += svi_digamma(b) - dab;
+    }
+  }
+}
+
+double mix_alloc_objective(const mix_prior *pr, int K, const double *Nk) {
+  double Ntot = 0;
+  for (int k = 0; k < K; k++) Ntot += Nk[k];
+  if (pr->prior == MIX_DIRICHLET) {
+    double a = pr->conc / K, out = svi_lgamma(pr->conc) - svi_lgamma(pr->conc + Ntot);
+    double lga = svi_lgamma(a);
+    for (int k = 0; k < K; k++) out += svi_lgamma(a + Nk[k]) - lga;
+    return out;
+  }
+  /* sum_k ln B(1 + N_k, gamma + N_{>k}) - ln B(1, gamma), ln B(1, gamma) = -ln gamma */
+  double rest = Ntot, out = 0, g = pr->conc;
+  for (int k = 0; k < K - 1; k++) {
+    rest -= Nk[k];
+    if (rest < 0) rest = 0;
+    double a = 1 + Nk[k], b = g + rest;
+    out += svi_lgamma(a) + svi_lgamma(b) - svi_lgamma(a + b) + log(g);
+  }
+  return out;
+}
+
+int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double *Nk,
+                   const double *S, int point, double *scratch) {
+  int lik = pr->lik;
+  svi_len P = mix_stat_size(lik, D), tri = (svi_len)D * (D + 1) / 2;
+  ev->lik = lik;
+  ev->K = K;
+  ev->D = D;
+  int status = 0;
+  if (lik == MIX_MULT) {
+    mult_eval_table(pr, K, D, S, point, ev->c, ev->logb);
+  } else {
+    for (int k = 0; k < K; k++) {
+      const double *Sk = S + (svi_len)k * P;
+      if (lik == MIX_DIAG) {
+        diag_eval_component(pr, D, Nk[k], Sk, point, ev->c + k, ev->mean + (svi_len)k * D,
+                            ev->fac + (svi_len)k * D);
+      } else {
+        int zm = lik == MIX_ZM;
+        int st = gauss_eval_component(
+            pr, zm, D, Nk[k], Sk, point, ev->c + k, zm ? NULL : ev->mean + (svi_len)k * D,
+            ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
+            zm ? NULL : ev->shift + (svi_len)k * D);
+        if (st && !status) status = k + 1;
+      }
+    }
+  }
+  double *aw = scratch; /* K doubles */
+  mix_alloc_weights(pr, K, Nk, point, aw);
+  for (int k = 0; k < K; k++) ev->c[k] += aw[k];
+  return status;
+}
+
+svi_len mix_weights_scratch(int lik, int D) {
+  if (lik == MIX_MULT) return 0;
+  return (svi_len)SVI_BLOCK * (D + 1);
+}
+
+void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
+                       double *W, double *scratch) {
+  switch (ev->lik) {
+  case MIX_GAUSS:
+  case MIX_ZM:
+    gauss_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
+    break;
+  case MIX_DIAG:
+    diag_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
+    break;
+  default:
+    for (int i = 0; i < nb; i++)
+      mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * ev->K);
+  }
+}
+
+void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xbuf) {
+  if (x->lik == MIX_MULT) {
+    mult_add_stat(&x->dtm, n, r, Sk);
+    return;
+  }
+  for (int d = 0; d < x->D; d++) xbuf[d] = x->X[(svi_len)d * x->N + n];
+  if (x->lik == MIX_DIAG)
+    diag_add_stat(xbuf, x->D, r, Sk);
+  else
+    gauss_add_stat(xbuf, x->D, x->lik == MIX_ZM, r, Sk);
+}
+
+/* Per-thread double scratch of mix_local: weights block, obs scratch, K. */
+svi_len mix_local_scratch(int lik, int D, int K) {
+  return (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
+}
+
+void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
+               int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
+               int *iscratch) {
+  int K = ev->K;
+  svi_len n = n1 - n0, nblocks = svi_n_blocks(n);
+  svi_len dper = mix_local_scratch(ev->lik, ev->D, K);
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+  for (svi_len b = 0; b < nblocks; b++) {
+    int t = svi_thread_id();
+    double *W = dscratch + (svi_len)t * dper;
+    double *wsc = W + (svi_len)SVI_BLOCK * K;
+    double *rbuf = wsc + mix_weights_scratch(ev->lik, ev->D);
+    int *idx = iscratch + (svi_len)t * K;
+    svi_len s = n0 + b * SVI_BLOCK;
+    int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
+    mix_block_weights(ev, x, s, nb, W, wsc);
+    for (int i = 0; i < nb; i++) {
+      const double *w = W + (svi_len)i * K;
+      svi_len pt = s - n0 + i;
+      svi_select_top(w, K, L, idx);
+      svi_softmax_sub(w, idx, L, rbuf);
+      double h = 0;
+      for (int j = 0; j < L; j++) {
+        double r = rbuf[j];
+        if (r > 0) h -= r * log(r);
+        resp_idx[pt * L + j] = idx[j];
+        resp_r[pt * L + j] = r;
+      }
+      ent[pt] = h;
+    }
+  }
+}
+
+void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
+                 const int *resp_idx, const double *resp_r, int threads, double *Nk,
+                 double *S, svi_len *start, svi_len *list_n, double *list_r,
+                 double *xbuf) {
+  svi_len n = n1 - n0, P = mix_stat_size(x->lik, x->D);
+  (void)threads;
+  /* bucket (point, r) pairs by component, in point order */
+  for (int k = 0; k <= K; k++) start[k] = 0;
+  for (svi_len e = 0; e < n * L; e++)
+    if (resp_r[e] > 0) start[resp_idx[e] + 1]++;
+  for (int k = 0; k < K; k++) start[k + 1] += start[k];
+  /* second pass writes positions; a moving cursor per component */
+  for (svi_len i = 0; i < n; i++) {
+    for (int j = 0; j < L; j++) {
+      svi_len e = i * L + j;
+      if (!(resp_r[e] > 0)) continue;
+      int k = resp_idx[e];
+      svi_len pos = start[k]++;
+      list_n[pos] = n0 + i;
+      list_r[pos] = resp_r[e];
+    }
+  }
+  /* cursors now point at each bucket's end: shift back */
+  for (int k = K; k > 0; k--) start[k] = start[k - 1];
+  start[0] = 0;
+  memset(S, 0, sizeof(double) * (size_t)(P * K));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+  for (int k = 0; k < K; k++) {
+    double *xb = xbuf + (svi_len)svi_thread_id() * x->D;
+    double *Sk = S + (svi_len)k * P, nk = 0;
+    for (svi_len e = start[k]; e < start[k + 1]; e++) {
+      nk += list_r[e];
+      mix_add_stat(x, list_n[e], list_r[e], Sk, xb);
+    }
+    Nk[k] = nk;
+  }
+}

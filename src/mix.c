@@ -1,0 +1,248 @@
+/* Glue of the mixture engine: unpacks SEXPs into the views of mix.h,
+ * allocates outputs and scratch, calls the kernels of mix-local.c,
+ * mix-init.c and obs-*.c. The training loop itself lives in R/mixture.R. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include "glue.h"
+#include "mix.h"
+#include "obs-gauss.h"
+
+static double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static SEXP list_elt(SEXP list, const char *name) {
+  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+  for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
+  Rf_error("internal error: missing element `%s`", name);
+  return R_NilValue;
+}
+
+static const double *real_or_null(SEXP x) {
+  return Rf_isNull(x) ? NULL : REAL(x);
+}
+
+/* prior: list(lik, prior, conc, kappa0, nu0, eta, m0, B0, b0, logdet_B0, D) */
+static mix_prior unpack_prior(SEXP p, int *D) {
+  mix_prior pr;
+  pr.lik = Rf_asInteger(list_elt(p, "lik"));
+  pr.prior = Rf_asInteger(list_elt(p, "prior"));
+  pr.conc = Rf_asReal(list_elt(p, "conc"));
+  pr.kappa0 = Rf_asReal(list_elt(p, "kappa0"));
+  pr.nu0 = Rf_asReal(list_elt(p, "nu0"));
+  pr.eta = Rf_asReal(list_elt(p, "eta"));
+  pr.m0 = real_or_null(list_elt(p, "m0"));
+  pr.B0 = real_or_null(list_elt(p, "B0"));
+  pr.b0 = real_or_null(list_elt(p, "b0"));
+  pr.logdet_B0 = Rf_asReal(list_elt(p, "logdet_B0"));
+  *D = Rf_asInteger(list_elt(p, "D"));
+  return pr;
+}
+
+/* data: a numeric N x D matrix, or list(doc_ptr, term, count) for lik MULT. */
+static mix_data unpack_data(SEXP data, int lik, int D) {
+  mix_data x;
+  memset(&x, 0, sizeof(x));
+  x.lik = lik;
+  x.D = D;
+  if (lik == MIX_MULT) {
+    SEXP V = PROTECT(Rf_ScalarInteger(D));
+    x.dtm =
+        svi_dtm_view(VECTOR_ELT(data, 0), VECTOR_ELT(data, 1), VECTOR_ELT(data, 2), V);
+    UNPROTECT(1);
+    x.N = x.dtm.D;
+  } else {
+    if (TYPEOF(data) != REALSXP || Rf_ncols(data) != D)
+      Rf_error("internal error: data must be a double matrix with %d columns", D);
+    x.N = Rf_nrows(data);
+    x.X = REAL(data);
+  }
+  return x;
+}
+
+static void check_state(SEXP Nk, SEXP S, int lik, int D, int *K) {
+  *K = (int)XLENGTH(Nk);
+  if (TYPEOF(Nk) != REALSXP || TYPEOF(S) != REALSXP ||
+      XLENGTH(S) != mix_stat_size(lik, D) * (R_xlen_t)*K)
+    Rf_error("internal error: summaries have the wrong size");
+}
+
+static void eval_alloc(mix_eval *ev, int lik, int K, int D) {
+  svi_len tri = (svi_len)D * (D + 1) / 2;
+  memset(ev, 0, sizeof(*ev));
+  ev->c = (double *)R_alloc(K, sizeof(double));
+  if (lik == MIX_MULT) {
+    ev->logb = (double *)R_alloc((size_t)D * K, sizeof(double));
+    return;
+  }
+  if (lik != MIX_ZM) ev->mean = (double *)R_alloc((size_t)K * D, sizeof(double));
+  if (lik == MIX_DIAG) {
+    ev->fac = (double *)R_alloc((size_t)K * D, sizeof(double));
+  } else {
+    ev->fac = (double *)R_alloc((size_t)K * tri, sizeof(double));
+    ev->inv_diag = (double *)R_alloc((size_t)K * D, sizeof(double));
+    if (lik == MIX_GAUSS) ev->shift = (double *)R_alloc((size_t)K * D, sizeof(double));
+  }
+}
+
+static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP S,
+                 int point) {
+  eval_alloc(ev, pr->lik, K, D);
+  double *aw = (double *)R_alloc(K, sizeof(double));
+  return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, aw);
+}
+
+/* One local step + summary over points [range[0], range[1]) (0-based).
+ * Returns list(N, S, entropy, time_local, time_summary, status). */
+SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
+                   SEXP threads_) {
+  int n_prot = 0, D, K;
+  mix_prior pr = unpack_prior(prior, &D);
+  check_state(Nk, S, pr.lik, D, &K);
+  mix_data x = unpack_data(data, pr.lik, D);
+  int L = Rf_asInteger(L_), threads = svi_threads_from_r(threads_);
+  svi_len n0 = (svi_len)REAL(range)[0], n1 = (svi_len)REAL(range)[1];
+  if (L < 1 || L > K || n0 < 0 || n1 > x.N || n1 < n0)
+    Rf_error("internal error: bad L or range");
+  svi_len n = n1 - n0, P = mix_stat_size(pr.lik, D);
+
+  double t0 = wall_seconds();
+  mix_eval ev;
+  int status = build(&ev, &pr, K, D, Nk, S, 0);
+  const char *names[] = {"N", "S", "entropy", "time_local", "time_summary", "status"};
+  SEXP out = PROTECT(svi_named_list(6, names));
+  n_prot++;
+  SEXP oN = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  SEXP oS = PROTECT(Rf_allocMatrix(REALSXP, (int)P, K));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, oN);
+  SET_VECTOR_ELT(out, 1, oS);
+  SET_VECTOR_ELT(out, 5, Rf_ScalarInteger(status));
+  if (status) {
+    memset(REAL(oN), 0, sizeof(double) * K);
+    memset(REAL(oS), 0, sizeof(double) * (size_t)(P * K));
+    SET_VECTOR_ELT(out, 2, Rf_ScalarReal(NA_REAL));
+    UNPROTECT(n_prot);
+    return out;
+  }
+  int *ridx = (int *)R_alloc((size_t)(n * L) + 1, sizeof(int));
+  double *rr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
+  double *ent = (double *)R_alloc((size_t)n + 1, sizeof(double));
+  svi_len per = mix_local_scratch(pr.lik, D, K);
+  double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
+  int *isc = (int *)R_alloc((size_t)K * threads, sizeof(int));
+  mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc);
+  double h = 0;
+  for (svi_len i = 0; i < n; i++) h += ent[i];
+  double t1 = wall_seconds();
+
+  svi_len *start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
+  svi_len *ln = (svi_len *)R_alloc((size_t)(n * L) + 1, sizeof(svi_len));
+  double *lr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
+  double *xb = (double *)R_alloc((size_t)D * threads + 1, sizeof(double));
+  mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, ln, lr, xb);
+  double t2 = wall_seconds();
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(h));
+  SET_VECTOR_ELT(out, 3, Rf_ScalarReal(t1 - t0));
+  SET_VECTOR_ELT(out, 4, Rf_ScalarReal(t2 - t1));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Log-weights of every point: point = 0, E_q[ln pi_k p(x | phi_k)] (the
+ * local step's weights); point = 1, ln pi_hat_k p(x | phi_hat_k). reduce = 1
+ * returns the per-point log-sum-exp (length N) instead of the K x N matrix.
+ * A non-positive-definite component gives an error status attribute. */
+SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP reduce,
+                     SEXP threads_) {
+  int n_prot = 0, D, K;
+  mix_prior pr = unpack_prior(prior, &D);
+  check_state(Nk, S, pr.lik, D, &K);
+  mix_data x = unpack_data(data, pr.lik, D);
+  int threads = svi_threads_from_r(threads_), red = Rf_asLogical(reduce);
+  mix_eval ev;
+  int status = build(&ev, &pr, K, D, Nk, S, Rf_asLogical(point));
+  if (status) Rf_error("internal error: component %d is not positive definite", status);
+  svi_len N = x.N, nblocks = svi_n_blocks(N);
+  SEXP out =
+      PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
+  n_prot++;
+  double *po = REAL(out);
+  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D);
+  double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+  for (svi_len b = 0; b < nblocks; b++) {
+    double *W = dsc + (svi_len)svi_thread_id() * per;
+    svi_len s = b * SVI_BLOCK;
+    int nb = (int)((s + SVI_BLOCK <= N) ? SVI_BLOCK : N - s);
+    mix_block_weights(&ev, &x, s, nb, W, W + (svi_len)SVI_BLOCK * K);
+    if (!red) {
+      memcpy(po + s * K, W, sizeof(double) * (size_t)nb * K);
+      continue;
+    }
+    for (int i = 0; i < nb; i++) {
+      const double *w = W + (svi_len)i * K;
+      double m = -INFINITY, acc = 0;
+      for (int k = 0; k < K; k++)
+        if (w[k] > m) m = w[k];
+      for (int k = 0; k < K; k++) acc += exp(w[k] - m);
+      po[s + i] = m + log(acc);
+    }
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* The ELBO without the entropy of the responsibilities: allocation term
+ * plus each component's observation term, at the conjugate posterior of the
+ * summaries (Nk, S). NaN when a scale matrix is not positive definite. */
+SEXP ffi_mix_objective(SEXP prior, SEXP Nk, SEXP S) {
+  int D, K;
+  mix_prior pr = unpack_prior(prior, &D);
+  check_state(Nk, S, pr.lik, D, &K);
+  svi_len P = mix_stat_size(pr.lik, D);
+  const double *pN = REAL(Nk), *pS = REAL(S);
+  double out = mix_alloc_objective(&pr, K, pN);
+  double *scratch = (double *)R_alloc((size_t)(P + D), sizeof(double));
+  for (int k = 0; k < K; k++) {
+    const double *Sk = pS + (svi_len)k * P;
+    switch (pr.lik) {
+    case MIX_GAUSS:
+    case MIX_ZM:
+      out += gauss_objective(&pr, pr.lik == MIX_ZM, D, pN[k], Sk, scratch);
+      break;
+    case MIX_DIAG:
+      out += diag_objective(&pr, D, pN[k], Sk);
+      break;
+    default:
+      out += mult_objective(&pr, D, Sk);
+    }
+  }
+  return Rf_ScalarReal(out);
+}
+
+/* Seeds for initialisation: K distinct 1-based point indices. */
+SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP scale,
+                  SEXP seed, SEXP threads_) {
+  int n_prot = 0, lik = Rf_asInteger(lik_), D = Rf_asInteger(D_), K = Rf_asInteger(K_);
+  mix_data x = unpack_data(data, lik, D);
+  if (K < 1 || K > x.N) Rf_error("internal error: K out of range");
+  int threads = svi_threads_from_r(threads_);
+  svi_len *idx = (svi_len *)R_alloc(K, sizeof(svi_len));
+  double *dist = (double *)R_alloc((size_t)x.N * 3, sizeof(double));
+  double *work = (double *)R_alloc((size_t)(D + x.N), sizeof(double));
+  mix_init_seeds(&x, K, Rf_asLogical(plusplus), real_or_null(scale),
+                 svi_seed_from_r(seed), threads, idx, dist, work);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  for (int k = 0; k < K; k++) REAL(out)[k] = (double)idx[k] + 1;
+  UNPROTECT(n_prot);
+  return out;
+}

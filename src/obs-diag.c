@@ -1,0 +1,72 @@
+/* Diagonal Gaussian observation model ("diag_gaussian"): independent
+ * Normal-Gamma priors per dimension. Statistic of a component:
+ * [sum r x (D), sum r x^2 (D)]. */
+#include <math.h>
+#include "mix.h"
+
+#define LN_2PI 1.8378770664093454836
+
+/* Posterior of dimension d: writes kappa, m, a, b. */
+static void diag_post(const mix_prior *pr, int D, int d, double N, const double *S,
+                      double *kappa, double *m, double *a, double *b) {
+  double k0 = pr->kappa0, m0 = pr->m0[d];
+  *kappa = k0 + N;
+  *m = (k0 * m0 + S[d]) / *kappa;
+  *a = 0.5 * pr->nu0 + 0.5 * N;
+  double bb = pr->b0[d] + 0.5 * (S[D + d] + k0 * m0 * m0 - *kappa * *m * *m);
+  /* exact arithmetic gives b >= b0; guard against cancellation */
+  *b = bb > pr->b0[d] ? bb : pr->b0[d];
+}
+
+void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, int point,
+                         double *c, double *mean, double *fac) {
+  double cc = 0;
+  for (int d = 0; d < D; d++) {
+    double kappa, m, a, b;
+    diag_post(pr, D, d, N, S, &kappa, &m, &a, &b);
+    mean[d] = m;
+    fac[d] = sqrt(a / b);
+    if (point)
+      cc += -0.5 * LN_2PI + 0.5 * log(a / b);
+    else
+      cc += -0.5 * LN_2PI + 0.5 * (svi_digamma(a) - log(b)) - 0.5 / kappa;
+  }
+  *c = cc;
+}
+
+double diag_objective(const mix_prior *pr, int D, double N, const double *S) {
+  double out = 0, a0 = 0.5 * pr->nu0;
+  for (int d = 0; d < D; d++) {
+    double kappa, m, a, b;
+    diag_post(pr, D, d, N, S, &kappa, &m, &a, &b);
+    out += -0.5 * N * LN_2PI + 0.5 * log(pr->kappa0 / kappa) + a0 * log(pr->b0[d]) -
+           a * log(b) + svi_lgamma(a) - svi_lgamma(a0);
+  }
+  return out;
+}
+
+void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
+                        int nb, double *W, double *q) {
+  int K = ev->K, D = ev->D;
+  for (int k = 0; k < K; k++) {
+    const double *m = ev->mean + (svi_len)k * D, *f = ev->fac + (svi_len)k * D;
+    for (int n = 0; n < nb; n++) q[n] = 0;
+    for (int d = 0; d < D; d++) {
+      const double *xd = X + (svi_len)d * N + n0;
+      double md = m[d], fd = f[d];
+      for (int n = 0; n < nb; n++) {
+        double t = (xd[n] - md) * fd;
+        q[n] += t * t;
+      }
+    }
+    double ck = ev->c[k];
+    for (int n = 0; n < nb; n++) W[(svi_len)n * K + k] = ck - 0.5 * q[n];
+  }
+}
+
+void diag_add_stat(const double *x, int D, double r, double *Sk) {
+  for (int d = 0; d < D; d++) {
+    Sk[d] += r * x[d];
+    Sk[D + d] += r * x[d] * x[d];
+  }
+}

@@ -1,0 +1,45 @@
+/* Full-covariance Gaussian observation models, reusable by every engine that
+ * needs them (mixtures here, the Fast-VDP engine later):
+ * "gaussian" (Normal-Wishart prior on mean and precision) and
+ * "zm_gaussian" (zero mean, Wishart prior on the precision).
+ * Statistics of a component: gaussian [sum r x (D), sum r x x^T (packed)],
+ * zm_gaussian [sum r x x^T (packed)]. Plain C: no R API. */
+#ifndef SPARSEVI_OBS_GAUSS_H
+#define SPARSEVI_OBS_GAUSS_H
+
+#include "mix.h"
+
+/* In-place Cholesky A = R R^T of a packed lower triangle (D x D). Returns 0,
+ * or i + 1 when the leading minor of order i + 1 is not positive. */
+int svi_chol_packed(double *A, int D);
+/* ln Gamma_D(a), the multivariate log-gamma function. */
+double svi_lmvgamma(double a, int D);
+
+/* Posterior of one component from its count N and statistic S: writes the
+ * scale matrix B (packed), the mean m (gaussian only; may be NULL for zm) and
+ * returns nu; *kappa gets kappa0 + N. */
+double gauss_posterior(const mix_prior *pr, int zero_mean, int D, double N,
+                       const double *S, double *B, double *m, double *kappa);
+/* Evaluator entries of one component: c (observation constant), mean (D,
+ * unless zero_mean), fac (packed inverse R^-1 of the lower Cholesky factor R
+ * of the covariance-like matrix B / nu), inv_diag (1 / R_ii) and shift
+ * (R^-1 mean; NULL when zero_mean). point = 0
+ * gives E_q[ln N(x | .)], point = 1 the log density at E[Lambda].
+ * Returns 0 or the failed Cholesky order. */
+int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N,
+                         const double *S, int point, double *c, double *mean, double *fac,
+                         double *inv_diag, double *shift);
+/* Observation part of the ELBO at the conjugate posterior: ln of the
+ * marginal likelihood ratio Z(posterior) / Z(prior) (with the base measure).
+ * Writes NaN when a matrix is not positive definite. scratch: P doubles. */
+double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
+                       const double *S, double *scratch);
+/* W[n K + k] = ev->c[k] - 1/2 || R_k^-1 x_n - shift_k ||^2 for the nb
+ * points n0.. of the column-major N x D matrix X. scratch: SVI_BLOCK D
+ * doubles. */
+void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
+                         int nb, double *W, double *scratch);
+/* Sk += r t(x) for one point x (D contiguous values). */
+void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
+
+#endif

@@ -1,0 +1,72 @@
+# A slow, plain-R reference of SCVB0's local step (Foulds et al., Algorithm 2
+# with clumping, eq. 9), token type by token type, drawing the same random
+# numbers as src/lda-cvb0.c: per block of 64 documents one stream
+# (7 * 2^48 + stream_base + block); per document K uniforms for the start of
+# NTheta, then per pass a Fisher-Yates shuffle of its distinct words.
+ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
+                           doc_s = 1, doc_tau = 10, doc_kappa = 0.9,
+                           passes = 2L, shuffle = TRUE) {
+  K <- nrow(lambda)
+  V <- ncol(lambda)
+  D <- length(dtm$doc_ptr) - 1L
+  tot <- rowSums(lambda)
+  theta_all <- matrix(0, K, D)
+  S <- matrix(0, K, V)
+  rho_of <- function(t) min(1, doc_s * (doc_tau + t)^(-doc_kappa))
+  n_blocks <- ceiling(D / 64)
+  for (b in seq_len(n_blocks) - 1L) {
+    docs <- seq.int(b * 64 + 1, min(D, (b + 1) * 64))
+    need <- 0
+    for (d in docs) {
+      n <- dtm$doc_ptr[d + 1L] - dtm$doc_ptr[d]
+      need <- need + K + passes * max(n - 1, 0)
+    }
+    u <- .Call(sparsevi:::ffi_svi_rng_unif, seed, 7 * 2^48 + stream_base + b,
+               need + 1)
+    pos <- 0
+    draw <- function(n) {
+      out <- u[pos + seq_len(n)]
+      pos <<- pos + n
+      out
+    }
+    for (d in docs) {
+      idx <- seq.int(dtm$doc_ptr[d] + 1L, length.out = dtm$doc_ptr[d + 1L] - dtm$doc_ptr[d])
+      n <- length(idx)
+      if (n == 0L) next
+      words <- dtm$term[idx] + 1L
+      m <- dtm$count[idx]
+      Nd <- sum(m)
+      theta <- draw(K)
+      theta <- Nd * theta / sum(theta)
+      t <- 0
+      for (pass in seq_len(passes)) {
+        ord <- seq_len(n)
+        if (shuffle && n > 1) {
+          for (i in seq.int(n - 1L, 1L)) {
+            j <- min(floor(draw(1) * (i + 1)), i)
+            tmp <- ord[i + 1L]
+            ord[i + 1L] <- ord[j + 1L]
+            ord[j + 1L] <- tmp
+          }
+        }
+        for (j in ord) {
+          v <- words[j]
+          gamma <- lambda[, v] / tot * (theta + alpha)
+          gamma <- gamma / sum(gamma)
+          rho <- rho_of(t)
+          t <- t + 1
+          decay <- (1 - rho)^m[j]
+          theta <- decay * theta + Nd * gamma * (1 - decay)
+          if (pass == passes) S[, v] <- S[, v] + m[j] * gamma
+        }
+      }
+      theta_all[, d] <- theta
+    }
+  }
+  list(theta = theta_all, summary = S)
+}
+
+# The reference global step (eqs. 7-8).
+ref_cvb0_global <- function(lambda, S, eta, rho, scale) {
+  (1 - rho) * lambda + rho * (eta + scale * S)
+}

@@ -1,0 +1,163 @@
+# Slow pure-R references of the mixture kernels (src/mix-local.c,
+# src/obs-*.c), written from MATH.md §2 for tiny inputs.
+
+ref_unpack <- function(p, D) {
+  M <- matrix(0, D, D)
+  M[upper.tri(M, diag = TRUE)] <- p
+  M + t(M) - diag(diag(M), D)
+}
+
+ref_lmvgamma <- function(a, D) D * (D - 1) / 4 * log(pi) + sum(lgamma(a - (seq_len(D) - 1) / 2))
+
+# E[ln pi_k] (point = FALSE) or ln E[pi_k].
+ref_alloc <- function(h, Nk, point) {
+  K <- length(Nk)
+  if (h$prior == 0L) {
+    a <- h$conc / K + Nk
+    return(if (point) log(a / sum(a)) else digamma(a) - digamma(sum(a)))
+  }
+  rest <- sum(Nk) - cumsum(Nk)
+  a <- 1 + Nk
+  b <- h$conc + rest
+  if (point) {
+    lv <- log(a / (a + b)); l1v <- log(b / (a + b))
+  } else {
+    lv <- digamma(a) - digamma(a + b); l1v <- digamma(b) - digamma(a + b)
+  }
+  lv[K] <- 0
+  lv + c(0, cumsum(l1v)[-K])
+}
+
+# Per-component posterior (list per k).
+ref_posterior <- function(h, Nk, S) {
+  D <- h$D
+  lapply(seq_along(Nk), function(k) {
+    s <- S[, k]
+    n <- Nk[k]
+    switch(h$lik + 1L, {
+      kap <- h$kappa0 + n
+      m <- (h$kappa0 * h$m0 + s[1:D]) / kap
+      B <- ref_unpack(h$B0, D) + ref_unpack(s[-(1:D)], D) + h$kappa0 * tcrossprod(h$m0) -
+        kap * tcrossprod(m)
+      list(kappa = kap, m = m, B = B, nu = h$nu0 + n)
+    }, {
+      list(m = rep(0, D), B = ref_unpack(h$B0, D) + ref_unpack(s, D), nu = h$nu0 + n)
+    }, {
+      kap <- h$kappa0 + n
+      m <- (h$kappa0 * h$m0 + s[1:D]) / kap
+      a <- h$nu0 / 2 + n / 2
+      b <- h$b0 + 0.5 * (s[D + 1:D] + h$kappa0 * h$m0^2 - kap * m^2)
+      list(kappa = kap, m = m, a = a, b = b)
+    }, {
+      list(lambda = h$eta + s)
+    })
+  })
+}
+
+# K x N log-weights for data X (rows = points; already centred as in the fit)
+# or, for the multinomial, a dense count matrix.
+ref_weights <- function(h, Nk, S, X, point = FALSE) {
+  D <- h$D
+  post <- ref_posterior(h, Nk, S)
+  lw <- ref_alloc(h, Nk, point)
+  W <- sapply(seq_along(Nk), function(k) {
+    p <- post[[k]]
+    if (h$lik == 3L) {
+      lam <- p$lambda
+      lb <- if (point) log(lam / sum(lam)) else digamma(lam) - digamma(sum(lam))
+      return(as.vector(X %*% lb))
+    }
+    Y <- sweep(X, 2, p$m)
+    if (h$lik == 2L) {
+      prec <- p$a / p$b
+      q <- as.vector(Y^2 %*% prec)
+      c0 <- if (point) sum(-0.5 * log(2 * pi) + 0.5 * log(prec)) else
+        sum(-0.5 * log(2 * pi) + 0.5 * (digamma(p$a) - log(p$b)) - 0.5 / p$kappa)
+      return(c0 - 0.5 * q)
+    }
+    P <- p$nu * solve(p$B)
+    q <- rowSums((Y %*% P) * Y)
+    if (point) {
+      c0 <- -D / 2 * log(2 * pi) + 0.5 * as.numeric(determinant(P)$modulus)
+    } else {
+      elogdet <- sum(digamma((p$nu + 1 - seq_len(D)) / 2)) + D * log(2) -
+        as.numeric(determinant(p$B)$modulus)
+      c0 <- -D / 2 * log(2 * pi) + 0.5 * elogdet
+      if (h$lik == 0L) c0 <- c0 - D / (2 * p$kappa)
+    }
+    c0 - 0.5 * q
+  })
+  W <- matrix(W, ncol = length(Nk))
+  t(sweep(W, 2, lw, `+`))
+}
+
+# Top-L responsibilities (N x K) from a K x N weight matrix.
+ref_resp <- function(W, L) {
+  t(apply(W, 2, function(w) {
+    keep <- order(-w, seq_along(w))[seq_len(L)]
+    r <- numeric(length(w))
+    r[keep] <- exp(w[keep] - max(w[keep]))
+    r / sum(r)
+  }))
+}
+
+# Summaries (N, S) of responsibilities R (N x K) for data X.
+ref_summary <- function(h, X, R) {
+  D <- h$D
+  S <- sapply(seq_len(ncol(R)), function(k) {
+    r <- R[, k]
+    switch(h$lik + 1L,
+           c(colSums(r * X), crossprod(X, r * X)[upper.tri(diag(D), diag = TRUE)]),
+           crossprod(X, r * X)[upper.tri(diag(D), diag = TRUE)],
+           c(colSums(r * X), colSums(r * X^2)),
+           colSums(r * X))
+  })
+  list(N = colSums(R), S = matrix(S, ncol = ncol(R)))
+}
+
+# ELBO without the entropy term, at the conjugate posterior.
+ref_objective <- function(h, Nk, S) {
+  K <- length(Nk)
+  D <- h$D
+  if (h$prior == 0L) {
+    a <- h$conc / K
+    alloc <- lgamma(h$conc) - lgamma(h$conc + sum(Nk)) + sum(lgamma(a + Nk) - lgamma(a))
+  } else {
+    rest <- sum(Nk) - cumsum(Nk)
+    k <- seq_len(K - 1)
+    alloc <- sum(lbeta(1 + Nk[k], h$conc + rest[k]) + log(h$conc))
+  }
+  post <- ref_posterior(h, Nk, S)
+  obs <- sum(vapply(seq_len(K), function(k) {
+    p <- post[[k]]
+    n <- Nk[k]
+    switch(h$lik + 1L, {
+      -n * D / 2 * log(pi) + D / 2 * log(h$kappa0 / p$kappa) +
+        h$nu0 / 2 * h$logdet_B0 - p$nu / 2 * as.numeric(determinant(p$B)$modulus) +
+        ref_lmvgamma(p$nu / 2, D) - ref_lmvgamma(h$nu0 / 2, D)
+    }, {
+      -n * D / 2 * log(pi) + h$nu0 / 2 * h$logdet_B0 -
+        p$nu / 2 * as.numeric(determinant(p$B)$modulus) +
+        ref_lmvgamma(p$nu / 2, D) - ref_lmvgamma(h$nu0 / 2, D)
+    }, {
+      a0 <- h$nu0 / 2
+      sum(-n / 2 * log(2 * pi) + 0.5 * log(h$kappa0 / p$kappa) + a0 * log(h$b0) -
+            p$a * log(p$b) + lgamma(p$a) - lgamma(a0))
+    }, {
+      V <- length(p$lambda)
+      sum(lgamma(p$lambda)) - lgamma(sum(p$lambda)) - V * lgamma(h$eta) + lgamma(V * h$eta)
+    })
+  }, numeric(1)))
+  alloc + obs
+}
+
+# Adjusted Rand index of two labellings.
+ari <- function(a, b) {
+  tab <- table(a, b)
+  c2 <- function(x) sum(x * (x - 1) / 2)
+  n <- sum(tab)
+  idx <- c2(tab)
+  ea <- c2(rowSums(tab)) * c2(colSums(tab)) / (n * (n - 1) / 2)
+  mx <- (c2(rowSums(tab)) + c2(colSums(tab))) / 2
+  (idx - ea) / (mx - ea)
+}

@@ -1,0 +1,222 @@
+# SCVB0 (R/lda-cvb0.R, src/lda-cvb0.c, src/cvb0.c).
+
+cvb0_fixture <- function(D = 150, V = 40, K = 4, seed = 3) {
+  sim <- simulate_lda(D = D, V = V, K = 3, doc_length = 30, seed = seed)
+  rng <- uniform_source(seed + 100)
+  lambda <- matrix(0.01 + stats::qgamma(rng(K * V), 1), K, V)
+  list(x = sim$dtm, lambda = lambda, K = K, V = V)
+}
+
+# A bare SCVB0 loop over fixed minibatches, for tests that do not need fit_lda.
+cvb0_loop <- function(x, K, passes, batch_size = 50, seed = c(0, 7), threads = 1L,
+                      init_seed = 11) {
+  V <- ncol(x)
+  rng <- uniform_source(init_seed)
+  state <- list(lambda = matrix(0.01 + rng(K * V), K, V), t = 0,
+                n_tokens = sum(x$count))
+  control <- list(alpha = 0.1, eta = 0.01, step_scale = 1, tau = 10, kappa = 0.6,
+                  threads = threads)
+  D <- nrow(x)
+  batches <- split(seq_len(D), ceiling(seq_len(D) / batch_size))
+  for (p in seq_len(passes)) {
+    for (b in seq_along(batches)) {
+      batch <- sparsevi:::dtm_subset(x, batches[[b]])
+      res <- sparsevi:::lda_local_cvb0(batch, state, control, seed, threads)
+      state <- sparsevi:::lda_global_cvb0(state, res, b, control)
+    }
+  }
+  state
+}
+
+test_that("one SCVB0 minibatch local step matches the pure-R reference of Algorithm 2", {
+  f <- cvb0_fixture()
+  seed <- c(0, 12345)
+  for (case in list(list(burnin = 1L, shuffle = TRUE), list(burnin = 0L, shuffle = FALSE),
+                    list(burnin = 3L, shuffle = TRUE))) {
+    ctl <- list(alpha = 0.1, burnin = case$burnin, shuffle = case$shuffle)
+    state <- list(lambda = f$lambda, t = 5)
+    res <- sparsevi:::lda_local_cvb0(f$x, state, ctl, seed, 1L)
+    ref <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 5 * 2^20,
+                          passes = case$burnin + 1L, shuffle = case$shuffle)
+    expect_equal(res$doc_topic, ref$theta, tolerance = 1e-12)
+    expect_equal(unname(as.matrix(res$summary)), ref$summary, tolerance = 1e-12)
+  }
+})
+
+test_that("the document schedule arguments reach the kernel", {
+  f <- cvb0_fixture(D = 20)
+  ctl <- list(alpha = 0.3, doc_s = 0.5, doc_tau = 3, doc_kappa = 0.7, burnin = 2L)
+  res <- sparsevi:::lda_local_cvb0(f$x, list(lambda = f$lambda, t = 0), ctl, c(1, 2), 1L)
+  ref <- ref_cvb0_local(f$x, f$lambda, 0.3, c(1, 2), doc_s = 0.5, doc_tau = 3,
+                        doc_kappa = 0.7, passes = 3L)
+  expect_equal(res$doc_topic, ref$theta, tolerance = 1e-12)
+  expect_equal(unname(as.matrix(res$summary)), ref$summary, tolerance = 1e-12)
+})
+
+test_that("one SCVB0 global step matches eqs. 7-8 with C / |M| scaling", {
+  f <- cvb0_fixture()
+  state <- list(lambda = f$lambda, t = 3, n_tokens = 10 * sum(f$x$count))
+  ctl <- list(alpha = 0.1, eta = 0.01)
+  res <- sparsevi:::lda_local_cvb0(f$x, state, ctl, c(0, 1), 1L)
+  new <- sparsevi:::lda_global_cvb0(state, res, 1L, ctl)
+  rho <- 10 * (1000 + 3)^(-0.9)
+  expect_equal(new$rho, rho)
+  expect_equal(new$t, 4)
+  ref <- ref_cvb0_global(f$lambda, as.matrix(res$summary), 0.01, rho, 10)
+  expect_equal(new$lambda, ref, tolerance = 1e-13)
+  # NZ + V eta updated by eq. 8 equals the row sums of the new lambda
+  expect_equal(new$tot, rowSums(ref), tolerance = 1e-12)
+})
+
+test_that("SCVB0 conserves counts and keeps topic totals consistent", {
+  f <- cvb0_fixture()
+  res <- sparsevi:::lda_local_cvb0(f$x, list(lambda = f$lambda, t = 0),
+                                   list(alpha = 0.1), c(0, 9), 1L)
+  # each document's NTheta sums to its length, the summary to the batch tokens
+  expect_equal(colSums(res$doc_topic), sparsevi:::doc_lengths(f$x), tolerance = 1e-12)
+  expect_equal(sum(res$summary), sum(f$x$count), tolerance = 1e-12)
+  expect_equal(res$stats$tokens, sum(f$x$count))
+  expect_true(all(res$doc_topic >= 0))
+  # each word's column of the summary holds exactly its count in the batch
+  word_count <- numeric(f$V)
+  agg <- rowsum(f$x$count, f$x$term)
+  word_count[as.integer(rownames(agg)) + 1L] <- agg[, 1L]
+  expect_equal(unname(Matrix::colSums(res$summary)), word_count, tolerance = 1e-12)
+  # after many stochastic updates NZ + V eta still equals the row sums of lambda
+  state <- cvb0_loop(f$x, K = 4, passes = 3)
+  expect_equal(state$tot, rowSums(state$lambda), tolerance = 1e-10)
+  expect_equal(state$t, 9)
+})
+
+test_that("SCVB0 recovers planted topics", {
+  sim <- simulate_lda(D = 400, V = 60, K = 4, doc_length = 80, alpha = 0.1,
+                      eta = 0.05, seed = 21)
+  state <- cvb0_loop(sim$dtm, K = 4, passes = 15, batch_size = 100)
+  tw <- state$lambda / rowSums(state$lambda)
+  # greedy matching of true topics to fitted ones by L1 distance
+  dist <- as.matrix(stats::dist(rbind(sim$topic_word, tw), method = "manhattan"))[1:4, 5:8]
+  worst <- 0
+  for (i in 1:4) {
+    ij <- which(dist == min(dist), arr.ind = TRUE)[1, ]
+    worst <- max(worst, dist[ij[1], ij[2]])
+    dist[ij[1], ] <- Inf
+    dist[, ij[2]] <- Inf
+  }
+  expect_lt(worst, 0.25)
+})
+
+test_that("SCVB0 is reproducible by seed and identical across thread counts", {
+  f <- cvb0_fixture(D = 300)
+  a <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, threads = 1L)
+  b <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, threads = 1L)
+  c2 <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, threads = 2L)
+  expect_identical(a$lambda, b$lambda)
+  expect_identical(a$lambda, c2$lambda)
+  expect_identical(a$tot, c2$tot)
+  d <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, seed = c(0, 8))
+  expect_false(isTRUE(all.equal(a$lambda, d$lambda)))
+})
+
+test_that("the SCVB0 fold-in returns proportions and finds the planted mixtures", {
+  sim <- simulate_lda(D = 60, V = 60, K = 3, doc_length = 200, alpha = 0.1,
+                      eta = 0.05, seed = 5)
+  fit <- list(topic_word = sim$topic_word, alpha = 0.1, control = list())
+  p1 <- sparsevi:::lda_infer_cvb0(fit, sim$dtm, list(), c(0, 3), 1L)
+  p2 <- sparsevi:::lda_infer_cvb0(fit, sim$dtm, list(), c(0, 3), 2L)
+  expect_identical(p1, p2)
+  expect_equal(dim(p1), c(60L, 3L))
+  expect_equal(unname(rowSums(p1)), rep(1, 60), tolerance = 1e-12)
+  expect_lt(mean(abs(p1 - sim$doc_topic)), 0.05)
+  # an empty document gets the prior mean
+  empty <- sparsevi:::new_sparsevi_dtm(c(0L, 0L), integer(), double(), colnames(sim$topic_word))
+  expect_equal(unname(sparsevi:::lda_infer_cvb0(fit, empty, list(), c(0, 3), 1L)),
+               matrix(1 / 3, 1, 3))
+})
+
+test_that("bad SCVB0 settings raise classed errors", {
+  f <- cvb0_fixture(D = 5)
+  st <- list(lambda = f$lambda, t = 0)
+  expect_error(sparsevi:::lda_local_cvb0(f$x, st, list(doc_s = 20), c(0, 1), 1L),
+               class = "sparsevi_error_argument")
+  expect_error(sparsevi:::lda_local_cvb0(f$x, st, list(burnin = -1), c(0, 1), 1L),
+               class = "sparsevi_error_argument")
+  expect_error(sparsevi:::lda_local_cvb0(f$x, st, list(doc_kappa = 1.5), c(0, 1), 1L),
+               class = "sparsevi_error_argument")
+  expect_error(sparsevi:::lda_local_cvb0(f$x, st, list(shuffle = NA), c(0, 1), 1L),
+               class = "sparsevi_error_argument")
+  fit <- list(topic_word = f$lambda / rowSums(f$lambda), alpha = 0.1, control = list())
+  expect_error(sparsevi:::lda_infer_cvb0(fit, f$x, list(infer_passes = 0), c(0, 1), 1L),
+               class = "sparsevi_error_argument")
+})
+
+# greedy matching of true to fitted topics; the largest L1 distance
+cvb0_worst_match <- function(truth, fitted) {
+  K <- nrow(truth)
+  dist <- as.matrix(stats::dist(rbind(truth, fitted), method = "manhattan"))[
+    seq_len(K), K + seq_len(nrow(fitted))]
+  worst <- 0
+  for (i in seq_len(K)) {
+    ij <- which(dist == min(dist), arr.ind = TRUE)[1, ]
+    worst <- max(worst, dist[ij[1], ij[2]])
+    dist[ij[1], ] <- Inf
+    dist[, ij[2]] <- Inf
+  }
+  worst
+}
+
+test_that("fit_lda(local = 'cvb0') uses the paper's defaults and recovers planted topics", {
+  sim <- simulate_lda(D = 400, V = 60, K = 4, doc_length = 80, seed = 21)
+  fit <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 10, seed = 1, progress = FALSE)
+  expect_s3_class(fit, "sparsevi_lda")
+  expect_identical(fit$global, "stochastic")
+  expect_equal(c(fit$alpha, fit$eta, fit$control$tau, fit$control$kappa,
+                 fit$control$step_scale), c(0.1, 0.01, 1000, 0.9, 10))
+  expect_identical(fit$control$batch_size, 100L)
+  expect_identical(fit$control$burnin, 1L)
+  expect_equal(fit$control$n_tokens, sum(sim$dtm$count))
+  expect_equal(fit$state$t, 40L)
+  # NZ + V eta tracked by eq. 8 equals the row sums of NPhi + eta
+  expect_equal(fit$state$tot, rowSums(fit$state$lambda), tolerance = 1e-10)
+  expect_lt(cvb0_worst_match(sim$topic_word, fit$topic_word), 0.2)
+  # user-given schedule and minibatches win over the engine defaults
+  fit2 <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 1, tau = 10, kappa = 0.7,
+                  batch_size = 50, burnin = 0, seed = 1, progress = FALSE)
+  expect_equal(c(fit2$control$tau, fit2$control$kappa), c(10, 0.7))
+  expect_identical(fit2$control$n_batches, 8L)
+  expect_identical(fit2$control$burnin, 0L)
+})
+
+test_that("SCVB0 fits are reproducible, thread-independent and survive saveRDS", {
+  sim <- simulate_lda(D = 300, V = 50, K = 3, doc_length = 50, seed = 4)
+  args <- list(sim$dtm, K = 3, local = "cvb0", passes = 2, batch_size = 150,
+               progress = FALSE)
+  a <- do.call(fit_lda, c(args, seed = 9, threads = 1))
+  b <- do.call(fit_lda, c(args, seed = 9, threads = 1))
+  c2 <- do.call(fit_lda, c(args, seed = 9, threads = 2))
+  d <- do.call(fit_lda, c(args, seed = 10, threads = 1))
+  expect_identical(a$topic_word, b$topic_word)
+  expect_identical(a$topic_word, c2$topic_word)
+  expect_false(isTRUE(all.equal(a$topic_word, d$topic_word)))
+  path <- tempfile(fileext = ".rds")
+  saveRDS(a, path)
+  r <- readRDS(path)
+  unlink(path)
+  expect_identical(r$topic_word, a$topic_word)
+  p1 <- predict(a, sim$dtm[1:5, ], method = "cvb0", seed = 1)
+  expect_identical(predict(r, sim$dtm[1:5, ], method = "cvb0", seed = 1), p1)
+  expect_equal(unname(rowSums(p1)), rep(1, 5), tolerance = 1e-12)
+  # continuing training works from the restored fit
+  u <- update(r, sim$dtm, passes = 1, progress = FALSE)
+  expect_equal(nrow(u$trace), 3L)
+  expect_equal(u$state$tot, rowSums(u$state$lambda), tolerance = 1e-10)
+})
+
+test_that("fit_lda(local = 'cvb0') rejects bad engine controls with classed errors", {
+  sim <- simulate_lda(D = 20, V = 20, K = 2, doc_length = 20, seed = 1)
+  expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", burnin = 1.5, progress = FALSE),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", doc_tau = -1, progress = FALSE),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", global = "memoized",
+                       progress = FALSE), class = "sparsevi_error_engine")
+})

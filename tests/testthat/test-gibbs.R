@@ -1,0 +1,268 @@
+# The "gibbs" engine (Mimno, Hoffman & Blei 2012) and its evaluators.
+
+gibbs_fixture <- function() {
+  # a store with a mix of zero and non-zero N*_kw
+  K <- 6; V <- 8
+  u <- sparsevi:::uniform_source(11)
+  nstar <- matrix(0, K, V)
+  on <- u(K * V) < 0.4
+  nstar[on] <- 10 * u(sum(on))
+  nstar[, 8] <- 0 # a word no topic has seen
+  list(K = K, V = V, nstar = nstar, eta = 0.3,
+       alpha = c(0.1, 0.2, 0.1, 0.5, 0.1, 0.3))
+}
+
+test_that("the sparse sampler draws from the exact conditional (chi-square)", {
+  f <- gibbs_fixture()
+  store <- ref_store(f$nstar)
+  lambda <- f$eta + f$nstar
+  ndk <- c(3L, 0L, 1L, 0L, 7L, 2L)
+  n <- 40000
+  for (w in c(1L, 3L, 8L)) {
+    counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, ndk,
+                    w - 1L, n, c(0, 42))
+    p <- ref_gibbs_conditional(lambda, f$alpha, ndk, w)
+    expect_equal(sum(counts), n)
+    expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
+    # the test has power: a conditional without the document counts is rejected
+    wrong <- ref_gibbs_conditional(lambda, f$alpha, 0 * ndk, w)
+    expect_lt(suppressWarnings(stats::chisq.test(counts, p = wrong))$p.value, 1e-6)
+  }
+  # an empty document: only the word and alpha parts
+  counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, integer(6),
+                  1L, n, c(0, 43))
+  p <- ref_gibbs_conditional(lambda, f$alpha, integer(6), 2L)
+  expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
+})
+
+test_that("the scaled store samples like its materialised lambda", {
+  f <- gibbs_fixture()
+  store <- ref_store(f$nstar / 0.25)
+  store$scale <- 0.25
+  lambda <- sparsevi:::gibbs_materialise(store, f$eta)
+  expect_equal(lambda, f$eta + f$nstar, tolerance = 1e-14)
+  ndk <- c(0L, 4L, 1L, 0L, 2L, 2L)
+  counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, ndk, 2L,
+                  40000, c(0, 7))
+  p <- ref_gibbs_conditional(lambda, f$alpha, ndk, 3L)
+  expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
+})
+
+test_that("the lazy sparse update equals the dense update, across rescalings", {
+  K <- 5; V <- 30; eta <- 0.4
+  u <- sparsevi:::uniform_source(3)
+  nstar0 <- matrix(0, K, V)
+  nstar0[u(K * V) < 0.2] <- 2
+  store <- ref_store(nstar0)
+  dense <- eta + nstar0
+  scales <- numeric(0)
+  for (t in 0:79) {
+    rho <- (1 + t)^-0.6 # rho = 1 at t = 0: the old values are dropped
+    nhat <- matrix(0, K, V)
+    on <- u(K * V) < 0.01
+    nhat[on] <- round(5 * u(sum(on))) / 2
+    bs <- ref_store(nhat)
+    store <- .Call(sparsevi:::ffi_lda_global_gibbs, store, bs[1:3], rho, 7, 1e-2)
+    dense <- ref_dense_svi(dense, nhat, rho, 7, eta)
+    scales <- c(scales, store$scale)
+  }
+  got <- sparsevi:::gibbs_materialise(store, eta)
+  expect_lt(max(abs(got - dense) / dense), 1e-10)
+  # the running product was reset several times
+  expect_gt(sum(scales == 1), 2)
+  expect_lt(min(scales), 2e-2)
+  expect_gt(min(scales), 1e-3)
+  # totals are consistent with the stored values
+  expect_equal(store$tot, rowSums(got - eta) / store$scale, tolerance = 1e-10)
+  # the store is sparse: pairs never touched since the reset at t = 0 stay zero
+  expect_lt(length(store$x), K * V)
+})
+
+test_that("the local step conserves tokens and is reproducible across threads", {
+  sim <- simulate_lda(D = 150, V = 40, K = 3, doc_length = 30, seed = 5)
+  dtm <- sim$dtm
+  ns <- asNamespace("sparsevi")
+  u <- sparsevi:::uniform_source(9)
+  nstar <- matrix(0, 3, 40)
+  nstar[u(120) < 0.3] <- 5
+  state <- list(gibbs = ref_store(nstar), t = 4)
+  control <- list(eta = 0.3, alpha = 0.1, burnin = 2, samples = 3)
+  r1 <- ns$lda_local_gibbs(dtm, state, control, c(0, 1), 1L)
+  r2 <- ns$lda_local_gibbs(dtm, state, control, c(0, 1), 2L)
+  r3 <- ns$lda_local_gibbs(dtm, state, control, c(0, 2), 1L)
+  expect_identical(r1, r2)
+  expect_false(identical(r1$summary, r3$summary))
+  n_tok <- sum(dtm$count)
+  expect_equal(sum(r1$summary), n_tok)
+  expect_equal(colSums(r1$doc_topic), ns$doc_lengths(dtm))
+  # per word, the summary counts that word's tokens
+  expect_equal(unname(Matrix::colSums(r1$summary)),
+               tabulate(rep(dtm$term + 1L, dtm$count), 40))
+  # with S saved sweeps, values are multiples of 1/S
+  expect_equal(r1$summary@x * 3, round(r1$summary@x * 3))
+  expect_equal(r1$stats$tokens, n_tok)
+})
+
+test_that("planted topics are recovered and training is reproducible", {
+  sim <- simulate_lda(D = 200, V = 60, K = 4, doc_length = 50, seed = 1)
+  a <- ref_gibbs_train(sim$dtm, 4, laps = 8, seed = 3)
+  tw <- a$lambda / rowSums(a$lambda)
+  expect_gt(min(ref_topic_match(tw, sim$topic_word)), 0.9)
+  b <- ref_gibbs_train(sim$dtm, 4, laps = 8, seed = 3, threads = 2L)
+  expect_identical(a$state, b$state)
+  # the store stays sparse (most word-topic pairs are exactly eta)
+  expect_lt(length(a$state$gibbs$x), 0.8 * 4 * 60)
+})
+
+test_that("left-to-right matches the pure-R sampler on the same random stream", {
+  sim <- simulate_lda(D = 6, V = 12, K = 3, doc_length = 15, seed = 2)
+  beta <- sim$topic_word
+  m <- as.matrix(sim$dtm)
+  alpha <- c(0.1, 0.3, 0.2)
+  res <- .Call(sparsevi:::ffi_eval_ltr, sim$dtm$doc_ptr, sim$dtm$term, sim$dtm$count,
+               12L, beta, alpha, 4L, c(0, 99), 2^52, 1L)
+  ref <- ref_ltr(beta, alpha, m, 4L, c(0, 99), 2^52)
+  expect_equal(res$loglik, ref, tolerance = 1e-12)
+  expect_equal(res$tokens, unname(rowSums(m)))
+  res2 <- .Call(sparsevi:::ffi_eval_ltr, sim$dtm$doc_ptr, sim$dtm$term, sim$dtm$count,
+                12L, beta, alpha, 4L, c(0, 99), 2^52, 2L)
+  expect_identical(res, res2)
+})
+
+test_that("heldout_loglik_left_to_right scores documents and checks its input", {
+  sim <- simulate_lda(D = 40, V = 30, K = 3, doc_length = 40, seed = 4)
+  tw <- sim$topic_word
+  colnames(tw) <- sim$dtm$vocab
+  fit <- list(topic_word = tw, alpha = 0.1, vocab = sim$dtm$vocab)
+  test <- sim$dtm[1:10, ]
+  a <- heldout_loglik_left_to_right(fit, test, particles = 5, seed = 1)
+  b <- heldout_loglik_left_to_right(fit, test, particles = 5, seed = 1, threads = 2)
+  expect_identical(a, b)
+  # the true topics beat uniform topics
+  flat <- fit
+  flat$topic_word[] <- 1 / 30
+  expect_gt(a, heldout_loglik_left_to_right(flat, test, particles = 5, seed = 1))
+  expect_equal(as.numeric(a), sum(attr(a, "per_doc")) / attr(a, "tokens"))
+  expect_equal(attr(a, "doc_tokens"), unname(sparsevi:::doc_lengths(test)))
+  # a split test set is scored as whole documents
+  sp <- split_heldout(sim$dtm, n_test = 10, seed = 2)
+  h <- heldout_loglik_left_to_right(fit, sp$test, particles = 2, seed = 1)
+  expect_equal(attr(h, "tokens"),
+               sum(sp$test$observed$count) + sum(sp$test$heldout$count))
+  expect_error(heldout_loglik_left_to_right(fit, test, particles = 0),
+               class = "sparsevi_error_argument")
+  bad <- test
+  bad$count <- bad$count + 0.5
+  expect_error(heldout_loglik_left_to_right(fit, bad), class = "sparsevi_error_count")
+})
+
+test_that("UMass coherence matches the pure-R computation", {
+  sim <- simulate_lda(D = 80, V = 25, K = 4, doc_length = 20, seed = 6)
+  tw <- sim$topic_word
+  colnames(tw) <- sim$dtm$vocab
+  res <- coherence_umass(tw, sim$dtm, n = 6)
+  expect_equal(as.numeric(res), ref_umass(tw, as.matrix(sim$dtm), 6), tolerance = 1e-12)
+  expect_equal(dim(attr(res, "top_words")), c(6L, 4L))
+  expect_true(all(res <= 0 | attr(res, "skipped") > 0))
+  # reference with another column order is aligned by term name
+  m <- as_dgCMatrix(sim$dtm)
+  perm <- rev(seq_len(ncol(m)))
+  res2 <- coherence_umass(tw, m[, perm], n = 6)
+  expect_equal(res2, res)
+  expect_error(coherence_umass(tw, sim$dtm, n = 1), class = "sparsevi_error_argument")
+})
+
+test_that("gibbs controls and counts are checked", {
+  sim <- simulate_lda(D = 5, V = 10, K = 2, doc_length = 10, seed = 1)
+  ns <- asNamespace("sparsevi")
+  state <- list(gibbs = ns$gibbs_store_empty(2, 10), t = 0)
+  ctl <- list(eta = 0.3, alpha = 0.1, burnin = -1)
+  expect_error(ns$lda_local_gibbs(sim$dtm, state, ctl, c(0, 1), 1L),
+               class = "sparsevi_error_argument")
+  ctl <- list(eta = 0.3, alpha = 0.1, samples = 0)
+  expect_error(ns$lda_local_gibbs(sim$dtm, state, ctl, c(0, 1), 1L),
+               class = "sparsevi_error_argument")
+  bad <- sim$dtm
+  bad$count <- bad$count / 3
+  expect_error(ns$lda_local_gibbs(bad, state, list(eta = 0.3, alpha = 0.1), c(0, 1), 1L),
+               class = "sparsevi_error_count")
+  expect_error(ns$gibbs_store_from_lambda(matrix(0.1, 2, 3), 0.3),
+               class = "sparsevi_error_engine")
+})
+
+test_that("fit_lda(local = \"gibbs\") plugs into the loop", {
+  sim <- simulate_lda(D = 160, V = 50, K = 3, doc_length = 40, seed = 8)
+  sp <- split_heldout(sim$dtm, n_test = 16, seed = 1)
+  fit <- fit_lda(sp$train, K = 3, local = "gibbs", global = "stochastic", passes = 6,
+                 batch_size = 36, seed = 4, heldout = sp$test, progress = FALSE)
+  expect_s3_class(fit, "sparsevi_lda")
+  expect_identical(fit$global, "stochastic")
+  expect_identical(fit$control$global_step, "gibbs")
+  expect_equal(fit$control$burnin, 3L)
+  expect_equal(fit$control$samples, 2L)
+  expect_equal(unname(rowSums(fit$topic_word)), rep(1, 3))
+  expect_gt(min(ref_topic_match(fit$topic_word, sim$topic_word)), 0.9)
+  # the fit's lambda is the materialised sparse store
+  expect_equal(fit$lambda, sparsevi:::gibbs_materialise(fit$state$gibbs, fit$eta),
+               ignore_attr = TRUE)
+  expect_equal(nrow(fit$trace), 6L)
+  expect_true(all(is.finite(fit$trace$heldout)))
+  # same seed, same fit, whatever the thread count
+  fit2 <- fit_lda(sp$train, K = 3, local = "gibbs", passes = 6, batch_size = 36,
+                  seed = 4, heldout = sp$test, threads = 2, progress = FALSE)
+  expect_identical(fit$state, fit2$state)
+  expect_identical(fit$topic_word, fit2$topic_word)
+  # saveRDS round trip; evaluators and predict work on the restored fit
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  back <- readRDS(path)
+  expect_identical(back$state, fit$state)
+  expect_identical(heldout_loglik(back, sp$test, method = "left_to_right", seed = 1),
+                   heldout_loglik(fit, sp$test, method = "left_to_right", seed = 1))
+  th <- predict(back, sp$test$observed, method = "gibbs", seed = 1)
+  expect_equal(unname(rowSums(th)), rep(1, nrow(th)))
+  u <- coherence(back, sp$train, measure = "umass", n = 5)
+  expect_length(u, 3L)
+  # update() continues from the sparse store
+  up <- update(fit, sp$train, passes = 1, progress = FALSE)
+  expect_equal(nrow(up$trace), 7L)
+  expect_gt(up$state$t, fit$state$t)
+})
+
+test_that("fit_lda(local = \"gibbs\") checks its controls", {
+  sim <- simulate_lda(D = 20, V = 15, K = 2, doc_length = 10, seed = 1)
+  expect_error(fit_lda(sim$dtm, K = 2, local = "gibbs", burnin = -1, passes = 1),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "gibbs", samples = 1.5, passes = 1),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 2, local = "gibbs", global = "memoized", passes = 1),
+               class = "sparsevi_error_engine")
+  m <- as_dgCMatrix(sim$dtm) * 0.5
+  expect_error(suppressWarnings(fit_lda(m, K = 2, local = "gibbs", passes = 1)),
+               class = "sparsevi_error_count")
+})
+
+test_that("the sparse lazy global step tracks the package's dense stochastic step", {
+  sim <- simulate_lda(D = 120, V = 40, K = 3, doc_length = 30, seed = 12)
+  ns <- asNamespace("sparsevi")
+  control <- list(K = 3L, eta = 0.25, alpha = 0.1, n_docs = 120, burnin = 2L,
+                  samples = 2L, tau = 1, kappa = 0.55, step_scale = 1, n_batches = 4L,
+                  rescale_below = 0.05)
+  lam0 <- ns$lda_init_bregman(sim$dtm, 3L, control$eta, c(0, 5))
+  sparse <- list(lambda = lam0, t = 0L)
+  dense <- list(lambda = lam0, t = 0L)
+  idx <- split(seq_len(120), rep_len(1:4, 120))
+  rescaled <- 0
+  for (lap in 1:15) for (b in 1:4) {
+    res <- ns$lda_local_gibbs(ns$dtm_subset(sim$dtm, idx[[b]]), sparse, control,
+                              as.double(c(lap, b)), 1L)
+    sparse <- ns$lda_global_gibbs(sparse, res, b, control)
+    dense <- ns$lda_global_stochastic(dense, res, b, control)
+    rescaled <- rescaled + (sparse$gibbs$scale == 1)
+  }
+  expect_gt(rescaled, 2)
+  got <- ns$gibbs_materialise(sparse$gibbs, control$eta)
+  expect_lt(max(abs(got - dense$lambda) / dense$lambda), 1e-10)
+  expect_equal(sparse$lambda, got)
+  expect_identical(sparse$t, dense$t)
+})

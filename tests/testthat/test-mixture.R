@@ -1,0 +1,238 @@
+# Tests of fit_mixture() and the mixture kernels.
+
+tiny_data <- function(lik) {
+  u <- uniform_source(7)
+  if (lik == "multinomial") {
+    sim <- simulate_lda(D = 12, V = 9, K = 2, doc_length = 15, seed = 3)
+    return(sim$dtm)
+  }
+  X <- matrix(stats::qnorm(u(40 * 3)), 40, 3)
+  X[1:20, ] <- X[1:20, ] + 3
+  if (lik == "zm_gaussian") X[, 2] <- X[, 2] * 2
+  X
+}
+
+# A valid state: summaries of random dense responsibilities.
+tiny_state <- function(h, Xd, K) {
+  u <- uniform_source(11)
+  R <- matrix(u(nrow(Xd) * K), nrow(Xd), K)
+  R <- R / rowSums(R)
+  ref_summary(h, Xd, R)
+}
+
+for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
+  for (pr in c("dirichlet", "dp")) {
+    test_that(sprintf("%s / %s weights, summaries and objective match the R reference", lik, pr), {
+      K <- 4L
+      X <- tiny_data(lik)
+      data <- mix_data(X, lik, "X")
+      h <- mix_hyper(data, lik, pr, alpha = 1.5, gamma = 2, nu = NULL, scale = 0.3,
+                     kappa0 = 0.05, eta = 0.2)
+      Xd <- if (lik == "multinomial") as.matrix(X) else data$data
+      st <- tiny_state(h, Xd, K)
+      for (point in c(FALSE, TRUE)) {
+        W <- .Call(ffi_mix_weights, data$data, h, st$N, st$S, point, FALSE, 1L)
+        Wr <- ref_weights(h, st$N, st$S, Xd, point)
+        expect_equal(W, Wr, tolerance = 1e-10)
+      }
+      dens <- .Call(ffi_mix_weights, data$data, h, st$N, st$S, TRUE, TRUE, 1L)
+      Wp <- ref_weights(h, st$N, st$S, Xd, TRUE)
+      expect_equal(dens, apply(Wp, 2, function(w) max(w) + log(sum(exp(w - max(w))))),
+                   tolerance = 1e-10)
+      Wr <- ref_weights(h, st$N, st$S, Xd, FALSE)
+      for (L in c(1L, 2L, K)) {
+        res <- .Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, data$N), L, 1L)
+        R <- ref_resp(Wr, L)
+        ref <- ref_summary(h, Xd, R)
+        expect_equal(res$N, ref$N, tolerance = 1e-10)
+        expect_equal(as.vector(res$S), as.vector(ref$S), tolerance = 1e-10)
+        expect_equal(res$entropy, -sum(R[R > 0] * log(R[R > 0])), tolerance = 1e-10)
+      }
+      expect_equal(.Call(ffi_mix_objective, h, st$N, st$S), ref_objective(h, st$N, st$S),
+                   tolerance = 1e-10)
+    })
+  }
+}
+
+test_that("L = K gives exactly the dense fit; L = 1 is hard assignment", {
+  sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 8, seed = 4)
+  f1 <- fit_mixture(sim$X, K = 3, L = 3, seed = 1, passes = 5, progress = FALSE)
+  f2 <- fit_mixture(sim$X, K = 3, seed = 1, passes = 5, progress = FALSE)
+  expect_identical(f1$state, f2$state)
+  f3 <- fit_mixture(sim$X, K = 3, L = 1, seed = 1, passes = 5, progress = FALSE)
+  expect_true(all(abs(f3$state$N - round(f3$state$N)) < 1e-9))
+})
+
+for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
+  test_that(sprintf("memoized and batch ELBO never decrease (%s)", lik), {
+    X <- if (lik == "multinomial") simulate_lda(D = 150, V = 40, K = 4, seed = 2)$dtm else
+      simulate_mixture(N = 400, D = 3, K = 4, separation = 2, seed = 5)$X
+    for (pr in c("dirichlet", "dp")) {
+      for (gl in c("memoized", "batch")) {
+        for (L in c(1L, 2L, 6L)) {
+          fit <- fit_mixture(X, K = 6, likelihood = lik, prior = pr, global = gl, L = L,
+                             n_batches = if (gl == "memoized") 4 else NULL, passes = 8,
+                             tol = 0, seed = 3, progress = FALSE)
+          obj <- fit$trace$objective
+          expect_true(all(is.finite(obj)))
+          expect_true(all(diff(obj) >= -1e-9 * abs(obj[-1])),
+                      label = sprintf("%s %s %s L=%d monotone", lik, pr, gl, L))
+        }
+      }
+    }
+  })
+}
+
+test_that("well-separated clusters are recovered", {
+  sim <- simulate_mixture(N = 1000, D = 3, K = 4, separation = 8, seed = 10)
+  for (lik in c("gaussian", "diag_gaussian")) {
+    fit <- fit_mixture(sim$X, K = 4, likelihood = lik, seed = 1, progress = FALSE)
+    expect_gte(ari(predict(fit, sim$X), sim$cluster), 0.95)
+  }
+  fit <- fit_mixture(sim$X, K = 4, L = 1, global = "stochastic", n_batches = 5,
+                     seed = 1, progress = FALSE)
+  expect_gte(ari(predict(fit, sim$X), sim$cluster), 0.95)
+  fit <- fit_mixture(sim$X, K = 4, prior = "dp", L = 2, seed = 1, progress = FALSE)
+  expect_gte(ari(predict(fit, sim$X), sim$cluster), 0.95)
+  # documents from three word distributions that overlap on a few words
+  u <- uniform_source(5)
+  truth <- rep(1:3, length.out = 150)
+  probs <- sapply(1:3, function(k) {
+    p <- rep(0.02, 45)
+    p[(k - 1) * 15 + 1:15] <- 1
+    p / sum(p)
+  })
+  counts <- t(vapply(truth, function(k) {
+    tabulate(findInterval(u(40), cumsum(probs[, k])) + 1L, 45)
+  }, numeric(45)))
+  colnames(counts) <- sprintf("w%02d", 1:45)
+  fm <- fit_mixture(counts, K = 3, likelihood = "multinomial", seed = 1, progress = FALSE)
+  expect_gte(ari(predict(fm, counts), truth), 0.95)
+  expect_equal(unname(rowSums(fm$topic_word)), rep(1, 3))
+  expect_identical(colnames(fm$topic_word), colnames(counts))
+})
+
+test_that("the Gaussian fit agrees with mclust's VVV fit on faithful", {
+  skip_if_not_installed("mclust")
+  fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+  mclustBIC <- mclust::mclustBIC # Mclust() looks it up in the caller
+  m <- mclust::Mclust(faithful, G = 2, modelNames = "VVV", verbose = FALSE)
+  expect_gte(ari(predict(fit, faithful), m$classification), 0.95)
+  expect_lt(abs(fit$loglik - m$loglik) / abs(m$loglik), 0.01)
+  expect_equal(as.numeric(logLik(fit)), fit$loglik)
+  expect_equal(attr(logLik(fit), "df"), m$df)
+})
+
+test_that("fits are reproducible by seed and identical across thread counts", {
+  sim <- simulate_mixture(N = 700, D = 4, K = 5, seed = 2)
+  for (lik in c("gaussian", "zm_gaussian", "diag_gaussian")) {
+    a <- fit_mixture(sim$X, K = 8, likelihood = lik, L = 2, n_batches = 3, passes = 4,
+                     seed = 9, threads = 1, progress = FALSE)
+    b <- fit_mixture(sim$X, K = 8, likelihood = lik, L = 2, n_batches = 3, passes = 4,
+                     seed = 9, threads = 2, progress = FALSE)
+    c <- fit_mixture(sim$X, K = 8, likelihood = lik, L = 2, n_batches = 3, passes = 4,
+                     seed = 10, threads = 1, progress = FALSE)
+    expect_identical(a$state, b$state)
+    expect_identical(a$trace$objective, b$trace$objective)
+    expect_false(identical(a$state, c$state))
+  }
+  x <- simulate_lda(D = 300, V = 50, K = 4, seed = 3)$dtm
+  a <- fit_mixture(x, K = 5, likelihood = "multinomial", L = 2, global = "stochastic",
+                   n_batches = 3, passes = 3, seed = 2, threads = 1, progress = FALSE)
+  b <- fit_mixture(x, K = 5, likelihood = "multinomial", L = 2, global = "stochastic",
+                   n_batches = 3, passes = 3, seed = 2, threads = 2, progress = FALSE)
+  expect_identical(a$state, b$state)
+  expect_identical(predict(a, x, type = "density", threads = 1),
+                   predict(a, x, type = "density", threads = 2))
+})
+
+test_that("predict, heldout_loglik, update, summary, plot and saveRDS work", {
+  sim <- simulate_mixture(N = 400, D = 2, K = 3, separation = 8, seed = 6)
+  tr <- sim$X[1:300, ]
+  te <- sim$X[301:400, ]
+  fit <- fit_mixture(tr, K = 3, seed = 1, progress = FALSE, heldout = te)
+  expect_s3_class(fit, c("sparsevi_mixture", "sparsevi_fit"))
+  expect_true(all(is.finite(fit$trace$heldout)))
+  R <- predict(fit, te, type = "responsibilities")
+  expect_equal(dim(R), c(100L, 3L))
+  expect_equal(unname(rowSums(R)), rep(1, 100))
+  expect_identical(predict(fit, te), max.col(R, ties.method = "first"))
+  d <- predict(fit, te, type = "density")
+  expect_equal(heldout_loglik(fit, te), mean(d))
+  expect_equal(fit$trace$heldout[nrow(fit$trace)], mean(d))
+  # the density is the mixture density under the point estimates
+  dens <- 0
+  for (k in 1:3) {
+    S <- fit$covariances[, , k]
+    Y <- sweep(te, 2, fit$means[k, ])
+    dens <- dens + fit$weights[k] * exp(-0.5 * rowSums((Y %*% solve(S)) * Y)) /
+      (2 * pi * sqrt(det(S)))
+  }
+  expect_equal(d, log(dens), tolerance = 1e-10)
+  f2 <- update(fit, tr, passes = 2)
+  expect_gt(nrow(f2$trace), nrow(fit$trace))
+  expect_gte(f2$trace$objective[nrow(f2$trace)], fit$trace$objective[nrow(fit$trace)] - 1e-6)
+  expect_output(print(fit), "sparsevi_mixture")
+  expect_output(print(summary(fit)), "Components")
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(fit, tr))
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  back <- readRDS(path)
+  expect_identical(predict(back, te, type = "density"), d)
+  # columns are matched by name
+  colnames(tr) <- c("a", "b")
+  fn <- fit_mixture(tr, K = 3, seed = 1, progress = FALSE)
+  te2 <- te
+  colnames(te2) <- c("a", "b")
+  expect_identical(predict(fn, te2[, c("b", "a")]), predict(fn, te2))
+})
+
+test_that("random init, and documents with unknown terms, work", {
+  sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 8, seed = 6)
+  fit <- fit_mixture(sim$X, K = 3, init = "random", seed = 2, progress = FALSE)
+  expect_true(all(is.finite(fit$trace$objective)))
+  x <- simulate_lda(D = 60, V = 30, K = 2, seed = 1)$dtm
+  fm <- fit_mixture(x, K = 2, likelihood = "multinomial", seed = 1, progress = FALSE)
+  m <- as.matrix(x)[1:5, ]
+  colnames(m)[1:2] <- c("new1", "new2")
+  m[, 1:2] <- m[, 1:2] + 1
+  expect_message(p <- predict(fm, m, type = "density"), "dropped 2 term")
+  expect_length(p, 5L)
+  f2 <- update(fm, x, passes = 1)
+  expect_s3_class(f2, "sparsevi_mixture")
+})
+
+test_that("bad input gets classed errors", {
+  X <- simulate_mixture(N = 50, D = 3, K = 2, seed = 1)$X
+  bad <- X
+  bad[3, 2] <- NA
+  expect_error(fit_mixture(bad, K = 2), class = "sparsevi_error_data")
+  bad[3, 2] <- Inf
+  expect_error(fit_mixture(bad, K = 2), class = "sparsevi_error_data")
+  expect_error(fit_mixture(X, K = 51), class = "sparsevi_error_argument")
+  expect_error(fit_mixture(X, K = 2, L = 3), class = "sparsevi_error_argument")
+  expect_error(fit_mixture(X, K = 2, L = 0), class = "sparsevi_error_argument")
+  const <- cbind(X, 1)
+  expect_error(fit_mixture(const, K = 2), "diag_gaussian", class = "sparsevi_error_data")
+  expect_error(fit_mixture(cbind(X, 0), K = 2, likelihood = "zm_gaussian"),
+               class = "sparsevi_error_data")
+  expect_s3_class(fit_mixture(const, K = 2, likelihood = "diag_gaussian", progress = FALSE,
+                              seed = 1), "sparsevi_mixture")
+  wide <- matrix(stats::rnorm(5 * 8), 5, 8)
+  expect_error(fit_mixture(wide, K = 2), "more columns", class = "sparsevi_error_data")
+  fit <- fit_mixture(X, K = 2, seed = 1, progress = FALSE)
+  expect_error(predict(fit, X[, 1:2]), class = "sparsevi_error_data")
+  colnames(X) <- c("a", "b", "c")
+  fit <- fit_mixture(X, K = 2, seed = 1, progress = FALSE)
+  Y <- X
+  colnames(Y) <- c("a", "b", "z")
+  expect_error(predict(fit, Y), "lacks", class = "sparsevi_error_data")
+  expect_error(fit_mixture(X, K = 2, likelihood = "t"), class = "sparsevi_error_argument")
+  expect_error(fit_mixture(X, K = 2, kappa = 0.4), class = "sparsevi_error_argument")
+  expect_error(fit_mixture(X, K = 2, n_batches = 2, batch_size = 3),
+               class = "sparsevi_error_argument")
+  expect_error(fit_mixture(X, K = 2, bogus = 1), class = "sparsevi_error_argument")
+  expect_error(fit_mixture(letters, K = 2), class = "sparsevi_error_data")
+})
