@@ -233,10 +233,10 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
   } else {
     rep(NA_real_, K)
   }
-  # the coherence() contract: one value per topic; the mean and each topic's
-  # top words ride along as attributes
+  # the coherence() contract: one value per topic; the mean and the top words
+  # (n x K, one column per topic, as terms() and UMass) ride along
   structure(per_topic, mean = mean(per_topic),
-            top_words = if (!is.null(vocab)) matrix(vocab[top], K, n) else top,
+            top_words = t(if (!is.null(vocab)) matrix(vocab[top], K, n) else top),
             measure = "npmi", n = n, class = "sparsevi_coherence")
 }
 
@@ -247,7 +247,7 @@ print.sparsevi_coherence <- function(x, ...) {
   v <- as.vector(unclass(x))
   tw <- attr(x, "top_words")
   for (k in seq_along(v)) {
-    words <- if (is.character(tw)) paste(utils::head(tw[k, ], 5L), collapse = " ") else ""
+    words <- if (is.character(tw)) paste(utils::head(tw[, k], 5L), collapse = " ") else ""
     cat(sprintf("  topic %3d  %7.4f  %s\n", k, v[k], words))
   }
   invisible(x)
