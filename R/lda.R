@@ -254,7 +254,9 @@ lda_assign_batches <- function(D, n_batches, seed, stream = 500) {
 # Bregman k-means++ over documents (Hughes & Sudderth section 6): the first
 # document at random, each next with probability proportional to its smallest
 # KL divergence from the smoothed word distributions of those chosen;
-# lambda_k = eta + counts of the k-th chosen document.
+# lambda_k = the random init's near-uniform lambda plus the counts of the k-th
+# chosen document (seeding lambda_k with eta + counts alone made topics so
+# peaked that training stalled in poor optima on kos and nips).
 lda_init_bregman <- function(x, K, eta, seed) {
   D <- nrow(x)
   V <- ncol(x)
@@ -267,7 +269,9 @@ lda_init_bregman <- function(x, K, eta, seed) {
   u <- lda_unif(seed, 901, K)
   mind <- ifelse(lens > 0, Inf, 0)
   chosen <- integer(0)
-  lambda <- matrix(eta, K, V)
+  # a near-uniform base (as the random init) keeps every word in every topic
+  # from the start; each topic then leans towards its chosen document
+  lambda <- lda_init_random(x, K, eta, seed)
   smooth <- eta
   for (k in seq_len(K)) {
     w <- if (k == 1L || !any(is.finite(mind) & mind > 0)) {
@@ -284,7 +288,7 @@ lda_init_bregman <- function(x, K, eta, seed) {
     idx <- idx[idx > x$doc_ptr[d]]
     terms <- x$term[idx] + 1L
     cnt <- x$count[idx]
-    lambda[k, terms] <- eta + cnt
+    lambda[k, terms] <- lambda[k, terms] + cnt
     nc <- sum(cnt)
     logmu <- rep(log(smooth / (nc + V * smooth)), V)
     logmu[terms] <- log((smooth + cnt) / (nc + V * smooth))
@@ -299,11 +303,12 @@ lda_init_bregman <- function(x, K, eta, seed) {
   lambda
 }
 
-# Random fallback: lambda_kv = eta + Exp(1) draws scaled to N / (K V).
+# Random fallback: lambda_kv ~ Gamma(100, rate 100), near-uniform topics
+# with the symmetry broken by small noise (as Hoffman et al.'s online LDA).
 lda_init_random <- function(x, K, eta, seed) {
   V <- ncol(x)
   u <- lda_unif(seed, 902, K * V)
-  matrix(eta - log(u) * sum(x$count) / (K * V), K, V)
+  matrix(eta + stats::qgamma(u, shape = 100, rate = 100), K, V)
 }
 
 lda_empty_trace <- function() {

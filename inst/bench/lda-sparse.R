@@ -147,14 +147,20 @@ if ("3" %in% parts) {
   }
   # ours
   for (cfg in list(list(g = "memoized", L = 8L), list(g = "memoized", L = K),
-                   list(g = "stochastic", L = 8L))) {
+                   list(g = "stochastic", L = 8L),
+                   list(g = "batch", L = K, alpha = 0.01, eta = 0.01))) {
     fit <- fit_lda(train, K = K, L = cfg$L, global = cfg$g, passes = 10, seed = 1,
-                   threads = 1, progress = FALSE, heldout = sp$test,
-                   batch_size = if (cfg$g == "stochastic") 100 else NULL)
-    add(sprintf("sparsevi %s L=%d (10 laps)", cfg$g, cfg$L), max(fit$trace$seconds),
-        fit$trace$heldout[nrow(fit$trace)])
+                   threads = 1, progress = FALSE, heldout = sp$test, alpha = cfg$alpha,
+                   eta = cfg$eta, batch_size = if (cfg$g == "stochastic") 100 else NULL)
+    add(sprintf("sparsevi %s L=%d%s (10 laps)", cfg$g, cfg$L,
+                if (is.null(cfg$alpha)) "" else " alpha=eta=0.01"),
+        max(fit$trace$seconds), max(fit$trace$heldout))
+    say("    held-out by lap: %s", paste(sprintf("%.4f", fit$trace$heldout), collapse = " "))
     if (cfg$g == "memoized" && cfg$L == 8L) ours_trace <- fit$trace
   }
+  if (Sys.getenv("SPARSEVI_BENCH_PEERS", "1") == "0") {
+    say("  (peers skipped: SPARSEVI_BENCH_PEERS=0)")
+  } else {
   # export for python: UCI-like docword (1-based) and vocab
   tmp <- tempfile("lda-peers-")
   dir.create(tmp)
@@ -228,8 +234,9 @@ if ("3" %in% parts) {
   } else {
     say("  topicmodels or slam not installed: VEM skipped")
   }
+  }
   peers <- results[!grepl("^sparsevi", results$system), ]
-  if (nrow(peers)) {
+  if (nrow(peers) && exists("ours_trace")) {
     best <- peers[which.max(peers$heldout), ]
     hit <- which(ours_trace$heldout >= best$heldout)[1]
     say("  best peer: %s, %.4f in %.1f s", best$system, best$heldout, best$seconds)
