@@ -40,6 +40,11 @@ extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* Fast-VDP (vdp-glue.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* OPE engine: local step, ML-OPE global step, NPMI counts (ope.c) */
+extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                              SEXP);
+extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -73,6 +78,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},
     /* Fast-VDP */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 9},
+    /* OPE engine (ope.c) */
+    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 11},
+    {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
+    {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 9},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

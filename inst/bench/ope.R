@@ -1,0 +1,248 @@
+# Benchmark of the OPE engine (issue 6; Than & Doan, figures 1, 4 and 5).
+#
+#   cd <package root> && nice -n 10 Rscript inst/bench/ope.R [budget_nips] [budget_wiki]
+#
+# Reads ../shared/data (relative to the package root), writes
+# inst/bench/results/ope.txt. Runs on one thread. The budgets (CPU seconds,
+# default 45 and 30) are the training time each learner gets on nips_f20 and
+# on the wikipara subset in part 3 (environment variable
+# OPE_BENCH_WIKI_DOCS, default 21000, sets the subset's size). With
+# OPE_BENCH_PARTS=12 part 3 is skipped and parts 1-2 use an ML-OPE model
+# trained for 20 laps instead (results then go to ope-parts12.txt).
+#
+# 1. Inference time per document: OPE (T = 50) against our dense VB local
+#    step (and CVB0 / Gibbs when their engines are installed), K = 100,
+#    topics fixed at a 100-topic ML-OPE model; nips_f20 and a wikipara subset.
+# 2. Stability (Fig. 5): 100 test documents, 10 OPE runs each with different
+#    seeds; standard deviation of the final objective against its magnitude.
+# 3. Learners (Fig. 1): log predictive probability (App. A: 70/30 token
+#    split, per held-out token) and NPMI (App. B: top 10 words, co-occurrence
+#    in the training documents) against seconds of training, for ML-OPE,
+#    Online-OPE, Streaming-OPE and Online-VB (ours: local "vb" with L = K,
+#    global "stochastic"), K = 100, alpha = eta = 1/K, minibatch 5000 or the
+#    corpus size, kappa = 0.9, tau = 1.
+
+suppressPackageStartupMessages(library(sparsevi))
+ns <- asNamespace("sparsevi")
+args <- commandArgs(trailingOnly = TRUE)
+budgets <- c(nips_f20 = if (length(args) >= 1) as.numeric(args[1]) else 45,
+             wikipara = if (length(args) >= 2) as.numeric(args[2]) else 30)
+data_dir <- file.path("..", "shared", "data")
+if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+parts <- Sys.getenv("OPE_BENCH_PARTS", "123")
+out_file <- file.path("inst", "bench", "results",
+                      if (parts == "123") "ope.txt" else sprintf("ope-parts%s.txt", parts))
+dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
+lines <- character(0)
+say <- function(...) {
+  s <- sprintf(...)
+  cat(s, "\n", sep = "")
+  lines <<- c(lines, s)
+  writeLines(lines, out_file)
+}
+K <- 100L
+threads <- 1L
+
+# A UCI bag-of-words corpus, or its first `max_docs` documents (the file is
+# sorted by document).
+read_corpus <- function(name, max_docs = Inf) {
+  dir <- file.path(data_dir, name)
+  con <- gzfile(file.path(dir, sprintf("docword.%s.txt.gz", name)), "r")
+  on.exit(close(con))
+  hdr <- as.numeric(readLines(con, n = 3L))
+  vocab <- readLines(file.path(dir, sprintf("vocab.%s.txt", name)))
+  chunks <- list()
+  repeat {
+    m <- scan(con, what = list(0L, 0L, 0), nlines = 1e6, quiet = TRUE)
+    if (length(m[[1]]) == 0L) break
+    chunks[[length(chunks) + 1L]] <- m
+    if (m[[1]][length(m[[1]])] > max_docs) break
+  }
+  d <- unlist(lapply(chunks, `[[`, 1L))
+  w <- unlist(lapply(chunks, `[[`, 2L))
+  cnt <- unlist(lapply(chunks, `[[`, 3L))
+  keep <- d <= min(max_docs, hdr[1])
+  d <- d[keep]
+  w <- w[keep]
+  cnt <- cnt[keep]
+  used <- sort(unique(w))
+  m <- Matrix::sparseMatrix(i = d, j = match(w, used), x = cnt,
+                            dims = c(max(d), length(used)),
+                            dimnames = list(NULL, vocab[used]))
+  as_dtm(m)
+}
+
+# CPU seconds (user + system) of one-threaded work: on a shared machine the
+# elapsed time measures the neighbours as much as the code.
+cpu_now <- function() {
+  p <- proc.time()
+  p[["user.self"]] + p[["sys.self"]]
+}
+timed <- function(expr) {
+  t0 <- cpu_now()
+  val <- force(expr)
+  list(value = val, seconds = cpu_now() - t0)
+}
+
+# ---- corpora ---------------------------------------------------------------
+say("# OPE benchmark (inst/bench/ope.R), %s", format(Sys.time(), "%Y-%m-%d %H:%M"))
+say("# one thread; times are CPU seconds (user + system); K = %d; machine shared (load average %s)", K,
+    paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
+nips <- read_corpus("nips_f20")
+corpora <- list(
+  nips_f20 = list(train = nips[1:1350, ], test = nips[1351:1500, ],
+                  note = "documents 1-1350 train, 1351-1500 test (the source split)")
+)
+wiki_docs <- as.numeric(Sys.getenv("OPE_BENCH_WIKI_DOCS", "21000"))
+wiki <- read_corpus("wikipara", max_docs = wiki_docs)
+wiki <- wiki[ns$doc_lengths(wiki) > 0, ]
+nw <- nrow(wiki)
+corpora$wikipara <- list(train = wiki[1:(nw - 1000), ], test = wiki[(nw - 999):nw, ],
+                         note = sprintf("subset: the first %d paragraphs (of 615,012); last 1000 are the test set",
+                                        nw))
+for (nm in names(corpora)) {
+  cc <- corpora[[nm]]
+  say("corpus %s: %d train / %d test documents, %d terms, %.0f train tokens; %s", nm,
+      nrow(cc$train), nrow(cc$test), ncol(cc$train), sum(cc$train$count), cc$note)
+}
+
+# ---- 3. learners (run first: part 1 and 2 use the ML-OPE model) -------------
+learners <- list(
+  "ML-OPE" = list(local = "ope", global = "ml"),
+  "Online-OPE" = list(local = "ope", global = "stochastic"),
+  "Streaming-OPE" = list(local = "ope", global = "streaming"),
+  "Online-VB" = list(local = "vb", global = "stochastic")
+)
+
+run_learner <- function(cc, spec, budget, split) {
+  batch_size <- min(5000L, nrow(cc$train))
+  args <- list(cc$train, K = K, local = spec$local, global = spec$global, L = K,
+               alpha = 1 / K, eta = 1 / K, batch_size = batch_size, passes = 1,
+               kappa = 0.9, tau = 1, init = "random", seed = 1, threads = threads,
+               progress = FALSE)
+  if (spec$local == "vb") args$restarts <- FALSE
+  tr <- timed(suppressWarnings(do.call(fit_lda, args)))
+  fit <- tr$value
+  secs <- tr$seconds
+  rows <- list()
+  # evaluate after laps 1, 2, 3, 5, 8, 12, 18, ... and after the last one
+  checkpoints <- unique(round(1.5^(0:30)))
+  repeat {
+    done <- secs >= budget
+    if (nrow(fit$trace) %in% checkpoints || done) {
+      pp <- heldout_loglik(fit, split)
+      npmi <- attr(coherence(fit, cc$train, measure = "npmi", n = 10), "mean")
+      rows[[length(rows) + 1L]] <- data.frame(lap = nrow(fit$trace), seconds = secs,
+                                              predictive = as.numeric(pp), npmi = npmi)
+    }
+    if (done) break
+    # continue one lap; streaming keeps adding each further pass's statistics
+    tr <- timed(update(fit, cc$train, passes = 1, progress = FALSE))
+    fit <- tr$value
+    secs <- secs + tr$seconds
+  }
+  list(fit = fit, curve = do.call(rbind, rows))
+}
+
+results <- list()
+if (!grepl("3", parts)) {
+  say("")
+  say("part 3 skipped (OPE_BENCH_PARTS=%s): parts 1-2 use ML-OPE models trained for 20 laps", parts)
+  for (nm in names(corpora)) {
+    cc <- corpora[[nm]]
+    fit <- fit_lda(cc$train, K = K, local = "ope", global = "ml", alpha = 1 / K,
+                   eta = 1 / K, batch_size = min(5000L, nrow(cc$train)), passes = 20,
+                   kappa = 0.9, tau = 1, init = "random", seed = 1, threads = threads,
+                   progress = FALSE)
+    results[[nm]] <- list("ML-OPE" = list(fit = fit))
+  }
+}
+if (grepl("3", parts)) {
+say("")
+say("## 3. learners: log predictive probability (70/30 tokens) and NPMI vs seconds")
+say("K = %d, alpha = eta = 1/K, minibatch min(5000, D), kappa = 0.9, tau = 1, random init, OPE T = 50;",
+    K)
+say("each learner trains for about %.0f s on nips_f20 and %.0f s on wikipara (CPU; laps continue with update()); evaluation time excluded.",
+    budgets[["nips_f20"]], budgets[["wikipara"]])
+for (nm in names(corpora)) {
+  cc <- corpora[[nm]]
+  # every test document split 70/30 by tokens, once (the same split for all)
+  split <- ns$split_observed(cc$test, 0.7, "tokens", ns$resolve_seed(1))
+  say("")
+  say("### %s (%d test documents, 70/30 token split)", nm, nrow(cc$test))
+  results[[nm]] <- list()
+  for (ln in names(learners)) {
+    r <- run_learner(cc, learners[[ln]], budgets[[nm]], split)
+    results[[nm]][[ln]] <- r
+    cv <- r$curve
+    say("%-13s laps %3d  seconds %7.1f  final predictive %.4f  best %.4f  final NPMI %.4f",
+        ln, max(cv$lap), max(cv$seconds), cv$predictive[nrow(cv)], max(cv$predictive),
+        cv$npmi[nrow(cv)])
+    say("  curve (seconds: predictive / npmi): %s",
+        paste(sprintf("%.1f: %.3f / %.3f", cv$seconds, cv$predictive, cv$npmi),
+              collapse = "; "))
+  }
+  vb <- results[[nm]][["Online-VB"]]$curve
+  target <- vb$predictive[nrow(vb)]
+  for (ln in c("ML-OPE", "Online-OPE", "Streaming-OPE")) {
+    cv <- results[[nm]][[ln]]$curve
+    hit <- which(cv$predictive >= target)
+    say("time to reach Online-VB's final predictive probability (%.4f at %.1f s): %s %s",
+        target, max(vb$seconds), ln,
+        if (length(hit)) sprintf("%.1f s (%.1fx sooner)", cv$seconds[hit[1]],
+                                 max(vb$seconds) / max(cv$seconds[hit[1]], 1e-9))
+        else "not reached within the budget")
+  }
+}
+
+}
+
+# ---- 1. inference time per document -----------------------------------------
+say("")
+say("## 1. inference time per document (topics fixed at the ML-OPE model, K = %d)", K)
+for (nm in names(corpora)) {
+  cc <- corpora[[nm]]
+  fit <- results[[nm]][["ML-OPE"]]$fit
+  x <- ns$dtm_align(cc$test, fit$vocab)$x
+  tw <- unname(fit$topic_word)
+  D <- nrow(x)
+  reps <- 3L # best of three: the machine is shared
+  t_ope <- min(replicate(reps, timed(ns$ope_run(x, tw, 1 / K, 50L, 1e-10, "none",
+                                               ns$resolve_seed(1), 0, threads))$seconds))
+  ctl <- ns$lda_vb_control(list(alpha = 1 / K, L = K))
+  t_vb <- min(replicate(reps, timed(ns$lda_vb_call(x, tw, 1L, ctl, threads, L = K,
+                                                  restarts = FALSE,
+                                                  summary = FALSE))$seconds))
+  say("%s: %d documents, mean %.0f tokens; OPE %.3f ms/doc; VB dense %.3f ms/doc (VB / OPE = %.1fx)",
+      nm, D, mean(ns$doc_lengths(x)), 1000 * t_ope / D, 1000 * t_vb / D, t_vb / t_ope)
+  for (m in c("cvb0", "gibbs")) {
+    if (exists(paste0("lda_infer_", m), envir = ns, inherits = FALSE)) {
+      t_m <- min(replicate(reps, timed(predict(fit, x, method = m, seed = 1,
+                                               threads = threads))$seconds))
+      say("  %s: %.3f ms/doc (%s / OPE = %.1fx; best of 3 through predict(), default controls)",
+          m, 1000 * t_m / D, m, t_m / t_ope)
+    } else {
+      say("  %s: engine not in this build (lda_infer_%s absent) - skipped", m, m)
+    }
+  }
+}
+
+# ---- 2. stability -----------------------------------------------------------
+say("")
+say("## 2. stability of OPE (Fig. 5): 100 test documents, 10 seeds each")
+for (nm in names(corpora)) {
+  fit <- results[[nm]][["ML-OPE"]]$fit
+  x <- ns$dtm_align(corpora[[nm]]$test, fit$vocab)$x[1:100, ]
+  tw <- unname(fit$topic_word)
+  for (T in c(20L, 50L, 100L)) {
+    f <- sapply(1:10, function(s) ns$ope_run(x, tw, 1 / K, T, 1e-10, "none",
+                                             ns$resolve_seed(s), 0, threads)$f_end)
+    sds <- apply(f, 1, stats::sd)
+    mag <- abs(rowMeans(f))
+    say("%s T = %3d: sd of f over 10 runs: median %.2f, 90%% %.2f, max %.2f; |mean f|: median %.0f; sd / |f|: median %.2e, max %.2e",
+        nm, T, stats::median(sds), stats::quantile(sds, 0.9), max(sds), stats::median(mag),
+        stats::median(sds / mag), max(sds / mag))
+  }
+}
+say("")
+say("done in %.0f s", proc.time()[["elapsed"]])

@@ -1,0 +1,270 @@
+/* OPE: online maximum a posteriori estimation of a document's topic mixture
+ * (Than & Doan, Algorithm 1), the batch summaries of its learners and the
+ * ML-OPE topic update. Plain C over arrays; no R API.
+ *
+ * For one document with distinct words v_j and counts c_j, OPE maximises
+ *   f(theta) = g1 + g2,  g1 = sum_j c_j ln x_j,  x_j = sum_k theta_k beta_k,v_j,
+ *                        g2 = (alpha - 1) sum_k ln theta_k
+ * over the eps-simplex {theta : sum_k theta_k = 1, theta_k >= eps}. At
+ * iteration t it draws g1 or g2 uniformly, keeps the counts a_t, b_t of the
+ * draws, and moves towards the vertex of the eps-simplex with the largest
+ * component of F'_t = (2 / t)(a_t g1' + b_t g2') at theta_t.
+ *
+ * Step size. The paper writes theta_{t+1} = theta_t + (e_t - theta_t) / t,
+ * which at t = 1 replaces theta_1 by the vertex e_1 and so discards the
+ * initial point. We count theta_1 as the first of the averaged iterates and
+ * step by 1 / (t + 1): theta_{T+1} = (theta_1 + e_1 + ... + e_T) / (T + 1).
+ * The convergence argument (O(1/t), Theorem 2) is unchanged, and the random
+ * start keeps a small share of every topic, which avoids components sitting
+ * at eps when alpha < 1.
+ *
+ * Random draws of one document, in this order from its block's stream:
+ * K uniforms u_k for theta_1 (theta_1 proportional to 1 + u_k, mapped into
+ * the eps-simplex), then one uniform per iteration (g1 when u < 1/2). The
+ * pure-R reference in tests/testthat/helper-reference-ope.R draws the same.
+ *
+ * Words no topic can emit (beta_kv = 0 for every k, e.g. a word ML-OPE has
+ * not seen yet) would make f = -inf whatever theta is; they carry no
+ * information about theta and are left out of f and of its gradient.
+ *
+ * topic-word tables are word-major: beta + (svi_len)v * K holds word v's K
+ * values. */
+#include <math.h>
+#include <string.h>
+#include "svi.h"
+#include "lda-ope.h"
+
+/* Inner loops over topics are short, contiguous and hot: ask for SIMD code
+ * (plain -O2 leaves loops of unknown length scalar). The order of a
+ * reduction then depends on the vector width only, never on the threads. */
+#ifdef _OPENMP
+#define OPE_PRAGMA(x) _Pragma(#x)
+#define OPE_SIMD OPE_PRAGMA(omp simd)
+#define OPE_SIMD_SUM(v) OPE_PRAGMA(omp simd reduction(+ : v))
+#else
+#define OPE_SIMD
+#define OPE_SIMD_SUM(v)
+#endif
+
+/* Objective f(theta) for one document, recomputing x exactly. */
+static double ope_objective(const ope_opts *o, const double *beta, const int *term,
+                            const double *count, int n, const double *theta) {
+  const int K = o->K;
+  double f = 0.0;
+  for (int j = 0; j < n; j++) {
+    const double *b = beta + (svi_len)term[j] * K;
+    double xj = 0.0;
+    OPE_SIMD_SUM(xj)
+    for (int k = 0; k < K; k++) xj += theta[k] * b[k];
+    if (xj > 0.0) f += count[j] * log(xj); /* see "Words no topic can emit" */
+  }
+  if (o->alpha != 1.0) {
+    double s = 0.0;
+    for (int k = 0; k < K; k++) s += log(theta[k]);
+    f += (o->alpha - 1.0) * s;
+  }
+  return f;
+}
+
+double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
+               const int *term, const double *count, int n, svi_rng *r, double *theta,
+               double *x, double *grad, double *f_start) {
+  const int K = o->K;
+  const double eps = o->eps, top = 1.0 - K * eps, am1 = o->alpha - 1.0;
+
+  /* theta_1: proportional to 1 + u_k, inside the eps-simplex */
+  double s = 0.0;
+  for (int k = 0; k < K; k++) {
+    theta[k] = 1.0 + svi_rng_unif(r);
+    s += theta[k];
+  }
+  for (int k = 0; k < K; k++) theta[k] = eps + top * theta[k] / s;
+  for (int j = 0; j < n; j++) {
+    const double *b = beta + (svi_len)term[j] * K;
+    double xj = 0.0;
+    OPE_SIMD_SUM(xj)
+    for (int k = 0; k < K; k++) xj += theta[k] * b[k];
+    x[j] = xj;
+  }
+  if (f_start) *f_start = ope_objective(o, beta, term, count, n, theta);
+
+  double a = 0.0, bcnt = 0.0; /* how often g1 and g2 were drawn */
+  for (int t = 1; t <= o->T; t++) {
+    if (svi_rng_unif(r) < 0.5)
+      a += 1.0;
+    else
+      bcnt += 1.0;
+    /* F'_t up to the positive factor 2 / t, which leaves the argmax alone */
+    const int use_g1 = a > 0.0 && n > 0, use_g2 = bcnt > 0.0 && am1 != 0.0;
+    /* F'_t vanishes (only g2 drawn so far with alpha = 1, or an empty
+     * document): every vertex maximises <F'_t, x>, so stay put rather than
+     * favour one topic arbitrarily. */
+    if (!use_g1 && !use_g2) continue;
+    memset(grad, 0, sizeof(double) * K);
+    if (use_g1) {
+      /* four words per sweep over grad: one store per four multiply-adds */
+      int j = 0, m = 0;
+      const double *bq[4];
+      double wq[4];
+      for (; j < n; j++) {
+        if (!(x[j] > 0.0)) continue;
+        bq[m] = beta + (svi_len)term[j] * K;
+        wq[m] = a * count[j] / x[j];
+        if (++m == 4) {
+          const double *b0 = bq[0], *b1 = bq[1], *b2 = bq[2], *b3 = bq[3];
+          const double w0 = wq[0], w1 = wq[1], w2 = wq[2], w3 = wq[3];
+          OPE_SIMD
+          for (int k = 0; k < K; k++)
+            grad[k] += w0 * b0[k] + w1 * b1[k] + w2 * b2[k] + w3 * b3[k];
+          m = 0;
+        }
+      }
+      for (int q = 0; q < m; q++) {
+        const double *b = bq[q];
+        const double w = wq[q];
+        OPE_SIMD
+        for (int k = 0; k < K; k++) grad[k] += w * b[k];
+      }
+    }
+    if (use_g2) {
+      const double w = bcnt * am1;
+      for (int k = 0; k < K; k++) grad[k] += w / theta[k];
+    }
+    int best = 0;
+    for (int k = 1; k < K; k++)
+      if (grad[k] > grad[best]) best = k;
+    /* theta <- theta + rho (e_best - theta), e_best the eps-simplex vertex */
+    const double rho = 1.0 / (t + 1.0), keep = 1.0 - rho;
+    OPE_SIMD
+    for (int k = 0; k < K; k++) theta[k] = keep * theta[k] + rho * eps;
+    theta[best] += rho * top;
+    for (int j = 0; j < n; j++) {
+      const double bv = beta[(svi_len)term[j] * K + best];
+      x[j] = keep * x[j] + rho * (eps * colsum[term[j]] + top * bv);
+    }
+  }
+  return ope_objective(o, beta, term, count, n, theta);
+}
+
+void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
+                          double *colsum, double *rowsum_scratch) {
+  for (int k = 0; k < K; k++) rowsum_scratch[k] = 0.0;
+  for (int v = 0; v < V; v++) {
+    const double *l = lambda + (svi_len)v * K;
+    for (int k = 0; k < K; k++) rowsum_scratch[k] += l[k];
+  }
+  for (int k = 0; k < K; k++) rowsum_scratch[k] = 1.0 / rowsum_scratch[k];
+  for (int v = 0; v < V; v++) {
+    const double *l = lambda + (svi_len)v * K;
+    double *b = beta + (svi_len)v * K;
+    double cs = 0.0;
+    for (int k = 0; k < K; k++) {
+      b[k] = l[k] * rowsum_scratch[k];
+      cs += b[k];
+    }
+    colsum[v] = cs;
+  }
+}
+
+int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
+                  const ope_opts *o, uint64_t seed, uint64_t stream0, int threads,
+                  double *theta, double *f_start, double *f_end, double *scratch,
+                  int max_nnz) {
+  const int K = o->K;
+  const svi_len nb = svi_n_blocks(x->D);
+  const svi_len per_thread = (svi_len)max_nnz + K;
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+  for (svi_len blk = 0; blk < nb; blk++) {
+    double *xs = scratch + (svi_len)svi_thread_id() * per_thread;
+    double *grad = xs + max_nnz;
+    svi_rng r;
+    svi_rng_init(&r, seed, stream0 + (uint64_t)blk);
+    const int d0 = (int)(blk * SVI_BLOCK);
+    const int d1 = d0 + SVI_BLOCK < x->D ? d0 + SVI_BLOCK : x->D;
+    for (int d = d0; d < d1; d++) {
+      const int p = x->doc_ptr[d], n = x->doc_ptr[d + 1] - p;
+      double fs;
+      double fe = ope_doc(o, beta, colsum, x->term + p, x->count + p, n, &r,
+                          theta + (svi_len)d * K, xs, grad, &fs);
+      f_start[d] = fs;
+      f_end[d] = fe;
+    }
+  }
+  return 0;
+}
+
+void ope_transpose(const svi_dtm *x, int *col_ptr, int *col_doc, double *col_count) {
+  const int V = x->V;
+  for (int v = 0; v <= V; v++) col_ptr[v] = 0;
+  const int nnz = x->doc_ptr[x->D];
+  for (int i = 0; i < nnz; i++) col_ptr[x->term[i] + 1]++;
+  for (int v = 0; v < V; v++) col_ptr[v + 1] += col_ptr[v];
+  /* fill in document order, so each word's entries are sorted by document;
+   * col_ptr[v] serves as word v's running insertion point */
+  for (int d = 0; d < x->D; d++) {
+    for (int i = x->doc_ptr[d]; i < x->doc_ptr[d + 1]; i++) {
+      const int v = x->term[i];
+      const int pos = col_ptr[v]++;
+      col_doc[pos] = d;
+      col_count[pos] = x->count[i];
+    }
+  }
+  /* col_ptr[v] now points at the end of word v: shift back */
+  for (int v = V; v > 0; v--) col_ptr[v] = col_ptr[v - 1];
+  col_ptr[0] = 0;
+}
+
+void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S) {
+  const int K = in->K, V = in->V;
+  (void)threads;
+  /* Each word's column is a sum over its documents in document order, so the
+   * result does not depend on how words are shared among threads. */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
+#endif
+  for (int v = 0; v < V; v++) {
+    double *s = S + (svi_len)v * K;
+    const double *b = in->beta + (svi_len)v * K;
+    for (int k = 0; k < K; k++) s[k] = 0.0;
+    for (int i = in->col_ptr[v]; i < in->col_ptr[v + 1]; i++) {
+      const double *th = in->theta + (svi_len)in->col_doc[i] * K;
+      const double c = in->col_count[i];
+      if (mode == OPE_SUMMARY_THETA) {
+        OPE_SIMD
+        for (int k = 0; k < K; k++) s[k] += c * th[k];
+      } else {
+        double xv = 0.0;
+        OPE_SIMD_SUM(xv)
+        for (int k = 0; k < K; k++) xv += th[k] * b[k];
+        if (!(xv > 0.0)) continue; /* a word no topic emits */
+        const double w = c / xv;
+        OPE_SIMD
+        for (int k = 0; k < K; k++) s[k] += w * th[k] * b[k];
+      }
+    }
+  }
+}
+
+void lda_global_ml(const double *beta, const double *S, int K, int V, double rho,
+                   double *out, double *rowsum_scratch) {
+  for (int k = 0; k < K; k++) rowsum_scratch[k] = 0.0;
+  for (int v = 0; v < V; v++) {
+    const double *s = S + (svi_len)v * K;
+    for (int k = 0; k < K; k++) rowsum_scratch[k] += s[k];
+  }
+  /* a topic the batch never touched keeps its old row */
+  for (int k = 0; k < K; k++)
+    rowsum_scratch[k] = rowsum_scratch[k] > 0.0 ? rho / rowsum_scratch[k] : 0.0;
+  for (int v = 0; v < V; v++) {
+    const double *s = S + (svi_len)v * K;
+    const double *b = beta + (svi_len)v * K;
+    double *o = out + (svi_len)v * K;
+    for (int k = 0; k < K; k++) {
+      const double w = rowsum_scratch[k] > 0.0 ? 1.0 - rho : 1.0;
+      o[k] = w * b[k] + rowsum_scratch[k] * s[k];
+    }
+  }
+}

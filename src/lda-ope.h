@@ -1,0 +1,57 @@
+/* OPE kernels (lda-ope.c): Than & Doan's online MAP estimation of topic
+ * mixtures, the batch summaries of its learners and the ML-OPE update. */
+#ifndef SPARSEVI_LDA_OPE_H
+#define SPARSEVI_LDA_OPE_H
+
+#include "svi.h"
+
+typedef struct {
+  int K;        /* topics */
+  int T;        /* iterations of Algorithm 1 */
+  double alpha; /* Dirichlet prior of the topic mixture */
+  double eps;   /* interior margin of the simplex, 0 < eps < 1 / K */
+} ope_opts;
+
+/* One document: theta (K) from OPE; x (n) and grad (K) are scratch. Returns
+ * the final objective f(theta); *f_start (if not NULL) gets f(theta_1). */
+double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
+               const int *term, const double *count, int n, svi_rng *r, double *theta,
+               double *x, double *grad, double *f_start);
+
+/* beta = lambda with each topic normalised to sum 1 over words; colsum[v] =
+ * sum_k beta_kv. Both K x V word-major. rowsum_scratch holds K doubles. */
+void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
+                          double *colsum, double *rowsum_scratch);
+
+/* OPE for every document of x, blocks of SVI_BLOCK documents in parallel, block
+ * b drawing from stream stream0 + b. theta is K x D. scratch holds
+ * threads * (max_nnz + K) doubles, max_nnz the most distinct words of a document. */
+int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
+                  const ope_opts *o, uint64_t seed, uint64_t stream0, int threads,
+                  double *theta, double *f_start, double *f_end, double *scratch,
+                  int max_nnz);
+
+/* Word-major (CSC) copy of x: word v's documents are col_doc[col_ptr[v] ..
+ * col_ptr[v+1]) in increasing order with counts col_count. col_ptr has V+1. */
+void ope_transpose(const svi_dtm *x, int *col_ptr, int *col_doc, double *col_count);
+
+enum { OPE_SUMMARY_THETA = 1, OPE_SUMMARY_PHI = 2 };
+
+typedef struct {
+  int K, V;
+  const int *col_ptr, *col_doc;
+  const double *col_count;
+  const double *theta; /* K x D */
+  const double *beta;  /* K x V word-major, normalised topics */
+} ope_summary_in;
+
+/* Batch summary, K x V word-major: mode THETA gives S_kv = sum_d n_dv theta_dk
+ * (ML-OPE, eq. 21); mode PHI gives S_kv = sum_d n_dv phi_dvk with phi_dvk
+ * proportional to theta_dk beta_kv (Online- and Streaming-OPE, eq. 22). */
+void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S);
+
+/* ML-OPE: out = (1 - rho) beta + rho beta_hat, beta_hat the rows of S
+ * normalised (eq. 21). beta's rows sum to 1. rowsum_scratch holds K. */
+void lda_global_ml(const double *beta, const double *S, int K, int V, double rho,
+                   double *out, double *rowsum_scratch);
+#endif

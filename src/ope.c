@@ -1,0 +1,167 @@
+/* Glue of the OPE engine: the OPE local step and its summaries, the ML-OPE
+ * global step, and the NPMI co-occurrence counts. Unpacks SEXPs, allocates
+ * outputs and scratch, calls the kernels in lda-ope.c and eval-npmi.c. */
+#include <limits.h>
+#include "glue.h"
+#include "lda-ope.h"
+#include "eval-npmi.h"
+
+/* The entry points are internal, but a fuzz harness calls them with arbitrary
+ * arguments: everything that would index memory is checked here. */
+static void check_csr(const svi_dtm *x) {
+  if (x->doc_ptr[0] != 0) Rf_error("internal error: doc_ptr must start at 0");
+  for (int d = 0; d < x->D; d++)
+    if (x->doc_ptr[d + 1] < x->doc_ptr[d])
+      Rf_error("internal error: doc_ptr must be non-decreasing");
+  const int nnz = x->doc_ptr[x->D];
+  for (int i = 0; i < nnz; i++)
+    if (x->term[i] < 0 || x->term[i] >= x->V)
+      Rf_error("internal error: term out of range");
+}
+
+/* Most distinct words of one document. */
+static int max_doc_nnz(const svi_dtm *x) {
+  int m = 0;
+  for (int d = 0; d < x->D; d++) {
+    int n = x->doc_ptr[d + 1] - x->doc_ptr[d];
+    if (n > m) m = n;
+  }
+  return m;
+}
+
+/* OPE for every document of a batch.
+ * lambda: K x V (any positive topic-word weights; each row is normalised).
+ * mode: 0 no summary, 1 S_kv = sum_d n_dv theta_dk (ML-OPE), 2 phi summary.
+ * stream0: the first block's stream id; block b draws from stream0 + b.
+ * Returns list(theta = K x D, summary = K x V or NULL, f_start = D,
+ * f_end = D). */
+SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP lambda, SEXP alpha,
+                       SEXP iter, SEXP eps, SEXP mode_, SEXP seed, SEXP stream0,
+                       SEXP threads_) {
+  int n_prot = 0;
+  if (TYPEOF(lambda) != REALSXP || !Rf_isMatrix(lambda))
+    Rf_error("internal error: lambda must be a double matrix");
+  const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  if (K < 1 || V < 1) Rf_error("internal error: lambda must have topics and words");
+  SEXP Vs = PROTECT(Rf_ScalarInteger(V));
+  n_prot++;
+  svi_dtm x = svi_dtm_view(doc_ptr, term, count, Vs);
+  check_csr(&x);
+  ope_opts o = {K, Rf_asInteger(iter), Rf_asReal(alpha), Rf_asReal(eps)};
+  if (o.T == NA_INTEGER || o.T < 0 || o.T > 10000000 || !(o.eps > 0.0) ||
+      o.eps * K >= 1.0 || !(o.alpha > 0.0) || !R_FINITE(o.alpha))
+    Rf_error("internal error: bad OPE settings");
+  const int mode = Rf_asInteger(mode_);
+  const int threads = svi_threads_from_r(threads_);
+  const uint64_t sd = svi_seed_from_r(seed);
+  const double st_r = Rf_asReal(stream0);
+  const uint64_t st = (R_FINITE(st_r) && st_r >= 0 && st_r < 1.8e19) ? (uint64_t)st_r : 0;
+
+  const R_xlen_t KV = (R_xlen_t)K * V;
+  double *beta = (double *)R_alloc(KV, sizeof(double));
+  double *colsum = (double *)R_alloc(V, sizeof(double));
+  double *rs = (double *)R_alloc(K, sizeof(double));
+  ope_normalize_topics(REAL(lambda), K, V, beta, colsum, rs);
+
+  const char *names[] = {"theta", "summary", "f_start", "f_end"};
+  SEXP out = PROTECT(svi_named_list(4, names));
+  n_prot++;
+  SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
+  n_prot++;
+  SEXP fs = PROTECT(Rf_allocVector(REALSXP, x.D));
+  n_prot++;
+  SEXP fe = PROTECT(Rf_allocVector(REALSXP, x.D));
+  n_prot++;
+  const int mx = max_doc_nnz(&x);
+  double *scratch = (double *)R_alloc((R_xlen_t)threads * (mx + K), sizeof(double));
+  lda_local_ope(&x, beta, colsum, &o, sd, st, threads, REAL(theta), REAL(fs), REAL(fe),
+                scratch, mx);
+  SET_VECTOR_ELT(out, 0, theta);
+  SET_VECTOR_ELT(out, 2, fs);
+  SET_VECTOR_ELT(out, 3, fe);
+  R_CheckUserInterrupt();
+
+  if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
+    const R_xlen_t nnz = XLENGTH(term);
+    int *col_ptr = (int *)R_alloc((R_xlen_t)V + 1, sizeof(int));
+    int *col_doc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+    double *col_count = (double *)R_alloc(nnz > 0 ? nnz : 1, sizeof(double));
+    ope_transpose(&x, col_ptr, col_doc, col_count);
+    SEXP S = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    n_prot++;
+    ope_summary_in in = {K, V, col_ptr, col_doc, col_count, REAL(theta), beta};
+    lda_summary_ope(&in, mode, threads, REAL(S));
+    SET_VECTOR_ELT(out, 1, S);
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* ML-OPE topic update: beta (K x V, rows summing to 1), summary S (K x V),
+ * step size rho. Returns (1 - rho) beta + rho normalise_rows(S). */
+SEXP ffi_lda_global_ml(SEXP beta, SEXP S, SEXP rho) {
+  int n_prot = 0;
+  if (TYPEOF(beta) != REALSXP || TYPEOF(S) != REALSXP || !Rf_isMatrix(beta) ||
+      !Rf_isMatrix(S))
+    Rf_error("internal error: beta and the summary must be K x V doubles");
+  const int K = Rf_nrows(beta), V = Rf_ncols(beta);
+  if (Rf_nrows(S) != K || Rf_ncols(S) != V)
+    Rf_error("internal error: beta and the summary must be K x V doubles");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  n_prot++;
+  double *rs = (double *)R_alloc(K, sizeof(double));
+  lda_global_ml(REAL(beta), REAL(S), K, V, Rf_asReal(rho), REAL(out), rs);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Document frequencies of U words and co-occurrence counts of P pairs.
+ * word_map: integer, length V, 0-based word-of-interest index or -1.
+ * adj_ptr (U + 1), adj_partner, adj_pair: each pair listed under its first word.
+ * Returns list(doc_freq = U doubles, pair_freq = P doubles). */
+SEXP ffi_eval_npmi_counts(SEXP doc_ptr, SEXP term, SEXP count, SEXP word_map,
+                          SEXP adj_ptr, SEXP adj_partner, SEXP adj_pair, SEXP n_pairs,
+                          SEXP threads_) {
+  int n_prot = 0;
+  if (TYPEOF(word_map) != INTSXP || TYPEOF(adj_ptr) != INTSXP ||
+      TYPEOF(adj_partner) != INTSXP || TYPEOF(adj_pair) != INTSXP ||
+      XLENGTH(adj_ptr) < 1 || XLENGTH(adj_partner) != XLENGTH(adj_pair) ||
+      XLENGTH(word_map) > INT_MAX || XLENGTH(adj_ptr) > INT_MAX)
+    Rf_error("internal error: malformed word pairs");
+  SEXP Vs = PROTECT(Rf_ScalarInteger((int)XLENGTH(word_map)));
+  n_prot++;
+  svi_dtm x = svi_dtm_view(doc_ptr, term, count, Vs);
+  check_csr(&x);
+  const int U = (int)XLENGTH(adj_ptr) - 1, P = Rf_asInteger(n_pairs);
+  if (P == NA_INTEGER || P < 0 || P > XLENGTH(adj_pair))
+    Rf_error("internal error: malformed word pairs");
+  const int *wm = INTEGER(word_map), *ap = INTEGER(adj_ptr), *pa = INTEGER(adj_partner),
+            *pp = INTEGER(adj_pair);
+  for (int v = 0; v < x.V; v++)
+    if (wm[v] < -1 || wm[v] >= U) Rf_error("internal error: malformed word pairs");
+  if (ap[0] != 0 || ap[U] != XLENGTH(adj_partner))
+    Rf_error("internal error: malformed word pairs");
+  for (int u = 0; u < U; u++)
+    if (ap[u + 1] < ap[u]) Rf_error("internal error: malformed word pairs");
+  for (R_xlen_t a = 0; a < XLENGTH(adj_partner); a++)
+    if (pa[a] < 0 || pa[a] >= U || pp[a] < 0 || pp[a] >= P)
+      Rf_error("internal error: malformed word pairs");
+  const int threads = svi_threads_from_r(threads_);
+  npmi_pairs pr = {
+      U, P, INTEGER(word_map), INTEGER(adj_ptr), INTEGER(adj_partner), INTEGER(adj_pair)};
+  const char *names[] = {"doc_freq", "pair_freq"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SEXP df = PROTECT(Rf_allocVector(REALSXP, U));
+  n_prot++;
+  SEXP pf = PROTECT(Rf_allocVector(REALSXP, P));
+  n_prot++;
+  double *scratch =
+      (double *)R_alloc((R_xlen_t)threads * ((R_xlen_t)U + P) + 1, sizeof(double));
+  int *flags = (int *)R_alloc((R_xlen_t)threads * U + 1, sizeof(int));
+  eval_npmi_counts(&x, &pr, threads, REAL(df), REAL(pf), scratch, flags);
+  SET_VECTOR_ELT(out, 0, df);
+  SET_VECTOR_ELT(out, 1, pf);
+  UNPROTECT(n_prot);
+  return out;
+}

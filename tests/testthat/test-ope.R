@@ -1,0 +1,270 @@
+# The OPE engine: Algorithm 1 against pure-R references, its summaries, the
+# ML-OPE update, NPMI, and the OPE learners inside fit_lda().
+
+ope_fixture <- function() {
+  sim <- simulate_lda(D = 40, V = 30, K = 4, doc_length = 60, seed = 1)
+  list(sim = sim, x = sim$dtm, lambda = sim$topic_word + 0.01)
+}
+
+doc_entries <- function(x, d) {
+  if (x$doc_ptr[d + 1] > x$doc_ptr[d]) (x$doc_ptr[d] + 1):x$doc_ptr[d + 1] else integer(0)
+}
+
+test_that("OPE kernel reproduces the pure-R Algorithm 1 draw for draw", {
+  f <- ope_fixture()
+  seed <- sparsevi:::resolve_seed(7)
+  for (alpha in c(0.3, 1, 2)) {
+    res <- sparsevi:::ope_run(f$x, f$lambda, alpha = alpha, iter = 20, eps = 1e-10,
+                              seed = seed, stream0 = 5, threads = 1L)
+    ref <- ref_ope_block(f$x, f$lambda, alpha, 20, 1e-10, seed, 5)
+    expect_equal(res$theta, ref$theta, tolerance = 1e-12)
+    expect_equal(res$f_start, ref$f_start, tolerance = 1e-12)
+    expect_equal(res$f_end, ref$f_end, tolerance = 1e-12)
+  }
+  expect_equal(colSums(res$theta), rep(1, nrow(f$x)), tolerance = 1e-12)
+  expect_true(all(res$theta >= 1e-10))
+})
+
+test_that("for alpha >= 1 OPE reaches the projected-gradient maximum", {
+  f <- ope_fixture()
+  beta <- f$lambda / rowSums(f$lambda)
+  seed <- sparsevi:::resolve_seed(3)
+  docs <- 1:8
+  for (alpha in c(1, 1.5, 3)) {
+    map <- vapply(docs, function(d) {
+      i <- doc_entries(f$x, d)
+      ref_ope_map(beta, f$x$term[i] + 1L, f$x$count[i], alpha, 1e-10)$f
+    }, 0)
+    gap <- function(T) {
+      res <- sparsevi:::ope_run(f$x, f$lambda, alpha = alpha, iter = T, seed = seed)
+      map - res$f_end[docs]
+    }
+    g500 <- gap(500)
+    g5000 <- gap(5000)
+    # never above the maximum (up to the reference's own accuracy) ...
+    expect_true(all(g5000 > -1e-6))
+    # ... within 1e-3 relative of it, and converging at about the O(1/T) rate
+    expect_lt(max(g5000 / abs(map)), 1e-3)
+    expect_lt(max(g5000), max(g500) / 3)
+  }
+})
+
+test_that("for alpha < 1 OPE improves on its starting point on nearly every document", {
+  sim <- simulate_lda(D = 200, V = 60, K = 8, doc_length = 80, alpha = 0.2, seed = 2)
+  res <- sparsevi:::ope_run(sim$dtm, sim$topic_word + 1e-3, alpha = 1 / 8, iter = 50,
+                            seed = sparsevi:::resolve_seed(4))
+  frac <- mean(res$f_end > res$f_start)
+  expect_gte(frac, 0.95)
+})
+
+test_that("words no topic emits are ignored, not turned into NaN", {
+  f <- ope_fixture()
+  lam <- f$lambda
+  lam[, 1:3] <- 0
+  seed <- sparsevi:::resolve_seed(2)
+  res <- sparsevi:::ope_run(f$x, lam, 0.5, 30, summary = "phi", seed = seed)
+  expect_true(all(is.finite(res$theta)) && all(is.finite(res$f_end)))
+  expect_true(all(is.finite(res$summary)))
+  expect_equal(sum(res$summary[, 1:3]), 0)
+  # the same as dropping those words from the documents
+  m <- as.matrix(f$x)
+  m[, 1:3] <- 0
+  res2 <- sparsevi:::ope_run(as_dtm(m), lam, 0.5, 30, summary = "phi", seed = seed)
+  expect_equal(res$theta, res2$theta, tolerance = 1e-12)
+  expect_equal(res$f_end, res2$f_end, tolerance = 1e-12)
+})
+
+test_that("OPE summaries match their definitions", {
+  f <- ope_fixture()
+  seed <- sparsevi:::resolve_seed(9)
+  beta <- f$lambda / rowSums(f$lambda)
+  m <- as.matrix(f$x)
+  r_theta <- sparsevi:::ope_run(f$x, f$lambda, 0.5, 30, summary = "theta", seed = seed)
+  expect_equal(r_theta$summary, r_theta$theta %*% m, tolerance = 1e-12,
+               ignore_attr = TRUE)
+  r_phi <- sparsevi:::ope_run(f$x, f$lambda, 0.5, 30, summary = "phi", seed = seed)
+  expect_equal(r_phi$theta, r_theta$theta)
+  S <- matrix(0, nrow(beta), ncol(beta))
+  for (d in seq_len(nrow(m))) {
+    for (v in which(m[d, ] > 0)) {
+      phi <- r_phi$theta[, d] * beta[, v]
+      S[, v] <- S[, v] + m[d, v] * phi / sum(phi)
+    }
+  }
+  expect_equal(r_phi$summary, S, tolerance = 1e-12, ignore_attr = TRUE)
+  # phi summaries conserve tokens
+  expect_equal(sum(r_phi$summary), sum(m), tolerance = 1e-10)
+})
+
+test_that("OPE is reproducible by seed and identical for 1 and 2 threads", {
+  sim <- simulate_lda(D = 300, V = 50, K = 5, doc_length = 40, seed = 5)
+  lam <- sim$topic_word + 0.01
+  s <- sparsevi:::resolve_seed(11)
+  a <- sparsevi:::ope_run(sim$dtm, lam, 0.2, 50, summary = "phi", seed = s, threads = 1L)
+  b <- sparsevi:::ope_run(sim$dtm, lam, 0.2, 50, summary = "phi", seed = s, threads = 2L)
+  c <- sparsevi:::ope_run(sim$dtm, lam, 0.2, 50, summary = "phi", seed = s, threads = 1L)
+  expect_identical(a, b)
+  expect_identical(a, c)
+  d <- sparsevi:::ope_run(sim$dtm, lam, 0.2, 50, summary = "phi",
+                          seed = sparsevi:::resolve_seed(12))
+  expect_false(identical(a$theta, d$theta))
+})
+
+test_that("ML-OPE update mixes the old topics with the normalised summary", {
+  set.seed(1)
+  beta <- matrix(runif(12), 3, 4)
+  beta <- beta / rowSums(beta)
+  S <- matrix(rpois(12, 3) + 0.5, 3, 4)
+  out <- .Call(sparsevi:::ffi_lda_global_ml, beta, S, 0.3)
+  expect_equal(out, 0.7 * beta + 0.3 * S / rowSums(S))
+  expect_equal(rowSums(out), rep(1, 3))
+})
+
+test_that("NPMI matches a brute-force computation", {
+  sim <- simulate_lda(D = 60, V = 25, K = 3, doc_length = 15, seed = 6)
+  tw <- sim$topic_word
+  m <- as.matrix(sim$dtm)
+  for (n in c(2L, 5L, 10L)) {
+    ours <- sparsevi:::coherence_npmi(tw, sim$dtm, n)
+    ref <- ref_npmi(tw, m, n)
+    expect_equal(as.vector(unclass(ours)), ref$per_topic, tolerance = 1e-12)
+    expect_equal(attr(ours, "mean"), ref$mean, tolerance = 1e-12)
+  }
+  two <- sparsevi:::coherence_npmi(tw, sim$dtm, 10L, threads = 2L)
+  expect_identical(two, sparsevi:::coherence_npmi(tw, sim$dtm, 10L))
+  expect_snapshot(print(sparsevi:::coherence_npmi(tw, sim$dtm, 4L)))
+  # a pair that never co-occurs scores -1; one always together scores 1
+  x <- as_dtm(matrix(c(1, 1, 0, 0,
+                       1, 1, 0, 0,
+                       0, 0, 1, 1), 3, 4, byrow = TRUE,
+                     dimnames = list(NULL, c("a", "b", "c", "d"))))
+  tw2 <- matrix(c(0.5, 0.4, 0.05, 0.05,
+                  0.45, 0.05, 0.45, 0.05), 2, 4, byrow = TRUE,
+                dimnames = list(NULL, c("a", "b", "c", "d")))
+  r <- sparsevi:::coherence_npmi(tw2, x, 2L)
+  expect_equal(unclass(r)[2], -1)
+  expect_equal(unclass(r)[1], log((2 / 3) / (2 / 3)^2) / -log(2 / 3))
+})
+
+test_that("NPMI matches words by name against another vocabulary", {
+  sim <- simulate_lda(D = 60, V = 25, K = 3, doc_length = 15, seed = 6)
+  m <- as.matrix(sim$dtm)
+  perm <- rev(seq_len(ncol(m)))
+  ref_x <- as_dtm(m[, perm])
+  expect_equal(sparsevi:::coherence_npmi(sim$topic_word, ref_x, 5L),
+               sparsevi:::coherence_npmi(sim$topic_word, sim$dtm, 5L))
+  # through the generic, from a plain matrix and from a fit-like object
+  expect_equal(coherence(sim$topic_word, m, measure = "npmi", n = 5),
+               sparsevi:::coherence_npmi(sim$topic_word, sim$dtm, 5L))
+})
+
+# Planted-topic recovery: greedy one-to-one matching of learned to true topics
+# by L1 distance (unrelated topics of this simulation are about 1.9 apart).
+matched_l1 <- function(tw, truth) {
+  K <- nrow(truth)
+  d <- as.matrix(stats::dist(rbind(truth, tw), method = "manhattan"))[1:K, K + 1:K]
+  out <- numeric(K)
+  for (i in seq_len(K)) {
+    w <- which(d == min(d), arr.ind = TRUE)[1, ]
+    out[w[1]] <- d[w[1], w[2]]
+    d[w[1], ] <- Inf
+    d[, w[2]] <- Inf
+  }
+  out
+}
+
+planted <- function() {
+  simulate_lda(D = 600, V = 100, K = 5, doc_length = 80, alpha = 0.1, eta = 0.05,
+               seed = 3)
+}
+
+test_that("Online-OPE, Streaming-OPE and memoized OPE recover planted topics", {
+  sim <- planted()
+  for (g in c("stochastic", "memoized", "streaming")) {
+    fit <- suppressWarnings(fit_lda(sim$dtm, K = 5, local = "ope", global = g,
+                                    batch_size = 100, passes = 10, kappa = 0.9,
+                                    seed = 2, progress = FALSE))
+    expect_s3_class(fit, "sparsevi_lda")
+    expect_lt(max(matched_l1(fit$topic_word, sim$topic_word)),
+              if (g == "streaming") 0.25 else 0.1)
+  }
+})
+
+test_that("ML-OPE recovers planted topics up to the bias of its estimator", {
+  sim <- planted()
+  fit <- fit_lda(sim$dtm, K = 5, local = "ope", global = "ml", batch_size = 100,
+                 passes = 10, kappa = 0.9, seed = 2, progress = FALSE)
+  expect_null(fit$lambda)
+  expect_equal(rowSums(fit$topic_word), rep(1, 5), tolerance = 1e-10)
+  # eq. 21 spreads each document's words over all its topics: even the true
+  # theta gives topics about 0.44 (L1) from the truth on this corpus
+  m <- as.matrix(sim$dtm)
+  oracle <- t(sim$doc_topic) %*% m
+  oracle <- oracle / rowSums(oracle)
+  bias <- max(rowSums(abs(oracle - sim$topic_word)))
+  expect_lt(max(matched_l1(fit$topic_word, sim$topic_word)), bias + 0.1)
+})
+
+test_that("OPE learners are reproducible by seed and identical for 1 and 2 threads", {
+  sim <- simulate_lda(D = 300, V = 60, K = 4, doc_length = 50, seed = 8)
+  for (g in c("ml", "stochastic")) {
+    a <- fit_lda(sim$dtm, K = 4, local = "ope", global = g, batch_size = 100,
+                 passes = 2, seed = 5, threads = 1, progress = FALSE)
+    b <- fit_lda(sim$dtm, K = 4, local = "ope", global = g, batch_size = 100,
+                 passes = 2, seed = 5, threads = 2, progress = FALSE)
+    expect_identical(a$topic_word, b$topic_word)
+    c <- fit_lda(sim$dtm, K = 4, local = "ope", global = g, batch_size = 100,
+                 passes = 2, seed = 6, threads = 1, progress = FALSE)
+    expect_false(identical(a$topic_word, c$topic_word))
+  }
+})
+
+test_that("predict(method = \"ope\") infers topic mixtures and survives saveRDS", {
+  sim <- simulate_lda(D = 200, V = 60, K = 4, doc_length = 60, seed = 9)
+  fit <- fit_lda(sim$dtm, K = 4, local = "ope", global = "ml", batch_size = 100,
+                 passes = 3, seed = 1, progress = FALSE)
+  th <- predict(fit, sim$dtm[1:20, ], method = "ope", seed = 3)
+  expect_equal(dim(th), c(20L, 4L))
+  expect_equal(unname(rowSums(th)), rep(1, 20), tolerance = 1e-12)
+  expect_identical(th, predict(fit, sim$dtm[1:20, ], method = "ope", seed = 3,
+                               threads = 2))
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  back <- readRDS(f)
+  expect_identical(predict(back, sim$dtm[1:20, ], method = "ope", seed = 3), th)
+  # more iterations: a different (still valid) answer
+  th2 <- predict(fit, sim$dtm[1:20, ], method = "ope", seed = 3, ope_iter = 200)
+  expect_false(identical(th, th2))
+  # OPE also infers with a VB-trained fit
+  vb <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  expect_equal(dim(predict(vb, sim$dtm[1:5, ], method = "ope", seed = 1)), c(5L, 4L))
+})
+
+test_that("predictive probability (Than & Doan App. A) runs as issue 6 asks", {
+  sim <- simulate_lda(D = 200, V = 60, K = 4, doc_length = 60, seed = 10)
+  fit <- fit_lda(sim$dtm[1:150, ], K = 4, local = "ope", global = "ml",
+                 batch_size = 50, passes = 3, seed = 1, progress = FALSE)
+  test <- sim$dtm[151:200, ]
+  pp <- heldout_loglik(fit, test, method = "completion", by = "tokens",
+                       observed_frac = 0.7, seed = 1)
+  expect_true(is.finite(pp) && pp < 0)
+  # 30% of the tokens are scored
+  expect_equal(attr(pp, "tokens"), sum(test$count) * 0.3, tolerance = 0.02)
+  sp <- split_heldout(test, n_test = 49, observed_frac = 0.7, by = "tokens", seed = 1)
+  expect_true(is.finite(heldout_loglik(fit, sp$test)))
+})
+
+test_that("OPE controls are checked with classed errors", {
+  sim <- simulate_lda(D = 50, V = 30, K = 3, doc_length = 30, seed = 1)
+  expect_error(fit_lda(sim$dtm, K = 3, local = "ope", ope_iter = 0, progress = FALSE),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 3, local = "ope", ope_eps = 0.5, progress = FALSE),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 3, local = "ope", global = "batch", progress = FALSE),
+               class = "sparsevi_error_engine")
+  fit <- fit_lda(sim$dtm, K = 3, local = "ope", passes = 1, seed = 1, progress = FALSE)
+  expect_error(predict(fit, sim$dtm, method = "ope", ope_iter = -1),
+               class = "sparsevi_error_argument")
+  expect_error(coherence(fit, sim$dtm, measure = "npmi", n = 1),
+               class = "sparsevi_error_argument")
+})
