@@ -123,8 +123,8 @@ if ("memory" %in% parts) {
   mem <- peak_of(sprintf("x <- read_uci_bow('%s', '%s'); fit <- fit_lda(x, K = 20, global = 'stochastic', batch_size = 10000, passes = 1, seed = 1, progress = FALSE)", dw, vc))
   split <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, dir = '%s')",
                            dw, vc, file.path(tempdir(), "wikisrc")))
-  disk <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, dir = '%s'); rm(src); gc(); src <- readRDS('%s'); fit <- fit_lda(src, K = 20, global = 'stochastic', passes = 1, seed = 1, progress = FALSE)",
-                          dw, vc, file.path(tempdir(), "wikisrc2"), "NOFILE"))
+  disk <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, dir = '%s'); fit <- fit_lda(src, K = 20, global = 'stochastic', passes = 1, seed = 1, progress = FALSE)",
+                          dw, vc, file.path(tempdir(), "wikisrc2")))
   say("R alone: %.0f MB", base$mb)
   say("in memory (read_uci_bow + fit): peak %.0f MB, %.0f s", mem$mb, mem$seconds)
   say("uci_source() one-pass split:     peak %.0f MB, %.0f s", split$mb, split$seconds)
