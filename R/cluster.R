@@ -19,16 +19,15 @@ check_cluster <- function(cluster, call = caller_call()) {
   cluster
 }
 
-# The executor runs local steps for a round of batches, here or on a cluster.
-# `members` lists each batch's document indices in `x`.
-new_executor <- function(cluster, x, members, call = caller_call()) {
-  sizes <- if (inherits(x, "sparsevi_source")) x$n_docs else lengths(members)
+# The executor runs the local steps of a round of batches, here or on a
+# cluster. `get_batch(b)` returns batch b (a corpus slice or rows of data);
+# `sizes` counts the documents or points of each batch.
+new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_call()) {
   if (is.null(cluster)) {
-    return(list(kind = "local", x = x, members = members, sizes = sizes))
+    return(list(kind = "local", get_batch = get_batch, sizes = sizes))
   }
   W <- length(cluster)
-  nb <- length(members)
-  owner <- (seq_len(nb) - 1L) %% W + 1L
+  owner <- (seq_len(n_batches) - 1L) %% W + 1L
   # a name for this fit's batches on the workers (not drawn from the user's RNG)
   token <- sprintf("fit_%d_%.0f", Sys.getpid(), as.numeric(Sys.time()) * 1e6)
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
@@ -36,8 +35,7 @@ new_executor <- function(cluster, x, members, call = caller_call()) {
   sent <- 0
   for (w in seq_len(W)) {
     ids <- which(owner == w)
-    batches <- lapply(ids, function(b) executor_batch(x, members, b))
-    args <- list(token = token, ids = ids, batches = batches)
+    args <- list(token = token, ids = ids, batches = lapply(ids, get_batch))
     sent <- sent + length(serialize(args, NULL))
     cluster_call(ex, w, "cluster_worker_init", args, call = call)
   }
@@ -53,12 +51,14 @@ cluster_worker_init <- function(token, ids, batches) {
   length(ids)
 }
 
-cluster_worker_run <- function(token, ids, seeds, local, state, control) {
+# Runs `fun` (a sparsevi function, by name) on the worker's batches `ids`:
+# fun(batch, per[[i]], <shared>).
+cluster_worker_run <- function(token, ids, per, fun, shared) {
   store <- get(token, envir = worker_store)
-  fun <- lda_fun("lda_local_", local)
+  f <- get(fun, envir = asNamespace("sparsevi"))
   out <- vector("list", length(ids))
   for (i in seq_along(ids)) {
-    out[[i]] <- fun(store[[ids[i]]], state, control, seeds[[i]], control$threads)
+    out[[i]] <- do.call(f, c(list(store[[ids[i]]], per[[i]]), shared))
   }
   out
 }
@@ -95,26 +95,23 @@ cluster_fail <- function(ex, w, err, call) {
         "worker", call = call, worker = w)
 }
 
-# Runs the local steps of the batches `round` (ids) with the same state and
-# returns their results in the order of `round`.
-executor_run <- function(ex, round, state, control, seeds, call = caller_call()) {
-  local <- control$local
+# Runs fun(batch, per[[i]], <shared>) for the batches `round` (ids) and
+# returns the results in the order of `round`, with the bytes sent and
+# received. `fun` names a sparsevi function, so workers find their own copy.
+executor_run <- function(ex, round, fun, shared, per = vector("list", length(round)),
+                         call = caller_call()) {
   if (ex$kind == "local") {
-    fun <- lda_fun("lda_local_", local)
+    f <- get(fun, envir = topenv(environment(executor_run)))
     out <- vector("list", length(round))
     for (i in seq_along(round)) {
-      batch <- executor_batch(ex$x, ex$members, round[i])
-      out[[i]] <- fun(batch, state, control, seeds[[i]], control$threads)
+      out[[i]] <- do.call(f, c(list(ex$get_batch(round[i]), per[[i]]), shared))
     }
     return(list(results = out, sent = 0, received = 0))
   }
-  view <- lda_local_view(state)
-  ctl <- control
   ws <- unique(ex$owner[round])
   args <- lapply(ws, function(w) {
     sel <- which(ex$owner[round] == w)
-    list(token = ex$token, ids = round[sel], seeds = seeds[sel], local = local,
-         state = view, control = ctl)
+    list(token = ex$token, ids = round[sel], per = per[sel], fun = fun, shared = shared)
   })
   sent <- sum(vapply(args, function(a) length(serialize(a, NULL)), 0))
   res <- tryCatch(
@@ -143,11 +140,6 @@ executor_run <- function(ex, round, state, control, seeds, call = caller_call())
     out[sel] <- res[[j]]
   }
   list(results = out, sent = sent, received = received)
-}
-
-# Batch b of a corpus in memory or on disk.
-executor_batch <- function(x, members, b) {
-  if (inherits(x, "sparsevi_source")) source_batch(x, b) else dtm_subset(x, members[[b]])
 }
 
 executor_close <- function(ex) {

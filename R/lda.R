@@ -320,6 +320,16 @@ source_batches <- function(x, global, n_batches, batch_size, call = caller_call(
   list(n_batches = nb, batch_size = as.integer(max(x$n_docs)))
 }
 
+# Batch b of a corpus in memory or on disk.
+lda_batch <- function(x, members, b) {
+  if (inherits(x, "sparsevi_source")) source_batch(x, b) else dtm_subset(x, members[[b]])
+}
+
+# The local step of one batch, as the executor (here or on a worker) runs it.
+lda_batch_step <- function(batch, seed, state, control) {
+  lda_fun("lda_local_", control$local)(batch, state, control, seed, control$threads)
+}
+
 check_batches <- function(batches, D, n_batches, batch_size, global, call = caller_call()) {
   if (!is.null(n_batches) || !is.null(batch_size)) {
     abort("Give `batches`, or `n_batches`/`batch_size`, not both.", "argument", call = call)
@@ -486,7 +496,9 @@ lda_lap <- function(state, x, control, lap, ex) {
   received <- 0
   for (round in rounds) {
     seeds <- lapply(round, function(b) lda_batch_seed(control$seed, lap, b))
-    run <- executor_run(ex, round, state, control, seeds)
+    shared <- list(state = if (ex$kind == "cluster") lda_local_view(state) else state,
+                   control = control)
+    run <- executor_run(ex, round, "lda_batch_step", shared, per = seeds)
     sent <- sent + run$sent
     received <- received + run$received
     for (i in seq_along(round)) {
@@ -512,7 +524,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   sec0 <- if (nrow(trace)) max(trace$seconds) else 0
   start <- proc.time()[["elapsed"]]
   done <- 0L
-  ex <- tryCatch(new_executor(cluster, x, lda_members(x, control)),
+  members <- lda_members(x, control)
+  ex <- tryCatch(new_executor(cluster, control$n_batches,
+                              function(b) lda_batch(x, members, b),
+                              if (inherits(x, "sparsevi_source")) x$n_docs
+                              else lengths(members)),
                  sparsevi_error_worker = function(e) {
                    e$fit <- fit
                    stop(e)

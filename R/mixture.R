@@ -72,6 +72,14 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' @param progress Print one line per lap? Default `interactive()`.
 #' @param heldout Optional test data of the same form as `X`; its held-out
 #'   log-likelihood is recorded after every lap.
+#' @param cluster `NULL`, or a cluster from [parallel::makePSOCKcluster()]:
+#'   each batch of points is sent once to a worker and stays there; every
+#'   round the workers run the C local step on their batches and return only
+#'   the batch summaries. The fit equals the fit without a cluster for the
+#'   same `sync`.
+#' @param sync Batches whose local steps share one set of global parameters
+#'   (a round, run in parallel on a cluster); default 1 without a cluster and
+#'   the number of workers with one.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
@@ -105,9 +113,13 @@ fit_mixture <- function(X, K,
                         nu = NULL, scale = 0.1, kappa0 = 0.01, eta = 0.1,
                         tau = 1, kappa = 0.6, tol = 1e-6, seed = NULL,
                         threads = getOption("sparsevi.threads", 1L),
-                        progress = interactive(), heldout = NULL, ...) {
+                        progress = interactive(), heldout = NULL, cluster = NULL,
+                        sync = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
+  cluster <- check_cluster(cluster)
+  if (is.null(sync)) sync <- if (is.null(cluster)) 1L else length(cluster)
+  sync <- check_count(sync, "sync", min = 1, max = 1e6)
   likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, c("memoized", "stochastic", "batch"), "global")
@@ -145,8 +157,9 @@ fit_mixture <- function(X, K,
   state <- mix_seed_state(train, hyper, seeds)
   control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
                   tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
-                  init_seconds = proc.time()[["elapsed"]] - t_init)
-  res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE)
+                  sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init)
+  res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
+                   cluster = cluster)
   new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call, threads)
 }
 
@@ -369,16 +382,47 @@ mix_heldout_score <- function(test, hyper, state, threads) {
              as.integer(threads)))
 }
 
+# Rows lo+1..hi of the (permuted) training data: one batch.
+mix_slice <- function(train, lo, hi) {
+  idx <- seq.int(lo + 1, length.out = hi - lo)
+  if (train$lik == 3L) {
+    dt <- list(doc_ptr = train$data[[1L]], term = train$data[[2L]],
+               count = train$data[[3L]], vocab = character(0), doc_names = NULL)
+    x <- dtm_subset(dt, idx)
+    return(list(lik = 3L, N = hi - lo, D = train$D, data = list(x$doc_ptr, x$term, x$count)))
+  }
+  list(lik = train$lik, N = hi - lo, D = train$D,
+       data = train$data[idx, , drop = FALSE])
+}
+
+# The local step of one batch, as the executor (here or on a worker) runs it.
+mix_batch_step <- function(batch, unused, hyper, state, L, threads) {
+  mix_local(batch, hyper, state, c(0, batch$N), L, threads)
+}
+
 # The loop shared by fit_mixture() and update(): local step in C -> batch
 # summary -> global step. Lap 0 visits every batch once to fill the memoized
-# caches; with `fresh` the globals follow the batches seen so far.
-mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE) {
+# caches; with `fresh` the globals follow the batches seen so far. Batches are
+# taken in rounds of `control$sync` whose local steps share the globals of the
+# round's start (in parallel on a cluster); global steps follow in batch
+# order, so a fit on a cluster equals the fit without one.
+mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE,
+                      cluster = NULL) {
   N <- train$N
   B <- control$n_batches
   bounds <- floor(seq(0, N, length.out = B + 1L))
   L <- control$L
   threads <- control$threads
+  sync <- if (is.null(control$sync)) 1L else control$sync
   t_start <- proc.time()[["elapsed"]]
+  ex <- new_executor(cluster, B, function(b) mix_slice(train, bounds[b], bounds[b + 1L]),
+                     diff(bounds))
+  on.exit(executor_close(ex), add = TRUE)
+  rounds <- split(seq_len(B), ceiling(seq_len(B) / sync))
+  run_round <- function(round, state) {
+    executor_run(ex, round, "mix_batch_step",
+                 list(hyper = hyper, state = state[c("N", "S")], L = L, threads = threads))
+  }
   rows <- list()
   eval_time <- 0 # held-out scoring is not training time: left out of `seconds`
   record <- function(lap, obj, tl, ts) {
@@ -390,8 +434,10 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     eval_time <<- eval_time + proc.time()[["elapsed"]] - now
     if (progress) {
       r <- rows[[length(rows)]]
-      message(sprintf("lap %3d  %8.2fs  objective %.6g  heldout %.6g", lap, r$seconds,
-                      r$objective, r$heldout))
+      done <- max(lap, 1)
+      eta_s <- r$seconds / done * max(control$passes - lap, 0)
+      message(sprintf("lap %3d/%d  %8.2fs  objective %.6g  heldout %.6g  ETA %.0fs", lap,
+                      control$passes, r$seconds, r$objective, r$heldout, eta_s))
     }
   }
   converged <- FALSE
@@ -400,15 +446,19 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     record(0L, NA_real_, 0, 0)
     for (lap in seq_len(control$passes)) {
       tl <- ts <- 0
-      for (b in seq_len(B)) {
-        res <- mix_local(train, hyper, state, bounds[b:(b + 1L)], L, threads)
-        tl <- tl + res$time_local
-        ts <- ts + res$time_summary
-        t <- t + 1
-        rho <- (control$tau + t)^(-control$kappa)
-        w <- N / (bounds[b + 1L] - bounds[b])
-        state$N <- (1 - rho) * state$N + rho * w * res$N
-        state$S <- (1 - rho) * state$S + rho * w * res$S
+      for (round in rounds) {
+        run <- run_round(round, state)
+        for (i in seq_along(round)) {
+          b <- round[i]
+          res <- run$results[[i]]
+          tl <- tl + res$time_local
+          ts <- ts + res$time_summary
+          t <- t + 1
+          rho <- (control$tau + t)^(-control$kappa)
+          w <- N / (bounds[b + 1L] - bounds[b])
+          state$N <- (1 - rho) * state$N + rho * w * res$N
+          state$S <- (1 - rho) * state$S + rho * w * res$S
+        }
       }
       record(lap, NA_real_, tl, ts)
     }
@@ -418,14 +468,18 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   ent <- numeric(B)
   tl <- ts <- 0
   seen <- list(N = 0 * state$N, S = 0 * state$S)
-  for (b in seq_len(B)) {
-    res <- mix_local(train, hyper, state, bounds[b:(b + 1L)], L, threads)
-    cache[[b]] <- res[c("N", "S")]
-    ent[b] <- res$entropy
-    tl <- tl + res$time_local
-    ts <- ts + res$time_summary
-    seen$N <- seen$N + res$N
-    seen$S <- seen$S + res$S
+  for (round in rounds) {
+    run <- run_round(round, state)
+    for (i in seq_along(round)) {
+      b <- round[i]
+      res <- run$results[[i]]
+      cache[[b]] <- res[c("N", "S")]
+      ent[b] <- res$entropy
+      tl <- tl + res$time_local
+      ts <- ts + res$time_summary
+      seen$N <- seen$N + res$N
+      seen$S <- seen$S + res$S
+    }
     # A fresh fit's lap 0 is incremental (the globals come from the batches
     # seen so far, as in bnpy's first memoized lap); update() keeps the
     # fitted globals until the lap is complete.
@@ -436,15 +490,19 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   record(0L, prev, tl, ts)
   for (lap in seq_len(control$passes)) {
     tl <- ts <- 0
-    for (b in seq_len(B)) {
-      res <- mix_local(train, hyper, state, bounds[b:(b + 1L)], L, threads)
-      tl <- tl + res$time_local
-      ts <- ts + res$time_summary
-      # exact swap of this batch's cached summary
-      state$N <- pmax(state$N - cache[[b]]$N + res$N, 0)
-      state$S <- state$S - cache[[b]]$S + res$S
-      cache[[b]] <- res[c("N", "S")]
-      ent[b] <- res$entropy
+    for (round in rounds) {
+      run <- run_round(round, state)
+      for (i in seq_along(round)) {
+        b <- round[i]
+        res <- run$results[[i]]
+        tl <- tl + res$time_local
+        ts <- ts + res$time_summary
+        # exact swap of this batch's cached summary
+        state$N <- pmax(state$N - cache[[b]]$N + res$N, 0)
+        state$S <- state$S - cache[[b]]$S + res$S
+        cache[[b]] <- res[c("N", "S")]
+        ent[b] <- res$entropy
+      }
     }
     obj <- mix_objective(hyper, state, sum(ent))
     record(lap, obj, tl, ts)
@@ -676,6 +734,8 @@ logLik.sparsevi_mixture <- function(object, ...) {
 #' @param passes Number of further laps (>= 1), default 5.
 #' @param heldout Optional test data, scored after every lap.
 #' @param progress Print one line per lap?
+#' @param cluster `NULL` or a cluster from [parallel::makePSOCKcluster()], as
+#'   in [fit_mixture()].
 #' @param ... Unused.
 #' @returns The updated `sparsevi_mixture`; its `trace` continues the old one.
 #' @importFrom stats update logLik
@@ -686,7 +746,8 @@ logLik.sparsevi_mixture <- function(object, ...) {
 #' nrow(fit$trace)
 #' @export
 update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
-                                    progress = interactive(), ...) {
+                                    progress = interactive(), cluster = NULL, ...) {
+  cluster <- check_cluster(cluster)
   passes <- check_count(passes, "passes")
   progress <- check_flag(progress, "progress")
   likelihood <- object$likelihood
@@ -709,7 +770,8 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
   perm <- order(.Call(ffi_svi_rng_unif, control$seed, 2 + nrow(object$trace),
                       as.double(data$N)))
   train <- mix_permute(data, perm)
-  res <- mix_train(train, object$hyper, object$state, control, test, progress, fresh = FALSE)
+  res <- mix_train(train, object$hyper, object$state, control, test, progress, fresh = FALSE,
+                   cluster = cluster)
   old <- object$trace
   tr <- res$trace
   tr$lap <- tr$lap + max(old$lap)

@@ -117,3 +117,24 @@ test_that("a worker that dies gets a classed error that keeps the last model", {
   expect_identical(err$fit$topic_word, fit$topic_word)
   expect_identical(nrow(err$fit$trace), 2L)
 })
+
+test_that("fit_mixture on a 2-worker cluster equals the fit without one", {
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  sim <- simulate_mixture(N = 600, D = 3, K = 3, seed = 4)
+  for (g in c("memoized", "stochastic")) {
+    a <- fit_mixture(sim$X, K = 3, L = 2, global = g, n_batches = 4, passes = 4,
+                     seed = 2, cluster = cl, progress = FALSE)
+    b <- fit_mixture(sim$X, K = 3, L = 2, global = g, n_batches = 4, passes = 4,
+                     seed = 2, sync = 2, progress = FALSE)
+    expect_identical(a$state, b$state)
+    expect_identical(a$trace$objective, b$trace$objective)
+  }
+  # rounds keep the memoized objective non-decreasing after lap 0
+  a <- fit_mixture(sim$X, K = 3, n_batches = 6, sync = 3, passes = 6, seed = 2,
+                   progress = FALSE)
+  obj <- a$trace$objective
+  expect_true(all(diff(obj) >= -1e-9 * abs(obj[-1])))
+})
