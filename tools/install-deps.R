@@ -10,6 +10,8 @@ if (length(missing)) {
     repos <- c(CRAN = "https://cloud.r-project.org")
   }
   message("Installing from CRAN: ", paste(missing, collapse = ", "))
+  # fs (a dependency of testthat) builds its bundled libuv when the system has none
+  Sys.setenv(USE_BUNDLED_LIBUV = "1")
   install.packages(missing, repos = repos)
 }
 still <- setdiff(need, rownames(installed.packages()))
