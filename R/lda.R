@@ -757,6 +757,8 @@ plot.sparsevi_lda <- function(x, ...) {
 #' @param passes Number of further laps (default 5).
 #' @param progress Print a line per lap.
 #' @param heldout As in [fit_lda()].
+#' @param cluster `NULL` or a cluster from [parallel::makePSOCKcluster()], as
+#'   in [fit_lda()]; the rounds are those of the fit (its `sync`).
 #' @param ... Unused.
 #' @returns The updated `sparsevi_lda`; its trace continues the old one.
 #' @examples
