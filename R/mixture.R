@@ -390,8 +390,12 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     eval_time <<- eval_time + proc.time()[["elapsed"]] - now
     if (progress) {
       r <- rows[[length(rows)]]
-      message(sprintf("lap %3d  %8.2fs  objective %.6g  heldout %.6g", lap, r$seconds,
-                      r$objective, r$heldout))
+      # laps 0..passes; memoized training may stop earlier on convergence
+      left <- r$seconds / (lap + 1) * (control$passes - lap)
+      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %s%.0fs", lap, control$passes,
+                      r$seconds, if (is.na(r$objective)) "-" else format(r$objective, digits = 8),
+                      if (is.na(r$heldout)) "" else sprintf("  heldout %.6g", r$heldout),
+                      if (control$global == "stochastic") "" else "<= ", left))
     }
   }
   converged <- FALSE
