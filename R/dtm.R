@@ -243,6 +243,10 @@ fmt_int <- function(x) {
 #' @param ... Unused.
 #' @param drop Unused.
 #' @returns A `sparsevi_dtm` with the chosen documents, in the order given.
+#' @examples
+#' x <- as_dtm(c(a = "one fish two fish", b = "red fish", c = "blue fish"))
+#' x[2:3, ]
+#' x[c("c", "a"), ]
 #' @export
 `[.sparsevi_dtm` <- function(x, i, j, ..., drop = FALSE) {
   if (!missing(j)) {
