@@ -115,7 +115,9 @@ as.data.frame.sparsevi_mixture <- function(x, row.names = NULL, optional = FALSE
 #' @returns A list with `phi` (K x V topic-word probabilities, rows sum to
 #'   1), `theta` (D x K document-topic proportions, rows sum to 1),
 #'   `doc.length` (tokens per document, length D), `vocab` (length V) and
-#'   `term.frequency` (count of each term in `x`, length V).
+#'   `term.frequency` (count of each term in `x`, length V). LDAvis needs
+#'   every term frequency to be positive: pass the training corpus (a
+#'   message says how many fitted terms do not occur in `x`).
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
@@ -135,6 +137,10 @@ lda_to_ldavis <- function(fit, x, ...) {
   freq <- numeric(length(fit$vocab))
   tf <- rowsum(x$count, x$term + 1L, reorder = TRUE)
   freq[as.integer(rownames(tf))] <- tf[, 1L]
+  if (any(freq == 0)) {
+    message(sprintf("%s of the %s fitted terms do not occur in `x` (term frequency 0); LDAvis expects the training corpus.",
+                    fmt_int(sum(freq == 0)), fmt_int(length(freq))))
+  }
   phi <- fit$topic_word
   dimnames(phi) <- NULL
   list(phi = phi, theta = unname(theta), doc.length = as.numeric(len),

@@ -45,7 +45,7 @@ test_that("mixture tables give weights and means", {
 
 test_that("lda_to_ldavis returns consistent LDAvis inputs", {
   s <- sim_fit()
-  vis <- lda_to_ldavis(s$fit, s$sim$dtm)
+  vis <- suppressMessages(lda_to_ldavis(s$fit, s$sim$dtm))
   expect_named(vis, c("phi", "theta", "doc.length", "vocab", "term.frequency"))
   expect_equal(dim(vis$phi), c(3L, 30L))
   expect_equal(dim(vis$theta), c(40L, 3L))
@@ -55,4 +55,24 @@ test_that("lda_to_ldavis returns consistent LDAvis inputs", {
   expect_equal(vis$term.frequency, unname(Matrix::colSums(as_dgCMatrix(s$sim$dtm))))
   expect_equal(sum(vis$doc.length), sum(vis$term.frequency))
   expect_error(lda_to_ldavis(list(), s$sim$dtm), class = "sparsevi_error_argument")
+  expect_message(two <- lda_to_ldavis(s$fit, s$sim$dtm[1:2, ]), "do not occur in `x`")
+  expect_equal(dim(two$theta), c(2L, 3L))
+})
+
+test_that("a mixture without means refuses type = \"means\"", {
+  sim <- simulate_lda(D = 40, V = 30, K = 2, seed = 3)
+  fit <- fit_mixture(sim$dtm, K = 2, likelihood = "multinomial", seed = 1,
+                     progress = FALSE)
+  expect_equal(nrow(as.data.frame(fit)), 2)
+  expect_error(as.data.frame(fit, type = "means"), class = "sparsevi_error_argument")
+})
+
+test_that("tables survive saveRDS/readRDS and work on every LDA engine", {
+  sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 2, seed = 1, progress = FALSE)
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  back <- readRDS(f)
+  expect_identical(as.data.frame(back, n = 3), as.data.frame(fit, n = 3))
+  expect_equal(nrow(as.data.frame(back, type = "doc_topic", newdata = sim$dtm)), 120)
 })
