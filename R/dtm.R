@@ -67,6 +67,32 @@ validate_sparsevi_dtm <- function(x, call = caller_call()) {
 #' m <- Matrix::sparseMatrix(i = c(1, 1, 2), j = c(1, 3, 2), x = c(2, 1, 4),
 #'                           dimnames = list(c("d1", "d2"), c("a", "b", "c")))
 #' as_dtm(m)
+#'
+#' texts <- c(d1 = "The cat sat on the mat.", d2 = "Dogs and cats are pets.",
+#'            d3 = "Stock markets fell today.")
+#' as_dtm(texts, stopwords = TRUE)
+#'
+#' # tm: a DocumentTermMatrix of raw counts (the default weighting)
+#' if (requireNamespace("tm", quietly = TRUE)) {
+#'   dtm <- tm::DocumentTermMatrix(tm::VCorpus(tm::VectorSource(texts)))
+#'   as_dtm(dtm)
+#' }
+#'
+#' # quanteda: a document-feature matrix
+#' if (requireNamespace("quanteda", quietly = TRUE)) {
+#'   dfmat <- quanteda::dfm(quanteda::tokens(texts, remove_punct = TRUE))
+#'   as_dtm(dfmat)
+#' }
+#'
+#' # tidytext: one row per token (or per document and word with a count `n`)
+#' if (requireNamespace("tidytext", quietly = TRUE)) {
+#'   df <- data.frame(doc = names(texts), text = texts)
+#'   tokens <- tidytext::unnest_tokens(df, word, text)
+#'   as_dtm(tokens, document = "doc", term = "word")
+#' }
+#' # the same without tidytext: a (document, term, count) data frame
+#' as_dtm(data.frame(document = c("d1", "d1", "d2"), term = c("cat", "mat", "dog"),
+#'                   n = c(2, 1, 3)))
 #' @export
 as_dtm <- function(x, ...) {
   UseMethod("as_dtm")
@@ -217,6 +243,10 @@ fmt_int <- function(x) {
 #' @param ... Unused.
 #' @param drop Unused.
 #' @returns A `sparsevi_dtm` with the chosen documents, in the order given.
+#' @examples
+#' x <- as_dtm(c(a = "one fish two fish", b = "red fish", c = "blue fish"))
+#' x[2:3, ]
+#' x[c("c", "a"), ]
 #' @export
 `[.sparsevi_dtm` <- function(x, i, j, ..., drop = FALSE) {
   if (!missing(j)) {

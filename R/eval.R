@@ -114,6 +114,10 @@ completion_score <- function(topic_word, alpha, heldout, threads = 1L, details =
 #' @param n Number of top words per topic (default 10).
 #' @param ... Unused.
 #' @returns The coherence of each topic (a numeric vector of length K).
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
+#' coherence(fit, sim$dtm, measure = "umass", n = 5)
 #' @export
 coherence <- function(object, reference, measure = c("npmi", "umass"), n = 10, ...) {
   UseMethod("coherence")

@@ -573,7 +573,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
     if (progress) {
       eta_s <- elapsed / i * (passes - i)
       message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %.0fs", lap, lap0 + passes,
-                      sec0 + elapsed, format(obj, digits = 8),
+                      sec0 + elapsed, if (is.na(obj)) "-" else format(obj, digits = 8),
                       if (is.na(ho)) "" else sprintf("  heldout %.4f", ho), eta_s))
     }
   }
@@ -715,19 +715,44 @@ align_newdata <- function(x, vocab, call = caller_call()) {
   al$x
 }
 
-#' Plot the training trace of a topic model
+#' Plot a topic model: training trace, top words, document topics
 #'
-#' Objective (left) and held-out log-likelihood per token (right, when
-#' recorded) against seconds of training.
+#' `type = "trace"` (the default) draws the objective (left) and the
+#' held-out log-likelihood per token (right, when recorded) against seconds
+#' of training. `type = "words"` draws the `n` most probable words of each
+#' chosen topic as bar charts. `type = "documents"` infers the topic
+#' proportions of chosen documents of `newdata` and draws them as stacked
+#' bars, with a legend giving each topic's top words.
 #' @param x A `sparsevi_lda`.
-#' @param ... Passed to [graphics::plot()].
+#' @param type `"trace"` (default), `"words"` or `"documents"`.
+#' @param topics For `"words"`: topic numbers (1 to K) to draw; default
+#'   the (at most) six largest topics.
+#' @param n For `"words"`: words per topic, default 10 (1 to the vocabulary
+#'   size).
+#' @param newdata For `"documents"` (required): a corpus, anything
+#'   [as_dtm()] accepts, aligned to the fitted vocabulary by term name.
+#' @param docs For `"documents"`: document numbers or names in `newdata`;
+#'   default the first (at most) eight.
+#' @param n_topics For `"documents"`: how many topics (the most used in the
+#'   chosen documents) get their own colour, default 6; the rest are drawn
+#'   together as "other topics".
+#' @param ... Passed to [graphics::plot()] (`"trace"`) or
+#'   [graphics::barplot()] (`"words"`, `"documents"`).
 #' @returns `x`, invisibly.
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
-#' fit <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 1, progress = FALSE)
 #' plot(fit)
+#' plot(fit, type = "words", n = 5)
+#' plot(fit, type = "documents", newdata = sim$dtm, docs = 1:5)
 #' @export
-plot.sparsevi_lda <- function(x, ...) {
+plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents"), topics = NULL,
+                              n = 10, newdata = NULL, docs = NULL, n_topics = 6, ...) {
+  type <- check_choice(type, c("trace", "words", "documents"), "type")
+  if (type == "words") return(lda_plot_words(x, topics = topics, n = n, ...))
+  if (type == "documents") {
+    return(lda_plot_documents(x, newdata = newdata, docs = docs, n_topics = n_topics, ...))
+  }
   tr <- x$trace
   has_obj <- any(!is.na(tr$objective))
   has_ho <- any(!is.na(tr$heldout))

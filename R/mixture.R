@@ -434,10 +434,12 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     eval_time <<- eval_time + proc.time()[["elapsed"]] - now
     if (progress) {
       r <- rows[[length(rows)]]
-      done <- max(lap, 1)
-      eta_s <- r$seconds / done * max(control$passes - lap, 0)
-      message(sprintf("lap %3d/%d  %8.2fs  objective %.6g  heldout %.6g  ETA %.0fs", lap,
-                      control$passes, r$seconds, r$objective, r$heldout, eta_s))
+      # laps 0..passes; memoized training may stop earlier on convergence
+      left <- r$seconds / (lap + 1) * (control$passes - lap)
+      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %s%.0fs", lap, control$passes,
+                      r$seconds, if (is.na(r$objective)) "-" else format(r$objective, digits = 8),
+                      if (is.na(r$heldout)) "" else sprintf("  heldout %.6g", r$heldout),
+                      if (control$global == "stochastic") "" else "<= ", left))
     }
   }
   converged <- FALSE

@@ -1012,9 +1012,14 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
     res->n_splits_accepted++;
     record(s, 1, s->F);
     update_all(s);
-    if (ctl->progress)
-      REprintf("fit_vdp: T = %d, free energy = %.8g, outer nodes = %d, %.2f s\n", s->T,
-               s->F, s->n_items, now_seconds() - s->t0);
+    if (ctl->progress) {
+      /* ETA: an upper bound, the mean time per split so far times the splits
+         left before T reaches max_K (the search usually stops sooner) */
+      double el = now_seconds() - s->t0;
+      REprintf("split %d  T = %d/%d  %.1fs  free energy %.8g  outer nodes %d  ETA <= %.0fs\n",
+               split_step, s->T, mK, el, s->F, s->n_items,
+               el / (double)split_step * (double)(mK - s->T));
+    }
   }
   try_deletes(s);
   /* results */

@@ -1,0 +1,58 @@
+test_that("every plot type draws to a null device", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
+  sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 1)
+  fit <- fit_lda(sp$train, K = 3, passes = 2, seed = 1, heldout = sp$test,
+                 progress = FALSE)
+  expect_identical(plot(fit), fit)
+  expect_identical(plot(fit, type = "trace"), fit)
+  expect_identical(plot(fit, type = "words"), fit)
+  expect_identical(plot(fit, type = "words", topics = c(1, 3), n = 4), fit)
+  expect_identical(plot(fit, type = "documents", newdata = sim$dtm), fit)
+  expect_identical(plot(fit, type = "documents", newdata = sim$dtm, docs = c(2, 5),
+                        n_topics = 2), fit)
+  expect_identical(plot(fit, type = "documents", newdata = sim$dtm,
+                        docs = rownames(as_dgCMatrix(sim$dtm))[1:2]), fit)
+  sto <- fit_lda(sim$dtm, K = 3, global = "stochastic", passes = 2, seed = 1,
+                 progress = FALSE)
+  expect_identical(plot(sto), sto)
+  mix <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+  expect_identical(plot(mix), mix)
+  expect_identical(plot(mix, faithful, which = "components"), mix)
+  ms <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
+  vdp <- fit_vdp(ms$X, seed = 1, threads = 1, progress = FALSE)
+  expect_identical(plot(vdp), vdp)
+})
+
+test_that("plot arguments are checked", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  expect_error(plot(fit, type = "bars"), class = "sparsevi_error_argument")
+  expect_error(plot(fit, type = "words", topics = 4), class = "sparsevi_error_argument")
+  expect_error(plot(fit, type = "words", n = 0), class = "sparsevi_error_argument")
+  expect_error(plot(fit, type = "documents"), class = "sparsevi_error_argument")
+  expect_error(plot(fit, type = "documents", newdata = sim$dtm, docs = 99),
+               class = "sparsevi_error_argument")
+  expect_error(plot(fit, type = "documents", newdata = sim$dtm, docs = "nope"),
+               class = "sparsevi_error_argument")
+})
+
+test_that("progress prints lap, elapsed, objective and ETA, and is silent when off", {
+  sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
+  expect_message(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = TRUE),
+                 "^lap 1/2 +[0-9.]+s +objective -?[0-9.]+ +ETA [0-9]+s")
+  expect_silent(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE))
+  expect_message(fit_mixture(faithful, K = 2, passes = 2, seed = 1, progress = TRUE),
+                 "^lap 0/2 +[0-9.]+s +objective -?[0-9.]+ +ETA <= [0-9]+s")
+  expect_silent(fit_mixture(faithful, K = 2, passes = 2, seed = 1, progress = FALSE))
+  ms <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
+  out <- capture.output(invisible(fit_vdp(ms$X, seed = 1, threads = 1, progress = TRUE)),
+                        type = "message")
+  expect_match(out[1], "^split 1 +T = 2/50 +[0-9.]+s +free energy [-0-9.e+]+ .*ETA <= [0-9]+s")
+  out <- capture.output(invisible(fit_vdp(ms$X, seed = 1, threads = 1, progress = FALSE)),
+                        type = "message")
+  expect_length(out, 0)
+})
