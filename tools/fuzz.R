@@ -20,9 +20,11 @@ child <- function(first, n, seed, progress_file) {
   tiny <- simulate_lda(D = 6, V = 8, K = 2, doc_length = 10, seed = 1)$dtm
   # adversarial corpora: empty documents, no documents, a wide vocabulary
   # (K x V overflows for huge K), counts near the limits, malformed parts
-  empty_docs <- as_dtm(Matrix::sparseMatrix(i = 1, j = 1, x = 0, dims = c(3, 5),
-                                            dimnames = list(NULL, letters[1:5])))
-  no_docs <- tiny[integer(0), ]
+  empty_docs <- structure(list(doc_ptr = c(0L, 0L, 0L, 0L), term = integer(0),
+                               count = numeric(0), vocab = letters[1:5], doc_names = NULL),
+                          class = "sparsevi_dtm")
+  no_docs <- structure(list(doc_ptr = 0L, term = integer(0), count = numeric(0),
+                            vocab = letters[1:5], doc_names = NULL), class = "sparsevi_dtm")
   wide <- as_dtm(Matrix::sparseMatrix(i = c(1, 2, 3), j = c(1, 40000, 2), x = 1,
                                       dims = c(3, 40000)))
   huge_counts <- tiny
@@ -90,6 +92,14 @@ child <- function(first, n, seed, progress_file) {
     body(fun) <- rewrite(b)
     environment(fun) <- list2env(list(.fuzz_record = record), parent = ns)
     utils::assignInNamespace(f, fun, ns)
+    # exported copies and registered S3 methods are separate bindings
+    pkg <- as.environment("package:sparsevi")
+    if (exists(f, pkg, inherits = FALSE)) {
+      unlockBinding(f, pkg)
+      assign(f, fun, pkg)
+    }
+    tbl <- get(".__S3MethodsTable__.", ns)
+    if (exists(f, tbl, inherits = FALSE)) assign(f, fun, tbl)
   }
   quiet <- function(expr) invisible(tryCatch(suppressWarnings(utils::capture.output(expr)),
                                              error = function(e) NULL))
@@ -100,7 +110,8 @@ child <- function(first, n, seed, progress_file) {
       predict(ff, tiny, seed = 1)
       heldout_loglik(ff, sp$test)
       heldout_loglik_left_to_right(ff, sp$test, particles = 2, seed = 1)
-      coherence(ff, tiny, measure = "umass")
+      coherence(ff, tiny, measure = "umass", n = 3)
+      coherence(ff, tiny, n = 3)
       update(ff, tiny, passes = 1, progress = FALSE)
     })
   }
@@ -120,6 +131,11 @@ child <- function(first, n, seed, progress_file) {
   dw <- tempfile()
   writeLines(c("2", "3", "3", "1 1 2", "1 3 1", "2 2 4"), dw)
   quiet(read_uci_bow(dw))
+
+  # test hooks no workload reaches
+  recorded$ffi_svi_special <- list(list(c(0.5, 2, 30), 0L))
+  recorded$ffi_svi_select_top <- list(list(matrix(stats::runif(12), 4, 3), 2L, 0L))
+  writeLines(ls(recorded), paste0(progress_file, ".rec"))
 
   mutate_value <- function(v) {
     r <- sample.int(9L, 1L)
@@ -161,7 +177,8 @@ child <- function(first, n, seed, progress_file) {
   pick <- function() pool[[sample.int(length(pool), 1L)]]
   for (i in seq.int(first, length.out = n)) {
     tgt <- targets[[(i %% length(targets)) + 1L]]
-    if (tgt$kind == "mutate" && length(recorded[[tgt$name]]) == 0L) tgt$kind <- "call"
+    if (tgt$kind == "mutate" && (length(recorded[[tgt$name]]) == 0L || tgt$nargs == 0L))
+      tgt$kind <- "call"
     if (tgt$kind == "call" || tgt$kind == "mutate") {
       if (tgt$kind == "call") {
         a <- replicate(tgt$nargs, pick(), simplify = FALSE)
@@ -170,7 +187,7 @@ child <- function(first, n, seed, progress_file) {
         a <- recs[[sample.int(length(recs), 1L)]]
         for (m in seq_len(sample.int(2L, 1L))) {
           j <- sample.int(length(a), 1L)
-          a[j] <- list(mutate_value(a[[j]]))
+          a[j] <- list(tryCatch(mutate_value(a[[j]]), error = function(e) pick()))
         }
       }
       cat(i, tgt$kind, tgt$name, "\n", file = progress_file)
@@ -203,6 +220,10 @@ while (first <= n_cases) {
   writeLines(src, script)
   status <- suppressWarnings(system2("timeout", c(batch_seconds, file.path(R.home("bin"), "Rscript"),
                                    "--vanilla", script), stdout = FALSE, stderr = FALSE))
+  if (first == 1L && file.exists(paste0(progress, ".rec"))) {
+    rec <- readLines(paste0(progress, ".rec"))
+    cat(sprintf("entry points with recorded valid calls (mutated): %d\n", length(rec)))
+  }
   last <- if (file.exists(progress)) readLines(progress, warn = FALSE) else "no progress"
   if (!identical(last, "done")) {
     if (identical(status, 124L)) {
