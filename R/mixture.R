@@ -167,6 +167,7 @@ mix_data <- function(X, likelihood, arg, call = caller_call()) {
   if (likelihood == "multinomial") {
     x <- as_dtm(X)
     if (nrow(x) < 1L) abort(sprintf("`%s` has no documents.", arg), "data", call = call)
+    check_nonempty_dtm(x, arg, call = call)
     return(list(lik = 3L, N = nrow(x), D = length(x$vocab), dtm = x,
                 data = list(x$doc_ptr, x$term, x$count), columns = x$vocab,
                 center = NULL, init_scale = NULL))
