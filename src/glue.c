@@ -93,6 +93,15 @@ int svi_flag_arg(SEXP x, const char *what) {
   return LOGICAL(x)[0];
 }
 
+static void check_interrupt(void *unused) {
+  (void)unused;
+  R_CheckUserInterrupt();
+}
+
+int svi_interrupt_pending(void) {
+  return R_ToplevelExec(check_interrupt, NULL) == FALSE;
+}
+
 void svi_need_size(double a, double b, double limit, const char *what) {
   if (!(a >= 0 && b >= 0) || a * b > limit || a * b > (double)R_XLEN_T_MAX)
     Rf_error("internal error: %s too large (%.0f x %.0f)", what, a, b);

@@ -110,8 +110,9 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   const int T = res.T;
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
-                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted"};
-  SEXP out = PROTECT(svi_named_list(18, names));
+                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
+                         "interrupted"};
+  SEXP out = PROTECT(svi_named_list(19, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -172,6 +173,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
   SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
+  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted));
   UNPROTECT(n_prot);
   return out;
 }

@@ -90,7 +90,8 @@ bad_table <- function() {
 
 expect_classed <- function(expr, label) {
   res <- tryCatch({
-    withCallingHandlers(force(expr), warning = function(w) invokeRestart("muffleWarning"))
+    withCallingHandlers(force(expr), warning = function(w) invokeRestart("muffleWarning"),
+                       message = function(m) invokeRestart("muffleMessage"))
     "no error"
   }, sparsevi_error = function(e) "ok", error = function(e) conditionMessage(e))
   expect(identical(res, "ok"), sprintf("%s: %s", label, res))
