@@ -21,7 +21,7 @@ static cvb0_settings settings_from_r(SEXP settings, int K) {
   cs.doc_s = s[1];
   cs.doc_tau = s[2];
   cs.doc_kappa = s[3];
-  if (!(s[4] >= 1 && s[4] <= 1e6) || !(s[0] > 0) || !isfinite(s[0]) || !(s[1] >= 0) ||
+  if (!(s[4] >= 1 && s[4] <= 1e4) || !(s[0] > 0) || !isfinite(s[0]) || !(s[1] >= 0) ||
       !(s[2] >= 0) || !isfinite(s[1]) || !isfinite(s[2]) || !isfinite(s[3]))
     Rf_error("internal error: SCVB0 settings out of range");
   cs.passes = (int)s[4];

@@ -225,7 +225,7 @@ SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP
   svi_need_real(alpha, tw.K, "alpha");
   svi_need_int(ndk, tw.K, "ndk");
   int word = svi_int_arg(w, 0, tw.V - 1, "w");
-  svi_len ndraw = (svi_len)svi_real_arg(n, 0, 1e9, "n");
+  svi_len ndraw = (svi_len)svi_real_arg(n, 0, 1e7, "n");
   gibbs_prep pp;
   prepare(&tw, REAL(alpha), NULL, 1, &pp);
   svi_rng rng;
@@ -247,7 +247,7 @@ SEXP ffi_eval_ltr(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP beta, SEXP 
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   svi_need_matrix(beta, REALSXP, -1, x.V, "beta");
-  int K = Rf_nrows(beta), R = svi_int_arg(particles_, 1, 1000000, "particles"),
+  int K = Rf_nrows(beta), R = svi_int_arg(particles_, 1, 100000, "particles"),
       threads = svi_threads_from_r(threads_);
   if (K < 1) Rf_error("internal error: dimensions");
   svi_need_real(alpha, K, "alpha");

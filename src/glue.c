@@ -207,7 +207,9 @@ SEXP ffi_svi_select_top(SEXP W, SEXP L_, SEXP method) {
 SEXP ffi_svi_rng_unif(SEXP seed, SEXP stream, SEXP n_) {
   svi_rng r;
   svi_rng_init(&r, svi_seed_from_r(seed), svi_stream_from_r(stream));
-  R_xlen_t n = (R_xlen_t)svi_real_arg(n_, 0, 2147483647.0, "n");
+  /* callers ask for one uniform per document or point; the cap (2^28, 2 GB)
+   * keeps a hostile direct call from filling all memory for minutes */
+  R_xlen_t n = (R_xlen_t)svi_real_arg(n_, 0, 268435456.0, "n");
   SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
   for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = svi_rng_unif(&r);
   UNPROTECT(1);
