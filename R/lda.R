@@ -74,7 +74,8 @@ lda_available <- function() {
 #' stochastic, streaming or batch.
 #'
 #' @param x A corpus, anything [as_dtm()] accepts (documents in rows).
-#' @param K Number of topics, between 2 and the vocabulary size.
+#' @param K Number of topics, between 2 and the vocabulary size, with K x V
+#'   at most 2^31 - 1 (larger topic tables are refused before allocating).
 #' @param local Local step: `"vb"` (default); see [lda_combinations] for
 #'   the others.
 #' @param global Global step: `"memoized"` (default for `"vb"`),
@@ -112,6 +113,9 @@ lda_available <- function() {
 #'   `restart_max` (proposals per document, 4), `restart_iter` (forward
 #'   iterations of a proposal, 10), `select_every` (`FALSE`: select on
 #'   iterations 1-5 and every 10th), `active_eps` (1e-8).
+#'   For `"cvb0"`: `doc_s`, `doc_tau`, `doc_kappa`, `burnin`, `shuffle`,
+#'   `infer_passes`; for `"gibbs"`: `burnin`, `samples`, `rescale_below`;
+#'   any engine: `step_scale`. An unknown control is an error.
 #' @returns A `sparsevi_lda` object, a list with `topic_word` (K x V, rows
 #'   sum to 1, vocabulary as column names), `lambda` (K x V variational
 #'   Dirichlet parameters, or `NULL`), `alpha`, `eta`, `K`, `vocab`, `local`,
