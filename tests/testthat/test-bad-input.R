@@ -19,7 +19,8 @@ bad_values <- list(
   flag = list(NA, 1, "yes", c(TRUE, FALSE), logical(0), NULL),
   choice = list("zzz", NA_character_, 1, character(0), NULL),
   seed = list(NA, NaN, Inf, 0.5, "a", c(1, 2), 2^60),
-  threads = list(NA, 0, -1, 1.5, "a", c(1, 2), Inf)
+  threads = list(NA, 0, -1, 1.5, "a", c(1, 2), Inf),
+  stopwords = list(NA, 1, c(TRUE, FALSE), list("a"), sum)
 )
 
 # Each row: a function, a valid argument list, and the kind of each argument
@@ -31,6 +32,8 @@ bad_table <- function() {
   fit_m <- fit_mixture(X, K = 2, passes = 1, seed = 1, progress = FALSE)
   fit_v <- fit_vdp(X, seed = 1, progress = FALSE, max_iter = 5)
   sp <- split_heldout(tiny, n_test = 2, seed = 1)
+  dw <- tempfile()
+  writeLines(c("2", "3", "3", "1 1 2", "1 3 1", "2 2 4"), dw)
   list(
     list(fun = fit_lda, name = "fit_lda", args = list(x = tiny, K = 2, passes = 1, seed = 1, progress = FALSE),
          kinds = list(K = "count", L = "count", alpha = "positive", eta = "positive",
@@ -84,7 +87,18 @@ bad_table <- function() {
     list(fun = terms, name = "terms", args = list(x = fit_l, n = 3), kinds = list(n = "count")),
     list(fun = image_patches, name = "image_patches", args = list(img = matrix(stats::runif(256), 16, 16)),
          kinds = list(size = "count", stride = "count", remove_mean = "flag")),
-    list(fun = sparsevi_threads, name = "sparsevi_threads", args = list(threads = 1), kinds = list(threads = "threads"))
+    list(fun = sparsevi_threads, name = "sparsevi_threads", args = list(threads = 1), kinds = list(threads = "threads")),
+    list(fun = read_uci_bow, name = "read_uci_bow", args = list(docword = dw),
+         kinds = list(chunk_size = "count")),
+    list(fun = uci_source, name = "uci_source", args = list(docword = dw),
+         kinds = list(batch_size = "count", chunk_size = "count")),
+    list(fun = as_dtm, name = "as_dtm.list", args = list(x = list(c("a", "b"), c("b", "c"))),
+         kinds = list(min_doc_freq = "count")),
+    list(fun = as_dtm, name = "as_dtm.character",
+         args = list(x = c("the cat sat", "a dog ran")),
+         kinds = list(stopwords = "stopwords", min_chars = "count", min_doc_freq = "count")),
+    list(fun = as_dtm, name = "as_dtm.matrix", args = list(x = matrix(1, 2, 2)),
+         kinds = list(docs_in = "choice"))
   )
 }
 
@@ -106,6 +120,7 @@ test_that("every argument of every exported function refuses hostile values with
         # NULL means "use the default" for arguments whose default is NULL
         if (is.null(v) && arg %in% c("seed", "n_batches", "batch_size", "L", "alpha", "eta",
                                       "local", "global", "type", "measure", "method", "max_iter", "n_test",
+                                      "docs_in",
                                       "leaf_size")) next
         args <- row$args
         args[arg] <- list(v)
@@ -202,5 +217,5 @@ test_that("the bad-input suite tried enough cases", {
   n <- bad_input_count$table + bad_input_count$special
   # printed so that the count can be quoted (inst/bench/results/reliability.txt)
   message(sprintf("bad inputs tried: %d", n))
-  expect_gt(n, 350)
+  expect_gt(n, 800)
 })
