@@ -106,7 +106,21 @@ as_dtm.default <- function(x, ...) {
 
 #' @export
 as_dtm.sparsevi_dtm <- function(x, ...) {
-  x
+  # a user may have built or edited one by hand: one O(nnz) pass
+  if (!is.list(x) || !all(c("doc_ptr", "term", "count", "vocab") %in% names(x))) {
+    abort("`x` is a malformed sparsevi_dtm (it lacks `doc_ptr`, `term`, `count` or `vocab`); rebuild it with as_dtm().",
+          "input", call = caller_call(2))
+  }
+  validate_sparsevi_dtm(x, call = caller_call(2))
+}
+
+# Errors unless the corpus has at least one token.
+check_nonempty_dtm <- function(x, arg = "x", call = caller_call()) {
+  if (length(x$count) == 0L || !any(x$count > 0)) {
+    abort(sprintf("Every document of %s is empty (no tokens): give a corpus with at least one non-zero count.",
+                  arg_label(arg)), "empty", call = call)
+  }
+  invisible(x)
 }
 
 #' @rdname as_dtm

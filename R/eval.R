@@ -139,5 +139,9 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
                   measure), "engine")
   }
   ref <- dtm_align(as_dtm(reference), colnames(tw))$x
+  if (length(ref$term) == 0L) {
+    abort("`reference` shares no terms with the fitted vocabulary; give a reference corpus over the same terms.",
+          "vocab")
+  }
   fun(tw, ref, n)
 }

@@ -199,6 +199,10 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
   }
   word_map <- rep(-1L, length(reference_dtm$vocab))
   ok <- !is.na(ref_idx)
+  if (!any(ok)) {
+    abort("`reference` shares none of the topics' top words; give a reference corpus over the fitted vocabulary.",
+          "vocab")
+  }
   word_map[ref_idx[ok]] <- which(ok) - 1L
   # all pairs (a < b in word order) of each topic's top words, made unique
   tu <- matrix(match(top, words), K, n)

@@ -74,7 +74,8 @@ lda_available <- function() {
 #' stochastic, streaming or batch.
 #'
 #' @param x A corpus, anything [as_dtm()] accepts (documents in rows).
-#' @param K Number of topics, between 2 and the vocabulary size.
+#' @param K Number of topics, between 2 and the vocabulary size, with K x V
+#'   at most 2^31 - 1 (larger topic tables are refused before allocating).
 #' @param local Local step: `"vb"` (default); see [lda_combinations] for
 #'   the others.
 #' @param global Global step: `"memoized"` (default for `"vb"`),
@@ -130,6 +131,9 @@ lda_available <- function() {
 #'   `restart_max` (proposals per document, 4), `restart_iter` (forward
 #'   iterations of a proposal, 10), `select_every` (`FALSE`: select on
 #'   iterations 1-5 and every 10th), `active_eps` (1e-8).
+#'   For `"cvb0"`: `doc_s`, `doc_tau`, `doc_kappa`, `burnin`, `shuffle`,
+#'   `infer_passes`; for `"gibbs"`: `burnin`, `samples`, `rescale_below`;
+#'   any engine: `step_scale`. An unknown control is an error.
 #' @returns A `sparsevi_lda` object, a list with `topic_word` (K x V, rows
 #'   sum to 1, vocabulary as column names), `lambda` (K x V variational
 #'   Dirichlet parameters, or `NULL`), `alpha`, `eta`, `K`, `vocab`, `local`,
@@ -159,6 +163,8 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   V <- ncol(x)
   if (missing(K)) abort("`K`, the number of topics, is missing.", "argument", call = here)
   K <- check_count(K, "K", min = 2, max = V, call = here)
+  if (!inherits(x, "sparsevi_source")) check_nonempty_dtm(x, "x", call = here)
+  check_topic_table_size(K, V, call = here)
   local <- check_string(local, "local", call = here)
   if (is.null(lda_engine_defaults[[local]])) {
     abort(sprintf("`local` must be one of %s, not \"%s\".",
@@ -220,6 +226,13 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
     abort("Engine controls in `...` must be named, e.g. `max_iter = 50`.", "argument",
           call = here)
   }
+  known <- lda_engine_controls[[local]]
+  unknown <- setdiff(names(dots), known)
+  if (!is.null(known) && length(unknown)) {
+    abort(sprintf("Unknown control(s) in `...` for local = \"%s\": %s. Known controls: %s.",
+                  local, paste(unknown, collapse = ", "), paste(known, collapse = ", ")),
+          "argument", call = here)
+  }
   seed <- resolve_seed(seed, call = here)
   control <- c(list(K = K, L = L, alpha = alpha, eta = eta, local = local, global = global,
                     n_batches = batches$n_batches, batch_size = batches$batch_size,
@@ -235,6 +248,27 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   state <- lda_init_state(x, control)
   fit <- new_sparsevi_lda(state, control, x, trace = lda_empty_trace(), call = call)
   lda_train(fit, x, passes, progress, heldout, cluster)
+}
+
+# Engine controls fit_lda() accepts in `...`, by local step (an engine absent
+# here is not checked).
+lda_engine_controls <- list(
+  vb = c("max_iter", "tol", "active_eps", "select_every", "restart_max", "restart_iter",
+         "step_scale"),
+  cvb0 = c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
+           "step_scale"),
+  gibbs = c("burnin", "samples", "rescale_below", "step_scale"),
+  ope = c("ope_iter", "ope_eps", "step_scale")
+)
+
+# A dense K x V topic table (several are held at once) must stay addressable
+# and allocatable: refuse K x V above 2^31 - 1 entries before allocating.
+check_topic_table_size <- function(K, V, call = caller_call()) {
+  if (as.double(K) * as.double(V) > .Machine$integer.max) {
+    abort(sprintf("K x V = %d x %d = %.3g topic-word entries is too large (the limit is 2^31 - 1, and each table takes 8 bytes per entry): reduce `K` or prune the vocabulary (e.g. drop rare terms).",
+                  K, V, as.double(K) * V), "size", call = call)
+  }
+  invisible(TRUE)
 }
 
 lda_resolve_batches <- function(D, global, n_batches, batch_size, call = caller_call()) {

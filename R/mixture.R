@@ -180,6 +180,7 @@ mix_data <- function(X, likelihood, arg, call = caller_call()) {
   if (likelihood == "multinomial") {
     x <- as_dtm(X)
     if (nrow(x) < 1L) abort(sprintf("`%s` has no documents.", arg), "data", call = call)
+    check_nonempty_dtm(x, arg, call = call)
     return(list(lik = 3L, N = nrow(x), D = length(x$vocab), dtm = x,
                 data = list(x$doc_ptr, x$term, x$count), columns = x$vocab,
                 center = NULL, init_scale = NULL))
@@ -443,26 +444,47 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     }
   }
   converged <- FALSE
+  # An error or interrupt during lap >= 1 keeps the state of the last
+  # completed lap (laps work on copies) and says so with a classed warning.
+  guard <- function(lap, fun) {
+    out <- tryCatch(fun(), interrupt = function(e) e, error = function(e) e)
+    if (!inherits(out, "condition")) return(out)
+    if (inherits(out, "sparsevi_error_worker")) stop(out)
+    warning(warningCondition(
+      sprintf("Training stopped during lap %d (%s); returning the fit after lap %d.",
+              lap, if (inherits(out, "interrupt")) "interrupted" else conditionMessage(out),
+              lap - 1L),
+      class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
+    NULL
+  }
   if (control$global == "stochastic") {
     t <- 0
     record(0L, NA_real_, 0, 0)
     for (lap in seq_len(control$passes)) {
-      tl <- ts <- 0
-      for (round in rounds) {
-        run <- run_round(round, state)
-        for (i in seq_along(round)) {
-          b <- round[i]
-          res <- run$results[[i]]
-          tl <- tl + res$time_local
-          ts <- ts + res$time_summary
-          t <- t + 1
-          rho <- (control$tau + t)^(-control$kappa)
-          w <- N / (bounds[b + 1L] - bounds[b])
-          state$N <- (1 - rho) * state$N + rho * w * res$N
-          state$S <- (1 - rho) * state$S + rho * w * res$S
+      out <- guard(lap, function() {
+        st <- state
+        tt <- t
+        tl <- ts <- 0
+        for (round in rounds) {
+          run <- run_round(round, st)
+          for (i in seq_along(round)) {
+            b <- round[i]
+            res <- run$results[[i]]
+            tl <- tl + res$time_local
+            ts <- ts + res$time_summary
+            tt <- tt + 1
+            rho <- (control$tau + tt)^(-control$kappa)
+            w <- N / (bounds[b + 1L] - bounds[b])
+            st$N <- (1 - rho) * st$N + rho * w * res$N
+            st$S <- (1 - rho) * st$S + rho * w * res$S
+          }
         }
-      }
-      record(lap, NA_real_, tl, ts)
+        list(state = st, t = tt, tl = tl, ts = ts)
+      })
+      if (is.null(out)) break
+      state <- out$state
+      t <- out$t
+      record(lap, NA_real_, out$tl, out$ts)
     }
     return(list(state = state, trace = do.call(rbind, rows), converged = NA))
   }
@@ -491,21 +513,33 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   prev <- mix_objective(hyper, state, sum(ent))
   record(0L, prev, tl, ts)
   for (lap in seq_len(control$passes)) {
-    tl <- ts <- 0
-    for (round in rounds) {
-      run <- run_round(round, state)
-      for (i in seq_along(round)) {
-        b <- round[i]
-        res <- run$results[[i]]
-        tl <- tl + res$time_local
-        ts <- ts + res$time_summary
-        # exact swap of this batch's cached summary
-        state$N <- pmax(state$N - cache[[b]]$N + res$N, 0)
-        state$S <- state$S - cache[[b]]$S + res$S
-        cache[[b]] <- res[c("N", "S")]
-        ent[b] <- res$entropy
+    out <- guard(lap, function() {
+      st <- state
+      ca <- cache
+      en <- ent
+      tl <- ts <- 0
+      for (round in rounds) {
+        run <- run_round(round, st)
+        for (i in seq_along(round)) {
+          b <- round[i]
+          res <- run$results[[i]]
+          tl <- tl + res$time_local
+          ts <- ts + res$time_summary
+          # exact swap of this batch's cached summary
+          st$N <- pmax(st$N - ca[[b]]$N + res$N, 0)
+          st$S <- st$S - ca[[b]]$S + res$S
+          ca[[b]] <- res[c("N", "S")]
+          en[b] <- res$entropy
+        }
       }
-    }
+      list(state = st, cache = ca, ent = en, tl = tl, ts = ts)
+    })
+    if (is.null(out)) break
+    state <- out$state
+    cache <- out$cache
+    ent <- out$ent
+    tl <- out$tl
+    ts <- out$ts
     obj <- mix_objective(hyper, state, sum(ent))
     record(lap, obj, tl, ts)
     if (is.finite(obj) && abs(obj - prev) <= control$tol * abs(prev)) {

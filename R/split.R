@@ -37,6 +37,7 @@ split_heldout <- function(x, n_test = NULL, test_frac = 0.1, observed_frac = 0.8
   }
   D <- nrow(x)
   if (D < 2L) abort("`x` needs at least 2 documents to split.", "argument")
+  check_nonempty_dtm(x, "x")
   if (is.null(n_test)) {
     test_frac <- check_probability(test_frac, "test_frac")
     n_test <- max(1L, as.integer(round(test_frac * D)))

@@ -143,6 +143,12 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
   res <- .Call(ffi_vdp_fit, Xt, as.double(m0 - center), beta0, as.double(nu0),
                W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads)
+  if (isTRUE(res$interrupted)) {
+    warning(warningCondition(
+      sprintf("Training was interrupted; returning the model after the last completed step (%d components).",
+              res$T),
+      class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
+  }
   if (res$status == 1L) {
     warn(paste0("A component's scale matrix lost positive definiteness and was ",
                 "reset to the prior; consider a larger `cov0` or `nu0`."),

@@ -1,6 +1,7 @@
 /* Glue of the SCVB0 engine: unpacks SEXPs, allocates outputs and scratch,
  * calls the kernels of lda-cvb0.c. R (R/lda-cvb0.R) has validated
  * everything. */
+#include <math.h>
 #include <string.h>
 #include "glue.h"
 #include "lda-cvb0.h"
@@ -20,9 +21,11 @@ static cvb0_settings settings_from_r(SEXP settings, int K) {
   cs.doc_s = s[1];
   cs.doc_tau = s[2];
   cs.doc_kappa = s[3];
+  if (!(s[4] >= 1 && s[4] <= 1e4) || !(s[0] > 0) || !isfinite(s[0]) || !(s[1] >= 0) ||
+      !(s[2] >= 0) || !isfinite(s[1]) || !isfinite(s[2]) || !isfinite(s[3]))
+    Rf_error("internal error: SCVB0 settings out of range");
   cs.passes = (int)s[4];
   cs.shuffle = s[5] != 0.0;
-  if (cs.passes < 1) Rf_error("internal error: SCVB0 needs at least one pass");
   return cs;
 }
 
@@ -55,14 +58,14 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
                         SEXP threads_, SEXP want_summary) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
-  if (TYPEOF(lambda) != REALSXP || Rf_ncols(lambda) != x.V)
-    Rf_error("internal error: lambda must be a K x V double matrix");
+  svi_need_matrix(lambda, REALSXP, -1, x.V, "lambda");
   const int K = Rf_nrows(lambda), V = x.V;
+  if (K < 1) Rf_error("internal error: lambda has no topics");
   cvb0_settings cs = settings_from_r(settings, K);
   const uint64_t sd = svi_seed_from_r(seed);
-  const uint64_t sb = (uint64_t)Rf_asReal(stream_base);
+  const uint64_t sb = svi_stream_from_r(stream_base);
   const int threads = svi_threads_from_r(threads_);
-  const int want = Rf_asLogical(want_summary) == 1;
+  const int want = svi_flag_arg(want_summary, "want_summary");
   double *inv_tot = inv_totals(lambda, tot, K, V);
 
   /* distinct words of the batch and their columns */
@@ -151,11 +154,21 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
 SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale, SEXP p,
                          SEXP i, SEXP xv, SEXP threads_) {
   int n_prot = 0;
+  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
   const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
-  if (TYPEOF(lambda) != REALSXP || TYPEOF(tot) != REALSXP || XLENGTH(tot) != K ||
+  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K ||
       TYPEOF(p) != INTSXP || XLENGTH(p) != (R_xlen_t)V + 1 || TYPEOF(i) != INTSXP ||
       TYPEOF(xv) != REALSXP || XLENGTH(i) != XLENGTH(xv))
     Rf_error("internal error: malformed SCVB0 global step input");
+  {
+    const int *pp = INTEGER(p), *pi = INTEGER(i);
+    if (pp[0] != 0 || pp[V] != XLENGTH(i))
+      Rf_error("internal error: malformed SCVB0 summary pointers");
+    for (int v = 0; v < V; v++)
+      if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed SCVB0 summary pointers");
+    for (R_xlen_t j = 0; j < XLENGTH(i); j++)
+      if (pi[j] < 0 || pi[j] >= K) Rf_error("internal error: summary row out of range");
+  }
   SEXP lam_new = PROTECT(Rf_allocMatrix(REALSXP, K, V));
   n_prot++;
   Rf_setAttrib(lam_new, R_DimNamesSymbol, Rf_getAttrib(lambda, R_DimNamesSymbol));

@@ -9,7 +9,7 @@
  * increasing within a document. Second element: the 1-based offending
  * document (0 if none). */
 SEXP ffi_dtm_validate(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V);
+  svi_dtm x = svi_dtm_view_unchecked(doc_ptr, term, count, V);
   int code = 0, where = 0;
   if (x.doc_ptr[0] != 0) code = 1;
   for (int d = 0; d < x.D && code == 0; d++) {

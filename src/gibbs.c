@@ -2,11 +2,28 @@
  * of the left-to-right and UMass evaluators: unpack SEXPs, allocate, call
  * the kernels in lda-gibbs.c, lda-gibbs-global.c, eval-ltr.c and
  * eval-umass.c, pack the results. */
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include "glue.h"
 #include "lda-gibbs.h"
 
 static const char *store_names[] = {"p", "k", "x", "tot", "scale"};
+
+/* A K x V sparse summary in CSC form (p, k): pointers from 0,
+ * non-decreasing, ending at length(k), rows in [0, K). */
+static void check_csc(SEXP p, SEXP k, SEXP x, int K, const char *what) {
+  if (TYPEOF(p) != INTSXP || TYPEOF(k) != INTSXP || TYPEOF(x) != REALSXP ||
+      XLENGTH(p) < 2 || XLENGTH(p) > INT_MAX || XLENGTH(k) != XLENGTH(x))
+    Rf_error("internal error: malformed %s", what);
+  const int *pp = INTEGER(p), *pk = INTEGER(k);
+  R_xlen_t V = XLENGTH(p) - 1;
+  if (pp[0] != 0 || pp[V] != XLENGTH(k)) Rf_error("internal error: malformed %s", what);
+  for (R_xlen_t v = 0; v < V; v++)
+    if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed %s", what);
+  for (R_xlen_t j = 0; j < XLENGTH(k); j++)
+    if (pk[j] < 0 || pk[j] >= K) Rf_error("internal error: malformed %s", what);
+}
 
 /* A view of the sparse store list(p, k, x, tot, scale). */
 static gibbs_topics topics_view(SEXP store, SEXP eta) {
@@ -14,9 +31,9 @@ static gibbs_topics topics_view(SEXP store, SEXP eta) {
     Rf_error("internal error: malformed gibbs store");
   SEXP p = VECTOR_ELT(store, 0), k = VECTOR_ELT(store, 1), x = VECTOR_ELT(store, 2),
        tot = VECTOR_ELT(store, 3), scale = VECTOR_ELT(store, 4);
-  if (TYPEOF(p) != INTSXP || TYPEOF(k) != INTSXP || TYPEOF(x) != REALSXP ||
-      TYPEOF(tot) != REALSXP || XLENGTH(p) < 2 || XLENGTH(k) != XLENGTH(x))
+  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) < 1 || XLENGTH(tot) > INT_MAX)
     Rf_error("internal error: malformed gibbs store");
+  check_csc(p, k, x, (int)XLENGTH(tot), "gibbs store");
   gibbs_topics tw;
   tw.K = (int)XLENGTH(tot);
   tw.V = (int)XLENGTH(p) - 1;
@@ -24,8 +41,8 @@ static gibbs_topics topics_view(SEXP store, SEXP eta) {
   tw.k = INTEGER(k);
   tw.x = REAL(x);
   tw.tot = REAL(tot);
-  tw.scale = Rf_asReal(scale);
-  tw.eta = Rf_asReal(eta);
+  tw.scale = svi_real_arg(scale, 0, DBL_MAX, "scale");
+  tw.eta = svi_real_arg(eta, 0, DBL_MAX, "eta");
   if (tw.p[tw.V] != XLENGTH(k)) Rf_error("internal error: gibbs store pointers");
   return tw;
 }
@@ -51,10 +68,13 @@ SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP stor
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   gibbs_topics tw = topics_view(store, eta);
   int K = tw.K, V = tw.V, threads = svi_threads_from_r(threads_);
-  if (x.V != V || XLENGTH(alpha) != K) Rf_error("internal error: dimensions");
+  svi_need_real(alpha, K, "alpha");
+  svi_need_int(ctl, 2, "ctl");
+  if (x.V != V) Rf_error("internal error: dimensions");
   int burnin = INTEGER(ctl)[0], samples = INTEGER(ctl)[1];
-  if (samples < 1 || burnin < 0) Rf_error("internal error: sweeps");
-  uint64_t s = svi_seed_from_r(seed), st = (uint64_t)Rf_asReal(stream0);
+  if (samples < 1 || burnin < 0 || samples > 100000 || burnin > 10000000)
+    Rf_error("internal error: sweeps");
+  uint64_t s = svi_seed_from_r(seed), st = svi_stream_from_r(stream0);
 
   /* token offsets, words used by the batch */
   svi_len *tok_off = (svi_len *)R_alloc((size_t)x.D + 1, sizeof(svi_len));
@@ -139,12 +159,15 @@ SEXP ffi_lda_global_gibbs(SEXP store, SEXP batch, SEXP rho_, SEXP mult_,
   n_prot++;
   gibbs_topics tw = topics_view(store, eta0);
   int K = tw.K, V = tw.V;
+  svi_need_list(batch, 3, "batch");
+  check_csc(VECTOR_ELT(batch, 0), VECTOR_ELT(batch, 1), VECTOR_ELT(batch, 2), K,
+            "batch summary");
   const int *p1 = INTEGER(VECTOR_ELT(batch, 0)), *k1 = INTEGER(VECTOR_ELT(batch, 1));
   const double *x1 = REAL(VECTOR_ELT(batch, 2));
   if (XLENGTH(VECTOR_ELT(batch, 0)) != (R_xlen_t)V + 1)
     Rf_error("internal error: batch summary dimensions");
-  double rho = Rf_asReal(rho_), mult = Rf_asReal(mult_),
-         below = Rf_asReal(rescale_below_);
+  double rho = svi_real_arg(rho_, 0, DBL_MAX, "rho"), mult = svi_real_arg(mult_, 0, DBL_MAX, "mult"),
+         below = svi_real_arg(rescale_below_, 0, DBL_MAX, "rescale_below");
   double new_scale = tw.scale * (1.0 - rho);
   double a0, a1, out_scale;
   int keep_old;
@@ -199,7 +222,10 @@ SEXP ffi_lda_gibbs_materialise(SEXP store, SEXP eta) {
 SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP n,
                         SEXP seed) {
   gibbs_topics tw = topics_view(store, eta);
-  if (XLENGTH(alpha) != tw.K || XLENGTH(ndk) != tw.K) Rf_error("internal error: lengths");
+  svi_need_real(alpha, tw.K, "alpha");
+  svi_need_int(ndk, tw.K, "ndk");
+  int word = svi_int_arg(w, 0, tw.V - 1, "w");
+  svi_len ndraw = (svi_len)svi_real_arg(n, 0, 1e7, "n");
   gibbs_prep pp;
   prepare(&tw, REAL(alpha), NULL, 1, &pp);
   svi_rng rng;
@@ -207,7 +233,7 @@ SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP
   int *iscr = (int *)R_alloc((size_t)4 * tw.K, sizeof(int));
   double *dscr = (double *)R_alloc(tw.K, sizeof(double));
   SEXP out = PROTECT(Rf_allocVector(REALSXP, tw.K));
-  lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), Rf_asInteger(w), (svi_len)Rf_asReal(n),
+  lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), word, ndraw,
                       &rng, iscr, dscr, REAL(out));
   UNPROTECT(1);
   return out;
@@ -220,10 +246,11 @@ SEXP ffi_eval_ltr(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP beta, SEXP 
                   SEXP particles_, SEXP seed, SEXP stream0, SEXP threads_) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
-  int K = Rf_nrows(beta), R = Rf_asInteger(particles_),
+  svi_need_matrix(beta, REALSXP, -1, x.V, "beta");
+  int K = Rf_nrows(beta), R = svi_int_arg(particles_, 1, 100000, "particles"),
       threads = svi_threads_from_r(threads_);
-  if (Rf_ncols(beta) != x.V || XLENGTH(alpha) != K || R < 1)
-    Rf_error("internal error: dimensions");
+  if (K < 1) Rf_error("internal error: dimensions");
+  svi_need_real(alpha, K, "alpha");
   svi_len maxlen = 1;
   for (int d = 0; d < x.D; d++) {
     svi_len n = 0;
@@ -242,7 +269,7 @@ SEXP ffi_eval_ltr(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP beta, SEXP 
   SEXP nn = PROTECT(Rf_allocVector(REALSXP, x.D));
   n_prot++;
   eval_ltr(&x, REAL(beta), K, REAL(alpha), R, svi_seed_from_r(seed),
-           (uint64_t)Rf_asReal(stream0), threads, iscr, per, dscr, REAL(ll), REAL(nn));
+           svi_stream_from_r(stream0), threads, iscr, per, dscr, REAL(ll), REAL(nn));
   SET_VECTOR_ELT(out, 0, ll);
   SET_VECTOR_ELT(out, 1, nn);
   UNPROTECT(n_prot);
@@ -254,6 +281,7 @@ SEXP ffi_eval_ltr(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP beta, SEXP 
 SEXP ffi_eval_umass(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP top) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  svi_need_matrix(top, INTSXP, -1, -1, "top");
   int n = Rf_nrows(top), K = Rf_ncols(top);
   const int *tp = INTEGER(top);
   for (R_xlen_t i = 0; i < XLENGTH(top); i++)

@@ -2,16 +2,18 @@
  * infrastructure itself (used by oracle tests and benchmarks). */
 #include <stdlib.h>
 #include <math.h>
+#include <limits.h>
 #include "glue.h"
 #include <Rmath.h>
 
-svi_dtm svi_dtm_view(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
+svi_dtm svi_dtm_view_unchecked(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
   svi_dtm x;
   if (TYPEOF(doc_ptr) != INTSXP || TYPEOF(term) != INTSXP || TYPEOF(count) != REALSXP ||
-      XLENGTH(doc_ptr) < 1 || XLENGTH(term) != XLENGTH(count))
+      XLENGTH(doc_ptr) < 1 || XLENGTH(doc_ptr) > INT_MAX || XLENGTH(term) != XLENGTH(count) ||
+      XLENGTH(term) > INT_MAX)
     Rf_error("internal error: malformed document-term structure");
   x.D = (int)XLENGTH(doc_ptr) - 1;
-  x.V = Rf_asInteger(V);
+  x.V = svi_int_arg(V, 0, INT_MAX - 1, "V");
   x.doc_ptr = INTEGER(doc_ptr);
   x.term = INTEGER(term);
   x.count = REAL(count);
@@ -20,16 +22,105 @@ svi_dtm svi_dtm_view(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
   return x;
 }
 
+/* Entries must be in range for every kernel to index safely: doc_ptr
+ * non-decreasing from 0, terms in [0, V), counts finite, non-negative and
+ * below 2^53 (kernels round them to token numbers). One pass over the
+ * entries, cheap next to any kernel that reads them. */
+svi_dtm svi_dtm_view(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
+  svi_dtm x = svi_dtm_view_unchecked(doc_ptr, term, count, V);
+  if (x.V < 1) Rf_error("internal error: V must be positive");
+  if (x.doc_ptr[0] != 0) Rf_error("internal error: doc_ptr must start at 0");
+  for (int d = 0; d < x.D; d++)
+    if (x.doc_ptr[d + 1] < x.doc_ptr[d]) Rf_error("internal error: doc_ptr decreases");
+  const R_xlen_t nnz = XLENGTH(term);
+  for (R_xlen_t e = 0; e < nnz; e++) {
+    double c = x.count[e];
+    if (x.term[e] < 0 || x.term[e] >= x.V) Rf_error("internal error: term out of range");
+    if (!(c >= 0.0 && c <= 9007199254740992.0))
+      Rf_error("internal error: counts must be finite, non-negative and below 2^53");
+  }
+  return x;
+}
+
+static void need_type(SEXP x, SEXPTYPE type, R_xlen_t n, const char *what) {
+  if (TYPEOF(x) != type)
+    Rf_error("internal error: `%s` must be of type %s, not %s", what, Rf_type2char(type),
+             Rf_type2char(TYPEOF(x)));
+  if (n >= 0 && XLENGTH(x) != n)
+    Rf_error("internal error: `%s` must have length %.0f, not %.0f", what, (double)n,
+             (double)XLENGTH(x));
+}
+
+void svi_need_real(SEXP x, R_xlen_t n, const char *what) { need_type(x, REALSXP, n, what); }
+void svi_need_int(SEXP x, R_xlen_t n, const char *what) { need_type(x, INTSXP, n, what); }
+void svi_need_lgl(SEXP x, R_xlen_t n, const char *what) { need_type(x, LGLSXP, n, what); }
+void svi_need_list(SEXP x, R_xlen_t n, const char *what) { need_type(x, VECSXP, n, what); }
+
+void svi_need_matrix(SEXP x, SEXPTYPE type, int nrow, int ncol, const char *what) {
+  need_type(x, type, -1, what);
+  SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+  if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2)
+    Rf_error("internal error: `%s` must be a matrix", what);
+  if ((nrow >= 0 && INTEGER(dim)[0] != nrow) || (ncol >= 0 && INTEGER(dim)[1] != ncol))
+    Rf_error("internal error: `%s` has the wrong dimensions", what);
+}
+
+static double scalar(SEXP x, const char *what) {
+  if ((TYPEOF(x) != REALSXP && TYPEOF(x) != INTSXP && TYPEOF(x) != LGLSXP) ||
+      XLENGTH(x) < 1)
+    Rf_error("internal error: `%s` must be a number", what);
+  double v = Rf_asReal(x);
+  if (ISNAN(v)) Rf_error("internal error: `%s` must not be NA", what);
+  return v;
+}
+
+int svi_int_arg(SEXP x, int lo, int hi, const char *what) {
+  double v = scalar(x, what);
+  if (!(v >= lo && v <= hi) || v != floor(v))
+    Rf_error("internal error: `%s` must be a whole number in [%d, %d]", what, lo, hi);
+  return (int)v;
+}
+
+double svi_real_arg(SEXP x, double lo, double hi, const char *what) {
+  double v = scalar(x, what);
+  if (!(v >= lo && v <= hi)) Rf_error("internal error: `%s` out of range", what);
+  return v;
+}
+
+int svi_flag_arg(SEXP x, const char *what) {
+  if (TYPEOF(x) != LGLSXP || XLENGTH(x) < 1 || LOGICAL(x)[0] == NA_LOGICAL)
+    Rf_error("internal error: `%s` must be TRUE or FALSE", what);
+  return LOGICAL(x)[0];
+}
+
+static void check_interrupt(void *unused) {
+  (void)unused;
+  R_CheckUserInterrupt();
+}
+
+int svi_interrupt_pending(void) {
+  return R_ToplevelExec(check_interrupt, NULL) == FALSE;
+}
+
+void svi_need_size(double a, double b, double limit, const char *what) {
+  if (!(a >= 0 && b >= 0) || a * b > limit || a * b > (double)R_XLEN_T_MAX)
+    Rf_error("internal error: %s too large (%.0f x %.0f)", what, a, b);
+}
+
 uint64_t svi_seed_from_r(SEXP seed) {
-  if (TYPEOF(seed) != REALSXP || XLENGTH(seed) != 2)
-    Rf_error("internal error: seed must be two doubles");
+  if (TYPEOF(seed) != REALSXP || XLENGTH(seed) != 2 || !(REAL(seed)[0] >= 0) ||
+      !(REAL(seed)[1] >= 0) || REAL(seed)[0] >= 4294967296.0 || REAL(seed)[1] >= 4294967296.0)
+    Rf_error("internal error: seed must be two doubles in [0, 2^32)");
   uint64_t hi = (uint64_t)REAL(seed)[0], lo = (uint64_t)REAL(seed)[1];
   return (hi << 32) ^ lo;
 }
 
+uint64_t svi_stream_from_r(SEXP stream) {
+  return (uint64_t)svi_real_arg(stream, 0, 9007199254740992.0, "stream");
+}
+
 int svi_threads_from_r(SEXP threads) {
-  int n = Rf_asInteger(threads);
-  if (n == NA_INTEGER || n < 1) n = 1;
+  int n = svi_int_arg(threads, 1, 1024, "threads");
 #ifndef _OPENMP
   n = 1;
 #endif
@@ -50,8 +141,9 @@ SEXP svi_named_list(int n, const char **names) {
 /* which: 0 svi_digamma, 1 svi_lgamma, 2 svi_exp, 3 R's digammafn,
  * 4 R's lgammafn, 5 libm exp. */
 SEXP ffi_svi_special(SEXP x, SEXP which) {
+  svi_need_real(x, -1, "x");
   R_xlen_t n = XLENGTH(x);
-  int w = Rf_asInteger(which);
+  int w = svi_int_arg(which, 0, 5, "which");
   SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
   const double *px = REAL(x);
   double *po = REAL(out);
@@ -84,8 +176,10 @@ static int cmp_desc(const void *a, const void *b) {
  * 1: full sort (the benchmark's baseline). Returns an L x n integer matrix of
  * 1-based indices, each column in decreasing order of weight. */
 SEXP ffi_svi_select_top(SEXP W, SEXP L_, SEXP method) {
-  int K = Rf_nrows(W), n = Rf_ncols(W), L = Rf_asInteger(L_), m = Rf_asInteger(method);
-  if (L < 1 || L > K) Rf_error("internal error: L out of range");
+  svi_need_matrix(W, REALSXP, -1, -1, "W");
+  int K = Rf_nrows(W), n = Rf_ncols(W), L = svi_int_arg(L_, 1, INT_MAX, "L"),
+      m = svi_int_arg(method, 0, 1, "method");
+  if (L > K) Rf_error("internal error: L out of range");
   SEXP out = PROTECT(Rf_allocMatrix(INTSXP, L, n));
   int *idx = (int *)R_alloc(K, sizeof(int));
   const double *w = REAL(W);
@@ -112,8 +206,10 @@ SEXP ffi_svi_select_top(SEXP W, SEXP L_, SEXP method) {
 /* n uniforms from stream `stream` of seed `seed`. */
 SEXP ffi_svi_rng_unif(SEXP seed, SEXP stream, SEXP n_) {
   svi_rng r;
-  svi_rng_init(&r, svi_seed_from_r(seed), (uint64_t)Rf_asReal(stream));
-  R_xlen_t n = (R_xlen_t)Rf_asReal(n_);
+  svi_rng_init(&r, svi_seed_from_r(seed), svi_stream_from_r(stream));
+  /* callers ask for one uniform per document or point; the cap (2^28, 2 GB)
+   * keeps a hostile direct call from filling all memory for minutes */
+  R_xlen_t n = (R_xlen_t)svi_real_arg(n_, 0, 268435456.0, "n");
   SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
   for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = svi_rng_unif(&r);
   UNPROTECT(1);

@@ -12,8 +12,32 @@
 svi_dtm svi_dtm_view(SEXP doc_ptr, SEXP term, SEXP count, SEXP V);
 /* A 64-bit seed from an R double vector of two 32-bit halves. */
 uint64_t svi_seed_from_r(SEXP seed);
+/* A random stream index from an R double (a whole number in [0, 2^53]). */
+uint64_t svi_stream_from_r(SEXP stream);
 /* Number of threads from an R integer; 1 without OpenMP. */
 int svi_threads_from_r(SEXP threads);
+/* A view without the content checks (ffi_dtm_validate reports those as
+ * codes); only the shape of the parts is checked. */
+svi_dtm svi_dtm_view_unchecked(SEXP doc_ptr, SEXP term, SEXP count, SEXP V);
+
+/* Argument checks at the top of entry points. R has validated everything,
+ * so a failure here is an internal error naming the argument; they exist so
+ * that a direct .Call with hostile arguments errors instead of crashing.
+ * n (or nrow, ncol) < 0 means any length. */
+void svi_need_real(SEXP x, R_xlen_t n, const char *what);
+void svi_need_int(SEXP x, R_xlen_t n, const char *what);
+void svi_need_lgl(SEXP x, R_xlen_t n, const char *what);
+void svi_need_list(SEXP x, R_xlen_t n, const char *what);
+/* A double (type REALSXP) or integer matrix with the given dimensions. */
+void svi_need_matrix(SEXP x, SEXPTYPE type, int nrow, int ncol, const char *what);
+/* A single number (integer or double, not NA) in [lo, hi]. */
+int svi_int_arg(SEXP x, int lo, int hi, const char *what);
+double svi_real_arg(SEXP x, double lo, double hi, const char *what);
+/* TRUE/FALSE (NA or anything else is an error). */
+int svi_flag_arg(SEXP x, const char *what);
+/* Errors unless a * b (* c) fits in a vector of R and in `limit` doubles. */
+void svi_need_size(double a, double b, double limit, const char *what);
+
 /* Named list helper: list with the given names, filled by the caller. */
 SEXP svi_named_list(int n, const char **names);
 #endif

@@ -1,5 +1,6 @@
 /* Glue of the LDA engine: unpacks SEXPs, allocates outputs, calls the
  * kernels of lda-vb.c, lda-global.c and eval-completion.c. */
+#include <math.h>
 #include <string.h>
 #include "glue.h"
 #include "lda.h"
@@ -21,13 +22,17 @@ static lda_vb_opts opts_from_r(int K, SEXP iopts, SEXP dopts) {
   o.alpha = dop[0];
   o.tol = dop[1];
   o.active_eps = dop[2];
-  if (o.L < 1 || o.L > K || o.max_iter < 0 || !(o.alpha > 0))
+  if (o.L < 1 || o.L > K || o.max_iter < 0 || o.max_iter > 10000000 || o.select_every < 0 ||
+      o.select_every > 2 || o.restart_max < 0 || o.restart_max > 100000 ||
+      o.restart_iter < 0 || o.restart_iter > 10000000 || !(o.alpha > 0) ||
+      !isfinite(o.alpha) || ISNAN(o.tol) || ISNAN(o.active_eps))
     Rf_error("internal error: vb options out of range");
   return o;
 }
 
 static void check_topics(SEXP topics, int V) {
-  if (TYPEOF(topics) != REALSXP || !Rf_isMatrix(topics) || Rf_ncols(topics) != V)
+  if (TYPEOF(topics) != REALSXP || !Rf_isMatrix(topics) || Rf_ncols(topics) != V ||
+      Rf_nrows(topics) < 1)
     Rf_error("internal error: topics must be a double K x V matrix");
 }
 
@@ -40,9 +45,10 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   check_topics(topics, x.V);
   int K = Rf_nrows(topics), V = x.V, D = x.D;
-  int mode = Rf_asInteger(mode_), threads = svi_threads_from_r(threads_);
+  int mode = svi_int_arg(mode_, 0, 1, "mode"), threads = svi_threads_from_r(threads_);
   lda_vb_opts o = opts_from_r(K, iopts, dopts);
-  int want_obj = LOGICAL(flags)[0], want_sum = LOGICAL(flags)[1];
+  svi_need_lgl(flags, 2, "flags");
+  int want_obj = LOGICAL(flags)[0] == TRUE, want_sum = LOGICAL(flags)[1] == TRUE;
   o.want_objective = want_obj;
   svi_len nnz = x.doc_ptr[D];
   int *words = (int *)R_alloc(V, sizeof(int));
@@ -166,7 +172,16 @@ static void add_summary(double *out, int K, int V, SEXP s, double sign) {
   if (Rf_isS4(s)) {
     SEXP p = R_do_slot(s, Rf_install("p")), i = R_do_slot(s, Rf_install("i")),
          x = R_do_slot(s, Rf_install("x"));
-    if (XLENGTH(p) != (R_xlen_t)V + 1) Rf_error("internal error: summary has the wrong size");
+    svi_need_int(p, (R_xlen_t)V + 1, "summary@p");
+    svi_need_int(i, -1, "summary@i");
+    svi_need_real(x, XLENGTH(i), "summary@x");
+    const int *pp = INTEGER(p), *pi = INTEGER(i);
+    if (pp[0] != 0 || pp[V] != XLENGTH(i))
+      Rf_error("internal error: malformed summary pointers");
+    for (int v = 0; v < V; v++)
+      if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed summary pointers");
+    for (R_xlen_t j = 0; j < XLENGTH(i); j++)
+      if (pi[j] < 0 || pi[j] >= K) Rf_error("internal error: summary row out of range");
     lda_add_sparse(out, K, V, INTEGER(p), INTEGER(i), REAL(x), sign);
   } else {
     if (TYPEOF(s) != REALSXP || XLENGTH(s) != (R_xlen_t)K * V)
@@ -180,6 +195,7 @@ static void add_summary(double *out, int K, int V, SEXP s, double sign) {
 /* Memoized: S <- S - old + new; lambda = eta + S. */
 SEXP ffi_lda_global_memoized(SEXP S, SEXP old, SEXP new_, SEXP eta_) {
   int n_prot = 0;
+  svi_need_matrix(S, REALSXP, -1, -1, "S");
   int K = Rf_nrows(S), V = Rf_ncols(S);
   SEXP S2 = PROTECT(Rf_duplicate(S));
   n_prot++;
@@ -200,6 +216,7 @@ SEXP ffi_lda_global_memoized(SEXP S, SEXP old, SEXP new_, SEXP eta_) {
 /* Stochastic: lambda <- (1 - rho) lambda + rho (eta + scale S_B). */
 SEXP ffi_lda_global_stochastic(SEXP lambda, SEXP new_, SEXP eta_, SEXP rho_, SEXP scale_) {
   int n_prot = 0;
+  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
   int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
   double rho = Rf_asReal(rho_), eta = Rf_asReal(eta_), scale = Rf_asReal(scale_);
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, V));
@@ -215,6 +232,7 @@ SEXP ffi_lda_global_stochastic(SEXP lambda, SEXP new_, SEXP eta_, SEXP rho_, SEX
 
 /* Streaming: lambda <- lambda + S_B. */
 SEXP ffi_lda_global_streaming(SEXP lambda, SEXP new_) {
+  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
   int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
   SEXP out = PROTECT(Rf_duplicate(lambda));
   add_summary(REAL(out), K, V, new_, 1.0);
@@ -223,6 +241,8 @@ SEXP ffi_lda_global_streaming(SEXP lambda, SEXP new_) {
 }
 
 SEXP ffi_lda_elbo_topics(SEXP lambda, SEXP S, SEXP eta_, SEXP threads_) {
+  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
+  svi_need_matrix(S, REALSXP, -1, -1, "S");
   int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
   if (Rf_nrows(S) != K || Rf_ncols(S) != V) Rf_error("internal error: S and lambda differ");
   return Rf_ScalarReal(lda_elbo_topics(REAL(lambda), REAL(S), K, V, Rf_asReal(eta_),

@@ -1,6 +1,7 @@
 /* Glue of the mixture engine: unpacks SEXPs into the views of mix.h,
  * allocates outputs and scratch, calls the kernels of mix-local.c,
  * mix-init.c and obs-*.c. The training loop itself lives in R/mixture.R. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -16,30 +17,39 @@ static double wall_seconds(void) {
 
 static SEXP list_elt(SEXP list, const char *name) {
   SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+  if (TYPEOF(list) != VECSXP || TYPEOF(names) != STRSXP)
+    Rf_error("internal error: expected a named list");
   for (R_xlen_t i = 0; i < XLENGTH(list); i++)
     if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
   Rf_error("internal error: missing element `%s`", name);
   return R_NilValue;
 }
 
-static const double *real_or_null(SEXP x) {
-  return Rf_isNull(x) ? NULL : REAL(x);
+/* NULL, or a double vector of length n (an internal error otherwise). */
+static const double *real_or_null(SEXP x, R_xlen_t n, const char *what) {
+  if (Rf_isNull(x)) return NULL;
+  svi_need_real(x, n, what);
+  return REAL(x);
 }
 
 /* prior: list(lik, prior, conc, kappa0, nu0, eta, m0, B0, b0, logdet_B0, D) */
 static mix_prior unpack_prior(SEXP p, int *D) {
   mix_prior pr;
-  pr.lik = Rf_asInteger(list_elt(p, "lik"));
-  pr.prior = Rf_asInteger(list_elt(p, "prior"));
+  pr.lik = svi_int_arg(list_elt(p, "lik"), MIX_GAUSS, MIX_MULT, "lik");
+  pr.prior = svi_int_arg(list_elt(p, "prior"), MIX_DIRICHLET, MIX_DP, "prior");
   pr.conc = Rf_asReal(list_elt(p, "conc"));
   pr.kappa0 = Rf_asReal(list_elt(p, "kappa0"));
   pr.nu0 = Rf_asReal(list_elt(p, "nu0"));
   pr.eta = Rf_asReal(list_elt(p, "eta"));
-  pr.m0 = real_or_null(list_elt(p, "m0"));
-  pr.B0 = real_or_null(list_elt(p, "B0"));
-  pr.b0 = real_or_null(list_elt(p, "b0"));
+  *D = svi_int_arg(list_elt(p, "D"), 1, 1000000, "D");
+  R_xlen_t tri = (R_xlen_t)*D * (*D + 1) / 2;
+  pr.m0 = real_or_null(list_elt(p, "m0"), *D, "m0");
+  pr.B0 = real_or_null(list_elt(p, "B0"), tri, "B0");
+  pr.b0 = real_or_null(list_elt(p, "b0"), *D, "b0");
   pr.logdet_B0 = Rf_asReal(list_elt(p, "logdet_B0"));
-  *D = Rf_asInteger(list_elt(p, "D"));
+  if (((pr.lik == MIX_GAUSS || pr.lik == MIX_DIAG) && !pr.m0) ||
+      ((pr.lik == MIX_GAUSS || pr.lik == MIX_ZM) && !pr.B0) || (pr.lik == MIX_DIAG && !pr.b0))
+    Rf_error("internal error: the prior lacks a parameter of its likelihood");
   return pr;
 }
 
@@ -50,13 +60,16 @@ static mix_data unpack_data(SEXP data, int lik, int D) {
   x.lik = lik;
   x.D = D;
   if (lik == MIX_MULT) {
+    svi_need_list(data, -1, "data");
+    if (XLENGTH(data) < 3) Rf_error("internal error: data must be list(doc_ptr, term, count)");
     SEXP V = PROTECT(Rf_ScalarInteger(D));
     x.dtm =
         svi_dtm_view(VECTOR_ELT(data, 0), VECTOR_ELT(data, 1), VECTOR_ELT(data, 2), V);
     UNPROTECT(1);
     x.N = x.dtm.D;
   } else {
-    if (TYPEOF(data) != REALSXP || Rf_ncols(data) != D)
+    svi_need_matrix(data, REALSXP, -1, D, "data");
+    if (Rf_ncols(data) != D)
       Rf_error("internal error: data must be a double matrix with %d columns", D);
     x.N = Rf_nrows(data);
     x.X = REAL(data);
@@ -66,7 +79,7 @@ static mix_data unpack_data(SEXP data, int lik, int D) {
 
 static void check_state(SEXP Nk, SEXP S, int lik, int D, int *K) {
   *K = (int)XLENGTH(Nk);
-  if (TYPEOF(Nk) != REALSXP || TYPEOF(S) != REALSXP ||
+  if (TYPEOF(Nk) != REALSXP || TYPEOF(S) != REALSXP || *K < 1 || XLENGTH(Nk) > INT_MAX ||
       XLENGTH(S) != mix_stat_size(lik, D) * (R_xlen_t)*K)
     Rf_error("internal error: summaries have the wrong size");
 }
@@ -104,7 +117,10 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   mix_prior pr = unpack_prior(prior, &D);
   check_state(Nk, S, pr.lik, D, &K);
   mix_data x = unpack_data(data, pr.lik, D);
-  int L = Rf_asInteger(L_), threads = svi_threads_from_r(threads_);
+  int L = svi_int_arg(L_, 1, K, "L"), threads = svi_threads_from_r(threads_);
+  svi_need_real(range, 2, "range");
+  if (!(REAL(range)[0] >= 0 && REAL(range)[1] <= (double)x.N))
+    Rf_error("internal error: bad L or range");
   svi_len n0 = (svi_len)REAL(range)[0], n1 = (svi_len)REAL(range)[1];
   if (L < 1 || L > K || n0 < 0 || n1 > x.N || n1 < n0)
     Rf_error("internal error: bad L or range");
@@ -164,9 +180,12 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
   mix_prior pr = unpack_prior(prior, &D);
   check_state(Nk, S, pr.lik, D, &K);
   mix_data x = unpack_data(data, pr.lik, D);
-  int threads = svi_threads_from_r(threads_), red = Rf_asLogical(reduce);
+  int threads = svi_threads_from_r(threads_), red = svi_flag_arg(reduce, "reduce");
+  int pt = svi_flag_arg(point, "point");
+  if (!red) svi_need_size((double)K, (double)x.N, (double)R_XLEN_T_MAX, "weights matrix");
+  if (x.N > INT_MAX) Rf_error("internal error: too many points");
   mix_eval ev;
-  int status = build(&ev, &pr, K, D, Nk, S, Rf_asLogical(point));
+  int status = build(&ev, &pr, K, D, Nk, S, pt);
   if (status) Rf_error("internal error: component %d is not positive definite", status);
   svi_len N = x.N, nblocks = svi_n_blocks(N);
   SEXP out =
@@ -231,14 +250,18 @@ SEXP ffi_mix_objective(SEXP prior, SEXP Nk, SEXP S) {
 /* Seeds for initialisation: K distinct 1-based point indices. */
 SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP scale,
                   SEXP seed, SEXP threads_) {
-  int n_prot = 0, lik = Rf_asInteger(lik_), D = Rf_asInteger(D_), K = Rf_asInteger(K_);
+  int n_prot = 0, lik = svi_int_arg(lik_, MIX_GAUSS, MIX_MULT, "lik"),
+      D = svi_int_arg(D_, 1, 1000000, "D"), K = svi_int_arg(K_, 1, INT_MAX, "K");
   mix_data x = unpack_data(data, lik, D);
   if (K < 1 || K > x.N) Rf_error("internal error: K out of range");
+  int pp = svi_flag_arg(plusplus, "plusplus");
+  const double *sc = real_or_null(scale, D, "scale");
+  if (pp && lik != MIX_MULT && !sc) Rf_error("internal error: k-means++ needs a scale");
   int threads = svi_threads_from_r(threads_);
   svi_len *idx = (svi_len *)R_alloc(K, sizeof(svi_len));
   double *dist = (double *)R_alloc((size_t)x.N * 3, sizeof(double));
   double *work = (double *)R_alloc((size_t)(D + x.N), sizeof(double));
-  mix_init_seeds(&x, K, Rf_asLogical(plusplus), real_or_null(scale),
+  mix_init_seeds(&x, K, pp, sc,
                  svi_seed_from_r(seed), threads, idx, dist, work);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, K));
   n_prot++;

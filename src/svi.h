@@ -68,6 +68,11 @@ static inline int svi_thread_id(void) {
 #endif
 }
 
+/* Non-jumping interrupt check (glue.c): 1 if the user asked to interrupt.
+ * Main thread only, never inside an OpenMP region. Lets a kernel stop at
+ * its last complete state instead of unwinding through R's longjmp. */
+int svi_interrupt_pending(void);
+
 static inline svi_len svi_n_blocks(svi_len n) { return (n + SVI_BLOCK - 1) / SVI_BLOCK; }
 
 #endif

@@ -1,5 +1,7 @@
 /* Glue of Fast-VDP: unpacks the R arguments, builds the kd-tree, runs the
  * kernel (vdp.c) and packs the fit. */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include "glue.h"
@@ -20,9 +22,21 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   if (TYPEOF(Xt) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
       TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
     Rf_error("internal error: malformed arguments to ffi_vdp_fit");
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
   const int D = Rf_nrows(Xt), N = Rf_ncols(Xt);
   const int *ci = INTEGER(ctl_int);
   const double *cd = REAL(ctl_dbl);
+  if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: Xt must be a non-empty D x N matrix");
+  svi_need_real(m0, D, "m0");
+  svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
+  svi_real_arg(beta0, DBL_MIN, DBL_MAX, "beta0");
+  svi_real_arg(nu0, (double)D, DBL_MAX, "nu0");
+  if (ci[0] < 0 || ci[0] > 1 || ci[1] < 1 || ci[2] < 0 || ci[2] > 30 || ci[3] < 1 ||
+      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0)
+    Rf_error("internal error: Fast-VDP integer controls out of range");
+  for (int j = 0; j < 6; j++)
+    if (!isfinite(cd[j])) Rf_error("internal error: Fast-VDP controls must be finite");
+  svi_need_size((double)ci[3] * D, D, 1e12, "Fast-VDP component storage");
   vdp_control ctl;
   ctl.kdtree = ci[0];
   ctl.candidates = ci[1];
@@ -85,7 +99,10 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   res.m = (double *)R_alloc((size_t)mK * D, sizeof(double));
   res.W = (double *)R_alloc((size_t)mK * D * D, sizeof(double));
   res.tail_stats = (double *)R_alloc(D + 1, sizeof(double));
-  res.trace_cap = mK * (3 * ctl.max_iter + 2) + 16;
+  /* the kernel stops recording at trace_cap rows: cap it (in double, it
+   * could overflow an int for max_K x max_iter near their limits) */
+  double cap = (double)mK * (3.0 * ctl.max_iter + 2) + 16;
+  res.trace_cap = cap > 1e7 ? 10000000 : (int)cap;
   res.trace = (vdp_trace_row *)R_alloc(res.trace_cap, sizeof(vdp_trace_row));
   vdp_fit(REAL(Xt), N, D, tp, &prior, &ctl, &res);
   res.seconds_tree = t_tree;
@@ -93,8 +110,9 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   const int T = res.T;
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
-                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted"};
-  SEXP out = PROTECT(svi_named_list(18, names));
+                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
+                         "interrupted"};
+  SEXP out = PROTECT(svi_named_list(19, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -155,6 +173,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
   SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
+  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted));
   UNPROTECT(n_prot);
   return out;
 }

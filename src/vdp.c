@@ -49,6 +49,7 @@
 
 typedef struct {
   int N, D, P, max_K, T, threads, SS, cycle, status;
+  int interrupted; /* a user interrupt was seen: stop at the last complete model */
   const double *X;
   const vdp_tree *tree;
   const gw_prior *prior;
@@ -571,7 +572,10 @@ static void update_all(vdp_state *s) {
     global_step(s);
     maybe_reorder(s);
     record(s, 0, s->F);
-    R_CheckUserInterrupt();
+    if (svi_interrupt_pending()) {
+      s->interrupted = 1;
+      break;
+    }
     if (converging && !expanded) break;
     converging = Fprev - s->F <= ctl->update_tol * fabs(s->F);
     if (converging && !s->tree) break;
@@ -985,7 +989,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   /* greedy splitting */
   int *cand = (int *)R_alloc(ctl->candidates > 0 ? ctl->candidates : 1, sizeof(int));
   int split_step = 0;
-  while (s->T < mK) {
+  while (s->T < mK && !s->interrupted) {
     svi_rng r;
     svi_rng_init(&r, ctl->seed, VDP_STREAM + (uint64_t)split_step++);
     int nc = draw_candidates(s, &r, ctl->candidates, cand);
@@ -1005,8 +1009,13 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
         double *ta = s->best_acc; s->best_acc = s->cand_acc; s->cand_acc = ta;
         int tc = s->best_cap; s->best_cap = s->sub_cap; s->sub_cap = tc;
       }
-      R_CheckUserInterrupt();
+      if (s->interrupted || svi_interrupt_pending()) {
+        s->interrupted = 1;
+        break;
+      }
     }
+    /* an interrupt keeps the model of the last accepted split */
+    if (s->interrupted) break;
     if (best_c < 0 || !(bestF < s->F - ctl->tol * fabs(s->F))) break;
     apply_split(s, best_c, best_n);
     res->n_splits_accepted++;
@@ -1021,7 +1030,8 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
                el / (double)split_step * (double)(mK - s->T));
     }
   }
-  try_deletes(s);
+  if (!s->interrupted) try_deletes(s);
+  res->interrupted = s->interrupted;
   /* results */
   res->T = s->T;
   res->n_items = s->n_items;

@@ -44,6 +44,7 @@ typedef struct {
 
 typedef struct {
   int T, n_items, status, n_trace, n_splits_tried, n_splits_accepted, n_deletes;
+  int interrupted; /* 1: stopped by a user interrupt (the model is complete) */
   double F, seconds_total, seconds_tree;
   /* caller-allocated, max_K slots */
   double *Nk, *a, *b, *beta, *nu, *m /* D x max_K */, *W /* D x D x max_K */;

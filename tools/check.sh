@@ -29,3 +29,8 @@ if grep -qE '^Status:.*(ERROR|WARNING)' "$log"; then
   grep -E '^Status:' "$log"; echo "R CMD check reported an ERROR or WARNING"; exit 1
 fi
 grep -E '^Status:' "$log"
+# Fixed-budget fuzz run (issue 11) against the package R CMD check installed:
+# random and mutated arguments to every exported function and .Call entry
+# point; any crash or hang fails the check.
+R_LIBS="$PWD/sparsevi.Rcheck${R_LIBS:+:$R_LIBS}" Rscript tools/fuzz.R 1500 1 120 ||
+  { echo "fuzz run found a crash or a hang"; exit 1; }

@@ -24,6 +24,15 @@ ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:log_path=$log" \
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$log" \
 R_LIBS="$lib" NOT_CRAN=true \
   Rscript -e 'res <- testthat::test_dir("tests/testthat", package = "sparsevi", load_package = "installed", reporter = "summary", stop_on_failure = TRUE)' || status=$?
+# the fixed-budget fuzz run under the sanitizers too: memory errors that do
+# not crash a normal build are reported here (FUZZ_CASES=0 skips it)
+fuzz_cases=${FUZZ_CASES:-1500}
+if [ "$fuzz_cases" -gt 0 ]; then
+  LD_PRELOAD="$asan $ubsan" \
+  ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:log_path=$log" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$log" \
+  R_LIBS="$lib" Rscript tools/fuzz.R "$fuzz_cases" 1 300 || status=$?
+fi
 if ls "$log".* >/dev/null 2>&1; then
   cat "$log".*
   echo "sanitizer errors: $(cat "$log".* | grep -c 'ERROR: \|runtime error')"
