@@ -268,10 +268,18 @@ if ("3" %in% parts) {
     mdl <- text2vec::LDA$new(n_topics = K, doc_topic_prior = 0.1, topic_word_prior = 0.01)
     t <- cpu(suppressMessages(mdl$fit_transform(m, n_iter = 200, convergence_tol = -1,
                                                  progress = FALSE)))
+    # topic_word_distribution is the normalised sample counts without the
+    # prior (most entries exactly zero); score it as it comes and, fairer,
+    # smoothed with the topic-word prior: (counts + 0.01) / row sums
     tw <- mdl$topic_word_distribution
     tw <- tw[, match(train$vocab, colnames(tw))]
     colnames(tw) <- train$vocab
-    add("text2vec WarpLDA (200 iter)", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
+    add("text2vec WarpLDA (200 iter), raw", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
+    cc <- mdl$components
+    cc <- cc[, match(train$vocab, colnames(cc))] + 0.01
+    tw <- cc / rowSums(cc)
+    colnames(tw) <- train$vocab
+    add("text2vec WarpLDA (200 iter), +prior", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
   } else {
     say("  text2vec not installed: WarpLDA skipped")
   }
