@@ -14,6 +14,9 @@
 #                               1,000 of them held out (default 50000); "all"
 #                               reads the whole corpus
 #  SPARSEVI_BENCH_SVI_BATCH     stochastic batch size in part 2 (default 100)
+#  SPARSEVI_BENCH_PART2_GLOBAL  part 2 global steps (default memoized,stochastic)
+#  SPARSEVI_BENCH_PART2_L       part 2 values of L (default 1,8,100; must hold 100)
+#  SPARSEVI_BENCH_PASSES        part 2 laps (default 6)
 #  SPARSEVI_BENCH_PEER_CORPUS   part 3 corpus: kos (default) or nips_f20
 #  SPARSEVI_BENCH_VEM_EM        topicmodels VEM EM iterations (default 10)
 #  SPARSEVI_BENCH_OURS          part 3 sparsevi fits, comma-separated among
@@ -156,8 +159,10 @@ if ("2" %in% parts) {
   say("== 2. held-out log-likelihood per token (document completion) vs training seconds, %s, K = %d, %d laps, %d train / %d test documents, stochastic batch size %d%s",
       corpus2, K, passes, nrow(sp$train), nrow(sp$test$observed), svi_batch, note2)
   runs <- list()
-  for (g in c("memoized", "stochastic")) {
-    for (L in c(1L, 8L, K)) {
+  globals2 <- strsplit(Sys.getenv("SPARSEVI_BENCH_PART2_GLOBAL", "memoized,stochastic"), ",")[[1]]
+  Ls2 <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_PART2_L", sprintf("1,8,%d", K)), ",")[[1]])
+  for (g in globals2) {
+    for (L in Ls2) {
       fit <- fit_lda(sp$train, K = K, L = L, global = g, passes = passes, seed = 1,
                      threads = 1, progress = FALSE, heldout = sp$test,
                      batch_size = if (g == "stochastic") svi_batch else NULL)
@@ -169,7 +174,7 @@ if ("2" %in% parts) {
     dense <- runs[[sprintf("%s L=%d", g, K)]]
     plateau <- max(dense$heldout)
     t_dense <- dense$seconds[which(dense$heldout >= plateau - 0.005)[1]]
-    for (L in c(1L, 8L)) {
+    for (L in setdiff(Ls2, K)) {
       tr <- runs[[sprintf("%s L=%d", g, L)]]
       hit <- which(tr$heldout >= plateau - 0.005)[1]
       say("  %s: L = %d best %.4f vs dense %.4f; reaches dense plateau (-0.005) at %s s vs dense %.0f s%s",
