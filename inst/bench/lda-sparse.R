@@ -8,6 +8,20 @@
 #     VEM) on kos, same split, same held-out evaluator (ours)
 #  4. restart proposals: acceptance rate and objective gained
 # Writes inst/bench/results/lda-sparse.txt.
+# Options (environment):
+#  SPARSEVI_BENCH_PART2_CORPUS  part 2 corpus: nips_f20 (default) or wikipara
+#  SPARSEVI_BENCH_WIKI_DOCS     wikipara: use the first N + 1,000 paragraphs,
+#                               1,000 of them held out (default 50000); "all"
+#                               reads the whole corpus
+#  SPARSEVI_BENCH_SVI_BATCH     stochastic batch size in part 2 (default 100)
+#  SPARSEVI_BENCH_PART2_GLOBAL  part 2 global steps (default memoized,stochastic)
+#  SPARSEVI_BENCH_PART2_L       part 2 values of L (default 1,8,100; must hold 100)
+#  SPARSEVI_BENCH_PASSES        part 2 laps (default 6)
+#  SPARSEVI_BENCH_PEER_CORPUS   part 3 corpus: kos (default) or nips_f20
+#  SPARSEVI_BENCH_VEM_EM        topicmodels VEM EM iterations (default 10)
+#  SPARSEVI_BENCH_OURS          part 3 sparsevi fits, comma-separated among
+#                               memoized8, memoized, stochastic8, batch
+#                               (default all four)
 suppressPackageStartupMessages(library(sparsevi))
 data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
 if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
@@ -38,6 +52,28 @@ read_corpus <- function(name) {
   v <- readLines(vocab)
   as_dtm(Matrix::sparseMatrix(i = tab[[1]], j = tab[[2]], x = tab[[3]],
                               dims = c(max(tab[[1]]), length(v)), dimnames = list(NULL, v)))
+}
+
+# The first n documents of a UCI corpus (documents listed in increasing order),
+# read with read_uci_bow() from a truncated copy, the vocabulary restricted to
+# the terms these documents use.
+read_corpus_head <- function(name, n) {
+  dir <- file.path(data_dir, name)
+  docword <- file.path(dir, sprintf("docword.%s.txt.gz", name))
+  vocab <- file.path(dir, sprintf("vocab.%s.txt", name))
+  body <- tempfile("head-body-")
+  status <- system(sprintf("gzip -dc %s | awk 'NR <= 3 { next } $1 > %d { exit } { print }' > %s",
+                           shQuote(docword), as.integer(n), shQuote(body)))
+  if (status != 0) stop("could not extract the first documents of ", name)
+  nnz <- as.numeric(strsplit(trimws(system(sprintf("wc -l < %s", shQuote(body)), intern = TRUE)), " ")[[1]][1])
+  head_file <- tempfile("head-", fileext = ".txt")
+  writeLines(c(as.character(n), as.character(length(readLines(vocab))), as.character(nnz)),
+             head_file)
+  file.append(head_file, body)
+  x <- read_uci_bow(head_file, vocab)
+  unlink(c(body, head_file))
+  used <- tabulate(x$term + 1L, nbins = length(x$vocab)) > 0
+  sparsevi:::dtm_keep_terms(x, used)
 }
 
 theta_of <- function(res, alpha) {
@@ -100,16 +136,36 @@ if ("1" %in% parts) {
 if ("2" %in% parts) {
   K <- 100L
   passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "6"))
-  sp <- split_heldout(nips, test_frac = 0.1, seed = 1)
+  corpus2 <- Sys.getenv("SPARSEVI_BENCH_PART2_CORPUS", "nips_f20")
+  svi_batch <- as.integer(Sys.getenv("SPARSEVI_BENCH_SVI_BATCH", "100"))
   say("")
-  say("== 2. held-out log-likelihood per token (document completion) vs training seconds, nips_f20, K = %d, %d laps, %d train / %d test documents",
-      K, passes, nrow(sp$train), nrow(sp$test$observed))
+  if (corpus2 == "nips_f20") {
+    sp <- split_heldout(nips, test_frac = 0.1, seed = 1)
+    note2 <- ""
+  } else {
+    n_wiki <- Sys.getenv("SPARSEVI_BENCH_WIKI_DOCS", "50000")
+    t_read <- cpu({
+      x2 <- if (n_wiki == "all") read_corpus(corpus2) else
+        read_corpus_head(corpus2, as.integer(n_wiki) + 1000L)
+      x2
+    })
+    sp <- split_heldout(x2, n_test = 1000L, seed = 1)
+    note2 <- sprintf(" (%s: %s; %d terms used by these documents, %s tokens; read in %.0f s)",
+                     corpus2, if (n_wiki == "all") "all documents" else
+                       sprintf("first %d paragraphs of 615,012, 1,000 held out at random", nrow(x2)),
+                     ncol(x2), format(sum(x2$count), big.mark = ","), t_read$elapsed)
+    rm(x2)
+  }
+  say("== 2. held-out log-likelihood per token (document completion) vs training seconds, %s, K = %d, %d laps, %d train / %d test documents, stochastic batch size %d%s",
+      corpus2, K, passes, nrow(sp$train), nrow(sp$test$observed), svi_batch, note2)
   runs <- list()
-  for (g in c("memoized", "stochastic")) {
-    for (L in c(1L, 8L, K)) {
+  globals2 <- strsplit(Sys.getenv("SPARSEVI_BENCH_PART2_GLOBAL", "memoized,stochastic"), ",")[[1]]
+  Ls2 <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_PART2_L", sprintf("1,8,%d", K)), ",")[[1]])
+  for (g in globals2) {
+    for (L in Ls2) {
       fit <- fit_lda(sp$train, K = K, L = L, global = g, passes = passes, seed = 1,
                      threads = 1, progress = FALSE, heldout = sp$test,
-                     batch_size = if (g == "stochastic") 100 else NULL)
+                     batch_size = if (g == "stochastic") svi_batch else NULL)
       key <- sprintf("%s L=%d", g, L)
       runs[[key]] <- fit$trace
       say("  %-16s seconds: %s", key, paste(sprintf("%.0f", fit$trace$seconds), collapse = " "))
@@ -118,7 +174,7 @@ if ("2" %in% parts) {
     dense <- runs[[sprintf("%s L=%d", g, K)]]
     plateau <- max(dense$heldout)
     t_dense <- dense$seconds[which(dense$heldout >= plateau - 0.005)[1]]
-    for (L in c(1L, 8L)) {
+    for (L in setdiff(Ls2, K)) {
       tr <- runs[[sprintf("%s L=%d", g, L)]]
       hit <- which(tr$heldout >= plateau - 0.005)[1]
       say("  %s: L = %d best %.4f vs dense %.4f; reaches dense plateau (-0.005) at %s s vs dense %.0f s%s",
@@ -146,9 +202,13 @@ if ("3" %in% parts) {
     say("  %-34s %8.1f s  held-out %.4f", system, seconds, heldout)
   }
   # ours
-  for (cfg in list(list(g = "memoized", L = 8L), list(g = "memoized", L = K),
-                   list(g = "stochastic", L = 8L),
-                   list(g = "batch", L = K, alpha = 0.01, eta = 0.01))) {
+  ours_cfgs <- list(memoized8 = list(g = "memoized", L = 8L), memoized = list(g = "memoized", L = K),
+                    stochastic8 = list(g = "stochastic", L = 8L),
+                    batch = list(g = "batch", L = K, alpha = 0.01, eta = 0.01))
+  ours_sel <- strsplit(Sys.getenv("SPARSEVI_BENCH_OURS", paste(names(ours_cfgs), collapse = ",")),
+                       ",")[[1]]
+  vem_em <- as.integer(Sys.getenv("SPARSEVI_BENCH_VEM_EM", "10"))
+  for (cfg in ours_cfgs[intersect(names(ours_cfgs), ours_sel)]) {
     fit <- fit_lda(train, K = K, L = cfg$L, global = cfg$g, passes = 10, seed = 1,
                    threads = 1, progress = FALSE, heldout = sp$test, alpha = cfg$alpha,
                    eta = cfg$eta, batch_size = if (cfg$g == "stochastic") 100 else NULL)
@@ -213,10 +273,18 @@ if ("3" %in% parts) {
     mdl <- text2vec::LDA$new(n_topics = K, doc_topic_prior = 0.1, topic_word_prior = 0.01)
     t <- cpu(suppressMessages(mdl$fit_transform(m, n_iter = 200, convergence_tol = -1,
                                                  progress = FALSE)))
+    # topic_word_distribution is the normalised sample counts without the
+    # prior (most entries exactly zero); score it as it comes and, fairer,
+    # smoothed with the topic-word prior: (counts + 0.01) / row sums
     tw <- mdl$topic_word_distribution
     tw <- tw[, match(train$vocab, colnames(tw))]
     colnames(tw) <- train$vocab
-    add("text2vec WarpLDA (200 iter)", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
+    add("text2vec WarpLDA (200 iter), raw", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
+    cc <- mdl$components
+    cc <- cc[, match(train$vocab, colnames(cc))] + 0.01
+    tw <- cc / rowSums(cc)
+    colnames(tw) <- train$vocab
+    add("text2vec WarpLDA (200 iter), +prior", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
   } else {
     say("  text2vec not installed: WarpLDA skipped")
   }
@@ -227,10 +295,10 @@ if ("3" %in% parts) {
                                        dimnames = list(NULL, train$vocab))
     t <- cpu(topicmodels::LDA(stm, k = K, method = "VEM",
                               control = list(seed = 1, estimate.alpha = FALSE, alpha = 0.5,
-                                             em = list(iter.max = 10), var = list(iter.max = 20))))
+                                             em = list(iter.max = vem_em), var = list(iter.max = 20))))
     tw <- exp(t$value@beta)
     colnames(tw) <- train$vocab
-    add("topicmodels VEM (10 EM iterations)", t$user, sparsevi:::completion_score(tw, 0.5, sp$test))
+    add(sprintf("topicmodels VEM (%d EM iterations)", vem_em), t$user, sparsevi:::completion_score(tw, 0.5, sp$test))
   } else {
     say("  topicmodels or slam not installed: VEM skipped")
   }
