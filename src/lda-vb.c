@@ -641,6 +641,24 @@ static void doc_step(const svi_dtm *x, const int *loc, int dd, int d0, const dou
     w->b = tmp;
   }
 }
+/* The end (exclusive) of the chunk of documents starting at d0: as many
+ * documents as fit the memory budget of the per-entry buffers, at least one.
+ * Writes the chunk's number of (document, word) entries to *ent. */
+static int chunk_end(const svi_dtm *x, int d0, int dense, size_t per_entry, int K,
+                     size_t budget, size_t *ent) {
+  int d1 = d0;
+  size_t e = 0;
+  while (d1 < x->D) {
+    size_t nw = (size_t)(x->doc_ptr[d1 + 1] - x->doc_ptr[d1]);
+    size_t cost = (e + nw) * per_entry + (dense ? (size_t)(d1 - d0 + 1) * K : 0);
+    if (d1 > d0 && cost > budget) break;
+    e += nw;
+    d1++;
+  }
+  *ent = e;
+  return d1;
+}
+
 
 int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, const double *le,
                  const lda_vb_opts *o_in, int threads, lda_vb_out *out) {
@@ -713,15 +731,8 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
   {
     int d0 = 0;
     while (d0 < D) {
-      int d1 = d0;
       size_t ent = 0;
-      while (d1 < D) {
-        size_t nw = (size_t)(x->doc_ptr[d1 + 1] - x->doc_ptr[d1]);
-        size_t cost = (ent + nw) * per_entry + (dense ? (size_t)(d1 - d0 + 1) * K : 0);
-        if (d1 > d0 && cost > budget) break;
-        ent += nw;
-        d1++;
-      }
+      int d1 = chunk_end(x, d0, dense, per_entry, K, budget, &ent);
       if (ent > max_entries) max_entries = ent;
       if ((size_t)(d1 - d0) > max_docs) max_docs = (size_t)(d1 - d0);
       d0 = d1;
@@ -741,15 +752,8 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
   }
   int d0 = 0;
   while (d0 < D) {
-    int d1 = d0;
     size_t ent = 0;
-    while (d1 < D) {
-      size_t nw = (size_t)(x->doc_ptr[d1 + 1] - x->doc_ptr[d1]);
-      size_t cost = (ent + nw) * per_entry + (dense ? (size_t)(d1 - d0 + 1) * K : 0);
-      if (d1 > d0 && cost > budget) break;
-      ent += nw;
-      d1++;
-    }
+    int d1 = chunk_end(x, d0, dense, per_entry, K, budget, &ent);
     int e0 = x->doc_ptr[d0];
     int nd = d1 - d0;
     int nb = (int)svi_n_blocks(nd);
