@@ -243,7 +243,7 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
   m <- t(res$m + center)
   colnames(m) <- colnames(X)
   covs <- array(0, c(D, D, T), dimnames = list(colnames(X), colnames(X), NULL))
-  for (k in seq_len(T)) covs[, , k] <- solve(res$W[, , k]) / res$nu[k]
+  for (k in seq_len(T)) covs[, , k] <- sym_inverse(res$W[, , k]) / res$nu[k]
   phases <- c("update", "split", "pre_expand", "expand", "start", "delete")
   tr <- res$trace
   trace <- data.frame(step = tr$step, seconds = tr$seconds,
@@ -448,4 +448,17 @@ plot.sparsevi_vdp <- function(x, ...) {
   graphics::plot(tr$seconds, tr$T, type = "s", xlab = "seconds", ylab = "T",
                  main = "Components", ...)
   invisible(x)
+}
+
+# Inverse of a symmetric positive (semi)definite matrix: through its Cholesky
+# factor, or, when it is numerically singular (near-duplicate points give a
+# Wishart scale with a huge condition number), through its eigen-decomposition
+# with eigenvalues floored at 1e-14 of the largest.
+sym_inverse <- function(W) {
+  W <- (W + t(W)) / 2
+  inv <- tryCatch(chol2inv(chol(W)), error = function(e) NULL)
+  if (!is.null(inv) && all(is.finite(inv))) return(inv)
+  e <- eigen(W, symmetric = TRUE)
+  v <- pmax(e$values, max(e$values) * 1e-14, .Machine$double.xmin)
+  e$vectors %*% (t(e$vectors) / v)
 }
