@@ -153,6 +153,18 @@ static inline void top_insert(double v, int k, int *m, int L, int *ix, double *v
   ix[j] = k;
 }
 
+/* Offers topic k with weight v to the buffer: kept if the buffer has room or
+ * v beats its last entry (which is then dropped); inbuf follows the buffer. */
+static inline void top_offer(double v, int k, int *m, int L, int *ix, double *val,
+                             int *inbuf) {
+  if (*m == L) {
+    if (!better(v, k, val[L - 1], ix[L - 1])) return;
+    inbuf[ix[L - 1]] = 0;
+  }
+  top_insert(v, k, m, L, ix, val);
+  inbuf[k] = 1;
+}
+
 /* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
  * small L: a scan keeping a sorted buffer of the best L.
  * - The buffer is first filled with the word's previous topics (seed), which
@@ -173,12 +185,7 @@ static inline int top_scan(const double *ep, const int *mark, const int *wo, con
   for (int q = 0; q < nseed; q++) {
     int k = seed[q];
     double v = seed_e[q] * ep[k];
-    if (m == L) {
-      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
-      inbuf[ix[L - 1]] = 0;
-    }
-    top_insert(v, k, &m, L, ix, val);
-    inbuf[k] = 1;
+    top_offer(v, k, &m, L, ix, val, inbuf);
   }
   *stopped = 0;
   for (int t = 0; t < T; t++) {
@@ -190,12 +197,7 @@ static inline int top_scan(const double *ep, const int *mark, const int *wo, con
     int k = wo[t];
     if (!mark[k] || inbuf[k]) continue;
     double v = et * ep[k];
-    if (m == L) {
-      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
-      inbuf[ix[L - 1]] = 0;
-    }
-    top_insert(v, k, &m, L, ix, val);
-    inbuf[k] = 1;
+    top_offer(v, k, &m, L, ix, val, inbuf);
   }
   return m;
 }
@@ -213,12 +215,7 @@ static inline int top_scan_prior(const double *e, const double *ep, const int *o
     if (m == L && epk * e_bound < val[L - 1]) break;
     if (inbuf[k]) continue;
     double v = e[k] * epk;
-    if (m == L) {
-      if (!better(v, k, val[L - 1], ix[L - 1])) continue;
-      inbuf[ix[L - 1]] = 0;
-    }
-    top_insert(v, k, &m, L, ix, val);
-    inbuf[k] = 1;
+    top_offer(v, k, &m, L, ix, val, inbuf);
   }
   return m;
 }

@@ -106,6 +106,20 @@ static inline void item_view(const vdp_state *s, int id, double *scratch, double
   }
 }
 
+/* S_{item,k} = E ln pi_k + E ln p(item | component k) for k < T and, in S[T],
+ * the same for the first tail component (prior parameters); returns the max. */
+static inline double item_scores(const vdp_state *s, int T, double n, const double *s1,
+                                 const double *s2, double *S) {
+  double mx = -INFINITY;
+  for (int k = 0; k < T; k++) {
+    S[k] = s->elnpi[k] + gw_score(&s->post[k], n, s1, s2);
+    if (S[k] > mx) mx = S[k];
+  }
+  S[T] = s->elnpi_tail + gw_score(&s->prior->as_q, n, s1, s2);
+  if (S[T] > mx) mx = S[T];
+  return mx;
+}
+
 static inline int n_children(const vdp_state *s, int id) {
   if (id < 0) return 0;
   if (s->tree->left[id] >= 0) return 2;
@@ -241,13 +255,7 @@ static void local_full(vdp_state *s) {
         double n;
         const double *s1, *s2;
         item_view(s, s->item[i], outer, &n, &s1, &s2);
-        double mx = -INFINITY;
-        for (int k = 0; k < T; k++) {
-          S[k] = s->elnpi[k] + gw_score(&s->post[k], n, s1, s2);
-          if (S[k] > mx) mx = S[k];
-        }
-        S[T] = s->elnpi_tail + gw_score(&s->prior->as_q, n, s1, s2);
-        if (S[T] > mx) mx = S[T];
+        double mx = item_scores(s, T, n, s1, s2, S);
         double z = 0.0;
         for (int k = 0; k < K1; k++) {
           S[k] -= mx;
@@ -453,13 +461,7 @@ static int expand_tree(vdp_state *s) {
       double cn;
       const double *s1, *s2;
       item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
-      double mx = -INFINITY;
-      for (int k = 0; k < T; k++) {
-        S[k] = s->elnpi[k] + gw_score(&s->post[k], cn, s1, s2);
-        if (S[k] > mx) mx = S[k];
-      }
-      S[T] = s->elnpi_tail + gw_score(&s->prior->as_q, cn, s1, s2);
-      if (S[T] > mx) mx = S[T];
+      double mx = item_scores(s, T, cn, s1, s2, S);
       double z = 0.0;
       for (int k = 0; k < K1; k++) z += (S[k] = exp(S[k] - mx));
       for (int k = 0; k < K1; k++) {
