@@ -15,7 +15,9 @@
 #' @param ... Arguments of the method.
 #' @returns The mean held-out log-likelihood per token (a number), with
 #'   attributes `tokens` (held-out tokens scored) and `per_doc` (each test
-#'   document's total held-out log-likelihood).
+#'   document's total held-out log-likelihood); for topic models it has class
+#'   `sparsevi_score`, which prints as one line (`as.numeric()` gives the
+#'   bare number).
 #' @examples
 #' sim <- simulate_lda(D = 80, V = 40, K = 3, seed = 1)
 #' sp <- split_heldout(sim$dtm, n_test = 10, seed = 1)
@@ -96,8 +98,20 @@ completion_score <- function(topic_word, alpha, heldout, threads = 1L, details =
   if (details) {
     attr(val, "tokens") <- sum(res$tokens)
     attr(val, "per_doc") <- res$loglik
+    class(val) <- "sparsevi_score"
   }
   val
+}
+
+#' @export
+print.sparsevi_score <- function(x, digits = 4, ...) {
+  per_doc <- attr(x, "per_doc")
+  cat(sprintf("Held-out log-likelihood: %s per token (%s tokens, %s documents)\n",
+              format(unclass(x)[1L], digits = digits, nsmall = digits),
+              format(attr(x, "tokens"), big.mark = ","),
+              format(length(per_doc), big.mark = ",")))
+  cat("Per-document totals: attr(, \"per_doc\"); the number alone: as.numeric().\n")
+  invisible(x)
 }
 
 #' Topic coherence
