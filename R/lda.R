@@ -462,10 +462,18 @@ lda_init_bregman <- function(x, K, eta, seed) {
 
 # Random fallback: lambda_kv ~ Gamma(100, rate 100), near-uniform topics
 # with the symmetry broken by small noise (as Hoffman et al.'s online LDA).
+# The Gamma quantiles come from the Wilson-Hilferty transform of normal ones
+# (abs. error < 2e-3 at shape 100): qgamma() itself took ~1 us per entry, 13 s
+# for K = 100 over a 129k-term vocabulary.
 lda_init_random <- function(x, K, eta, seed) {
   V <- ncol(x)
   u <- lda_unif(seed, 902, K * V)
-  matrix(eta + stats::qgamma(u, shape = 100, rate = 100), K, V)
+  matrix(eta + gamma100_quantile(u), K, V)
+}
+
+gamma100_quantile <- function(u) {
+  c9 <- 1 / 900
+  pmax(1 - c9 + stats::qnorm(u) * sqrt(c9), 0)^3
 }
 
 lda_empty_trace <- function() {
