@@ -88,7 +88,11 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
                     threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), ...) {
   call <- match.call()
-  X <- check_vdp_data(X, "X")
+  X <- check_vdp_data(X, "X", scan = FALSE)
+  # one C pass for the finiteness and constant-column checks, the means and
+  # (when the default cov0 is wanted) the covariance
+  prep <- .Call(ffi_vdp_prepare, X, is.null(cov0))
+  vdp_scan_errors(prep, "X")
   N <- nrow(X)
   D <- ncol(X)
   kdtree <- check_flag(kdtree, "kdtree")
@@ -108,7 +112,7 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
                          "it needs at least D + 2 = %d points."), N, D, D + 2L),
           "data")
   }
-  center <- colMeans(X)
+  center <- prep$center
   if (is.null(m0)) {
     m0 <- center
   } else if (!is.numeric(m0) || length(m0) != D || any(!is.finite(m0))) {
@@ -121,7 +125,7 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
     nu0 <- check_number(nu0, "nu0", lower = D + 1, upper = 1e10, lower_open = TRUE)
   }
   if (is.null(cov0)) {
-    cov0 <- stats::cov(X) / 10
+    cov0 <- prep$cov / 10
   } else if (!is.numeric(cov0) || !is.matrix(cov0) || any(dim(cov0) != D) ||
              any(!is.finite(cov0)) || max(abs(cov0 - t(cov0))) > 1e-8 * max(abs(cov0))) {
     abort(sprintf("`cov0` must be a symmetric %d x %d numeric matrix.", D, D),
@@ -136,12 +140,10 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   }
   W0inv <- cov0 * (nu0 - D - 1)
   seed2 <- resolve_seed(seed)
-  Xt <- t(X) - center
-  storage.mode(Xt) <- "double"
   ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
                ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress))
   ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
-  res <- .Call(ffi_vdp_fit, Xt, as.double(m0 - center), beta0, as.double(nu0),
+  res <- .Call(ffi_vdp_fit, X, center, as.double(m0 - center), beta0, as.double(nu0),
                W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads)
   if (isTRUE(res$interrupted)) {
     warning(warningCondition(
@@ -194,7 +196,7 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
   out
 }
 
-check_vdp_data <- function(X, arg, D = NULL, call = caller_call()) {
+check_vdp_data <- function(X, arg, D = NULL, scan = TRUE, call = caller_call()) {
   if (is.data.frame(X)) {
     ok <- vapply(X, is.numeric, logical(1))
     if (!all(ok)) {
@@ -212,23 +214,29 @@ check_vdp_data <- function(X, arg, D = NULL, call = caller_call()) {
   if (nrow(X) < 1L || ncol(X) < 1L) {
     abort(sprintf("%s has no rows or no columns.", arg_label(arg)), "data", call = call)
   }
-  if (anyNA(X) || any(!is.finite(X))) {
-    abort(sprintf("%s contains missing or infinite values; remove or impute them.",
-                  arg_label(arg)), "data", call = call)
-  }
+  if (!is.double(X)) storage.mode(X) <- "double"
+  # scan = FALSE leaves the scans over the data to ffi_vdp_prepare (fit_vdp)
+  if (scan) vdp_scan_errors(.Call(ffi_vdp_prepare, X, FALSE), arg, D, call)
   if (!is.null(D) && ncol(X) != D) {
     abort(sprintf("%s has %d columns but the model was fitted on %d.",
                   arg_label(arg), ncol(X), D), "data", call = call)
   }
-  if (is.null(D) && nrow(X) > 1L) {
-    const <- which(apply(X, 2L, function(v) max(v) == min(v)))
-    if (length(const)) {
-      abort(sprintf("Column(s) %s of %s are constant; remove them before fitting.",
-                    paste(const, collapse = ", "), arg_label(arg)), "data", call = call)
-    }
-  }
-  storage.mode(X) <- "double"
   X
+}
+
+# Errors for what ffi_vdp_prepare found: values that are not finite, and
+# (when fitting, D = NULL) constant columns.
+vdp_scan_errors <- function(prep, arg, D = NULL, call = caller_call()) {
+  if (isTRUE(prep$nonfinite)) {
+    abort(sprintf("%s contains missing or infinite values; remove or impute them.",
+                  arg_label(arg)), "data", call = call)
+  }
+  const <- which(prep$constant)
+  if (is.null(D) && length(const)) {
+    abort(sprintf("Column(s) %s of %s are constant; remove them before fitting.",
+                  paste(const, collapse = ", "), arg_label(arg)), "data", call = call)
+  }
+  invisible(prep)
 }
 
 new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
@@ -311,9 +319,14 @@ print.summary.sparsevi_vdp <- function(x, ...) {
   invisible(x)
 }
 
-# Per point (rows) and component (columns, tail last): E ln pi + E ln p(x),
-# Kurihara et al. eqs. 3-6, and the log predictive densities for eq. 7.
-vdp_scores <- function(object, X) {
+# Per-component constants for ffi_vdp_predict (components, then the tail,
+# which scores with the prior): means, upper Cholesky factors U of the
+# Wishart scales W = U'U, and the coefficients of
+#   S_k = E ln pi_k + E ln p(x | k) = a_k - s_k quad_k                 (eqs. 3-6)
+#   ln w_k + ln t_k(x) = c_k - e_k log1p(r_k quad_k)                    (eq. 7)
+# with quad_k = (x - m_k)' W_k (x - m_k); the Student-t predictive has
+# dof nu + 1 - D and precision beta / (1 + beta) (dof) W. O(T D^3).
+vdp_predict_params <- function(object) {
   post <- object$posterior
   pr <- object$prior
   D <- object$dim
@@ -322,33 +335,41 @@ vdp_scores <- function(object, X) {
   b <- post$stick_b
   elnv <- digamma(a) - digamma(a + b)
   eln1v <- digamma(b) - digamma(a + b)
-  elnpi <- elnv + c(0, cumsum(eln1v))[seq_len(T)]
+  elnpi <- c(elnv + c(0, cumsum(eln1v))[seq_len(T)], 0)
   ps0 <- digamma(pr$a1 + pr$a2)
-  elnpi_tail <- sum(eln1v) + digamma(pr$a1) - ps0 - log1p(-exp(digamma(pr$a2) - ps0))
-  ms <- c(lapply(seq_len(T), function(k) post$m[k, ]), list(pr$m0))
-  Ws <- c(lapply(seq_len(T), function(k) post$W[, , k]), list(solve(pr$W0inv)))
-  betas <- c(post$beta, pr$beta0)
-  nus <- c(post$nu, pr$nu0)
-  S <- matrix(0, nrow(X), T + 1L)
-  logp <- matrix(0, nrow(X), T + 1L)
-  for (k in seq_len(T + 1L)) {
-    Xc <- sweep(X, 2L, ms[[k]])
-    U <- chol(Ws[[k]])
-    quad <- rowSums((Xc %*% t(U))^2)
-    logdetW <- 2 * sum(log(diag(U)))
-    nu <- nus[k]
-    beta <- betas[k]
+  elnpi[T + 1L] <- sum(eln1v) + digamma(pr$a1) - ps0 - log1p(-exp(digamma(pr$a2) - ps0))
+  lw <- log(c(object$weights, object$tail_weight))
+  K1 <- T + 1L
+  M <- matrix(0, D, K1)
+  U <- array(0, c(D, D, K1))
+  par <- matrix(0, K1, 5L)
+  for (k in seq_len(K1)) {
+    if (k <= T) {
+      m <- post$m[k, ]
+      W <- post$W[, , k]
+      beta <- post$beta[k]
+      nu <- post$nu[k]
+    } else {
+      m <- pr$m0
+      W <- sym_inverse(pr$W0inv)
+      beta <- pr$beta0
+      nu <- pr$nu0
+    }
+    Uk <- chol_upper(W)
+    logdetW <- 2 * sum(log(abs(diag(Uk))))
     elogdet <- sum(digamma((nu + 1 - seq_len(D)) / 2)) + D * log(2) + logdetW
-    S[, k] <- 0.5 * elogdet - 0.5 * D * log(2 * pi) - 0.5 * D / beta - 0.5 * nu * quad
-    # Student-t predictive: dof nu + 1 - D, precision (dof) beta / (1 + beta) W
     dof <- nu + 1 - D
     sc <- dof * beta / (1 + beta)
-    logp[, k] <- lgamma((dof + D) / 2) - lgamma(dof / 2) - 0.5 * D * log(dof * pi) +
-      0.5 * (logdetW + D * log(sc)) -
-      0.5 * (dof + D) * log1p(sc * quad / dof)
+    M[, k] <- m
+    U[, , k] <- Uk
+    par[k, ] <- c(elnpi[k] + 0.5 * elogdet - 0.5 * D * log(2 * pi) - 0.5 * D / beta,
+                  0.5 * nu,
+                  lw[k] + lgamma((dof + D) / 2) - lgamma(dof / 2) - 0.5 * D * log(dof * pi) +
+                    0.5 * (logdetW + D * log(sc)),
+                  0.5 * (dof + D),
+                  sc / dof)
   }
-  S <- sweep(S, 2L, c(elnpi, elnpi_tail), `+`)
-  list(S = S, logp = logp)
+  list(M = M, U = U, par = par)
 }
 
 #' Predict with a Fast-VDP fit
@@ -363,6 +384,8 @@ vdp_scores <- function(object, X) {
 #'   (predictive density, eq. 7, tail included).
 #' @param log For `type = "density"`, return the log density (default
 #'   `FALSE`).
+#' @param threads Number of threads (default `getOption("sparsevi.threads",
+#'   1)`); results do not depend on it.
 #' @param ... Unused.
 #' @returns An integer vector, a matrix or a numeric vector, by `type`.
 #' @examples
@@ -373,30 +396,26 @@ vdp_scores <- function(object, X) {
 #' @export
 predict.sparsevi_vdp <- function(object, newdata,
                                  type = c("cluster", "responsibilities", "density"),
-                                 log = FALSE, ...) {
+                                 log = FALSE,
+                                 threads = getOption("sparsevi.threads", 1L), ...) {
   type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
   log <- check_flag(log, "log")
+  threads <- sparsevi_threads(threads)
   if (missing(newdata)) {
     abort("`newdata` is required: fits do not store their training data.", "argument")
   }
   X <- vdp_newdata(object, newdata)
-  sc <- vdp_scores(object, X)
-  if (type == "density") {
-    lw <- log(c(object$weights, object$tail_weight))
-    L <- sweep(sc$logp, 2L, lw, `+`)
-    mx <- apply(L, 1L, max)
-    ld <- mx + log(rowSums(exp(L - mx)))
-    return(if (log) ld else exp(ld))
+  # the per-point work (quadratic forms, q(z), eq. 7 with the tail) runs in C
+  p <- vdp_predict_params(object)
+  code <- match(type, c("cluster", "responsibilities", "density")) - 1L
+  out <- .Call(ffi_vdp_predict, X, p$M, p$U, p$par, code, threads)
+  if (type == "density") return(if (log) out else exp(out))
+  if (type == "responsibilities") {
+    colnames(out) <- c(seq_len(object$T), "tail")
+    return(out)
   }
-  S <- sc$S
-  mx <- apply(S, 1L, max)
-  R <- exp(S - mx)
-  R <- R / rowSums(R)
-  colnames(R) <- c(seq_len(object$T), "tail")
-  if (type == "responsibilities") return(R)
-  cl <- max.col(R, ties.method = "first")
-  cl[cl == object$T + 1L] <- NA_integer_
-  cl
+  out[out == object$T + 1L] <- NA_integer_
+  out
 }
 
 vdp_newdata <- function(object, newdata, call = caller_call()) {
@@ -461,4 +480,16 @@ sym_inverse <- function(W) {
   e <- eigen(W, symmetric = TRUE)
   v <- pmax(e$values, max(e$values) * 1e-14, .Machine$double.xmin)
   e$vectors %*% (t(e$vectors) / v)
+}
+
+# An upper triangular U with U'U = W: the Cholesky factor, or, when W is
+# numerically singular, the R of a QR decomposition of the eigen-based
+# square root with eigenvalues floored as in sym_inverse().
+chol_upper <- function(W) {
+  W <- (W + t(W)) / 2
+  U <- tryCatch(chol(W), error = function(e) NULL)
+  if (!is.null(U) && all(is.finite(U))) return(U)
+  e <- eigen(W, symmetric = TRUE)
+  v <- pmax(e$values, max(e$values) * 1e-14, .Machine$double.xmin)
+  qr.R(qr(sqrt(v) * t(e$vectors), tol = 0)) # tol = 0: no column pivoting
 }

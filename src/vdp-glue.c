@@ -13,20 +13,26 @@ static double wall(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Xt: D x N centred data (one point per column). ctl_int: kdtree, candidates,
+/* X: N x D data (points in rows), center: its column means (the kernels see
+ * the centred transpose, built here as scratch that the tree reorders in
+ * place). ctl_int: kdtree, candidates,
  * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress.
  * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
-SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
+SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
                  SEXP ctl_dbl, SEXP seed, SEXP threads) {
   int n_prot = 0;
-  if (TYPEOF(Xt) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
+  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
       TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
     Rf_error("internal error: malformed arguments to ffi_vdp_fit");
-  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), N = Rf_ncols(Xt);
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int N = Rf_nrows(X), D = Rf_ncols(X);
   const int *ci = INTEGER(ctl_int);
   const double *cd = REAL(ctl_dbl);
-  if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: Xt must be a non-empty D x N matrix");
+  if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: X must be a non-empty N x D matrix");
+  svi_need_real(center, D, "center");
+  svi_need_size((double)N, (double)D, 1e12, "the centred data");
+  double *Xt = (double *)R_alloc((size_t)N * D, sizeof(double));
+  vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   svi_need_real(m0, D, "m0");
   svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
   svi_real_arg(beta0, DBL_MIN, DBL_MAX, "beta0");
@@ -72,7 +78,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
     tree.D = D;
     tree.P = P;
     tree.leaf_size = leaf_size;
-    tree.X = REAL(Xt);
+    tree.X = Xt;
     tree.perm = (int *)R_alloc(N, sizeof(int));
     tree.start = (int *)R_alloc(nn, sizeof(int));
     tree.count = (int *)R_alloc(nn, sizeof(int));
@@ -81,7 +87,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
     tree.depth = (int *)R_alloc(nn, sizeof(int));
     tree.s1 = (double *)R_alloc((size_t)nn * D, sizeof(double));
     tree.s2 = (double *)R_alloc((size_t)nn * P, sizeof(double));
-    tree.key = (double *)R_alloc(N, sizeof(double));
+    tree.key = (double *)R_alloc(2 * (size_t)N, sizeof(double));
     tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
     vdp_tree_build(&tree);
     tp = &tree;
@@ -104,7 +110,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   double cap = (double)mK * (3.0 * ctl.max_iter + 2) + 16;
   res.trace_cap = cap > 1e7 ? 10000000 : (int)cap;
   res.trace = (vdp_trace_row *)R_alloc(res.trace_cap, sizeof(vdp_trace_row));
-  vdp_fit(REAL(Xt), N, D, tp, &prior, &ctl, &res);
+  vdp_fit(Xt, N, D, tp, &prior, &ctl, &res);
   res.seconds_tree = t_tree;
 
   const int T = res.T;
@@ -174,6 +180,79 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
   SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* X: N x D data. Returns list(center, nonfinite, constant, cov): the column
+ * means, whether any value is not finite, which columns are constant, and
+ * (when want_cov and all is finite) the sample covariance, else NULL. */
+SEXP ffi_vdp_prepare(SEXP X, SEXP want_cov) {
+  int n_prot = 0;
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const R_xlen_t N = Rf_nrows(X);
+  const int D = Rf_ncols(X);
+  const int wc = svi_flag_arg(want_cov, "want_cov");
+  const char *names[] = {"center", "nonfinite", "constant", "cov"};
+  SEXP out = PROTECT(svi_named_list(4, names));
+  n_prot++;
+  SEXP center = Rf_allocVector(REALSXP, D);
+  SET_VECTOR_ELT(out, 0, center);
+  SEXP constant = Rf_allocVector(LGLSXP, D);
+  SET_VECTOR_ELT(out, 2, constant);
+  int nonfinite = 0;
+  if (N > 0 && D > 0) vdp_data_scan(REAL(X), N, D, REAL(center), &nonfinite, LOGICAL(constant));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(nonfinite));
+  if (wc && !nonfinite && N > 0 && D > 0) {
+    SEXP cov = Rf_allocMatrix(REALSXP, D, D);
+    SET_VECTOR_ELT(out, 3, cov);
+    double *work = (double *)R_alloc(vdp_data_cov_work(D), sizeof(double));
+    vdp_data_cov(REAL(X), N, D, REAL(center), REAL(cov), work);
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* X: N x D points; M: D x K1 means; U: D x D x K1 upper Cholesky factors of
+ * the Wishart scales; par: K1 x 5 per-component constants (vdp-predict.c);
+ * type: 0 cluster (1-based column index), 1 responsibilities, 2 log density. */
+SEXP ffi_vdp_predict(SEXP X, SEXP M, SEXP U, SEXP par, SEXP type, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int N = Rf_nrows(X), D = Rf_ncols(X);
+  svi_need_matrix(M, REALSXP, D, -1, "M");
+  const int K1 = Rf_ncols(M);
+  if (K1 < 1) Rf_error("internal error: no components to predict with");
+  svi_need_real(U, (R_xlen_t)D * D * K1, "U");
+  svi_need_matrix(par, REALSXP, K1, 5, "par");
+  vdp_predict_args a;
+  a.N = N;
+  a.D = D;
+  a.K1 = K1;
+  a.type = svi_int_arg(type, 0, 2, "type");
+  a.threads = svi_threads_from_r(threads);
+  a.X = REAL(X);
+  a.M = REAL(M);
+  a.U = REAL(U);
+  a.par = REAL(par);
+  a.scratch = (double *)R_alloc((size_t)(a.threads > 0 ? a.threads : 1) * (2 * D + 2 * K1),
+                                sizeof(double));
+  a.out_int = NULL;
+  a.out = NULL;
+  SEXP out;
+  if (a.type == 0) {
+    out = PROTECT(Rf_allocVector(INTSXP, N));
+    n_prot++;
+    a.out_int = INTEGER(out);
+  } else {
+    if (a.type == 1) out = PROTECT(Rf_allocMatrix(REALSXP, N, K1));
+    else out = PROTECT(Rf_allocVector(REALSXP, N));
+    n_prot++;
+    a.out = REAL(out);
+  }
+  vdp_predict(&a);
+  if (a.type == 0)
+    for (int i = 0; i < N; i++) INTEGER(out)[i] += 1;
   UNPROTECT(n_prot);
   return out;
 }

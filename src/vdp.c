@@ -129,7 +129,7 @@ static inline int n_children(const vdp_state *s, int id) {
 static inline int child_of(const vdp_state *s, int id, int j) {
   const vdp_tree *t = s->tree;
   if (t->left[id] >= 0) return j == 0 ? t->left[id] : t->right[id];
-  return -(t->perm[t->start[id] + j] + 1);
+  return -(t->start[id] + j + 1); /* the tree stores its points in its order */
 }
 
 static int argmax_row(const double *q, int T) {

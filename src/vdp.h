@@ -7,15 +7,17 @@
 #include "vdp-gauss.h"
 
 /* ---- kd-tree with cached statistics (kdtree.c) ---- */
-/* Nodes in preorder; node 0 is the root. A node holds the points
- * perm[start .. start + count); left < 0 marks a leaf (count <= leaf_size).
+/* Nodes in preorder; node 0 is the root. The build reorders the columns of
+ * X in place into tree order, so a node holds the consecutive points
+ * X[, start .. start + count) (perm[i] is the original index of the i-th);
+ * left < 0 marks a leaf (count <= leaf_size).
  * Each node caches count, sum x (D) and packed sum x x^T (P). */
 typedef struct {
   int N, D, P, leaf_size, n_nodes;
-  const double *X; /* D x N, one point per column */
+  double *X;       /* D x N, one point per column; reordered by the build */
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
-  double *key;     /* N doubles of scratch for the build */
+  double *key;     /* 2 N doubles of scratch for the build */
   double *scratch; /* D^2 + 3 D doubles of scratch for the build */
 } vdp_tree;
 
@@ -23,9 +25,37 @@ typedef struct {
 int vdp_tree_count_nodes(int n, int leaf_size);
 /* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
  * start, count, left, right, depth: n_nodes ints; s1: n_nodes D; s2:
- * n_nodes P doubles; key: N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
+ * n_nodes P doubles; key: 2 N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
  * principal direction; statistics summed bottom-up. */
 void vdp_tree_build(vdp_tree *t);
+
+/* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
+/* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
+ * when column j takes one value (N > 1). */
+void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfinite,
+                   int *constant);
+/* Sample covariance (D x D, divisor N - 1) about `center`; work holds
+ * vdp_data_cov_work(D) doubles. */
+size_t vdp_data_cov_work(int D);
+void vdp_data_cov(const double *X, svi_len N, int D, const double *center, double *cov,
+                  double *work);
+/* Xt (D x N) = t(X) - center. */
+void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
+                        double *Xt);
+
+/* ---- prediction (vdp-predict.c) ---- */
+typedef struct {
+  svi_len N;
+  int D, K1, type, threads; /* type: 0 best column, 1 responsibilities, 2 log density */
+  const double *X;   /* N x D, points in rows */
+  const double *M;   /* D x K1 means */
+  const double *U;   /* D x D x K1 upper Cholesky factors of the W_k */
+  const double *par; /* K1 x 5: a, s, c, e, r (see vdp-predict.c) */
+  double *scratch;   /* threads x (2 D + 2 K1) doubles */
+  int *out_int;      /* type 0: N (0-based column) */
+  double *out;       /* type 1: N x K1; type 2: N */
+} vdp_predict_args;
+void vdp_predict(const vdp_predict_args *a);
 
 /* ---- the algorithm (vdp.c) ---- */
 typedef struct {

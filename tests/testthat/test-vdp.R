@@ -107,6 +107,25 @@ test_that("predict gives responsibilities with the tail, clusters and eq. 7 dens
   expect_equal(sum(fit$weights) + fit$tail_weight, 1)
 })
 
+test_that("predict in C matches the pure-R reference, for any thread count", {
+  sim <- vdp_data(N = 700, D = 3, K = 4, separation = 3, seed = 12)
+  fit <- fit_vdp(sim$X[1:500, ], seed = 1, threads = 1, progress = FALSE)
+  X <- sim$X[501:700, ]
+  # far points, where the infinite tail takes the responsibility
+  X <- rbind(X, matrix(c(1e3, -1e3, 5e2), 2, 3, byrow = TRUE))
+  for (type in c("responsibilities", "density")) {
+    ref <- ref_vdp_predict(fit, X, type, log = TRUE)
+    got1 <- predict(fit, X, type = type, log = TRUE, threads = 1)
+    got2 <- predict(fit, X, type = type, log = TRUE, threads = 2)
+    expect_equal(got1, ref, tolerance = 1e-10)
+    expect_identical(got1, got2)
+  }
+  expect_identical(predict(fit, X, threads = 1), ref_vdp_predict(fit, X))
+  expect_equal(predict(fit, X, type = "density"),
+               ref_vdp_predict(fit, X, "density"), tolerance = 1e-10)
+  expect_error(predict(fit, X, threads = 0), class = "sparsevi_error_argument")
+})
+
 test_that("the predictive density (eq. 7, tail included) integrates to one", {
   x <- c(-4, -3.9, -3.5, -3, 0.1, 0.3, 0.5, 1, 2.8, 3, 3.3, 4)
   sim <- simulate_mixture(N = 200, D = 1, K = 2, separation = 8, seed = 4)
