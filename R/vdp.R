@@ -47,6 +47,21 @@
 #'   1)`); results do not depend on it.
 #' @param progress Print one line per accepted split (default
 #'   `interactive()`).
+#' @param cluster `NULL` (default), or a cluster from
+#'   [parallel::makePSOCKcluster()] (workers may be on other hosts, each with
+#'   sparsevi installed). With `kdtree = FALSE` the rows of `X` are split into
+#'   `n_batches` blocks (default: one per worker) sent once to the workers;
+#'   every per-point step (the full local step, and each split candidate's
+#'   sub list and partial steps) runs there, and only the globals and the
+#'   blocks' statistics travel. The batches' sums are added in batch order,
+#'   so the fit equals the fit without a cluster with the same `n_batches`.
+#'   A worker that fails stops the fit with a classed
+#'   `sparsevi_error_worker` error whose `fit` field holds the last complete
+#'   model. With `kdtree = TRUE` the cluster is not used (a classed warning
+#'   says so): after the O(N log N) tree build, each step works on the few
+#'   thousand outer nodes of the tree, not on the points, so shipping the
+#'   globals to workers would cost more than the step itself; the tree build
+#'   is a single pass on the master.
 #' @param ... Expert controls: `leaf_size` (points per kd-tree leaf, default
 #'   10), `max_iter` (update cycles per truncation level, default 100),
 #'   `partial_iter` (updates of a split's two children, default 20),
@@ -55,7 +70,10 @@
 #'   optimal responsibilities differ from the node's by more than this, or
 #'   when its points' responsibilities may range more widely; default 0.05),
 #'   `expand_sd` (how many standard deviations of a node's spread the
-#'   second test covers, default 2; larger is more exact and slower).
+#'   second test covers, default 2; larger is more exact and slower),
+#'   `n_batches` (`kdtree = FALSE`: row blocks whose statistics are summed
+#'   separately and then added in block order; default 1, or the number of
+#'   workers of `cluster`).
 #' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
 #'   "sparsevi_fit")`, a list with
 #'   * `weights`: expected mixing weights \eqn{E[\pi_k]} of the T components;
@@ -73,6 +91,9 @@
 #'   * `posterior`: Normal-Wishart and stick parameters (`m`, `beta`, `nu`,
 #'     `W`, `stick_a`, `stick_b`);
 #'   * `prior`: `m0`, `beta0`, `nu0`, `W0inv`, `cov0`, `a1`, `a2`;
+#'   * `cluster`: `NULL`, or (a fit on a cluster) the number of `workers` and
+#'     the bytes sent at setup (`bytes_setup`), and sent and received
+#'     during the fit (`bytes_sent`, `bytes_received`) over `rounds` rounds;
 #'   * `control`: the settings used; `call`: the call.
 #' @references Kurihara K, Welling M, Vlassis N (2007). Accelerated
 #'   variational Dirichlet process mixtures. NIPS 19.
@@ -86,8 +107,9 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
                     beta0 = 0.01, nu0 = NULL, cov0 = NULL, initial_depth = 4,
                     tol = 1e-4, max_K = 50, seed = NULL,
                     threads = getOption("sparsevi.threads", 1L),
-                    progress = interactive(), ...) {
+                    progress = interactive(), cluster = NULL, ...) {
   call <- match.call()
+  cluster <- check_cluster(cluster)
   X <- check_vdp_data(X, "X", scan = FALSE)
   # one C pass for the finiteness and constant-column checks, the means and
   # (when the default cov0 is wanted) the covariance
@@ -106,6 +128,19 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   threads <- sparsevi_threads(threads)
   progress <- check_flag(progress, "progress")
   ctl <- vdp_controls(list(...), tol)
+  if (!is.null(cluster) && kdtree) {
+    warning(warningCondition(
+      paste0("`cluster` is not used with `kdtree = TRUE`: the tree's steps work on ",
+             "its outer nodes on the master; use `kdtree = FALSE` to run the ",
+             "per-point steps on the workers."),
+      class = c("sparsevi_warning_cluster", "sparsevi_warning")))
+    cluster <- NULL
+  }
+  if (is.null(ctl$n_batches)) ctl$n_batches <- if (is.null(cluster)) 1L else length(cluster)
+  if (ctl$n_batches > N) {
+    abort(sprintf("`n_batches` (%d) must not exceed the number of points (%d).",
+                  ctl$n_batches, N), "argument")
+  }
   if (N < D + 2L) {
     abort(sprintf(paste0("`X` has %d points in %d dimensions, too few for the ",
                          "Normal-Wishart prior with data-scaled defaults; ",
@@ -143,8 +178,15 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
                ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress))
   ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
+  bounds <- as.integer(floor(seq(0, N, length.out = ctl$n_batches + 1L)))
+  remote <- NULL
+  if (!is.null(cluster)) {
+    remote <- vdp_remote(cluster, X, center, bounds, threads)
+    on.exit(executor_close(remote$ex), add = TRUE)
+  }
   res <- .Call(ffi_vdp_fit, X, center, as.double(m0 - center), beta0, as.double(nu0),
-               W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads)
+               W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads, bounds,
+               if (is.null(remote)) NULL else remote$hook)
   if (isTRUE(res$interrupted)) {
     warning(warningCondition(
       sprintf("Training was interrupted; returning the model after the last completed step (%d components).",
@@ -159,17 +201,91 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
     abort(sprintf("internal error in the Fast-VDP kernel (status %d).", res$status),
           "internal")
   }
-  new_sparsevi_vdp(res, X, center, list(m0 = m0, beta0 = beta0, nu0 = nu0,
-                                        W0inv = W0inv, cov0 = cov0, a1 = a1, a2 = a2),
-                   c(list(kdtree = kdtree, candidates = candidates,
-                          initial_depth = initial_depth, tol = tol, max_K = max_K,
-                          threads = threads, seed = seed), ctl),
-                   call)
+  fit <- new_sparsevi_vdp(res, X, center, list(m0 = m0, beta0 = beta0, nu0 = nu0,
+                                               W0inv = W0inv, cov0 = cov0, a1 = a1, a2 = a2),
+                          c(list(kdtree = kdtree, candidates = candidates,
+                                 initial_depth = initial_depth, tol = tol, max_K = max_K,
+                                 threads = threads, seed = seed), ctl),
+                          call)
+  if (!is.null(remote)) {
+    st <- remote$store
+    fit$cluster <- list(workers = length(cluster), bytes_setup = remote$ex$bytes_setup,
+                        bytes_sent = st$sent, bytes_received = st$received,
+                        rounds = st$rounds)
+    if (isTRUE(res$worker_failed)) {
+      err <- st$err
+      if (is.null(err)) {
+        err <- errorCondition("a worker failed.", class = c("sparsevi_error_worker",
+                                                             "sparsevi_error"))
+      }
+      err$fit <- fit
+      stop(err)
+    }
+  }
+  fit
+}
+
+# The per-point steps of VDP on a cluster: the row blocks (centred and
+# transposed as the kernel sees them) go to the workers once, as
+# environments that also keep each block's sub list between the steps of a
+# split candidate. The returned hook is what the C driver calls (see
+# vdp_remote in src/vdp.h); it returns NULL when a worker failed, keeping
+# the error in `store`.
+vdp_remote <- function(cluster, X, center, bounds, threads) {
+  nb <- length(bounds) - 1L
+  batches <- lapply(seq_len(nb), function(b) {
+    e <- new.env(parent = emptyenv())
+    e$Xt <- t(X[(bounds[b] + 1L):bounds[b + 1L], , drop = FALSE]) - center
+    e
+  })
+  ex <- new_executor(cluster, nb, function(b) batches[[b]], diff(bounds))
+  store <- new.env(parent = emptyenv())
+  store$sent <- store$received <- 0
+  store$rounds <- 0L
+  hook <- function(op, args) {
+    tryCatch({
+      run <- executor_run(ex, seq_len(nb), "vdp_batch_step",
+                          list(op = op, args = args, threads = threads))
+      store$sent <- store$sent + run$sent
+      store$received <- store$received + run$received
+      store$rounds <- store$rounds + 1L
+      run$results
+    }, error = function(e) {
+      store$err <- e
+      NULL
+    }, interrupt = function(e) {
+      store$err <- errorCondition("interrupted", class = c("sparsevi_error_worker",
+                                                            "sparsevi_error"))
+      NULL
+    })
+  }
+  list(hook = hook, ex = ex, store = store)
+}
+
+# One batch's part of a per-point step of VDP (on a worker, or here).
+vdp_batch_step <- function(batch, unused, op, args, threads) {
+  switch(op,
+    full = .Call(ffi_vdp_worker_full, batch$Xt, args$G, threads),
+    split_begin = {
+      r <- .Call(ffi_vdp_worker_split_begin, batch$Xt, args$G, args$c, args$mu, args$v,
+                 threads)
+      batch$act_item <- r$act_item
+      batch$act_m <- r$act_m
+      batch$act_qi <- r$act_qi
+      r$summary
+    },
+    split_iter = {
+      r <- .Call(ffi_vdp_worker_split_iter, batch$Xt, batch$act_item, batch$act_m,
+                 batch$act_qi, args$update, args$gpair, args$ei, args$ej, threads)
+      batch$act_qi <- r$act_qi
+      r$summary
+    },
+    stop("internal error: unknown VDP step ", op))
 }
 
 vdp_controls <- function(dots, tol, call = caller_call()) {
   known <- c("leaf_size", "max_iter", "partial_iter", "update_tol", "expand_threshold",
-             "expand_sd")
+             "expand_sd", "n_batches")
   bad <- setdiff(names(dots), known)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))) || length(bad))) {
     abort(sprintf("Unknown argument(s) in `...`: %s. Known controls: %s.",
@@ -190,6 +306,8 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
   if (!is.null(dots$expand_threshold))
     out$expand_threshold <- check_number(dots$expand_threshold, "expand_threshold",
                                          lower = 0, upper = 1, call = call)
+  if (!is.null(dots$n_batches))
+    out$n_batches <- check_count(dots$n_batches, "n_batches", min = 1, max = 1e6, call = call)
   if (!is.null(dots$expand_sd))
     out$expand_sd <- check_number(dots$expand_sd, "expand_sd", lower = 0, upper = 100,
                                   call = call)

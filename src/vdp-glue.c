@@ -18,8 +18,80 @@ static double wall(void) {
  * place). ctl_int: kdtree, candidates,
  * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress.
  * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
+/* ---- remote per-point steps: the master's side of vdp_remote ---- */
+typedef struct {
+  SEXP hook; /* function(op, args): a list of one numeric vector per batch, or NULL */
+  int nb, D, P, SS;
+} vdp_rctx;
+
+/* Calls hook(op, args) and copies its n_batches results of `each` doubles
+ * into out; 1 when the hook failed or returned something else. */
+static int remote_call(vdp_rctx *c, const char *op, SEXP args, double *out, size_t each) {
+  int n_prot = 0, err = 0, bad = 0;
+  SEXP sop = PROTECT(Rf_mkString(op));
+  n_prot++;
+  SEXP call = PROTECT(Rf_lang3(c->hook, sop, args));
+  n_prot++;
+  SEXP res = PROTECT(R_tryEval(call, R_GlobalEnv, &err));
+  n_prot++;
+  if (err || TYPEOF(res) != VECSXP || XLENGTH(res) != c->nb) bad = 1;
+  for (int b = 0; b < c->nb && !bad; b++) {
+    SEXP v = VECTOR_ELT(res, b);
+    if (TYPEOF(v) != REALSXP || (size_t)XLENGTH(v) != each) bad = 1;
+    else memcpy(out + (size_t)b * each, REAL(v), sizeof(double) * each);
+  }
+  UNPROTECT(n_prot);
+  return bad;
+}
+
+static SEXP real_matrix(const double *x, int nr, int nc) {
+  SEXP m = Rf_allocMatrix(REALSXP, nr, nc);
+  memcpy(REAL(m), x, sizeof(double) * (size_t)nr * nc);
+  return m;
+}
+
+static int remote_full(void *ctx, int T, const double *G, double *out) {
+  vdp_rctx *c = (vdp_rctx *)ctx;
+  const char *nm[] = {"G"};
+  SEXP args = PROTECT(svi_named_list(1, nm));
+  SET_VECTOR_ELT(args, 0, real_matrix(G, 4 + c->D + c->P, T + 1));
+  int r = remote_call(c, "full", args, out, (size_t)(T + 1) * c->SS);
+  UNPROTECT(1);
+  return r;
+}
+
+static int remote_split_begin(void *ctx, int T, const double *lastG, int k, const double *mu,
+                              const double *v, double *out) {
+  vdp_rctx *c = (vdp_rctx *)ctx;
+  const char *nm[] = {"G", "c", "mu", "v"};
+  SEXP args = PROTECT(svi_named_list(4, nm));
+  SET_VECTOR_ELT(args, 0, real_matrix(lastG, 4 + c->D + c->P, T + 1));
+  SET_VECTOR_ELT(args, 1, Rf_ScalarInteger(k));
+  SET_VECTOR_ELT(args, 2, real_matrix(mu, c->D, 1));
+  SET_VECTOR_ELT(args, 3, real_matrix(v, c->D, 1));
+  int r = remote_call(c, "split_begin", args, out, 3 + 2 * (size_t)c->SS);
+  UNPROTECT(1);
+  return r;
+}
+
+static int remote_split_iter(void *ctx, int update, const double *gpair, double ei,
+                             double ej, double *out) {
+  vdp_rctx *c = (vdp_rctx *)ctx;
+  const char *nm[] = {"update", "gpair", "ei", "ej"};
+  SEXP args = PROTECT(svi_named_list(4, nm));
+  SET_VECTOR_ELT(args, 0, Rf_ScalarLogical(update));
+  SET_VECTOR_ELT(args, 1, real_matrix(gpair, 4 + c->D + c->P, 2));
+  SET_VECTOR_ELT(args, 2, Rf_ScalarReal(ei));
+  SET_VECTOR_ELT(args, 3, Rf_ScalarReal(ej));
+  int r = remote_call(c, "split_iter", args, out, 2 * (size_t)c->SS);
+  UNPROTECT(1);
+  return r;
+}
+
+/* hook: NULL, or (VDP only) the R function that runs the per-point steps on
+ * the workers; batch_bounds: n_batches + 1 row offsets (0, ..., N). */
 SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
-                 SEXP ctl_dbl, SEXP seed, SEXP threads) {
+                 SEXP ctl_dbl, SEXP seed, SEXP threads, SEXP batch_bounds, SEXP hook) {
   int n_prot = 0;
   if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
       TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
@@ -60,6 +132,30 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   ctl.expand_sd = cd[5];
   ctl.seed = svi_seed_from_r(seed);
   ctl.threads = svi_threads_from_r(threads);
+  svi_need_int(batch_bounds, -1, "batch_bounds");
+  ctl.n_batches = (int)XLENGTH(batch_bounds) - 1;
+  ctl.batch_bounds = INTEGER(batch_bounds);
+  if (ctl.n_batches < 1 || ctl.batch_bounds[0] != 0 || ctl.batch_bounds[ctl.n_batches] != N)
+    Rf_error("internal error: malformed batch_bounds");
+  for (int b = 0; b < ctl.n_batches; b++)
+    if (ctl.batch_bounds[b + 1] < ctl.batch_bounds[b])
+      Rf_error("internal error: malformed batch_bounds");
+  vdp_rctx rctx;
+  vdp_remote remote;
+  ctl.remote = NULL;
+  if (!Rf_isNull(hook)) {
+    if (!Rf_isFunction(hook)) Rf_error("internal error: hook must be a function");
+    rctx.hook = hook;
+    rctx.nb = ctl.n_batches;
+    rctx.D = D;
+    rctx.P = gw_packed_size(D);
+    rctx.SS = 2 + D + rctx.P;
+    remote.ctx = &rctx;
+    remote.full = remote_full;
+    remote.split_begin = remote_split_begin;
+    remote.split_iter = remote_split_iter;
+    ctl.remote = &remote;
+  }
 
   gw_prior prior;
   double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
@@ -117,8 +213,8 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
                          "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
-                         "interrupted"};
-  SEXP out = PROTECT(svi_named_list(19, names));
+                         "interrupted", "worker_failed"};
+  SEXP out = PROTECT(svi_named_list(20, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -179,7 +275,8 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
   SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
-  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted));
+  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted && !res.worker_failed));
+  SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(res.worker_failed));
   UNPROTECT(n_prot);
   return out;
 }
@@ -253,6 +350,83 @@ SEXP ffi_vdp_predict(SEXP X, SEXP M, SEXP U, SEXP par, SEXP type, SEXP threads) 
   vdp_predict(&a);
   if (a.type == 0)
     for (int i = 0; i < N; i++) INTEGER(out)[i] += 1;
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* ---- worker side: one batch's points Xt (D x n, centred like the master's) ---- */
+
+SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
+  const int T = Rf_ncols(G) - 1;
+  if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)(T + 1) * (2 + D + P)));
+  n_prot++;
+  vdp_worker_full(REAL(Xt), n, D, T, REAL(G), svi_threads_from_r(threads), REAL(out));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP G, SEXP c, SEXP mu, SEXP v, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
+  const int T = Rf_ncols(G) - 1;
+  if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
+  const int k = svi_int_arg(c, 0, T - 1, "c");
+  svi_need_real(mu, D, "mu");
+  svi_need_real(v, D, "v");
+  int *ai = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
+  double *am = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
+  double *aq = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
+  SEXP sum = PROTECT(Rf_allocVector(REALSXP, 3 + 2 * (R_xlen_t)(2 + D + P)));
+  n_prot++;
+  int na = vdp_worker_split_begin(REAL(Xt), n, D, T, REAL(G), k, REAL(mu), REAL(v),
+                                  svi_threads_from_r(threads), REAL(sum), ai, am, aq);
+  const char *nm[] = {"summary", "act_item", "act_m", "act_qi"};
+  SEXP out = PROTECT(svi_named_list(4, nm));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, sum);
+  SEXP vi = Rf_allocVector(INTSXP, na);
+  SET_VECTOR_ELT(out, 1, vi);
+  memcpy(INTEGER(vi), ai, sizeof(int) * na);
+  SEXP vm = Rf_allocVector(REALSXP, na);
+  SET_VECTOR_ELT(out, 2, vm);
+  memcpy(REAL(vm), am, sizeof(double) * na);
+  SEXP vq = Rf_allocVector(REALSXP, na);
+  SET_VECTOR_ELT(out, 3, vq);
+  memcpy(REAL(vq), aq, sizeof(double) * na);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP act_item, SEXP act_m, SEXP act_qi, SEXP update,
+                               SEXP gpair, SEXP ei, SEXP ej, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  svi_need_int(act_item, -1, "act_item");
+  const int na = (int)XLENGTH(act_item);
+  svi_need_real(act_m, na, "act_m");
+  svi_need_real(act_qi, na, "act_qi");
+  for (int i = 0; i < na; i++)
+    if (INTEGER(act_item)[i] >= 0 || INTEGER(act_item)[i] < -n)
+      Rf_error("internal error: act_item out of range");
+  svi_need_matrix(gpair, REALSXP, 4 + D + P, 2, "gpair");
+  const char *nm[] = {"summary", "act_qi"};
+  SEXP out = PROTECT(svi_named_list(2, nm));
+  n_prot++;
+  SEXP sum = Rf_allocVector(REALSXP, 2 * (R_xlen_t)(2 + D + P));
+  SET_VECTOR_ELT(out, 0, sum);
+  SEXP qi = Rf_duplicate(act_qi);
+  SET_VECTOR_ELT(out, 1, qi);
+  vdp_worker_split_iter(REAL(Xt), n, D, na, INTEGER(act_item), REAL(act_m), REAL(qi),
+                        svi_flag_arg(update, "update"), REAL(gpair), Rf_asReal(ei),
+                        Rf_asReal(ej), svi_threads_from_r(threads), REAL(sum));
   UNPROTECT(n_prot);
   return out;
 }

@@ -58,12 +58,50 @@ typedef struct {
 void vdp_predict(const vdp_predict_args *a);
 
 /* ---- the algorithm (vdp.c) ---- */
+
+/* VDP (no tree) with the points on workers: the master runs the algorithm
+ * and calls these for the per-point steps; each fills one result per batch
+ * (in batch order) and returns 0, or nonzero when a worker failed (the fit
+ * then stops with its last complete model). Globals travel packed as G:
+ * one column of 4 + D + P doubles per component, the tail last (vdp.c).
+ *   full: out[b] = the K1 x SS sums of batch b's full local step at G;
+ *   split_begin: rebuild the sub list of the column c of lastG (the globals
+ *     of the last full step), hard sides by the axis (mu, v); out[b] =
+ *     (n_sub, n_i, n_active, frozen sums 2 SS) (the workers keep the list);
+ *   split_iter: partial step of the kept lists; gpair: the two packed
+ *     children (unused when update = 0); out[b] = their 2 SS sums. */
+typedef struct {
+  void *ctx;
+  int (*full)(void *ctx, int T, const double *G, double *out);
+  int (*split_begin)(void *ctx, int T, const double *lastG, int c, const double *mu,
+                     const double *v, double *out);
+  int (*split_iter)(void *ctx, int update, const double *gpair, double ei, double ej,
+                    double *out);
+} vdp_remote;
+
 typedef struct {
   int kdtree, candidates, initial_depth, max_K, max_iter, partial_iter, progress;
   int threads;
   double a1, a2, tol, update_tol, expand_threshold, expand_sd;
   uint64_t seed;
+  /* VDP only: the points fall in n_batches row ranges [bounds[b], bounds[b+1])
+   * whose sums are added in batch order; with remote, on workers */
+  int n_batches;
+  const int *batch_bounds;
+  const vdp_remote *remote;
 } vdp_control;
+
+/* Worker side of vdp_remote over the n points X (D x n) of one batch. */
+void vdp_worker_full(const double *X, int n, int D, int T, const double *G, int threads,
+                     double *out);
+/* Returns the number of active items written to act_* (capacity n). */
+int vdp_worker_split_begin(const double *X, int n, int D, int T, const double *G, int c,
+                           const double *mu, const double *v, int threads, double *out,
+                           int *act_item, double *act_m, double *act_qi);
+void vdp_worker_split_iter(const double *X, int n, int D, int n_act, const int *act_item,
+                           const double *act_m, double *act_qi, int update,
+                           const double *gpair, double ei, double ej, int threads,
+                           double *out);
 
 /* One row of the trace. phase: 0 update, 1 split, 2 before expansion,
  * 3 after expansion, 4 start, 5 accepted delete move. */
@@ -75,6 +113,7 @@ typedef struct {
 typedef struct {
   int T, n_items, status, n_trace, n_splits_tried, n_splits_accepted, n_deletes;
   int interrupted; /* 1: stopped by a user interrupt (the model is complete) */
+  int worker_failed; /* 1: stopped because a worker failed (the model is complete) */
   double F, seconds_total, seconds_tree;
   /* caller-allocated, max_K slots */
   double *Nk, *a, *b, *beta, *nu, *m /* D x max_K */, *W /* D x D x max_K */;
