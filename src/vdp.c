@@ -33,7 +33,17 @@
  *
  * Determinism: items are processed in blocks of SVI_BLOCK; blocks run in
  * waves of VDP_WAVE with one partial-sum buffer each, reduced in block order
- * after the parallel region, so results do not depend on the thread count. */
+ * after the parallel region, so results do not depend on the thread count.
+ *
+ * Batches and workers (VDP only): with n_batches > 1 the points fall in row
+ * ranges whose sums are formed alone and added in batch order. With a
+ * vdp_remote the ranges live on workers: the master keeps no q (it is
+ * implicit, a function of the globals of the last full step, kept in lastG
+ * with the later reordering in lastperm) and asks the workers for the full
+ * local step, a candidate's sub list (rebuilt from lastG) and its partial
+ * steps; they run the same local_full_range / local_pair_core code on their
+ * rows, so a fit on workers equals the fit with the same batches here. A
+ * failed remote step stops the fit with the last complete model. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
