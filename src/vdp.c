@@ -54,6 +54,8 @@
 #define VDP_STREAM 0x5D9000ULL
 /* items with less mass than this on a split component keep a hard side */
 #define VDP_ACTIVE_MASS 1e-6
+/* responsibility below which the full local step sets q to zero */
+#define VDP_Q_FLOOR 1e-10
 /* a split candidate is represented by about this many nodes at least */
 #define VDP_SPLIT_NODES 64
 
@@ -294,7 +296,7 @@ static void local_full_range(vdp_state *s, svi_len lo, svi_len hi, double *acc) 
       double *buf = s->wave + (size_t)bb * K1 * SS;
       memset(buf, 0, sizeof(double) * (size_t)K1 * SS);
       double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
-      double *outer = S + mK + 1;
+      double *outer = S + mK + 1, *E = outer + P + 4 * D + 8;
       svi_len i0 = lo + (w0 + bb) * SVI_BLOCK, i1 = i0 + SVI_BLOCK;
       if (i1 > hi) i1 = hi;
       for (svi_len i = i0; i < i1; i++) {
@@ -302,15 +304,25 @@ static void local_full_range(vdp_state *s, svi_len lo, svi_len hi, double *acc) 
         const double *s1, *s2;
         item_view(s, s->item[i], outer, &n, &s1, &s2);
         double mx = item_scores(s, T, n, s1, s2, S);
+        /* responsibilities below VDP_Q_FLOOR are set to zero and the rest
+         * renormalised: the statistics skip them
+         * (most of the work when T is large) and F stays exact for the q in
+         * use */
         double z = 0.0;
         for (int k = 0; k < K1; k++) {
           S[k] -= mx;
-          z += exp(S[k]);
+          z += (E[k] = S[k] > -700.0 ? exp(S[k]) : 0.0);
         }
-        double lz = log(z);
+        const double cut = VDP_Q_FLOOR * z;
+        double zk = 0.0;
+        for (int k = 0; k < K1; k++) {
+          if (E[k] < cut) E[k] = 0.0;
+          zk += E[k];
+        }
+        const double lz = log(zk);
         double *qrow = s->q + (size_t)i * mK;
         for (int k = 0; k < K1; k++) {
-          double lq = S[k] - lz, qk = exp(lq);
+          double qk = E[k] / zk, lq = S[k] - lz;
           if (k < T) qrow[k] = qk;
           else s->qt[i] = qk;
           if (qk <= 0.0) continue;
@@ -1166,7 +1178,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   s->el2 = (double *)R_alloc(mK + 1 + 2 * D, sizeof(double));
   s->N2 = (double *)R_alloc(mK + 1, sizeof(double));
   s->work = (double *)R_alloc(3 * (size_t)D * D + 2 * D, sizeof(double));
-  s->tscr_stride = mK + 1 + s->P + 4 * D + 8;
+  s->tscr_stride = 2 * (mK + 1) + s->P + 4 * D + 8;
   int nthr = s->threads > 0 ? s->threads : 1;
   s->tscr = (double *)R_alloc((size_t)nthr * s->tscr_stride, sizeof(double));
   s->wave = (double *)R_alloc((size_t)VDP_WAVE * (mK + 1) * s->SS, sizeof(double));
@@ -1310,7 +1322,7 @@ static void worker_state(vdp_state *s, gw_prior *pr, const double *X, int n, int
     unpack_nw(&pr->as_q, G + (size_t)T * gr);
     s->elnpi_tail = G[(size_t)T * gr];
   }
-  s->tscr_stride = mK + 1 + s->P + 4 * D + 8;
+  s->tscr_stride = 2 * (mK + 1) + s->P + 4 * D + 8;
   s->tscr = (double *)R_alloc((size_t)(threads > 0 ? threads : 1) * s->tscr_stride,
                               sizeof(double));
   s->wave = (double *)R_alloc((size_t)VDP_WAVE * (mK + 1) * s->SS, sizeof(double));
