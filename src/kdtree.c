@@ -67,6 +67,36 @@ static int partition_points(vdp_tree *t, int lo, int hi, double piv, int less) {
   return i - lo;
 }
 
+/* Dot product and squared distance with four partial sums (a single sum
+ * is latency-bound: these run once per point on every level of the tree). */
+static inline double dot4(const double *a, const double *b, int D) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int d = 0;
+  for (; d + 4 <= D; d += 4) {
+    s0 += a[d] * b[d];
+    s1 += a[d + 1] * b[d + 1];
+    s2 += a[d + 2] * b[d + 2];
+    s3 += a[d + 3] * b[d + 3];
+  }
+  for (; d < D; d++) s0 += a[d] * b[d];
+  return (s0 + s1) + (s2 + s3);
+}
+
+static inline double dist4(const double *a, const double *b, int D) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int d = 0;
+  for (; d + 4 <= D; d += 4) {
+    double e0 = a[d] - b[d], e1 = a[d + 1] - b[d + 1];
+    double e2 = a[d + 2] - b[d + 2], e3 = a[d + 3] - b[d + 3];
+    s0 += e0 * e0;
+    s1 += e1 * e1;
+    s2 += e2 * e2;
+    s3 += e3 * e3;
+  }
+  for (; d < D; d++) s0 += (a[d] - b[d]) * (a[d] - b[d]);
+  return (s0 + s1) + (s2 + s3);
+}
+
 #define TREE_SAMPLE 64
 #define TREE_PCA_MIN 2048
 
@@ -90,8 +120,7 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
       int bi = 0;
       for (int i = 0; i < n; i++) {
         const double *x = t->X + (size_t)D * (start + i);
-        double d2 = 0.0;
-        for (int d = 0; d < D; d++) d2 += (x[d] - ref[d]) * (x[d] - ref[d]);
+        double d2 = dist4(x, ref, D);
         if (d2 > best) {
           best = d2;
           bi = i;
@@ -171,9 +200,7 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
   double *kc = t->key + t->N; /* a copy of the keys for the selection */
   for (int i = 0; i < n; i++) {
     const double *x = t->X + (size_t)D * (start + i);
-    double pr = 0.0;
-    for (int d = 0; d < D; d++) pr += v[d] * x[d];
-    t->key[start + i] = kc[i] = pr;
+    t->key[start + i] = kc[i] = dot4(v, x, D);
   }
   /* the h smallest keys go left: those below the median value, then as many
    * equal to it as needed; the points move, so children are contiguous */
