@@ -16,7 +16,10 @@
 #' count, sum and sum of outer products, and nodes are expanded (every third
 #' update cycle) where their children disagree with them. Expanding never
 #' raises the free energy. `kdtree = FALSE` runs the same algorithm on every
-#' point (the paper's "VDP" baseline).
+#' point (the paper's "VDP" baseline). In the full local step,
+#' responsibilities below 1e-10 are set to zero and the rest renormalised,
+#' so the statistics skip them; the free energy stays exact for the
+#' responsibilities in use.
 #'
 #' The prior is Normal-Wishart: \eqn{\Lambda_k \sim} Wishart(`nu0`, \eqn{W_0})
 #' with \eqn{W_0^{-1}} = (`nu0` - D - 1) `cov0`, so that `cov0` is the prior

@@ -106,7 +106,7 @@ typedef struct {
   int remote_failed;
 } vdp_state;
 
-/* Packed globals (G) sent to workers: one column of VDP_G_ROWS(D, P) doubles
+/* Packed globals (G) sent to workers: one column of g_rows(D, P) doubles
  * per component and one for the tail: E ln pi, cst, nu, mWm, Wm (D), Wp (P)
  * (everything gw_score reads). */
 #define VDP_G_HEAD 4
