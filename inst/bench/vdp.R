@@ -4,7 +4,8 @@
 #
 # Run from the package root with sparsevi installed:
 #   nice -n 10 Rscript inst/bench/vdp.R [vdp_limit_seconds] [max_N] [parts]
-# parts: which sections to run, e.g. "1,2" or "3" (default "1,2,3").
+# parts: which sections to run, e.g. "1,2" or "3" (default "1,2,3"; "4" is
+# the tolerance study on Fashion-MNIST).
 # Appends a dated section to inst/bench/results/vdp.txt. One thread
 # everywhere (BLAS included). Seconds are wall time; cpu_s columns are the
 # process's user + system time, steadier on a shared machine.
@@ -58,6 +59,33 @@ fit_timed <- function(X, kdtree, max_K = 50) {
 loadavg <- function() {
   la <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) "unknown")
   paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
+}
+
+# Fashion-MNIST from the Debian package dataset-fashion-mnist (IDX files),
+# pixels / 255, reduced to 50 dimensions by PCA (prcomp on the 10000
+# training images used); 10000 training images and 2000 test images (a
+# subset, so that sklearn's full-covariance fit finishes in minutes here).
+read_idx <- function(path) {
+  con <- gzfile(path, "rb")
+  on.exit(close(con))
+  magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
+  nd <- magic %% 256L
+  dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
+  v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
+  if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
+}
+fashion_data <- function() {
+  fm_dir <- "/usr/share/datasets/fashion-mnist"
+  if (!file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) return(NULL)
+  tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
+  te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
+  set.seed(5)
+  itr <- sample.int(nrow(tr), 10000L)
+  ite <- sample.int(nrow(te), 2000L)
+  pc <- stats::prcomp(tr[itr, ], rank. = 50)
+  Ztr <- scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation
+  Zte <- scale(te[ite, ], pc$center, FALSE) %*% pc$rotation
+  list(X = rbind(Ztr, Zte), test = nrow(Ztr) + seq_len(nrow(Zte)))
 }
 
 ratio <- function(fa, fb) 1 + (fa - fb) / abs(fb)
@@ -174,32 +202,9 @@ if (requireNamespace("mlbench", quietly = TRUE)) {
 } else {
   say("# mlbench not installed: real data sets skipped")
 }
-# Fashion-MNIST from the Debian package dataset-fashion-mnist (IDX files),
-# pixels / 255, reduced to 50 dimensions by PCA (prcomp on 10000 training
-# images); 10000 training images and 2000 test images (a subset, so that
-# sklearn's full-covariance fit finishes in minutes on this machine).
-read_idx <- function(path) {
-  con <- gzfile(path, "rb")
-  on.exit(close(con))
-  magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
-  nd <- magic %% 256L
-  dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
-  v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
-  if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
-}
-fm_dir <- "/usr/share/datasets/fashion-mnist"
-if (file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) {
-  tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
-  te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
-  set.seed(5)
-  itr <- sample.int(nrow(tr), 10000L)
-  ite <- sample.int(nrow(te), 2000L)
-  pc <- stats::prcomp(tr[itr, ], rank. = 50)
-  Ztr <- scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation
-  Zte <- scale(te[ite, ], pc$center, FALSE) %*% pc$rotation
-  datasets[["Fashion-MNIST PCA-50 (10000 + 2000)"]] <-
-    list(X = rbind(Ztr, Zte), test = nrow(Ztr) + seq_len(nrow(Zte)))
-  rm(tr, te)
+fm <- fashion_data()
+if (!is.null(fm)) {
+  datasets[["Fashion-MNIST PCA-50 (10000 + 2000)"]] <- fm
 } else {
   say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
 }
@@ -224,6 +229,28 @@ for (nm in names(datasets)) {
   }
 }
 say("# load average after part 3: %s", loadavg())
+}
+## 4. Fashion-MNIST: the stopping tolerance -------------------------------
+if (4L %in% parts) {
+  fm <- fashion_data()
+  say("")
+  say("## 4. Fashion-MNIST PCA-50 (10000 + 2000): Fast-VDP against its stopping")
+  say("##    tolerance tol (max_K = 30); sklearn in part 3")
+  say("%8s %9s %9s %11s %5s %8s", "tol", "seconds", "cpu_s", "heldout_ll", "K", "nodes")
+  if (is.null(fm)) {
+    say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
+  } else {
+    train <- fm$X[-fm$test, ]
+    test <- fm$X[fm$test, ]
+    for (tl in c(1e-4, 1e-5, 1e-6)) {
+      st <- system.time(f <- fit_vdp(train, tol = tl, max_K = 30, seed = 1, threads = 1,
+                                     progress = FALSE))
+      say("%8.0e %9.2f %9.2f %11.4f %5d %8d", tl, st[["elapsed"]],
+          sum(st[c("user.self", "sys.self")]), heldout_loglik(f, test), f$T,
+          f$n_outer_nodes)
+    }
+  }
+  say("# load average after part 4: %s", loadavg())
 }
 say("")
 say("# done %s", format(Sys.time(), "%H:%M:%S"))
