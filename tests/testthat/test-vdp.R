@@ -204,6 +204,9 @@ test_that("VDP on a 2-worker cluster equals the fit with the same batches", {
   strip <- function(f) f[setdiff(names(f), c("trace", "timings", "control", "call", "cluster"))]
   # batches change only the order of additions
   expect_equal(two$free_energy, one$free_energy, tolerance = 1e-10)
+  two2 <- fit_vdp(sim$X, kdtree = FALSE, seed = 4, threads = 2, progress = FALSE,
+                  n_batches = 2)
+  expect_identical(strip(two2), strip(two))
   cl <- parallel::makePSOCKcluster(2L)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
