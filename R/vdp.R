@@ -16,7 +16,10 @@
 #' count, sum and sum of outer products, and nodes are expanded (every third
 #' update cycle) where their children disagree with them. Expanding never
 #' raises the free energy. `kdtree = FALSE` runs the same algorithm on every
-#' point (the paper's "VDP" baseline).
+#' point (the paper's "VDP" baseline). In the full local step,
+#' responsibilities below 1e-10 are set to zero and the rest renormalised,
+#' so the statistics skip them; the free energy stays exact for the
+#' responsibilities in use.
 #'
 #' The prior is Normal-Wishart: \eqn{\Lambda_k \sim} Wishart(`nu0`, \eqn{W_0})
 #' with \eqn{W_0^{-1}} = (`nu0` - D - 1) `cov0`, so that `cov0` is the prior
@@ -47,6 +50,21 @@
 #'   1)`); results do not depend on it.
 #' @param progress Print one line per accepted split (default
 #'   `interactive()`).
+#' @param cluster `NULL` (default), or a cluster from
+#'   [parallel::makePSOCKcluster()] (workers may be on other hosts, each with
+#'   sparsevi installed). With `kdtree = FALSE` the rows of `X` are split into
+#'   `n_batches` blocks (default: one per worker) sent once to the workers;
+#'   every per-point step (the full local step, and each split candidate's
+#'   sub list and partial steps) runs there, and only the globals and the
+#'   blocks' statistics travel. The batches' sums are added in batch order,
+#'   so the fit equals the fit without a cluster with the same `n_batches`.
+#'   A worker that fails stops the fit with a classed
+#'   `sparsevi_error_worker` error whose `fit` field holds the last complete
+#'   model. With `kdtree = TRUE` the cluster is not used (a classed warning
+#'   says so): after the O(N log N) tree build, each step works on the few
+#'   thousand outer nodes of the tree, not on the points, so shipping the
+#'   globals to workers would cost more than the step itself; the tree build
+#'   is a single pass on the master.
 #' @param ... Expert controls: `leaf_size` (points per kd-tree leaf, default
 #'   10), `max_iter` (update cycles per truncation level, default 100),
 #'   `partial_iter` (updates of a split's two children, default 20),
@@ -55,7 +73,10 @@
 #'   optimal responsibilities differ from the node's by more than this, or
 #'   when its points' responsibilities may range more widely; default 0.05),
 #'   `expand_sd` (how many standard deviations of a node's spread the
-#'   second test covers, default 2; larger is more exact and slower).
+#'   second test covers, default 2; larger is more exact and slower),
+#'   `n_batches` (`kdtree = FALSE`: row blocks whose statistics are summed
+#'   separately and then added in block order; default 1, or the number of
+#'   workers of `cluster`).
 #' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
 #'   "sparsevi_fit")`, a list with
 #'   * `weights`: expected mixing weights \eqn{E[\pi_k]} of the T components;
@@ -73,6 +94,9 @@
 #'   * `posterior`: Normal-Wishart and stick parameters (`m`, `beta`, `nu`,
 #'     `W`, `stick_a`, `stick_b`);
 #'   * `prior`: `m0`, `beta0`, `nu0`, `W0inv`, `cov0`, `a1`, `a2`;
+#'   * `cluster`: `NULL`, or (a fit on a cluster) the number of `workers` and
+#'     the bytes sent at setup (`bytes_setup`), and sent and received
+#'     during the fit (`bytes_sent`, `bytes_received`) over `rounds` rounds;
 #'   * `control`: the settings used; `call`: the call.
 #' @references Kurihara K, Welling M, Vlassis N (2007). Accelerated
 #'   variational Dirichlet process mixtures. NIPS 19.
@@ -86,9 +110,14 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
                     beta0 = 0.01, nu0 = NULL, cov0 = NULL, initial_depth = 4,
                     tol = 1e-4, max_K = 50, seed = NULL,
                     threads = getOption("sparsevi.threads", 1L),
-                    progress = interactive(), ...) {
+                    progress = interactive(), cluster = NULL, ...) {
   call <- match.call()
-  X <- check_vdp_data(X, "X")
+  cluster <- check_cluster(cluster)
+  X <- check_vdp_data(X, "X", scan = FALSE)
+  # one C pass for the finiteness and constant-column checks, the means and
+  # (when the default cov0 is wanted) the covariance
+  prep <- .Call(ffi_vdp_prepare, X, is.null(cov0))
+  vdp_scan_errors(prep, "X")
   N <- nrow(X)
   D <- ncol(X)
   kdtree <- check_flag(kdtree, "kdtree")
@@ -102,13 +131,26 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   threads <- sparsevi_threads(threads)
   progress <- check_flag(progress, "progress")
   ctl <- vdp_controls(list(...), tol)
+  if (!is.null(cluster) && kdtree) {
+    warning(warningCondition(
+      paste0("`cluster` is not used with `kdtree = TRUE`: the tree's steps work on ",
+             "its outer nodes on the master; use `kdtree = FALSE` to run the ",
+             "per-point steps on the workers."),
+      class = c("sparsevi_warning_cluster", "sparsevi_warning")))
+    cluster <- NULL
+  }
+  if (is.null(ctl$n_batches)) ctl$n_batches <- if (is.null(cluster)) 1L else length(cluster)
+  if (ctl$n_batches > N) {
+    abort(sprintf("`n_batches` (%d) must not exceed the number of points (%d).",
+                  ctl$n_batches, N), "argument")
+  }
   if (N < D + 2L) {
     abort(sprintf(paste0("`X` has %d points in %d dimensions, too few for the ",
                          "Normal-Wishart prior with data-scaled defaults; ",
                          "it needs at least D + 2 = %d points."), N, D, D + 2L),
           "data")
   }
-  center <- colMeans(X)
+  center <- prep$center
   if (is.null(m0)) {
     m0 <- center
   } else if (!is.numeric(m0) || length(m0) != D || any(!is.finite(m0))) {
@@ -121,7 +163,7 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
     nu0 <- check_number(nu0, "nu0", lower = D + 1, upper = 1e10, lower_open = TRUE)
   }
   if (is.null(cov0)) {
-    cov0 <- stats::cov(X) / 10
+    cov0 <- prep$cov / 10
   } else if (!is.numeric(cov0) || !is.matrix(cov0) || any(dim(cov0) != D) ||
              any(!is.finite(cov0)) || max(abs(cov0 - t(cov0))) > 1e-8 * max(abs(cov0))) {
     abort(sprintf("`cov0` must be a symmetric %d x %d numeric matrix.", D, D),
@@ -136,13 +178,18 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   }
   W0inv <- cov0 * (nu0 - D - 1)
   seed2 <- resolve_seed(seed)
-  Xt <- t(X) - center
-  storage.mode(Xt) <- "double"
   ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
                ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress))
   ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
-  res <- .Call(ffi_vdp_fit, Xt, as.double(m0 - center), beta0, as.double(nu0),
-               W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads)
+  bounds <- as.integer(floor(seq(0, N, length.out = ctl$n_batches + 1L)))
+  remote <- NULL
+  if (!is.null(cluster)) {
+    remote <- vdp_remote(cluster, X, center, bounds, threads)
+    on.exit(executor_close(remote$ex), add = TRUE)
+  }
+  res <- .Call(ffi_vdp_fit, X, center, as.double(m0 - center), beta0, as.double(nu0),
+               W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads, bounds,
+               if (is.null(remote)) NULL else remote$hook)
   if (isTRUE(res$interrupted)) {
     warning(warningCondition(
       sprintf("Training was interrupted; returning the model after the last completed step (%d components).",
@@ -157,17 +204,91 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
     abort(sprintf("internal error in the Fast-VDP kernel (status %d).", res$status),
           "internal")
   }
-  new_sparsevi_vdp(res, X, center, list(m0 = m0, beta0 = beta0, nu0 = nu0,
-                                        W0inv = W0inv, cov0 = cov0, a1 = a1, a2 = a2),
-                   c(list(kdtree = kdtree, candidates = candidates,
-                          initial_depth = initial_depth, tol = tol, max_K = max_K,
-                          threads = threads, seed = seed), ctl),
-                   call)
+  fit <- new_sparsevi_vdp(res, X, center, list(m0 = m0, beta0 = beta0, nu0 = nu0,
+                                               W0inv = W0inv, cov0 = cov0, a1 = a1, a2 = a2),
+                          c(list(kdtree = kdtree, candidates = candidates,
+                                 initial_depth = initial_depth, tol = tol, max_K = max_K,
+                                 threads = threads, seed = seed), ctl),
+                          call)
+  if (!is.null(remote)) {
+    st <- remote$store
+    fit$cluster <- list(workers = length(cluster), bytes_setup = remote$ex$bytes_setup,
+                        bytes_sent = st$sent, bytes_received = st$received,
+                        rounds = st$rounds)
+    if (isTRUE(res$worker_failed)) {
+      err <- st$err
+      if (is.null(err)) {
+        err <- errorCondition("a worker failed.", class = c("sparsevi_error_worker",
+                                                             "sparsevi_error"))
+      }
+      err$fit <- fit
+      stop(err)
+    }
+  }
+  fit
+}
+
+# The per-point steps of VDP on a cluster: the row blocks (centred and
+# transposed as the kernel sees them) go to the workers once, as
+# environments that also keep each block's sub list between the steps of a
+# split candidate. The returned hook is what the C driver calls (see
+# vdp_remote in src/vdp.h); it returns NULL when a worker failed, keeping
+# the error in `store`.
+vdp_remote <- function(cluster, X, center, bounds, threads) {
+  nb <- length(bounds) - 1L
+  batches <- lapply(seq_len(nb), function(b) {
+    e <- new.env(parent = emptyenv())
+    e$Xt <- t(X[(bounds[b] + 1L):bounds[b + 1L], , drop = FALSE]) - center
+    e
+  })
+  ex <- new_executor(cluster, nb, function(b) batches[[b]], diff(bounds))
+  store <- new.env(parent = emptyenv())
+  store$sent <- store$received <- 0
+  store$rounds <- 0L
+  hook <- function(op, args) {
+    tryCatch({
+      run <- executor_run(ex, seq_len(nb), "vdp_batch_step",
+                          list(op = op, args = args, threads = threads))
+      store$sent <- store$sent + run$sent
+      store$received <- store$received + run$received
+      store$rounds <- store$rounds + 1L
+      run$results
+    }, error = function(e) {
+      store$err <- e
+      NULL
+    }, interrupt = function(e) {
+      store$err <- errorCondition("interrupted", class = c("sparsevi_error_worker",
+                                                            "sparsevi_error"))
+      NULL
+    })
+  }
+  list(hook = hook, ex = ex, store = store)
+}
+
+# One batch's part of a per-point step of VDP (on a worker, or here).
+vdp_batch_step <- function(batch, unused, op, args, threads) {
+  switch(op,
+    full = .Call(ffi_vdp_worker_full, batch$Xt, args$G, threads),
+    split_begin = {
+      r <- .Call(ffi_vdp_worker_split_begin, batch$Xt, args$G, args$c, args$mu, args$v,
+                 threads)
+      batch$act_item <- r$act_item
+      batch$act_m <- r$act_m
+      batch$act_qi <- r$act_qi
+      r$summary
+    },
+    split_iter = {
+      r <- .Call(ffi_vdp_worker_split_iter, batch$Xt, batch$act_item, batch$act_m,
+                 batch$act_qi, args$update, args$gpair, args$ei, args$ej, threads)
+      batch$act_qi <- r$act_qi
+      r$summary
+    },
+    stop("internal error: unknown VDP step ", op))
 }
 
 vdp_controls <- function(dots, tol, call = caller_call()) {
   known <- c("leaf_size", "max_iter", "partial_iter", "update_tol", "expand_threshold",
-             "expand_sd")
+             "expand_sd", "n_batches")
   bad <- setdiff(names(dots), known)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))) || length(bad))) {
     abort(sprintf("Unknown argument(s) in `...`: %s. Known controls: %s.",
@@ -188,13 +309,15 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
   if (!is.null(dots$expand_threshold))
     out$expand_threshold <- check_number(dots$expand_threshold, "expand_threshold",
                                          lower = 0, upper = 1, call = call)
+  if (!is.null(dots$n_batches))
+    out$n_batches <- check_count(dots$n_batches, "n_batches", min = 1, max = 1e6, call = call)
   if (!is.null(dots$expand_sd))
     out$expand_sd <- check_number(dots$expand_sd, "expand_sd", lower = 0, upper = 100,
                                   call = call)
   out
 }
 
-check_vdp_data <- function(X, arg, D = NULL, call = caller_call()) {
+check_vdp_data <- function(X, arg, D = NULL, scan = TRUE, call = caller_call()) {
   if (is.data.frame(X)) {
     ok <- vapply(X, is.numeric, logical(1))
     if (!all(ok)) {
@@ -212,23 +335,29 @@ check_vdp_data <- function(X, arg, D = NULL, call = caller_call()) {
   if (nrow(X) < 1L || ncol(X) < 1L) {
     abort(sprintf("%s has no rows or no columns.", arg_label(arg)), "data", call = call)
   }
-  if (anyNA(X) || any(!is.finite(X))) {
-    abort(sprintf("%s contains missing or infinite values; remove or impute them.",
-                  arg_label(arg)), "data", call = call)
-  }
+  if (!is.double(X)) storage.mode(X) <- "double"
+  # scan = FALSE leaves the scans over the data to ffi_vdp_prepare (fit_vdp)
+  if (scan) vdp_scan_errors(.Call(ffi_vdp_prepare, X, FALSE), arg, D, call)
   if (!is.null(D) && ncol(X) != D) {
     abort(sprintf("%s has %d columns but the model was fitted on %d.",
                   arg_label(arg), ncol(X), D), "data", call = call)
   }
-  if (is.null(D) && nrow(X) > 1L) {
-    const <- which(apply(X, 2L, function(v) max(v) == min(v)))
-    if (length(const)) {
-      abort(sprintf("Column(s) %s of %s are constant; remove them before fitting.",
-                    paste(const, collapse = ", "), arg_label(arg)), "data", call = call)
-    }
-  }
-  storage.mode(X) <- "double"
   X
+}
+
+# Errors for what ffi_vdp_prepare found: values that are not finite, and
+# (when fitting, D = NULL) constant columns.
+vdp_scan_errors <- function(prep, arg, D = NULL, call = caller_call()) {
+  if (isTRUE(prep$nonfinite)) {
+    abort(sprintf("%s contains missing or infinite values; remove or impute them.",
+                  arg_label(arg)), "data", call = call)
+  }
+  const <- which(prep$constant)
+  if (is.null(D) && length(const)) {
+    abort(sprintf("Column(s) %s of %s are constant; remove them before fitting.",
+                  paste(const, collapse = ", "), arg_label(arg)), "data", call = call)
+  }
+  invisible(prep)
 }
 
 new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
@@ -311,9 +440,14 @@ print.summary.sparsevi_vdp <- function(x, ...) {
   invisible(x)
 }
 
-# Per point (rows) and component (columns, tail last): E ln pi + E ln p(x),
-# Kurihara et al. eqs. 3-6, and the log predictive densities for eq. 7.
-vdp_scores <- function(object, X) {
+# Per-component constants for ffi_vdp_predict (components, then the tail,
+# which scores with the prior): means, upper Cholesky factors U of the
+# Wishart scales W = U'U, and the coefficients of
+#   S_k = E ln pi_k + E ln p(x | k) = a_k - s_k quad_k                 (eqs. 3-6)
+#   ln w_k + ln t_k(x) = c_k - e_k log1p(r_k quad_k)                    (eq. 7)
+# with quad_k = (x - m_k)' W_k (x - m_k); the Student-t predictive has
+# dof nu + 1 - D and precision beta / (1 + beta) (dof) W. O(T D^3).
+vdp_predict_params <- function(object) {
   post <- object$posterior
   pr <- object$prior
   D <- object$dim
@@ -322,33 +456,41 @@ vdp_scores <- function(object, X) {
   b <- post$stick_b
   elnv <- digamma(a) - digamma(a + b)
   eln1v <- digamma(b) - digamma(a + b)
-  elnpi <- elnv + c(0, cumsum(eln1v))[seq_len(T)]
+  elnpi <- c(elnv + c(0, cumsum(eln1v))[seq_len(T)], 0)
   ps0 <- digamma(pr$a1 + pr$a2)
-  elnpi_tail <- sum(eln1v) + digamma(pr$a1) - ps0 - log1p(-exp(digamma(pr$a2) - ps0))
-  ms <- c(lapply(seq_len(T), function(k) post$m[k, ]), list(pr$m0))
-  Ws <- c(lapply(seq_len(T), function(k) post$W[, , k]), list(solve(pr$W0inv)))
-  betas <- c(post$beta, pr$beta0)
-  nus <- c(post$nu, pr$nu0)
-  S <- matrix(0, nrow(X), T + 1L)
-  logp <- matrix(0, nrow(X), T + 1L)
-  for (k in seq_len(T + 1L)) {
-    Xc <- sweep(X, 2L, ms[[k]])
-    U <- chol(Ws[[k]])
-    quad <- rowSums((Xc %*% t(U))^2)
-    logdetW <- 2 * sum(log(diag(U)))
-    nu <- nus[k]
-    beta <- betas[k]
+  elnpi[T + 1L] <- sum(eln1v) + digamma(pr$a1) - ps0 - log1p(-exp(digamma(pr$a2) - ps0))
+  lw <- log(c(object$weights, object$tail_weight))
+  K1 <- T + 1L
+  M <- matrix(0, D, K1)
+  U <- array(0, c(D, D, K1))
+  par <- matrix(0, K1, 5L)
+  for (k in seq_len(K1)) {
+    if (k <= T) {
+      m <- post$m[k, ]
+      W <- post$W[, , k]
+      beta <- post$beta[k]
+      nu <- post$nu[k]
+    } else {
+      m <- pr$m0
+      W <- sym_inverse(pr$W0inv)
+      beta <- pr$beta0
+      nu <- pr$nu0
+    }
+    Uk <- chol_upper(W)
+    logdetW <- 2 * sum(log(abs(diag(Uk))))
     elogdet <- sum(digamma((nu + 1 - seq_len(D)) / 2)) + D * log(2) + logdetW
-    S[, k] <- 0.5 * elogdet - 0.5 * D * log(2 * pi) - 0.5 * D / beta - 0.5 * nu * quad
-    # Student-t predictive: dof nu + 1 - D, precision (dof) beta / (1 + beta) W
     dof <- nu + 1 - D
     sc <- dof * beta / (1 + beta)
-    logp[, k] <- lgamma((dof + D) / 2) - lgamma(dof / 2) - 0.5 * D * log(dof * pi) +
-      0.5 * (logdetW + D * log(sc)) -
-      0.5 * (dof + D) * log1p(sc * quad / dof)
+    M[, k] <- m
+    U[, , k] <- Uk
+    par[k, ] <- c(elnpi[k] + 0.5 * elogdet - 0.5 * D * log(2 * pi) - 0.5 * D / beta,
+                  0.5 * nu,
+                  lw[k] + lgamma((dof + D) / 2) - lgamma(dof / 2) - 0.5 * D * log(dof * pi) +
+                    0.5 * (logdetW + D * log(sc)),
+                  0.5 * (dof + D),
+                  sc / dof)
   }
-  S <- sweep(S, 2L, c(elnpi, elnpi_tail), `+`)
-  list(S = S, logp = logp)
+  list(M = M, U = U, par = par)
 }
 
 #' Predict with a Fast-VDP fit
@@ -363,6 +505,8 @@ vdp_scores <- function(object, X) {
 #'   (predictive density, eq. 7, tail included).
 #' @param log For `type = "density"`, return the log density (default
 #'   `FALSE`).
+#' @param threads Number of threads (default `getOption("sparsevi.threads",
+#'   1)`); results do not depend on it.
 #' @param ... Unused.
 #' @returns An integer vector, a matrix or a numeric vector, by `type`.
 #' @examples
@@ -373,30 +517,26 @@ vdp_scores <- function(object, X) {
 #' @export
 predict.sparsevi_vdp <- function(object, newdata,
                                  type = c("cluster", "responsibilities", "density"),
-                                 log = FALSE, ...) {
+                                 log = FALSE,
+                                 threads = getOption("sparsevi.threads", 1L), ...) {
   type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
   log <- check_flag(log, "log")
+  threads <- sparsevi_threads(threads)
   if (missing(newdata)) {
     abort("`newdata` is required: fits do not store their training data.", "argument")
   }
   X <- vdp_newdata(object, newdata)
-  sc <- vdp_scores(object, X)
-  if (type == "density") {
-    lw <- log(c(object$weights, object$tail_weight))
-    L <- sweep(sc$logp, 2L, lw, `+`)
-    mx <- apply(L, 1L, max)
-    ld <- mx + log(rowSums(exp(L - mx)))
-    return(if (log) ld else exp(ld))
+  # the per-point work (quadratic forms, q(z), eq. 7 with the tail) runs in C
+  p <- vdp_predict_params(object)
+  code <- match(type, c("cluster", "responsibilities", "density")) - 1L
+  out <- .Call(ffi_vdp_predict, X, p$M, p$U, p$par, code, threads)
+  if (type == "density") return(if (log) out else exp(out))
+  if (type == "responsibilities") {
+    colnames(out) <- c(seq_len(object$T), "tail")
+    return(out)
   }
-  S <- sc$S
-  mx <- apply(S, 1L, max)
-  R <- exp(S - mx)
-  R <- R / rowSums(R)
-  colnames(R) <- c(seq_len(object$T), "tail")
-  if (type == "responsibilities") return(R)
-  cl <- max.col(R, ties.method = "first")
-  cl[cl == object$T + 1L] <- NA_integer_
-  cl
+  out[out == object$T + 1L] <- NA_integer_
+  out
 }
 
 vdp_newdata <- function(object, newdata, call = caller_call()) {
@@ -461,4 +601,16 @@ sym_inverse <- function(W) {
   e <- eigen(W, symmetric = TRUE)
   v <- pmax(e$values, max(e$values) * 1e-14, .Machine$double.xmin)
   e$vectors %*% (t(e$vectors) / v)
+}
+
+# An upper triangular U with U'U = W: the Cholesky factor, or, when W is
+# numerically singular, the R of a QR decomposition of the eigen-based
+# square root with eigenvalues floored as in sym_inverse().
+chol_upper <- function(W) {
+  W <- (W + t(W)) / 2
+  U <- tryCatch(chol(W), error = function(e) NULL)
+  if (!is.null(U) && all(is.finite(U))) return(U)
+  e <- eigen(W, symmetric = TRUE)
+  v <- pmax(e$values, max(e$values) * 1e-14, .Machine$double.xmin)
+  qr.R(qr(sqrt(v) * t(e$vectors), tol = 0)) # tol = 0: no column pivoting
 }

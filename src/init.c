@@ -39,7 +39,13 @@ extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* Fast-VDP (vdp-glue.c) */
-extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                        SEXP);
+extern SEXP ffi_vdp_worker_full(SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_worker_split_begin(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_prepare(SEXP, SEXP);
+extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (ope.c) */
 extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                               SEXP);
@@ -77,7 +83,12 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
     {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},
     /* Fast-VDP */
-    {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 9},
+    {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 12},
+    {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},
+    {"ffi_vdp_worker_split_begin", (DL_FUNC)&ffi_vdp_worker_split_begin, 6},
+    {"ffi_vdp_worker_split_iter", (DL_FUNC)&ffi_vdp_worker_split_iter, 9},
+    {"ffi_vdp_prepare", (DL_FUNC)&ffi_vdp_prepare, 2},
+    {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},
     /* OPE engine (ope.c) */
     {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 11},
     {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},

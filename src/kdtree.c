@@ -13,23 +13,22 @@ int vdp_tree_count_nodes(int n, int leaf_size) {
          vdp_tree_count_nodes(n - n / 2, leaf_size);
 }
 
-/* Rearranges p[0..n) so that p[k] holds the element of rank k by key[p[i]],
- * smaller keys before, larger after. Three-way partitions keep duplicate
- * keys linear. */
-static void select_rank(int *p, int n, int k, const double *key) {
+/* The value of rank k among v[0..n) (v is reordered). Three-way partitions
+ * keep duplicate keys linear. */
+static double select_value(double *v, int n, int k) {
   int lo = 0, hi = n - 1;
   while (hi > lo) {
-    double a = key[p[lo]], b = key[p[(lo + hi) / 2]], c = key[p[hi]];
+    double a = v[lo], b = v[(lo + hi) / 2], c = v[hi];
     double piv = (a < b) ? ((b < c) ? b : ((a < c) ? c : a))
                          : ((a < c) ? a : ((b < c) ? c : b));
     int lt = lo, i = lo, gt = hi;
     while (i <= gt) {
-      double v = key[p[i]];
-      if (v < piv) {
-        int t = p[lt]; p[lt] = p[i]; p[i] = t;
+      double x = v[i];
+      if (x < piv) {
+        v[i] = v[lt]; v[lt] = x;
         lt++; i++;
-      } else if (v > piv) {
-        int t = p[gt]; p[gt] = p[i]; p[i] = t;
+      } else if (x > piv) {
+        v[i] = v[gt]; v[gt] = x;
         gt--;
       } else {
         i++;
@@ -37,8 +36,65 @@ static void select_rank(int *p, int n, int k, const double *key) {
     }
     if (k < lt) hi = lt - 1;
     else if (k > gt) lo = gt + 1;
-    else return;
+    else return piv;
   }
+  return v[k];
+}
+
+/* Swaps points i and j (columns of X, their keys and original indices). */
+static inline void swap_points(vdp_tree *t, int i, int j) {
+  const int D = t->D;
+  double *xi = t->X + (size_t)i * D, *xj = t->X + (size_t)j * D;
+  for (int d = 0; d < D; d++) {
+    double v = xi[d]; xi[d] = xj[d]; xj[d] = v;
+  }
+  double k = t->key[i]; t->key[i] = t->key[j]; t->key[j] = k;
+  int p = t->perm[i]; t->perm[i] = t->perm[j]; t->perm[j] = p;
+}
+
+/* Hoare partition of the points [lo, hi): those with key < piv (less = 1) or
+ * key == piv (less = 0) first; returns how many. */
+static int partition_points(vdp_tree *t, int lo, int hi, double piv, int less) {
+  int i = lo, j = hi - 1;
+  for (;;) {
+    while (i <= j && (less ? t->key[i] < piv : t->key[i] == piv)) i++;
+    while (i <= j && !(less ? t->key[j] < piv : t->key[j] == piv)) j--;
+    if (i >= j) break;
+    swap_points(t, i, j);
+    i++;
+    j--;
+  }
+  return i - lo;
+}
+
+/* Dot product and squared distance with four partial sums (a single sum
+ * is latency-bound: these run once per point on every level of the tree). */
+static inline double dot4(const double *a, const double *b, int D) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int d = 0;
+  for (; d + 4 <= D; d += 4) {
+    s0 += a[d] * b[d];
+    s1 += a[d + 1] * b[d + 1];
+    s2 += a[d + 2] * b[d + 2];
+    s3 += a[d + 3] * b[d + 3];
+  }
+  for (; d < D; d++) s0 += a[d] * b[d];
+  return (s0 + s1) + (s2 + s3);
+}
+
+static inline double dist4(const double *a, const double *b, int D) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int d = 0;
+  for (; d + 4 <= D; d += 4) {
+    double e0 = a[d] - b[d], e1 = a[d + 1] - b[d + 1];
+    double e2 = a[d + 2] - b[d + 2], e3 = a[d + 3] - b[d + 3];
+    s0 += e0 * e0;
+    s1 += e1 * e1;
+    s2 += e2 * e2;
+    s3 += e3 * e3;
+  }
+  for (; d < D; d++) s0 += (a[d] - b[d]) * (a[d] - b[d]);
+  return (s0 + s1) + (s2 + s3);
 }
 
 #define TREE_SAMPLE 64
@@ -48,13 +104,13 @@ static void select_rank(int *p, int n, int k, const double *key) {
  * of the covariance of an evenly strided sample of TREE_SAMPLE points (power
  * iteration). Small nodes (n <= TREE_PCA_MIN): the farthest-pair heuristic
  * (a point far from the mean, then the point farthest from it), O(n D). */
-static void split_direction(const vdp_tree *t, const int *p, int n, double *v,
+static void split_direction(const vdp_tree *t, int start, int n, double *v,
                             double *C, double *mu, double *u) {
   const int D = t->D;
   int m = n < TREE_SAMPLE ? n : TREE_SAMPLE;
   memset(mu, 0, sizeof(double) * D);
   for (int s = 0; s < m; s++) {
-    const double *x = t->X + (size_t)D * p[(size_t)s * n / m];
+    const double *x = t->X + (size_t)D * (start + (size_t)s * n / m);
     for (int d = 0; d < D; d++) mu[d] += x[d] / m;
   }
   if (n <= TREE_PCA_MIN) {
@@ -63,15 +119,14 @@ static void split_direction(const vdp_tree *t, const int *p, int n, double *v,
       double best = -1.0;
       int bi = 0;
       for (int i = 0; i < n; i++) {
-        const double *x = t->X + (size_t)D * p[i];
-        double d2 = 0.0;
-        for (int d = 0; d < D; d++) d2 += (x[d] - ref[d]) * (x[d] - ref[d]);
+        const double *x = t->X + (size_t)D * (start + i);
+        double d2 = dist4(x, ref, D);
         if (d2 > best) {
           best = d2;
           bi = i;
         }
       }
-      const double *xb = t->X + (size_t)D * p[bi];
+      const double *xb = t->X + (size_t)D * (start + bi);
       if (pass == 0) {
         memcpy(u, xb, sizeof(double) * D);
         ref = u;
@@ -89,7 +144,7 @@ static void split_direction(const vdp_tree *t, const int *p, int n, double *v,
   }
   memset(C, 0, sizeof(double) * (size_t)D * D);
   for (int s = 0; s < m; s++) {
-    const double *x = t->X + (size_t)D * p[(size_t)s * n / m];
+    const double *x = t->X + (size_t)D * (start + (size_t)s * n / m);
     for (int b = 0; b < D; b++) {
       double eb = x[b] - mu[b];
       for (int a = 0; a <= b; a++) C[a + (size_t)b * D] += (x[a] - mu[a]) * eb;
@@ -130,7 +185,7 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
     memset(s1, 0, sizeof(double) * D);
     memset(s2, 0, sizeof(double) * P);
     for (int i = 0; i < n; i++) {
-      const double *x = t->X + (size_t)D * t->perm[start + i];
+      const double *x = t->X + (size_t)D * (start + i);
       int idx = 0;
       for (int b = 0; b < D; b++) {
         s1[b] += x[b];
@@ -141,16 +196,18 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
   }
   /* split at the median projection on the principal direction */
   double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
-  split_direction(t, t->perm + start, n, v, C, mu, u);
+  split_direction(t, start, n, v, C, mu, u);
+  double *kc = t->key + t->N; /* a copy of the keys for the selection */
   for (int i = 0; i < n; i++) {
-    int p = t->perm[start + i];
-    const double *x = t->X + (size_t)D * p;
-    double pr = 0.0;
-    for (int d = 0; d < D; d++) pr += v[d] * x[d];
-    t->key[p] = pr;
+    const double *x = t->X + (size_t)D * (start + i);
+    t->key[start + i] = kc[i] = dot4(v, x, D);
   }
+  /* the h smallest keys go left: those below the median value, then as many
+   * equal to it as needed; the points move, so children are contiguous */
   int h = n / 2;
-  select_rank(t->perm + start, n, h, t->key);
+  double med = select_value(kc, n, h);
+  int lt = partition_points(t, start, start + n, med, 1);
+  if (lt < h) partition_points(t, start + lt, start + n, med, 0);
   int l = build(t, next, start, h, depth + 1);
   int r = build(t, next, start + h, n - h, depth + 1);
   t->left[id] = l;

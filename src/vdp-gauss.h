@@ -61,9 +61,20 @@ int gw_chol(double *A, int D);
 static inline double gw_score(const gw_nw *g, double n, const double *s1,
                               const double *s2) {
   const int P = g->P, D = g->D;
-  double t = 0.0, u = 0.0;
-  for (int i = 0; i < P; i++) t += g->Wp[i] * s2[i];
-  for (int i = 0; i < D; i++) u += g->Wm[i] * s1[i];
+  /* four independent partial sums: the dot products are latency-bound
+   * otherwise (the compiler may not reassociate them) */
+  double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0, u = 0.0;
+  const double *w = g->Wp;
+  int i = 0;
+  for (; i + 4 <= P; i += 4) {
+    t0 += w[i] * s2[i];
+    t1 += w[i + 1] * s2[i + 1];
+    t2 += w[i + 2] * s2[i + 2];
+    t3 += w[i + 3] * s2[i + 3];
+  }
+  for (; i < P; i++) t0 += w[i] * s2[i];
+  for (int d = 0; d < D; d++) u += g->Wm[d] * s1[d];
+  double t = (t0 + t1) + (t2 + t3);
   return g->cst - 0.5 * g->nu * ((t - 2.0 * u) / n + g->mWm);
 }
 

@@ -13,20 +13,98 @@ static double wall(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Xt: D x N centred data (one point per column). ctl_int: kdtree, candidates,
+/* X: N x D data (points in rows), center: its column means (the kernels see
+ * the centred transpose, built here as scratch that the tree reorders in
+ * place). ctl_int: kdtree, candidates,
  * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress.
  * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
-SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
-                 SEXP ctl_dbl, SEXP seed, SEXP threads) {
+/* ---- remote per-point steps: the master's side of vdp_remote ---- */
+typedef struct {
+  SEXP hook; /* function(op, args): a list of one numeric vector per batch, or NULL */
+  int nb, D, P, SS;
+} vdp_rctx;
+
+/* Calls hook(op, args) and copies its n_batches results of `each` doubles
+ * into out; 1 when the hook failed or returned something else. */
+static int remote_call(vdp_rctx *c, const char *op, SEXP args, double *out, size_t each) {
+  int n_prot = 0, err = 0, bad = 0;
+  SEXP sop = PROTECT(Rf_mkString(op));
+  n_prot++;
+  SEXP call = PROTECT(Rf_lang3(c->hook, sop, args));
+  n_prot++;
+  SEXP res = PROTECT(R_tryEval(call, R_GlobalEnv, &err));
+  n_prot++;
+  if (err || TYPEOF(res) != VECSXP || XLENGTH(res) != c->nb) bad = 1;
+  for (int b = 0; b < c->nb && !bad; b++) {
+    SEXP v = VECTOR_ELT(res, b);
+    if (TYPEOF(v) != REALSXP || (size_t)XLENGTH(v) != each) bad = 1;
+    else memcpy(out + (size_t)b * each, REAL(v), sizeof(double) * each);
+  }
+  UNPROTECT(n_prot);
+  return bad;
+}
+
+static SEXP real_matrix(const double *x, int nr, int nc) {
+  SEXP m = Rf_allocMatrix(REALSXP, nr, nc);
+  memcpy(REAL(m), x, sizeof(double) * (size_t)nr * nc);
+  return m;
+}
+
+static int remote_full(void *ctx, int T, const double *G, double *out) {
+  vdp_rctx *c = (vdp_rctx *)ctx;
+  const char *nm[] = {"G"};
+  SEXP args = PROTECT(svi_named_list(1, nm));
+  SET_VECTOR_ELT(args, 0, real_matrix(G, 4 + c->D + c->P, T + 1));
+  int r = remote_call(c, "full", args, out, (size_t)(T + 1) * c->SS);
+  UNPROTECT(1);
+  return r;
+}
+
+static int remote_split_begin(void *ctx, int T, const double *lastG, int k, const double *mu,
+                              const double *v, double *out) {
+  vdp_rctx *c = (vdp_rctx *)ctx;
+  const char *nm[] = {"G", "c", "mu", "v"};
+  SEXP args = PROTECT(svi_named_list(4, nm));
+  SET_VECTOR_ELT(args, 0, real_matrix(lastG, 4 + c->D + c->P, T + 1));
+  SET_VECTOR_ELT(args, 1, Rf_ScalarInteger(k));
+  SET_VECTOR_ELT(args, 2, real_matrix(mu, c->D, 1));
+  SET_VECTOR_ELT(args, 3, real_matrix(v, c->D, 1));
+  int r = remote_call(c, "split_begin", args, out, 3 + 2 * (size_t)c->SS);
+  UNPROTECT(1);
+  return r;
+}
+
+static int remote_split_iter(void *ctx, int update, const double *gpair, double ei,
+                             double ej, double *out) {
+  vdp_rctx *c = (vdp_rctx *)ctx;
+  const char *nm[] = {"update", "gpair", "ei", "ej"};
+  SEXP args = PROTECT(svi_named_list(4, nm));
+  SET_VECTOR_ELT(args, 0, Rf_ScalarLogical(update));
+  SET_VECTOR_ELT(args, 1, real_matrix(gpair, 4 + c->D + c->P, 2));
+  SET_VECTOR_ELT(args, 2, Rf_ScalarReal(ei));
+  SET_VECTOR_ELT(args, 3, Rf_ScalarReal(ej));
+  int r = remote_call(c, "split_iter", args, out, 2 * (size_t)c->SS);
+  UNPROTECT(1);
+  return r;
+}
+
+/* hook: NULL, or (VDP only) the R function that runs the per-point steps on
+ * the workers; batch_bounds: n_batches + 1 row offsets (0, ..., N). */
+SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
+                 SEXP ctl_dbl, SEXP seed, SEXP threads, SEXP batch_bounds, SEXP hook) {
   int n_prot = 0;
-  if (TYPEOF(Xt) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
+  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
       TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
     Rf_error("internal error: malformed arguments to ffi_vdp_fit");
-  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), N = Rf_ncols(Xt);
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int N = Rf_nrows(X), D = Rf_ncols(X);
   const int *ci = INTEGER(ctl_int);
   const double *cd = REAL(ctl_dbl);
-  if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: Xt must be a non-empty D x N matrix");
+  if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: X must be a non-empty N x D matrix");
+  svi_need_real(center, D, "center");
+  svi_need_size((double)N, (double)D, 1e12, "the centred data");
+  double *Xt = (double *)R_alloc((size_t)N * D, sizeof(double));
+  vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   svi_need_real(m0, D, "m0");
   svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
   svi_real_arg(beta0, DBL_MIN, DBL_MAX, "beta0");
@@ -54,6 +132,30 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   ctl.expand_sd = cd[5];
   ctl.seed = svi_seed_from_r(seed);
   ctl.threads = svi_threads_from_r(threads);
+  svi_need_int(batch_bounds, -1, "batch_bounds");
+  ctl.n_batches = (int)XLENGTH(batch_bounds) - 1;
+  ctl.batch_bounds = INTEGER(batch_bounds);
+  if (ctl.n_batches < 1 || ctl.batch_bounds[0] != 0 || ctl.batch_bounds[ctl.n_batches] != N)
+    Rf_error("internal error: malformed batch_bounds");
+  for (int b = 0; b < ctl.n_batches; b++)
+    if (ctl.batch_bounds[b + 1] < ctl.batch_bounds[b])
+      Rf_error("internal error: malformed batch_bounds");
+  vdp_rctx rctx;
+  vdp_remote remote;
+  ctl.remote = NULL;
+  if (!Rf_isNull(hook)) {
+    if (!Rf_isFunction(hook)) Rf_error("internal error: hook must be a function");
+    rctx.hook = hook;
+    rctx.nb = ctl.n_batches;
+    rctx.D = D;
+    rctx.P = gw_packed_size(D);
+    rctx.SS = 2 + D + rctx.P;
+    remote.ctx = &rctx;
+    remote.full = remote_full;
+    remote.split_begin = remote_split_begin;
+    remote.split_iter = remote_split_iter;
+    ctl.remote = &remote;
+  }
 
   gw_prior prior;
   double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
@@ -72,7 +174,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
     tree.D = D;
     tree.P = P;
     tree.leaf_size = leaf_size;
-    tree.X = REAL(Xt);
+    tree.X = Xt;
     tree.perm = (int *)R_alloc(N, sizeof(int));
     tree.start = (int *)R_alloc(nn, sizeof(int));
     tree.count = (int *)R_alloc(nn, sizeof(int));
@@ -81,7 +183,7 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
     tree.depth = (int *)R_alloc(nn, sizeof(int));
     tree.s1 = (double *)R_alloc((size_t)nn * D, sizeof(double));
     tree.s2 = (double *)R_alloc((size_t)nn * P, sizeof(double));
-    tree.key = (double *)R_alloc(N, sizeof(double));
+    tree.key = (double *)R_alloc(2 * (size_t)N, sizeof(double));
     tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
     vdp_tree_build(&tree);
     tp = &tree;
@@ -104,15 +206,15 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   double cap = (double)mK * (3.0 * ctl.max_iter + 2) + 16;
   res.trace_cap = cap > 1e7 ? 10000000 : (int)cap;
   res.trace = (vdp_trace_row *)R_alloc(res.trace_cap, sizeof(vdp_trace_row));
-  vdp_fit(REAL(Xt), N, D, tp, &prior, &ctl, &res);
+  vdp_fit(Xt, N, D, tp, &prior, &ctl, &res);
   res.seconds_tree = t_tree;
 
   const int T = res.T;
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
                          "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
-                         "interrupted"};
-  SEXP out = PROTECT(svi_named_list(19, names));
+                         "interrupted", "worker_failed"};
+  SEXP out = PROTECT(svi_named_list(20, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -173,7 +275,158 @@ SEXP ffi_vdp_fit(SEXP Xt, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_in
   SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
   SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
-  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted));
+  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted && !res.worker_failed));
+  SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(res.worker_failed));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* X: N x D data. Returns list(center, nonfinite, constant, cov): the column
+ * means, whether any value is not finite, which columns are constant, and
+ * (when want_cov and all is finite) the sample covariance, else NULL. */
+SEXP ffi_vdp_prepare(SEXP X, SEXP want_cov) {
+  int n_prot = 0;
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const R_xlen_t N = Rf_nrows(X);
+  const int D = Rf_ncols(X);
+  const int wc = svi_flag_arg(want_cov, "want_cov");
+  const char *names[] = {"center", "nonfinite", "constant", "cov"};
+  SEXP out = PROTECT(svi_named_list(4, names));
+  n_prot++;
+  SEXP center = Rf_allocVector(REALSXP, D);
+  SET_VECTOR_ELT(out, 0, center);
+  SEXP constant = Rf_allocVector(LGLSXP, D);
+  SET_VECTOR_ELT(out, 2, constant);
+  int nonfinite = 0;
+  if (N > 0 && D > 0) vdp_data_scan(REAL(X), N, D, REAL(center), &nonfinite, LOGICAL(constant));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(nonfinite));
+  if (wc && !nonfinite && N > 0 && D > 0) {
+    SEXP cov = Rf_allocMatrix(REALSXP, D, D);
+    SET_VECTOR_ELT(out, 3, cov);
+    double *work = (double *)R_alloc(vdp_data_cov_work(D), sizeof(double));
+    vdp_data_cov(REAL(X), N, D, REAL(center), REAL(cov), work);
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* X: N x D points; M: D x K1 means; U: D x D x K1 upper Cholesky factors of
+ * the Wishart scales; par: K1 x 5 per-component constants (vdp-predict.c);
+ * type: 0 cluster (1-based column index), 1 responsibilities, 2 log density. */
+SEXP ffi_vdp_predict(SEXP X, SEXP M, SEXP U, SEXP par, SEXP type, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int N = Rf_nrows(X), D = Rf_ncols(X);
+  svi_need_matrix(M, REALSXP, D, -1, "M");
+  const int K1 = Rf_ncols(M);
+  if (K1 < 1) Rf_error("internal error: no components to predict with");
+  svi_need_real(U, (R_xlen_t)D * D * K1, "U");
+  svi_need_matrix(par, REALSXP, K1, 5, "par");
+  vdp_predict_args a;
+  a.N = N;
+  a.D = D;
+  a.K1 = K1;
+  a.type = svi_int_arg(type, 0, 2, "type");
+  a.threads = svi_threads_from_r(threads);
+  a.X = REAL(X);
+  a.M = REAL(M);
+  a.U = REAL(U);
+  a.par = REAL(par);
+  a.scratch = (double *)R_alloc((size_t)(a.threads > 0 ? a.threads : 1) * (2 * D + 2 * K1),
+                                sizeof(double));
+  a.out_int = NULL;
+  a.out = NULL;
+  SEXP out;
+  if (a.type == 0) {
+    out = PROTECT(Rf_allocVector(INTSXP, N));
+    n_prot++;
+    a.out_int = INTEGER(out);
+  } else {
+    if (a.type == 1) out = PROTECT(Rf_allocMatrix(REALSXP, N, K1));
+    else out = PROTECT(Rf_allocVector(REALSXP, N));
+    n_prot++;
+    a.out = REAL(out);
+  }
+  vdp_predict(&a);
+  if (a.type == 0)
+    for (int i = 0; i < N; i++) INTEGER(out)[i] += 1;
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* ---- worker side: one batch's points Xt (D x n, centred like the master's) ---- */
+
+SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
+  const int T = Rf_ncols(G) - 1;
+  if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)(T + 1) * (2 + D + P)));
+  n_prot++;
+  vdp_worker_full(REAL(Xt), n, D, T, REAL(G), svi_threads_from_r(threads), REAL(out));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP G, SEXP c, SEXP mu, SEXP v, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
+  const int T = Rf_ncols(G) - 1;
+  if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
+  const int k = svi_int_arg(c, 0, T - 1, "c");
+  svi_need_real(mu, D, "mu");
+  svi_need_real(v, D, "v");
+  int *ai = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
+  double *am = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
+  double *aq = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
+  SEXP sum = PROTECT(Rf_allocVector(REALSXP, 3 + 2 * (R_xlen_t)(2 + D + P)));
+  n_prot++;
+  int na = vdp_worker_split_begin(REAL(Xt), n, D, T, REAL(G), k, REAL(mu), REAL(v),
+                                  svi_threads_from_r(threads), REAL(sum), ai, am, aq);
+  const char *nm[] = {"summary", "act_item", "act_m", "act_qi"};
+  SEXP out = PROTECT(svi_named_list(4, nm));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, sum);
+  SEXP vi = Rf_allocVector(INTSXP, na);
+  SET_VECTOR_ELT(out, 1, vi);
+  memcpy(INTEGER(vi), ai, sizeof(int) * na);
+  SEXP vm = Rf_allocVector(REALSXP, na);
+  SET_VECTOR_ELT(out, 2, vm);
+  memcpy(REAL(vm), am, sizeof(double) * na);
+  SEXP vq = Rf_allocVector(REALSXP, na);
+  SET_VECTOR_ELT(out, 3, vq);
+  memcpy(REAL(vq), aq, sizeof(double) * na);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP act_item, SEXP act_m, SEXP act_qi, SEXP update,
+                               SEXP gpair, SEXP ei, SEXP ej, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  svi_need_int(act_item, -1, "act_item");
+  const int na = (int)XLENGTH(act_item);
+  svi_need_real(act_m, na, "act_m");
+  svi_need_real(act_qi, na, "act_qi");
+  for (int i = 0; i < na; i++)
+    if (INTEGER(act_item)[i] >= 0 || INTEGER(act_item)[i] < -n)
+      Rf_error("internal error: act_item out of range");
+  svi_need_matrix(gpair, REALSXP, 4 + D + P, 2, "gpair");
+  const char *nm[] = {"summary", "act_qi"};
+  SEXP out = PROTECT(svi_named_list(2, nm));
+  n_prot++;
+  SEXP sum = Rf_allocVector(REALSXP, 2 * (R_xlen_t)(2 + D + P));
+  SET_VECTOR_ELT(out, 0, sum);
+  SEXP qi = Rf_duplicate(act_qi);
+  SET_VECTOR_ELT(out, 1, qi);
+  vdp_worker_split_iter(REAL(Xt), n, D, na, INTEGER(act_item), REAL(act_m), REAL(qi),
+                        svi_flag_arg(update, "update"), REAL(gpair), Rf_asReal(ei),
+                        Rf_asReal(ej), svi_threads_from_r(threads), REAL(sum));
   UNPROTECT(n_prot);
   return out;
 }

@@ -33,7 +33,17 @@
  *
  * Determinism: items are processed in blocks of SVI_BLOCK; blocks run in
  * waves of VDP_WAVE with one partial-sum buffer each, reduced in block order
- * after the parallel region, so results do not depend on the thread count. */
+ * after the parallel region, so results do not depend on the thread count.
+ *
+ * Batches and workers (VDP only): with n_batches > 1 the points fall in row
+ * ranges whose sums are formed alone and added in batch order. With a
+ * vdp_remote the ranges live on workers: the master keeps no q (it is
+ * implicit, a function of the globals of the last full step, kept in lastG
+ * with the later reordering in lastperm) and asks the workers for the full
+ * local step, a candidate's sub list (rebuilt from lastG) and its partial
+ * steps; they run the same local_full_range / local_pair_core code on their
+ * rows, so a fit on workers equals the fit with the same batches here. A
+ * failed remote step stops the fit with the last complete model. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +54,8 @@
 #define VDP_STREAM 0x5D9000ULL
 /* items with less mass than this on a split component keep a hard side */
 #define VDP_ACTIVE_MASS 1e-6
+/* responsibility below which the full local step sets q to zero */
+#define VDP_Q_FLOOR 1e-10
 /* a split candidate is represented by about this many nodes at least */
 #define VDP_SPLIT_NODES 64
 
@@ -81,7 +93,41 @@ typedef struct {
   int work_cap, flag_cap;
   int *act_pos, *act_item, *frz_item, *flag;
   double *act_m, *act_qi, *frz_m, *frz_qi, *frz_acc;
+  /* batches: the points (VDP) fall in n_batches row ranges whose sums are
+   * added in batch order, on this machine or on workers (remote) */
+  int n_batches;
+  const int *batch_bounds;
+  double *seg_acc; /* (max_K + 1) * SS */
+  const vdp_remote *remote;
+  double *lastG;  /* remote: globals of the last full local step (G layout) */
+  int *lastperm;  /* remote: current component k was lastperm[k] then */
+  double *rbuf;   /* remote: n_batches x (max_K + 1) x SS results */
+  double *gpair;  /* remote: two packed candidate components */
+  int remote_failed;
 } vdp_state;
+
+/* Packed globals (G) sent to workers: one column of g_rows(D, P) doubles
+ * per component and one for the tail: E ln pi, cst, nu, mWm, Wm (D), Wp (P)
+ * (everything gw_score reads). */
+#define VDP_G_HEAD 4
+static inline int g_rows(int D, int P) { return VDP_G_HEAD + D + P; }
+
+static void pack_nw(const gw_nw *g, double e, double *col) {
+  col[0] = e;
+  col[1] = g->cst;
+  col[2] = g->nu;
+  col[3] = g->mWm;
+  memcpy(col + VDP_G_HEAD, g->Wm, sizeof(double) * g->D);
+  memcpy(col + VDP_G_HEAD + g->D, g->Wp, sizeof(double) * g->P);
+}
+
+static void unpack_nw(gw_nw *g, const double *col) {
+  g->cst = col[1];
+  g->nu = col[2];
+  g->mWm = col[3];
+  memcpy(g->Wm, col + VDP_G_HEAD, sizeof(double) * g->D);
+  memcpy(g->Wp, col + VDP_G_HEAD + g->D, sizeof(double) * g->P);
+}
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -129,7 +175,7 @@ static inline int n_children(const vdp_state *s, int id) {
 static inline int child_of(const vdp_state *s, int id, int j) {
   const vdp_tree *t = s->tree;
   if (t->left[id] >= 0) return j == 0 ? t->left[id] : t->right[id];
-  return -(t->perm[t->start[id] + j] + 1);
+  return -(t->start[id] + j + 1); /* the tree stores its points in its order */
 }
 
 static int argmax_row(const double *q, int T) {
@@ -234,11 +280,13 @@ static void global_step(vdp_state *s) {
 
 /* ---------- local steps ---------- */
 
-static void local_full(vdp_state *s) {
+/* Full local step over the items [lo, hi): q of each item and the sums of
+ * the K1 = T + 1 statistics slots (tail last) into acc (K1 x SS), block
+ * sums added in block order. */
+static void local_full_range(vdp_state *s, svi_len lo, svi_len hi, double *acc) {
   const int T = s->T, K1 = T + 1, SS = s->SS, D = s->D, P = s->P, mK = s->max_K;
-  for (int k = 0; k < T; k++) memset(slot(s, k), 0, sizeof(double) * SS);
-  memset(slot(s, mK), 0, sizeof(double) * SS);
-  const svi_len nb = svi_n_blocks(s->n_items);
+  memset(acc, 0, sizeof(double) * (size_t)K1 * SS);
+  const svi_len nb = svi_n_blocks(hi - lo);
   for (svi_len w0 = 0; w0 < nb; w0 += VDP_WAVE) {
     int wn = (int)((nb - w0) < VDP_WAVE ? (nb - w0) : VDP_WAVE);
 #ifdef _OPENMP
@@ -248,23 +296,33 @@ static void local_full(vdp_state *s) {
       double *buf = s->wave + (size_t)bb * K1 * SS;
       memset(buf, 0, sizeof(double) * (size_t)K1 * SS);
       double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
-      double *outer = S + mK + 1;
-      svi_len i0 = (w0 + bb) * SVI_BLOCK, i1 = i0 + SVI_BLOCK;
-      if (i1 > s->n_items) i1 = s->n_items;
+      double *outer = S + mK + 1, *E = outer + P + 4 * D + 8;
+      svi_len i0 = lo + (w0 + bb) * SVI_BLOCK, i1 = i0 + SVI_BLOCK;
+      if (i1 > hi) i1 = hi;
       for (svi_len i = i0; i < i1; i++) {
         double n;
         const double *s1, *s2;
         item_view(s, s->item[i], outer, &n, &s1, &s2);
         double mx = item_scores(s, T, n, s1, s2, S);
+        /* responsibilities below VDP_Q_FLOOR are set to zero and the rest
+         * renormalised: the statistics skip them
+         * (most of the work when T is large) and F stays exact for the q in
+         * use */
         double z = 0.0;
         for (int k = 0; k < K1; k++) {
           S[k] -= mx;
-          z += exp(S[k]);
+          z += (E[k] = S[k] > -700.0 ? exp(S[k]) : 0.0);
         }
-        double lz = log(z);
+        const double cut = VDP_Q_FLOOR * z;
+        double zk = 0.0;
+        for (int k = 0; k < K1; k++) {
+          if (E[k] < cut) E[k] = 0.0;
+          zk += E[k];
+        }
+        const double lz = log(zk);
         double *qrow = s->q + (size_t)i * mK;
         for (int k = 0; k < K1; k++) {
-          double lq = S[k] - lz, qk = exp(lq);
+          double qk = E[k] / zk, lq = S[k] - lz;
           if (k < T) qrow[k] = qk;
           else s->qt[i] = qk;
           if (qk <= 0.0) continue;
@@ -279,22 +337,63 @@ static void local_full(vdp_state *s) {
     }
     for (int bb = 0; bb < wn; bb++) {
       const double *buf = s->wave + (size_t)bb * K1 * SS;
-      for (int k = 0; k < K1; k++) {
-        double *dst = slot(s, k < T ? k : mK);
-        const double *src = buf + (size_t)k * SS;
-        for (int j = 0; j < SS; j++) dst[j] += src[j];
-      }
+      for (size_t j = 0; j < (size_t)K1 * SS; j++) acc[j] += buf[j];
     }
   }
+}
+
+static void pack_globals(const vdp_state *s, double *G) {
+  const int T = s->T, gr = g_rows(s->D, s->P);
+  for (int k = 0; k < T; k++) pack_nw(&s->post[k], s->elnpi[k], G + (size_t)k * gr);
+  pack_nw(&s->prior->as_q, s->elnpi_tail, G + (size_t)T * gr);
+}
+
+/* Adds n_batches results of `len` doubles, in batch order, into acc. */
+static void sum_batches(const double *r, int nb, size_t len, double *acc) {
+  memset(acc, 0, sizeof(double) * len);
+  for (int b = 0; b < nb; b++)
+    for (size_t j = 0; j < len; j++) acc[j] += r[(size_t)b * len + j];
+}
+
+/* The full local step: every item's q and the statistics of all slots. With
+ * batches, each batch's sums are formed alone and added in batch order,
+ * here or on the workers (remote; q then stays implicit, recomputed from the
+ * globals kept in lastG when a split needs it). Returns 1 when a remote
+ * step failed (the statistics are left unchanged). */
+static int local_full(vdp_state *s) {
+  const int T = s->T, K1 = T + 1, SS = s->SS, mK = s->max_K;
+  const size_t len = (size_t)K1 * SS;
+  if (s->remote) {
+    pack_globals(s, s->lastG);
+    if (s->remote->full(s->remote->ctx, T, s->lastG, s->rbuf)) {
+      s->interrupted = s->remote_failed = 1;
+      return 1;
+    }
+    sum_batches(s->rbuf, s->n_batches, len, s->seg_acc);
+    for (int k = 0; k < T; k++) s->lastperm[k] = k;
+  } else if (s->tree || s->n_batches <= 1) {
+    local_full_range(s, 0, s->n_items, s->seg_acc);
+  } else {
+    double *tmp = s->seg_acc + len;
+    memset(s->seg_acc, 0, sizeof(double) * len);
+    for (int b = 0; b < s->n_batches; b++) {
+      local_full_range(s, s->batch_bounds[b], s->batch_bounds[b + 1], tmp);
+      for (size_t j = 0; j < len; j++) s->seg_acc[j] += tmp[j];
+    }
+  }
+  for (int k = 0; k < K1; k++)
+    memcpy(slot(s, k < T ? k : mK), s->seg_acc + (size_t)k * SS, sizeof(double) * SS);
+  return 0;
 }
 
 /* Partial step of a split candidate: the mass m of each sub item is shared
  * between the children i and j only. With update = 0 the current qi are
  * kept (the initial hard split); otherwise qi = m sigma(S_i - S_j).
  * Accumulates both children's statistics into acc (2 slots). */
-static void local_pair(vdp_state *s, int n_sub, const int *sub_item, const double *sub_m,
-                       double *sub_qi, int update, const gw_nw *gi, const gw_nw *gj,
-                       double ei, double ej, double *acc) {
+static void local_pair_core(vdp_state *s, int n_sub, const int *sub_item,
+                            const double *sub_m, double *sub_qi, int update,
+                            const gw_nw *gi, const gw_nw *gj, double ei, double ej,
+                            double *acc) {
   const int SS = s->SS, D = s->D, P = s->P;
   memset(acc, 0, sizeof(double) * 2 * SS);
   const svi_len nb = svi_n_blocks(n_sub);
@@ -345,6 +444,30 @@ static void local_pair(vdp_state *s, int n_sub, const int *sub_item, const doubl
       const double *buf = s->wave + (size_t)bb * 2 * SS;
       for (int j = 0; j < 2 * SS; j++) acc[j] += buf[j];
     }
+  }
+}
+
+/* local_pair_core over a sub list in point order, batch by batch (VDP with
+ * batches: each batch's part summed alone, the parts added in batch order,
+ * as the workers do). */
+static void local_pair(vdp_state *s, int n_sub, const int *sub_item, const double *sub_m,
+                       double *sub_qi, int update, const gw_nw *gi, const gw_nw *gj,
+                       double ei, double ej, double *acc) {
+  if (s->tree || s->n_batches <= 1) {
+    local_pair_core(s, n_sub, sub_item, sub_m, sub_qi, update, gi, gj, ei, ej, acc);
+    return;
+  }
+  const int SS = s->SS;
+  double *tmp = s->seg_acc; /* free outside local_full */
+  memset(acc, 0, sizeof(double) * 2 * SS);
+  int lo = 0;
+  for (int b = 0; b < s->n_batches; b++) {
+    int hi = lo;
+    while (hi < n_sub && -sub_item[hi] - 1 < s->batch_bounds[b + 1]) hi++;
+    local_pair_core(s, hi - lo, sub_item + lo, sub_m + lo, sub_qi + lo, update, gi, gj,
+                    ei, ej, tmp);
+    for (int j = 0; j < 2 * SS; j++) acc[j] += tmp[j];
+    lo = hi;
   }
 }
 
@@ -524,11 +647,17 @@ static void maybe_reorder(vdp_state *s) {
                                    s->el2, &et);
   if (!(Fnew < s->F)) return;
   /* apply the permutation */
-  double *row = (double *)R_alloc(T, sizeof(double));
-  for (int i = 0; i < s->n_items; i++) {
-    double *qr = s->q + (size_t)i * mK;
-    for (int k = 0; k < T; k++) row[k] = qr[ord[k]];
-    memcpy(qr, row, sizeof(double) * T);
+  if (s->remote) { /* q is implicit: remember where each component was */
+    int *pm = (int *)R_alloc(T, sizeof(int));
+    for (int k = 0; k < T; k++) pm[k] = s->lastperm[ord[k]];
+    memcpy(s->lastperm, pm, sizeof(int) * T);
+  } else {
+    double *row = (double *)R_alloc(T, sizeof(double));
+    for (int i = 0; i < s->n_items; i++) {
+      double *qr = s->q + (size_t)i * mK;
+      for (int k = 0; k < T; k++) row[k] = qr[ord[k]];
+      memcpy(qr, row, sizeof(double) * T);
+    }
   }
   double *tmp = (double *)R_alloc((size_t)T * s->SS, sizeof(double));
   gw_nw *pt = (gw_nw *)R_alloc(T, sizeof(gw_nw));
@@ -557,7 +686,7 @@ static void update_all(vdp_state *s) {
   double Fprev = s->F;
   int converging = 0;
   for (int it = 0; it < ctl->max_iter; it++) {
-    local_full(s);
+    if (local_full(s)) break; /* a worker failed: keep the last globals */
     s->cycle++;
     int expanded = 0;
     /* the tree is refined every third cycle (as in the paper), and once
@@ -672,9 +801,15 @@ static void principal_axis(vdp_state *s, int c, double *mu, double *v) {
 /* Tries splitting component c; returns the candidate's F (INFINITY when the
  * split leaves a child empty). The sub list, q_i and statistics are left in
  * s->sub_* and s->cand_acc. */
+static double try_split_remote(vdp_state *s, int c);
+
 static double try_split(vdp_state *s, int c, int *n_sub_out) {
   const int T = s->T, mK = s->max_K, D = s->D, SS = s->SS;
   const vdp_control *ctl = s->ctl;
+  if (s->remote) {
+    *n_sub_out = 0;
+    return try_split_remote(s, c);
+  }
   /* (a) the sub list: items with mass on c, expanded one level where c wins */
   const double lim = s->tree ? split_limit(s, c) : 0.0;
   int n_sub = 0;
@@ -764,10 +899,81 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
   return F;
 }
 
+/* try_split with the points on workers: each worker rebuilds its part of the
+ * sub list from the globals of the last full step (lastG, the column where
+ * c was then), and runs the partial steps on it; the master adds the
+ * batches' sums in batch order, so the arithmetic is that of try_split with
+ * batches. */
+static double try_split_remote(vdp_state *s, int c) {
+  const int T = s->T, mK = s->max_K, D = s->D, SS = s->SS, nb = s->n_batches;
+  const int gr = g_rows(D, s->P);
+  const vdp_control *ctl = s->ctl;
+  const vdp_remote *rm = s->remote;
+  double *mu = s->el2 + mK, *v = mu + D;
+  principal_axis(s, c, mu, v);
+  const size_t blen = 3 + 2 * (size_t)SS;
+  if (rm->split_begin(rm->ctx, T, s->lastG, s->lastperm[c], mu, v, s->rbuf)) {
+    s->interrupted = s->remote_failed = 1;
+    return INFINITY;
+  }
+  double n_sub = 0, n_i = 0;
+  double *frz_acc = s->frz_acc;
+  memset(frz_acc, 0, sizeof(double) * 2 * SS);
+  for (int b = 0; b < nb; b++) {
+    const double *r = s->rbuf + (size_t)b * blen;
+    n_sub += r[0];
+    n_i += r[1];
+    for (int j = 0; j < 2 * SS; j++) frz_acc[j] += r[3 + j];
+  }
+  if (n_i == 0 || n_i == n_sub) return INFINITY;
+  gw_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
+  double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
+  double Gothers = s->G[mK];
+  for (int k = 0; k < T; k++)
+    if (k != c) Gothers += s->G[k];
+  const double Nt = slot(s, mK)[0];
+  for (int it = 0; it <= ctl->partial_iter; it++) {
+    if (it > 0) {
+      pack_nw(gi, ei, s->gpair);
+      pack_nw(gj, ej, s->gpair + gr);
+    }
+    if (rm->split_iter(rm->ctx, it > 0, s->gpair, ei, ej, s->rbuf)) {
+      s->interrupted = s->remote_failed = 1;
+      return INFINITY;
+    }
+    sum_batches(s->rbuf, nb, 2 * (size_t)SS, acc);
+    for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
+    const double *ai = acc, *aj = acc + SS;
+    if (!(ai[0] > 0) || !(aj[0] > 0) ||
+        gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
+        gw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
+      return INFINITY;
+    for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
+    s->N2[c] = ai[0];
+    s->N2[T] = aj[0];
+    stick_update(T + 1, s->N2, Nt, ctl->a1, ctl->a2, s->sa2, s->sb2);
+    double et;
+    F = Gothers + component_G(s, gi, ai, 0) + component_G(s, gj, aj, 0) +
+        stick_terms(T + 1, s->sa2, s->sb2, s->N2, Nt, ctl->a1, ctl->a2, s->el2, &et);
+    ei = s->el2[c];
+    ej = s->el2[T];
+    if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
+    Fprev = F;
+  }
+  return F;
+}
+
 /* Accepts the split of c held in the best_* buffers: expands as the
  * candidate did, gives j the slot T, and runs the global step. */
 static void apply_split(vdp_state *s, int c, int n_sub) {
   const int T = s->T, mK = s->max_K, n = s->n_items;
+  if (s->remote) { /* q is implicit; the next full step recomputes it */
+    memcpy(slot(s, c), s->best_acc, sizeof(double) * s->SS);
+    memcpy(slot(s, T), s->best_acc + s->SS, sizeof(double) * s->SS);
+    s->T = T + 1;
+    global_step(s);
+    return;
+  }
   const double lim = s->tree ? split_limit(s, c) : 0.0;
   int total = 0;
   for (int i = 0; i < n; i++)
@@ -831,7 +1037,7 @@ static int draw_candidates(vdp_state *s, svi_rng *r, int want, int *out) {
 /* Removes component k (its mass is reassigned by the next local step). */
 static void drop_component(vdp_state *s, int k) {
   const int T = s->T, mK = s->max_K;
-  for (int i = 0; i < s->n_items; i++) {
+  for (int i = 0; i < s->n_items && !s->remote; i++) {
     double *qr = s->q + (size_t)i * mK;
     memmove(qr + k, qr + k + 1, sizeof(double) * (T - k - 1));
   }
@@ -871,15 +1077,17 @@ static void try_deletes(vdp_state *s) {
     /* snapshot */
     const int n = s->n_items, T = s->T, cycle = s->cycle, n_trace = s->res->n_trace;
     const double F = s->F;
-    if (n > snap_cap) { /* one snapshot buffer for all trials */
+    if (n > snap_cap && !s->remote) { /* one snapshot buffer for all trials */
       snap_cap = n + n / 4;
       item = (int *)R_alloc(snap_cap, sizeof(int));
       q = (double *)R_alloc((size_t)snap_cap * mK, sizeof(double));
       qt = (double *)R_alloc(snap_cap, sizeof(double));
     }
-    memcpy(item, s->item, sizeof(int) * n);
-    memcpy(q, s->q, sizeof(double) * (size_t)n * mK);
-    memcpy(qt, s->qt, sizeof(double) * n);
+    if (!s->remote) {
+      memcpy(item, s->item, sizeof(int) * n);
+      memcpy(q, s->q, sizeof(double) * (size_t)n * mK);
+      memcpy(qt, s->qt, sizeof(double) * n);
+    }
     memcpy(st, s->stats, sizeof(double) * (size_t)(mK + 1) * s->SS);
     drop_component(s, k);
     s->F = INFINITY; /* the update loop starts afresh */
@@ -894,9 +1102,11 @@ static void try_deletes(vdp_state *s) {
     /* restore */
     /* buffers only grow, so the current ones hold n items */
     s->n_items = n;
-    memcpy(s->item, item, sizeof(int) * n);
-    memcpy(s->q, q, sizeof(double) * (size_t)n * mK);
-    memcpy(s->qt, qt, sizeof(double) * n);
+    if (!s->remote) {
+      memcpy(s->item, item, sizeof(int) * n);
+      memcpy(s->q, q, sizeof(double) * (size_t)n * mK);
+      memcpy(s->qt, qt, sizeof(double) * n);
+    }
     memcpy(s->stats, st, sizeof(double) * (size_t)(mK + 1) * s->SS);
     s->T = T;
     s->cycle = cycle;
@@ -938,9 +1148,14 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   if (tree) collect_depth(tree, 0, ctl->initial_depth, NULL, &n0);
   else n0 = N;
   s->cap = tree ? n0 * 4 + 64 : N;
+  s->remote = tree ? NULL : ctl->remote;
+  s->n_batches = ctl->n_batches > 0 ? ctl->n_batches : 1;
+  s->batch_bounds = ctl->batch_bounds;
   s->item = (int *)R_alloc(s->cap, sizeof(int));
-  s->q = (double *)R_alloc((size_t)s->cap * mK, sizeof(double));
-  s->qt = (double *)R_alloc(s->cap, sizeof(double));
+  if (!s->remote) { /* remote: q lives implicitly on the workers */
+    s->q = (double *)R_alloc((size_t)s->cap * mK, sizeof(double));
+    s->qt = (double *)R_alloc(s->cap, sizeof(double));
+  }
   if (tree) {
     n0 = 0;
     collect_depth(tree, 0, ctl->initial_depth, s->item, &n0);
@@ -963,14 +1178,25 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   s->el2 = (double *)R_alloc(mK + 1 + 2 * D, sizeof(double));
   s->N2 = (double *)R_alloc(mK + 1, sizeof(double));
   s->work = (double *)R_alloc(3 * (size_t)D * D + 2 * D, sizeof(double));
-  s->tscr_stride = mK + 1 + s->P + 4 * D + 8;
+  s->tscr_stride = 2 * (mK + 1) + s->P + 4 * D + 8;
   int nthr = s->threads > 0 ? s->threads : 1;
   s->tscr = (double *)R_alloc((size_t)nthr * s->tscr_stride, sizeof(double));
   s->wave = (double *)R_alloc((size_t)VDP_WAVE * (mK + 1) * s->SS, sizeof(double));
   s->cand_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
   s->best_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
   s->frz_acc = (double *)R_alloc(2 * (size_t)s->SS, sizeof(double));
-  /* T = 1, everything on component 1 */
+  s->seg_acc = (double *)R_alloc(2 * (size_t)(mK + 1) * s->SS, sizeof(double));
+  if (s->remote) {
+    const int gr = g_rows(D, s->P);
+    size_t each = (size_t)(mK + 1) * s->SS;
+    if (each < 3 + 2 * (size_t)s->SS) each = 3 + 2 * (size_t)s->SS;
+    s->lastG = (double *)R_alloc((size_t)(mK + 1) * gr, sizeof(double));
+    s->lastperm = (int *)R_alloc(mK + 1, sizeof(int));
+    s->rbuf = (double *)R_alloc((size_t)s->n_batches * each, sizeof(double));
+    s->gpair = (double *)R_alloc(2 * (size_t)gr, sizeof(double));
+    memset(s->gpair, 0, sizeof(double) * 2 * gr);
+  }
+  /* T = 1, everything on component 1 (the master holds the data) */
   s->T = 1;
   memset(s->stats, 0, sizeof(double) * (size_t)(mK + 1) * s->SS);
   double *st = slot(s, 0), *outer = s->tscr + mK + 1;
@@ -981,6 +1207,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
     st[0] += n;
     for (int d = 0; d < D; d++) st[2 + d] += s1[d];
     for (int p = 0; p < s->P; p++) st[2 + D + p] += s2[p];
+    if (s->remote) continue;
     s->q[(size_t)i * mK] = 1.0;
     s->qt[i] = 0.0;
   }
@@ -1034,6 +1261,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   }
   if (!s->interrupted) try_deletes(s);
   res->interrupted = s->interrupted;
+  res->worker_failed = s->remote_failed;
   /* results */
   res->T = s->T;
   res->n_items = s->n_items;
@@ -1052,4 +1280,112 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   memcpy(res->tail_stats + 1, slot(s, mK) + 2, sizeof(double) * D);
   res->seconds_total = now_seconds() - s->t0;
   return s->status;
+}
+
+/* ---------- worker side (points of one batch; see vdp_remote) ---------- */
+
+/* A state over the n points X (D x n) of one batch with the globals G (T
+ * components and the tail) of the master; scratch from R_alloc. */
+static void worker_state(vdp_state *s, gw_prior *pr, const double *X, int n, int D, int T,
+                         const double *G, int threads) {
+  memset(s, 0, sizeof(*s));
+  memset(pr, 0, sizeof(*pr));
+  s->N = n;
+  s->D = D;
+  s->P = gw_packed_size(D);
+  s->X = X;
+  s->threads = threads;
+  s->T = T;
+  const int mK = s->max_K = T + 1;
+  s->SS = 2 + D + s->P;
+  s->n_batches = 1;
+  s->n_items = s->cap = n;
+  s->item = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
+  for (int i = 0; i < n; i++) s->item[i] = -(i + 1);
+  s->q = (double *)R_alloc((size_t)(n > 0 ? n : 1) * mK, sizeof(double));
+  s->qt = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
+  size_t nwd = gw_nw_doubles(D);
+  s->post = (gw_nw *)R_alloc(mK + 2, sizeof(gw_nw));
+  double *pm = (double *)R_alloc((size_t)(mK + 3) * nwd, sizeof(double));
+  for (int k = 0; k < mK + 2; k++) gw_nw_bind(&s->post[k], D, pm + (size_t)k * nwd);
+  gw_nw_bind(&pr->as_q, D, pm + (size_t)(mK + 2) * nwd);
+  pr->D = D;
+  pr->P = s->P;
+  s->prior = pr;
+  s->elnpi = (double *)R_alloc(mK + 1, sizeof(double));
+  const int gr = g_rows(D, s->P);
+  if (G) {
+    for (int k = 0; k < T; k++) {
+      unpack_nw(&s->post[k], G + (size_t)k * gr);
+      s->elnpi[k] = G[(size_t)k * gr];
+    }
+    unpack_nw(&pr->as_q, G + (size_t)T * gr);
+    s->elnpi_tail = G[(size_t)T * gr];
+  }
+  s->tscr_stride = 2 * (mK + 1) + s->P + 4 * D + 8;
+  s->tscr = (double *)R_alloc((size_t)(threads > 0 ? threads : 1) * s->tscr_stride,
+                              sizeof(double));
+  s->wave = (double *)R_alloc((size_t)VDP_WAVE * (mK + 1) * s->SS, sizeof(double));
+}
+
+void vdp_worker_full(const double *X, int n, int D, int T, const double *G, int threads,
+                     double *out) {
+  vdp_state S0;
+  gw_prior pr;
+  worker_state(&S0, &pr, X, n, D, T, G, threads);
+  local_full_range(&S0, 0, n, out);
+}
+
+int vdp_worker_split_begin(const double *X, int n, int D, int T, const double *G, int c,
+                           const double *mu, const double *v, int threads, double *out,
+                           int *act_item, double *act_m, double *act_qi) {
+  vdp_state S0, *s = &S0;
+  gw_prior pr;
+  worker_state(s, &pr, X, n, D, T, G, threads);
+  const int mK = s->max_K, SS = s->SS;
+  double *acc = (double *)R_alloc((size_t)(mK + 1) * SS, sizeof(double));
+  local_full_range(s, 0, n, acc); /* q as the master had it after that step */
+  int *frz_item = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
+  double *frz_m = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
+  double *frz_qi = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
+  int n_sub = 0, n_i = 0, a = 0, f = 0;
+  for (int i = 0; i < n; i++) {
+    double m = s->q[(size_t)i * mK + c];
+    if (!(m > 0)) continue;
+    n_sub++;
+    const double *x = X + (size_t)i * D;
+    double proj = 0.0;
+    for (int d = 0; d < D; d++) proj += (x[d] / 1.0 - mu[d]) * v[d];
+    int side_i = proj >= 0.0;
+    double qi = side_i ? m : 0.0;
+    n_i += side_i;
+    if (m >= VDP_ACTIVE_MASS) {
+      act_item[a] = -(i + 1);
+      act_m[a] = m;
+      act_qi[a++] = qi;
+    } else {
+      frz_item[f] = -(i + 1);
+      frz_m[f] = m;
+      frz_qi[f++] = qi;
+    }
+  }
+  out[0] = n_sub;
+  out[1] = n_i;
+  out[2] = a;
+  local_pair_core(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, out + 3);
+  return a;
+}
+
+void vdp_worker_split_iter(const double *X, int n, int D, int n_act, const int *act_item,
+                           const double *act_m, double *act_qi, int update,
+                           const double *gpair, double ei, double ej, int threads,
+                           double *out) {
+  vdp_state S0, *s = &S0;
+  gw_prior pr;
+  worker_state(s, &pr, X, n, D, 1, NULL, threads);
+  const int gr = g_rows(D, s->P), mK = s->max_K;
+  unpack_nw(&s->post[mK], gpair);
+  unpack_nw(&s->post[mK + 1], gpair + gr);
+  local_pair_core(s, n_act, act_item, act_m, act_qi, update, &s->post[mK],
+                  &s->post[mK + 1], ei, ej, out);
 }

@@ -7,15 +7,17 @@
 #include "vdp-gauss.h"
 
 /* ---- kd-tree with cached statistics (kdtree.c) ---- */
-/* Nodes in preorder; node 0 is the root. A node holds the points
- * perm[start .. start + count); left < 0 marks a leaf (count <= leaf_size).
+/* Nodes in preorder; node 0 is the root. The build reorders the columns of
+ * X in place into tree order, so a node holds the consecutive points
+ * X[, start .. start + count) (perm[i] is the original index of the i-th);
+ * left < 0 marks a leaf (count <= leaf_size).
  * Each node caches count, sum x (D) and packed sum x x^T (P). */
 typedef struct {
   int N, D, P, leaf_size, n_nodes;
-  const double *X; /* D x N, one point per column */
+  double *X;       /* D x N, one point per column; reordered by the build */
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
-  double *key;     /* N doubles of scratch for the build */
+  double *key;     /* 2 N doubles of scratch for the build */
   double *scratch; /* D^2 + 3 D doubles of scratch for the build */
 } vdp_tree;
 
@@ -23,17 +25,83 @@ typedef struct {
 int vdp_tree_count_nodes(int n, int leaf_size);
 /* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
  * start, count, left, right, depth: n_nodes ints; s1: n_nodes D; s2:
- * n_nodes P doubles; key: N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
+ * n_nodes P doubles; key: 2 N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
  * principal direction; statistics summed bottom-up. */
 void vdp_tree_build(vdp_tree *t);
 
+/* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
+/* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
+ * when column j takes one value (N > 1). */
+void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfinite,
+                   int *constant);
+/* Sample covariance (D x D, divisor N - 1) about `center`; work holds
+ * vdp_data_cov_work(D) doubles. */
+size_t vdp_data_cov_work(int D);
+void vdp_data_cov(const double *X, svi_len N, int D, const double *center, double *cov,
+                  double *work);
+/* Xt (D x N) = t(X) - center. */
+void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
+                        double *Xt);
+
+/* ---- prediction (vdp-predict.c) ---- */
+typedef struct {
+  svi_len N;
+  int D, K1, type, threads; /* type: 0 best column, 1 responsibilities, 2 log density */
+  const double *X;   /* N x D, points in rows */
+  const double *M;   /* D x K1 means */
+  const double *U;   /* D x D x K1 upper Cholesky factors of the W_k */
+  const double *par; /* K1 x 5: a, s, c, e, r (see vdp-predict.c) */
+  double *scratch;   /* threads x (2 D + 2 K1) doubles */
+  int *out_int;      /* type 0: N (0-based column) */
+  double *out;       /* type 1: N x K1; type 2: N */
+} vdp_predict_args;
+void vdp_predict(const vdp_predict_args *a);
+
 /* ---- the algorithm (vdp.c) ---- */
+
+/* VDP (no tree) with the points on workers: the master runs the algorithm
+ * and calls these for the per-point steps; each fills one result per batch
+ * (in batch order) and returns 0, or nonzero when a worker failed (the fit
+ * then stops with its last complete model). Globals travel packed as G:
+ * one column of 4 + D + P doubles per component, the tail last (vdp.c).
+ *   full: out[b] = the K1 x SS sums of batch b's full local step at G;
+ *   split_begin: rebuild the sub list of the column c of lastG (the globals
+ *     of the last full step), hard sides by the axis (mu, v); out[b] =
+ *     (n_sub, n_i, n_active, frozen sums 2 SS) (the workers keep the list);
+ *   split_iter: partial step of the kept lists; gpair: the two packed
+ *     children (unused when update = 0); out[b] = their 2 SS sums. */
+typedef struct {
+  void *ctx;
+  int (*full)(void *ctx, int T, const double *G, double *out);
+  int (*split_begin)(void *ctx, int T, const double *lastG, int c, const double *mu,
+                     const double *v, double *out);
+  int (*split_iter)(void *ctx, int update, const double *gpair, double ei, double ej,
+                    double *out);
+} vdp_remote;
+
 typedef struct {
   int kdtree, candidates, initial_depth, max_K, max_iter, partial_iter, progress;
   int threads;
   double a1, a2, tol, update_tol, expand_threshold, expand_sd;
   uint64_t seed;
+  /* VDP only: the points fall in n_batches row ranges [bounds[b], bounds[b+1])
+   * whose sums are added in batch order; with remote, on workers */
+  int n_batches;
+  const int *batch_bounds;
+  const vdp_remote *remote;
 } vdp_control;
+
+/* Worker side of vdp_remote over the n points X (D x n) of one batch. */
+void vdp_worker_full(const double *X, int n, int D, int T, const double *G, int threads,
+                     double *out);
+/* Returns the number of active items written to act_* (capacity n). */
+int vdp_worker_split_begin(const double *X, int n, int D, int T, const double *G, int c,
+                           const double *mu, const double *v, int threads, double *out,
+                           int *act_item, double *act_m, double *act_qi);
+void vdp_worker_split_iter(const double *X, int n, int D, int n_act, const int *act_item,
+                           const double *act_m, double *act_qi, int update,
+                           const double *gpair, double ei, double ej, int threads,
+                           double *out);
 
 /* One row of the trace. phase: 0 update, 1 split, 2 before expansion,
  * 3 after expansion, 4 start, 5 accepted delete move. */
@@ -45,6 +113,7 @@ typedef struct {
 typedef struct {
   int T, n_items, status, n_trace, n_splits_tried, n_splits_accepted, n_deletes;
   int interrupted; /* 1: stopped by a user interrupt (the model is complete) */
+  int worker_failed; /* 1: stopped because a worker failed (the model is complete) */
   double F, seconds_total, seconds_tree;
   /* caller-allocated, max_K slots */
   double *Nk, *a, *b, *beta, *nu, *m /* D x max_K */, *W /* D x D x max_K */;

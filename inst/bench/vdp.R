@@ -3,8 +3,12 @@
 # process prior, after Kurihara, Welling & Vlassis (2007), section 8.
 #
 # Run from the package root with sparsevi installed:
-#   nice -n 10 Rscript inst/bench/vdp.R [vdp_limit_seconds] [max_N]
-# Writes inst/bench/results/vdp.txt. One thread everywhere (BLAS included).
+#   nice -n 10 Rscript inst/bench/vdp.R [vdp_limit_seconds] [max_N] [parts]
+# parts: which sections to run, e.g. "1,2" or "3" (default "1,2,3"; "4" is
+# the tolerance study on Fashion-MNIST).
+# Appends a dated section to inst/bench/results/vdp.txt. One thread
+# everywhere (BLAS included). Seconds are wall time; cpu_s columns are the
+# process's user + system time, steadier on a shared machine.
 #
 # Data as in the paper: 10 Gaussians in D dimensions, c-separated:
 # ||m_i - m_j||^2 >= c^2 D max(lambda_max_i, lambda_max_j), equality for the
@@ -15,12 +19,12 @@ suppressPackageStartupMessages(library(sparsevi))
 args <- commandArgs(trailingOnly = TRUE)
 vdp_limit <- if (length(args) >= 1) as.numeric(args[1]) else 300
 max_N <- if (length(args) >= 2) as.numeric(args[2]) else 1e6
+parts <- if (length(args) >= 3) as.integer(strsplit(args[3], ",")[[1]]) else 1:3
 Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1", MKL_NUM_THREADS = "1")
 
 out_dir <- file.path("inst", "bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 out_file <- file.path(out_dir, "vdp.txt")
-cat("", file = out_file)
 say <- function(...) {
   line <- sprintf(...)
   cat(line, "\n", sep = "")
@@ -47,25 +51,62 @@ gen_separated <- function(N, D, c, K = 10, seed = 1) {
 }
 
 fit_timed <- function(X, kdtree, max_K = 50) {
-  t <- system.time(f <- fit_vdp(X, kdtree = kdtree, seed = 1, threads = 1,
-                                max_K = max_K, progress = FALSE))[["elapsed"]]
-  list(fit = f, seconds = t)
+  st <- system.time(f <- fit_vdp(X, kdtree = kdtree, seed = 1, threads = 1,
+                                 max_K = max_K, progress = FALSE))
+  list(fit = f, seconds = st[["elapsed"]],
+       cpu = sum(st[c("user.self", "sys.self")], na.rm = TRUE))
+}
+loadavg <- function() {
+  la <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) "unknown")
+  paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
+}
+
+# Fashion-MNIST from the Debian package dataset-fashion-mnist (IDX files),
+# pixels / 255, reduced to 50 dimensions by PCA (prcomp on the 10000
+# training images used); 10000 training images and 2000 test images (a
+# subset, so that sklearn's full-covariance fit finishes in minutes here).
+read_idx <- function(path) {
+  con <- gzfile(path, "rb")
+  on.exit(close(con))
+  magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
+  nd <- magic %% 256L
+  dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
+  v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
+  if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
+}
+fashion_data <- function() {
+  fm_dir <- "/usr/share/datasets/fashion-mnist"
+  if (!file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) return(NULL)
+  tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
+  te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
+  set.seed(5)
+  itr <- sample.int(nrow(tr), 10000L)
+  ite <- sample.int(nrow(te), 2000L)
+  pc <- stats::prcomp(tr[itr, ], rank. = 50)
+  Ztr <- scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation
+  Zte <- scale(te[ite, ], pc$center, FALSE) %*% pc$rotation
+  list(X = rbind(Ztr, Zte), test = nrow(Ztr) + seq_len(nrow(Zte)))
 }
 
 ratio <- function(fa, fb) 1 + (fa - fb) / abs(fb)
 
+say("")
 say("# Fast-VDP benchmark (%s, R %s, sparsevi %s)", format(Sys.time(), "%Y-%m-%d %H:%M"),
     getRversion(), utils::packageVersion("sparsevi"))
+say("# command: nice -n 10 Rscript inst/bench/vdp.R %s", paste(args, collapse = " "))
+say("# load average at start: %s", loadavg())
 say("# one thread; seconds are elapsed wall time of fit_vdp() (tree build included)")
 say("# on a shared 2-core machine, so absolute times are noisy; ratios less so.")
 
 ## 1. Speed-up and free-energy ratio against N (D = 16, c = 2) ---------------
+if (1L %in% parts) {
 say("")
 say("## 1. against N (D = 16, c = 2); VDP skipped once its projected time > %g s", vdp_limit)
 say("# fast_s: whole fit_vdp() call; tree_s: kd-tree build inside it; fit_x: VDP")
 say("# kernel seconds over Fast-VDP kernel seconds after the tree (algorithmic speed-up)")
-say("%9s %9s %7s %9s %9s %7s %8s %6s %6s %8s", "N", "fast_s", "tree_s", "vdp_s", "speedup",
-    "fit_x", "F_ratio", "T_fast", "T_vdp", "nodes")
+say("# cpu_x: VDP cpu seconds over Fast-VDP cpu seconds (whole calls)")
+say("%9s %9s %7s %9s %9s %7s %7s %8s %6s %6s %8s", "N", "fast_s", "tree_s", "vdp_s", "speedup",
+    "fit_x", "cpu_x", "F_ratio", "T_fast", "T_vdp", "nodes")
 Ns <- c(1e3, 3e3, 1e4, 3e4, 1e5, 3e5, 1e6)
 Ns <- Ns[Ns <= max_N]
 last_vdp <- NA
@@ -78,23 +119,26 @@ for (N in Ns) {
     fb <- fit_timed(d$X, FALSE)
     last_vdp <- fb$seconds
     last_N <- N
-    say("%9d %9.3f %7.3f %9.3f %9.2f %7.2f %8.4f %6d %6d %8d", as.integer(N), fa$seconds,
+    say("%9d %9.3f %7.3f %9.3f %9.2f %7.2f %7.2f %8.4f %6d %6d %8d", as.integer(N), fa$seconds,
         fa$fit$timings[["tree"]], fb$seconds, fb$seconds / fa$seconds,
-        fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]],
+        fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]], fb$cpu / fa$cpu,
         ratio(fa$fit$free_energy, fb$fit$free_energy), fa$fit$T, fb$fit$T,
         fa$fit$n_outer_nodes)
   } else {
-    say("%9d %9.3f %7.3f %9s %9s %7s %8s %6d %6s %8d   (VDP not run: projected %.0f s)",
-        as.integer(N), fa$seconds, fa$fit$timings[["tree"]], "-", "-", "-", "-", fa$fit$T,
+    say("%9d %9.3f %7.3f %9s %9s %7s %7s %8s %6d %6s %8d   (VDP not run: projected %.0f s)",
+        as.integer(N), fa$seconds, fa$fit$timings[["tree"]], "-", "-", "-", "-", "-", fa$fit$T,
         "-", fa$fit$n_outer_nodes, proj)
   }
 }
+say("# load average after part 1: %s", loadavg())
+}
 
 ## 2. Against dimension and separation (N = 10^4) ---------------------------
+if (2L %in% parts) {
 say("")
 say("## 2. against D (N = 1e4, c = 2) and c (N = 1e4, D = 16)")
-say("%4s %4s %9s %9s %9s %7s %8s %6s %6s", "D", "c", "fast_s", "vdp_s", "speedup", "fit_x",
-    "F_ratio", "T_fast", "T_vdp")
+say("%4s %4s %9s %9s %9s %7s %7s %8s %6s %6s", "D", "c", "fast_s", "vdp_s", "speedup", "fit_x",
+    "cpu_x", "F_ratio", "T_fast", "T_vdp")
 grid <- rbind(c(16, 2), c(32, 2), c(64, 2), c(128, 2), c(16, 1), c(16, 3))
 for (g in seq_len(nrow(grid))) {
   D <- grid[g, 1]
@@ -102,13 +146,16 @@ for (g in seq_len(nrow(grid))) {
   d <- gen_separated(1e4, D, cc, seed = 2)
   fa <- fit_timed(d$X, TRUE)
   fb <- fit_timed(d$X, FALSE)
-  say("%4d %4d %9.3f %9.3f %9.2f %7.2f %8.4f %6d %6d", as.integer(D), as.integer(cc),
+  say("%4d %4d %9.3f %9.3f %9.2f %7.2f %7.2f %8.4f %6d %6d", as.integer(D), as.integer(cc),
       fa$seconds, fb$seconds, fb$seconds / fa$seconds,
-      fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]],
+      fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]], fb$cpu / fa$cpu,
       ratio(fa$fit$free_energy, fb$fit$free_energy), fa$fit$T, fb$fit$T)
+}
+say("# load average after part 2: %s", loadavg())
 }
 
 ## 3. Against scikit-learn BayesianGaussianMixture (DP prior) ---------------
+if (3L %in% parts) {
 say("")
 say("## 3. vs scikit-learn BayesianGaussianMixture(weight_concentration_prior_type =")
 say("##    'dirichlet_process', covariance_type = 'full', n_components = 30, max_iter = 500)")
@@ -155,7 +202,12 @@ if (requireNamespace("mlbench", quietly = TRUE)) {
 } else {
   say("# mlbench not installed: real data sets skipped")
 }
-say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
+fm <- fashion_data()
+if (!is.null(fm)) {
+  datasets[["Fashion-MNIST PCA-50 (10000 + 2000)"]] <- fm
+} else {
+  say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
+}
 say("%-46s %-10s %9s %11s %5s", "data", "method", "seconds", "heldout_ll", "K")
 for (nm in names(datasets)) {
   ds <- datasets[[nm]]
@@ -175,6 +227,30 @@ for (nm in names(datasets)) {
   } else {
     say("%-46s %-10s skipped: /usr/bin/python3 with sklearn not found", nm, "sklearn")
   }
+}
+say("# load average after part 3: %s", loadavg())
+}
+## 4. Fashion-MNIST: the stopping tolerance -------------------------------
+if (4L %in% parts) {
+  fm <- fashion_data()
+  say("")
+  say("## 4. Fashion-MNIST PCA-50 (10000 + 2000): Fast-VDP against its stopping")
+  say("##    tolerance tol (max_K = 30); sklearn in part 3")
+  say("%8s %9s %9s %11s %5s %8s", "tol", "seconds", "cpu_s", "heldout_ll", "K", "nodes")
+  if (is.null(fm)) {
+    say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
+  } else {
+    train <- fm$X[-fm$test, ]
+    test <- fm$X[fm$test, ]
+    for (tl in c(1e-4, 1e-5, 1e-6)) {
+      st <- system.time(f <- fit_vdp(train, tol = tl, max_K = 30, seed = 1, threads = 1,
+                                     progress = FALSE))
+      say("%8.0e %9.2f %9.2f %11.4f %5d %8d", tl, st[["elapsed"]],
+          sum(st[c("user.self", "sys.self")]), heldout_loglik(f, test), f$T,
+          f$n_outer_nodes)
+    }
+  }
+  say("# load average after part 4: %s", loadavg())
 }
 say("")
 say("# done %s", format(Sys.time(), "%H:%M:%S"))

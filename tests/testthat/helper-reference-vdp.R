@@ -64,3 +64,64 @@ ref_vdp_free_energy <- function(fit, X) {
   mx <- apply(S, 1, max)
   kl - sum(mx + log(rowSums(exp(S - mx))))
 }
+
+# The pure-R predict() of a Fast-VDP fit (the reference for the C routine).
+# Per point (rows) and component (columns, tail last): E ln pi + E ln p(x),
+# Kurihara et al. eqs. 3-6, and the log predictive densities for eq. 7.
+ref_vdp_scores <- function(object, X) {
+  post <- object$posterior
+  pr <- object$prior
+  D <- object$dim
+  T <- object$T
+  a <- post$stick_a
+  b <- post$stick_b
+  elnv <- digamma(a) - digamma(a + b)
+  eln1v <- digamma(b) - digamma(a + b)
+  elnpi <- elnv + c(0, cumsum(eln1v))[seq_len(T)]
+  ps0 <- digamma(pr$a1 + pr$a2)
+  elnpi_tail <- sum(eln1v) + digamma(pr$a1) - ps0 - log1p(-exp(digamma(pr$a2) - ps0))
+  ms <- c(lapply(seq_len(T), function(k) post$m[k, ]), list(pr$m0))
+  Ws <- c(lapply(seq_len(T), function(k) post$W[, , k]), list(solve(pr$W0inv)))
+  betas <- c(post$beta, pr$beta0)
+  nus <- c(post$nu, pr$nu0)
+  S <- matrix(0, nrow(X), T + 1L)
+  logp <- matrix(0, nrow(X), T + 1L)
+  for (k in seq_len(T + 1L)) {
+    Xc <- sweep(X, 2L, ms[[k]])
+    U <- chol(Ws[[k]])
+    quad <- rowSums((Xc %*% t(U))^2)
+    logdetW <- 2 * sum(log(diag(U)))
+    nu <- nus[k]
+    beta <- betas[k]
+    elogdet <- sum(digamma((nu + 1 - seq_len(D)) / 2)) + D * log(2) + logdetW
+    S[, k] <- 0.5 * elogdet - 0.5 * D * log(2 * pi) - 0.5 * D / beta - 0.5 * nu * quad
+    # Student-t predictive: dof nu + 1 - D, precision (dof) beta / (1 + beta) W
+    dof <- nu + 1 - D
+    sc <- dof * beta / (1 + beta)
+    logp[, k] <- lgamma((dof + D) / 2) - lgamma(dof / 2) - 0.5 * D * log(dof * pi) +
+      0.5 * (logdetW + D * log(sc)) -
+      0.5 * (dof + D) * log1p(sc * quad / dof)
+  }
+  S <- sweep(S, 2L, c(elnpi, elnpi_tail), `+`)
+  list(S = S, logp = logp)
+}
+
+ref_vdp_predict <- function(object, X, type = "cluster", log = FALSE) {
+  sc <- ref_vdp_scores(object, X)
+  if (type == "density") {
+    lw <- log(c(object$weights, object$tail_weight))
+    L <- sweep(sc$logp, 2L, lw, `+`)
+    mx <- apply(L, 1L, max)
+    ld <- mx + log(rowSums(exp(L - mx)))
+    return(if (log) ld else exp(ld))
+  }
+  S <- sc$S
+  mx <- apply(S, 1L, max)
+  R <- exp(S - mx)
+  R <- R / rowSums(R)
+  colnames(R) <- c(seq_len(object$T), "tail")
+  if (type == "responsibilities") return(R)
+  cl <- max.col(R, ties.method = "first")
+  cl[cl == object$T + 1L] <- NA_integer_
+  cl
+}

@@ -107,6 +107,25 @@ test_that("predict gives responsibilities with the tail, clusters and eq. 7 dens
   expect_equal(sum(fit$weights) + fit$tail_weight, 1)
 })
 
+test_that("predict in C matches the pure-R reference, for any thread count", {
+  sim <- vdp_data(N = 700, D = 3, K = 4, separation = 3, seed = 12)
+  fit <- fit_vdp(sim$X[1:500, ], seed = 1, threads = 1, progress = FALSE)
+  X <- sim$X[501:700, ]
+  # far points, where the infinite tail takes the responsibility
+  X <- rbind(X, matrix(c(1e3, -1e3, 5e2), 2, 3, byrow = TRUE))
+  for (type in c("responsibilities", "density")) {
+    ref <- ref_vdp_predict(fit, X, type, log = TRUE)
+    got1 <- predict(fit, X, type = type, log = TRUE, threads = 1)
+    got2 <- predict(fit, X, type = type, log = TRUE, threads = 2)
+    expect_equal(got1, ref, tolerance = 1e-10)
+    expect_identical(got1, got2)
+  }
+  expect_identical(predict(fit, X, threads = 1), ref_vdp_predict(fit, X))
+  expect_equal(predict(fit, X, type = "density"),
+               ref_vdp_predict(fit, X, "density"), tolerance = 1e-10)
+  expect_error(predict(fit, X, threads = 0), class = "sparsevi_error_argument")
+})
+
 test_that("the predictive density (eq. 7, tail included) integrates to one", {
   x <- c(-4, -3.9, -3.5, -3, 0.1, 0.3, 0.5, 1, 2.8, 3, 3.3, 4)
   sim <- simulate_mixture(N = 200, D = 1, K = 2, separation = 8, seed = 4)
@@ -174,4 +193,69 @@ test_that("max_K caps the number of components", {
   sim <- simulate_mixture(N = 800, D = 2, K = 6, separation = 8, seed = 12)
   fit <- fit_vdp(sim$X, max_K = 3, seed = 1, threads = 1, progress = FALSE)
   expect_equal(fit$T, 3L)
+})
+
+test_that("VDP on a 2-worker cluster equals the fit with the same batches", {
+  skip_on_cran()
+  sim <- vdp_data(N = 400, D = 2, K = 3, separation = 5, seed = 13)
+  one <- fit_vdp(sim$X, kdtree = FALSE, seed = 4, threads = 1, progress = FALSE)
+  two <- fit_vdp(sim$X, kdtree = FALSE, seed = 4, threads = 1, progress = FALSE,
+                 n_batches = 2)
+  strip <- function(f) f[setdiff(names(f), c("trace", "timings", "control", "call", "cluster"))]
+  # batches change only the order of additions
+  expect_equal(two$free_energy, one$free_energy, tolerance = 1e-10)
+  two2 <- fit_vdp(sim$X, kdtree = FALSE, seed = 4, threads = 2, progress = FALSE,
+                  n_batches = 2)
+  expect_identical(strip(two2), strip(two))
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  cc <- fit_vdp(sim$X, kdtree = FALSE, seed = 4, threads = 1, progress = FALSE, cluster = cl)
+  expect_identical(strip(cc), strip(two))
+  expect_identical(cc$trace$free_energy, two$trace$free_energy)
+  expect_equal(cc$cluster$workers, 2L)
+  expect_gt(cc$cluster$bytes_received, 0)
+  expect_null(two$cluster)
+  # the tree variant runs on the master and says so
+  expect_warning(ft <- fit_vdp(sim$X, seed = 4, threads = 1, progress = FALSE, cluster = cl),
+                 class = "sparsevi_warning_cluster")
+  expect_identical(strip(ft), strip(fit_vdp(sim$X, seed = 4, threads = 1, progress = FALSE)))
+  expect_error(fit_vdp(sim$X, kdtree = FALSE, cluster = "localhost"),
+               class = "sparsevi_error_argument")
+  expect_error(fit_vdp(sim$X, kdtree = FALSE, n_batches = 0),
+               class = "sparsevi_error_argument")
+})
+
+test_that("a VDP worker that dies gives the classed error and the last model", {
+  skip_on_cran()
+  skip_on_os("windows")
+  sim <- vdp_data(N = 400, D = 2, K = 3, separation = 5, seed = 13)
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  # worker 2 quits on its 25th per-point step, in the middle of the fit
+  parallel::clusterCall(cl[2], function(n) {
+    ns <- asNamespace("sparsevi")
+    orig <- get("vdp_batch_step", envir = ns)
+    count <- 0
+    unlockBinding("vdp_batch_step", ns)
+    assign("vdp_batch_step", function(...) {
+      count <<- count + 1
+      if (count >= n) quit(save = "no", status = 1)
+      orig(...)
+    }, envir = ns)
+    TRUE
+  }, 25)
+  err <- tryCatch(fit_vdp(sim$X, kdtree = FALSE, seed = 4, threads = 1, progress = FALSE,
+                          cluster = cl),
+                  sparsevi_error_worker = function(e) e)
+  expect_s3_class(err, "sparsevi_error_worker")
+  expect_match(conditionMessage(err), "Worker 2")
+  fit <- err$fit
+  expect_s3_class(fit, "sparsevi_vdp")
+  expect_true(fit$T >= 1)
+  expect_true(all(is.finite(fit$trace$free_energy)))
+  expect_true(is.finite(fit$free_energy))
+  expect_equal(sum(fit$weights) + fit$tail_weight, 1)
+  expect_true(all(is.finite(predict(fit, sim$X, type = "density", log = TRUE))))
 })

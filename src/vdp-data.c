@@ -1,0 +1,85 @@
+/* Fast-VDP data preparation: one pass of column scans (finiteness, range,
+ * mean) and a blocked covariance, then the centred D x N transpose the
+ * kernels read. Replaces R-side anyNA / is.finite / apply / colMeans / cov /
+ * t(X) - centre, each of which made a pass (and most a copy) over the N x D
+ * data. Plain C, no SEXP. */
+#include <math.h>
+#include <string.h>
+#include "vdp.h"
+
+#define PREP_ROWS 256
+
+void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfinite,
+                   int *constant) {
+  *nonfinite = 0;
+  for (int j = 0; j < D; j++) {
+    const double *x = X + (size_t)j * N;
+    long double s = 0.0L;
+    double lo = INFINITY, hi = -INFINITY;
+    int bad = 0;
+    for (svi_len i = 0; i < N; i++) {
+      double v = x[i];
+      bad |= !isfinite(v);
+      s += v;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    if (bad) *nonfinite = 1;
+    center[j] = (double)(s / (long double)N);
+    constant[j] = N > 1 && lo == hi;
+  }
+}
+
+void vdp_data_cov(const double *X, svi_len N, int D, const double *center, double *cov,
+                  double *work) {
+  /* work: D * PREP_ROWS doubles (a centred row block, point-major) */
+  const int P = gw_packed_size(D);
+  double *acc = cov; /* packed accumulation in the first P entries, expanded below */
+  /* block sums, added into the running sums (pairwise-like accuracy) */
+  double *lacc = work + (size_t)D * PREP_ROWS;
+  for (int p = 0; p < P; p++) lacc[p] = 0.0;
+  double *blk_acc = lacc + P;
+  for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {
+    int nr = (int)(N - i0 < PREP_ROWS ? N - i0 : PREP_ROWS);
+    for (int j = 0; j < D; j++) {
+      const double *x = X + (size_t)j * N + i0;
+      for (int r = 0; r < nr; r++) work[(size_t)r * D + j] = x[r] - center[j];
+    }
+    memset(blk_acc, 0, sizeof(double) * P);
+    for (int r = 0; r < nr; r++) {
+      const double *x = work + (size_t)r * D;
+      int idx = 0;
+      for (int b = 0; b < D; b++) {
+        double xb = x[b];
+        for (int a = 0; a <= b; a++) blk_acc[idx++] += x[a] * xb;
+      }
+    }
+    for (int p = 0; p < P; p++) lacc[p] += blk_acc[p];
+  }
+  double div = N > 1 ? (double)(N - 1) : 1.0;
+  int idx = 0;
+  for (int b = 0; b < D; b++)
+    for (int a = 0; a <= b; a++, idx++) {
+      double v = lacc[idx] / div;
+      acc[a + (size_t)b * D] = v;
+      acc[b + (size_t)a * D] = v;
+    }
+}
+
+size_t vdp_data_cov_work(int D) {
+  int P = gw_packed_size(D);
+  /* row block, running sums, block sums */
+  return (size_t)D * PREP_ROWS + 2 * (size_t)P;
+}
+
+void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
+                        double *Xt) {
+  for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {
+    svi_len i1 = i0 + PREP_ROWS < N ? i0 + PREP_ROWS : N;
+    for (int j = 0; j < D; j++) {
+      const double *x = X + (size_t)j * N;
+      const double c = center[j];
+      for (svi_len i = i0; i < i1; i++) Xt[(size_t)i * D + j] = x[i] - c;
+    }
+  }
+}
