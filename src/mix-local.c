@@ -134,6 +134,33 @@ svi_len mix_local_scratch(int lik, int D, int K) {
   return (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
 }
 
+/* exp(x) underflows to exactly 0 below about -745.13; skipping the call
+ * there changes no result. */
+#define MIX_EXP_FLOOR (-746.0)
+
+/* Softmax of w over the L indices idx into r[0..L-1]; returns the entropy
+ * -sum_j r_j ln r_j = ln s - sum_j r_j (w_j - m), m = max, s = sum_j
+ * exp(w_j - m): one log per point instead of one per kept component, and
+ * accurate for confident points (both terms are then near 0). */
+static double mix_softmax_entropy(const double *w, const int *idx, int L, double *r) {
+  double m = -INFINITY;
+  for (int j = 0; j < L; j++)
+    if (w[idx[j]] > m) m = w[idx[j]];
+  double s = 0;
+  for (int j = 0; j < L; j++) {
+    double d = w[idx[j]] - m;
+    r[j] = d < MIX_EXP_FLOOR ? 0.0 : exp(d);
+    s += r[j];
+  }
+  double inv = 1.0 / s, h = 0;
+  for (int j = 0; j < L; j++) {
+    r[j] *= inv;
+    if (r[j] > 0) h -= r[j] * (w[idx[j]] - m);
+  }
+  h += log(s);
+  return h > 0 ? h : 0.0;
+}
+
 void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
                int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
                int *iscratch) {
@@ -157,15 +184,11 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
       const double *w = W + (svi_len)i * K;
       svi_len pt = s - n0 + i;
       svi_select_top(w, K, L, idx);
-      svi_softmax_sub(w, idx, L, rbuf);
-      double h = 0;
+      ent[pt] = mix_softmax_entropy(w, idx, L, rbuf);
       for (int j = 0; j < L; j++) {
-        double r = rbuf[j];
-        if (r > 0) h -= r * log(r);
         resp_idx[pt * L + j] = idx[j];
-        resp_r[pt * L + j] = r;
+        resp_r[pt * L + j] = rbuf[j];
       }
-      ent[pt] = h;
     }
   }
 }
@@ -196,16 +219,31 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
   for (int k = K; k > 0; k--) start[k] = start[k - 1];
   start[0] = 0;
   memset(S, 0, sizeof(double) * (size_t)(P * K));
+  int full = x->lik == MIX_GAUSS || x->lik == MIX_ZM;
+  svi_len per = mix_summary_scratch(x->lik, x->D);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
   for (int k = 0; k < K; k++) {
-    double *xb = xbuf + (svi_len)svi_thread_id() * x->D;
+    double *xb = xbuf + (svi_len)svi_thread_id() * per;
     double *Sk = S + (svi_len)k * P, nk = 0;
-    for (svi_len e = start[k]; e < start[k + 1]; e++) {
-      nk += list_r[e];
-      mix_add_stat(x, list_n[e], list_r[e], Sk, xb);
-    }
+    for (svi_len e = start[k]; e < start[k + 1]; e++) nk += list_r[e];
     Nk[k] = nk;
+    if (full) {
+      /* chunks of a component's points, in point order */
+      for (svi_len e = start[k]; e < start[k + 1]; e += SVI_BLOCK) {
+        int m = (int)(start[k + 1] - e < SVI_BLOCK ? start[k + 1] - e : SVI_BLOCK);
+        gauss_chunk_stat(x->X, x->N, x->D, x->lik == MIX_ZM, list_n + e, list_r + e, m, Sk,
+                         xb);
+      }
+    } else {
+      for (svi_len e = start[k]; e < start[k + 1]; e++)
+        mix_add_stat(x, list_n[e], list_r[e], Sk, xb);
+    }
   }
+}
+
+svi_len mix_summary_scratch(int lik, int D) {
+  if (lik == MIX_GAUSS || lik == MIX_ZM) return 2 * (svi_len)D * SVI_BLOCK;
+  return D;
 }

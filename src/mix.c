@@ -160,7 +160,8 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   svi_len *start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
   svi_len *ln = (svi_len *)R_alloc((size_t)(n * L) + 1, sizeof(svi_len));
   double *lr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
-  double *xb = (double *)R_alloc((size_t)D * threads + 1, sizeof(double));
+  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D) * threads) + 1,
+                                 sizeof(double));
   mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, ln, lr, xb);
   double t2 = wall_seconds();
   SET_VECTOR_ELT(out, 2, Rf_ScalarReal(h));

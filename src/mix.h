@@ -100,11 +100,14 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
                int *iscratch);
 /* Batch summary: Nk[K] and S (K x P, component-major) from the
  * responsibilities of points [n0, n1). Scratch: start[K + 1], list_n and
- * list_r of (n1 - n0) L entries, xbuf of threads x D doubles. */
+ * list_r of (n1 - n0) L entries, xbuf of threads x mix_summary_scratch
+ * doubles. */
 void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
                  double *S, svi_len *start, svi_len *list_n, double *list_r,
                  double *xbuf);
+
+svi_len mix_summary_scratch(int lik, int D);
 
 /* ---- obs-diag.c / obs-mult.c (obs-gauss.h has the Gaussians) ---- */
 void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, int point,

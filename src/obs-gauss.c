@@ -133,6 +133,93 @@ double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
   return out;
 }
 
+/* Vector type of two doubles (GCC/Clang vector extensions: plain SSE2 on
+ * x86-64, no -march flag needed). Lanes are different points, so the
+ * scalar fallback below does exactly the same arithmetic per point. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GAUSS_VEC 1
+typedef double gauss_v2 __attribute__((vector_size(16)));
+static inline gauss_v2 v2_load(const double *p) {
+  gauss_v2 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline gauss_v2 v2_set1(double a) {
+  gauss_v2 v = {a, a};
+  return v;
+}
+#endif
+
+/* q[l] = || R^-1 x_l - s ||^2 for GAUSS_CHUNK points (lanes of xb, stride
+ * SVI_BLOCK) and two components (Ra, sa) and (Rb, sb); sa, sb may be NULL
+ * (zero mean). Per point and component: a_i = -s_i + sum_{j <= i} R_ij x_j
+ * (j ascending), q = sum_i a_i^2 (i ascending). */
+static void gauss_chunk2(const double *restrict xb, int D, const double *restrict Ra,
+                         const double *restrict sa, const double *restrict Rb,
+                         const double *restrict sb, double *restrict qa,
+                         double *restrict qb) {
+#ifdef GAUSS_VEC
+  gauss_v2 qa0 = v2_set1(0), qa1 = qa0, qa2 = qa0, qa3 = qa0;
+  gauss_v2 qb0 = qa0, qb1 = qa0, qb2 = qa0, qb3 = qa0;
+  for (int i = 0; i < D; i++) {
+    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
+    gauss_v2 a0 = v2_set1(sa ? -sa[i] : 0.0), a1 = a0, a2 = a0, a3 = a0;
+    gauss_v2 b0 = v2_set1(sb ? -sb[i] : 0.0), b1 = b0, b2 = b0, b3 = b0;
+    for (int j = 0; j <= i; j++) {
+      const double *xj = xb + (svi_len)j * SVI_BLOCK;
+      gauss_v2 x0 = v2_load(xj), x1 = v2_load(xj + 2), x2 = v2_load(xj + 4),
+               x3 = v2_load(xj + 6);
+      gauss_v2 ca = v2_set1(ra[j]), cb = v2_set1(rb[j]);
+      a0 += ca * x0;
+      a1 += ca * x1;
+      a2 += ca * x2;
+      a3 += ca * x3;
+      b0 += cb * x0;
+      b1 += cb * x1;
+      b2 += cb * x2;
+      b3 += cb * x3;
+    }
+    qa0 += a0 * a0;
+    qa1 += a1 * a1;
+    qa2 += a2 * a2;
+    qa3 += a3 * a3;
+    qb0 += b0 * b0;
+    qb1 += b1 * b1;
+    qb2 += b2 * b2;
+    qb3 += b3 * b3;
+  }
+  memcpy(qa, &qa0, 16);
+  memcpy(qa + 2, &qa1, 16);
+  memcpy(qa + 4, &qa2, 16);
+  memcpy(qa + 6, &qa3, 16);
+  memcpy(qb, &qb0, 16);
+  memcpy(qb + 2, &qb1, 16);
+  memcpy(qb + 4, &qb2, 16);
+  memcpy(qb + 6, &qb3, 16);
+#else
+  for (int l = 0; l < GAUSS_CHUNK; l++) qa[l] = qb[l] = 0;
+  for (int i = 0; i < D; i++) {
+    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
+    double a[GAUSS_CHUNK], b[GAUSS_CHUNK];
+    for (int l = 0; l < GAUSS_CHUNK; l++) {
+      a[l] = sa ? -sa[i] : 0.0;
+      b[l] = sb ? -sb[i] : 0.0;
+    }
+    for (int j = 0; j <= i; j++) {
+      const double *xj = xb + (svi_len)j * SVI_BLOCK;
+      for (int l = 0; l < GAUSS_CHUNK; l++) {
+        a[l] += ra[j] * xj[l];
+        b[l] += rb[j] * xj[l];
+      }
+    }
+    for (int l = 0; l < GAUSS_CHUNK; l++) {
+      qa[l] += a[l] * a[l];
+      qb[l] += b[l] * b[l];
+    }
+  }
+#endif
+}
+
 void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
                          int nb, double *W, double *scratch) {
   int K = ev->K, D = ev->D;
@@ -145,29 +232,23 @@ void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len
     for (int n = 0; n < nb; n++) xbi[n] = xi[n];
     for (int n = nb; n < SVI_BLOCK; n++) xbi[n] = 0;
   }
-  for (int k = 0; k < K; k++) {
-    const double *Rinv = ev->fac + (svi_len)k * tri;
-    const double *sh = ev->shift ? ev->shift + (svi_len)k * D : NULL;
-    double ck = ev->c[k];
-    /* z = R^-1 x - R^-1 m, accumulated in registers for GAUSS_CHUNK points
-     * at a time: one load per multiply-add. */
+  /* Components two at a time (the last one paired with itself when K is
+   * odd: the same arithmetic, its result written once). */
+  for (int k = 0; k < K; k += 2) {
+    int k2 = k + 1 < K ? k + 1 : k;
+    const double *Ra = ev->fac + (svi_len)k * tri, *Rb = ev->fac + (svi_len)k2 * tri;
+    const double *sa = ev->shift ? ev->shift + (svi_len)k * D : NULL;
+    const double *sb = ev->shift ? ev->shift + (svi_len)k2 * D : NULL;
+    double ca = ev->c[k], cb = ev->c[k2];
     for (int c0 = 0; c0 < nb; c0 += GAUSS_CHUNK) {
-      double q[GAUSS_CHUNK], a[GAUSS_CHUNK];
-      for (int l = 0; l < GAUSS_CHUNK; l++) q[l] = 0;
-      for (int i = 0; i < D; i++) {
-        const double *Ri = Rinv + svi_tri(i, 0);
-        double s0 = sh ? -sh[i] : 0.0;
-        for (int l = 0; l < GAUSS_CHUNK; l++) a[l] = s0;
-        for (int j = 0; j <= i; j++) {
-          const double *restrict xj = xb + (svi_len)j * SVI_BLOCK + c0;
-          double r = Ri[j];
-          SVI_SIMD
-          for (int l = 0; l < GAUSS_CHUNK; l++) a[l] += r * xj[l];
-        }
-        for (int l = 0; l < GAUSS_CHUNK; l++) q[l] += a[l] * a[l];
-      }
+      double qa[GAUSS_CHUNK], qb[GAUSS_CHUNK];
+      gauss_chunk2(xb + c0, D, Ra, sa, Rb, sb, qa, qb);
       int m = nb - c0 < GAUSS_CHUNK ? nb - c0 : GAUSS_CHUNK;
-      for (int l = 0; l < m; l++) W[(svi_len)(c0 + l) * K + k] = ck - 0.5 * q[l];
+      double *w = W + (svi_len)c0 * K;
+      for (int l = 0; l < m; l++) {
+        w[(svi_len)l * K + k] = ca - 0.5 * qa[l];
+        w[(svi_len)l * K + k2] = cb - 0.5 * qb[l];
+      }
     }
   }
 }
@@ -182,5 +263,81 @@ void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk)
     double *Si = Sk + svi_tri(i, 0);
     SVI_SIMD
     for (int j = 0; j <= i; j++) Si[j] += rxi * x[j];
+  }
+}
+
+/* dot(a, b) over m (even) entries in two lanes (even and odd entries), the
+ * lanes added at the end; four dots with a shared first vector at once. */
+static void gauss_dot4(const double *restrict a, const double *restrict b0,
+                       const double *restrict b1, const double *restrict b2,
+                       const double *restrict b3, int m, double *out) {
+#ifdef GAUSS_VEC
+  gauss_v2 s0 = v2_set1(0), s1 = s0, s2 = s0, s3 = s0;
+  for (int l = 0; l < m; l += 2) {
+    gauss_v2 va = v2_load(a + l);
+    s0 += va * v2_load(b0 + l);
+    s1 += va * v2_load(b1 + l);
+    s2 += va * v2_load(b2 + l);
+    s3 += va * v2_load(b3 + l);
+  }
+  out[0] = s0[0] + s0[1];
+  out[1] = s1[0] + s1[1];
+  out[2] = s2[0] + s2[1];
+  out[3] = s3[0] + s3[1];
+#else
+  double e[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+  const double *b[4] = {b0, b1, b2, b3};
+  for (int l = 0; l < m; l += 2) {
+    for (int t = 0; t < 4; t++) {
+      e[t] += a[l] * b[t][l];
+      o[t] += a[l + 1] * b[t][l + 1];
+    }
+  }
+  for (int t = 0; t < 4; t++) out[t] = e[t] + o[t];
+#endif
+}
+
+void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const svi_len *pts,
+                      const double *r, int m, double *Sk, double *scratch) {
+  /* Gather the points (dimension-major, padded with zeros to an even
+   * count) and their responsibility-weighted copies. */
+  int mp = m + (m & 1);
+  double *restrict xb = scratch, *restrict rx = scratch + (svi_len)D * SVI_BLOCK;
+  for (int i = 0; i < D; i++) {
+    const double *Xi = X + (svi_len)i * N;
+    double *xi = xb + (svi_len)i * SVI_BLOCK, *ri = rx + (svi_len)i * SVI_BLOCK;
+    for (int l = 0; l < m; l++) {
+      xi[l] = Xi[pts[l]];
+      ri[l] = r[l] * xi[l];
+    }
+    if (mp > m) xi[m] = ri[m] = 0;
+  }
+  if (!zero_mean) {
+    for (int i = 0; i < D; i++) {
+      const double *ri = rx + (svi_len)i * SVI_BLOCK;
+      double s = 0;
+      for (int l = 0; l < m; l++) s += ri[l];
+      Sk[i] += s;
+    }
+    Sk += D;
+  }
+  for (int i = 0; i < D; i++) {
+    const double *ri = rx + (svi_len)i * SVI_BLOCK;
+    double *Si = Sk + svi_tri(i, 0), d4[4];
+    int j = 0;
+    for (; j + 4 <= i + 1; j += 4) {
+      const double *xj = xb + (svi_len)j * SVI_BLOCK;
+      gauss_dot4(ri, xj, xj + SVI_BLOCK, xj + 2 * SVI_BLOCK, xj + 3 * SVI_BLOCK, mp, d4);
+      Si[j] += d4[0];
+      Si[j + 1] += d4[1];
+      Si[j + 2] += d4[2];
+      Si[j + 3] += d4[3];
+    }
+    for (; j <= i; j++) {
+      /* the tail: the same kernel with the row repeated */
+      const double *xj = xb + (svi_len)j * SVI_BLOCK;
+      gauss_dot4(ri, xj, xj, xj, xj, mp, d4);
+      Si[j] += d4[0];
+    }
   }
 }

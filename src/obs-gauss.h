@@ -39,6 +39,11 @@ double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
  * doubles. */
 void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
                          int nb, double *W, double *scratch);
+/* Sk += sum_l r[l] t(x_l) over the m <= SVI_BLOCK points pts[0..m) of the
+ * column-major N x D matrix X (a chunk of one component's points, in
+ * order). scratch: 2 D SVI_BLOCK doubles. */
+void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const svi_len *pts,
+                      const double *r, int m, double *Sk, double *scratch);
 /* Sk += r t(x) for one point x (D contiguous values). */
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 
