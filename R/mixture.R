@@ -416,11 +416,21 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   threads <- control$threads
   sync <- if (is.null(control$sync)) 1L else control$sync
   t_start <- proc.time()[["elapsed"]]
-  ex <- new_executor(cluster, B, function(b) mix_slice(train, bounds[b], bounds[b + 1L]),
-                     diff(bounds))
-  on.exit(executor_close(ex), add = TRUE)
+  if (!is.null(cluster)) {
+    ex <- new_executor(cluster, B, function(b) mix_slice(train, bounds[b], bounds[b + 1L]),
+                       diff(bounds))
+    on.exit(executor_close(ex), add = TRUE)
+  }
   rounds <- split(seq_len(B), ceiling(seq_len(B) / sync))
   run_round <- function(round, state) {
+    if (is.null(cluster)) {
+      # in this process: the C local step reads its rows of the training
+      # data in place (no copy of the batch), with the same result
+      out <- lapply(round, function(b) {
+        mix_local(train, hyper, state, c(bounds[b], bounds[b + 1L]), L, threads)
+      })
+      return(list(results = out, sent = 0, received = 0))
+    }
     executor_run(ex, round, "mix_batch_step",
                  list(hyper = hyper, state = state[c("N", "S")], L = L, threads = threads))
   }

@@ -65,28 +65,40 @@ double mix_alloc_objective(const mix_prior *pr, int K, const double *Nk) {
 }
 
 int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double *Nk,
-                   const double *S, int point, double *scratch) {
+                   const double *S, int point, int threads, double *scratch) {
   int lik = pr->lik;
   svi_len P = mix_stat_size(lik, D), tri = (svi_len)D * (D + 1) / 2;
   ev->lik = lik;
   ev->K = K;
   ev->D = D;
   int status = 0;
+  double *fail = scratch + K; /* K doubles: each component's status */
+  (void)threads;
   if (lik == MIX_MULT) {
     mult_eval_table(pr, K, D, S, point, ev->c, ev->logb);
   } else {
+    /* components are independent: any thread count gives the same tables */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
     for (int k = 0; k < K; k++) {
       const double *Sk = S + (svi_len)k * P;
+      fail[k] = 0;
       if (lik == MIX_DIAG) {
         diag_eval_component(pr, D, Nk[k], Sk, point, ev->c + k, ev->mean + (svi_len)k * D,
                             ev->fac + (svi_len)k * D);
       } else {
         int zm = lik == MIX_ZM;
-        int st = gauss_eval_component(
+        fail[k] = gauss_eval_component(
             pr, zm, D, Nk[k], Sk, point, ev->c + k, zm ? NULL : ev->mean + (svi_len)k * D,
             ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
             zm ? NULL : ev->shift + (svi_len)k * D);
-        if (st && !status) status = k + 1;
+      }
+    }
+    for (int k = 0; k < K; k++) {
+      if (fail[k] != 0) {
+        status = k + 1;
+        break;
       }
     }
   }
@@ -195,29 +207,48 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
 
 void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
-                 double *S, svi_len *start, svi_len *list_n, double *list_r,
+                 double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
                  double *xbuf) {
   svi_len n = n1 - n0, P = mix_stat_size(x->lik, x->D);
+  const int CH = MIX_BUCKET_CHUNKS;
   (void)threads;
-  /* bucket (point, r) pairs by component, in point order */
-  for (int k = 0; k <= K; k++) start[k] = 0;
-  for (svi_len e = 0; e < n * L; e++)
-    if (resp_r[e] > 0) start[resp_idx[e] + 1]++;
-  for (int k = 0; k < K; k++) start[k + 1] += start[k];
-  /* second pass writes positions; a moving cursor per component */
-  for (svi_len i = 0; i < n; i++) {
-    for (int j = 0; j < L; j++) {
-      svi_len e = i * L + j;
-      if (!(resp_r[e] > 0)) continue;
-      int k = resp_idx[e];
-      svi_len pos = start[k]++;
-      list_n[pos] = n0 + i;
-      list_r[pos] = resp_r[e];
+  /* Bucket the (point, r) pairs by component, in point order: count per
+   * chunk of points (a fixed split, whatever the thread count), turn the
+   * counts into each chunk's write cursors, then fill. */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int c = 0; c < CH; c++) {
+    svi_len *ck = cnt + (svi_len)c * K;
+    for (int k = 0; k < K; k++) ck[k] = 0;
+    for (svi_len e = n * c / CH * L; e < n * (c + 1) / CH * L; e++)
+      if (resp_r[e] > 0) ck[resp_idx[e]]++;
+  }
+  svi_len pos = 0;
+  for (int k = 0; k < K; k++) {
+    start[k] = pos;
+    for (int c = 0; c < CH; c++) {
+      svi_len t = cnt[(svi_len)c * K + k];
+      cnt[(svi_len)c * K + k] = pos;
+      pos += t;
     }
   }
-  /* cursors now point at each bucket's end: shift back */
-  for (int k = K; k > 0; k--) start[k] = start[k - 1];
-  start[0] = 0;
+  start[K] = pos;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int c = 0; c < CH; c++) {
+    svi_len *ck = cnt + (svi_len)c * K;
+    for (svi_len i = n * c / CH; i < n * (c + 1) / CH; i++) {
+      for (int j = 0; j < L; j++) {
+        svi_len e = i * L + j;
+        if (!(resp_r[e] > 0)) continue;
+        svi_len p = ck[resp_idx[e]]++;
+        list_n[p] = n0 + i;
+        list_r[p] = resp_r[e];
+      }
+    }
+  }
   memset(S, 0, sizeof(double) * (size_t)(P * K));
   int full = x->lik == MIX_GAUSS || x->lik == MIX_ZM;
   svi_len per = mix_summary_scratch(x->lik, x->D);
@@ -244,6 +275,6 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
 }
 
 svi_len mix_summary_scratch(int lik, int D) {
-  if (lik == MIX_GAUSS || lik == MIX_ZM) return 2 * (svi_len)D * SVI_BLOCK;
+  if (lik == MIX_GAUSS || lik == MIX_ZM) return gauss_stat_scratch(D);
   return D;
 }

@@ -103,10 +103,10 @@ static void eval_alloc(mix_eval *ev, int lik, int K, int D) {
 }
 
 static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP S,
-                 int point) {
+                 int point, int threads) {
   eval_alloc(ev, pr->lik, K, D);
-  double *aw = (double *)R_alloc(K, sizeof(double));
-  return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, aw);
+  double *aw = (double *)R_alloc(2 * (size_t)K, sizeof(double));
+  return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, threads, aw);
 }
 
 /* One local step + summary over points [range[0], range[1]) (0-based).
@@ -128,7 +128,7 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
 
   double t0 = wall_seconds();
   mix_eval ev;
-  int status = build(&ev, &pr, K, D, Nk, S, 0);
+  int status = build(&ev, &pr, K, D, Nk, S, 0, threads);
   const char *names[] = {"N", "S", "entropy", "time_local", "time_summary", "status"};
   SEXP out = PROTECT(svi_named_list(6, names));
   n_prot++;
@@ -162,7 +162,9 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   double *lr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
   double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D) * threads) + 1,
                                  sizeof(double));
-  mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, ln, lr, xb);
+  svi_len *cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
+  mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, cnt, ln, lr,
+              xb);
   double t2 = wall_seconds();
   SET_VECTOR_ELT(out, 2, Rf_ScalarReal(h));
   SET_VECTOR_ELT(out, 3, Rf_ScalarReal(t1 - t0));
@@ -186,7 +188,7 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
   if (!red) svi_need_size((double)K, (double)x.N, (double)R_XLEN_T_MAX, "weights matrix");
   if (x.N > INT_MAX) Rf_error("internal error: too many points");
   mix_eval ev;
-  int status = build(&ev, &pr, K, D, Nk, S, pt);
+  int status = build(&ev, &pr, K, D, Nk, S, pt, threads);
   if (status) Rf_error("internal error: component %d is not positive definite", status);
   svi_len N = x.N, nblocks = svi_n_blocks(N);
   SEXP out =

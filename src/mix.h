@@ -79,10 +79,10 @@ void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point,
 /* The allocation part of the ELBO at the optimal q(pi) for counts Nk. */
 double mix_alloc_objective(const mix_prior *pr, int K, const double *Nk);
 /* Fill ev (arrays allocated by the caller) from summaries. Returns 0, or
- * k + 1 when component k's scale matrix is not positive definite.
- * scratch: K doubles. */
+ * k + 1 for the first component k whose scale matrix is not positive
+ * definite. Components are built in parallel. scratch: 2 K doubles. */
 int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double *Nk,
-                   const double *S, int point, double *scratch);
+                   const double *S, int point, int threads, double *scratch);
 /* Log-weights of points [n0, n0 + nb) into W (nb x K, point-major). */
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch);
@@ -98,15 +98,16 @@ svi_len mix_local_scratch(int lik, int D, int K);
 void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
                int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
                int *iscratch);
+/* Points are bucketed by component in this many fixed chunks. */
+#define MIX_BUCKET_CHUNKS 64
 /* Batch summary: Nk[K] and S (K x P, component-major) from the
- * responsibilities of points [n0, n1). Scratch: start[K + 1], list_n and
- * list_r of (n1 - n0) L entries, xbuf of threads x mix_summary_scratch
- * doubles. */
+ * responsibilities of points [n0, n1). Scratch: start[K + 1],
+ * cnt[MIX_BUCKET_CHUNKS K], list_n and list_r of (n1 - n0) L entries, xbuf
+ * of threads x mix_summary_scratch doubles. */
 void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
-                 double *S, svi_len *start, svi_len *list_n, double *list_r,
+                 double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
                  double *xbuf);
-
 svi_len mix_summary_scratch(int lik, int D);
 
 /* ---- obs-diag.c / obs-mult.c (obs-gauss.h has the Gaussians) ---- */

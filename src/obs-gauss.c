@@ -266,43 +266,60 @@ void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk)
   }
 }
 
-/* dot(a, b) over m (even) entries in two lanes (even and odd entries), the
- * lanes added at the end; four dots with a shared first vector at once. */
-static void gauss_dot4(const double *restrict a, const double *restrict b0,
-                       const double *restrict b1, const double *restrict b2,
-                       const double *restrict b3, int m, double *out) {
+/* The 2 x 4 dot products of rows a0, a1 with rows b0..b3 over m (even)
+ * entries, each in two lanes (even and odd entries) added at the end. */
+static void gauss_dot24(const double *restrict a0, const double *restrict a1,
+                        const double *restrict b, int m, double *out) {
+  const double *b0 = b, *b1 = b + SVI_BLOCK, *b2 = b + 2 * SVI_BLOCK,
+               *b3 = b + 3 * SVI_BLOCK;
 #ifdef GAUSS_VEC
-  gauss_v2 s0 = v2_set1(0), s1 = s0, s2 = s0, s3 = s0;
+  gauss_v2 s00 = v2_set1(0), s01 = s00, s02 = s00, s03 = s00;
+  gauss_v2 s10 = s00, s11 = s00, s12 = s00, s13 = s00;
   for (int l = 0; l < m; l += 2) {
-    gauss_v2 va = v2_load(a + l);
-    s0 += va * v2_load(b0 + l);
-    s1 += va * v2_load(b1 + l);
-    s2 += va * v2_load(b2 + l);
-    s3 += va * v2_load(b3 + l);
+    gauss_v2 u = v2_load(a0 + l), v = v2_load(a1 + l);
+    gauss_v2 x0 = v2_load(b0 + l), x1 = v2_load(b1 + l), x2 = v2_load(b2 + l),
+             x3 = v2_load(b3 + l);
+    s00 += u * x0;
+    s01 += u * x1;
+    s02 += u * x2;
+    s03 += u * x3;
+    s10 += v * x0;
+    s11 += v * x1;
+    s12 += v * x2;
+    s13 += v * x3;
   }
-  out[0] = s0[0] + s0[1];
-  out[1] = s1[0] + s1[1];
-  out[2] = s2[0] + s2[1];
-  out[3] = s3[0] + s3[1];
+  out[0] = s00[0] + s00[1];
+  out[1] = s01[0] + s01[1];
+  out[2] = s02[0] + s02[1];
+  out[3] = s03[0] + s03[1];
+  out[4] = s10[0] + s10[1];
+  out[5] = s11[0] + s11[1];
+  out[6] = s12[0] + s12[1];
+  out[7] = s13[0] + s13[1];
 #else
-  double e[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
-  const double *b[4] = {b0, b1, b2, b3};
+  double e[8] = {0}, o[8] = {0};
+  const double *a[2] = {a0, a1}, *bb[4] = {b0, b1, b2, b3};
   for (int l = 0; l < m; l += 2) {
-    for (int t = 0; t < 4; t++) {
-      e[t] += a[l] * b[t][l];
-      o[t] += a[l + 1] * b[t][l + 1];
+    for (int r = 0; r < 2; r++) {
+      for (int t = 0; t < 4; t++) {
+        e[4 * r + t] += a[r][l] * bb[t][l];
+        o[4 * r + t] += a[r][l + 1] * bb[t][l + 1];
+      }
     }
   }
-  for (int t = 0; t < 4; t++) out[t] = e[t] + o[t];
+  for (int t = 0; t < 8; t++) out[t] = e[t] + o[t];
 #endif
 }
 
+svi_len gauss_stat_scratch(int D) { return 2 * (svi_len)(D + 4) * SVI_BLOCK; }
+
 void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const svi_len *pts,
                       const double *r, int m, double *Sk, double *scratch) {
-  /* Gather the points (dimension-major, padded with zeros to an even
-   * count) and their responsibility-weighted copies. */
-  int mp = m + (m & 1);
-  double *restrict xb = scratch, *restrict rx = scratch + (svi_len)D * SVI_BLOCK;
+  /* Gather the points (dimension-major, padded with zeros to an even count
+   * of points and to whole groups of dimensions) and their
+   * responsibility-weighted copies. */
+  int mp = m + (m & 1), Dp = (D + 3) / 4 * 4;
+  double *restrict xb = scratch, *restrict rx = scratch + (svi_len)(D + 4) * SVI_BLOCK;
   for (int i = 0; i < D; i++) {
     const double *Xi = X + (svi_len)i * N;
     double *xi = xb + (svi_len)i * SVI_BLOCK, *ri = rx + (svi_len)i * SVI_BLOCK;
@@ -311,6 +328,10 @@ void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const sv
       ri[l] = r[l] * xi[l];
     }
     if (mp > m) xi[m] = ri[m] = 0;
+  }
+  for (int i = D; i < Dp; i++) {
+    memset(xb + (svi_len)i * SVI_BLOCK, 0, sizeof(double) * mp);
+    memset(rx + (svi_len)i * SVI_BLOCK, 0, sizeof(double) * mp);
   }
   if (!zero_mean) {
     for (int i = 0; i < D; i++) {
@@ -321,23 +342,18 @@ void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const sv
     }
     Sk += D;
   }
-  for (int i = 0; i < D; i++) {
-    const double *ri = rx + (svi_len)i * SVI_BLOCK;
-    double *Si = Sk + svi_tri(i, 0), d4[4];
-    int j = 0;
-    for (; j + 4 <= i + 1; j += 4) {
-      const double *xj = xb + (svi_len)j * SVI_BLOCK;
-      gauss_dot4(ri, xj, xj + SVI_BLOCK, xj + 2 * SVI_BLOCK, xj + 3 * SVI_BLOCK, mp, d4);
-      Si[j] += d4[0];
-      Si[j + 1] += d4[1];
-      Si[j + 2] += d4[2];
-      Si[j + 3] += d4[3];
-    }
-    for (; j <= i; j++) {
-      /* the tail: the same kernel with the row repeated */
-      const double *xj = xb + (svi_len)j * SVI_BLOCK;
-      gauss_dot4(ri, xj, xj, xj, xj, mp, d4);
-      Si[j] += d4[0];
+  /* Rows i, i + 1 against columns j..j + 3 (j <= i + 1); entries above the
+   * diagonal or past D are computed on padding and dropped. Every entry is
+   * its own dot product, so the grouping does not change its value. */
+  for (int i = 0; i < D; i += 2) {
+    const double *r0 = rx + (svi_len)i * SVI_BLOCK, *r1 = r0 + SVI_BLOCK;
+    for (int j = 0; j <= i + 1 && j < D; j += 4) {
+      double d8[8];
+      gauss_dot24(r0, r1, xb + (svi_len)j * SVI_BLOCK, mp, d8);
+      for (int t = 0; t < 4; t++) {
+        if (j + t <= i) Sk[svi_tri(i, j + t)] += d8[t];
+        if (i + 1 < D && j + t <= i + 1) Sk[svi_tri(i + 1, j + t)] += d8[4 + t];
+      }
     }
   }
 }

@@ -41,9 +41,10 @@ void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len
                          int nb, double *W, double *scratch);
 /* Sk += sum_l r[l] t(x_l) over the m <= SVI_BLOCK points pts[0..m) of the
  * column-major N x D matrix X (a chunk of one component's points, in
- * order). scratch: 2 D SVI_BLOCK doubles. */
+ * order). scratch: gauss_stat_scratch(D) doubles. */
 void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const svi_len *pts,
                       const double *r, int m, double *Sk, double *scratch);
+svi_len gauss_stat_scratch(int D);
 /* Sk += r t(x) for one point x (D contiguous values). */
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 
