@@ -373,6 +373,18 @@ mix_local <- function(train, hyper, state, range, L, threads) {
   res
 }
 
+# The global step in C (src/mix-global.c): the memoized swap of one batch's
+# cached summaries `old` (NULL in lap 0) for its new ones, and the
+# stochastic blend with step `rho` and batch weight `w`.
+mix_global_memoized <- function(state, old, new) {
+  .Call(ffi_mix_global_memoized, state$N, state$S, old$N, old$S, new$N, new$S)
+}
+
+mix_global_stochastic <- function(state, new, rho, w) {
+  .Call(ffi_mix_global_stochastic, state$N, state$S, new$N, new$S, as.double(rho),
+        as.double(w))
+}
+
 mix_objective <- function(hyper, state, entropy) {
   .Call(ffi_mix_objective, hyper, state$N, state$S) + entropy
 }
@@ -485,8 +497,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
             tt <- tt + 1
             rho <- (control$tau + tt)^(-control$kappa)
             w <- N / (bounds[b + 1L] - bounds[b])
-            st$N <- (1 - rho) * st$N + rho * w * res$N
-            st$S <- (1 - rho) * st$S + rho * w * res$S
+            st <- mix_global_stochastic(st, res, rho, w)
           }
         }
         list(state = st, t = tt, tl = tl, ts = ts)
@@ -511,8 +522,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
       ent[b] <- res$entropy
       tl <- tl + res$time_local
       ts <- ts + res$time_summary
-      seen$N <- seen$N + res$N
-      seen$S <- seen$S + res$S
+      seen <- mix_global_memoized(seen, NULL, res)
     }
     # A fresh fit's lap 0 is incremental (the globals come from the batches
     # seen so far, as in bnpy's first memoized lap); update() keeps the
@@ -536,8 +546,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
           tl <- tl + res$time_local
           ts <- ts + res$time_summary
           # exact swap of this batch's cached summary
-          st$N <- pmax(st$N - ca[[b]]$N + res$N, 0)
-          st$S <- st$S - ca[[b]]$S + res$S
+          st <- mix_global_memoized(st, ca[[b]], res)
           ca[[b]] <- res[c("N", "S")]
           en[b] <- res$entropy
         }
@@ -563,54 +572,16 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
 
 # ---- the fitted object -----------------------------------------------------
 
-# Point estimates (posterior means) of weights and component parameters.
+# Point estimates (posterior means) of weights and component parameters,
+# computed in C (src/mix-global.c) from the global summaries.
 mix_point_estimates <- function(hyper, state) {
-  Nk <- state$N
-  S <- state$S
-  K <- length(Nk)
-  D <- hyper$D
-  if (hyper$prior == 0L) {
-    w <- (hyper$conc / K + Nk) / (hyper$conc + sum(Nk))
-  } else {
-    rest <- pmax(sum(Nk) - cumsum(Nk), 0)
-    ev <- (1 + Nk) / (1 + Nk + hyper$conc + rest)
-    ev[K] <- 1
-    w <- ev * c(1, cumprod(1 - ev)[-K])
-  }
-  out <- list(weights = w)
-  lik <- hyper$lik
-  if (lik == 3L) {
-    lam <- t(S) + hyper$eta
-    out$topic_word <- lam / rowSums(lam)
-    return(out)
-  }
-  if (lik == 2L) {
-    kap <- hyper$kappa0 + Nk
-    m <- t(S[seq_len(D), , drop = FALSE]) / kap
-    a <- hyper$nu0 / 2 + Nk / 2
-    b <- sweep(t(S[D + seq_len(D), , drop = FALSE]) - kap * m^2, 2L, hyper$b0, `+`) / 1
-    b <- pmax(b, matrix(hyper$b0, K, D, byrow = TRUE))
-    out$means <- m
-    out$variances <- b / a
-    return(out)
-  }
-  zm <- lik == 1L
-  covs <- array(0, c(D, D, K))
-  means <- matrix(0, K, D)
-  B0 <- unpack_lower(hyper$B0, D)
-  for (k in seq_len(K)) {
-    Sxx <- unpack_lower(if (zm) S[, k] else S[-seq_len(D), k], D)
-    Bk <- B0 + Sxx
-    if (!zm) {
-      kap <- hyper$kappa0 + Nk[k]
-      m <- S[seq_len(D), k] / kap
-      Bk <- Bk - kap * tcrossprod(m)
-      means[k, ] <- m
-    }
-    covs[, , k] <- Bk / (hyper$nu0 + Nk[k])
-  }
-  out$means <- means
-  out$covariances <- covs
+  p <- .Call(ffi_mix_point, hyper, state$N, state$S)
+  out <- list(weights = p$weights)
+  switch(hyper$lik + 1L,
+         out[c("means", "covariances")] <- p[c("means", "spread")],
+         out[c("means", "covariances")] <- p[c("means", "spread")],
+         out[c("means", "variances")] <- p[c("means", "spread")],
+         out$topic_word <- p$means)
   out
 }
 

@@ -272,3 +272,104 @@ SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP sc
   UNPROTECT(n_prot);
   return out;
 }
+
+/* A K-vector of counts and a P x K matrix of statistics (P from the length). */
+static svi_len check_pair(SEXP N, SEXP S, R_xlen_t K, const char *what) {
+  if (TYPEOF(N) != REALSXP || TYPEOF(S) != REALSXP || XLENGTH(N) != K || K < 1 ||
+      XLENGTH(S) % K != 0)
+    Rf_error("internal error: %s summaries have the wrong size", what);
+  return (svi_len)(XLENGTH(S) / K);
+}
+
+static SEXP state_list(svi_len K, svi_len P, SEXP *oN, SEXP *oS, int *n_prot) {
+  const char *names[] = {"N", "S"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  (*n_prot)++;
+  *oN = Rf_allocVector(REALSXP, K);
+  SET_VECTOR_ELT(out, 0, *oN);
+  if (P > INT_MAX || K > INT_MAX) Rf_error("internal error: summaries too large");
+  *oS = Rf_allocMatrix(REALSXP, (int)P, (int)K);
+  SET_VECTOR_ELT(out, 1, *oS);
+  return out;
+}
+
+/* Memoized global step for one batch: the global summaries (N, S) with the
+ * batch's cached summaries (oN, oS; NULL in lap 0) swapped for its new ones
+ * (nN, nS). Returns list(N, S). */
+SEXP ffi_mix_global_memoized(SEXP N, SEXP S, SEXP oN, SEXP oS, SEXP nN, SEXP nS) {
+  int n_prot = 0;
+  R_xlen_t K = XLENGTH(N);
+  svi_len P = check_pair(N, S, K, "global");
+  if (Rf_isNull(oN) != Rf_isNull(oS)) Rf_error("internal error: give both old summaries");
+  if (!Rf_isNull(oN) && check_pair(oN, oS, K, "old") != P)
+    Rf_error("internal error: old summaries have the wrong size");
+  if (check_pair(nN, nS, K, "new") != P)
+    Rf_error("internal error: new summaries have the wrong size");
+  SEXP rN, rS;
+  SEXP out = state_list(K, P, &rN, &rS, &n_prot);
+  mix_global_memoized(K, P, REAL(N), REAL(S), Rf_isNull(oN) ? NULL : REAL(oN),
+                      Rf_isNull(oS) ? NULL : REAL(oS), REAL(nN), REAL(nS), REAL(rN),
+                      REAL(rS));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Stochastic global step: (1 - rho) (N, S) + rho w (nN, nS), w the ratio of
+ * the number of points to the batch size. Returns list(N, S). */
+SEXP ffi_mix_global_stochastic(SEXP N, SEXP S, SEXP nN, SEXP nS, SEXP rho, SEXP w) {
+  int n_prot = 0;
+  R_xlen_t K = XLENGTH(N);
+  svi_len P = check_pair(N, S, K, "global");
+  if (check_pair(nN, nS, K, "new") != P)
+    Rf_error("internal error: new summaries have the wrong size");
+  svi_need_real(rho, 1, "rho");
+  svi_need_real(w, 1, "w");
+  SEXP rN, rS;
+  SEXP out = state_list(K, P, &rN, &rS, &n_prot);
+  mix_global_stochastic(K, P, REAL(N), REAL(S), REAL(nN), REAL(nS), REAL(rho)[0],
+                        REAL(w)[0], REAL(rN), REAL(rS));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Point estimates of the fitted mixture from the global summaries:
+ * list(weights, means (K x D or K x V for the multinomial's word
+ * distributions), spread: D x D x K covariances (full models), K x D
+ * variances (diagonal), NULL (multinomial)). */
+SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
+  int n_prot = 0, D, K;
+  mix_prior pr = unpack_prior(prior, &D);
+  check_state(Nk, S, pr.lik, D, &K);
+  svi_len P = mix_stat_size(pr.lik, D), tri = (svi_len)D * (D + 1) / 2;
+  int full = pr.lik == MIX_GAUSS || pr.lik == MIX_ZM;
+  const char *names[] = {"weights", "means", "spread"};
+  SEXP out = PROTECT(svi_named_list(3, names));
+  n_prot++;
+  SEXP w = Rf_allocVector(REALSXP, K);
+  SET_VECTOR_ELT(out, 0, w);
+  mix_point_weights(&pr, K, REAL(Nk), REAL(w));
+  SEXP mean = Rf_allocMatrix(REALSXP, K, D);
+  SET_VECTOR_ELT(out, 1, mean);
+  SEXP spread = R_NilValue;
+  if (full) {
+    svi_need_size((double)D * D, (double)K, (double)R_XLEN_T_MAX, "covariances");
+    spread = Rf_alloc3DArray(REALSXP, D, D, K);
+  } else if (pr.lik == MIX_DIAG) {
+    spread = Rf_allocMatrix(REALSXP, K, D);
+  }
+  SET_VECTOR_ELT(out, 2, spread);
+  double *m = (double *)R_alloc((size_t)D, sizeof(double));
+  double *v = (double *)R_alloc(full ? (size_t)D * D : (size_t)D, sizeof(double));
+  double *scratch = (double *)R_alloc((size_t)tri, sizeof(double));
+  double *pm = REAL(mean), *ps = Rf_isNull(spread) ? NULL : REAL(spread);
+  for (int k = 0; k < K; k++) {
+    mix_point_component(&pr, D, REAL(Nk)[k], REAL(S) + (svi_len)k * P, m, v, scratch);
+    for (int d = 0; d < D; d++) pm[(svi_len)d * K + k] = m[d];
+    if (full)
+      memcpy(ps + (svi_len)k * D * D, v, sizeof(double) * (size_t)D * D);
+    else if (ps)
+      for (int d = 0; d < D; d++) ps[(svi_len)d * K + k] = v[d];
+  }
+  UNPROTECT(n_prot);
+  return out;
+}

@@ -110,10 +110,33 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  double *xbuf);
 svi_len mix_summary_scratch(int lik, int D);
 
+/* ---- mix-global.c ---- */
+/* Memoized swap of one batch's summaries: out = max(N - oN + nN, 0),
+ * out S = S - oS + nS (oN, oS NULL: nothing to remove, as in lap 0). */
+void mix_global_memoized(svi_len K, svi_len P, const double *N, const double *S,
+                         const double *oN, const double *oS, const double *nN,
+                         const double *nS, double *outN, double *outS);
+/* Stochastic step: out = (1 - rho) old + (rho w) new, w = N / batch size. */
+void mix_global_stochastic(svi_len K, svi_len P, const double *N, const double *S,
+                           const double *nN, const double *nS, double rho, double w,
+                           double *outN, double *outS);
+/* Posterior-mean mixing weights E[pi_k] into w[K]. */
+void mix_point_weights(const mix_prior *pr, int K, const double *Nk, double *w);
+/* Point estimates of one component from its count N and statistic S:
+ * Gaussians: mean[D] and spread = the D x D covariance B / nu (column-major);
+ * diagonal: mean[D] and spread = variances 1 / E[lambda_d]; multinomial:
+ * mean = the word distribution E[phi] (V = D). scratch: D (D + 1) / 2
+ * doubles. */
+int mix_point_component(const mix_prior *pr, int D, double N, const double *S,
+                        double *mean, double *spread, double *scratch);
+
 /* ---- obs-diag.c / obs-mult.c (obs-gauss.h has the Gaussians) ---- */
 void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, int point,
                          double *c, double *mean, double *fac);
 double diag_objective(const mix_prior *pr, int D, double N, const double *S);
+/* Posterior means m[D] and variances b / a (the inverse of E[lambda]). */
+void diag_point_component(const mix_prior *pr, int D, double N, const double *S, double *m,
+                          double *var);
 void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
                         int nb, double *W, double *q);
 void diag_add_stat(const double *x, int D, double r, double *Sk);

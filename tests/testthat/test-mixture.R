@@ -50,6 +50,17 @@ for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
       }
       expect_equal(.Call(ffi_mix_objective, h, st$N, st$S), ref_objective(h, st$N, st$S),
                    tolerance = 1e-10)
+      # the global step and the point estimates, in C, against plain R
+      est <- mix_point_estimates(h, st)
+      ref <- ref_point_estimates(h, st$N, st$S)
+      expect_setequal(names(est), names(ref))
+      for (nm in names(ref)) expect_equal(est[[nm]], ref[[nm]], tolerance = 1e-12)
+      new <- ref_summary(h, Xd, ref_resp(Wr, 2L))
+      old <- ref_summary(h, Xd, ref_resp(Wr, 1L))
+      expect_identical(mix_global_memoized(st, old, new), ref_global_memoized(st, old, new))
+      expect_identical(mix_global_memoized(st, NULL, new), ref_global_memoized(st, NULL, new))
+      expect_identical(mix_global_stochastic(st, new, 0.3, 2.5),
+                       ref_global_stochastic(st, new, 0.3, 2.5))
     })
   }
 }
