@@ -124,7 +124,8 @@ fit_mixture <- function(X, K,
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, c("memoized", "stochastic", "batch"), "global")
   init <- check_choice(init, c("kmeanspp", "random"), "init")
-  data <- mix_data(X, likelihood, "X")
+  threads <- sparsevi_threads(threads)
+  data <- mix_data(X, likelihood, "X", threads)
   N <- data$N
   K <- check_count(K, "K")
   if (K > N) {
@@ -142,7 +143,6 @@ fit_mixture <- function(X, K,
   kappa <- check_number(kappa, "kappa", lower = 0.5, upper = 1, lower_open = TRUE)
   tol <- check_number(tol, "tol", lower = 0)
   progress <- check_flag(progress, "progress")
-  threads <- sparsevi_threads(threads)
   mix_check_covariance(data, likelihood)
   hyper <- mix_hyper(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, eta)
   B <- mix_n_batches(N, n_batches, batch_size, global)
@@ -176,7 +176,7 @@ check_dots_empty <- function(...) {
 
 # Validate and convert data for C: numeric data become a double matrix
 # (centred for the Gaussian and diagonal models); documents a CSR list.
-mix_data <- function(X, likelihood, arg, call = caller_call()) {
+mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
   if (likelihood == "multinomial") {
     x <- as_dtm(X)
     if (nrow(x) < 1L) abort(sprintf("`%s` has no documents.", arg), "data", call = call)
@@ -202,18 +202,18 @@ mix_data <- function(X, likelihood, arg, call = caller_call()) {
     abort(sprintf("`%s` is empty: it needs at least one row and one column.", arg), "data",
           call = call)
   }
-  if (anyNA(X) || any(!is.finite(X))) {
-    bad <- which(!is.finite(X), arr.ind = TRUE)[1L, ]
-    abort(sprintf("`%s` contains NA, NaN or Inf (first at row %d, column %d); remove or impute those values.",
-                  arg, bad[1L], bad[2L]), "data", call = call)
-  }
   storage.mode(X) <- "double"
+  # one pass in C: the finiteness check, column means, the centred copy and
+  # its column mean squares (the same values as colMeans() and sweep())
+  cc <- .Call(ffi_mix_center, X, likelihood == "zm_gaussian", as.integer(threads))
+  if (!is.null(cc$bad)) {
+    abort(sprintf("`%s` contains NA, NaN or Inf (first at row %d, column %d); remove or impute those values.",
+                  arg, cc$bad[1L], cc$bad[2L]), "data", call = call)
+  }
   lik <- match(likelihood, mix_likelihoods) - 1L
-  center <- if (likelihood == "zm_gaussian") rep(0, ncol(X)) else colMeans(X)
-  Xc <- if (likelihood == "zm_gaussian") X else sweep(X, 2L, center, check.margin = FALSE)
-  v <- if (likelihood == "zm_gaussian") colMeans(X^2) else colMeans(Xc^2)
-  list(lik = lik, N = nrow(X), D = ncol(X), X = Xc, data = unname(Xc),
-       columns = colnames(X), center = center, spread = v,
+  v <- cc$spread
+  list(lik = lik, N = nrow(X), D = ncol(X), data = cc$Xc,
+       columns = colnames(X), center = cc$center, spread = v,
        init_scale = 1 / pmax(v, max(v) * 1e-12, .Machine$double.xmin))
 }
 

@@ -162,3 +162,40 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
       update_dist(x, pick, scale, threads, dist, dist, work, c == 0);
   }
 }
+
+int mix_center_columns(const double *X, svi_len N, int D, int zero_mean, int threads,
+                       double *Xc, double *center, double *spread, svi_len *bad) {
+  int any_bad = 0;
+  (void)threads;
+  /* columns are independent: the same values for any thread count */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(| : any_bad)
+#endif
+  for (int d = 0; d < D; d++) {
+    const double *x = X + (svi_len)d * N;
+    double *y = Xc + (svi_len)d * N;
+    bad[d] = -1;
+    for (svi_len n = 0; n < N; n++) {
+      if (!isfinite(x[n])) {
+        bad[d] = n;
+        any_bad = 1;
+        break;
+      }
+    }
+    if (bad[d] >= 0) continue;
+    /* long double sums divided in long double, as R's colMeans() does */
+    long double s = 0;
+    if (!zero_mean)
+      for (svi_len n = 0; n < N; n++) s += x[n];
+    double c = zero_mean ? 0.0 : (double)(s / N);
+    long double q = 0;
+    for (svi_len n = 0; n < N; n++) {
+      double v = zero_mean ? x[n] : x[n] - c;
+      y[n] = v;
+      q += v * v;
+    }
+    center[d] = c;
+    spread[d] = (double)(q / N);
+  }
+  return any_bad;
+}

@@ -205,13 +205,55 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
   }
 }
 
+/* Adds m <= SVI_BLOCK (point, r) pairs of one component into Sk, in order. */
+static void add_pairs(const mix_data *x, const svi_len *pts, const double *r, int m,
+                      double *Sk, double *xb) {
+  if (x->lik == MIX_GAUSS || x->lik == MIX_ZM) {
+    gauss_chunk_stat(x->X, x->N, x->D, x->lik == MIX_ZM, pts, r, m, Sk, xb);
+    return;
+  }
+  for (int l = 0; l < m; l++) mix_add_stat(x, pts[l], r[l], Sk, xb);
+}
+
 void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
                  double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
-                 double *xbuf) {
+                 double *xbuf, svi_len *pbuf) {
   svi_len n = n1 - n0, P = mix_stat_size(x->lik, x->D);
-  const int CH = MIX_BUCKET_CHUNKS;
+  svi_len per = mix_summary_scratch(x->lik, x->D);
   (void)threads;
+  memset(S, 0, sizeof(double) * (size_t)(P * K));
+  if (L == K) {
+    /* Dense: component k's responsibilities are column k of resp_r (the
+     * top-K selection keeps components in order); each component gathers
+     * its nonzero pairs in point order, in chunks of SVI_BLOCK, exactly as
+     * the bucketed path below does. No buckets to build. */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+    for (int k = 0; k < K; k++) {
+      int t = svi_thread_id();
+      double *xb = xbuf + (svi_len)t * per, *rb = xb + per - SVI_BLOCK;
+      svi_len *pb = pbuf + (svi_len)t * SVI_BLOCK;
+      double *Sk = S + (svi_len)k * P, nk = 0;
+      int m = 0;
+      for (svi_len i = 0; i < n; i++) {
+        double r = resp_r[i * K + k];
+        if (!(r > 0)) continue;
+        nk += r;
+        pb[m] = n0 + i;
+        rb[m++] = r;
+        if (m == SVI_BLOCK) {
+          add_pairs(x, pb, rb, m, Sk, xb);
+          m = 0;
+        }
+      }
+      if (m) add_pairs(x, pb, rb, m, Sk, xb);
+      Nk[k] = nk;
+    }
+    return;
+  }
+  const int CH = MIX_BUCKET_CHUNKS;
   /* Bucket the (point, r) pairs by component, in point order: count per
    * chunk of points (a fixed split, whatever the thread count), turn the
    * counts into each chunk's write cursors, then fill. */
@@ -249,9 +291,6 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
       }
     }
   }
-  memset(S, 0, sizeof(double) * (size_t)(P * K));
-  int full = x->lik == MIX_GAUSS || x->lik == MIX_ZM;
-  svi_len per = mix_summary_scratch(x->lik, x->D);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
@@ -260,21 +299,16 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
     double *Sk = S + (svi_len)k * P, nk = 0;
     for (svi_len e = start[k]; e < start[k + 1]; e++) nk += list_r[e];
     Nk[k] = nk;
-    if (full) {
-      /* chunks of a component's points, in point order */
-      for (svi_len e = start[k]; e < start[k + 1]; e += SVI_BLOCK) {
-        int m = (int)(start[k + 1] - e < SVI_BLOCK ? start[k + 1] - e : SVI_BLOCK);
-        gauss_chunk_stat(x->X, x->N, x->D, x->lik == MIX_ZM, list_n + e, list_r + e, m, Sk,
-                         xb);
-      }
-    } else {
-      for (svi_len e = start[k]; e < start[k + 1]; e++)
-        mix_add_stat(x, list_n[e], list_r[e], Sk, xb);
+    /* chunks of a component's points, in point order */
+    for (svi_len e = start[k]; e < start[k + 1]; e += SVI_BLOCK) {
+      int m = (int)(start[k + 1] - e < SVI_BLOCK ? start[k + 1] - e : SVI_BLOCK);
+      add_pairs(x, list_n + e, list_r + e, m, Sk, xb);
     }
   }
 }
 
 svi_len mix_summary_scratch(int lik, int D) {
-  if (lik == MIX_GAUSS || lik == MIX_ZM) return gauss_stat_scratch(D);
-  return D;
+  /* the statistic kernel's scratch, then SVI_BLOCK responsibilities */
+  if (lik == MIX_GAUSS || lik == MIX_ZM) return gauss_stat_scratch(D) + SVI_BLOCK;
+  return D + SVI_BLOCK;
 }

@@ -157,14 +157,19 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   for (svi_len i = 0; i < n; i++) h += ent[i];
   double t1 = wall_seconds();
 
-  svi_len *start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
-  svi_len *ln = (svi_len *)R_alloc((size_t)(n * L) + 1, sizeof(svi_len));
-  double *lr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
-  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D) * threads) + 1,
+  svi_len *start = NULL, *ln = NULL, *cnt = NULL;
+  double *lr = NULL;
+  if (L < K) {
+    start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
+    ln = (svi_len *)R_alloc((size_t)(n * L) + 1, sizeof(svi_len));
+    lr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
+    cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
+  }
+  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D) * threads),
                                  sizeof(double));
-  svi_len *cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
+  svi_len *pb = (svi_len *)R_alloc((size_t)SVI_BLOCK * threads, sizeof(svi_len));
   mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, cnt, ln, lr,
-              xb);
+              xb, pb);
   double t2 = wall_seconds();
   SET_VECTOR_ELT(out, 2, Rf_ScalarReal(h));
   SET_VECTOR_ELT(out, 3, Rf_ScalarReal(t1 - t0));
@@ -214,7 +219,10 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       double m = -INFINITY, acc = 0;
       for (int k = 0; k < K; k++)
         if (w[k] > m) m = w[k];
-      for (int k = 0; k < K; k++) acc += exp(w[k] - m);
+      for (int k = 0; k < K; k++) {
+        double d = w[k] - m;
+        if (d >= -746.0) acc += exp(d); /* below, exp(d) is exactly 0 */
+      }
       po[s + i] = m + log(acc);
     }
   }
@@ -369,6 +377,41 @@ SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
       memcpy(ps + (svi_len)k * D * D, v, sizeof(double) * (size_t)D * D);
     else if (ps)
       for (int d = 0; d < D; d++) ps[(svi_len)d * K + k] = v[d];
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Numeric training data for C: list(Xc, center, spread, bad), Xc the
+ * centred copy of X (the zero-mean model: a copy), bad the first non-finite
+ * value's 1-based (row, column), or NULL. */
+SEXP ffi_mix_center(SEXP X, SEXP zero_mean, SEXP threads_) {
+  int n_prot = 0;
+  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X)) Rf_error("internal error: X must be a double matrix");
+  int zm = svi_flag_arg(zero_mean, "zero_mean"), threads = svi_threads_from_r(threads_);
+  svi_len N = Rf_nrows(X);
+  int D = Rf_ncols(X);
+  const char *names[] = {"Xc", "center", "spread", "bad"};
+  SEXP out = PROTECT(svi_named_list(4, names));
+  n_prot++;
+  SEXP Xc = Rf_allocMatrix(REALSXP, (int)N, D);
+  SET_VECTOR_ELT(out, 0, Xc);
+  SEXP center = Rf_allocVector(REALSXP, D);
+  SET_VECTOR_ELT(out, 1, center);
+  SEXP spread = Rf_allocVector(REALSXP, D);
+  SET_VECTOR_ELT(out, 2, spread);
+  svi_len *bad = (svi_len *)R_alloc((size_t)D + 1, sizeof(svi_len));
+  if (mix_center_columns(REAL(X), N, D, zm, threads, REAL(Xc), REAL(center), REAL(spread),
+                         bad)) {
+    /* the first bad value in column-major order, as which() finds it */
+    for (int d = 0; d < D; d++) {
+      if (bad[d] < 0) continue;
+      SEXP b = Rf_allocVector(REALSXP, 2);
+      SET_VECTOR_ELT(out, 3, b);
+      REAL(b)[0] = (double)bad[d] + 1;
+      REAL(b)[1] = (double)d + 1;
+      break;
+    }
   }
   UNPROTECT(n_prot);
   return out;

@@ -101,13 +101,14 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
 /* Points are bucketed by component in this many fixed chunks. */
 #define MIX_BUCKET_CHUNKS 64
 /* Batch summary: Nk[K] and S (K x P, component-major) from the
- * responsibilities of points [n0, n1). Scratch: start[K + 1],
- * cnt[MIX_BUCKET_CHUNKS K], list_n and list_r of (n1 - n0) L entries, xbuf
- * of threads x mix_summary_scratch doubles. */
+ * responsibilities of points [n0, n1). Scratch: xbuf of threads x
+ * mix_summary_scratch doubles, pbuf of threads x SVI_BLOCK; and unless L =
+ * K (dense: no buckets), start[K + 1], cnt[MIX_BUCKET_CHUNKS K], list_n and
+ * list_r of (n1 - n0) L entries. */
 void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
                  double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
-                 double *xbuf);
+                 double *xbuf, svi_len *pbuf);
 svi_len mix_summary_scratch(int lik, int D);
 
 /* ---- mix-global.c ---- */
@@ -154,5 +155,12 @@ void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk);
  * indices into out. dist: 3 N doubles of scratch; work: D + N doubles. */
 void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
                     uint64_t seed, int threads, svi_len *out, double *dist, double *work);
+
+/* Centre the columns of X (N x D, column-major) into Xc (zero_mean: copy),
+ * with the column means center[D] and the mean squares of Xc spread[D]
+ * (sums in long double, as R's colMeans()). bad[d] gets the first row of
+ * column d that is NA, NaN or infinite, or -1; returns 1 if any is. */
+int mix_center_columns(const double *X, svi_len N, int D, int zero_mean, int threads,
+                       double *Xc, double *center, double *spread, svi_len *bad);
 
 #endif
