@@ -363,9 +363,16 @@ mix_stat_size <- function(lik, D) {
   switch(lik + 1L, D + D * (D + 1) / 2, D * (D + 1) / 2, 2 * D, D)
 }
 
-mix_local <- function(train, hyper, state, range, L, threads) {
+# Working memory for local steps of batches of up to n points, reused by C
+# across the laps of a fit (see mix_arena in src/mix.c); never read in R.
+mix_work <- function(n, K, L) {
+  per_point <- 12 * L + 8 + if (L < K) 16 * L else 0
+  raw(per_point * n + 16 * 8)
+}
+
+mix_local <- function(train, hyper, state, range, L, threads, work = NULL) {
   res <- .Call(ffi_mix_local, train$data, hyper, state$N, state$S, as.double(range),
-               as.integer(L), as.integer(threads))
+               as.integer(L), as.integer(threads), work)
   if (res$status != 0L) {
     abort(sprintf("Component %d's covariance became singular during training; increase `scale` or `nu`, or use likelihood = \"diag_gaussian\".",
                   res$status), "numerical", call = NULL)
@@ -434,12 +441,13 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     on.exit(executor_close(ex), add = TRUE)
   }
   rounds <- split(seq_len(B), ceiling(seq_len(B) / sync))
+  work <- if (is.null(cluster)) mix_work(max(diff(bounds)), length(state$N), L) else NULL
   run_round <- function(round, state) {
     if (is.null(cluster)) {
       # in this process: the C local step reads its rows of the training
       # data in place (no copy of the batch), with the same result
       out <- lapply(round, function(b) {
-        mix_local(train, hyper, state, c(bounds[b], bounds[b + 1L]), L, threads)
+        mix_local(train, hyper, state, c(bounds[b], bounds[b + 1L]), L, threads, work)
       })
       return(list(results = out, sent = 0, received = 0))
     }

@@ -34,7 +34,7 @@ extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* mixtures with L-sparse posteriors (mix.c) */
-extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -76,7 +76,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 10},
     {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},
     /* mixtures (mix.c) */
-    {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 7},
+    {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 8},
     {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
     {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
     {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},

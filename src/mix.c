@@ -3,6 +3,7 @@
  * mix-init.c and obs-*.c. The training loop itself lives in R/mixture.R. */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include "glue.h"
@@ -109,10 +110,30 @@ static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP 
   return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, threads, aw);
 }
 
-/* One local step + summary over points [range[0], range[1]) (0-based).
+/* Working memory of one local step: from `work` (a raw vector the caller
+ * keeps for a whole fit, so the laps do not churn R's heap) when it is
+ * large enough, otherwise from R_alloc. The caller never reads `work`. */
+typedef struct {
+  unsigned char *p;
+  size_t left;
+} mix_arena;
+
+static void *arena_take(mix_arena *a, size_t n, size_t size) {
+  size_t bytes = (n * size + 15) / 16 * 16;
+  if (a->p && bytes <= a->left) {
+    void *out = a->p;
+    a->p += bytes;
+    a->left -= bytes;
+    return out;
+  }
+  return R_alloc(n, size);
+}
+
+/* One local step + summary over points [range[0], range[1]) (0-based),
+ * with working memory from `work` (NULL or a raw vector, see mix_arena).
  * Returns list(N, S, entropy, time_local, time_summary, status). */
 SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
-                   SEXP threads_) {
+                   SEXP threads_, SEXP work) {
   int n_prot = 0, D, K;
   mix_prior pr = unpack_prior(prior, &D);
   check_state(Nk, S, pr.lik, D, &K);
@@ -146,9 +167,18 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
     UNPROTECT(n_prot);
     return out;
   }
-  int *ridx = (int *)R_alloc((size_t)(n * L) + 1, sizeof(int));
-  double *rr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
-  double *ent = (double *)R_alloc((size_t)n + 1, sizeof(double));
+  mix_arena ar = {NULL, 0};
+  if (TYPEOF(work) == RAWSXP) {
+    /* 16-byte aligned start */
+    uintptr_t p0 = (uintptr_t)RAW(work), p1 = (p0 + 15) / 16 * 16;
+    if ((size_t)XLENGTH(work) > (size_t)(p1 - p0)) {
+      ar.p = (unsigned char *)p1;
+      ar.left = (size_t)XLENGTH(work) - (size_t)(p1 - p0);
+    }
+  }
+  double *rr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
+  double *ent = (double *)arena_take(&ar, (size_t)n + 1, sizeof(double));
+  int *ridx = (int *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(int));
   svi_len per = mix_local_scratch(pr.lik, D, K);
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
   int *isc = (int *)R_alloc((size_t)K * threads, sizeof(int));
@@ -161,8 +191,8 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   double *lr = NULL;
   if (L < K) {
     start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
-    ln = (svi_len *)R_alloc((size_t)(n * L) + 1, sizeof(svi_len));
-    lr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
+    ln = (svi_len *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(svi_len));
+    lr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
     cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
   }
   double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D) * threads),
@@ -200,7 +230,7 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
   n_prot++;
   double *po = REAL(out);
-  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D);
+  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D) + K;
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -214,17 +244,8 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       memcpy(po + s * K, W, sizeof(double) * (size_t)nb * K);
       continue;
     }
-    for (int i = 0; i < nb; i++) {
-      const double *w = W + (svi_len)i * K;
-      double m = -INFINITY, acc = 0;
-      for (int k = 0; k < K; k++)
-        if (w[k] > m) m = w[k];
-      for (int k = 0; k < K; k++) {
-        double d = w[k] - m;
-        if (d >= -746.0) acc += exp(d); /* below, exp(d) is exactly 0 */
-      }
-      po[s + i] = m + log(acc);
-    }
+    mix_logsumexp_rows(W, nb, K, po + s,
+                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D));
   }
   UNPROTECT(n_prot);
   return out;

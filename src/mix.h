@@ -92,6 +92,9 @@ svi_len mix_weights_scratch(int lik, int D);
 void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xbuf);
 
 svi_len mix_local_scratch(int lik, int D, int K);
+/* out[i] = ln sum_k exp(W[i K + k]) for nb rows of K log-weights.
+ * d: K doubles of scratch. */
+void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d);
 /* Local step over points [n0, n1): top-L responsibilities (indices and
  * values, L per point) and each point's entropy. Scratch: threads x
  * mix_local_scratch doubles and threads x K ints. */

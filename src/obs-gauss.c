@@ -357,3 +357,144 @@ void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const sv
     }
   }
 }
+
+/* ---- dense summaries (L = K) of the full-covariance models ----
+ * Per block of points the features phi(x) = [x, packed x x^T] (zero mean:
+ * [packed x x^T]), laid out exactly as a component's statistic, are formed
+ * once; then every component adds S_k += sum_n r_nk phi(x_n), two
+ * components at a time with eight features in registers. Each component's
+ * sums run over the points in order, whichever thread owns it. */
+
+/* Points per block: the feature block stays within 256 KB. */
+static int dense_block(int Fp) {
+  int pb = 64;
+  while (pb > 8 && (size_t)pb * Fp * sizeof(double) > 262144) pb /= 2;
+  return pb;
+}
+
+static int dense_width(int D, int zero_mean) {
+  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  return (P + 7) / 8 * 8;
+}
+
+svi_len gauss_dense_scratch(int D, int zero_mean) {
+  int Fp = dense_width(D, zero_mean);
+  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16;
+}
+
+/* Sa[0..8) += sum_n ra[n] phi[n][0..8), Sb likewise (phi rows of stride Fp). */
+static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
+                                const double *restrict phi, int Fp, const double *ra,
+                                const double *rb, int m) {
+#ifdef GAUSS_VEC
+  gauss_v2 a0 = v2_load(Sa), a1 = v2_load(Sa + 2), a2 = v2_load(Sa + 4), a3 = v2_load(Sa + 6);
+  gauss_v2 b0 = v2_load(Sb), b1 = v2_load(Sb + 2), b2 = v2_load(Sb + 4), b3 = v2_load(Sb + 6);
+  for (int n = 0; n < m; n++) {
+    const double *p = phi + (svi_len)n * Fp;
+    gauss_v2 p0 = v2_load(p), p1 = v2_load(p + 2), p2 = v2_load(p + 4), p3 = v2_load(p + 6);
+    gauss_v2 ca = v2_set1(ra[n]), cb = v2_set1(rb[n]);
+    a0 += ca * p0;
+    a1 += ca * p1;
+    a2 += ca * p2;
+    a3 += ca * p3;
+    b0 += cb * p0;
+    b1 += cb * p1;
+    b2 += cb * p2;
+    b3 += cb * p3;
+  }
+  memcpy(Sa, &a0, 16);
+  memcpy(Sa + 2, &a1, 16);
+  memcpy(Sa + 4, &a2, 16);
+  memcpy(Sa + 6, &a3, 16);
+  memcpy(Sb, &b0, 16);
+  memcpy(Sb + 2, &b1, 16);
+  memcpy(Sb + 4, &b2, 16);
+  memcpy(Sb + 6, &b3, 16);
+#else
+  for (int n = 0; n < m; n++) {
+    const double *p = phi + (svi_len)n * Fp;
+    for (int f = 0; f < 8; f++) {
+      Sa[f] += ra[n] * p[f];
+      Sb[f] += rb[n] * p[f];
+    }
+  }
+#endif
+}
+
+void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
+                         svi_len n1, int K, const double *resp, int threads, double *Nk,
+                         double *S, double *scratch) {
+  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), Fp = dense_width(D, zero_mean);
+  int PB = dense_block(Fp), npairs = (K + 1) / 2;
+  svi_len per = gauss_dense_scratch(D, zero_mean), n = n1 - n0;
+  svi_len nblocks = (n + PB - 1) / PB;
+  memset(S, 0, sizeof(double) * (size_t)P * K);
+  for (int k = 0; k < K; k++) Nk[k] = 0;
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+  {
+    int t = svi_thread_id(), nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_num_threads();
+#endif
+    double *phi = scratch + (svi_len)t * per, *ra = phi + (svi_len)PB * Fp, *rb = ra + PB;
+    double *xr = rb + PB, *tmp = xr + D;
+    for (svi_len b = 0; b < nblocks; b++) {
+      svi_len s = b * PB;
+      int m = (int)(n - s < PB ? n - s : PB);
+      /* this thread's pairs: p = t, t + nt, ... (a fixed owner per pair) */
+      if (t >= npairs) continue;
+      for (int i = 0; i < m; i++) {
+        double *p = phi + (svi_len)i * Fp;
+        for (int d = 0; d < D; d++) xr[d] = X[(svi_len)d * N + n0 + s + i];
+        int f = 0;
+        if (!zero_mean)
+          for (int d = 0; d < D; d++) p[f++] = xr[d];
+        for (int r = 0; r < D; r++)
+          for (int c = 0; c <= r; c++) p[f++] = xr[r] * xr[c];
+        for (; f < Fp; f++) p[f] = 0;
+      }
+      for (int pr = t; pr < npairs; pr += nt) {
+        int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
+        int any = 0;
+        double na = 0, nb = 0;
+        for (int i = 0; i < m; i++) {
+          ra[i] = resp[(s + i) * K + ka];
+          rb[i] = kb != ka ? resp[(s + i) * K + kb] : 0.0;
+          na += ra[i];
+          nb += rb[i];
+          any |= ra[i] != 0 || rb[i] != 0;
+        }
+        Nk[ka] += na;
+        if (kb != ka) Nk[kb] += nb;
+        if (!any) continue;
+        double *Sa = S + (svi_len)ka * P, *Sb = S + (svi_len)kb * P;
+        int f0 = 0;
+        if (kb != ka) {
+          for (; f0 + 8 <= P; f0 += 8) dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, ra, rb, m);
+        } else {
+          /* an odd last component: its partner is a scratch row */
+          for (; f0 + 8 <= P; f0 += 8) {
+            for (int f = 0; f < 8; f++) tmp[8 + f] = 0;
+            dense_kernel(Sa + f0, tmp + 8, phi + f0, Fp, ra, rb, m);
+          }
+        }
+        if (f0 < P) {
+          /* the last features: through a padded copy */
+          double ta[8], tb[8];
+          for (int f = 0; f < 8; f++) {
+            ta[f] = f0 + f < P ? Sa[f0 + f] : 0;
+            tb[f] = f0 + f < P && kb != ka ? Sb[f0 + f] : 0;
+          }
+          dense_kernel(ta, tb, phi + f0, Fp, ra, rb, m);
+          for (int f = 0; f0 + f < P; f++) {
+            Sa[f0 + f] = ta[f];
+            if (kb != ka) Sb[f0 + f] = tb[f];
+          }
+        }
+      }
+    }
+  }
+}

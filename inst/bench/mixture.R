@@ -1,7 +1,8 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
 #   nice -n 10 Rscript inst/bench/mixture.R [patches|throughput|all]
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
-# the package root: /work/shared/data). Writes inst/bench/results/mixture.txt.
+# the package root: /work/shared/data). Appends a dated section to
+# inst/bench/results/mixture.txt.
 #
 # 1. The image-patch experiment of Hughes & Sudderth (§6, Fig. 3): zero-mean
 #    Gaussian mixtures of 8x8 patches (stride 4) from nine photographs, the
@@ -24,7 +25,8 @@ dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
 budget <- as.numeric(Sys.getenv("SPARSEVI_BENCH_BUDGET", "2400")) # seconds
 t_bench <- proc.time()[["elapsed"]]
 over_budget <- function() proc.time()[["elapsed"]] - t_bench > budget
-cat("", file = out_file)
+# each run appends a dated section: earlier results stay for comparison
+cat("\n", file = out_file, append = TRUE)
 say <- function(...) {
   line <- sprintf(...)
   cat(line, "\n", sep = "")

@@ -41,7 +41,10 @@ for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
                    tolerance = 1e-10)
       Wr <- ref_weights(h, st$N, st$S, Xd, FALSE)
       for (L in c(1L, 2L, K)) {
-        res <- .Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, data$N), L, 1L)
+        res <- .Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, data$N), L, 1L, NULL)
+        # the same with working memory from a raw vector (as the training loop does)
+        expect_identical(.Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, data$N), L, 1L,
+                               mix_work(data$N, K, L))[1:3], res[1:3])
         R <- ref_resp(Wr, L)
         ref <- ref_summary(h, Xd, R)
         expect_equal(res$N, ref$N, tolerance = 1e-10)
