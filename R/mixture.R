@@ -150,7 +150,7 @@ fit_mixture <- function(X, K,
   seed2 <- resolve_seed(seed)
 
   perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
-  train <- mix_permute(data, perm)
+  train <- mix_permute(data, perm, threads)
   t_init <- proc.time()[["elapsed"]]
   seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init == "kmeanspp",
                  data$init_scale, seed2, threads)
@@ -202,7 +202,7 @@ mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
     abort(sprintf("`%s` is empty: it needs at least one row and one column.", arg), "data",
           call = call)
   }
-  storage.mode(X) <- "double"
+  if (!is.double(X)) storage.mode(X) <- "double"
   # one pass in C: the finiteness check, column means, the centred copy and
   # its column mean squares (the same values as colMeans() and sweep())
   cc <- .Call(ffi_mix_center, X, likelihood == "zm_gaussian", as.integer(threads))
@@ -273,12 +273,14 @@ mix_newdata <- function(newdata, data, arg, call = caller_call()) {
   list(lik = data$lik, N = nrow(Xc), D = data$D, data = unname(Xc), dropped = 0L)
 }
 
-mix_permute <- function(data, perm) {
+mix_permute <- function(data, perm, threads = 1L) {
   if (data$lik == 3L) {
     x <- dtm_subset(data$dtm, perm)
     return(list(lik = 3L, N = data$N, D = data$D, data = list(x$doc_ptr, x$term, x$count)))
   }
-  list(lik = data$lik, N = data$N, D = data$D, data = data$data[perm, , drop = FALSE])
+  # rows gathered in C, column by column (the same values as X[perm, ])
+  list(lik = data$lik, N = data$N, D = data$D,
+       data = .Call(ffi_mix_rows, data$data, as.double(perm), as.integer(threads)))
 }
 
 mix_n_batches <- function(N, n_batches, batch_size, global, call = caller_call()) {
@@ -794,7 +796,7 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
   control$n_batches <- min(control$n_batches, data$N)
   perm <- order(.Call(ffi_svi_rng_unif, control$seed, 2 + nrow(object$trace),
                       as.double(data$N)))
-  train <- mix_permute(data, perm)
+  train <- mix_permute(data, perm, control$threads)
   res <- mix_train(train, object$hyper, object$state, control, test, progress, fresh = FALSE,
                    cluster = cluster)
   old <- object$trace

@@ -42,6 +42,7 @@ extern SEXP ffi_mix_global_memoized(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_point(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_center(SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_rows(SEXP, SEXP, SEXP);
 /* Fast-VDP (vdp-glue.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (ope.c) */
@@ -84,6 +85,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_global_stochastic", (DL_FUNC)&ffi_mix_global_stochastic, 6},
     {"ffi_mix_point", (DL_FUNC)&ffi_mix_point, 3},
     {"ffi_mix_center", (DL_FUNC)&ffi_mix_center, 3},
+    {"ffi_mix_rows", (DL_FUNC)&ffi_mix_rows, 3},
     /* Fast-VDP */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 9},
     /* OPE engine (ope.c) */

@@ -437,3 +437,30 @@ SEXP ffi_mix_center(SEXP X, SEXP zero_mean, SEXP threads_) {
   UNPROTECT(n_prot);
   return out;
 }
+
+/* X[perm, ] for a double matrix X and a permutation perm (1-based,
+ * doubles): rows gathered column by column, columns in parallel. */
+SEXP ffi_mix_rows(SEXP X, SEXP perm, SEXP threads_) {
+  int n_prot = 0;
+  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X)) Rf_error("internal error: X must be a double matrix");
+  svi_len N = Rf_nrows(X), n = XLENGTH(perm);
+  int D = Rf_ncols(X), threads = svi_threads_from_r(threads_);
+  svi_need_real(perm, n, "perm");
+  const double *p = REAL(perm), *x = REAL(X);
+  for (svi_len i = 0; i < n; i++)
+    if (!(p[i] >= 1 && p[i] <= (double)N)) Rf_error("internal error: row index out of range");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, (int)n, D));
+  n_prot++;
+  double *o = REAL(out);
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int d = 0; d < D; d++) {
+    const double *xd = x + (svi_len)d * N;
+    double *od = o + (svi_len)d * n;
+    for (svi_len i = 0; i < n; i++) od[i] = xd[(svi_len)p[i] - 1];
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
