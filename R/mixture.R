@@ -461,7 +461,8 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   record <- function(lap, obj, tl, ts) {
     now <- proc.time()[["elapsed"]]
     ho <- mix_heldout_score(test, hyper, state, threads)
-    rows[[length(rows) + 1L]] <<- data.frame(
+    # a plain list per lap (a data frame per lap costs more than a small lap)
+    rows[[length(rows) + 1L]] <<- list(
       lap = lap, seconds = now - t_start - eval_time, objective = obj, heldout = ho,
       local_seconds = tl, summary_seconds = ts)
     eval_time <<- eval_time + proc.time()[["elapsed"]] - now
@@ -517,7 +518,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
       t <- out$t
       record(lap, NA_real_, out$tl, out$ts)
     }
-    return(list(state = state, trace = do.call(rbind, rows), converged = NA))
+    return(list(state = state, trace = mix_trace_frame(rows), converged = NA))
   }
   cache <- vector("list", B)
   ent <- numeric(B)
@@ -577,7 +578,17 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     }
     prev <- obj
   }
-  list(state = state, trace = do.call(rbind, rows), converged = converged)
+  list(state = state, trace = mix_trace_frame(rows), converged = converged)
+}
+
+# The trace data frame from the per-lap lists of mix_train().
+mix_trace_frame <- function(rows) {
+  cols <- names(rows[[1L]])
+  out <- lapply(stats::setNames(cols, cols), function(nm) {
+    unlist(lapply(rows, `[[`, nm), use.names = FALSE)
+  })
+  out$lap <- as.integer(out$lap)
+  as.data.frame(out)
 }
 
 # ---- the fitted object -----------------------------------------------------

@@ -232,9 +232,16 @@ static void exp_nonpos(double *x, int n) {
 static double mix_softmax_entropy(const double *w, const int *idx, int L, double *r,
                                   double *d) {
   double m = -INFINITY;
-  for (int j = 0; j < L; j++)
-    if (w[idx[j]] > m) m = w[idx[j]];
-  for (int j = 0; j < L; j++) r[j] = d[j] = w[idx[j]] - m;
+  if (idx) {
+    for (int j = 0; j < L; j++)
+      if (w[idx[j]] > m) m = w[idx[j]];
+    for (int j = 0; j < L; j++) r[j] = d[j] = w[idx[j]] - m;
+  } else {
+    /* dense: all K weights, in order */
+    for (int j = 0; j < L; j++)
+      if (w[j] > m) m = w[j];
+    for (int j = 0; j < L; j++) r[j] = d[j] = w[j] - m;
+  }
   exp_nonpos(r, L);
   double s = 0;
   for (int j = 0; j < L; j++) s += r[j];
@@ -282,6 +289,11 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     for (int i = 0; i < nb; i++) {
       const double *w = W + (svi_len)i * K;
       svi_len pt = s - n0 + i;
+      if (L == K) {
+        /* dense: component j is entry j; resp_idx is not written */
+        ent[pt] = mix_softmax_entropy(w, NULL, K, resp_r + pt * K, dbuf);
+        continue;
+      }
       svi_select_top(w, K, L, idx);
       ent[pt] = mix_softmax_entropy(w, idx, L, resp_r + pt * L, dbuf);
       for (int j = 0; j < L; j++) resp_idx[pt * L + j] = idx[j];

@@ -178,7 +178,7 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   }
   double *rr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
   double *ent = (double *)arena_take(&ar, (size_t)n + 1, sizeof(double));
-  int *ridx = (int *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(int));
+  int *ridx = L < K ? (int *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(int)) : NULL;
   svi_len per = mix_local_scratch(pr.lik, D, K);
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
   int *isc = (int *)R_alloc((size_t)K * threads, sizeof(int));

@@ -96,7 +96,8 @@ svi_len mix_local_scratch(int lik, int D, int K);
  * d: K doubles of scratch. */
 void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d);
 /* Local step over points [n0, n1): top-L responsibilities (indices and
- * values, L per point) and each point's entropy. Scratch: threads x
+ * values, L per point; for L = K only the values, component j at entry j,
+ * and resp_idx may be NULL) and each point's entropy. Scratch: threads x
  * mix_local_scratch doubles and threads x K ints. */
 void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
                int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
