@@ -8,6 +8,7 @@
  * multinomial, KL(p_n || q_c) from the document's word distribution to the
  * seed document's smoothed distribution. */
 #include <math.h>
+#include <string.h>
 #include "mix.h"
 
 #define MULT_SMOOTH 0.1
@@ -152,7 +153,7 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
     }
     if (pick >= 0) {
       out[c] = pick;
-      for (svi_len n = 0; n < N; n++) dist[n] = best[n];
+      memcpy(dist, best, sizeof(double) * (size_t)N);
       continue;
     }
     while (pick < 0 || already(out, c, pick))

@@ -77,9 +77,11 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
   if (lik == MIX_MULT) {
     mult_eval_table(pr, K, D, S, point, ev->c, ev->logb);
   } else {
-    /* components are independent: any thread count gives the same tables */
+    /* components are independent: any thread count gives the same tables;
+     * small models are built without waking the threads */
+    double work = (double)K * D * D * (D + 1);
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (work > 2e5)
 #endif
     for (int k = 0; k < K; k++) {
       const double *Sk = S + (svi_len)k * P;
