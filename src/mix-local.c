@@ -321,8 +321,9 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
   svi_len per = mix_summary_scratch(x->lik, x->D);
   (void)threads;
   if (L == K && (x->lik == MIX_GAUSS || x->lik == MIX_ZM)) {
+    /* pbuf (threads x SVI_BLOCK svi_len) doubles as the row lists */
     gauss_dense_summary(x->X, x->N, x->D, x->lik == MIX_ZM, n0, n1, K, resp_r, threads, Nk,
-                        S, xbuf);
+                        S, xbuf, (int *)pbuf);
     return;
   }
   memset(S, 0, sizeof(double) * (size_t)(P * K));

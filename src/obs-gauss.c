@@ -384,13 +384,13 @@ svi_len gauss_dense_scratch(int D, int zero_mean) {
 
 /* Sa[0..8) += sum_n ra[n] phi[n][0..8), Sb likewise (phi rows of stride Fp). */
 static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
-                                const double *restrict phi, int Fp, const double *ra,
-                                const double *rb, int m) {
+                                const double *restrict phi, int Fp, const int *rows,
+                                const double *ra, const double *rb, int m) {
 #ifdef GAUSS_VEC
   gauss_v2 a0 = v2_load(Sa), a1 = v2_load(Sa + 2), a2 = v2_load(Sa + 4), a3 = v2_load(Sa + 6);
   gauss_v2 b0 = v2_load(Sb), b1 = v2_load(Sb + 2), b2 = v2_load(Sb + 4), b3 = v2_load(Sb + 6);
   for (int n = 0; n < m; n++) {
-    const double *p = phi + (svi_len)n * Fp;
+    const double *p = phi + (svi_len)rows[n] * Fp;
     gauss_v2 p0 = v2_load(p), p1 = v2_load(p + 2), p2 = v2_load(p + 4), p3 = v2_load(p + 6);
     gauss_v2 ca = v2_set1(ra[n]), cb = v2_set1(rb[n]);
     a0 += ca * p0;
@@ -412,7 +412,7 @@ static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
   memcpy(Sb + 6, &b3, 16);
 #else
   for (int n = 0; n < m; n++) {
-    const double *p = phi + (svi_len)n * Fp;
+    const double *p = phi + (svi_len)rows[n] * Fp;
     for (int f = 0; f < 8; f++) {
       Sa[f] += ra[n] * p[f];
       Sb[f] += rb[n] * p[f];
@@ -423,7 +423,7 @@ static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
 
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                          svi_len n1, int K, const double *resp, int threads, double *Nk,
-                         double *S, double *scratch) {
+                         double *S, double *scratch, int *irows) {
   int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), Fp = dense_width(D, zero_mean);
   int PB = dense_block(Fp), npairs = (K + 1) / 2;
   svi_len per = gauss_dense_scratch(D, zero_mean), n = n1 - n0;
@@ -441,6 +441,7 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
 #endif
     double *phi = scratch + (svi_len)t * per, *ra = phi + (svi_len)PB * Fp, *rb = ra + PB;
     double *xr = rb + PB, *tmp = xr + D;
+    int *rows = irows + (svi_len)t * PB, m2 = 0;
     for (svi_len b = 0; b < nblocks; b++) {
       svi_len s = b * PB;
       int m = (int)(n - s < PB ? n - s : PB);
@@ -458,27 +459,33 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
       }
       for (int pr = t; pr < npairs; pr += nt) {
         int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
-        int any = 0;
+        /* the block's points with a nonzero responsibility for either
+         * component (zeros add nothing), in order */
+        int mm = 0;
         double na = 0, nb = 0;
         for (int i = 0; i < m; i++) {
-          ra[i] = resp[(s + i) * K + ka];
-          rb[i] = kb != ka ? resp[(s + i) * K + kb] : 0.0;
-          na += ra[i];
-          nb += rb[i];
-          any |= ra[i] != 0 || rb[i] != 0;
+          double a = resp[(s + i) * K + ka], c = kb != ka ? resp[(s + i) * K + kb] : 0.0;
+          na += a;
+          nb += c;
+          if (a != 0 || c != 0) {
+            rows[mm] = i;
+            ra[mm] = a;
+            rb[mm++] = c;
+          }
         }
         Nk[ka] += na;
         if (kb != ka) Nk[kb] += nb;
-        if (!any) continue;
+        if (!mm) continue;
+        m2 = mm;
         double *Sa = S + (svi_len)ka * P, *Sb = S + (svi_len)kb * P;
         int f0 = 0;
         if (kb != ka) {
-          for (; f0 + 8 <= P; f0 += 8) dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, ra, rb, m);
+          for (; f0 + 8 <= P; f0 += 8) dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m2);
         } else {
           /* an odd last component: its partner is a scratch row */
           for (; f0 + 8 <= P; f0 += 8) {
             for (int f = 0; f < 8; f++) tmp[8 + f] = 0;
-            dense_kernel(Sa + f0, tmp + 8, phi + f0, Fp, ra, rb, m);
+            dense_kernel(Sa + f0, tmp + 8, phi + f0, Fp, rows, ra, rb, m2);
           }
         }
         if (f0 < P) {
@@ -488,7 +495,7 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
             ta[f] = f0 + f < P ? Sa[f0 + f] : 0;
             tb[f] = f0 + f < P && kb != ka ? Sb[f0 + f] : 0;
           }
-          dense_kernel(ta, tb, phi + f0, Fp, ra, rb, m);
+          dense_kernel(ta, tb, phi + f0, Fp, rows, ra, rb, m2);
           for (int f = 0; f0 + f < P; f++) {
             Sa[f0 + f] = ta[f];
             if (kb != ka) Sb[f0 + f] = tb[f];

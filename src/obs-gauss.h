@@ -48,10 +48,12 @@ svi_len gauss_stat_scratch(int D);
 /* Dense summary (every point's K responsibilities, resp point-major
  * (n1 - n0) x K) of points [n0, n1): Nk[K] and S (K x P). Components are
  * split among the threads; each one's sums run over the points in order.
- * scratch: threads x gauss_dense_scratch doubles. */
+ * Points whose responsibilities for both components of a pair are 0 are
+ * skipped. scratch: threads x gauss_dense_scratch doubles; irows: threads x
+ * SVI_BLOCK ints. */
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                          svi_len n1, int K, const double *resp, int threads, double *Nk,
-                         double *S, double *scratch);
+                         double *S, double *scratch, int *irows);
 svi_len gauss_dense_scratch(int D, int zero_mean);
 /* Sk += r t(x) for one point x (D contiguous values). */
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
