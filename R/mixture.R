@@ -1,7 +1,10 @@
 # Mixture models with L-sparse posteriors (Hughes & Sudderth): the training
 # loop (local step in C -> batch summary -> memoized / stochastic / batch
 # global step), the fitted object and its methods. The kernels are in
-# src/mix-local.c and src/obs-*.c; src/mix.c is their glue.
+# src/mix-local.c (local step, summaries), src/mix-global.c (global step,
+# point estimates), src/mix-init.c (centring, seeding) and src/obs-*.c;
+# src/mix.c is their glue. R keeps only the order of batches and laps and
+# the memoized caches.
 
 mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 

@@ -1,6 +1,8 @@
 /* Glue of the mixture engine: unpacks SEXPs into the views of mix.h,
  * allocates outputs and scratch, calls the kernels of mix-local.c,
- * mix-init.c and obs-*.c. The training loop itself lives in R/mixture.R. */
+ * mix-global.c, mix-init.c and obs-*.c. The order of batches and laps and
+ * the memoized caches live in R/mixture.R; every per-point, per-component
+ * and per-summary computation is here. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
