@@ -318,7 +318,7 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
                  double *xbuf, svi_len *pbuf) {
   svi_len n = n1 - n0, P = mix_stat_size(x->lik, x->D);
-  svi_len per = mix_summary_scratch(x->lik, x->D);
+  svi_len per = mix_summary_scratch(x->lik, x->D, K);
   (void)threads;
   if (L == K && (x->lik == MIX_GAUSS || x->lik == MIX_ZM)) {
     /* pbuf (threads x SVI_BLOCK svi_len) doubles as the row lists */
@@ -411,10 +411,10 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
   }
 }
 
-svi_len mix_summary_scratch(int lik, int D) {
+svi_len mix_summary_scratch(int lik, int D, int K) {
   /* the statistic kernel's scratch, then SVI_BLOCK responsibilities */
   if (lik == MIX_GAUSS || lik == MIX_ZM) {
-    svi_len a = gauss_stat_scratch(D) + SVI_BLOCK, b = gauss_dense_scratch(D, lik == MIX_ZM);
+    svi_len a = gauss_stat_scratch(D) + SVI_BLOCK, b = gauss_dense_scratch(D, lik == MIX_ZM, K);
     return a > b ? a : b;
   }
   return D + SVI_BLOCK;

@@ -197,7 +197,7 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
     lr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
     cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
   }
-  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D) * threads),
+  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D, K) * threads),
                                  sizeof(double));
   svi_len *pb = (svi_len *)R_alloc((size_t)SVI_BLOCK * threads, sizeof(svi_len));
   mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, cnt, ln, lr,

@@ -113,7 +113,7 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
                  double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
                  double *xbuf, svi_len *pbuf);
-svi_len mix_summary_scratch(int lik, int D);
+svi_len mix_summary_scratch(int lik, int D, int K);
 
 /* ---- mix-global.c ---- */
 /* Memoized swap of one batch's summaries: out = max(N - oN + nN, 0),

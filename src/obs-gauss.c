@@ -377,9 +377,9 @@ static int dense_width(int D, int zero_mean) {
   return (P + 7) / 8 * 8;
 }
 
-svi_len gauss_dense_scratch(int D, int zero_mean) {
+svi_len gauss_dense_scratch(int D, int zero_mean, int K) {
   int Fp = dense_width(D, zero_mean);
-  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16;
+  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
 }
 
 /* Sa[0..8) += sum_n ra[n] phi[n][0..8), Sb likewise (phi rows of stride Fp). */
@@ -426,10 +426,9 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
                          double *S, double *scratch, int *irows) {
   int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), Fp = dense_width(D, zero_mean);
   int PB = dense_block(Fp), npairs = (K + 1) / 2;
-  svi_len per = gauss_dense_scratch(D, zero_mean), n = n1 - n0;
+  svi_len per = gauss_dense_scratch(D, zero_mean, K), n = n1 - n0;
   svi_len nblocks = (n + PB - 1) / PB;
   memset(S, 0, sizeof(double) * (size_t)P * K);
-  for (int k = 0; k < K; k++) Nk[k] = 0;
   (void)threads;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
@@ -440,7 +439,8 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
     nt = omp_get_num_threads();
 #endif
     double *phi = scratch + (svi_len)t * per, *ra = phi + (svi_len)PB * Fp, *rb = ra + PB;
-    double *xr = rb + PB, *tmp = xr + D;
+    double *xr = rb + PB, *tmp = xr + D, *nk = tmp + 16;
+    for (int k = 0; k < K; k++) nk[k] = 0;
     int *rows = irows + (svi_len)t * PB, m2 = 0;
     for (svi_len b = 0; b < nblocks; b++) {
       svi_len s = b * PB;
@@ -473,8 +473,9 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
             rb[mm++] = c;
           }
         }
-        Nk[ka] += na;
-        if (kb != ka) Nk[kb] += nb;
+        /* counts gather in this thread's own copy (no shared cache lines) */
+        nk[ka] += na;
+        if (kb != ka) nk[kb] += nb;
         if (!mm) continue;
         m2 = mm;
         double *Sa = S + (svi_len)ka * P, *Sb = S + (svi_len)kb * P;
@@ -502,6 +503,10 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
           }
         }
       }
+    }
+    for (int pr = t; pr < npairs; pr += nt) {
+      Nk[2 * pr] = nk[2 * pr];
+      if (2 * pr + 1 < K) Nk[2 * pr + 1] = nk[2 * pr + 1];
     }
   }
 }

@@ -54,7 +54,7 @@ svi_len gauss_stat_scratch(int D);
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                          svi_len n1, int K, const double *resp, int threads, double *Nk,
                          double *S, double *scratch, int *irows);
-svi_len gauss_dense_scratch(int D, int zero_mean);
+svi_len gauss_dense_scratch(int D, int zero_mean, int K);
 /* Sk += r t(x) for one point x (D contiguous values). */
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 
