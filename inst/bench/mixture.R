@@ -1,5 +1,6 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [patches] [throughput] [threads] (default all)
+#   nice -n 10 Rscript inst/bench/mixture.R [patches] [throughput] [threads] [kernels]
+# (default all)
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
 # inst/bench/results/mixture.txt.
@@ -18,6 +19,7 @@
 #    local step alone with 1 and 2 threads (best of 5), the identity of the
 #    two fits, and the one-thread split of a fit's CPU time between the C
 #    local steps (parallel) and everything else.
+# 4. Kernels: CPU time of one C local step + summary for D = 2, 10, 64.
 
 suppressPackageStartupMessages(library(sparsevi))
 args <- commandArgs(trailingOnly = TRUE)
@@ -241,9 +243,52 @@ bench_threads <- function(reps = 5) {
       c_fit, nrow(f1$trace), c_loc, 100 * c_loc / c_fit)
 }
 
+# ---------------------------------------------------------------------------
+# CPU seconds of one C local step + summary (dense, L = K = 16, N = 1e4, one
+# thread), from the seed state (every responsibility nonzero, as in lap 0) and
+# from a fitted state. CPU time is steadier than wall-clock on a loaded
+# machine; run it against another installed build for an A/B comparison
+# (SPARSEVI_BENCH_LABEL names the build in the output).
+bench_kernels <- function() {
+  ns <- asNamespace("sparsevi")
+  say("")
+  say("## 4. CPU ms of one local step + summary in C (one thread, N = 1e4, K = L = 16, best of 3): %s",
+      Sys.getenv("SPARSEVI_BENCH_LABEL", "installed sparsevi"))
+  cpu <- function(f, reps) {
+    t <- system.time(for (i in seq_len(reps)) f())
+    (t[["user.self"]] + t[["sys.self"]]) / reps
+  }
+  call_local <- function(...) {
+    # builds before the working-memory argument take 7 arguments
+    r <- tryCatch(.Call(ns$ffi_mix_local, ..., NULL), error = function(e) NULL)
+    if (is.null(r)) r <- .Call(ns$ffi_mix_local, ...)
+    r
+  }
+  for (D in c(2, 10, 64)) {
+    sim <- simulate_mixture(N = 10000, D = D, K = 16, seed = D)
+    data <- ns$mix_data(sim$X, "gaussian", "X")
+    h <- ns$mix_hyper(data, "gaussian", "dirichlet", 1, 1, NULL, 0.1, 0.01, 0.1)
+    st0 <- ns$mix_seed_state(list(data = data$data), h,
+                             round(seq(1, 10000, length.out = 16)))
+    fit <- fit_mixture(sim$X, K = 16, global = "batch", passes = 3, tol = 0, seed = 1,
+                       threads = 1, progress = FALSE)
+    reps <- if (D > 20) 5 else 40
+    best <- function(st) {
+      min(replicate(3, cpu(function() {
+        call_local(data$data, h, st$N, st$S, c(0, 10000), 16L, 1L)
+      }, reps)))
+    }
+    a <- best(st0)
+    b <- best(fit$state)
+    say("D = %2d: seed state %8.2f ms (%.3g N*K/s); fitted state %8.2f ms (%.3g N*K/s)", D,
+        1e3 * a, 16e4 / a, 1e3 * b, 16e4 / b)
+  }
+}
+
 if (any(c("patches", "all") %in% what)) bench_patches()
 budget <- budget + 900 # the throughput section always gets its turn
 if (any(c("throughput", "all") %in% what)) bench_throughput()
 if (any(c("threads", "all") %in% what)) bench_threads()
+if (any(c("kernels", "all") %in% what)) bench_kernels()
 say("load average at the end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 cat("wrote", out_file, "\n")
