@@ -322,8 +322,8 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
   (void)threads;
   if (L == K && (x->lik == MIX_GAUSS || x->lik == MIX_ZM)) {
     /* pbuf (threads x SVI_BLOCK svi_len) doubles as the row lists */
-    gauss_dense_summary(x->X, x->N, x->D, x->lik == MIX_ZM, n0, n1, K, resp_r, threads, Nk,
-                        S, xbuf, (int *)pbuf);
+    gauss_dense_summary(x->X, x->N, x->D, x->lik == MIX_ZM, n0, n1, K, resp_r, threads,
+                        Nk, S, xbuf, (int *)pbuf);
     return;
   }
   memset(S, 0, sizeof(double) * (size_t)(P * K));
@@ -414,7 +414,8 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
 svi_len mix_summary_scratch(int lik, int D, int K) {
   /* the statistic kernel's scratch, then SVI_BLOCK responsibilities */
   if (lik == MIX_GAUSS || lik == MIX_ZM) {
-    svi_len a = gauss_stat_scratch(D) + SVI_BLOCK, b = gauss_dense_scratch(D, lik == MIX_ZM, K);
+    svi_len a = gauss_stat_scratch(D) + SVI_BLOCK,
+            b = gauss_dense_scratch(D, lik == MIX_ZM, K);
     return a > b ? a : b;
   }
   return D + SVI_BLOCK;

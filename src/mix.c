@@ -51,7 +51,8 @@ static mix_prior unpack_prior(SEXP p, int *D) {
   pr.b0 = real_or_null(list_elt(p, "b0"), *D, "b0");
   pr.logdet_B0 = Rf_asReal(list_elt(p, "logdet_B0"));
   if (((pr.lik == MIX_GAUSS || pr.lik == MIX_DIAG) && !pr.m0) ||
-      ((pr.lik == MIX_GAUSS || pr.lik == MIX_ZM) && !pr.B0) || (pr.lik == MIX_DIAG && !pr.b0))
+      ((pr.lik == MIX_GAUSS || pr.lik == MIX_ZM) && !pr.B0) ||
+      (pr.lik == MIX_DIAG && !pr.b0))
     Rf_error("internal error: the prior lacks a parameter of its likelihood");
   return pr;
 }
@@ -64,7 +65,8 @@ static mix_data unpack_data(SEXP data, int lik, int D) {
   x.D = D;
   if (lik == MIX_MULT) {
     svi_need_list(data, -1, "data");
-    if (XLENGTH(data) < 3) Rf_error("internal error: data must be list(doc_ptr, term, count)");
+    if (XLENGTH(data) < 3)
+      Rf_error("internal error: data must be list(doc_ptr, term, count)");
     SEXP V = PROTECT(Rf_ScalarInteger(D));
     x.dtm =
         svi_dtm_view(VECTOR_ELT(data, 0), VECTOR_ELT(data, 1), VECTOR_ELT(data, 2), V);
@@ -295,8 +297,7 @@ SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP sc
   svi_len *idx = (svi_len *)R_alloc(K, sizeof(svi_len));
   double *dist = (double *)R_alloc((size_t)x.N * 3, sizeof(double));
   double *work = (double *)R_alloc((size_t)(D + x.N), sizeof(double));
-  mix_init_seeds(&x, K, pp, sc,
-                 svi_seed_from_r(seed), threads, idx, dist, work);
+  mix_init_seeds(&x, K, pp, sc, svi_seed_from_r(seed), threads, idx, dist, work);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, K));
   n_prot++;
   for (int k = 0; k < K; k++) REAL(out)[k] = (double)idx[k] + 1;
@@ -410,7 +411,8 @@ SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
  * value's 1-based (row, column), or NULL. */
 SEXP ffi_mix_center(SEXP X, SEXP zero_mean, SEXP threads_) {
   int n_prot = 0;
-  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X)) Rf_error("internal error: X must be a double matrix");
+  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X))
+    Rf_error("internal error: X must be a double matrix");
   int zm = svi_flag_arg(zero_mean, "zero_mean"), threads = svi_threads_from_r(threads_);
   svi_len N = Rf_nrows(X);
   int D = Rf_ncols(X);
@@ -444,13 +446,15 @@ SEXP ffi_mix_center(SEXP X, SEXP zero_mean, SEXP threads_) {
  * doubles): rows gathered column by column, columns in parallel. */
 SEXP ffi_mix_rows(SEXP X, SEXP perm, SEXP threads_) {
   int n_prot = 0;
-  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X)) Rf_error("internal error: X must be a double matrix");
+  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X))
+    Rf_error("internal error: X must be a double matrix");
   svi_len N = Rf_nrows(X), n = XLENGTH(perm);
   int D = Rf_ncols(X), threads = svi_threads_from_r(threads_);
   svi_need_real(perm, n, "perm");
   const double *p = REAL(perm), *x = REAL(X);
   for (svi_len i = 0; i < n; i++)
-    if (!(p[i] >= 1 && p[i] <= (double)N)) Rf_error("internal error: row index out of range");
+    if (!(p[i] >= 1 && p[i] <= (double)N))
+      Rf_error("internal error: row index out of range");
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, (int)n, D));
   n_prot++;
   double *o = REAL(out);

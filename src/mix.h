@@ -140,8 +140,8 @@ void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, 
                          double *c, double *mean, double *fac);
 double diag_objective(const mix_prior *pr, int D, double N, const double *S);
 /* Posterior means m[D] and variances b / a (the inverse of E[lambda]). */
-void diag_point_component(const mix_prior *pr, int D, double N, const double *S, double *m,
-                          double *var);
+void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
+                          double *m, double *var);
 void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
                         int nb, double *W, double *q);
 void diag_add_stat(const double *x, int D, double r, double *Sk);

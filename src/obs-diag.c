@@ -34,8 +34,8 @@ void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, 
   *c = cc;
 }
 
-void diag_point_component(const mix_prior *pr, int D, double N, const double *S, double *m,
-                          double *var) {
+void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
+                          double *m, double *var) {
   for (int d = 0; d < D; d++) {
     double kappa, a, b;
     diag_post(pr, D, d, N, S, &kappa, m + d, &a, &b);

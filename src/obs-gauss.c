@@ -311,10 +311,13 @@ static void gauss_dot24(const double *restrict a0, const double *restrict a1,
 #endif
 }
 
-svi_len gauss_stat_scratch(int D) { return 2 * (svi_len)(D + 4) * SVI_BLOCK; }
+svi_len gauss_stat_scratch(int D) {
+  return 2 * (svi_len)(D + 4) * SVI_BLOCK;
+}
 
-void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const svi_len *pts,
-                      const double *r, int m, double *Sk, double *scratch) {
+void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean,
+                      const svi_len *pts, const double *r, int m, double *Sk,
+                      double *scratch) {
   /* Gather the points (dimension-major, padded with zeros to an even count
    * of points and to whole groups of dimensions) and their
    * responsibility-weighted copies. */
@@ -387,11 +390,14 @@ static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
                                 const double *restrict phi, int Fp, const int *rows,
                                 const double *ra, const double *rb, int m) {
 #ifdef GAUSS_VEC
-  gauss_v2 a0 = v2_load(Sa), a1 = v2_load(Sa + 2), a2 = v2_load(Sa + 4), a3 = v2_load(Sa + 6);
-  gauss_v2 b0 = v2_load(Sb), b1 = v2_load(Sb + 2), b2 = v2_load(Sb + 4), b3 = v2_load(Sb + 6);
+  gauss_v2 a0 = v2_load(Sa), a1 = v2_load(Sa + 2), a2 = v2_load(Sa + 4),
+           a3 = v2_load(Sa + 6);
+  gauss_v2 b0 = v2_load(Sb), b1 = v2_load(Sb + 2), b2 = v2_load(Sb + 4),
+           b3 = v2_load(Sb + 6);
   for (int n = 0; n < m; n++) {
     const double *p = phi + (svi_len)rows[n] * Fp;
-    gauss_v2 p0 = v2_load(p), p1 = v2_load(p + 2), p2 = v2_load(p + 4), p3 = v2_load(p + 6);
+    gauss_v2 p0 = v2_load(p), p1 = v2_load(p + 2), p2 = v2_load(p + 4),
+             p3 = v2_load(p + 6);
     gauss_v2 ca = v2_set1(ra[n]), cb = v2_set1(rb[n]);
     a0 += ca * p0;
     a1 += ca * p1;
@@ -481,7 +487,8 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
         double *Sa = S + (svi_len)ka * P, *Sb = S + (svi_len)kb * P;
         int f0 = 0;
         if (kb != ka) {
-          for (; f0 + 8 <= P; f0 += 8) dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m2);
+          for (; f0 + 8 <= P; f0 += 8)
+            dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m2);
         } else {
           /* an odd last component: its partner is a scratch row */
           for (; f0 + 8 <= P; f0 += 8) {

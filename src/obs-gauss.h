@@ -42,8 +42,9 @@ void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len
 /* Sk += sum_l r[l] t(x_l) over the m <= SVI_BLOCK points pts[0..m) of the
  * column-major N x D matrix X (a chunk of one component's points, in
  * order). scratch: gauss_stat_scratch(D) doubles. */
-void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean, const svi_len *pts,
-                      const double *r, int m, double *Sk, double *scratch);
+void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean,
+                      const svi_len *pts, const double *r, int m, double *Sk,
+                      double *scratch);
 svi_len gauss_stat_scratch(int D);
 /* Dense summary (every point's K responsibilities, resp point-major
  * (n1 - n0) x K) of points [n0, n1): Nk[K] and S (K x P). Components are
