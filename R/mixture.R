@@ -1,7 +1,10 @@
 # Mixture models with L-sparse posteriors (Hughes & Sudderth): the training
 # loop (local step in C -> batch summary -> memoized / stochastic / batch
 # global step), the fitted object and its methods. The kernels are in
-# src/mix-local.c and src/obs-*.c; src/mix.c is their glue.
+# src/mix-local.c (local step, summaries), src/mix-global.c (global step,
+# point estimates), src/mix-init.c (centring, seeding) and src/obs-*.c;
+# src/mix.c is their glue. R keeps only the order of batches and laps and
+# the memoized caches.
 
 mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 
@@ -124,7 +127,8 @@ fit_mixture <- function(X, K,
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, c("memoized", "stochastic", "batch"), "global")
   init <- check_choice(init, c("kmeanspp", "random"), "init")
-  data <- mix_data(X, likelihood, "X")
+  threads <- sparsevi_threads(threads)
+  data <- mix_data(X, likelihood, "X", threads)
   N <- data$N
   K <- check_count(K, "K")
   if (K > N) {
@@ -142,7 +146,6 @@ fit_mixture <- function(X, K,
   kappa <- check_number(kappa, "kappa", lower = 0.5, upper = 1, lower_open = TRUE)
   tol <- check_number(tol, "tol", lower = 0)
   progress <- check_flag(progress, "progress")
-  threads <- sparsevi_threads(threads)
   mix_check_covariance(data, likelihood)
   hyper <- mix_hyper(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, eta)
   B <- mix_n_batches(N, n_batches, batch_size, global)
@@ -150,7 +153,7 @@ fit_mixture <- function(X, K,
   seed2 <- resolve_seed(seed)
 
   perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
-  train <- mix_permute(data, perm)
+  train <- mix_permute(data, perm, threads)
   t_init <- proc.time()[["elapsed"]]
   seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init == "kmeanspp",
                  data$init_scale, seed2, threads)
@@ -176,7 +179,7 @@ check_dots_empty <- function(...) {
 
 # Validate and convert data for C: numeric data become a double matrix
 # (centred for the Gaussian and diagonal models); documents a CSR list.
-mix_data <- function(X, likelihood, arg, call = caller_call()) {
+mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
   if (likelihood == "multinomial") {
     x <- as_dtm(X)
     if (nrow(x) < 1L) abort(sprintf("`%s` has no documents.", arg), "data", call = call)
@@ -202,18 +205,18 @@ mix_data <- function(X, likelihood, arg, call = caller_call()) {
     abort(sprintf("`%s` is empty: it needs at least one row and one column.", arg), "data",
           call = call)
   }
-  if (anyNA(X) || any(!is.finite(X))) {
-    bad <- which(!is.finite(X), arr.ind = TRUE)[1L, ]
+  if (!is.double(X)) storage.mode(X) <- "double"
+  # one pass in C: the finiteness check, column means, the centred copy and
+  # its column mean squares (the same values as colMeans() and sweep())
+  cc <- .Call(ffi_mix_center, X, likelihood == "zm_gaussian", as.integer(threads))
+  if (!is.null(cc$bad)) {
     abort(sprintf("`%s` contains NA, NaN or Inf (first at row %d, column %d); remove or impute those values.",
-                  arg, bad[1L], bad[2L]), "data", call = call)
+                  arg, cc$bad[1L], cc$bad[2L]), "data", call = call)
   }
-  storage.mode(X) <- "double"
   lik <- match(likelihood, mix_likelihoods) - 1L
-  center <- if (likelihood == "zm_gaussian") rep(0, ncol(X)) else colMeans(X)
-  Xc <- if (likelihood == "zm_gaussian") X else sweep(X, 2L, center, check.margin = FALSE)
-  v <- if (likelihood == "zm_gaussian") colMeans(X^2) else colMeans(Xc^2)
-  list(lik = lik, N = nrow(X), D = ncol(X), X = Xc, data = unname(Xc),
-       columns = colnames(X), center = center, spread = v,
+  v <- cc$spread
+  list(lik = lik, N = nrow(X), D = ncol(X), data = cc$Xc,
+       columns = colnames(X), center = cc$center, spread = v,
        init_scale = 1 / pmax(v, max(v) * 1e-12, .Machine$double.xmin))
 }
 
@@ -273,12 +276,14 @@ mix_newdata <- function(newdata, data, arg, call = caller_call()) {
   list(lik = data$lik, N = nrow(Xc), D = data$D, data = unname(Xc), dropped = 0L)
 }
 
-mix_permute <- function(data, perm) {
+mix_permute <- function(data, perm, threads = 1L) {
   if (data$lik == 3L) {
     x <- dtm_subset(data$dtm, perm)
     return(list(lik = 3L, N = data$N, D = data$D, data = list(x$doc_ptr, x$term, x$count)))
   }
-  list(lik = data$lik, N = data$N, D = data$D, data = data$data[perm, , drop = FALSE])
+  # rows gathered in C, column by column (the same values as X[perm, ])
+  list(lik = data$lik, N = data$N, D = data$D,
+       data = .Call(ffi_mix_rows, data$data, as.double(perm), as.integer(threads)))
 }
 
 mix_n_batches <- function(N, n_batches, batch_size, global, call = caller_call()) {
@@ -363,14 +368,33 @@ mix_stat_size <- function(lik, D) {
   switch(lik + 1L, D + D * (D + 1) / 2, D * (D + 1) / 2, 2 * D, D)
 }
 
-mix_local <- function(train, hyper, state, range, L, threads) {
+# Working memory for local steps of batches of up to n points, reused by C
+# across the laps of a fit (see mix_arena in src/mix.c); never read in R.
+mix_work <- function(n, K, L) {
+  per_point <- 12 * L + 8 + if (L < K) 16 * L else 0
+  raw(per_point * n + 16 * 8)
+}
+
+mix_local <- function(train, hyper, state, range, L, threads, work = NULL) {
   res <- .Call(ffi_mix_local, train$data, hyper, state$N, state$S, as.double(range),
-               as.integer(L), as.integer(threads))
+               as.integer(L), as.integer(threads), work)
   if (res$status != 0L) {
     abort(sprintf("Component %d's covariance became singular during training; increase `scale` or `nu`, or use likelihood = \"diag_gaussian\".",
                   res$status), "numerical", call = NULL)
   }
   res
+}
+
+# The global step in C (src/mix-global.c): the memoized swap of one batch's
+# cached summaries `old` (NULL in lap 0) for its new ones, and the
+# stochastic blend with step `rho` and batch weight `w`.
+mix_global_memoized <- function(state, old, new) {
+  .Call(ffi_mix_global_memoized, state$N, state$S, old$N, old$S, new$N, new$S)
+}
+
+mix_global_stochastic <- function(state, new, rho, w) {
+  .Call(ffi_mix_global_stochastic, state$N, state$S, new$N, new$S, as.double(rho),
+        as.double(w))
 }
 
 mix_objective <- function(hyper, state, entropy) {
@@ -416,11 +440,22 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   threads <- control$threads
   sync <- if (is.null(control$sync)) 1L else control$sync
   t_start <- proc.time()[["elapsed"]]
-  ex <- new_executor(cluster, B, function(b) mix_slice(train, bounds[b], bounds[b + 1L]),
-                     diff(bounds))
-  on.exit(executor_close(ex), add = TRUE)
+  if (!is.null(cluster)) {
+    ex <- new_executor(cluster, B, function(b) mix_slice(train, bounds[b], bounds[b + 1L]),
+                       diff(bounds))
+    on.exit(executor_close(ex), add = TRUE)
+  }
   rounds <- split(seq_len(B), ceiling(seq_len(B) / sync))
+  work <- if (is.null(cluster)) mix_work(max(diff(bounds)), length(state$N), L) else NULL
   run_round <- function(round, state) {
+    if (is.null(cluster)) {
+      # in this process: the C local step reads its rows of the training
+      # data in place (no copy of the batch), with the same result
+      out <- lapply(round, function(b) {
+        mix_local(train, hyper, state, c(bounds[b], bounds[b + 1L]), L, threads, work)
+      })
+      return(list(results = out, sent = 0, received = 0))
+    }
     executor_run(ex, round, "mix_batch_step",
                  list(hyper = hyper, state = state[c("N", "S")], L = L, threads = threads))
   }
@@ -429,7 +464,8 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   record <- function(lap, obj, tl, ts) {
     now <- proc.time()[["elapsed"]]
     ho <- mix_heldout_score(test, hyper, state, threads)
-    rows[[length(rows) + 1L]] <<- data.frame(
+    # a plain list per lap (a data frame per lap costs more than a small lap)
+    rows[[length(rows) + 1L]] <<- list(
       lap = lap, seconds = now - t_start - eval_time, objective = obj, heldout = ho,
       local_seconds = tl, summary_seconds = ts)
     eval_time <<- eval_time + proc.time()[["elapsed"]] - now
@@ -475,8 +511,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
             tt <- tt + 1
             rho <- (control$tau + tt)^(-control$kappa)
             w <- N / (bounds[b + 1L] - bounds[b])
-            st$N <- (1 - rho) * st$N + rho * w * res$N
-            st$S <- (1 - rho) * st$S + rho * w * res$S
+            st <- mix_global_stochastic(st, res, rho, w)
           }
         }
         list(state = st, t = tt, tl = tl, ts = ts)
@@ -486,7 +521,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
       t <- out$t
       record(lap, NA_real_, out$tl, out$ts)
     }
-    return(list(state = state, trace = do.call(rbind, rows), converged = NA))
+    return(list(state = state, trace = mix_trace_frame(rows), converged = NA))
   }
   cache <- vector("list", B)
   ent <- numeric(B)
@@ -501,8 +536,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
       ent[b] <- res$entropy
       tl <- tl + res$time_local
       ts <- ts + res$time_summary
-      seen$N <- seen$N + res$N
-      seen$S <- seen$S + res$S
+      seen <- mix_global_memoized(seen, NULL, res)
     }
     # A fresh fit's lap 0 is incremental (the globals come from the batches
     # seen so far, as in bnpy's first memoized lap); update() keeps the
@@ -526,8 +560,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
           tl <- tl + res$time_local
           ts <- ts + res$time_summary
           # exact swap of this batch's cached summary
-          st$N <- pmax(st$N - ca[[b]]$N + res$N, 0)
-          st$S <- st$S - ca[[b]]$S + res$S
+          st <- mix_global_memoized(st, ca[[b]], res)
           ca[[b]] <- res[c("N", "S")]
           en[b] <- res$entropy
         }
@@ -548,59 +581,31 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     }
     prev <- obj
   }
-  list(state = state, trace = do.call(rbind, rows), converged = converged)
+  list(state = state, trace = mix_trace_frame(rows), converged = converged)
+}
+
+# The trace data frame from the per-lap lists of mix_train().
+mix_trace_frame <- function(rows) {
+  cols <- names(rows[[1L]])
+  out <- lapply(stats::setNames(cols, cols), function(nm) {
+    unlist(lapply(rows, `[[`, nm), use.names = FALSE)
+  })
+  out$lap <- as.integer(out$lap)
+  as.data.frame(out)
 }
 
 # ---- the fitted object -----------------------------------------------------
 
-# Point estimates (posterior means) of weights and component parameters.
+# Point estimates (posterior means) of weights and component parameters,
+# computed in C (src/mix-global.c) from the global summaries.
 mix_point_estimates <- function(hyper, state) {
-  Nk <- state$N
-  S <- state$S
-  K <- length(Nk)
-  D <- hyper$D
-  if (hyper$prior == 0L) {
-    w <- (hyper$conc / K + Nk) / (hyper$conc + sum(Nk))
-  } else {
-    rest <- pmax(sum(Nk) - cumsum(Nk), 0)
-    ev <- (1 + Nk) / (1 + Nk + hyper$conc + rest)
-    ev[K] <- 1
-    w <- ev * c(1, cumprod(1 - ev)[-K])
-  }
-  out <- list(weights = w)
-  lik <- hyper$lik
-  if (lik == 3L) {
-    lam <- t(S) + hyper$eta
-    out$topic_word <- lam / rowSums(lam)
-    return(out)
-  }
-  if (lik == 2L) {
-    kap <- hyper$kappa0 + Nk
-    m <- t(S[seq_len(D), , drop = FALSE]) / kap
-    a <- hyper$nu0 / 2 + Nk / 2
-    b <- sweep(t(S[D + seq_len(D), , drop = FALSE]) - kap * m^2, 2L, hyper$b0, `+`) / 1
-    b <- pmax(b, matrix(hyper$b0, K, D, byrow = TRUE))
-    out$means <- m
-    out$variances <- b / a
-    return(out)
-  }
-  zm <- lik == 1L
-  covs <- array(0, c(D, D, K))
-  means <- matrix(0, K, D)
-  B0 <- unpack_lower(hyper$B0, D)
-  for (k in seq_len(K)) {
-    Sxx <- unpack_lower(if (zm) S[, k] else S[-seq_len(D), k], D)
-    Bk <- B0 + Sxx
-    if (!zm) {
-      kap <- hyper$kappa0 + Nk[k]
-      m <- S[seq_len(D), k] / kap
-      Bk <- Bk - kap * tcrossprod(m)
-      means[k, ] <- m
-    }
-    covs[, , k] <- Bk / (hyper$nu0 + Nk[k])
-  }
-  out$means <- means
-  out$covariances <- covs
+  p <- .Call(ffi_mix_point, hyper, state$N, state$S)
+  out <- list(weights = p$weights)
+  switch(hyper$lik + 1L,
+         out[c("means", "covariances")] <- p[c("means", "spread")],
+         out[c("means", "covariances")] <- p[c("means", "spread")],
+         out[c("means", "variances")] <- p[c("means", "spread")],
+         out$topic_word <- p$means)
   out
 }
 
@@ -805,7 +810,7 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
   control$n_batches <- min(control$n_batches, data$N)
   perm <- order(.Call(ffi_svi_rng_unif, control$seed, 2 + nrow(object$trace),
                       as.double(data$N)))
-  train <- mix_permute(data, perm)
+  train <- mix_permute(data, perm, control$threads)
   res <- mix_train(train, object$hyper, object$state, control, test, progress, fresh = FALSE,
                    cluster = cluster)
   old <- object$trace

@@ -34,10 +34,15 @@ extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* mixtures with L-sparse posteriors (mix.c) */
-extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_global_memoized(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_point(SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_center(SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_rows(SEXP, SEXP, SEXP);
 /* Fast-VDP (vdp-glue.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                         SEXP);
@@ -78,10 +83,15 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 10},
     {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},
     /* mixtures (mix.c) */
-    {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 7},
+    {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 8},
     {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
     {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
     {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},
+    {"ffi_mix_global_memoized", (DL_FUNC)&ffi_mix_global_memoized, 6},
+    {"ffi_mix_global_stochastic", (DL_FUNC)&ffi_mix_global_stochastic, 6},
+    {"ffi_mix_point", (DL_FUNC)&ffi_mix_point, 3},
+    {"ffi_mix_center", (DL_FUNC)&ffi_mix_center, 3},
+    {"ffi_mix_rows", (DL_FUNC)&ffi_mix_rows, 3},
     /* Fast-VDP */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 12},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},

@@ -8,10 +8,18 @@
  * multinomial, KL(p_n || q_c) from the document's word distribution to the
  * seed document's smoothed distribution. */
 #include <math.h>
+#include <string.h>
 #include "mix.h"
 
 #define MULT_SMOOTH 0.1
 #define MIX_INIT_TRIALS 3
+#define INIT_CHUNK 256
+/* Each lane is its own point: vectorising changes no result. */
+#ifdef _OPENMP
+#define INIT_SIMD _Pragma("omp simd")
+#else
+#define INIT_SIMD
+#endif
 
 static int already(const svi_len *out, int c, svi_len n) {
   for (int j = 0; j < c; j++)
@@ -63,27 +71,44 @@ static void update_dist(const mix_data *x, svi_len cidx, const double *scale, in
     cn += cx[d] * cx[d];
   }
   int zm = x->lik == MIX_ZM;
+  /* Chunks of INIT_CHUNK points, dimension by dimension (contiguous and
+   * vectorisable); each point's sums still run over d in order. */
+  svi_len nchunks = (N + INIT_CHUNK - 1) / INIT_CHUNK;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
 #endif
-  for (svi_len n = 0; n < N; n++) {
-    double s = 0;
-    if (zm) {
-      double xx = 0, xc = 0;
-      for (int d = 0; d < D; d++) {
-        double v = x->X[(svi_len)d * N + n];
-        xx += v * v;
-        xc += v * cx[d];
-      }
-      s = cn > 0 ? xx - xc * xc / cn : xx;
-      if (s < 0) s = 0;
-    } else {
-      for (int d = 0; d < D; d++) {
-        double v = x->X[(svi_len)d * N + n] - cx[d];
-        s += scale[d] * v * v;
+  for (svi_len ch = 0; ch < nchunks; ch++) {
+    svi_len s0 = ch * INIT_CHUNK;
+    int m = (int)(N - s0 < INIT_CHUNK ? N - s0 : INIT_CHUNK);
+    double s[INIT_CHUNK], xc[INIT_CHUNK];
+    for (int i = 0; i < m; i++) s[i] = xc[i] = 0;
+    for (int d = 0; d < D; d++) {
+      const double *xd = x->X + (svi_len)d * N + s0;
+      double c = cx[d];
+      if (zm) {
+        INIT_SIMD
+        for (int i = 0; i < m; i++) {
+          s[i] += xd[i] * xd[i];
+          xc[i] += xd[i] * c;
+        }
+      } else {
+        double sc = scale[d];
+        INIT_SIMD
+        for (int i = 0; i < m; i++) {
+          double v = xd[i] - c;
+          s[i] += sc * v * v;
+        }
       }
     }
-    dist[n] = (first || s < cur[n]) ? s : cur[n];
+    for (int i = 0; i < m; i++) {
+      double v = s[i];
+      if (zm) {
+        v = cn > 0 ? s[i] - xc[i] * xc[i] / cn : s[i];
+        if (v < 0) v = 0;
+      }
+      svi_len n = s0 + i;
+      dist[n] = (first || v < cur[n]) ? v : cur[n];
+    }
   }
 }
 
@@ -128,7 +153,7 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
     }
     if (pick >= 0) {
       out[c] = pick;
-      for (svi_len n = 0; n < N; n++) dist[n] = best[n];
+      memcpy(dist, best, sizeof(double) * (size_t)N);
       continue;
     }
     while (pick < 0 || already(out, c, pick))
@@ -137,4 +162,41 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
     if (plusplus && c + 1 < K)
       update_dist(x, pick, scale, threads, dist, dist, work, c == 0);
   }
+}
+
+int mix_center_columns(const double *X, svi_len N, int D, int zero_mean, int threads,
+                       double *Xc, double *center, double *spread, svi_len *bad) {
+  int any_bad = 0;
+  (void)threads;
+  /* columns are independent: the same values for any thread count */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(| : any_bad)
+#endif
+  for (int d = 0; d < D; d++) {
+    const double *x = X + (svi_len)d * N;
+    double *y = Xc + (svi_len)d * N;
+    bad[d] = -1;
+    for (svi_len n = 0; n < N; n++) {
+      if (!isfinite(x[n])) {
+        bad[d] = n;
+        any_bad = 1;
+        break;
+      }
+    }
+    if (bad[d] >= 0) continue;
+    /* long double sums divided in long double, as R's colMeans() does */
+    long double s = 0;
+    if (!zero_mean)
+      for (svi_len n = 0; n < N; n++) s += x[n];
+    double c = zero_mean ? 0.0 : (double)(s / N);
+    long double q = 0;
+    for (svi_len n = 0; n < N; n++) {
+      double v = zero_mean ? x[n] : x[n] - c;
+      y[n] = v;
+      q += v * v;
+    }
+    center[d] = c;
+    spread[d] = (double)(q / N);
+  }
+  return any_bad;
 }

@@ -65,28 +65,42 @@ double mix_alloc_objective(const mix_prior *pr, int K, const double *Nk) {
 }
 
 int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double *Nk,
-                   const double *S, int point, double *scratch) {
+                   const double *S, int point, int threads, double *scratch) {
   int lik = pr->lik;
   svi_len P = mix_stat_size(lik, D), tri = (svi_len)D * (D + 1) / 2;
   ev->lik = lik;
   ev->K = K;
   ev->D = D;
   int status = 0;
+  double *fail = scratch + K; /* K doubles: each component's status */
+  (void)threads;
   if (lik == MIX_MULT) {
     mult_eval_table(pr, K, D, S, point, ev->c, ev->logb);
   } else {
+    /* components are independent: any thread count gives the same tables;
+     * small models are built without waking the threads */
+    double work = (double)K * D * D * (D + 1);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (work > 2e5)
+#endif
     for (int k = 0; k < K; k++) {
       const double *Sk = S + (svi_len)k * P;
+      fail[k] = 0;
       if (lik == MIX_DIAG) {
         diag_eval_component(pr, D, Nk[k], Sk, point, ev->c + k, ev->mean + (svi_len)k * D,
                             ev->fac + (svi_len)k * D);
       } else {
         int zm = lik == MIX_ZM;
-        int st = gauss_eval_component(
+        fail[k] = gauss_eval_component(
             pr, zm, D, Nk[k], Sk, point, ev->c + k, zm ? NULL : ev->mean + (svi_len)k * D,
             ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
             zm ? NULL : ev->shift + (svi_len)k * D);
-        if (st && !status) status = k + 1;
+      }
+    }
+    for (int k = 0; k < K; k++) {
+      if (fail[k] != 0) {
+        status = k + 1;
+        break;
       }
     }
   }
@@ -134,6 +148,127 @@ svi_len mix_local_scratch(int lik, int D, int K) {
   return (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
 }
 
+/* exp(x) underflows to exactly 0 below about -745.13. */
+#define MIX_EXP_FLOOR (-746.0)
+/* Below this, exp(x) is subnormal: left to libm. */
+#define MIX_EXP_NORMAL (-708.0)
+
+/* exp of the non-positive differences w - max of a softmax, two at a time
+ * (GCC/Clang vector extensions: SSE2 on x86-64): k = round(x / ln 2) by the
+ * 1.5 2^52 shift, r = x - k ln 2 in two parts (|r| <= ln(2) / 2), a degree-13
+ * Taylor polynomial (truncation below 1e-17), times 2^k built in the
+ * exponent bits. Within 2 ulp of libm; about four times faster than a libm
+ * call per value. The scalar version below is the same arithmetic. */
+#define EXP_LOG2E 1.4426950408889634074
+#define EXP_LN2_HI 6.93147180369123816490e-01
+#define EXP_LN2_LO 1.90821492927058770002e-10
+#define EXP_SHIFT 6755399441055744.0
+/* 1 / j!, j = 0..13, for Horner's rule from the top */
+static const double EXP_C[14] = {1.0,
+                                 1.0,
+                                 1.0 / 2,
+                                 1.0 / 6,
+                                 1.0 / 24,
+                                 1.0 / 120,
+                                 1.0 / 720,
+                                 1.0 / 5040,
+                                 1.0 / 40320,
+                                 1.0 / 362880,
+                                 1.0 / 3628800,
+                                 1.0 / 39916800,
+                                 1.0 / 479001600,
+                                 1.0 / 6227020800.0};
+
+static inline double exp_nonpos1(double x) {
+  if (x < MIX_EXP_NORMAL) return x < MIX_EXP_FLOOR ? 0.0 : exp(x);
+  double t = x * EXP_LOG2E + EXP_SHIFT, kd = t - EXP_SHIFT, shift = EXP_SHIFT;
+  double r = (x - kd * EXP_LN2_HI) - kd * EXP_LN2_LO;
+  long long ti, si;
+  memcpy(&ti, &t, sizeof ti);
+  memcpy(&si, &shift, sizeof si);
+  long long bits = (ti - si + 1023) << 52;
+  double scale;
+  memcpy(&scale, &bits, sizeof scale);
+  double p = EXP_C[13];
+  for (int i = 12; i >= 0; i--) p = p * r + EXP_C[i];
+  return p * scale;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MIX_VEC 1
+typedef double mix_v2 __attribute__((vector_size(16)));
+typedef long long mix_v2i __attribute__((vector_size(16)));
+#endif
+
+static void exp_nonpos(double *x, int n) {
+  int j = 0;
+#ifdef MIX_VEC
+  const mix_v2 l2e = {EXP_LOG2E, EXP_LOG2E}, sh = {EXP_SHIFT, EXP_SHIFT},
+               hi = {EXP_LN2_HI, EXP_LN2_HI}, lo = {EXP_LN2_LO, EXP_LN2_LO};
+  const mix_v2i bias = {1023, 1023};
+  for (; j + 2 <= n; j += 2) {
+    if (x[j] < MIX_EXP_NORMAL || x[j + 1] < MIX_EXP_NORMAL) {
+      x[j] = exp_nonpos1(x[j]);
+      x[j + 1] = exp_nonpos1(x[j + 1]);
+      continue;
+    }
+    mix_v2 v;
+    memcpy(&v, x + j, sizeof v);
+    mix_v2 t = v * l2e + sh, kd = t - sh;
+    mix_v2 r = (v - kd * hi) - kd * lo;
+    mix_v2i bits = ((mix_v2i)t - (mix_v2i)sh + bias) << 52;
+    mix_v2 p = {EXP_C[13], EXP_C[13]};
+    for (int i = 12; i >= 0; i--) p = p * r + EXP_C[i];
+    mix_v2 y = p * (mix_v2)bits;
+    memcpy(x + j, &y, sizeof y);
+  }
+#endif
+  for (; j < n; j++) x[j] = exp_nonpos1(x[j]);
+}
+
+/* Softmax of w over the L indices idx into r[0..L-1]; returns the entropy
+ * -sum_j r_j ln r_j = ln s - sum_j r_j (w_j - m), m = max, s = sum_j
+ * exp(w_j - m): one log per point instead of one per kept component, and
+ * accurate for confident points (both terms are then near 0). d: L doubles
+ * of scratch. */
+static double mix_softmax_entropy(const double *w, const int *idx, int L, double *r,
+                                  double *d) {
+  double m = -INFINITY;
+  if (idx) {
+    for (int j = 0; j < L; j++)
+      if (w[idx[j]] > m) m = w[idx[j]];
+    for (int j = 0; j < L; j++) r[j] = d[j] = w[idx[j]] - m;
+  } else {
+    /* dense: all K weights, in order */
+    for (int j = 0; j < L; j++)
+      if (w[j] > m) m = w[j];
+    for (int j = 0; j < L; j++) r[j] = d[j] = w[j] - m;
+  }
+  exp_nonpos(r, L);
+  double s = 0;
+  for (int j = 0; j < L; j++) s += r[j];
+  double inv = 1.0 / s, h = 0;
+  for (int j = 0; j < L; j++) {
+    r[j] *= inv;
+    if (r[j] > 0) h -= r[j] * d[j];
+  }
+  h += log(s);
+  return h > 0 ? h : 0.0;
+}
+
+void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d) {
+  for (int i = 0; i < nb; i++) {
+    const double *w = W + (svi_len)i * K;
+    double m = -INFINITY, acc = 0;
+    for (int k = 0; k < K; k++)
+      if (w[k] > m) m = w[k];
+    for (int k = 0; k < K; k++) d[k] = w[k] - m;
+    exp_nonpos(d, K);
+    for (int k = 0; k < K; k++) acc += d[k];
+    out[i] = m + log(acc);
+  }
+}
+
 void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
                int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
                int *iscratch) {
@@ -148,7 +283,7 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     int t = svi_thread_id();
     double *W = dscratch + (svi_len)t * dper;
     double *wsc = W + (svi_len)SVI_BLOCK * K;
-    double *rbuf = wsc + mix_weights_scratch(ev->lik, ev->D);
+    double *dbuf = wsc + mix_weights_scratch(ev->lik, ev->D);
     int *idx = iscratch + (svi_len)t * K;
     svi_len s = n0 + b * SVI_BLOCK;
     int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
@@ -156,56 +291,132 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     for (int i = 0; i < nb; i++) {
       const double *w = W + (svi_len)i * K;
       svi_len pt = s - n0 + i;
-      svi_select_top(w, K, L, idx);
-      svi_softmax_sub(w, idx, L, rbuf);
-      double h = 0;
-      for (int j = 0; j < L; j++) {
-        double r = rbuf[j];
-        if (r > 0) h -= r * log(r);
-        resp_idx[pt * L + j] = idx[j];
-        resp_r[pt * L + j] = r;
+      if (L == K) {
+        /* dense: component j is entry j; resp_idx is not written */
+        ent[pt] = mix_softmax_entropy(w, NULL, K, resp_r + pt * K, dbuf);
+        continue;
       }
-      ent[pt] = h;
+      svi_select_top(w, K, L, idx);
+      ent[pt] = mix_softmax_entropy(w, idx, L, resp_r + pt * L, dbuf);
+      for (int j = 0; j < L; j++) resp_idx[pt * L + j] = idx[j];
     }
   }
 }
 
+/* Adds m <= SVI_BLOCK (point, r) pairs of one component into Sk, in order. */
+static void add_pairs(const mix_data *x, const svi_len *pts, const double *r, int m,
+                      double *Sk, double *xb) {
+  if (x->lik == MIX_GAUSS || x->lik == MIX_ZM) {
+    gauss_chunk_stat(x->X, x->N, x->D, x->lik == MIX_ZM, pts, r, m, Sk, xb);
+    return;
+  }
+  for (int l = 0; l < m; l++) mix_add_stat(x, pts[l], r[l], Sk, xb);
+}
+
 void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
-                 double *S, svi_len *start, svi_len *list_n, double *list_r,
-                 double *xbuf) {
+                 double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
+                 double *xbuf, svi_len *pbuf) {
   svi_len n = n1 - n0, P = mix_stat_size(x->lik, x->D);
+  svi_len per = mix_summary_scratch(x->lik, x->D, K);
   (void)threads;
-  /* bucket (point, r) pairs by component, in point order */
-  for (int k = 0; k <= K; k++) start[k] = 0;
-  for (svi_len e = 0; e < n * L; e++)
-    if (resp_r[e] > 0) start[resp_idx[e] + 1]++;
-  for (int k = 0; k < K; k++) start[k + 1] += start[k];
-  /* second pass writes positions; a moving cursor per component */
-  for (svi_len i = 0; i < n; i++) {
-    for (int j = 0; j < L; j++) {
-      svi_len e = i * L + j;
-      if (!(resp_r[e] > 0)) continue;
-      int k = resp_idx[e];
-      svi_len pos = start[k]++;
-      list_n[pos] = n0 + i;
-      list_r[pos] = resp_r[e];
+  if (L == K && (x->lik == MIX_GAUSS || x->lik == MIX_ZM)) {
+    /* pbuf (threads x SVI_BLOCK svi_len) doubles as the row lists */
+    gauss_dense_summary(x->X, x->N, x->D, x->lik == MIX_ZM, n0, n1, K, resp_r, threads,
+                        Nk, S, xbuf, (int *)pbuf);
+    return;
+  }
+  memset(S, 0, sizeof(double) * (size_t)(P * K));
+  if (L == K) {
+    /* Dense: component k's responsibilities are column k of resp_r (the
+     * top-K selection keeps components in order); each component gathers
+     * its nonzero pairs in point order, in chunks of SVI_BLOCK, exactly as
+     * the bucketed path below does. No buckets to build. */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+    for (int k = 0; k < K; k++) {
+      int t = svi_thread_id();
+      double *xb = xbuf + (svi_len)t * per, *rb = xb + per - SVI_BLOCK;
+      svi_len *pb = pbuf + (svi_len)t * SVI_BLOCK;
+      double *Sk = S + (svi_len)k * P, nk = 0;
+      int m = 0;
+      for (svi_len i = 0; i < n; i++) {
+        double r = resp_r[i * K + k];
+        if (!(r > 0)) continue;
+        nk += r;
+        pb[m] = n0 + i;
+        rb[m++] = r;
+        if (m == SVI_BLOCK) {
+          add_pairs(x, pb, rb, m, Sk, xb);
+          m = 0;
+        }
+      }
+      if (m) add_pairs(x, pb, rb, m, Sk, xb);
+      Nk[k] = nk;
+    }
+    return;
+  }
+  const int CH = MIX_BUCKET_CHUNKS;
+  /* Bucket the (point, r) pairs by component, in point order: count per
+   * chunk of points (a fixed split, whatever the thread count), turn the
+   * counts into each chunk's write cursors, then fill. */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int c = 0; c < CH; c++) {
+    svi_len *ck = cnt + (svi_len)c * K;
+    for (int k = 0; k < K; k++) ck[k] = 0;
+    for (svi_len e = n * c / CH * L; e < n * (c + 1) / CH * L; e++)
+      if (resp_r[e] > 0) ck[resp_idx[e]]++;
+  }
+  svi_len pos = 0;
+  for (int k = 0; k < K; k++) {
+    start[k] = pos;
+    for (int c = 0; c < CH; c++) {
+      svi_len t = cnt[(svi_len)c * K + k];
+      cnt[(svi_len)c * K + k] = pos;
+      pos += t;
     }
   }
-  /* cursors now point at each bucket's end: shift back */
-  for (int k = K; k > 0; k--) start[k] = start[k - 1];
-  start[0] = 0;
-  memset(S, 0, sizeof(double) * (size_t)(P * K));
+  start[K] = pos;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int c = 0; c < CH; c++) {
+    svi_len *ck = cnt + (svi_len)c * K;
+    for (svi_len i = n * c / CH; i < n * (c + 1) / CH; i++) {
+      for (int j = 0; j < L; j++) {
+        svi_len e = i * L + j;
+        if (!(resp_r[e] > 0)) continue;
+        svi_len p = ck[resp_idx[e]]++;
+        list_n[p] = n0 + i;
+        list_r[p] = resp_r[e];
+      }
+    }
+  }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
   for (int k = 0; k < K; k++) {
-    double *xb = xbuf + (svi_len)svi_thread_id() * x->D;
+    double *xb = xbuf + (svi_len)svi_thread_id() * per;
     double *Sk = S + (svi_len)k * P, nk = 0;
-    for (svi_len e = start[k]; e < start[k + 1]; e++) {
-      nk += list_r[e];
-      mix_add_stat(x, list_n[e], list_r[e], Sk, xb);
-    }
+    for (svi_len e = start[k]; e < start[k + 1]; e++) nk += list_r[e];
     Nk[k] = nk;
+    /* chunks of a component's points, in point order */
+    for (svi_len e = start[k]; e < start[k + 1]; e += SVI_BLOCK) {
+      int m = (int)(start[k + 1] - e < SVI_BLOCK ? start[k + 1] - e : SVI_BLOCK);
+      add_pairs(x, list_n + e, list_r + e, m, Sk, xb);
+    }
   }
+}
+
+svi_len mix_summary_scratch(int lik, int D, int K) {
+  /* the statistic kernel's scratch, then SVI_BLOCK responsibilities */
+  if (lik == MIX_GAUSS || lik == MIX_ZM) {
+    svi_len a = gauss_stat_scratch(D) + SVI_BLOCK,
+            b = gauss_dense_scratch(D, lik == MIX_ZM, K);
+    return a > b ? a : b;
+  }
+  return D + SVI_BLOCK;
 }

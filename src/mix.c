@@ -1,8 +1,11 @@
 /* Glue of the mixture engine: unpacks SEXPs into the views of mix.h,
  * allocates outputs and scratch, calls the kernels of mix-local.c,
- * mix-init.c and obs-*.c. The training loop itself lives in R/mixture.R. */
+ * mix-global.c, mix-init.c and obs-*.c. The order of batches and laps and
+ * the memoized caches live in R/mixture.R; every per-point, per-component
+ * and per-summary computation is here. */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include "glue.h"
@@ -48,7 +51,8 @@ static mix_prior unpack_prior(SEXP p, int *D) {
   pr.b0 = real_or_null(list_elt(p, "b0"), *D, "b0");
   pr.logdet_B0 = Rf_asReal(list_elt(p, "logdet_B0"));
   if (((pr.lik == MIX_GAUSS || pr.lik == MIX_DIAG) && !pr.m0) ||
-      ((pr.lik == MIX_GAUSS || pr.lik == MIX_ZM) && !pr.B0) || (pr.lik == MIX_DIAG && !pr.b0))
+      ((pr.lik == MIX_GAUSS || pr.lik == MIX_ZM) && !pr.B0) ||
+      (pr.lik == MIX_DIAG && !pr.b0))
     Rf_error("internal error: the prior lacks a parameter of its likelihood");
   return pr;
 }
@@ -61,7 +65,8 @@ static mix_data unpack_data(SEXP data, int lik, int D) {
   x.D = D;
   if (lik == MIX_MULT) {
     svi_need_list(data, -1, "data");
-    if (XLENGTH(data) < 3) Rf_error("internal error: data must be list(doc_ptr, term, count)");
+    if (XLENGTH(data) < 3)
+      Rf_error("internal error: data must be list(doc_ptr, term, count)");
     SEXP V = PROTECT(Rf_ScalarInteger(D));
     x.dtm =
         svi_dtm_view(VECTOR_ELT(data, 0), VECTOR_ELT(data, 1), VECTOR_ELT(data, 2), V);
@@ -103,16 +108,36 @@ static void eval_alloc(mix_eval *ev, int lik, int K, int D) {
 }
 
 static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP S,
-                 int point) {
+                 int point, int threads) {
   eval_alloc(ev, pr->lik, K, D);
-  double *aw = (double *)R_alloc(K, sizeof(double));
-  return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, aw);
+  double *aw = (double *)R_alloc(2 * (size_t)K, sizeof(double));
+  return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, threads, aw);
 }
 
-/* One local step + summary over points [range[0], range[1]) (0-based).
+/* Working memory of one local step: from `work` (a raw vector the caller
+ * keeps for a whole fit, so the laps do not churn R's heap) when it is
+ * large enough, otherwise from R_alloc. The caller never reads `work`. */
+typedef struct {
+  unsigned char *p;
+  size_t left;
+} mix_arena;
+
+static void *arena_take(mix_arena *a, size_t n, size_t size) {
+  size_t bytes = (n * size + 15) / 16 * 16;
+  if (a->p && bytes <= a->left) {
+    void *out = a->p;
+    a->p += bytes;
+    a->left -= bytes;
+    return out;
+  }
+  return R_alloc(n, size);
+}
+
+/* One local step + summary over points [range[0], range[1]) (0-based),
+ * with working memory from `work` (NULL or a raw vector, see mix_arena).
  * Returns list(N, S, entropy, time_local, time_summary, status). */
 SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
-                   SEXP threads_) {
+                   SEXP threads_, SEXP work) {
   int n_prot = 0, D, K;
   mix_prior pr = unpack_prior(prior, &D);
   check_state(Nk, S, pr.lik, D, &K);
@@ -128,7 +153,7 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
 
   double t0 = wall_seconds();
   mix_eval ev;
-  int status = build(&ev, &pr, K, D, Nk, S, 0);
+  int status = build(&ev, &pr, K, D, Nk, S, 0, threads);
   const char *names[] = {"N", "S", "entropy", "time_local", "time_summary", "status"};
   SEXP out = PROTECT(svi_named_list(6, names));
   n_prot++;
@@ -146,9 +171,18 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
     UNPROTECT(n_prot);
     return out;
   }
-  int *ridx = (int *)R_alloc((size_t)(n * L) + 1, sizeof(int));
-  double *rr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
-  double *ent = (double *)R_alloc((size_t)n + 1, sizeof(double));
+  mix_arena ar = {NULL, 0};
+  if (TYPEOF(work) == RAWSXP) {
+    /* 16-byte aligned start */
+    uintptr_t p0 = (uintptr_t)RAW(work), p1 = (p0 + 15) / 16 * 16;
+    if ((size_t)XLENGTH(work) > (size_t)(p1 - p0)) {
+      ar.p = (unsigned char *)p1;
+      ar.left = (size_t)XLENGTH(work) - (size_t)(p1 - p0);
+    }
+  }
+  double *rr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
+  double *ent = (double *)arena_take(&ar, (size_t)n + 1, sizeof(double));
+  int *ridx = L < K ? (int *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(int)) : NULL;
   svi_len per = mix_local_scratch(pr.lik, D, K);
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
   int *isc = (int *)R_alloc((size_t)K * threads, sizeof(int));
@@ -157,11 +191,19 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   for (svi_len i = 0; i < n; i++) h += ent[i];
   double t1 = wall_seconds();
 
-  svi_len *start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
-  svi_len *ln = (svi_len *)R_alloc((size_t)(n * L) + 1, sizeof(svi_len));
-  double *lr = (double *)R_alloc((size_t)(n * L) + 1, sizeof(double));
-  double *xb = (double *)R_alloc((size_t)D * threads + 1, sizeof(double));
-  mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, ln, lr, xb);
+  svi_len *start = NULL, *ln = NULL, *cnt = NULL;
+  double *lr = NULL;
+  if (L < K) {
+    start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
+    ln = (svi_len *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(svi_len));
+    lr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
+    cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
+  }
+  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D, K) * threads),
+                                 sizeof(double));
+  svi_len *pb = (svi_len *)R_alloc((size_t)SVI_BLOCK * threads, sizeof(svi_len));
+  mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, cnt, ln, lr,
+              xb, pb);
   double t2 = wall_seconds();
   SET_VECTOR_ELT(out, 2, Rf_ScalarReal(h));
   SET_VECTOR_ELT(out, 3, Rf_ScalarReal(t1 - t0));
@@ -185,14 +227,14 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
   if (!red) svi_need_size((double)K, (double)x.N, (double)R_XLEN_T_MAX, "weights matrix");
   if (x.N > INT_MAX) Rf_error("internal error: too many points");
   mix_eval ev;
-  int status = build(&ev, &pr, K, D, Nk, S, pt);
+  int status = build(&ev, &pr, K, D, Nk, S, pt, threads);
   if (status) Rf_error("internal error: component %d is not positive definite", status);
   svi_len N = x.N, nblocks = svi_n_blocks(N);
   SEXP out =
       PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
   n_prot++;
   double *po = REAL(out);
-  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D);
+  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D) + K;
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -206,14 +248,8 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       memcpy(po + s * K, W, sizeof(double) * (size_t)nb * K);
       continue;
     }
-    for (int i = 0; i < nb; i++) {
-      const double *w = W + (svi_len)i * K;
-      double m = -INFINITY, acc = 0;
-      for (int k = 0; k < K; k++)
-        if (w[k] > m) m = w[k];
-      for (int k = 0; k < K; k++) acc += exp(w[k] - m);
-      po[s + i] = m + log(acc);
-    }
+    mix_logsumexp_rows(W, nb, K, po + s,
+                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D));
   }
   UNPROTECT(n_prot);
   return out;
@@ -261,11 +297,176 @@ SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP sc
   svi_len *idx = (svi_len *)R_alloc(K, sizeof(svi_len));
   double *dist = (double *)R_alloc((size_t)x.N * 3, sizeof(double));
   double *work = (double *)R_alloc((size_t)(D + x.N), sizeof(double));
-  mix_init_seeds(&x, K, pp, sc,
-                 svi_seed_from_r(seed), threads, idx, dist, work);
+  mix_init_seeds(&x, K, pp, sc, svi_seed_from_r(seed), threads, idx, dist, work);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, K));
   n_prot++;
   for (int k = 0; k < K; k++) REAL(out)[k] = (double)idx[k] + 1;
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* A K-vector of counts and a P x K matrix of statistics (P from the length). */
+static svi_len check_pair(SEXP N, SEXP S, R_xlen_t K, const char *what) {
+  if (TYPEOF(N) != REALSXP || TYPEOF(S) != REALSXP || XLENGTH(N) != K || K < 1 ||
+      XLENGTH(S) % K != 0)
+    Rf_error("internal error: %s summaries have the wrong size", what);
+  return (svi_len)(XLENGTH(S) / K);
+}
+
+static SEXP state_list(svi_len K, svi_len P, SEXP *oN, SEXP *oS, int *n_prot) {
+  const char *names[] = {"N", "S"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  (*n_prot)++;
+  *oN = Rf_allocVector(REALSXP, K);
+  SET_VECTOR_ELT(out, 0, *oN);
+  if (P > INT_MAX || K > INT_MAX) Rf_error("internal error: summaries too large");
+  *oS = Rf_allocMatrix(REALSXP, (int)P, (int)K);
+  SET_VECTOR_ELT(out, 1, *oS);
+  return out;
+}
+
+/* Memoized global step for one batch: the global summaries (N, S) with the
+ * batch's cached summaries (oN, oS; NULL in lap 0) swapped for its new ones
+ * (nN, nS). Returns list(N, S). */
+SEXP ffi_mix_global_memoized(SEXP N, SEXP S, SEXP oN, SEXP oS, SEXP nN, SEXP nS) {
+  int n_prot = 0;
+  R_xlen_t K = XLENGTH(N);
+  svi_len P = check_pair(N, S, K, "global");
+  if (Rf_isNull(oN) != Rf_isNull(oS)) Rf_error("internal error: give both old summaries");
+  if (!Rf_isNull(oN) && check_pair(oN, oS, K, "old") != P)
+    Rf_error("internal error: old summaries have the wrong size");
+  if (check_pair(nN, nS, K, "new") != P)
+    Rf_error("internal error: new summaries have the wrong size");
+  SEXP rN, rS;
+  SEXP out = state_list(K, P, &rN, &rS, &n_prot);
+  mix_global_memoized(K, P, REAL(N), REAL(S), Rf_isNull(oN) ? NULL : REAL(oN),
+                      Rf_isNull(oS) ? NULL : REAL(oS), REAL(nN), REAL(nS), REAL(rN),
+                      REAL(rS));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Stochastic global step: (1 - rho) (N, S) + rho w (nN, nS), w the ratio of
+ * the number of points to the batch size. Returns list(N, S). */
+SEXP ffi_mix_global_stochastic(SEXP N, SEXP S, SEXP nN, SEXP nS, SEXP rho, SEXP w) {
+  int n_prot = 0;
+  R_xlen_t K = XLENGTH(N);
+  svi_len P = check_pair(N, S, K, "global");
+  if (check_pair(nN, nS, K, "new") != P)
+    Rf_error("internal error: new summaries have the wrong size");
+  svi_need_real(rho, 1, "rho");
+  svi_need_real(w, 1, "w");
+  SEXP rN, rS;
+  SEXP out = state_list(K, P, &rN, &rS, &n_prot);
+  mix_global_stochastic(K, P, REAL(N), REAL(S), REAL(nN), REAL(nS), REAL(rho)[0],
+                        REAL(w)[0], REAL(rN), REAL(rS));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Point estimates of the fitted mixture from the global summaries:
+ * list(weights, means (K x D or K x V for the multinomial's word
+ * distributions), spread: D x D x K covariances (full models), K x D
+ * variances (diagonal), NULL (multinomial)). */
+SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
+  int n_prot = 0, D, K;
+  mix_prior pr = unpack_prior(prior, &D);
+  check_state(Nk, S, pr.lik, D, &K);
+  svi_len P = mix_stat_size(pr.lik, D), tri = (svi_len)D * (D + 1) / 2;
+  int full = pr.lik == MIX_GAUSS || pr.lik == MIX_ZM;
+  const char *names[] = {"weights", "means", "spread"};
+  SEXP out = PROTECT(svi_named_list(3, names));
+  n_prot++;
+  SEXP w = Rf_allocVector(REALSXP, K);
+  SET_VECTOR_ELT(out, 0, w);
+  mix_point_weights(&pr, K, REAL(Nk), REAL(w));
+  SEXP mean = Rf_allocMatrix(REALSXP, K, D);
+  SET_VECTOR_ELT(out, 1, mean);
+  SEXP spread = R_NilValue;
+  if (full) {
+    svi_need_size((double)D * D, (double)K, (double)R_XLEN_T_MAX, "covariances");
+    spread = Rf_alloc3DArray(REALSXP, D, D, K);
+  } else if (pr.lik == MIX_DIAG) {
+    spread = Rf_allocMatrix(REALSXP, K, D);
+  }
+  SET_VECTOR_ELT(out, 2, spread);
+  double *m = (double *)R_alloc((size_t)D, sizeof(double));
+  double *v = (double *)R_alloc(full ? (size_t)D * D : (size_t)D, sizeof(double));
+  double *scratch = (double *)R_alloc((size_t)tri, sizeof(double));
+  double *pm = REAL(mean), *ps = Rf_isNull(spread) ? NULL : REAL(spread);
+  for (int k = 0; k < K; k++) {
+    mix_point_component(&pr, D, REAL(Nk)[k], REAL(S) + (svi_len)k * P, m, v, scratch);
+    for (int d = 0; d < D; d++) pm[(svi_len)d * K + k] = m[d];
+    if (full)
+      memcpy(ps + (svi_len)k * D * D, v, sizeof(double) * (size_t)D * D);
+    else if (ps)
+      for (int d = 0; d < D; d++) ps[(svi_len)d * K + k] = v[d];
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Numeric training data for C: list(Xc, center, spread, bad), Xc the
+ * centred copy of X (the zero-mean model: a copy), bad the first non-finite
+ * value's 1-based (row, column), or NULL. */
+SEXP ffi_mix_center(SEXP X, SEXP zero_mean, SEXP threads_) {
+  int n_prot = 0;
+  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X))
+    Rf_error("internal error: X must be a double matrix");
+  int zm = svi_flag_arg(zero_mean, "zero_mean"), threads = svi_threads_from_r(threads_);
+  svi_len N = Rf_nrows(X);
+  int D = Rf_ncols(X);
+  const char *names[] = {"Xc", "center", "spread", "bad"};
+  SEXP out = PROTECT(svi_named_list(4, names));
+  n_prot++;
+  SEXP Xc = Rf_allocMatrix(REALSXP, (int)N, D);
+  SET_VECTOR_ELT(out, 0, Xc);
+  SEXP center = Rf_allocVector(REALSXP, D);
+  SET_VECTOR_ELT(out, 1, center);
+  SEXP spread = Rf_allocVector(REALSXP, D);
+  SET_VECTOR_ELT(out, 2, spread);
+  svi_len *bad = (svi_len *)R_alloc((size_t)D + 1, sizeof(svi_len));
+  if (mix_center_columns(REAL(X), N, D, zm, threads, REAL(Xc), REAL(center), REAL(spread),
+                         bad)) {
+    /* the first bad value in column-major order, as which() finds it */
+    for (int d = 0; d < D; d++) {
+      if (bad[d] < 0) continue;
+      SEXP b = Rf_allocVector(REALSXP, 2);
+      SET_VECTOR_ELT(out, 3, b);
+      REAL(b)[0] = (double)bad[d] + 1;
+      REAL(b)[1] = (double)d + 1;
+      break;
+    }
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* X[perm, ] for a double matrix X and a permutation perm (1-based,
+ * doubles): rows gathered column by column, columns in parallel. */
+SEXP ffi_mix_rows(SEXP X, SEXP perm, SEXP threads_) {
+  int n_prot = 0;
+  if (TYPEOF(X) != REALSXP || !Rf_isMatrix(X))
+    Rf_error("internal error: X must be a double matrix");
+  svi_len N = Rf_nrows(X), n = XLENGTH(perm);
+  int D = Rf_ncols(X), threads = svi_threads_from_r(threads_);
+  svi_need_real(perm, n, "perm");
+  const double *p = REAL(perm), *x = REAL(X);
+  for (svi_len i = 0; i < n; i++)
+    if (!(p[i] >= 1 && p[i] <= (double)N))
+      Rf_error("internal error: row index out of range");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, (int)n, D));
+  n_prot++;
+  double *o = REAL(out);
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int d = 0; d < D; d++) {
+    const double *xd = x + (svi_len)d * N;
+    double *od = o + (svi_len)d * n;
+    for (svi_len i = 0; i < n; i++) od[i] = xd[(svi_len)p[i] - 1];
+  }
   UNPROTECT(n_prot);
   return out;
 }

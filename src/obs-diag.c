@@ -34,6 +34,15 @@ void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, 
   *c = cc;
 }
 
+void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
+                          double *m, double *var) {
+  for (int d = 0; d < D; d++) {
+    double kappa, a, b;
+    diag_post(pr, D, d, N, S, &kappa, m + d, &a, &b);
+    var[d] = b / a;
+  }
+}
+
 double diag_objective(const mix_prior *pr, int D, double N, const double *S) {
   double out = 0, a0 = 0.5 * pr->nu0;
   for (int d = 0; d < D; d++) {

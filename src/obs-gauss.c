@@ -133,6 +133,93 @@ double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
   return out;
 }
 
+/* Vector type of two doubles (GCC/Clang vector extensions: plain SSE2 on
+ * x86-64, no -march flag needed). Lanes are different points, so the
+ * scalar fallback below does exactly the same arithmetic per point. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GAUSS_VEC 1
+typedef double gauss_v2 __attribute__((vector_size(16)));
+static inline gauss_v2 v2_load(const double *p) {
+  gauss_v2 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline gauss_v2 v2_set1(double a) {
+  gauss_v2 v = {a, a};
+  return v;
+}
+#endif
+
+/* q[l] = || R^-1 x_l - s ||^2 for GAUSS_CHUNK points (lanes of xb, stride
+ * SVI_BLOCK) and two components (Ra, sa) and (Rb, sb); sa, sb may be NULL
+ * (zero mean). Per point and component: a_i = -s_i + sum_{j <= i} R_ij x_j
+ * (j ascending), q = sum_i a_i^2 (i ascending). */
+static void gauss_chunk2(const double *restrict xb, int D, const double *restrict Ra,
+                         const double *restrict sa, const double *restrict Rb,
+                         const double *restrict sb, double *restrict qa,
+                         double *restrict qb) {
+#ifdef GAUSS_VEC
+  gauss_v2 qa0 = v2_set1(0), qa1 = qa0, qa2 = qa0, qa3 = qa0;
+  gauss_v2 qb0 = qa0, qb1 = qa0, qb2 = qa0, qb3 = qa0;
+  for (int i = 0; i < D; i++) {
+    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
+    gauss_v2 a0 = v2_set1(sa ? -sa[i] : 0.0), a1 = a0, a2 = a0, a3 = a0;
+    gauss_v2 b0 = v2_set1(sb ? -sb[i] : 0.0), b1 = b0, b2 = b0, b3 = b0;
+    for (int j = 0; j <= i; j++) {
+      const double *xj = xb + (svi_len)j * SVI_BLOCK;
+      gauss_v2 x0 = v2_load(xj), x1 = v2_load(xj + 2), x2 = v2_load(xj + 4),
+               x3 = v2_load(xj + 6);
+      gauss_v2 ca = v2_set1(ra[j]), cb = v2_set1(rb[j]);
+      a0 += ca * x0;
+      a1 += ca * x1;
+      a2 += ca * x2;
+      a3 += ca * x3;
+      b0 += cb * x0;
+      b1 += cb * x1;
+      b2 += cb * x2;
+      b3 += cb * x3;
+    }
+    qa0 += a0 * a0;
+    qa1 += a1 * a1;
+    qa2 += a2 * a2;
+    qa3 += a3 * a3;
+    qb0 += b0 * b0;
+    qb1 += b1 * b1;
+    qb2 += b2 * b2;
+    qb3 += b3 * b3;
+  }
+  memcpy(qa, &qa0, 16);
+  memcpy(qa + 2, &qa1, 16);
+  memcpy(qa + 4, &qa2, 16);
+  memcpy(qa + 6, &qa3, 16);
+  memcpy(qb, &qb0, 16);
+  memcpy(qb + 2, &qb1, 16);
+  memcpy(qb + 4, &qb2, 16);
+  memcpy(qb + 6, &qb3, 16);
+#else
+  for (int l = 0; l < GAUSS_CHUNK; l++) qa[l] = qb[l] = 0;
+  for (int i = 0; i < D; i++) {
+    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
+    double a[GAUSS_CHUNK], b[GAUSS_CHUNK];
+    for (int l = 0; l < GAUSS_CHUNK; l++) {
+      a[l] = sa ? -sa[i] : 0.0;
+      b[l] = sb ? -sb[i] : 0.0;
+    }
+    for (int j = 0; j <= i; j++) {
+      const double *xj = xb + (svi_len)j * SVI_BLOCK;
+      for (int l = 0; l < GAUSS_CHUNK; l++) {
+        a[l] += ra[j] * xj[l];
+        b[l] += rb[j] * xj[l];
+      }
+    }
+    for (int l = 0; l < GAUSS_CHUNK; l++) {
+      qa[l] += a[l] * a[l];
+      qb[l] += b[l] * b[l];
+    }
+  }
+#endif
+}
+
 void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
                          int nb, double *W, double *scratch) {
   int K = ev->K, D = ev->D;
@@ -145,29 +232,23 @@ void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len
     for (int n = 0; n < nb; n++) xbi[n] = xi[n];
     for (int n = nb; n < SVI_BLOCK; n++) xbi[n] = 0;
   }
-  for (int k = 0; k < K; k++) {
-    const double *Rinv = ev->fac + (svi_len)k * tri;
-    const double *sh = ev->shift ? ev->shift + (svi_len)k * D : NULL;
-    double ck = ev->c[k];
-    /* z = R^-1 x - R^-1 m, accumulated in registers for GAUSS_CHUNK points
-     * at a time: one load per multiply-add. */
+  /* Components two at a time (the last one paired with itself when K is
+   * odd: the same arithmetic, its result written once). */
+  for (int k = 0; k < K; k += 2) {
+    int k2 = k + 1 < K ? k + 1 : k;
+    const double *Ra = ev->fac + (svi_len)k * tri, *Rb = ev->fac + (svi_len)k2 * tri;
+    const double *sa = ev->shift ? ev->shift + (svi_len)k * D : NULL;
+    const double *sb = ev->shift ? ev->shift + (svi_len)k2 * D : NULL;
+    double ca = ev->c[k], cb = ev->c[k2];
     for (int c0 = 0; c0 < nb; c0 += GAUSS_CHUNK) {
-      double q[GAUSS_CHUNK], a[GAUSS_CHUNK];
-      for (int l = 0; l < GAUSS_CHUNK; l++) q[l] = 0;
-      for (int i = 0; i < D; i++) {
-        const double *Ri = Rinv + svi_tri(i, 0);
-        double s0 = sh ? -sh[i] : 0.0;
-        for (int l = 0; l < GAUSS_CHUNK; l++) a[l] = s0;
-        for (int j = 0; j <= i; j++) {
-          const double *restrict xj = xb + (svi_len)j * SVI_BLOCK + c0;
-          double r = Ri[j];
-          SVI_SIMD
-          for (int l = 0; l < GAUSS_CHUNK; l++) a[l] += r * xj[l];
-        }
-        for (int l = 0; l < GAUSS_CHUNK; l++) q[l] += a[l] * a[l];
-      }
+      double qa[GAUSS_CHUNK], qb[GAUSS_CHUNK];
+      gauss_chunk2(xb + c0, D, Ra, sa, Rb, sb, qa, qb);
       int m = nb - c0 < GAUSS_CHUNK ? nb - c0 : GAUSS_CHUNK;
-      for (int l = 0; l < m; l++) W[(svi_len)(c0 + l) * K + k] = ck - 0.5 * q[l];
+      double *w = W + (svi_len)c0 * K;
+      for (int l = 0; l < m; l++) {
+        w[(svi_len)l * K + k] = ca - 0.5 * qa[l];
+        w[(svi_len)l * K + k2] = cb - 0.5 * qb[l];
+      }
     }
   }
 }
@@ -182,5 +263,257 @@ void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk)
     double *Si = Sk + svi_tri(i, 0);
     SVI_SIMD
     for (int j = 0; j <= i; j++) Si[j] += rxi * x[j];
+  }
+}
+
+/* The 2 x 4 dot products of rows a0, a1 with rows b0..b3 over m (even)
+ * entries, each in two lanes (even and odd entries) added at the end. */
+static void gauss_dot24(const double *restrict a0, const double *restrict a1,
+                        const double *restrict b, int m, double *out) {
+  const double *b0 = b, *b1 = b + SVI_BLOCK, *b2 = b + 2 * SVI_BLOCK,
+               *b3 = b + 3 * SVI_BLOCK;
+#ifdef GAUSS_VEC
+  gauss_v2 s00 = v2_set1(0), s01 = s00, s02 = s00, s03 = s00;
+  gauss_v2 s10 = s00, s11 = s00, s12 = s00, s13 = s00;
+  for (int l = 0; l < m; l += 2) {
+    gauss_v2 u = v2_load(a0 + l), v = v2_load(a1 + l);
+    gauss_v2 x0 = v2_load(b0 + l), x1 = v2_load(b1 + l), x2 = v2_load(b2 + l),
+             x3 = v2_load(b3 + l);
+    s00 += u * x0;
+    s01 += u * x1;
+    s02 += u * x2;
+    s03 += u * x3;
+    s10 += v * x0;
+    s11 += v * x1;
+    s12 += v * x2;
+    s13 += v * x3;
+  }
+  out[0] = s00[0] + s00[1];
+  out[1] = s01[0] + s01[1];
+  out[2] = s02[0] + s02[1];
+  out[3] = s03[0] + s03[1];
+  out[4] = s10[0] + s10[1];
+  out[5] = s11[0] + s11[1];
+  out[6] = s12[0] + s12[1];
+  out[7] = s13[0] + s13[1];
+#else
+  double e[8] = {0}, o[8] = {0};
+  const double *a[2] = {a0, a1}, *bb[4] = {b0, b1, b2, b3};
+  for (int l = 0; l < m; l += 2) {
+    for (int r = 0; r < 2; r++) {
+      for (int t = 0; t < 4; t++) {
+        e[4 * r + t] += a[r][l] * bb[t][l];
+        o[4 * r + t] += a[r][l + 1] * bb[t][l + 1];
+      }
+    }
+  }
+  for (int t = 0; t < 8; t++) out[t] = e[t] + o[t];
+#endif
+}
+
+svi_len gauss_stat_scratch(int D) {
+  return 2 * (svi_len)(D + 4) * SVI_BLOCK;
+}
+
+void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean,
+                      const svi_len *pts, const double *r, int m, double *Sk,
+                      double *scratch) {
+  /* Gather the points (dimension-major, padded with zeros to an even count
+   * of points and to whole groups of dimensions) and their
+   * responsibility-weighted copies. */
+  int mp = m + (m & 1), Dp = (D + 3) / 4 * 4;
+  double *restrict xb = scratch, *restrict rx = scratch + (svi_len)(D + 4) * SVI_BLOCK;
+  for (int i = 0; i < D; i++) {
+    const double *Xi = X + (svi_len)i * N;
+    double *xi = xb + (svi_len)i * SVI_BLOCK, *ri = rx + (svi_len)i * SVI_BLOCK;
+    for (int l = 0; l < m; l++) {
+      xi[l] = Xi[pts[l]];
+      ri[l] = r[l] * xi[l];
+    }
+    if (mp > m) xi[m] = ri[m] = 0;
+  }
+  for (int i = D; i < Dp; i++) {
+    memset(xb + (svi_len)i * SVI_BLOCK, 0, sizeof(double) * mp);
+    memset(rx + (svi_len)i * SVI_BLOCK, 0, sizeof(double) * mp);
+  }
+  if (!zero_mean) {
+    for (int i = 0; i < D; i++) {
+      const double *ri = rx + (svi_len)i * SVI_BLOCK;
+      double s = 0;
+      for (int l = 0; l < m; l++) s += ri[l];
+      Sk[i] += s;
+    }
+    Sk += D;
+  }
+  /* Rows i, i + 1 against columns j..j + 3 (j <= i + 1); entries above the
+   * diagonal or past D are computed on padding and dropped. Every entry is
+   * its own dot product, so the grouping does not change its value. */
+  for (int i = 0; i < D; i += 2) {
+    const double *r0 = rx + (svi_len)i * SVI_BLOCK, *r1 = r0 + SVI_BLOCK;
+    for (int j = 0; j <= i + 1 && j < D; j += 4) {
+      double d8[8];
+      gauss_dot24(r0, r1, xb + (svi_len)j * SVI_BLOCK, mp, d8);
+      for (int t = 0; t < 4; t++) {
+        if (j + t <= i) Sk[svi_tri(i, j + t)] += d8[t];
+        if (i + 1 < D && j + t <= i + 1) Sk[svi_tri(i + 1, j + t)] += d8[4 + t];
+      }
+    }
+  }
+}
+
+/* ---- dense summaries (L = K) of the full-covariance models ----
+ * Per block of points the features phi(x) = [x, packed x x^T] (zero mean:
+ * [packed x x^T]), laid out exactly as a component's statistic, are formed
+ * once; then every component adds S_k += sum_n r_nk phi(x_n), two
+ * components at a time with eight features in registers. Each component's
+ * sums run over the points in order, whichever thread owns it. */
+
+/* Points per block: the feature block stays within 256 KB. */
+static int dense_block(int Fp) {
+  int pb = 64;
+  while (pb > 8 && (size_t)pb * Fp * sizeof(double) > 262144) pb /= 2;
+  return pb;
+}
+
+static int dense_width(int D, int zero_mean) {
+  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  return (P + 7) / 8 * 8;
+}
+
+svi_len gauss_dense_scratch(int D, int zero_mean, int K) {
+  int Fp = dense_width(D, zero_mean);
+  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
+}
+
+/* Sa[0..8) += sum_n ra[n] phi[n][0..8), Sb likewise (phi rows of stride Fp). */
+static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
+                                const double *restrict phi, int Fp, const int *rows,
+                                const double *ra, const double *rb, int m) {
+#ifdef GAUSS_VEC
+  gauss_v2 a0 = v2_load(Sa), a1 = v2_load(Sa + 2), a2 = v2_load(Sa + 4),
+           a3 = v2_load(Sa + 6);
+  gauss_v2 b0 = v2_load(Sb), b1 = v2_load(Sb + 2), b2 = v2_load(Sb + 4),
+           b3 = v2_load(Sb + 6);
+  for (int n = 0; n < m; n++) {
+    const double *p = phi + (svi_len)rows[n] * Fp;
+    gauss_v2 p0 = v2_load(p), p1 = v2_load(p + 2), p2 = v2_load(p + 4),
+             p3 = v2_load(p + 6);
+    gauss_v2 ca = v2_set1(ra[n]), cb = v2_set1(rb[n]);
+    a0 += ca * p0;
+    a1 += ca * p1;
+    a2 += ca * p2;
+    a3 += ca * p3;
+    b0 += cb * p0;
+    b1 += cb * p1;
+    b2 += cb * p2;
+    b3 += cb * p3;
+  }
+  memcpy(Sa, &a0, 16);
+  memcpy(Sa + 2, &a1, 16);
+  memcpy(Sa + 4, &a2, 16);
+  memcpy(Sa + 6, &a3, 16);
+  memcpy(Sb, &b0, 16);
+  memcpy(Sb + 2, &b1, 16);
+  memcpy(Sb + 4, &b2, 16);
+  memcpy(Sb + 6, &b3, 16);
+#else
+  for (int n = 0; n < m; n++) {
+    const double *p = phi + (svi_len)rows[n] * Fp;
+    for (int f = 0; f < 8; f++) {
+      Sa[f] += ra[n] * p[f];
+      Sb[f] += rb[n] * p[f];
+    }
+  }
+#endif
+}
+
+void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
+                         svi_len n1, int K, const double *resp, int threads, double *Nk,
+                         double *S, double *scratch, int *irows) {
+  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), Fp = dense_width(D, zero_mean);
+  int PB = dense_block(Fp), npairs = (K + 1) / 2;
+  svi_len per = gauss_dense_scratch(D, zero_mean, K), n = n1 - n0;
+  svi_len nblocks = (n + PB - 1) / PB;
+  memset(S, 0, sizeof(double) * (size_t)P * K);
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+  {
+    int t = svi_thread_id(), nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_num_threads();
+#endif
+    double *phi = scratch + (svi_len)t * per, *ra = phi + (svi_len)PB * Fp, *rb = ra + PB;
+    double *xr = rb + PB, *tmp = xr + D, *nk = tmp + 16;
+    for (int k = 0; k < K; k++) nk[k] = 0;
+    int *rows = irows + (svi_len)t * PB, m2 = 0;
+    for (svi_len b = 0; b < nblocks; b++) {
+      svi_len s = b * PB;
+      int m = (int)(n - s < PB ? n - s : PB);
+      /* this thread's pairs: p = t, t + nt, ... (a fixed owner per pair) */
+      if (t >= npairs) continue;
+      for (int i = 0; i < m; i++) {
+        double *p = phi + (svi_len)i * Fp;
+        for (int d = 0; d < D; d++) xr[d] = X[(svi_len)d * N + n0 + s + i];
+        int f = 0;
+        if (!zero_mean)
+          for (int d = 0; d < D; d++) p[f++] = xr[d];
+        for (int r = 0; r < D; r++)
+          for (int c = 0; c <= r; c++) p[f++] = xr[r] * xr[c];
+        for (; f < Fp; f++) p[f] = 0;
+      }
+      for (int pr = t; pr < npairs; pr += nt) {
+        int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
+        /* the block's points with a nonzero responsibility for either
+         * component (zeros add nothing), in order */
+        int mm = 0;
+        double na = 0, nb = 0;
+        for (int i = 0; i < m; i++) {
+          double a = resp[(s + i) * K + ka], c = kb != ka ? resp[(s + i) * K + kb] : 0.0;
+          na += a;
+          nb += c;
+          if (a != 0 || c != 0) {
+            rows[mm] = i;
+            ra[mm] = a;
+            rb[mm++] = c;
+          }
+        }
+        /* counts gather in this thread's own copy (no shared cache lines) */
+        nk[ka] += na;
+        if (kb != ka) nk[kb] += nb;
+        if (!mm) continue;
+        m2 = mm;
+        double *Sa = S + (svi_len)ka * P, *Sb = S + (svi_len)kb * P;
+        int f0 = 0;
+        if (kb != ka) {
+          for (; f0 + 8 <= P; f0 += 8)
+            dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m2);
+        } else {
+          /* an odd last component: its partner is a scratch row */
+          for (; f0 + 8 <= P; f0 += 8) {
+            for (int f = 0; f < 8; f++) tmp[8 + f] = 0;
+            dense_kernel(Sa + f0, tmp + 8, phi + f0, Fp, rows, ra, rb, m2);
+          }
+        }
+        if (f0 < P) {
+          /* the last features: through a padded copy */
+          double ta[8], tb[8];
+          for (int f = 0; f < 8; f++) {
+            ta[f] = f0 + f < P ? Sa[f0 + f] : 0;
+            tb[f] = f0 + f < P && kb != ka ? Sb[f0 + f] : 0;
+          }
+          dense_kernel(ta, tb, phi + f0, Fp, rows, ra, rb, m2);
+          for (int f = 0; f0 + f < P; f++) {
+            Sa[f0 + f] = ta[f];
+            if (kb != ka) Sb[f0 + f] = tb[f];
+          }
+        }
+      }
+    }
+    for (int pr = t; pr < npairs; pr += nt) {
+      Nk[2 * pr] = nk[2 * pr];
+      if (2 * pr + 1 < K) Nk[2 * pr + 1] = nk[2 * pr + 1];
+    }
   }
 }

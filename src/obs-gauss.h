@@ -39,6 +39,23 @@ double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
  * doubles. */
 void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
                          int nb, double *W, double *scratch);
+/* Sk += sum_l r[l] t(x_l) over the m <= SVI_BLOCK points pts[0..m) of the
+ * column-major N x D matrix X (a chunk of one component's points, in
+ * order). scratch: gauss_stat_scratch(D) doubles. */
+void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean,
+                      const svi_len *pts, const double *r, int m, double *Sk,
+                      double *scratch);
+svi_len gauss_stat_scratch(int D);
+/* Dense summary (every point's K responsibilities, resp point-major
+ * (n1 - n0) x K) of points [n0, n1): Nk[K] and S (K x P). Components are
+ * split among the threads; each one's sums run over the points in order.
+ * Points whose responsibilities for both components of a pair are 0 are
+ * skipped. scratch: threads x gauss_dense_scratch doubles; irows: threads x
+ * SVI_BLOCK ints. */
+void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
+                         svi_len n1, int K, const double *resp, int threads, double *Nk,
+                         double *S, double *scratch, int *irows);
+svi_len gauss_dense_scratch(int D, int zero_mean, int K);
 /* Sk += r t(x) for one point x (D contiguous values). */
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 

@@ -1,7 +1,9 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [patches|throughput|all]
+#   nice -n 10 Rscript inst/bench/mixture.R [patches] [throughput] [threads] [kernels]
+# (default all)
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
-# the package root: /work/shared/data). Writes inst/bench/results/mixture.txt.
+# the package root: /work/shared/data). Appends a dated section to
+# inst/bench/results/mixture.txt.
 #
 # 1. The image-patch experiment of Hughes & Sudderth (§6, Fig. 3): zero-mean
 #    Gaussian mixtures of 8x8 patches (stride 4) from nine photographs, the
@@ -13,10 +15,15 @@
 #    against scikit-learn GaussianMixture / BayesianGaussianMixture
 #    (/usr/bin/python3) and mclust's me() (VVV), on simulate_mixture() data
 #    (D = 2, 10, 64) and mlbench's Shuttle and LetterRecognition.
+# 3. Threads: fit_mixture(gaussian, N = 4e4, D = 10, K = 20, 3 laps) and its
+#    local step alone with 1 and 2 threads (best of 5), the identity of the
+#    two fits, and the one-thread split of a fit's CPU time between the C
+#    local steps (parallel) and everything else.
+# 4. Kernels: CPU time of one C local step + summary for D = 2, 10, 64.
 
 suppressPackageStartupMessages(library(sparsevi))
 args <- commandArgs(trailingOnly = TRUE)
-what <- if (length(args)) args[1] else "all"
+what <- if (length(args)) args else "all" # one or more parts
 data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
 if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
 out_file <- file.path("inst", "bench", "results", "mixture.txt")
@@ -24,7 +31,8 @@ dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
 budget <- as.numeric(Sys.getenv("SPARSEVI_BENCH_BUDGET", "2400")) # seconds
 t_bench <- proc.time()[["elapsed"]]
 over_budget <- function() proc.time()[["elapsed"]] - t_bench > budget
-cat("", file = out_file)
+# each run appends a dated section: earlier results stay for comparison
+cat("\n", file = out_file, append = TRUE)
 say <- function(...) {
   line <- sprintf(...)
   cat(line, "\n", sep = "")
@@ -35,7 +43,7 @@ Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1")
 say("# sparsevi mixture benchmark, %s, %s", format(Sys.time(), "%Y-%m-%d %H:%M"),
     R.version.string)
 say("machine: %d cores shared with other jobs; load average at the start: %s",
-    as.integer(system('nproc', intern = TRUE)), paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+    parallel::detectCores(), paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 say("all timings are wall-clock and noisy on a shared machine")
 
 # ---------------------------------------------------------------------------
@@ -198,8 +206,89 @@ bench_throughput <- function(iters = 5, N = 10000) {
   say("ratio = ours_lap / fastest peer (whole lap incl. R overhead; NA peer = absent or failed)")
 }
 
-if (what %in% c("patches", "all")) bench_patches()
+# ---------------------------------------------------------------------------
+bench_threads <- function(reps = 5) {
+  say("")
+  say("## 3. Threads 1 -> 2 (best of %d, wall-clock; the machine's other jobs compete for both cores)", reps)
+  sim <- simulate_mixture(N = 40000, D = 10, K = 20, seed = 1)
+  fit <- function(th) {
+    fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE)
+  }
+  f1 <- fit(1L)
+  f2 <- fit(2L)
+  same <- identical(f1$state, f2$state) && identical(f1$trace$objective, f2$trace$objective)
+  best <- function(f) min(replicate(reps, system.time(f())[["elapsed"]]))
+  t1 <- best(function() fit(1L))
+  t2 <- best(function() fit(2L))
+  say("%-44s 1 thread %7.3fs  2 threads %7.3fs  speed-up %.2fx  identical fits: %s",
+      "fit_mixture gaussian, N=4e4 D=10 K=20", t1, t2, t1 / t2, same)
+  ns <- asNamespace("sparsevi")
+  data <- ns$mix_data(sim$X, "gaussian", "X")
+  st <- f1$state
+  local <- function(th) {
+    .Call(ns$ffi_mix_local, data$data, f1$hyper, st$N, st$S, c(0, 40000), 20L, th, NULL)
+  }
+  l1 <- best(function() for (i in 1:10) local(1L)) / 10
+  l2 <- best(function() for (i in 1:10) local(2L)) / 10
+  say("%-44s 1 thread %7.4fs  2 threads %7.4fs  speed-up %.2fx", "local step + summary (C), N=4e4 D=10 K=20",
+      l1, l2, l1 / l2)
+  # one thread: CPU time of whole fits against that of their local steps
+  cpu <- function(f) {
+    t <- system.time(f())
+    t[["user.self"]] + t[["sys.self"]]
+  }
+  c_fit <- cpu(function() for (i in 1:reps) fit(1L)) / reps
+  c_loc <- cpu(function() for (i in 1:reps) local(1L)) / reps * nrow(f1$trace)
+  say("one thread, CPU: a fit %.3fs, its %d laps of local steps about %.3fs (%.0f%%; the rest is serial: data checks, seeding, R loop, GC)",
+      c_fit, nrow(f1$trace), c_loc, 100 * c_loc / c_fit)
+}
+
+# ---------------------------------------------------------------------------
+# CPU seconds of one C local step + summary (dense, L = K = 16, N = 1e4, one
+# thread), from the seed state (every responsibility nonzero, as in lap 0) and
+# from a fitted state. CPU time is steadier than wall-clock on a loaded
+# machine; run it against another installed build for an A/B comparison
+# (SPARSEVI_BENCH_LABEL names the build in the output).
+bench_kernels <- function() {
+  ns <- asNamespace("sparsevi")
+  say("")
+  say("## 4. CPU ms of one local step + summary in C (one thread, N = 1e4, K = L = 16, best of 3): %s",
+      Sys.getenv("SPARSEVI_BENCH_LABEL", "installed sparsevi"))
+  cpu <- function(f, reps) {
+    t <- system.time(for (i in seq_len(reps)) f())
+    (t[["user.self"]] + t[["sys.self"]]) / reps
+  }
+  call_local <- function(...) {
+    # builds before the working-memory argument take 7 arguments
+    r <- tryCatch(.Call(ns$ffi_mix_local, ..., NULL), error = function(e) NULL)
+    if (is.null(r)) r <- .Call(ns$ffi_mix_local, ...)
+    r
+  }
+  for (D in c(2, 10, 64)) {
+    sim <- simulate_mixture(N = 10000, D = D, K = 16, seed = D)
+    data <- ns$mix_data(sim$X, "gaussian", "X")
+    h <- ns$mix_hyper(data, "gaussian", "dirichlet", 1, 1, NULL, 0.1, 0.01, 0.1)
+    st0 <- ns$mix_seed_state(list(data = data$data), h,
+                             round(seq(1, 10000, length.out = 16)))
+    fit <- fit_mixture(sim$X, K = 16, global = "batch", passes = 3, tol = 0, seed = 1,
+                       threads = 1, progress = FALSE)
+    reps <- if (D > 20) 5 else 40
+    best <- function(st) {
+      min(replicate(3, cpu(function() {
+        call_local(data$data, h, st$N, st$S, c(0, 10000), 16L, 1L)
+      }, reps)))
+    }
+    a <- best(st0)
+    b <- best(fit$state)
+    say("D = %2d: seed state %8.2f ms (%.3g N*K/s); fitted state %8.2f ms (%.3g N*K/s)", D,
+        1e3 * a, 16e4 / a, 1e3 * b, 16e4 / b)
+  }
+}
+
+if (any(c("patches", "all") %in% what)) bench_patches()
 budget <- budget + 900 # the throughput section always gets its turn
-if (what %in% c("throughput", "all")) bench_throughput()
+if (any(c("throughput", "all") %in% what)) bench_throughput()
+if (any(c("threads", "all") %in% what)) bench_threads()
+if (any(c("kernels", "all") %in% what)) bench_kernels()
 say("load average at the end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 cat("wrote", out_file, "\n")

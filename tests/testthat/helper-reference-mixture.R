@@ -161,3 +161,44 @@ ari <- function(a, b) {
   mx <- (c2(rowSums(tab)) + c2(colSums(tab))) / 2
   (idx - ea) / (mx - ea)
 }
+
+# The global step: memoized swap of one batch's summaries (old = NULL in lap
+# 0) and the stochastic blend, as plain R arithmetic.
+ref_global_memoized <- function(state, old, new) {
+  if (is.null(old)) old <- list(N = 0, S = 0)
+  list(N = pmax(state$N - old$N + new$N, 0), S = state$S - old$S + new$S)
+}
+
+ref_global_stochastic <- function(state, new, rho, w) {
+  list(N = (1 - rho) * state$N + rho * w * new$N, S = (1 - rho) * state$S + rho * w * new$S)
+}
+
+# Point estimates: posterior-mean weights, and per component the posterior
+# mean with the covariance B / nu (full), the variances b / a = 1 / E[lambda]
+# (diagonal) or the mean word distribution (multinomial).
+ref_point_estimates <- function(h, Nk, S) {
+  K <- length(Nk)
+  D <- h$D
+  if (h$prior == 0L) {
+    w <- (h$conc / K + Nk) / (h$conc + sum(Nk))
+  } else {
+    rest <- pmax(sum(Nk) - cumsum(Nk), 0)
+    ev <- (1 + Nk) / (1 + Nk + h$conc + rest)
+    ev[K] <- 1
+    w <- ev * c(1, cumprod(1 - ev)[-K])
+  }
+  post <- ref_posterior(h, Nk, S)
+  out <- list(weights = w)
+  if (h$lik == 3L) {
+    out$topic_word <- t(vapply(post, function(p) p$lambda / sum(p$lambda), numeric(D)))
+    return(out)
+  }
+  out$means <- t(vapply(post, function(p) p$m, numeric(D)))
+  if (h$lik == 2L) {
+    out$variances <- t(vapply(post, function(p) p$b / p$a, numeric(D)))
+  } else {
+    out$covariances <- array(vapply(post, function(p) p$B / p$nu, numeric(D * D)),
+                             c(D, D, K))
+  }
+  out
+}

@@ -41,7 +41,10 @@ for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
                    tolerance = 1e-10)
       Wr <- ref_weights(h, st$N, st$S, Xd, FALSE)
       for (L in c(1L, 2L, K)) {
-        res <- .Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, data$N), L, 1L)
+        res <- .Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, data$N), L, 1L, NULL)
+        # the same with working memory from a raw vector (as the training loop does)
+        expect_identical(.Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, data$N), L, 1L,
+                               mix_work(data$N, K, L))[1:3], res[1:3])
         R <- ref_resp(Wr, L)
         ref <- ref_summary(h, Xd, R)
         expect_equal(res$N, ref$N, tolerance = 1e-10)
@@ -50,6 +53,17 @@ for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
       }
       expect_equal(.Call(ffi_mix_objective, h, st$N, st$S), ref_objective(h, st$N, st$S),
                    tolerance = 1e-10)
+      # the global step and the point estimates, in C, against plain R
+      est <- mix_point_estimates(h, st)
+      ref <- ref_point_estimates(h, st$N, st$S)
+      expect_setequal(names(est), names(ref))
+      for (nm in names(ref)) expect_equal(est[[nm]], ref[[nm]], tolerance = 1e-12)
+      new <- ref_summary(h, Xd, ref_resp(Wr, 2L))
+      old <- ref_summary(h, Xd, ref_resp(Wr, 1L))
+      expect_identical(mix_global_memoized(st, old, new), ref_global_memoized(st, old, new))
+      expect_identical(mix_global_memoized(st, NULL, new), ref_global_memoized(st, NULL, new))
+      expect_identical(mix_global_stochastic(st, new, 0.3, 2.5),
+                       ref_global_stochastic(st, new, 0.3, 2.5))
     })
   }
 }
@@ -144,6 +158,53 @@ test_that("fits are reproducible by seed and identical across thread counts", {
   expect_identical(a$state, b$state)
   expect_identical(predict(a, x, type = "density", threads = 1),
                    predict(a, x, type = "density", threads = 2))
+})
+
+test_that("dense summaries (L = K) are identical across thread counts", {
+  sim <- simulate_mixture(N = 900, D = 5, K = 4, seed = 5)
+  for (lik in c("gaussian", "zm_gaussian")) {
+    # K odd: the last component of the pairs has no partner
+    a <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3,
+                     threads = 1, progress = FALSE)
+    b <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3,
+                     threads = 2, progress = FALSE)
+    expect_identical(a$state, b$state)
+    expect_identical(a$trace$objective, b$trace$objective)
+  }
+  # wide data: feature blocks of fewer than 64 points, and a tail of features
+  u <- uniform_source(5)
+  X <- matrix(stats::qnorm(u(300 * 40)), 300, 40)
+  X[1:150, 1:3] <- X[1:150, 1:3] + 4
+  for (lik in c("gaussian", "zm_gaussian")) {
+    data <- mix_data(X, lik, "X")
+    h <- mix_hyper(data, lik, "dirichlet", alpha = 1, gamma = 1, nu = NULL, scale = 0.5,
+                   kappa0 = 0.05, eta = 0.1)
+    st <- tiny_state(h, data$data, 3L)
+    r1 <- .Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, 300), 3L, 1L, NULL)
+    r2 <- .Call(ffi_mix_local, data$data, h, st$N, st$S, c(0, 300), 3L, 2L, NULL)
+    expect_identical(r1[1:3], r2[1:3])
+    ref <- ref_summary(h, data$data, ref_resp(ref_weights(h, st$N, st$S, data$data), 3L))
+    expect_equal(r1$N, ref$N, tolerance = 1e-10)
+    expect_equal(as.vector(r1$S), as.vector(ref$S), tolerance = 1e-10)
+  }
+})
+
+test_that("centring and row permutation in C equal the R computations", {
+  u <- uniform_source(3)
+  X <- matrix(stats::qnorm(u(500 * 3)), 500, 3) * 10 + 5
+  d <- mix_data(X, "gaussian", "X")
+  expect_identical(d$center, colMeans(X))
+  expect_identical(d$data, unname(sweep(X, 2L, colMeans(X), check.margin = FALSE)))
+  expect_identical(d$spread, colMeans(d$data^2))
+  z <- mix_data(X, "zm_gaussian", "X")
+  expect_identical(z$data, unname(X))
+  expect_identical(z$spread, colMeans(X^2))
+  expect_identical(z$center, rep(0, 3))
+  perm <- order(u(500))
+  expect_identical(mix_permute(d, perm)$data, d$data[perm, , drop = FALSE])
+  expect_identical(mix_permute(d, perm, threads = 2L)$data, d$data[perm, , drop = FALSE])
+  Xi <- matrix(1:12, 4, 3)
+  expect_identical(mix_data(Xi, "gaussian", "X")$center, colMeans(Xi))
 })
 
 test_that("predict, heldout_loglik, update, summary, plot and saveRDS work", {
