@@ -188,7 +188,11 @@ dim.sparsevi_source <- function(x) {
 }
 
 # Batch b of a source as a sparsevi_dtm.
+# The garbage of the previous batch's step (its summary, the replaced topic
+# table) is collected first, so a pass from disk peaks near what it holds
+# rather than at R's next collection threshold.
 source_batch <- function(src, b) {
+  gc(verbose = FALSE, full = FALSE)
   x <- readRDS(src$files[b])
   x$vocab <- src$vocab
   x
