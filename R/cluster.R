@@ -19,6 +19,55 @@
 # a worker's batches together with the global parameters as one future, so the
 # traffic is then per round (the results are the same).
 
+#' Training on a cluster or through a future plan
+#'
+#' The `cluster` argument of [fit_lda()], [fit_mixture()] and their
+#' [update()] methods runs the local steps of each round of batches on other R
+#' processes, on this machine or on others. It accepts:
+#'
+#' * a cluster from [parallel::makePSOCKcluster()] or [parallel::makeCluster()]
+#'   (workers on this or other hosts, each with the same version of sparsevi
+#'   installed). Each batch is sent once to the worker that owns it and stays
+#'   there; every round the master sends the global parameters once to each
+#'   worker of the round, and the workers return only their batch summaries
+#'   (sparse when `L < K`).
+#' * `"future"`: the current [future::plan()] (the \pkg{future} package must be
+#'   installed). A plan whose workers persist (`future::multisession`,
+#'   `future::cluster`) is run on its underlying `parallel` cluster, so batches
+#'   stay on the workers exactly as above (its workers must be idle when the
+#'   fit starts). Any other plan (`sequential`, `multicore`, `callr`,
+#'   `batchtools`, ...) has no persistent workers: each round, a worker's
+#'   batches travel with the global parameters as one future, so the traffic
+#'   is then per round rather than once per fit.
+#' * a plan object, e.g. `future::tweak(future::multisession, workers = 4)`:
+#'   that plan is set for the fit only (its workers start and stop with the
+#'   fit) and the previous plan is restored afterwards. To reuse workers over
+#'   several fits, set the plan once with [future::plan()] and pass `"future"`.
+#'
+#' The default `sync` is the number of workers (for a future plan,
+#' [future::nbrOfWorkers()]). With the same seed and `sync`, a fit on a cluster
+#' or under any plan equals the fit without one. The trace records
+#' `bytes_sent` and `bytes_received` per lap: the exact sizes of the
+#' serialised messages. A worker that fails or dies gives an error of class
+#' `sparsevi_error_worker` naming it, whose `fit` field holds the last
+#' completed model.
+#' @name sparsevi_cluster
+#' @examples
+#' sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 1)
+#' if (requireNamespace("future", quietly = TRUE)) {
+#'   old <- future::plan(future::sequential)
+#'   fit <- fit_lda(sim$dtm, K = 3, L = 2, n_batches = 2, passes = 2, seed = 1,
+#'                  cluster = "future")
+#'   future::plan(old)
+#' }
+#' \dontrun{
+#' # two machines, two workers each (ssh access and sparsevi on both)
+#' cl <- parallel::makePSOCKcluster(c("node1", "node1", "node2", "node2"))
+#' fit <- fit_lda(corpus, K = 100, n_batches = 40, cluster = cl)
+#' parallel::stopCluster(cl)
+#' }
+NULL
+
 # Worker-side storage: batches by fit token. An environment in the namespace
 # (mutable although the namespace is locked).
 worker_store <- new.env(parent = emptyenv())
@@ -127,6 +176,48 @@ batch_owner <- function(n_batches, W) {
 # Serialised once, in native byte order: the bytes that travel.
 wire <- function(x) serialize(x, NULL, xdr = FALSE)
 
+# A lossless compact form for the wire: a long double vector (or matrix)
+# whose smallest value fills a good part of it (the eta of a memoized lambda
+# = eta + S with a sparse S; the zeros of L-sparse document-topic counts)
+# travels as that value, a bit mask of where it sits and the other values.
+# Unpacking gives back the identical vector. Lists are packed element by
+# element; other objects (S4 sparse matrices, data frames) travel as they are.
+pack_doubles <- function(x, min_length = 1024L, min_fill = 0.1) {
+  if (is.list(x) && !is.object(x)) {
+    for (i in seq_along(x)) {
+      if (!is.null(x[[i]])) x[i] <- list(pack_doubles(x[[i]], min_length, min_fill))
+    }
+    return(x)
+  }
+  if (!is.double(x) || is.object(x) || length(x) < min_length || anyNA(x)) return(x)
+  fill <- min(x)
+  at <- x == fill
+  n_fill <- sum(at)
+  if (n_fill < min_fill * length(x)) return(x)
+  # -0 and 0 compare equal but are different doubles: keep such vectors whole
+  if (fill == 0 && any(1 / x[at] < 0)) return(x)
+  n <- length(x)
+  bits <- packBits(c(at, logical((8L - n %% 8L) %% 8L)), "raw")
+  structure(list(n = n, fill = fill, bits = bits, values = x[!at], attrs = attributes(x)),
+            class = "sparsevi_packed")
+}
+
+unpack_doubles <- function(x) {
+  if (inherits(x, "sparsevi_packed")) {
+    out <- rep(x$fill, x$n)
+    at <- rawToBits(x$bits)[seq_len(x$n)] == as.raw(1)
+    out[!at] <- x$values
+    attributes(out) <- x$attrs
+    return(out)
+  }
+  if (is.list(x) && !is.object(x)) {
+    for (i in seq_along(x)) {
+      if (!is.null(x[[i]])) x[i] <- list(unpack_doubles(x[[i]]))
+    }
+  }
+  x
+}
+
 # Local steps whose results hold Matrix objects (sparse summaries): Matrix is
 # loaded only for them, wherever they run.
 matrix_steps <- c("lda_batch_step")
@@ -149,7 +240,8 @@ cluster_worker_init <- function(token, ids, batches) {
 # the worker's batches `ids`: fun(batch, per[[i]], <shared>).
 cluster_worker_run <- function(token, ids, per, fun, shared) {
   store <- get(token, envir = worker_store)
-  run_batches(fun, length(ids), function(i) store[[ids[i]]], per, shared)
+  pack_doubles(run_batches(fun, length(ids), function(i) store[[ids[i]]], per,
+                           unpack_doubles(shared)))
 }
 
 # fun(get_batch(i), per[[i]], <shared>) for i in 1..n; each batch is fetched
@@ -180,7 +272,8 @@ cluster_dispatch_raw <- function(payload, step) {
 # workers: its batches travel with the globals.
 future_task_run <- function(payload) {
   a <- unserialize(payload)
-  wire(run_batches(a$fun, length(a$batches), function(i) a$batches[[i]], a$per, a$shared))
+  wire(pack_doubles(run_batches(a$fun, length(a$batches), function(i) a$batches[[i]], a$per,
+                                unpack_doubles(a$shared))))
 }
 
 # Calls `fun` (a sparsevi function, by name) with the serialised arguments
@@ -229,7 +322,7 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
     out <- run_batches(fun, length(round), function(i) ex$get_batch(round[i]), per, shared)
     return(list(results = out, sent = 0, received = 0))
   }
-  shared <- shared_for_workers(shared)
+  shared <- pack_doubles(shared_for_workers(shared))
   ws <- unique(ex$owner[round])
   sels <- lapply(ws, function(w) which(ex$owner[round] == w))
   if (ex$kind == "future") {
@@ -246,7 +339,7 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
     res <- list(raw = res, sent = sum(lengths(payloads)))
   }
   out <- vector("list", length(round))
-  for (j in seq_along(ws)) out[sels[[j]]] <- unserialize(res$raw[[j]])
+  for (j in seq_along(ws)) out[sels[[j]]] <- unpack_doubles(unserialize(res$raw[[j]]))
   list(results = out, sent = res$sent, received = sum(lengths(res$raw)))
 }
 

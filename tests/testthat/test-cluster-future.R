@@ -94,3 +94,28 @@ test_that("the executor counts the bytes it serialises and sends", {
   left <- parallel::clusterCall(cl, function() length(ls(sparsevi:::worker_store)))
   expect_identical(unlist(left), c(0L, 0L))
 })
+
+test_that("the compact wire form of doubles unpacks to identical values", {
+  pack <- sparsevi:::pack_doubles
+  unpack <- sparsevi:::unpack_doubles
+  set.seed(1)
+  m <- matrix(0.1, 30, 100, dimnames = list(NULL, paste0("w", 1:100)))
+  m[sample(length(m), 900)] <- runif(900, 0.1, 5)
+  p <- pack(list(state = list(lambda = m, t = 3L), control = list(K = 30, alpha = 0.5)))
+  expect_s3_class(p$state$lambda, "sparsevi_packed")
+  expect_lt(length(serialize(p, NULL)), 0.7 * length(serialize(m, NULL)))
+  expect_identical(unpack(p), list(state = list(lambda = m, t = 3L),
+                                   control = list(K = 30, alpha = 0.5)))
+  # lengths not a multiple of 8, zeros as fill, vectors left whole
+  v <- c(rep(0, 1500), runif(1001))
+  expect_identical(unpack(pack(v)), v)
+  neg <- v
+  neg[3] <- -0
+  expect_false(inherits(pack(neg), "sparsevi_packed"))
+  expect_identical(1 / unpack(pack(neg))[3], -Inf)
+  dense <- runif(5000)
+  expect_identical(pack(dense), dense)
+  na <- c(rep(1, 2000), NA)
+  expect_identical(unpack(pack(na)), na)
+  expect_identical(pack(1:5000), 1:5000)
+})
