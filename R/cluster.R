@@ -1,10 +1,72 @@
 # Training on an R cluster (parallel::makePSOCKcluster(), including workers on
-# other hosts). The loop is map-reduce over batches: each batch is sent once
-# to the worker that owns it and stays there; every round the master sends the
-# global parameters, each worker runs the same registered C local step on its
-# batches and returns only the batch summaries (sparse when L < K), and the
-# master applies the global steps in batch order. The same rounds run without a
-# cluster, so a fit on a cluster equals the fit without one.
+# other hosts) or through a `future` plan. The loop is map-reduce over
+# batches: each batch is sent once to the worker that owns it and stays there;
+# every round the master sends the global parameters (once per worker), each
+# worker runs the same registered C local step on its batches and returns only
+# the batch summaries (sparse when L < K), and the master applies the global
+# steps in batch order. The same rounds run without a cluster, so a fit on a
+# cluster equals the fit without one.
+#
+# Traffic: everything that crosses the wire is serialised once, by us, into a
+# raw vector (native byte order, no XDR conversion of doubles), whose length is
+# the byte count reported in the trace; the functions the workers run are
+# namespace functions, so no closure environment travels with them.
+#
+# Future plans (`cluster = "future"` or a plan object): a plan whose workers
+# persist (multisession, cluster) runs on its underlying `parallel` cluster, so
+# batches stay on the workers as above. Any other plan (sequential, multicore,
+# callr, batchtools, ...) has no persistent worker identity: each round sends
+# a worker's batches together with the global parameters as one future, so the
+# traffic is then per round (the results are the same).
+
+#' Training on a cluster or through a future plan
+#'
+#' The `cluster` argument of [fit_lda()], [fit_mixture()] and their
+#' [update()] methods runs the local steps of each round of batches on other R
+#' processes, on this machine or on others. It accepts:
+#'
+#' * a cluster from [parallel::makePSOCKcluster()] or [parallel::makeCluster()]
+#'   (workers on this or other hosts, each with the same version of sparsevi
+#'   installed). Each batch is sent once to the worker that owns it and stays
+#'   there; every round the master sends the global parameters once to each
+#'   worker of the round, and the workers return only their batch summaries
+#'   (sparse when `L < K`).
+#' * `"future"`: the current [future::plan()] (the \pkg{future} package must be
+#'   installed). A plan whose workers persist (`future::multisession`,
+#'   `future::cluster`) is run on its underlying `parallel` cluster, so batches
+#'   stay on the workers exactly as above (its workers must be idle when the
+#'   fit starts). Any other plan (`sequential`, `multicore`, `callr`,
+#'   `batchtools`, ...) has no persistent workers: each round, a worker's
+#'   batches travel with the global parameters as one future, so the traffic
+#'   is then per round rather than once per fit.
+#' * a plan object, e.g. `future::tweak(future::multisession, workers = 4)`:
+#'   that plan is set for the fit only (its workers start and stop with the
+#'   fit) and the previous plan is restored afterwards. To reuse workers over
+#'   several fits, set the plan once with [future::plan()] and pass `"future"`.
+#'
+#' The default `sync` is the number of workers (for a future plan,
+#' [future::nbrOfWorkers()]). With the same seed and `sync`, a fit on a cluster
+#' or under any plan equals the fit without one. The trace records
+#' `bytes_sent` and `bytes_received` per lap: the exact sizes of the
+#' serialised messages. A worker that fails or dies gives an error of class
+#' `sparsevi_error_worker` naming it, whose `fit` field holds the last
+#' completed model.
+#' @name sparsevi_cluster
+#' @examples
+#' sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 1)
+#' if (requireNamespace("future", quietly = TRUE)) {
+#'   old <- future::plan(future::sequential)
+#'   fit <- fit_lda(sim$dtm, K = 3, L = 2, n_batches = 2, passes = 2, seed = 1,
+#'                  cluster = "future")
+#'   future::plan(old)
+#' }
+#' \dontrun{
+#' # two machines, two workers each (ssh access and sparsevi on both)
+#' cl <- parallel::makePSOCKcluster(c("node1", "node1", "node2", "node2"))
+#' fit <- fit_lda(corpus, K = 100, n_batches = 40, cluster = cl)
+#' parallel::stopCluster(cl)
+#' }
+NULL
 
 # Worker-side storage: batches by fit token. An environment in the namespace
 # (mutable although the namespace is locked).
@@ -12,11 +74,51 @@ worker_store <- new.env(parent = emptyenv())
 
 check_cluster <- function(cluster, call = caller_call()) {
   if (is.null(cluster)) return(NULL)
+  if (inherits(cluster, "sparsevi_future")) return(cluster)
+  if (identical(cluster, "future") || (is.function(cluster) && inherits(cluster, "future"))) {
+    return(future_cluster(cluster, call = call))
+  }
   if (!inherits(cluster, "cluster") || length(cluster) < 1L) {
-    abort(sprintf("`cluster` must be NULL or a cluster made by parallel::makePSOCKcluster() or parallel::makeCluster(), not %s.",
+    abort(sprintf("`cluster` must be NULL, a cluster made by parallel::makePSOCKcluster() or parallel::makeCluster(), \"future\" (the current future::plan()) or a future plan, not %s.",
                   describe(cluster)), "argument", call = call)
   }
   cluster
+}
+
+# `cluster = "future"` or a plan: a placeholder whose length is the number of
+# workers (the default `sync`); the plan is looked at again when the fit
+# starts (new_executor()).
+future_cluster <- function(spec, call = caller_call()) {
+  if (!requireNamespace("future", quietly = TRUE)) {
+    abort("`cluster = \"future\"` needs the future package: install it, or pass a cluster made by parallel::makePSOCKcluster().",
+          "argument", call = call)
+  }
+  strategy <- if (is.character(spec)) NULL else spec
+  W <- if (is.null(strategy)) future::nbrOfWorkers() else future::nbrOfWorkers(strategy)
+  W <- if (is.finite(W) && W >= 1) as.integer(W) else 1L
+  structure(vector("list", W), class = "sparsevi_future", strategy = strategy)
+}
+
+#' @export
+print.sparsevi_future <- function(x, ...) {
+  cat(sprintf("<sparsevi_future> %d worker(s) of %s\n", length(x),
+              if (is.null(attr(x, "strategy"))) "the current future plan" else "a future plan"))
+  invisible(x)
+}
+
+# The `parallel` cluster under the current future plan when its workers
+# persist (multisession, cluster) and are all idle; NULL otherwise.
+future_persistent_cluster <- function() {
+  plan <- future::plan()
+  if (!inherits(plan, "cluster")) return(NULL)
+  registry <- tryCatch(utils::getFromNamespace("ClusterRegistry", "future"),
+                       error = function(e) NULL)
+  if (!is.function(registry)) return(NULL)
+  cl <- tryCatch(registry("get"), error = function(e) NULL)
+  if (!inherits(cl, "cluster") || length(cl) < 1L) return(NULL)
+  free <- tryCatch(future::nbrOfFreeWorkers(), error = function(e) 0)
+  if (!is.finite(free) || free < length(cl)) return(NULL)
+  cl
 }
 
 # The executor runs the local steps of a round of batches, here or on a
@@ -26,8 +128,11 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
   if (is.null(cluster)) {
     return(list(kind = "local", get_batch = get_batch, sizes = sizes))
   }
+  if (inherits(cluster, "sparsevi_future")) {
+    return(new_future_executor(cluster, n_batches, get_batch, sizes, call = call))
+  }
   W <- length(cluster)
-  owner <- (seq_len(n_batches) - 1L) %% W + 1L
+  owner <- batch_owner(n_batches, W)
   # a name for this fit's batches on the workers (not drawn from the user's RNG)
   token <- sprintf("fit_%d_%.0f", Sys.getpid(), as.numeric(Sys.time()) * 1e6)
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
@@ -35,15 +140,113 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
   sent <- 0
   for (w in seq_len(W)) {
     ids <- which(owner == w)
-    args <- list(token = token, ids = ids, batches = lapply(ids, get_batch))
-    sent <- sent + length(serialize(args, NULL))
-    cluster_call(ex, w, "cluster_worker_init", args, call = call)
+    payload <- wire(list(token = token, ids = ids, batches = lapply(ids, get_batch)))
+    sent <- sent + length(payload)
+    cluster_call(ex, w, "cluster_worker_init", payload, call = call)
   }
   ex$bytes_setup <- sent
   ex
 }
 
-# Stores a worker's batches under the fit's token.
+new_future_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_call()) {
+  strategy <- attr(cluster, "strategy")
+  old_plan <- NULL
+  if (!is.null(strategy)) old_plan <- future::plan(strategy)
+  W <- length(cluster)
+  cl <- future_persistent_cluster()
+  if (!is.null(cl) && length(cl) == W) {
+    ex <- tryCatch(new_executor(cl, n_batches, get_batch, sizes, call = call),
+                   error = function(e) {
+                     if (!is.null(old_plan)) future::plan(old_plan)
+                     stop(e)
+                   })
+    ex$via_future <- TRUE
+    ex$old_plan <- old_plan
+    return(ex)
+  }
+  list(kind = "future", workers = W, owner = batch_owner(n_batches, W),
+       get_batch = get_batch, sizes = sizes, old_plan = old_plan, bytes_setup = 0)
+}
+
+# Batch b belongs to worker (b - 1) mod W + 1.
+batch_owner <- function(n_batches, W) {
+  (seq_len(n_batches) - 1L) %% W + 1L
+}
+
+# Serialised once, in native byte order: the bytes that travel.
+wire <- function(x) serialize(x, NULL, xdr = FALSE)
+
+# A lossless compact form for the wire: a long double vector (or matrix)
+# whose smallest value fills a good part of it (the eta of a memoized lambda
+# = eta + S with a sparse S; the zeros of L-sparse document-topic counts)
+# travels as that value, a bit mask of where it sits and the other values.
+# Unpacking gives back the identical vector. Lists are packed element by
+# element; other objects (S4 sparse matrices, data frames) travel as they are.
+pack_doubles <- function(x, min_length = 1024L, min_fill = 0.1) {
+  if (is.list(x) && !is.object(x)) {
+    for (i in seq_along(x)) {
+      if (!is.null(x[[i]])) x[i] <- list(pack_doubles(x[[i]], min_length, min_fill))
+    }
+    return(x)
+  }
+  if (!is.double(x) || is.object(x) || length(x) < min_length || anyNA(x)) return(x)
+  fill <- min(x)
+  at <- x == fill
+  n_fill <- sum(at)
+  if (n_fill < min_fill * length(x)) return(x)
+  # -0 and 0 compare equal but are different doubles: keep such vectors whole
+  if (fill == 0 && any(1 / x[at] < 0)) return(x)
+  n <- length(x)
+  bits <- packBits(c(at, logical((8L - n %% 8L) %% 8L)), "raw")
+  structure(list(n = n, fill = fill, bits = bits, values = x[!at], attrs = attributes(x)),
+            class = "sparsevi_packed")
+}
+
+unpack_doubles <- function(x) {
+  if (inherits(x, "sparsevi_packed")) {
+    out <- rep(x$fill, x$n)
+    at <- rawToBits(x$bits)[seq_len(x$n)] == as.raw(1)
+    out[!at] <- x$values
+    attributes(out) <- x$attrs
+    return(out)
+  }
+  if (is.list(x) && !is.object(x)) {
+    for (i in seq_along(x)) {
+      if (!is.null(x[[i]])) x[i] <- list(unpack_doubles(x[[i]]))
+    }
+  }
+  x
+}
+
+# Matrix (about 150 MB of memory) is loaded only when it is used: the
+# sparse summaries of LDA (class dgCMatrix), a Matrix corpus, `Matrix::`
+# calls. sparsevi therefore does not import the class (importClassesFrom()
+# would load Matrix with sparsevi); instead the class definition is bound
+# lazily in sparsevi's imports environment, where methods::new("dgCMatrix")
+# finds it: the first use loads Matrix.
+.onLoad <- function(libname, pkgname) {
+  lazy_import_class("dgCMatrix", "Matrix", parent.env(topenv(environment(.onLoad))))
+}
+
+lazy_import_class <- function(class, package, env) {
+  if (exists(methods::classMetaName(class), envir = env, inherits = FALSE)) return(invisible())
+  delayedAssign(methods::classMetaName(class),
+                methods::getClass(class, where = asNamespace(package)),
+                eval.env = environment(), assign.env = env)
+  invisible()
+}
+
+# Local steps whose results hold Matrix objects (sparse summaries): Matrix is
+# loaded for them, on the workers and on the master that reads the results.
+matrix_steps <- c("lda_batch_step")
+
+load_step_packages <- function(fun) {
+  if (fun %in% matrix_steps) loadNamespace("Matrix")
+  invisible()
+}
+
+# Worker side of new_executor(): stores a worker's batches under the fit's
+# token.
 cluster_worker_init <- function(token, ids, batches) {
   store <- list()
   store[ids] <- batches
@@ -51,14 +254,22 @@ cluster_worker_init <- function(token, ids, batches) {
   length(ids)
 }
 
-# Runs `fun` (a sparsevi function, by name) on the worker's batches `ids`:
-# fun(batch, per[[i]], <shared>).
+# Worker side of executor_run(): runs `fun` (a sparsevi function, by name) on
+# the worker's batches `ids`: fun(batch, per[[i]], <shared>).
 cluster_worker_run <- function(token, ids, per, fun, shared) {
   store <- get(token, envir = worker_store)
-  f <- get(fun, envir = asNamespace("sparsevi"))
-  out <- vector("list", length(ids))
-  for (i in seq_along(ids)) {
-    out[[i]] <- do.call(f, c(list(store[[ids[i]]], per[[i]]), shared))
+  pack_doubles(run_batches(fun, length(ids), function(i) store[[ids[i]]], per,
+                           unpack_doubles(shared)))
+}
+
+# fun(get_batch(i), per[[i]], <shared>) for i in 1..n; each batch is fetched
+# just before its step (a batch read from disk is then the only one held).
+run_batches <- function(fun, n, get_batch, per, shared) {
+  load_step_packages(fun)
+  f <- get(fun, envir = topenv(environment(run_batches)))
+  out <- vector("list", n)
+  for (i in seq_len(n)) {
+    out[[i]] <- do.call(f, c(list(get_batch(i), per[[i]]), shared))
   }
   out
 }
@@ -68,23 +279,36 @@ cluster_worker_free <- function(token) {
   TRUE
 }
 
-# Calls `fun` (a sparsevi function, by name) with `args` on worker w; a worker
-# that fails or died gets a classed error naming it.
-cluster_call <- function(ex, w, fun, args, call = caller_call()) {
+# What travels to a worker: a raw vector made by wire(); what comes back: the
+# same. `step` names a sparsevi function.
+cluster_dispatch_raw <- function(payload, step) {
+  args <- unserialize(payload)
+  wire(do.call(get(step, envir = topenv(environment(cluster_dispatch_raw))), args))
+}
+
+# The task of one worker for one round under a future plan without persistent
+# workers: its batches travel with the globals.
+future_task_run <- function(payload) {
+  a <- unserialize(payload)
+  wire(pack_doubles(run_batches(a$fun, length(a$batches), function(i) a$batches[[i]], a$per,
+                                unpack_doubles(a$shared))))
+}
+
+# Calls `fun` (a sparsevi function, by name) with the serialised arguments
+# `payload` on worker w; a worker that fails or died gets a classed error
+# naming it.
+cluster_call <- function(ex, w, fun, payload, call = caller_call()) {
   node <- ex$cluster[w]
   res <- tryCatch(
-    parallel::clusterCall(node, cluster_dispatch, fun, args)[[1L]],
+    parallel::clusterCall(node, cluster_dispatch_raw, payload, step = fun)[[1L]],
     error = function(e) e
   )
   if (inherits(res, "error")) cluster_fail(ex, w, res, call)
-  res
-}
-
-cluster_dispatch <- function(fun, args) {
-  do.call(get(fun, envir = asNamespace("sparsevi")), args)
+  unserialize(res)
 }
 
 cluster_host <- function(ex, w) {
+  if (ex$kind == "future") return("a future worker")
   host <- tryCatch(ex$cluster[[w]]$host, error = function(e) NULL)
   if (is.null(host)) "unknown host" else host
 }
@@ -95,59 +319,91 @@ cluster_fail <- function(ex, w, err, call) {
         "worker", call = call, worker = w)
 }
 
+# The part of the shared arguments a worker needs: the control's user batches
+# and initial lambda are used on the master only.
+shared_for_workers <- function(shared) {
+  if (is.list(shared$control)) {
+    shared$control$batches <- NULL
+    shared$control$init_lambda <- NULL
+  }
+  shared
+}
+
 # Runs fun(batch, per[[i]], <shared>) for the batches `round` (ids) and
 # returns the results in the order of `round`, with the bytes sent and
 # received. `fun` names a sparsevi function, so workers find their own copy.
+# The shared arguments go once to each worker of the round.
 executor_run <- function(ex, round, fun, shared, per = vector("list", length(round)),
                          call = caller_call()) {
+  load_step_packages(fun) # the master reads the results too
   if (ex$kind == "local") {
-    f <- get(fun, envir = topenv(environment(executor_run)))
-    out <- vector("list", length(round))
-    for (i in seq_along(round)) {
-      out[[i]] <- do.call(f, c(list(ex$get_batch(round[i]), per[[i]]), shared))
-    }
+    out <- run_batches(fun, length(round), function(i) ex$get_batch(round[i]), per, shared)
     return(list(results = out, sent = 0, received = 0))
   }
+  shared <- pack_doubles(shared_for_workers(shared))
   ws <- unique(ex$owner[round])
-  args <- lapply(ws, function(w) {
-    sel <- which(ex$owner[round] == w)
-    list(token = ex$token, ids = round[sel], per = per[sel], fun = fun, shared = shared)
-  })
-  sent <- sum(vapply(args, function(a) length(serialize(a, NULL)), 0))
-  res <- tryCatch(
-    parallel::clusterApply(ex$cluster[ws], args, function(a) {
-      do.call(get("cluster_worker_run", envir = asNamespace("sparsevi")), a)
-    }),
-    error = function(e) e
-  )
-  if (inherits(res, "error")) {
-    # find the worker that failed: a dead one no longer answers
-    bad <- ws[1L]
-    for (w in ws) {
-      ok <- tryCatch(isTRUE(parallel::clusterCall(ex$cluster[w], function() TRUE)[[1L]]),
-                     error = function(e) FALSE)
-      if (!ok) {
-        bad <- w
-        break
-      }
-    }
-    cluster_fail(ex, bad, res, call)
+  sels <- lapply(ws, function(w) which(ex$owner[round] == w))
+  if (ex$kind == "future") {
+    res <- future_round(ex, ws, sels, round, fun, shared, per, call)
+  } else {
+    payloads <- lapply(seq_along(ws), function(j) {
+      wire(list(token = ex$token, ids = round[sels[[j]]], per = per[sels[[j]]], fun = fun,
+                shared = shared))
+    })
+    res <- tryCatch(parallel::clusterApply(ex$cluster[ws], payloads, cluster_dispatch_raw,
+                                           step = "cluster_worker_run"),
+                    error = function(e) e)
+    if (inherits(res, "error")) cluster_fail(ex, find_failed_worker(ex, ws), res, call)
+    res <- list(raw = res, sent = sum(lengths(payloads)))
   }
-  received <- sum(vapply(res, function(r) length(serialize(r, NULL)), 0))
   out <- vector("list", length(round))
-  for (j in seq_along(ws)) {
-    sel <- which(ex$owner[round] == ws[j])
-    out[sel] <- res[[j]]
+  for (j in seq_along(ws)) out[sels[[j]]] <- unpack_doubles(unserialize(res$raw[[j]]))
+  list(results = out, sent = res$sent, received = sum(lengths(res$raw)))
+}
+
+# A dead worker no longer answers; else blame the first of the round.
+find_failed_worker <- function(ex, ws) {
+  for (w in ws) {
+    ok <- tryCatch(isTRUE(parallel::clusterCall(ex$cluster[w], function() TRUE)[[1L]]),
+                   error = function(e) FALSE)
+    if (!ok) return(w)
   }
-  list(results = out, sent = sent, received = received)
+  ws[1L]
+}
+
+# One round as futures, one per worker of the round.
+future_round <- function(ex, ws, sels, round, fun, shared, per, call) {
+  sent <- 0
+  fs <- vector("list", length(ws))
+  for (j in seq_along(ws)) {
+    ids <- round[sels[[j]]]
+    payload <- wire(list(batches = lapply(ids, ex$get_batch), per = per[sels[[j]]], fun = fun,
+                         shared = shared))
+    sent <- sent + length(payload)
+    fs[[j]] <- tryCatch(
+      future::future(quote(asNamespace("sparsevi")$future_task_run(payload)),
+                     substitute = FALSE, globals = list(payload = payload),
+                     packages = "sparsevi", seed = FALSE),
+      error = function(e) e)
+    if (inherits(fs[[j]], "error")) cluster_fail(ex, ws[j], fs[[j]], call)
+  }
+  raw <- vector("list", length(ws))
+  for (j in seq_along(ws)) {
+    raw[[j]] <- tryCatch(future::value(fs[[j]]), error = function(e) e)
+    if (inherits(raw[[j]], "error")) cluster_fail(ex, ws[j], raw[[j]], call)
+  }
+  list(raw = raw, sent = sent)
 }
 
 executor_close <- function(ex) {
-  if (ex$kind != "cluster") return(invisible())
-  for (w in seq_len(ex$workers)) {
-    try(parallel::clusterCall(ex$cluster[w], cluster_dispatch, "cluster_worker_free",
-                              list(token = ex$token)), silent = TRUE)
+  if (ex$kind == "cluster") {
+    payload <- wire(list(token = ex$token))
+    for (w in seq_len(ex$workers)) {
+      try(parallel::clusterCall(ex$cluster[w], cluster_dispatch_raw, payload,
+                                step = "cluster_worker_free"), silent = TRUE)
+    }
   }
+  if (!is.null(ex$old_plan)) future::plan(ex$old_plan)
   invisible()
 }
 

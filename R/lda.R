@@ -1,5 +1,4 @@
 #' @importFrom stats terms update logLik
-#' @importClassesFrom Matrix dgCMatrix
 NULL
 
 # fit_lda(): the training loop every LDA engine plugs into, and the

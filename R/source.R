@@ -170,6 +170,9 @@ uci_split <- function(docword, batch_size, dir, chunk_size, prefix, call) {
                   docword), "format", call = call)
   }
   flush(.Machine$integer.max, state[2L])
+  rm(pend_doc, pend_term, pend_count, leftover)
+  # hand the parsing buffers back now rather than at R's next collection
+  gc(verbose = FALSE)
   list(files = files, n_docs = n_docs, n_tokens = n_tokens, V = state[3L])
 }
 
@@ -188,7 +191,11 @@ dim.sparsevi_source <- function(x) {
 }
 
 # Batch b of a source as a sparsevi_dtm.
+# The garbage of the previous batch's step (its summary, the replaced topic
+# table) is collected first, so a pass from disk peaks near what it holds
+# rather than at R's next collection threshold.
 source_batch <- function(src, b) {
+  gc(verbose = FALSE)
   x <- readRDS(src$files[b])
   x$vocab <- src$vocab
   x

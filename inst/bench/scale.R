@@ -83,25 +83,60 @@ if ("threads" %in% parts) {
 }
 
 # ---- 2. a 2-worker cluster: seconds and bytes per lap, sparse vs dense ------
+# Where the time goes: CPU seconds of the master and of the workers per lap
+# (elapsed seconds on a shared 2-core machine mostly measure the other load).
 if ("cluster" %in% parts) {
   say("-- cluster: nips_f20, K = 100, memoized, 4 batches, 3 laps")
   x <- nips()
   cl <- parallel::makePSOCKcluster(2L)
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  parallel::clusterCall(cl, function() {
+    loadNamespace("sparsevi")
+    loadNamespace("Matrix")
+    NULL
+  })
+  cpu_now <- function() sum(proc.time()[c("user.self", "sys.self")])
+  workers_cpu <- function() {
+    sum(unlist(parallel::clusterCall(cl, function() sum(proc.time()[c("user.self", "sys.self")]))))
+  }
   for (L in c(8L, 100L)) {
-    t <- cpu(fit <- fit_lda(x, K = 100, L = L, n_batches = 4, passes = 3, seed = 1,
-                            cluster = cl, progress = FALSE))
-    tr <- fit$trace
-    say("cluster 2 workers, L = %3d: %.1f s/lap; sent %.2f MB/lap, received %.2f MB/lap",
-        L, mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,
-        mean(tr$bytes_received) / 1e6)
-    t0 <- cpu(fit0 <- fit_lda(x, K = 100, L = L, n_batches = 4, passes = 3, seed = 1,
-                              sync = 2, progress = FALSE))
-    say("no cluster,        L = %3d: %.1f s/lap; identical fit: %s", L,
-        mean(diff(c(0, fit0$trace$seconds))),
-        identical(fit0$topic_word, fit$topic_word))
+    # lap 1 (initialisation) outside the measured laps
+    fit1 <- fit_lda(x, K = 100, L = L, n_batches = 4, passes = 1, seed = 1, cluster = cl,
+                    progress = FALSE)
+    m0 <- cpu_now()
+    w0 <- workers_cpu()
+    fit <- update(fit1, x, passes = 3, cluster = cl, progress = FALSE)
+    m1 <- cpu_now()
+    w1 <- workers_cpu()
+    tr <- fit$trace[-1, ]
+    say("cluster 2 workers, L = %3d: %.1f s/lap (CPU: master %.2f s/lap, workers %.2f s/lap); sent %.2f MB/lap, received %.2f MB/lap",
+        L, mean(diff(fit$trace$seconds)), (m1 - m0) / 3, (w1 - w0) / 3,
+        mean(tr$bytes_sent) / 1e6, mean(tr$bytes_received) / 1e6)
+    fit01 <- fit_lda(x, K = 100, L = L, n_batches = 4, passes = 1, seed = 1, sync = 2,
+                     progress = FALSE)
+    m0 <- cpu_now()
+    fit0 <- update(fit01, x, passes = 3, progress = FALSE)
+    m1 <- cpu_now()
+    say("no cluster,        L = %3d: %.1f s/lap (CPU %.2f s/lap); identical fit: %s", L,
+        mean(diff(fit0$trace$seconds)), (m1 - m0) / 3,
+        identical(fit0$topic_word, fit$topic_word) && identical(fit0$lambda, fit$lambda))
   }
   parallel::stopCluster(cl)
+  if (requireNamespace("future", quietly = TRUE)) {
+    old <- future::plan(future::multisession, workers = 2)
+    invisible(future::value(future::future(.libPaths(p), globals = list(p = .libPaths()))))
+    fit <- fit_lda(x, K = 100, L = 8, n_batches = 4, passes = 3, seed = 1,
+                   cluster = "future", progress = FALSE)
+    tr <- fit$trace
+    say("future multisession, 2 workers, L =   8: %.1f s/lap; sent %.2f MB/lap, received %.2f MB/lap; identical fit: %s",
+        mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,
+        mean(tr$bytes_received) / 1e6,
+        identical(fit$topic_word, fit_lda(x, K = 100, L = 8, n_batches = 4, passes = 3,
+                                          seed = 1, sync = 2, progress = FALSE)$topic_word))
+    future::plan(old)
+  } else {
+    say("future: not installed, skipped")
+  }
 }
 
 # ---- 3. peak memory: in memory against from disk, wikipara ------------------
@@ -109,15 +144,26 @@ if ("memory" %in% parts) {
   say("-- memory: one stochastic pass over wikipara, K = 20, batches of 10,000 documents")
   dw <- normalizePath(file.path(data_dir, "wikipara", "docword.wikipara.txt.gz"))
   vc <- normalizePath(file.path(data_dir, "wikipara", "vocab.wikipara.txt"))
+  # peak resident memory of a fresh R process running `code`: from
+  # /usr/bin/time -v when present, else the process's own VmHWM
   peak_of <- function(code) {
     script <- tempfile(fileext = ".R")
     writeLines(c("suppressPackageStartupMessages(library(sparsevi))", code,
                  "hwm <- grep('VmHWM', readLines('/proc/self/status'), value = TRUE)",
                  "cat(as.numeric(gsub('[^0-9]', '', hwm)) / 1024, '\\n')"), script)
+    rscript <- file.path(R.home("bin"), "Rscript")
+    timer <- "/usr/bin/time"
     t0 <- Sys.time()
-    out <- system2(file.path(R.home("bin"), "Rscript"), script, stdout = TRUE)
-    list(mb = as.numeric(out[length(out)]),
-         seconds = as.numeric(difftime(Sys.time(), t0, units = "secs")))
+    if (file.exists(timer)) {
+      log <- tempfile()
+      out <- system2(timer, c("-v", "-o", log, rscript, script), stdout = TRUE)
+      rss <- grep("Maximum resident set size", readLines(log), value = TRUE)
+      mb <- as.numeric(gsub("[^0-9]", "", rss)) / 1024
+    } else {
+      out <- system2(rscript, script, stdout = TRUE)
+      mb <- as.numeric(out[length(out)])
+    }
+    list(mb = mb, seconds = as.numeric(difftime(Sys.time(), t0, units = "secs")))
   }
   base <- peak_of("invisible(NULL)")
   mem <- peak_of(sprintf("x <- read_uci_bow('%s', '%s'); fit <- fit_lda(x, K = 20, global = 'stochastic', batch_size = 10000, passes = 1, seed = 1, progress = FALSE)", dw, vc))
@@ -125,7 +171,7 @@ if ("memory" %in% parts) {
                            dw, vc, file.path(tempdir(), "wikisrc")))
   disk <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, dir = '%s'); fit <- fit_lda(src, K = 20, global = 'stochastic', passes = 1, seed = 1, progress = FALSE)",
                           dw, vc, file.path(tempdir(), "wikisrc2")))
-  say("R alone: %.0f MB", base$mb)
+  say("R with sparsevi loaded (Matrix not loaded): %.0f MB", base$mb)
   say("in memory (read_uci_bow + fit): peak %.0f MB, %.0f s", mem$mb, mem$seconds)
   say("uci_source() one-pass split:     peak %.0f MB, %.0f s", split$mb, split$seconds)
   say("from disk (split + fit):         peak %.0f MB, %.0f s", disk$mb, disk$seconds)

@@ -1,0 +1,121 @@
+# Training through a future plan (cluster = "future" or a plan object) and the
+# wire format of the cluster executor.
+
+future_corpus <- function() {
+  simulate_lda(D = 120, V = 60, K = 4, doc_length = 40, seed = 21)$dtm
+}
+
+expect_same_lda <- function(a, b) {
+  expect_identical(a$topic_word, b$topic_word)
+  expect_identical(a$lambda, b$lambda)
+  expect_identical(a$trace$objective, b$trace$objective)
+}
+
+test_that("a fit under a sequential future plan equals the fit without one", {
+  skip_if_not_installed("future")
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  x <- future_corpus()
+  for (g in c("memoized", "stochastic")) {
+    a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                 cluster = "future", progress = FALSE)
+    b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                 progress = FALSE)
+    expect_same_lda(a, b)
+    # no persistent workers: each round's batches travel with the globals
+    expect_true(all(a$trace$bytes_sent > 0))
+    expect_true(all(a$trace$bytes_received > 0))
+  }
+  expect_identical(a$control$sync, 1L)
+  # a plan object, used for this fit only
+  future::plan(future::sequential)
+  a <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 3,
+               cluster = future::tweak(future::sequential), progress = FALSE)
+  b <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 3, progress = FALSE)
+  expect_same_lda(a, b)
+  expect_s3_class(future::plan(), "sequential")
+  sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 4)
+  a <- fit_mixture(sim$X, K = 3, n_batches = 3, passes = 3, seed = 2, cluster = "future",
+                   progress = FALSE)
+  b <- fit_mixture(sim$X, K = 3, n_batches = 3, passes = 3, seed = 2, progress = FALSE)
+  expect_identical(a$state, b$state)
+})
+
+test_that("a fit under a multisession plan keeps batches on the workers and equals the fit without one", {
+  skip_on_cran()
+  skip_if_not_installed("future")
+  old <- future::plan(future::multisession, workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  # the workers must find this sparsevi
+  invisible(future::value(future::future(.libPaths(p), globals = list(p = .libPaths()))))
+  x <- future_corpus()
+  for (g in c("memoized", "stochastic")) {
+    a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                 cluster = "future", progress = FALSE)
+    b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                 sync = 2, progress = FALSE)
+    expect_same_lda(a, b)
+    expect_identical(a$control$sync, 2L)
+  }
+  # batches stay on the workers: a round sends the globals only, so less
+  # than sending the corpus again
+  task <- fit_lda(x, K = 4, L = 2, global = "stochastic", n_batches = 4, sync = 2,
+                  passes = 3, seed = 9, cluster = future::tweak(future::sequential),
+                  progress = FALSE)
+  expect_same_lda(a, task)
+  expect_true(all(a$trace$bytes_sent < task$trace$bytes_sent))
+  # the plan still works for futures afterwards
+  expect_s3_class(future::plan(), "multisession")
+  expect_identical(future::value(future::future(1 + 1)), 2)
+})
+
+test_that("bad cluster arguments give classed errors", {
+  x <- future_corpus()
+  expect_error(fit_lda(x, K = 4, cluster = "futures"), class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = 4, cluster = list()), class = "sparsevi_error_argument")
+  expect_error(fit_mixture(matrix(rnorm(40), 20), K = 2, cluster = 2),
+               class = "sparsevi_error_argument")
+})
+
+test_that("the executor counts the bytes it serialises and sends", {
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  x <- future_corpus()
+  fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
+                 progress = FALSE)
+  # each round sends the globals once to each of its 2 workers
+  view <- sparsevi:::lda_local_view(fit$state)
+  one <- length(serialize(view, NULL, xdr = FALSE))
+  expect_true(all(fit$trace$bytes_sent > 4 * one))
+  expect_true(all(fit$trace$bytes_sent < 4 * one + 40000))
+  # batches are freed on the workers when the fit ends
+  left <- parallel::clusterCall(cl, function() length(ls(sparsevi:::worker_store)))
+  expect_identical(unlist(left), c(0L, 0L))
+})
+
+test_that("the compact wire form of doubles unpacks to identical values", {
+  pack <- sparsevi:::pack_doubles
+  unpack <- sparsevi:::unpack_doubles
+  set.seed(1)
+  m <- matrix(0.1, 30, 100, dimnames = list(NULL, paste0("w", 1:100)))
+  m[sample(length(m), 900)] <- runif(900, 0.1, 5)
+  p <- pack(list(state = list(lambda = m, t = 3L), control = list(K = 30, alpha = 0.5)))
+  expect_s3_class(p$state$lambda, "sparsevi_packed")
+  expect_lt(length(serialize(p, NULL)), 0.7 * length(serialize(m, NULL)))
+  expect_identical(unpack(p), list(state = list(lambda = m, t = 3L),
+                                   control = list(K = 30, alpha = 0.5)))
+  # lengths not a multiple of 8, zeros as fill, vectors left whole
+  v <- c(rep(0, 1500), runif(1001))
+  expect_identical(unpack(pack(v)), v)
+  neg <- v
+  neg[3] <- -0
+  expect_false(inherits(pack(neg), "sparsevi_packed"))
+  expect_identical(1 / unpack(pack(neg))[3], -Inf)
+  dense <- runif(5000)
+  expect_identical(pack(dense), dense)
+  na <- c(rep(1, 2000), NA)
+  expect_identical(unpack(pack(na)), na)
+  expect_identical(pack(1:5000), 1:5000)
+})
