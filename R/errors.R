@@ -112,6 +112,8 @@ check_choice <- function(x, choices, arg = deparse(substitute(x)),
 
 describe <- function(x) {
   if (is.null(x)) return("NULL")
+  if (is.function(x)) return("a function")
+  if (!is.atomic(x)) return(sprintf("an object of class %s", class(x)[1L]))
   if (length(x) == 0L) return(sprintf("an empty %s vector", typeof(x)))
   if (length(x) > 1L) return(sprintf("a %s vector of length %d", typeof(x), length(x)))
   if (is.na(x)) return("NA")
