@@ -7,7 +7,7 @@
 #include "lda-cvb0.h"
 
 /* Bound (in doubles) of the per-entry buffer used to reduce the summary in
- * document order: 4M doubles (32 MB) or one block's worth, whichever is
+ * document order: 4M doubles (32 MB) or one document's worth, whichever is
  * larger. */
 #define CVB0_EBUF_CAP ((svi_len)4 << 20)
 
@@ -49,13 +49,16 @@ static double *inv_totals(SEXP lambda, SEXP tot, int K, int V) {
   return inv;
 }
 
-/* Local step (want_summary TRUE) or fold-in (FALSE) of SCVB0.
+/* Local step (want_summary TRUE) or fold-in (FALSE) of SCVB0. lambda is
+ * either the K x V topic parameters or, with affine = c(shift, scale), the
+ * store X of the lazy global step (lambda = shift + scale X); tot (or NULL)
+ * the row sums of lambda.
  * Returns list(theta = K x D NTheta, words = 0-based distinct words of the
  * batch (increasing), and the slots x, i, p of the K x V dgCMatrix summary:
  * the sum of m gamma over the last pass, K entries per word of the batch). */
 SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambda,
                         SEXP tot, SEXP settings, SEXP seed, SEXP stream_base,
-                        SEXP threads_, SEXP want_summary) {
+                        SEXP threads_, SEXP want_summary, SEXP affine) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   svi_need_matrix(lambda, REALSXP, -1, x.V, "lambda");
@@ -66,6 +69,14 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   const uint64_t sb = svi_stream_from_r(stream_base);
   const int threads = svi_threads_from_r(threads_);
   const int want = svi_flag_arg(want_summary, "want_summary");
+  double shift = 0.0, scale = 1.0;
+  if (!Rf_isNull(affine)) {
+    if (TYPEOF(affine) != REALSXP || XLENGTH(affine) != 2 || !isfinite(REAL(affine)[0]) ||
+        !isfinite(REAL(affine)[1]) || Rf_isNull(tot))
+      Rf_error("internal error: SCVB0 affine store needs c(shift, scale) and totals");
+    shift = REAL(affine)[0];
+    scale = REAL(affine)[1];
+  }
   double *inv_tot = inv_totals(lambda, tot, K, V);
 
   /* distinct words of the batch and their columns */
@@ -87,7 +98,7 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
     if (col_of[v] >= 0) wlist[u++] = v;
   if (want) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
   double *P = (double *)R_alloc((size_t)K * (U > 0 ? U : 1), sizeof(double));
-  cvb0_topic_columns(K, REAL(lambda), inv_tot, U, wlist, P);
+  cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
   /* the summary as the slots of a K x V dgCMatrix: x (K per batch word), i, p */
@@ -109,25 +120,18 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
 
   /* scratch */
   int mt = 1;
-  svi_len max_block = 0;
   for (int d = 0; d < x.D; d++) {
     int n = x.doc_ptr[d + 1] - x.doc_ptr[d];
     if (n > mt) mt = n;
   }
-  for (svi_len b = 0; b < svi_n_blocks(x.D); b++) {
-    svi_len d1 = (b + 1) * SVI_BLOCK;
-    if (d1 > x.D) d1 = x.D;
-    svi_len e = x.doc_ptr[d1] - x.doc_ptr[b * SVI_BLOCK];
-    if (e > max_block) max_block = e;
-  }
   double *tables = (double *)R_alloc(cvb0_scratch_size(&x, &cs), sizeof(double));
-  double *g_all = (double *)R_alloc((size_t)threads * 2 * K, sizeof(double));
-  int *order_all = (int *)R_alloc((size_t)threads * mt, sizeof(int));
+  double *g_all = (double *)R_alloc((size_t)threads * cvb0_thread_stride(K), sizeof(double));
+  int *order_all = (int *)R_alloc((size_t)threads * cvb0_order_stride(mt), sizeof(int));
   double *ebuf = NULL;
   svi_len ebuf_len = 0;
   if (want && threads > 1) {
     const svi_len all = (svi_len)nnz * K;
-    ebuf_len = max_block * K;
+    ebuf_len = (svi_len)mt * K;
     if (ebuf_len < CVB0_EBUF_CAP) ebuf_len = CVB0_EBUF_CAP;
     if (ebuf_len > all) ebuf_len = all;
     if (ebuf_len < 1) ebuf_len = 1;
@@ -182,6 +186,45 @@ SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale, 
   n_prot++;
   SET_VECTOR_ELT(out, 0, lam_new);
   SET_VECTOR_ELT(out, 1, tot_new);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Lazy global step of SCVB0 (cvb0_global_lazy): X (K x V, the store of
+ * lambda = eta + scale X) is updated IN PLACE; R creates X itself for each
+ * lap (R/lda-cvb0.R) and holds it nowhere else. Returns list(scale, xtot). */
+SEXP ffi_lda_global_cvb0_lazy(SEXP X, SEXP xtot, SEXP scale, SEXP rho, SEXP mult, SEXP p,
+                              SEXP i, SEXP xv, SEXP rescale_below) {
+  int n_prot = 0;
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  if (TYPEOF(xtot) != REALSXP || XLENGTH(xtot) != K || TYPEOF(p) != INTSXP ||
+      XLENGTH(p) != (R_xlen_t)V + 1 || TYPEOF(i) != INTSXP || TYPEOF(xv) != REALSXP ||
+      XLENGTH(i) != XLENGTH(xv))
+    Rf_error("internal error: malformed SCVB0 lazy global step input");
+  {
+    const int *pp = INTEGER(p), *pi = INTEGER(i);
+    if (pp[0] != 0 || pp[V] != XLENGTH(i))
+      Rf_error("internal error: malformed SCVB0 summary pointers");
+    for (int v = 0; v < V; v++)
+      if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed SCVB0 summary pointers");
+    for (R_xlen_t j = 0; j < XLENGTH(i); j++)
+      if (pi[j] < 0 || pi[j] >= K) Rf_error("internal error: summary row out of range");
+  }
+  const double sc = Rf_asReal(scale), r = Rf_asReal(rho), m = Rf_asReal(mult),
+               below = Rf_asReal(rescale_below);
+  if (!(sc > 0.0) || !isfinite(sc) || !(r >= 0.0 && r <= 1.0) || !isfinite(m) ||
+      !(below >= 0.0 && below < 1.0))
+    Rf_error("internal error: SCVB0 lazy global step settings out of range");
+  SEXP xtot_new = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  const double sc_new = cvb0_global_lazy(K, V, REAL(X), REAL(xtot), sc, r, m, INTEGER(p),
+                                         INTEGER(i), REAL(xv), below, REAL(xtot_new));
+  const char *names[] = {"scale", "xtot"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, Rf_ScalarReal(sc_new));
+  SET_VECTOR_ELT(out, 1, xtot_new);
   UNPROTECT(n_prot);
   return out;
 }

@@ -13,8 +13,9 @@
  * m_v gamma_v to the minibatch summary NPhi_hat (unscaled here; the global
  * step multiplies by C / |M|).
  *
- * Randomness (per block of SVI_BLOCK documents, one stream each), consumed
- * per document in this order: K uniforms u for the start
+ * Randomness (one stream per document of the batch: a "block" of one
+ * document, so that documents can be spread over threads one at a time and
+ * still draw the same numbers), consumed in this order: K uniforms u for the start
  * NTheta_dk = N_d u_k / sum(u); then, when shuffling, for every pass a
  * Fisher-Yates permutation of the document's distinct words (starting from
  * their stored order; for i = n-1 .. 1, j = floor(u (i + 1))). The pure-R
@@ -26,8 +27,8 @@
 #include "lda-cvb0.h"
 
 /* Streams of this engine start at 7 * 2^48 (7: the issue of SCVB0), so they
- * never meet another engine's; the stream of block b of a batch is
- * CVB0_STREAM_OFFSET + stream_base + b, all below 2^53 so R can name it. */
+ * never meet another engine's; the stream of document d of a batch is
+ * CVB0_STREAM_OFFSET + stream_base + d, all below 2^53 so R can name it. */
 #define CVB0_STREAM_OFFSET (7ULL << 48)
 
 void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m) {
@@ -229,11 +230,14 @@ static void cvb0_doc(const svi_dtm *x, int d, const double *P, const int *col_of
   }
 }
 
-/* P[u K + k] = lambda[w[u] K + k] * inv_tot[k] for the U words w (increasing).
- * The columns sit far apart in a large lambda, so the next columns are
- * prefetched while the current one is scaled. */
-void cvb0_topic_columns(int K, const double *lambda, const double *inv_tot, int U,
-                        const int *w, double *P) {
+/* P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k] for the U
+ * words w (increasing): lambda is stored as shift + scale X when the global
+ * step is lazy (shift = eta, scale the running product of (1 - rho)); shift
+ * 0 and scale 1 give lambda itself, bit for bit. The columns sit far apart in
+ * a large lambda, so the next columns are prefetched while the current one
+ * is scaled. */
+void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
+                        const double *inv_tot, int U, const int *w, double *P) {
   const int ahead = 4;
   for (int u = 0; u < U; u++) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -245,7 +249,7 @@ void cvb0_topic_columns(int K, const double *lambda, const double *inv_tot, int 
 #endif
     const double *src = lambda + (svi_len)w[u] * K;
     double *dst = P + (svi_len)u * K;
-    for (int k = 0; k < K; k++) dst[k] = src[k] * inv_tot[k];
+    for (int k = 0; k < K; k++) dst[k] = (shift + scale * src[k]) * inv_tot[k];
   }
 }
 
@@ -259,6 +263,13 @@ static int max_doc_types(const svi_dtm *x) {
   return mx;
 }
 
+/* Per-thread scratch strides, padded to whole cache lines plus one, so that
+ * no two threads write the same line. */
+svi_len cvb0_thread_stride(int K) { return (((svi_len)2 * K + 7) / 8) * 8 + 8; }
+svi_len cvb0_order_stride(int max_types) {
+  return (((svi_len)(max_types > 0 ? max_types : 1) + 15) / 16) * 16 + 16;
+}
+
 svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
   /* step tables (2 T) */
   return 2 * (svi_len)(max_doc_types(x) + 1) * cs->passes;
@@ -270,14 +281,19 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
  * the column of word v (or -1). theta: K x D output (NTheta per document).
  * summary: K x U output (zeroed here). The summary is reduced in document
  * order whatever the thread count: with one thread each document adds
- * straight into it; with more, blocks run in parallel writing per-entry
- * values into ebuf, then each thread adds the entries of its own range of
- * columns, scanning the entries in document order. Chunks of blocks bound
- * the size of ebuf (ebuf_len doubles, at least K times the largest block's
+ * straight into it; with more, documents run in parallel (one at a time,
+ * dynamically: each has its own stream) writing per-entry values into ebuf,
+ * then, after a barrier inside the same parallel region, each thread adds
+ * the entries of its own range of columns, scanning the entries in document
+ * order. One parallel region per chunk (one per minibatch unless a minibatch
+ * overflows ebuf) keeps the fork/join points few: on a shared machine each
+ * one can wait for a descheduled thread. Chunks of documents bound the size
+ * of ebuf (ebuf_len doubles, at least K times the largest document's
  * entries).
  *
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
- * g_all (threads * 2 K), order_all (threads * max types). */
+ * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
+ * cvb0_order_stride(max types) ints). */
 void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
                 double *theta, double *summary, double *ebuf, svi_len ebuf_len,
@@ -287,68 +303,68 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
   const int T = (mt + 1) * cs->passes;
   double *rho = tables, *log1m = tables + T;
   cvb0_step_table(cs, T, rho, log1m);
-  const svi_len nb = svi_n_blocks(x->D);
   if (summary) memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
   const int direct = (threads <= 1);
+  const svi_len gstride = cvb0_thread_stride(K), ostride = cvb0_order_stride(mt);
 
-  svi_len b0 = 0;
-  while (b0 < nb) {
-    /* this chunk: blocks b0 .. b1-1, with entries e0 .. e1-1 */
-    svi_len b1 = b0 + 1;
-    const svi_len e0 = x->doc_ptr[b0 * SVI_BLOCK];
-    if (summary && !direct) {
-      while (b1 < nb) {
-        svi_len dend = (b1 + 1) * SVI_BLOCK;
-        if (dend > x->D) dend = x->D;
-        if ((svi_len)(x->doc_ptr[dend] - e0) * K > ebuf_len) break;
-        b1++;
-      }
-    } else {
-      b1 = nb;
-    }
-    svi_len dlast = b1 * SVI_BLOCK;
-    if (dlast > x->D) dlast = x->D;
-    const svi_len e1 = x->doc_ptr[dlast];
-
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-    for (svi_len b = b0; b < b1; b++) {
-      const int tid = svi_thread_id();
-      double *g = g_all + (svi_len)tid * 2 * K;
-      int *order = order_all + (svi_len)tid * (mt > 0 ? mt : 1);
+  if (direct) {
+    for (int d = 0; d < x->D; d++) {
       svi_rng r;
-      svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)b);
-      int dend = (int)((b + 1) * SVI_BLOCK);
-      if (dend > x->D) dend = x->D;
-      for (int d = (int)(b * SVI_BLOCK); d < dend; d++) {
-        double *acc =
-            (summary && !direct) ? ebuf + (svi_len)(x->doc_ptr[d] - e0) * K : NULL;
-        cvb0_doc(x, d, P, col_of, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K,
-                 order, acc, (summary && direct) ? summary : NULL);
-      }
+      svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
+      cvb0_doc(x, d, P, col_of, cs, rho, log1m, &r, theta + (svi_len)d * K, g_all,
+               g_all + K, order_all, NULL, summary);
     }
+    return;
+  }
 
-    if (summary && !direct) {
-      /* reduce: thread i owns columns [U i / n, U (i + 1) / n) */
-      int nthr = threads;
-      if (nthr > U) nthr = U;
-      if (nthr < 1) nthr = 1;
+  int d0 = 0;
+  while (d0 < x->D) {
+    /* this chunk: documents d0 .. d1-1, with entries e0 .. e1-1 */
+    int d1 = d0 + 1;
+    const svi_len e0 = x->doc_ptr[d0];
+    if (summary) {
+      while (d1 < x->D && (svi_len)(x->doc_ptr[d1 + 1] - e0) * K <= ebuf_len) d1++;
+    } else {
+      d1 = x->D;
+    }
+    const svi_len e1 = x->doc_ptr[d1];
+    int nthr = threads;
+    if (nthr > U && U > 0) nthr = U;
+
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(nthr)
+#pragma omp parallel num_threads(threads)
 #endif
-      for (int part = 0; part < nthr; part++) {
-        const int ua = (int)((svi_len)U * part / nthr);
-        const int ub = (int)((svi_len)U * (part + 1) / nthr);
-        for (svi_len e = e0; e < e1; e++) {
-          const int u = col_of[x->term[e]];
-          if (u < ua || u >= ub) continue;
-          double *dst = summary + (svi_len)u * K;
-          cvb0_add(K, ebuf + (e - e0) * K, dst);
+    {
+      const int tid = svi_thread_id();
+      double *g = g_all + (svi_len)tid * gstride;
+      int *order = order_all + (svi_len)tid * ostride;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (int d = d0; d < d1; d++) {
+        svi_rng r;
+        svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
+        double *acc = summary ? ebuf + (svi_len)(x->doc_ptr[d] - e0) * K : NULL;
+        cvb0_doc(x, d, P, col_of, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K,
+                 order, acc, NULL);
+      }
+      /* (implicit barrier) reduce: part i owns columns [U i / n, U (i + 1) / n) */
+      if (summary) {
+#ifdef _OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+        for (int part = 0; part < nthr; part++) {
+          const int ua = (int)((svi_len)U * part / nthr);
+          const int ub = (int)((svi_len)U * (part + 1) / nthr);
+          for (svi_len e = e0; e < e1; e++) {
+            const int u = col_of[x->term[e]];
+            if (u < ua || u >= ub) continue;
+            cvb0_add(K, ebuf + (e - e0) * K, summary + (svi_len)u * K);
+          }
         }
       }
     }
-    b0 = b1;
+    d0 = d1;
   }
 }
 
@@ -377,4 +393,44 @@ void cvb0_global(int K, int V, const double *lambda, const double *tot, double e
   for (int v = 0; v < V; v++)
     for (int e = p[v]; e < p[v + 1]; e++) tot_new[idx[e]] += val[e];
   for (int k = 0; k < K; k++) tot_new[k] = a * tot[k] + rho * eta * V + c * tot_new[k];
+}
+
+/* The same global step, lazily (the form of src/lda-gibbs-global.c). With
+ * lambda = eta + N and N = scale X, the dense update
+ *   N_new = (1 - rho) N + rho mult S
+ * is scale_new = (1 - rho) scale and X_new = X + (rho mult / scale_new) S,
+ * which touches only the columns (words) of the minibatch: O(K U), not
+ * O(K V). xtot_k = sum_v X_kv follows the same rule with the row sums of S
+ * (added in column order, so the result does not depend on threads). When
+ * scale_new would fall below rescale_below (or reach 0, rho = 1) the step is
+ * applied densely instead, X_new = scale_new X + rho mult S, and the scale
+ * returns to 1 ("rescaling", one O(K V) pass every few hundred minibatches
+ * at most). X is updated in place; xtot_new (K) receives the new totals.
+ * Returns the new scale. */
+double cvb0_global_lazy(int K, int V, double *X, const double *xtot, double scale,
+                        double rho, double mult, const int *p, const int *idx,
+                        const double *val, double rescale_below, double *xtot_new) {
+  const double scale_new = scale * (1.0 - rho);
+  for (int k = 0; k < K; k++) xtot_new[k] = 0.0;
+  for (int v = 0; v < V; v++)
+    for (int e = p[v]; e < p[v + 1]; e++) xtot_new[idx[e]] += val[e];
+  if (!(scale_new >= rescale_below) || !(scale_new > 0.0)) {
+    const double c = rho * mult;
+    const svi_len n = (svi_len)K * V;
+    for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
+    for (int v = 0; v < V; v++) {
+      double *col = X + (svi_len)v * K;
+      for (int e = p[v]; e < p[v + 1]; e++) col[idx[e]] += c * val[e];
+    }
+    for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * xtot_new[k];
+    return 1.0;
+  }
+  const double c = rho * mult / scale_new;
+  for (int v = 0; v < V; v++) {
+    if (p[v] == p[v + 1]) continue;
+    double *col = X + (svi_len)v * K;
+    for (int e = p[v]; e < p[v + 1]; e++) col[idx[e]] += c * val[e];
+  }
+  for (int k = 0; k < K; k++) xtot_new[k] = xtot[k] + c * xtot_new[k];
+  return scale_new;
 }
