@@ -97,8 +97,10 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   control
 }
 
-# Settings of the document update as the 6 doubles the C glue reads:
-# alpha, doc_s, doc_tau, doc_kappa, passes, shuffle.
+# Settings of the document update as the 7 doubles the C glue reads:
+# alpha, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel width (internal
+# control$cvb0_kernel: 0, the widest vectors the processor runs, or 2, 4, 8
+# to force one; every width gives the same bits).
 cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   get <- function(name) {
     v <- control[[name]]
@@ -118,7 +120,8 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
     passes <- check_count(get("burnin"), "burnin", min = 0, max = 100, call = call) + 1L
   }
   shuffle <- check_flag(get("shuffle"), "shuffle", call = call)
-  c(alpha, doc_s, doc_tau, doc_kappa, passes, as.double(shuffle))
+  kernel <- if (is.null(control$cvb0_kernel)) 0 else as.double(control$cvb0_kernel)
+  c(alpha, doc_s, doc_tau, doc_kappa, passes, as.double(shuffle), kernel)
 }
 
 # Row sums of lambda (tot_k = NZ_k + V eta) when the state tracks them for

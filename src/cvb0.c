@@ -2,6 +2,7 @@
  * calls the kernels of lda-cvb0.c. R (R/lda-cvb0.R) has validated
  * everything. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "glue.h"
 #include "lda-cvb0.h"
@@ -11,9 +12,14 @@
  * larger. */
 #define CVB0_EBUF_CAP ((svi_len)4 << 20)
 
+static int cmp_int(const void *a, const void *b) {
+  const int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
 static cvb0_settings settings_from_r(SEXP settings, int K) {
-  if (TYPEOF(settings) != REALSXP || XLENGTH(settings) != 6)
-    Rf_error("internal error: SCVB0 settings must be 6 doubles");
+  if (TYPEOF(settings) != REALSXP || (XLENGTH(settings) != 6 && XLENGTH(settings) != 7))
+    Rf_error("internal error: SCVB0 settings must be 6 or 7 doubles");
   const double *s = REAL(settings);
   cvb0_settings cs;
   cs.K = K;
@@ -26,6 +32,10 @@ static cvb0_settings settings_from_r(SEXP settings, int K) {
     Rf_error("internal error: SCVB0 settings out of range");
   cs.passes = (int)s[4];
   cs.shuffle = s[5] != 0.0;
+  /* optional 7th: the kernel's vector width (0 = widest available) */
+  cs.kernel = XLENGTH(settings) == 7 ? (int)s[6] : 0;
+  if (cs.kernel != 0 && cs.kernel != 2 && cs.kernel != 4 && cs.kernel != 8)
+    Rf_error("internal error: SCVB0 kernel width must be 0, 2, 4 or 8");
   return cs;
 }
 
@@ -79,23 +89,50 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   }
   double *inv_tot = inv_totals(lambda, tot, K, V);
 
-  /* distinct words of the batch and their columns */
-  int *col_of = (int *)R_alloc(V, sizeof(int)), U = 0;
-  for (int v = 0; v < V; v++) col_of[v] = -1;
+  /* distinct words of the batch (increasing: wlist) and the column of each
+   * entry's word (ecol): through a V-long table when the vocabulary is not
+   * much larger than the batch, else by sorting the batch's terms, so that a
+   * small minibatch over a large vocabulary costs no O(V) work here */
   const R_xlen_t nnz = XLENGTH(term);
-  for (R_xlen_t e = 0; e < nnz; e++) col_of[x.term[e]] = 0;
-  for (int v = 0; v < V; v++)
-    if (col_of[v] == 0) col_of[v] = U++;
+  int U = 0;
+  int *ecol = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+  int *wlist;
+  if ((double)V <= 8.0 * (double)nnz) {
+    int *col_of = (int *)R_alloc(V, sizeof(int));
+    for (int v = 0; v < V; v++) col_of[v] = -1;
+    for (R_xlen_t e = 0; e < nnz; e++) col_of[x.term[e]] = 0;
+    for (int v = 0; v < V; v++)
+      if (col_of[v] == 0) col_of[v] = U++;
+    wlist = (int *)R_alloc(U > 0 ? U : 1, sizeof(int));
+    for (int v = 0, u = 0; v < V; v++)
+      if (col_of[v] >= 0) wlist[u++] = v;
+    for (R_xlen_t e = 0; e < nnz; e++) ecol[e] = col_of[x.term[e]];
+  } else {
+    wlist = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+    if (nnz > 0) memcpy(wlist, x.term, sizeof(int) * (size_t)nnz);
+    qsort(wlist, (size_t)nnz, sizeof(int), cmp_int);
+    for (R_xlen_t e = 0; e < nnz; e++)
+      if (U == 0 || wlist[e] != wlist[U - 1]) wlist[U++] = wlist[e];
+    for (R_xlen_t e = 0; e < nnz; e++) {
+      const int v = x.term[e];
+      int lo = 0, hi = U - 1;
+      while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (wlist[mid] < v)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      ecol[e] = lo;
+    }
+  }
   SEXP words = PROTECT(Rf_allocVector(INTSXP, want ? U : 0));
   n_prot++;
   if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
       (double)K * (double)U > (double)R_XLEN_T_MAX)
     Rf_error("internal error: SCVB0 output too large");
-  /* the batch's words in increasing order, and P = lambda / tot over them
-   * (topics are frozen within a batch) */
-  int *wlist = (int *)R_alloc(U > 0 ? U : 1, sizeof(int));
-  for (int v = 0, u = 0; v < V; v++)
-    if (col_of[v] >= 0) wlist[u++] = v;
+  /* P = lambda / tot over the batch's words (topics are frozen within a
+   * batch) */
   if (want) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
   double *P = (double *)R_alloc((size_t)K * (U > 0 ? U : 1), sizeof(double));
   cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
@@ -115,7 +152,10 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
     for (int u = 0; u < U; u++)
       for (int k = 0; k < K; k++) pi[(R_xlen_t)u * K + k] = k;
     pp[0] = 0;
-    for (int v = 0; v < V; v++) pp[v + 1] = pp[v] + (col_of[v] >= 0 ? K : 0);
+    for (int v = 0, u = 0; v < V; v++) {
+      if (u < U && wlist[u] == v) u++;
+      pp[v + 1] = u * K;
+    }
   }
 
   /* scratch */
@@ -138,7 +178,7 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
     ebuf = (double *)R_alloc(ebuf_len, sizeof(double));
   }
 
-  cvb0_local(&x, P, col_of, U, &cs, sd, sb, threads, REAL(theta),
+  cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, REAL(theta),
              want ? REAL(summary) : NULL, ebuf, ebuf_len, tables, g_all, order_all);
 
   const char *names[] = {"theta", "words", "x", "i", "p"};
@@ -227,4 +267,10 @@ SEXP ffi_lda_global_cvb0_lazy(SEXP X, SEXP xtot, SEXP scale, SEXP rho, SEXP mult
   SET_VECTOR_ELT(out, 1, xtot_new);
   UNPROTECT(n_prot);
   return out;
+}
+
+/* The kernel width the local step would use when asked for `want` (0: the
+ * widest the processor runs); for tests and benchmarks. */
+SEXP ffi_lda_cvb0_kernel_width(SEXP want) {
+  return Rf_ScalarInteger(cvb0_kernel_width(Rf_asInteger(want)));
 }

@@ -18,6 +18,7 @@ extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, S
                                SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0_lazy(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
@@ -59,6 +60,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 12},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 9},
     {"ffi_lda_global_cvb0_lazy", (DL_FUNC)&ffi_lda_global_cvb0_lazy, 9},
+    {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
     {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},

@@ -40,194 +40,94 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
   }
 }
 
-/* The two inner loops of a token-type update, over the K topics. They are
- * written with GCC/Clang vector extensions (two lanes of two doubles, plain
- * SSE2 on x86-64), with a scalar fallback that adds in exactly the same
- * order; the sums therefore do not depend on the compiler's vectoriser. */
+/* The per-document kernel (lda-cvb0-kernel.h) in several vector widths,
+ * chosen at run time from what the processor offers (or forced through the
+ * settings, for the tests); all give the same bits. Fused multiply-adds are
+ * off in this file so that no width contracts a * b + c differently. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
-#define CVB0_VEC 1
-typedef double cvb0_v2 __attribute__((vector_size(16)));
-static inline cvb0_v2 v2_load(const double *p) {
-  cvb0_v2 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void v2_store(double *p, cvb0_v2 v) {
-  memcpy(p, &v, sizeof v);
-}
+#define CVB0_VW 2
+#define CVB0_SUF v2
+#define CVB0_TARGET
+#include "lda-cvb0-kernel.h"
+#undef CVB0_VW
+#undef CVB0_SUF
+#undef CVB0_TARGET
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CVB0_MULTI 1
+#define CVB0_VW 4
+#define CVB0_SUF v4
+#define CVB0_TARGET __attribute__((target("avx2")))
+#include "lda-cvb0-kernel.h"
+#undef CVB0_VW
+#undef CVB0_SUF
+#undef CVB0_TARGET
+#define CVB0_VW 8
+#define CVB0_SUF v8
+#define CVB0_TARGET __attribute__((target("avx512f")))
+#include "lda-cvb0-kernel.h"
+#undef CVB0_VW
+#undef CVB0_SUF
+#undef CVB0_TARGET
 #endif
-
-/* g_k = p_k (theta_k + alpha); returns sum_k g_k. */
-static inline double cvb0_gamma(int K, const double *restrict p,
-                                const double *restrict th, double alpha,
-                                double *restrict g) {
-  int k = 0;
-  double s;
-#ifdef CVB0_VEC
-  const cvb0_v2 al = {alpha, alpha};
-  cvb0_v2 a0 = {0.0, 0.0}, a1 = {0.0, 0.0};
-  for (; k + 4 <= K; k += 4) {
-    cvb0_v2 g0 = v2_load(p + k) * (v2_load(th + k) + al);
-    cvb0_v2 g1 = v2_load(p + k + 2) * (v2_load(th + k + 2) + al);
-    v2_store(g + k, g0);
-    v2_store(g + k + 2, g1);
-    a0 += g0;
-    a1 += g1;
-  }
-  cvb0_v2 a = a0 + a1;
-  s = a[0] + a[1];
+#define CVB0_BASE_DOC cvb0_doc_v2
+#define CVB0_BASE_ADD cvb0_add_cols_v2
 #else
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-  for (; k + 4 <= K; k += 4) {
-    g[k] = p[k] * (th[k] + alpha);
-    g[k + 1] = p[k + 1] * (th[k + 1] + alpha);
-    g[k + 2] = p[k + 2] * (th[k + 2] + alpha);
-    g[k + 3] = p[k + 3] * (th[k + 3] + alpha);
-    s0 += g[k];
-    s1 += g[k + 1];
-    s2 += g[k + 2];
-    s3 += g[k + 3];
-  }
-  s = (s0 + s2) + (s1 + s3);
+#define CVB0_VW 0
+#define CVB0_SUF v0
+#define CVB0_TARGET
+#include "lda-cvb0-kernel.h"
+#undef CVB0_VW
+#undef CVB0_SUF
+#undef CVB0_TARGET
+#define CVB0_BASE_DOC cvb0_doc_v0
+#define CVB0_BASE_ADD cvb0_add_cols_v0
 #endif
-  for (; k < K; k++) {
-    g[k] = p[k] * (th[k] + alpha);
-    s += g[k];
-  }
-  return s;
-}
 
-/* theta <- decay theta + c g, then the next word's g from the new theta;
- * returns the next word's sum_k g_k. */
-static inline double cvb0_step_gamma(int K, const double *restrict pn,
-                                     double *restrict th, double decay, double c,
-                                     double alpha, double *restrict g) {
-  int k = 0;
-  double s;
-#ifdef CVB0_VEC
-  const cvb0_v2 al = {alpha, alpha}, de = {decay, decay}, cc = {c, c};
-  cvb0_v2 a0 = {0.0, 0.0}, a1 = {0.0, 0.0};
-  for (; k + 4 <= K; k += 4) {
-    cvb0_v2 t0 = de * v2_load(th + k) + cc * v2_load(g + k);
-    cvb0_v2 t1 = de * v2_load(th + k + 2) + cc * v2_load(g + k + 2);
-    v2_store(th + k, t0);
-    v2_store(th + k + 2, t1);
-    cvb0_v2 g0 = v2_load(pn + k) * (t0 + al);
-    cvb0_v2 g1 = v2_load(pn + k + 2) * (t1 + al);
-    v2_store(g + k, g0);
-    v2_store(g + k + 2, g1);
-    a0 += g0;
-    a1 += g1;
-  }
-  cvb0_v2 a = a0 + a1;
-  s = a[0] + a[1];
+typedef void (*cvb0_doc_fn)(const svi_dtm *, int, const double *, const int *,
+                            const cvb0_settings *, const double *, const double *,
+                            svi_rng *, double *, double *, double *, int *, double *,
+                            double *);
+typedef void (*cvb0_add_fn)(int, const int *, int, int, svi_len, svi_len, const double *,
+                            double *);
+
+/* Width of the kernel: `want` 0 picks AVX2 when the processor runs it (on
+ * the benchmark machine, an AMD EPYC, AVX-512 was no faster: inst/bench/
+ * results/scvb0.txt), 2, 4 or 8 ask for one (falling back to narrower ones
+ * the processor lacks). Returns the width used. */
+int cvb0_kernel_width(int want) {
+  int w = 2;
+#ifdef CVB0_MULTI
+  __builtin_cpu_init();
+  if (want >= 8 && __builtin_cpu_supports("avx512f"))
+    w = 8;
+  else if ((want == 0 || want >= 4) && __builtin_cpu_supports("avx2"))
+    w = 4;
 #else
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-  for (; k + 4 <= K; k += 4) {
-    for (int i = 0; i < 4; i++) {
-      double t0 = decay * th[k + i] + c * g[k + i];
-      th[k + i] = t0;
-      g[k + i] = pn[k + i] * (t0 + alpha);
-    }
-    s0 += g[k];
-    s1 += g[k + 1];
-    s2 += g[k + 2];
-    s3 += g[k + 3];
-  }
-  s = (s0 + s2) + (s1 + s3);
+  (void)want;
 #endif
-  for (; k < K; k++) {
-    double t0 = decay * th[k] + c * g[k];
-    th[k] = t0;
-    g[k] = pn[k] * (t0 + alpha);
-    s += g[k];
-  }
-  return s;
+  return w;
 }
 
-/* a = w g and dst += a, as separate loops (no contraction across them, so
- * adding here or later from a buffer gives the same bits). */
-static inline void cvb0_scale(int K, double w, const double *restrict g,
-                              double *restrict a) {
-  int k = 0;
-#ifdef CVB0_VEC
-  const cvb0_v2 ww = {w, w};
-  for (; k + 2 <= K; k += 2) v2_store(a + k, ww * v2_load(g + k));
+static void cvb0_pick(int width, cvb0_doc_fn *doc, cvb0_add_fn *add) {
+  *doc = CVB0_BASE_DOC;
+  *add = CVB0_BASE_ADD;
+#ifdef CVB0_MULTI
+  if (width == 8) {
+    *doc = cvb0_doc_v8;
+    *add = cvb0_add_cols_v8;
+  } else if (width == 4) {
+    *doc = cvb0_doc_v4;
+    *add = cvb0_add_cols_v4;
+  }
+#else
+  (void)width;
 #endif
-  for (; k < K; k++) a[k] = w * g[k];
-}
-static inline void cvb0_add(int K, const double *restrict a, double *restrict dst) {
-  int k = 0;
-#ifdef CVB0_VEC
-  for (; k + 2 <= K; k += 2) v2_store(dst + k, v2_load(dst + k) + v2_load(a + k));
-#endif
-  for (; k < K; k++) dst[k] += a[k];
-}
-
-/* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
- * of column u = col_of[v]. theta (K) receives NTheta_d; g (K) and order
- * (n_d) are scratch. With acc not NULL, the last pass writes m gamma of the
- * j-th distinct word to acc + j K (the document's stored order); with sum
- * not NULL (one thread) it adds m gamma of each word to column col_of[v] of
- * sum instead, through g2 (K scratch), in the same order and arithmetic. */
-static void cvb0_doc(const svi_dtm *x, int d, const double *P, const int *col_of,
-                     const cvb0_settings *cs, const double *rho, const double *log1m,
-                     svi_rng *r, double *theta, double *g, double *g2, int *order,
-                     double *acc, double *sum) {
-  const int K = cs->K;
-  const double alpha = cs->alpha;
-  const int start = x->doc_ptr[d], n = x->doc_ptr[d + 1] - start;
-  const int *term = x->term + start;
-  const double *cnt = x->count + start;
-  double Nd = 0.0;
-  for (int j = 0; j < n; j++) Nd += cnt[j];
-  if (n == 0 || Nd <= 0.0) {
-    for (int k = 0; k < K; k++) theta[k] = 0.0;
-    if (acc) memset(acc, 0, sizeof(double) * (size_t)n * (size_t)K);
-    return;
-  }
-  /* random start */
-  double su = 0.0;
-  for (int k = 0; k < K; k++) {
-    theta[k] = svi_rng_unif(r);
-    su += theta[k];
-  }
-  const double sc = Nd / su;
-  for (int k = 0; k < K; k++) theta[k] *= sc;
-
-  int t = 0;
-  for (int pass = 0; pass < cs->passes; pass++) {
-    const int last = (pass == cs->passes - 1);
-    for (int j = 0; j < n; j++) order[j] = j;
-    if (cs->shuffle) {
-      for (int i = n - 1; i >= 1; i--) {
-        int jj = (int)(svi_rng_unif(r) * (double)(i + 1));
-        if (jj > i) jj = i;
-        int tmp = order[i];
-        order[i] = order[jj];
-        order[jj] = tmp;
-      }
-    }
-    double s = cvb0_gamma(K, P + (svi_len)col_of[term[order[0]]] * K, theta, alpha, g);
-    for (int jo = 0; jo < n; jo++) {
-      const int j = order[jo];
-      const double m = cnt[j];
-      const double decay = (m == 1.0) ? 1.0 - rho[t] : exp(m * log1m[t]);
-      t++;
-      const double c = Nd * (1.0 - decay) / s;
-      if (last && (acc || sum)) {
-        double *a = acc ? acc + (svi_len)j * K : g2;
-        cvb0_scale(K, m / s, g, a);
-        if (!acc) cvb0_add(K, g2, sum + (svi_len)col_of[term[j]] * K);
-      }
-      if (jo + 1 < n) {
-        const double *pn = P + (svi_len)col_of[term[order[jo + 1]]] * K;
-        s = cvb0_step_gamma(K, pn, theta, decay, c, alpha, g);
-      } else {
-        for (int k = 0; k < K; k++) theta[k] = decay * theta[k] + c * g[k];
-      }
-    }
-  }
 }
 
 /* P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k] for the U
@@ -277,8 +177,8 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
 
 /* The local step over a minibatch (or the fold-in when summary is NULL).
  *
- * P: K x U, lambda_kv / tot_k for the U distinct words of the batch, col_of[v]
- * the column of word v (or -1). theta: K x D output (NTheta per document).
+ * P: K x U, lambda_kv / tot_k for the U distinct words of the batch, ecol[e]
+ * the column of the word of entry e. theta: K x D output (NTheta per document).
  * summary: K x U output (zeroed here). The summary is reduced in document
  * order whatever the thread count: with one thread each document adds
  * straight into it; with more, documents run in parallel (one at a time,
@@ -294,7 +194,7 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
  * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
  * cvb0_order_stride(max types) ints). */
-void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
+void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
                 double *theta, double *summary, double *ebuf, svi_len ebuf_len,
                 double *tables, double *g_all, int *order_all) {
@@ -306,13 +206,16 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
   if (summary) memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
   const int direct = (threads <= 1);
   const svi_len gstride = cvb0_thread_stride(K), ostride = cvb0_order_stride(mt);
+  cvb0_doc_fn doc_fn;
+  cvb0_add_fn add_fn;
+  cvb0_pick(cvb0_kernel_width(cs->kernel), &doc_fn, &add_fn);
 
   if (direct) {
     for (int d = 0; d < x->D; d++) {
       svi_rng r;
       svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
-      cvb0_doc(x, d, P, col_of, cs, rho, log1m, &r, theta + (svi_len)d * K, g_all,
-               g_all + K, order_all, NULL, summary);
+      doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g_all,
+             g_all + K, order_all, NULL, summary);
     }
     return;
   }
@@ -345,8 +248,8 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
         svi_rng r;
         svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
         double *acc = summary ? ebuf + (svi_len)(x->doc_ptr[d] - e0) * K : NULL;
-        cvb0_doc(x, d, P, col_of, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K,
-                 order, acc, NULL);
+        doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K,
+               order, acc, NULL);
       }
       /* (implicit barrier) reduce: part i owns columns [U i / n, U (i + 1) / n) */
       if (summary) {
@@ -356,11 +259,7 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
         for (int part = 0; part < nthr; part++) {
           const int ua = (int)((svi_len)U * part / nthr);
           const int ub = (int)((svi_len)U * (part + 1) / nthr);
-          for (svi_len e = e0; e < e1; e++) {
-            const int u = col_of[x->term[e]];
-            if (u < ua || u >= ub) continue;
-            cvb0_add(K, ebuf + (e - e0) * K, summary + (svi_len)u * K);
-          }
+          add_fn(K, ecol, ua, ub, e0, e1, ebuf, summary);
         }
       }
     }

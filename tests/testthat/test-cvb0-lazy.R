@@ -143,3 +143,43 @@ test_that("training does not modify an earlier fit in place", {
                progress = FALSE)
   expect_equal(u$topic_word, b$topic_word, tolerance = 1e-10)
 })
+
+test_that("every kernel width gives the same bits", {
+  sim <- simulate_lda(D = 130, V = 60, K = 3, doc_length = 40, seed = 14)
+  # K = 13: eight-topic groups plus a tail of five
+  K <- 13
+  lambda <- matrix(0.01 + stats::qgamma(uniform_source(2)(K * 60), 1), K, 60)
+  st <- list(lambda = lambda, t = 1)
+  out <- lapply(c(2, 4, 8), function(w) {
+    ctl <- list(alpha = 0.1, burnin = 1L, cvb0_kernel = w)
+    list(one = sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 3), 1L),
+         two = sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 3), 2L))
+  })
+  for (o in out) {
+    expect_identical(o$one$doc_topic, out[[1]]$one$doc_topic)
+    expect_identical(o$one$summary, out[[1]]$one$summary)
+    expect_identical(o$two$doc_topic, out[[1]]$one$doc_topic)
+    expect_identical(o$two$summary, out[[1]]$one$summary)
+  }
+  ref <- ref_cvb0_local(sim$dtm, lambda, 0.1, c(0, 3), stream_base = 2^26)
+  expect_equal(out[[1]]$one$doc_topic, ref$theta, tolerance = 1e-12)
+  expect_true(.Call(sparsevi:::ffi_lda_cvb0_kernel_width, 0L) %in% c(2L, 4L, 8L))
+})
+
+test_that("a minibatch far smaller than the vocabulary finds its words by sorting", {
+  sim <- simulate_lda(D = 20, V = 600, K = 3, doc_length = 15, seed = 15)
+  K <- 4
+  lambda <- matrix(0.01 + stats::qgamma(uniform_source(5)(K * 600), 1), K, 600)
+  sub <- sparsevi:::dtm_subset(sim$dtm, c(3, 9))
+  expect_gt(600, 8 * length(sub$term))
+  st <- list(lambda = lambda, t = 0)
+  ctl <- list(alpha = 0.1, burnin = 1L)
+  r1 <- sparsevi:::lda_local_cvb0(sub, st, ctl, c(0, 6), 1L)
+  r2 <- sparsevi:::lda_local_cvb0(sub, st, ctl, c(0, 6), 2L)
+  ref <- ref_cvb0_local(sub, lambda, 0.1, c(0, 6))
+  expect_equal(r1$doc_topic, ref$theta, tolerance = 1e-12)
+  expect_equal(unname(as.matrix(r1$summary)), ref$summary, tolerance = 1e-12)
+  expect_identical(r1$summary, r2$summary)
+  expect_identical(r1$doc_topic, r2$doc_topic)
+  expect_true(methods::validObject(r1$summary))
+})
