@@ -240,7 +240,9 @@ cvb0_global_args <- function(state, res, control) {
   s <- if (is.null(control$step_scale)) cvb0_defaults$s else control$step_scale
   rho <- min(1, s * (get("tau") + t)^(-get("kappa")))
   S <- res$summary
-  if (!methods::is(S, "dgCMatrix")) {
+  # (the class first: an S4 is() per minibatch costs as much as the C step)
+  if (!identical(class(S), structure("dgCMatrix", package = "Matrix")) &&
+      !methods::is(S, "dgCMatrix")) {
     S <- methods::as(methods::as(methods::as(S, "CsparseMatrix"), "generalMatrix"), "dMatrix")
   }
   tokens <- res$stats$tokens

@@ -310,25 +310,35 @@ double cvb0_global_lazy(int K, int V, double *X, const double *xtot, double scal
                         double rho, double mult, const int *p, const int *idx,
                         const double *val, double rescale_below, double *xtot_new) {
   const double scale_new = scale * (1.0 - rho);
-  for (int k = 0; k < K; k++) xtot_new[k] = 0.0;
-  for (int v = 0; v < V; v++)
-    for (int e = p[v]; e < p[v + 1]; e++) xtot_new[idx[e]] += val[e];
-  if (!(scale_new >= rescale_below) || !(scale_new > 0.0)) {
-    const double c = rho * mult;
+  const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
+  const double c = dense ? rho * mult : rho * mult / scale_new;
+  if (dense) {
     const svi_len n = (svi_len)K * V;
     for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
-    for (int v = 0; v < V; v++) {
-      double *col = X + (svi_len)v * K;
-      for (int e = p[v]; e < p[v + 1]; e++) col[idx[e]] += c * val[e];
+  }
+  /* one pass over the summary's columns: X += c S, row sums of S */
+  for (int k = 0; k < K; k++) xtot_new[k] = 0.0;
+  for (int v = 0; v < V; v++) {
+    const int e0 = p[v], e1 = p[v + 1];
+    if (e0 == e1) continue;
+    double *col = X + (svi_len)v * K;
+    if (e1 - e0 == K) {
+      /* a full column (the local step's summaries): topics 0 .. K-1 */
+      const double *sv = val + e0;
+      for (int k = 0; k < K; k++) {
+        col[k] += c * sv[k];
+        xtot_new[k] += sv[k];
+      }
+    } else {
+      for (int e = e0; e < e1; e++) {
+        col[idx[e]] += c * val[e];
+        xtot_new[idx[e]] += val[e];
+      }
     }
+  }
+  if (dense) {
     for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * xtot_new[k];
     return 1.0;
-  }
-  const double c = rho * mult / scale_new;
-  for (int v = 0; v < V; v++) {
-    if (p[v] == p[v + 1]) continue;
-    double *col = X + (svi_len)v * K;
-    for (int e = p[v]; e < p[v + 1]; e++) col[idx[e]] += c * val[e];
   }
   for (int k = 0; k < K; k++) xtot_new[k] = xtot[k] + c * xtot_new[k];
   return scale_new;
