@@ -167,11 +167,11 @@ test_that("every kernel width gives the same bits", {
 })
 
 test_that("a minibatch far smaller than the vocabulary finds its words by sorting", {
-  sim <- simulate_lda(D = 20, V = 3000, K = 3, doc_length = 6, seed = 15)
+  sim <- simulate_lda(D = 20, V = 5000, K = 3, doc_length = 6, seed = 15)
   K <- 4
-  lambda <- matrix(0.01 + stats::qgamma(uniform_source(5)(K * 3000), 1), K, 3000)
+  lambda <- matrix(0.01 + stats::qgamma(uniform_source(5)(K * 5000), 1), K, 5000)
   sub <- sparsevi:::dtm_subset(sim$dtm, c(3, 9))
-  expect_gt(3000, 256 * length(sub$term))
+  expect_gt(5000, 256 * length(sub$term))
   st <- list(lambda = lambda, t = 0)
   ctl <- list(alpha = 0.1, burnin = 1L)
   r1 <- sparsevi:::lda_local_cvb0(sub, st, ctl, c(0, 6), 1L)
