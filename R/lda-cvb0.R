@@ -68,8 +68,9 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
 # (tau = 1000, kappa = 0.9) and minibatches of 100 documents replace the
 # loop's generic defaults unless the caller of fit_lda() gave them; the
 # corpus token count C is recorded for the C / |M| scaling; the global step
-# is SCVB0's own, in its lazy form (lda_global_cvb0_lazy). The control hook receives neither the
-# corpus nor the call, so both are read from fit_lda()'s frame (`x`, `call`).
+# is SCVB0's own, in its lazy form (lda_global_cvb0_lazy). The control hook
+# receives neither the corpus nor the call, so both are read from fit_lda()'s
+# frame (`x`, `call`).
 lda_cvb0_control <- function(control, call = caller_call()) {
   env <- parent.frame()
   fcall <- get0("call", envir = env, inherits = FALSE)
@@ -99,8 +100,8 @@ lda_cvb0_control <- function(control, call = caller_call()) {
 
 # Settings of the document update as the 7 doubles the C glue reads:
 # alpha, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel width (internal
-# control$cvb0_kernel: 0, the widest vectors the processor runs, or 2, 4, 8
-# to force one; every width gives the same bits).
+# control$cvb0_kernel: 0, AVX2 where the processor runs it, else SSE2; or 2,
+# 4, 8 to ask for SSE2, AVX2, AVX-512; every width gives the same bits).
 cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   get <- function(name) {
     v <- control[[name]]
