@@ -145,6 +145,21 @@ cvb0_summary_matrix <- function(res, K, V) {
 }
 
 cvb0_cache <- new.env(parent = emptyenv())
+
+# A double vector of at least n elements that the local step's C code may
+# overwrite (its scratch: topic columns and the per-entry buffer of the
+# threaded reduction), kept for the session so that minibatch after
+# minibatch reuses the same pages; NULL (C allocates) beyond 64 MB. Only the
+# C glue ever reads or writes it.
+cvb0_scratch <- function(n) {
+  if (n > 2^23) return(NULL)
+  s <- cvb0_cache$scratch
+  if (is.null(s) || length(s) < n) {
+    s <- double(max(n, 2^16))
+    cvb0_cache$scratch <- s
+  }
+  s
+}
 cvb0_empty_dgc <- function() {
   if (is.null(cvb0_cache$dgc)) cvb0_cache$dgc <- methods::new("dgCMatrix")
   cvb0_cache$dgc
@@ -178,7 +193,8 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   V <- ncol(lambda)
   res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
                lambda, tot, settings, seed, cvb0_stream_base(state),
-               as.integer(threads), TRUE, affine)
+               as.integer(threads), TRUE, affine,
+               cvb0_scratch(2 * K * length(batch$term)))
   list(summary = cvb0_summary_matrix(res, K, V),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))
@@ -333,7 +349,7 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
   tw <- matrix(as.double(tw), K, ncol(tw))
   if (is.null(seed)) seed <- resolve_seed(NULL)
   res <- .Call(ffi_lda_local_cvb0, dtm$doc_ptr, dtm$term, dtm$count, ncol(tw), tw,
-               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE, NULL)
+               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE, NULL, NULL)
   theta <- res$theta + settings[1L]
   theta <- t(theta) / colSums(theta)
   dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))

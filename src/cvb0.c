@@ -62,13 +62,14 @@ static double *inv_totals(SEXP lambda, SEXP tot, int K, int V) {
 /* Local step (want_summary TRUE) or fold-in (FALSE) of SCVB0. lambda is
  * either the K x V topic parameters or, with affine = c(shift, scale), the
  * store X of the lazy global step (lambda = shift + scale X); tot (or NULL)
- * the row sums of lambda.
+ * the row sums of lambda; scratch (or NULL) a double vector this call may
+ * overwrite.
  * Returns list(theta = K x D NTheta, words = 0-based distinct words of the
  * batch (increasing), and the slots x, i, p of the K x V dgCMatrix summary:
  * the sum of m gamma over the last pass, K entries per word of the batch). */
 SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambda,
                         SEXP tot, SEXP settings, SEXP seed, SEXP stream_base,
-                        SEXP threads_, SEXP want_summary, SEXP affine) {
+                        SEXP threads_, SEXP want_summary, SEXP affine, SEXP scratch) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   svi_need_matrix(lambda, REALSXP, -1, x.V, "lambda");
@@ -135,7 +136,20 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   /* P = lambda / tot over the batch's words (topics are frozen within a
    * batch) */
   if (want) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
-  double *P = (double *)R_alloc((size_t)K * (U > 0 ? U : 1), sizeof(double));
+  /* scratch: P, then ebuf, in the caller's reusable vector when it is long
+   * enough (R/lda-cvb0.R keeps one per session: fresh R_alloc blocks of a
+   * few MB per minibatch cost page faults and garbage collections), else
+   * R_alloc */
+  double *scr = NULL;
+  svi_len scr_len = 0;
+  if (!Rf_isNull(scratch)) {
+    if (TYPEOF(scratch) != REALSXP) Rf_error("internal error: SCVB0 scratch must be doubles");
+    scr = REAL(scratch);
+    scr_len = XLENGTH(scratch);
+  }
+  const svi_len p_len = (svi_len)K * (U > 0 ? U : 1);
+  const int p_in_scr = scr != NULL && scr_len >= p_len;
+  double *P = p_in_scr ? scr : (double *)R_alloc(p_len, sizeof(double));
   cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
@@ -176,7 +190,8 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
     if (ebuf_len < CVB0_EBUF_CAP) ebuf_len = CVB0_EBUF_CAP;
     if (ebuf_len > all) ebuf_len = all;
     if (ebuf_len < 1) ebuf_len = 1;
-    ebuf = (double *)R_alloc(ebuf_len, sizeof(double));
+    ebuf = (p_in_scr && scr_len - p_len >= ebuf_len) ? scr + p_len
+                                                      : (double *)R_alloc(ebuf_len, sizeof(double));
   }
 
   cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, REAL(theta),
