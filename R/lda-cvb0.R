@@ -38,8 +38,12 @@
 #'
 #' Defaults of the topic schedule and priors follow the paper: minibatches of
 #' 100 documents, `s = 10`, `tau = 1000`, `kappa = 0.9`, `alpha = 0.1`,
-#' `eta = 0.01`. Random streams belong to blocks of 64 documents, so the fit
-#' depends on `seed` and not on `threads`.
+#' `eta = 0.01`. Each document of a minibatch has its own random stream, so
+#' the fit depends on `seed` and not on `threads`.
+#'
+#' The topic update is lazy: a minibatch touches only the topic statistics
+#' of its own words (the \eqn{(1 - \rho^\Phi)} decay of the others is kept as
+#' one running factor), so its cost does not grow with the vocabulary.
 #'
 #' @name scvb0
 #' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.
@@ -64,8 +68,9 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
 # (tau = 1000, kappa = 0.9) and minibatches of 100 documents replace the
 # loop's generic defaults unless the caller of fit_lda() gave them; the
 # corpus token count C is recorded for the C / |M| scaling; the global step
-# is SCVB0's own (lda_global_cvb0). The control hook receives neither the
-# corpus nor the call, so both are read from fit_lda()'s frame (`x`, `call`).
+# is SCVB0's own, in its lazy form (lda_global_cvb0_lazy). The control hook
+# receives neither the corpus nor the call, so both are read from fit_lda()'s
+# frame (`x`, `call`).
 lda_cvb0_control <- function(control, call = caller_call()) {
   env <- parent.frame()
   fcall <- get0("call", envir = env, inherits = FALSE)
@@ -89,12 +94,14 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
   control$infer_passes <- check_count(control$infer_passes, "infer_passes", min = 1,
                                       max = 1000, call = call)
-  control$global_step <- "cvb0"
+  control$global_step <- "cvb0_lazy"
   control
 }
 
-# Settings of the document update as the 6 doubles the C glue reads:
-# alpha, doc_s, doc_tau, doc_kappa, passes, shuffle.
+# Settings of the document update as the 7 doubles the C glue reads:
+# alpha, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel width (internal
+# control$cvb0_kernel: 0, AVX2 where the processor runs it, else SSE2; or 2,
+# 4, 8 to ask for SSE2, AVX2, AVX-512; every width gives the same bits).
 cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   get <- function(name) {
     v <- control[[name]]
@@ -114,7 +121,8 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
     passes <- check_count(get("burnin"), "burnin", min = 0, max = 100, call = call) + 1L
   }
   shuffle <- check_flag(get("shuffle"), "shuffle", call = call)
-  c(alpha, doc_s, doc_tau, doc_kappa, passes, as.double(shuffle))
+  kernel <- if (is.null(control$cvb0_kernel)) 0 else as.double(control$cvb0_kernel)
+  c(alpha, doc_s, doc_tau, doc_kappa, passes, as.double(shuffle), kernel)
 }
 
 # Row sums of lambda (tot_k = NZ_k + V eta) when the state tracks them for
@@ -137,28 +145,56 @@ cvb0_summary_matrix <- function(res, K, V) {
 }
 
 cvb0_cache <- new.env(parent = emptyenv())
+
+# A double vector of at least n elements that the local step's C code may
+# overwrite (its scratch: topic columns and the per-entry buffer of the
+# threaded reduction), kept for the session so that minibatch after
+# minibatch reuses the same pages; NULL (C allocates) beyond 64 MB. Only the
+# C glue ever reads or writes it.
+cvb0_scratch <- function(n) {
+  if (n > 2^23) return(NULL)
+  s <- cvb0_cache$scratch
+  if (is.null(s) || length(s) < n) {
+    s <- double(max(n, 2^16))
+    cvb0_cache$scratch <- s
+  }
+  s
+}
 cvb0_empty_dgc <- function() {
   if (is.null(cvb0_cache$dgc)) cvb0_cache$dgc <- methods::new("dgCMatrix")
   cvb0_cache$dgc
 }
 
-# First random stream of a batch: 2^20 streams per global update t.
+# First random stream of a batch (one stream per document): 2^26 streams per
+# global update t, below 2^48 in all.
 cvb0_stream_base <- function(state) {
   t <- if (is.null(state$t)) 0 else state$t
-  (t %% 2^28) * 2^20
+  (t %% 2^22) * 2^26
 }
 
-# Local step of SCVB0 over one minibatch.
+# Local step of SCVB0 over one minibatch. The topics are read from the lazy
+# store state$cvb0 (lambda = eta + scale X) during a lap, else from the dense
+# state$lambda.
 lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   settings <- control$cvb0_settings
   if (is.null(settings)) settings <- cvb0_settings(control)
-  lambda <- state$lambda
-  if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  st <- state$cvb0
+  if (!is.null(st)) {
+    lambda <- st$X
+    tot <- cvb0_store_totals(st)
+    affine <- c(st$eta, st$scale)
+  } else {
+    lambda <- state$lambda
+    if (!is.double(lambda)) storage.mode(lambda) <- "double"
+    tot <- cvb0_totals(state)
+    affine <- NULL
+  }
   K <- nrow(lambda)
   V <- ncol(lambda)
   res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
-               lambda, cvb0_totals(state), settings, seed, cvb0_stream_base(state),
-               as.integer(threads), TRUE)
+               lambda, tot, settings, seed, cvb0_stream_base(state),
+               as.integer(threads), TRUE, affine,
+               cvb0_scratch(2 * K * length(batch$term)))
   list(summary = cvb0_summary_matrix(res, K, V),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))
@@ -189,23 +225,15 @@ cvb0_corpus_tokens <- function(state, control, res) {
 # rho = s (tau + t)^-kappa. This is the stochastic VB update with the summary
 # scaled by corpus tokens over minibatch tokens (not documents).
 lda_global_cvb0 <- function(state, res, batch_id, control) {
-  get <- function(name) {
-    v <- control[[name]]
-    if (is.null(v)) cvb0_defaults[[name]] else v
-  }
-  t <- if (is.null(state$t)) 0 else state$t
-  s <- if (is.null(control$step_scale)) cvb0_defaults$s else control$step_scale
-  rho <- min(1, s * (get("tau") + t)^(-get("kappa")))
-  eta <- get("eta")
-  lambda <- state$lambda
+  g <- cvb0_global_args(state, res, control)
+  rho <- g$rho
+  eta <- g$eta
+  S <- g$S
+  scale <- g$mult
+  t <- g$t
+  lambda <- cvb0_state_lambda(state)
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  S <- res$summary
-  if (!methods::is(S, "dgCMatrix")) {
-    S <- methods::as(methods::as(methods::as(S, "CsparseMatrix"), "generalMatrix"), "dMatrix")
-  }
-  tokens <- res$stats$tokens
-  if (is.null(tokens)) tokens <- sum(S@x)
-  scale <- if (tokens > 0) cvb0_corpus_tokens(state, control, res) / tokens else 0
+  state$cvb0 <- NULL
   tot <- cvb0_totals(state)
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
@@ -216,6 +244,91 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
   state$tot <- out$tot
   state$tot_t <- state$t
   state$rho <- rho
+  state
+}
+
+# Step size, prior, summary (as a dgCMatrix) and C / |M| of a global step.
+cvb0_global_args <- function(state, res, control) {
+  get <- function(name) {
+    v <- control[[name]]
+    if (is.null(v)) cvb0_defaults[[name]] else v
+  }
+  t <- if (is.null(state$t)) 0 else state$t
+  s <- if (is.null(control$step_scale)) cvb0_defaults$s else control$step_scale
+  rho <- min(1, s * (get("tau") + t)^(-get("kappa")))
+  S <- res$summary
+  # (the class first: an S4 is() per minibatch costs as much as the C step)
+  if (!identical(class(S), structure("dgCMatrix", package = "Matrix")) &&
+      !methods::is(S, "dgCMatrix")) {
+    S <- methods::as(methods::as(methods::as(S, "CsparseMatrix"), "generalMatrix"), "dMatrix")
+  }
+  tokens <- res$stats$tokens
+  if (is.null(tokens)) tokens <- sum(S@x)
+  mult <- if (tokens > 0) cvb0_corpus_tokens(state, control, res) / tokens else 0
+  list(t = t, rho = rho, eta = get("eta"), S = S, mult = mult)
+}
+
+# ---- the lazy global step ------------------------------------------------------
+#
+# The same update as lda_global_cvb0() without rewriting the K x V topics
+# every minibatch (MATH.md section 5; the form of the "gibbs" engine's lazy
+# update): during a lap the state keeps the store
+#   state$cvb0 = list(X, xtot, scale, eta),  lambda = eta + scale X,
+# xtot the row sums of X, and each minibatch multiplies `scale` by (1 - rho)
+# and adds (rho C / |M| / scale) S to the columns of its words only. Below
+# `rescale_below` (control$rescale_below, default 1e-100) the scale is folded
+# into X in one dense pass. X is modified in place by C: it is created here
+# (a fresh copy of lambda - eta) at the first minibatch of a lap and dropped
+# by lda_cvb0_end_lap(), which materialises lambda; nothing else holds it.
+# Within a lap state$lambda is NULL (the store is the only copy the local
+# steps and a cluster's workers read).
+lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
+  g <- cvb0_global_args(state, res, control)
+  st <- state$cvb0
+  if (is.null(st)) {
+    lambda <- state$lambda
+    if (!is.double(lambda)) storage.mode(lambda) <- "double"
+    tot <- cvb0_totals(state)
+    if (is.null(tot)) tot <- rowSums(lambda)
+    X <- lambda - g$eta
+    st <- list(X = X, xtot = tot - ncol(lambda) * g$eta, scale = 1, eta = g$eta)
+    state$lambda <- NULL
+  }
+  below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
+  out <- .Call(ffi_lda_global_cvb0_lazy, st$X, as.double(st$xtot), as.double(st$scale),
+               as.double(g$rho), as.double(g$mult), g$S@p, g$S@i, g$S@x,
+               as.double(below))
+  st$xtot <- out$xtot
+  st$scale <- out$scale
+  state$cvb0 <- st
+  state$t <- g$t + 1L
+  state$tot <- cvb0_store_totals(st)
+  state$tot_t <- state$t
+  state$rho <- g$rho
+  state
+}
+
+# Row sums of lambda from a store: V eta + scale xtot.
+cvb0_store_totals <- function(st) {
+  ncol(st$X) * st$eta + st$scale * st$xtot
+}
+
+# The dense lambda of a state (materialised from the lazy store if any).
+cvb0_state_lambda <- function(state) {
+  st <- state$cvb0
+  if (is.null(st)) return(state$lambda)
+  st$eta + st$scale * st$X
+}
+
+# Called by the loop after the last minibatch of each lap: the dense lambda
+# (and its row sums) replace the store.
+lda_cvb0_end_lap <- function(state, control) {
+  if (!is.null(state$cvb0)) {
+    state$lambda <- cvb0_state_lambda(state)
+    state$tot <- cvb0_store_totals(state$cvb0)
+    state$tot_t <- state$t
+    state$cvb0 <- NULL
+  }
   state
 }
 
@@ -236,7 +349,7 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
   tw <- matrix(as.double(tw), K, ncol(tw))
   if (is.null(seed)) seed <- resolve_seed(NULL)
   res <- .Call(ffi_lda_local_cvb0, dtm$doc_ptr, dtm$term, dtm$count, ncol(tw), tw,
-               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE)
+               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE, NULL, NULL)
   theta <- res$theta + settings[1L]
   theta <- t(theta) / colSums(theta)
   dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))

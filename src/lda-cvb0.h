@@ -9,17 +9,25 @@ typedef struct {
   double doc_s, doc_tau, doc_kappa; /* document step schedule */
   int passes;                       /* burn-in passes + 1 */
   int shuffle;                      /* visit words in random order */
+  int kernel;                       /* vector width, 0: automatic */
 } cvb0_settings;
 
-void cvb0_topic_columns(int K, const double *lambda, const double *inv_tot, int U,
-                        const int *w, double *P);
+int cvb0_kernel_width(int want);
+
+void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
+                        const double *inv_tot, int U, const int *w, double *P);
+svi_len cvb0_thread_stride(int K);
+svi_len cvb0_order_stride(int max_types);
 void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m);
 svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs);
-void cvb0_local(const svi_dtm *x, const double *P, const int *col_of, int U,
+void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
                 double *theta, double *summary, double *ebuf, svi_len ebuf_len,
                 double *tables, double *g_all, int *order_all);
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
                  double rho, double scale, const int *p, const int *idx,
                  const double *val, int threads, double *lambda_new, double *tot_new);
+double cvb0_global_lazy(int K, int V, double *X, const double *xtot, double scale,
+                        double rho, double mult, const int *p, const int *idx,
+                        const double *val, double rescale_below, double *xtot_new);
 #endif

@@ -4,17 +4,27 @@
 #   nice -n 10 Rscript inst/bench/scvb0.R [results file]
 #
 # Run from the package root with sparsevi installed (R_LIBS=...). Reads the
-# corpora from ../shared/data (relative to the package root). Writes a small
-# text report to inst/bench/results/scvb0.txt. Clocks are CPU seconds of this
-# process (user + system): the benchmark machine is shared, so wall time
-# would mostly measure the neighbours. One thread throughout.
+# corpora from ../shared/data (relative to the package root). Appends a
+# dated section to inst/bench/results/scvb0.txt (earlier sections are kept).
+# Clocks are CPU seconds of this process (user + system): the benchmark
+# machine is shared, so wall time would mostly measure the neighbours. One
+# thread throughout, except part 4 (threads), which must use wall time and
+# reports the load average next to it.
+#
+# Before/after comparisons run the same script against two installed
+# versions, e.g. (part 1 and 4 only):
+#   SCVB0_PARTS=1,4 SCVB0_LABEL=before R_LIBS=/tmp/lib-old nice -n 10 Rscript inst/bench/scvb0.R
+#   SCVB0_PARTS=1,4 SCVB0_LABEL=after  R_LIBS=/tmp/lib-new nice -n 10 Rscript inst/bench/scvb0.R
+# (the script falls back to the older internals where the new ones are absent).
 #
 # Environment knobs (to shorten or lengthen the run):
 #   SCVB0_WIKI_DOCS  training documents of wikipara (default 50000)
 #   SCVB0_WIKI_SECS  CPU seconds per method on wikipara (default 40)
 #   SCVB0_NIPS_SECS  CPU seconds per method on nips_f20 (default 30)
-#   SCVB0_PARTS      which parts to run, e.g. "1" or "2,3" (default "1,2,3")
+#   SCVB0_PARTS      which parts to run, e.g. "1" or "2,3" (default "1,2,3,4")
 #   SCVB0_METHODS    methods of part 2 (default "scvb0,svb,svb-5it,svb-O0")
+#   SCVB0_LABEL      a label for the report's header (e.g. "before", "after")
+#   SCVB0_TP_DOCS    documents of the throughput sets (default 20000)
 
 suppressMessages(library(sparsevi))
 
@@ -28,7 +38,9 @@ env_num <- function(name, default) {
 wiki_docs <- env_num("SCVB0_WIKI_DOCS", 5e4)
 wiki_secs <- env_num("SCVB0_WIKI_SECS", 40)
 nips_secs <- env_num("SCVB0_NIPS_SECS", 30)
-parts <- as.integer(strsplit(Sys.getenv("SCVB0_PARTS", "1,2,3"), ",")[[1]])
+parts <- as.integer(strsplit(Sys.getenv("SCVB0_PARTS", "1,2,3,4"), ",")[[1]])
+label <- Sys.getenv("SCVB0_LABEL")
+tp_docs <- env_num("SCVB0_TP_DOCS", 2e4)
 methods <- strsplit(Sys.getenv("SCVB0_METHODS", "scvb0,svb,svb-5it,svb-O0"), ",")[[1]]
 
 report <- character(0)
@@ -36,6 +48,10 @@ say <- function(...) {
   line <- sprintf(...)
   cat(line, "\n", sep = "")
   report <<- c(report, line)
+}
+load_average <- function() {
+  la <- tryCatch(readLines("/proc/loadavg", 1L), error = function(e) NA_character_)
+  if (is.na(la)) "unknown" else paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
 }
 cpu <- function() {
   p <- proc.time()
@@ -97,10 +113,11 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
   local_fun <- get(paste0("lda_local_", local), asNamespace("sparsevi"))
   gname <- if (is.null(control$global_step)) control$global else control$global_step
   global_fun <- get(paste0("lda_global_", gname), asNamespace("sparsevi"))
+  end_lap <- get0(paste0("lda_", local, "_end_lap"), asNamespace("sparsevi"),
+                  inherits = FALSE)
   score <- function() {
     if (is.null(heldout)) return(NA_real_)
-    sparsevi:::completion_score(sparsevi:::lda_state_topic_word(state), control$alpha,
-                                heldout, 1L)
+    sparsevi:::completion_score(state_topic_word(state), control$alpha, heldout, 1L)
   }
   trace <- data.frame(seconds = 0, docs = 0, heldout = score())
   clock <- 0
@@ -126,9 +143,27 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
       }
       if (clock >= budget) break
     }
+    if (!is.null(end_lap) && clock < budget) {
+      t0 <- cpu()
+      state <- end_lap(state, control)
+      clock <- clock + cpu() - t0
+    }
   }
-  list(trace = trace, topic_word = sparsevi:::lda_state_topic_word(state), state = state,
-       control = control)
+  list(trace = trace, topic_word = state_topic_word(state), lambda = state_lambda(state),
+       state = state, control = control)
+}
+
+# The dense topics of a training state: SCVB0 keeps them lazily during a lap
+# (state$cvb0) in this version; older versions kept state$lambda.
+state_lambda <- function(state) {
+  f <- get0("cvb0_state_lambda", asNamespace("sparsevi"), inherits = FALSE)
+  if (!is.null(f) && !is.null(state$cvb0)) return(f(state))
+  state$lambda
+}
+state_topic_word <- function(state) {
+  if (!is.null(state$beta)) return(state$beta)
+  lam <- state_lambda(state)
+  lam / rowSums(lam)
 }
 
 print_traces <- function(runs) {
@@ -154,74 +189,149 @@ make_test <- function(m_test, seed = 7) {
   sparsevi:::as_heldout(x, x$vocab, observed_frac = 0.5, by = "tokens", seed = seed)
 }
 
-say("SCVB0 benchmark (inst/bench/scvb0.R), %s", format(Sys.time(), "%Y-%m-%d %H:%M"))
+say("")
+say("SCVB0 benchmark (inst/bench/scvb0.R), %s%s", format(Sys.time(), "%Y-%m-%d %H:%M"),
+    if (nzchar(label)) sprintf(" [%s]", label) else "")
+say("load average at start: %s (2 cores)", load_average())
 say("R %s; sparsevi %s; one thread; clocks are CPU seconds (shared machine).",
     getRversion(), utils::packageVersion("sparsevi"))
 
 # --- 1. throughput ------------------------------------------------------------
 
-m_all <- if (any(parts %in% 1:2)) read_uci_head("wikipara", wiki_docs + 2000)
-if (1 %in% parts) {
-say("")
-say("1. Local-step throughput, K = 100, one core, minibatches of 100 documents (R wrapper and C; CPU time, best of 3)")
-n_tp <- min(wiki_docs, 20000)
-tp_sets <- list(
-  full = nonempty(m_all[seq_len(n_tp), ]),
-  top7700 = nonempty(restrict_vocab(m_all, seq_len(wiki_docs), 7700)[seq_len(n_tp), ])
-)
-for (nm in names(tp_sets)) {
-  x <- as_dtm(tp_sets[[nm]])
+m_all <- if (any(parts %in% c(1, 2, 4))) read_uci_head("wikipara", wiki_docs + 2000)
+ns <- asNamespace("sparsevi")
+kernel_width <- function(want) {
+  f <- get0("ffi_lda_cvb0_kernel_width", ns, inherits = FALSE)
+  if (is.null(f)) NA_integer_ else .Call(f, as.integer(want))
+}
+tp_sets <- NULL
+if (any(parts %in% c(1, 4))) {
+  n_tp <- min(wiki_docs, tp_docs)
+  tp_sets <- list(
+    full = nonempty(m_all[seq_len(n_tp), ]),
+    top7700 = nonempty(restrict_vocab(m_all, seq_len(wiki_docs), 7700)[seq_len(n_tp), ])
+  )
+}
+# A topic state as training has it (random lambda, tracked totals) and the
+# minibatches of 100 documents of a set.
+tp_setup <- function(m, batch_size = 100) {
+  x <- as_dtm(m)
   K <- 100
   V <- ncol(x)
   u <- sparsevi:::uniform_source(1)(K * V)
   lambda <- matrix(0.01 + u, K, V)
-  # topic totals tracked as in training (lda_global_cvb0 keeps them)
-  state <- list(lambda = lambda, t = 0L, tot = rowSums(lambda), tot_t = 0L)
   D <- nrow(x)
-  batches <- lapply(split(seq_len(D), ceiling(seq_len(D) / 100)),
-                    function(i) sparsevi:::dtm_subset(x, i))
-  tok <- sum(x$count)
-  ctl <- list(alpha = 0.1, burnin = 1L)
+  list(x = x, K = K, V = V, tok = sum(x$count),
+       state = list(lambda = lambda, t = 0L, tot = rowSums(lambda), tot_t = 0L,
+                    n_tokens = sum(x$count)),
+       batches = lapply(split(seq_len(D), ceiling(seq_len(D) / batch_size)),
+                        function(i) sparsevi:::dtm_subset(x, i)))
+}
+# CPU (or wall) seconds of f(), best of `reps`
+best_of <- function(reps, f, wall = FALSE) {
   best <- Inf
-  for (r in 1:3) {
-    t0 <- cpu()
-    for (b in batches) sparsevi:::lda_local_cvb0(b, state, ctl, c(0, r), 1L)
-    best <- min(best, cpu() - t0)
+  for (r in seq_len(reps)) {
+    invisible(gc())
+    t0 <- if (wall) proc.time()[[3]] else cpu()
+    f(r)
+    best <- min(best, (if (wall) proc.time()[[3]] else cpu()) - t0)
   }
-  ctl0 <- list(alpha = 0.1, burnin = 0L)
-  best0 <- Inf
-  for (r in 1:3) {
-    t0 <- cpu()
-    for (b in batches) sparsevi:::lda_local_cvb0(b, state, ctl0, c(0, r), 1L)
-    best0 <- min(best0, cpu() - t0)
+  best
+}
+local_pass <- function(s, ctl, threads = 1L) {
+  ctl$cvb0_settings <- NULL
+  function(r) for (b in s$batches) sparsevi:::lda_local_cvb0(b, s$state, ctl, as.double(c(0, r)), threads)
+}
+# One lap of training as fit_lda() runs it: local step, the engine's global
+# step (lazy in this version, dense before), the end of the lap.
+train_lap <- function(s, burnin = 1L) {
+  tmpl <- fit_lda(s$x[1:150, ], K = s$K, local = "cvb0", passes = 1, batch_size = 100,
+                  init = "random", seed = 1, progress = FALSE, burnin = burnin)
+  control <- tmpl$control
+  control$n_docs <- nrow(s$x)
+  control$n_tokens <- s$tok
+  gname <- if (is.null(control$global_step)) control$global else control$global_step
+  global_fun <- get(paste0("lda_global_", gname), ns)
+  end_lap <- get0("lda_cvb0_end_lap", ns, inherits = FALSE)
+  function(r) {
+    state <- s$state
+    for (i in seq_along(s$batches)) {
+      res <- sparsevi:::lda_local_cvb0(s$batches[[i]], state, control, as.double(c(r, i)), 1L)
+      state <- global_fun(state, res, i, control)
+    }
+    if (!is.null(end_lap)) state <- end_lap(state, control)
+    state
   }
+}
+
+if (1 %in% parts) {
+say("")
+say("1. Throughput, K = 100, one thread, minibatches of 100 documents; CPU seconds, best of 3")
+say("   local: the local step alone (R wrapper and C); training: local + global step + end of lap, as fit_lda() runs a lap")
+say("   kernel vector width used: %s (2 = SSE2, 4 = AVX2, 8 = AVX-512)",
+    if (is.na(kernel_width(0))) "2 (single SSE2 kernel in this version)" else kernel_width(0))
+for (nm in names(tp_sets)) {
+  s <- tp_setup(tp_sets[[nm]])
   say("  wikipara first %s docs, vocabulary %s (%s): %s tokens, %s (doc, word) pairs",
-      format(D, big.mark = ","), format(V, big.mark = ","), nm,
-      format(tok, big.mark = ","), format(length(x$term), big.mark = ","))
-  say("    burn-in 1 (2 passes per document): %.2f s = %.2f M corpus tokens/s = %.2f M token-passes/s",
-      best, tok / best / 1e6, 2 * tok / best / 1e6)
-  say("    burn-in 0 (1 pass per document):   %.2f s = %.2f M tokens/s per pass",
-      best0, tok / best0 / 1e6)
+      format(nrow(s$x), big.mark = ","), format(s$V, big.mark = ","), nm,
+      format(s$tok, big.mark = ","), format(length(s$x$term), big.mark = ","))
+  l1 <- best_of(3, local_pass(s, list(alpha = 0.1, burnin = 1L)))
+  l0 <- best_of(3, local_pass(s, list(alpha = 0.1, burnin = 0L)))
+  t1 <- best_of(3, train_lap(s, 1L))
+  say("    local, burn-in 1 (default; 2 passes per document): %.3f s = %.2f M corpus tokens/s = %.2f M token-passes/s",
+      l1, s$tok / l1 / 1e6, 2 * s$tok / l1 / 1e6)
+  say("    local, burn-in 0 (1 pass per document):            %.3f s = %.2f M tokens/s per pass",
+      l0, s$tok / l0 / 1e6)
+  say("    training lap, burn-in 1 (defaults):                 %.3f s = %.2f M corpus tokens/s",
+      t1, s$tok / t1 / 1e6)
+  if (!is.na(kernel_width(0))) {
+    w <- vapply(c(2, 4, 8), function(k) {
+      best_of(3, local_pass(s, list(alpha = 0.1, burnin = 1L, cvb0_kernel = k)))
+    }, 0)
+    say("    local, burn-in 1, by kernel width: %s",
+        paste(sprintf("%d (%s): %.3f s = %.2f M tokens/s", c(2, 4, 8),
+                      vapply(c(2, 4, 8), function(k) as.character(kernel_width(k)), ""),
+                      w, s$tok / w / 1e6), collapse = "; "))
+  }
   if (nm == "top7700") {
     # the dense VB local step on the same minibatches, for reference
-    vb_state <- list(lambda = lambda, t = 0L)
-    fit_v <- fit_lda(x[1:150, ], K = K, local = "vb", global = "stochastic", L = K,
+    vb_state <- list(lambda = s$state$lambda, t = 0L)
+    fit_v <- fit_lda(s$x[1:150, ], K = s$K, local = "vb", global = "stochastic", L = s$K,
                      passes = 1, batch_size = 100, init = "random", seed = 1,
                      restarts = FALSE, progress = FALSE)
     vctl <- fit_v$control
-    sub <- batches[seq_len(min(length(batches), 40))]
+    sub <- s$batches[seq_len(min(length(s$batches), 40))]
     sub_tok <- sum(vapply(sub, function(b) sum(b$count), 0))
     t0 <- cpu()
     for (b in sub) sparsevi:::lda_local_vb(b, vb_state, vctl, c(0, 1), 1L)
     tv <- cpu() - t0
     t0 <- cpu()
-    for (b in sub) sparsevi:::lda_local_cvb0(b, state, ctl, c(0, 1), 1L)
+    for (b in sub) sparsevi:::lda_local_cvb0(b, s$state, list(alpha = 0.1, burnin = 1L), c(0, 1), 1L)
     tc <- cpu() - t0
     say("    dense VB local step (to convergence) on the first %d minibatches: %.2f M tokens/s; SCVB0 %.2f M tokens/s (ratio %.1fx)",
         length(sub), sub_tok / tv / 1e6, sub_tok / tc / 1e6, tv / tc)
   }
 }
+say("  load average at the end of part 1: %s", load_average())
+}
 
+# --- 4. threads -------------------------------------------------------------------
+
+if (4 %in% parts) {
+say("")
+say("4. Threads: the local step alone, 1 and 2 threads, WALL seconds (best of 5), burn-in 1, K = 100, top7700 set")
+say("   OMP_WAIT_POLICY=%s; load average before: %s (2 cores)",
+    if (nzchar(Sys.getenv("OMP_WAIT_POLICY"))) Sys.getenv("OMP_WAIT_POLICY") else "(unset)",
+    load_average())
+for (bs in c(100, 1000)) {
+  s <- tp_setup(tp_sets$top7700, batch_size = bs)
+  w <- vapply(1:2, function(th) {
+    best_of(5, local_pass(s, list(alpha = 0.1, burnin = 1L), threads = th), wall = TRUE)
+  }, 0)
+  say("  minibatches of %4d documents: 1 thread %.3f s, 2 threads %.3f s: speed-up %.2fx",
+      bs, w[1], w[2], w[1] / w[2])
+}
+say("  load average after: %s", load_average())
 }
 
 # --- 2. held-out log-likelihood against time ------------------------------------
@@ -349,7 +459,7 @@ for (nm in names(kos_runs)) {
   say("")
   say("  %s: %s documents processed in %.1f CPU s; mean NPMI %.4f, mean UMass %.2f (%s)",
       nm, format(max(tr$docs), big.mark = ","), max(tr$seconds), mean(npmi), mean(umass), src)
-  size <- rowSums(kos_runs[[nm]]$state$lambda)
+  size <- rowSums(kos_runs[[nm]]$lambda)
   for (k in order(-size)) {
     say("    %2d  npmi %6.3f  umass %7.2f  %s", k, npmi[k], umass[k],
         paste(colnames(tw)[order(-tw[k, ])[1:8]], collapse = " "))
@@ -359,5 +469,5 @@ for (nm in names(kos_runs)) {
 }
 
 dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
-writeLines(report, out_file)
-cat("written to", out_file, "\n")
+cat(report, file = out_file, sep = "\n", append = TRUE)
+cat("appended to", out_file, "\n")

@@ -1,7 +1,7 @@
 # A slow, plain-R reference of SCVB0's local step (Foulds et al., Algorithm 2
 # with clumping, eq. 9), token type by token type, drawing the same random
-# numbers as src/lda-cvb0.c: per block of 64 documents one stream
-# (7 * 2^48 + stream_base + block); per document K uniforms for the start of
+# numbers as src/lda-cvb0.c: per document one stream (7 * 2^48 +
+# stream_base + document index, from 0); from it K uniforms for the start of
 # NTheta, then per pass a Fisher-Yates shuffle of its distinct words.
 ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
                            doc_s = 1, doc_tau = 10, doc_kappa = 0.9,
@@ -13,9 +13,8 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
   theta_all <- matrix(0, K, D)
   S <- matrix(0, K, V)
   rho_of <- function(t) min(1, doc_s * (doc_tau + t)^(-doc_kappa))
-  n_blocks <- ceiling(D / 64)
-  for (b in seq_len(n_blocks) - 1L) {
-    docs <- seq.int(b * 64 + 1, min(D, (b + 1) * 64))
+  for (b in seq_len(D) - 1L) {
+    docs <- b + 1L
     need <- 0
     for (d in docs) {
       n <- dtm$doc_ptr[d + 1L] - dtm$doc_ptr[d]

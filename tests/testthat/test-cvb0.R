@@ -36,7 +36,7 @@ test_that("one SCVB0 minibatch local step matches the pure-R reference of Algori
     ctl <- list(alpha = 0.1, burnin = case$burnin, shuffle = case$shuffle)
     state <- list(lambda = f$lambda, t = 5)
     res <- sparsevi:::lda_local_cvb0(f$x, state, ctl, seed, 1L)
-    ref <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 5 * 2^20,
+    ref <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 5 * 2^26,
                           passes = case$burnin + 1L, shuffle = case$shuffle)
     expect_equal(res$doc_topic, ref$theta, tolerance = 1e-12)
     expect_equal(unname(as.matrix(res$summary)), ref$summary, tolerance = 1e-12)

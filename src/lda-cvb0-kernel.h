@@ -1,0 +1,234 @@
+/* The per-document kernel of SCVB0, written once and compiled (included by
+ * lda-cvb0.c) for several vector widths: CVB0_VW doubles per vector (2:
+ * SSE2, the x86-64 baseline; 4: AVX2; 8: AVX-512), or 0 for plain scalar C.
+ * CVB0_SUF names the instance and CVB0_TARGET is its target attribute.
+ *
+ * Every instance computes exactly the same bits: the element-wise products
+ * and sums are the same IEEE operations in any width (lda-cvb0.c turns off
+ * the contraction of a * b + c into fused multiply-adds), and the sum over
+ * the K topics always uses eight partial sums q_j (topics k = j mod 8, in
+ * increasing k) combined as ((q0 + q4) + (q2 + q6)) + ((q1 + q5) + (q3 + q7)),
+ * then the K mod 8 last topics one by one. */
+
+#define CVB0_CAT2(a, b) a##_##b
+#define CVB0_CAT(a, b) CVB0_CAT2(a, b)
+#define CVB0_FN(name) CVB0_CAT(name, CVB0_SUF)
+
+#if CVB0_VW > 0
+typedef double CVB0_FN(cvb0_vec) __attribute__((vector_size(8 * CVB0_VW)));
+#define CVB0_V CVB0_FN(cvb0_vec)
+#define CVB0_NACC (8 / CVB0_VW)
+
+CVB0_TARGET static inline CVB0_V CVB0_FN(vload)(const double *p) {
+  CVB0_V v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+CVB0_TARGET static inline void CVB0_FN(vstore)(double *p, CVB0_V v) {
+  memcpy(p, &v, sizeof v);
+}
+CVB0_TARGET static inline CVB0_V CVB0_FN(vsplat)(double a) {
+  CVB0_V v;
+  for (int l = 0; l < CVB0_VW; l++) v[l] = a;
+  return v;
+}
+CVB0_TARGET static inline double CVB0_FN(vreduce)(const CVB0_V *acc) {
+  double q[8];
+  memcpy(q, acc, sizeof q);
+  return ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
+}
+#endif
+
+/* g_k = p_k (theta_k + alpha); returns sum_k g_k. */
+CVB0_TARGET static inline double CVB0_FN(cvb0_gamma)(int K, const double *restrict p,
+                                                    const double *restrict th,
+                                                    double alpha, double *restrict g) {
+  int k = 0;
+  double s;
+#if CVB0_VW > 0
+  const CVB0_V al = CVB0_FN(vsplat)(alpha);
+  CVB0_V acc[CVB0_NACC];
+  for (int j = 0; j < CVB0_NACC; j++) acc[j] = CVB0_FN(vsplat)(0.0);
+  for (; k + 8 <= K; k += 8) {
+#pragma GCC unroll 4
+    for (int j = 0; j < CVB0_NACC; j++) {
+      const int o = k + j * CVB0_VW;
+      CVB0_V gj = CVB0_FN(vload)(p + o) * (CVB0_FN(vload)(th + o) + al);
+      CVB0_FN(vstore)(g + o, gj);
+      acc[j] += gj;
+    }
+  }
+  s = CVB0_FN(vreduce)(acc);
+#else
+  double q[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (; k + 8 <= K; k += 8) {
+    for (int j = 0; j < 8; j++) {
+      g[k + j] = p[k + j] * (th[k + j] + alpha);
+      q[j] += g[k + j];
+    }
+  }
+  s = ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
+#endif
+  for (; k < K; k++) {
+    g[k] = p[k] * (th[k] + alpha);
+    s += g[k];
+  }
+  return s;
+}
+
+/* theta <- decay theta + c g, then the next word's g from the new theta;
+ * returns the next word's sum_k g_k. */
+CVB0_TARGET static inline double CVB0_FN(cvb0_step_gamma)(int K, const double *restrict pn,
+                                                         double *restrict th,
+                                                         double decay, double c,
+                                                         double alpha,
+                                                         double *restrict g) {
+  int k = 0;
+  double s;
+#if CVB0_VW > 0
+  const CVB0_V al = CVB0_FN(vsplat)(alpha), de = CVB0_FN(vsplat)(decay),
+               cc = CVB0_FN(vsplat)(c);
+  CVB0_V acc[CVB0_NACC];
+  for (int j = 0; j < CVB0_NACC; j++) acc[j] = CVB0_FN(vsplat)(0.0);
+  for (; k + 8 <= K; k += 8) {
+#pragma GCC unroll 4
+    for (int j = 0; j < CVB0_NACC; j++) {
+      const int o = k + j * CVB0_VW;
+      CVB0_V t0 = de * CVB0_FN(vload)(th + o) + cc * CVB0_FN(vload)(g + o);
+      CVB0_FN(vstore)(th + o, t0);
+      CVB0_V gj = CVB0_FN(vload)(pn + o) * (t0 + al);
+      CVB0_FN(vstore)(g + o, gj);
+      acc[j] += gj;
+    }
+  }
+  s = CVB0_FN(vreduce)(acc);
+#else
+  double q[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (; k + 8 <= K; k += 8) {
+    for (int j = 0; j < 8; j++) {
+      double t0 = decay * th[k + j] + c * g[k + j];
+      th[k + j] = t0;
+      g[k + j] = pn[k + j] * (t0 + alpha);
+      q[j] += g[k + j];
+    }
+  }
+  s = ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
+#endif
+  for (; k < K; k++) {
+    double t0 = decay * th[k] + c * g[k];
+    th[k] = t0;
+    g[k] = pn[k] * (t0 + alpha);
+    s += g[k];
+  }
+  return s;
+}
+
+/* a = w g, and dst += a (separate loops: adding here or later from a buffer
+ * gives the same bits). */
+CVB0_TARGET static inline void CVB0_FN(cvb0_scale)(int K, double w,
+                                                  const double *restrict g,
+                                                  double *restrict a) {
+  int k = 0;
+#if CVB0_VW > 0
+  const CVB0_V ww = CVB0_FN(vsplat)(w);
+  for (; k + CVB0_VW <= K; k += CVB0_VW)
+    CVB0_FN(vstore)(a + k, ww * CVB0_FN(vload)(g + k));
+#endif
+  for (; k < K; k++) a[k] = w * g[k];
+}
+CVB0_TARGET static inline void CVB0_FN(cvb0_add)(int K, const double *restrict a,
+                                                double *restrict dst) {
+  int k = 0;
+#if CVB0_VW > 0
+  for (; k + CVB0_VW <= K; k += CVB0_VW)
+    CVB0_FN(vstore)(dst + k, CVB0_FN(vload)(dst + k) + CVB0_FN(vload)(a + k));
+#endif
+  for (; k < K; k++) dst[k] += a[k];
+}
+
+/* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
+ * of column u; ecol[e] is the column of the word of entry e of the batch.
+ * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. With acc
+ * not NULL, the last pass writes m gamma of the j-th distinct word to
+ * acc + j K (the document's stored order); with sum not NULL (one thread)
+ * it adds m gamma of each word to its column of sum instead, through g2 (K
+ * scratch), in the same order and arithmetic. */
+CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double *P,
+                                         const int *ecol, const cvb0_settings *cs,
+                                         const double *rho, const double *log1m,
+                                         svi_rng *r, double *theta, double *g,
+                                         double *g2, int *order, double *acc,
+                                         double *sum) {
+  const int K = cs->K;
+  const double alpha = cs->alpha;
+  const int start = x->doc_ptr[d], n = x->doc_ptr[d + 1] - start;
+  const int *col = ecol + start;
+  const double *cnt = x->count + start;
+  double Nd = 0.0;
+  for (int j = 0; j < n; j++) Nd += cnt[j];
+  if (n == 0 || Nd <= 0.0) {
+    for (int k = 0; k < K; k++) theta[k] = 0.0;
+    if (acc) memset(acc, 0, sizeof(double) * (size_t)n * (size_t)K);
+    return;
+  }
+  /* random start */
+  double su = 0.0;
+  for (int k = 0; k < K; k++) {
+    theta[k] = svi_rng_unif(r);
+    su += theta[k];
+  }
+  const double sc = Nd / su;
+  for (int k = 0; k < K; k++) theta[k] *= sc;
+
+  int t = 0;
+  for (int pass = 0; pass < cs->passes; pass++) {
+    const int last = (pass == cs->passes - 1);
+    for (int j = 0; j < n; j++) order[j] = j;
+    if (cs->shuffle) {
+      for (int i = n - 1; i >= 1; i--) {
+        int jj = (int)(svi_rng_unif(r) * (double)(i + 1));
+        if (jj > i) jj = i;
+        int tmp = order[i];
+        order[i] = order[jj];
+        order[jj] = tmp;
+      }
+    }
+    double s = CVB0_FN(cvb0_gamma)(K, P + (svi_len)col[order[0]] * K, theta,
+                                   alpha, g);
+    for (int jo = 0; jo < n; jo++) {
+      const int j = order[jo];
+      const double m = cnt[j];
+      const double decay = (m == 1.0) ? 1.0 - rho[t] : exp(m * log1m[t]);
+      t++;
+      const double c = Nd * (1.0 - decay) / s;
+      if (last && (acc || sum)) {
+        double *a = acc ? acc + (svi_len)j * K : g2;
+        CVB0_FN(cvb0_scale)(K, m / s, g, a);
+        if (!acc) CVB0_FN(cvb0_add)(K, g2, sum + (svi_len)col[j] * K);
+      }
+      if (jo + 1 < n) {
+        const double *pn = P + (svi_len)col[order[jo + 1]] * K;
+        s = CVB0_FN(cvb0_step_gamma)(K, pn, theta, decay, c, alpha, g);
+      } else {
+        for (int k = 0; k < K; k++) theta[k] = decay * theta[k] + c * g[k];
+      }
+    }
+  }
+}
+
+/* the reduction of the threaded summary (lda-cvb0.c) uses this width too */
+CVB0_TARGET static void CVB0_FN(cvb0_add_cols)(int K, const int *ecol, int ua, int ub,
+                                              svi_len e0, svi_len e1, const double *ebuf,
+                                              double *summary) {
+  for (svi_len e = e0; e < e1; e++) {
+    const int u = ecol[e];
+    if (u < ua || u >= ub) continue;
+    CVB0_FN(cvb0_add)(K, ebuf + (e - e0) * K, summary + (svi_len)u * K);
+  }
+}
+
+#undef CVB0_V
+#undef CVB0_NACC
+#undef CVB0_FN
+#undef CVB0_CAT
+#undef CVB0_CAT2
