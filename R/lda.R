@@ -121,7 +121,9 @@ lda_available <- function() {
 #'   run the local steps of their batches and return only the batch
 #'   summaries. The fit equals the fit without a cluster for the same `sync`.
 #'   If a worker dies, the error (class `sparsevi_error_worker`) names it and
-#'   carries the last completed model as its `fit` field.
+#'   carries the last completed model as its `fit` field. `"future"` (the
+#'   current `future::plan()`) or a future plan object work too; see
+#'   [sparsevi_cluster].
 #' @param sync Batches whose local steps share one set of global parameters
 #'   (a round; they run in parallel on a cluster), their global steps then
 #'   applied in batch order. Default 1 without a cluster and the number of

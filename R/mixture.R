@@ -79,7 +79,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   each batch of points is sent once to a worker and stays there; every
 #'   round the workers run the C local step on their batches and return only
 #'   the batch summaries. The fit equals the fit without a cluster for the
-#'   same `sync`.
+#'   same `sync`. `"future"` (the current `future::plan()`) or a future plan
+#'   object work too; see [sparsevi_cluster].
 #' @param sync Batches whose local steps share one set of global parameters
 #'   (a round, run in parallel on a cluster); default 1 without a cluster and
 #'   the number of workers with one.

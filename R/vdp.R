@@ -64,7 +64,9 @@
 #'   says so): after the O(N log N) tree build, each step works on the few
 #'   thousand outer nodes of the tree, not on the points, so shipping the
 #'   globals to workers would cost more than the step itself; the tree build
-#'   is a single pass on the master.
+#'   is a single pass on the master. `"future"` (the current
+#'   `future::plan()`) or a future plan object work too; see
+#'   [sparsevi_cluster].
 #' @param ... Expert controls: `leaf_size` (points per kd-tree leaf, default
 #'   10), `max_iter` (update cycles per truncation level, default 100),
 #'   `partial_iter` (updates of a split's two children, default 20),
