@@ -11,6 +11,14 @@
 #    and left-to-right held-out log probability, hybrid against online VB
 #    after the same number of documents (the paper's Fig. 2).
 # 3. Coherence of the hybrid for eta in {0.1, ..., 0.6}.
+# 4. Part 2 re-run closer to the paper's set-up (SPARSEVI_BENCH_PARTS=4):
+#    online VB with as many coordinate-ascent iterations per document as the
+#    hybrid's sweeps (B + S = 5; part 2 lets VB converge, up to 100), both
+#    from the same random initialisation, the step offset tau at 1 and at
+#    about one epoch of minibatches (the paper's tau_0 of 3,000-300,000 is
+#    of the order of its minibatches per 500,000-document epoch).
+# 5. Threads (SPARSEVI_BENCH_PARTS=5): the local step alone and the whole
+#    one-pass fit on 1 and 2 threads, measured in one run (elapsed seconds).
 #
 # Sizes are reduced from the paper's (its corpora have 350,000 articles and
 # 1.2 million books) to finish in about 15-20 minutes on one core: see the
@@ -28,7 +36,7 @@ say <- function(...) {
   txt <- sprintf(...)
   cat(txt, "\n", sep = "")
   lines <<- c(lines, txt)
-  writeLines(lines, out_file)
+  cat(txt, "\n", sep = "", file = out_file, append = TRUE) # keep earlier runs
 }
 
 # UCI bag-of-words reader (only the first max_docs documents).
@@ -66,16 +74,21 @@ cpu <- function() {
   p <- proc.time()
   p[["user.self"]] + p[["sys.self"]]
 }
-say("sparsevi gibbs benchmark, %s, R %s, threads = %d%s", format(Sys.time()),
-    getRversion(), threads, if (quick) " (QUICK mode)" else "")
+say("\nsparsevi gibbs benchmark, %s, R %s, threads = %d%s, parts %s, commit %s, load %s",
+    format(Sys.time()), getRversion(), threads, if (quick) " (QUICK mode)" else "",
+    paste(parts, collapse = ","),
+    tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
+    paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
 
 # ---------------------------------------------------------------------------
 # 1. seconds per minibatch of 100 documents
 # ---------------------------------------------------------------------------
 nips <- read_bow("nips_f20")
+if (1 %in% parts) {
 say("\n## 1. Seconds per minibatch of 100 documents (nips_f20: D = %d, V = %d)",
     nrow(nips), ncol(nips))
 say("CPU seconds (local + global step), mean of the timed minibatches after warm-up ones")
+}
 
 # Control lists as fit_lda() builds them (through the engines' own control
 # resolvers), for driving the local and global steps directly.
@@ -144,21 +157,25 @@ say("(online VB here runs 5 coordinate-ascent iterations per document, as many a
 # 2. K = 200: per-topic UMass and left-to-right held-out probability
 # ---------------------------------------------------------------------------
 compare_quality <- function(train, test, label, K = 200, passes = 1, particles = 10,
-                            eta = 0.3, alpha = 0.1) {
-  say("\n## 2. %s: K = %d, %d training documents x %d pass(es), minibatches of 100; test %d documents",
-      label, K, nrow(train), passes, nrow(test))
+                            eta = 0.3, alpha = 0.1, vb_max_iter = 100L, tau = 1,
+                            init = "bregman", part = 2) {
+  say("\n## %d. %s: K = %d, %d training documents x %d pass(es), minibatches of 100; test %d documents",
+      part, label, K, nrow(train), passes, nrow(test))
+  say("alpha = %g, eta = %g, kappa = 0.6, tau = %g, init = \"%s\"; hybrid B = 3, S = 2; online VB at most %d coordinate-ascent iterations per document (tol 0.05)",
+      alpha, eta, tau, init, vb_max_iter)
   fits <- list()
   t0 <- cpu()
   fits$hybrid <- fit_lda(train, K = K, local = "gibbs", global = "stochastic",
                          alpha = alpha, eta = eta, batch_size = 100, passes = passes,
                          seed = 1, threads = threads, progress = FALSE,
-                         burnin = 3, samples = 2)
+                         burnin = 3, samples = 2, tau = tau, kappa = 0.6, init = init)
   t_h <- cpu() - t0
   t0 <- cpu()
   fits$online_vb <- fit_lda(train, K = K, local = "vb", global = "stochastic", L = K,
                             alpha = alpha, eta = eta, batch_size = 100,
                             passes = passes, seed = 1, threads = threads,
-                            progress = FALSE, restarts = FALSE)
+                            progress = FALSE, restarts = FALSE, tau = tau, kappa = 0.6,
+                            init = init, max_iter = vb_max_iter)
   t_v <- cpu() - t0
   out <- list()
   for (nm in names(fits)) {
@@ -217,5 +234,41 @@ for (eta in c(0.1, 0.2, 0.3, 0.4, 0.5, 0.6)) {
   say("eta = %.1f  UMass mean %8.2f  median %8.2f  10%%-quantile %8.2f  worst %8.2f",
       eta, mean(coh), stats::median(coh), stats::quantile(coh, 0.1), min(coh))
 }
+}
+
+# ---------------------------------------------------------------------------
+# 4. part 2 re-run with the paper's set-up for online VB (see the header)
+# ---------------------------------------------------------------------------
+if (4 %in% parts) {
+for (tau in c(1, 14)) {
+  for (vb_it in c(5L, 100L)) {
+    compare_quality(nips[1:1350, ], nips[1351:1500, ],
+                    sprintf("nips_f20, online VB max_iter = %d, tau = %g", vb_it, tau),
+                    passes = if (quick) 1 else 2, particles = if (quick) 3 else 10,
+                    vb_max_iter = vb_it, tau = tau, init = "random", part = 4)
+  }
+}
+}
+
+# ---------------------------------------------------------------------------
+# 5. threads: local step alone and whole one-pass fit, 1 and 2 threads
+# ---------------------------------------------------------------------------
+if (5 %in% parts) {
+x5 <- nips[1:600, ]
+say("\n## 5. threads: nips_f20 first 600 documents, K = 100, minibatches of 100 (elapsed seconds, best of 3, one run)")
+ref5 <- fit_lda(x5, K = 100, local = "gibbs", passes = 1, seed = 1, progress = FALSE)
+b5 <- ns$dtm_subset(x5, 1:100)
+best5 <- function(f) min(replicate(3, system.time(f())[["elapsed"]]))
+loc5 <- function(th) for (i in 1:6) ns$lda_local_gibbs(b5, ref5$state, ref5$control, c(1, 2), th)
+fit5 <- function(th) fit_lda(x5, K = 100, local = "gibbs", passes = 1, seed = 1,
+                             threads = th, progress = FALSE)
+for (w in list(list("local step, 6 x 100 documents", loc5),
+               list("whole fit_lda, 1 pass", fit5))) {
+  t1 <- best5(function() w[[2]](1L))
+  t2 <- best5(function() w[[2]](2L))
+  say("%-32s 1 thread %6.3f s  2 threads %6.3f s  speed-up %.2fx", w[[1]], t1, t2, t1 / t2)
+}
+same <- identical(fit5(1L)$topic_word, fit5(2L)$topic_word)
+say("threads = 1 and 2 give identical topics: %s", same)
 }
 say("\ndone in %.0f s elapsed, %.0f CPU s", proc.time()[["elapsed"]], cpu())
