@@ -147,13 +147,18 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
 }
 
 void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
-                          double *colsum, double *rowsum_scratch) {
+                          double *colsum, double *rowsum_scratch, int threads) {
+  /* topic sums serially, in word order; then each word's column on its own */
   for (int k = 0; k < K; k++) rowsum_scratch[k] = 0.0;
   for (int v = 0; v < V; v++) {
     const double *l = lambda + (svi_len)v * K;
     for (int k = 0; k < K; k++) rowsum_scratch[k] += l[k];
   }
   for (int k = 0; k < K; k++) rowsum_scratch[k] = 1.0 / rowsum_scratch[k];
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
   for (int v = 0; v < V; v++) {
     const double *l = lambda + (svi_len)v * K;
     double *b = beta + (svi_len)v * K;

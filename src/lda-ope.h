@@ -19,9 +19,10 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
                double *x, double *grad, double *f_start);
 
 /* beta = lambda with each topic normalised to sum 1 over words; colsum[v] =
- * sum_k beta_kv. Both K x V word-major. rowsum_scratch holds K doubles. */
+ * sum_k beta_kv. Both K x V word-major. rowsum_scratch holds K doubles.
+ * The same result for any number of threads. */
 void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
-                          double *colsum, double *rowsum_scratch);
+                          double *colsum, double *rowsum_scratch, int threads);
 
 /* OPE for every document of x; the documents of block b (SVI_BLOCK
  * documents) draw in turn from stream stream0 + b, and documents run in

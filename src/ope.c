@@ -61,7 +61,7 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP lambda, SEXP al
   double *beta = (double *)R_alloc(KV, sizeof(double));
   double *colsum = (double *)R_alloc(V, sizeof(double));
   double *rs = (double *)R_alloc(K, sizeof(double));
-  ope_normalize_topics(REAL(lambda), K, V, beta, colsum, rs);
+  ope_normalize_topics(REAL(lambda), K, V, beta, colsum, rs, threads);
 
   const char *names[] = {"theta", "summary", "f_start", "f_end"};
   SEXP out = PROTECT(svi_named_list(4, names));

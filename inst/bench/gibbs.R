@@ -17,6 +17,7 @@
 #    from the same random initialisation, the step offset tau at 1 and at
 #    about one epoch of minibatches (the paper's tau_0 of 3,000-300,000 is
 #    of the order of its minibatches per 500,000-document epoch).
+#    Part 6 repeats it at tau = 14 after 10 passes (13,500 documents).
 # 5. Threads (SPARSEVI_BENCH_PARTS=5): the local step alone and the whole
 #    one-pass fit on 1 and 2 threads, measured in one run (elapsed seconds).
 #
@@ -247,6 +248,16 @@ for (tau in c(1, 14)) {
                     passes = if (quick) 1 else 2, particles = if (quick) 3 else 10,
                     vb_max_iter = vb_it, tau = tau, init = "random", part = 4)
   }
+}
+}
+
+# 6. as part 4 with tau = 14, after 10 passes (13,500 documents)
+if (6 %in% parts) {
+for (vb_it in c(5L, 100L)) {
+  compare_quality(nips[1:1350, ], nips[1351:1500, ],
+                  sprintf("nips_f20, 10 passes, online VB max_iter = %d, tau = 14", vb_it),
+                  passes = 10, particles = 10, vb_max_iter = vb_it, tau = 14,
+                  init = "random", part = 6)
 }
 }
 
