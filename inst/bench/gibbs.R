@@ -17,7 +17,8 @@
 #    from the same random initialisation, the step offset tau at 1 and at
 #    about one epoch of minibatches (the paper's tau_0 of 3,000-300,000 is
 #    of the order of its minibatches per 500,000-document epoch).
-#    Part 6 repeats it at tau = 14 after 10 passes (13,500 documents).
+#    Part 6 repeats it at tau = 14 after 10 passes (13,500 documents);
+#    part 7 adds each topic's distance from the corpus word distribution.
 # 5. Threads (SPARSEVI_BENCH_PARTS=5): the local step alone and the whole
 #    one-pass fit on 1 and 2 threads, measured in one run (elapsed seconds).
 #
@@ -186,7 +187,13 @@ compare_quality <- function(train, test, label, K = 200, passes = 1, particles =
                           seed = 1, threads = threads)
     comp <- heldout_loglik(f, test, seed = 3)
     ent <- -rowSums(f$topic_word * log(f$topic_word))
-    out[[nm]] <- list(coh = coh, ltr = ltr, comp = comp, ent = ent)
+    # how far each topic is from the corpus' word distribution: UMass scores
+    # a topic whose top words are the corpus' most frequent words well, so
+    # topics still close to the (near-uniform) start look coherent
+    bg <- tabulate(rep.int(train$term + 1L, train$count), ncol(train)) + 1e-12
+    bg <- bg / sum(bg)
+    kl <- rowSums(f$topic_word * (log(f$topic_word) - rep(log(bg), each = nrow(f$topic_word))))
+    out[[nm]] <- list(coh = coh, ltr = ltr, comp = comp, ent = ent, kl = kl)
   }
   pooled <- unlist(lapply(out, `[[`, "coh"))
   poor <- stats::quantile(pooled, 0.1)
@@ -196,6 +203,9 @@ compare_quality <- function(train, test, label, K = 200, passes = 1, particles =
         nm, if (nm == "hybrid") t_h else t_v, mean(o$coh), stats::median(o$coh),
         stats::quantile(o$coh, 0.1), poor, sum(o$coh < poor), as.numeric(o$ltr),
         as.numeric(o$comp), mean(o$ent), stats::sd(o$ent))
+    say("%-9s KL(topic || corpus word distribution): median %.2f nats, topics within 0.5 nats %d, within 1 nat %d; UMass of the topics beyond 1 nat: mean %.2f (%d topics)",
+        nm, stats::median(o$kl), sum(o$kl < 0.5), sum(o$kl < 1), mean(o$coh[o$kl >= 1]),
+        sum(o$kl >= 1))
   }
   tt <- stats::t.test(out$hybrid$coh, out$online_vb$coh)
   dl <- attr(out$hybrid$ltr, "per_doc") / attr(out$hybrid$ltr, "doc_tokens") -
@@ -258,6 +268,17 @@ for (vb_it in c(5L, 100L)) {
                   sprintf("nips_f20, 10 passes, online VB max_iter = %d, tau = 14", vb_it),
                   passes = 10, particles = 10, vb_max_iter = vb_it, tau = 14,
                   init = "random", part = 6)
+}
+}
+
+# 7. parts 4 and 6 again (online VB with 5 iterations, tau = 14) with the
+#    distance of each topic from the corpus' word distribution
+if (7 %in% parts) {
+for (ps in c(2L, 10L)) {
+  compare_quality(nips[1:1350, ], nips[1351:1500, ],
+                  sprintf("nips_f20, %d passes, online VB max_iter = 5, tau = 14", ps),
+                  passes = ps, particles = 10, vb_max_iter = 5L, tau = 14,
+                  init = "random", part = 7)
 }
 }
 

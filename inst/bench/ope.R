@@ -24,7 +24,8 @@
 # 4. (OPE_BENCH_PARTS=4) ML-OPE's settings on nips_f20 against Online-VB's
 #    final score: the paper's settings, then one change at a time (OPE
 #    iterations T, minibatch size, kappa, tau, eps), each for the same CPU
-#    budget (first argument, default 45 s).
+#    budget (first argument, default 45 s); OPE_BENCH_VARIANTS=1,2,5 runs
+#    some of them.
 # T. (OPE_BENCH_PARTS=T) threads: the OPE local step alone and the whole
 #    one-pass fit on 1 and 2 threads, measured in one run.
 # Results are appended to the results file (earlier runs are kept).
@@ -232,8 +233,16 @@ if (grepl("4", parts)) {
     "ML-OPE kappa = 0.51" = c(ml, list(args = list(kappa = 0.51))),
     "ML-OPE tau = 10" = c(ml, list(args = list(tau = 10))),
     "ML-OPE eps = 1e-4" = c(ml, list(args = list(ope_eps = 1e-4))),
-    "ML-OPE init bregman" = c(ml, list(args = list(init = "bregman")))
+    "ML-OPE init bregman" = c(ml, list(args = list(init = "bregman"))),
+    # the authors' code starts from topics uniform(0, 1) per entry, normalised
+    "ML-OPE init U(0,1)" = c(ml, list(args = list(init = local({
+      u <- ns$lda_unif(ns$resolve_seed(1), 77, K * ncol(cc$train))
+      matrix(u + 1e-10, K, ncol(cc$train))
+    }))))
   )
+  # OPE_BENCH_VARIANTS: the rows to run (numbers in the list above), default all
+  pick <- Sys.getenv("OPE_BENCH_VARIANTS", "")
+  if (nzchar(pick)) variants <- variants[as.integer(strsplit(pick, ",")[[1]])]
   for (ln in names(variants)) {
     r <- run_learner(cc, variants[[ln]], budget, split)
     cv <- r$curve
