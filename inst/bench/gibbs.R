@@ -302,5 +302,31 @@ for (w in list(list("local step, 6 x 100 documents", loc5),
 }
 same <- identical(fit5(1L)$topic_word, fit5(2L)$topic_word)
 say("threads = 1 and 2 give identical topics: %s", same)
+
+  # The load-balance bound of the document loop on 2 threads, from a cost
+  # model (OPE: distinct words per document; Gibbs: tokens), for the batches
+  # fit_lda() forms here: greedy dynamic scheduling of blocks of 64
+  # documents (before) against single documents (now). Independent of the
+  # machine's load.
+  members5 <- ns$lda_members(x5, list(n_batches = as.integer(ceiling(nrow(x5) / 100)),
+                                      seed = ns$resolve_seed(1)))
+  cost5 <- ns$doc_lengths(x5)
+  makespan <- function(cost) {
+    w <- c(0, 0)
+    for (cc5 in cost) {
+      i <- which.min(w)
+      w[i] <- w[i] + cc5
+    }
+    max(w)
+  }
+  old5 <- new5 <- tot5 <- 0
+  for (b in members5) {
+    cb <- cost5[b]
+    old5 <- old5 + makespan(tapply(cb, (seq_along(cb) - 1L) %/% 64L, sum))
+    new5 <- new5 + makespan(cb)
+    tot5 <- tot5 + sum(cb)
+  }
+  say("load-balance bound of the document loop on 2 threads (cost model: %s): blocks of 64 documents %.2fx, single documents %.2fx",
+      "tokens per document", tot5 / old5, tot5 / new5)
 }
 say("\ndone in %.0f s elapsed, %.0f CPU s", proc.time()[["elapsed"]], cpu())
