@@ -305,6 +305,20 @@ if (grepl("T", parts)) {
   say("threads = 1 and 2 give identical topics: %s",
       identical(fit5(1L)$topic_word, fit5(2L)$topic_word))
 
+  # the loop's initialisation (R/lda.R: random or Bregman start) is serial;
+  # its share of the one-thread one-pass fit bounds the whole-fit speed-up
+  # CPU seconds (user + system) of one thread: not inflated by the load
+  cpu5 <- function(f) min(replicate(3, {
+    p0 <- proc.time()
+    f()
+    p1 <- proc.time() - p0
+    p1[["user.self"]] + p1[["sys.self"]]
+  }))
+  t_init5 <- cpu5(function() ns$lda_init_state(x5, ref5$control))
+  t_fit5 <- cpu5(function() fit5(1L))
+  say("of the one-thread one-pass fit (%.3f CPU s), the serial initialisation takes %.3f CPU s (%.0f%%): whole-fit speed-up on 2 threads at most %.2fx",
+      t_fit5, t_init5, 100 * t_init5 / t_fit5, t_fit5 / (t_init5 + (t_fit5 - t_init5) / 2))
+
   # The load-balance bound of the document loop on 2 threads, from a cost
   # model (OPE: distinct words per document; Gibbs: tokens), for the batches
   # fit_lda() forms here: greedy dynamic scheduling of blocks of 64
