@@ -192,7 +192,10 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
   int K = tw->K;
   svi_len a = tok_off[d], n = tok_off[d + 1] - a;
   int *words = tok_word + a, *z = zcur + a;
-  double *part = stats + GIBBS_NSTAT * (svi_len)d;
+  /* the draw counters live on this thread's stack while the document is
+   * sampled: neighbouring documents run on other threads, and their
+   * counters in `stats` would share cache lines updated on every draw */
+  double part[GIBBS_NSTAT];
   double *theta = doc_topic + (svi_len)K * d;
   for (int i = 0; i < GIBBS_NSTAT; i++) part[i] = 0.0;
   for (int k = 0; k < K; k++) theta[k] = 0.0;
@@ -230,6 +233,7 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
     }
   }
   for (int k = 0; k < K; k++) theta[k] /= samples;
+  for (int i = 0; i < GIBBS_NSTAT; i++) stats[GIBBS_NSTAT * (svi_len)d + i] = part[i];
 }
 
 /* 0 if every document ended its draws where the next one of its block
