@@ -68,13 +68,15 @@ gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
           "engine", call = call)
   }
   nstar[nstar < 0] <- 0
-  m <- methods::as(Matrix::Matrix(nstar, sparse = TRUE), "CsparseMatrix")
-  m <- methods::as(m, "generalMatrix")
   K <- nrow(lambda)
-  out <- list(p = as.integer(m@p), k = as.integer(m@i), x = as.double(m@x),
-              tot = double(K), scale = 1)
-  out$tot <- as.double(rowSums(nstar))
-  out
+  V <- ncol(lambda)
+  # CSC slots directly (word-major, topics increasing within a word): the
+  # non-zeros in column-major order. fit_lda()'s initialisations make every
+  # entry positive, where going through Matrix took a third of a one-pass fit.
+  nz <- which(nstar > 0)
+  col <- (nz - 1L) %/% K
+  list(p = c(0L, cumsum(tabulate(col + 1L, nbins = V))), k = as.integer((nz - 1L) %% K),
+       x = as.double(nstar[nz]), tot = as.double(rowSums(nstar)), scale = 1)
 }
 
 # Dense K x V lambda from a store.

@@ -112,8 +112,12 @@ SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP stor
   n_prot++;
   SET_VECTOR_ELT(out, 3, doc_topic);
 
-  lda_gibbs_local(&x, &tw, &pp, burnin, samples, s, st, threads, tok_off, tok_word, zcur,
-                  tok_z, iscr, dscr, REAL(doc_topic), stats);
+  svi_len nd1 = x.D > 0 ? x.D : 1;
+  svi_rng *doc_rng = (svi_rng *)R_alloc(2 * nd1, sizeof(svi_rng));
+  if (lda_gibbs_local(&x, &tw, &pp, burnin, samples, s, st, threads, tok_off, tok_word,
+                      zcur, tok_z, iscr, dscr, REAL(doc_topic), stats, doc_rng,
+                      doc_rng + nd1) != 0)
+    Rf_error("internal error: the sampler drew another number of uniforms than planned");
 
   /* summary, reduced serially (counts are integers: order-free) */
   int *pw = (int *)R_alloc((size_t)V + 1, sizeof(int));

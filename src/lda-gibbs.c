@@ -192,7 +192,10 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
   int K = tw->K;
   svi_len a = tok_off[d], n = tok_off[d + 1] - a;
   int *words = tok_word + a, *z = zcur + a;
-  double *part = stats + GIBBS_NSTAT * (svi_len)d;
+  /* the draw counters live on this thread's stack while the document is
+   * sampled: neighbouring documents run on other threads, and their
+   * counters in `stats` would share cache lines updated on every draw */
+  double part[GIBBS_NSTAT];
   double *theta = doc_topic + (svi_len)K * d;
   for (int i = 0; i < GIBBS_NSTAT; i++) part[i] = 0.0;
   for (int k = 0; k < K; k++) theta[k] = 0.0;
@@ -230,28 +233,68 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
     }
   }
   for (int k = 0; k < K; k++) theta[k] /= samples;
+  for (int i = 0; i < GIBBS_NSTAT; i++) stats[GIBBS_NSTAT * (svi_len)d + i] = part[i];
 }
 
-void lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
+/* 0 if every document ended its draws where the next one of its block
+ * started (the draw count that lda_gibbs_local's pass 1 assumes), else -1. */
+static int gibbs_check_streams(int D, const svi_rng *start, const svi_rng *end) {
+  for (int d = 0; d + 1 < D; d++) {
+    if ((d + 1) % SVI_BLOCK == 0) continue; /* d + 1 starts a new block */
+    for (int i = 0; i < 4; i++)
+      if (start[d + 1].s[i] != end[d].s[i]) return -1;
+  }
+  return 0;
+}
+
+int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
                      int burnin, int samples, uint64_t seed, uint64_t stream0,
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
                      int *tok_z, int *iscr, double *dscr, double *doc_topic,
-                     double *stats) {
+                     double *stats, svi_rng *doc_rng, svi_rng *doc_end) {
   int K = tw->K;
   svi_len nb = svi_n_blocks(x->D), n_tok = tok_off[x->D];
+  /* A document of n tokens draws exactly max(n - 1, 0) uniforms for the
+   * shuffle, n for the initialisation and n per sweep, one svi_rng_next
+   * each, from its block's stream. Pass 1 (parallel over blocks, cheap)
+   * records the state at which each document starts; pass 2 samples the
+   * documents one at a time in parallel, which balances the threads over
+   * documents of unequal length and batches of few blocks. The draws are
+   * those of a block-by-block run for any thread count. */
+  (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#pragma omp parallel num_threads(threads)
 #endif
-  for (svi_len b = 0; b < nb; b++) {
+  {
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (svi_len b = 0; b < nb; b++) {
+      svi_rng rng;
+      svi_rng_init(&rng, seed, stream0 + (uint64_t)b);
+      int d1 = (int)((b + 1) * SVI_BLOCK < x->D ? (b + 1) * SVI_BLOCK : x->D);
+      for (int d = (int)(b * SVI_BLOCK); d < d1; d++) {
+        doc_rng[d] = rng;
+        if (d + 1 < d1) {
+          svi_len n = tok_off[d + 1] - tok_off[d];
+          svi_len draws = (n > 0 ? n - 1 : 0) + n * (svi_len)(1 + burnin + samples);
+          for (svi_len i = 0; i < draws; i++) svi_rng_next(&rng);
+        }
+      }
+    }
     int tid = svi_thread_id();
-    svi_rng rng;
-    svi_rng_init(&rng, seed, stream0 + (uint64_t)b);
-    int d1 = (int)((b + 1) * SVI_BLOCK < x->D ? (b + 1) * SVI_BLOCK : x->D);
-    for (int d = (int)(b * SVI_BLOCK); d < d1; d++)
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (int d = 0; d < x->D; d++) {
+      svi_rng rng = doc_rng[d];
       sample_document(x, tw, pp, d, burnin, samples, n_tok, &rng, tok_off, tok_word, zcur,
                       tok_z, iscr + (svi_len)4 * K * tid, dscr + (svi_len)K * tid,
                       doc_topic, stats);
+      doc_end[d] = rng;
+    }
   }
+  return gibbs_check_streams(x->D, doc_rng, doc_end);
 }
 
 static int cmp_int(const void *a, const void *b) {

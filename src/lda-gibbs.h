@@ -58,13 +58,16 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
  * dscr of threads * K doubles. doc_topic (K x D) receives the average of
  * N_dk over the saved sweeps; stats (GIBBS_NSTAT x D) per document: draws
  * from the word-document, word-alpha, document and alpha parts, and the
- * entries visited to form the word-document part. Block b of SVI_BLOCK documents uses
- * stream stream0 + b. */
-void lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
+ * entries visited to form the word-document part. The documents of block b
+ * (SVI_BLOCK documents) draw in turn from stream stream0 + b; documents run
+ * in parallel. doc_rng and doc_end hold D states each (scratch). Returns 0,
+ * or -1 if a document drew another number of uniforms than its token count
+ * implies (an internal error). */
+int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
                      int burnin, int samples, uint64_t seed, uint64_t stream0,
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
                      int *tok_z, int *iscr, double *dscr, double *doc_topic,
-                     double *stats);
+                     double *stats, svi_rng *doc_rng, svi_rng *doc_end);
 
 /* Counts the saved draws into a sparse K x V summary (CSC, word-major):
  * p (V+1), k and x (values count / samples) with room for samples * n_tok

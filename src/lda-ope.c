@@ -147,13 +147,18 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
 }
 
 void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
-                          double *colsum, double *rowsum_scratch) {
+                          double *colsum, double *rowsum_scratch, int threads) {
+  /* topic sums serially, in word order; then each word's column on its own */
   for (int k = 0; k < K; k++) rowsum_scratch[k] = 0.0;
   for (int v = 0; v < V; v++) {
     const double *l = lambda + (svi_len)v * K;
     for (int k = 0; k < K; k++) rowsum_scratch[k] += l[k];
   }
   for (int k = 0; k < K; k++) rowsum_scratch[k] = 1.0 / rowsum_scratch[k];
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
   for (int v = 0; v < V; v++) {
     const double *l = lambda + (svi_len)v * K;
     double *b = beta + (svi_len)v * K;
@@ -166,34 +171,68 @@ void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
   }
 }
 
+/* 0 if every document ended its draws where the next one of its block
+ * started (the draw count that pass 1 assumes), else -1. */
+static int ope_check_streams(int D, const svi_rng *start, const svi_rng *end) {
+  for (int d = 0; d + 1 < D; d++) {
+    if ((d + 1) % SVI_BLOCK == 0) continue; /* d + 1 starts a new block */
+    for (int i = 0; i < 4; i++)
+      if (start[d + 1].s[i] != end[d].s[i]) return -1;
+  }
+  return 0;
+}
+
 int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
                   const ope_opts *o, uint64_t seed, uint64_t stream0, int threads,
                   double *theta, double *f_start, double *f_end, double *scratch,
-                  int max_nnz) {
+                  int max_nnz, svi_rng *doc_rng, svi_rng *doc_end) {
   const int K = o->K;
   const svi_len nb = svi_n_blocks(x->D);
   const svi_len per_thread = (svi_len)max_nnz + K;
+  /* A document draws exactly K + T uniforms (one svi_rng_next each) from its
+   * block's stream, so the state at which each document starts is known
+   * before any is solved. Pass 1 (parallel over blocks, cheap) records these
+   * states; pass 2 solves the documents one at a time in parallel, which
+   * balances the threads even when a batch has fewer blocks than threads or
+   * blocks of unequal cost. The draws, hence theta, are those of a
+   * block-by-block run for any thread count. */
+  const uint64_t per_doc = (uint64_t)K + (uint64_t)o->T;
   (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#pragma omp parallel num_threads(threads)
 #endif
-  for (svi_len blk = 0; blk < nb; blk++) {
+  {
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (svi_len blk = 0; blk < nb; blk++) {
+      svi_rng r;
+      svi_rng_init(&r, seed, stream0 + (uint64_t)blk);
+      const int d0 = (int)(blk * SVI_BLOCK);
+      const int d1 = d0 + SVI_BLOCK < x->D ? d0 + SVI_BLOCK : x->D;
+      for (int d = d0; d < d1; d++) {
+        doc_rng[d] = r;
+        if (d + 1 < d1)
+          for (uint64_t i = 0; i < per_doc; i++) svi_rng_next(&r);
+      }
+    }
     double *xs = scratch + (svi_len)svi_thread_id() * per_thread;
     double *grad = xs + max_nnz;
-    svi_rng r;
-    svi_rng_init(&r, seed, stream0 + (uint64_t)blk);
-    const int d0 = (int)(blk * SVI_BLOCK);
-    const int d1 = d0 + SVI_BLOCK < x->D ? d0 + SVI_BLOCK : x->D;
-    for (int d = d0; d < d1; d++) {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (int d = 0; d < x->D; d++) {
       const int p = x->doc_ptr[d], n = x->doc_ptr[d + 1] - p;
       double fs;
+      svi_rng r = doc_rng[d];
       double fe = ope_doc(o, beta, colsum, x->term + p, x->count + p, n, &r,
                           theta + (svi_len)d * K, xs, grad, &fs);
+      doc_end[d] = r;
       f_start[d] = fs;
       f_end[d] = fe;
     }
   }
-  return 0;
+  return ope_check_streams(x->D, doc_rng, doc_end);
 }
 
 void ope_transpose(const svi_dtm *x, int *col_ptr, int *col_doc, double *col_count) {

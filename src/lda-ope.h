@@ -19,17 +19,22 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
                double *x, double *grad, double *f_start);
 
 /* beta = lambda with each topic normalised to sum 1 over words; colsum[v] =
- * sum_k beta_kv. Both K x V word-major. rowsum_scratch holds K doubles. */
+ * sum_k beta_kv. Both K x V word-major. rowsum_scratch holds K doubles.
+ * The same result for any number of threads. */
 void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
-                          double *colsum, double *rowsum_scratch);
+                          double *colsum, double *rowsum_scratch, int threads);
 
-/* OPE for every document of x, blocks of SVI_BLOCK documents in parallel, block
- * b drawing from stream stream0 + b. theta is K x D. scratch holds
- * threads * (max_nnz + K) doubles, max_nnz the most distinct words of a document. */
+/* OPE for every document of x; the documents of block b (SVI_BLOCK
+ * documents) draw in turn from stream stream0 + b, and documents run in
+ * parallel. theta is K x D. scratch holds threads * (max_nnz + K) doubles,
+ * max_nnz the most distinct words of a document; doc_rng and doc_end hold D
+ * states each. Returns 0, or -1 if a document drew another number of
+ * uniforms than K + T (an internal error). */
 int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
                   const ope_opts *o, uint64_t seed, uint64_t stream0, int threads,
                   double *theta, double *f_start, double *f_end, double *scratch,
-                  int max_nnz);
+                  int max_nnz, svi_rng *doc_rng, svi_rng *doc_end);
+
 
 /* Word-major (CSC) copy of x: word v's documents are col_doc[col_ptr[v] ..
  * col_ptr[v+1]) in increasing order with counts col_count. col_ptr has V+1. */

@@ -61,7 +61,7 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP lambda, SEXP al
   double *beta = (double *)R_alloc(KV, sizeof(double));
   double *colsum = (double *)R_alloc(V, sizeof(double));
   double *rs = (double *)R_alloc(K, sizeof(double));
-  ope_normalize_topics(REAL(lambda), K, V, beta, colsum, rs);
+  ope_normalize_topics(REAL(lambda), K, V, beta, colsum, rs, threads);
 
   const char *names[] = {"theta", "summary", "f_start", "f_end"};
   SEXP out = PROTECT(svi_named_list(4, names));
@@ -74,8 +74,10 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP lambda, SEXP al
   n_prot++;
   const int mx = max_doc_nnz(&x);
   double *scratch = (double *)R_alloc((R_xlen_t)threads * (mx + K), sizeof(double));
-  lda_local_ope(&x, beta, colsum, &o, sd, st, threads, REAL(theta), REAL(fs), REAL(fe),
-                scratch, mx);
+  svi_rng *doc_rng = (svi_rng *)R_alloc((R_xlen_t)2 * (x.D > 0 ? x.D : 1), sizeof(svi_rng));
+  if (lda_local_ope(&x, beta, colsum, &o, sd, st, threads, REAL(theta), REAL(fs),
+                    REAL(fe), scratch, mx, doc_rng, doc_rng + (x.D > 0 ? x.D : 1)) != 0)
+    Rf_error("internal error: OPE drew another number of uniforms than K + T");
   SET_VECTOR_ELT(out, 0, theta);
   SET_VECTOR_ELT(out, 2, fs);
   SET_VECTOR_ELT(out, 3, fe);

@@ -11,6 +11,16 @@
 #    and left-to-right held-out log probability, hybrid against online VB
 #    after the same number of documents (the paper's Fig. 2).
 # 3. Coherence of the hybrid for eta in {0.1, ..., 0.6}.
+# 4. Part 2 re-run closer to the paper's set-up (SPARSEVI_BENCH_PARTS=4):
+#    online VB with as many coordinate-ascent iterations per document as the
+#    hybrid's sweeps (B + S = 5; part 2 lets VB converge, up to 100), both
+#    from the same random initialisation, the step offset tau at 1 and at
+#    about one epoch of minibatches (the paper's tau_0 of 3,000-300,000 is
+#    of the order of its minibatches per 500,000-document epoch).
+#    Part 6 repeats it at tau = 14 after 10 passes (13,500 documents);
+#    part 7 adds each topic's distance from the corpus word distribution.
+# 5. Threads (SPARSEVI_BENCH_PARTS=5): the local step alone and the whole
+#    one-pass fit on 1 and 2 threads, measured in one run (elapsed seconds).
 #
 # Sizes are reduced from the paper's (its corpora have 350,000 articles and
 # 1.2 million books) to finish in about 15-20 minutes on one core: see the
@@ -28,7 +38,7 @@ say <- function(...) {
   txt <- sprintf(...)
   cat(txt, "\n", sep = "")
   lines <<- c(lines, txt)
-  writeLines(lines, out_file)
+  cat(txt, "\n", sep = "", file = out_file, append = TRUE) # keep earlier runs
 }
 
 # UCI bag-of-words reader (only the first max_docs documents).
@@ -66,16 +76,21 @@ cpu <- function() {
   p <- proc.time()
   p[["user.self"]] + p[["sys.self"]]
 }
-say("sparsevi gibbs benchmark, %s, R %s, threads = %d%s", format(Sys.time()),
-    getRversion(), threads, if (quick) " (QUICK mode)" else "")
+say("\nsparsevi gibbs benchmark, %s, R %s, threads = %d%s, parts %s, commit %s, load %s",
+    format(Sys.time()), getRversion(), threads, if (quick) " (QUICK mode)" else "",
+    paste(parts, collapse = ","),
+    tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
+    paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
 
 # ---------------------------------------------------------------------------
 # 1. seconds per minibatch of 100 documents
 # ---------------------------------------------------------------------------
 nips <- read_bow("nips_f20")
+if (1 %in% parts) {
 say("\n## 1. Seconds per minibatch of 100 documents (nips_f20: D = %d, V = %d)",
     nrow(nips), ncol(nips))
 say("CPU seconds (local + global step), mean of the timed minibatches after warm-up ones")
+}
 
 # Control lists as fit_lda() builds them (through the engines' own control
 # resolvers), for driving the local and global steps directly.
@@ -144,21 +159,25 @@ say("(online VB here runs 5 coordinate-ascent iterations per document, as many a
 # 2. K = 200: per-topic UMass and left-to-right held-out probability
 # ---------------------------------------------------------------------------
 compare_quality <- function(train, test, label, K = 200, passes = 1, particles = 10,
-                            eta = 0.3, alpha = 0.1) {
-  say("\n## 2. %s: K = %d, %d training documents x %d pass(es), minibatches of 100; test %d documents",
-      label, K, nrow(train), passes, nrow(test))
+                            eta = 0.3, alpha = 0.1, vb_max_iter = 100L, tau = 1,
+                            init = "bregman", part = 2) {
+  say("\n## %d. %s: K = %d, %d training documents x %d pass(es), minibatches of 100; test %d documents",
+      part, label, K, nrow(train), passes, nrow(test))
+  say("alpha = %g, eta = %g, kappa = 0.6, tau = %g, init = \"%s\"; hybrid B = 3, S = 2; online VB at most %d coordinate-ascent iterations per document (tol 0.05)",
+      alpha, eta, tau, init, vb_max_iter)
   fits <- list()
   t0 <- cpu()
   fits$hybrid <- fit_lda(train, K = K, local = "gibbs", global = "stochastic",
                          alpha = alpha, eta = eta, batch_size = 100, passes = passes,
                          seed = 1, threads = threads, progress = FALSE,
-                         burnin = 3, samples = 2)
+                         burnin = 3, samples = 2, tau = tau, kappa = 0.6, init = init)
   t_h <- cpu() - t0
   t0 <- cpu()
   fits$online_vb <- fit_lda(train, K = K, local = "vb", global = "stochastic", L = K,
                             alpha = alpha, eta = eta, batch_size = 100,
                             passes = passes, seed = 1, threads = threads,
-                            progress = FALSE, restarts = FALSE)
+                            progress = FALSE, restarts = FALSE, tau = tau, kappa = 0.6,
+                            init = init, max_iter = vb_max_iter)
   t_v <- cpu() - t0
   out <- list()
   for (nm in names(fits)) {
@@ -168,7 +187,13 @@ compare_quality <- function(train, test, label, K = 200, passes = 1, particles =
                           seed = 1, threads = threads)
     comp <- heldout_loglik(f, test, seed = 3)
     ent <- -rowSums(f$topic_word * log(f$topic_word))
-    out[[nm]] <- list(coh = coh, ltr = ltr, comp = comp, ent = ent)
+    # how far each topic is from the corpus' word distribution: UMass scores
+    # a topic whose top words are the corpus' most frequent words well, so
+    # topics still close to the (near-uniform) start look coherent
+    bg <- tabulate(rep.int(train$term + 1L, train$count), ncol(train)) + 1e-12
+    bg <- bg / sum(bg)
+    kl <- rowSums(f$topic_word * (log(f$topic_word) - rep(log(bg), each = nrow(f$topic_word))))
+    out[[nm]] <- list(coh = coh, ltr = ltr, comp = comp, ent = ent, kl = kl)
   }
   pooled <- unlist(lapply(out, `[[`, "coh"))
   poor <- stats::quantile(pooled, 0.1)
@@ -178,6 +203,9 @@ compare_quality <- function(train, test, label, K = 200, passes = 1, particles =
         nm, if (nm == "hybrid") t_h else t_v, mean(o$coh), stats::median(o$coh),
         stats::quantile(o$coh, 0.1), poor, sum(o$coh < poor), as.numeric(o$ltr),
         as.numeric(o$comp), mean(o$ent), stats::sd(o$ent))
+    say("%-9s KL(topic || corpus word distribution): median %.2f nats, topics within 0.5 nats %d, within 1 nat %d; UMass of the topics beyond 1 nat: mean %.2f (%d topics)",
+        nm, stats::median(o$kl), sum(o$kl < 0.5), sum(o$kl < 1), mean(o$coh[o$kl >= 1]),
+        sum(o$kl >= 1))
   }
   tt <- stats::t.test(out$hybrid$coh, out$online_vb$coh)
   dl <- attr(out$hybrid$ltr, "per_doc") / attr(out$hybrid$ltr, "doc_tokens") -
@@ -217,5 +245,102 @@ for (eta in c(0.1, 0.2, 0.3, 0.4, 0.5, 0.6)) {
   say("eta = %.1f  UMass mean %8.2f  median %8.2f  10%%-quantile %8.2f  worst %8.2f",
       eta, mean(coh), stats::median(coh), stats::quantile(coh, 0.1), min(coh))
 }
+}
+
+# ---------------------------------------------------------------------------
+# 4. part 2 re-run with the paper's set-up for online VB (see the header)
+# ---------------------------------------------------------------------------
+if (4 %in% parts) {
+for (tau in c(1, 14)) {
+  for (vb_it in c(5L, 100L)) {
+    compare_quality(nips[1:1350, ], nips[1351:1500, ],
+                    sprintf("nips_f20, online VB max_iter = %d, tau = %g", vb_it, tau),
+                    passes = if (quick) 1 else 2, particles = if (quick) 3 else 10,
+                    vb_max_iter = vb_it, tau = tau, init = "random", part = 4)
+  }
+}
+}
+
+# 6. as part 4 with tau = 14, after 10 passes (13,500 documents)
+if (6 %in% parts) {
+for (vb_it in c(5L, 100L)) {
+  compare_quality(nips[1:1350, ], nips[1351:1500, ],
+                  sprintf("nips_f20, 10 passes, online VB max_iter = %d, tau = 14", vb_it),
+                  passes = 10, particles = 10, vb_max_iter = vb_it, tau = 14,
+                  init = "random", part = 6)
+}
+}
+
+# 7. parts 4 and 6 again (online VB with 5 iterations, tau = 14) with the
+#    distance of each topic from the corpus' word distribution
+if (7 %in% parts) {
+for (ps in c(2L, 10L)) {
+  compare_quality(nips[1:1350, ], nips[1351:1500, ],
+                  sprintf("nips_f20, %d passes, online VB max_iter = 5, tau = 14", ps),
+                  passes = ps, particles = 10, vb_max_iter = 5L, tau = 14,
+                  init = "random", part = 7)
+}
+}
+
+# ---------------------------------------------------------------------------
+# 5. threads: local step alone and whole one-pass fit, 1 and 2 threads
+# ---------------------------------------------------------------------------
+if (5 %in% parts) {
+x5 <- nips[1:600, ]
+say("\n## 5. threads: nips_f20 first 600 documents, K = 100, minibatches of 100 (elapsed seconds, best of 3, one run)")
+ref5 <- fit_lda(x5, K = 100, local = "gibbs", passes = 1, seed = 1, progress = FALSE)
+b5 <- ns$dtm_subset(x5, 1:100)
+best5 <- function(f) min(replicate(3, system.time(f())[["elapsed"]]))
+loc5 <- function(th) for (i in 1:6) ns$lda_local_gibbs(b5, ref5$state, ref5$control, c(1, 2), th)
+fit5 <- function(th) fit_lda(x5, K = 100, local = "gibbs", passes = 1, seed = 1,
+                             threads = th, progress = FALSE)
+for (w in list(list("local step, 6 x 100 documents", loc5),
+               list("whole fit_lda, 1 pass", fit5))) {
+  t1 <- best5(function() w[[2]](1L))
+  t2 <- best5(function() w[[2]](2L))
+  say("%-32s 1 thread %6.3f s  2 threads %6.3f s  speed-up %.2fx", w[[1]], t1, t2, t1 / t2)
+}
+same <- identical(fit5(1L)$topic_word, fit5(2L)$topic_word)
+say("threads = 1 and 2 give identical topics: %s", same)
+
+  # the loop's initialisation (R/lda.R: random or Bregman start) is serial;
+  # its share of the one-thread one-pass fit bounds the whole-fit speed-up
+  # CPU seconds (user + system) of one thread: not inflated by the load
+  cpu5 <- function(f) min(replicate(3, {
+    p0 <- proc.time()
+    f()
+    p1 <- proc.time() - p0
+    p1[["user.self"]] + p1[["sys.self"]]
+  }))
+  t_init5 <- cpu5(function() ns$lda_init_state(x5, ref5$control))
+  t_fit5 <- cpu5(function() fit5(1L))
+  say("of the one-thread one-pass fit (%.3f CPU s), the serial initialisation takes %.3f CPU s (%.0f%%): whole-fit speed-up on 2 threads at most %.2fx",
+      t_fit5, t_init5, 100 * t_init5 / t_fit5, t_fit5 / (t_init5 + (t_fit5 - t_init5) / 2))
+
+  # The load-balance bound of the document loop on 2 threads, from a cost
+  # model (OPE: distinct words per document; Gibbs: tokens), for the batches
+  # fit_lda() forms here: greedy dynamic scheduling of blocks of 64
+  # documents (before) against single documents (now). Independent of the
+  # machine's load.
+  members5 <- ns$lda_members(x5, list(n_batches = as.integer(ceiling(nrow(x5) / 100)),
+                                      seed = ns$resolve_seed(1)))
+  cost5 <- ns$doc_lengths(x5)
+  makespan <- function(cost) {
+    w <- c(0, 0)
+    for (cc5 in cost) {
+      i <- which.min(w)
+      w[i] <- w[i] + cc5
+    }
+    max(w)
+  }
+  old5 <- new5 <- tot5 <- 0
+  for (b in members5) {
+    cb <- cost5[b]
+    old5 <- old5 + makespan(tapply(cb, (seq_along(cb) - 1L) %/% 64L, sum))
+    new5 <- new5 + makespan(cb)
+    tot5 <- tot5 + sum(cb)
+  }
+  say("load-balance bound of the document loop on 2 threads (cost model: %s): blocks of 64 documents %.2fx, single documents %.2fx",
+      "tokens per document", tot5 / old5, tot5 / new5)
 }
 say("\ndone in %.0f s elapsed, %.0f CPU s", proc.time()[["elapsed"]], cpu())

@@ -21,6 +21,16 @@
 #    Online-OPE, Streaming-OPE and Online-VB (ours: local "vb" with L = K,
 #    global "stochastic"), K = 100, alpha = eta = 1/K, minibatch 5000 or the
 #    corpus size, kappa = 0.9, tau = 1.
+# 4. (OPE_BENCH_PARTS=4) ML-OPE's settings on nips_f20 against Online-VB's
+#    final score: the paper's settings, then one change at a time (OPE
+#    iterations T, minibatch size, kappa, tau, eps), each for the same CPU
+#    budget (first argument, default 45 s); OPE_BENCH_VARIANTS=1,2,5 runs
+#    some of them.
+# E. (OPE_BENCH_PARTS=E) ML-OPE's predictive probability with theta of the
+#    observed words from VB (as heldout_loglik()) and from OPE.
+# T. (OPE_BENCH_PARTS=T) threads: the OPE local step alone and the whole
+#    one-pass fit on 1 and 2 threads, measured in one run.
+# Results are appended to the results file (earlier runs are kept).
 
 suppressPackageStartupMessages(library(sparsevi))
 ns <- asNamespace("sparsevi")
@@ -31,14 +41,15 @@ data_dir <- file.path("..", "shared", "data")
 if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
 parts <- Sys.getenv("OPE_BENCH_PARTS", "123")
 out_file <- file.path("inst", "bench", "results",
-                      if (parts == "123") "ope.txt" else sprintf("ope-parts%s.txt", parts))
+                      if (parts %in% c("123", "4", "T", "E")) "ope.txt"
+                      else sprintf("ope-parts%s.txt", parts))
 dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
 lines <- character(0)
 say <- function(...) {
   s <- sprintf(...)
   cat(s, "\n", sep = "")
   lines <<- c(lines, s)
-  writeLines(lines, out_file)
+  cat(s, "\n", sep = "", file = out_file, append = TRUE)
 }
 K <- 100L
 threads <- 1L
@@ -85,7 +96,9 @@ timed <- function(expr) {
 }
 
 # ---- corpora ---------------------------------------------------------------
-say("# OPE benchmark (inst/bench/ope.R), %s", format(Sys.time(), "%Y-%m-%d %H:%M"))
+say("")
+say("# OPE benchmark (inst/bench/ope.R), %s, parts %s, commit %s", format(Sys.time(), "%Y-%m-%d %H:%M"),
+    parts, tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
 say("# one thread; times are CPU seconds (user + system); K = %d; machine shared (load average %s)", K,
     paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
 nips <- read_corpus("nips_f20")
@@ -93,6 +106,7 @@ corpora <- list(
   nips_f20 = list(train = nips[1:1350, ], test = nips[1351:1500, ],
                   note = "documents 1-1350 train, 1351-1500 test (the source split)")
 )
+if (grepl("[123]", parts)) {
 wiki_docs <- as.numeric(Sys.getenv("OPE_BENCH_WIKI_DOCS", "21000"))
 wiki <- read_corpus("wikipara", max_docs = wiki_docs)
 wiki <- wiki[ns$doc_lengths(wiki) > 0, ]
@@ -100,6 +114,7 @@ nw <- nrow(wiki)
 corpora$wikipara <- list(train = wiki[1:(nw - 1000), ], test = wiki[(nw - 999):nw, ],
                          note = sprintf("subset: the first %d paragraphs (of 615,012); last 1000 are the test set",
                                         nw))
+}
 for (nm in names(corpora)) {
   cc <- corpora[[nm]]
   say("corpus %s: %d train / %d test documents, %d terms, %.0f train tokens; %s", nm,
@@ -120,6 +135,7 @@ run_learner <- function(cc, spec, budget, split) {
                alpha = 1 / K, eta = 1 / K, batch_size = batch_size, passes = 1,
                kappa = 0.9, tau = 1, init = "random", seed = 1, threads = threads,
                progress = FALSE)
+  args[names(spec$args)] <- spec$args # a setting changed from the paper's
   if (spec$local == "vb") args$restarts <- FALSE
   tr <- timed(suppressWarnings(do.call(fit_lda, args)))
   fit <- tr$value
@@ -145,7 +161,7 @@ run_learner <- function(cc, spec, budget, split) {
 }
 
 results <- list()
-if (!grepl("3", parts)) {
+if (grepl("[12]", parts) && !grepl("3", parts)) {
   say("")
   say("part 3 skipped (OPE_BENCH_PARTS=%s): parts 1-2 use ML-OPE models trained for 20 laps", parts)
   for (nm in names(corpora)) {
@@ -197,6 +213,140 @@ for (nm in names(corpora)) {
 
 }
 
+# ---- 4. ML-OPE's settings ----------------------------------------------------
+if (grepl("4", parts)) {
+  cc <- corpora$nips_f20
+  split <- ns$split_observed(cc$test, 0.7, "tokens", ns$resolve_seed(1))
+  budget <- budgets[["nips_f20"]]
+  say("")
+  say("## 4. ML-OPE settings on nips_f20 (%.0f CPU s each; load %s)", budget,
+      paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
+  say("paper's settings: K = %d, alpha = eta = 1/K, minibatch min(5000, D) = %d, kappa = 0.9, tau = 1, T = 50, eps = min(1e-10, 0.01/K); one change per row",
+      K, min(5000L, nrow(cc$train)))
+  ml <- list(local = "ope", global = "ml")
+  variants <- list(
+    "Online-VB (baseline)" = list(local = "vb", global = "stochastic"),
+    "ML-OPE paper settings" = ml,
+    "ML-OPE T = 20" = c(ml, list(args = list(ope_iter = 20L))),
+    "ML-OPE T = 200" = c(ml, list(args = list(ope_iter = 200L))),
+    "ML-OPE minibatch 100" = c(ml, list(args = list(batch_size = 100L))),
+    "ML-OPE minibatch 500" = c(ml, list(args = list(batch_size = 500L))),
+    "ML-OPE kappa = 0.6" = c(ml, list(args = list(kappa = 0.6))),
+    "ML-OPE kappa = 0.51" = c(ml, list(args = list(kappa = 0.51))),
+    "ML-OPE tau = 10" = c(ml, list(args = list(tau = 10))),
+    "ML-OPE eps = 1e-4" = c(ml, list(args = list(ope_eps = 1e-4))),
+    "ML-OPE init bregman" = c(ml, list(args = list(init = "bregman"))),
+    # the authors' code starts from topics uniform(0, 1) per entry, normalised
+    "ML-OPE init U(0,1)" = c(ml, list(args = list(init = local({
+      u <- ns$lda_unif(ns$resolve_seed(1), 77, K * ncol(cc$train))
+      matrix(u + 1e-10, K, ncol(cc$train))
+    }))))
+  )
+  # OPE_BENCH_VARIANTS: the rows to run (numbers in the list above), default all
+  pick <- Sys.getenv("OPE_BENCH_VARIANTS", "")
+  if (nzchar(pick)) variants <- variants[as.integer(strsplit(pick, ",")[[1]])]
+  for (ln in names(variants)) {
+    r <- run_learner(cc, variants[[ln]], budget, split)
+    cv <- r$curve
+    say("%-22s laps %3d  CPU s %6.1f  final predictive %.4f  best %.4f  final NPMI %.4f  curve: %s",
+        ln, max(cv$lap), max(cv$seconds), cv$predictive[nrow(cv)], max(cv$predictive),
+        cv$npmi[nrow(cv)],
+        paste(sprintf("%.0fs %.3f", cv$seconds, cv$predictive), collapse = ", "))
+  }
+}
+
+# ---- E. ML-OPE scored with theta from OPE instead of VB -------------------------
+# App. A leaves open which inference gives E(theta_obs); heldout_loglik()
+# uses the VB local step for every fit. Here ML-OPE fits are also scored
+# with OPE's own (MAP) theta of the observed 70%.
+if (grepl("E", parts)) {
+  cc <- corpora$nips_f20
+  split <- ns$split_observed(cc$test, 0.7, "tokens", ns$resolve_seed(1))
+  held <- split$heldout
+  doc_of <- rep.int(seq_len(nrow(held)), diff(held$doc_ptr))
+  score_theta <- function(theta, beta) {
+    p <- rowSums(theta[doc_of, , drop = FALSE] * t(beta[, held$term + 1L, drop = FALSE]))
+    sum(held$count * log(p)) / sum(held$count)
+  }
+  u01 <- matrix(ns$lda_unif(ns$resolve_seed(1), 77, K * ncol(cc$train)) + 1e-10, K,
+                ncol(cc$train))
+  say("")
+  say("## E. ML-OPE after 40 laps on nips_f20 (paper's settings unless said), predictive probability with theta of the observed 70%% from VB (as heldout_loglik) and from OPE (T = 50, MAP)")
+  for (v in list(list("init random (Gamma(100, 100) near-uniform)", "random", 1350L),
+                 list("init U(0,1) (the authors' code)", u01, 1350L),
+                 list("init random, minibatch 100", "random", 100L))) {
+    fit <- fit_lda(cc$train, K = K, local = "ope", global = "ml", alpha = 1 / K,
+                   eta = 1 / K, batch_size = v[[3]], passes = 40, kappa = 0.9, tau = 1,
+                   init = v[[2]], seed = 1, threads = threads, progress = FALSE)
+    th <- predict(fit, split$observed, method = "ope", seed = 1)
+    say("%-44s VB theta %.4f  OPE theta %.4f", v[[1]],
+        as.numeric(heldout_loglik(fit, split)), score_theta(th, fit$topic_word))
+  }
+}
+
+# ---- T. threads ---------------------------------------------------------------
+if (grepl("T", parts)) {
+  x5 <- nips[1:600, ]
+  say("")
+  say("## T. threads: nips_f20 first 600 documents, K = 100, ML-OPE, default minibatches of 100 (elapsed seconds, best of 3, one run; load %s)",
+      paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
+  ref5 <- fit_lda(x5, K = K, local = "ope", passes = 1, seed = 1, progress = FALSE)
+  b5 <- ns$dtm_subset(x5, 1:100)
+  best5 <- function(f) min(replicate(3, system.time(f())[["elapsed"]]))
+  loc5 <- function(th) for (i in 1:6) ns$lda_local_ope(b5, ref5$state, ref5$control, c(1, 2), th)
+  fit5 <- function(th) fit_lda(x5, K = K, local = "ope", passes = 1, seed = 1,
+                               threads = th, progress = FALSE)
+  for (w in list(list("local step, 6 x 100 documents", loc5),
+                 list("whole fit_lda, 1 pass", fit5))) {
+    t1 <- best5(function() w[[2]](1L))
+    t2 <- best5(function() w[[2]](2L))
+    say("%-32s 1 thread %6.3f s  2 threads %6.3f s  speed-up %.2fx", w[[1]], t1, t2, t1 / t2)
+  }
+  say("threads = 1 and 2 give identical topics: %s",
+      identical(fit5(1L)$topic_word, fit5(2L)$topic_word))
+
+  # the loop's initialisation (R/lda.R: random or Bregman start) is serial;
+  # its share of the one-thread one-pass fit bounds the whole-fit speed-up
+  # CPU seconds (user + system) of one thread: not inflated by the load
+  cpu5 <- function(f) min(replicate(3, {
+    p0 <- proc.time()
+    f()
+    p1 <- proc.time() - p0
+    p1[["user.self"]] + p1[["sys.self"]]
+  }))
+  t_init5 <- cpu5(function() ns$lda_init_state(x5, ref5$control))
+  t_fit5 <- cpu5(function() fit5(1L))
+  say("of the one-thread one-pass fit (%.3f CPU s), the serial initialisation takes %.3f CPU s (%.0f%%): whole-fit speed-up on 2 threads at most %.2fx",
+      t_fit5, t_init5, 100 * t_init5 / t_fit5, t_fit5 / (t_init5 + (t_fit5 - t_init5) / 2))
+
+  # The load-balance bound of the document loop on 2 threads, from a cost
+  # model (OPE: distinct words per document; Gibbs: tokens), for the batches
+  # fit_lda() forms here: greedy dynamic scheduling of blocks of 64
+  # documents (before) against single documents (now). Independent of the
+  # machine's load.
+  members5 <- ns$lda_members(x5, list(n_batches = as.integer(ceiling(nrow(x5) / 100)),
+                                      seed = ns$resolve_seed(1)))
+  cost5 <- diff(x5$doc_ptr)
+  makespan <- function(cost) {
+    w <- c(0, 0)
+    for (cc5 in cost) {
+      i <- which.min(w)
+      w[i] <- w[i] + cc5
+    }
+    max(w)
+  }
+  old5 <- new5 <- tot5 <- 0
+  for (b in members5) {
+    cb <- cost5[b]
+    old5 <- old5 + makespan(tapply(cb, (seq_along(cb) - 1L) %/% 64L, sum))
+    new5 <- new5 + makespan(cb)
+    tot5 <- tot5 + sum(cb)
+  }
+  say("load-balance bound of the document loop on 2 threads (cost model: %s): blocks of 64 documents %.2fx, single documents %.2fx",
+      "distinct words per document", tot5 / old5, tot5 / new5)
+}
+
+if (grepl("[12]", parts)) {
 # ---- 1. inference time per document -----------------------------------------
 say("")
 say("## 1. inference time per document (topics fixed at the ML-OPE model, K = %d)", K)
@@ -243,6 +393,7 @@ for (nm in names(corpora)) {
         nm, T, stats::median(sds), stats::quantile(sds, 0.9), max(sds), stats::median(mag),
         stats::median(sds / mag), max(sds / mag))
   }
+}
 }
 say("")
 say("done in %.0f s", proc.time()[["elapsed"]])

@@ -25,6 +25,22 @@ test_that("OPE kernel reproduces the pure-R Algorithm 1 draw for draw", {
   expect_true(all(res$theta >= 1e-10))
 })
 
+test_that("documents solved in parallel draw what a block-by-block run draws", {
+  # 150 documents: blocks of 64, 64 and 22, each block's documents drawing in
+  # turn from stream stream0 + b; the kernel solves documents in parallel
+  sim <- simulate_lda(D = 150, V = 30, K = 4, doc_length = 20, seed = 4)
+  lam <- sim$topic_word + 0.01
+  seed <- sparsevi:::resolve_seed(3)
+  res <- sparsevi:::ope_run(sim$dtm, lam, alpha = 0.5, iter = 9, eps = 1e-10,
+                            seed = seed, stream0 = 2, threads = 2L)
+  ref <- lapply(0:2, function(b) {
+    rows <- (64 * b + 1):min(150, 64 * (b + 1))
+    ref_ope_block(sim$dtm[rows, ], lam, 0.5, 9, 1e-10, seed, 2 + b)
+  })
+  expect_equal(res$theta, do.call(cbind, lapply(ref, `[[`, "theta")), tolerance = 1e-12)
+  expect_equal(res$f_end, unlist(lapply(ref, `[[`, "f_end")), tolerance = 1e-12)
+})
+
 test_that("for alpha >= 1 OPE reaches the projected-gradient maximum", {
   f <- ope_fixture()
   beta <- f$lambda / rowSums(f$lambda)
@@ -203,6 +219,37 @@ test_that("ML-OPE recovers planted topics up to the bias of its estimator", {
   oracle <- oracle / rowSums(oracle)
   bias <- max(rowSums(abs(oracle - sim$topic_word)))
   expect_lt(max(matched_l1(fit$topic_word, sim$topic_word)), bias + 0.1)
+})
+
+test_that("ML-OPE topic sizes are expected tokens per topic (print, summary)", {
+  sim <- simulate_lda(D = 300, V = 60, K = 3, doc_length = 50, seed = 8)
+  fit <- fit_lda(sim$dtm, K = 3, local = "ope", global = "ml", batch_size = 100,
+                 passes = 4, kappa = 0.9, seed = 2, progress = FALSE)
+  mass <- fit$state$topic_mass
+  expect_length(mass, 3)
+  expect_true(all(mass > 0))
+  # expected tokens of the corpus: each batch's mass (its token count)
+  # scaled by D / |B| and averaged over batches, so the total estimates the
+  # corpus' token count (exact when batches hold equal numbers of tokens)
+  expect_equal(sum(mass), sum(sim$dtm$count), tolerance = 0.02)
+  # the hook reports them; the variational learners keep using lambda
+  expect_identical(sparsevi:::lda_topic_sizes_ope(fit), mass)
+  st <- fit_lda(sim$dtm, K = 3, local = "ope", global = "stochastic", batch_size = 100,
+                passes = 1, seed = 2, progress = FALSE)
+  expect_null(sparsevi:::lda_topic_sizes_ope(st))
+  # the shares follow the tokens the fitted topics explain in the corpus
+  theta <- predict(fit, sim$dtm, method = "ope", seed = 1)
+  infer_share <- colSums(theta * sparsevi:::doc_lengths(sim$dtm))
+  expect_equal(mass / sum(mass), unname(infer_share / sum(infer_share)), tolerance = 0.05)
+  # print() and summary() read them once R/lda.R's lda_topic_sizes() asks
+  # the engine (hook lda_topic_sizes_<local>)
+  skip_if(isTRUE(all.equal(sparsevi:::lda_topic_sizes(fit), rep(1, 3))),
+          "R/lda.R does not call lda_topic_sizes_ope() yet")
+  expect_equal(summary(fit)$topic_share, mass / sum(mass))
+  out <- capture.output(print(fit))
+  big <- which.max(mass)
+  expect_true(any(grepl(sprintf("%3d (%4.1f%%)", big, 100 * max(mass) / sum(mass)), out,
+                        fixed = TRUE)))
 })
 
 test_that("OPE learners are reproducible by seed and identical for 1 and 2 threads", {
