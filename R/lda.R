@@ -650,6 +650,10 @@ print.sparsevi_lda <- function(x, ...) {
 }
 
 lda_topic_sizes <- function(fit) {
+  # an engine may say how big its topics are (ML-OPE has no lambda)
+  hook <- lda_fun("lda_topic_sizes_", fit$local)
+  size <- if (!is.null(hook)) hook(fit)
+  if (!is.null(size)) return(size)
   if (!is.null(fit$lambda)) rowSums(fit$lambda) - length(fit$vocab) * fit$eta else
     rep(1, fit$K)
 }
