@@ -59,6 +59,16 @@ if ("threads" %in% parts) {
   time_engine("heldout completion, K = 100", function(th) {
     heldout_loglik(topics, x, threads = th)
   })
+  # the local steps of the other engines, from a fitted state (compute-bound)
+  for (eng in c("cvb0", "gibbs", "ope")) {
+    glob <- if (eng == "ope") "ml" else "stochastic"
+    f_eng <- fit_lda(x, K = 100, local = eng, global = glob, passes = 1, seed = 1,
+                     progress = FALSE)
+    fun <- get(paste0("lda_local_", eng), envir = ns)
+    time_engine(sprintf("lda local %s, K = 100", eng), function(th) {
+      fun(x, f_eng$state, f_eng$control, c(0, 1), th)
+    })
+  }
   time_engine("fit_lda cvb0, 1 pass, K = 100", function(th) {
     fit_lda(x, K = 100, local = "cvb0", passes = 1, seed = 1, threads = th,
             progress = FALSE)
@@ -76,6 +86,14 @@ if ("threads" %in% parts) {
   sim <- simulate_mixture(N = 40000, D = 10, K = 20, seed = 1)
   time_engine("fit_mixture gaussian, N=4e4 D=10 K=20", function(th) {
     fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE)
+  })
+  fm <- fit_mixture(sim$X, K = 20, passes = 3, seed = 1, progress = FALSE)
+  time_engine("mixture responsibilities, N=4e4 K=20", function(th) {
+    predict(fm, sim$X, type = "responsibilities", threads = th)
+  })
+  fv <- fit_vdp(sim$X, max_K = 20, seed = 1, progress = FALSE)
+  time_engine("vdp predict density, N=4e4", function(th) {
+    predict(fv, sim$X, type = "density", threads = th)
   })
   time_engine("fit_vdp kdtree = FALSE, N=4e4 D=10", function(th) {
     fit_vdp(sim$X, kdtree = FALSE, max_K = 20, seed = 1, threads = th, progress = FALSE)
