@@ -7,6 +7,9 @@
 #  3. peers (scikit-learn online/batch, gensim, text2vec WarpLDA, topicmodels
 #     VEM) on kos, same split, same held-out evaluator (ours)
 #  4. restart proposals: acceptance rate and objective gained
+#  5. (not in the default) alpha/eta sweep on a validation split carved out of
+#     the training documents (env SPARSEVI_BENCH_SWEEP_CORPORA, _ALPHA, _ETA,
+#     _LAPS; a corpus "wikipara20000" = the first 20,000 paragraphs)
 # Writes inst/bench/results/lda-sparse.txt.
 # Options (environment):
 #  SPARSEVI_BENCH_PART2_CORPUS  part 2 corpus: nips_f20 (default) or wikipara
@@ -330,6 +333,38 @@ if ("4" %in% parts) {
         utils::tail(on$trace$objective, 1) - utils::tail(off$trace$objective, 1),
         (utils::tail(on$trace$objective, 1) - utils::tail(off$trace$objective, 1)) / sum(kos$count),
         max(on$trace$seconds), max(off$trace$seconds))
+  }
+}
+
+## ---- 5. prior sweep on a validation split of the TRAINING documents ----------
+# The test split of part 3 (split_heldout(x, test_frac = 0.1, seed = 1)) is
+# never used here: its training documents are split again (seed = 2) into a
+# fitting part and a validation part; each (alpha, eta) is fitted on the
+# fitting part and scored on the validation part (completion evaluator, with
+# the alpha of the fit), every lap.
+if ("5" %in% parts) {
+  K <- 100L
+  corpora5 <- strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_CORPORA", "kos,nips_f20"), ",")[[1]]
+  alphas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ALPHA", "0.01,0.05,0.1,0.5"), ",")[[1]])
+  etas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ETA", "0.01,0.05,0.1"), ",")[[1]])
+  laps5 <- as.integer(Sys.getenv("SPARSEVI_BENCH_SWEEP_LAPS", "10"))
+  for (cn in corpora5) {
+    x5 <- if (cn == "nips_f20") nips else if (grepl("^wikipara", cn))
+      read_corpus_head("wikipara", as.integer(sub("wikipara", "", cn))) else read_corpus(cn)
+    tr5 <- split_heldout(x5, test_frac = 0.1, seed = 1)$train
+    sv <- split_heldout(tr5, test_frac = 0.1, seed = 2)
+    say("")
+    say("== 5. prior sweep, %s: memoized L = 8, K = %d, %d laps; fitted on %d, validated on %d of the %d training documents (test split untouched)",
+        cn, K, laps5, nrow(sv$train), nrow(sv$test$observed), nrow(tr5))
+    say("  %-6s %-6s %8s %8s %5s %8s  %s", "alpha", "eta", "best", "final", "lap", "seconds", "validation score by lap")
+    for (a in alphas) for (e in etas) {
+      fit <- fit_lda(sv$train, K = K, L = 8, alpha = a, eta = e, passes = laps5, seed = 1,
+                     threads = 1, progress = FALSE, heldout = sv$test)
+      h <- fit$trace$heldout
+      say("  %-6g %-6g %8.4f %8.4f %5d %8.1f  %s", a, e, max(h), utils::tail(h, 1), which.max(h),
+          max(fit$trace$seconds), paste(sprintf("%.4f", h), collapse = " "))
+    }
+    rm(x5, tr5, sv)
   }
 }
 say("")

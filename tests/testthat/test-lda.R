@@ -36,6 +36,25 @@ test_that("the selection schedule matches the reference on a case where it matte
   }
 })
 
+test_that("the top-L scan over word lists (K > 48, lists shorter than K) matches the reference", {
+  # with K > 48 each word's list of topics by weight is shorter than K, so the
+  # scan's early stop and its continuation over the prior weights both run
+  sim <- simulate_lda(D = 6, V = 90, K = 60, doc_length = 200, alpha = 0.3, seed = 4)
+  u <- sparsevi:::uniform_source(11)
+  lambda <- matrix(0.02 + 2 * u(60 * 90)^3, 60, 90)
+  for (L in c(3, 8)) {
+    for (se in c(FALSE, TRUE)) {
+      rm <- if (se) 0 else 2
+      a <- ref_vb_batch(sim$dtm, lambda, 0.1, L, select_every = se, restart_max = rm, tol = 1e-3)
+      b <- c_vb_batch(sim$dtm, lambda, 0.1, L, select_every = se, restart_max = rm, tol = 1e-3)
+      expect_equal(b$doc_topic, a$doc_topic, tolerance = 1e-9)
+      expect_equal(unname(b$summary), a$summary, tolerance = 1e-9)
+      expect_equal(b$H, a$H, tolerance = 1e-9)
+      expect_equal(b$accepts, a$accepts)
+    }
+  }
+})
+
 test_that("responsibilities conserve counts and L = K is the dense step", {
   sim <- sim_small()
   u <- sparsevi:::uniform_source(7)
