@@ -7,6 +7,8 @@
 #  3. peers (scikit-learn online/batch, gensim, text2vec WarpLDA, topicmodels
 #     VEM) on kos, same split, same held-out evaluator (ours)
 #  4. restart proposals: acceptance rate and objective gained
+#  6. (not in the default) restarts at fixed topics: local ELBO part with and
+#     without restart proposals
 #  5. (not in the default) alpha/eta sweep on a validation split carved out of
 #     the training documents (env SPARSEVI_BENCH_SWEEP_CORPORA, _ALPHA, _ETA,
 #     _LAPS; a corpus "wikipara20000" = the first 20,000 paragraphs)
@@ -398,6 +400,36 @@ if ("5" %in% parts) {
           max(fit$trace$seconds), paste(sprintf("%.4f", h), collapse = " "))
     }
     rm(x5, tr5, sv)
+  }
+}
+
+## ---- 6. restarts at fixed topics ----------------------------------------------
+# One local step over the same documents with the same topics, with and
+# without restart proposals: the local part of the ELBO (sum of H_d plus
+# sum S * Elogb), which restarts should raise, free of the training trajectory.
+if ("6" %in% parts) {
+  kos <- read_corpus("kos")
+  docs <- kos[seq_len(800), ]
+  say("")
+  say("== 6. restarts at fixed topics: kos, K = 50, topics from a 2-lap memoized L = 8 fit (default priors), one local step over its first 800 documents")
+  fit <- fit_lda(kos, K = 50, L = 8, passes = 2, restarts = FALSE, seed = 1, threads = 1,
+                 progress = FALSE)
+  lam <- fit$lambda
+  Elogb <- digamma(lam) - digamma(rowSums(lam))
+  ctl <- sparsevi:::lda_vb_control(list(alpha = fit$alpha))
+  for (L in c(8L, 50L)) {
+    val <- function(rs) {
+      r <- sparsevi:::lda_vb_call(docs, lam, 0L, ctl, 1L, L = L, restarts = rs, objective = TRUE)
+      S <- if (is.null(r$summary)) {
+        as.matrix(methods::new("dgCMatrix", i = r$i, p = r$p, x = r$x, Dim = dim(lam)))
+      } else as.matrix(r$summary)
+      c(sum(r$doc_obj) + sum(S * Elogb), sum(r$accepts) / max(1, sum(r$tries)),
+        sum(r$tries) / nrow(docs))
+    }
+    on <- val(TRUE)
+    off <- val(FALSE)
+    say("  alpha = %g, L = %d: local ELBO part with restarts %.1f, without %.1f (gain %.1f, %.3f per document); acceptance %.3f of %.2f proposals per document",
+        fit$alpha, L, on[1], off[1], on[1] - off[1], (on[1] - off[1]) / nrow(docs), on[2], on[3])
   }
 }
 say("")
