@@ -92,8 +92,8 @@ lda_available <- function() {
 #'   default (0.1 for `"vb"`, chosen on validation documents of kos and
 #'   nips_f20: see `inst/bench/results/lda-sparse.txt`, part 5).
 #' @param eta Topic-word smoothing (> 0). `NULL` takes the engine's default
-#'   (0.5 for `"vb"`, chosen the same way; smaller values fitted the training
-#'   documents better but predicted held-out words worse).
+#'   (0.5 for `"vb"`, chosen the same way; smaller values predicted held-out
+#'   words worse there).
 #' @param n_batches,batch_size Number of batches, or documents per batch
 #'   (give at most one). Default: batches of `max(100, D / 10)` documents;
 #'   `global = "batch"` uses one batch. Documents are assigned to batches
