@@ -38,7 +38,7 @@ typedef struct {
 typedef struct {
   vb_sol a, b;
   double *Nnew; /* K */
-  double *p;    /* K: candidate weights for selection */
+  double *p;    /* 2K: candidate weights for selection (and the buffer's eb) */
   int *sel;     /* K: selection scratch */
   int *tried;   /* K: restart candidates already tried */
   int *tried_list; /* K: the topics marked in tried */
@@ -138,7 +138,8 @@ static inline int better(double v, int k, double w, int j) { return v > w || (v 
 
 /* Inserts (v, k) into the sorted buffer (ix, val) of m <= L entries; when the
  * buffer is full its last entry is dropped (the caller checked v beats it). */
-static inline void top_insert(double v, int k, int *m, int L, int *ix, double *val) {
+static inline void top_insert(double v, int k, double ek, int *m, int L, int *ix, double *val,
+                              double *ev) {
   int j = *m;
   if (j == L)
     j--;
@@ -147,21 +148,25 @@ static inline void top_insert(double v, int k, int *m, int L, int *ix, double *v
   while (j > 0 && better(v, k, val[j - 1], ix[j - 1])) {
     val[j] = val[j - 1];
     ix[j] = ix[j - 1];
+    ev[j] = ev[j - 1];
     j--;
   }
   val[j] = v;
   ix[j] = k;
+  ev[j] = ek;
 }
 
-/* Offers topic k with weight v to the buffer: kept if the buffer has room or
- * v beats its last entry (which is then dropped); inbuf follows the buffer. */
-static inline void top_offer(double v, int k, int *m, int L, int *ix, double *val,
-                             int *inbuf) {
+/* Offers topic k with weight v = ek * ep_k to the buffer (ix, val, ev: topic,
+ * weight, eb of the topic): kept if the buffer has room or v beats its last
+ * entry (which is then dropped); inbuf follows the buffer. The buffer carries
+ * each topic's eb so that no row of the (large) weight table is read again. */
+static inline void top_offer(double v, int k, double ek, int *m, int L, int *ix, double *val,
+                             double *ev, int *inbuf) {
   if (*m == L) {
     if (!better(v, k, val[L - 1], ix[L - 1])) return;
     inbuf[ix[L - 1]] = 0;
   }
-  top_insert(v, k, m, L, ix, val);
+  top_insert(v, k, ek, m, L, ix, val, ev);
   inbuf[k] = 1;
 }
 
@@ -179,13 +184,13 @@ static inline void top_offer(double v, int k, int *m, int L, int *ix, double *va
  * it); mark
  * flags the active topics. */
 static inline int top_scan(const double *ep, const int *mark, const int *wo, const double *we,
-                           int T, int L, int *ix, double *val, const int *seed,
+                           int T, int L, int *ix, double *val, double *ev, const int *seed,
                            const double *seed_e, int nseed, int *inbuf, int *stopped) {
   int m = 0;
   for (int q = 0; q < nseed; q++) {
     int k = seed[q];
     double v = seed_e[q] * ep[k];
-    top_offer(v, k, &m, L, ix, val, inbuf);
+    top_offer(v, k, seed_e[q], &m, L, ix, val, ev, inbuf);
   }
   *stopped = 0;
   for (int t = 0; t < T; t++) {
@@ -195,9 +200,11 @@ static inline int top_scan(const double *ep, const int *mark, const int *wo, con
       break;
     }
     int k = wo[t];
+    double v = et * ep[k]; /* ep of an inactive topic may be stale: mark decides */
+    /* the cheap test first: most candidates do not beat the L-th best */
+    if (m == L && !better(v, k, val[L - 1], ix[L - 1])) continue;
     if (!mark[k] || inbuf[k]) continue;
-    double v = et * ep[k];
-    top_offer(v, k, &m, L, ix, val, inbuf);
+    top_offer(v, k, et, &m, L, ix, val, ev, inbuf);
   }
   return m;
 }
@@ -207,15 +214,15 @@ static inline int top_scan(const double *ep, const int *mark, const int *wo, con
  * L-th best, e_bound = the smallest e of the list, which bounds the e of
  * every topic outside it (those inside were all visited already). */
 static inline int top_scan_prior(const double *e, const double *ep, const int *ord, int nact,
-                                 double e_bound, int L, int *ix, double *val, int m,
-                                 int *inbuf) {
+                                 double e_bound, int L, int *ix, double *val, double *ev,
+                                 int m, int *inbuf) {
   for (int a = 0; a < nact; a++) {
     int k = ord[a];
     double epk = ep[k];
     if (m == L && epk * e_bound < val[L - 1]) break;
     if (inbuf[k]) continue;
     double v = e[k] * epk;
-    top_offer(v, k, &m, L, ix, val, inbuf);
+    top_offer(v, k, e[k], &m, L, ix, val, ev, inbuf);
   }
   return m;
 }
@@ -266,18 +273,24 @@ static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K,
       }
     int T = w->T, stopped;
     const double *we = w->we + (size_t)bw * T;
-    int m = top_scan(s->ep, s->mark, w->wo + (size_t)bw * T, we, T, L, ix, w->p, seed, seed_e,
-                     nseed, w->inbuf, &stopped);
+    double *ev = w->p + L;
+    int m = top_scan(s->ep, s->mark, w->wo + (size_t)bw * T, we, T, L, ix, w->p, ev, seed,
+                     seed_e, nseed, w->inbuf, &stopped);
     if (!stopped && T < K) {
       if (!w->ord_ready) {
         memcpy(w->ord, s->act, sizeof(int) * (size_t)s->nact);
         sort_by_key(w->ord, s->nact, s->ep, w->ord_tmp);
         w->ord_ready = 1;
       }
-      m = top_scan_prior(e, s->ep, w->ord, s->nact, we[T - 1], L, ix, w->p, m, w->inbuf);
+      m = top_scan_prior(e, s->ep, w->ord, s->nact, we[T - 1], L, ix, w->p, ev, m, w->inbuf);
     }
-    for (int l = 0; l < m; l++) w->inbuf[ix[l]] = 0;
-    n = m;
+    double *es = s->es + (size_t)j * L;
+    for (int l = 0; l < m; l++) {
+      w->inbuf[ix[l]] = 0;
+      es[l] = ev[l];
+    }
+    s->nsel[j] = m;
+    return;
   } else {
     for (int a = 0; a < s->nact; a++) w->p[a] = e[s->act[a]] * s->ep[s->act[a]];
     svi_select_top(w->p, s->nact, L, w->sel);
@@ -341,7 +354,9 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     }
     return delta;
   }
-  /* sparse: topics dropped at the last update now lose their last mass */
+  /* sparse: topics dropped at the last update now lose their last mass;
+   * without drops since the last sweep every word's topics are still active */
+  int compact = s->ndrop > 0;
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
@@ -364,14 +379,16 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
       select_word(s, j, d->w[j], e, K, L, w);
     } else {
       /* re-weight the current topics, keeping only active ones */
-      int n = 0;
-      for (int l = 0; l < s->nsel[j]; l++)
-        if (s->mark[ix[l]]) {
-          es[n] = es[l];
-          ix[n++] = ix[l];
-        }
-      s->nsel[j] = n;
-      if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
+      if (compact) {
+        int n = 0;
+        for (int l = 0; l < s->nsel[j]; l++)
+          if (s->mark[ix[l]]) {
+            es[n] = es[l];
+            ix[n++] = ix[l];
+          }
+        s->nsel[j] = n;
+        if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
+      }
     }
     int n = s->nsel[j];
     double Z = 0;
@@ -676,7 +693,7 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     sol_alloc(&W[t].a, K, max_nw, Ls);
     sol_alloc(&W[t].b, K, max_nw, Ls);
     W[t].Nnew = (double *)R_alloc(K, sizeof(double));
-    W[t].p = (double *)R_alloc(K, sizeof(double));
+    W[t].p = (double *)R_alloc((size_t)2 * K, sizeof(double));
     W[t].sel = (int *)R_alloc(K, sizeof(int));
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));

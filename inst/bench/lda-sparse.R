@@ -7,6 +7,11 @@
 #  3. peers (scikit-learn online/batch, gensim, text2vec WarpLDA, topicmodels
 #     VEM) on kos, same split, same held-out evaluator (ours)
 #  4. restart proposals: acceptance rate and objective gained
+#  6. (not in the default) restarts at fixed topics: local ELBO part with and
+#     without restart proposals
+#  5. (not in the default) alpha/eta sweep on a validation split carved out of
+#     the training documents (env SPARSEVI_BENCH_SWEEP_CORPORA, _ALPHA, _ETA,
+#     _LAPS; a corpus "wikipara20000" = the first 20,000 paragraphs)
 # Writes inst/bench/results/lda-sparse.txt.
 # Options (environment):
 #  SPARSEVI_BENCH_PART2_CORPUS  part 2 corpus: nips_f20 (default) or wikipara
@@ -197,9 +202,18 @@ if ("3" %in% parts) {
   say("== 3. peers on %s (%d train / %d test documents), K = %d; every topic-word matrix scored by sparsevi's completion evaluator",
       corpus_name, nrow(train), nrow(sp$test$observed), K)
   results <- data.frame(system = character(0), seconds = numeric(0), heldout = numeric(0))
-  add <- function(system, seconds, heldout) {
+  # every topic-word matrix is scored twice by the same evaluator: with the
+  # document-topic prior alpha of its own model (ours: fit$alpha; scikit-learn
+  # 1/K; gensim its alpha; WarpLDA 0.1; topicmodels 0.5), and with common
+  # alphas shared by every system
+  common_alpha <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_EVAL_ALPHA", "0.01,0.1,0.5"), ",")[[1]])
+  say("  columns: seconds, held-out with the system's own alpha [its alpha]; then held-out with the common alphas %s",
+      paste(common_alpha, collapse = ", "))
+  add <- function(system, seconds, heldout, tw = NULL, alpha = NA) {
     results[nrow(results) + 1L, ] <<- list(system, seconds, heldout)
-    say("  %-34s %8.1f s  held-out %.4f", system, seconds, heldout)
+    common <- if (is.null(tw)) "" else paste(vapply(common_alpha, function(a)
+      sprintf("%.4f", sparsevi:::completion_score(tw, a, sp$test)), ""), collapse = " ")
+    say("  %-34s %8.1f s  held-out %.4f [%-6g]  common: %s", system, seconds, heldout, alpha, common)
   }
   # ours
   ours_cfgs <- list(memoized8 = list(g = "memoized", L = 8L), memoized = list(g = "memoized", L = K),
@@ -209,14 +223,20 @@ if ("3" %in% parts) {
                        ",")[[1]]
   vem_em <- as.integer(Sys.getenv("SPARSEVI_BENCH_VEM_EM", "10"))
   for (cfg in ours_cfgs[intersect(names(ours_cfgs), ours_sel)]) {
-    fit <- fit_lda(train, K = K, L = cfg$L, global = cfg$g, passes = 10, seed = 1,
-                   threads = 1, progress = FALSE, heldout = sp$test, alpha = cfg$alpha,
-                   eta = cfg$eta, batch_size = if (cfg$g == "stochastic") 100 else NULL)
+    tf <- cpu(fit_lda(train, K = K, L = cfg$L, global = cfg$g, passes = 10, seed = 1,
+                      threads = 1, progress = FALSE, heldout = sp$test, alpha = cfg$alpha,
+                      eta = cfg$eta, batch_size = if (cfg$g == "stochastic") 100 else NULL))
+    fit <- tf$value
     add(sprintf("sparsevi %s L=%d%s (10 laps)", cfg$g, cfg$L,
                 if (is.null(cfg$alpha)) "" else " alpha=eta=0.01"),
-        max(fit$trace$seconds), max(fit$trace$heldout))
+        max(fit$trace$seconds), max(fit$trace$heldout), fit$topic_word, fit$alpha)
     say("    held-out by lap: %s", paste(sprintf("%.4f", fit$trace$heldout), collapse = " "))
-    if (cfg$g == "memoized" && cfg$L == 8L) ours_trace <- fit$trace
+    say("    wall seconds by lap: %s; CPU seconds of the whole call %.1f (held-out evaluation of every lap included); alpha %g, eta %g",
+        paste(sprintf("%.1f", fit$trace$seconds), collapse = " "), tf$user, fit$alpha, fit$eta)
+    if (cfg$g == "memoized" && cfg$L == 8L) {
+      ours_trace <- fit$trace
+      ours_cpu <- tf$user
+    }
   }
   if (Sys.getenv("SPARSEVI_BENCH_PEERS", "1") == "0") {
     say("  (peers skipped: SPARSEVI_BENCH_PEERS=0)")
@@ -266,7 +286,7 @@ if ("3" %in% parts) {
     colnames(tw) <- train$vocab
     label <- c(sk_online = "scikit-learn online (10 epochs)", sk_batch = "scikit-learn batch (10 iter)",
                gensim = "gensim LdaModel (10 passes)")[[which]]
-    add(label, vals[1], sparsevi:::completion_score(tw, vals[2], sp$test))
+    add(label, vals[1], sparsevi:::completion_score(tw, vals[2], sp$test), tw, vals[2])
   }
   if (requireNamespace("text2vec", quietly = TRUE)) {
     m <- as_dgCMatrix(train)
@@ -279,12 +299,12 @@ if ("3" %in% parts) {
     tw <- mdl$topic_word_distribution
     tw <- tw[, match(train$vocab, colnames(tw))]
     colnames(tw) <- train$vocab
-    add("text2vec WarpLDA (200 iter), raw", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
+    add("text2vec WarpLDA (200 iter), raw", t$user, sparsevi:::completion_score(tw, 0.1, sp$test), tw, 0.1)
     cc <- mdl$components
     cc <- cc[, match(train$vocab, colnames(cc))] + 0.01
     tw <- cc / rowSums(cc)
     colnames(tw) <- train$vocab
-    add("text2vec WarpLDA (200 iter), +prior", t$user, sparsevi:::completion_score(tw, 0.1, sp$test))
+    add("text2vec WarpLDA (200 iter), +prior", t$user, sparsevi:::completion_score(tw, 0.1, sp$test), tw, 0.1)
   } else {
     say("  text2vec not installed: WarpLDA skipped")
   }
@@ -298,19 +318,28 @@ if ("3" %in% parts) {
                                              em = list(iter.max = vem_em), var = list(iter.max = 20))))
     tw <- exp(t$value@beta)
     colnames(tw) <- train$vocab
-    add(sprintf("topicmodels VEM (%d EM iterations)", vem_em), t$user, sparsevi:::completion_score(tw, 0.5, sp$test))
+    add(sprintf("topicmodels VEM (%d EM iterations)", vem_em), t$user, sparsevi:::completion_score(tw, 0.5, sp$test), tw, 0.5)
   } else {
     say("  topicmodels or slam not installed: VEM skipped")
   }
   }
   peers <- results[!grepl("^sparsevi", results$system), ]
+  # peers measured by an earlier run (same split and evaluator), given as
+  # "system;seconds;heldout" in SPARSEVI_BENCH_PEER_BEST
+  pb <- Sys.getenv("SPARSEVI_BENCH_PEER_BEST")
+  if (!nrow(peers) && nzchar(pb)) {
+    f <- strsplit(pb, ";")[[1]]
+    peers <- data.frame(system = paste(f[1], "(from an earlier run)"), seconds = as.numeric(f[2]),
+                        heldout = as.numeric(f[3]))
+  }
   if (nrow(peers) && exists("ours_trace")) {
     best <- peers[which.max(peers$heldout), ]
     hit <- which(ours_trace$heldout >= best$heldout)[1]
     say("  best peer: %s, %.4f in %.1f s", best$system, best$heldout, best$seconds)
     say("  sparsevi memoized L=8 reaches it %s", if (is.na(hit)) "not within 10 laps" else
-      sprintf("after %.1f s (lap %d): %.1fx less time than that peer", ours_trace$seconds[hit],
-              hit, best$seconds / ours_trace$seconds[hit]))
+      sprintf("after %.1f s (lap %d): %.1fx less time than that peer; in CPU seconds at most %.1f (the whole call's CPU x %d/10 laps, evaluation included): %.1fx",
+              ours_trace$seconds[hit], hit, best$seconds / ours_trace$seconds[hit],
+              ours_cpu * hit / 10, hit, best$seconds / (ours_cpu * hit / 10)))
     sk <- results[grepl("scikit-learn online", results$system), ]
     say("  (peer seconds: CPU time of the fit, one thread; ours: wall seconds of training)")
   }
@@ -320,16 +349,87 @@ if ("3" %in% parts) {
 if ("4" %in% parts) {
   kos <- read_corpus("kos")
   say("")
-  say("== 4. restart proposals: kos, K = 50, memoized, 6 laps, same seed")
-  for (L in c(8L, 50L)) {
-    on <- fit_lda(kos, K = 50, L = L, passes = 6, seed = 1, restarts = TRUE, progress = FALSE)
-    off <- fit_lda(kos, K = 50, L = L, passes = 6, seed = 1, restarts = FALSE, progress = FALSE)
-    say("  L = %d: acceptance rate per lap %s; final ELBO with restarts %.1f, without %.1f (gain %.1f, %.3f per token); seconds %.1f vs %.1f",
-        L, paste(sprintf("%.3f", on$trace$restart_accept), collapse = " "),
+  # the default alpha, and the former default 0.5 for comparison: restarts
+  # remove a topic from a document, which pays only when the prior favours
+  # few topics per document (small alpha)
+  alphas4 <- Sys.getenv("SPARSEVI_BENCH_RESTART_ALPHA", "default,0.5")
+  alphas4 <- strsplit(alphas4, ",")[[1]]
+  say("== 4. restart proposals: kos, K = 50, memoized, 6 laps, same seed; alpha: %s",
+      paste(alphas4, collapse = ", "))
+  for (a4 in alphas4) for (L in c(8L, 50L)) {
+    a <- if (a4 == "default") NULL else as.numeric(a4)
+    on <- fit_lda(kos, K = 50, L = L, alpha = a, passes = 6, seed = 1, restarts = TRUE,
+                  progress = FALSE, threads = 1)
+    off <- fit_lda(kos, K = 50, L = L, alpha = a, passes = 6, seed = 1, restarts = FALSE,
+                   progress = FALSE, threads = 1)
+    say("  alpha = %g, L = %d: acceptance rate per lap %s; final ELBO with restarts %.1f, without %.1f (gain %.1f, %.4f per token); seconds %.1f vs %.1f",
+        on$alpha, L, paste(sprintf("%.3f", on$trace$restart_accept), collapse = " "),
         utils::tail(on$trace$objective, 1), utils::tail(off$trace$objective, 1),
         utils::tail(on$trace$objective, 1) - utils::tail(off$trace$objective, 1),
         (utils::tail(on$trace$objective, 1) - utils::tail(off$trace$objective, 1)) / sum(kos$count),
         max(on$trace$seconds), max(off$trace$seconds))
+  }
+}
+
+## ---- 5. prior sweep on a validation split of the TRAINING documents ----------
+# The test split of part 3 (split_heldout(x, test_frac = 0.1, seed = 1)) is
+# never used here: its training documents are split again (seed = 2) into a
+# fitting part and a validation part; each (alpha, eta) is fitted on the
+# fitting part and scored on the validation part (completion evaluator, with
+# the alpha of the fit), every lap.
+if ("5" %in% parts) {
+  K <- 100L
+  corpora5 <- strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_CORPORA", "kos,nips_f20"), ",")[[1]]
+  alphas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ALPHA", "0.01,0.05,0.1,0.5"), ",")[[1]])
+  etas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ETA", "0.01,0.05,0.1"), ",")[[1]])
+  laps5 <- as.integer(Sys.getenv("SPARSEVI_BENCH_SWEEP_LAPS", "10"))
+  for (cn in corpora5) {
+    x5 <- if (cn == "nips_f20") nips else if (grepl("^wikipara", cn))
+      read_corpus_head("wikipara", as.integer(sub("wikipara", "", cn))) else read_corpus(cn)
+    tr5 <- split_heldout(x5, test_frac = 0.1, seed = 1)$train
+    sv <- split_heldout(tr5, test_frac = 0.1, seed = 2)
+    say("")
+    say("== 5. prior sweep, %s: memoized L = 8, K = %d, %d laps; fitted on %d, validated on %d of the %d training documents (test split untouched)",
+        cn, K, laps5, nrow(sv$train), nrow(sv$test$observed), nrow(tr5))
+    say("  %-6s %-6s %8s %8s %5s %8s  %s", "alpha", "eta", "best", "final", "lap", "seconds", "validation score by lap")
+    for (a in alphas) for (e in etas) {
+      fit <- fit_lda(sv$train, K = K, L = 8, alpha = a, eta = e, passes = laps5, seed = 1,
+                     threads = 1, progress = FALSE, heldout = sv$test)
+      h <- fit$trace$heldout
+      say("  %-6g %-6g %8.4f %8.4f %5d %8.1f  %s", a, e, max(h), utils::tail(h, 1), which.max(h),
+          max(fit$trace$seconds), paste(sprintf("%.4f", h), collapse = " "))
+    }
+    rm(x5, tr5, sv)
+  }
+}
+
+## ---- 6. restarts at fixed topics ----------------------------------------------
+# One local step over the same documents with the same topics, with and
+# without restart proposals: the local part of the ELBO (sum of H_d plus
+# sum S * Elogb), which restarts should raise, free of the training trajectory.
+if ("6" %in% parts) {
+  kos <- read_corpus("kos")
+  docs <- kos[seq_len(800), ]
+  say("")
+  say("== 6. restarts at fixed topics: kos, K = 50, topics from a 2-lap memoized L = 8 fit (default priors), one local step over its first 800 documents")
+  fit <- fit_lda(kos, K = 50, L = 8, passes = 2, restarts = FALSE, seed = 1, threads = 1,
+                 progress = FALSE)
+  lam <- fit$lambda
+  Elogb <- digamma(lam) - digamma(rowSums(lam))
+  ctl <- sparsevi:::lda_vb_control(list(alpha = fit$alpha))
+  for (L in c(8L, 50L)) {
+    val <- function(rs) {
+      r <- sparsevi:::lda_vb_call(docs, lam, 0L, ctl, 1L, L = L, restarts = rs, objective = TRUE)
+      S <- if (is.null(r$summary)) {
+        as.matrix(methods::new("dgCMatrix", i = r$i, p = r$p, x = r$x, Dim = dim(lam)))
+      } else as.matrix(r$summary)
+      c(sum(r$doc_obj) + sum(S * Elogb), sum(r$accepts) / max(1, sum(r$tries)),
+        sum(r$tries) / nrow(docs))
+    }
+    on <- val(TRUE)
+    off <- val(FALSE)
+    say("  alpha = %g, L = %d: local ELBO part with restarts %.1f, without %.1f (gain %.1f, %.3f per document); acceptance %.3f of %.2f proposals per document",
+        fit$alpha, L, on[1], off[1], on[1] - off[1], (on[1] - off[1]) / nrow(docs), on[2], on[3])
   }
 }
 say("")
