@@ -428,9 +428,8 @@ lda_init_bregman <- function(x, K, eta, seed) {
   lens <- doc_lengths(x)
   doc_of <- rep.int(seq_len(D), diff(x$doc_ptr))
   p <- x$count / lens[doc_of]
-  self <- numeric(D)
-  s <- rowsum(p * log(p), doc_of, reorder = TRUE)
-  self[as.integer(rownames(s))] <- s[, 1L]
+  doc_dot <- function(w, v) .Call(ffi_dtm_doc_dot, x$doc_ptr, x$term, w, v)
+  self <- doc_dot(p * log(p), rep(1, V)) # sum_j p_j log p_j
   u <- lda_unif(seed, 901, K)
   mind <- ifelse(lens > 0, Inf, 0)
   chosen <- integer(0)
@@ -457,9 +456,7 @@ lda_init_bregman <- function(x, K, eta, seed) {
     nc <- sum(cnt)
     logmu <- rep(log(smooth / (nc + V * smooth)), V)
     logmu[terms] <- log((smooth + cnt) / (nc + V * smooth))
-    cross <- numeric(D)
-    cs <- rowsum(p * logmu[x$term + 1L], doc_of, reorder = TRUE)
-    cross[as.integer(rownames(cs))] <- cs[, 1L]
+    cross <- doc_dot(p, logmu)
     kl <- pmax(self - cross, 0)
     kl[lens == 0] <- 0
     mind <- pmin(mind, kl)
