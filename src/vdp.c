@@ -798,6 +798,32 @@ static void principal_axis(vdp_state *s, int c, double *mu, double *v) {
   }
 }
 
+/* Free energy of the split of component c into gi (keeping column c) and gj
+ * (new column T) given the children's statistics acc (two slots of SS):
+ * their posteriors, the sticks with T + 1 components, and the children's
+ * E[log pi] written to *ei, *ej. INFINITY when a child is empty or its
+ * posterior fails. */
+static double split_free_energy(vdp_state *s, int c, const double *acc, gw_nw *gi, gw_nw *gj,
+                                double Gothers, double Nt, double *ei, double *ej) {
+  const int T = s->T, D = s->D, SS = s->SS;
+  const vdp_control *ctl = s->ctl;
+  const double *ai = acc, *aj = acc + SS;
+  if (!(ai[0] > 0) || !(aj[0] > 0) ||
+      gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
+      gw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
+    return INFINITY;
+  for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
+  s->N2[c] = ai[0];
+  s->N2[T] = aj[0];
+  stick_update(T + 1, s->N2, Nt, ctl->a1, ctl->a2, s->sa2, s->sb2);
+  double et;
+  const double F = Gothers + component_G(s, gi, ai, 0) + component_G(s, gj, aj, 0) +
+                   stick_terms(T + 1, s->sa2, s->sb2, s->N2, Nt, ctl->a1, ctl->a2, s->el2, &et);
+  *ei = s->el2[c];
+  *ej = s->el2[T];
+  return F;
+}
+
 /* Tries splitting component c; returns the candidate's F (INFINITY when the
  * split leaves a child empty). The sub list, q_i and statistics are left in
  * s->sub_* and s->cand_acc. */
@@ -878,20 +904,8 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
   for (int it = 0; it <= ctl->partial_iter; it++) {
     local_pair(s, n_act, act_item, act_m, act_qi, it > 0, gi, gj, ei, ej, acc);
     for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
-    const double *ai = acc, *aj = acc + SS;
-    if (!(ai[0] > 0) || !(aj[0] > 0) ||
-        gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
-        gw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
-      return INFINITY;
-    for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
-    s->N2[c] = ai[0];
-    s->N2[T] = aj[0];
-    stick_update(T + 1, s->N2, Nt, ctl->a1, ctl->a2, s->sa2, s->sb2);
-    double et;
-    F = Gothers + component_G(s, gi, ai, 0) + component_G(s, gj, aj, 0) +
-        stick_terms(T + 1, s->sa2, s->sb2, s->N2, Nt, ctl->a1, ctl->a2, s->el2, &et);
-    ei = s->el2[c];
-    ej = s->el2[T];
+    F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
+    if (F == INFINITY) return INFINITY;
     if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
     Fprev = F;
   }
@@ -943,20 +957,8 @@ static double try_split_remote(vdp_state *s, int c) {
     }
     sum_batches(s->rbuf, nb, 2 * (size_t)SS, acc);
     for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
-    const double *ai = acc, *aj = acc + SS;
-    if (!(ai[0] > 0) || !(aj[0] > 0) ||
-        gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
-        gw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
-      return INFINITY;
-    for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
-    s->N2[c] = ai[0];
-    s->N2[T] = aj[0];
-    stick_update(T + 1, s->N2, Nt, ctl->a1, ctl->a2, s->sa2, s->sb2);
-    double et;
-    F = Gothers + component_G(s, gi, ai, 0) + component_G(s, gj, aj, 0) +
-        stick_terms(T + 1, s->sa2, s->sb2, s->N2, Nt, ctl->a1, ctl->a2, s->el2, &et);
-    ei = s->el2[c];
-    ej = s->el2[T];
+    F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
+    if (F == INFINITY) return INFINITY;
     if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
     Fprev = F;
   }
