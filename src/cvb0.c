@@ -209,6 +209,18 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   return out;
 }
 
+/* The summary's column pointers p (V + 1) and row indices i (K rows) must
+ * describe a valid K x V dgCMatrix. */
+static void check_summary_csc(SEXP p, SEXP i, int K, int V) {
+  const int *pp = INTEGER(p), *pi = INTEGER(i);
+  if (pp[0] != 0 || pp[V] != XLENGTH(i))
+    Rf_error("internal error: malformed SCVB0 summary pointers");
+  for (int v = 0; v < V; v++)
+    if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed SCVB0 summary pointers");
+  for (R_xlen_t j = 0; j < XLENGTH(i); j++)
+    if (pi[j] < 0 || pi[j] >= K) Rf_error("internal error: summary row out of range");
+}
+
 /* Global step of SCVB0 (eqs. 7-8). S is a K x V dgCMatrix given by its
  * slots p, i, x. Returns list(lambda, tot). */
 SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale, SEXP p,
@@ -220,15 +232,7 @@ SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale, 
       TYPEOF(p) != INTSXP || XLENGTH(p) != (R_xlen_t)V + 1 || TYPEOF(i) != INTSXP ||
       TYPEOF(xv) != REALSXP || XLENGTH(i) != XLENGTH(xv))
     Rf_error("internal error: malformed SCVB0 global step input");
-  {
-    const int *pp = INTEGER(p), *pi = INTEGER(i);
-    if (pp[0] != 0 || pp[V] != XLENGTH(i))
-      Rf_error("internal error: malformed SCVB0 summary pointers");
-    for (int v = 0; v < V; v++)
-      if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed SCVB0 summary pointers");
-    for (R_xlen_t j = 0; j < XLENGTH(i); j++)
-      if (pi[j] < 0 || pi[j] >= K) Rf_error("internal error: summary row out of range");
-  }
+  check_summary_csc(p, i, K, V);
   SEXP lam_new = PROTECT(Rf_allocMatrix(REALSXP, K, V));
   n_prot++;
   Rf_setAttrib(lam_new, R_DimNamesSymbol, Rf_getAttrib(lambda, R_DimNamesSymbol));
@@ -258,15 +262,7 @@ SEXP ffi_lda_global_cvb0_lazy(SEXP X, SEXP xtot, SEXP scale, SEXP rho, SEXP mult
       XLENGTH(p) != (R_xlen_t)V + 1 || TYPEOF(i) != INTSXP || TYPEOF(xv) != REALSXP ||
       XLENGTH(i) != XLENGTH(xv))
     Rf_error("internal error: malformed SCVB0 lazy global step input");
-  {
-    const int *pp = INTEGER(p), *pi = INTEGER(i);
-    if (pp[0] != 0 || pp[V] != XLENGTH(i))
-      Rf_error("internal error: malformed SCVB0 summary pointers");
-    for (int v = 0; v < V; v++)
-      if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed SCVB0 summary pointers");
-    for (R_xlen_t j = 0; j < XLENGTH(i); j++)
-      if (pi[j] < 0 || pi[j] >= K) Rf_error("internal error: summary row out of range");
-  }
+  check_summary_csc(p, i, K, V);
   const double sc = Rf_asReal(scale), r = Rf_asReal(rho), m = Rf_asReal(mult),
                below = Rf_asReal(rescale_below);
   if (!(sc > 0.0) || !isfinite(sc) || !(r >= 0.0 && r <= 1.0) || !isfinite(m) ||
