@@ -39,7 +39,9 @@
 #' Defaults of the topic schedule and priors follow the paper: minibatches of
 #' 100 documents, `s = 10`, `tau = 1000`, `kappa = 0.9`, `alpha = 0.1`,
 #' `eta = 0.01`. Each document of a minibatch has its own random stream, so
-#' the fit depends on `seed` and not on `threads`.
+#' the fit depends on `seed` and not on `threads`. Training runs its local
+#' step on one thread (the fixed-order summary is memory-bound: a second
+#' thread made it slower); `predict(..., method = "cvb0")` uses `threads`.
 #'
 #' The topic update is lazy: a minibatch touches only the topic statistics
 #' of its own words (the \eqn{(1 - \rho^\Phi)} decay of the others is kept as

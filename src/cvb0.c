@@ -78,8 +78,14 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   cvb0_settings cs = settings_from_r(settings, K);
   const uint64_t sd = svi_seed_from_r(seed);
   const uint64_t sb = svi_stream_from_r(stream_base);
-  const int threads = svi_threads_from_r(threads_);
   const int want = svi_flag_arg(want_summary, "want_summary");
+  /* Training (a summary wanted) runs on one thread: keeping the summary's sum
+   * order fixed across threads needs a per-entry buffer of K values whose
+   * memory traffic outweighs the second core (inst/bench/results/scale.txt:
+   * 2 threads 0.65x at K = 100 and 0.98x at K = 400 on 100-document
+   * minibatches of nips_f20). The fold-in (no summary) is compute-bound and
+   * uses every thread. Results are the same either way. */
+  const int threads = want ? 1 : svi_threads_from_r(threads_);
   double shift = 0.0, scale = 1.0;
   if (!Rf_isNull(affine)) {
     if (TYPEOF(affine) != REALSXP || XLENGTH(affine) != 2 || !isfinite(REAL(affine)[0]) ||
