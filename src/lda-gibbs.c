@@ -236,15 +236,17 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
   for (int i = 0; i < GIBBS_NSTAT; i++) stats[GIBBS_NSTAT * (svi_len)d + i] = part[i];
 }
 
-/* 0 if every document ended its draws where the next one of its block
- * started (the draw count that lda_gibbs_local's pass 1 assumes), else -1. */
-static int gibbs_check_streams(int D, const svi_rng *start, const svi_rng *end) {
-  for (int d = 0; d + 1 < D; d++) {
-    if ((d + 1) % SVI_BLOCK == 0) continue; /* d + 1 starts a new block */
-    for (int i = 0; i < 4; i++)
-      if (start[d + 1].s[i] != end[d].s[i]) return -1;
-  }
-  return 0;
+/* Draws of document d (see lda_gibbs_local): max(n - 1, 0) for the
+ * shuffle, n for the initialisation and n per sweep. */
+typedef struct {
+  const svi_len *tok_off;
+  int sweeps;
+} gibbs_draw_ctx;
+
+static uint64_t gibbs_doc_draws(int d, const void *ctx) {
+  const gibbs_draw_ctx *c = (const gibbs_draw_ctx *)ctx;
+  const svi_len n = c->tok_off[d + 1] - c->tok_off[d];
+  return (uint64_t)((n > 0 ? n - 1 : 0) + n * (svi_len)c->sweeps);
 }
 
 int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
@@ -253,7 +255,8 @@ int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *
                      int *tok_z, int *iscr, double *dscr, double *doc_topic,
                      double *stats, svi_rng *doc_rng, svi_rng *doc_end) {
   int K = tw->K;
-  svi_len nb = svi_n_blocks(x->D), n_tok = tok_off[x->D];
+  svi_len n_tok = tok_off[x->D];
+  const gibbs_draw_ctx dc = {tok_off, 1 + burnin + samples};
   /* A document of n tokens draws exactly max(n - 1, 0) uniforms for the
    * shuffle, n for the initialisation and n per sweep, one svi_rng_next
    * each, from its block's stream. Pass 1 (parallel over blocks, cheap)
@@ -266,22 +269,7 @@ int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *
 #pragma omp parallel num_threads(threads)
 #endif
   {
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-    for (svi_len b = 0; b < nb; b++) {
-      svi_rng rng;
-      svi_rng_init(&rng, seed, stream0 + (uint64_t)b);
-      int d1 = (int)((b + 1) * SVI_BLOCK < x->D ? (b + 1) * SVI_BLOCK : x->D);
-      for (int d = (int)(b * SVI_BLOCK); d < d1; d++) {
-        doc_rng[d] = rng;
-        if (d + 1 < d1) {
-          svi_len n = tok_off[d + 1] - tok_off[d];
-          svi_len draws = (n > 0 ? n - 1 : 0) + n * (svi_len)(1 + burnin + samples);
-          for (svi_len i = 0; i < draws; i++) svi_rng_next(&rng);
-        }
-      }
-    }
+    svi_doc_stream_starts(x->D, seed, stream0, gibbs_doc_draws, &dc, doc_rng);
     int tid = svi_thread_id();
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
@@ -294,7 +282,7 @@ int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *
       doc_end[d] = rng;
     }
   }
-  return gibbs_check_streams(x->D, doc_rng, doc_end);
+  return svi_doc_streams_check(x->D, doc_rng, doc_end);
 }
 
 static int cmp_int(const void *a, const void *b) {

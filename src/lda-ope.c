@@ -171,15 +171,10 @@ void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
   }
 }
 
-/* 0 if every document ended its draws where the next one of its block
- * started (the draw count that pass 1 assumes), else -1. */
-static int ope_check_streams(int D, const svi_rng *start, const svi_rng *end) {
-  for (int d = 0; d + 1 < D; d++) {
-    if ((d + 1) % SVI_BLOCK == 0) continue; /* d + 1 starts a new block */
-    for (int i = 0; i < 4; i++)
-      if (start[d + 1].s[i] != end[d].s[i]) return -1;
-  }
-  return 0;
+/* Draws of a document (see lda_local_ope): K + T, the same for every one. */
+static uint64_t ope_doc_draws(int d, const void *ctx) {
+  (void)d;
+  return *(const uint64_t *)ctx;
 }
 
 int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
@@ -187,7 +182,6 @@ int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
                   double *theta, double *f_start, double *f_end, double *scratch,
                   int max_nnz, svi_rng *doc_rng, svi_rng *doc_end) {
   const int K = o->K;
-  const svi_len nb = svi_n_blocks(x->D);
   const svi_len per_thread = (svi_len)max_nnz + K;
   /* A document draws exactly K + T uniforms (one svi_rng_next each) from its
    * block's stream, so the state at which each document starts is known
@@ -202,20 +196,7 @@ int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
 #pragma omp parallel num_threads(threads)
 #endif
   {
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-    for (svi_len blk = 0; blk < nb; blk++) {
-      svi_rng r;
-      svi_rng_init(&r, seed, stream0 + (uint64_t)blk);
-      const int d0 = (int)(blk * SVI_BLOCK);
-      const int d1 = d0 + SVI_BLOCK < x->D ? d0 + SVI_BLOCK : x->D;
-      for (int d = d0; d < d1; d++) {
-        doc_rng[d] = r;
-        if (d + 1 < d1)
-          for (uint64_t i = 0; i < per_doc; i++) svi_rng_next(&r);
-      }
-    }
+    svi_doc_stream_starts(x->D, seed, stream0, ope_doc_draws, &per_doc, doc_rng);
     double *xs = scratch + (svi_len)svi_thread_id() * per_thread;
     double *grad = xs + max_nnz;
 #ifdef _OPENMP
@@ -232,7 +213,7 @@ int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
       f_end[d] = fe;
     }
   }
-  return ope_check_streams(x->D, doc_rng, doc_end);
+  return svi_doc_streams_check(x->D, doc_rng, doc_end);
 }
 
 void ope_transpose(const svi_dtm *x, int *col_ptr, int *col_doc, double *col_count) {

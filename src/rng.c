@@ -43,3 +43,42 @@ uint64_t svi_rng_int(svi_rng *r, uint64_t n) {
   } while (v >= limit);
   return v % n;
 }
+
+/* Per-document start states for kernels that solve documents one at a time
+ * in parallel while keeping the draws of a block-by-block run: document d
+ * starts where the earlier documents of its block (SVI_BLOCK per block,
+ * stream stream0 + block) left the stream, given the exact number of draws
+ * each document makes (draws(d, ctx)). The loop over blocks is an orphaned
+ * `omp for`: called inside a parallel region it is shared by its threads. */
+void svi_doc_stream_starts(int D, uint64_t seed, uint64_t stream0,
+                           uint64_t (*draws)(int, const void *), const void *ctx,
+                           svi_rng *doc_rng) {
+  const svi_len nb = svi_n_blocks(D);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+  for (svi_len b = 0; b < nb; b++) {
+    svi_rng r;
+    svi_rng_init(&r, seed, stream0 + (uint64_t)b);
+    const int d0 = (int)(b * SVI_BLOCK);
+    const int d1 = d0 + SVI_BLOCK < D ? d0 + SVI_BLOCK : D;
+    for (int d = d0; d < d1; d++) {
+      doc_rng[d] = r;
+      if (d + 1 < d1) {
+        const uint64_t n = draws(d, ctx);
+        for (uint64_t i = 0; i < n; i++) svi_rng_next(&r);
+      }
+    }
+  }
+}
+
+/* 0 when every document ended where the next one of its block started
+ * (the draws counted by svi_doc_stream_starts() were exact), else -1. */
+int svi_doc_streams_check(int D, const svi_rng *start, const svi_rng *end) {
+  for (int d = 0; d + 1 < D; d++) {
+    if ((d + 1) % SVI_BLOCK == 0) continue; /* d + 1 starts a new block */
+    for (int i = 0; i < 4; i++)
+      if (start[d + 1].s[i] != end[d].s[i]) return -1;
+  }
+  return 0;
+}
