@@ -149,8 +149,8 @@ cvb0_summary_matrix <- function(res, K, V) {
 cvb0_cache <- new.env(parent = emptyenv())
 
 # A double vector of at least n elements that the local step's C code may
-# overwrite (its scratch: topic columns and the per-entry buffer of the
-# threaded reduction), kept for the session so that minibatch after
+# overwrite (its scratch: the topic columns of the batch's words), kept for
+# the session so that minibatch after
 # minibatch reuses the same pages; NULL (C allocates) beyond 64 MB. Only the
 # C glue ever reads or writes it.
 cvb0_scratch <- function(n) {
@@ -196,7 +196,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
                lambda, tot, settings, seed, cvb0_stream_base(state),
                as.integer(threads), TRUE, affine,
-               cvb0_scratch(2 * K * length(batch$term)))
+               cvb0_scratch(K * length(batch$term)))
   list(summary = cvb0_summary_matrix(res, K, V),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))

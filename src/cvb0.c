@@ -10,7 +10,6 @@
 /* Bound (in doubles) of the per-entry buffer used to reduce the summary in
  * document order: 4M doubles (32 MB) or one document's worth, whichever is
  * larger. */
-#define CVB0_EBUF_CAP ((svi_len)4 << 20)
 
 static int cmp_int(const void *a, const void *b) {
   const int x = *(const int *)a, y = *(const int *)b;
@@ -79,12 +78,7 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   const uint64_t sd = svi_seed_from_r(seed);
   const uint64_t sb = svi_stream_from_r(stream_base);
   const int want = svi_flag_arg(want_summary, "want_summary");
-  /* Training (a summary wanted) runs on one thread: keeping the summary's sum
-   * order fixed across threads needs a per-entry buffer of K values whose
-   * memory traffic outweighs the second core (inst/bench/results/scale.txt:
-   * 2 threads 0.65x at K = 100 and 0.98x at K = 400 on 100-document
-   * minibatches of nips_f20). The fold-in (no summary) is compute-bound and
-   * uses every thread. Results are the same either way. */
+  /* training (a summary) runs on one thread: see cvb0_local() */
   const int threads = want ? 1 : svi_threads_from_r(threads_);
   double shift = 0.0, scale = 1.0;
   if (!Rf_isNull(affine)) {
@@ -142,7 +136,7 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   /* P = lambda / tot over the batch's words (topics are frozen within a
    * batch) */
   if (want) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
-  /* scratch: P, then ebuf, in the caller's reusable vector when it is long
+  /* scratch: P, in the caller's reusable vector when it is long
    * enough (R/lda-cvb0.R keeps one per session: fresh R_alloc blocks of a
    * few MB per minibatch cost page faults and garbage collections), else
    * R_alloc */
@@ -188,20 +182,8 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   double *tables = (double *)R_alloc(cvb0_scratch_size(&x, &cs), sizeof(double));
   double *g_all = (double *)R_alloc((size_t)threads * cvb0_thread_stride(K), sizeof(double));
   int *order_all = (int *)R_alloc((size_t)threads * cvb0_order_stride(mt), sizeof(int));
-  double *ebuf = NULL;
-  svi_len ebuf_len = 0;
-  if (want && threads > 1) {
-    const svi_len all = (svi_len)nnz * K;
-    ebuf_len = (svi_len)mt * K;
-    if (ebuf_len < CVB0_EBUF_CAP) ebuf_len = CVB0_EBUF_CAP;
-    if (ebuf_len > all) ebuf_len = all;
-    if (ebuf_len < 1) ebuf_len = 1;
-    ebuf = (p_in_scr && scr_len - p_len >= ebuf_len) ? scr + p_len
-                                                      : (double *)R_alloc(ebuf_len, sizeof(double));
-  }
-
   cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, REAL(theta),
-             want ? REAL(summary) : NULL, ebuf, ebuf_len, tables, g_all, order_all);
+             want ? REAL(summary) : NULL, tables, g_all, order_all);
 
   const char *names[] = {"theta", "words", "x", "i", "p"};
   SEXP out = PROTECT(svi_named_list(5, names));

@@ -216,17 +216,6 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
   }
 }
 
-/* the reduction of the threaded summary (lda-cvb0.c) uses this width too */
-CVB0_TARGET static void CVB0_FN(cvb0_add_cols)(int K, const int *ecol, int ua, int ub,
-                                              svi_len e0, svi_len e1, const double *ebuf,
-                                              double *summary) {
-  for (svi_len e = e0; e < e1; e++) {
-    const int u = ecol[e];
-    if (u < ua || u >= ub) continue;
-    CVB0_FN(cvb0_add)(K, ebuf + (e - e0) * K, summary + (svi_len)u * K);
-  }
-}
-
 #undef CVB0_V
 #undef CVB0_NACC
 #undef CVB0_FN

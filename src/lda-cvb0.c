@@ -76,7 +76,6 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
 #undef CVB0_TARGET
 #endif
 #define CVB0_BASE_DOC cvb0_doc_v2
-#define CVB0_BASE_ADD cvb0_add_cols_v2
 #else
 #define CVB0_VW 0
 #define CVB0_SUF v0
@@ -86,14 +85,11 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
 #undef CVB0_SUF
 #undef CVB0_TARGET
 #define CVB0_BASE_DOC cvb0_doc_v0
-#define CVB0_BASE_ADD cvb0_add_cols_v0
 #endif
 
 typedef void (*cvb0_doc_fn)(const svi_dtm *, int, const double *, const int *,
                             const cvb0_settings *, const double *, const double *,
                             svi_rng *, double *, double *, double *, int *, double *,
-                            double *);
-typedef void (*cvb0_add_fn)(int, const int *, int, int, svi_len, svi_len, const double *,
                             double *);
 
 /* Width of the kernel: `want` 0 picks AVX2 when the processor runs it (on
@@ -114,20 +110,14 @@ int cvb0_kernel_width(int want) {
   return w;
 }
 
-static void cvb0_pick(int width, cvb0_doc_fn *doc, cvb0_add_fn *add) {
-  *doc = CVB0_BASE_DOC;
-  *add = CVB0_BASE_ADD;
+static cvb0_doc_fn cvb0_pick(int width) {
 #ifdef CVB0_MULTI
-  if (width == 8) {
-    *doc = cvb0_doc_v8;
-    *add = cvb0_add_cols_v8;
-  } else if (width == 4) {
-    *doc = cvb0_doc_v4;
-    *add = cvb0_add_cols_v4;
-  }
+  if (width == 8) return cvb0_doc_v8;
+  if (width == 4) return cvb0_doc_v4;
 #else
   (void)width;
 #endif
+  return CVB0_BASE_DOC;
 }
 
 /* P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k] for the U
@@ -179,38 +169,30 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
  *
  * P: K x U, lambda_kv / tot_k for the U distinct words of the batch, ecol[e]
  * the column of the word of entry e. theta: K x D output (NTheta per document).
- * summary: K x U output (zeroed here). The summary is reduced in document
- * order whatever the thread count: with one thread each document adds
- * straight into it; with more, documents run in parallel (one at a time,
- * dynamically: each has its own stream) writing per-entry values into ebuf,
- * then, after a barrier inside the same parallel region, each thread adds
- * the entries of its own range of columns, scanning the entries in document
- * order. One parallel region per chunk (one per minibatch unless a minibatch
- * overflows ebuf) keeps the fork/join points few: on a shared machine each
- * one can wait for a descheduled thread. Chunks of documents bound the size
- * of ebuf (ebuf_len doubles, at least K times the largest document's
- * entries).
+ * summary: K x U output (zeroed here), added to by each document in document
+ * order. Training (a summary) runs on one thread: keeping that order with
+ * several threads needs a per-entry buffer of K values whose memory traffic
+ * cost more than a second core gave (inst/bench/results/scale.txt). The
+ * fold-in has no summary and spreads the documents over the threads (one at
+ * a time, dynamically: each has its own stream).
  *
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
  * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
  * cvb0_order_stride(max types) ints). */
 void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
-                double *theta, double *summary, double *ebuf, svi_len ebuf_len,
-                double *tables, double *g_all, int *order_all) {
+                double *theta, double *summary, double *tables, double *g_all,
+                int *order_all) {
   const int K = cs->K;
   const int mt = max_doc_types(x);
   const int T = (mt + 1) * cs->passes;
   double *rho = tables, *log1m = tables + T;
   cvb0_step_table(cs, T, rho, log1m);
-  if (summary) memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
-  const int direct = (threads <= 1);
   const svi_len gstride = cvb0_thread_stride(K), ostride = cvb0_order_stride(mt);
-  cvb0_doc_fn doc_fn;
-  cvb0_add_fn add_fn;
-  cvb0_pick(cvb0_kernel_width(cs->kernel), &doc_fn, &add_fn);
+  const cvb0_doc_fn doc_fn = cvb0_pick(cvb0_kernel_width(cs->kernel));
 
-  if (direct) {
+  if (summary) {
+    memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
     for (int d = 0; d < x->D; d++) {
       svi_rng r;
       svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
@@ -219,51 +201,23 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
     }
     return;
   }
-
-  int d0 = 0;
-  while (d0 < x->D) {
-    /* this chunk: documents d0 .. d1-1, with entries e0 .. e1-1 */
-    int d1 = d0 + 1;
-    const svi_len e0 = x->doc_ptr[d0];
-    if (summary) {
-      while (d1 < x->D && (svi_len)(x->doc_ptr[d1 + 1] - e0) * K <= ebuf_len) d1++;
-    } else {
-      d1 = x->D;
-    }
-    const svi_len e1 = x->doc_ptr[d1];
-    int nthr = threads;
-    if (nthr > U && U > 0) nthr = U;
-
+  (void)threads;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
-    {
-      const int tid = svi_thread_id();
-      double *g = g_all + (svi_len)tid * gstride;
-      int *order = order_all + (svi_len)tid * ostride;
+  {
+    const int tid = svi_thread_id();
+    double *g = g_all + (svi_len)tid * gstride;
+    int *order = order_all + (svi_len)tid * ostride;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-      for (int d = d0; d < d1; d++) {
-        svi_rng r;
-        svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
-        double *acc = summary ? ebuf + (svi_len)(x->doc_ptr[d] - e0) * K : NULL;
-        doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K,
-               order, acc, NULL);
-      }
-      /* (implicit barrier) reduce: part i owns columns [U i / n, U (i + 1) / n) */
-      if (summary) {
-#ifdef _OPENMP
-#pragma omp for schedule(static, 1)
-#endif
-        for (int part = 0; part < nthr; part++) {
-          const int ua = (int)((svi_len)U * part / nthr);
-          const int ub = (int)((svi_len)U * (part + 1) / nthr);
-          add_fn(K, ecol, ua, ub, e0, e1, ebuf, summary);
-        }
-      }
+    for (int d = 0; d < x->D; d++) {
+      svi_rng r;
+      svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
+      doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K, order,
+             NULL, NULL);
     }
-    d0 = d1;
   }
 }
 

@@ -22,8 +22,8 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
 svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs);
 void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
-                double *theta, double *summary, double *ebuf, svi_len ebuf_len,
-                double *tables, double *g_all, int *order_all);
+                double *theta, double *summary, double *tables, double *g_all,
+                int *order_all);
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
                  double rho, double scale, const int *p, const int *idx,
                  const double *val, int threads, double *lambda_new, double *tot_new);
