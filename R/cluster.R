@@ -218,24 +218,6 @@ unpack_doubles <- function(x) {
   x
 }
 
-# Matrix (about 150 MB of memory) is loaded only when it is used: the
-# sparse summaries of LDA (class dgCMatrix), a Matrix corpus, `Matrix::`
-# calls. sparsevi therefore does not import the class (importClassesFrom()
-# would load Matrix with sparsevi); instead the class definition is bound
-# lazily in sparsevi's imports environment, where methods::new("dgCMatrix")
-# finds it: the first use loads Matrix.
-.onLoad <- function(libname, pkgname) {
-  lazy_import_class("dgCMatrix", "Matrix", parent.env(topenv(environment(.onLoad))))
-}
-
-lazy_import_class <- function(class, package, env) {
-  if (exists(methods::classMetaName(class), envir = env, inherits = FALSE)) return(invisible())
-  delayedAssign(methods::classMetaName(class),
-                methods::getClass(class, where = asNamespace(package)),
-                eval.env = environment(), assign.env = env)
-  invisible()
-}
-
 # Local steps whose results hold Matrix objects (sparse summaries): Matrix is
 # loaded for them, on the workers and on the master that reads the results.
 matrix_steps <- c("lda_batch_step")

@@ -307,13 +307,16 @@ as_dgCMatrix <- function(x) {
   x <- as_dtm(x)
   D <- nrow(x)
   # The CSR of docs x terms is the CSC of terms x docs.
-  # The class is looked up in Matrix's namespace at call time rather than
-  # imported: importing would load Matrix (about 150 MB) with sparsevi.
-  cls <- methods::getClass("dgCMatrix", where = asNamespace("Matrix"))
-  tx <- methods::new(cls, i = x$term, p = x$doc_ptr, x = x$count,
-                     Dim = c(length(x$vocab), D),
-                     Dimnames = list(x$vocab, x$doc_names))
+  tx <- new_dgc(i = x$term, p = x$doc_ptr, x = x$count, Dim = c(length(x$vocab), D),
+                Dimnames = list(x$vocab, x$doc_names))
   Matrix::t(tx)
+}
+
+# A Matrix dgCMatrix from its slots. The class is looked up in Matrix's
+# namespace at call time rather than imported: importing would load Matrix
+# (about 150 MB) with sparsevi; this loads it at the first sparse result.
+new_dgc <- function(...) {
+  methods::new(methods::getClass("dgCMatrix", where = asNamespace("Matrix")), ...)
 }
 
 #' @export

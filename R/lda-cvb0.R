@@ -163,7 +163,7 @@ cvb0_scratch <- function(n) {
   s
 }
 cvb0_empty_dgc <- function() {
-  if (is.null(cvb0_cache$dgc)) cvb0_cache$dgc <- methods::new("dgCMatrix")
+  if (is.null(cvb0_cache$dgc)) cvb0_cache$dgc <- new_dgc()
   cvb0_cache$dgc
 }
 

@@ -141,8 +141,7 @@ lda_local_gibbs <- function(batch, state, control, seed, threads) {
                c(ctl$burnin, ctl$samples), seed, gibbs_stream(state$t %||% 0),
                as.integer(threads))
   V <- length(store$p) - 1L
-  summary <- methods::new("dgCMatrix", i = res$k, p = res$p, x = res$x,
-                          Dim = c(K, V))
+  summary <- new_dgc(i = res$k, p = res$p, x = res$x, Dim = c(K, V))
   st <- res$stats
   draws <- sum(st[1:4])
   frac <- function(i) if (draws > 0) st[i] / draws else NA_real_

@@ -44,7 +44,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
   res <- lda_vb_call(batch, lambda, 0L, control, threads,
                      objective = control$global %in% c("memoized", "batch"))
   summary <- if (is.null(res$summary)) {
-    methods::new("dgCMatrix", i = res$i, p = res$p, x = res$x, Dim = dim(lambda))
+    new_dgc(i = res$i, p = res$p, x = res$x, Dim = dim(lambda))
   } else {
     res$summary
   }

@@ -134,7 +134,7 @@ c_vb_batch <- function(x, lambda, alpha, L, tol = 0.05, max_iter = 100, eps = 1e
   res <- sparsevi:::lda_vb_call(x, lambda, 0L, control, threads, L = L,
                                 restarts = restart_max > 0, objective = TRUE)
   S <- if (is.null(res$summary)) {
-    as.matrix(methods::new("dgCMatrix", i = res$i, p = res$p, x = res$x, Dim = dim(lambda)))
+    as.matrix(sparsevi:::new_dgc(i = res$i, p = res$p, x = res$x, Dim = dim(lambda)))
   } else {
     res$summary
   }
