@@ -42,13 +42,9 @@ typedef struct {
   int *sel;     /* K: selection scratch */
   int *tried;   /* K: restart candidates already tried */
   int *tried_list; /* K: the topics marked in tried */
-  int T;           /* length of each word's list of topics by weight */
-  const int *wo;   /* Vb x T: each batch word's T topics of largest eb */
-  const double *we; /* Vb x T: their eb, decreasing */
+  const int *wo;   /* Vb x L: each batch word's L topics of largest eb */
+  const double *we; /* Vb x L: their eb, decreasing */
   int *inbuf;      /* K: zero outside select_word() */
-  int *ord;        /* K: active topics by decreasing ep, once per sweep */
-  int *ord_tmp;    /* K: scratch of the sort */
-  int ord_ready;   /* ord is valid for the current sweep */
 } vb_work;
 
 typedef struct {
@@ -171,57 +167,29 @@ static inline void top_offer(double v, int k, double ek, int *m, int L, int *ix,
 }
 
 /* Top-L of the weights e[k] * ep[k] over the active topics (nact > L), for
- * small L: a scan keeping a sorted buffer of the best L.
- * - The buffer is first filled with the word's previous topics (seed), which
- *   are usually still the best, so later candidates rarely beat it.
- * - Candidates are visited in decreasing order of e, from the word's list of
- *   its T topics of largest e (wo, we), and the scan stops as soon as e
- *   alone cannot beat the L-th best, since every ep <= 1 (prior weights are
- *   shifted so that the largest active one is 1). Words are specific to few
- *   topics, so this usually stops after a handful of candidates.
- * - Should the list run out first, top_scan_prior() continues the scan.
- * inbuf (K, zero on entry) marks the topics in the buffer (the caller clears
- * it); mark
- * flags the active topics. */
-static inline int top_scan(const double *ep, const int *mark, const int *wo, const double *we,
-                           int T, int L, int *ix, double *val, double *ev, const int *seed,
-                           const double *seed_e, int nseed, int *inbuf, int *stopped) {
+ * small L: one pass over the active set keeping a sorted buffer of the best L.
+ * The buffer is first filled with the word's previous topics (seed), which
+ * are usually still the best, so that later candidates rarely pass the cheap
+ * test against its last entry. inbuf (K, zero on entry) marks the topics in
+ * the buffer (the caller clears it). Measured against a scan of each word's
+ * topics in decreasing order of e with an early stop (the former method):
+ * on nips_f20 most topics stay active and the L-th best weight is small, so
+ * the early stop rarely came and the plain pass is 1.5-2x faster at
+ * K = 100-800 (inst/bench/results/lda-sparse.txt, part 1 of 2026-11-22). */
+static inline int top_scan(const double *e, const double *ep, const int *act, int nact, int L,
+                           int *ix, double *val, double *ev, const int *seed,
+                           const double *seed_e, int nseed, int *inbuf) {
   int m = 0;
   for (int q = 0; q < nseed; q++) {
     int k = seed[q];
-    double v = seed_e[q] * ep[k];
-    top_offer(v, k, seed_e[q], &m, L, ix, val, ev, inbuf);
+    top_offer(seed_e[q] * ep[k], k, seed_e[q], &m, L, ix, val, ev, inbuf);
   }
-  *stopped = 0;
-  for (int t = 0; t < T; t++) {
-    double et = we[t];
-    if (m == L && et < val[L - 1]) {
-      *stopped = 1;
-      break;
-    }
-    int k = wo[t];
-    double v = et * ep[k]; /* ep of an inactive topic may be stale: mark decides */
+  for (int a = 0; a < nact; a++) {
+    int k = act[a];
+    double v = e[k] * ep[k];
     /* the cheap test first: most candidates do not beat the L-th best */
     if (m == L && !better(v, k, val[L - 1], ix[L - 1])) continue;
-    if (!mark[k] || inbuf[k]) continue;
-    top_offer(v, k, et, &m, L, ix, val, ev, inbuf);
-  }
-  return m;
-}
-
-/* Continues top_scan() when the word's list ran out: visits the active
- * topics by decreasing ep (ord) and stops when ep * e_bound cannot beat the
- * L-th best, e_bound = the smallest e of the list, which bounds the e of
- * every topic outside it (those inside were all visited already). */
-static inline int top_scan_prior(const double *e, const double *ep, const int *ord, int nact,
-                                 double e_bound, int L, int *ix, double *val, double *ev,
-                                 int m, int *inbuf) {
-  for (int a = 0; a < nact; a++) {
-    int k = ord[a];
-    double epk = ep[k];
-    if (m == L && epk * e_bound < val[L - 1]) break;
     if (inbuf[k]) continue;
-    double v = e[k] * epk;
     top_offer(v, k, e[k], &m, L, ix, val, ev, inbuf);
   }
   return m;
@@ -253,9 +221,8 @@ static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
 }
 
 #define TOP_SCAN_MAX_L 32
-/* Choose the top-L active topics of word j (batch word bw). */
-static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K, int L,
-                               vb_work *w) {
+/* Choose the top-L active topics of word j. */
+static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work *w) {
   int *ix = s->idx + (size_t)j * L;
   int n;
   if (s->nact <= L) {
@@ -271,19 +238,8 @@ static inline void select_word(vb_sol *s, int j, int bw, const double *e, int K,
         seed_e[nseed] = es0[l];
         seed[nseed++] = ix[l];
       }
-    int T = w->T, stopped;
-    const double *we = w->we + (size_t)bw * T;
     double *ev = w->p + L;
-    int m = top_scan(s->ep, s->mark, w->wo + (size_t)bw * T, we, T, L, ix, w->p, ev, seed,
-                     seed_e, nseed, w->inbuf, &stopped);
-    if (!stopped && T < K) {
-      if (!w->ord_ready) {
-        memcpy(w->ord, s->act, sizeof(int) * (size_t)s->nact);
-        sort_by_key(w->ord, s->nact, s->ep, w->ord_tmp);
-        w->ord_ready = 1;
-      }
-      m = top_scan_prior(e, s->ep, w->ord, s->nact, we[T - 1], L, ix, w->p, ev, m, w->inbuf);
-    }
+    int m = top_scan(e, s->ep, s->act, s->nact, L, ix, w->p, ev, seed, seed_e, nseed, w->inbuf);
     double *es = s->es + (size_t)j * L;
     for (int l = 0; l < m; l++) {
       w->inbuf[ix[l]] = 0;
@@ -360,23 +316,30 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   for (int a = 0; a < s->ndrop; a++) s->N[s->drop[a]] = 0.0;
   s->ndrop = 0;
   for (int a = 0; a < s->nact; a++) Nnew[s->act[a]] = 0.0;
-  w->ord_ready = 0; /* the prior weights changed */
   if (select == 2 && w->wo && s->nact == K) {
     /* first sweep, uniform prior: every word's top L is precomputed */
     for (int j = 0; j < d->nw; j++) {
-      memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * w->T, sizeof(int) * (size_t)L);
-      memcpy(s->es + (size_t)j * L, w->we + (size_t)d->w[j] * w->T, sizeof(double) * (size_t)L);
+      memcpy(s->idx + (size_t)j * L, w->wo + (size_t)d->w[j] * L, sizeof(int) * (size_t)L);
+      memcpy(s->es + (size_t)j * L, w->we + (size_t)d->w[j] * L, sizeof(double) * (size_t)L);
       s->nsel[j] = L;
     }
     select = 0;
   }
   for (int j = 0; j < d->nw; j++) {
     const double *e = eb + (size_t)d->w[j] * K;
+#if defined(__GNUC__)
+    /* a selecting sweep reads the next word's row of weights in index order
+     * of its active topics: fetch it ahead (measured 5-8% of the step) */
+    if (select && j + 1 < d->nw) {
+      const char *q = (const char *)(eb + (size_t)d->w[j + 1] * K);
+      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64) __builtin_prefetch(q + off);
+    }
+#endif
     int *ix = s->idx + (size_t)j * L;
     double *rr = s->r + (size_t)j * L;
     double *es = s->es + (size_t)j * L;
     if (select) {
-      select_word(s, j, d->w[j], e, K, L, w);
+      select_word(s, j, e, L, w);
     } else {
       /* re-weight the current topics, keeping only active ones */
       if (compact) {
@@ -387,7 +350,7 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
             ix[n++] = ix[l];
           }
         s->nsel[j] = n;
-        if (n == 0) select_word(s, j, d->w[j], e, K, L, w);
+        if (n == 0) select_word(s, j, e, L, w);
       }
     }
     int n = s->nsel[j];
@@ -698,16 +661,13 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     W[t].tried = (int *)R_alloc(K, sizeof(int));
     W[t].tried_list = (int *)R_alloc(K, sizeof(int));
     W[t].inbuf = (int *)R_alloc(K, sizeof(int));
-    W[t].ord = (int *)R_alloc(K, sizeof(int));
-    W[t].ord_tmp = (int *)R_alloc(K, sizeof(int));
-    W[t].ord_ready = 0;
     memset(W[t].inbuf, 0, sizeof(int) * (size_t)K);
     memset(W[t].tried, 0, sizeof(int) * (size_t)K);
   }
   if (!dense && L <= TOP_SCAN_MAX_L && Vb > 0) {
-    /* each batch word's T topics of largest weight, in decreasing order */
-    int T = 4 * L > 48 ? 4 * L : 48;
-    if (T > K) T = K;
+    /* each batch word's L topics of largest weight, in decreasing order:
+     * the selection of the first sweep, whose prior weights are uniform */
+    int T = L;
     int *wo = (int *)R_alloc((size_t)Vb * T, sizeof(int));
     double *we = (double *)R_alloc((size_t)Vb * T, sizeof(double));
     int *scratch = (int *)R_alloc((size_t)2 * K * threads, sizeof(int));
@@ -725,13 +685,11 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
       }
     }
     for (int t = 0; t < threads; t++) {
-      W[t].T = T;
       W[t].wo = wo;
       W[t].we = we;
     }
   } else {
     for (int t = 0; t < threads; t++) {
-      W[t].T = 0;
       W[t].wo = NULL;
       W[t].we = NULL;
     }
