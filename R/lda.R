@@ -146,7 +146,11 @@ lda_available <- function() {
 #'   sum to 1, vocabulary as column names), `lambda` (K x V variational
 #'   Dirichlet parameters, or `NULL`), `alpha`, `eta`, `K`, `vocab`, `local`,
 #'   `global`, `L`, `control` (every setting), `trace` (a data frame with
-#'   one row per lap: `lap`, `seconds` of training, `objective` (the ELBO
+#'   one row per lap: `lap`, `seconds` of training (wall clock, without the
+#'   objective and held-out evaluation), `cpu_seconds` (the same span in CPU
+#'   time of this R process, all its threads: steadier than `seconds` on a
+#'   shared machine; work done by `cluster` workers is not counted),
+#'   `objective` (the ELBO
 #'   for memoized and batch training, else `NA`), `heldout` (per-token
 #'   held-out log-likelihood, or `NA`), `restart_accept` (acceptance rate of
 #'   restart proposals)), `n_docs`, `n_tokens`, `state` (what [update()]
@@ -481,8 +485,15 @@ gamma100_quantile <- function(u) {
   pmax(1 - c9 + stats::qnorm(u) * sqrt(c9), 0)^3
 }
 
+# CPU seconds (user + system) of this R process so far, all threads.
+process_cpu <- function() {
+  t <- proc.time()
+  t[["user.self"]] + t[["sys.self"]]
+}
+
 lda_empty_trace <- function() {
-  data.frame(lap = integer(0), seconds = numeric(0), objective = numeric(0),
+  data.frame(lap = integer(0), seconds = numeric(0), cpu_seconds = numeric(0),
+             objective = numeric(0),
              heldout = numeric(0), restart_accept = numeric(0), bytes_sent = numeric(0),
              bytes_received = numeric(0))
 }
@@ -569,7 +580,12 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   trace <- fit$trace
   lap0 <- if (nrow(trace)) max(trace$lap) else 0L
   sec0 <- if (nrow(trace)) max(trace$seconds) else 0
+  if (nrow(trace) && is.null(trace$cpu_seconds)) trace$cpu_seconds <- NA_real_ # older fits
+  cpu0 <- if (nrow(trace)) max(c(0, trace$cpu_seconds), na.rm = TRUE) else 0
   start <- proc.time()[["elapsed"]]
+  cpu_start <- process_cpu()
+  eval_time <- 0 # the objective and held-out scoring are not training time
+  eval_cpu <- 0
   done <- 0L
   members <- lda_members(x, control)
   ex <- tryCatch(new_executor(cluster, control$n_batches,
@@ -606,15 +622,21 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
     }
     state <- out$state
     done <- done + 1L
-    elapsed <- proc.time()[["elapsed"]] - start
+    t_eval <- proc.time()[["elapsed"]]
+    c_eval <- process_cpu()
+    elapsed <- t_eval - start - eval_time
+    cpu <- c_eval - cpu_start - eval_cpu
     obj <- lda_objective(state, control)
     ho <- NA_real_
     if (!is.null(heldout)) {
       ho <- completion_score(lda_state_topic_word(state), control$alpha, heldout,
                              control$threads)
     }
+    eval_time <- eval_time + proc.time()[["elapsed"]] - t_eval
+    eval_cpu <- eval_cpu + process_cpu() - c_eval
     trace <- rbind(trace, data.frame(
-      lap = lap, seconds = sec0 + elapsed, objective = obj, heldout = ho,
+      lap = lap, seconds = sec0 + elapsed, cpu_seconds = cpu0 + cpu, objective = obj,
+      heldout = ho,
       restart_accept = if (out$tries > 0) out$accepts / out$tries else NA_real_,
       bytes_sent = out$sent, bytes_received = out$received))
     if (progress) {

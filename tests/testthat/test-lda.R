@@ -131,9 +131,14 @@ test_that("fit_lda runs with every vb global step and returns a valid object", {
     expect_s3_class(fit, c("sparsevi_lda", "sparsevi_fit"))
     expect_equal(unname(rowSums(fit$topic_word)), rep(1, 3), tolerance = 1e-12)
     expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
-    expect_named(fit$trace, c("lap", "seconds", "objective", "heldout", "restart_accept",
-                             "bytes_sent", "bytes_received"))
+    expect_named(fit$trace, c("lap", "seconds", "cpu_seconds", "objective", "heldout",
+                             "restart_accept", "bytes_sent", "bytes_received"))
     expect_true(all(is.finite(fit$trace$heldout)))
+    # training time excludes the evaluation: non-negative and non-decreasing
+    for (col in c("seconds", "cpu_seconds")) {
+      expect_true(all(fit$trace[[col]] >= 0))
+      expect_false(is.unsorted(fit$trace[[col]]))
+    }
     expect_identical(is.na(fit$trace$objective[1]), !g %in% c("memoized", "batch"))
     expect_equal(fit$n_docs, 100L)
     expect_identical(fit$global, g)
@@ -181,6 +186,13 @@ test_that("a fit survives saveRDS()/readRDS() and predicts the same", {
   expect_equal(nrow(more$trace), 5L)
   expect_identical(more$trace$lap, 1:5)
   expect_true(more$trace$objective[5] >= more$trace$objective[3] - 1e-6)
+  expect_true(all(diff(more$trace$cpu_seconds) >= 0))
+  # a fit saved before the trace had cpu_seconds still continues
+  old <- back
+  old$trace$cpu_seconds <- NULL
+  more_old <- update(old, sim$dtm, passes = 1, progress = FALSE)
+  expect_identical(more_old$trace$lap, 1:4)
+  expect_identical(is.na(more_old$trace$cpu_seconds), c(TRUE, TRUE, TRUE, FALSE))
 })
 
 test_that("predict aligns newdata by term name and reports dropped terms", {
