@@ -8,6 +8,7 @@
 #include <string.h>
 #include "mix.h"
 #include "obs-gauss.h"
+#include "mix-simd.h"
 
 void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point,
                        double *out) {
@@ -143,9 +144,10 @@ void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xb
     gauss_add_stat(xbuf, x->D, x->lik == MIX_ZM, r, Sk);
 }
 
-/* Per-thread double scratch of mix_local: weights block, obs scratch, K. */
+/* Per-thread double scratch of mix_local: weights block, obs scratch, K,
+ * and a second block for the dense full-covariance path. */
 svi_len mix_local_scratch(int lik, int D, int K) {
-  return (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
+  return 2 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
 }
 
 /* exp(x) underflows to exactly 0 below about -745.13. */
@@ -226,7 +228,8 @@ static void exp_nonpos(double *x, int n) {
   for (; j < n; j++) x[j] = exp_nonpos1(x[j]);
 }
 
-/* Softmax of w over the L indices idx into r[0..L-1]; returns the entropy
+/* Softmax of w over the L indices idx into r[0..L-1], floored at
+ * MIX_R_FLOOR (see mix-simd.h); returns the entropy
  * -sum_j r_j ln r_j = ln s - sum_j r_j (w_j - m), m = max, s = sum_j
  * exp(w_j - m): one log per point instead of one per kept component, and
  * accurate for confident points (both terms are then near 0). d: L doubles
@@ -244,7 +247,7 @@ static double mix_softmax_entropy(const double *w, const int *idx, int L, double
       if (w[j] > m) m = w[j];
     for (int j = 0; j < L; j++) r[j] = d[j] = w[j] - m;
   }
-  exp_nonpos(r, L);
+  mix_simd_exp_floor(r, L);
   double s = 0;
   for (int j = 0; j < L; j++) s += r[j];
   double inv = 1.0 / s, h = 0;
@@ -275,13 +278,31 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
   int K = ev->K;
   svi_len n = n1 - n0, nblocks = svi_n_blocks(n);
   svi_len dper = mix_local_scratch(ev->lik, ev->D, K);
+  int D = ev->D, dense_gauss = L == K && (ev->lik == MIX_GAUSS || ev->lik == MIX_ZM);
   (void)threads;
+  (void)mix_simd_wide(); /* settled before the threads start */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
   for (svi_len b = 0; b < nblocks; b++) {
     int t = svi_thread_id();
     double *W = dscratch + (svi_len)t * dper;
+    if (dense_gauss) {
+      /* dense full-covariance: weights component-major, softmax across
+       * components with the block's points in vector lanes */
+      double *xb = W + (svi_len)SVI_BLOCK * K, *Et = xb + mix_weights_scratch(ev->lik, D);
+      svi_len s = n0 + b * SVI_BLOCK;
+      int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
+      for (int i = 0; i < D; i++) {
+        const double *xi = x->X + (svi_len)i * x->N + s;
+        double *xbi = xb + (svi_len)i * SVI_BLOCK;
+        for (int l = 0; l < nb; l++) xbi[l] = xi[l];
+        for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
+      }
+      mix_simd_gauss_wt(ev, xb, nb, W);
+      mix_simd_softmax(W, nb, K, resp_r + (s - n0) * K, ent + (s - n0), Et);
+      continue;
+    }
     double *wsc = W + (svi_len)SVI_BLOCK * K;
     double *dbuf = wsc + mix_weights_scratch(ev->lik, ev->D);
     int *idx = iscratch + (svi_len)t * K;

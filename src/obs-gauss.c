@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "obs-gauss.h"
+#include "mix-simd.h"
 
 /* Ask for vectorisation of the loops over a block's points (OpenMP 4 simd;
  * ignored without OpenMP). Each lane is a different point, so results do not
@@ -377,54 +378,12 @@ static int dense_block(int Fp) {
 
 static int dense_width(int D, int zero_mean) {
   int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
-  return (P + 7) / 8 * 8;
+  return (P + 15) / 16 * 16;
 }
 
 svi_len gauss_dense_scratch(int D, int zero_mean, int K) {
   int Fp = dense_width(D, zero_mean);
   return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
-}
-
-/* Sa[0..8) += sum_n ra[n] phi[n][0..8), Sb likewise (phi rows of stride Fp). */
-static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
-                                const double *restrict phi, int Fp, const int *rows,
-                                const double *ra, const double *rb, int m) {
-#ifdef GAUSS_VEC
-  gauss_v2 a0 = v2_load(Sa), a1 = v2_load(Sa + 2), a2 = v2_load(Sa + 4),
-           a3 = v2_load(Sa + 6);
-  gauss_v2 b0 = v2_load(Sb), b1 = v2_load(Sb + 2), b2 = v2_load(Sb + 4),
-           b3 = v2_load(Sb + 6);
-  for (int n = 0; n < m; n++) {
-    const double *p = phi + (svi_len)rows[n] * Fp;
-    gauss_v2 p0 = v2_load(p), p1 = v2_load(p + 2), p2 = v2_load(p + 4),
-             p3 = v2_load(p + 6);
-    gauss_v2 ca = v2_set1(ra[n]), cb = v2_set1(rb[n]);
-    a0 += ca * p0;
-    a1 += ca * p1;
-    a2 += ca * p2;
-    a3 += ca * p3;
-    b0 += cb * p0;
-    b1 += cb * p1;
-    b2 += cb * p2;
-    b3 += cb * p3;
-  }
-  memcpy(Sa, &a0, 16);
-  memcpy(Sa + 2, &a1, 16);
-  memcpy(Sa + 4, &a2, 16);
-  memcpy(Sa + 6, &a3, 16);
-  memcpy(Sb, &b0, 16);
-  memcpy(Sb + 2, &b1, 16);
-  memcpy(Sb + 4, &b2, 16);
-  memcpy(Sb + 6, &b3, 16);
-#else
-  for (int n = 0; n < m; n++) {
-    const double *p = phi + (svi_len)rows[n] * Fp;
-    for (int f = 0; f < 8; f++) {
-      Sa[f] += ra[n] * p[f];
-      Sb[f] += rb[n] * p[f];
-    }
-  }
-#endif
 }
 
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
@@ -436,6 +395,7 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
   svi_len nblocks = (n + PB - 1) / PB;
   memset(S, 0, sizeof(double) * (size_t)P * K);
   (void)threads;
+  (void)mix_simd_wide(); /* settled before the threads start */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -484,31 +444,8 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
         if (kb != ka) nk[kb] += nb;
         if (!mm) continue;
         m2 = mm;
-        double *Sa = S + (svi_len)ka * P, *Sb = S + (svi_len)kb * P;
-        int f0 = 0;
-        if (kb != ka) {
-          for (; f0 + 8 <= P; f0 += 8)
-            dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m2);
-        } else {
-          /* an odd last component: its partner is a scratch row */
-          for (; f0 + 8 <= P; f0 += 8) {
-            for (int f = 0; f < 8; f++) tmp[8 + f] = 0;
-            dense_kernel(Sa + f0, tmp + 8, phi + f0, Fp, rows, ra, rb, m2);
-          }
-        }
-        if (f0 < P) {
-          /* the last features: through a padded copy */
-          double ta[8], tb[8];
-          for (int f = 0; f < 8; f++) {
-            ta[f] = f0 + f < P ? Sa[f0 + f] : 0;
-            tb[f] = f0 + f < P && kb != ka ? Sb[f0 + f] : 0;
-          }
-          dense_kernel(ta, tb, phi + f0, Fp, rows, ra, rb, m2);
-          for (int f = 0; f0 + f < P; f++) {
-            Sa[f0 + f] = ta[f];
-            if (kb != ka) Sb[f0 + f] = tb[f];
-          }
-        }
+        mix_simd_dense_pair(S + (svi_len)ka * P, S + (svi_len)kb * P, P, phi, Fp, rows, ra,
+                            rb, m2);
       }
     }
     for (int pr = t; pr < npairs; pr += nt) {

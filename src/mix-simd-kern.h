@@ -1,0 +1,205 @@
+/* Body of the vectorised mixture kernels, included by mix-simd.c once per
+ * vector width: MIX_VW doubles per vector, function names suffixed by
+ * MIX_SUFFIX. No include guard on purpose. See mix-simd.h. */
+
+#define MIX_CAT2(a, b) a##b
+#define MIX_CAT(a, b) MIX_CAT2(a, b)
+#define MIX_FN(name) MIX_CAT(name, MIX_SUFFIX)
+#define VD MIX_CAT(mix_vd, MIX_SUFFIX)
+#define VL MIX_CAT(mix_vl, MIX_SUFFIX)
+
+typedef double VD __attribute__((vector_size(8 * MIX_VW)));
+typedef long long VL __attribute__((vector_size(8 * MIX_VW)));
+
+static inline VD MIX_FN(ld)(const double *p) {
+  VD v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void MIX_FN(st)(double *p, VD v) { memcpy(p, &v, sizeof v); }
+static inline VD MIX_FN(set1)(double a) {
+  VD v = {0};
+  return v + a;
+}
+/* m ? a : b, lane by lane (m from a vector comparison: all ones or zero) */
+static inline VD MIX_FN(sel)(VL m, VD a, VD b) {
+  return (VD)((m & (VL)a) | (~m & (VL)b));
+}
+
+/* exp(x) for x >= MIX_R_FLOOR, 0 below: the arithmetic of mix_exp_floor1. */
+static inline VD MIX_FN(vexp)(VD x) {
+  const VD fl = MIX_FN(set1)(MIX_R_FLOOR), sh = MIX_FN(set1)(EXP_SHIFT);
+  VL below = x < fl;
+  x = MIX_FN(sel)(below, fl, x);
+  VD t = x * MIX_FN(set1)(EXP_LOG2E) + sh, kd = t - sh;
+  VD r = (x - kd * MIX_FN(set1)(EXP_LN2_HI)) - kd * MIX_FN(set1)(EXP_LN2_LO);
+  VL bits = ((VL)t - (VL)sh + 1023) << 52;
+  VD p = MIX_FN(set1)(EXP_C[13]);
+  for (int i = 12; i >= 0; i--) p = p * r + EXP_C[i];
+  VD y = p * (VD)bits;
+  return (VD)((VL)y & ~below);
+}
+
+static void MIX_FN(exp_floor)(double *x, int n) {
+  int j = 0;
+  for (; j + MIX_VW <= n; j += MIX_VW) MIX_FN(st)(x + j, MIX_FN(vexp)(MIX_FN(ld)(x + j)));
+  for (; j < n; j++) x[j] = mix_exp_floor1(x[j]);
+}
+
+/* Four vectors of points per component, two components at a time. */
+#define WT_CH (4 * MIX_VW)
+
+static void MIX_FN(gauss_wt)(const mix_eval *ev, const double *xb, int nb, double *Wt) {
+  int K = ev->K, D = ev->D;
+  svi_len tri = (svi_len)D * (D + 1) / 2;
+  for (int k = 0; k < K; k += 2) {
+    int k2 = k + 1 < K ? k + 1 : k;
+    const double *Ra = ev->fac + (svi_len)k * tri, *Rb = ev->fac + (svi_len)k2 * tri;
+    const double *sa = ev->shift ? ev->shift + (svi_len)k * D : NULL;
+    const double *sb = ev->shift ? ev->shift + (svi_len)k2 * D : NULL;
+    VD ca = MIX_FN(set1)(ev->c[k]), cb = MIX_FN(set1)(ev->c[k2]),
+       half = MIX_FN(set1)(0.5);
+    for (int c0 = 0; c0 < nb; c0 += WT_CH) {
+      VD qa0 = MIX_FN(set1)(0), qa1 = qa0, qa2 = qa0, qa3 = qa0;
+      VD qb0 = qa0, qb1 = qa0, qb2 = qa0, qb3 = qa0;
+      for (int i = 0; i < D; i++) {
+        const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
+        VD a0 = MIX_FN(set1)(sa ? -sa[i] : 0.0), a1 = a0, a2 = a0, a3 = a0;
+        VD b0 = MIX_FN(set1)(sb ? -sb[i] : 0.0), b1 = b0, b2 = b0, b3 = b0;
+        for (int j = 0; j <= i; j++) {
+          const double *xj = xb + (svi_len)j * SVI_BLOCK + c0;
+          VD x0 = MIX_FN(ld)(xj), x1 = MIX_FN(ld)(xj + MIX_VW),
+             x2 = MIX_FN(ld)(xj + 2 * MIX_VW), x3 = MIX_FN(ld)(xj + 3 * MIX_VW);
+          VD va = MIX_FN(set1)(ra[j]), vb = MIX_FN(set1)(rb[j]);
+          a0 += va * x0;
+          a1 += va * x1;
+          a2 += va * x2;
+          a3 += va * x3;
+          b0 += vb * x0;
+          b1 += vb * x1;
+          b2 += vb * x2;
+          b3 += vb * x3;
+        }
+        qa0 += a0 * a0;
+        qa1 += a1 * a1;
+        qa2 += a2 * a2;
+        qa3 += a3 * a3;
+        qb0 += b0 * b0;
+        qb1 += b1 * b1;
+        qb2 += b2 * b2;
+        qb3 += b3 * b3;
+      }
+      double *wa = Wt + (svi_len)k * SVI_BLOCK + c0, *wb = Wt + (svi_len)k2 * SVI_BLOCK + c0;
+      MIX_FN(st)(wa, ca - half * qa0);
+      MIX_FN(st)(wa + MIX_VW, ca - half * qa1);
+      MIX_FN(st)(wa + 2 * MIX_VW, ca - half * qa2);
+      MIX_FN(st)(wa + 3 * MIX_VW, ca - half * qa3);
+      MIX_FN(st)(wb, cb - half * qb0);
+      MIX_FN(st)(wb + MIX_VW, cb - half * qb1);
+      MIX_FN(st)(wb + 2 * MIX_VW, cb - half * qb2);
+      MIX_FN(st)(wb + 3 * MIX_VW, cb - half * qb3);
+    }
+  }
+}
+
+static void MIX_FN(softmax)(const double *Wt, int nb, int K, double *resp, double *ent,
+                            double *Et) {
+  const VD fl = MIX_FN(set1)(MIX_R_FLOOR), zero = MIX_FN(set1)(0);
+  for (int g = 0; g < nb; g += MIX_VW) {
+    VD m = MIX_FN(set1)(-INFINITY);
+    for (int k = 0; k < K; k++) {
+      VD w = MIX_FN(ld)(Wt + (svi_len)k * SVI_BLOCK + g);
+      m = MIX_FN(sel)(w > m, w, m);
+    }
+    VD s = zero;
+    for (int k = 0; k < K; k++) {
+      VD e = MIX_FN(vexp)(MIX_FN(ld)(Wt + (svi_len)k * SVI_BLOCK + g) - m);
+      MIX_FN(st)(Et + (svi_len)k * SVI_BLOCK + g, e);
+      s += e;
+    }
+    VD inv = MIX_FN(set1)(1.0) / s, h = zero;
+    int nl = nb - g < MIX_VW ? nb - g : MIX_VW;
+    double *rp = resp + (svi_len)g * K;
+    for (int k = 0; k < K; k++) {
+      VD d = MIX_FN(ld)(Wt + (svi_len)k * SVI_BLOCK + g) - m;
+      VD r = MIX_FN(ld)(Et + (svi_len)k * SVI_BLOCK + g) * inv;
+      h -= (VD)((VL)(r * d) & (d >= fl));
+      for (int l = 0; l < nl; l++) rp[(svi_len)l * K + k] = r[l];
+    }
+    for (int l = 0; l < nl; l++) {
+      double hl = h[l] + log(s[l]);
+      ent[g + l] = hl > 0 ? hl : 0.0;
+    }
+  }
+}
+
+/* NF features of two components: four vectors each */
+#define DENSE_NF (4 * MIX_VW)
+
+static inline void MIX_FN(dense_kern)(double *restrict Sa, double *restrict Sb,
+                                      const double *restrict phi, int Fp, const int *rows,
+                                      const double *ra, const double *rb, int m) {
+  VD a0 = MIX_FN(ld)(Sa), a1 = MIX_FN(ld)(Sa + MIX_VW), a2 = MIX_FN(ld)(Sa + 2 * MIX_VW),
+     a3 = MIX_FN(ld)(Sa + 3 * MIX_VW);
+  VD b0 = MIX_FN(ld)(Sb), b1 = MIX_FN(ld)(Sb + MIX_VW), b2 = MIX_FN(ld)(Sb + 2 * MIX_VW),
+     b3 = MIX_FN(ld)(Sb + 3 * MIX_VW);
+  for (int n = 0; n < m; n++) {
+    const double *p = phi + (svi_len)rows[n] * Fp;
+    VD p0 = MIX_FN(ld)(p), p1 = MIX_FN(ld)(p + MIX_VW), p2 = MIX_FN(ld)(p + 2 * MIX_VW),
+       p3 = MIX_FN(ld)(p + 3 * MIX_VW);
+    VD va = MIX_FN(set1)(ra[n]), vb = MIX_FN(set1)(rb[n]);
+    a0 += va * p0;
+    a1 += va * p1;
+    a2 += va * p2;
+    a3 += va * p3;
+    b0 += vb * p0;
+    b1 += vb * p1;
+    b2 += vb * p2;
+    b3 += vb * p3;
+  }
+  MIX_FN(st)(Sa, a0);
+  MIX_FN(st)(Sa + MIX_VW, a1);
+  MIX_FN(st)(Sa + 2 * MIX_VW, a2);
+  MIX_FN(st)(Sa + 3 * MIX_VW, a3);
+  MIX_FN(st)(Sb, b0);
+  MIX_FN(st)(Sb + MIX_VW, b1);
+  MIX_FN(st)(Sb + 2 * MIX_VW, b2);
+  MIX_FN(st)(Sb + 3 * MIX_VW, b3);
+}
+
+static void MIX_FN(dense_pair)(double *Sa, double *Sb, int P, const double *phi, int Fp,
+                               const int *rows, const double *ra, const double *rb,
+                               int m) {
+  int same = Sa == Sb, f0 = 0;
+  double ta[DENSE_NF], tb[DENSE_NF];
+  if (!same) {
+    for (; f0 + DENSE_NF <= P; f0 += DENSE_NF)
+      MIX_FN(dense_kern)(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m);
+  } else {
+    /* a lone last component: its partner is a scratch row */
+    for (; f0 + DENSE_NF <= P; f0 += DENSE_NF) {
+      for (int f = 0; f < DENSE_NF; f++) tb[f] = 0;
+      MIX_FN(dense_kern)(Sa + f0, tb, phi + f0, Fp, rows, ra, rb, m);
+    }
+  }
+  if (f0 < P) {
+    /* the last features: through a padded copy */
+    for (int f = 0; f < DENSE_NF; f++) {
+      ta[f] = f0 + f < P ? Sa[f0 + f] : 0;
+      tb[f] = f0 + f < P && !same ? Sb[f0 + f] : 0;
+    }
+    MIX_FN(dense_kern)(ta, tb, phi + f0, Fp, rows, ra, rb, m);
+    for (int f = 0; f0 + f < P; f++) {
+      Sa[f0 + f] = ta[f];
+      if (!same) Sb[f0 + f] = tb[f];
+    }
+  }
+}
+
+#undef WT_CH
+#undef DENSE_NF
+#undef VD
+#undef VL
+#undef MIX_FN
+#undef MIX_CAT
+#undef MIX_CAT2

@@ -1,0 +1,115 @@
+/* Vectorised kernels of the dense full-covariance mixture local step and
+ * summary, compiled for two-double vectors and (GCC on x86-64) for AVX2,
+ * chosen at run time. The same arithmetic lane by lane in both, without
+ * fused multiply-adds, so the choice never changes a result. See
+ * mix-simd.h. */
+#include <math.h>
+#include <string.h>
+#include "mix-simd.h"
+
+/* exp by k = round(x / ln 2) (the 1.5 2^52 shift), r = x - k ln 2 in two
+ * parts (|r| <= ln(2) / 2), a degree-13 Taylor polynomial (truncation below
+ * 1e-17) and 2^k built in the exponent bits: within 2 ulp of libm on
+ * [MIX_R_FLOOR, 0], where no result is subnormal. */
+#define EXP_LOG2E 1.4426950408889634074
+#define EXP_LN2_HI 6.93147180369123816490e-01
+#define EXP_LN2_LO 1.90821492927058770002e-10
+#define EXP_SHIFT 6755399441055744.0
+static const double EXP_C[14] = {1.0,
+                                 1.0,
+                                 1.0 / 2,
+                                 1.0 / 6,
+                                 1.0 / 24,
+                                 1.0 / 120,
+                                 1.0 / 720,
+                                 1.0 / 5040,
+                                 1.0 / 40320,
+                                 1.0 / 362880,
+                                 1.0 / 3628800,
+                                 1.0 / 39916800,
+                                 1.0 / 479001600,
+                                 1.0 / 6227020800.0};
+
+double mix_exp_floor1(double x) {
+  if (x < MIX_R_FLOOR) return 0.0;
+  double t = x * EXP_LOG2E + EXP_SHIFT, kd = t - EXP_SHIFT, shift = EXP_SHIFT;
+  double r = (x - kd * EXP_LN2_HI) - kd * EXP_LN2_LO;
+  long long ti, si;
+  memcpy(&ti, &t, sizeof ti);
+  memcpy(&si, &shift, sizeof si);
+  long long bits = (ti - si + 1023) << 52;
+  double scale;
+  memcpy(&scale, &bits, sizeof scale);
+  double p = EXP_C[13];
+  for (int i = 12; i >= 0; i--) p = p * r + EXP_C[i];
+  return p * scale;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* two-double vectors: SSE2 on x86-64, whatever the target elsewhere */
+#define MIX_VW 2
+#define MIX_SUFFIX _v2
+#include "mix-simd-kern.h"
+#undef MIX_VW
+#undef MIX_SUFFIX
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MIX_HAVE_WIDE 1
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define MIX_VW 4
+#define MIX_SUFFIX _v4
+#include "mix-simd-kern.h"
+#undef MIX_VW
+#undef MIX_SUFFIX
+#pragma GCC pop_options
+#endif
+#else
+#error "sparsevi needs GCC or Clang vector extensions"
+#endif
+
+static int simd_level = 1, simd_wide = -1;
+
+void mix_simd_set(int level) {
+  simd_level = level;
+  simd_wide = -1;
+}
+
+int mix_simd_wide(void) {
+  if (simd_wide < 0) {
+    int w = 0;
+#ifdef MIX_HAVE_WIDE
+    /* AVX2 only: FMA would change the arithmetic */
+    w = simd_level > 0 && __builtin_cpu_supports("avx2");
+#endif
+    simd_wide = w;
+  }
+  return simd_wide;
+}
+
+#ifdef MIX_HAVE_WIDE
+#define MIX_DISPATCH(name, args) \
+  if (mix_simd_wide()) {         \
+    name##_v4 args;              \
+    return;                      \
+  }                              \
+  name##_v2 args;
+#else
+#define MIX_DISPATCH(name, args) name##_v2 args;
+#endif
+
+void mix_simd_gauss_wt(const mix_eval *ev, const double *xb, int nb, double *Wt) {
+  MIX_DISPATCH(gauss_wt, (ev, xb, nb, Wt))
+}
+
+void mix_simd_softmax(const double *Wt, int nb, int K, double *resp, double *ent,
+                      double *Et) {
+  MIX_DISPATCH(softmax, (Wt, nb, K, resp, ent, Et))
+}
+
+void mix_simd_dense_pair(double *Sa, double *Sb, int P, const double *phi, int Fp,
+                         const int *rows, const double *ra, const double *rb, int m) {
+  MIX_DISPATCH(dense_pair, (Sa, Sb, P, phi, Fp, rows, ra, rb, m))
+}
+
+void mix_simd_exp_floor(double *x, int n) { MIX_DISPATCH(exp_floor, (x, n)) }
