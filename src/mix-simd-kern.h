@@ -196,6 +196,43 @@ static void MIX_FN(dense_pair)(double *Sa, double *Sb, int P, const double *phi,
   }
 }
 
+
+/* Dense statistics with the components in vector lanes (small P): for the
+ * lane groups [g0, g1) (VW components each, Kp = K rounded up to VW),
+ * T[f Kp + k] += r_nk phi_f(x_n) and T[P Kp + k] += r_nk over the points
+ * n0.. n0 + n - 1 in order. rr: Kp doubles of scratch. */
+static void MIX_FN(dense_lanes)(const double *X, svi_len N, int D, int zero_mean,
+                                svi_len n0, svi_len n, int K, const double *resp, int g0,
+                                int g1, double *T, double *rr, double *x) {
+  int Kp = (K + MIX_VW - 1) / MIX_VW * MIX_VW, P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  for (int k = K; k < Kp; k++) rr[k] = 0;
+  for (svi_len i = 0; i < n; i++) {
+    const double *r = resp + i * K;
+    if (K != Kp) {
+      memcpy(rr, r, sizeof(double) * (size_t)K);
+      r = rr;
+    }
+    for (int d = 0; d < D; d++) x[d] = X[(svi_len)d * N + n0 + i];
+    for (int g = g0; g < g1; g++) {
+      int k = g * MIX_VW;
+      VD rv = MIX_FN(ld)(r + k);
+      double *t = T + k;
+      int f = 0;
+      if (!zero_mean) {
+        for (int d = 0; d < D; d++, f++)
+          MIX_FN(st)(t + (svi_len)f * Kp, MIX_FN(ld)(t + (svi_len)f * Kp) + rv * x[d]);
+      }
+      for (int a = 0; a < D; a++) {
+        for (int c = 0; c <= a; c++, f++) {
+          double pf = x[a] * x[c];
+          MIX_FN(st)(t + (svi_len)f * Kp, MIX_FN(ld)(t + (svi_len)f * Kp) + rv * pf);
+        }
+      }
+      MIX_FN(st)(t + (svi_len)P * Kp, MIX_FN(ld)(t + (svi_len)P * Kp) + rv);
+    }
+  }
+}
+
 #undef WT_CH
 #undef DENSE_NF
 #undef VD

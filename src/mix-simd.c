@@ -113,3 +113,11 @@ void mix_simd_dense_pair(double *Sa, double *Sb, int P, const double *phi, int F
 }
 
 void mix_simd_exp_floor(double *x, int n) { MIX_DISPATCH(exp_floor, (x, n)) }
+
+int mix_simd_width(void) { return mix_simd_wide() ? 4 : 2; }
+
+void mix_simd_dense_lanes(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
+                          svi_len n, int K, const double *resp, int g0, int g1, double *T,
+                          double *rr, double *x) {
+  MIX_DISPATCH(dense_lanes, (X, N, D, zero_mean, n0, n, K, resp, g0, g1, T, rr, x))
+}

@@ -44,6 +44,18 @@ void mix_simd_softmax(const double *Wt, int nb, int K, double *resp, double *ent
 void mix_simd_dense_pair(double *Sa, double *Sb, int P, const double *phi, int Fp,
                          const int *rows, const double *ra, const double *rb, int m);
 
+/* Doubles per vector of the kernels in use (2 or 4). */
+int mix_simd_width(void);
+/* Dense statistics of small models with the components in vector lanes
+ * (W = mix_simd_width() per lane group, Kp = K rounded up to W): for the
+ * groups [g0, g1), T[f Kp + k] += r_nk phi_f(x_n) for the P features of the
+ * statistic and T[P Kp + k] += r_nk, over the points n0, ..., n0 + n - 1
+ * of X (N x D, column-major) in order; resp is point-major n x K. Scratch:
+ * rr of Kp doubles, x of D. */
+void mix_simd_dense_lanes(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
+                          svi_len n, int K, const double *resp, int g0, int g1, double *T,
+                          double *rr, double *x);
+
 /* exp(x) for x in [MIX_R_FLOOR, 0], 0 below: one value, and n values in
  * place (same arithmetic). */
 double mix_exp_floor1(double x);

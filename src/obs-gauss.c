@@ -381,9 +381,45 @@ static int dense_width(int D, int zero_mean) {
   return (P + 15) / 16 * 16;
 }
 
+/* Statistics of at most this many doubles take the component-lane path. */
+#define GAUSS_LANES_MAX_P 16
+
 svi_len gauss_dense_scratch(int D, int zero_mean, int K) {
-  int Fp = dense_width(D, zero_mean);
-  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
+  int Fp = dense_width(D, zero_mean), P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  svi_len a = (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
+  svi_len b = P <= GAUSS_LANES_MAX_P ? (svi_len)(P + 2) * (K + 4) + D + 4 : 0;
+  return a > b ? a : b;
+}
+
+/* Small statistics: every point's responsibilities for a group of
+ * components at once (mix_simd_dense_lanes), the components' groups split
+ * among the threads; each (component, feature) sum runs over the points in
+ * order whatever the split. */
+static void dense_summary_lanes(const double *X, svi_len N, int D, int zero_mean,
+                                svi_len n0, svi_len n1, int K, const double *resp,
+                                int threads, double *Nk, double *S, double *scratch) {
+  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), W = mix_simd_width();
+  int Kp = (K + W - 1) / W * W, G = Kp / W;
+  double *T = scratch, *rest = T + (svi_len)(P + 1) * Kp;
+  memset(T, 0, sizeof(double) * (size_t)(P + 1) * Kp);
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+  {
+    int t = svi_thread_id(), nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_num_threads();
+#endif
+    double *rr = rest + (svi_len)t * (Kp + D), *x = rr + Kp;
+    int g0 = G * t / nt, g1 = G * (t + 1) / nt;
+    if (g1 > g0)
+      mix_simd_dense_lanes(X, N, D, zero_mean, n0, n1 - n0, K, resp, g0, g1, T, rr, x);
+  }
+  for (int k = 0; k < K; k++) {
+    Nk[k] = T[(svi_len)P * Kp + k];
+    for (int f = 0; f < P; f++) S[(svi_len)k * P + f] = T[(svi_len)f * Kp + k];
+  }
 }
 
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
@@ -393,9 +429,13 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
   int PB = dense_block(Fp), npairs = (K + 1) / 2;
   svi_len per = gauss_dense_scratch(D, zero_mean, K), n = n1 - n0;
   svi_len nblocks = (n + PB - 1) / PB;
+  (void)mix_simd_wide(); /* settled before the threads start */
+  if (P <= GAUSS_LANES_MAX_P) {
+    dense_summary_lanes(X, N, D, zero_mean, n0, n1, K, resp, threads, Nk, S, scratch);
+    return;
+  }
   memset(S, 0, sizeof(double) * (size_t)P * K);
   (void)threads;
-  (void)mix_simd_wide(); /* settled before the threads start */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
