@@ -233,6 +233,32 @@ static void MIX_FN(dense_lanes)(const double *X, svi_len N, int D, int zero_mean
   }
 }
 
+/* Feature rows phi(x) = [x (unless zero_mean), packed x x^T] of the m
+ * points first.. of X (N x D, column-major), row stride Fp >= P + VW - 1,
+ * zero past P. xr: D + VW doubles of scratch. Each product is x_a x_c, as
+ * in the scalar layout; a row's vector stores may run past its end into the
+ * next row's place, which is written afterwards. */
+static void MIX_FN(phi_rows)(const double *X, svi_len N, int D, int zero_mean,
+                             svi_len first, int m, double *phi, int Fp, double *xr) {
+  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  for (int d = D; d < D + MIX_VW; d++) xr[d] = 0;
+  for (int i = 0; i < m; i++) {
+    double *p = phi + (svi_len)i * Fp;
+    for (int d = 0; d < D; d++) xr[d] = X[(svi_len)d * N + first + i];
+    int f = 0;
+    if (!zero_mean) {
+      for (int c = 0; c < D; c += MIX_VW) MIX_FN(st)(p + c, MIX_FN(ld)(xr + c));
+      f = D;
+    }
+    for (int a = 0; a < D; a++) {
+      VD xa = MIX_FN(set1)(xr[a]);
+      for (int c = 0; c <= a; c += MIX_VW) MIX_FN(st)(p + f + c, xa * MIX_FN(ld)(xr + c));
+      f += a + 1;
+    }
+    for (f = P; f < Fp; f++) p[f] = 0;
+  }
+}
+
 #undef WT_CH
 #undef DENSE_NF
 #undef VD

@@ -121,3 +121,8 @@ void mix_simd_dense_lanes(const double *X, svi_len N, int D, int zero_mean, svi_
                           double *rr, double *x) {
   MIX_DISPATCH(dense_lanes, (X, N, D, zero_mean, n0, n, K, resp, g0, g1, T, rr, x))
 }
+
+void mix_simd_phi_rows(const double *X, svi_len N, int D, int zero_mean, svi_len first,
+                       int m, double *phi, int Fp, double *xr) {
+  MIX_DISPATCH(phi_rows, (X, N, D, zero_mean, first, m, phi, Fp, xr))
+}

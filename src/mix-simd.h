@@ -56,6 +56,12 @@ void mix_simd_dense_lanes(const double *X, svi_len N, int D, int zero_mean, svi_
                           svi_len n, int K, const double *resp, int g0, int g1, double *T,
                           double *rr, double *x);
 
+/* Feature rows [x (unless zero_mean), packed x x^T] of the m points
+ * first.. of X (N x D, column-major) into phi (row stride Fp >= P + 3, zero
+ * past P). xr: D + 4 doubles of scratch. */
+void mix_simd_phi_rows(const double *X, svi_len N, int D, int zero_mean, svi_len first,
+                       int m, double *phi, int Fp, double *xr);
+
 /* exp(x) for x in [MIX_R_FLOOR, 0], 0 below: one value, and n values in
  * place (same arithmetic). */
 double mix_exp_floor1(double x);

@@ -378,7 +378,7 @@ static int dense_block(int Fp) {
 
 static int dense_width(int D, int zero_mean) {
   int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
-  return (P + 15) / 16 * 16;
+  return (P + 3 + 15) / 16 * 16; /* room for vector stores past P */
 }
 
 /* Statistics of at most this many doubles take the component-lane path. */
@@ -445,7 +445,7 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
     nt = omp_get_num_threads();
 #endif
     double *phi = scratch + (svi_len)t * per, *ra = phi + (svi_len)PB * Fp, *rb = ra + PB;
-    double *xr = rb + PB, *tmp = xr + D, *nk = tmp + 16;
+    double *xr = rb + PB, *nk = xr + D + 16; /* xr: D + 4 used */
     for (int k = 0; k < K; k++) nk[k] = 0;
     int *rows = irows + (svi_len)t * PB, m2 = 0;
     for (svi_len b = 0; b < nblocks; b++) {
@@ -453,16 +453,7 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
       int m = (int)(n - s < PB ? n - s : PB);
       /* this thread's pairs: p = t, t + nt, ... (a fixed owner per pair) */
       if (t >= npairs) continue;
-      for (int i = 0; i < m; i++) {
-        double *p = phi + (svi_len)i * Fp;
-        for (int d = 0; d < D; d++) xr[d] = X[(svi_len)d * N + n0 + s + i];
-        int f = 0;
-        if (!zero_mean)
-          for (int d = 0; d < D; d++) p[f++] = xr[d];
-        for (int r = 0; r < D; r++)
-          for (int c = 0; c <= r; c++) p[f++] = xr[r] * xr[c];
-        for (; f < Fp; f++) p[f] = 0;
-      }
+      mix_simd_phi_rows(X, N, D, zero_mean, n0 + s, m, phi, Fp, xr);
       for (int pr = t; pr < npairs; pr += nt) {
         int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
         /* the block's points with a nonzero responsibility for either
@@ -473,11 +464,11 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
           double a = resp[(s + i) * K + ka], c = kb != ka ? resp[(s + i) * K + kb] : 0.0;
           na += a;
           nb += c;
-          if (a != 0 || c != 0) {
-            rows[mm] = i;
-            ra[mm] = a;
-            rb[mm++] = c;
-          }
+          /* branch-free: the slot is kept only when either is nonzero */
+          rows[mm] = i;
+          ra[mm] = a;
+          rb[mm] = c;
+          mm += a != 0 || c != 0;
         }
         /* counts gather in this thread's own copy (no shared cache lines) */
         nk[ka] += na;
