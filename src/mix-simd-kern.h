@@ -34,8 +34,21 @@ static inline VD MIX_FN(vexp)(VD x) {
   VD t = x * MIX_FN(set1)(EXP_LOG2E) + sh, kd = t - sh;
   VD r = (x - kd * MIX_FN(set1)(EXP_LN2_HI)) - kd * MIX_FN(set1)(EXP_LN2_LO);
   VL bits = ((VL)t - (VL)sh + 1023) << 52;
-  VD p = MIX_FN(set1)(EXP_C[13]);
-  for (int i = 12; i >= 0; i--) p = p * r + EXP_C[i];
+  /* Horner's rule written out (constants in registers, no loop) */
+  VD p = MIX_FN(set1)(1.0 / 6227020800.0);
+  p = p * r + 1.0 / 479001600;
+  p = p * r + 1.0 / 39916800;
+  p = p * r + 1.0 / 3628800;
+  p = p * r + 1.0 / 362880;
+  p = p * r + 1.0 / 40320;
+  p = p * r + 1.0 / 5040;
+  p = p * r + 1.0 / 720;
+  p = p * r + 1.0 / 120;
+  p = p * r + 1.0 / 24;
+  p = p * r + 1.0 / 6;
+  p = p * r + 1.0 / 2;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
   VD y = p * (VD)bits;
   return (VD)((VL)y & ~below);
 }
@@ -113,14 +126,47 @@ static void MIX_FN(softmax)(const double *Wt, int nb, int K, double *resp, doubl
     }
     VD s = zero;
     for (int k = 0; k < K; k++) {
-      VD e = MIX_FN(vexp)(MIX_FN(ld)(Wt + (svi_len)k * SVI_BLOCK + g) - m);
+      VD d = MIX_FN(ld)(Wt + (svi_len)k * SVI_BLOCK + g) - m;
+      /* every lane below the floor (common once components separate): the
+       * exp would give exactly 0 in each */
+      VL below = d < fl;
+      int all = 1;
+      for (int l = 0; l < MIX_VW; l++) all &= below[l] != 0;
+      VD e = all ? zero : MIX_FN(vexp)(d);
       MIX_FN(st)(Et + (svi_len)k * SVI_BLOCK + g, e);
       s += e;
     }
     VD inv = MIX_FN(set1)(1.0) / s, h = zero;
     int nl = nb - g < MIX_VW ? nb - g : MIX_VW;
     double *rp = resp + (svi_len)g * K;
-    for (int k = 0; k < K; k++) {
+    int k = 0;
+    if (nl == MIX_VW) {
+      /* VW components at a time, transposed in registers: one vector store
+       * per point */
+      for (; k + MIX_VW <= K; k += MIX_VW) {
+        VD rk[MIX_VW];
+        for (int j = 0; j < MIX_VW; j++) {
+          VD d = MIX_FN(ld)(Wt + (svi_len)(k + j) * SVI_BLOCK + g) - m;
+          VD r = MIX_FN(ld)(Et + (svi_len)(k + j) * SVI_BLOCK + g) * inv;
+          h -= (VD)((VL)(r * d) & (d >= fl));
+          rk[j] = r;
+        }
+#if MIX_VW == 4
+        const VL lo = {0, 4, 2, 6}, hi = {1, 5, 3, 7}, f = {0, 1, 4, 5}, b = {2, 3, 6, 7};
+        VD t0 = __builtin_shuffle(rk[0], rk[1], lo), t1 = __builtin_shuffle(rk[0], rk[1], hi);
+        VD t2 = __builtin_shuffle(rk[2], rk[3], lo), t3 = __builtin_shuffle(rk[2], rk[3], hi);
+        MIX_FN(st)(rp + k, __builtin_shuffle(t0, t2, f));
+        MIX_FN(st)(rp + K + k, __builtin_shuffle(t1, t3, f));
+        MIX_FN(st)(rp + 2 * (svi_len)K + k, __builtin_shuffle(t0, t2, b));
+        MIX_FN(st)(rp + 3 * (svi_len)K + k, __builtin_shuffle(t1, t3, b));
+#else
+        const VL lo = {0, 2}, hi = {1, 3};
+        MIX_FN(st)(rp + k, __builtin_shuffle(rk[0], rk[1], lo));
+        MIX_FN(st)(rp + K + k, __builtin_shuffle(rk[0], rk[1], hi));
+#endif
+      }
+    }
+    for (; k < K; k++) {
       VD d = MIX_FN(ld)(Wt + (svi_len)k * SVI_BLOCK + g) - m;
       VD r = MIX_FN(ld)(Et + (svi_len)k * SVI_BLOCK + g) * inv;
       h -= (VD)((VL)(r * d) & (d >= fl));
