@@ -11,6 +11,7 @@
 #include "glue.h"
 #include "mix.h"
 #include "obs-gauss.h"
+#include "mix-simd.h"
 
 static double wall_seconds(void) {
   struct timespec ts;
@@ -469,4 +470,20 @@ SEXP ffi_mix_rows(SEXP X, SEXP perm, SEXP threads_) {
   }
   UNPROTECT(n_prot);
   return out;
+}
+
+/* Working memory of a fit's local steps (see mix_arena): a raw vector of
+ * `bytes` bytes left uninitialised (C writes every byte it reads). */
+SEXP ffi_mix_work(SEXP bytes) {
+  double b = Rf_asReal(bytes);
+  if (!(b >= 0 && b <= (double)R_XLEN_T_MAX)) Rf_error("internal error: bad work size");
+  return Rf_allocVector(RAWSXP, (R_xlen_t)b);
+}
+
+/* Kernel choice, for tests and benchmarks: level 0 keeps the two-double
+ * kernels, 1 lets the AVX2 ones in where the CPU has them (the default).
+ * Returns the vector width in use afterwards. */
+SEXP ffi_mix_simd(SEXP level) {
+  mix_simd_set(svi_int_arg(level, 0, 1, "level"));
+  return Rf_ScalarInteger(mix_simd_width());
 }
