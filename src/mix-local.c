@@ -6,6 +6,7 @@
  * does not depend on the thread count. */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 #include "mix.h"
 #include "obs-gauss.h"
 #include "mix-simd.h"
@@ -147,7 +148,13 @@ void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xb
 /* Per-thread double scratch of mix_local: weights block, obs scratch, K,
  * and a second block for the dense full-covariance path. */
 svi_len mix_local_scratch(int lik, int D, int K) {
-  return 2 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
+  return 3 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
+}
+
+static double mix_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* exp(x) underflows to exactly 0 below about -745.13. */
@@ -274,13 +281,45 @@ void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d) 
 
 void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
                int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
-               int *iscratch) {
+               int *iscratch, double *Nk, double *S, double *sscratch, int *irows,
+               double *t_summary) {
   int K = ev->K;
   svi_len n = n1 - n0, nblocks = svi_n_blocks(n);
   svi_len dper = mix_local_scratch(ev->lik, ev->D, K);
   int D = ev->D, dense_gauss = L == K && (ev->lik == MIX_GAUSS || ev->lik == MIX_ZM);
   (void)threads;
   (void)mix_simd_wide(); /* settled before the threads start */
+  if (Nk) {
+    /* one thread, dense full-covariance: each block's points go into the
+     * summary right after their responsibilities (read once, from cache),
+     * in block order: the arithmetic of mix_summary's dense path */
+    gauss_dense_acc acc;
+    gauss_dense_thr th;
+    gauss_dense_begin(&acc, D, ev->lik == MIX_ZM, K, Nk, S, sscratch);
+    gauss_dense_thread(&acc, sscratch, irows, &th);
+    double *W = dscratch, *xb = W + (svi_len)SVI_BLOCK * K;
+    double *Et = xb + mix_weights_scratch(ev->lik, D), *rp = Et + (svi_len)SVI_BLOCK * K;
+    double ts = 0;
+    for (svi_len b = 0; b < nblocks; b++) {
+      svi_len s = n0 + b * SVI_BLOCK;
+      int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
+      for (int i = 0; i < D; i++) {
+        const double *xi = x->X + (svi_len)i * x->N + s;
+        double *xbi = xb + (svi_len)i * SVI_BLOCK;
+        for (int l = 0; l < nb; l++) xbi[l] = xi[l];
+        for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
+      }
+      mix_simd_gauss_wt(ev, xb, nb, W);
+      mix_simd_softmax(W, nb, K, rp, ent + (s - n0), Et);
+      double t0 = mix_clock();
+      gauss_dense_points(&acc, &th, xb, SVI_BLOCK, 0, nb, rp, 0, acc.units);
+      ts += mix_clock() - t0;
+    }
+    gauss_dense_end(&acc, &th, 0, acc.units);
+    gauss_dense_finish(&acc);
+    *t_summary = ts;
+    return;
+  }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif

@@ -363,13 +363,19 @@ void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean,
 }
 
 /* ---- dense summaries (L = K) of the full-covariance models ----
- * Per block of points the features phi(x) = [x, packed x x^T] (zero mean:
- * [packed x x^T]), laid out exactly as a component's statistic, are formed
- * once; then every component adds S_k += sum_n r_nk phi(x_n), two
- * components at a time with eight features in registers. Each component's
- * sums run over the points in order, whichever thread owns it. */
+ * Two kernels, chosen by the size P of a statistic:
+ * - P > 16: per chunk of points the features phi(x) = [x, packed x x^T]
+ *   (zero mean: [packed x x^T]), laid out exactly as a component's
+ *   statistic, are formed once; then each pair of components adds
+ *   S_k += sum_n r_nk phi(x_n) over the points where either is nonzero;
+ * - P <= 16: every point's responsibilities for a group of components at
+ *   once, the components in vector lanes (mix_simd_dense_lanes).
+ * Either way each (component, feature) sum runs over the points in order,
+ * whichever thread owns the component and however the points are handed in
+ * (a whole batch after its local step, or block by block during it). */
 
-/* Points per block: the feature block stays within 256 KB. */
+/* Points per chunk: the feature rows stay within 256 KB. A power of two
+ * dividing SVI_BLOCK, so chunks never straddle blocks. */
 static int dense_block(int Fp) {
   int pb = 64;
   while (pb > 8 && (size_t)pb * Fp * sizeof(double) > 262144) pb /= 2;
@@ -386,55 +392,113 @@ static int dense_width(int D, int zero_mean) {
 
 svi_len gauss_dense_scratch(int D, int zero_mean, int K) {
   int Fp = dense_width(D, zero_mean), P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
-  svi_len a = (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
-  svi_len b = P <= GAUSS_LANES_MAX_P ? (svi_len)(P + 2) * (K + 4) + D + 4 : 0;
-  return a > b ? a : b;
+  if (P <= GAUSS_LANES_MAX_P) return (svi_len)(P + 2) * (K + 4) + D + 8;
+  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
 }
 
-/* Small statistics: every point's responsibilities for a group of
- * components at once (mix_simd_dense_lanes), the components' groups split
- * among the threads; each (component, feature) sum runs over the points in
- * order whatever the split. */
-static void dense_summary_lanes(const double *X, svi_len N, int D, int zero_mean,
-                                svi_len n0, svi_len n1, int K, const double *resp,
-                                int threads, double *Nk, double *S, double *scratch) {
-  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), W = mix_simd_width();
-  int Kp = (K + W - 1) / W * W, G = Kp / W;
-  double *T = scratch, *rest = T + (svi_len)(P + 1) * Kp;
-  memset(T, 0, sizeof(double) * (size_t)(P + 1) * Kp);
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-  {
-    int t = svi_thread_id(), nt = 1;
-#ifdef _OPENMP
-    nt = omp_get_num_threads();
-#endif
-    double *rr = rest + (svi_len)t * (Kp + D), *x = rr + Kp;
-    int g0 = G * t / nt, g1 = G * (t + 1) / nt;
-    if (g1 > g0)
-      mix_simd_dense_lanes(X, N, D, zero_mean, n0, n1 - n0, K, resp, g0, g1, T, rr, x);
+void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *Nk,
+                       double *S, double *scratch0) {
+  a->D = D;
+  a->zero_mean = zero_mean;
+  a->K = K;
+  a->P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  a->Fp = dense_width(D, zero_mean);
+  a->PB = dense_block(a->Fp);
+  a->lanes = a->P <= GAUSS_LANES_MAX_P;
+  int W = mix_simd_width(); /* also settles the kernels before any thread starts */
+  a->Kp = (K + W - 1) / W * W;
+  a->units = a->lanes ? a->Kp / W : (K + 1) / 2;
+  a->Nk = Nk;
+  a->S = S;
+  /* lanes: the (P + 1) x Kp table at the start of thread 0's scratch */
+  a->T = a->lanes ? scratch0 : NULL;
+  if (a->lanes)
+    memset(a->T, 0, sizeof(double) * (size_t)(a->P + 1) * a->Kp);
+  else
+    memset(S, 0, sizeof(double) * (size_t)a->P * K);
+}
+
+void gauss_dense_thread(const gauss_dense_acc *a, double *scratch, int *irows,
+                        gauss_dense_thr *th) {
+  memset(th, 0, sizeof(*th));
+  if (a->lanes) {
+    th->rr = scratch + (svi_len)(a->P + 1) * a->Kp;
+    th->xr = th->rr + a->Kp;
+    return;
   }
-  for (int k = 0; k < K; k++) {
-    Nk[k] = T[(svi_len)P * Kp + k];
-    for (int f = 0; f < P; f++) S[(svi_len)k * P + f] = T[(svi_len)f * Kp + k];
+  th->phi = scratch;
+  th->ra = th->phi + (svi_len)a->PB * a->Fp;
+  th->rb = th->ra + a->PB;
+  th->xr = th->rb + a->PB; /* D + 4 used */
+  th->nk = th->xr + a->D + 16;
+  th->rows = irows;
+  for (int k = 0; k < a->K; k++) th->nk[k] = 0;
+}
+
+void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const double *X,
+                        svi_len N, svi_len first, int m, const double *resp, int u0,
+                        int u1) {
+  int K = a->K, P = a->P, Fp = a->Fp;
+  if (u1 <= u0) return;
+  if (a->lanes) {
+    mix_simd_dense_lanes(X, N, a->D, a->zero_mean, first, m, K, resp, u0, u1, a->T,
+                         th->rr, th->xr);
+    return;
+  }
+  for (int c = 0; c < m; c += a->PB) {
+    int mc = m - c < a->PB ? m - c : a->PB;
+    const double *rc = resp + (svi_len)c * K;
+    mix_simd_phi_rows(X, N, a->D, a->zero_mean, first + c, mc, th->phi, Fp, th->xr);
+    for (int pr = u0; pr < u1; pr++) {
+      int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
+      /* the chunk's points with a nonzero responsibility for either
+       * component (zeros add nothing), in order */
+      int mm = 0;
+      double na = 0, nb = 0;
+      for (int i = 0; i < mc; i++) {
+        double ra = rc[(svi_len)i * K + ka], rb = kb != ka ? rc[(svi_len)i * K + kb] : 0.0;
+        na += ra;
+        nb += rb;
+        /* branch-free: the slot is kept only when either is nonzero */
+        th->rows[mm] = i;
+        th->ra[mm] = ra;
+        th->rb[mm] = rb;
+        mm += ra != 0 || rb != 0;
+      }
+      /* counts gather in this thread's own copy (no shared cache lines) */
+      th->nk[ka] += na;
+      if (kb != ka) th->nk[kb] += nb;
+      if (mm)
+        mix_simd_dense_pair(a->S + (svi_len)ka * P, a->S + (svi_len)kb * P, P, th->phi, Fp,
+                            th->rows, th->ra, th->rb, mm);
+    }
+  }
+}
+
+void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1) {
+  if (a->lanes) return;
+  for (int pr = u0; pr < u1; pr++) {
+    a->Nk[2 * pr] = th->nk[2 * pr];
+    if (2 * pr + 1 < a->K) a->Nk[2 * pr + 1] = th->nk[2 * pr + 1];
+  }
+}
+
+void gauss_dense_finish(const gauss_dense_acc *a) {
+  if (!a->lanes) return;
+  int P = a->P, Kp = a->Kp;
+  for (int k = 0; k < a->K; k++) {
+    a->Nk[k] = a->T[(svi_len)P * Kp + k];
+    for (int f = 0; f < P; f++) a->S[(svi_len)k * P + f] = a->T[(svi_len)f * Kp + k];
   }
 }
 
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                          svi_len n1, int K, const double *resp, int threads, double *Nk,
                          double *S, double *scratch, int *irows) {
-  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), Fp = dense_width(D, zero_mean);
-  int PB = dense_block(Fp), npairs = (K + 1) / 2;
+  gauss_dense_acc acc;
   svi_len per = gauss_dense_scratch(D, zero_mean, K), n = n1 - n0;
-  svi_len nblocks = (n + PB - 1) / PB;
-  (void)mix_simd_wide(); /* settled before the threads start */
-  if (P <= GAUSS_LANES_MAX_P) {
-    dense_summary_lanes(X, N, D, zero_mean, n0, n1, K, resp, threads, Nk, S, scratch);
-    return;
-  }
-  memset(S, 0, sizeof(double) * (size_t)P * K);
+  svi_len nblocks = svi_n_blocks(n);
+  gauss_dense_begin(&acc, D, zero_mean, K, Nk, S, scratch);
   (void)threads;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
@@ -444,44 +508,17 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
 #ifdef _OPENMP
     nt = omp_get_num_threads();
 #endif
-    double *phi = scratch + (svi_len)t * per, *ra = phi + (svi_len)PB * Fp, *rb = ra + PB;
-    double *xr = rb + PB, *nk = xr + D + 16; /* xr: D + 4 used */
-    for (int k = 0; k < K; k++) nk[k] = 0;
-    int *rows = irows + (svi_len)t * PB, m2 = 0;
+    /* this thread's units (pairs or lane groups): a contiguous range */
+    int u0 = (int)((svi_len)acc.units * t / nt), u1 = (int)((svi_len)acc.units * (t + 1) / nt);
+    gauss_dense_thr th;
+    gauss_dense_thread(&acc, scratch + (svi_len)t * per, irows + (svi_len)t * SVI_BLOCK,
+                       &th);
     for (svi_len b = 0; b < nblocks; b++) {
-      svi_len s = b * PB;
-      int m = (int)(n - s < PB ? n - s : PB);
-      /* this thread's pairs: p = t, t + nt, ... (a fixed owner per pair) */
-      if (t >= npairs) continue;
-      mix_simd_phi_rows(X, N, D, zero_mean, n0 + s, m, phi, Fp, xr);
-      for (int pr = t; pr < npairs; pr += nt) {
-        int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
-        /* the block's points with a nonzero responsibility for either
-         * component (zeros add nothing), in order */
-        int mm = 0;
-        double na = 0, nb = 0;
-        for (int i = 0; i < m; i++) {
-          double a = resp[(s + i) * K + ka], c = kb != ka ? resp[(s + i) * K + kb] : 0.0;
-          na += a;
-          nb += c;
-          /* branch-free: the slot is kept only when either is nonzero */
-          rows[mm] = i;
-          ra[mm] = a;
-          rb[mm] = c;
-          mm += a != 0 || c != 0;
-        }
-        /* counts gather in this thread's own copy (no shared cache lines) */
-        nk[ka] += na;
-        if (kb != ka) nk[kb] += nb;
-        if (!mm) continue;
-        m2 = mm;
-        mix_simd_dense_pair(S + (svi_len)ka * P, S + (svi_len)kb * P, P, phi, Fp, rows, ra,
-                            rb, m2);
-      }
+      svi_len s = b * SVI_BLOCK;
+      int m = (int)(n - s < SVI_BLOCK ? n - s : SVI_BLOCK);
+      gauss_dense_points(&acc, &th, X, N, n0 + s, m, resp + s * K, u0, u1);
     }
-    for (int pr = t; pr < npairs; pr += nt) {
-      Nk[2 * pr] = nk[2 * pr];
-      if (2 * pr + 1 < K) Nk[2 * pr + 1] = nk[2 * pr + 1];
-    }
+    gauss_dense_end(&acc, &th, u0, u1);
   }
+  gauss_dense_finish(&acc);
 }

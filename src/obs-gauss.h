@@ -49,13 +49,39 @@ svi_len gauss_stat_scratch(int D);
 /* Dense summary (every point's K responsibilities, resp point-major
  * (n1 - n0) x K) of points [n0, n1): Nk[K] and S (K x P). Components are
  * split among the threads; each one's sums run over the points in order.
- * Points whose responsibilities for both components of a pair are 0 are
- * skipped. scratch: threads x gauss_dense_scratch doubles; irows: threads x
+ * scratch: threads x gauss_dense_scratch doubles; irows: threads x
  * SVI_BLOCK ints. */
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                          svi_len n1, int K, const double *resp, int threads, double *Nk,
                          double *S, double *scratch, int *irows);
 svi_len gauss_dense_scratch(int D, int zero_mean, int K);
+
+/* The same summary fed block by block (gauss_dense_summary is built on it,
+ * and a one-thread local step uses it to add each block of points right
+ * after their responsibilities, with the same arithmetic): begin (zeroes
+ * the outputs; scratch0 is the first thread's scratch), then per thread
+ * `thread` (its scratch: gauss_dense_scratch doubles, SVI_BLOCK ints),
+ * `points` for consecutive blocks of at most SVI_BLOCK points starting at
+ * multiples of SVI_BLOCK from the batch's first point (rows first.. of X, N
+ * x D column-major; resp m x K) for the thread's units [u0, u1) of
+ * 0..units-1, and `end`; then `finish` once, after every thread. */
+typedef struct {
+  int D, zero_mean, K, P, Fp, PB, lanes, Kp, units;
+  double *Nk, *S, *T;
+} gauss_dense_acc;
+typedef struct {
+  double *phi, *ra, *rb, *xr, *nk, *rr;
+  int *rows;
+} gauss_dense_thr;
+void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *Nk,
+                       double *S, double *scratch0);
+void gauss_dense_thread(const gauss_dense_acc *a, double *scratch, int *irows,
+                        gauss_dense_thr *th);
+void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const double *X,
+                        svi_len N, svi_len first, int m, const double *resp, int u0,
+                        int u1);
+void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1);
+void gauss_dense_finish(const gauss_dense_acc *a);
 /* Sk += r t(x) for one point x (D contiguous values). */
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 
