@@ -34,21 +34,8 @@ static inline VD MIX_FN(vexp)(VD x) {
   VD t = x * MIX_FN(set1)(EXP_LOG2E) + sh, kd = t - sh;
   VD r = (x - kd * MIX_FN(set1)(EXP_LN2_HI)) - kd * MIX_FN(set1)(EXP_LN2_LO);
   VL bits = ((VL)t - (VL)sh + 1023) << 52;
-  /* Horner's rule written out (constants in registers, no loop) */
-  VD p = MIX_FN(set1)(1.0 / 6227020800.0);
-  p = p * r + 1.0 / 479001600;
-  p = p * r + 1.0 / 39916800;
-  p = p * r + 1.0 / 3628800;
-  p = p * r + 1.0 / 362880;
-  p = p * r + 1.0 / 40320;
-  p = p * r + 1.0 / 5040;
-  p = p * r + 1.0 / 720;
-  p = p * r + 1.0 / 120;
-  p = p * r + 1.0 / 24;
-  p = p * r + 1.0 / 6;
-  p = p * r + 1.0 / 2;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
+  VD p;
+  MIX_EXP_POLY(p, r, VD);
   VD y = p * (VD)bits;
   return (VD)((VL)y & ~below);
 }

@@ -8,27 +8,31 @@
 #include "mix-simd.h"
 
 /* exp by k = round(x / ln 2) (the 1.5 2^52 shift), r = x - k ln 2 in two
- * parts (|r| <= ln(2) / 2), a degree-13 Taylor polynomial (truncation below
- * 1e-17) and 2^k built in the exponent bits: within 2 ulp of libm on
+ * parts (|r| <= ln(2) / 2), the degree-13 Taylor polynomial (truncation below
+ * 1e-17; Estrin's scheme) and 2^k built in the exponent bits: within 2 ulp of
+ * libm on
  * [MIX_R_FLOOR, 0], where no result is subnormal. */
 #define EXP_LOG2E 1.4426950408889634074
 #define EXP_LN2_HI 6.93147180369123816490e-01
 #define EXP_LN2_LO 1.90821492927058770002e-10
 #define EXP_SHIFT 6755399441055744.0
-static const double EXP_C[14] = {1.0,
-                                 1.0,
-                                 1.0 / 2,
-                                 1.0 / 6,
-                                 1.0 / 24,
-                                 1.0 / 120,
-                                 1.0 / 720,
-                                 1.0 / 5040,
-                                 1.0 / 40320,
-                                 1.0 / 362880,
-                                 1.0 / 3628800,
-                                 1.0 / 39916800,
-                                 1.0 / 479001600,
-                                 1.0 / 6227020800.0};
+
+/* p = sum_{i <= 13} r^i / i! by Estrin's scheme (pairs, then powers r^2,
+ * r^4, r^8): a third of Horner's latency for two more operations. T is
+ * double or a vector type (constants broadcast); the scalar and vector
+ * versions do the same operations in the same order. */
+#define MIX_EXP_POLY(p, r, T)                                                    \
+  do {                                                                         \
+    T r2_ = (r) * (r), r4_ = r2_ * r2_, r8_ = r4_ * r4_;                       \
+    T q0_ = (r) * 1.0 + 1.0, q1_ = (r) * (1.0 / 6) + 1.0 / 2;                 \
+    T q2_ = (r) * (1.0 / 120) + 1.0 / 24, q3_ = (r) * (1.0 / 5040) + 1.0 / 720; \
+    T q4_ = (r) * (1.0 / 362880) + 1.0 / 40320;                               \
+    T q5_ = (r) * (1.0 / 39916800) + 1.0 / 3628800;                           \
+    T q6_ = (r) * (1.0 / 6227020800.0) + 1.0 / 479001600;                     \
+    T t0_ = q1_ * r2_ + q0_, t1_ = q3_ * r2_ + q2_, t2_ = q5_ * r2_ + q4_;      \
+    T u0_ = t1_ * r4_ + t0_, u1_ = q6_ * r4_ + t2_;                            \
+    (p) = u1_ * r8_ + u0_;                                                     \
+  } while (0)
 
 double mix_exp_floor1(double x) {
   if (x < MIX_R_FLOOR) return 0.0;
@@ -40,8 +44,8 @@ double mix_exp_floor1(double x) {
   long long bits = (ti - si + 1023) << 52;
   double scale;
   memcpy(&scale, &bits, sizeof scale);
-  double p = EXP_C[13];
-  for (int i = 12; i >= 0; i--) p = p * r + EXP_C[i];
+  double p;
+  MIX_EXP_POLY(p, r, double);
   return p * scale;
 }
 
