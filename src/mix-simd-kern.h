@@ -166,69 +166,50 @@ static void MIX_FN(softmax)(const double *Wt, int nb, int K, double *resp, doubl
   }
 }
 
-/* NF features of two components: four vectors each */
-#define DENSE_NF (4 * MIX_VW)
+/* DENSE_NF features of one component: eight vectors */
+#define DENSE_NF (8 * MIX_VW)
 
-static inline void MIX_FN(dense_kern)(double *restrict Sa, double *restrict Sb,
-                                      const double *restrict phi, int Fp, const int *rows,
-                                      const double *ra, const double *rb, int m) {
-  VD a0 = MIX_FN(ld)(Sa), a1 = MIX_FN(ld)(Sa + MIX_VW), a2 = MIX_FN(ld)(Sa + 2 * MIX_VW),
-     a3 = MIX_FN(ld)(Sa + 3 * MIX_VW);
-  VD b0 = MIX_FN(ld)(Sb), b1 = MIX_FN(ld)(Sb + MIX_VW), b2 = MIX_FN(ld)(Sb + 2 * MIX_VW),
-     b3 = MIX_FN(ld)(Sb + 3 * MIX_VW);
+static inline void MIX_FN(dense_kern)(double *restrict Sk, const double *restrict phi,
+                                      int Fp, const int *rows, const double *r, int m) {
+  VD a0 = MIX_FN(ld)(Sk), a1 = MIX_FN(ld)(Sk + MIX_VW), a2 = MIX_FN(ld)(Sk + 2 * MIX_VW),
+     a3 = MIX_FN(ld)(Sk + 3 * MIX_VW), a4 = MIX_FN(ld)(Sk + 4 * MIX_VW),
+     a5 = MIX_FN(ld)(Sk + 5 * MIX_VW), a6 = MIX_FN(ld)(Sk + 6 * MIX_VW),
+     a7 = MIX_FN(ld)(Sk + 7 * MIX_VW);
   for (int n = 0; n < m; n++) {
     const double *p = phi + (svi_len)rows[n] * Fp;
-    VD p0 = MIX_FN(ld)(p), p1 = MIX_FN(ld)(p + MIX_VW), p2 = MIX_FN(ld)(p + 2 * MIX_VW),
-       p3 = MIX_FN(ld)(p + 3 * MIX_VW);
-    VD va = MIX_FN(set1)(ra[n]), vb = MIX_FN(set1)(rb[n]);
-    a0 += va * p0;
-    a1 += va * p1;
-    a2 += va * p2;
-    a3 += va * p3;
-    b0 += vb * p0;
-    b1 += vb * p1;
-    b2 += vb * p2;
-    b3 += vb * p3;
+    VD v = MIX_FN(set1)(r[n]);
+    a0 += v * MIX_FN(ld)(p);
+    a1 += v * MIX_FN(ld)(p + MIX_VW);
+    a2 += v * MIX_FN(ld)(p + 2 * MIX_VW);
+    a3 += v * MIX_FN(ld)(p + 3 * MIX_VW);
+    a4 += v * MIX_FN(ld)(p + 4 * MIX_VW);
+    a5 += v * MIX_FN(ld)(p + 5 * MIX_VW);
+    a6 += v * MIX_FN(ld)(p + 6 * MIX_VW);
+    a7 += v * MIX_FN(ld)(p + 7 * MIX_VW);
   }
-  MIX_FN(st)(Sa, a0);
-  MIX_FN(st)(Sa + MIX_VW, a1);
-  MIX_FN(st)(Sa + 2 * MIX_VW, a2);
-  MIX_FN(st)(Sa + 3 * MIX_VW, a3);
-  MIX_FN(st)(Sb, b0);
-  MIX_FN(st)(Sb + MIX_VW, b1);
-  MIX_FN(st)(Sb + 2 * MIX_VW, b2);
-  MIX_FN(st)(Sb + 3 * MIX_VW, b3);
+  MIX_FN(st)(Sk, a0);
+  MIX_FN(st)(Sk + MIX_VW, a1);
+  MIX_FN(st)(Sk + 2 * MIX_VW, a2);
+  MIX_FN(st)(Sk + 3 * MIX_VW, a3);
+  MIX_FN(st)(Sk + 4 * MIX_VW, a4);
+  MIX_FN(st)(Sk + 5 * MIX_VW, a5);
+  MIX_FN(st)(Sk + 6 * MIX_VW, a6);
+  MIX_FN(st)(Sk + 7 * MIX_VW, a7);
 }
 
-static void MIX_FN(dense_pair)(double *Sa, double *Sb, int P, const double *phi, int Fp,
-                               const int *rows, const double *ra, const double *rb,
-                               int m) {
-  int same = Sa == Sb, f0 = 0;
-  double ta[DENSE_NF], tb[DENSE_NF];
-  if (!same) {
-    for (; f0 + DENSE_NF <= P; f0 += DENSE_NF)
-      MIX_FN(dense_kern)(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m);
-  } else {
-    /* a lone last component: its partner is a scratch row */
-    for (; f0 + DENSE_NF <= P; f0 += DENSE_NF) {
-      for (int f = 0; f < DENSE_NF; f++) tb[f] = 0;
-      MIX_FN(dense_kern)(Sa + f0, tb, phi + f0, Fp, rows, ra, rb, m);
-    }
-  }
+static void MIX_FN(dense_comp)(double *Sk, int P, const double *phi, int Fp,
+                               const int *rows, const double *r, int m) {
+  int f0 = 0;
+  for (; f0 + DENSE_NF <= P; f0 += DENSE_NF)
+    MIX_FN(dense_kern)(Sk + f0, phi + f0, Fp, rows, r, m);
   if (f0 < P) {
     /* the last features: through a padded copy */
-    for (int f = 0; f < DENSE_NF; f++) {
-      ta[f] = f0 + f < P ? Sa[f0 + f] : 0;
-      tb[f] = f0 + f < P && !same ? Sb[f0 + f] : 0;
-    }
-    MIX_FN(dense_kern)(ta, tb, phi + f0, Fp, rows, ra, rb, m);
-    for (int f = 0; f0 + f < P; f++) {
-      Sa[f0 + f] = ta[f];
-      if (!same) Sb[f0 + f] = tb[f];
-    }
+    double t[DENSE_NF];
+    for (int f = 0; f < DENSE_NF; f++) t[f] = f0 + f < P ? Sk[f0 + f] : 0;
+    MIX_FN(dense_kern)(t, phi + f0, Fp, rows, r, m);
+    for (int f = 0; f0 + f < P; f++) Sk[f0 + f] = t[f];
   }
 }
-
 
 /* Dense statistics with the components in vector lanes (small P): for the
  * lane groups [g0, g1) (VW components each, Kp = K rounded up to VW),

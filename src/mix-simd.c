@@ -9,9 +9,8 @@
 
 /* exp by k = round(x / ln 2) (the 1.5 2^52 shift), r = x - k ln 2 in two
  * parts (|r| <= ln(2) / 2), the degree-13 Taylor polynomial (truncation below
- * 1e-17; Estrin's scheme) and 2^k built in the exponent bits: within 2 ulp of
- * libm on
- * [MIX_R_FLOOR, 0], where no result is subnormal. */
+ * 1e-17; Estrin's scheme) and 2^k built in the exponent bits: within 2 ulp
+ * of libm on [MIX_R_FLOOR, 0], where no result is subnormal. */
 #define EXP_LOG2E 1.4426950408889634074
 #define EXP_LN2_HI 6.93147180369123816490e-01
 #define EXP_LN2_LO 1.90821492927058770002e-10
@@ -111,9 +110,9 @@ void mix_simd_softmax(const double *Wt, int nb, int K, double *resp, double *ent
   MIX_DISPATCH(softmax, (Wt, nb, K, resp, ent, Et))
 }
 
-void mix_simd_dense_pair(double *Sa, double *Sb, int P, const double *phi, int Fp,
-                         const int *rows, const double *ra, const double *rb, int m) {
-  MIX_DISPATCH(dense_pair, (Sa, Sb, P, phi, Fp, rows, ra, rb, m))
+void mix_simd_dense_comp(double *Sk, int P, const double *phi, int Fp, const int *rows,
+                         const double *r, int m) {
+  MIX_DISPATCH(dense_comp, (Sk, P, phi, Fp, rows, r, m))
 }
 
 void mix_simd_exp_floor(double *x, int n) { MIX_DISPATCH(exp_floor, (x, n)) }

@@ -37,12 +37,11 @@ void mix_simd_gauss_wt(const mix_eval *ev, const double *xb, int nb, double *Wt)
  * into ent[nb]. Et: K SVI_BLOCK doubles of scratch. */
 void mix_simd_softmax(const double *Wt, int nb, int K, double *resp, double *ent,
                       double *Et);
-/* The dense statistics of a pair of components over one block: features
- * [0, P) of Sa and Sb (Sb may equal Sa: then only Sa is updated) through
- * kernels of 8 or 16 features, the last features through a padded copy. phi rows
- * are Fp >= P (a multiple of 16) doubles, zero past P. */
-void mix_simd_dense_pair(double *Sa, double *Sb, int P, const double *phi, int Fp,
-                         const int *rows, const double *ra, const double *rb, int m);
+/* The dense statistic of one component: Sk[0..P) += sum_n r[n] phi_n over
+ * its m points (rows[n] of phi, row stride Fp >= P, a multiple of 32, zero
+ * past P), in order; 8 or 16 features of a kernel call in registers. */
+void mix_simd_dense_comp(double *Sk, int P, const double *phi, int Fp, const int *rows,
+                         const double *r, int m);
 
 /* Doubles per vector of the kernels in use (2 or 4). */
 int mix_simd_width(void);

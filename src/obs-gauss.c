@@ -366,8 +366,8 @@ void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean,
  * Two kernels, chosen by the size P of a statistic:
  * - P > 16: per chunk of points the features phi(x) = [x, packed x x^T]
  *   (zero mean: [packed x x^T]), laid out exactly as a component's
- *   statistic, are formed once; then each pair of components adds
- *   S_k += sum_n r_nk phi(x_n) over the points where either is nonzero;
+ *   statistic, are formed once; then each component adds
+ *   S_k += sum_n r_nk phi(x_n) over its points with r_nk nonzero;
  * - P <= 16: every point's responsibilities for a group of components at
  *   once, the components in vector lanes (mix_simd_dense_lanes).
  * Either way each (component, feature) sum runs over the points in order,
@@ -384,7 +384,7 @@ static int dense_block(int Fp) {
 
 static int dense_width(int D, int zero_mean) {
   int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
-  return (P + 3 + 15) / 16 * 16; /* room for vector stores past P */
+  return (P + 3 + 31) / 32 * 32; /* room for vector stores past P */
 }
 
 /* Statistics of at most this many doubles take the component-lane path. */
@@ -393,7 +393,9 @@ static int dense_width(int D, int zero_mean) {
 svi_len gauss_dense_scratch(int D, int zero_mean, int K) {
   int Fp = dense_width(D, zero_mean), P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
   if (P <= GAUSS_LANES_MAX_P) return (svi_len)(P + 2) * (K + 4) + D + 8;
-  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
+  svi_len PB = dense_block(Fp);
+  /* phi, K x PB responsibilities, xr, nk, then K x PB + K ints */
+  return PB * Fp + (svi_len)K * PB + D + 16 + K + ((svi_len)K * PB + K + 1) / 2 + 1;
 }
 
 void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *Nk,
@@ -407,7 +409,7 @@ void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *
   a->lanes = a->P <= GAUSS_LANES_MAX_P;
   int W = mix_simd_width(); /* also settles the kernels before any thread starts */
   a->Kp = (K + W - 1) / W * W;
-  a->units = a->lanes ? a->Kp / W : (K + 1) / 2;
+  a->units = a->lanes ? a->Kp / W : K;
   a->Nk = Nk;
   a->S = S;
   /* lanes: the (P + 1) x Kp table at the start of thread 0's scratch */
@@ -421,17 +423,18 @@ void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *
 void gauss_dense_thread(const gauss_dense_acc *a, double *scratch, int *irows,
                         gauss_dense_thr *th) {
   memset(th, 0, sizeof(*th));
+  (void)irows;
   if (a->lanes) {
     th->rr = scratch + (svi_len)(a->P + 1) * a->Kp;
     th->xr = th->rr + a->Kp;
     return;
   }
   th->phi = scratch;
-  th->ra = th->phi + (svi_len)a->PB * a->Fp;
-  th->rb = th->ra + a->PB;
-  th->xr = th->rb + a->PB; /* D + 4 used */
+  th->ra = th->phi + (svi_len)a->PB * a->Fp; /* K x PB */
+  th->xr = th->ra + (svi_len)a->K * a->PB;  /* D + 4 used */
   th->nk = th->xr + a->D + 16;
-  th->rows = irows;
+  th->rows = (int *)(th->nk + a->K); /* K x PB ints, then K counts */
+  th->cnt = th->rows + (svi_len)a->K * a->PB;
   for (int k = 0; k < a->K; k++) th->nk[k] = 0;
 }
 
@@ -449,38 +452,33 @@ void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const dou
     int mc = m - c < a->PB ? m - c : a->PB;
     const double *rc = resp + (svi_len)c * K;
     mix_simd_phi_rows(X, N, a->D, a->zero_mean, first + c, mc, th->phi, Fp, th->xr);
-    for (int pr = u0; pr < u1; pr++) {
-      int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
-      /* the chunk's points with a nonzero responsibility for either
-       * component (zeros add nothing), in order */
-      int mm = 0;
-      double na = 0, nb = 0;
-      for (int i = 0; i < mc; i++) {
-        double ra = rc[(svi_len)i * K + ka], rb = kb != ka ? rc[(svi_len)i * K + kb] : 0.0;
-        na += ra;
-        nb += rb;
-        /* branch-free: the slot is kept only when either is nonzero */
-        th->rows[mm] = i;
-        th->ra[mm] = ra;
-        th->rb[mm] = rb;
-        mm += ra != 0 || rb != 0;
+    /* each of the thread's components lists the chunk's points with a
+     * nonzero responsibility (zeros add nothing), in order, branch-free;
+     * the counts sum every responsibility, in order */
+    for (int k = u0; k < u1; k++) th->cnt[k] = 0;
+    for (int i = 0; i < mc; i++) {
+      const double *ri = rc + (svi_len)i * K;
+      for (int k = u0; k < u1; k++) {
+        double r = ri[k];
+        int c2 = th->cnt[k];
+        th->nk[k] += r;
+        th->rows[(svi_len)k * a->PB + c2] = i;
+        th->ra[(svi_len)k * a->PB + c2] = r;
+        th->cnt[k] = c2 + (r != 0);
       }
-      /* counts gather in this thread's own copy (no shared cache lines) */
-      th->nk[ka] += na;
-      if (kb != ka) th->nk[kb] += nb;
-      if (mm)
-        mix_simd_dense_pair(a->S + (svi_len)ka * P, a->S + (svi_len)kb * P, P, th->phi, Fp,
-                            th->rows, th->ra, th->rb, mm);
+    }
+    for (int k = u0; k < u1; k++) {
+      if (th->cnt[k])
+        mix_simd_dense_comp(a->S + (svi_len)k * P, P, th->phi, Fp,
+                            th->rows + (svi_len)k * a->PB, th->ra + (svi_len)k * a->PB,
+                            th->cnt[k]);
     }
   }
 }
 
 void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1) {
   if (a->lanes) return;
-  for (int pr = u0; pr < u1; pr++) {
-    a->Nk[2 * pr] = th->nk[2 * pr];
-    if (2 * pr + 1 < a->K) a->Nk[2 * pr + 1] = th->nk[2 * pr + 1];
-  }
+  for (int k = u0; k < u1; k++) a->Nk[k] = th->nk[k];
 }
 
 void gauss_dense_finish(const gauss_dense_acc *a) {

@@ -64,14 +64,16 @@ svi_len gauss_dense_scratch(int D, int zero_mean, int K);
  * `points` for consecutive blocks of at most SVI_BLOCK points starting at
  * multiples of SVI_BLOCK from the batch's first point (rows first.. of X, N
  * x D column-major; resp m x K) for the thread's units [u0, u1) of
- * 0..units-1, and `end`; then `finish` once, after every thread. */
+ * 0..units-1 (components, or groups of components in vector lanes), and
+ * `end`; then `finish` once, after every thread. The thread scratch holds
+ * its lists: irows is unused. */
 typedef struct {
   int D, zero_mean, K, P, Fp, PB, lanes, Kp, units;
   double *Nk, *S, *T;
 } gauss_dense_acc;
 typedef struct {
-  double *phi, *ra, *rb, *xr, *nk, *rr;
-  int *rows;
+  double *phi, *ra, *xr, *nk, *rr;
+  int *rows, *cnt;
 } gauss_dense_thr;
 void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *Nk,
                        double *S, double *scratch0);
