@@ -18,8 +18,12 @@ static inline VD MIX_FN(ld)(const double *p) {
 }
 static inline void MIX_FN(st)(double *p, VD v) { memcpy(p, &v, sizeof v); }
 static inline VD MIX_FN(set1)(double a) {
-  VD v = {0};
-  return v + a;
+#if MIX_VW == 4
+  VD v = {a, a, a, a};
+#else
+  VD v = {a, a};
+#endif
+  return v;
 }
 /* m ? a : b, lane by lane (m from a vector comparison: all ones or zero) */
 static inline VD MIX_FN(sel)(VL m, VD a, VD b) {
