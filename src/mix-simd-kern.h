@@ -121,8 +121,14 @@ static void MIX_FN(softmax)(const double *Wt, int nb, int K, double *resp, doubl
       /* every lane below the floor (common once components separate): the
        * exp would give exactly 0 in each */
       VL below = d < fl;
+#if defined(__x86_64__) && MIX_VW == 4
+      int all = __builtin_ia32_movmskpd256((VD)below) == 15;
+#elif defined(__x86_64__) && MIX_VW == 2
+      int all = __builtin_ia32_movmskpd((VD)below) == 3;
+#else
       int all = 1;
       for (int l = 0; l < MIX_VW; l++) all &= below[l] != 0;
+#endif
       VD e = all ? zero : MIX_FN(vexp)(d);
       MIX_FN(st)(Et + (svi_len)k * SVI_BLOCK + g, e);
       s += e;
