@@ -225,10 +225,77 @@ static void MIX_FN(dense_comp)(double *Sk, int P, const double *phi, int Fp,
  * lane groups [g0, g1) (VW components each, Kp = K rounded up to VW),
  * T[f Kp + k] += r_nk phi_f(x_n) and T[P Kp + k] += r_nk over the points
  * n0.. n0 + n - 1 in order. rr: Kp doubles of scratch. */
+/* The same for a few small (D, zero_mean), known at compile time: one lane
+ * group at a time with its P + 1 sums in registers, the points inner (each
+ * sum still runs over the points in order, with the same products).
+ * Groups whose lanes run past K are left to the general loop. */
+static inline __attribute__((always_inline)) void MIX_FN(lanes_fixed)(
+    const double *X, svi_len N, const int D, const int zero_mean, svi_len n0, svi_len n,
+    int K, const double *resp, int g0, int g1, double *T, int Kp) {
+  const int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  for (int g = g0; g < g1; g++) {
+    int k = g * MIX_VW;
+    VD acc[12];
+#pragma GCC unroll 12
+    for (int f = 0; f <= P; f++) acc[f] = MIX_FN(ld)(T + (svi_len)f * Kp + k);
+    for (svi_len i = 0; i < n; i++) {
+      VD rv = MIX_FN(ld)(resp + i * K + k);
+      double x[4];
+#pragma GCC unroll 4
+      for (int d = 0; d < D; d++) x[d] = X[(svi_len)d * N + n0 + i];
+      int f = 0;
+      if (!zero_mean) {
+#pragma GCC unroll 4
+        for (int d = 0; d < D; d++, f++) acc[f] += rv * x[d];
+      }
+#pragma GCC unroll 4
+      for (int a = 0; a < D; a++) {
+#pragma GCC unroll 4
+        for (int c = 0; c <= a; c++, f++) acc[f] += rv * (x[a] * x[c]);
+      }
+      acc[P] += rv;
+    }
+#pragma GCC unroll 12
+    for (int f = 0; f <= P; f++) MIX_FN(st)(T + (svi_len)f * Kp + k, acc[f]);
+  }
+}
+
 static void MIX_FN(dense_lanes)(const double *X, svi_len N, int D, int zero_mean,
                                 svi_len n0, svi_len n, int K, const double *resp, int g0,
                                 int g1, double *T, double *rr, double *x) {
   int Kp = (K + MIX_VW - 1) / MIX_VW * MIX_VW, P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  /* whole groups (lanes within K) of the specialised sizes */
+  int gw = K / MIX_VW < g1 ? K / MIX_VW : g1;
+  if (gw > g0) {
+    int done = 1;
+    switch (zero_mean ? 10 + D : D) {
+    case 1:
+      MIX_FN(lanes_fixed)(X, N, 1, 0, n0, n, K, resp, g0, gw, T, Kp);
+      break;
+    case 2:
+      MIX_FN(lanes_fixed)(X, N, 2, 0, n0, n, K, resp, g0, gw, T, Kp);
+      break;
+    case 3:
+      MIX_FN(lanes_fixed)(X, N, 3, 0, n0, n, K, resp, g0, gw, T, Kp);
+      break;
+    case 11:
+      MIX_FN(lanes_fixed)(X, N, 1, 1, n0, n, K, resp, g0, gw, T, Kp);
+      break;
+    case 12:
+      MIX_FN(lanes_fixed)(X, N, 2, 1, n0, n, K, resp, g0, gw, T, Kp);
+      break;
+    case 13:
+      MIX_FN(lanes_fixed)(X, N, 3, 1, n0, n, K, resp, g0, gw, T, Kp);
+      break;
+    case 14:
+      MIX_FN(lanes_fixed)(X, N, 4, 1, n0, n, K, resp, g0, gw, T, Kp);
+      break;
+    default:
+      done = 0;
+    }
+    if (done) g0 = gw;
+    if (g0 >= g1) return;
+  }
   for (int k = K; k < Kp; k++) rr[k] = 0;
   for (svi_len i = 0; i < n; i++) {
     const double *r = resp + i * K;
