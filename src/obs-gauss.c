@@ -455,16 +455,18 @@ void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const dou
     /* each of the thread's components lists the chunk's points with a
      * nonzero responsibility (zeros add nothing), in order, branch-free;
      * the counts sum every responsibility, in order */
-    for (int k = u0; k < u1; k++) th->cnt[k] = 0;
+    int PB = a->PB, *restrict cnt = th->cnt, *restrict rows = th->rows;
+    double *restrict nk = th->nk, *restrict rl = th->ra;
+    for (int k = u0; k < u1; k++) cnt[k] = 0;
     for (int i = 0; i < mc; i++) {
       const double *ri = rc + (svi_len)i * K;
       for (int k = u0; k < u1; k++) {
         double r = ri[k];
-        int c2 = th->cnt[k];
-        th->nk[k] += r;
-        th->rows[(svi_len)k * a->PB + c2] = i;
-        th->ra[(svi_len)k * a->PB + c2] = r;
-        th->cnt[k] = c2 + (r != 0);
+        int c2 = cnt[k];
+        nk[k] += r;
+        rows[(svi_len)k * PB + c2] = i;
+        rl[(svi_len)k * PB + c2] = r;
+        cnt[k] = c2 + (r != 0);
       }
     }
     for (int k = u0; k < u1; k++) {
