@@ -14,6 +14,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' variational inference in which each point's responsibilities are the
 #' optimal **L-sparse** ones: the L largest of its K weights, renormalised
 #' (Hughes and Sudderth). With `L = K` this is ordinary dense mean-field VB.
+#' Responsibilities below \eqn{2^{-53}} times a point's largest (beneath
+#' rounding in their sum) are set to zero and the rest renormalised; the
+#' objective uses the entropy of these responsibilities, so it stays exact.
 #' Training sweeps over batches of points: memoized (exact, cached batch
 #' summaries; the objective never decreases), stochastic (step size
 #' \eqn{(\tau + t)^{-\kappa}}) or batch.
