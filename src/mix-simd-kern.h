@@ -8,6 +8,13 @@
 #define VD MIX_CAT(mix_vd, MIX_SUFFIX)
 #define VL MIX_CAT(mix_vl, MIX_SUFFIX)
 
+/* lanes of a and b picked by index (b's lanes follow a's) */
+#ifdef __clang__
+#define MIX_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define MIX_SHUF(a, b, ...) __builtin_shuffle(a, b, (VL){__VA_ARGS__})
+#endif
+
 typedef double VD __attribute__((vector_size(8 * MIX_VW)));
 typedef long long VL __attribute__((vector_size(8 * MIX_VW)));
 
@@ -16,7 +23,9 @@ static inline VD MIX_FN(ld)(const double *p) {
   memcpy(&v, p, sizeof v);
   return v;
 }
-static inline void MIX_FN(st)(double *p, VD v) { memcpy(p, &v, sizeof v); }
+static inline void MIX_FN(st)(double *p, VD v) {
+  memcpy(p, &v, sizeof v);
+}
 static inline VD MIX_FN(set1)(double a) {
 #if MIX_VW == 4
   VD v = {a, a, a, a};
@@ -93,7 +102,8 @@ static void MIX_FN(gauss_wt)(const mix_eval *ev, const double *xb, int nb, doubl
         qb2 += b2 * b2;
         qb3 += b3 * b3;
       }
-      double *wa = Wt + (svi_len)k * SVI_BLOCK + c0, *wb = Wt + (svi_len)k2 * SVI_BLOCK + c0;
+      double *wa = Wt + (svi_len)k * SVI_BLOCK + c0,
+             *wb = Wt + (svi_len)k2 * SVI_BLOCK + c0;
       MIX_FN(st)(wa, ca - half * qa0);
       MIX_FN(st)(wa + MIX_VW, ca - half * qa1);
       MIX_FN(st)(wa + 2 * MIX_VW, ca - half * qa2);
@@ -149,17 +159,17 @@ static void MIX_FN(softmax)(const double *Wt, int nb, int K, double *resp, doubl
           rk[j] = r;
         }
 #if MIX_VW == 4
-        const VL lo = {0, 4, 2, 6}, hi = {1, 5, 3, 7}, f = {0, 1, 4, 5}, b = {2, 3, 6, 7};
-        VD t0 = __builtin_shuffle(rk[0], rk[1], lo), t1 = __builtin_shuffle(rk[0], rk[1], hi);
-        VD t2 = __builtin_shuffle(rk[2], rk[3], lo), t3 = __builtin_shuffle(rk[2], rk[3], hi);
-        MIX_FN(st)(rp + k, __builtin_shuffle(t0, t2, f));
-        MIX_FN(st)(rp + K + k, __builtin_shuffle(t1, t3, f));
-        MIX_FN(st)(rp + 2 * (svi_len)K + k, __builtin_shuffle(t0, t2, b));
-        MIX_FN(st)(rp + 3 * (svi_len)K + k, __builtin_shuffle(t1, t3, b));
+        VD t0 = MIX_SHUF(rk[0], rk[1], 0, 4, 2, 6),
+           t1 = MIX_SHUF(rk[0], rk[1], 1, 5, 3, 7);
+        VD t2 = MIX_SHUF(rk[2], rk[3], 0, 4, 2, 6),
+           t3 = MIX_SHUF(rk[2], rk[3], 1, 5, 3, 7);
+        MIX_FN(st)(rp + k, MIX_SHUF(t0, t2, 0, 1, 4, 5));
+        MIX_FN(st)(rp + K + k, MIX_SHUF(t1, t3, 0, 1, 4, 5));
+        MIX_FN(st)(rp + 2 * (svi_len)K + k, MIX_SHUF(t0, t2, 2, 3, 6, 7));
+        MIX_FN(st)(rp + 3 * (svi_len)K + k, MIX_SHUF(t1, t3, 2, 3, 6, 7));
 #else
-        const VL lo = {0, 2}, hi = {1, 3};
-        MIX_FN(st)(rp + k, __builtin_shuffle(rk[0], rk[1], lo));
-        MIX_FN(st)(rp + K + k, __builtin_shuffle(rk[0], rk[1], hi));
+        MIX_FN(st)(rp + k, MIX_SHUF(rk[0], rk[1], 0, 2));
+        MIX_FN(st)(rp + K + k, MIX_SHUF(rk[0], rk[1], 1, 3));
 #endif
       }
     }
@@ -229,9 +239,10 @@ static void MIX_FN(dense_comp)(double *Sk, int P, const double *phi, int Fp,
  * group at a time with its P + 1 sums in registers, the points inner (each
  * sum still runs over the points in order, with the same products).
  * Groups whose lanes run past K are left to the general loop. */
-static inline __attribute__((always_inline)) void MIX_FN(lanes_fixed)(
-    const double *X, svi_len N, const int D, const int zero_mean, svi_len n0, svi_len n,
-    int K, const double *resp, int g0, int g1, double *T, int Kp) {
+static inline __attribute__((always_inline)) void
+MIX_FN(lanes_fixed)(const double *X, svi_len N, const int D, const int zero_mean,
+                    svi_len n0, svi_len n, int K, const double *resp, int g0, int g1,
+                    double *T, int Kp) {
   const int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
   for (int g = g0; g < g1; g++) {
     int k = g * MIX_VW;
@@ -350,6 +361,7 @@ static void MIX_FN(phi_rows)(const double *X, svi_len N, int D, int zero_mean,
   }
 }
 
+#undef MIX_SHUF
 #undef WT_CH
 #undef DENSE_NF
 #undef VD

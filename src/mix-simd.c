@@ -20,17 +20,17 @@
  * r^4, r^8): a third of Horner's latency for two more operations. T is
  * double or a vector type (constants broadcast); the scalar and vector
  * versions do the same operations in the same order. */
-#define MIX_EXP_POLY(p, r, T)                                                    \
-  do {                                                                         \
-    T r2_ = (r) * (r), r4_ = r2_ * r2_, r8_ = r4_ * r4_;                       \
-    T q0_ = (r) * 1.0 + 1.0, q1_ = (r) * (1.0 / 6) + 1.0 / 2;                 \
-    T q2_ = (r) * (1.0 / 120) + 1.0 / 24, q3_ = (r) * (1.0 / 5040) + 1.0 / 720; \
-    T q4_ = (r) * (1.0 / 362880) + 1.0 / 40320;                               \
-    T q5_ = (r) * (1.0 / 39916800) + 1.0 / 3628800;                           \
-    T q6_ = (r) * (1.0 / 6227020800.0) + 1.0 / 479001600;                     \
-    T t0_ = q1_ * r2_ + q0_, t1_ = q3_ * r2_ + q2_, t2_ = q5_ * r2_ + q4_;      \
-    T u0_ = t1_ * r4_ + t0_, u1_ = q6_ * r4_ + t2_;                            \
-    (p) = u1_ * r8_ + u0_;                                                     \
+#define MIX_EXP_POLY(p, r, T)                                                            \
+  do {                                                                                   \
+    T r2_ = (r) * (r), r4_ = r2_ * r2_, r8_ = r4_ * r4_;                                 \
+    T q0_ = (r)*1.0 + 1.0, q1_ = (r) * (1.0 / 6) + 1.0 / 2;                              \
+    T q2_ = (r) * (1.0 / 120) + 1.0 / 24, q3_ = (r) * (1.0 / 5040) + 1.0 / 720;          \
+    T q4_ = (r) * (1.0 / 362880) + 1.0 / 40320;                                          \
+    T q5_ = (r) * (1.0 / 39916800) + 1.0 / 3628800;                                      \
+    T q6_ = (r) * (1.0 / 6227020800.0) + 1.0 / 479001600;                                \
+    T t0_ = q1_ * r2_ + q0_, t1_ = q3_ * r2_ + q2_, t2_ = q5_ * r2_ + q4_;               \
+    T u0_ = t1_ * r4_ + t0_, u1_ = q6_ * r4_ + t2_;                                      \
+    (p) = u1_ * r8_ + u0_;                                                               \
   } while (0)
 
 double mix_exp_floor1(double x) {
@@ -56,7 +56,9 @@ double mix_exp_floor1(double x) {
 #undef MIX_VW
 #undef MIX_SUFFIX
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* Not on Windows: GCC there does not align the stack for spilled AVX
+ * registers. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(_WIN32)
 #define MIX_HAVE_WIDE 1
 #pragma GCC push_options
 #pragma GCC target("avx2")
@@ -91,11 +93,11 @@ int mix_simd_wide(void) {
 }
 
 #ifdef MIX_HAVE_WIDE
-#define MIX_DISPATCH(name, args) \
-  if (mix_simd_wide()) {         \
-    name##_v4 args;              \
-    return;                      \
-  }                              \
+#define MIX_DISPATCH(name, args)                                                         \
+  if (mix_simd_wide()) {                                                                 \
+    name##_v4 args;                                                                      \
+    return;                                                                              \
+  }                                                                                      \
   name##_v2 args;
 #else
 #define MIX_DISPATCH(name, args) name##_v2 args;
@@ -115,9 +117,13 @@ void mix_simd_dense_comp(double *Sk, int P, const double *phi, int Fp, const int
   MIX_DISPATCH(dense_comp, (Sk, P, phi, Fp, rows, r, m))
 }
 
-void mix_simd_exp_floor(double *x, int n) { MIX_DISPATCH(exp_floor, (x, n)) }
+void mix_simd_exp_floor(double *x, int n) {
+  MIX_DISPATCH(exp_floor, (x, n))
+}
 
-int mix_simd_width(void) { return mix_simd_wide() ? 4 : 2; }
+int mix_simd_width(void) {
+  return mix_simd_wide() ? 4 : 2;
+}
 
 void mix_simd_dense_lanes(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                           svi_len n, int K, const double *resp, int g0, int g1, double *T,

@@ -185,8 +185,8 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
    * during the local step (same result, the data and the responsibilities
    * read once) */
   int fuse = threads == 1 && L == K && (pr.lik == MIX_GAUSS || pr.lik == MIX_ZM);
-  double *rr = fuse ? NULL
-                    : (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
+  double *rr =
+      fuse ? NULL : (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
   double *ent = (double *)arena_take(&ar, (size_t)n + 1, sizeof(double));
   int *ridx = L < K ? (int *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(int)) : NULL;
   svi_len per = mix_local_scratch(pr.lik, D, K);
@@ -197,11 +197,11 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   svi_len *pb = (svi_len *)R_alloc((size_t)SVI_BLOCK * threads, sizeof(svi_len));
   double t_sum = 0;
   if (fuse) {
-    mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc, REAL(oN), REAL(oS), xb,
-              (int *)pb, &t_sum);
+    mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc, REAL(oN), REAL(oS),
+              xb, (int *)pb, &t_sum);
   } else {
-    mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc, NULL, NULL, NULL, NULL,
-              NULL);
+    mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc, NULL, NULL, NULL,
+              NULL, NULL);
   }
   double h = 0;
   for (svi_len i = 0; i < n; i++) h += ent[i];

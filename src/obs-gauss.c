@@ -431,7 +431,7 @@ void gauss_dense_thread(const gauss_dense_acc *a, double *scratch, int *irows,
   }
   th->phi = scratch;
   th->ra = th->phi + (svi_len)a->PB * a->Fp; /* K x PB */
-  th->xr = th->ra + (svi_len)a->K * a->PB;  /* D + 4 used */
+  th->xr = th->ra + (svi_len)a->K * a->PB;   /* D + 4 used */
   th->nk = th->xr + a->D + 16;
   th->rows = (int *)(th->nk + a->K); /* K x PB ints, then K counts */
   th->cnt = th->rows + (svi_len)a->K * a->PB;
@@ -478,7 +478,8 @@ void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const dou
   }
 }
 
-void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1) {
+void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0,
+                     int u1) {
   if (a->lanes) return;
   for (int k = u0; k < u1; k++) a->Nk[k] = th->nk[k];
 }
@@ -509,7 +510,8 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
     nt = omp_get_num_threads();
 #endif
     /* this thread's units (pairs or lane groups): a contiguous range */
-    int u0 = (int)((svi_len)acc.units * t / nt), u1 = (int)((svi_len)acc.units * (t + 1) / nt);
+    int u0 = (int)((svi_len)acc.units * t / nt),
+        u1 = (int)((svi_len)acc.units * (t + 1) / nt);
     gauss_dense_thr th;
     gauss_dense_thread(&acc, scratch + (svi_len)t * per, irows + (svi_len)t * SVI_BLOCK,
                        &th);
