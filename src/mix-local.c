@@ -112,24 +112,44 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
   return status;
 }
 
-svi_len mix_weights_scratch(int lik, int D) {
+svi_len mix_weights_scratch(int lik, int D, int K) {
   if (lik == MIX_MULT) return 0;
-  return (svi_len)SVI_BLOCK * (D + 1);
+  /* the block's points (D rows of SVI_BLOCK, one spare), then for the full
+   * models the component-major weights */
+  svi_len xb = (svi_len)SVI_BLOCK * (D + 1);
+  return lik == MIX_DIAG ? xb : xb + (svi_len)SVI_BLOCK * K;
+}
+
+/* The block's points, dimension-major with SVI_BLOCK lanes, zero past nb. */
+static void gather_block(const mix_data *x, svi_len s, int nb, double *xb) {
+  for (int i = 0; i < x->D; i++) {
+    const double *xi = x->X + (svi_len)i * x->N + s;
+    double *xbi = xb + (svi_len)i * SVI_BLOCK;
+    for (int l = 0; l < nb; l++) xbi[l] = xi[l];
+    for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
+  }
 }
 
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch) {
+  int K = ev->K;
   switch (ev->lik) {
   case MIX_GAUSS:
-  case MIX_ZM:
-    gauss_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
+  case MIX_ZM: {
+    /* component-major from the vector kernel, then point-major */
+    double *xb = scratch, *Wt = scratch + (svi_len)SVI_BLOCK * (ev->D + 1);
+    gather_block(x, n0, nb, xb);
+    mix_simd_gauss_wt(ev, xb, nb, Wt);
+    for (int i = 0; i < nb; i++)
+      for (int k = 0; k < K; k++) W[(svi_len)i * K + k] = Wt[(svi_len)k * SVI_BLOCK + i];
     break;
+  }
   case MIX_DIAG:
     diag_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
     break;
   default:
     for (int i = 0; i < nb; i++)
-      mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * ev->K);
+      mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * K);
   }
 }
 
@@ -148,7 +168,7 @@ void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xb
 /* Per-thread double scratch of mix_local: weights block, obs scratch, K,
  * and a second block for the dense full-covariance path. */
 svi_len mix_local_scratch(int lik, int D, int K) {
-  return 3 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
+  return 3 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D, K) + K;
 }
 
 static double mix_clock(void) {
@@ -298,17 +318,13 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     gauss_dense_begin(&acc, D, ev->lik == MIX_ZM, K, Nk, S, sscratch);
     gauss_dense_thread(&acc, sscratch, irows, &th);
     double *W = dscratch, *xb = W + (svi_len)SVI_BLOCK * K;
-    double *Et = xb + mix_weights_scratch(ev->lik, D), *rp = Et + (svi_len)SVI_BLOCK * K;
+    double *Et = xb + mix_weights_scratch(ev->lik, D, K),
+           *rp = Et + (svi_len)SVI_BLOCK * K;
     double ts = 0;
     for (svi_len b = 0; b < nblocks; b++) {
       svi_len s = n0 + b * SVI_BLOCK;
       int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
-      for (int i = 0; i < D; i++) {
-        const double *xi = x->X + (svi_len)i * x->N + s;
-        double *xbi = xb + (svi_len)i * SVI_BLOCK;
-        for (int l = 0; l < nb; l++) xbi[l] = xi[l];
-        for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
-      }
+      gather_block(x, s, nb, xb);
       mix_simd_gauss_wt(ev, xb, nb, W);
       mix_simd_softmax(W, nb, K, rp, ent + (s - n0), Et);
       double t0 = mix_clock();
@@ -329,21 +345,17 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     if (dense_gauss) {
       /* dense full-covariance: weights component-major, softmax across
        * components with the block's points in vector lanes */
-      double *xb = W + (svi_len)SVI_BLOCK * K, *Et = xb + mix_weights_scratch(ev->lik, D);
+      double *xb = W + (svi_len)SVI_BLOCK * K,
+             *Et = xb + mix_weights_scratch(ev->lik, D, K);
       svi_len s = n0 + b * SVI_BLOCK;
       int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
-      for (int i = 0; i < D; i++) {
-        const double *xi = x->X + (svi_len)i * x->N + s;
-        double *xbi = xb + (svi_len)i * SVI_BLOCK;
-        for (int l = 0; l < nb; l++) xbi[l] = xi[l];
-        for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
-      }
+      gather_block(x, s, nb, xb);
       mix_simd_gauss_wt(ev, xb, nb, W);
       mix_simd_softmax(W, nb, K, resp_r + (s - n0) * K, ent + (s - n0), Et);
       continue;
     }
     double *wsc = W + (svi_len)SVI_BLOCK * K;
-    double *dbuf = wsc + mix_weights_scratch(ev->lik, ev->D);
+    double *dbuf = wsc + mix_weights_scratch(ev->lik, ev->D, K);
     int *idx = iscratch + (svi_len)t * K;
     svi_len s = n0 + b * SVI_BLOCK;
     int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);

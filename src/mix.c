@@ -251,8 +251,9 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
   n_prot++;
   double *po = REAL(out);
-  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D) + K;
+  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D, K) + K;
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
+  (void)mix_simd_wide(); /* settled before the threads start */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
@@ -266,7 +267,7 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       continue;
     }
     mix_logsumexp_rows(W, nb, K, po + s,
-                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D));
+                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D, K));
   }
   UNPROTECT(n_prot);
   return out;

@@ -87,7 +87,7 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch);
 /* Per-thread scratch doubles needed by mix_block_weights. */
-svi_len mix_weights_scratch(int lik, int D);
+svi_len mix_weights_scratch(int lik, int D, int K);
 /* Add r * t(x_n) into the statistic S_k (P doubles) of one component. */
 void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xbuf);
 

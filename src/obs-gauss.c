@@ -19,8 +19,6 @@
 
 #define LN_2PI 1.8378770664093454836
 #define LN_PI 1.1447298858494001741
-/* points whose quadratic forms are accumulated together in registers */
-#define GAUSS_CHUNK 8
 
 int svi_chol_packed(double *A, int D) {
   for (int i = 0; i < D; i++) {
@@ -150,109 +148,6 @@ static inline gauss_v2 v2_set1(double a) {
   return v;
 }
 #endif
-
-/* q[l] = || R^-1 x_l - s ||^2 for GAUSS_CHUNK points (lanes of xb, stride
- * SVI_BLOCK) and two components (Ra, sa) and (Rb, sb); sa, sb may be NULL
- * (zero mean). Per point and component: a_i = -s_i + sum_{j <= i} R_ij x_j
- * (j ascending), q = sum_i a_i^2 (i ascending). */
-static void gauss_chunk2(const double *restrict xb, int D, const double *restrict Ra,
-                         const double *restrict sa, const double *restrict Rb,
-                         const double *restrict sb, double *restrict qa,
-                         double *restrict qb) {
-#ifdef GAUSS_VEC
-  gauss_v2 qa0 = v2_set1(0), qa1 = qa0, qa2 = qa0, qa3 = qa0;
-  gauss_v2 qb0 = qa0, qb1 = qa0, qb2 = qa0, qb3 = qa0;
-  for (int i = 0; i < D; i++) {
-    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
-    gauss_v2 a0 = v2_set1(sa ? -sa[i] : 0.0), a1 = a0, a2 = a0, a3 = a0;
-    gauss_v2 b0 = v2_set1(sb ? -sb[i] : 0.0), b1 = b0, b2 = b0, b3 = b0;
-    for (int j = 0; j <= i; j++) {
-      const double *xj = xb + (svi_len)j * SVI_BLOCK;
-      gauss_v2 x0 = v2_load(xj), x1 = v2_load(xj + 2), x2 = v2_load(xj + 4),
-               x3 = v2_load(xj + 6);
-      gauss_v2 ca = v2_set1(ra[j]), cb = v2_set1(rb[j]);
-      a0 += ca * x0;
-      a1 += ca * x1;
-      a2 += ca * x2;
-      a3 += ca * x3;
-      b0 += cb * x0;
-      b1 += cb * x1;
-      b2 += cb * x2;
-      b3 += cb * x3;
-    }
-    qa0 += a0 * a0;
-    qa1 += a1 * a1;
-    qa2 += a2 * a2;
-    qa3 += a3 * a3;
-    qb0 += b0 * b0;
-    qb1 += b1 * b1;
-    qb2 += b2 * b2;
-    qb3 += b3 * b3;
-  }
-  memcpy(qa, &qa0, 16);
-  memcpy(qa + 2, &qa1, 16);
-  memcpy(qa + 4, &qa2, 16);
-  memcpy(qa + 6, &qa3, 16);
-  memcpy(qb, &qb0, 16);
-  memcpy(qb + 2, &qb1, 16);
-  memcpy(qb + 4, &qb2, 16);
-  memcpy(qb + 6, &qb3, 16);
-#else
-  for (int l = 0; l < GAUSS_CHUNK; l++) qa[l] = qb[l] = 0;
-  for (int i = 0; i < D; i++) {
-    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
-    double a[GAUSS_CHUNK], b[GAUSS_CHUNK];
-    for (int l = 0; l < GAUSS_CHUNK; l++) {
-      a[l] = sa ? -sa[i] : 0.0;
-      b[l] = sb ? -sb[i] : 0.0;
-    }
-    for (int j = 0; j <= i; j++) {
-      const double *xj = xb + (svi_len)j * SVI_BLOCK;
-      for (int l = 0; l < GAUSS_CHUNK; l++) {
-        a[l] += ra[j] * xj[l];
-        b[l] += rb[j] * xj[l];
-      }
-    }
-    for (int l = 0; l < GAUSS_CHUNK; l++) {
-      qa[l] += a[l] * a[l];
-      qb[l] += b[l] * b[l];
-    }
-  }
-#endif
-}
-
-void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
-                         int nb, double *W, double *scratch) {
-  int K = ev->K, D = ev->D;
-  svi_len tri = (svi_len)D * (D + 1) / 2;
-  /* The block's points, padded to SVI_BLOCK lanes, dimension-major. */
-  double *restrict xb = scratch;
-  for (int i = 0; i < D; i++) {
-    const double *xi = X + (svi_len)i * N + n0;
-    double *xbi = xb + (svi_len)i * SVI_BLOCK;
-    for (int n = 0; n < nb; n++) xbi[n] = xi[n];
-    for (int n = nb; n < SVI_BLOCK; n++) xbi[n] = 0;
-  }
-  /* Components two at a time (the last one paired with itself when K is
-   * odd: the same arithmetic, its result written once). */
-  for (int k = 0; k < K; k += 2) {
-    int k2 = k + 1 < K ? k + 1 : k;
-    const double *Ra = ev->fac + (svi_len)k * tri, *Rb = ev->fac + (svi_len)k2 * tri;
-    const double *sa = ev->shift ? ev->shift + (svi_len)k * D : NULL;
-    const double *sb = ev->shift ? ev->shift + (svi_len)k2 * D : NULL;
-    double ca = ev->c[k], cb = ev->c[k2];
-    for (int c0 = 0; c0 < nb; c0 += GAUSS_CHUNK) {
-      double qa[GAUSS_CHUNK], qb[GAUSS_CHUNK];
-      gauss_chunk2(xb + c0, D, Ra, sa, Rb, sb, qa, qb);
-      int m = nb - c0 < GAUSS_CHUNK ? nb - c0 : GAUSS_CHUNK;
-      double *w = W + (svi_len)c0 * K;
-      for (int l = 0; l < m; l++) {
-        w[(svi_len)l * K + k] = ca - 0.5 * qa[l];
-        w[(svi_len)l * K + k2] = cb - 0.5 * qb[l];
-      }
-    }
-  }
-}
 
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk) {
   if (!zero_mean) {

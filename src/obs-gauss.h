@@ -34,11 +34,6 @@ int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N,
  * Writes NaN when a matrix is not positive definite. scratch: P doubles. */
 double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
                        const double *S, double *scratch);
-/* W[n K + k] = ev->c[k] - 1/2 || R_k^-1 x_n - shift_k ||^2 for the nb
- * points n0.. of the column-major N x D matrix X. scratch: SVI_BLOCK D
- * doubles. */
-void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
-                         int nb, double *W, double *scratch);
 /* Sk += sum_l r[l] t(x_l) over the m <= SVI_BLOCK points pts[0..m) of the
  * column-major N x D matrix X (a chunk of one component's points, in
  * order). scratch: gauss_stat_scratch(D) doubles. */
