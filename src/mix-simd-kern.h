@@ -217,16 +217,37 @@ static inline void MIX_FN(dense_kern)(double *restrict Sk, const double *restric
   MIX_FN(st)(Sk + 7 * MIX_VW, a7);
 }
 
+/* The same over four vectors of features (the tails). */
+static inline void MIX_FN(dense_kern4)(double *restrict Sk, const double *restrict phi,
+                                       int Fp, const int *rows, const double *r, int m) {
+  VD a0 = MIX_FN(ld)(Sk), a1 = MIX_FN(ld)(Sk + MIX_VW), a2 = MIX_FN(ld)(Sk + 2 * MIX_VW),
+     a3 = MIX_FN(ld)(Sk + 3 * MIX_VW);
+  for (int n = 0; n < m; n++) {
+    const double *p = phi + (svi_len)rows[n] * Fp;
+    VD v = MIX_FN(set1)(r[n]);
+    a0 += v * MIX_FN(ld)(p);
+    a1 += v * MIX_FN(ld)(p + MIX_VW);
+    a2 += v * MIX_FN(ld)(p + 2 * MIX_VW);
+    a3 += v * MIX_FN(ld)(p + 3 * MIX_VW);
+  }
+  MIX_FN(st)(Sk, a0);
+  MIX_FN(st)(Sk + MIX_VW, a1);
+  MIX_FN(st)(Sk + 2 * MIX_VW, a2);
+  MIX_FN(st)(Sk + 3 * MIX_VW, a3);
+}
+
 static void MIX_FN(dense_comp)(double *Sk, int P, const double *phi, int Fp,
                                const int *rows, const double *r, int m) {
+  const int NF4 = DENSE_NF / 2;
   int f0 = 0;
   for (; f0 + DENSE_NF <= P; f0 += DENSE_NF)
     MIX_FN(dense_kern)(Sk + f0, phi + f0, Fp, rows, r, m);
+  for (; f0 + NF4 <= P; f0 += NF4) MIX_FN(dense_kern4)(Sk + f0, phi + f0, Fp, rows, r, m);
   if (f0 < P) {
     /* the last features: through a padded copy */
-    double t[DENSE_NF];
-    for (int f = 0; f < DENSE_NF; f++) t[f] = f0 + f < P ? Sk[f0 + f] : 0;
-    MIX_FN(dense_kern)(t, phi + f0, Fp, rows, r, m);
+    double t[DENSE_NF / 2];
+    for (int f = 0; f < NF4; f++) t[f] = f0 + f < P ? Sk[f0 + f] : 0;
+    MIX_FN(dense_kern4)(t, phi + f0, Fp, rows, r, m);
     for (int f = 0; f0 + f < P; f++) Sk[f0 + f] = t[f];
   }
 }
