@@ -14,6 +14,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' variational inference in which each point's responsibilities are the
 #' optimal **L-sparse** ones: the L largest of its K weights, renormalised
 #' (Hughes and Sudderth). With `L = K` this is ordinary dense mean-field VB.
+#' Responsibilities below \eqn{2^{-53}} times a point's largest (beneath
+#' rounding in their sum) are set to zero and the rest renormalised; the
+#' objective uses the entropy of these responsibilities, so it stays exact.
 #' Training sweeps over batches of points: memoized (exact, cached batch
 #' summaries; the objective never decreases), stochastic (step size
 #' \eqn{(\tau + t)^{-\kappa}}) or batch.
@@ -371,9 +374,11 @@ mix_stat_size <- function(lik, D) {
 
 # Working memory for local steps of batches of up to n points, reused by C
 # across the laps of a fit (see mix_arena in src/mix.c); never read in R.
+# Dense (L = K): responsibilities and entropies; L < K adds the indices and
+# the bucket lists. Left uninitialised (C writes before it reads).
 mix_work <- function(n, K, L) {
-  per_point <- 12 * L + 8 + if (L < K) 16 * L else 0
-  raw(per_point * n + 16 * 8)
+  per_point <- 8 * L + 8 + if (L < K) 20 * L else 0
+  .Call(ffi_mix_work, as.double(per_point * n + 16 * 8))
 }
 
 mix_local <- function(train, hyper, state, range, L, threads, work = NULL) {

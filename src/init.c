@@ -46,6 +46,8 @@ extern SEXP ffi_mix_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_point(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_center(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_rows(SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_work(SEXP);
+extern SEXP ffi_mix_simd(SEXP);
 /* Fast-VDP (vdp-glue.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                         SEXP);
@@ -98,6 +100,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_point", (DL_FUNC)&ffi_mix_point, 3},
     {"ffi_mix_center", (DL_FUNC)&ffi_mix_center, 3},
     {"ffi_mix_rows", (DL_FUNC)&ffi_mix_rows, 3},
+    {"ffi_mix_work", (DL_FUNC)&ffi_mix_work, 1},
+    {"ffi_mix_simd", (DL_FUNC)&ffi_mix_simd, 1},
     /* Fast-VDP */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 12},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},

@@ -6,8 +6,10 @@
  * does not depend on the thread count. */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 #include "mix.h"
 #include "obs-gauss.h"
+#include "mix-simd.h"
 
 void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point,
                        double *out) {
@@ -110,24 +112,44 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
   return status;
 }
 
-svi_len mix_weights_scratch(int lik, int D) {
+svi_len mix_weights_scratch(int lik, int D, int K) {
   if (lik == MIX_MULT) return 0;
-  return (svi_len)SVI_BLOCK * (D + 1);
+  /* the block's points (D rows of SVI_BLOCK, one spare), then for the full
+   * models the component-major weights */
+  svi_len xb = (svi_len)SVI_BLOCK * (D + 1);
+  return lik == MIX_DIAG ? xb : xb + (svi_len)SVI_BLOCK * K;
+}
+
+/* The block's points, dimension-major with SVI_BLOCK lanes, zero past nb. */
+static void gather_block(const mix_data *x, svi_len s, int nb, double *xb) {
+  for (int i = 0; i < x->D; i++) {
+    const double *xi = x->X + (svi_len)i * x->N + s;
+    double *xbi = xb + (svi_len)i * SVI_BLOCK;
+    for (int l = 0; l < nb; l++) xbi[l] = xi[l];
+    for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
+  }
 }
 
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch) {
+  int K = ev->K;
   switch (ev->lik) {
   case MIX_GAUSS:
-  case MIX_ZM:
-    gauss_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
+  case MIX_ZM: {
+    /* component-major from the vector kernel, then point-major */
+    double *xb = scratch, *Wt = scratch + (svi_len)SVI_BLOCK * (ev->D + 1);
+    gather_block(x, n0, nb, xb);
+    mix_simd_gauss_wt(ev, xb, nb, Wt);
+    for (int i = 0; i < nb; i++)
+      for (int k = 0; k < K; k++) W[(svi_len)i * K + k] = Wt[(svi_len)k * SVI_BLOCK + i];
     break;
+  }
   case MIX_DIAG:
     diag_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
     break;
   default:
     for (int i = 0; i < nb; i++)
-      mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * ev->K);
+      mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * K);
   }
 }
 
@@ -143,9 +165,16 @@ void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xb
     gauss_add_stat(xbuf, x->D, x->lik == MIX_ZM, r, Sk);
 }
 
-/* Per-thread double scratch of mix_local: weights block, obs scratch, K. */
+/* Per-thread double scratch of mix_local: weights block, obs scratch, K,
+ * and a second block for the dense full-covariance path. */
 svi_len mix_local_scratch(int lik, int D, int K) {
-  return (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D) + K;
+  return 3 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D, K) + K;
+}
+
+static double mix_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* exp(x) underflows to exactly 0 below about -745.13. */
@@ -226,7 +255,8 @@ static void exp_nonpos(double *x, int n) {
   for (; j < n; j++) x[j] = exp_nonpos1(x[j]);
 }
 
-/* Softmax of w over the L indices idx into r[0..L-1]; returns the entropy
+/* Softmax of w over the L indices idx into r[0..L-1], floored at
+ * MIX_R_FLOOR (see mix-simd.h); returns the entropy
  * -sum_j r_j ln r_j = ln s - sum_j r_j (w_j - m), m = max, s = sum_j
  * exp(w_j - m): one log per point instead of one per kept component, and
  * accurate for confident points (both terms are then near 0). d: L doubles
@@ -244,7 +274,7 @@ static double mix_softmax_entropy(const double *w, const int *idx, int L, double
       if (w[j] > m) m = w[j];
     for (int j = 0; j < L; j++) r[j] = d[j] = w[j] - m;
   }
-  exp_nonpos(r, L);
+  mix_simd_exp_floor(r, L);
   double s = 0;
   for (int j = 0; j < L; j++) s += r[j];
   double inv = 1.0 / s, h = 0;
@@ -271,19 +301,61 @@ void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d) 
 
 void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
                int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
-               int *iscratch) {
+               int *iscratch, double *Nk, double *S, double *sscratch, int *irows,
+               double *t_summary) {
   int K = ev->K;
   svi_len n = n1 - n0, nblocks = svi_n_blocks(n);
   svi_len dper = mix_local_scratch(ev->lik, ev->D, K);
+  int D = ev->D, dense_gauss = L == K && (ev->lik == MIX_GAUSS || ev->lik == MIX_ZM);
   (void)threads;
+  (void)mix_simd_wide(); /* settled before the threads start */
+  if (Nk) {
+    /* one thread, dense full-covariance: each block's points go into the
+     * summary right after their responsibilities (read once, from cache),
+     * in block order: the arithmetic of mix_summary's dense path */
+    gauss_dense_acc acc;
+    gauss_dense_thr th;
+    gauss_dense_begin(&acc, D, ev->lik == MIX_ZM, K, Nk, S, sscratch);
+    gauss_dense_thread(&acc, sscratch, irows, &th);
+    double *W = dscratch, *xb = W + (svi_len)SVI_BLOCK * K;
+    double *Et = xb + mix_weights_scratch(ev->lik, D, K),
+           *rp = Et + (svi_len)SVI_BLOCK * K;
+    double ts = 0;
+    for (svi_len b = 0; b < nblocks; b++) {
+      svi_len s = n0 + b * SVI_BLOCK;
+      int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
+      gather_block(x, s, nb, xb);
+      mix_simd_gauss_wt(ev, xb, nb, W);
+      mix_simd_softmax(W, nb, K, rp, ent + (s - n0), Et);
+      double t0 = mix_clock();
+      gauss_dense_points(&acc, &th, xb, SVI_BLOCK, 0, nb, rp, 0, acc.units);
+      ts += mix_clock() - t0;
+    }
+    gauss_dense_end(&acc, &th, 0, acc.units);
+    gauss_dense_finish(&acc);
+    *t_summary = ts;
+    return;
+  }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
   for (svi_len b = 0; b < nblocks; b++) {
     int t = svi_thread_id();
     double *W = dscratch + (svi_len)t * dper;
+    if (dense_gauss) {
+      /* dense full-covariance: weights component-major, softmax across
+       * components with the block's points in vector lanes */
+      double *xb = W + (svi_len)SVI_BLOCK * K,
+             *Et = xb + mix_weights_scratch(ev->lik, D, K);
+      svi_len s = n0 + b * SVI_BLOCK;
+      int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
+      gather_block(x, s, nb, xb);
+      mix_simd_gauss_wt(ev, xb, nb, W);
+      mix_simd_softmax(W, nb, K, resp_r + (s - n0) * K, ent + (s - n0), Et);
+      continue;
+    }
     double *wsc = W + (svi_len)SVI_BLOCK * K;
-    double *dbuf = wsc + mix_weights_scratch(ev->lik, ev->D);
+    double *dbuf = wsc + mix_weights_scratch(ev->lik, ev->D, K);
     int *idx = iscratch + (svi_len)t * K;
     svi_len s = n0 + b * SVI_BLOCK;
     int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);

@@ -11,6 +11,7 @@
 #include "glue.h"
 #include "mix.h"
 #include "obs-gauss.h"
+#include "mix-simd.h"
 
 static double wall_seconds(void) {
   struct timespec ts;
@@ -180,31 +181,47 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
       ar.left = (size_t)XLENGTH(work) - (size_t)(p1 - p0);
     }
   }
-  double *rr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
+  /* one thread, dense full-covariance: the summary is made block by block
+   * during the local step (same result, the data and the responsibilities
+   * read once) */
+  int fuse = threads == 1 && L == K && (pr.lik == MIX_GAUSS || pr.lik == MIX_ZM);
+  double *rr =
+      fuse ? NULL : (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
   double *ent = (double *)arena_take(&ar, (size_t)n + 1, sizeof(double));
   int *ridx = L < K ? (int *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(int)) : NULL;
   svi_len per = mix_local_scratch(pr.lik, D, K);
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
   int *isc = (int *)R_alloc((size_t)K * threads, sizeof(int));
-  mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc);
+  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D, K) * threads),
+                                 sizeof(double));
+  svi_len *pb = (svi_len *)R_alloc((size_t)SVI_BLOCK * threads, sizeof(svi_len));
+  double t_sum = 0;
+  if (fuse) {
+    mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc, REAL(oN), REAL(oS),
+              xb, (int *)pb, &t_sum);
+  } else {
+    mix_local(&ev, &x, n0, n1, L, threads, ridx, rr, ent, dsc, isc, NULL, NULL, NULL,
+              NULL, NULL);
+  }
   double h = 0;
   for (svi_len i = 0; i < n; i++) h += ent[i];
   double t1 = wall_seconds();
 
-  svi_len *start = NULL, *ln = NULL, *cnt = NULL;
-  double *lr = NULL;
-  if (L < K) {
-    start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
-    ln = (svi_len *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(svi_len));
-    lr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
-    cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
+  if (!fuse) {
+    svi_len *start = NULL, *ln = NULL, *cnt = NULL;
+    double *lr = NULL;
+    if (L < K) {
+      start = (svi_len *)R_alloc((size_t)K + 1, sizeof(svi_len));
+      ln = (svi_len *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(svi_len));
+      lr = (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
+      cnt = (svi_len *)R_alloc((size_t)K * MIX_BUCKET_CHUNKS, sizeof(svi_len));
+    }
+    mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, cnt, ln,
+                lr, xb, pb);
   }
-  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D, K) * threads),
-                                 sizeof(double));
-  svi_len *pb = (svi_len *)R_alloc((size_t)SVI_BLOCK * threads, sizeof(svi_len));
-  mix_summary(&x, n0, n1, K, L, ridx, rr, threads, REAL(oN), REAL(oS), start, cnt, ln, lr,
-              xb, pb);
   double t2 = wall_seconds();
+  /* the fused summary's share moves from the local time to the summary */
+  t1 -= t_sum;
   SET_VECTOR_ELT(out, 2, Rf_ScalarReal(h));
   SET_VECTOR_ELT(out, 3, Rf_ScalarReal(t1 - t0));
   SET_VECTOR_ELT(out, 4, Rf_ScalarReal(t2 - t1));
@@ -234,8 +251,9 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
   n_prot++;
   double *po = REAL(out);
-  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D) + K;
+  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D, K) + K;
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
+  (void)mix_simd_wide(); /* settled before the threads start */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
@@ -249,7 +267,7 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       continue;
     }
     mix_logsumexp_rows(W, nb, K, po + s,
-                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D));
+                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D, K));
   }
   UNPROTECT(n_prot);
   return out;
@@ -469,4 +487,20 @@ SEXP ffi_mix_rows(SEXP X, SEXP perm, SEXP threads_) {
   }
   UNPROTECT(n_prot);
   return out;
+}
+
+/* Working memory of a fit's local steps (see mix_arena): a raw vector of
+ * `bytes` bytes left uninitialised (C writes every byte it reads). */
+SEXP ffi_mix_work(SEXP bytes) {
+  double b = Rf_asReal(bytes);
+  if (!(b >= 0 && b <= (double)R_XLEN_T_MAX)) Rf_error("internal error: bad work size");
+  return Rf_allocVector(RAWSXP, (R_xlen_t)b);
+}
+
+/* Kernel choice, for tests and benchmarks: level 0 keeps the two-double
+ * kernels, 1 lets the AVX2 ones in where the CPU has them (the default).
+ * Returns the vector width in use afterwards. */
+SEXP ffi_mix_simd(SEXP level) {
+  mix_simd_set(svi_int_arg(level, 0, 1, "level"));
+  return Rf_ScalarInteger(mix_simd_width());
 }

@@ -87,7 +87,7 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch);
 /* Per-thread scratch doubles needed by mix_block_weights. */
-svi_len mix_weights_scratch(int lik, int D);
+svi_len mix_weights_scratch(int lik, int D, int K);
 /* Add r * t(x_n) into the statistic S_k (P doubles) of one component. */
 void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xbuf);
 
@@ -98,10 +98,15 @@ void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d);
 /* Local step over points [n0, n1): top-L responsibilities (indices and
  * values, L per point; for L = K only the values, component j at entry j,
  * and resp_idx may be NULL) and each point's entropy. Scratch: threads x
- * mix_local_scratch doubles and threads x K ints. */
+ * mix_local_scratch doubles and threads x K ints. Nk non-NULL (only with
+ * one thread, L = K and a full-covariance model): the batch summary Nk, S
+ * is computed along the way instead (mix_summary's scratch: sscratch,
+ * irows), resp_r is not written and *t_summary gets the summary's share of
+ * the time. */
 void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, int L,
                int threads, int *resp_idx, double *resp_r, double *ent, double *dscratch,
-               int *iscratch);
+               int *iscratch, double *Nk, double *S, double *sscratch, int *irows,
+               double *t_summary);
 /* Points are bucketed by component in this many fixed chunks. */
 #define MIX_BUCKET_CHUNKS 64
 /* Batch summary: Nk[K] and S (K x P, component-major) from the

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "obs-gauss.h"
+#include "mix-simd.h"
 
 /* Ask for vectorisation of the loops over a block's points (OpenMP 4 simd;
  * ignored without OpenMP). Each lane is a different point, so results do not
@@ -18,8 +19,6 @@
 
 #define LN_2PI 1.8378770664093454836
 #define LN_PI 1.1447298858494001741
-/* points whose quadratic forms are accumulated together in registers */
-#define GAUSS_CHUNK 8
 
 int svi_chol_packed(double *A, int D) {
   for (int i = 0; i < D; i++) {
@@ -150,109 +149,6 @@ static inline gauss_v2 v2_set1(double a) {
 }
 #endif
 
-/* q[l] = || R^-1 x_l - s ||^2 for GAUSS_CHUNK points (lanes of xb, stride
- * SVI_BLOCK) and two components (Ra, sa) and (Rb, sb); sa, sb may be NULL
- * (zero mean). Per point and component: a_i = -s_i + sum_{j <= i} R_ij x_j
- * (j ascending), q = sum_i a_i^2 (i ascending). */
-static void gauss_chunk2(const double *restrict xb, int D, const double *restrict Ra,
-                         const double *restrict sa, const double *restrict Rb,
-                         const double *restrict sb, double *restrict qa,
-                         double *restrict qb) {
-#ifdef GAUSS_VEC
-  gauss_v2 qa0 = v2_set1(0), qa1 = qa0, qa2 = qa0, qa3 = qa0;
-  gauss_v2 qb0 = qa0, qb1 = qa0, qb2 = qa0, qb3 = qa0;
-  for (int i = 0; i < D; i++) {
-    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
-    gauss_v2 a0 = v2_set1(sa ? -sa[i] : 0.0), a1 = a0, a2 = a0, a3 = a0;
-    gauss_v2 b0 = v2_set1(sb ? -sb[i] : 0.0), b1 = b0, b2 = b0, b3 = b0;
-    for (int j = 0; j <= i; j++) {
-      const double *xj = xb + (svi_len)j * SVI_BLOCK;
-      gauss_v2 x0 = v2_load(xj), x1 = v2_load(xj + 2), x2 = v2_load(xj + 4),
-               x3 = v2_load(xj + 6);
-      gauss_v2 ca = v2_set1(ra[j]), cb = v2_set1(rb[j]);
-      a0 += ca * x0;
-      a1 += ca * x1;
-      a2 += ca * x2;
-      a3 += ca * x3;
-      b0 += cb * x0;
-      b1 += cb * x1;
-      b2 += cb * x2;
-      b3 += cb * x3;
-    }
-    qa0 += a0 * a0;
-    qa1 += a1 * a1;
-    qa2 += a2 * a2;
-    qa3 += a3 * a3;
-    qb0 += b0 * b0;
-    qb1 += b1 * b1;
-    qb2 += b2 * b2;
-    qb3 += b3 * b3;
-  }
-  memcpy(qa, &qa0, 16);
-  memcpy(qa + 2, &qa1, 16);
-  memcpy(qa + 4, &qa2, 16);
-  memcpy(qa + 6, &qa3, 16);
-  memcpy(qb, &qb0, 16);
-  memcpy(qb + 2, &qb1, 16);
-  memcpy(qb + 4, &qb2, 16);
-  memcpy(qb + 6, &qb3, 16);
-#else
-  for (int l = 0; l < GAUSS_CHUNK; l++) qa[l] = qb[l] = 0;
-  for (int i = 0; i < D; i++) {
-    const double *ra = Ra + svi_tri(i, 0), *rb = Rb + svi_tri(i, 0);
-    double a[GAUSS_CHUNK], b[GAUSS_CHUNK];
-    for (int l = 0; l < GAUSS_CHUNK; l++) {
-      a[l] = sa ? -sa[i] : 0.0;
-      b[l] = sb ? -sb[i] : 0.0;
-    }
-    for (int j = 0; j <= i; j++) {
-      const double *xj = xb + (svi_len)j * SVI_BLOCK;
-      for (int l = 0; l < GAUSS_CHUNK; l++) {
-        a[l] += ra[j] * xj[l];
-        b[l] += rb[j] * xj[l];
-      }
-    }
-    for (int l = 0; l < GAUSS_CHUNK; l++) {
-      qa[l] += a[l] * a[l];
-      qb[l] += b[l] * b[l];
-    }
-  }
-#endif
-}
-
-void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
-                         int nb, double *W, double *scratch) {
-  int K = ev->K, D = ev->D;
-  svi_len tri = (svi_len)D * (D + 1) / 2;
-  /* The block's points, padded to SVI_BLOCK lanes, dimension-major. */
-  double *restrict xb = scratch;
-  for (int i = 0; i < D; i++) {
-    const double *xi = X + (svi_len)i * N + n0;
-    double *xbi = xb + (svi_len)i * SVI_BLOCK;
-    for (int n = 0; n < nb; n++) xbi[n] = xi[n];
-    for (int n = nb; n < SVI_BLOCK; n++) xbi[n] = 0;
-  }
-  /* Components two at a time (the last one paired with itself when K is
-   * odd: the same arithmetic, its result written once). */
-  for (int k = 0; k < K; k += 2) {
-    int k2 = k + 1 < K ? k + 1 : k;
-    const double *Ra = ev->fac + (svi_len)k * tri, *Rb = ev->fac + (svi_len)k2 * tri;
-    const double *sa = ev->shift ? ev->shift + (svi_len)k * D : NULL;
-    const double *sb = ev->shift ? ev->shift + (svi_len)k2 * D : NULL;
-    double ca = ev->c[k], cb = ev->c[k2];
-    for (int c0 = 0; c0 < nb; c0 += GAUSS_CHUNK) {
-      double qa[GAUSS_CHUNK], qb[GAUSS_CHUNK];
-      gauss_chunk2(xb + c0, D, Ra, sa, Rb, sb, qa, qb);
-      int m = nb - c0 < GAUSS_CHUNK ? nb - c0 : GAUSS_CHUNK;
-      double *w = W + (svi_len)c0 * K;
-      for (int l = 0; l < m; l++) {
-        w[(svi_len)l * K + k] = ca - 0.5 * qa[l];
-        w[(svi_len)l * K + k2] = cb - 0.5 * qb[l];
-      }
-    }
-  }
-}
-
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk) {
   if (!zero_mean) {
     for (int i = 0; i < D; i++) Sk[i] += r * x[i];
@@ -362,13 +258,19 @@ void gauss_chunk_stat(const double *X, svi_len N, int D, int zero_mean,
 }
 
 /* ---- dense summaries (L = K) of the full-covariance models ----
- * Per block of points the features phi(x) = [x, packed x x^T] (zero mean:
- * [packed x x^T]), laid out exactly as a component's statistic, are formed
- * once; then every component adds S_k += sum_n r_nk phi(x_n), two
- * components at a time with eight features in registers. Each component's
- * sums run over the points in order, whichever thread owns it. */
+ * Two kernels, chosen by the size P of a statistic:
+ * - P > 16: per chunk of points the features phi(x) = [x, packed x x^T]
+ *   (zero mean: [packed x x^T]), laid out exactly as a component's
+ *   statistic, are formed once; then each component adds
+ *   S_k += sum_n r_nk phi(x_n) over its points with r_nk nonzero;
+ * - P <= 16: every point's responsibilities for a group of components at
+ *   once, the components in vector lanes (mix_simd_dense_lanes).
+ * Either way each (component, feature) sum runs over the points in order,
+ * whichever thread owns the component and however the points are handed in
+ * (a whole batch after its local step, or block by block during it). */
 
-/* Points per block: the feature block stays within 256 KB. */
+/* Points per chunk: the feature rows stay within 256 KB. A power of two
+ * dividing SVI_BLOCK, so chunks never straddle blocks. */
 static int dense_block(int Fp) {
   int pb = 64;
   while (pb > 8 && (size_t)pb * Fp * sizeof(double) > 262144) pb /= 2;
@@ -377,64 +279,122 @@ static int dense_block(int Fp) {
 
 static int dense_width(int D, int zero_mean) {
   int P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
-  return (P + 7) / 8 * 8;
+  return (P + 3 + 31) / 32 * 32; /* room for vector stores past P */
 }
+
+/* Statistics of at most this many doubles take the component-lane path. */
+#define GAUSS_LANES_MAX_P 16
 
 svi_len gauss_dense_scratch(int D, int zero_mean, int K) {
-  int Fp = dense_width(D, zero_mean);
-  return (svi_len)dense_block(Fp) * (Fp + 2) + D + 16 + K;
+  int Fp = dense_width(D, zero_mean), P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  if (P <= GAUSS_LANES_MAX_P) return (svi_len)(P + 2) * (K + 4) + D + 8;
+  svi_len PB = dense_block(Fp);
+  /* phi, K x PB responsibilities, xr, nk, then K x PB + K ints */
+  return PB * Fp + (svi_len)K * PB + D + 16 + K + ((svi_len)K * PB + K + 1) / 2 + 1;
 }
 
-/* Sa[0..8) += sum_n ra[n] phi[n][0..8), Sb likewise (phi rows of stride Fp). */
-static inline void dense_kernel(double *restrict Sa, double *restrict Sb,
-                                const double *restrict phi, int Fp, const int *rows,
-                                const double *ra, const double *rb, int m) {
-#ifdef GAUSS_VEC
-  gauss_v2 a0 = v2_load(Sa), a1 = v2_load(Sa + 2), a2 = v2_load(Sa + 4),
-           a3 = v2_load(Sa + 6);
-  gauss_v2 b0 = v2_load(Sb), b1 = v2_load(Sb + 2), b2 = v2_load(Sb + 4),
-           b3 = v2_load(Sb + 6);
-  for (int n = 0; n < m; n++) {
-    const double *p = phi + (svi_len)rows[n] * Fp;
-    gauss_v2 p0 = v2_load(p), p1 = v2_load(p + 2), p2 = v2_load(p + 4),
-             p3 = v2_load(p + 6);
-    gauss_v2 ca = v2_set1(ra[n]), cb = v2_set1(rb[n]);
-    a0 += ca * p0;
-    a1 += ca * p1;
-    a2 += ca * p2;
-    a3 += ca * p3;
-    b0 += cb * p0;
-    b1 += cb * p1;
-    b2 += cb * p2;
-    b3 += cb * p3;
+void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *Nk,
+                       double *S, double *scratch0) {
+  a->D = D;
+  a->zero_mean = zero_mean;
+  a->K = K;
+  a->P = D * (D + 1) / 2 + (zero_mean ? 0 : D);
+  a->Fp = dense_width(D, zero_mean);
+  a->PB = dense_block(a->Fp);
+  a->lanes = a->P <= GAUSS_LANES_MAX_P;
+  int W = mix_simd_width(); /* also settles the kernels before any thread starts */
+  a->Kp = (K + W - 1) / W * W;
+  a->units = a->lanes ? a->Kp / W : K;
+  a->Nk = Nk;
+  a->S = S;
+  /* lanes: the (P + 1) x Kp table at the start of thread 0's scratch */
+  a->T = a->lanes ? scratch0 : NULL;
+  if (a->lanes)
+    memset(a->T, 0, sizeof(double) * (size_t)(a->P + 1) * a->Kp);
+  else
+    memset(S, 0, sizeof(double) * (size_t)a->P * K);
+}
+
+void gauss_dense_thread(const gauss_dense_acc *a, double *scratch, int *irows,
+                        gauss_dense_thr *th) {
+  memset(th, 0, sizeof(*th));
+  (void)irows;
+  if (a->lanes) {
+    th->rr = scratch + (svi_len)(a->P + 1) * a->Kp;
+    th->xr = th->rr + a->Kp;
+    return;
   }
-  memcpy(Sa, &a0, 16);
-  memcpy(Sa + 2, &a1, 16);
-  memcpy(Sa + 4, &a2, 16);
-  memcpy(Sa + 6, &a3, 16);
-  memcpy(Sb, &b0, 16);
-  memcpy(Sb + 2, &b1, 16);
-  memcpy(Sb + 4, &b2, 16);
-  memcpy(Sb + 6, &b3, 16);
-#else
-  for (int n = 0; n < m; n++) {
-    const double *p = phi + (svi_len)rows[n] * Fp;
-    for (int f = 0; f < 8; f++) {
-      Sa[f] += ra[n] * p[f];
-      Sb[f] += rb[n] * p[f];
+  th->phi = scratch;
+  th->ra = th->phi + (svi_len)a->PB * a->Fp; /* K x PB */
+  th->xr = th->ra + (svi_len)a->K * a->PB;   /* D + 4 used */
+  th->nk = th->xr + a->D + 16;
+  th->rows = (int *)(th->nk + a->K); /* K x PB ints, then K counts */
+  th->cnt = th->rows + (svi_len)a->K * a->PB;
+  for (int k = 0; k < a->K; k++) th->nk[k] = 0;
+}
+
+void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const double *X,
+                        svi_len N, svi_len first, int m, const double *resp, int u0,
+                        int u1) {
+  int K = a->K, P = a->P, Fp = a->Fp;
+  if (u1 <= u0) return;
+  if (a->lanes) {
+    mix_simd_dense_lanes(X, N, a->D, a->zero_mean, first, m, K, resp, u0, u1, a->T,
+                         th->rr, th->xr);
+    return;
+  }
+  for (int c = 0; c < m; c += a->PB) {
+    int mc = m - c < a->PB ? m - c : a->PB;
+    const double *rc = resp + (svi_len)c * K;
+    mix_simd_phi_rows(X, N, a->D, a->zero_mean, first + c, mc, th->phi, Fp, th->xr);
+    /* each of the thread's components lists the chunk's points with a
+     * nonzero responsibility (zeros add nothing), in order, branch-free;
+     * the counts sum every responsibility, in order */
+    int PB = a->PB, *restrict cnt = th->cnt, *restrict rows = th->rows;
+    double *restrict nk = th->nk, *restrict rl = th->ra;
+    for (int k = u0; k < u1; k++) cnt[k] = 0;
+    for (int i = 0; i < mc; i++) {
+      const double *ri = rc + (svi_len)i * K;
+      for (int k = u0; k < u1; k++) {
+        double r = ri[k];
+        int c2 = cnt[k];
+        nk[k] += r;
+        rows[(svi_len)k * PB + c2] = i;
+        rl[(svi_len)k * PB + c2] = r;
+        cnt[k] = c2 + (r != 0);
+      }
+    }
+    for (int k = u0; k < u1; k++) {
+      if (th->cnt[k])
+        mix_simd_dense_comp(a->S + (svi_len)k * P, P, th->phi, Fp,
+                            th->rows + (svi_len)k * a->PB, th->ra + (svi_len)k * a->PB,
+                            th->cnt[k]);
     }
   }
-#endif
+}
+
+void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0,
+                     int u1) {
+  if (a->lanes) return;
+  for (int k = u0; k < u1; k++) a->Nk[k] = th->nk[k];
+}
+
+void gauss_dense_finish(const gauss_dense_acc *a) {
+  if (!a->lanes) return;
+  int P = a->P, Kp = a->Kp;
+  for (int k = 0; k < a->K; k++) {
+    a->Nk[k] = a->T[(svi_len)P * Kp + k];
+    for (int f = 0; f < P; f++) a->S[(svi_len)k * P + f] = a->T[(svi_len)f * Kp + k];
+  }
 }
 
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                          svi_len n1, int K, const double *resp, int threads, double *Nk,
                          double *S, double *scratch, int *irows) {
-  int P = D * (D + 1) / 2 + (zero_mean ? 0 : D), Fp = dense_width(D, zero_mean);
-  int PB = dense_block(Fp), npairs = (K + 1) / 2;
+  gauss_dense_acc acc;
   svi_len per = gauss_dense_scratch(D, zero_mean, K), n = n1 - n0;
-  svi_len nblocks = (n + PB - 1) / PB;
-  memset(S, 0, sizeof(double) * (size_t)P * K);
+  svi_len nblocks = svi_n_blocks(n);
+  gauss_dense_begin(&acc, D, zero_mean, K, Nk, S, scratch);
   (void)threads;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
@@ -444,76 +404,18 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
 #ifdef _OPENMP
     nt = omp_get_num_threads();
 #endif
-    double *phi = scratch + (svi_len)t * per, *ra = phi + (svi_len)PB * Fp, *rb = ra + PB;
-    double *xr = rb + PB, *tmp = xr + D, *nk = tmp + 16;
-    for (int k = 0; k < K; k++) nk[k] = 0;
-    int *rows = irows + (svi_len)t * PB, m2 = 0;
+    /* this thread's units (pairs or lane groups): a contiguous range */
+    int u0 = (int)((svi_len)acc.units * t / nt),
+        u1 = (int)((svi_len)acc.units * (t + 1) / nt);
+    gauss_dense_thr th;
+    gauss_dense_thread(&acc, scratch + (svi_len)t * per, irows + (svi_len)t * SVI_BLOCK,
+                       &th);
     for (svi_len b = 0; b < nblocks; b++) {
-      svi_len s = b * PB;
-      int m = (int)(n - s < PB ? n - s : PB);
-      /* this thread's pairs: p = t, t + nt, ... (a fixed owner per pair) */
-      if (t >= npairs) continue;
-      for (int i = 0; i < m; i++) {
-        double *p = phi + (svi_len)i * Fp;
-        for (int d = 0; d < D; d++) xr[d] = X[(svi_len)d * N + n0 + s + i];
-        int f = 0;
-        if (!zero_mean)
-          for (int d = 0; d < D; d++) p[f++] = xr[d];
-        for (int r = 0; r < D; r++)
-          for (int c = 0; c <= r; c++) p[f++] = xr[r] * xr[c];
-        for (; f < Fp; f++) p[f] = 0;
-      }
-      for (int pr = t; pr < npairs; pr += nt) {
-        int ka = 2 * pr, kb = ka + 1 < K ? ka + 1 : ka;
-        /* the block's points with a nonzero responsibility for either
-         * component (zeros add nothing), in order */
-        int mm = 0;
-        double na = 0, nb = 0;
-        for (int i = 0; i < m; i++) {
-          double a = resp[(s + i) * K + ka], c = kb != ka ? resp[(s + i) * K + kb] : 0.0;
-          na += a;
-          nb += c;
-          if (a != 0 || c != 0) {
-            rows[mm] = i;
-            ra[mm] = a;
-            rb[mm++] = c;
-          }
-        }
-        /* counts gather in this thread's own copy (no shared cache lines) */
-        nk[ka] += na;
-        if (kb != ka) nk[kb] += nb;
-        if (!mm) continue;
-        m2 = mm;
-        double *Sa = S + (svi_len)ka * P, *Sb = S + (svi_len)kb * P;
-        int f0 = 0;
-        if (kb != ka) {
-          for (; f0 + 8 <= P; f0 += 8)
-            dense_kernel(Sa + f0, Sb + f0, phi + f0, Fp, rows, ra, rb, m2);
-        } else {
-          /* an odd last component: its partner is a scratch row */
-          for (; f0 + 8 <= P; f0 += 8) {
-            for (int f = 0; f < 8; f++) tmp[8 + f] = 0;
-            dense_kernel(Sa + f0, tmp + 8, phi + f0, Fp, rows, ra, rb, m2);
-          }
-        }
-        if (f0 < P) {
-          /* the last features: through a padded copy */
-          double ta[8], tb[8];
-          for (int f = 0; f < 8; f++) {
-            ta[f] = f0 + f < P ? Sa[f0 + f] : 0;
-            tb[f] = f0 + f < P && kb != ka ? Sb[f0 + f] : 0;
-          }
-          dense_kernel(ta, tb, phi + f0, Fp, rows, ra, rb, m2);
-          for (int f = 0; f0 + f < P; f++) {
-            Sa[f0 + f] = ta[f];
-            if (kb != ka) Sb[f0 + f] = tb[f];
-          }
-        }
-      }
+      svi_len s = b * SVI_BLOCK;
+      int m = (int)(n - s < SVI_BLOCK ? n - s : SVI_BLOCK);
+      gauss_dense_points(&acc, &th, X, N, n0 + s, m, resp + s * K, u0, u1);
     }
-    for (int pr = t; pr < npairs; pr += nt) {
-      Nk[2 * pr] = nk[2 * pr];
-      if (2 * pr + 1 < K) Nk[2 * pr + 1] = nk[2 * pr + 1];
-    }
+    gauss_dense_end(&acc, &th, u0, u1);
   }
+  gauss_dense_finish(&acc);
 }

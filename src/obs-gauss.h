@@ -34,11 +34,6 @@ int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N,
  * Writes NaN when a matrix is not positive definite. scratch: P doubles. */
 double gauss_objective(const mix_prior *pr, int zero_mean, int D, double N,
                        const double *S, double *scratch);
-/* W[n K + k] = ev->c[k] - 1/2 || R_k^-1 x_n - shift_k ||^2 for the nb
- * points n0.. of the column-major N x D matrix X. scratch: SVI_BLOCK D
- * doubles. */
-void gauss_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
-                         int nb, double *W, double *scratch);
 /* Sk += sum_l r[l] t(x_l) over the m <= SVI_BLOCK points pts[0..m) of the
  * column-major N x D matrix X (a chunk of one component's points, in
  * order). scratch: gauss_stat_scratch(D) doubles. */
@@ -49,13 +44,41 @@ svi_len gauss_stat_scratch(int D);
 /* Dense summary (every point's K responsibilities, resp point-major
  * (n1 - n0) x K) of points [n0, n1): Nk[K] and S (K x P). Components are
  * split among the threads; each one's sums run over the points in order.
- * Points whose responsibilities for both components of a pair are 0 are
- * skipped. scratch: threads x gauss_dense_scratch doubles; irows: threads x
+ * scratch: threads x gauss_dense_scratch doubles; irows: threads x
  * SVI_BLOCK ints. */
 void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_len n0,
                          svi_len n1, int K, const double *resp, int threads, double *Nk,
                          double *S, double *scratch, int *irows);
 svi_len gauss_dense_scratch(int D, int zero_mean, int K);
+
+/* The same summary fed block by block (gauss_dense_summary is built on it,
+ * and a one-thread local step uses it to add each block of points right
+ * after their responsibilities, with the same arithmetic): begin (zeroes
+ * the outputs; scratch0 is the first thread's scratch), then per thread
+ * `thread` (its scratch: gauss_dense_scratch doubles, SVI_BLOCK ints),
+ * `points` for consecutive blocks of at most SVI_BLOCK points starting at
+ * multiples of SVI_BLOCK from the batch's first point (rows first.. of X, N
+ * x D column-major; resp m x K) for the thread's units [u0, u1) of
+ * 0..units-1 (components, or groups of components in vector lanes), and
+ * `end`; then `finish` once, after every thread. The thread scratch holds
+ * its lists: irows is unused. */
+typedef struct {
+  int D, zero_mean, K, P, Fp, PB, lanes, Kp, units;
+  double *Nk, *S, *T;
+} gauss_dense_acc;
+typedef struct {
+  double *phi, *ra, *xr, *nk, *rr;
+  int *rows, *cnt;
+} gauss_dense_thr;
+void gauss_dense_begin(gauss_dense_acc *a, int D, int zero_mean, int K, double *Nk,
+                       double *S, double *scratch0);
+void gauss_dense_thread(const gauss_dense_acc *a, double *scratch, int *irows,
+                        gauss_dense_thr *th);
+void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const double *X,
+                        svi_len N, svi_len first, int m, const double *resp, int u0,
+                        int u1);
+void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1);
+void gauss_dense_finish(const gauss_dense_acc *a);
 /* Sk += r t(x) for one point x (D contiguous values). */
 void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 

@@ -160,6 +160,31 @@ test_that("fits are reproducible by seed and identical across thread counts", {
                    predict(a, x, type = "density", threads = 2))
 })
 
+test_that("the two-double and the AVX2 kernels give identical fits", {
+  on.exit(.Call(ffi_mix_simd, 1L), add = TRUE)
+  # D = 2: statistics with the components in vector lanes (K = 5, not a
+  # multiple of the width); D = 7: feature rows, pairs of components
+  for (D in c(2L, 7L)) {
+    sim <- simulate_mixture(N = 500, D = D, K = 4, seed = D)
+    for (lik in c("gaussian", "zm_gaussian")) {
+      fit <- function(th) {
+        fit_mixture(sim$X, K = 5, likelihood = lik, passes = 3, seed = 2, threads = th,
+                    progress = FALSE)
+      }
+      expect_identical(.Call(ffi_mix_simd, 0L), 2L)
+      a <- fit(1L)
+      wide <- .Call(ffi_mix_simd, 1L)
+      expect_true(wide %in% c(2L, 4L))
+      b <- fit(1L)
+      d <- fit(2L)
+      expect_identical(a$state, b$state)
+      expect_identical(a$trace$objective, b$trace$objective)
+      expect_identical(b$state, d$state)
+      expect_true(all(diff(b$trace$objective) >= -1e-9 * abs(b$trace$objective[-1])))
+    }
+  }
+})
+
 test_that("dense summaries (L = K) are identical across thread counts", {
   sim <- simulate_mixture(N = 900, D = 5, K = 4, seed = 5)
   for (lik in c("gaussian", "zm_gaussian")) {
