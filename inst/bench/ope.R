@@ -28,6 +28,10 @@
 #    some of them.
 # E. (OPE_BENCH_PARTS=E) ML-OPE's predictive probability with theta of the
 #    observed words from VB (as heldout_loglik()) and from OPE.
+# C. (OPE_BENCH_PARTS=C) ML-OPE's topics and its local step on nips_f20: how
+#    small the entries of beta get, and whether OPE with T = 50 has converged
+#    on long documents (objective split into likelihood and prior, T = 20 to
+#    2000, 20 training documents).
 # T. (OPE_BENCH_PARTS=T) threads: the OPE local step alone and the whole
 #    one-pass fit on 1 and 2 threads, measured in one run.
 # Results are appended to the results file (earlier runs are kept).
@@ -41,7 +45,7 @@ data_dir <- file.path("..", "shared", "data")
 if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
 parts <- Sys.getenv("OPE_BENCH_PARTS", "123")
 out_file <- file.path("inst", "bench", "results",
-                      if (parts %in% c("123", "4", "T", "E")) "ope.txt"
+                      if (parts %in% c("123", "4", "T", "E", "C")) "ope.txt"
                       else sprintf("ope-parts%s.txt", parts))
 dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
 lines <- character(0)
@@ -281,6 +285,41 @@ if (grepl("E", parts)) {
     th <- predict(fit, split$observed, method = "ope", seed = 1)
     say("%-44s VB theta %.4f  OPE theta %.4f", v[[1]],
         as.numeric(heldout_loglik(fit, split)), score_theta(th, fit$topic_word))
+  }
+}
+
+# ---- C. ML-OPE's topics and the convergence of its local step ------------------
+if (grepl("C", parts)) {
+  cc <- corpora$nips_f20
+  split <- ns$split_observed(cc$test, 0.7, "tokens", ns$resolve_seed(1))
+  laps <- 40L
+  fit <- fit_lda(cc$train, K = K, local = "ope", global = "ml", alpha = 1 / K,
+                 eta = 1 / K, batch_size = min(5000L, nrow(cc$train)), passes = laps,
+                 kappa = 0.9, tau = 1, init = "random", seed = 1, threads = threads,
+                 progress = FALSE)
+  b <- fit$topic_word
+  say("")
+  say("## C. ML-OPE on nips_f20 after %d laps (paper's settings; predictive %.4f)", laps,
+      as.numeric(heldout_loglik(fit, split)))
+  say("topic-word entries: min %.2e, quantiles 1%% %.2e, 10%% %.2e, 50%% %.2e, 90%% %.2e; share < 1e-6: %.2e; largest row-sum error %.1e",
+      min(b), stats::quantile(b, 0.01), stats::quantile(b, 0.1), stats::median(b),
+      stats::quantile(b, 0.9), mean(b < 1e-6), max(abs(rowSums(b) - 1)))
+  rho <- (1 + seq_len(laps))^-0.9
+  say("share of every topic still held by the random start, prod(1 - rho_t) over %d updates: %.4f; uniform 1/V = %.2e",
+      laps, prod(1 - rho), 1 / ncol(b))
+  docs <- ns$dtm_subset(ns$dtm_align(cc$train, fit$vocab)$x, 1:20)
+  w <- docs$term + 1L
+  doc_of <- rep.int(seq_len(nrow(docs)), diff(docs$doc_ptr))
+  say("local step on training documents 1-20 (mean %.0f tokens), topics fixed, seed 1; per document: objective f, its likelihood part sum_v n_v ln x_v, its prior part (alpha - 1) sum_k ln theta_k; topics with theta > 0.01; smallest theta",
+      mean(ns$doc_lengths(docs)))
+  for (T in c(20L, 50L, 200L, 500L, 2000L)) {
+    r <- ns$ope_run(docs, unname(b), 1 / K, T, 1e-10, "none", ns$resolve_seed(1), 0, threads)
+    xv <- rowSums(t(r$theta)[doc_of, , drop = FALSE] * t(b[, w, drop = FALSE]))
+    lik <- as.vector(tapply(docs$count * log(xv), doc_of, sum))
+    prior <- (1 / K - 1) * colSums(log(r$theta))
+    say("T = %4d  f %9.1f  likelihood %9.1f (%.4f per token)  prior %7.1f  topics > 0.01: %.1f  min theta %.1e",
+        T, mean(r$f_end), mean(lik), sum(lik) / sum(docs$count), mean(prior),
+        mean(colSums(r$theta > 0.01)), min(r$theta))
   }
 }
 

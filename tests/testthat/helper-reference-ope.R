@@ -13,7 +13,7 @@ ref_ope_doc <- function(beta, w, cnt, alpha, iter, eps, u) {
   theta <- 1 + u[seq_len(K)]
   theta <- eps + (1 - K * eps) * theta / sum(theta)
   f_start <- ref_ope_objective(theta, beta, w, cnt, alpha)
-  a <- 0
+  a <- 1 # g1 counted once before the first draw (the authors' code)
   b <- 0
   for (t in seq_len(iter)) {
     if (u[K + t] < 0.5) a <- a + 1 else b <- b + 1

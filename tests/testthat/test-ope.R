@@ -73,6 +73,32 @@ test_that("for alpha < 1 OPE improves on its starting point on nearly every docu
   expect_gte(frac, 0.95)
 })
 
+test_that("the first vertex follows the likelihood, not the random start", {
+  # Each document uses only topic 2's words (topics with disjoint words). The
+  # likelihood is counted once before the first random pick (as in the
+  # authors' code), so after one iteration theta = (theta_1 + e_1) / 2 puts
+  # at least half on topic 2 in every document. With a random first pick,
+  # about half the documents would take the vertex of the largest component
+  # of theta_1 instead (g2' = (alpha - 1) / theta_1 alone), mostly a wrong one.
+  K <- 5L
+  V <- 5L * K
+  lam <- matrix(1e-12, K, V)
+  for (k in seq_len(K)) lam[k, (5L * (k - 1L) + 1L):(5L * k)] <- 1
+  D <- 60L
+  m <- Matrix::sparseMatrix(i = rep(seq_len(D), each = 5L), j = rep(6:10, D),
+                            x = rep(c(3, 1, 2, 1, 1), D), dims = c(D, V))
+  x <- as_dtm(m)
+  for (s in 1:3) {
+    res <- sparsevi:::ope_run(x, lam, alpha = 0.1, iter = 1, eps = 1e-10,
+                              seed = sparsevi:::resolve_seed(s), threads = 1L)
+    expect_true(all(res$theta[2, ] > 0.5))
+    # and further iterations keep it there
+    res <- sparsevi:::ope_run(x, lam, alpha = 0.1, iter = 20, eps = 1e-10,
+                              seed = sparsevi:::resolve_seed(s), threads = 1L)
+    expect_true(all(max.col(t(res$theta)) == 2L))
+  }
+})
+
 test_that("words no topic emits are ignored, not turned into NaN", {
   f <- ope_fixture()
   lam <- f$lambda
