@@ -7,10 +7,17 @@
 #include <string.h>
 #include "vdp.h"
 
+/* Every split leaves each child between a quarter and three quarters of the
+ * node (build), so a leaf holds at least floor((leaf_size + 1) / 4) points (and one)
+ * unless the whole tree is one leaf; this bounds the number of nodes. Only
+ * the nodes built are touched, so the bound costs address space, not time. */
 int vdp_tree_count_nodes(int n, int leaf_size) {
   if (n <= leaf_size) return 1;
-  return 1 + vdp_tree_count_nodes(n / 2, leaf_size) +
-         vdp_tree_count_nodes(n - n / 2, leaf_size);
+  double min_leaf = floor((leaf_size + 1.0) / 4.0);
+  if (min_leaf < 1.0) min_leaf = 1.0;
+  double leaves = floor(n / min_leaf);
+  double nodes = 2.0 * leaves - 1.0;
+  return nodes < 2.0 * n - 1.0 ? (int)nodes : 2 * n - 1;
 }
 
 /* The value of rank k among v[0..n) (v is reordered). Three-way partitions
@@ -98,7 +105,13 @@ static inline double dist4(const double *a, const double *b, int D) {
 }
 
 #define TREE_SAMPLE 64
+#ifndef TREE_PCA_MIN
 #define TREE_PCA_MIN 2048
+#endif
+#define TREE_PIVOT_SAMPLE 255
+#ifndef TREE_MEAN_SPLIT
+#define TREE_MEAN_SPLIT 0
+#endif
 
 /* Split direction of the points p[0..n). Large nodes: principal direction
  * of the covariance of an evenly strided sample of TREE_SAMPLE points (power
@@ -108,10 +121,14 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
                             double *C, double *mu, double *u) {
   const int D = t->D;
   int m = n < TREE_SAMPLE ? n : TREE_SAMPLE;
-  memset(mu, 0, sizeof(double) * D);
-  for (int s = 0; s < m; s++) {
-    const double *x = t->X + (size_t)D * (start + (size_t)s * n / m);
-    for (int d = 0; d < D; d++) mu[d] += x[d] / m;
+  /* (one register sum per coordinate: summing into mu[] through memory
+   * made this loop latency-bound) */
+  const double *xs[TREE_SAMPLE];
+  for (int s = 0; s < m; s++) xs[s] = t->X + (size_t)D * (start + (size_t)s * n / m);
+  for (int d = 0; d < D; d++) {
+    double sd = 0.0;
+    for (int s = 0; s < m; s++) sd += xs[s][d];
+    mu[d] = sd / m;
   }
   if (n <= TREE_PCA_MIN) {
     const double *ref = mu;
@@ -144,7 +161,7 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
   }
   memset(C, 0, sizeof(double) * (size_t)D * D);
   for (int s = 0; s < m; s++) {
-    const double *x = t->X + (size_t)D * (start + (size_t)s * n / m);
+    const double *x = xs[s];
     for (int b = 0; b < D; b++) {
       double eb = x[b] - mu[b];
       for (int a = 0; a <= b; a++) C[a + (size_t)b * D] += (x[a] - mu[a]) * eb;
@@ -182,14 +199,23 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
   double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
   if (n <= t->leaf_size) {
     t->left[id] = t->right[id] = -1;
-    memset(s1, 0, sizeof(double) * D);
-    memset(s2, 0, sizeof(double) * P);
-    for (int i = 0; i < n; i++) {
-      const double *x = t->X + (size_t)D * (start + i);
-      int idx = 0;
-      for (int b = 0; b < D; b++) {
-        s1[b] += x[b];
-        for (int a = 0; a <= b; a++) s2[idx++] += x[a] * x[b];
+    /* one register sum per entry, over the leaf's contiguous points */
+    const double *x0 = t->X + (size_t)D * start;
+    int idx = 0;
+    for (int b = 0; b < D; b++) {
+      double sb = 0.0;
+      for (int i = 0; i < n; i++) sb += x0[(size_t)i * D + b];
+      s1[b] = sb;
+      for (int a = 0; a <= b; a++) {
+        double e0 = 0.0, e1 = 0.0;
+        int i = 0;
+        for (; i + 2 <= n; i += 2) {
+          const double *x = x0 + (size_t)i * D;
+          e0 += x[a] * x[b];
+          e1 += x[D + a] * x[D + b];
+        }
+        if (i < n) e0 += x0[(size_t)i * D + a] * x0[(size_t)i * D + b];
+        s2[idx++] = e0 + e1;
       }
     }
     return id;
@@ -197,17 +223,34 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
   /* split at the median projection on the principal direction */
   double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
   split_direction(t, start, n, v, C, mu, u);
-  double *kc = t->key + t->N; /* a copy of the keys for the selection */
+  double *key = t->key + start, *kc = t->key + t->N;
+  double ksum = 0.0;
   for (int i = 0; i < n; i++) {
     const double *x = t->X + (size_t)D * (start + i);
-    t->key[start + i] = kc[i] = dot4(v, x, D);
+    ksum += (key[i] = dot4(v, x, D));
   }
-  /* the h smallest keys go left: those below the median value, then as many
-   * equal to it as needed; the points move, so children are contiguous */
-  int h = n / 2;
-  double med = select_value(kc, n, h);
-  int lt = partition_points(t, start, start + n, med, 1);
-  if (lt < h) partition_points(t, start + lt, start + n, med, 0);
+  /* split at the median of an evenly strided sample of the keys: one
+   * partition pass, no selection over all n keys. When that leaves a child
+   * with less than a quarter of the points (ties, a skewed sample), the exact
+   * median: the h smallest keys go left, those below the median value, then
+   * as many equal to it as needed. The points move, so children are
+   * contiguous. */
+#if TREE_MEAN_SPLIT
+  double piv = ksum / n;
+#else
+  int m = n < 4096 ? 63 : TREE_PIVOT_SAMPLE;
+  if (m > n) m = n;
+  for (int s = 0; s < m; s++) kc[s] = key[(size_t)s * n / m + (n / m) / 2];
+  double piv = select_value(kc, m, m / 2);
+#endif
+  int h = partition_points(t, start, start + n, piv, 1);
+  if (h < n / 4 || h > n - n / 4 || h == 0) {
+    h = n / 2;
+    memcpy(kc, key, sizeof(double) * n);
+    double med = select_value(kc, n, h);
+    int lt = partition_points(t, start, start + n, med, 1);
+    if (lt < h) partition_points(t, start + lt, start + n, med, 0);
+  }
   int l = build(t, next, start, h, depth + 1);
   int r = build(t, next, start + h, n - h, depth + 1);
   t->left[id] = l;
