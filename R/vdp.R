@@ -8,8 +8,8 @@
 #' components by size, splits each along its principal axis, updates only the
 #' two children, keeps the split that lowers the free energy most, then
 #' updates everything (reordering components by size) and stops when the best
-#' split lowers the free energy by no more than `tol` (relative). The number
-#' of components is found, not given.
+#' split lowers the free energy by no more than `tol` nats per point. The
+#' number of components is found, not given.
 #'
 #' With `kdtree = TRUE` the data sit in a kd-tree built once; all points of an
 #' outer node share one responsibility vector computed from the node's cached
@@ -41,8 +41,13 @@
 #'   positive definite); default `cov(X) / 10`.
 #' @param initial_depth Depth to which the kd-tree is expanded at the start
 #'   (whole number >= 0; default 4).
-#' @param tol Relative decrease of the free energy below which a split is
-#'   rejected and the fit stops (in (0, 1); default 1e-4).
+#' @param tol Stopping tolerance in nats per point: a split is kept only
+#'   when it lowers the free energy by more than `tol` times the number of
+#'   points, and the fit stops when the best candidate does not (in (0, 1);
+#'   default 1e-4). Per point rather than relative to the free energy, whose
+#'   value shifts with the units of `X` (differences between models do not),
+#'   so the components found do not depend on the units; a new component must
+#'   raise the evidence bound by `tol` nats per point (1 nat at N = 10^4).
 #' @param max_K Largest number of components (whole number >= 1; default 50).
 #' @param seed `NULL` (draw from R's random number generator) or a whole
 #'   number; candidate sampling uses sparsevi's own random streams.
@@ -70,8 +75,8 @@
 #' @param ... Expert controls: `leaf_size` (points per kd-tree leaf, default
 #'   10), `max_iter` (update cycles per truncation level, default 100),
 #'   `partial_iter` (updates of a split's two children, default 20),
-#'   `update_tol` (relative change that ends the update cycles, default
-#'   `tol / 10`), `expand_threshold` (a node is expanded when a child's
+#'   `update_tol` (decrease of the free energy, in nats per point, that ends
+#'   the update cycles and a split's partial updates; default `tol / 10`), `expand_threshold` (a node is expanded when a child's
 #'   optimal responsibilities differ from the node's by more than this, or
 #'   when its points' responsibilities may range more widely; default 0.05),
 #'   `expand_sd` (how many standard deviations of a node's spread the

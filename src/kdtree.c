@@ -1,8 +1,11 @@
 /* kd-tree over the data with cached sufficient statistics per node (count,
  * sum x, packed sum x x^T), built once in O(N log N). Nodes split at the
- * median of the points' projections on the node's principal direction (a
- * "PCA tree"): in 16 and more dimensions axis-aligned cells keep straddling
- * clusters along the coordinates they were never split on. */
+ * median of a sample of the points' projections on the node's principal
+ * direction (a "PCA tree"): in 16 and more dimensions axis-aligned cells
+ * keep straddling clusters along the coordinates they were never split on.
+ * Each level costs a projection pass and one partition pass that moves the
+ * points (so every node's points stay contiguous); leaf statistics are
+ * summed from the points, parents' as sums of their children. */
 #include <math.h>
 #include <string.h>
 #include "vdp.h"
@@ -105,13 +108,8 @@ static inline double dist4(const double *a, const double *b, int D) {
 }
 
 #define TREE_SAMPLE 64
-#ifndef TREE_PCA_MIN
 #define TREE_PCA_MIN 2048
-#endif
 #define TREE_PIVOT_SAMPLE 255
-#ifndef TREE_MEAN_SPLIT
-#define TREE_MEAN_SPLIT 0
-#endif
 
 /* Split direction of the points p[0..n). Large nodes: principal direction
  * of the covariance of an evenly strided sample of TREE_SAMPLE points (power
@@ -224,10 +222,9 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
   double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
   split_direction(t, start, n, v, C, mu, u);
   double *key = t->key + start, *kc = t->key + t->N;
-  double ksum = 0.0;
   for (int i = 0; i < n; i++) {
     const double *x = t->X + (size_t)D * (start + i);
-    ksum += (key[i] = dot4(v, x, D));
+    key[i] = dot4(v, x, D);
   }
   /* split at the median of an evenly strided sample of the keys: one
    * partition pass, no selection over all n keys. When that leaves a child
@@ -235,14 +232,10 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
    * median: the h smallest keys go left, those below the median value, then
    * as many equal to it as needed. The points move, so children are
    * contiguous. */
-#if TREE_MEAN_SPLIT
-  double piv = ksum / n;
-#else
   int m = n < 4096 ? 63 : TREE_PIVOT_SAMPLE;
   if (m > n) m = n;
   for (int s = 0; s < m; s++) kc[s] = key[(size_t)s * n / m + (n / m) / 2];
   double piv = select_value(kc, m, m / 2);
-#endif
   int h = partition_points(t, start, start + n, piv, 1);
   if (h < n / 4 || h > n - n / 4 || h == 0) {
     h = n / 2;

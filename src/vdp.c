@@ -22,14 +22,21 @@
  * each through the bisector of its principal axis after expanding one level
  * the nodes it owns, update only the two children (items with negligible mass
  * on it keep a hard side), and keep the best split if it lowers F by more
- * than tol |F| (tested on the candidate's F; the full update can only lower
- * it further); (3) update everything to convergence, reordering components
+ * than tol N nats (tested on the candidate's F; the full update can only
+ * lower it further); (3) update everything to convergence (F dropping by no
+ * more than update_tol N per cycle), reordering components
  * by size when that lowers F and refining the tree every third cycle and
  * before convergence is declared. Departures from the paper, each keeping F
  * exact for the q in use: the tree splits on principal directions; node
  * expansion adds a spread test to the paper's child test (expand_tree);
  * after growth stops, small components are tried for deletion
  * (try_deletes).
+ *
+ * Tolerances are in nats per point (thresholds tol N and update_tol N), not
+ * relative to |F|: differences of F between models do not depend on the
+ * units of the data, while F itself shifts by N log|scale| with them (and
+ * can be near zero), so a |F|-relative threshold made the number of
+ * components depend on the units.
  *
  * Determinism: items are processed in blocks of SVI_BLOCK; blocks run in
  * waves of VDP_WAVE with one partial-sum buffer each, reduced in block order
@@ -708,7 +715,7 @@ static void update_all(vdp_state *s) {
       break;
     }
     if (converging && !expanded) break;
-    converging = Fprev - s->F <= ctl->update_tol * fabs(s->F);
+    converging = Fprev - s->F <= ctl->update_tol * s->N;
     if (converging && !s->tree) break;
     Fprev = s->F;
   }
@@ -906,7 +913,7 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
     for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
     F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
     if (F == INFINITY) return INFINITY;
-    if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
+    if (it > 0 && Fprev - F <= ctl->update_tol * s->N) break;
     Fprev = F;
   }
   for (int k = 0; k < n_act; k++) s->sub_qi[act_pos[k]] = act_qi[k];
@@ -959,7 +966,7 @@ static double try_split_remote(vdp_state *s, int c) {
     for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
     F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
     if (F == INFINITY) return INFINITY;
-    if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
+    if (it > 0 && Fprev - F <= ctl->update_tol * s->N) break;
     Fprev = F;
   }
   return F;
@@ -1247,7 +1254,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
     }
     /* an interrupt keeps the model of the last accepted split */
     if (s->interrupted) break;
-    if (best_c < 0 || !(bestF < s->F - ctl->tol * fabs(s->F))) break;
+    if (best_c < 0 || !(bestF < s->F - ctl->tol * s->N)) break;
     apply_split(s, best_c, best_n);
     res->n_splits_accepted++;
     record(s, 1, s->F);

@@ -21,12 +21,15 @@ typedef struct {
   double *scratch; /* D^2 + 3 D doubles of scratch for the build */
 } vdp_tree;
 
-/* Number of nodes of the tree over n points with the given leaf size. */
+/* An upper bound on the number of nodes of the tree over n points with the
+ * given leaf size (each child keeps 1/4 to 3/4 of its parent). */
 int vdp_tree_count_nodes(int n, int leaf_size);
 /* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
- * start, count, left, right, depth: n_nodes ints; s1: n_nodes D; s2:
- * n_nodes P doubles; key: 2 N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
- * principal direction; statistics summed bottom-up. */
+ * start, count, left, right, depth: vdp_tree_count_nodes() ints; s1: that
+ * many times D, s2: times P doubles; key: 2 N doubles; scratch: D^2 + 3 D
+ * doubles); sets t->n_nodes to the number built. O(N log N): splits at the
+ * median of a sample of the projections on the node's principal direction;
+ * statistics summed bottom-up. */
 void vdp_tree_build(vdp_tree *t);
 
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */

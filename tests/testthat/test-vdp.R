@@ -189,6 +189,20 @@ test_that("bad input gets classed errors naming the argument", {
   expect_error(predict(fit), "newdata", class = "sparsevi_error_argument")
 })
 
+test_that("the tolerances are per point: a change of units changes nothing", {
+  # F shifts by N D log(scale) with the units (the default prior scales with
+  # the data), so a |F|-relative tolerance would not be unit-free
+  sim <- simulate_mixture(N = 1500, D = 3, K = 5, separation = 4, seed = 13)
+  for (kd in c(TRUE, FALSE)) {
+    f1 <- fit_vdp(sim$X, kdtree = kd, seed = 1, threads = 1, progress = FALSE)
+    f2 <- fit_vdp(1000 * sim$X, kdtree = kd, seed = 1, threads = 1, progress = FALSE)
+    expect_equal(f2$T, f1$T)
+    expect_equal(f2$free_energy - f1$free_energy, 1500 * 3 * log(1000),
+                 tolerance = 1e-6)
+    expect_identical(predict(f2, 1000 * sim$X), predict(f1, sim$X))
+  }
+})
+
 test_that("max_K caps the number of components", {
   sim <- simulate_mixture(N = 800, D = 2, K = 6, separation = 8, seed = 12)
   fit <- fit_vdp(sim$X, max_K = 3, seed = 1, threads = 1, progress = FALSE)
