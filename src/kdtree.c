@@ -10,13 +10,23 @@
 #include <string.h>
 #include "vdp.h"
 
-/* Every split leaves each child between a quarter and three quarters of the
- * node (build), so a leaf holds at least floor((leaf_size + 1) / 4) points (and one)
- * unless the whole tree is one leaf; this bounds the number of nodes. Only
- * the nodes built are touched, so the bound costs address space, not time. */
+#define TREE_SAMPLE 64
+#define TREE_PCA_MIN 2048
+#define TREE_PIVOT_SAMPLE 255
+#define TREE_EXACT_BELOW 64
+
+/* A node of n points splits into children of at least floor(n / 4) points,
+ * and of floor(n / 2) and n - floor(n / 2) when n < TREE_EXACT_BELOW
+ * (build). So a leaf (n <= leaf_size, its parent more) holds at least
+ * min(TREE_EXACT_BELOW / 4, floor((leaf_size + 1) / 2)) points when
+ * leaf_size < TREE_EXACT_BELOW, floor((leaf_size + 1) / 4) otherwise; this
+ * bounds the number of nodes. Only the nodes built are touched, so the bound
+ * costs address space, not time. */
 int vdp_tree_count_nodes(int n, int leaf_size) {
   if (n <= leaf_size) return 1;
-  double min_leaf = floor((leaf_size + 1.0) / 4.0);
+  double min_leaf = leaf_size < TREE_EXACT_BELOW
+                        ? fmin(TREE_EXACT_BELOW / 4, floor((leaf_size + 1.0) / 2.0))
+                        : floor((leaf_size + 1.0) / 4.0);
   if (min_leaf < 1.0) min_leaf = 1.0;
   double leaves = floor(n / min_leaf);
   double nodes = 2.0 * leaves - 1.0;
@@ -107,10 +117,6 @@ static inline double dist4(const double *a, const double *b, int D) {
   return (s0 + s1) + (s2 + s3);
 }
 
-#define TREE_SAMPLE 64
-#define TREE_PCA_MIN 2048
-#define TREE_PIVOT_SAMPLE 255
-
 /* Split direction of the points p[0..n). Large nodes: principal direction
  * of the covariance of an evenly strided sample of TREE_SAMPLE points (power
  * iteration). Small nodes (n <= TREE_PCA_MIN): the farthest-pair heuristic
@@ -188,14 +194,17 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
   }
 }
 
-static int build(vdp_tree *t, int *next, int start, int n, int depth) {
+/* Builds node id (numbered by its parent: both children of a node get
+ * their numbers when it splits) over the points [start, start + n). */
+static void build(vdp_tree *t, int *next, int id, int start, int n, int depth) {
   const int D = t->D, P = t->P;
-  int id = (*next)++;
   t->start[id] = start;
   t->count[id] = n;
   t->depth[id] = depth;
   double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
-  if (n <= t->leaf_size) {
+  /* (the node arrays hold vdp_tree_count_nodes() nodes, which the splits
+   * below never exceed; a node that would is kept as a leaf all the same) */
+  if (n <= t->leaf_size || *next > t->max_nodes - 2) {
     t->left[id] = t->right[id] = -1;
     /* one register sum per entry, over the leaf's contiguous points */
     const double *x0 = t->X + (size_t)D * start;
@@ -216,7 +225,7 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
         s2[idx++] = e0 + e1;
       }
     }
-    return id;
+    return;
   }
   /* split at the median projection on the principal direction */
   double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
@@ -227,16 +236,19 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
     key[i] = dot4(v, x, D);
   }
   /* split at the median of an evenly strided sample of the keys: one
-   * partition pass, no selection over all n keys. When that leaves a child
-   * with less than a quarter of the points (ties, a skewed sample), the exact
-   * median: the h smallest keys go left, those below the median value, then
+   * partition pass, no selection over all n keys. Small nodes (n <
+   * TREE_EXACT_BELOW), and nodes where the sample's median leaves a child
+   * with less than a quarter of the points (ties, a skewed sample), use the
+   * exact median: the h smallest keys go left, those below the median value, then
    * as many equal to it as needed. The points move, so children are
    * contiguous. */
-  int m = n < 4096 ? 63 : TREE_PIVOT_SAMPLE;
-  if (m > n) m = n;
-  for (int s = 0; s < m; s++) kc[s] = key[(size_t)s * n / m + (n / m) / 2];
-  double piv = select_value(kc, m, m / 2);
-  int h = partition_points(t, start, start + n, piv, 1);
+  int h = 0;
+  if (n >= TREE_EXACT_BELOW) {
+    int m = n < 4096 ? 63 : TREE_PIVOT_SAMPLE;
+    for (int s = 0; s < m; s++) kc[s] = key[(size_t)s * n / m + (n / m) / 2];
+    double piv = select_value(kc, m, m / 2);
+    h = partition_points(t, start, start + n, piv, 1);
+  }
   if (h < n / 4 || h > n - n / 4 || h == 0) {
     h = n / 2;
     memcpy(kc, key, sizeof(double) * n);
@@ -244,20 +256,20 @@ static int build(vdp_tree *t, int *next, int start, int n, int depth) {
     int lt = partition_points(t, start, start + n, med, 1);
     if (lt < h) partition_points(t, start + lt, start + n, med, 0);
   }
-  int l = build(t, next, start, h, depth + 1);
-  int r = build(t, next, start + h, n - h, depth + 1);
+  int l = (*next)++, r = (*next)++;
+  build(t, next, l, start, h, depth + 1);
+  build(t, next, r, start + h, n - h, depth + 1);
   t->left[id] = l;
   t->right[id] = r;
   const double *l1 = t->s1 + (size_t)l * D, *r1 = t->s1 + (size_t)r * D;
   const double *l2 = t->s2 + (size_t)l * P, *r2 = t->s2 + (size_t)r * P;
   for (int d = 0; d < D; d++) s1[d] = l1[d] + r1[d];
   for (int i = 0; i < P; i++) s2[i] = l2[i] + r2[i];
-  return id;
 }
 
 void vdp_tree_build(vdp_tree *t) {
   for (int i = 0; i < t->N; i++) t->perm[i] = i;
-  int next = 0;
-  build(t, &next, 0, t->N, 0);
+  int next = 1;
+  build(t, &next, 0, 0, t->N, 0);
   t->n_nodes = next;
 }

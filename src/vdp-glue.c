@@ -174,6 +174,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     tree.D = D;
     tree.P = P;
     tree.leaf_size = leaf_size;
+    tree.max_nodes = nn;
     tree.X = Xt;
     tree.perm = (int *)R_alloc(N, sizeof(int));
     tree.start = (int *)R_alloc(nn, sizeof(int));

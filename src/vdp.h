@@ -7,13 +7,14 @@
 #include "vdp-gauss.h"
 
 /* ---- kd-tree with cached statistics (kdtree.c) ---- */
-/* Nodes in preorder; node 0 is the root. The build reorders the columns of
- * X in place into tree order, so a node holds the consecutive points
+/* Node 0 is the root; a node's two children are numbered together, after
+ * it. The build reorders the columns of X in place into tree order, so a
+ * node holds the consecutive points
  * X[, start .. start + count) (perm[i] is the original index of the i-th);
  * left < 0 marks a leaf (count <= leaf_size).
  * Each node caches count, sum x (D) and packed sum x x^T (P). */
 typedef struct {
-  int N, D, P, leaf_size, n_nodes;
+  int N, D, P, leaf_size, n_nodes, max_nodes; /* max_nodes: the arrays' capacity */
   double *X;       /* D x N, one point per column; reordered by the build */
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
