@@ -97,7 +97,9 @@
 #'     `"pre_expand"`, `"expand"`, `"delete"`);
 #'   * `n_outer_nodes`: outer nodes (items sharing a responsibility) at the
 #'     end (N without the tree);
-#'   * `timings`: seconds for the tree, the fit and in total;
+#'   * `timings`: elapsed seconds for the tree, the fit and in total
+#'     (`tree`, `fit`, `total`), and CPU seconds of the process for the tree
+#'     and the fit (`tree_cpu`, `fit_cpu`);
 #'   * `posterior`: Normal-Wishart and stick parameters (`m`, `beta`, `nu`,
 #'     `W`, `stick_a`, `stick_b`);
 #'   * `prior`: `m0`, `beta0`, `nu0`, `W0inv`, `cov0`, `a1`, `a2`;
@@ -391,7 +393,8 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
     T = T, K = T, sizes = res$N, free_energy = res$free_energy, trace = trace,
     n_outer_nodes = res$n_items,
     timings = c(tree = res$seconds[1], fit = res$seconds[2],
-                total = res$seconds[1] + res$seconds[2]),
+                total = res$seconds[1] + res$seconds[2],
+                tree_cpu = res$seconds[3], fit_cpu = res$seconds[4]),
     splits = c(tried = res$splits_tried, accepted = res$splits_accepted,
                deletes = res$deletes_accepted),
     n_tree_nodes = res$n_nodes,
