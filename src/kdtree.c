@@ -194,39 +194,41 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
   }
 }
 
-/* Builds node id (numbered by its parent: both children of a node get
- * their numbers when it splits) over the points [start, start + n). */
-static void build(vdp_tree *t, int *next, int id, int start, int n, int depth) {
-  const int D = t->D, P = t->P;
-  t->start[id] = start;
-  t->count[id] = n;
-  t->depth[id] = depth;
+/* Statistics of node id from its points: one register sum per entry, over
+ * the node's contiguous points. */
+static void direct_stats(vdp_tree *t, int id) {
+  const int D = t->D, P = t->P, n = t->count[id];
   double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
-  /* (the node arrays hold vdp_tree_count_nodes() nodes, which the splits
-   * below never exceed; a node that would is kept as a leaf all the same) */
-  if (n <= t->leaf_size || *next > t->max_nodes - 2) {
-    t->left[id] = t->right[id] = -1;
-    /* one register sum per entry, over the leaf's contiguous points */
-    const double *x0 = t->X + (size_t)D * start;
-    int idx = 0;
-    for (int b = 0; b < D; b++) {
-      double sb = 0.0;
-      for (int i = 0; i < n; i++) sb += x0[(size_t)i * D + b];
-      s1[b] = sb;
-      for (int a = 0; a <= b; a++) {
-        double e0 = 0.0, e1 = 0.0;
-        int i = 0;
-        for (; i + 2 <= n; i += 2) {
-          const double *x = x0 + (size_t)i * D;
-          e0 += x[a] * x[b];
-          e1 += x[D + a] * x[D + b];
-        }
-        if (i < n) e0 += x0[(size_t)i * D + a] * x0[(size_t)i * D + b];
-        s2[idx++] = e0 + e1;
+  const double *x0 = t->X + (size_t)D * t->start[id];
+  int idx = 0;
+  for (int b = 0; b < D; b++) {
+    double sb = 0.0;
+    for (int i = 0; i < n; i++) sb += x0[(size_t)i * D + b];
+    s1[b] = sb;
+    for (int a = 0; a <= b; a++) {
+      double e0 = 0.0, e1 = 0.0;
+      int i = 0;
+      for (; i + 2 <= n; i += 2) {
+        const double *x = x0 + (size_t)i * D;
+        e0 += x[a] * x[b];
+        e1 += x[D + a] * x[D + b];
       }
+      if (i < n) e0 += x0[(size_t)i * D + a] * x0[(size_t)i * D + b];
+      s2[idx++] = e0 + e1;
     }
-    return;
   }
+}
+
+/* Build modes: above the buckets, leaving them unbuilt (LAZY) or not
+ * (EAGER); inside a bucket (all built, statistics summed bottom-up). */
+enum { BUILD_EAGER, BUILD_LAZY, BUILD_INSIDE };
+
+static void build(vdp_tree *t, int *next, int id, int start, int n, int depth, int mode);
+
+/* Splits node id (its start, count and depth set) in two and builds both
+ * children (numbered here, together) and what is below them (see build). */
+static void split_node(vdp_tree *t, int *next, int id, int mode) {
+  const int D = t->D, start = t->start[id], n = t->count[id];
   /* split at the median projection on the principal direction */
   double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
   split_direction(t, start, n, v, C, mu, u);
@@ -239,9 +241,9 @@ static void build(vdp_tree *t, int *next, int id, int start, int n, int depth) {
    * partition pass, no selection over all n keys. Small nodes (n <
    * TREE_EXACT_BELOW), and nodes where the sample's median leaves a child
    * with less than a quarter of the points (ties, a skewed sample), use the
-   * exact median: the h smallest keys go left, those below the median value, then
-   * as many equal to it as needed. The points move, so children are
-   * contiguous. */
+   * exact median: the h smallest keys go left, those below the median
+   * value, then as many equal to it as needed. The points move, so children
+   * are contiguous. */
   int h = 0;
   if (n >= TREE_EXACT_BELOW) {
     int m = n < 4096 ? 63 : TREE_PIVOT_SAMPLE;
@@ -257,19 +259,54 @@ static void build(vdp_tree *t, int *next, int id, int start, int n, int depth) {
     if (lt < h) partition_points(t, start + lt, start + n, med, 0);
   }
   int l = (*next)++, r = (*next)++;
-  build(t, next, l, start, h, depth + 1);
-  build(t, next, r, start + h, n - h, depth + 1);
+  build(t, next, l, start, h, t->depth[id] + 1, mode);
+  build(t, next, r, start + h, n - h, t->depth[id] + 1, mode);
   t->left[id] = l;
   t->right[id] = r;
+}
+
+/* Builds node id (numbered by its parent) over the points [start, start +
+ * n). Leaves and buckets (the first nodes of at most t->bucket points on
+ * the way down) take their statistics from their points, other nodes sum
+ * their children's. BUILD_LAZY leaves a bucket unbuilt below (its children
+ * are made by vdp_tree_expand when first asked for); BUILD_EAGER builds
+ * the same nodes at once, so both trees and all statistics are identical. */
+static void build(vdp_tree *t, int *next, int id, int start, int n, int depth, int mode) {
+  const int D = t->D, P = t->P;
+  t->start[id] = start;
+  t->count[id] = n;
+  t->depth[id] = depth;
+  /* (the node arrays hold vdp_tree_count_nodes() nodes, which the splits
+   * never exceed; a node that would is kept as a leaf all the same) */
+  if (n <= t->leaf_size || *next > t->max_nodes - 2) {
+    t->left[id] = t->right[id] = -1;
+    direct_stats(t, id);
+    return;
+  }
+  if (mode != BUILD_INSIDE && n <= t->bucket) { /* a bucket */
+    direct_stats(t, id);
+    if (mode == BUILD_LAZY) t->left[id] = t->right[id] = VDP_UNBUILT;
+    else split_node(t, next, id, BUILD_INSIDE);
+    return;
+  }
+  split_node(t, next, id, mode);
+  double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
+  const int l = t->left[id], r = t->right[id];
   const double *l1 = t->s1 + (size_t)l * D, *r1 = t->s1 + (size_t)r * D;
   const double *l2 = t->s2 + (size_t)l * P, *r2 = t->s2 + (size_t)r * P;
   for (int d = 0; d < D; d++) s1[d] = l1[d] + r1[d];
   for (int i = 0; i < P; i++) s2[i] = l2[i] + r2[i];
 }
-
-void vdp_tree_build(vdp_tree *t) {
+void vdp_tree_build(vdp_tree *t, int lazy) {
   for (int i = 0; i < t->N; i++) t->perm[i] = i;
   int next = 1;
-  build(t, &next, 0, 0, t->N, 0);
+  build(t, &next, 0, 0, t->N, 0, lazy ? BUILD_LAZY : BUILD_EAGER);
+  t->n_nodes = next;
+}
+
+void vdp_tree_expand(vdp_tree *t, int id) {
+  if (t->left[id] != VDP_UNBUILT) return;
+  int next = t->n_nodes;
+  split_node(t, &next, id, BUILD_INSIDE);
   t->n_nodes = next;
 }

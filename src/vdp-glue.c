@@ -7,6 +7,12 @@
 #include "glue.h"
 #include "vdp.h"
 
+/* Nodes of at most this many points are buckets: with lazy_tree, the tree
+ * below a bucket is built when the fit first asks for its children (most of
+ * the tree is never asked for: at a million points the outer nodes hold
+ * hundreds to thousands of points each). */
+#define VDP_TREE_BUCKET 256
+
 static double wall(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -24,7 +30,8 @@ static double cpu(void) {
 /* X: N x D data (points in rows), center: its column means (the kernels see
  * the centred transpose, built here as scratch that the tree reorders in
  * place). ctl_int: kdtree, candidates,
- * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress.
+ * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress,
+ * lazy_tree.
  * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
 /* ---- remote per-point steps: the master's side of vdp_remote ---- */
 typedef struct {
@@ -101,7 +108,7 @@ static int remote_split_iter(void *ctx, int update, const double *gpair, double 
 SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
                  SEXP ctl_dbl, SEXP seed, SEXP threads, SEXP batch_bounds, SEXP hook) {
   int n_prot = 0;
-  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
+  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 9 ||
       TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
     Rf_error("internal error: malformed arguments to ffi_vdp_fit");
   svi_need_matrix(X, REALSXP, -1, -1, "X");
@@ -118,7 +125,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   svi_real_arg(beta0, DBL_MIN, DBL_MAX, "beta0");
   svi_real_arg(nu0, (double)D, DBL_MAX, "nu0");
   if (ci[0] < 0 || ci[0] > 1 || ci[1] < 1 || ci[2] < 0 || ci[2] > 30 || ci[3] < 1 ||
-      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0)
+      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0 || ci[8] < 0 || ci[8] > 1)
     Rf_error("internal error: Fast-VDP integer controls out of range");
   for (int j = 0; j < 6; j++)
     if (!isfinite(cd[j])) Rf_error("internal error: Fast-VDP controls must be finite");
@@ -183,6 +190,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     tree.P = P;
     tree.leaf_size = leaf_size;
     tree.max_nodes = nn;
+    tree.bucket = VDP_TREE_BUCKET > leaf_size ? VDP_TREE_BUCKET : leaf_size;
     tree.X = Xt;
     tree.perm = (int *)R_alloc(N, sizeof(int));
     tree.start = (int *)R_alloc(nn, sizeof(int));
@@ -194,7 +202,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     tree.s2 = (double *)R_alloc((size_t)nn * P, sizeof(double));
     tree.key = (double *)R_alloc(2 * (size_t)N, sizeof(double));
     tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
-    vdp_tree_build(&tree);
+    vdp_tree_build(&tree, ci[8]);
     tp = &tree;
     t_tree = wall() - t0;
     c_tree = cpu() - c0;

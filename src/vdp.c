@@ -27,7 +27,9 @@
  * more than update_tol N per cycle), reordering components
  * by size when that lowers F and refining the tree every third cycle and
  * before convergence is declared. Departures from the paper, each keeping F
- * exact for the q in use: the tree splits on principal directions; node
+ * exact for the q in use: the tree splits on principal directions and is
+ * built lazily below its buckets (child_of, build_children; the nodes and
+ * statistics are those of the whole tree built at once); node
  * expansion adds a spread test to the paper's child test (expand_tree);
  * after growth stops, small components are tried for deletion
  * (try_deletes).
@@ -70,7 +72,7 @@ typedef struct {
   int N, D, P, max_K, T, threads, SS, cycle, status;
   int interrupted; /* a user interrupt was seen: stop at the last complete model */
   const double *X;
-  const vdp_tree *tree;
+  vdp_tree *tree; /* lazily built: buckets are split when first needed */
   const gw_prior *prior;
   const vdp_control *ctl;
   /* items and their q (row stride max_K) and tail mass */
@@ -175,12 +177,15 @@ static inline double item_scores(const vdp_state *s, int T, double n, const doub
 
 static inline int n_children(const vdp_state *s, int id) {
   if (id < 0) return 0;
-  if (s->tree->left[id] >= 0) return 2;
+  if (s->tree->left[id] >= 0 || s->tree->left[id] == VDP_UNBUILT) return 2;
   return s->tree->count[id] > 1 ? s->tree->count[id] : 0;
 }
 
+/* (builds an unbuilt bucket's children: outside parallel regions, or after
+ * build_children) */
 static inline int child_of(const vdp_state *s, int id, int j) {
-  const vdp_tree *t = s->tree;
+  vdp_tree *t = s->tree;
+  if (t->left[id] == VDP_UNBUILT) vdp_tree_expand(t, id);
   if (t->left[id] >= 0) return j == 0 ? t->left[id] : t->right[id];
   return -(t->start[id] + j + 1); /* the tree stores its points in its order */
 }
@@ -495,6 +500,15 @@ static void record(vdp_state *s, int phase, double F) {
 
 /* ---------- kd-tree expansion ---------- */
 
+/* Builds the children of every outer node that is an unbuilt bucket, so
+ * that the parallel loops below read a complete tree. */
+static void build_children(vdp_state *s) {
+  for (int i = 0; i < s->n_items; i++) {
+    int id = s->item[i];
+    if (id >= 0 && s->tree->left[id] == VDP_UNBUILT) vdp_tree_expand(s->tree, id);
+  }
+}
+
 /* Expands every outer node whose points may disagree with the node's shared
  * q(z) at the current globals, by two tests (a node failing either is
  * expanded):
@@ -519,6 +533,7 @@ static int expand_tree(vdp_state *s) {
   }
   int *flag = s->flag;
   const double thr = s->ctl->expand_threshold;
+  build_children(s);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 64) num_threads(s->threads)
 #endif
@@ -761,7 +776,8 @@ static inline int expand_for_split(const vdp_state *s, int i, int c) {
 static int split_descend(const vdp_state *s, int id, int force, double limit, int *out) {
   const vdp_tree *t = s->tree;
   int nc = n_children(s, id);
-  int go = nc > 0 && (force || (t->left[id] >= 0 && t->count[id] > limit));
+  int go = nc > 0 && (force || ((t->left[id] >= 0 || t->left[id] == VDP_UNBUILT) &&
+                                t->count[id] > limit));
   if (!go) {
     if (out) out[0] = id;
     return 1;
@@ -1126,7 +1142,8 @@ static void try_deletes(vdp_state *s) {
 
 /* ---------- driver ---------- */
 
-static void collect_depth(const vdp_tree *t, int id, int depth, int *out, int *n) {
+static void collect_depth(vdp_tree *t, int id, int depth, int *out, int *n) {
+  if (t->depth[id] < depth) vdp_tree_expand(t, id); /* an unbuilt bucket */
   if (t->left[id] < 0 || t->depth[id] >= depth) {
     if (out) out[*n] = id;
     (*n)++;

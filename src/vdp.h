@@ -11,10 +11,13 @@
  * it. The build reorders the columns of X in place into tree order, so a
  * node holds the consecutive points
  * X[, start .. start + count) (perm[i] is the original index of the i-th);
- * left < 0 marks a leaf (count <= leaf_size).
+ * left == -1 marks a leaf (count <= leaf_size), left == VDP_UNBUILT a
+ * bucket not split yet (lazy build: vdp_tree_expand makes its children).
  * Each node caches count, sum x (D) and packed sum x x^T (P). */
+#define VDP_UNBUILT (-2)
 typedef struct {
   int N, D, P, leaf_size, n_nodes, max_nodes; /* max_nodes: the arrays' capacity */
+  int bucket; /* nodes of at most this many points may be left unbuilt below */
   double *X;       /* D x N, one point per column; reordered by the build */
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
@@ -31,7 +34,12 @@ int vdp_tree_count_nodes(int n, int leaf_size);
  * doubles); sets t->n_nodes to the number built. O(N log N): splits at the
  * median of a sample of the projections on the node's principal direction;
  * statistics summed bottom-up. */
-void vdp_tree_build(vdp_tree *t);
+void vdp_tree_build(vdp_tree *t, int lazy);
+/* Builds the subtree below an unbuilt bucket (nothing otherwise). The
+ * children get the numbers from t->n_nodes on; the points of the bucket are
+ * reordered among themselves. Not thread-safe: call outside parallel
+ * regions. */
+void vdp_tree_expand(vdp_tree *t, int id);
 
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
 /* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
