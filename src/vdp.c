@@ -500,6 +500,20 @@ static void record(vdp_state *s, int phase, double F) {
 
 /* ---------- kd-tree expansion ---------- */
 
+/* Dot product with four partial sums. */
+static inline double dot_d(const double *a, const double *b, int D) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int d = 0;
+  for (; d + 4 <= D; d += 4) {
+    s0 += a[d] * b[d];
+    s1 += a[d + 1] * b[d + 1];
+    s2 += a[d + 2] * b[d + 2];
+    s3 += a[d + 3] * b[d + 3];
+  }
+  for (; d < D; d++) s0 += a[d] * b[d];
+  return (s0 + s1) + (s2 + s3);
+}
+
 /* Builds the children of every outer node that is an unbuilt bucket, so
  * that the parallel loops below read a complete tree. */
 static void build_children(vdp_state *s) {
@@ -542,7 +556,7 @@ static int expand_tree(vdp_state *s) {
     flag[i] = 0;
     if (n_children(s, id) == 0) continue;
     double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
-    double *c = S + mK + 1, *gs = c + D, *gk = gs + D, *Cg = gk + D;
+    double *c = S + mK + 1, *gs = c + D, *gk = gs + D;
     const vdp_tree *t = s->tree;
     double cn = t->count[id];
     const double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * s->P;
@@ -555,37 +569,33 @@ static int expand_tree(vdp_state *s) {
     }
     /* gradient of S_k at c: -nu_k W_k (c - m_k) = nu_k (W_k m_k - W_k c) */
     const gw_nw *gb = best < T ? &s->post[best] : &s->prior->as_q;
-    for (int a = 0; a < D; a++) {
-      double wc = 0.0;
-      for (int b = 0; b < D; b++) wc += gb->W[a + (size_t)b * D] * c[b];
-      gs[a] = gb->nu * (gb->Wm[a] - wc);
-    }
+    for (int a = 0; a < D; a++) /* (W symmetric: row a = column a) */
+      gs[a] = gb->nu * (gb->Wm[a] - dot_d(gb->W + (size_t)a * D, c, D));
     double sum_lo = 0.0, sum_hi = 0.0, z = s->ctl->expand_sd;
     for (int k = 0; k < K1; k++) {
       if (k == best) continue;
       double margin = S[best] - S[k];
       if (margin > 700) continue;
       const gw_nw *g = k < T ? &s->post[k] : &s->prior->as_q;
-      for (int a = 0; a < D; a++) {
-        double wc = 0.0;
-        for (int b = 0; b < D; b++) wc += g->W[a + (size_t)b * D] * c[b];
-        gk[a] = gs[a] - g->nu * (g->Wm[a] - wc);
-      }
-      /* g' Cov_A g with Cov_A = s2 / n - c c' (s2 packed upper) */
+      for (int a = 0; a < D; a++)
+        gk[a] = gs[a] - g->nu * (g->Wm[a] - dot_d(g->W + (size_t)a * D, c, D));
+      /* g' Cov_A g with Cov_A = s2 / n - c c' (s2 packed upper):
+       * g' s2 g = sum_b g_b (s2_bb g_b + 2 sum_{a<b} s2_ab g_a) */
       double v = 0.0, gc = 0.0;
-      for (int a = 0; a < D; a++) Cg[a] = 0.0;
-      int idx = 0;
-      for (int b = 0; b < D; b++)
-        for (int a = 0; a <= b; a++, idx++) {
-          double e = s2[idx] / cn;
-          Cg[a] += e * gk[b];
-          if (a != b) Cg[b] += e * gk[a];
+      const double *col = s2;
+      for (int b = 0; b < D; b++) {
+        double o0 = 0.0, o1 = 0.0;
+        int a = 0;
+        for (; a + 2 <= b; a += 2) {
+          o0 += col[a] * gk[a];
+          o1 += col[a + 1] * gk[a + 1];
         }
-      for (int a = 0; a < D; a++) {
-        v += gk[a] * Cg[a];
-        gc += gk[a] * c[a];
+        if (a < b) o0 += col[a] * gk[a];
+        v += gk[b] * (2.0 * (o0 + o1) + col[b] * gk[b]);
+        gc += gk[b] * c[b];
+        col += b + 1;
       }
-      v -= gc * gc;
+      v = v / cn - gc * gc;
       double sd = sqrt(v > 0 ? v : 0.0);
       double lo = -(margin - z * sd), hi = -(margin + z * sd);
       sum_lo += exp(lo < 700 ? lo : 700);
