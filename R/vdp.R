@@ -134,9 +134,10 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   call <- match.call()
   cluster <- check_cluster(cluster)
   X <- check_vdp_data(X, "X", scan = FALSE)
-  # one C pass for the finiteness and constant-column checks, the means and
-  # (when the default cov0 is wanted) the covariance
-  prep <- .Call(ffi_vdp_prepare, X, is.null(cov0))
+  # one C pass for the finiteness and constant-column checks and the means;
+  # the default cov0's covariance is formed in ffi_vdp_fit, in the pass that
+  # builds the centred transpose the kernels read
+  prep <- .Call(ffi_vdp_prepare, X, FALSE)
   vdp_scan_errors(prep, "X")
   N <- nrow(X)
   D <- ncol(X)
@@ -182,21 +183,23 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   } else {
     nu0 <- check_number(nu0, "nu0", lower = D + 1, upper = 1e10, lower_open = TRUE)
   }
-  if (is.null(cov0)) {
-    cov0 <- prep$cov / 10
-  } else if (!is.numeric(cov0) || !is.matrix(cov0) || any(dim(cov0) != D) ||
-             any(!is.finite(cov0)) || max(abs(cov0 - t(cov0))) > 1e-8 * max(abs(cov0))) {
-    abort(sprintf("`cov0` must be a symmetric %d x %d numeric matrix.", D, D),
-          "argument")
-  }
-  cov0 <- (cov0 + t(cov0)) / 2
-  if (inherits(try(chol(cov0), silent = TRUE), "try-error")) {
+  not_pd <- function(default) {
     abort(paste0("`cov0` is not positive definite",
-                 if (is.null(call$cov0)) " (some columns of `X` are linear combinations of others)",
+                 if (default) " (some columns of `X` are linear combinations of others)",
                  "; give a positive definite `cov0` or remove the redundant columns."),
           "data")
   }
-  W0inv <- cov0 * (nu0 - D - 1)
+  W0inv <- NULL # the default: cov(X) / 10, formed in C
+  if (!is.null(cov0)) {
+    if (!is.numeric(cov0) || !is.matrix(cov0) || any(dim(cov0) != D) ||
+        any(!is.finite(cov0)) || max(abs(cov0 - t(cov0))) > 1e-8 * max(abs(cov0))) {
+      abort(sprintf("`cov0` must be a symmetric %d x %d numeric matrix.", D, D),
+            "argument")
+    }
+    cov0 <- (cov0 + t(cov0)) / 2
+    if (inherits(try(chol(cov0), silent = TRUE), "try-error")) not_pd(FALSE)
+    W0inv <- cov0 * (nu0 - D - 1)
+  }
   seed2 <- resolve_seed(seed)
   ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
                ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress),
@@ -211,6 +214,11 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   res <- .Call(ffi_vdp_fit, X, center, as.double(m0 - center), beta0, as.double(nu0),
                W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads, bounds,
                if (is.null(remote)) NULL else remote$hook)
+  if (isTRUE(res$cov0_not_pd)) not_pd(TRUE)
+  if (is.null(W0inv)) {
+    cov0 <- res$cov0
+    W0inv <- cov0 * (nu0 - D - 1)
+  }
   if (isTRUE(res$interrupted)) {
     warning(warningCondition(
       sprintf("Training was interrupted; returning the model after the last completed step (%d components).",

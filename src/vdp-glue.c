@@ -118,12 +118,28 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: X must be a non-empty N x D matrix");
   svi_need_real(center, D, "center");
   svi_need_size((double)N, (double)D, 1e12, "the centred data");
-  double *Xt = (double *)R_alloc((size_t)N * D, sizeof(double));
-  vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   svi_need_real(m0, D, "m0");
-  svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
   svi_real_arg(beta0, DBL_MIN, DBL_MAX, "beta0");
   svi_real_arg(nu0, (double)D, DBL_MAX, "nu0");
+  /* W0inv NULL: the default prior, cov0 = cov(X) / 10, the covariance formed
+   * in the pass that builds the centred transpose */
+  const int own_cov0 = Rf_isNull(W0inv);
+  if (!own_cov0) svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
+  double *Xt = (double *)R_alloc((size_t)N * D, sizeof(double));
+  double *cov0 = NULL, *W0 = own_cov0 ? NULL : REAL(W0inv);
+  if (own_cov0) {
+    cov0 = (double *)R_alloc((size_t)D * D, sizeof(double));
+    W0 = (double *)R_alloc((size_t)D * D, sizeof(double));
+    double *cw = (double *)R_alloc(vdp_data_cov_work(D), sizeof(double));
+    vdp_data_transpose_cov(REAL(X), N, D, REAL(center), Xt, cov0, cw);
+    const double df = Rf_asReal(nu0) - D - 1;
+    for (size_t j = 0; j < (size_t)D * D; j++) {
+      cov0[j] /= 10;
+      W0[j] = cov0[j] * df;
+    }
+  } else {
+    vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
+  }
   if (ci[0] < 0 || ci[0] > 1 || ci[1] < 1 || ci[2] < 0 || ci[2] > 30 || ci[3] < 1 ||
       ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0 || ci[8] < 0 || ci[8] > 1)
     Rf_error("internal error: Fast-VDP integer controls out of range");
@@ -175,9 +191,17 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   gw_prior prior;
   double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
   double *work = (double *)R_alloc(2 * (size_t)D * D, sizeof(double));
-  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), REAL(W0inv),
-                    pmem, work))
-    Rf_error("internal error: prior scale matrix is not positive definite");
+  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), W0, pmem,
+                    work)) {
+    if (!own_cov0) Rf_error("internal error: prior scale matrix is not positive definite");
+    /* the default cov0 is singular: fit_vdp says so */
+    const char *nm[] = {"cov0_not_pd"};
+    SEXP out = PROTECT(svi_named_list(1, nm));
+    n_prot++;
+    SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
+    UNPROTECT(n_prot);
+    return out;
+  }
 
   double t_tree = 0.0, c_tree = 0.0;
   vdp_tree tree, *tp = NULL;
@@ -233,8 +257,8 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
                          "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
-                         "interrupted", "worker_failed"};
-  SEXP out = PROTECT(svi_named_list(20, names));
+                         "interrupted", "worker_failed", "cov0"};
+  SEXP out = PROTECT(svi_named_list(21, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -299,6 +323,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
   SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted && !res.worker_failed));
   SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(res.worker_failed));
+  if (own_cov0) SET_VECTOR_ELT(out, 20, real_matrix(cov0, D, D));
   UNPROTECT(n_prot);
   return out;
 }

@@ -51,6 +51,10 @@ void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfi
 size_t vdp_data_cov_work(int D);
 void vdp_data_cov(const double *X, svi_len N, int D, const double *center, double *cov,
                   double *work);
+/* Xt (D x N) = t(X) - center and, in the same pass, cov (D x D) as
+ * vdp_data_cov computes it (bit for bit); work: vdp_data_cov_work(D). */
+void vdp_data_transpose_cov(const double *X, svi_len N, int D, const double *center,
+                            double *Xt, double *cov, double *work);
 /* Xt (D x N) = t(X) - center. */
 void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
                         double *Xt);
