@@ -4,8 +4,14 @@
  * direction (a "PCA tree"): in 16 and more dimensions axis-aligned cells
  * keep straddling clusters along the coordinates they were never split on.
  * Each level costs a projection pass and one partition pass that moves the
- * points (so every node's points stay contiguous); leaf statistics are
- * summed from the points, parents' as sums of their children. */
+ * points (so every node's points stay contiguous). Leaves and buckets (the
+ * first nodes of at most t->bucket points from the root down) get their
+ * statistics from their points, other nodes as sums of their children's.
+ * Built lazily, the tree stops at the buckets and vdp_tree_expand builds a
+ * bucket's subtree when the fit first asks for its children: the nodes,
+ * their numbering aside, and their statistics are those of the whole build,
+ * which never has to happen (at 10^6 points the fit uses outer nodes of
+ * hundreds of points and builds under a tenth of the tree's nodes). */
 #include <math.h>
 #include <string.h>
 #include "vdp.h"
@@ -297,6 +303,7 @@ static void build(vdp_tree *t, int *next, int id, int start, int n, int depth, i
   for (int d = 0; d < D; d++) s1[d] = l1[d] + r1[d];
   for (int i = 0; i < P; i++) s2[i] = l2[i] + r2[i];
 }
+
 void vdp_tree_build(vdp_tree *t, int lazy) {
   for (int i = 0; i < t->N; i++) t->perm[i] = i;
   int next = 1;
@@ -306,6 +313,10 @@ void vdp_tree_build(vdp_tree *t, int lazy) {
 
 void vdp_tree_expand(vdp_tree *t, int id) {
   if (t->left[id] != VDP_UNBUILT) return;
+  if (t->n_nodes > t->max_nodes - 2) { /* (never: see vdp_tree_count_nodes) */
+    t->left[id] = t->right[id] = -1;   /* a leaf: its children are its points */
+    return;
+  }
   int next = t->n_nodes;
   split_node(t, &next, id, BUILD_INSIDE);
   t->n_nodes = next;
