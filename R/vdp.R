@@ -8,14 +8,23 @@
 #' components by size, splits each along its principal axis, updates only the
 #' two children, keeps the split that lowers the free energy most, then
 #' updates everything (reordering components by size) and stops when the best
-#' split lowers the free energy by no more than `tol` (relative). The number
-#' of components is found, not given.
+#' split lowers the free energy by no more than `tol` nats per point. The
+#' number of components is found, not given.
 #'
 #' With `kdtree = TRUE` the data sit in a kd-tree built once; all points of an
 #' outer node share one responsibility vector computed from the node's cached
 #' count, sum and sum of outer products, and nodes are expanded (every third
 #' update cycle) where their children disagree with them. Expanding never
-#' raises the free energy. `kdtree = FALSE` runs the same algorithm on every
+#' raises the free energy. The tree is built once, top-down in O(N log N)
+#' (each node splits at the median of a sample of its points' projections on
+#' its principal direction), but lazily: nodes of at most 256 points
+#' ("buckets") get their statistics from their points at once and are split
+#' further only when the fit first asks for their children. The tree is the
+#' one the whole build would give, node for node with the same statistics,
+#' so the fit is identical (`lazy_tree = FALSE` builds everything up front);
+#' at a million points the outer nodes used hold hundreds of points each and
+#' over 90% of the tree's nodes are never built. In `timings`, `tree` is the
+#' build up front; buckets split later count in `fit`. `kdtree = FALSE` runs the same algorithm on every
 #' point (the paper's "VDP" baseline). In the full local step,
 #' responsibilities below 1e-10 are set to zero and the rest renormalised,
 #' so the statistics skip them; the free energy stays exact for the
@@ -41,8 +50,16 @@
 #'   positive definite); default `cov(X) / 10`.
 #' @param initial_depth Depth to which the kd-tree is expanded at the start
 #'   (whole number >= 0; default 4).
-#' @param tol Relative decrease of the free energy below which a split is
-#'   rejected and the fit stops (in (0, 1); default 1e-4).
+#' @param tol Stopping tolerance in nats per point: a split is kept only
+#'   when it lowers the free energy by more than `tol` times the number of
+#'   points, and the fit stops when the best candidate does not (in (0, 1);
+#'   default 1e-3). Per point rather than relative to the free energy, whose
+#'   value shifts with the units of `X` (differences between models do not),
+#'   so the components found do not depend on the units; a new component must
+#'   raise the evidence bound by `tol` nats per point (10 nats at N = 10^4).
+#'   The default matches the old relative 1e-4 on data whose free energy is
+#'   about 10 nats per point; smaller values mostly lengthen the split
+#'   candidates' partial updates (`update_tol`), VDP's most of all.
 #' @param max_K Largest number of components (whole number >= 1; default 50).
 #' @param seed `NULL` (draw from R's random number generator) or a whole
 #'   number; candidate sampling uses sparsevi's own random streams.
@@ -70,15 +87,17 @@
 #' @param ... Expert controls: `leaf_size` (points per kd-tree leaf, default
 #'   10), `max_iter` (update cycles per truncation level, default 100),
 #'   `partial_iter` (updates of a split's two children, default 20),
-#'   `update_tol` (relative change that ends the update cycles, default
-#'   `tol / 10`), `expand_threshold` (a node is expanded when a child's
+#'   `update_tol` (decrease of the free energy, in nats per point, that ends
+#'   the update cycles and a split's partial updates; default `tol / 10`),
+#'   `expand_threshold` (a node is expanded when a child's
 #'   optimal responsibilities differ from the node's by more than this, or
 #'   when its points' responsibilities may range more widely; default 0.05),
 #'   `expand_sd` (how many standard deviations of a node's spread the
 #'   second test covers, default 2; larger is more exact and slower),
 #'   `n_batches` (`kdtree = FALSE`: row blocks whose statistics are summed
 #'   separately and then added in block order; default 1, or the number of
-#'   workers of `cluster`).
+#'   workers of `cluster`), `lazy_tree` (`TRUE` or `FALSE`: split the
+#'   kd-tree's buckets only when first needed; default `TRUE`, same fit).
 #' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
 #'   "sparsevi_fit")`, a list with
 #'   * `weights`: expected mixing weights \eqn{E[\pi_k]} of the T components;
@@ -92,7 +111,9 @@
 #'     `"pre_expand"`, `"expand"`, `"delete"`);
 #'   * `n_outer_nodes`: outer nodes (items sharing a responsibility) at the
 #'     end (N without the tree);
-#'   * `timings`: seconds for the tree, the fit and in total;
+#'   * `timings`: elapsed seconds for the tree, the fit and in total
+#'     (`tree`, `fit`, `total`), and CPU seconds of the process for the tree
+#'     and the fit (`tree_cpu`, `fit_cpu`);
 #'   * `posterior`: Normal-Wishart and stick parameters (`m`, `beta`, `nu`,
 #'     `W`, `stick_a`, `stick_b`);
 #'   * `prior`: `m0`, `beta0`, `nu0`, `W0inv`, `cov0`, `a1`, `a2`;
@@ -110,15 +131,16 @@
 #' @export
 fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL,
                     beta0 = 0.01, nu0 = NULL, cov0 = NULL, initial_depth = 4,
-                    tol = 1e-4, max_K = 50, seed = NULL,
+                    tol = 1e-3, max_K = 50, seed = NULL,
                     threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), cluster = NULL, ...) {
   call <- match.call()
   cluster <- check_cluster(cluster)
   X <- check_vdp_data(X, "X", scan = FALSE)
-  # one C pass for the finiteness and constant-column checks, the means and
-  # (when the default cov0 is wanted) the covariance
-  prep <- .Call(ffi_vdp_prepare, X, is.null(cov0))
+  # one C pass for the finiteness and constant-column checks and the means;
+  # the default cov0's covariance is formed in ffi_vdp_fit, in the pass that
+  # builds the centred transpose the kernels read
+  prep <- .Call(ffi_vdp_prepare, X, FALSE)
   vdp_scan_errors(prep, "X")
   N <- nrow(X)
   D <- ncol(X)
@@ -164,24 +186,27 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   } else {
     nu0 <- check_number(nu0, "nu0", lower = D + 1, upper = 1e10, lower_open = TRUE)
   }
-  if (is.null(cov0)) {
-    cov0 <- prep$cov / 10
-  } else if (!is.numeric(cov0) || !is.matrix(cov0) || any(dim(cov0) != D) ||
-             any(!is.finite(cov0)) || max(abs(cov0 - t(cov0))) > 1e-8 * max(abs(cov0))) {
-    abort(sprintf("`cov0` must be a symmetric %d x %d numeric matrix.", D, D),
-          "argument")
-  }
-  cov0 <- (cov0 + t(cov0)) / 2
-  if (inherits(try(chol(cov0), silent = TRUE), "try-error")) {
+  not_pd <- function(default) {
     abort(paste0("`cov0` is not positive definite",
-                 if (is.null(call$cov0)) " (some columns of `X` are linear combinations of others)",
+                 if (default) " (some columns of `X` are linear combinations of others)",
                  "; give a positive definite `cov0` or remove the redundant columns."),
           "data")
   }
-  W0inv <- cov0 * (nu0 - D - 1)
+  W0inv <- NULL # the default: cov(X) / 10, formed in C
+  if (!is.null(cov0)) {
+    if (!is.numeric(cov0) || !is.matrix(cov0) || any(dim(cov0) != D) ||
+        any(!is.finite(cov0)) || max(abs(cov0 - t(cov0))) > 1e-8 * max(abs(cov0))) {
+      abort(sprintf("`cov0` must be a symmetric %d x %d numeric matrix.", D, D),
+            "argument")
+    }
+    cov0 <- (cov0 + t(cov0)) / 2
+    if (inherits(try(chol(cov0), silent = TRUE), "try-error")) not_pd(FALSE)
+    W0inv <- cov0 * (nu0 - D - 1)
+  }
   seed2 <- resolve_seed(seed)
   ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
-               ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress))
+               ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress),
+               as.integer(ctl$lazy_tree))
   ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
   bounds <- as.integer(floor(seq(0, N, length.out = ctl$n_batches + 1L)))
   remote <- NULL
@@ -192,6 +217,11 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   res <- .Call(ffi_vdp_fit, X, center, as.double(m0 - center), beta0, as.double(nu0),
                W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads, bounds,
                if (is.null(remote)) NULL else remote$hook)
+  if (isTRUE(res$cov0_not_pd)) not_pd(TRUE)
+  if (is.null(W0inv)) {
+    cov0 <- res$cov0
+    W0inv <- cov0 * (nu0 - D - 1)
+  }
   if (isTRUE(res$interrupted)) {
     warning(warningCondition(
       sprintf("Training was interrupted; returning the model after the last completed step (%d components).",
@@ -290,7 +320,7 @@ vdp_batch_step <- function(batch, unused, op, args, threads) {
 
 vdp_controls <- function(dots, tol, call = caller_call()) {
   known <- c("leaf_size", "max_iter", "partial_iter", "update_tol", "expand_threshold",
-             "expand_sd", "n_batches")
+             "expand_sd", "n_batches", "lazy_tree")
   bad <- setdiff(names(dots), known)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))) || length(bad))) {
     abort(sprintf("Unknown argument(s) in `...`: %s. Known controls: %s.",
@@ -298,7 +328,8 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
                   paste(known, collapse = ", ")), "argument", call = call)
   }
   out <- list(leaf_size = 10L, max_iter = 100L, partial_iter = 20L,
-              update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 2)
+              update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 2,
+              lazy_tree = TRUE)
   if (!is.null(dots$leaf_size))
     out$leaf_size <- check_count(dots$leaf_size, "leaf_size", min = 1, max = 1e6, call = call)
   if (!is.null(dots$max_iter))
@@ -313,6 +344,8 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
                                          lower = 0, upper = 1, call = call)
   if (!is.null(dots$n_batches))
     out$n_batches <- check_count(dots$n_batches, "n_batches", min = 1, max = 1e6, call = call)
+  if (!is.null(dots$lazy_tree))
+    out$lazy_tree <- check_flag(dots$lazy_tree, "lazy_tree", call = call)
   if (!is.null(dots$expand_sd))
     out$expand_sd <- check_number(dots$expand_sd, "expand_sd", lower = 0, upper = 100,
                                   call = call)
@@ -386,7 +419,8 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
     T = T, K = T, sizes = res$N, free_energy = res$free_energy, trace = trace,
     n_outer_nodes = res$n_items,
     timings = c(tree = res$seconds[1], fit = res$seconds[2],
-                total = res$seconds[1] + res$seconds[2]),
+                total = res$seconds[1] + res$seconds[2],
+                tree_cpu = res$seconds[3], fit_cpu = res$seconds[4]),
     splits = c(tried = res$splits_tried, accepted = res$splits_accepted,
                deletes = res$deletes_accepted),
     n_tree_nodes = res$n_nodes,

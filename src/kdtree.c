@@ -1,16 +1,42 @@
 /* kd-tree over the data with cached sufficient statistics per node (count,
  * sum x, packed sum x x^T), built once in O(N log N). Nodes split at the
- * median of the points' projections on the node's principal direction (a
- * "PCA tree"): in 16 and more dimensions axis-aligned cells keep straddling
- * clusters along the coordinates they were never split on. */
+ * median of a sample of the points' projections on the node's principal
+ * direction (a "PCA tree"): in 16 and more dimensions axis-aligned cells
+ * keep straddling clusters along the coordinates they were never split on.
+ * Each level costs a projection pass and one partition pass that moves the
+ * points (so every node's points stay contiguous). Leaves and buckets (the
+ * first nodes of at most t->bucket points from the root down) get their
+ * statistics from their points, other nodes as sums of their children's.
+ * Built lazily, the tree stops at the buckets and vdp_tree_expand builds a
+ * bucket's subtree when the fit first asks for its children: the nodes,
+ * their numbering aside, and their statistics are those of the whole build,
+ * which never has to happen (at 10^6 points the fit uses outer nodes of
+ * hundreds of points and builds under a tenth of the tree's nodes). */
 #include <math.h>
 #include <string.h>
 #include "vdp.h"
 
+#define TREE_SAMPLE 64
+#define TREE_PCA_MIN 2048
+#define TREE_PIVOT_SAMPLE 255
+#define TREE_EXACT_BELOW 64
+
+/* A node of n points splits into children of at least floor(n / 4) points,
+ * and of floor(n / 2) and n - floor(n / 2) when n < TREE_EXACT_BELOW
+ * (build). So a leaf (n <= leaf_size, its parent more) holds at least
+ * min(TREE_EXACT_BELOW / 4, floor((leaf_size + 1) / 2)) points when
+ * leaf_size < TREE_EXACT_BELOW, floor((leaf_size + 1) / 4) otherwise; this
+ * bounds the number of nodes. Only the nodes built are touched, so the bound
+ * costs address space, not time. */
 int vdp_tree_count_nodes(int n, int leaf_size) {
   if (n <= leaf_size) return 1;
-  return 1 + vdp_tree_count_nodes(n / 2, leaf_size) +
-         vdp_tree_count_nodes(n - n / 2, leaf_size);
+  double min_leaf = leaf_size < TREE_EXACT_BELOW
+                        ? fmin(TREE_EXACT_BELOW / 4, floor((leaf_size + 1.0) / 2.0))
+                        : floor((leaf_size + 1.0) / 4.0);
+  if (min_leaf < 1.0) min_leaf = 1.0;
+  double leaves = floor(n / min_leaf);
+  double nodes = 2.0 * leaves - 1.0;
+  return nodes < 2.0 * n - 1.0 ? (int)nodes : 2 * n - 1;
 }
 
 /* The value of rank k among v[0..n) (v is reordered). Three-way partitions
@@ -97,9 +123,6 @@ static inline double dist4(const double *a, const double *b, int D) {
   return (s0 + s1) + (s2 + s3);
 }
 
-#define TREE_SAMPLE 64
-#define TREE_PCA_MIN 2048
-
 /* Split direction of the points p[0..n). Large nodes: principal direction
  * of the covariance of an evenly strided sample of TREE_SAMPLE points (power
  * iteration). Small nodes (n <= TREE_PCA_MIN): the farthest-pair heuristic
@@ -108,10 +131,14 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
                             double *C, double *mu, double *u) {
   const int D = t->D;
   int m = n < TREE_SAMPLE ? n : TREE_SAMPLE;
-  memset(mu, 0, sizeof(double) * D);
-  for (int s = 0; s < m; s++) {
-    const double *x = t->X + (size_t)D * (start + (size_t)s * n / m);
-    for (int d = 0; d < D; d++) mu[d] += x[d] / m;
+  /* (one register sum per coordinate: summing into mu[] through memory
+   * made this loop latency-bound) */
+  const double *xs[TREE_SAMPLE];
+  for (int s = 0; s < m; s++) xs[s] = t->X + (size_t)D * (start + (size_t)s * n / m);
+  for (int d = 0; d < D; d++) {
+    double sd = 0.0;
+    for (int s = 0; s < m; s++) sd += xs[s][d];
+    mu[d] = sd / m;
   }
   if (n <= TREE_PCA_MIN) {
     const double *ref = mu;
@@ -144,7 +171,7 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
   }
   memset(C, 0, sizeof(double) * (size_t)D * D);
   for (int s = 0; s < m; s++) {
-    const double *x = t->X + (size_t)D * (start + (size_t)s * n / m);
+    const double *x = xs[s];
     for (int b = 0; b < D; b++) {
       double eb = x[b] - mu[b];
       for (int a = 0; a <= b; a++) C[a + (size_t)b * D] += (x[a] - mu[a]) * eb;
@@ -173,55 +200,124 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
   }
 }
 
-static int build(vdp_tree *t, int *next, int start, int n, int depth) {
-  const int D = t->D, P = t->P;
-  int id = (*next)++;
-  t->start[id] = start;
-  t->count[id] = n;
-  t->depth[id] = depth;
+/* Statistics of node id from its points: one register sum per entry, over
+ * the node's contiguous points. */
+static void direct_stats(vdp_tree *t, int id) {
+  const int D = t->D, P = t->P, n = t->count[id];
   double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
-  if (n <= t->leaf_size) {
-    t->left[id] = t->right[id] = -1;
-    memset(s1, 0, sizeof(double) * D);
-    memset(s2, 0, sizeof(double) * P);
-    for (int i = 0; i < n; i++) {
-      const double *x = t->X + (size_t)D * (start + i);
-      int idx = 0;
-      for (int b = 0; b < D; b++) {
-        s1[b] += x[b];
-        for (int a = 0; a <= b; a++) s2[idx++] += x[a] * x[b];
+  const double *x0 = t->X + (size_t)D * t->start[id];
+  int idx = 0;
+  for (int b = 0; b < D; b++) {
+    double sb = 0.0;
+    for (int i = 0; i < n; i++) sb += x0[(size_t)i * D + b];
+    s1[b] = sb;
+    for (int a = 0; a <= b; a++) {
+      double e0 = 0.0, e1 = 0.0;
+      int i = 0;
+      for (; i + 2 <= n; i += 2) {
+        const double *x = x0 + (size_t)i * D;
+        e0 += x[a] * x[b];
+        e1 += x[D + a] * x[D + b];
       }
+      if (i < n) e0 += x0[(size_t)i * D + a] * x0[(size_t)i * D + b];
+      s2[idx++] = e0 + e1;
     }
-    return id;
   }
+}
+
+/* Build modes: above the buckets, leaving them unbuilt (LAZY) or not
+ * (EAGER); inside a bucket (all built, statistics summed bottom-up). */
+enum { BUILD_EAGER, BUILD_LAZY, BUILD_INSIDE };
+
+static void build(vdp_tree *t, int *next, int id, int start, int n, int depth, int mode);
+
+/* Splits node id (its start, count and depth set) in two and builds both
+ * children (numbered here, together) and what is below them (see build). */
+static void split_node(vdp_tree *t, int *next, int id, int mode) {
+  const int D = t->D, start = t->start[id], n = t->count[id];
   /* split at the median projection on the principal direction */
   double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
   split_direction(t, start, n, v, C, mu, u);
-  double *kc = t->key + t->N; /* a copy of the keys for the selection */
+  double *key = t->key + start, *kc = t->key + t->N;
   for (int i = 0; i < n; i++) {
     const double *x = t->X + (size_t)D * (start + i);
-    t->key[start + i] = kc[i] = dot4(v, x, D);
+    key[i] = dot4(v, x, D);
   }
-  /* the h smallest keys go left: those below the median value, then as many
-   * equal to it as needed; the points move, so children are contiguous */
-  int h = n / 2;
-  double med = select_value(kc, n, h);
-  int lt = partition_points(t, start, start + n, med, 1);
-  if (lt < h) partition_points(t, start + lt, start + n, med, 0);
-  int l = build(t, next, start, h, depth + 1);
-  int r = build(t, next, start + h, n - h, depth + 1);
+  /* split at the median of an evenly strided sample of the keys: one
+   * partition pass, no selection over all n keys. Small nodes (n <
+   * TREE_EXACT_BELOW), and nodes where the sample's median leaves a child
+   * with less than a quarter of the points (ties, a skewed sample), use the
+   * exact median: the h smallest keys go left, those below the median
+   * value, then as many equal to it as needed. The points move, so children
+   * are contiguous. */
+  int h = 0;
+  if (n >= TREE_EXACT_BELOW) {
+    int m = n < 4096 ? 63 : TREE_PIVOT_SAMPLE;
+    for (int s = 0; s < m; s++) kc[s] = key[(size_t)s * n / m + (n / m) / 2];
+    double piv = select_value(kc, m, m / 2);
+    h = partition_points(t, start, start + n, piv, 1);
+  }
+  if (h < n / 4 || h > n - n / 4 || h == 0) {
+    h = n / 2;
+    memcpy(kc, key, sizeof(double) * n);
+    double med = select_value(kc, n, h);
+    int lt = partition_points(t, start, start + n, med, 1);
+    if (lt < h) partition_points(t, start + lt, start + n, med, 0);
+  }
+  int l = (*next)++, r = (*next)++;
+  build(t, next, l, start, h, t->depth[id] + 1, mode);
+  build(t, next, r, start + h, n - h, t->depth[id] + 1, mode);
   t->left[id] = l;
   t->right[id] = r;
+}
+
+/* Builds node id (numbered by its parent) over the points [start, start +
+ * n). Leaves and buckets (the first nodes of at most t->bucket points on
+ * the way down) take their statistics from their points, other nodes sum
+ * their children's. BUILD_LAZY leaves a bucket unbuilt below (its children
+ * are made by vdp_tree_expand when first asked for); BUILD_EAGER builds
+ * the same nodes at once, so both trees and all statistics are identical. */
+static void build(vdp_tree *t, int *next, int id, int start, int n, int depth, int mode) {
+  const int D = t->D, P = t->P;
+  t->start[id] = start;
+  t->count[id] = n;
+  t->depth[id] = depth;
+  /* (the node arrays hold vdp_tree_count_nodes() nodes, which the splits
+   * never exceed; a node that would is kept as a leaf all the same) */
+  if (n <= t->leaf_size || *next > t->max_nodes - 2) {
+    t->left[id] = t->right[id] = -1;
+    direct_stats(t, id);
+    return;
+  }
+  if (mode != BUILD_INSIDE && n <= t->bucket) { /* a bucket */
+    direct_stats(t, id);
+    if (mode == BUILD_LAZY) t->left[id] = t->right[id] = VDP_UNBUILT;
+    else split_node(t, next, id, BUILD_INSIDE);
+    return;
+  }
+  split_node(t, next, id, mode);
+  double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
+  const int l = t->left[id], r = t->right[id];
   const double *l1 = t->s1 + (size_t)l * D, *r1 = t->s1 + (size_t)r * D;
   const double *l2 = t->s2 + (size_t)l * P, *r2 = t->s2 + (size_t)r * P;
   for (int d = 0; d < D; d++) s1[d] = l1[d] + r1[d];
   for (int i = 0; i < P; i++) s2[i] = l2[i] + r2[i];
-  return id;
 }
 
-void vdp_tree_build(vdp_tree *t) {
+void vdp_tree_build(vdp_tree *t, int lazy) {
   for (int i = 0; i < t->N; i++) t->perm[i] = i;
-  int next = 0;
-  build(t, &next, 0, t->N, 0);
+  int next = 1;
+  build(t, &next, 0, 0, t->N, 0, lazy ? BUILD_LAZY : BUILD_EAGER);
+  t->n_nodes = next;
+}
+
+void vdp_tree_expand(vdp_tree *t, int id) {
+  if (t->left[id] != VDP_UNBUILT) return;
+  if (t->n_nodes > t->max_nodes - 2) { /* (never: see vdp_tree_count_nodes) */
+    t->left[id] = t->right[id] = -1;   /* a leaf: its children are its points */
+    return;
+  }
+  int next = t->n_nodes;
+  split_node(t, &next, id, BUILD_INSIDE);
   t->n_nodes = next;
 }

@@ -72,6 +72,42 @@ size_t vdp_data_cov_work(int D) {
   return (size_t)D * PREP_ROWS + 2 * (size_t)P;
 }
 
+void vdp_data_transpose_cov(const double *X, svi_len N, int D, const double *center,
+                            double *Xt, double *cov, double *work) {
+  /* the arithmetic of vdp_data_cov, reading the centred row blocks from Xt
+   * as they are written (in cache) instead of from a second pass over X */
+  const int P = gw_packed_size(D);
+  double *lacc = work + (size_t)D * PREP_ROWS, *blk_acc = lacc + P;
+  for (int p = 0; p < P; p++) lacc[p] = 0.0;
+  for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {
+    int nr = (int)(N - i0 < PREP_ROWS ? N - i0 : PREP_ROWS);
+    double *blk = Xt + (size_t)i0 * D;
+    for (int j = 0; j < D; j++) {
+      const double *x = X + (size_t)j * N + i0;
+      const double c = center[j];
+      for (int r = 0; r < nr; r++) blk[(size_t)r * D + j] = x[r] - c;
+    }
+    memset(blk_acc, 0, sizeof(double) * P);
+    for (int r = 0; r < nr; r++) {
+      const double *x = blk + (size_t)r * D;
+      int idx = 0;
+      for (int b = 0; b < D; b++) {
+        double xb = x[b];
+        for (int a = 0; a <= b; a++) blk_acc[idx++] += x[a] * xb;
+      }
+    }
+    for (int p = 0; p < P; p++) lacc[p] += blk_acc[p];
+  }
+  double div = N > 1 ? (double)(N - 1) : 1.0;
+  int idx = 0;
+  for (int b = 0; b < D; b++)
+    for (int a = 0; a <= b; a++, idx++) {
+      double v = lacc[idx] / div;
+      cov[a + (size_t)b * D] = v;
+      cov[b + (size_t)a * D] = v;
+    }
+}
+
 void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
                         double *Xt) {
   for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {

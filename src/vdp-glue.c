@@ -7,16 +7,31 @@
 #include "glue.h"
 #include "vdp.h"
 
+/* Nodes of at most this many points are buckets: with lazy_tree, the tree
+ * below a bucket is built when the fit first asks for its children (most of
+ * the tree is never asked for: at a million points the outer nodes hold
+ * hundreds to thousands of points each). */
+#define VDP_TREE_BUCKET 256
+
 static double wall(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the process (all threads): steadier than wall time on a
+ * shared machine. */
+static double cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* X: N x D data (points in rows), center: its column means (the kernels see
  * the centred transpose, built here as scratch that the tree reorders in
  * place). ctl_int: kdtree, candidates,
- * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress.
+ * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress,
+ * lazy_tree.
  * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
 /* ---- remote per-point steps: the master's side of vdp_remote ---- */
 typedef struct {
@@ -93,7 +108,7 @@ static int remote_split_iter(void *ctx, int update, const double *gpair, double 
 SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
                  SEXP ctl_dbl, SEXP seed, SEXP threads, SEXP batch_bounds, SEXP hook) {
   int n_prot = 0;
-  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 8 ||
+  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 9 ||
       TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
     Rf_error("internal error: malformed arguments to ffi_vdp_fit");
   svi_need_matrix(X, REALSXP, -1, -1, "X");
@@ -103,14 +118,30 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: X must be a non-empty N x D matrix");
   svi_need_real(center, D, "center");
   svi_need_size((double)N, (double)D, 1e12, "the centred data");
-  double *Xt = (double *)R_alloc((size_t)N * D, sizeof(double));
-  vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   svi_need_real(m0, D, "m0");
-  svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
   svi_real_arg(beta0, DBL_MIN, DBL_MAX, "beta0");
   svi_real_arg(nu0, (double)D, DBL_MAX, "nu0");
+  /* W0inv NULL: the default prior, cov0 = cov(X) / 10, the covariance formed
+   * in the pass that builds the centred transpose */
+  const int own_cov0 = Rf_isNull(W0inv);
+  if (!own_cov0) svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
+  double *Xt = (double *)R_alloc((size_t)N * D, sizeof(double));
+  double *cov0 = NULL, *W0 = own_cov0 ? NULL : REAL(W0inv);
+  if (own_cov0) {
+    cov0 = (double *)R_alloc((size_t)D * D, sizeof(double));
+    W0 = (double *)R_alloc((size_t)D * D, sizeof(double));
+    double *cw = (double *)R_alloc(vdp_data_cov_work(D), sizeof(double));
+    vdp_data_transpose_cov(REAL(X), N, D, REAL(center), Xt, cov0, cw);
+    const double df = Rf_asReal(nu0) - D - 1;
+    for (size_t j = 0; j < (size_t)D * D; j++) {
+      cov0[j] /= 10;
+      W0[j] = cov0[j] * df;
+    }
+  } else {
+    vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
+  }
   if (ci[0] < 0 || ci[0] > 1 || ci[1] < 1 || ci[2] < 0 || ci[2] > 30 || ci[3] < 1 ||
-      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0)
+      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0 || ci[8] < 0 || ci[8] > 1)
     Rf_error("internal error: Fast-VDP integer controls out of range");
   for (int j = 0; j < 6; j++)
     if (!isfinite(cd[j])) Rf_error("internal error: Fast-VDP controls must be finite");
@@ -160,20 +191,30 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   gw_prior prior;
   double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
   double *work = (double *)R_alloc(2 * (size_t)D * D, sizeof(double));
-  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), REAL(W0inv),
-                    pmem, work))
-    Rf_error("internal error: prior scale matrix is not positive definite");
+  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), W0, pmem,
+                    work)) {
+    if (!own_cov0) Rf_error("internal error: prior scale matrix is not positive definite");
+    /* the default cov0 is singular: fit_vdp says so */
+    const char *nm[] = {"cov0_not_pd"};
+    SEXP out = PROTECT(svi_named_list(1, nm));
+    n_prot++;
+    SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
+    UNPROTECT(n_prot);
+    return out;
+  }
 
-  double t_tree = 0.0;
+  double t_tree = 0.0, c_tree = 0.0;
   vdp_tree tree, *tp = NULL;
   if (ctl.kdtree) {
-    double t0 = wall();
+    double t0 = wall(), c0 = cpu();
     int nn = vdp_tree_count_nodes(N, leaf_size);
     int P = gw_packed_size(D);
     tree.N = N;
     tree.D = D;
     tree.P = P;
     tree.leaf_size = leaf_size;
+    tree.max_nodes = nn;
+    tree.bucket = VDP_TREE_BUCKET > leaf_size ? VDP_TREE_BUCKET : leaf_size;
     tree.X = Xt;
     tree.perm = (int *)R_alloc(N, sizeof(int));
     tree.start = (int *)R_alloc(nn, sizeof(int));
@@ -185,9 +226,10 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     tree.s2 = (double *)R_alloc((size_t)nn * P, sizeof(double));
     tree.key = (double *)R_alloc(2 * (size_t)N, sizeof(double));
     tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
-    vdp_tree_build(&tree);
+    vdp_tree_build(&tree, ci[8]);
     tp = &tree;
     t_tree = wall() - t0;
+    c_tree = cpu() - c0;
   }
 
   const int mK = ctl.max_K;
@@ -206,15 +248,17 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   double cap = (double)mK * (3.0 * ctl.max_iter + 2) + 16;
   res.trace_cap = cap > 1e7 ? 10000000 : (int)cap;
   res.trace = (vdp_trace_row *)R_alloc(res.trace_cap, sizeof(vdp_trace_row));
+  double c_fit = cpu();
   vdp_fit(Xt, N, D, tp, &prior, &ctl, &res);
+  c_fit = cpu() - c_fit;
   res.seconds_tree = t_tree;
 
   const int T = res.T;
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
                          "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
-                         "interrupted", "worker_failed"};
-  SEXP out = PROTECT(svi_named_list(20, names));
+                         "interrupted", "worker_failed", "cov0"};
+  SEXP out = PROTECT(svi_named_list(21, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -267,16 +311,19 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   SET_VECTOR_ELT(out, 10, tr);
   SET_VECTOR_ELT(out, 11, Rf_ScalarInteger(res.n_items));
   SET_VECTOR_ELT(out, 12, Rf_ScalarInteger(res.status));
-  SEXP secs = Rf_allocVector(REALSXP, 2);
+  SEXP secs = Rf_allocVector(REALSXP, 4);
   SET_VECTOR_ELT(out, 13, secs);
   REAL(secs)[0] = t_tree;
   REAL(secs)[1] = res.seconds_total;
+  REAL(secs)[2] = c_tree;
+  REAL(secs)[3] = c_fit;
   SET_VECTOR_ELT(out, 14, Rf_ScalarInteger(res.n_splits_tried));
   SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
   SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
   SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted && !res.worker_failed));
   SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(res.worker_failed));
+  if (own_cov0) SET_VECTOR_ELT(out, 20, real_matrix(cov0, D, D));
   UNPROTECT(n_prot);
   return out;
 }

@@ -22,14 +22,23 @@
  * each through the bisector of its principal axis after expanding one level
  * the nodes it owns, update only the two children (items with negligible mass
  * on it keep a hard side), and keep the best split if it lowers F by more
- * than tol |F| (tested on the candidate's F; the full update can only lower
- * it further); (3) update everything to convergence, reordering components
+ * than tol N nats (tested on the candidate's F; the full update can only
+ * lower it further); (3) update everything to convergence (F dropping by no
+ * more than update_tol N per cycle), reordering components
  * by size when that lowers F and refining the tree every third cycle and
  * before convergence is declared. Departures from the paper, each keeping F
- * exact for the q in use: the tree splits on principal directions; node
+ * exact for the q in use: the tree splits on principal directions and is
+ * built lazily below its buckets (child_of, build_children; the nodes and
+ * statistics are those of the whole tree built at once); node
  * expansion adds a spread test to the paper's child test (expand_tree);
  * after growth stops, small components are tried for deletion
  * (try_deletes).
+ *
+ * Tolerances are in nats per point (thresholds tol N and update_tol N), not
+ * relative to |F|: differences of F between models do not depend on the
+ * units of the data, while F itself shifts by N log|scale| with them (and
+ * can be near zero), so a |F|-relative threshold made the number of
+ * components depend on the units.
  *
  * Determinism: items are processed in blocks of SVI_BLOCK; blocks run in
  * waves of VDP_WAVE with one partial-sum buffer each, reduced in block order
@@ -63,7 +72,7 @@ typedef struct {
   int N, D, P, max_K, T, threads, SS, cycle, status;
   int interrupted; /* a user interrupt was seen: stop at the last complete model */
   const double *X;
-  const vdp_tree *tree;
+  vdp_tree *tree; /* lazily built: buckets are split when first needed */
   const gw_prior *prior;
   const vdp_control *ctl;
   /* items and their q (row stride max_K) and tail mass */
@@ -168,12 +177,15 @@ static inline double item_scores(const vdp_state *s, int T, double n, const doub
 
 static inline int n_children(const vdp_state *s, int id) {
   if (id < 0) return 0;
-  if (s->tree->left[id] >= 0) return 2;
+  if (s->tree->left[id] >= 0 || s->tree->left[id] == VDP_UNBUILT) return 2;
   return s->tree->count[id] > 1 ? s->tree->count[id] : 0;
 }
 
+/* (builds an unbuilt bucket's children: outside parallel regions, or after
+ * build_children) */
 static inline int child_of(const vdp_state *s, int id, int j) {
-  const vdp_tree *t = s->tree;
+  vdp_tree *t = s->tree;
+  if (t->left[id] == VDP_UNBUILT) vdp_tree_expand(t, id);
   if (t->left[id] >= 0) return j == 0 ? t->left[id] : t->right[id];
   return -(t->start[id] + j + 1); /* the tree stores its points in its order */
 }
@@ -488,6 +500,29 @@ static void record(vdp_state *s, int phase, double F) {
 
 /* ---------- kd-tree expansion ---------- */
 
+/* Dot product with four partial sums. */
+static inline double dot_d(const double *a, const double *b, int D) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int d = 0;
+  for (; d + 4 <= D; d += 4) {
+    s0 += a[d] * b[d];
+    s1 += a[d + 1] * b[d + 1];
+    s2 += a[d + 2] * b[d + 2];
+    s3 += a[d + 3] * b[d + 3];
+  }
+  for (; d < D; d++) s0 += a[d] * b[d];
+  return (s0 + s1) + (s2 + s3);
+}
+
+/* Builds the children of every outer node that is an unbuilt bucket, so
+ * that the parallel loops below read a complete tree. */
+static void build_children(vdp_state *s) {
+  for (int i = 0; i < s->n_items; i++) {
+    int id = s->item[i];
+    if (id >= 0 && s->tree->left[id] == VDP_UNBUILT) vdp_tree_expand(s->tree, id);
+  }
+}
+
 /* Expands every outer node whose points may disagree with the node's shared
  * q(z) at the current globals, by two tests (a node failing either is
  * expanded):
@@ -512,6 +547,7 @@ static int expand_tree(vdp_state *s) {
   }
   int *flag = s->flag;
   const double thr = s->ctl->expand_threshold;
+  build_children(s);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 64) num_threads(s->threads)
 #endif
@@ -520,7 +556,7 @@ static int expand_tree(vdp_state *s) {
     flag[i] = 0;
     if (n_children(s, id) == 0) continue;
     double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
-    double *c = S + mK + 1, *gs = c + D, *gk = gs + D, *Cg = gk + D;
+    double *c = S + mK + 1, *gs = c + D, *gk = gs + D;
     const vdp_tree *t = s->tree;
     double cn = t->count[id];
     const double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * s->P;
@@ -533,37 +569,33 @@ static int expand_tree(vdp_state *s) {
     }
     /* gradient of S_k at c: -nu_k W_k (c - m_k) = nu_k (W_k m_k - W_k c) */
     const gw_nw *gb = best < T ? &s->post[best] : &s->prior->as_q;
-    for (int a = 0; a < D; a++) {
-      double wc = 0.0;
-      for (int b = 0; b < D; b++) wc += gb->W[a + (size_t)b * D] * c[b];
-      gs[a] = gb->nu * (gb->Wm[a] - wc);
-    }
+    for (int a = 0; a < D; a++) /* (W symmetric: row a = column a) */
+      gs[a] = gb->nu * (gb->Wm[a] - dot_d(gb->W + (size_t)a * D, c, D));
     double sum_lo = 0.0, sum_hi = 0.0, z = s->ctl->expand_sd;
     for (int k = 0; k < K1; k++) {
       if (k == best) continue;
       double margin = S[best] - S[k];
       if (margin > 700) continue;
       const gw_nw *g = k < T ? &s->post[k] : &s->prior->as_q;
-      for (int a = 0; a < D; a++) {
-        double wc = 0.0;
-        for (int b = 0; b < D; b++) wc += g->W[a + (size_t)b * D] * c[b];
-        gk[a] = gs[a] - g->nu * (g->Wm[a] - wc);
-      }
-      /* g' Cov_A g with Cov_A = s2 / n - c c' (s2 packed upper) */
+      for (int a = 0; a < D; a++)
+        gk[a] = gs[a] - g->nu * (g->Wm[a] - dot_d(g->W + (size_t)a * D, c, D));
+      /* g' Cov_A g with Cov_A = s2 / n - c c' (s2 packed upper):
+       * g' s2 g = sum_b g_b (s2_bb g_b + 2 sum_{a<b} s2_ab g_a) */
       double v = 0.0, gc = 0.0;
-      for (int a = 0; a < D; a++) Cg[a] = 0.0;
-      int idx = 0;
-      for (int b = 0; b < D; b++)
-        for (int a = 0; a <= b; a++, idx++) {
-          double e = s2[idx] / cn;
-          Cg[a] += e * gk[b];
-          if (a != b) Cg[b] += e * gk[a];
+      const double *col = s2;
+      for (int b = 0; b < D; b++) {
+        double o0 = 0.0, o1 = 0.0;
+        int a = 0;
+        for (; a + 2 <= b; a += 2) {
+          o0 += col[a] * gk[a];
+          o1 += col[a + 1] * gk[a + 1];
         }
-      for (int a = 0; a < D; a++) {
-        v += gk[a] * Cg[a];
-        gc += gk[a] * c[a];
+        if (a < b) o0 += col[a] * gk[a];
+        v += gk[b] * (2.0 * (o0 + o1) + col[b] * gk[b]);
+        gc += gk[b] * c[b];
+        col += b + 1;
       }
-      v -= gc * gc;
+      v = v / cn - gc * gc;
       double sd = sqrt(v > 0 ? v : 0.0);
       double lo = -(margin - z * sd), hi = -(margin + z * sd);
       sum_lo += exp(lo < 700 ? lo : 700);
@@ -708,7 +740,7 @@ static void update_all(vdp_state *s) {
       break;
     }
     if (converging && !expanded) break;
-    converging = Fprev - s->F <= ctl->update_tol * fabs(s->F);
+    converging = Fprev - s->F <= ctl->update_tol * s->N;
     if (converging && !s->tree) break;
     Fprev = s->F;
   }
@@ -754,7 +786,8 @@ static inline int expand_for_split(const vdp_state *s, int i, int c) {
 static int split_descend(const vdp_state *s, int id, int force, double limit, int *out) {
   const vdp_tree *t = s->tree;
   int nc = n_children(s, id);
-  int go = nc > 0 && (force || (t->left[id] >= 0 && t->count[id] > limit));
+  int go = nc > 0 && (force || ((t->left[id] >= 0 || t->left[id] == VDP_UNBUILT) &&
+                                t->count[id] > limit));
   if (!go) {
     if (out) out[0] = id;
     return 1;
@@ -906,7 +939,7 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
     for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
     F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
     if (F == INFINITY) return INFINITY;
-    if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
+    if (it > 0 && Fprev - F <= ctl->update_tol * s->N) break;
     Fprev = F;
   }
   for (int k = 0; k < n_act; k++) s->sub_qi[act_pos[k]] = act_qi[k];
@@ -959,7 +992,7 @@ static double try_split_remote(vdp_state *s, int c) {
     for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
     F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
     if (F == INFINITY) return INFINITY;
-    if (it > 0 && Fprev - F <= ctl->update_tol * fabs(F)) break;
+    if (it > 0 && Fprev - F <= ctl->update_tol * s->N) break;
     Fprev = F;
   }
   return F;
@@ -1119,7 +1152,8 @@ static void try_deletes(vdp_state *s) {
 
 /* ---------- driver ---------- */
 
-static void collect_depth(const vdp_tree *t, int id, int depth, int *out, int *n) {
+static void collect_depth(vdp_tree *t, int id, int depth, int *out, int *n) {
+  if (t->depth[id] < depth) vdp_tree_expand(t, id); /* an unbuilt bucket */
   if (t->left[id] < 0 || t->depth[id] >= depth) {
     if (out) out[*n] = id;
     (*n)++;
@@ -1247,7 +1281,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
     }
     /* an interrupt keeps the model of the last accepted split */
     if (s->interrupted) break;
-    if (best_c < 0 || !(bestF < s->F - ctl->tol * fabs(s->F))) break;
+    if (best_c < 0 || !(bestF < s->F - ctl->tol * s->N)) break;
     apply_split(s, best_c, best_n);
     res->n_splits_accepted++;
     record(s, 1, s->F);

@@ -7,13 +7,17 @@
 #include "vdp-gauss.h"
 
 /* ---- kd-tree with cached statistics (kdtree.c) ---- */
-/* Nodes in preorder; node 0 is the root. The build reorders the columns of
- * X in place into tree order, so a node holds the consecutive points
+/* Node 0 is the root; a node's two children are numbered together, after
+ * it. The build reorders the columns of X in place into tree order, so a
+ * node holds the consecutive points
  * X[, start .. start + count) (perm[i] is the original index of the i-th);
- * left < 0 marks a leaf (count <= leaf_size).
+ * left == -1 marks a leaf (count <= leaf_size), left == VDP_UNBUILT a
+ * bucket not split yet (lazy build: vdp_tree_expand makes its children).
  * Each node caches count, sum x (D) and packed sum x x^T (P). */
+#define VDP_UNBUILT (-2)
 typedef struct {
-  int N, D, P, leaf_size, n_nodes;
+  int N, D, P, leaf_size, n_nodes, max_nodes; /* max_nodes: the arrays' capacity */
+  int bucket; /* nodes of at most this many points may be left unbuilt below */
   double *X;       /* D x N, one point per column; reordered by the build */
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
@@ -21,13 +25,21 @@ typedef struct {
   double *scratch; /* D^2 + 3 D doubles of scratch for the build */
 } vdp_tree;
 
-/* Number of nodes of the tree over n points with the given leaf size. */
+/* An upper bound on the number of nodes of the tree over n points with the
+ * given leaf size (each child keeps 1/4 to 3/4 of its parent). */
 int vdp_tree_count_nodes(int n, int leaf_size);
 /* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
- * start, count, left, right, depth: n_nodes ints; s1: n_nodes D; s2:
- * n_nodes P doubles; key: 2 N doubles; scratch: D^2 + 3 D doubles). O(N log N) splits at the median projection on the node's
- * principal direction; statistics summed bottom-up. */
-void vdp_tree_build(vdp_tree *t);
+ * start, count, left, right, depth: vdp_tree_count_nodes() ints; s1: that
+ * many times D, s2: times P doubles; key: 2 N doubles; scratch: D^2 + 3 D
+ * doubles); sets t->n_nodes to the number built. O(N log N): splits at the
+ * median of a sample of the projections on the node's principal direction;
+ * statistics summed bottom-up. */
+void vdp_tree_build(vdp_tree *t, int lazy);
+/* Builds the subtree below an unbuilt bucket (nothing otherwise). The
+ * children get the numbers from t->n_nodes on; the points of the bucket are
+ * reordered among themselves. Not thread-safe: call outside parallel
+ * regions. */
+void vdp_tree_expand(vdp_tree *t, int id);
 
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
 /* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
@@ -39,6 +51,10 @@ void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfi
 size_t vdp_data_cov_work(int D);
 void vdp_data_cov(const double *X, svi_len N, int D, const double *center, double *cov,
                   double *work);
+/* Xt (D x N) = t(X) - center and, in the same pass, cov (D x D) as
+ * vdp_data_cov computes it (bit for bit); work: vdp_data_cov_work(D). */
+void vdp_data_transpose_cov(const double *X, svi_len N, int D, const double *center,
+                            double *Xt, double *cov, double *work);
 /* Xt (D x N) = t(X) - center. */
 void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
                         double *Xt);

@@ -189,6 +189,33 @@ test_that("bad input gets classed errors naming the argument", {
   expect_error(predict(fit), "newdata", class = "sparsevi_error_argument")
 })
 
+test_that("the lazily built tree gives the fit of the tree built at once", {
+  # buckets (<= 256 points) are split only when the fit first asks for their
+  # children; the nodes and statistics are those of the eager build
+  sim <- simulate_mixture(N = 50000, D = 8, K = 4, separation = 6, seed = 14)
+  lazy <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  eager <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE, lazy_tree = FALSE)
+  expect_identical(lazy$free_energy, eager$free_energy)
+  expect_identical(lazy$trace$free_energy, eager$trace$free_energy)
+  expect_identical(lazy$n_outer_nodes, eager$n_outer_nodes)
+  expect_lt(lazy$n_tree_nodes, eager$n_tree_nodes)
+  expect_identical(predict(lazy, sim$X), predict(eager, sim$X))
+})
+
+test_that("the tolerances are per point: a change of units changes nothing", {
+  # F shifts by N D log(scale) with the units (the default prior scales with
+  # the data), so a |F|-relative tolerance would not be unit-free
+  sim <- simulate_mixture(N = 1500, D = 3, K = 5, separation = 4, seed = 13)
+  for (kd in c(TRUE, FALSE)) {
+    f1 <- fit_vdp(sim$X, kdtree = kd, seed = 1, threads = 1, progress = FALSE)
+    f2 <- fit_vdp(1000 * sim$X, kdtree = kd, seed = 1, threads = 1, progress = FALSE)
+    expect_equal(f2$T, f1$T)
+    expect_equal(f2$free_energy - f1$free_energy, 1500 * 3 * log(1000),
+                 tolerance = 1e-6)
+    expect_identical(predict(f2, 1000 * sim$X), predict(f1, sim$X))
+  }
+})
+
 test_that("max_K caps the number of components", {
   sim <- simulate_mixture(N = 800, D = 2, K = 6, separation = 8, seed = 12)
   fit <- fit_vdp(sim$X, max_K = 3, seed = 1, threads = 1, progress = FALSE)
