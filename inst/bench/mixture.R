@@ -285,7 +285,9 @@ bench_kernels <- function() {
   }
 }
 
-if (any(c("patches", "all") %in% what)) bench_patches()
+# SPARSEVI_BENCH_PATCH_K: the values of K of part 1 (default 800,400,100)
+patch_K <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_PATCH_K", "800,400,100"), ",")[[1]])
+if (any(c("patches", "all") %in% what)) bench_patches(Ks = patch_K)
 budget <- budget + 900 # the throughput section always gets its turn
 if (any(c("throughput", "all") %in% what)) bench_throughput()
 if (any(c("threads", "all") %in% what)) bench_threads()
