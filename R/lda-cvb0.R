@@ -136,10 +136,16 @@ cvb0_totals <- function(state) {
 # A summary of the local step is list(words, x): the batch's distinct words
 # (0-based, increasing) and their K x U statistics (column u for words[u]),
 # the two vectors the C glue returns; no K x V object is built per
-# minibatch. cvb0_summary_parts() also accepts a K x V matrix or Matrix
+# minibatch. In training x may be the session's reused buffer
+# (cvb0_summary_buf()), longer than K x U: only its first K x U values are
+# the summary, and only until the next local step. cvb0_summary_parts() also accepts a K x V matrix or Matrix
 # (e.g. from a test), cvb0_summary_dense() gives the K x V matrix.
 cvb0_summary_parts <- function(S, K) {
-  if (is.list(S) && !is.object(S) && !is.null(S$words)) return(S)
+  if (is.list(S) && !is.object(S) && !is.null(S$words)) {
+    n <- K * length(S$words)
+    if (length(S$x) != n) S$x <- S$x[seq_len(n)]
+    return(S)
+  }
   M <- as.matrix(S)
   storage.mode(M) <- "double"
   w <- which(colSums(M != 0) > 0)
@@ -169,6 +175,24 @@ cvb0_scratch <- function(n) {
   }
   s
 }
+# The buffer the local step writes its summary into, reused minibatch after
+# minibatch (a fresh vector of a few MB each time cost page faults: a third
+# of a training lap on wikipara's full vocabulary), or NULL. Only for the
+# shared training loop with sync = 1 (control$sync), where each local
+# step's result is consumed by its global step (or serialised, on a
+# cluster) before the next local step overwrites the buffer; anything else
+# (several batches per round, direct calls) gets fresh vectors. Grown to the
+# largest summary seen, at most 2^23 doubles (64 MB).
+cvb0_summary_buf <- function(control, n) {
+  if (!identical(control$sync, 1L) || n > 2^23) return(NULL)
+  b <- cvb0_cache$summary
+  if (is.null(b) || length(b) < n) {
+    b <- double(max(ceiling(n * 1.25), 2^16))
+    cvb0_cache$summary <- b
+  }
+  b
+}
+
 # An integer vector of at least V entries, all -1, that the local step's C
 # code uses to find the batch's distinct words in O(batch) rather than O(V)
 # time and leaves all -1 again; kept for the session (grown when a larger
@@ -211,7 +235,8 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
                lambda, tot, settings, seed, cvb0_stream_base(state),
                as.integer(threads), TRUE, affine,
-               cvb0_scratch(K * length(batch$term)), cvb0_marks(V))
+               cvb0_scratch(K * length(batch$term)), cvb0_marks(V),
+               cvb0_summary_buf(control, K * length(batch$term)))
   list(summary = list(words = res$words, x = res$x),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))
@@ -313,7 +338,7 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
   S <- g$S
-  if (!is.list(S) || is.object(S)) S <- cvb0_summary_parts(S, nrow(st$X))
+  if (!is.list(S) || is.object(S) || is.null(S$words)) S <- cvb0_summary_parts(S, nrow(st$X))
   t_new <- g$t + 1L
   .Call(ffi_lda_global_cvb0_lazy, st$X, st$meta, as.double(g$rho), as.double(g$mult),
         S$words, S$x, as.double(below), as.double(t_new))
@@ -383,7 +408,7 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
   if (is.null(seed)) seed <- resolve_seed(NULL)
   res <- .Call(ffi_lda_local_cvb0, dtm$doc_ptr, dtm$term, dtm$count, ncol(tw), tw,
                rowSums(tw), settings, seed, 0, as.integer(threads), FALSE, NULL, NULL,
-               cvb0_marks(ncol(tw)))
+               cvb0_marks(ncol(tw)), NULL)
   theta <- res$theta + settings[1L]
   theta <- t(theta) / colSums(theta)
   dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))

@@ -127,7 +127,11 @@ static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, in
  * either the K x V topic parameters or, with affine = c(shift, scale), the
  * store X of the lazy global step (lambda = shift + scale X); tot (or NULL)
  * the row sums of lambda; scratch (or NULL) a double vector this call may
- * overwrite; marks (or NULL) the session's V-long table of -1 (batch_words).
+ * overwrite; marks (or NULL) the session's V-long table of -1 (batch_words);
+ * summary_buf (or NULL) a double vector to write the summary into when it
+ * holds K U values (then returned as x, its first K U values the summary:
+ * R passes one only when the result is consumed before the next local step,
+ * see R/lda-cvb0.R).
  * Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of
  * m gamma over the last pass for word words[u]). A training summary is
@@ -135,7 +139,7 @@ static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, in
 SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambda,
                         SEXP tot, SEXP settings, SEXP seed, SEXP stream_base,
                         SEXP threads_, SEXP want_summary, SEXP affine, SEXP scratch,
-                        SEXP marks) {
+                        SEXP marks, SEXP summary_buf) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   svi_need_matrix(lambda, REALSXP, -1, x.V, "lambda");
@@ -190,7 +194,17 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
-  SEXP summary = PROTECT(Rf_allocVector(REALSXP, want ? (R_xlen_t)K * U : 0));
+  /* the summary: in the caller's buffer when given and long enough (fresh
+   * multi-MB vectors per minibatch cost page faults: a third of a lap on
+   * wikipara's full vocabulary), else a new vector */
+  const R_xlen_t s_len = want ? (R_xlen_t)K * U : 0;
+  SEXP summary;
+  if (want && !Rf_isNull(summary_buf) && TYPEOF(summary_buf) == REALSXP &&
+      XLENGTH(summary_buf) >= s_len)
+    summary = summary_buf;
+  else
+    summary = Rf_allocVector(REALSXP, s_len);
+  PROTECT(summary);
   n_prot++;
 
   /* scratch */
@@ -216,10 +230,11 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
 }
 
 /* A summary given as its words (0-based, strictly increasing, below V) and
- * K values per word must be consistent; returns the number of words U. */
+ * (at least) K values per word must be consistent; returns the number of
+ * words U. */
 static int check_summary(SEXP words, SEXP xv, int K, int V) {
   if (TYPEOF(words) != INTSXP || TYPEOF(xv) != REALSXP ||
-      XLENGTH(xv) != (R_xlen_t)K * XLENGTH(words))
+      XLENGTH(xv) < (R_xlen_t)K * XLENGTH(words))
     Rf_error("internal error: malformed SCVB0 summary");
   const int U = (int)XLENGTH(words);
   const int *w = INTEGER(words);
