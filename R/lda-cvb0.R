@@ -45,7 +45,12 @@
 #'
 #' The topic update is lazy: a minibatch touches only the topic statistics
 #' of its own words (the \eqn{(1 - \rho^\Phi)} decay of the others is kept as
-#' one running factor), so its cost does not grow with the vocabulary.
+#' one running factor), so its cost does not grow with the vocabulary. This
+#' store is kept from lap to lap; the dense K x V topics are computed only
+#' when they are read: at the end of the fit (or of [update()]) and, with
+#' `heldout`, for each lap's score. If training stops during a lap (an
+#' interrupt or an error), the returned fit includes that lap's completed
+#' minibatches (its `state$t` counts them).
 #'
 #' @name scvb0
 #' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.
