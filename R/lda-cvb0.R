@@ -143,8 +143,9 @@ cvb0_totals <- function(state) {
 # the two vectors the C glue returns; no K x V object is built per
 # minibatch. In training x may be the session's reused buffer
 # (cvb0_summary_buf()), longer than K x U: only its first K x U values are
-# the summary, and only until the next local step. cvb0_summary_parts() also accepts a K x V matrix or Matrix
-# (e.g. from a test), cvb0_summary_dense() gives the K x V matrix.
+# the summary, and only until the next local step. cvb0_summary_parts()
+# trims x, and also accepts a K x V matrix or Matrix (e.g. from a test);
+# cvb0_summary_dense() gives the K x V matrix.
 cvb0_summary_parts <- function(S, K) {
   if (is.list(S) && !is.object(S) && !is.null(S$words)) {
     n <- K * length(S$words)
