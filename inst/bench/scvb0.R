@@ -238,8 +238,11 @@ best_of <- function(reps, f, wall = FALSE) {
   }
   best
 }
+# (sync = 1, as fit_lda()'s control has it: from the version with a reused
+# summary buffer, the local step writes into it, as in training)
 local_pass <- function(s, ctl, threads = 1L) {
   ctl$cvb0_settings <- NULL
+  ctl$sync <- 1L
   function(r) for (b in s$batches) sparsevi:::lda_local_cvb0(b, s$state, ctl, as.double(c(0, r)), threads)
 }
 # One lap of training as fit_lda() runs it: local step, the engine's global
