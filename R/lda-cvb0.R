@@ -199,10 +199,11 @@ cvb0_summary_buf <- function(control, n) {
   b
 }
 
-# An integer vector of at least V entries, all -1, that the local step's C
-# code uses to find the batch's distinct words in O(batch) rather than O(V)
-# time and leaves all -1 again; kept for the session (grown when a larger
-# vocabulary comes). Only the C glue reads or writes it.
+# An integer vector of at least V entries that the local step's C code uses
+# to find the batch's distinct words in O(batch) rather than O(V) time (a
+# "sparse set": its contents need no cleaning between calls, any values are
+# safe); kept for the session, grown when a larger vocabulary comes. Only the
+# C glue reads or writes it.
 cvb0_marks <- function(V) {
   m <- cvb0_cache$marks
   if (is.null(m) || length(m) < V) {

@@ -75,32 +75,32 @@ static void radix_sort_int(int *a, int n, int *tmp) {
 }
 
 /* The distinct words of a batch (increasing, wlist, U of them) and the column
- * of each entry's word (ecol). With `marks` (a V-long int table, all -1, that
- * R keeps for the session) only the batch's entries are visited: O(nnz), not
- * O(V), and the table is all -1 again on return (no R call in between can
- * leave it dirty). Without it, a V-long R_alloc table, or sorting when the
- * vocabulary is very much larger than the batch. Returns U. */
+ * of each entry's word (ecol). With `marks` (a V-long int table that R keeps
+ * for the session) only the batch's entries are visited: O(nnz), not O(V).
+ * The table needs no initialisation and no cleaning: an entry counts only
+ * when it points into the list of words found so far at that very word (the
+ * "sparse set" check), so whatever it holds (a previous batch's columns,
+ * anything) cannot mislead it. Without it, a V-long R_alloc table, or
+ * sorting when the vocabulary is very much larger than the batch. Returns
+ * U. */
 static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, int **wlist_out) {
   const int V = x->V;
   int U = 0;
   int *wlist = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
   if (marks != NULL || (double)V <= 256.0 * (double)nnz) {
     int *col_of = marks;
-    if (col_of == NULL) {
-      col_of = (int *)R_alloc(V, sizeof(int));
-      for (int v = 0; v < V; v++) col_of[v] = -1;
-    }
+    if (col_of == NULL) col_of = (int *)R_alloc(V, sizeof(int));
     for (R_xlen_t e = 0; e < nnz; e++) {
       const int v = x->term[e];
-      if (col_of[v] < 0) {
-        col_of[v] = 0;
+      const int u = col_of[v];
+      if (!(u >= 0 && u < U && wlist[u] == v)) {
+        col_of[v] = U;
         wlist[U++] = v;
       }
     }
     radix_sort_int(wlist, U, ecol); /* ecol is free until filled below */
     for (int u = 0; u < U; u++) col_of[wlist[u]] = u;
     for (R_xlen_t e = 0; e < nnz; e++) ecol[e] = col_of[x->term[e]];
-    for (int u = 0; u < U; u++) col_of[wlist[u]] = -1;
   } else {
     if (nnz > 0) memcpy(wlist, x->term, sizeof(int) * (size_t)nnz);
     qsort(wlist, (size_t)nnz, sizeof(int), cmp_int);
@@ -127,7 +127,7 @@ static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, in
  * either the K x V topic parameters or, with affine = c(shift, scale), the
  * store X of the lazy global step (lambda = shift + scale X); tot (or NULL)
  * the row sums of lambda; scratch (or NULL) a double vector this call may
- * overwrite; marks (or NULL) the session's V-long table of -1 (batch_words);
+ * overwrite; marks (or NULL) the session's V-long int table (batch_words);
  * summary_buf (or NULL) a double vector to write the summary into when it
  * holds K U values (then returned as x, its first K U values the summary:
  * R passes one only when the result is consumed before the next local step,
