@@ -45,7 +45,12 @@
 #'
 #' The topic update is lazy: a minibatch touches only the topic statistics
 #' of its own words (the \eqn{(1 - \rho^\Phi)} decay of the others is kept as
-#' one running factor), so its cost does not grow with the vocabulary.
+#' one running factor), so its cost does not grow with the vocabulary. This
+#' store is kept from lap to lap; the dense K x V topics are computed only
+#' when they are read: at the end of the fit (or of [update()]) and, with
+#' `heldout`, for each lap's score. If training stops during a lap (an
+#' interrupt or an error), the returned fit includes that lap's completed
+#' minibatches (its `state$t` counts them).
 #'
 #' @name scvb0
 #' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.
@@ -133,17 +138,31 @@ cvb0_totals <- function(state) {
   if (!is.null(state$tot) && identical(state$tot_t, state$t)) state$tot else NULL
 }
 
-# The K x V dgCMatrix with the slots the C glue built (K entries per word of
-# the batch). The slots are set directly on an empty dgCMatrix: they are
-# valid by construction, and validating them per minibatch would cost more
-# than the local step on small minibatches.
-cvb0_summary_matrix <- function(res, K, V) {
-  S <- cvb0_empty_dgc()
-  attr(S, "i") <- res$i
-  attr(S, "p") <- res$p
-  attr(S, "x") <- res$x
-  attr(S, "Dim") <- c(as.integer(K), as.integer(V))
-  S
+# A summary of the local step is list(words, x): the batch's distinct words
+# (0-based, increasing) and their K x U statistics (column u for words[u]),
+# the two vectors the C glue returns; no K x V object is built per
+# minibatch. In training x may be the session's reused buffer
+# (cvb0_summary_buf()), longer than K x U: only its first K x U values are
+# the summary, and only until the next local step. cvb0_summary_parts()
+# trims x, and also accepts a K x V matrix or Matrix (e.g. from a test);
+# cvb0_summary_dense() gives the K x V matrix.
+cvb0_summary_parts <- function(S, K) {
+  if (is.list(S) && !is.object(S) && !is.null(S$words)) {
+    n <- K * length(S$words)
+    if (length(S$x) != n) S$x <- S$x[seq_len(n)]
+    return(S)
+  }
+  M <- as.matrix(S)
+  storage.mode(M) <- "double"
+  w <- which(colSums(M != 0) > 0)
+  list(words = as.integer(w - 1L), x = as.double(M[, w, drop = FALSE]))
+}
+
+cvb0_summary_dense <- function(S, K, V) {
+  S <- cvb0_summary_parts(S, K)
+  M <- matrix(0, K, V)
+  M[, S$words + 1L] <- S$x
+  M
 }
 
 cvb0_cache <- new.env(parent = emptyenv())
@@ -162,9 +181,36 @@ cvb0_scratch <- function(n) {
   }
   s
 }
-cvb0_empty_dgc <- function() {
-  if (is.null(cvb0_cache$dgc)) cvb0_cache$dgc <- new_dgc()
-  cvb0_cache$dgc
+# The buffer the local step writes its summary into, reused minibatch after
+# minibatch (a fresh vector of a few MB each time cost page faults: a third
+# of a training lap on wikipara's full vocabulary), or NULL. Only for the
+# shared training loop with sync = 1 (control$sync), where each local
+# step's result is consumed by its global step (or serialised, on a
+# cluster) before the next local step overwrites the buffer; anything else
+# (several batches per round, direct calls) gets fresh vectors. Grown to the
+# largest summary seen, at most 2^23 doubles (64 MB).
+cvb0_summary_buf <- function(control, n) {
+  if (!identical(control$sync, 1L) || n > 2^23) return(NULL)
+  b <- cvb0_cache$summary
+  if (is.null(b) || length(b) < n) {
+    b <- double(max(ceiling(n * 1.25), 2^16))
+    cvb0_cache$summary <- b
+  }
+  b
+}
+
+# An integer vector of at least V entries that the local step's C code uses
+# to find the batch's distinct words in O(batch) rather than O(V) time (a
+# "sparse set": its contents need no cleaning between calls, any values are
+# safe); kept for the session, grown when a larger vocabulary comes. Only the
+# C glue reads or writes it.
+cvb0_marks <- function(V) {
+  m <- cvb0_cache$marks
+  if (is.null(m) || length(m) < V) {
+    m <- rep.int(-1L, max(V, 1024L))
+    cvb0_cache$marks <- m
+  }
+  m
 }
 
 # First random stream of a batch (one stream per document): 2^26 streams per
@@ -175,8 +221,8 @@ cvb0_stream_base <- function(state) {
 }
 
 # Local step of SCVB0 over one minibatch. The topics are read from the lazy
-# store state$cvb0 (lambda = eta + scale X) during a lap, else from the dense
-# state$lambda.
+# store state$cvb0 (lambda = eta + scale X) when training keeps one, else
+# from the dense state$lambda.
 lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   settings <- control$cvb0_settings
   if (is.null(settings)) settings <- cvb0_settings(control)
@@ -184,7 +230,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   if (!is.null(st)) {
     lambda <- st$X
     tot <- cvb0_store_totals(st)
-    affine <- c(st$eta, st$scale)
+    affine <- c(st$eta, st$meta[1L])
   } else {
     lambda <- state$lambda
     if (!is.double(lambda)) storage.mode(lambda) <- "double"
@@ -196,8 +242,9 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
                lambda, tot, settings, seed, cvb0_stream_base(state),
                as.integer(threads), TRUE, affine,
-               cvb0_scratch(K * length(batch$term)))
-  list(summary = cvb0_summary_matrix(res, K, V),
+               cvb0_scratch(K * length(batch$term)), cvb0_marks(V),
+               cvb0_summary_buf(control, K * length(batch$term)))
+  list(summary = list(words = res$words, x = res$x),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))
 }
@@ -228,109 +275,125 @@ cvb0_corpus_tokens <- function(state, control, res) {
 # scaled by corpus tokens over minibatch tokens (not documents).
 lda_global_cvb0 <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
-  rho <- g$rho
-  eta <- g$eta
-  S <- g$S
-  scale <- g$mult
-  t <- g$t
   lambda <- cvb0_state_lambda(state)
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  tot <- if (is.null(state$cvb0)) cvb0_totals(state) else cvb0_store_totals(state$cvb0)
   state$cvb0 <- NULL
-  tot <- cvb0_totals(state)
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
-  out <- .Call(ffi_lda_global_cvb0, lambda, as.double(tot), eta, rho, scale,
-               S@p, S@i, S@x, threads)
+  S <- cvb0_summary_parts(g$S, nrow(lambda))
+  out <- .Call(ffi_lda_global_cvb0, lambda, as.double(tot), g$eta, g$rho, g$mult,
+               S$words, S$x, threads)
   state$lambda <- out$lambda
-  state$t <- t + 1L
+  state$t <- g$t + 1L
   state$tot <- out$tot
   state$tot_t <- state$t
-  state$rho <- rho
+  state$rho <- g$rho
   state
 }
 
-# Step size, prior, summary (as a dgCMatrix) and C / |M| of a global step.
+# Step size, prior, summary and C / |M| of a global step.
 cvb0_global_args <- function(state, res, control) {
-  get <- function(name) {
-    v <- control[[name]]
-    if (is.null(v)) cvb0_defaults[[name]] else v
-  }
   t <- if (is.null(state$t)) 0 else state$t
   s <- if (is.null(control$step_scale)) cvb0_defaults$s else control$step_scale
-  rho <- min(1, s * (get("tau") + t)^(-get("kappa")))
+  tau <- if (is.null(control$tau)) cvb0_defaults$tau else control$tau
+  kappa <- if (is.null(control$kappa)) cvb0_defaults$kappa else control$kappa
+  eta <- if (is.null(control$eta)) cvb0_defaults$eta else control$eta
+  rho <- min(1, s * (tau + t)^(-kappa))
   S <- res$summary
-  # (the class first: an S4 is() per minibatch costs as much as the C step)
-  if (!identical(class(S), structure("dgCMatrix", package = "Matrix")) &&
-      !methods::is(S, "dgCMatrix")) {
-    S <- methods::as(methods::as(methods::as(S, "CsparseMatrix"), "generalMatrix"), "dMatrix")
-  }
   tokens <- res$stats$tokens
-  if (is.null(tokens)) tokens <- sum(S@x)
+  if (is.null(tokens)) tokens <- sum(cvb0_summary_parts(S, nrow(res$doc_topic))$x)
   mult <- if (tokens > 0) cvb0_corpus_tokens(state, control, res) / tokens else 0
-  list(t = t, rho = rho, eta = get("eta"), S = S, mult = mult)
+  list(t = t, rho = rho, eta = eta, S = S, mult = mult)
 }
 
 # ---- the lazy global step ------------------------------------------------------
 #
 # The same update as lda_global_cvb0() without rewriting the K x V topics
 # every minibatch (MATH.md section 5; the form of the "gibbs" engine's lazy
-# update): during a lap the state keeps the store
-#   state$cvb0 = list(X, xtot, scale, eta),  lambda = eta + scale X,
-# xtot the row sums of X, and each minibatch multiplies `scale` by (1 - rho)
-# and adds (rho C / |M| / scale) S to the columns of its words only. Below
-# `rescale_below` (control$rescale_below, default 1e-100) the scale is folded
-# into X in one dense pass. X is modified in place by C: it is created here
-# (a fresh copy of lambda - eta) at the first minibatch of a lap and dropped
-# by lda_cvb0_end_lap(), which materialises lambda; nothing else holds it.
-# Within a lap state$lambda is NULL (the store is the only copy the local
-# steps and a cluster's workers read).
+# update). Training keeps the store
+#   state$cvb0 = list(X, meta, eta),  lambda = eta + scale X,
+# meta = c(scale, t, xtot) with xtot the row sums of X and t the number of
+# global steps the store has taken. Each minibatch multiplies `scale` by
+# (1 - rho) and adds (rho C / |M| / scale) S to the columns of its words
+# only. Below `rescale_below` (control$rescale_below, default 1e-100) the
+# scale is folded into X in one dense pass.
+#
+# Lifetime: the store is created (a fresh copy of lambda - eta) by the first
+# global step of a fit or of an update() and then kept across laps: no K x V
+# work happens between laps. lambda is materialised (one pass, in C) only
+# when someone reads the topics: at the end of the fit (lda_cvb0_finish(),
+# which the shared loop calls before building the fit, and which drops the
+# store) and for the held-out score of a lap. While the store lives,
+# state$lambda is NULL (the store is the only copy the local steps and a
+# cluster's workers read).
+#
+# X and meta are modified IN PLACE by C, together (no R call in between).
+# So nothing outside the training loop may hold them: fits never do (the
+# finish drops the store), and update() starts a store of its own from the
+# fit's lambda. A state from before an interrupted lap shares the store with
+# the interrupted lap and sees its completed minibatches; the finish then
+# takes the store's own step count t, so the fit is consistent (its topics
+# include those minibatches).
 lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
   st <- state$cvb0
   if (is.null(st)) {
-    lambda <- state$lambda
-    if (!is.double(lambda)) storage.mode(lambda) <- "double"
-    tot <- cvb0_totals(state)
-    if (is.null(tot)) tot <- rowSums(lambda)
-    X <- lambda - g$eta
-    st <- list(X = X, xtot = tot - ncol(lambda) * g$eta, scale = 1, eta = g$eta)
+    st <- cvb0_new_store(state, g$eta)
+    state$cvb0 <- st
     state$lambda <- NULL
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
-  out <- .Call(ffi_lda_global_cvb0_lazy, st$X, as.double(st$xtot), as.double(st$scale),
-               as.double(g$rho), as.double(g$mult), g$S@p, g$S@i, g$S@x,
-               as.double(below))
-  st$xtot <- out$xtot
-  st$scale <- out$scale
-  state$cvb0 <- st
-  state$t <- g$t + 1L
+  S <- g$S
+  if (!is.list(S) || is.object(S) || is.null(S$words)) S <- cvb0_summary_parts(S, nrow(st$X))
+  t_new <- g$t + 1L
+  .Call(ffi_lda_global_cvb0_lazy, st$X, st$meta, as.double(g$rho), as.double(g$mult),
+        S$words, S$x, as.double(below), as.double(t_new))
+  state$t <- t_new
   state$tot <- cvb0_store_totals(st)
-  state$tot_t <- state$t
+  state$tot_t <- t_new
   state$rho <- g$rho
   state
 }
 
+# A new store from a state's dense lambda (and its tracked totals), made in
+# one pass by C (X = lambda - eta).
+cvb0_new_store <- function(state, eta) {
+  lambda <- state$lambda
+  if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  tot <- cvb0_totals(state)
+  if (is.null(tot)) tot <- rowSums(lambda)
+  t <- if (is.null(state$t)) 0 else state$t
+  st <- .Call(ffi_lda_cvb0_new_store, lambda, as.double(tot), as.double(eta), as.double(t))
+  st$eta <- as.double(eta)
+  st
+}
+
 # Row sums of lambda from a store: V eta + scale xtot.
 cvb0_store_totals <- function(st) {
-  ncol(st$X) * st$eta + st$scale * st$xtot
+  ncol(st$X) * st$eta + st$meta[1L] * st$meta[-(1:2)]
 }
 
 # The dense lambda of a state (materialised from the lazy store if any).
 cvb0_state_lambda <- function(state) {
   st <- state$cvb0
   if (is.null(st)) return(state$lambda)
-  st$eta + st$scale * st$X
+  .Call(ffi_lda_cvb0_materialise, st$X, st$meta, st$eta)$lambda
 }
 
-# Called by the loop after the last minibatch of each lap: the dense lambda
-# (and its row sums) replace the store.
-lda_cvb0_end_lap <- function(state, control) {
-  if (!is.null(state$cvb0)) {
-    state$lambda <- cvb0_state_lambda(state)
-    state$tot <- cvb0_store_totals(state$cvb0)
-    state$tot_t <- state$t
-    state$cvb0 <- NULL
-  }
+# The state with its dense lambda (and row sums) in place of the store:
+# called by the shared loop (R/lda.R, lda_finish_state()) before it builds a
+# fit or scores held-out documents.
+lda_cvb0_finish <- function(state, control) {
+  st <- state$cvb0
+  if (is.null(st)) return(state)
+  m <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, st$eta)
+  state$lambda <- m$lambda
+  state$tot <- m$tot
+  # the store's own step count (ahead of the state's after an interrupted lap)
+  if (!identical(as.double(state$t), st$meta[2L])) state$t <- as.integer(st$meta[2L])
+  state$tot_t <- state$t
+  state$cvb0 <- NULL
   state
 }
 
@@ -351,7 +414,8 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
   tw <- matrix(as.double(tw), K, ncol(tw))
   if (is.null(seed)) seed <- resolve_seed(NULL)
   res <- .Call(ffi_lda_local_cvb0, dtm$doc_ptr, dtm$term, dtm$count, ncol(tw), tw,
-               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE, NULL, NULL)
+               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE, NULL, NULL,
+               cvb0_marks(ncol(tw)), NULL)
   theta <- res$theta + settings[1L]
   theta <- t(theta) / colSums(theta)
   dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))

@@ -505,7 +505,16 @@ lda_state_topic_word <- function(state) {
   state$lambda / rowSums(state$lambda)
 }
 
+# An engine may hold its topics in a form of its own during training (cvb0:
+# a lazy store kept across laps); lda_<local>_finish() returns the state with
+# its dense lambda, for whatever reads the topics (a fit, a held-out score).
+lda_finish_state <- function(state, control) {
+  finish <- lda_fun("lda_", paste0(control$local, "_finish"))
+  if (is.null(finish)) state else finish(state, control)
+}
+
 new_sparsevi_lda <- function(state, control, x, trace, call) {
+  state <- lda_finish_state(state, control)
   tw <- lda_state_topic_word(state)
   dimnames(tw) <- list(NULL, x$vocab)
   structure(
@@ -629,8 +638,8 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
     obj <- lda_objective(state, control)
     ho <- NA_real_
     if (!is.null(heldout)) {
-      ho <- completion_score(lda_state_topic_word(state), control$alpha, heldout,
-                             control$threads)
+      ho <- completion_score(lda_state_topic_word(lda_finish_state(state, control)),
+                             control$alpha, heldout, control$threads)
     }
     eval_time <- eval_time + proc.time()[["elapsed"]] - t_eval
     eval_cpu <- eval_cpu + process_cpu() - c_eval

@@ -7,10 +7,6 @@
 #include "glue.h"
 #include "lda-cvb0.h"
 
-/* Bound (in doubles) of the per-entry buffer used to reduce the summary in
- * document order: 4M doubles (32 MB) or one document's worth, whichever is
- * larger. */
-
 static int cmp_int(const void *a, const void *b) {
   const int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
@@ -58,17 +54,92 @@ static double *inv_totals(SEXP lambda, SEXP tot, int K, int V) {
   return inv;
 }
 
+/* Sorts n non-negative ints (increasing) by least-significant-digit radix,
+ * 11 bits a pass, as many passes as the largest value needs; tmp holds n. */
+static void radix_sort_int(int *a, int n, int *tmp) {
+  int mx = 0;
+  for (int i = 0; i < n; i++)
+    if (a[i] > mx) mx = a[i];
+  int cnt[2048];
+  for (int shift = 0; shift < 31 && (mx >> shift) > 0; shift += 11) {
+    memset(cnt, 0, sizeof cnt);
+    for (int i = 0; i < n; i++) cnt[(a[i] >> shift) & 2047]++;
+    for (int b = 0, s = 0; b < 2048; b++) {
+      const int c = cnt[b];
+      cnt[b] = s;
+      s += c;
+    }
+    for (int i = 0; i < n; i++) tmp[cnt[(a[i] >> shift) & 2047]++] = a[i];
+    memcpy(a, tmp, sizeof(int) * (size_t)n);
+  }
+}
+
+/* The distinct words of a batch (increasing, wlist, U of them) and the column
+ * of each entry's word (ecol). With `marks` (a V-long int table that R keeps
+ * for the session) only the batch's entries are visited: O(nnz), not O(V).
+ * The table needs no initialisation and no cleaning: an entry counts only
+ * when it points into the list of words found so far at that very word (the
+ * "sparse set" check), so whatever it holds (a previous batch's columns,
+ * anything) cannot mislead it. Without it, a V-long R_alloc table, or
+ * sorting when the vocabulary is very much larger than the batch. Returns
+ * U. */
+static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, int **wlist_out) {
+  const int V = x->V;
+  int U = 0;
+  int *wlist = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+  if (marks != NULL || (double)V <= 256.0 * (double)nnz) {
+    int *col_of = marks;
+    if (col_of == NULL) col_of = (int *)R_alloc(V, sizeof(int));
+    for (R_xlen_t e = 0; e < nnz; e++) {
+      const int v = x->term[e];
+      const int u = col_of[v];
+      if (!(u >= 0 && u < U && wlist[u] == v)) {
+        col_of[v] = U;
+        wlist[U++] = v;
+      }
+    }
+    radix_sort_int(wlist, U, ecol); /* ecol is free until filled below */
+    for (int u = 0; u < U; u++) col_of[wlist[u]] = u;
+    for (R_xlen_t e = 0; e < nnz; e++) ecol[e] = col_of[x->term[e]];
+  } else {
+    if (nnz > 0) memcpy(wlist, x->term, sizeof(int) * (size_t)nnz);
+    qsort(wlist, (size_t)nnz, sizeof(int), cmp_int);
+    for (R_xlen_t e = 0; e < nnz; e++)
+      if (U == 0 || wlist[e] != wlist[U - 1]) wlist[U++] = wlist[e];
+    for (R_xlen_t e = 0; e < nnz; e++) {
+      const int v = x->term[e];
+      int lo = 0, hi = U - 1;
+      while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (wlist[mid] < v)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      ecol[e] = lo;
+    }
+  }
+  *wlist_out = wlist;
+  return U;
+}
+
 /* Local step (want_summary TRUE) or fold-in (FALSE) of SCVB0. lambda is
  * either the K x V topic parameters or, with affine = c(shift, scale), the
  * store X of the lazy global step (lambda = shift + scale X); tot (or NULL)
  * the row sums of lambda; scratch (or NULL) a double vector this call may
- * overwrite.
- * Returns list(theta = K x D NTheta, words = 0-based distinct words of the
- * batch (increasing), and the slots x, i, p of the K x V dgCMatrix summary:
- * the sum of m gamma over the last pass, K entries per word of the batch). */
+ * overwrite; marks (or NULL) the session's V-long int table (batch_words);
+ * summary_buf (or NULL) a double vector to write the summary into when it
+ * holds K U values (then returned as x, its first K U values the summary:
+ * R passes one only when the result is consumed before the next local step,
+ * see R/lda-cvb0.R).
+ * Returns list(theta = K x D NTheta, words = the 0-based distinct words of
+ * the batch (increasing), x = the K x U summary: column u holds the sum of
+ * m gamma over the last pass for word words[u]). A training summary is
+ * these two vectors and nothing else: no K x V object per minibatch. */
 SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambda,
                         SEXP tot, SEXP settings, SEXP seed, SEXP stream_base,
-                        SEXP threads_, SEXP want_summary, SEXP affine, SEXP scratch) {
+                        SEXP threads_, SEXP want_summary, SEXP affine, SEXP scratch,
+                        SEXP marks, SEXP summary_buf) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   svi_need_matrix(lambda, REALSXP, -1, x.V, "lambda");
@@ -88,58 +159,28 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
     shift = REAL(affine)[0];
     scale = REAL(affine)[1];
   }
+  int *mk = NULL;
+  if (!Rf_isNull(marks)) {
+    if (TYPEOF(marks) != INTSXP || XLENGTH(marks) < V)
+      Rf_error("internal error: SCVB0 word table must be at least V integers");
+    mk = INTEGER(marks);
+  }
   double *inv_tot = inv_totals(lambda, tot, K, V);
 
-  /* distinct words of the batch (increasing: wlist) and the column of each
-   * entry's word (ecol): through a V-long table unless the vocabulary is
-   * very much larger than the batch, then by sorting the batch's terms (on
-   * wikipara's 129k words and 100-document minibatches, ~4,000 entries, the
-   * table is the faster: sorting cost 0.1 M tokens/s) */
   const R_xlen_t nnz = XLENGTH(term);
-  int U = 0;
   int *ecol = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
   int *wlist;
-  if ((double)V <= 256.0 * (double)nnz) {
-    int *col_of = (int *)R_alloc(V, sizeof(int));
-    for (int v = 0; v < V; v++) col_of[v] = -1;
-    for (R_xlen_t e = 0; e < nnz; e++) col_of[x.term[e]] = 0;
-    for (int v = 0; v < V; v++)
-      if (col_of[v] == 0) col_of[v] = U++;
-    wlist = (int *)R_alloc(U > 0 ? U : 1, sizeof(int));
-    for (int v = 0, u = 0; v < V; v++)
-      if (col_of[v] >= 0) wlist[u++] = v;
-    for (R_xlen_t e = 0; e < nnz; e++) ecol[e] = col_of[x.term[e]];
-  } else {
-    wlist = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
-    if (nnz > 0) memcpy(wlist, x.term, sizeof(int) * (size_t)nnz);
-    qsort(wlist, (size_t)nnz, sizeof(int), cmp_int);
-    for (R_xlen_t e = 0; e < nnz; e++)
-      if (U == 0 || wlist[e] != wlist[U - 1]) wlist[U++] = wlist[e];
-    for (R_xlen_t e = 0; e < nnz; e++) {
-      const int v = x.term[e];
-      int lo = 0, hi = U - 1;
-      while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (wlist[mid] < v)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      ecol[e] = lo;
-    }
-  }
+  const int U = batch_words(&x, nnz, mk, ecol, &wlist);
+  if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
+      (double)K * (double)U > 2147483647.0)
+    Rf_error("internal error: SCVB0 output too large");
   SEXP words = PROTECT(Rf_allocVector(INTSXP, want ? U : 0));
   n_prot++;
-  if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
-      (double)K * (double)U > (double)R_XLEN_T_MAX)
-    Rf_error("internal error: SCVB0 output too large");
-  /* P = lambda / tot over the batch's words (topics are frozen within a
-   * batch) */
-  if (want) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
-  /* scratch: P, in the caller's reusable vector when it is long
-   * enough (R/lda-cvb0.R keeps one per session: fresh R_alloc blocks of a
-   * few MB per minibatch cost page faults and garbage collections), else
-   * R_alloc */
+  if (want && U > 0) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
+  /* scratch: P = lambda / tot over the batch's words (topics are frozen
+   * within a batch), in the caller's reusable vector when it is long enough
+   * (R/lda-cvb0.R keeps one per session: fresh R_alloc blocks of a few MB
+   * per minibatch cost page faults and garbage collections), else R_alloc */
   double *scr = NULL;
   svi_len scr_len = 0;
   if (!Rf_isNull(scratch)) {
@@ -153,25 +194,18 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
-  /* the summary as the slots of a K x V dgCMatrix: x (K per batch word), i, p */
-  SEXP summary = PROTECT(Rf_allocVector(REALSXP, want ? (R_xlen_t)K * U : 0));
+  /* the summary: in the caller's buffer when given and long enough (fresh
+   * multi-MB vectors per minibatch cost page faults: a third of a lap on
+   * wikipara's full vocabulary), else a new vector */
+  const R_xlen_t s_len = want ? (R_xlen_t)K * U : 0;
+  SEXP summary;
+  if (want && !Rf_isNull(summary_buf) && TYPEOF(summary_buf) == REALSXP &&
+      XLENGTH(summary_buf) >= s_len)
+    summary = summary_buf;
+  else
+    summary = Rf_allocVector(REALSXP, s_len);
+  PROTECT(summary);
   n_prot++;
-  SEXP s_i = PROTECT(Rf_allocVector(INTSXP, want ? (R_xlen_t)K * U : 0));
-  n_prot++;
-  SEXP s_p = PROTECT(Rf_allocVector(INTSXP, want ? (R_xlen_t)V + 1 : 0));
-  n_prot++;
-  if (want) {
-    if ((double)K * (double)U > 2147483647.0)
-      Rf_error("internal error: SCVB0 summary has more than 2^31 entries");
-    int *pi = INTEGER(s_i), *pp = INTEGER(s_p);
-    for (int u = 0; u < U; u++)
-      for (int k = 0; k < K; k++) pi[(R_xlen_t)u * K + k] = k;
-    pp[0] = 0;
-    for (int v = 0, u = 0; v < V; v++) {
-      if (u < U && wlist[u] == v) u++;
-      pp[v + 1] = u * K;
-    }
-  }
 
   /* scratch */
   int mt = 1;
@@ -185,49 +219,48 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
   cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, REAL(theta),
              want ? REAL(summary) : NULL, tables, g_all, order_all);
 
-  const char *names[] = {"theta", "words", "x", "i", "p"};
-  SEXP out = PROTECT(svi_named_list(5, names));
+  const char *names[] = {"theta", "words", "x"};
+  SEXP out = PROTECT(svi_named_list(3, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, theta);
   SET_VECTOR_ELT(out, 1, words);
   SET_VECTOR_ELT(out, 2, summary);
-  SET_VECTOR_ELT(out, 3, s_i);
-  SET_VECTOR_ELT(out, 4, s_p);
   UNPROTECT(n_prot);
   return out;
 }
 
-/* The summary's column pointers p (V + 1) and row indices i (K rows) must
- * describe a valid K x V dgCMatrix. */
-static void check_summary_csc(SEXP p, SEXP i, int K, int V) {
-  const int *pp = INTEGER(p), *pi = INTEGER(i);
-  if (pp[0] != 0 || pp[V] != XLENGTH(i))
-    Rf_error("internal error: malformed SCVB0 summary pointers");
-  for (int v = 0; v < V; v++)
-    if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed SCVB0 summary pointers");
-  for (R_xlen_t j = 0; j < XLENGTH(i); j++)
-    if (pi[j] < 0 || pi[j] >= K) Rf_error("internal error: summary row out of range");
+/* A summary given as its words (0-based, strictly increasing, below V) and
+ * (at least) K values per word must be consistent; returns the number of
+ * words U. */
+static int check_summary(SEXP words, SEXP xv, int K, int V) {
+  if (TYPEOF(words) != INTSXP || TYPEOF(xv) != REALSXP ||
+      XLENGTH(xv) < (R_xlen_t)K * XLENGTH(words))
+    Rf_error("internal error: malformed SCVB0 summary");
+  const int U = (int)XLENGTH(words);
+  const int *w = INTEGER(words);
+  for (int u = 0; u < U; u++)
+    if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]))
+      Rf_error("internal error: SCVB0 summary words must increase within [0, V)");
+  return U;
 }
 
-/* Global step of SCVB0 (eqs. 7-8). S is a K x V dgCMatrix given by its
- * slots p, i, x. Returns list(lambda, tot). */
-SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale, SEXP p,
-                         SEXP i, SEXP xv, SEXP threads_) {
+/* Global step of SCVB0 (eqs. 7-8) on a dense lambda; the summary is given by
+ * its words and K x U values. Returns list(lambda, tot). */
+SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale,
+                         SEXP words, SEXP xv, SEXP threads_) {
   int n_prot = 0;
   svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
   const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
-  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K ||
-      TYPEOF(p) != INTSXP || XLENGTH(p) != (R_xlen_t)V + 1 || TYPEOF(i) != INTSXP ||
-      TYPEOF(xv) != REALSXP || XLENGTH(i) != XLENGTH(xv))
+  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K)
     Rf_error("internal error: malformed SCVB0 global step input");
-  check_summary_csc(p, i, K, V);
+  const int U = check_summary(words, xv, K, V);
   SEXP lam_new = PROTECT(Rf_allocMatrix(REALSXP, K, V));
   n_prot++;
   Rf_setAttrib(lam_new, R_DimNamesSymbol, Rf_getAttrib(lambda, R_DimNamesSymbol));
   SEXP tot_new = PROTECT(Rf_allocVector(REALSXP, K));
   n_prot++;
   cvb0_global(K, V, REAL(lambda), REAL(tot), Rf_asReal(eta), Rf_asReal(rho),
-              Rf_asReal(scale), INTEGER(p), INTEGER(i), REAL(xv),
+              Rf_asReal(scale), U, INTEGER(words), REAL(xv),
               svi_threads_from_r(threads_), REAL(lam_new), REAL(tot_new));
   const char *names[] = {"lambda", "tot"};
   SEXP out = PROTECT(svi_named_list(2, names));
@@ -238,33 +271,86 @@ SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale, 
   return out;
 }
 
-/* Lazy global step of SCVB0 (cvb0_global_lazy): X (K x V, the store of
- * lambda = eta + scale X) is updated IN PLACE; R creates X itself for each
- * lap (R/lda-cvb0.R) and holds it nowhere else. Returns list(scale, xtot). */
-SEXP ffi_lda_global_cvb0_lazy(SEXP X, SEXP xtot, SEXP scale, SEXP rho, SEXP mult, SEXP p,
-                              SEXP i, SEXP xv, SEXP rescale_below) {
+/* Lazy global step of SCVB0 (cvb0_global_lazy) on the store of
+ * lambda = eta + scale X: X (K x V) and meta = c(scale, t, xtot (K)) are
+ * updated IN PLACE, together and without any R call in between, so every
+ * state that holds the store sees the same consistent topics (an interrupted
+ * lap leaves no half-applied step). R creates both for its store
+ * (R/lda-cvb0.R) and hands them to nothing else. t_new is the state's step
+ * count after this step. Returns the new scale. */
+SEXP ffi_lda_global_cvb0_lazy(SEXP X, SEXP meta, SEXP rho, SEXP mult, SEXP words, SEXP xv,
+                              SEXP rescale_below, SEXP t_new) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)K + 2)
+    Rf_error("internal error: malformed SCVB0 store");
+  const int U = check_summary(words, xv, K, V);
+  double *mt = REAL(meta);
+  const double sc = mt[0], r = Rf_asReal(rho), m = Rf_asReal(mult),
+               below = Rf_asReal(rescale_below), tn = Rf_asReal(t_new);
+  if (!(sc > 0.0) || !isfinite(sc) || !(r >= 0.0 && r <= 1.0) || !isfinite(m) ||
+      !(below >= 0.0 && below < 1.0) || !isfinite(tn))
+    Rf_error("internal error: SCVB0 lazy global step settings out of range");
+  double *scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
+  const double sc_new = cvb0_global_lazy(K, V, REAL(X), mt + 2, sc, r, m, U,
+                                         INTEGER(words), REAL(xv), below, scr, scr + K);
+  memcpy(mt + 2, scr + K, sizeof(double) * (size_t)K);
+  mt[0] = sc_new;
+  mt[1] = tn;
+  return Rf_ScalarReal(sc_new);
+}
+
+/* A new store of the lazy global step from a dense lambda (K x V) and its
+ * row sums tot: X = lambda - eta and meta = c(1, t, tot - V eta), in one
+ * pass (the same arithmetic as R's lambda - eta). Returns list(X, meta). */
+SEXP ffi_lda_cvb0_new_store(SEXP lambda, SEXP tot, SEXP eta, SEXP t) {
+  int n_prot = 0;
+  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
+  const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K)
+    Rf_error("internal error: topic totals must be K doubles");
+  const double e = Rf_asReal(eta);
+  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  n_prot++;
+  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
+  n_prot++;
+  const double *lam = REAL(lambda);
+  double *x = REAL(X);
+  const svi_len n = (svi_len)K * V;
+  for (svi_len j = 0; j < n; j++) x[j] = lam[j] - e;
+  double *mt = REAL(meta);
+  mt[0] = 1.0;
+  mt[1] = Rf_asReal(t);
+  for (int k = 0; k < K; k++) mt[2 + k] = REAL(tot)[k] - (double)V * e;
+  const char *names[] = {"X", "meta"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, X);
+  SET_VECTOR_ELT(out, 1, meta);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* lambda = eta + scale X and its row sums tot = V eta + scale xtot from the
+ * store (X, meta = c(scale, t, xtot)), in one pass (the same arithmetic as
+ * R's eta + scale * X). Returns list(lambda, tot). */
+SEXP ffi_lda_cvb0_materialise(SEXP X, SEXP meta, SEXP eta) {
   int n_prot = 0;
   svi_need_matrix(X, REALSXP, -1, -1, "X");
   const int K = Rf_nrows(X), V = Rf_ncols(X);
-  if (TYPEOF(xtot) != REALSXP || XLENGTH(xtot) != K || TYPEOF(p) != INTSXP ||
-      XLENGTH(p) != (R_xlen_t)V + 1 || TYPEOF(i) != INTSXP || TYPEOF(xv) != REALSXP ||
-      XLENGTH(i) != XLENGTH(xv))
-    Rf_error("internal error: malformed SCVB0 lazy global step input");
-  check_summary_csc(p, i, K, V);
-  const double sc = Rf_asReal(scale), r = Rf_asReal(rho), m = Rf_asReal(mult),
-               below = Rf_asReal(rescale_below);
-  if (!(sc > 0.0) || !isfinite(sc) || !(r >= 0.0 && r <= 1.0) || !isfinite(m) ||
-      !(below >= 0.0 && below < 1.0))
-    Rf_error("internal error: SCVB0 lazy global step settings out of range");
-  SEXP xtot_new = PROTECT(Rf_allocVector(REALSXP, K));
+  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)K + 2)
+    Rf_error("internal error: malformed SCVB0 store");
+  const double e = Rf_asReal(eta), sc = REAL(meta)[0];
+  SEXP lam = PROTECT(Rf_allocMatrix(REALSXP, K, V));
   n_prot++;
-  const double sc_new = cvb0_global_lazy(K, V, REAL(X), REAL(xtot), sc, r, m, INTEGER(p),
-                                         INTEGER(i), REAL(xv), below, REAL(xtot_new));
-  const char *names[] = {"scale", "xtot"};
+  SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  cvb0_materialise(K, V, REAL(X), REAL(meta) + 2, e, sc, REAL(lam), REAL(tot));
+  const char *names[] = {"lambda", "tot"};
   SEXP out = PROTECT(svi_named_list(2, names));
   n_prot++;
-  SET_VECTOR_ELT(out, 0, Rf_ScalarReal(sc_new));
-  SET_VECTOR_ELT(out, 1, xtot_new);
+  SET_VECTOR_ELT(out, 0, lam);
+  SET_VECTOR_ELT(out, 1, tot);
   UNPROTECT(n_prot);
   return out;
 }

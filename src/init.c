@@ -16,9 +16,11 @@ extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* SCVB0 engine (cvb0.c) */
 extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_global_cvb0_lazy(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+                               SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_global_cvb0_lazy(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_cvb0_materialise(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_cvb0_new_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -72,9 +74,11 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
     /* SCVB0 engine */
-    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 13},
-    {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 9},
-    {"ffi_lda_global_cvb0_lazy", (DL_FUNC)&ffi_lda_global_cvb0_lazy, 9},
+    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 15},
+    {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 8},
+    {"ffi_lda_global_cvb0_lazy", (DL_FUNC)&ffi_lda_global_cvb0_lazy, 8},
+    {"ffi_lda_cvb0_materialise", (DL_FUNC)&ffi_lda_cvb0_materialise, 3},
+    {"ffi_lda_cvb0_new_store", (DL_FUNC)&ffi_lda_cvb0_new_store, 4},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},

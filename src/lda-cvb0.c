@@ -224,12 +224,12 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
 /* Global step (eqs. 7-8 on lambda = eta + NPhi and tot = V eta + NZ):
  *   lambda_new = (1 - rho) lambda + rho eta + rho scale S
  *   tot_new    = (1 - rho) tot    + rho V eta + rho scale rowsum(S)
- * S is given by columns: for word v, entries p[v] .. p[v+1]-1 with topics
- * idx[] and values val[] (a dgCMatrix K x V). Each cell is written by one
- * thread from its own inputs, so the result does not depend on threads. */
+ * S is given by its U words w (increasing) and their K values each (val,
+ * K x U). Each cell is written by one thread from its own inputs, so the
+ * result does not depend on threads. */
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
-                 double rho, double scale, const int *p, const int *idx,
-                 const double *val, int threads, double *lambda_new, double *tot_new) {
+                 double rho, double scale, int U, const int *w, const double *val,
+                 int threads, double *lambda_new, double *tot_new) {
   const double a = 1.0 - rho, b = rho * eta, c = rho * scale;
   (void)threads;
 #ifdef _OPENMP
@@ -239,12 +239,16 @@ void cvb0_global(int K, int V, const double *lambda, const double *tot, double e
     const double *src = lambda + (svi_len)v * K;
     double *dst = lambda_new + (svi_len)v * K;
     for (int k = 0; k < K; k++) dst[k] = a * src[k] + b;
-    for (int e = p[v]; e < p[v + 1]; e++) dst[idx[e]] += c * val[e];
   }
-  /* row sums of S in column order (serial: fixed order) */
+  for (int u = 0; u < U; u++) {
+    double *dst = lambda_new + (svi_len)w[u] * K;
+    const double *sv = val + (svi_len)u * K;
+    for (int k = 0; k < K; k++) dst[k] += c * sv[k];
+  }
+  /* row sums of S in word order (serial: fixed order) */
   for (int k = 0; k < K; k++) tot_new[k] = 0.0;
-  for (int v = 0; v < V; v++)
-    for (int e = p[v]; e < p[v + 1]; e++) tot_new[idx[e]] += val[e];
+  for (int u = 0; u < U; u++)
+    for (int k = 0; k < K; k++) tot_new[k] += val[(svi_len)u * K + k];
   for (int k = 0; k < K; k++) tot_new[k] = a * tot[k] + rho * eta * V + c * tot_new[k];
 }
 
@@ -254,15 +258,19 @@ void cvb0_global(int K, int V, const double *lambda, const double *tot, double e
  * is scale_new = (1 - rho) scale and X_new = X + (rho mult / scale_new) S,
  * which touches only the columns (words) of the minibatch: O(K U), not
  * O(K V). xtot_k = sum_v X_kv follows the same rule with the row sums of S
- * (added in column order, so the result does not depend on threads). When
+ * (added in word order, so the result does not depend on threads). When
  * scale_new would fall below rescale_below (or reach 0, rho = 1) the step is
  * applied densely instead, X_new = scale_new X + rho mult S, and the scale
  * returns to 1 ("rescaling", one O(K V) pass every few hundred minibatches
- * at most). X is updated in place; xtot_new (K) receives the new totals.
- * Returns the new scale. */
+ * at most). X is updated in place, xtot_new (K) receives the new totals;
+ * ssum is K doubles of scratch. Returns the new scale.
+ *
+ * The columns of X sit far apart (X is K x V and the minibatch's words are
+ * scattered over the vocabulary): the next columns are prefetched while the
+ * current one is updated, as in cvb0_topic_columns(). */
 double cvb0_global_lazy(int K, int V, double *X, const double *xtot, double scale,
-                        double rho, double mult, const int *p, const int *idx,
-                        const double *val, double rescale_below, double *xtot_new) {
+                        double rho, double mult, int U, const int *w, const double *val,
+                        double rescale_below, double *ssum, double *xtot_new) {
   const double scale_new = scale * (1.0 - rho);
   const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
   const double c = dense ? rho * mult : rho * mult / scale_new;
@@ -270,30 +278,34 @@ double cvb0_global_lazy(int K, int V, double *X, const double *xtot, double scal
     const svi_len n = (svi_len)K * V;
     for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
   }
-  /* one pass over the summary's columns: X += c S, row sums of S */
-  for (int k = 0; k < K; k++) xtot_new[k] = 0.0;
-  for (int v = 0; v < V; v++) {
-    const int e0 = p[v], e1 = p[v + 1];
-    if (e0 == e1) continue;
-    double *col = X + (svi_len)v * K;
-    if (e1 - e0 == K) {
-      /* a full column (the local step's summaries): topics 0 .. K-1 */
-      const double *sv = val + e0;
-      for (int k = 0; k < K; k++) {
-        col[k] += c * sv[k];
-        xtot_new[k] += sv[k];
-      }
-    } else {
-      for (int e = e0; e < e1; e++) {
-        col[idx[e]] += c * val[e];
-        xtot_new[idx[e]] += val[e];
-      }
+  /* row sums of S in word order (as the dense step) */
+  for (int k = 0; k < K; k++) ssum[k] = 0.0;
+  const int ahead = 4;
+  for (int u = 0; u < U; u++) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (u + ahead < U) {
+      const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
+      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+        __builtin_prefetch(nx + off, 1, 0);
     }
+#endif
+    double *restrict col = X + (svi_len)w[u] * K;
+    const double *restrict sv = val + (svi_len)u * K;
+    for (int k = 0; k < K; k++) col[k] += c * sv[k];
+    for (int k = 0; k < K; k++) ssum[k] += sv[k];
   }
   if (dense) {
-    for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * xtot_new[k];
+    for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * ssum[k];
     return 1.0;
   }
-  for (int k = 0; k < K; k++) xtot_new[k] = xtot[k] + c * xtot_new[k];
+  for (int k = 0; k < K; k++) xtot_new[k] = xtot[k] + c * ssum[k];
   return scale_new;
+}
+
+/* lambda = eta + scale X (K x V) and tot = V eta + scale xtot (K). */
+void cvb0_materialise(int K, int V, const double *X, const double *xtot, double eta,
+                      double scale, double *lambda, double *tot) {
+  const svi_len n = (svi_len)K * V;
+  for (svi_len j = 0; j < n; j++) lambda[j] = eta + scale * X[j];
+  for (int k = 0; k < K; k++) tot[k] = V * eta + scale * xtot[k];
 }

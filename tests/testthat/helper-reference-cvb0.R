@@ -69,3 +69,8 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
 ref_cvb0_global <- function(lambda, S, eta, rho, scale) {
   (1 - rho) * lambda + rho * (eta + scale * S)
 }
+
+# The K x V matrix of a local step's summary (its words and K x U values).
+cvb0_dense <- function(res, V) {
+  sparsevi:::cvb0_summary_dense(res$summary, nrow(res$doc_topic), V)
+}

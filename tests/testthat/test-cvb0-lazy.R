@@ -20,9 +20,9 @@ cvb0_lazy_vs_dense <- function(x, K, steps, control, batch_size = 40, seed = 5) 
     batch <- sparsevi:::dtm_subset(x, batches[[(i - 1) %% length(batches) + 1]])
     res <- sparsevi:::lda_local_cvb0(batch, dense, control, c(0, i), 1L)
     dense <- sparsevi:::lda_global_cvb0(dense, res, i, control)
-    old_scale <- if (is.null(lazy$cvb0)) 1 else lazy$cvb0$scale
+    old_scale <- if (is.null(lazy$cvb0)) 1 else lazy$cvb0$meta[1]
     lazy <- sparsevi:::lda_global_cvb0_lazy(lazy, res, i, control)
-    if (lazy$cvb0$scale == 1 || lazy$cvb0$scale > old_scale) rescales <- rescales + 1
+    if (lazy$cvb0$meta[1] == 1 || lazy$cvb0$meta[1] > old_scale) rescales <- rescales + 1
     lam <- sparsevi:::cvb0_state_lambda(lazy)
     worst <- max(worst, max(abs(lam - dense$lambda) / abs(dense$lambda)),
                  max(abs(lazy$tot - dense$tot) / abs(dense$tot)))
@@ -39,7 +39,7 @@ test_that("the lazy SCVB0 global step equals the dense one, across rescalings", 
   a <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, base)
   expect_lt(a$worst, 1e-10)
   expect_identical(a$rescales, 0)
-  expect_lt(a$lazy$cvb0$scale, 0.5)
+  expect_lt(a$lazy$cvb0$meta[1], 0.5)
   # rescale whenever the running scale falls below 0.9: many rescalings
   b <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, list(rescale_below = 0.9)))
   expect_lt(b$worst, 1e-10)
@@ -76,11 +76,13 @@ test_that("the lazy SCVB0 global step touches only the minibatch's words", {
   rho <- s1$rho
   expect_equal(sparsevi:::cvb0_state_lambda(s1)[, unseen],
                (1 - rho) * state$lambda[, unseen] + rho * 0.01, tolerance = 1e-13)
-  # the end of a lap materialises lambda and drops the store
-  e <- sparsevi:::lda_cvb0_end_lap(s1, ctl)
+  # the finish materialises lambda (as R's eta + scale X) and drops the store
+  e <- sparsevi:::lda_cvb0_finish(s1, ctl)
   expect_null(e$cvb0)
+  expect_identical(e$lambda, 0.01 + s1$cvb0$meta[1] * s1$cvb0$X)
   expect_identical(e$lambda, sparsevi:::cvb0_state_lambda(s1))
   expect_equal(e$tot, rowSums(e$lambda), tolerance = 1e-12)
+  expect_identical(e$t, s1$t)
 })
 
 test_that("the lazy SCVB0 loop is thread-independent and equals the dense loop", {
@@ -98,9 +100,8 @@ test_that("the lazy SCVB0 loop is thread-independent and equals the dense loop",
                                          as.double(c(lap, b[1])), threads)
         state <- gfun(state, res, 1L, ctl)
       }
-      state <- sparsevi:::lda_cvb0_end_lap(state, ctl)
     }
-    state
+    sparsevi:::lda_cvb0_finish(state, ctl)
   }
   l1 <- run("cvb0_lazy", 1L)
   l2 <- run("cvb0_lazy", 2L)
@@ -126,7 +127,7 @@ test_that("the threaded local step draws per-document streams in any schedule", 
   expect_identical(r3$doc_topic, r1$doc_topic[, 1:10])
   ref <- ref_cvb0_local(sim$dtm, lambda, 0.1, c(0, 4), stream_base = 2 * 2^26)
   expect_equal(r2$doc_topic, ref$theta, tolerance = 1e-12)
-  expect_equal(unname(as.matrix(r2$summary)), ref$summary, tolerance = 1e-12)
+  expect_equal(cvb0_dense(r2, ncol(sim$dtm)), ref$summary, tolerance = 1e-12)
 })
 
 test_that("training does not modify an earlier fit in place", {
@@ -178,8 +179,118 @@ test_that("a minibatch far smaller than the vocabulary finds its words by sortin
   r2 <- sparsevi:::lda_local_cvb0(sub, st, ctl, c(0, 6), 2L)
   ref <- ref_cvb0_local(sub, lambda, 0.1, c(0, 6))
   expect_equal(r1$doc_topic, ref$theta, tolerance = 1e-12)
-  expect_equal(unname(as.matrix(r1$summary)), ref$summary, tolerance = 1e-12)
+  expect_equal(cvb0_dense(r1, 5000), ref$summary, tolerance = 1e-12)
   expect_identical(r1$summary, r2$summary)
   expect_identical(r1$doc_topic, r2$doc_topic)
-  expect_true(methods::validObject(r1$summary))
+  expect_identical(r1$summary$words, sort(unique(sub$term)))
+})
+
+test_that("training keeps the lazy store across laps; fits and held-out scores materialise", {
+  sim <- simulate_lda(D = 240, V = 50, K = 3, doc_length = 30, seed = 16)
+  a <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 3, batch_size = 40, seed = 4,
+               progress = FALSE)
+  expect_null(a$state$cvb0)
+  expect_equal(a$state$t, 18)
+  expect_equal(a$state$tot, rowSums(a$lambda), tolerance = 1e-12)
+  # scoring held-out documents after every lap finishes a copy of the state,
+  # not the training state: the same topics
+  h <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 3, batch_size = 40, seed = 4,
+               progress = FALSE, heldout = sim$dtm[1:30, ])
+  expect_identical(h$lambda, a$lambda)
+  expect_true(all(is.finite(h$trace$heldout)))
+  # the loop's end-of-lap hook no longer materialises (the store lives on)
+  expect_null(get0("lda_cvb0_end_lap", asNamespace("sparsevi"), inherits = FALSE))
+  # the finish hook is found by the shared loop
+  st <- sparsevi:::lda_finish_state(list(lambda = a$lambda, t = 1L), a$control)
+  expect_identical(st$lambda, a$lambda)
+})
+
+test_that("a state left behind by an interrupted lap finishes consistently", {
+  sim <- simulate_lda(D = 200, V = 40, K = 3, doc_length = 30, seed = 17)
+  x <- sim$dtm
+  K <- 4
+  st <- list(lambda = matrix(0.01 + uniform_source(6)(K * 40), K, 40), t = 0L,
+             n_tokens = sum(x$count))
+  ctl <- list(alpha = 0.1, eta = 0.01)
+  step <- function(state, b) {
+    res <- sparsevi:::lda_local_cvb0(sparsevi:::dtm_subset(x, b), state, ctl,
+                                     as.double(c(1, b[1])), 1L)
+    sparsevi:::lda_global_cvb0_lazy(state, res, 1L, ctl)
+  }
+  a <- step(st, 1:50)
+  b <- step(step(a, 51:100), 101:150) # shares a's store and moves it on
+  fa <- sparsevi:::lda_finish_state(a, list(local = "cvb0"))
+  fb <- sparsevi:::lda_finish_state(b, list(local = "cvb0"))
+  # the stale state sees the store as it is: the same topics, totals and t
+  expect_identical(fa$lambda, fb$lambda)
+  expect_identical(fa$tot, fb$tot)
+  expect_identical(fa$t, 3L)
+  expect_equal(fb$tot, rowSums(fb$lambda), tolerance = 1e-12)
+  # continuing from the finished state equals continuing from the store
+  c1 <- sparsevi:::lda_finish_state(step(fb, 151:200), list(local = "cvb0"))
+  c2 <- sparsevi:::lda_finish_state(step(b, 151:200), list(local = "cvb0"))
+  expect_equal(c1$lambda, c2$lambda, tolerance = 1e-12)
+  expect_identical(c1$t, c2$t)
+})
+
+test_that("the session's word table finds the batch's words whatever it holds", {
+  sim <- simulate_lda(D = 80, V = 300, K = 3, doc_length = 25, seed = 18)
+  K <- 5
+  lambda <- matrix(0.01 + uniform_source(8)(K * 300), K, 300)
+  st <- list(lambda = lambda, t = 0)
+  ctl <- list(alpha = 0.1)
+  r1 <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 2), 1L)
+  expect_identical(r1$summary$words, sort(unique(sim$dtm$term)))
+  # any contents of the table are safe (a "sparse set" checks each entry)
+  settings <- sparsevi:::cvb0_settings(ctl)
+  for (junk in list(rep(0L, 300), 299:0, rep(-5L, 300), sample(0:5, 300, TRUE))) {
+    rj <- .Call(sparsevi:::ffi_lda_local_cvb0, sim$dtm$doc_ptr, sim$dtm$term,
+                sim$dtm$count, 300L, lambda, NULL, settings, c(0, 2), 0, 1L, TRUE, NULL,
+                NULL, junk, NULL)
+    expect_identical(rj$x, r1$summary$x)
+    expect_identical(rj$words, r1$summary$words)
+  }
+  # without the table (a V-long table of its own, or sorting): the same bits
+  r2 <- .Call(sparsevi:::ffi_lda_local_cvb0, sim$dtm$doc_ptr, sim$dtm$term, sim$dtm$count,
+              300L, lambda, NULL, settings, c(0, 2), 0, 1L, TRUE, NULL, NULL, NULL, NULL)
+  expect_identical(r2$words, r1$summary$words)
+  expect_identical(r2$x, r1$summary$x)
+  expect_identical(r2$theta, r1$doc_topic)
+  expect_equal(length(r1$summary$x), K * length(r1$summary$words))
+})
+
+test_that("with sync = 1 the summary goes to the session's reused buffer", {
+  sim <- simulate_lda(D = 90, V = 70, K = 3, doc_length = 25, seed = 19)
+  K <- 4
+  lambda <- matrix(0.01 + uniform_source(9)(K * 70), K, 70)
+  st <- list(lambda = lambda, t = 0, n_tokens = 3 * sum(sim$dtm$count))
+  plain <- list(alpha = 0.1, eta = 0.01)
+  reuse <- c(plain, list(sync = 1L))
+  b1 <- sparsevi:::dtm_subset(sim$dtm, 1:40)
+  b2 <- sparsevi:::dtm_subset(sim$dtm, 41:60)
+  p1 <- sparsevi:::lda_local_cvb0(b1, st, plain, c(0, 1), 1L)
+  r1 <- sparsevi:::lda_local_cvb0(b1, st, reuse, c(0, 1), 1L)
+  n1 <- K * length(r1$summary$words)
+  expect_gt(length(r1$summary$x), n1)
+  expect_identical(r1$summary$x[seq_len(n1)], p1$summary$x)
+  expect_identical(sparsevi:::cvb0_summary_parts(r1$summary, K), p1$summary)
+  # consumed by the global step before the next local step: the same update
+  g1 <- sparsevi:::lda_global_cvb0_lazy(st, r1, 1L, reuse)
+  g0 <- sparsevi:::lda_global_cvb0_lazy(st, p1, 1L, plain)
+  expect_identical(sparsevi:::cvb0_state_lambda(g1), sparsevi:::cvb0_state_lambda(g0))
+  d1 <- sparsevi:::lda_global_cvb0(st, r1, 1L, reuse)
+  d0 <- sparsevi:::lda_global_cvb0(st, p1, 1L, plain)
+  expect_identical(d1$lambda, d0$lambda)
+  # the next local step (sync = 1) writes into the same buffer
+  r2 <- sparsevi:::lda_local_cvb0(b2, st, reuse, c(0, 2), 1L)
+  p2 <- sparsevi:::lda_local_cvb0(b2, st, plain, c(0, 2), 1L)
+  expect_identical(r2$summary$x[seq_len(K * length(r2$summary$words))], p2$summary$x)
+  # several batches per round (sync > 1) never share it
+  s2 <- c(plain, list(sync = 2L))
+  q1 <- sparsevi:::lda_local_cvb0(b1, st, s2, c(0, 1), 1L)
+  expect_identical(q1$summary, p1$summary)
+  # fit_lda's control says sync = 1L by default
+  f <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, batch_size = 30, seed = 1,
+               progress = FALSE)
+  expect_identical(f$control$sync, 1L)
 })
