@@ -93,21 +93,8 @@ static int partition_points(vdp_tree *t, int lo, int hi, double piv, int less) {
   return i - lo;
 }
 
-/* Dot product and squared distance with four partial sums (a single sum
- * is latency-bound: these run once per point on every level of the tree). */
-static inline double dot4(const double *a, const double *b, int D) {
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-  int d = 0;
-  for (; d + 4 <= D; d += 4) {
-    s0 += a[d] * b[d];
-    s1 += a[d + 1] * b[d + 1];
-    s2 += a[d + 2] * b[d + 2];
-    s3 += a[d + 3] * b[d + 3];
-  }
-  for (; d < D; d++) s0 += a[d] * b[d];
-  return (s0 + s1) + (s2 + s3);
-}
-
+/* Squared distance with four partial sums (a single sum is latency-bound:
+ * this and svi_dot4 run once per point on every level of the tree). */
 static inline double dist4(const double *a, const double *b, int D) {
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
   int d = 0;
@@ -241,7 +228,7 @@ static void split_node(vdp_tree *t, int *next, int id, int mode) {
   double *key = t->key + start, *kc = t->key + t->N;
   for (int i = 0; i < n; i++) {
     const double *x = t->X + (size_t)D * (start + i);
-    key[i] = dot4(v, x, D);
+    key[i] = svi_dot4(v, x, D);
   }
   /* split at the median of an evenly strided sample of the keys: one
    * partition pass, no selection over all n keys. Small nodes (n <

@@ -258,21 +258,8 @@ static inline void select_word(vb_sol *s, int j, const double *e, int L, vb_work
   for (int l = 0; l < n; l++) es[l] = e[ix[l]];
 }
 
-/* Dot product and axpy with four partial sums / independent lanes, so the
- * compiler can keep several multiply-adds in flight (R builds with -O2). */
-static inline double dot4(const double *a, const double *b, int n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int k = 0;
-  for (; k + 4 <= n; k += 4) {
-    s0 += a[k] * b[k];
-    s1 += a[k + 1] * b[k + 1];
-    s2 += a[k + 2] * b[k + 2];
-    s3 += a[k + 3] * b[k + 3];
-  }
-  for (; k < n; k++) s0 += a[k] * b[k];
-  return (s0 + s1) + (s2 + s3);
-}
-
+/* axpy with four independent lanes, so the compiler can keep several
+ * multiply-adds in flight (R builds with -O2); dot products: svi_dot4. */
 static inline void axpy4(double f, const double *x, double *y, int n) {
   int k = 0;
   for (; k + 4 <= n; k += 4) {
@@ -297,7 +284,7 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
     const double *ep = s->ep;
     for (int j = 0; j < d->nw; j++) {
       const double *e = eb + (size_t)d->w[j] * K;
-      double Z = dot4(e, ep, K);
+      double Z = svi_dot4(e, ep, K);
       if (!(Z > 0)) Z = INFINITY; /* every weight underflowed: drop the word */
       s->Z[j] = Z;
       axpy4(d->c[j] / Z, e, Nnew, K);

@@ -82,4 +82,21 @@ int svi_interrupt_pending(void);
 
 static inline svi_len svi_n_blocks(svi_len n) { return (n + SVI_BLOCK - 1) / SVI_BLOCK; }
 
+/* Dot product with four partial sums combined as (s0 + s1) + (s2 + s3), so
+ * that several multiply-adds are in flight (a single running sum is
+ * latency-bound; R builds with -O2). One fixed order: identical bits
+ * wherever it is used. */
+static inline double svi_dot4(const double *a, const double *b, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += a[k] * b[k];
+    s1 += a[k + 1] * b[k + 1];
+    s2 += a[k + 2] * b[k + 2];
+    s3 += a[k + 3] * b[k + 3];
+  }
+  for (; k < n; k++) s0 += a[k] * b[k];
+  return (s0 + s1) + (s2 + s3);
+}
+
 #endif

@@ -30,58 +30,21 @@ void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfi
   }
 }
 
-void vdp_data_cov(const double *X, svi_len N, int D, const double *center, double *cov,
-                  double *work) {
-  /* work: D * PREP_ROWS doubles (a centred row block, point-major) */
-  const int P = gw_packed_size(D);
-  double *acc = cov; /* packed accumulation in the first P entries, expanded below */
-  /* block sums, added into the running sums (pairwise-like accuracy) */
-  double *lacc = work + (size_t)D * PREP_ROWS;
-  for (int p = 0; p < P; p++) lacc[p] = 0.0;
-  double *blk_acc = lacc + P;
-  for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {
-    int nr = (int)(N - i0 < PREP_ROWS ? N - i0 : PREP_ROWS);
-    for (int j = 0; j < D; j++) {
-      const double *x = X + (size_t)j * N + i0;
-      for (int r = 0; r < nr; r++) work[(size_t)r * D + j] = x[r] - center[j];
-    }
-    memset(blk_acc, 0, sizeof(double) * P);
-    for (int r = 0; r < nr; r++) {
-      const double *x = work + (size_t)r * D;
-      int idx = 0;
-      for (int b = 0; b < D; b++) {
-        double xb = x[b];
-        for (int a = 0; a <= b; a++) blk_acc[idx++] += x[a] * xb;
-      }
-    }
-    for (int p = 0; p < P; p++) lacc[p] += blk_acc[p];
-  }
-  double div = N > 1 ? (double)(N - 1) : 1.0;
-  int idx = 0;
-  for (int b = 0; b < D; b++)
-    for (int a = 0; a <= b; a++, idx++) {
-      double v = lacc[idx] / div;
-      acc[a + (size_t)b * D] = v;
-      acc[b + (size_t)a * D] = v;
-    }
-}
-
-size_t vdp_data_cov_work(int D) {
-  int P = gw_packed_size(D);
-  /* row block, running sums, block sums */
-  return (size_t)D * PREP_ROWS + 2 * (size_t)P;
-}
-
-void vdp_data_transpose_cov(const double *X, svi_len N, int D, const double *center,
-                            double *Xt, double *cov, double *work) {
-  /* the arithmetic of vdp_data_cov, reading the centred row blocks from Xt
-   * as they are written (in cache) instead of from a second pass over X */
+/* The blocked covariance of the centred data (D x D, divisor N - 1) in
+ * packed running sums of per-block sums (pairwise-like accuracy). Each
+ * centred row block (point-major) is written to Xt at its rows when Xt is
+ * given (the D x N transpose the kernels read), else to a scratch block in
+ * work; the sums read it from there, in cache. Both ways do the same
+ * arithmetic, so the covariance is the same bits. work:
+ * vdp_data_cov_work(D) doubles. */
+static void cov_blocks(const double *X, svi_len N, int D, const double *center, double *Xt,
+                       double *cov, double *work) {
   const int P = gw_packed_size(D);
   double *lacc = work + (size_t)D * PREP_ROWS, *blk_acc = lacc + P;
   for (int p = 0; p < P; p++) lacc[p] = 0.0;
   for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {
     int nr = (int)(N - i0 < PREP_ROWS ? N - i0 : PREP_ROWS);
-    double *blk = Xt + (size_t)i0 * D;
+    double *blk = Xt ? Xt + (size_t)i0 * D : work;
     for (int j = 0; j < D; j++) {
       const double *x = X + (size_t)j * N + i0;
       const double c = center[j];
@@ -106,6 +69,22 @@ void vdp_data_transpose_cov(const double *X, svi_len N, int D, const double *cen
       cov[a + (size_t)b * D] = v;
       cov[b + (size_t)a * D] = v;
     }
+}
+
+void vdp_data_cov(const double *X, svi_len N, int D, const double *center, double *cov,
+                  double *work) {
+  cov_blocks(X, N, D, center, NULL, cov, work);
+}
+
+size_t vdp_data_cov_work(int D) {
+  int P = gw_packed_size(D);
+  /* row block, running sums, block sums */
+  return (size_t)D * PREP_ROWS + 2 * (size_t)P;
+}
+
+void vdp_data_transpose_cov(const double *X, svi_len N, int D, const double *center,
+                            double *Xt, double *cov, double *work) {
+  cov_blocks(X, N, D, center, Xt, cov, work);
 }
 
 void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,

@@ -500,19 +500,6 @@ static void record(vdp_state *s, int phase, double F) {
 
 /* ---------- kd-tree expansion ---------- */
 
-/* Dot product with four partial sums. */
-static inline double dot_d(const double *a, const double *b, int D) {
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-  int d = 0;
-  for (; d + 4 <= D; d += 4) {
-    s0 += a[d] * b[d];
-    s1 += a[d + 1] * b[d + 1];
-    s2 += a[d + 2] * b[d + 2];
-    s3 += a[d + 3] * b[d + 3];
-  }
-  for (; d < D; d++) s0 += a[d] * b[d];
-  return (s0 + s1) + (s2 + s3);
-}
 
 /* Builds the children of every outer node that is an unbuilt bucket, so
  * that the parallel loops below read a complete tree. */
@@ -570,7 +557,7 @@ static int expand_tree(vdp_state *s) {
     /* gradient of S_k at c: -nu_k W_k (c - m_k) = nu_k (W_k m_k - W_k c) */
     const gw_nw *gb = best < T ? &s->post[best] : &s->prior->as_q;
     for (int a = 0; a < D; a++) /* (W symmetric: row a = column a) */
-      gs[a] = gb->nu * (gb->Wm[a] - dot_d(gb->W + (size_t)a * D, c, D));
+      gs[a] = gb->nu * (gb->Wm[a] - svi_dot4(gb->W + (size_t)a * D, c, D));
     double sum_lo = 0.0, sum_hi = 0.0, z = s->ctl->expand_sd;
     for (int k = 0; k < K1; k++) {
       if (k == best) continue;
@@ -578,7 +565,7 @@ static int expand_tree(vdp_state *s) {
       if (margin > 700) continue;
       const gw_nw *g = k < T ? &s->post[k] : &s->prior->as_q;
       for (int a = 0; a < D; a++)
-        gk[a] = gs[a] - g->nu * (g->Wm[a] - dot_d(g->W + (size_t)a * D, c, D));
+        gk[a] = gs[a] - g->nu * (g->Wm[a] - svi_dot4(g->W + (size_t)a * D, c, D));
       /* g' Cov_A g with Cov_A = s2 / n - c c' (s2 packed upper):
        * g' s2 g = sum_b g_b (s2_bb g_b + 2 sum_{a<b} s2_ab g_a) */
       double v = 0.0, gc = 0.0;
