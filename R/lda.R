@@ -84,7 +84,10 @@ lda_available <- function() {
 #'   the others.
 #' @param global Global step: `"memoized"` (default for `"vb"`),
 #'   `"stochastic"`, `"streaming"` or `"batch"`; `NULL` takes the engine's
-#'   default.
+#'   default. Memoized training keeps each batch's summary and swaps it when
+#'   the batch is revisited; its first lap holds the initial topics until
+#'   every batch has been seen (as a batch lap does), then updates the topics
+#'   after every batch.
 #' @param L Sparsity level, 1 to `K`: each word keeps its `L` most likely
 #'   topics. Default `min(8, K)`; `L = K` is dense.
 #' @param alpha Document-topic smoothing (> 0). `NULL` takes the engine's

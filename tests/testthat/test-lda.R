@@ -285,3 +285,18 @@ test_that("random initialisation works and differs from Bregman", {
   expect_false(identical(a$topic_word, b$topic_word))
   expect_true(all(is.finite(a$trace$objective)))
 })
+
+test_that("memoized training holds the topics through its first lap, as a batch lap does", {
+  sim <- sim_small()
+  m <- fit_lda(sim$dtm, K = 3, L = 2, global = "memoized", n_batches = 4, passes = 1,
+               seed = 1, progress = FALSE)
+  b <- fit_lda(sim$dtm, K = 3, L = 2, global = "batch", passes = 1, seed = 1, progress = FALSE)
+  # every batch's first local step saw the initial topics: the same summary
+  # (up to the order of the sums) and the same topics as one batch lap
+  expect_equal(m$topic_word, b$topic_word, tolerance = 1e-10)
+  expect_equal(m$trace$objective, b$trace$objective, tolerance = 1e-10)
+  # from the second lap on, each batch's swap moves the topics
+  m2 <- update(m, sim$dtm, passes = 1, progress = FALSE)
+  b2 <- update(b, sim$dtm, passes = 1, progress = FALSE)
+  expect_false(isTRUE(all.equal(m2$topic_word, b2$topic_word, tolerance = 1e-10)))
+})
