@@ -184,14 +184,11 @@ static double mix_clock(void) {
 
 /* exp of the non-positive differences w - max of a softmax, two at a time
  * (GCC/Clang vector extensions: SSE2 on x86-64): k = round(x / ln 2) by the
- * 1.5 2^52 shift, r = x - k ln 2 in two parts (|r| <= ln(2) / 2), a degree-13
+ * 1.5 2^52 shift, r = x - k ln 2 in two parts (|r| <= ln(2) / 2; the
+ * constants and scalar form: mix_exp_reduce() in mix-simd.h), a degree-13
  * Taylor polynomial (truncation below 1e-17), times 2^k built in the
  * exponent bits. Within 2 ulp of libm; about four times faster than a libm
  * call per value. The scalar version below is the same arithmetic. */
-#define EXP_LOG2E 1.4426950408889634074
-#define EXP_LN2_HI 6.93147180369123816490e-01
-#define EXP_LN2_LO 1.90821492927058770002e-10
-#define EXP_SHIFT 6755399441055744.0
 /* 1 / j!, j = 0..13, for Horner's rule from the top */
 static const double EXP_C[14] = {1.0,
                                  1.0,
@@ -210,15 +207,7 @@ static const double EXP_C[14] = {1.0,
 
 static inline double exp_nonpos1(double x) {
   if (x < MIX_EXP_NORMAL) return x < MIX_EXP_FLOOR ? 0.0 : exp(x);
-  double t = x * EXP_LOG2E + EXP_SHIFT, kd = t - EXP_SHIFT, shift = EXP_SHIFT;
-  double r = (x - kd * EXP_LN2_HI) - kd * EXP_LN2_LO;
-  long long ti, si;
-  memcpy(&ti, &t, sizeof ti);
-  memcpy(&si, &shift, sizeof si);
-  long long bits = (ti - si + 1023) << 52;
-  double scale;
-  memcpy(&scale, &bits, sizeof scale);
-  double p = EXP_C[13];
+  double r, scale = mix_exp_reduce(x, &r), p = EXP_C[13];
   for (int i = 12; i >= 0; i--) p = p * r + EXP_C[i];
   return p * scale;
 }

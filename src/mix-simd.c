@@ -7,14 +7,9 @@
 #include <string.h>
 #include "mix-simd.h"
 
-/* exp by k = round(x / ln 2) (the 1.5 2^52 shift), r = x - k ln 2 in two
- * parts (|r| <= ln(2) / 2), the degree-13 Taylor polynomial (truncation below
- * 1e-17; Estrin's scheme) and 2^k built in the exponent bits: within 2 ulp
- * of libm on [MIX_R_FLOOR, 0], where no result is subnormal. */
-#define EXP_LOG2E 1.4426950408889634074
-#define EXP_LN2_HI 6.93147180369123816490e-01
-#define EXP_LN2_LO 1.90821492927058770002e-10
-#define EXP_SHIFT 6755399441055744.0
+/* exp by the range reduction of mix_exp_reduce() (mix-simd.h), the degree-13
+ * Taylor polynomial (truncation below 1e-17; Estrin's scheme) and 2^k: within
+ * 2 ulp of libm on [MIX_R_FLOOR, 0], where no result is subnormal. */
 
 /* p = sum_{i <= 13} r^i / i! by Estrin's scheme (pairs, then powers r^2,
  * r^4, r^8): a third of Horner's latency for two more operations. T is
@@ -35,15 +30,7 @@
 
 double mix_exp_floor1(double x) {
   if (x < MIX_R_FLOOR) return 0.0;
-  double t = x * EXP_LOG2E + EXP_SHIFT, kd = t - EXP_SHIFT, shift = EXP_SHIFT;
-  double r = (x - kd * EXP_LN2_HI) - kd * EXP_LN2_LO;
-  long long ti, si;
-  memcpy(&ti, &t, sizeof ti);
-  memcpy(&si, &shift, sizeof si);
-  long long bits = (ti - si + 1023) << 52;
-  double scale;
-  memcpy(&scale, &bits, sizeof scale);
-  double p;
+  double r, scale = mix_exp_reduce(x, &r), p;
   MIX_EXP_POLY(p, r, double);
   return p * scale;
 }

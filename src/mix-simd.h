@@ -10,6 +10,7 @@
 #ifndef SPARSEVI_MIX_SIMD_H
 #define SPARSEVI_MIX_SIMD_H
 
+#include <string.h>
 #include "mix.h"
 
 /* Responsibilities below exp(MIX_R_FLOOR) ~ 2^-53 times the largest of a
@@ -18,6 +19,26 @@
  * the pairs (most of them when components are well apart). The entropy is
  * that of the truncated responsibilities, so the ELBO stays exact. */
 #define MIX_R_FLOOR (-36.7368005696771)
+
+/* exp's range reduction, shared by the mixture code's exps: k = round(x /
+ * ln 2) by the 1.5 2^52 shift, r = x - k ln 2 in two parts (|r| <= ln(2) /
+ * 2), 2^k built in the exponent bits (x must not give a subnormal). */
+#define EXP_LOG2E 1.4426950408889634074
+#define EXP_LN2_HI 6.93147180369123816490e-01
+#define EXP_LN2_LO 1.90821492927058770002e-10
+#define EXP_SHIFT 6755399441055744.0
+/* Returns 2^k and sets *r; exp(x) = 2^k exp(r). */
+static inline double mix_exp_reduce(double x, double *r) {
+  double t = x * EXP_LOG2E + EXP_SHIFT, kd = t - EXP_SHIFT, shift = EXP_SHIFT;
+  *r = (x - kd * EXP_LN2_HI) - kd * EXP_LN2_LO;
+  long long ti, si;
+  memcpy(&ti, &t, sizeof ti);
+  memcpy(&si, &shift, sizeof si);
+  long long bits = (ti - si + 1023) << 52;
+  double scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return scale;
+}
 
 /* Points per chunk of the weights kernel (a multiple of 4 vectors of 4). */
 #define MIX_WT_CHUNK 16
