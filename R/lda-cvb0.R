@@ -1,6 +1,6 @@
 # The SCVB0 engine (Foulds et al. 2013): local step "cvb0", its global step
 # and the fold-in used by predict(method = "cvb0"). MATH.md section 5.
-# The C lives in src/lda-cvb0.c (kernels) and src/cvb0.c (glue).
+# The C lives in src/lda-cvb0.c (kernels) and src/lda-cvb0-ffi.c (glue).
 
 #' Stochastic collapsed variational Bayes (SCVB0) for LDA
 #'

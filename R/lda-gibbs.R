@@ -2,7 +2,7 @@
 # with sparse lazy updates (Mimno, Hoffman & Blei 2012), plus the two
 # evaluators of that paper, left-to-right held-out probability and UMass
 # coherence. Kernels: src/lda-gibbs.c, src/lda-gibbs-global.c,
-# src/eval-ltr.c, src/eval-umass.c; glue: src/gibbs.c.
+# src/eval-ltr.c, src/eval-umass.c; glue: src/lda-gibbs-ffi.c.
 
 #' Gibbs sampling within stochastic variational inference
 #'

@@ -2,7 +2,7 @@
 # the "ope" local step of fit_lda() (Algorithm 1: online MAP estimation of each
 # document's topic mixture), the ML-OPE global step "ml", OPE inference for new
 # documents (predict(..., method = "ope")) and NPMI coherence (App. B).
-# The computation is in src/lda-ope.c and src/eval-npmi.c (glue: src/ope.c).
+# The computation is in src/lda-ope.c and src/eval-npmi.c (glue: src/lda-ope-ffi.c).
 #
 # Learners:
 #   local = "ope", global = "ml"          ML-OPE:  beta <- (1 - rho) beta + rho beta_hat,

@@ -1,6 +1,6 @@
 # The "vb" local step of LDA (MATH.md section 1): dense (L = K) or L-sparse
 # responsibilities, restart proposals and the batch summary, computed in C
-# (src/lda-vb.c through src/lda.c).
+# (src/lda-vb.c through src/lda-ffi.c).
 
 # Resolve and check the vb step's own controls (given through `...` of
 # fit_lda()). Returns `control` with the fields filled in.

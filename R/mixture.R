@@ -3,7 +3,7 @@
 # global step), the fitted object and its methods. The kernels are in
 # src/mix-local.c (local step, summaries), src/mix-global.c (global step,
 # point estimates), src/mix-init.c (centring, seeding) and src/obs-*.c;
-# src/mix.c is their glue. R keeps only the order of batches and laps and
+# src/mix-ffi.c is their glue. R keeps only the order of batches and laps and
 # the memoized caches.
 
 mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
@@ -373,7 +373,7 @@ mix_stat_size <- function(lik, D) {
 }
 
 # Working memory for local steps of batches of up to n points, reused by C
-# across the laps of a fit (see mix_arena in src/mix.c); never read in R.
+# across the laps of a fit (see mix_arena in src/mix-ffi.c); never read in R.
 # Dense (L = K): responsibilities and entropies; L < K adds the indices and
 # the bucket lists. Left uninitialised (C writes before it reads).
 mix_work <- function(n, K, L) {

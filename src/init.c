@@ -4,17 +4,17 @@
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 
-/* infrastructure (glue.c) */
+/* infrastructure (svi-ffi.c) */
 extern SEXP ffi_svi_special(SEXP, SEXP);
 extern SEXP ffi_svi_select_top(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_has_openmp(void);
-/* document-term layer (dtm.c) */
+/* document-term layer (dtm-ffi.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_doc_dot(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-/* SCVB0 engine (cvb0.c) */
+/* SCVB0 engine (lda-cvb0-ffi.c) */
 extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -22,7 +22,7 @@ extern SEXP ffi_lda_global_cvb0_lazy(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, S
 extern SEXP ffi_lda_cvb0_materialise(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_new_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
-/* LDA engine: vb local step, global steps, completion (lda.c) */
+/* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                SEXP);
@@ -30,7 +30,7 @@ extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
 extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
-/* gibbs engine: Gibbs within SVI, left-to-right, UMass (gibbs.c) */
+/* gibbs engine: Gibbs within SVI, left-to-right, UMass (lda-gibbs-ffi.c) */
 extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                 SEXP);
 extern SEXP ffi_lda_global_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -38,7 +38,7 @@ extern SEXP ffi_lda_gibbs_materialise(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
-/* mixtures with L-sparse posteriors (mix.c) */
+/* mixtures with L-sparse posteriors (mix-ffi.c) */
 extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
@@ -50,7 +50,7 @@ extern SEXP ffi_mix_center(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_rows(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_work(SEXP);
 extern SEXP ffi_mix_simd(SEXP);
-/* Fast-VDP (vdp-glue.c) */
+/* Fast-VDP (vdp-ffi.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                         SEXP);
 extern SEXP ffi_vdp_worker_full(SEXP, SEXP, SEXP);
@@ -58,7 +58,7 @@ extern SEXP ffi_vdp_worker_split_begin(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-/* OPE engine: local step, ML-OPE global step, NPMI counts (ope.c) */
+/* OPE engine: local step, ML-OPE global step, NPMI counts (lda-ope-ffi.c) */
 extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                               SEXP);
 extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
@@ -94,7 +94,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
     {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 10},
     {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},
-    /* mixtures (mix.c) */
+    /* mixtures (mix-ffi.c) */
     {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 8},
     {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
     {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
@@ -113,7 +113,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_vdp_worker_split_iter", (DL_FUNC)&ffi_vdp_worker_split_iter, 9},
     {"ffi_vdp_prepare", (DL_FUNC)&ffi_vdp_prepare, 2},
     {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},
-    /* OPE engine (ope.c) */
+    /* OPE engine (lda-ope-ffi.c) */
     {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 11},
     {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
     {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 9},

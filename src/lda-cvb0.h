@@ -1,4 +1,4 @@
-/* SCVB0 kernels (lda-cvb0.c), used by the glue in cvb0.c. */
+/* SCVB0 kernels (lda-cvb0.c), used by the glue in lda-cvb0-ffi.c. */
 #ifndef SPARSEVI_LDA_CVB0_H
 #define SPARSEVI_LDA_CVB0_H
 #include "svi.h"

@@ -1,5 +1,5 @@
 /* Kernels of the LDA engine shared by lda-vb.c, lda-global.c,
- * eval-completion.c and the glue in lda.c. No R API here. */
+ * eval-completion.c and the glue in lda-ffi.c. No R API here. */
 #ifndef SPARSEVI_LDA_H
 #define SPARSEVI_LDA_H
 

@@ -75,7 +75,7 @@ static inline int svi_thread_id(void) {
 #endif
 }
 
-/* Non-jumping interrupt check (glue.c): 1 if the user asked to interrupt.
+/* Non-jumping interrupt check (svi-ffi.c): 1 if the user asked to interrupt.
  * Main thread only, never inside an OpenMP region. Lets a kernel stop at
  * its last complete state instead of unwinding through R's longjmp. */
 int svi_interrupt_pending(void);

@@ -1,4 +1,4 @@
-# SCVB0 (R/lda-cvb0.R, src/lda-cvb0.c, src/cvb0.c).
+# SCVB0 (R/lda-cvb0.R, src/lda-cvb0.c, src/lda-cvb0-ffi.c).
 
 cvb0_fixture <- function(D = 150, V = 40, K = 4, seed = 3) {
   sim <- simulate_lda(D = D, V = V, K = 3, doc_length = 30, seed = seed)

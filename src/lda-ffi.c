@@ -2,7 +2,7 @@
  * kernels of lda-vb.c, lda-global.c and eval-completion.c. */
 #include <math.h>
 #include <string.h>
-#include "glue.h"
+#include "ffi.h"
 #include "lda.h"
 
 static lda_vb_opts opts_from_r(int K, SEXP iopts, SEXP dopts) {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
-#include "glue.h"
+#include "ffi.h"
 #include "vdp.h"
 
 /* Nodes of at most this many points are buckets: with lazy_tree, the tree

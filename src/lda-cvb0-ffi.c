@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "glue.h"
+#include "ffi.h"
 #include "lda-cvb0.h"
 
 static int cmp_int(const void *a, const void *b) {

@@ -2,7 +2,7 @@
  * would need several vector allocations for the same checks on big corpora). */
 #include <math.h>
 #include <string.h>
-#include "glue.h"
+#include "ffi.h"
 
 /* Returns an integer code: 0 ok; 1 doc_ptr not non-decreasing from 0;
  * 2 term out of range; 3 count not finite or negative; 4 terms not strictly

@@ -2,7 +2,7 @@
  * global step, and the NPMI co-occurrence counts. Unpacks SEXPs, allocates
  * outputs and scratch, calls the kernels in lda-ope.c and eval-npmi.c. */
 #include <limits.h>
-#include "glue.h"
+#include "ffi.h"
 #include "lda-ope.h"
 #include "eval-npmi.h"
 

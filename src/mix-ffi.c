@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
-#include "glue.h"
+#include "ffi.h"
 #include "mix.h"
 #include "obs-gauss.h"
 #include "mix-simd.h"

@@ -5,7 +5,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
-#include "glue.h"
+#include "ffi.h"
 #include "lda-gibbs.h"
 
 static const char *store_names[] = {"p", "k", "x", "tot", "scale"};

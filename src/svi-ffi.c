@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <limits.h>
-#include "glue.h"
+#include "ffi.h"
 #include <Rmath.h>
 
 svi_dtm svi_dtm_view_unchecked(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
