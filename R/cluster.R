@@ -44,9 +44,14 @@
 #'   fit) and the previous plan is restored afterwards. To reuse workers over
 #'   several fits, set the plan once with [future::plan()] and pass `"future"`.
 #'
-#' The default `sync` is the number of workers (for a future plan,
-#' [future::nbrOfWorkers()]). With the same seed and `sync`, a fit on a cluster
-#' or under any plan equals the fit without one. The trace records
+#' `sync` (batches per round) is part of the algorithm, not of the executor:
+#' its default is 1 with or without a cluster, so that a fit on a cluster or
+#' under any plan equals the fit without one (restarts included). With
+#' `sync = 1` the workers take the batches one at a time; to run a round's
+#' batches in parallel, set `sync` to the number of workers (for a future
+#' plan, [future::nbrOfWorkers()]): the fit then equals the fit without a
+#' cluster with that `sync`. A cluster given without `sync` says so in a
+#' message of class `sparsevi_message_sync`. The trace records
 #' `bytes_sent` and `bytes_received` per lap: the exact sizes of the
 #' serialised messages. A worker that fails or dies gives an error of class
 #' `sparsevi_error_worker` naming it, whose `fit` field holds the last
@@ -63,7 +68,7 @@
 #' \dontrun{
 #' # two machines, two workers each (ssh access and sparsevi on both)
 #' cl <- parallel::makePSOCKcluster(c("node1", "node1", "node2", "node2"))
-#' fit <- fit_lda(corpus, K = 100, n_batches = 40, cluster = cl)
+#' fit <- fit_lda(corpus, K = 100, n_batches = 40, cluster = cl, sync = length(cl))
 #' parallel::stopCluster(cl)
 #' }
 NULL
@@ -86,7 +91,7 @@ check_cluster <- function(cluster, call = caller_call()) {
 }
 
 # `cluster = "future"` or a plan: a placeholder whose length is the number of
-# workers (the default `sync`); the plan is looked at again when the fit
+# workers; the plan is looked at again when the fit
 # starts (new_executor()).
 future_cluster <- function(spec, call = caller_call()) {
   if (!requireNamespace("future", quietly = TRUE)) {
@@ -387,6 +392,21 @@ executor_close <- function(ex) {
   }
   if (!is.null(ex$old_plan)) future::plan(ex$old_plan)
   invisible()
+}
+
+# The rounds of a fit: `sync` batches per round, 1 unless given, whatever the
+# executor, so that a fit equals the same fit without a cluster.
+resolve_sync <- function(sync, cluster, call = caller_call()) {
+  if (is.null(sync)) {
+    if (!is.null(cluster) && length(cluster) > 1L) {
+      msg <- sprintf("sync = 1: the %d workers take the batches one at a time, so the fit equals the fit without a cluster; give `sync = %d` to run a round's batches in parallel.\n",
+                     length(cluster), length(cluster))
+      message(structure(list(message = msg, call = call),
+                        class = c("sparsevi_message_sync", "message", "condition")))
+    }
+    sync <- 1L
+  }
+  check_count(sync, "sync", min = 1, max = 1e6, call = call)
 }
 
 # What a local step needs of the global state: everything but the memoized

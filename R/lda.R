@@ -129,15 +129,17 @@ lda_available <- function() {
 #'   (workers on this or other machines, each with sparsevi installed). Each
 #'   batch is sent once to a worker and stays there; every round the workers
 #'   run the local steps of their batches and return only the batch
-#'   summaries. The fit equals the fit without a cluster for the same `sync`.
+#'   summaries. The fit equals the fit without a cluster (for the same
+#'   `sync`, which does not depend on the cluster).
 #'   If a worker dies, the error (class `sparsevi_error_worker`) names it and
 #'   carries the last completed model as its `fit` field. `"future"` (the
 #'   current `future::plan()`) or a future plan object work too; see
 #'   [sparsevi_cluster].
 #' @param sync Batches whose local steps share one set of global parameters
 #'   (a round; they run in parallel on a cluster), their global steps then
-#'   applied in batch order. Default 1 without a cluster and the number of
-#'   workers with one.
+#'   applied in batch order. Default 1 (one batch at a time), with or
+#'   without a cluster, so a fit on a cluster equals the fit without one;
+#'   set it to the number of workers to run a round's batches in parallel.
 #' @param ... Engine controls. For `"vb"`: `max_iter` (100), `tol` (0.05),
 #'   `restart_max` (proposals per document, 4), `restart_iter` (forward
 #'   iterations of a proposal, 10), `select_every` (`FALSE`: select on
@@ -217,8 +219,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   threads <- sparsevi_threads(threads)
   progress <- check_flag(progress, "progress", call = here)
   cluster <- check_cluster(cluster, call = here)
-  if (is.null(sync)) sync <- if (is.null(cluster)) 1L else length(cluster)
-  sync <- check_count(sync, "sync", min = 1, max = 1e6, call = here)
+  sync <- resolve_sync(sync, cluster, call = here)
   user_batches <- NULL
   if (!is.null(batches)) {
     if (inherits(x, "sparsevi_source")) {

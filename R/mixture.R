@@ -81,12 +81,13 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' @param cluster `NULL`, or a cluster from [parallel::makePSOCKcluster()]:
 #'   each batch of points is sent once to a worker and stays there; every
 #'   round the workers run the C local step on their batches and return only
-#'   the batch summaries. The fit equals the fit without a cluster for the
-#'   same `sync`. `"future"` (the current `future::plan()`) or a future plan
+#'   the batch summaries. The fit equals the fit without a cluster (for the
+#'   same `sync`, which does not depend on the cluster). `"future"` (the current `future::plan()`) or a future plan
 #'   object work too; see [sparsevi_cluster].
 #' @param sync Batches whose local steps share one set of global parameters
-#'   (a round, run in parallel on a cluster); default 1 without a cluster and
-#'   the number of workers with one.
+#'   (a round, run in parallel on a cluster). Default 1, with or without a
+#'   cluster, so a fit on a cluster equals the fit without one; set it to the
+#'   number of workers to run a round's batches in parallel.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
@@ -125,8 +126,7 @@ fit_mixture <- function(X, K,
   call <- match.call()
   check_dots_empty(...)
   cluster <- check_cluster(cluster)
-  if (is.null(sync)) sync <- if (is.null(cluster)) 1L else length(cluster)
-  sync <- check_count(sync, "sync", min = 1, max = 1e6)
+  sync <- resolve_sync(sync, cluster)
   likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, c("memoized", "stochastic", "batch"), "global")

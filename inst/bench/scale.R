@@ -120,7 +120,7 @@ if ("cluster" %in% parts) {
   for (L in c(8L, 100L)) {
     # lap 1 (initialisation) outside the measured laps
     fit1 <- fit_lda(x, K = 100, L = L, n_batches = 4, passes = 1, seed = 1, cluster = cl,
-                    progress = FALSE)
+                    sync = 2, progress = FALSE)
     m0 <- cpu_now()
     w0 <- workers_cpu()
     fit <- update(fit1, x, passes = 3, cluster = cl, progress = FALSE)
@@ -144,7 +144,7 @@ if ("cluster" %in% parts) {
     old <- future::plan(future::multisession, workers = 2)
     invisible(future::value(future::future(.libPaths(p), globals = list(p = .libPaths()))))
     fit <- fit_lda(x, K = 100, L = 8, n_batches = 4, passes = 3, seed = 1,
-                   cluster = "future", progress = FALSE)
+                   cluster = "future", sync = 2, progress = FALSE)
     tr <- fit$trace
     say("future multisession, 2 workers, L =   8: %.1f s/lap; sent %.2f MB/lap, received %.2f MB/lap; identical fit: %s",
         mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,
@@ -204,7 +204,7 @@ if ("workers" %in% parts) {
     cl <- parallel::makePSOCKcluster(W)
     parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
     t <- cpu(fit <- fit_lda(x, K = 50, L = 8, n_batches = 12, passes = 2, seed = 1,
-                            cluster = cl, progress = FALSE))
+                            cluster = cl, sync = W, progress = FALSE))
     tr <- fit$trace
     say("%d workers: %.2f s/lap, sent %.2f MB/lap, received %.2f MB/lap", W,
         mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,

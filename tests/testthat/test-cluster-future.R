@@ -51,7 +51,7 @@ test_that("a fit under a multisession plan keeps batches on the workers and equa
   x <- future_corpus()
   for (g in c("memoized", "stochastic")) {
     a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
-                 cluster = "future", progress = FALSE)
+                 cluster = "future", sync = 2, progress = FALSE)
     b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  sync = 2, progress = FALSE)
     expect_same_lda(a, b)
@@ -84,7 +84,7 @@ test_that("the executor counts the bytes it serialises and sends", {
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
   x <- future_corpus()
   fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
-                 progress = FALSE)
+                 sync = 2, progress = FALSE)
   # each round sends the globals once to each of its 2 workers
   view <- sparsevi:::lda_local_view(fit$state)
   one <- length(serialize(view, NULL, xdr = FALSE))

@@ -80,7 +80,7 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
   x <- scale_corpus()
   for (g in c("memoized", "stochastic")) {
     a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
-                 cluster = cl, progress = FALSE)
+                 cluster = cl, sync = 2, progress = FALSE)
     b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  sync = 2, progress = FALSE)
     expect_same_fit(a, b)
@@ -90,11 +90,40 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
   }
   # another engine on the same cluster
   a <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
-               cluster = cl, progress = FALSE)
+               cluster = cl, sync = 2, progress = FALSE)
   b <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
                sync = 2, progress = FALSE)
   expect_same_fit(a, b)
   expect_error(fit_lda(x, K = 4, cluster = "localhost"), class = "sparsevi_error_argument")
+})
+
+test_that("by default a fit on a cluster equals the fit without one, restarts on", {
+  skip_on_cran()
+  skip_if_not_installed("parallel")
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  x <- scale_corpus()
+  for (g in c("memoized", "stochastic")) {
+    expect_message(
+      a <- fit_lda(x, K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                   restarts = TRUE, cluster = cl, progress = FALSE),
+      class = "sparsevi_message_sync")
+    b <- fit_lda(x, K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+                 restarts = TRUE, progress = FALSE)
+    expect_identical(a$control$sync, 1L)
+    expect_same_fit(a, b)
+    expect_identical(a$trace$restart_accept, b$trace$restart_accept)
+    # the restarts did something after the first lap
+    expect_true(all(b$trace$restart_accept[-1] > 0))
+  }
+  expect_message(
+    a <- fit_mixture(matrix(c(1:40, (1:40)^1.5), 40), K = 2, n_batches = 4, passes = 2,
+                     seed = 1, cluster = cl, progress = FALSE),
+    class = "sparsevi_message_sync")
+  b <- fit_mixture(matrix(c(1:40, (1:40)^1.5), 40), K = 2, n_batches = 4, passes = 2,
+                   seed = 1, progress = FALSE)
+  expect_identical(a$state, b$state)
 })
 
 test_that("a worker that dies gets a classed error that keeps the last model", {
@@ -105,7 +134,7 @@ test_that("a worker that dies gets a classed error that keeps the last model", {
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
   x <- scale_corpus()
   fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
-                 progress = FALSE)
+                 sync = 2, progress = FALSE)
   pid <- parallel::clusterCall(cl[2], Sys.getpid)[[1]]
   tools::pskill(pid)
   Sys.sleep(0.5)
@@ -126,7 +155,7 @@ test_that("fit_mixture on a 2-worker cluster equals the fit without one", {
   sim <- simulate_mixture(N = 600, D = 3, K = 3, seed = 4)
   for (g in c("memoized", "stochastic")) {
     a <- fit_mixture(sim$X, K = 3, L = 2, global = g, n_batches = 4, passes = 4,
-                     seed = 2, cluster = cl, progress = FALSE)
+                     seed = 2, cluster = cl, sync = 2, progress = FALSE)
     b <- fit_mixture(sim$X, K = 3, L = 2, global = g, n_batches = 4, passes = 4,
                      seed = 2, sync = 2, progress = FALSE)
     expect_identical(a$state, b$state)
