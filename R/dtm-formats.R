@@ -63,8 +63,12 @@ as_dtm.dfm <- function(x, ...) {
 }
 
 #' @rdname as_dtm
-#' @param document,term,count For a data frame: the columns holding the
+#' @param document,term,count For a long data frame (one row per document
+#'   and term, or per token): the columns holding the
 #'   document id, the term and its count, each a column name or number.
+#'   A data frame whose columns are all numeric (perhaps besides one column
+#'   of document names) is read instead as a wide table of counts, documents
+#'   in rows and terms in columns, as `as_dtm(as.matrix(x))` would.
 #'   By default the first column named `document`, `doc`, `doc_id` or `id`
 #'   (else column 1); `term`, `word`, `token` or `feature` (else column 2);
 #'   `count`, `n`, `freq` or `frequency` (else column 3 if numeric, or none:
@@ -81,6 +85,10 @@ as_dtm.data.frame <- function(x, ..., document = NULL, term = NULL, count = NULL
                               vocab = NULL) {
   call <- as_dtm_call()
   nm <- names(x)
+  if (is.null(document) && is.null(term) && is.null(count)) {
+    wide <- wide_counts(x, call)
+    if (!is.null(wide)) return(as_dtm(wide))
+  }
   doc_col <- pick_column(x, document, c("document", "doc", "doc_id", "id"), 1L,
                          "document", call)
   term_col <- pick_column(x, term, c("term", "word", "token", "feature"), 2L,
@@ -131,6 +139,51 @@ as_dtm.data.frame <- function(x, ..., document = NULL, term = NULL, count = NULL
     doc_names <- as.character(doc_names)
   }
   tokens_to_dtm(doc, terms, counts, length(doc_names), doc_names, vocab, call = call)
+}
+
+# A wide table of counts (documents in rows, one numeric column per term,
+# perhaps one column of document names) as a matrix; NULL for a long
+# (document, term[, count]) table. Numeric columns named like a long table's
+# columns (term ids given as numbers) are neither: the error says what to do.
+wide_counts <- function(x, call) {
+  if (!ncol(x)) return(NULL)
+  num <- vapply(x, function(col) (is.numeric(col) || is.logical(col)) && !is.factor(col),
+                logical(1))
+  long_names <- c("term", "word", "token", "feature")
+  if (all(num) && any(tolower(names(x)) %in% long_names)) {
+    abort(sprintf("`x` looks like a long (document, term, count) table but its term column `%s` holds numbers: give the terms as character (e.g. the vocabulary's words), or, for a wide table of counts (documents in rows, terms in columns), rename the column or pass as.matrix(x).",
+                  names(x)[tolower(names(x)) %in% long_names][1L]), "input", call = call)
+  }
+  if (all(num) && ncol(x) < 3L) {
+    abort("`x` has only numeric columns, too few to tell a wide table of counts from a long (document, term) table: pass as.matrix(x) for counts with documents in rows and terms in columns, or give the terms as character.",
+          "input", call = call)
+  }
+  text <- which(!num)
+  if (length(text) > 1L || (length(text) == 1L && ncol(x) < 3L)) return(NULL)
+  if (length(text) == 1L) {
+    # one column of names and numbers elsewhere: a wide table has at least
+    # two term columns
+    if (ncol(x) - 1L < 2L) return(NULL)
+    # the names column of a wide table comes first or is named like one; a
+    # long table's one text column is its term column
+    tname <- tolower(names(x)[text])
+    if (tname %in% long_names ||
+        !(text == 1L || tname %in% c("document", "doc", "doc_id", "id"))) {
+      return(NULL)
+    }
+    docs <- x[[text]]
+    if (anyNA(docs)) {
+      abort(sprintf("The document-name column `%s` of the wide table `x` contains NA; name every document.",
+                    names(x)[text]), "input", call = call)
+    }
+    m <- as.matrix(x[-text])
+    rownames(m) <- as.character(docs)
+  } else {
+    m <- as.matrix(x)
+    if (identical(rownames(m), as.character(seq_len(nrow(m))))) rownames(m) <- NULL
+  }
+  storage.mode(m) <- "double"
+  m
 }
 
 # The call to show in errors raised by an as_dtm() method: the user called
@@ -185,10 +238,11 @@ token_list_to_dtm <- function(x, vocab, min_doc_freq, call) {
   tokens <- unlist(x, use.names = FALSE)
   if (is.null(tokens)) tokens <- character(0)
   doc <- rep.int(seq_along(x), lens)
-  keep <- !is.na(tokens)
-  if (!all(keep)) {
-    tokens <- tokens[keep]
-    doc <- doc[keep]
+  if (anyNA(tokens)) {
+    bad <- unique(doc[is.na(tokens)])
+    abort(sprintf("The token list `x` contains NA tokens (in document%s %s); drop them first, e.g. lapply(x, function(t) t[!is.na(t)]).",
+                  if (length(bad) > 1L) "s" else "",
+                  paste(utils::head(bad, 5L), collapse = ", ")), "input", call = call)
   }
   x <- tokens_to_dtm(doc, tokens, rep.int(1, length(tokens)), length(x), names(x),
                      vocab, call = call)
@@ -253,6 +307,12 @@ as_dtm.character <- function(x, ..., stopwords = FALSE, min_chars = 1,
   } else if (!is.character(stopwords)) {
     abort("`stopwords` must be TRUE, FALSE or a character vector of words to remove.",
           "argument", call = call)
+  }
+  if (anyNA(x)) {
+    bad <- which(is.na(x))
+    abort(sprintf("The texts `x` contain NA (element%s %s); replace them with \"\" for empty documents or drop them.",
+                  if (length(bad) > 1L) "s" else "",
+                  paste(utils::head(bad, 5L), collapse = ", ")), "input", call = call)
   }
   tokens <- tokenize_texts(x)
   stopwords <- tolower(stopwords)

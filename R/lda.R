@@ -135,6 +135,10 @@ lda_available <- function() {
 #'   carries the last completed model as its `fit` field. `"future"` (the
 #'   current `future::plan()`) or a future plan object work too; see
 #'   [sparsevi_cluster].
+#' @param doc_topics How many topics to keep per training document in
+#'   `doc_topic` (the fit's sparse document-topic proportions, see Value):
+#'   default `L`; `0` or `FALSE` keeps none. They are inferred once after
+#'   training with the final topics (one more pass over the documents).
 #' @param sync Batches whose local steps share one set of global parameters
 #'   (a round; they run in parallel on a cluster), their global steps then
 #'   applied in batch order. Default 1 (one batch at a time), with or
@@ -158,8 +162,13 @@ lda_available <- function() {
 #'   `objective` (the ELBO
 #'   for memoized and batch training, else `NA`), `heldout` (per-token
 #'   held-out log-likelihood, or `NA`), `restart_accept` (acceptance rate of
-#'   restart proposals)), `n_docs`, `n_tokens`, `state` (what [update()]
-#'   needs to continue) and `call`.
+#'   restart proposals)), `n_docs`, `n_tokens`, `doc_topic` (the training
+#'   documents' topic proportions: a sparse D x K `dgCMatrix` holding, for
+#'   each document, its `doc_topics` largest posterior-mean proportions
+#'   renormalised to sum to 1, inferred after training with the final topics;
+#'   `NULL` if `doc_topics = 0`; [predict()] without `newdata` returns it),
+#'   `heldout` (the `heldout` documents, scored again by [update()]),
+#'   `state` (what [update()] needs to continue) and `call`.
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 5, seed = 1)
@@ -171,7 +180,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     restarts = TRUE, init = c("bregman", "random"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), heldout = NULL, batches = NULL,
-                    cluster = NULL, sync = NULL, ...) {
+                    cluster = NULL, sync = NULL, doc_topics = L, ...) {
   call <- match.call()
   here <- sys.call()
   passes_given <- !missing(passes)
@@ -193,6 +202,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   global <- check_string(global, "global", call = here)
   check_engine(local, global, call = here)
   L <- check_count(L, "L", min = 1, max = K, call = here)
+  doc_topics <- check_doc_topics(doc_topics, K, call = here)
   if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
   if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
   alpha <- check_positive(alpha, "alpha", call = here)
@@ -263,7 +273,8 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   if (!is.null(control_fun)) control <- control_fun(control, call = here)
   state <- lda_init_state(x, control)
   fit <- new_sparsevi_lda(state, control, x, trace = lda_empty_trace(), call = call)
-  lda_train(fit, x, passes, progress, heldout, cluster)
+  fit <- lda_train(fit, x, passes, progress, heldout, cluster)
+  lda_keep(fit, x, heldout, doc_topics)
 }
 
 # Engine controls fit_lda() accepts in `...`, by local step (an engine absent
@@ -755,23 +766,36 @@ terms.sparsevi_lda <- function(x, n = 10, ...) {
 #' @param object A `sparsevi_lda`.
 #' @param newdata A corpus, anything [as_dtm()] accepts. Its terms are
 #'   matched to the fitted vocabulary by name; unknown terms are dropped
-#'   (with a message saying how many).
+#'   (with a message saying how many). Missing: the proportions of the
+#'   training documents kept on the fit (its `doc_topic`, the `doc_topics`
+#'   largest per document, renormalised).
 #' @param type `"topics"` (the only type): D x K proportions.
 #' @param method Inference method: `"vb"` (default; the local step with the
 #'   topics fixed). Other engines add methods.
 #' @param seed `NULL` or a whole number (for randomised methods).
 #' @param threads Number of threads.
+#' @param sparse `FALSE` (default): a dense matrix; `TRUE`: a sparse
+#'   `dgCMatrix`.
 #' @param ... Controls of the method (e.g. `max_iter`).
 #' @returns A D x K matrix of topic proportions (rows sum to 1).
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1)
 #' round(predict(fit, sim$dtm[1:3, ]), 2)
+#' head(predict(fit)) # the training documents
 #' @export
 predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb",
                                  seed = NULL, threads = getOption("sparsevi.threads", 1L),
-                                 ...) {
+                                 sparse = FALSE, ...) {
   type <- check_choice(type, "topics", "type")
+  sparse <- check_flag(sparse, "sparse")
+  if (missing(newdata)) {
+    if (is.null(object$doc_topic)) {
+      abort("This fit keeps no training-document proportions (fitted with `doc_topics = 0`, or by an older version): give `newdata`.",
+            "argument")
+    }
+    return(if (sparse) object$doc_topic else as.matrix(object$doc_topic))
+  }
   method <- check_string(method, "method")
   fun <- lda_fun("lda_infer_", method)
   if (is.null(fun)) {
@@ -784,7 +808,7 @@ predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb"
   ctl <- list(...)
   theta <- fun(object, x, if (length(ctl)) ctl else NULL, seed, threads)
   dimnames(theta) <- list(x$doc_names, paste0("topic", seq_len(object$K)))
-  theta
+  if (sparse) methods::as(theta, "CsparseMatrix") else theta
 }
 
 align_newdata <- function(x, vocab, call = caller_call()) {
@@ -867,10 +891,14 @@ plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents"), topics
 #'   fit; other documents start a new memo from the fitted topics).
 #' @param passes Number of further laps (default 5).
 #' @param progress Print a line per lap.
-#' @param heldout As in [fit_lda()].
+#' @param heldout As in [fit_lda()]. Missing (the default): the held-out
+#'   documents given when the model was fitted (its `heldout`), scored
+#'   after every lap again; `NULL` to score none.
 #' @param cluster `NULL` or a cluster from [parallel::makePSOCKcluster()], as
 #'   in [fit_lda()]; the rounds are those of the fit (its `sync`).
-#' @param ... Unused.
+#' @param ... Nothing else: any other argument (a misspelt one, or a setting
+#'   of the model such as `alpha`) is an error of class
+#'   `sparsevi_error_argument`.
 #' @returns The updated `sparsevi_lda`; its trace continues the old one.
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
@@ -879,7 +907,12 @@ plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents"), topics
 #' fit$trace
 #' @export
 update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
-                                heldout = NULL, cluster = NULL, ...) {
+                                heldout, cluster = NULL, ...) {
+  check_update_dots(..., valid = c("x", "passes", "progress", "heldout", "cluster"))
+  if (missing(x)) {
+    abort("`x`, the corpus to continue training on, is missing (the fit does not keep its documents).",
+          "argument")
+  }
   cluster <- check_cluster(cluster)
   if (inherits(x, "sparsevi_source")) {
     if (!identical(x$vocab, object$vocab)) {
@@ -894,6 +927,7 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
   }
   passes <- check_count(passes, "passes", min = 1)
   progress <- check_flag(progress, "progress")
+  if (missing(heldout)) heldout <- object$heldout
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, object$vocab, seed = 1)
   state <- object$state
   control <- object$control
@@ -911,7 +945,9 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
   control$n_docs <- nrow(x)
   object$control <- control
   object$state <- state
-  lda_train(object, x, passes, progress, heldout, cluster)
+  fit <- lda_train(object, x, passes, progress, heldout, cluster)
+  n_keep <- if (is.null(control$doc_topics)) min(control$L, control$K) else control$doc_topics
+  lda_keep(fit, x, heldout, n_keep)
 }
 
 #' @export

@@ -104,7 +104,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   the loop, held-out scoring excluded), `objective` (the ELBO; `NA` for
 #'   stochastic training), `heldout`, and the lap's `local_seconds` and
 #'   `summary_seconds` spent in the local step and the summary step),
-#'   `converged` and `call`.
+#'   `converged`, `heldout` (the `heldout` data, scored again by [update()])
+#'   and `call`.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
 #' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)
@@ -167,7 +168,9 @@ fit_mixture <- function(X, K,
                   sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init)
   res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
                    cluster = cluster)
-  new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call, threads)
+  fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call, threads)
+  fit$heldout <- heldout
+  fit
 }
 
 check_dots_empty <- function(...) {
@@ -779,11 +782,15 @@ logLik.sparsevi_mixture <- function(object, ...) {
 #' @param object A `sparsevi_mixture`.
 #' @param X Data (same form and columns as the training data).
 #' @param passes Number of further laps (>= 1), default 5.
-#' @param heldout Optional test data, scored after every lap.
+#' @param heldout Optional test data, scored after every lap. Missing (the
+#'   default): the `heldout` data given when the model was fitted (kept on
+#'   the fit as `heldout`); `NULL` to score none.
 #' @param progress Print one line per lap?
 #' @param cluster `NULL` or a cluster from [parallel::makePSOCKcluster()], as
 #'   in [fit_mixture()].
-#' @param ... Unused.
+#' @param ... Nothing else: any other argument (a misspelt one, or a setting
+#'   of the model such as `K`) is an error of class
+#'   `sparsevi_error_argument`.
 #' @returns The updated `sparsevi_mixture`; its `trace` continues the old one.
 #' @importFrom stats update logLik
 #' @examples
@@ -792,8 +799,14 @@ logLik.sparsevi_mixture <- function(object, ...) {
 #' fit <- update(fit, sim$X, passes = 3)
 #' nrow(fit$trace)
 #' @export
-update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
+update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
                                     progress = interactive(), cluster = NULL, ...) {
+  check_update_dots(..., valid = c("X", "passes", "heldout", "progress", "cluster"))
+  if (missing(X)) {
+    abort("`X`, the data to continue training on, is missing (the fit does not keep them).",
+          "argument")
+  }
+  if (missing(heldout)) heldout <- object$heldout
   cluster <- check_cluster(cluster)
   passes <- check_count(passes, "passes")
   progress <- check_flag(progress, "progress")
@@ -824,8 +837,10 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout = NULL,
   tr$lap <- tr$lap + max(old$lap)
   tr$seconds <- tr$seconds + max(old$seconds)
   res$trace <- rbind(old, tr)
-  new_sparsevi_mixture(res, data, object$hyper, control, likelihood, object$prior,
-                       object$K, object$call, control$threads)
+  fit <- new_sparsevi_mixture(res, data, object$hyper, control, likelihood, object$prior,
+                              object$K, object$call, control$threads)
+  fit$heldout <- heldout
+  fit
 }
 
 #' Plot a fitted mixture

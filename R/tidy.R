@@ -109,15 +109,19 @@ as.data.frame.sparsevi_mixture <- function(x, row.names = NULL, optional = FALSE
 #'
 #' @param fit A `sparsevi_lda`.
 #' @param x The corpus (anything [as_dtm()] accepts), usually the training
-#'   documents; aligned to the fitted vocabulary by term name.
+#'   documents, or the output of [split_heldout()] (its `train` part is
+#'   used); aligned to the fitted vocabulary by term name. For the fit's own
+#'   training documents the proportions kept on the fit (`doc_topic`) are
+#'   used; other documents are inferred with [predict()].
 #' @param ... Passed to [predict.sparsevi_lda()] (`method`, `seed`,
 #'   `threads`).
 #' @returns A list with `phi` (K x V topic-word probabilities, rows sum to
 #'   1), `theta` (D x K document-topic proportions, rows sum to 1),
 #'   `doc.length` (tokens per document, length D), `vocab` (length V) and
 #'   `term.frequency` (count of each term in `x`, length V). LDAvis needs
-#'   every term frequency to be positive: pass the training corpus (a
-#'   message says how many fitted terms do not occur in `x`).
+#'   every term frequency to be positive: fitted terms absent from `x` are
+#'   left out of `phi` (whose rows are renormalised), `vocab` and
+#'   `term.frequency`, with a message saying how many.
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
@@ -129,20 +133,210 @@ lda_to_ldavis <- function(fit, x, ...) {
   if (!inherits(fit, "sparsevi_lda")) {
     abort("`fit` must be a topic model from `fit_lda()`.", "argument")
   }
+  # split_heldout()'s output: its training documents
+  if (is.list(x) && !is.object(x) && inherits(x$train, "sparsevi_dtm")) x <- x$train
   x <- align_newdata(as_dtm(x), fit$vocab)
-  theta <- predict(fit, x, type = "topics", ...)
+  theta <- if (!is.null(fit$doc_topic) && !...length() && !is.null(x$doc_names) &&
+               identical(x$doc_names, rownames(fit$doc_topic))) {
+    as.matrix(fit$doc_topic) # the training documents: kept on the fit
+  } else {
+    predict(fit, x, type = "topics", ...)
+  }
   # a document without any known term gets uniform proportions from
   # predict(); LDAvis divides by the document lengths, so keep them positive
   len <- doc_lengths(x)
   freq <- numeric(length(fit$vocab))
   tf <- rowsum(x$count, x$term + 1L, reorder = TRUE)
   freq[as.integer(rownames(tf))] <- tf[, 1L]
-  if (any(freq == 0)) {
-    message(sprintf("%s of the %s fitted terms do not occur in `x` (term frequency 0); LDAvis expects the training corpus.",
-                    fmt_int(sum(freq == 0)), fmt_int(length(freq))))
-  }
   phi <- fit$topic_word
   dimnames(phi) <- NULL
+  keep <- freq > 0
+  if (!all(keep)) {
+    # LDAvis needs every term frequency positive (a split's training part
+    # keeps the whole vocabulary): drop the absent terms, renormalise phi
+    message(sprintf("%s of the %s fitted terms do not occur in `x` (term frequency 0) and are left out.",
+                    fmt_int(sum(!keep)), fmt_int(length(freq))))
+    phi <- phi[, keep, drop = FALSE]
+    phi <- phi / rowSums(phi)
+  }
   list(phi = phi, theta = unname(theta), doc.length = as.numeric(len),
-       vocab = fit$vocab, term.frequency = freq)
+       vocab = fit$vocab[keep], term.frequency = freq[keep])
+}
+
+#' Tidy, augment and glance methods for the generics of broom and tidytext
+#'
+#' The `tidy()`, `augment()` and `glance()` verbs topicmodels users know
+#' from tidytext and broom. sparsevi registers these methods for the
+#' generics of the `generics` package without depending on it: they are
+#' available as soon as broom, tidytext or generics is loaded (e.g.
+#' `library(tidytext)`), and return plain data frames.
+#'
+#' For a topic model, `tidy(x, matrix = "beta")` gives one row per (topic,
+#' term) with the term's probability in the topic; `matrix = "gamma"` gives
+#' the training documents' topic proportions kept on the fit (its
+#' `doc_topic`: the `doc_topics` largest per document, see [fit_lda()]; the
+#' others are 0 and left out). `augment(x, data)` adds to each (document,
+#' term) pair of `data` its most likely topic, `.topic` = argmax over k of
+#' theta_dk beta_kw, with theta the proportions of the fit's training
+#' documents when `data` holds exactly those documents (by name), else
+#' inferred with [predict()].
+#'
+#' For a mixture, `tidy(x)` gives one row per component (`component`,
+#' `weight`, `size`, and the means of numeric data as columns); `augment(x,
+#' data)` adds the most likely component `.cluster` and its responsibility
+#' `.probability` to each row of `data`.
+#'
+#' @param x A `sparsevi_lda` or `sparsevi_mixture` (including `sparsevi_vdp`).
+#' @param matrix For a topic model: `"beta"` (topic-word, default) or
+#'   `"gamma"` (document-topic).
+#' @param log For `"beta"`: give `log(beta)` instead (as tidytext does).
+#' @param data For `augment()`: a topic model's documents (anything
+#'   [as_dtm()] accepts; a data frame of (document, term[, count]) rows keeps
+#'   its rows and columns), or a mixture's data (as for [predict()]).
+#' @param ... Unused for `tidy()` and `glance()`; for a topic model's
+#'   `augment()`, passed to [predict.sparsevi_lda()].
+#' @returns A data frame. Topic model: `tidy(matrix = "beta")` has `topic`,
+#'   `term`, `beta`; `tidy(matrix = "gamma")` has `document`, `topic`,
+#'   `gamma`; `augment()` has `document`, `term`, `count` (or the columns of
+#'   a data frame given) and `.topic`; `glance()` one row with `K`,
+#'   `n_docs`, `n_tokens`, `laps`, `seconds`, `objective`, `heldout`.
+#'   Mixture: `tidy()` has `component`, `weight`, `size` and one column per
+#'   variable's mean; `augment()` has the columns of `data`, `.cluster` and
+#'   `.probability`; `glance()` one row with `K`, `n`, `laps`, `seconds`,
+#'   `objective`, `heldout`, `converged`.
+#' @name sparsevi_tidiers
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
+#' if (requireNamespace("generics", quietly = TRUE)) {
+#'   head(generics::tidy(fit))
+#'   head(generics::tidy(fit, matrix = "gamma"))
+#'   head(generics::augment(fit, sim$dtm))
+#'   generics::glance(fit)
+#'   mix <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+#'   generics::tidy(mix)
+#'   head(generics::augment(mix, faithful))
+#' }
+NULL
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::tidy
+tidy.sparsevi_lda <- function(x, matrix = c("beta", "gamma"), log = FALSE, ...) {
+  matrix <- check_choice(matrix, c("beta", "gamma"), "matrix")
+  log <- check_flag(log, "log")
+  if (matrix == "beta") {
+    tw <- x$topic_word
+    out <- data.frame(topic = rep(seq_len(x$K), times = length(x$vocab)),
+                      term = rep(x$vocab, each = x$K),
+                      beta = as.vector(tw), stringsAsFactors = FALSE)
+    if (log) out$beta <- log(out$beta)
+    return(out)
+  }
+  if (is.null(x$doc_topic)) {
+    abort("This fit keeps no training-document proportions (fitted with `doc_topics = 0`, or by an older version): use as.data.frame(fit, type = \"doc_topic\", newdata = ) instead.",
+          "argument")
+  }
+  dt <- methods::as(x$doc_topic, "TsparseMatrix")
+  docs <- rownames(dt)
+  if (is.null(docs)) docs <- as.character(seq_len(nrow(dt)))
+  o <- order(dt@i, dt@j)
+  data.frame(document = docs[dt@i[o] + 1L], topic = dt@j[o] + 1L, gamma = dt@x[o],
+             stringsAsFactors = FALSE)
+}
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::augment
+augment.sparsevi_lda <- function(x, data, ...) {
+  if (missing(data)) {
+    abort("`data`, the documents whose words to assign to topics, is missing (the fit does not keep its documents).",
+          "argument")
+  }
+  frame <- if (is.data.frame(data)) data else NULL
+  dtm <- align_newdata(as_dtm(data), x$vocab)
+  theta <- if (!is.null(x$doc_topic) && !is.null(dtm$doc_names) &&
+               identical(dtm$doc_names, rownames(x$doc_topic))) {
+    x$doc_topic
+  } else {
+    predict(x, dtm, sparse = TRUE, ...)
+  }
+  doc_of <- rep.int(seq_len(nrow(dtm)), diff(dtm$doc_ptr))
+  term <- dtm$term + 1L
+  topic <- integer(length(term))
+  tw <- x$topic_word
+  # blocks of pairs keep the pairs x K scores small
+  for (s in seq(1L, max(1L, length(term)), by = 65536L)) {
+    idx <- s:min(length(term), s + 65535L)
+    if (!length(term)) break
+    score <- as.matrix(theta[doc_of[idx], , drop = FALSE]) * t(tw[, term[idx], drop = FALSE])
+    topic[idx] <- max.col(score, ties.method = "first")
+  }
+  docs <- dtm$doc_names
+  if (is.null(docs)) docs <- as.character(seq_len(nrow(dtm)))
+  if (is.null(frame)) {
+    return(data.frame(document = docs[doc_of], term = x$vocab[term], count = dtm$count,
+                      .topic = topic, stringsAsFactors = FALSE))
+  }
+  # the user's rows, each with the topic of its (document, term) pair
+  key <- paste(docs[doc_of], x$vocab[term], sep = "\r")
+  dcol <- pick_column(frame, NULL, c("document", "doc", "doc_id", "id"), 1L, "document",
+                      sys.call())
+  tcol <- pick_column(frame, NULL, c("term", "word", "token", "feature"), 2L, "term",
+                      sys.call())
+  fkey <- paste(as.character(frame[[dcol]]), as.character(frame[[tcol]]), sep = "\r")
+  frame$.topic <- topic[match(fkey, key)]
+  frame
+}
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::glance
+glance.sparsevi_lda <- function(x, ...) {
+  tr <- x$trace
+  last <- if (nrow(tr)) tr[nrow(tr), ] else NULL
+  data.frame(K = x$K, n_docs = x$n_docs, n_tokens = x$n_tokens, laps = nrow(tr),
+             seconds = if (nrow(tr)) max(tr$seconds) else 0,
+             objective = if (is.null(last)) NA_real_ else last$objective,
+             heldout = if (is.null(last)) NA_real_ else last$heldout)
+}
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::tidy
+tidy.sparsevi_mixture <- function(x, ...) {
+  out <- as.data.frame(x, type = "weights")
+  if (!is.null(x$means)) {
+    m <- x$means
+    vars <- colnames(m)
+    if (is.null(vars)) vars <- paste0("V", seq_len(ncol(m)))
+    means <- as.data.frame(unname(m))
+    names(means) <- paste0("mean_", vars)
+    out <- cbind(out, means)
+  }
+  out
+}
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::augment
+augment.sparsevi_mixture <- function(x, data, ...) {
+  if (missing(data)) {
+    abort("`data`, the points to assign to components, is missing (the fit does not keep its data).",
+          "argument")
+  }
+  resp <- predict(x, data, type = "responsibilities")
+  out <- if (is.data.frame(data)) data else as.data.frame(as.matrix(data))
+  out$.cluster <- max.col(resp, ties.method = "first")
+  out$.probability <- resp[cbind(seq_len(nrow(resp)), out$.cluster)]
+  out
+}
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::glance
+glance.sparsevi_mixture <- function(x, ...) {
+  tr <- x$trace
+  last <- if (nrow(tr)) tr[nrow(tr), ] else NULL
+  data.frame(K = length(x$weights), n = if (is.null(x$n)) NA_integer_ else x$n,
+             laps = nrow(tr), seconds = if (nrow(tr)) max(tr$seconds) else 0,
+             objective = if (is.null(last) || is.null(last$objective)) NA_real_
+                         else last$objective,
+             heldout = if (is.null(last) || is.null(last$heldout)) NA_real_
+                       else last$heldout,
+             converged = if (is.null(x$converged)) NA else x$converged)
 }

@@ -191,3 +191,38 @@ test_that("dtm_align maps terms by name and counts what it drops", {
                    as.matrix(x)[, c("date", "apple")])
   expect_identical(sparsevi:::doc_lengths(x), c(3, 0, 3, 4))
 })
+
+test_that("a wide data frame of counts is read as a matrix", {
+  m <- matrix(c(1, 0, 2, 0, 3, 1, 0, 0, 4), 3, dimnames = list(NULL, c("apple", "pear", "plum")))
+  wide <- as.data.frame(m)
+  x <- as_dtm(wide)
+  expect_identical(x$vocab, c("apple", "pear", "plum"))
+  expect_equal(as.matrix(as_dgCMatrix(x)), m, ignore_attr = TRUE)
+  # with a column of document names first
+  named <- cbind(doc = c("d1", "d2", "d3"), wide)
+  y <- as_dtm(named)
+  expect_identical(y$doc_names, c("d1", "d2", "d3"))
+  expect_identical(y$vocab, x$vocab)
+  expect_identical(y$count, x$count)
+  fit <- fit_lda(named, K = 2, passes = 1, seed = 1, progress = FALSE)
+  expect_identical(fit$vocab, c("apple", "pear", "plum"))
+  # long frames keep their meaning, numeric document ids included
+  long <- data.frame(doc = c(1, 1, 2), term = c("a", "b", "a"), count = c(1, 2, 3))
+  z <- as_dtm(long)
+  expect_identical(z$vocab, c("a", "b"))
+  expect_identical(z$count, c(1, 2, 3))
+  # numbers in a long frame's term column: the error says what to do
+  expect_error(as_dtm(data.frame(doc = 1:3, term = c(1, 2, 3), n = 1)), "as.matrix",
+               class = "sparsevi_error_input")
+})
+
+test_that("NA tokens, texts and terms get classed errors naming the fix", {
+  expect_error(as_dtm(list(c("a", NA), "b")), "NA tokens", class = "sparsevi_error_input")
+  expect_error(as_dtm(c("a b", NA)), "NA", class = "sparsevi_error_input")
+  expect_error(as_dtm(data.frame(doc = 1:2, term = c("a", NA), count = 1)), "NA",
+               class = "sparsevi_error_input")
+  expect_error(as_dtm(data.frame(doc = 1:2, term = c("a", "b"), count = c(1, NA))),
+               class = "sparsevi_error")
+  expect_error(fit_lda(list(c("a", NA, "b"), c("b", "c")), K = 2),
+               class = "sparsevi_error_input")
+})

@@ -1,0 +1,71 @@
+# What a topic model keeps besides its topics (R/lda-methods.R): the training
+# documents' sparse proportions, the held-out documents, strict update().
+
+methods_corpus <- function() simulate_lda(D = 80, V = 60, K = 4, seed = 11)
+
+test_that("the fit keeps its training documents' top-L proportions, and predict() returns them", {
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE)
+  dt <- fit$doc_topic
+  expect_s4_class(dt, "dgCMatrix")
+  expect_identical(dim(dt), c(80L, 4L))
+  expect_identical(rownames(dt), sim$dtm$doc_names)
+  # at most L topics per document, renormalised
+  expect_true(all(diff(dt@p) >= 0))
+  per_doc <- tabulate(methods::as(dt, "TsparseMatrix")@i + 1L, nbins = 80)
+  expect_true(all(per_doc == 2L))
+  expect_equal(unname(Matrix::rowSums(dt)), rep(1, 80), tolerance = 1e-12)
+  # the kept topics are the largest of predict()'s proportions, in the same ratio
+  full <- predict(fit, sim$dtm, seed = 1)
+  top2 <- t(apply(full, 1, function(p) { q <- p; q[rank(-p, ties.method = "first") > 2] <- 0; q / sum(q) }))
+  expect_equal(unname(as.matrix(dt)), unname(top2), tolerance = 1e-10)
+  expect_identical(predict(fit), as.matrix(dt))
+  expect_identical(predict(fit, sparse = TRUE), dt)
+  # threads do not change them; doc_topics = 0 keeps none
+  fit2 <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, threads = 2, progress = FALSE)
+  expect_identical(fit2$doc_topic, dt)
+  none <- fit_lda(sim$dtm, K = 4, L = 2, passes = 1, seed = 1, doc_topics = 0, progress = FALSE)
+  expect_null(none$doc_topic)
+  expect_error(predict(none), class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = 4, doc_topics = 9), class = "sparsevi_error_argument")
+  # other engines keep them too, and update() refreshes them
+  for (loc in c("cvb0", "gibbs", "ope")) {
+    f <- fit_lda(sim$dtm, K = 4, local = loc, passes = 2, seed = 1, doc_topics = 3,
+                 progress = FALSE)
+    expect_identical(dim(f$doc_topic), c(80L, 4L))
+    expect_equal(unname(Matrix::rowSums(f$doc_topic)), rep(1, 80), tolerance = 1e-12)
+  }
+  up <- update(fit, sim$dtm, passes = 1, progress = FALSE)
+  expect_false(identical(up$doc_topic, dt))
+  expect_identical(dim(up$doc_topic), c(80L, 4L))
+  # a saved fit keeps them
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  expect_identical(predict(readRDS(path)), predict(fit))
+})
+
+test_that("update() remembers the held-out documents and rejects unknown arguments", {
+  sim <- methods_corpus()
+  sp <- split_heldout(sim$dtm, seed = 2)
+  fit <- fit_lda(sp$train, K = 4, passes = 2, seed = 1, heldout = sp$test, progress = FALSE)
+  expect_s3_class(fit$heldout, "sparsevi_heldout")
+  up <- update(fit, sp$train, passes = 2, progress = FALSE)
+  expect_true(all(!is.na(up$trace$heldout)))
+  off <- update(fit, sp$train, passes = 1, heldout = NULL, progress = FALSE)
+  expect_true(is.na(off$trace$heldout[3]))
+  expect_null(off$heldout)
+  expect_error(update(fit, sp$train, pases = 2), class = "sparsevi_error_argument")
+  expect_error(update(fit, sp$train, alpha = 0.5), "alpha", class = "sparsevi_error_argument")
+  expect_error(update(fit, sp$train, 3, TRUE, NULL, NULL, 7), class = "sparsevi_error_argument")
+  expect_error(update(fit), class = "sparsevi_error_argument")
+  # mixtures too
+  simm <- simulate_mixture(N = 200, D = 2, K = 2, seed = 3)
+  mix <- fit_mixture(simm$X[1:150, ], K = 2, passes = 2, seed = 1, heldout = simm$X[151:200, ],
+                     progress = FALSE)
+  mup <- update(mix, simm$X[1:150, ], passes = 2, progress = FALSE)
+  expect_true(all(!is.na(mup$trace$heldout)))
+  moff <- update(mix, simm$X[1:150, ], passes = 2, heldout = NULL, progress = FALSE)
+  expect_true(all(is.na(utils::tail(moff$trace$heldout, 2))))
+  expect_error(update(mix, simm$X, K = 3), "K", class = "sparsevi_error_argument")
+  expect_error(update(mix), class = "sparsevi_error_argument")
+})
