@@ -72,6 +72,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   `tau >= 0` (default 1), `kappa` in (0.5, 1] (default 0.6).
 #' @param tol Memoized/batch training stops when the objective's relative
 #'   change over a lap is below `tol` (>= 0, default 1e-6).
+#'   A memoized or batch fit that uses all `passes` first warns (class
+#'   `sparsevi_warning_unconverged`) with the last relative change.
 #' @param seed `NULL` or a whole number, for reproducible fits.
 #' @param threads Number of threads (default
 #'   `getOption("sparsevi.threads", 1)`); results do not depend on it.
@@ -88,6 +90,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   (a round, run in parallel on a cluster). Default 1, with or without a
 #'   cluster, so a fit on a cluster equals the fit without one; set it to the
 #'   number of workers to run a round's batches in parallel.
+#' @param n_init Number of starts (default 1): each seeds and trains the
+#'   mixture anew (the first from `seed`, the others from streams derived
+#'   from it), and the fit with the best final objective is kept.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
@@ -104,8 +109,10 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   the loop, held-out scoring excluded), `objective` (the ELBO; `NA` for
 #'   stochastic training), `heldout`, and the lap's `local_seconds` and
 #'   `summary_seconds` spent in the local step and the summary step),
-#'   `converged`, `heldout` (the `heldout` data, scored again by [update()])
-#'   and `call`.
+#'   `converged`, `heldout` (the `heldout` data, scored again by [update()]),
+#'   `init_objectives` (the final objective of each of the `n_init` starts:
+#'   the ELBO, or for stochastic training the log-likelihood at the point
+#'   estimates), `best_init` (the start kept) and `call`.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
 #' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)
@@ -123,11 +130,12 @@ fit_mixture <- function(X, K,
                         tau = 1, kappa = 0.6, tol = 1e-6, seed = NULL,
                         threads = getOption("sparsevi.threads", 1L),
                         progress = interactive(), heldout = NULL, cluster = NULL,
-                        sync = NULL, ...) {
+                        sync = NULL, n_init = 1, ...) {
   call <- match.call()
   check_dots_empty(...)
   cluster <- check_cluster(cluster)
   sync <- resolve_sync(sync, cluster)
+  n_init <- check_count(n_init, "n_init", min = 1, max = 1000)
   likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, c("memoized", "stochastic", "batch"), "global")
@@ -159,17 +167,37 @@ fit_mixture <- function(X, K,
 
   perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
   train <- mix_permute(data, perm, threads)
-  t_init <- proc.time()[["elapsed"]]
-  seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init == "kmeanspp",
-                 data$init_scale, seed2, threads)
-  state <- mix_seed_state(train, hyper, seeds)
-  control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
-                  tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
-                  sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init)
-  res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
-                   cluster = cluster)
-  fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call, threads)
+  # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
+  # fit), the others from seeds of their own streams; the start with the best
+  # final objective (the ELBO; the log-likelihood at the point estimates for
+  # stochastic training) is kept
+  best <- NULL
+  scores <- numeric(n_init)
+  for (i in seq_len(n_init)) {
+    seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
+                                               4294967296)
+    t_init <- proc.time()[["elapsed"]]
+    seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init == "kmeanspp",
+                   data$init_scale, seed_i, threads)
+    state <- mix_seed_state(train, hyper, seeds)
+    control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
+                    tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
+                    sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
+                    n_init = n_init)
+    res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
+                     cluster = cluster)
+    fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,
+                                threads)
+    obj <- res$trace$objective[is.finite(res$trace$objective)]
+    scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
+    if (is.null(best) || scores[i] > scores[best$i]) best <- list(i = i, fit = fit, res = res)
+    if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
+  }
+  fit <- best$fit
   fit$heldout <- heldout
+  fit$init_objectives <- scores[seq_len(i)]
+  fit$best_init <- best$i
+  mix_warn_unconverged(best$res, fit$control)
   fit
 }
 
@@ -489,6 +517,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     }
   }
   converged <- FALSE
+  interrupted <- FALSE
   # An error or interrupt during lap >= 1 keeps the state of the last
   # completed lap (laps work on copies) and says so with a classed warning.
   guard <- function(lap, fun) {
@@ -576,7 +605,10 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
       }
       list(state = st, cache = ca, ent = en, tl = tl, ts = ts)
     })
-    if (is.null(out)) break
+    if (is.null(out)) {
+      interrupted <- TRUE
+      break
+    }
     state <- out$state
     cache <- out$cache
     ent <- out$ent
@@ -590,7 +622,24 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     }
     prev <- obj
   }
-  list(state = state, trace = mix_trace_frame(rows), converged = converged)
+  list(state = state, trace = mix_trace_frame(rows), converged = converged,
+       interrupted = interrupted)
+}
+
+# A memoized or batch fit that used all its laps before the relative change
+# of the objective fell to `tol` says so (stochastic fits have no such test).
+mix_warn_unconverged <- function(res, control) {
+  if (!identical(res$converged, FALSE) || isTRUE(res$interrupted)) return(invisible())
+  obj <- res$trace$objective
+  obj <- obj[is.finite(obj)]
+  change <- if (length(obj) >= 2L) {
+    abs(obj[length(obj)] - obj[length(obj) - 1L]) / abs(obj[length(obj) - 1L])
+  } else NA_real_
+  warning(warningCondition(
+    sprintf("The mixture did not converge in %d laps: the last relative change of the objective was %.3g, above `tol` = %.3g. Continue with update(fit, X, passes = ), or give more `passes` or a larger `tol`.",
+            control$passes, change, control$tol),
+    class = c("sparsevi_warning_unconverged", "sparsevi_warning")))
+  invisible()
 }
 
 # The trace data frame from the per-lap lists of mix_train().
@@ -718,8 +767,11 @@ print.summary.sparsevi_mixture <- function(x, ...) {
 #'   message).
 #' @param type `"cluster"` (default: the most responsible component of each
 #'   point), `"responsibilities"` (N x K matrix, rows sum to 1, from the
-#'   variational weights) or `"density"` (log density of each point under
-#'   the posterior-mean mixture).
+#'   variational weights) or `"density"` (the density of each point under the
+#'   fitted mixture with its point estimates, \eqn{\sum_k w_k p(x | \theta_k)}
+#'   over the fit's `weights` and component parameters (posterior means):
+#'   the same meaning as for [fit_vdp()] fits).
+#' @param log For `type = "density"`: the log density (default `FALSE`).
 #' @param threads Number of threads.
 #' @param ... Unused.
 #' @returns An integer vector, a matrix or a numeric vector as `type` says.
@@ -730,8 +782,10 @@ print.summary.sparsevi_mixture <- function(x, ...) {
 #' @export
 predict.sparsevi_mixture <- function(object, newdata,
                                      type = c("cluster", "responsibilities", "density"),
+                                     log = FALSE,
                                      threads = getOption("sparsevi.threads", 1L), ...) {
   type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
+  log <- check_flag(log, "log")
   threads <- sparsevi_threads(threads)
   if (missing(newdata)) abort("`newdata` is required.", "argument")
   test <- mix_newdata(newdata, mix_fit_data(object), "newdata")
@@ -741,8 +795,9 @@ predict.sparsevi_mixture <- function(object, newdata,
   }
   st <- object$state
   if (type == "density") {
-    return(.Call(ffi_mix_weights, test$data, object$hyper, st$N, st$S, TRUE, TRUE,
-                 as.integer(threads)))
+    out <- .Call(ffi_mix_weights, test$data, object$hyper, st$N, st$S, TRUE, TRUE,
+                 as.integer(threads))
+    return(if (log) out else exp(out))
   }
   W <- .Call(ffi_mix_weights, test$data, object$hyper, st$N, st$S, FALSE, FALSE,
              as.integer(threads))
@@ -761,7 +816,7 @@ predict.sparsevi_mixture <- function(object, newdata,
 heldout_loglik.sparsevi_mixture <- function(object, newdata,
                                             threads = getOption("sparsevi.threads", 1L),
                                             ...) {
-  mean(predict(object, newdata, type = "density", threads = threads))
+  mean(predict(object, newdata, type = "density", log = TRUE, threads = threads))
 }
 
 #' @export
@@ -840,31 +895,53 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
   fit <- new_sparsevi_mixture(res, data, object$hyper, control, likelihood, object$prior,
                               object$K, object$call, control$threads)
   fit$heldout <- heldout
+  mix_warn_unconverged(res, control)
   fit
 }
 
 #' Plot a fitted mixture
 #'
-#' Draws the training trace (objective, or held-out log-likelihood, against
-#' seconds) and, for numeric data, the components projected on the first two
-#' principal axes of the fitted mixture, as ellipses of two standard
-#' deviations (with the points of `X` when given).
+#' With data `X`, draws the points in two of the data's own variables
+#' (`vars`, default the first two), coloured by their most likely
+#' component, with each component's mean (a cross) and, for Gaussian
+#' likelihoods, the ellipse of two standard deviations of its covariance on
+#' those variables (`which = "clusters"`). Also the training trace
+#' (objective, or held-out log-likelihood, against seconds) and the
+#' components projected on the first two principal axes of the fitted
+#' mixture (`which = "components"`, with the points of `X` when given).
 #'
 #' @param x A `sparsevi_mixture`.
-#' @param X Optional data to draw under the ellipses.
-#' @param which Which panels: `"trace"`, `"components"` or both (default).
+#' @param X Optional data of the fitted form (the training data, or new
+#'   points) to draw.
+#' @param which Which panels: any of `"trace"`, `"clusters"` (needs `X`,
+#'   numeric data with at least two columns) and `"components"`. Default
+#'   `c("trace", "clusters")` with `X`, else `"trace"`.
+#' @param vars For `"clusters"`: the two variables to draw, by name or
+#'   number; default the first two.
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
 #' @examples
 #' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
 #' plot(fit, faithful)
+#' plot(fit, faithful, which = "clusters", vars = c("waiting", "eruptions"))
 #' @export
-plot.sparsevi_mixture <- function(x, X = NULL, which = c("trace", "components"), ...) {
+plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
   numeric_data <- !is.null(x$means) && x$hyper$D >= 2L
-  which <- intersect(which, c("trace", "components"))
+  if (is.null(which)) which <- if (is.null(X) || !numeric_data) "trace" else c("trace", "clusters")
+  panels <- c("trace", "clusters", "components")
+  if (!is.character(which) || !length(which) || anyNA(which) || !all(which %in% panels)) {
+    abort(sprintf("`which` must hold some of %s.", paste0('"', panels, '"', collapse = ", ")),
+          "argument")
+  }
+  which <- panels[panels %in% which]
+  if ("clusters" %in% which && (is.null(X) || !numeric_data)) {
+    abort(if (is.null(X)) "`which = \"clusters\"` draws data: give `X`."
+          else "`which = \"clusters\"` needs numeric data with at least two columns (a multinomial mixture has none: see `which = \"trace\"`).",
+          "argument")
+  }
   if (!numeric_data) which <- setdiff(which, "components")
-  if (length(which) == 2L) {
-    op <- graphics::par(mfrow = c(1L, 2L))
+  if (length(which) >= 2L) {
+    op <- graphics::par(mfrow = c(1L, length(which)))
     on.exit(graphics::par(op))
   }
   if ("trace" %in% which) {
@@ -906,6 +983,15 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = c("trace", "components"),
       graphics::lines(ell[[k]], col = (k - 1L) %% 8L + 1L, lwd = 2)
     }
     graphics::points(M, pch = 3, lwd = 2)
+  }
+  if ("clusters" %in% which) {
+    nd <- mix_newdata(X, mix_fit_data(x), "X")
+    Xo <- nd$data + rep(x$center, each = nd$N)
+    colnames(Xo) <- colnames(x$means)
+    covs <- if (!is.null(x$covariances)) x$covariances else
+      array(apply(x$variances, 1L, function(v) diag(v, x$hyper$D)), c(x$hyper$D, x$hyper$D, x$K))
+    v <- mix_plot_vars(vars, colnames(x$means), x$hyper$D)
+    plot_clusters(Xo, predict(x, X), x$means, covs, x$weights, v, "Clusters", ...)
   }
   invisible(x)
 }

@@ -81,3 +81,56 @@ lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...
                    cex = 0.8, title = "topic: top words")
   invisible(x)
 }
+
+# ---- mixtures: the data in its own variables, coloured by cluster ---------
+
+# Which two columns of the data to draw: names or numbers, default the first
+# two.
+mix_plot_vars <- function(vars, names, D, call = caller_call()) {
+  if (D < 2L) {
+    abort("A clusters plot needs data with at least two columns.", "argument", call = call)
+  }
+  if (is.null(vars)) return(1:2)
+  idx <- if (is.character(vars)) match(vars, names) else vars
+  if (length(idx) != 2L || anyNA(idx) || !is.numeric(idx) || any(idx != round(idx)) ||
+      any(idx < 1 | idx > D) || idx[1] == idx[2]) {
+    abort(sprintf("`vars` must name or number two different columns of the data (%s).",
+                  if (is.null(names)) sprintf("1 to %d", D)
+                  else paste0('"', names, '"', collapse = ", ")),
+          "argument", call = call)
+  }
+  as.integer(idx)
+}
+
+# Points of X (original scale) in the columns `vars`, coloured by `cluster`,
+# with each component's mean (a cross) and, given its covariance on those
+# columns, the ellipse of two standard deviations.
+plot_clusters <- function(X, cluster, means, covs, weights, vars, main, ...) {
+  K <- nrow(means)
+  cols <- grDevices::hcl.colors(max(K, 2L), "Dark 3")
+  nm <- colnames(X)
+  if (is.null(nm)) nm <- paste0("V", seq_len(ncol(X)))
+  pts <- X[, vars, drop = FALSE]
+  th <- seq(0, 2 * pi, length.out = 60)
+  ell <- lapply(seq_len(K), function(k) {
+    if (is.null(covs) || weights[k] < 1e-3) return(NULL)
+    C <- covs[vars, vars, k]
+    e <- eigen((C + t(C)) / 2, symmetric = TRUE)
+    circ <- cbind(cos(th), sin(th)) %*% (t(e$vectors) * (2 * sqrt(pmax(e$values, 0))))
+    sweep(circ, 2L, means[k, vars], `+`)
+  })
+  allp <- rbind(pts, do.call(rbind, ell), means[, vars, drop = FALSE])
+  graphics::plot(allp, type = "n", xlab = nm[vars[1]], ylab = nm[vars[2]], main = main, ...)
+  ok <- !is.na(cluster)
+  graphics::points(pts[ok, , drop = FALSE], pch = 20, cex = 0.6,
+                   col = grDevices::adjustcolor(cols[(cluster[ok] - 1L) %% length(cols) + 1L],
+                                                0.6))
+  if (any(!ok)) graphics::points(pts[!ok, , drop = FALSE], pch = 4, cex = 0.6, col = "grey40")
+  for (k in seq_len(K)) {
+    if (!is.null(ell[[k]])) graphics::lines(ell[[k]], col = cols[(k - 1L) %% length(cols) + 1L],
+                                            lwd = 2)
+  }
+  used <- weights >= 1e-3
+  graphics::points(means[used, vars, drop = FALSE], pch = 3, cex = 1.5, lwd = 3)
+  invisible()
+}

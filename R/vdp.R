@@ -30,6 +30,17 @@
 #' so the statistics skip them; the free energy stays exact for the
 #' responsibilities in use.
 #'
+#' **Delete moves (not in the paper).** When splitting stops, the fit tries
+#' removing components, smallest first (only those holding less than half
+#' the average component size, at most `candidates` tries): the component is
+#' dropped, everything is updated to convergence, and the result is kept
+#' only if the free energy is lower, else the fit is restored exactly.
+#' Greedy splitting from T = 1 can leave slivers of one cluster as separate
+#' components; deletes remove those that do not pay for themselves, so T
+#' can end below its largest value (the trace marks them `"delete"`, and
+#' `splits["deletes"]` counts them). `deletes = FALSE` (in `...`) turns them
+#' off and gives Kurihara et al.'s algorithm as published.
+#'
 #' The prior is Normal-Wishart: \eqn{\Lambda_k \sim} Wishart(`nu0`, \eqn{W_0})
 #' with \eqn{W_0^{-1}} = (`nu0` - D - 1) `cov0`, so that `cov0` is the prior
 #' expected component covariance, and \eqn{\mu_k | \Lambda_k \sim}
@@ -97,7 +108,9 @@
 #'   `n_batches` (`kdtree = FALSE`: row blocks whose statistics are summed
 #'   separately and then added in block order; default 1, or the number of
 #'   workers of `cluster`), `lazy_tree` (`TRUE` or `FALSE`: split the
-#'   kd-tree's buckets only when first needed; default `TRUE`, same fit).
+#'   kd-tree's buckets only when first needed; default `TRUE`, same fit),
+#'   `deletes` (`TRUE` or `FALSE`: try the delete moves described in
+#'   Details after splitting; default `TRUE`).
 #' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
 #'   "sparsevi_fit")`, a list with
 #'   * `weights`: expected mixing weights \eqn{E[\pi_k]} of the T components;
@@ -120,6 +133,9 @@
 #'   * `cluster`: `NULL`, or (a fit on a cluster) the number of `workers` and
 #'     the bytes sent at setup (`bytes_setup`), and sent and received
 #'     during the fit (`bytes_sent`, `bytes_received`) over `rounds` rounds;
+#'   * `converged`: `FALSE` when a cap stopped the fit (T reached `max_K`,
+#'     or an update loop used all `max_iter` cycles; each gives a warning of
+#'     class `sparsevi_warning_unconverged`) or it was interrupted;
 #'   * `control`: the settings used; `call`: the call.
 #' @references Kurihara K, Welling M, Vlassis N (2007). Accelerated
 #'   variational Dirichlet process mixtures. NIPS 19.
@@ -206,7 +222,7 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   seed2 <- resolve_seed(seed)
   ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
                ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress),
-               as.integer(ctl$lazy_tree))
+               as.integer(ctl$lazy_tree), as.integer(ctl$deletes))
   ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
   bounds <- as.integer(floor(seq(0, N, length.out = ctl$n_batches + 1L)))
   remote <- NULL
@@ -242,6 +258,7 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
                                  initial_depth = initial_depth, tol = tol, max_K = max_K,
                                  threads = threads, seed = seed), ctl),
                           call)
+  fit$converged <- vdp_check_converged(res, fit, max_K, ctl$max_iter)
   if (!is.null(remote)) {
     st <- remote$store
     fit$cluster <- list(workers = length(cluster), bytes_setup = remote$ex$bytes_setup,
@@ -266,6 +283,28 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
 # split candidate. The returned hook is what the C driver calls (see
 # vdp_remote in src/vdp.h); it returns NULL when a worker failed, keeping
 # the error in `store`.
+# Did the fit stop by its own criteria? A classed warning names the cap
+# that stopped it: T reached max_K (a split might still have paid), or an
+# update loop ran out of max_iter cycles.
+vdp_check_converged <- function(res, fit, max_K, max_iter) {
+  if (isTRUE(res$interrupted)) return(FALSE)
+  at_cap <- nrow(fit$trace) && max(fit$trace$T) >= max_K
+  capped <- if (is.null(res$capped)) 0L else res$capped
+  if (at_cap) {
+    warning(warningCondition(
+      sprintf("fit_vdp() stopped splitting at the truncation cap: T reached `max_K` = %d, so more components may pay for themselves. Raise `max_K` (or `tol`, to stop splitting sooner).",
+              max_K),
+      class = c("sparsevi_warning_unconverged", "sparsevi_warning")))
+  }
+  if (capped > 0L) {
+    warning(warningCondition(
+      sprintf("%d of the fit's update loops stopped after `max_iter` = %d cycles before the free energy settled (change <= update_tol per point). Raise `max_iter` (in `...`) or `update_tol`.",
+              capped, max_iter),
+      class = c("sparsevi_warning_unconverged", "sparsevi_warning")))
+  }
+  !at_cap && capped == 0L
+}
+
 vdp_remote <- function(cluster, X, center, bounds, threads) {
   nb <- length(bounds) - 1L
   batches <- lapply(seq_len(nb), function(b) {
@@ -320,7 +359,7 @@ vdp_batch_step <- function(batch, unused, op, args, threads) {
 
 vdp_controls <- function(dots, tol, call = caller_call()) {
   known <- c("leaf_size", "max_iter", "partial_iter", "update_tol", "expand_threshold",
-             "expand_sd", "n_batches", "lazy_tree")
+             "expand_sd", "n_batches", "lazy_tree", "deletes")
   bad <- setdiff(names(dots), known)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))) || length(bad))) {
     abort(sprintf("Unknown argument(s) in `...`: %s. Known controls: %s.",
@@ -329,7 +368,9 @@ vdp_controls <- function(dots, tol, call = caller_call()) {
   }
   out <- list(leaf_size = 10L, max_iter = 100L, partial_iter = 20L,
               update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 2,
-              lazy_tree = TRUE)
+              lazy_tree = TRUE, deletes = TRUE)
+  if (!is.null(dots$deletes))
+    out$deletes <- check_flag(dots$deletes, "deletes", call = call)
   if (!is.null(dots$leaf_size))
     out$leaf_size <- check_count(dots$leaf_size, "leaf_size", min = 1, max = 1e6, call = call)
   if (!is.null(dots$max_iter))
@@ -537,10 +578,16 @@ vdp_predict_params <- function(object) {
 #'   required.
 #' @param type `"cluster"` (the component with the largest responsibility;
 #'   `NA` where the infinite tail has it), `"responsibilities"` (N x (T + 1)
-#'   matrix q(z), eq. 3, the last column the tail), or `"density"`
-#'   (predictive density, eq. 7, tail included).
-#' @param log For `type = "density"`, return the log density (default
-#'   `FALSE`).
+#'   matrix q(z), eq. 3, the last column the tail), `"density"` (the density
+#'   of each point under the fitted mixture with its point estimates,
+#'   \eqn{\sum_k w_k N(x | \mu_k, \Sigma_k)} over the fit's `weights`,
+#'   `means` and `covariances`, plus the tail's `tail_weight` times
+#'   N(`m0`, `cov0`): the same meaning as for [fit_mixture()] fits), or
+#'   `"predictive"` (the posterior predictive density, eq. 7: a mixture of
+#'   Student-t densities, tail included; [heldout_loglik()] averages its
+#'   log).
+#' @param log For `type = "density"` or `"predictive"`, return the log
+#'   density (default `FALSE`).
 #' @param threads Number of threads (default `getOption("sparsevi.threads",
 #'   1)`); results do not depend on it.
 #' @param ... Unused.
@@ -552,21 +599,29 @@ vdp_predict_params <- function(object) {
 #' head(predict(fit, sim$X, type = "density", log = TRUE))
 #' @export
 predict.sparsevi_vdp <- function(object, newdata,
-                                 type = c("cluster", "responsibilities", "density"),
+                                 type = c("cluster", "responsibilities", "density",
+                                          "predictive"),
                                  log = FALSE,
                                  threads = getOption("sparsevi.threads", 1L), ...) {
-  type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
+  type <- check_choice(type, c("cluster", "responsibilities", "density", "predictive"),
+                       "type")
   log <- check_flag(log, "log")
   threads <- sparsevi_threads(threads)
   if (missing(newdata)) {
     abort("`newdata` is required: fits do not store their training data.", "argument")
   }
   X <- vdp_newdata(object, newdata)
-  # the per-point work (quadratic forms, q(z), eq. 7 with the tail) runs in C
+  # the per-point work (quadratic forms, q(z), eq. 7 with the tail, the
+  # plug-in Gaussian mixture) runs in C
+  if (type == "density") {
+    p <- vdp_plugin_params(object)
+    out <- .Call(ffi_vdp_predict, X, p$M, p$U, p$par, 3L, threads)
+    return(if (log) out else exp(out))
+  }
   p <- vdp_predict_params(object)
-  code <- match(type, c("cluster", "responsibilities", "density")) - 1L
+  code <- match(type, c("cluster", "responsibilities", "predictive")) - 1L
   out <- .Call(ffi_vdp_predict, X, p$M, p$U, p$par, code, threads)
-  if (type == "density") return(if (log) out else exp(out))
+  if (type == "predictive") return(if (log) out else exp(out))
   if (type == "responsibilities") {
     colnames(out) <- c(seq_len(object$T), "tail")
     return(out)
@@ -600,29 +655,88 @@ vdp_newdata <- function(object, newdata, call = caller_call()) {
 #' heldout_loglik(fit, sim$X[301:400, ])
 #' @export
 heldout_loglik.sparsevi_vdp <- function(object, newdata, ...) {
-  mean(predict(object, newdata, type = "density", log = TRUE))
+  mean(predict(object, newdata, type = "predictive", log = TRUE))
 }
 
-#' Plot the course of a Fast-VDP fit
+# Constants for ffi_vdp_predict's plug-in density (type 3): per component
+# (then the tail, at the prior's mean and expected covariance) the mean, the
+# upper Cholesky factor U of the precision Sigma^-1 = U'U, and
+# S_k = ln w_k - D/2 ln(2 pi) + ln|U| - quad / 2.
+vdp_plugin_params <- function(object) {
+  D <- object$dim
+  T <- object$T
+  K1 <- T + 1L
+  M <- matrix(0, D, K1)
+  U <- array(0, c(D, D, K1))
+  par <- matrix(0, K1, 5L)
+  w <- c(object$weights, object$tail_weight)
+  for (k in seq_len(K1)) {
+    if (k <= T) {
+      m <- object$means[k, ]
+      Sigma <- object$covariances[, , k]
+    } else {
+      m <- object$prior$m0
+      Sigma <- object$prior$cov0
+    }
+    Uk <- chol_upper(sym_inverse(Sigma))
+    M[, k] <- m
+    U[, , k] <- Uk
+    par[k, 1:2] <- c(log(w[k]) - 0.5 * D * log(2 * pi) + sum(log(abs(diag(Uk)))), 0.5)
+  }
+  list(M = M, U = U, par = par)
+}
+
+#' Plot a Fast-VDP fit: its data by cluster, and the course of the fit
 #'
-#' Two panels against elapsed seconds: the free energy, and the number of
-#' components T.
+#' With data `X`, draws the points in two of the data's own variables
+#' (`vars`, default the first two), coloured by their most likely component
+#' (points the infinite tail claims as grey crosses), with each component's
+#' mean and the ellipse of two standard deviations of its covariance on
+#' those variables (`which = "clusters"`). The course of the fit
+#' (`which = "trace"`) is two panels against elapsed seconds: the free
+#' energy and the number of components T.
 #'
 #' @param x A `sparsevi_vdp` fit.
+#' @param X Optional data with the fitted columns (the training data, or
+#'   new points) to draw.
+#' @param which Any of `"clusters"` (needs `X` and at least two columns) and
+#'   `"trace"`. Default `c("clusters", "trace")` with `X`, else `"trace"`.
+#' @param vars For `"clusters"`: the two variables to draw, by name or
+#'   number; default the first two.
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
-#' plot(fit_vdp(sim$X, seed = 1, threads = 1))
+#' fit <- fit_vdp(sim$X, seed = 1, threads = 1)
+#' plot(fit, sim$X)
+#' plot(fit)
 #' @export
-plot.sparsevi_vdp <- function(x, ...) {
-  tr <- x$trace
-  op <- graphics::par(mfrow = c(1, 2))
+plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
+  if (is.null(which)) which <- if (is.null(X) || x$dim < 2L) "trace" else c("clusters", "trace")
+  panels <- c("clusters", "trace")
+  if (!is.character(which) || !length(which) || anyNA(which) || !all(which %in% panels)) {
+    abort(sprintf("`which` must hold some of %s.", paste0('"', panels, '"', collapse = ", ")),
+          "argument")
+  }
+  which <- panels[panels %in% which]
+  if ("clusters" %in% which && is.null(X)) {
+    abort("`which = \"clusters\"` draws data: give `X`.", "argument")
+  }
+  n_panels <- ("clusters" %in% which) + 2L * ("trace" %in% which)
+  op <- graphics::par(mfrow = c(1L, n_panels))
   on.exit(graphics::par(op))
-  graphics::plot(tr$seconds, tr$free_energy, type = "l", xlab = "seconds",
-                 ylab = "free energy", main = "Free energy", ...)
-  graphics::plot(tr$seconds, tr$T, type = "s", xlab = "seconds", ylab = "T",
-                 main = "Components", ...)
+  if ("clusters" %in% which) {
+    Xn <- vdp_newdata(x, X)
+    v <- mix_plot_vars(vars, x$colnames, x$dim)
+    plot_clusters(Xn, predict(x, Xn), x$means, x$covariances, x$weights, v, "Clusters", ...)
+  }
+  if ("trace" %in% which) {
+    tr <- x$trace
+    graphics::plot(tr$seconds, tr$free_energy, type = "l", xlab = "seconds",
+                   ylab = "free energy", main = "Free energy", ...)
+    graphics::plot(tr$seconds, tr$T, type = "s", xlab = "seconds", ylab = "T",
+                   main = "Components", ...)
+  }
   invisible(x)
 }
 

@@ -31,7 +31,7 @@ static double cpu(void) {
  * the centred transpose, built here as scratch that the tree reorders in
  * place). ctl_int: kdtree, candidates,
  * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress,
- * lazy_tree.
+ * lazy_tree, deletes.
  * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
 /* ---- remote per-point steps: the master's side of vdp_remote ---- */
 typedef struct {
@@ -108,7 +108,7 @@ static int remote_split_iter(void *ctx, int update, const double *gpair, double 
 SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
                  SEXP ctl_dbl, SEXP seed, SEXP threads, SEXP batch_bounds, SEXP hook) {
   int n_prot = 0;
-  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 9 ||
+  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 10 ||
       TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
     Rf_error("internal error: malformed arguments to ffi_vdp_fit");
   svi_need_matrix(X, REALSXP, -1, -1, "X");
@@ -141,7 +141,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   }
   if (ci[0] < 0 || ci[0] > 1 || ci[1] < 1 || ci[2] < 0 || ci[2] > 30 || ci[3] < 1 ||
-      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0 || ci[8] < 0 || ci[8] > 1)
+      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0 || ci[8] < 0 || ci[8] > 1 || ci[9] < 0 || ci[9] > 1)
     Rf_error("internal error: Fast-VDP integer controls out of range");
   for (int j = 0; j < 6; j++)
     if (!isfinite(cd[j])) Rf_error("internal error: Fast-VDP controls must be finite");
@@ -155,6 +155,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   ctl.max_iter = ci[5];
   ctl.partial_iter = ci[6];
   ctl.progress = ci[7];
+  ctl.deletes = ci[9];
   ctl.a1 = cd[0];
   ctl.a2 = cd[1];
   ctl.tol = cd[2];
@@ -257,8 +258,8 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
                          "m", "W", "tail", "trace", "n_items", "status", "seconds",
                          "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
-                         "interrupted", "worker_failed", "cov0"};
-  SEXP out = PROTECT(svi_named_list(21, names));
+                         "interrupted", "worker_failed", "cov0", "capped"};
+  SEXP out = PROTECT(svi_named_list(22, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
@@ -323,6 +324,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
   SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted && !res.worker_failed));
   SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(res.worker_failed));
+  SET_VECTOR_ELT(out, 21, Rf_ScalarInteger(res.n_capped));
   if (own_cov0) SET_VECTOR_ELT(out, 20, real_matrix(cov0, D, D));
   UNPROTECT(n_prot);
   return out;
@@ -373,7 +375,7 @@ SEXP ffi_vdp_predict(SEXP X, SEXP M, SEXP U, SEXP par, SEXP type, SEXP threads) 
   a.N = N;
   a.D = D;
   a.K1 = K1;
-  a.type = svi_int_arg(type, 0, 2, "type");
+  a.type = svi_int_arg(type, 0, 3, "type");
   a.threads = svi_threads_from_r(threads);
   a.X = REAL(X);
   a.M = REAL(M);

@@ -1,7 +1,9 @@
 /* Fast-VDP prediction: per point, the scores S_k = E ln pi_k + E ln p(x |
  * component k) that give q(z) (eq. 3, the infinite tail as one column, eq.
  * 6) and the Student-t log predictive densities whose mixture is eq. 7.
- * Both need the quadratic form (x - m_k)' W_k (x - m_k) = ||U_k (x - m_k)||^2
+ * With S_k = ln w_k + ln N(x | m_k, W_k^-1) the log-sum-exp of the S_k is
+ * the log density of a Gaussian mixture (type 3, the plug-in density).
+ * All need the quadratic form (x - m_k)' W_k (x - m_k) = ||U_k (x - m_k)||^2
  * with W_k = U_k' U_k; per component the caller supplies m_k, U_k and
  *   S_k = a_k - s_k quad,   ln w_k + ln t_k(x) = c_k - e_k ln(1 + r_k quad).
  * Points are independent: blocks of SVI_BLOCK run on threads with no
@@ -48,10 +50,15 @@ void vdp_predict(const vdp_predict_args *a) {
         double zs = 0.0;
         for (int k = 0; k < K1; k++) zs += (S[k] = exp(S[k] - smax));
         for (int k = 0; k < K1; k++) a->out[i + (size_t)k * N] = S[k] / zs;
-      } else {
+      } else if (a->type == 2) {
         double zs = 0.0;
         for (int k = 0; k < K1; k++) zs += exp(L[k] - lmax);
         a->out[i] = lmax + log(zs);
+      } else { /* 3: log sum_k exp(S_k), a mixture of Gaussians when
+                  S_k = ln w_k + ln N(x | m_k, W_k^-1) */
+        double zs = 0.0;
+        for (int k = 0; k < K1; k++) zs += exp(S[k] - smax);
+        a->out[i] = smax + log(zs);
       }
     }
   }

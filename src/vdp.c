@@ -703,8 +703,8 @@ static void maybe_reorder(vdp_state *s) {
 static void update_all(vdp_state *s) {
   const vdp_control *ctl = s->ctl;
   double Fprev = s->F;
-  int converging = 0;
-  for (int it = 0; it < ctl->max_iter; it++) {
+  int converging = 0, it;
+  for (it = 0; it < ctl->max_iter; it++) {
     if (local_full(s)) break; /* a worker failed: keep the last globals */
     s->cycle++;
     int expanded = 0;
@@ -731,6 +731,7 @@ static void update_all(vdp_state *s) {
     if (converging && !s->tree) break;
     Fprev = s->F;
   }
+  if (it == ctl->max_iter) s->res->n_capped++;
 }
 
 /* ---------- split candidates (step 2) ---------- */
@@ -1282,7 +1283,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
                el / (double)split_step * (double)(mK - s->T));
     }
   }
-  if (!s->interrupted) try_deletes(s);
+  if (!s->interrupted && s->ctl->deletes) try_deletes(s);
   res->interrupted = s->interrupted;
   res->worker_failed = s->remote_failed;
   /* results */

@@ -62,14 +62,15 @@ void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
 /* ---- prediction (vdp-predict.c) ---- */
 typedef struct {
   svi_len N;
-  int D, K1, type, threads; /* type: 0 best column, 1 responsibilities, 2 log density */
+  int D, K1, type, threads; /* type: 0 best column, 1 responsibilities, 2 log predictive density,
+                             3 log sum_k exp(S_k) */
   const double *X;   /* N x D, points in rows */
   const double *M;   /* D x K1 means */
   const double *U;   /* D x D x K1 upper Cholesky factors of the W_k */
   const double *par; /* K1 x 5: a, s, c, e, r (see vdp-predict.c) */
   double *scratch;   /* threads x (2 D + 2 K1) doubles */
   int *out_int;      /* type 0: N (0-based column) */
-  double *out;       /* type 1: N x K1; type 2: N */
+  double *out;       /* type 1: N x K1; types 2, 3: N */
 } vdp_predict_args;
 void vdp_predict(const vdp_predict_args *a);
 
@@ -97,6 +98,7 @@ typedef struct {
 
 typedef struct {
   int kdtree, candidates, initial_depth, max_K, max_iter, partial_iter, progress;
+  int deletes; /* 1: try the delete moves after splitting (not in the paper) */
   int threads;
   double a1, a2, tol, update_tol, expand_threshold, expand_sd;
   uint64_t seed;
@@ -128,6 +130,7 @@ typedef struct {
 
 typedef struct {
   int T, n_items, status, n_trace, n_splits_tried, n_splits_accepted, n_deletes;
+  int n_capped; /* update loops that hit max_iter before converging */
   int interrupted; /* 1: stopped by a user interrupt (the model is complete) */
   int worker_failed; /* 1: stopped because a worker failed (the model is complete) */
   double F, seconds_total, seconds_tree;

@@ -243,7 +243,8 @@ test_that("predict, heldout_loglik, update, summary, plot and saveRDS work", {
   expect_equal(dim(R), c(100L, 3L))
   expect_equal(unname(rowSums(R)), rep(1, 100))
   expect_identical(predict(fit, te), max.col(R, ties.method = "first"))
-  d <- predict(fit, te, type = "density")
+  d <- predict(fit, te, type = "density", log = TRUE)
+  expect_equal(exp(d), predict(fit, te, type = "density"))
   expect_equal(heldout_loglik(fit, te), mean(d))
   expect_equal(fit$trace$heldout[nrow(fit$trace)], mean(d))
   # the density is the mixture density under the point estimates
@@ -266,7 +267,7 @@ test_that("predict, heldout_loglik, update, summary, plot and saveRDS work", {
   path <- tempfile(fileext = ".rds")
   saveRDS(fit, path)
   back <- readRDS(path)
-  expect_identical(predict(back, te, type = "density"), d)
+  expect_identical(predict(back, te, type = "density", log = TRUE), d)
   # columns are matched by name
   colnames(tr) <- c("a", "b")
   fn <- fit_mixture(tr, K = 3, seed = 1, progress = FALSE)
@@ -321,4 +322,48 @@ test_that("bad input gets classed errors", {
                class = "sparsevi_error_argument")
   expect_error(fit_mixture(X, K = 2, bogus = 1), class = "sparsevi_error_argument")
   expect_error(fit_mixture(letters, K = 2), class = "sparsevi_error_data")
+})
+
+test_that("plot() draws the data in its own variables, coloured by cluster", {
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+  expect_invisible(plot(fit, faithful))
+  expect_identical(plot(fit, faithful, which = "clusters", vars = c("waiting", "eruptions")), fit)
+  expect_identical(plot(fit, faithful, which = c("trace", "clusters", "components")), fit)
+  d <- fit_mixture(faithful, K = 2, likelihood = "diag_gaussian", seed = 1, progress = FALSE)
+  expect_identical(plot(d, faithful, which = "clusters"), d)
+  expect_error(plot(fit, which = "clusters"), class = "sparsevi_error_argument")
+  expect_error(plot(fit, faithful, vars = c("waiting", "nope")), class = "sparsevi_error_argument")
+  expect_error(plot(fit, faithful, which = "bars"), class = "sparsevi_error_argument")
+  x <- simulate_lda(D = 40, V = 20, K = 2, seed = 1)$dtm
+  fm <- fit_mixture(x, K = 2, likelihood = "multinomial", seed = 1, progress = FALSE)
+  expect_error(plot(fm, x, which = "clusters"), class = "sparsevi_error_argument")
+  expect_identical(plot(fm), fm)
+})
+
+test_that("a fit that uses all its passes warns; n_init keeps the best start", {
+  sim <- simulate_mixture(N = 400, D = 2, K = 4, seed = 6)
+  expect_warning(f <- fit_mixture(sim$X, K = 4, passes = 1, tol = 0, seed = 1, progress = FALSE),
+                 "did not converge", class = "sparsevi_warning_unconverged")
+  expect_false(f$converged)
+  expect_no_warning(g <- fit_mixture(sim$X, K = 4, passes = 200, tol = 1e-4, seed = 1,
+                                     progress = FALSE))
+  expect_true(g$converged)
+  # stochastic training has no convergence test: no warning
+  expect_no_warning(fit_mixture(sim$X, K = 4, global = "stochastic", passes = 2, seed = 1,
+                                progress = FALSE))
+  one <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, progress = FALSE)
+  many <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
+                      progress = FALSE)
+  expect_length(many$init_objectives, 4L)
+  expect_identical(many$init_objectives[1], one$trace$objective[nrow(one$trace)])
+  expect_identical(max(many$init_objectives),
+                   many$trace$objective[nrow(many$trace)])
+  expect_identical(many$best_init, which.max(many$init_objectives))
+  expect_gte(many$trace$objective[nrow(many$trace)], one$trace$objective[nrow(one$trace)])
+  again <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
+                       threads = 2, progress = FALSE)
+  expect_identical(again$state, many$state)
+  expect_error(fit_mixture(sim$X, K = 4, n_init = 0), class = "sparsevi_error_argument")
 })

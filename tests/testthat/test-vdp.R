@@ -100,9 +100,9 @@ test_that("predict gives responsibilities with the tail, clusters and eq. 7 dens
   cl <- predict(fit, sim$X, type = "cluster")
   expect_type(cl, "integer")
   expect_equal(cl, unname(max.col(R[, seq_len(fit$T), drop = FALSE], "first")))
-  d <- predict(fit, sim$X, type = "density")
+  d <- predict(fit, sim$X, type = "predictive")
   expect_true(all(d > 0))
-  expect_equal(log(d), predict(fit, sim$X, type = "density", log = TRUE))
+  expect_equal(log(d), predict(fit, sim$X, type = "predictive", log = TRUE))
   expect_equal(heldout_loglik(fit, sim$X), mean(log(d)))
   expect_equal(sum(fit$weights) + fit$tail_weight, 1)
 })
@@ -113,15 +113,15 @@ test_that("predict in C matches the pure-R reference, for any thread count", {
   X <- sim$X[501:700, ]
   # far points, where the infinite tail takes the responsibility
   X <- rbind(X, matrix(c(1e3, -1e3, 5e2), 2, 3, byrow = TRUE))
-  for (type in c("responsibilities", "density")) {
-    ref <- ref_vdp_predict(fit, X, type, log = TRUE)
+  for (type in c("responsibilities", "predictive")) {
+    ref <- ref_vdp_predict(fit, X, if (type == "predictive") "density" else type, log = TRUE)
     got1 <- predict(fit, X, type = type, log = TRUE, threads = 1)
     got2 <- predict(fit, X, type = type, log = TRUE, threads = 2)
     expect_equal(got1, ref, tolerance = 1e-10)
     expect_identical(got1, got2)
   }
   expect_identical(predict(fit, X, threads = 1), ref_vdp_predict(fit, X))
-  expect_equal(predict(fit, X, type = "density"),
+  expect_equal(predict(fit, X, type = "predictive"),
                ref_vdp_predict(fit, X, "density"), tolerance = 1e-10)
   expect_error(predict(fit, X, threads = 0), class = "sparsevi_error_argument")
 })
@@ -130,7 +130,7 @@ test_that("the predictive density (eq. 7, tail included) integrates to one", {
   x <- c(-4, -3.9, -3.5, -3, 0.1, 0.3, 0.5, 1, 2.8, 3, 3.3, 4)
   sim <- simulate_mixture(N = 200, D = 1, K = 2, separation = 8, seed = 4)
   fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
-  f <- function(x) predict(fit, matrix(x, ncol = 1), type = "density")
+  f <- function(x) predict(fit, matrix(x, ncol = 1), type = "predictive")
   rng <- range(sim$X)
   span <- diff(rng)
   total <- stats::integrate(f, rng[1] - 200 * span, rng[2] + 200 * span,
@@ -285,4 +285,63 @@ test_that("a VDP worker that dies gives the classed error and the last model", {
   expect_true(is.finite(fit$free_energy))
   expect_equal(sum(fit$weights) + fit$tail_weight, 1)
   expect_true(all(is.finite(predict(fit, sim$X, type = "density", log = TRUE))))
+})
+
+test_that("type = \"density\" means the fitted mixture's density, as for fit_mixture()", {
+  sim <- vdp_data(N = 400, D = 2, K = 3, separation = 6, seed = 21)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  X <- sim$X[1:50, ]
+  dmvn <- function(X, m, S) {
+    Y <- sweep(X, 2, m)
+    exp(-0.5 * rowSums((Y %*% solve(S)) * Y)) / sqrt(det(2 * pi * S))
+  }
+  ref <- fit$tail_weight * dmvn(X, fit$prior$m0, fit$prior$cov0)
+  for (k in seq_len(fit$T)) {
+    ref <- ref + fit$weights[k] * dmvn(X, fit$means[k, ], fit$covariances[, , k])
+  }
+  expect_equal(predict(fit, X, type = "density"), ref, tolerance = 1e-10)
+  expect_equal(predict(fit, X, type = "density", log = TRUE), log(ref), tolerance = 1e-10)
+  expect_identical(predict(fit, X, type = "density", threads = 2),
+                   predict(fit, X, type = "density", threads = 1))
+  # the same number as a fit_mixture() fit with the same point estimates
+  # (one component: both are N(x | mean, covariance))
+  mix <- fit_mixture(sim$X, K = 1, seed = 1, progress = FALSE)
+  expect_equal(predict(mix, X, type = "density"),
+               dmvn(X, mix$means[1, ], mix$covariances[, , 1]), tolerance = 1e-10)
+  one <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE, max_K = 1)
+  expect_equal(predict(one, X, type = "density"),
+               one$weights * dmvn(X, one$means[1, ], one$covariances[, , 1]) +
+                 one$tail_weight * dmvn(X, one$prior$m0, one$prior$cov0), tolerance = 1e-10)
+})
+
+test_that("delete moves can be turned off; caps that stop a fit warn", {
+  sim <- vdp_data(N = 600, D = 2, K = 4, separation = 3, seed = 8)
+  on <- fit_vdp(sim$X, seed = 2, threads = 1, progress = FALSE)
+  off <- fit_vdp(sim$X, seed = 2, threads = 1, progress = FALSE, deletes = FALSE)
+  expect_identical(off$splits[["deletes"]], 0L)
+  expect_false("delete" %in% off$trace$phase)
+  # without deletes T never falls
+  expect_true(all(diff(off$trace$T) >= 0))
+  expect_identical(off$T, max(off$trace$T))
+  expect_true(off$converged)
+  expect_error(fit_vdp(sim$X, deletes = NA), class = "sparsevi_error_argument")
+  expect_warning(capped <- fit_vdp(sim$X, seed = 2, threads = 1, progress = FALSE, max_K = 2),
+                 "max_K", class = "sparsevi_warning_unconverged")
+  expect_false(capped$converged)
+  expect_warning(fit_vdp(sim$X, seed = 2, threads = 1, progress = FALSE, max_iter = 1),
+                 "max_iter", class = "sparsevi_warning_unconverged")
+})
+
+test_that("plot() draws a Fast-VDP fit on its data", {
+  sim <- vdp_data(N = 300, D = 3, K = 3, separation = 6, seed = 5)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(fit, sim$X))
+  expect_identical(plot(fit, sim$X, which = "clusters", vars = c(3, 1)), fit)
+  expect_identical(plot(fit), fit)
+  expect_error(plot(fit, which = "clusters"), class = "sparsevi_error_argument")
+  expect_error(plot(fit, sim$X, vars = c(1, 1)), class = "sparsevi_error_argument")
+  expect_error(plot(fit, sim$X, vars = 5:6), class = "sparsevi_error_argument")
+  expect_error(plot(fit, sim$X[, 1:2]), class = "sparsevi_error")
 })
