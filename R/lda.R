@@ -139,6 +139,13 @@ lda_available <- function() {
 #'   `doc_topic` (the fit's sparse document-topic proportions, see Value):
 #'   default `L`; `0` or `FALSE` keeps none. They are inferred once after
 #'   training with the final topics (one more pass over the documents).
+#' @param reuse_dead `FALSE` (default), `TRUE`, or a share of the tokens
+#'   (default for `TRUE`: 0.001): after each lap but the last, every topic
+#'   holding less than that share is re-seeded from one document (drawn by
+#'   length from the fit's random streams; memoized training forgets the
+#'   topic's cached statistics). Dead topics are reported by `print()` and
+#'   listed by [dead_topics()]. For `local = "vb"`; the memoized objective
+#'   may fall on the lap after a re-seed.
 #' @param sync Batches whose local steps share one set of global parameters
 #'   (a round; they run in parallel on a cluster), their global steps then
 #'   applied in batch order. Default 1 (one batch at a time), with or
@@ -162,7 +169,8 @@ lda_available <- function() {
 #'   `objective` (the ELBO
 #'   for memoized and batch training, else `NA`), `heldout` (per-token
 #'   held-out log-likelihood, or `NA`), `restart_accept` (acceptance rate of
-#'   restart proposals)), `n_docs`, `n_tokens`, `doc_topic` (the training
+#'   restart proposals)), `n_docs`, `n_tokens`, `reused_dead` (with
+#'   `reuse_dead`: topics re-seeded after each lap, else `NULL`), `doc_topic` (the training
 #'   documents' topic proportions: a sparse D x K `dgCMatrix` holding, for
 #'   each document, its `doc_topics` largest posterior-mean proportions
 #'   renormalised to sum to 1, inferred after training with the final topics;
@@ -180,7 +188,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     restarts = TRUE, init = c("bregman", "random"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), heldout = NULL, batches = NULL,
-                    cluster = NULL, sync = NULL, doc_topics = L, ...) {
+                    cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = FALSE, ...) {
   call <- match.call()
   here <- sys.call()
   passes_given <- !missing(passes)
@@ -203,6 +211,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   check_engine(local, global, call = here)
   L <- check_count(L, "L", min = 1, max = K, call = here)
   doc_topics <- check_doc_topics(doc_topics, K, call = here)
+  dead_share <- check_reuse_dead(reuse_dead, local, call = here)
   if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
   if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
   alpha <- check_positive(alpha, "alpha", call = here)
@@ -265,6 +274,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     restarts = restarts, init = init, tau = tau, kappa = kappa,
                     step_scale = defaults$step_scale, seed = seed, threads = threads,
                     n_docs = D, sync = sync, batches = user_batches,
+                    reuse_dead = dead_share > 0, dead_share = dead_share,
                     init_lambda = init_lambda),
                dots)
   control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
@@ -537,7 +547,7 @@ new_sparsevi_lda <- function(state, control, x, trace, call) {
          alpha = control$alpha, eta = control$eta, K = control$K, vocab = x$vocab,
          local = control$local, global = control$global, L = control$L,
          control = control, trace = trace, n_docs = nrow(x), n_tokens = corpus_tokens(x),
-         state = state, call = call),
+         reused_dead = state$reused, state = state, call = call),
     class = c("sparsevi_lda", "sparsevi_fit")
   )
 }
@@ -646,6 +656,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
     }
     state <- out$state
     done <- done + 1L
+    reseeded <- NA_integer_
     t_eval <- proc.time()[["elapsed"]]
     c_eval <- process_cpu()
     elapsed <- t_eval - start - eval_time
@@ -663,11 +674,21 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
       heldout = ho,
       restart_accept = if (out$tries > 0) out$accepts / out$tries else NA_real_,
       bytes_sent = out$sent, bytes_received = out$received))
+    if (isTRUE(control$reuse_dead) && i < passes) {
+      # re-seed dead topics for the next lap (not after the last one: the
+      # fit's topics are always trained ones)
+      rd <- lda_reuse_dead(state, x, control, lap)
+      state <- rd$state
+      state$reused <- c(state$reused, rd$n)
+      reseeded <- rd$n
+    }
     if (progress) {
       eta_s <- elapsed / i * (passes - i)
-      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %.0fs", lap, lap0 + passes,
+      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %.0fs%s", lap, lap0 + passes,
                       sec0 + elapsed, if (is.na(obj)) "-" else format(obj, digits = 8),
-                      if (is.na(ho)) "" else sprintf("  heldout %.4f", ho), eta_s))
+                      if (is.na(ho)) "" else sprintf("  heldout %.4f", ho), eta_s,
+                      if (is.na(reseeded) || reseeded == 0L) ""
+                      else sprintf("  (%d dead topics re-seeded)", reseeded)))
     }
   }
   rownames(trace) <- NULL
@@ -689,14 +710,31 @@ print.sparsevi_lda <- function(x, ...) {
     cat(sprintf("  held-out log-likelihood per token: %.4f\n", tr$heldout[nrow(tr)]))
   }
   size <- lda_topic_sizes(x)
-  top <- order(-size)[seq_len(min(5L, x$K))]
+  junk <- dead_topics(x)
+  top <- setdiff(order(-size), junk)[seq_len(min(5L, x$K - length(junk)))]
   tt <- terms(x, 6)
   cat("  largest topics:\n")
   for (k in top) {
     cat(sprintf("   %3d (%4.1f%%): %s\n", k, 100 * size[k] / sum(size),
                 paste(tt[, k], collapse = " ")))
   }
+  print_junk(junk)
   invisible(x)
+}
+
+# Dead and duplicate topics, as print() and summary() report them.
+print_junk <- function(junk) {
+  if (!length(junk)) return(invisible())
+  reason <- attr(junk, "reason")
+  n_dead <- sum(reason == "dead")
+  n_dup <- length(junk) - n_dead
+  what <- c(if (n_dead) sprintf("%d dead (under 0.1%% of the tokens each)", n_dead),
+            if (n_dup) sprintf("%d duplicating a bigger topic's top words", n_dup))
+  shown <- utils::head(junk, 12L)
+  cat(sprintf("  junk topics: %s: %s%s\n", paste(what, collapse = "; "),
+              paste(shown, collapse = ", "), if (length(junk) > 12L) ", ..." else ""))
+  cat("    prune_topics(fit) removes them; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training\n")
+  invisible()
 }
 
 lda_topic_sizes <- function(fit) {
@@ -719,7 +757,7 @@ summary.sparsevi_lda <- function(object, ...) {
                  heldout = if (nrow(tr)) tr$heldout[nrow(tr)] else NA_real_,
                  restart_accept = mean(tr$restart_accept, na.rm = TRUE),
                  topic_share = size / sum(size),
-                 top_terms = terms(object, 10)),
+                 top_terms = terms(object, 10), junk = dead_topics(object)),
             class = "summary.sparsevi_lda")
 }
 
@@ -733,10 +771,14 @@ print.summary.sparsevi_lda <- function(x, ...) {
               format(x$objective, digits = 10), format(x$heldout, digits = 5),
               format(x$restart_accept, digits = 3)))
   o <- order(-x$topic_share)
+  reason <- attr(x$junk, "reason")
   for (k in o) {
-    cat(sprintf("%3d %5.1f%%  %s\n", k, 100 * x$topic_share[k],
-                paste(x$top_terms[, k], collapse = " ")))
+    j <- match(k, x$junk)
+    cat(sprintf("%3d %5.1f%%  %s%s\n", k, 100 * x$topic_share[k],
+                paste(x$top_terms[, k], collapse = " "),
+                if (is.na(j)) "" else sprintf("  [%s]", reason[j])))
   }
+  print_junk(x$junk)
   invisible(x)
 }
 

@@ -1,0 +1,191 @@
+# Dead ("junk") topics: topics that hold almost no tokens, or repeat the top
+# words of a bigger topic. Reported by print()/summary(), listed by
+# dead_topics(), removed by prune_topics(), and re-seeded during training by
+# fit_lda(reuse_dead = TRUE).
+
+# Share of the tokens each topic holds (sums to 1).
+lda_topic_share <- function(fit) {
+  size <- pmax(lda_topic_sizes(fit), 0)
+  if (sum(size) <= 0) return(rep(1 / fit$K, fit$K))
+  size / sum(size)
+}
+
+#' Dead and duplicate topics of a topic model
+#'
+#' A topic is *dead* when it holds less than `min_share` of the corpus's
+#' tokens (its top words are then close to the prior's, and often the same
+#' as another dead topic's), and a *duplicate* when at least `overlap` of its
+#' `n` top words are among the `n` top words of a bigger topic. Both are
+#' "junk": [print()] and [summary()] of a fit report them, `prune_topics()`
+#' removes them, and `fit_lda(reuse_dead = TRUE)` re-seeds dead topics
+#' during training.
+#'
+#' @param fit A `sparsevi_lda`.
+#' @param min_share Smallest share of the tokens a live topic holds (default
+#'   0.001, a tenth of a percent).
+#' @param duplicates Also list duplicates of bigger topics (default `TRUE`).
+#' @param n,overlap Top words compared, and the share of them in common that
+#'   makes a duplicate (defaults 10 and 0.8).
+#' @returns The topic numbers (increasing), with an attribute `share` (every
+#'   topic's share of the tokens) and `reason` (`"dead"` or `"duplicate of
+#'   k"` for each listed topic).
+#' @examples
+#' sim <- simulate_lda(D = 80, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 8, passes = 5, seed = 1, progress = FALSE)
+#' dead_topics(fit)
+#' @export
+dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overlap = 0.8) {
+  if (!inherits(fit, "sparsevi_lda")) {
+    abort("`fit` must be a topic model from fit_lda().", "argument")
+  }
+  min_share <- check_probability(min_share, "min_share")
+  duplicates <- check_flag(duplicates, "duplicates")
+  n <- check_count(n, "n", min = 1)
+  overlap <- check_probability(overlap, "overlap")
+  share <- lda_topic_share(fit)
+  dead <- which(share < min_share)
+  reason <- rep("dead", length(dead))
+  if (duplicates) {
+    n <- min(n, length(fit$vocab))
+    top <- apply(fit$topic_word, 1L, function(p) order(-p)[seq_len(n)])
+    top <- matrix(top, nrow = n)
+    live <- setdiff(order(-share), dead)
+    for (i in seq_along(live)[-1L]) {
+      k <- live[i]
+      bigger <- live[seq_len(i - 1L)]
+      common <- vapply(bigger, function(j) length(intersect(top[, k], top[, j])), 1L)
+      if (max(common) >= overlap * n) {
+        dead <- c(dead, k)
+        reason <- c(reason, sprintf("duplicate of %d", bigger[which.max(common)]))
+      }
+    }
+  }
+  o <- order(dead)
+  structure(dead[o], share = share, reason = reason[o])
+}
+
+#' Remove dead or duplicate topics from a topic model
+#'
+#' Returns the fit without the given topics: their rows of `topic_word` and
+#' `lambda`, their columns of the training documents' `doc_topic` (rows
+#' renormalised), with `K` (and `L`, if larger) reduced. Training can go
+#' on with [update()]: it starts from the remaining topics with a fresh memo
+#' (memoized training recomputes every batch's summary on its next lap, as
+#' for new documents).
+#'
+#' @param fit A `sparsevi_lda`.
+#' @param topics Topic numbers to remove; default [dead_topics()]`(fit)`.
+#' @returns A `sparsevi_lda` with `K - length(topics)` topics, renumbered in
+#'   their order; `pruned` records the removed topics' old numbers.
+#' @examples
+#' sim <- simulate_lda(D = 80, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 8, passes = 5, seed = 1, progress = FALSE)
+#' small <- prune_topics(fit)
+#' small$K
+#' small <- update(small, sim$dtm, passes = 2, progress = FALSE)
+#' @export
+prune_topics <- function(fit, topics = dead_topics(fit)) {
+  if (!inherits(fit, "sparsevi_lda")) {
+    abort("`fit` must be a topic model from fit_lda().", "argument")
+  }
+  topics <- as.vector(topics)
+  if (!length(topics)) return(fit)
+  if (!is.numeric(topics) || anyNA(topics) || any(topics != round(topics)) ||
+      any(topics < 1 | topics > fit$K) || anyDuplicated(topics)) {
+    abort(sprintf("`topics` must be distinct topic numbers from 1 to %d.", fit$K),
+          "argument")
+  }
+  keep <- setdiff(seq_len(fit$K), topics)
+  if (length(keep) < 2L) {
+    abort("Pruning would leave fewer than 2 topics; fit a model with fewer topics instead.",
+          "argument")
+  }
+  control <- fit$control
+  K <- length(keep)
+  # the remaining topics, as an engine's starting state (the form fit_lda()'s
+  # initialisation gives every engine): their Dirichlet parameters, or for a
+  # point-estimate learner its topics
+  lambda <- if (!is.null(fit$lambda)) fit$lambda[keep, , drop = FALSE]
+            else unname(fit$topic_word[keep, , drop = FALSE])
+  state <- list(lambda = unname(lambda), t = fit$state$t)
+  if (control$global %in% c("memoized", "batch")) {
+    state$S <- matrix(0, K, length(fit$vocab))
+    state$cache <- vector("list", control$n_batches)
+    state$doc_obj <- rep(NA_real_, control$n_batches)
+  }
+  control$K <- K
+  control$L <- min(control$L, K)
+  if (!is.null(control$doc_topics)) control$doc_topics <- min(control$doc_topics, K)
+  control$init <- "given"
+  control$init_lambda <- NULL
+  out <- fit
+  out$K <- K
+  out$L <- control$L
+  out$control <- control
+  out$state <- state
+  out$lambda <- if (!is.null(fit$lambda)) unname(lambda) else NULL
+  tw <- fit$topic_word[keep, , drop = FALSE]
+  out$topic_word <- tw / rowSums(tw)
+  if (!is.null(fit$doc_topic)) {
+    dt <- fit$doc_topic[, keep, drop = FALSE]
+    tot <- Matrix::rowSums(dt)
+    dt <- Matrix::Diagonal(x = ifelse(tot > 0, 1 / tot, 0)) %*% dt
+    dt <- methods::as(dt, "CsparseMatrix")
+    dimnames(dt) <- list(rownames(fit$doc_topic), paste0("topic", seq_len(K)))
+    out$doc_topic <- dt
+  }
+  out$pruned <- c(fit$pruned, sort(topics))
+  validate_sparsevi_lda(out)
+}
+
+# fit_lda(reuse_dead = TRUE), after a lap: every topic holding less than
+# control$dead_share of the tokens is re-seeded from one document, drawn with
+# probability proportional to its length from the fit's own stream (lap by
+# lap): lambda_k = eta + near-uniform noise + the document's counts, as the
+# Bregman start seeds a topic. Memoized training forgets the topic's cached
+# statistics (its rows of S and of every batch's summary become 0), so the
+# next lap's batches fill it from what the new topic explains. Returns the
+# state and the number of topics re-seeded.
+lda_reuse_dead <- function(state, x, control, lap) {
+  V <- ncol(state$lambda)
+  size <- rowSums(state$lambda) - V * control$eta
+  share <- pmax(size, 0) / max(sum(pmax(size, 0)), .Machine$double.xmin)
+  dead <- which(share < control$dead_share)
+  if (!length(dead)) return(list(state = state, n = 0L))
+  # documents: one batch (on disk) or the whole corpus, by length
+  b <- 1L
+  if (inherits(x, "sparsevi_source")) {
+    b <- 1L + floor(lda_unif(control$seed, 5e6 + lap, 1) * length(x$files))
+    x <- source_batch(x, b)
+  }
+  lens <- diff(x$doc_ptr) # distinct words: long documents seed richer topics
+  u <- lda_unif(control$seed, 5e6 + 1e4 * lap + 1, length(dead))
+  cum <- cumsum(as.double(lens))
+  for (i in seq_along(dead)) {
+    k <- dead[i]
+    d <- min(nrow(x), findInterval(u[i] * cum[length(cum)], cum) + 1L)
+    idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
+    row <- control$eta + gamma100_quantile(lda_unif(control$seed, 5e6 + 1e4 * lap + 2 + i, V))
+    row[x$term[idx] + 1L] <- row[x$term[idx] + 1L] + x$count[idx]
+    state$lambda[k, ] <- row
+    if (!is.null(state$S)) {
+      state$S[k, ] <- 0
+      for (j in seq_along(state$cache)) {
+        if (!is.null(state$cache[[j]])) state$cache[[j]][k, ] <- 0
+      }
+    }
+  }
+  list(state = state, n = length(dead))
+}
+
+check_reuse_dead <- function(reuse_dead, local, call = caller_call()) {
+  share <- if (isFALSE(reuse_dead)) 0 else if (isTRUE(reuse_dead)) 0.001 else {
+    check_number(reuse_dead, "reuse_dead", lower = 0, upper = 1, lower_open = TRUE,
+                 call = call)
+  }
+  if (share > 0 && local != "vb") {
+    abort(sprintf("`reuse_dead` re-seeds the topics of the \"vb\" local step; drop it for `local = \"%s\"` (prune_topics() works for every engine).",
+                  local), "argument", call = call)
+  }
+  share
+}

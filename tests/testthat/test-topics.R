@@ -1,0 +1,94 @@
+# Dead and duplicate topics (R/topics.R): reported, listed, pruned, re-seeded.
+
+overfit <- function(...) {
+  sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
+  list(sim = sim, fit = fit_lda(sim$dtm, K = 12, L = 3, passes = 8, seed = 1,
+                                progress = FALSE, ...))
+}
+
+test_that("dead and duplicate topics are listed and reported by print() and summary()", {
+  o <- overfit()
+  fit <- o$fit
+  d <- dead_topics(fit)
+  share <- attr(d, "share")
+  expect_equal(sum(share), 1)
+  # every topic under 0.1% of the tokens is listed as dead, and no other
+  expect_setequal(d[attr(d, "reason") == "dead"], which(share < 0.001))
+  expect_gt(length(d), 5L)
+  # a duplicate shares at least 8 of its 10 top words with a bigger topic
+  dup <- d[attr(d, "reason") != "dead"]
+  for (k in dup) {
+    j <- as.integer(sub("duplicate of ", "", attr(d, "reason")[match(k, d)]))
+    expect_gt(share[j], share[k])
+    tk <- order(-fit$topic_word[k, ])[1:10]
+    tj <- order(-fit$topic_word[j, ])[1:10]
+    expect_gte(length(intersect(tk, tj)), 8L)
+  }
+  expect_identical(as.vector(dead_topics(fit, duplicates = FALSE)), which(share < 0.001))
+  out <- capture.output(print(fit))
+  expect_true(any(grepl("junk topics: .* dead", out)))
+  largest <- out[grep("largest topics", out) + seq_len(3)]
+  listed <- as.integer(sub("^ *([0-9]+) .*", "\\1", largest))
+  expect_false(any(listed %in% d))
+  expect_output(print(summary(fit)), "\\[dead\\]")
+  # a fit without junk prints no such line
+  sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
+  clean <- fit_lda(sim$dtm, K = 3, passes = 5, seed = 1, progress = FALSE)
+  expect_length(dead_topics(clean), 0L)
+  expect_false(any(grepl("junk", capture.output(print(clean)))))
+  expect_error(dead_topics(list()), class = "sparsevi_error_argument")
+  expect_error(dead_topics(fit, min_share = 2), class = "sparsevi_error_argument")
+})
+
+test_that("prune_topics() removes topics and update() trains on", {
+  o <- overfit()
+  fit <- o$fit
+  d <- dead_topics(fit)
+  p <- prune_topics(fit)
+  keep <- setdiff(seq_len(12), d)
+  expect_identical(p$K, length(keep))
+  expect_identical(p$pruned, as.vector(d))
+  expect_equal(unname(p$topic_word), unname(fit$topic_word[keep, ] / rowSums(fit$topic_word[keep, ])))
+  expect_identical(p$lambda, unname(fit$lambda[keep, ]))
+  expect_identical(dim(p$doc_topic), c(200L, length(keep)))
+  expect_length(dead_topics(p, duplicates = FALSE), 0L)
+  up <- update(p, o$sim$dtm, passes = 2, progress = FALSE)
+  expect_identical(up$K, length(keep))
+  expect_true(all(diff(up$trace$objective[-(1:8)]) >= -1e-6))
+  # fewer topics, no dead ones: a better ELBO than the overfitted model's
+  expect_gt(up$trace$objective[10], fit$trace$objective[8])
+  # other engines too
+  cv <- fit_lda(o$sim$dtm, K = 8, local = "cvb0", passes = 2, seed = 1, progress = FALSE)
+  pc <- prune_topics(cv, c(2, 5))
+  expect_identical(pc$K, 6L)
+  expect_s3_class(update(pc, o$sim$dtm, passes = 1, progress = FALSE), "sparsevi_lda")
+  expect_identical(prune_topics(fit, integer(0)), fit)
+  expect_error(prune_topics(fit, 13), class = "sparsevi_error_argument")
+  expect_error(prune_topics(fit, 1:11), class = "sparsevi_error_argument")
+})
+
+test_that("reuse_dead re-seeds dead topics between laps, reproducibly", {
+  o <- overfit(reuse_dead = TRUE)
+  r <- o$fit
+  expect_length(r$reused_dead, 7L)
+  expect_identical(r$reused_dead[1], 0L) # nothing dies in the first lap
+  expect_true(any(r$reused_dead > 0))
+  plain <- overfit()$fit
+  expect_false(identical(r$topic_word, plain$topic_word))
+  again <- overfit(reuse_dead = TRUE, threads = 2)$fit
+  expect_identical(again$topic_word, r$topic_word)
+  expect_null(plain$reused_dead)
+  expect_error(fit_lda(o$sim$dtm, K = 4, local = "cvb0", reuse_dead = TRUE),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(o$sim$dtm, K = 4, reuse_dead = 2), class = "sparsevi_error_argument")
+  # the re-seeded topic starts from a document: memoized training revives
+  # some topics on a corpus with more structure than the model holds
+  sim <- simulate_lda(D = 300, V = 120, K = 8, seed = 3)
+  a <- fit_lda(sim$dtm, K = 8, L = 3, passes = 10, seed = 4, init = "random",
+               progress = FALSE)
+  b <- fit_lda(sim$dtm, K = 8, L = 3, passes = 10, seed = 4, init = "random",
+               reuse_dead = TRUE, progress = FALSE)
+  expect_lt(length(dead_topics(b, duplicates = FALSE)),
+            length(dead_topics(a, duplicates = FALSE)))
+  expect_gt(b$trace$objective[10], a$trace$objective[10])
+})
