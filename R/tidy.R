@@ -191,7 +191,7 @@ lda_to_ldavis <- function(fit, x, ...) {
 #'   `"gamma"` (document-topic).
 #' @param log For `"beta"`: give `log(beta)` instead (as tidytext does).
 #' @param data For `augment()`: a topic model's documents (anything
-#'   [as_dtm()] accepts; a data frame of (document, term[, count]) rows keeps
+#'   [as_dtm()] accepts; a long data frame of (document, term, count) or (document, term) rows keeps
 #'   its rows and columns), or a mixture's data (as for [predict()]).
 #' @param ... Unused for `tidy()` and `glance()`; for a topic model's
 #'   `augment()`, passed to [predict.sparsevi_lda()].
