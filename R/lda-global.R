@@ -58,3 +58,21 @@ lda_objective <- function(state, control) {
   sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, state$lambda, state$S, control$eta,
                              control$threads)
 }
+
+# Empirical Bayes eta (fit_lda(eta = "learn")), between laps of the "vb"
+# local step: the eta that maximises the bound with the local factors fixed
+# (src/lda-eb.c: Minka's fixed point on the Polya likelihood of the expected
+# counts), and lambda = eta + counts for it. Memoized and batch training keep
+# the counts S; stochastic and streaming training's lambda - eta is their
+# running estimate of them.
+lda_learn_eta <- function(state, control) {
+  S <- if (!is.null(state$S)) state$S else pmax(state$lambda - control$eta, 0)
+  eb <- .Call(ffi_lda_eb_eta, S, control$eta, 500L, 1e-7)
+  state$lambda <- eb[1L] + pmax(S, 0)
+  list(state = state, eta = eb[1L], iters = as.integer(eb[2L]))
+}
+
+# The eta a learned eta starts from: 0.5 (the tuned default) for
+# vocabularies up to 5,000 terms, less for larger ones, so that the prior's
+# total mass V * eta stays at 2,500 pseudo-counts per topic.
+eta_learn_start <- function(V) min(0.5, 2500 / V)

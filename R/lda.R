@@ -93,9 +93,12 @@ lda_available <- function() {
 #' @param alpha Document-topic smoothing (> 0). `NULL` takes the engine's
 #'   default (0.1 for `"vb"`, chosen on validation documents of kos and
 #'   nips_f20: see `inst/bench/results/lda-sparse.txt`, part 5).
-#' @param eta Topic-word smoothing (> 0). `NULL` takes the engine's default
-#'   (0.5 for `"vb"`, chosen the same way; smaller values predicted held-out
-#'   words worse there).
+#' @param eta Topic-word smoothing (> 0), or `"learn"` (empirical Bayes,
+#'   for `local = "vb"`: between laps, eta is set to the value that maximises
+#'   the bound given the expected counts (Minka's fixed point), and lambda
+#'   follows it; it starts from `min(0.5, 2500 / V)`; the memoized ELBO keeps
+#'   increasing; the path is `state$eta_path`). `NULL` takes the engine's
+#'   default (0.5 for `"vb"`, chosen on kos and nips_f20 as `alpha`).
 #' @param n_batches,batch_size Number of batches, or documents per batch
 #'   (give at most one). Default: batches of `max(100, D / 10)` documents;
 #'   `global = "batch"` uses one batch. Documents are assigned to batches
@@ -215,6 +218,14 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
   if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
   alpha <- check_positive(alpha, "alpha", call = here)
+  eta_learn <- identical(eta, "learn")
+  if (eta_learn) {
+    if (local != "vb") {
+      abort(sprintf("`eta = \"learn\"` is for the \"vb\" local step; give a number for `local = \"%s\"`.",
+                    local), "argument", call = here)
+    }
+    eta <- eta_learn_start(V)
+  }
   eta <- check_positive(eta, "eta", call = here)
   passes <- check_count(passes, "passes", min = 1, max = 1e6, call = here)
   if (global == "streaming" && passes > 1) {
@@ -275,6 +286,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     step_scale = defaults$step_scale, seed = seed, threads = threads,
                     n_docs = D, sync = sync, batches = user_batches,
                     reuse_dead = dead_share > 0, dead_share = dead_share,
+                    eta_learn = eta_learn,
                     init_lambda = init_lambda),
                dots)
   control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
@@ -674,6 +686,13 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
       heldout = ho,
       restart_accept = if (out$tries > 0) out$accepts / out$tries else NA_real_,
       bytes_sent = out$sent, bytes_received = out$received))
+    if (isTRUE(control$eta_learn) && i < passes) {
+      # empirical Bayes: the next lap runs with the eta that fits the counts
+      eb <- lda_learn_eta(state, control)
+      state <- eb$state
+      control$eta <- eb$eta
+      state$eta_path <- c(state$eta_path, eb$eta)
+    }
     if (isTRUE(control$reuse_dead) && i < passes) {
       # re-seed dead topics for the next lap (not after the last one: the
       # fit's topics are always trained ones)

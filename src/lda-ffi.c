@@ -248,3 +248,18 @@ SEXP ffi_lda_elbo_topics(SEXP lambda, SEXP S, SEXP eta_, SEXP threads_) {
   return Rf_ScalarReal(lda_elbo_topics(REAL(lambda), REAL(S), K, V, Rf_asReal(eta_),
                                        svi_threads_from_r(threads_)));
 }
+
+/* Empirical Bayes eta from the expected counts S (K x V). */
+SEXP ffi_lda_eb_eta(SEXP S, SEXP eta_, SEXP max_iter_, SEXP tol_) {
+  svi_need_matrix(S, REALSXP, -1, -1, "S");
+  double eta = Rf_asReal(eta_), tol = Rf_asReal(tol_);
+  int max_iter = Rf_asInteger(max_iter_), iters = 0;
+  if (!(eta > 0) || !R_FINITE(eta) || max_iter < 1 || !(tol > 0))
+    Rf_error("internal error: bad EB controls");
+  double out = lda_eb_eta(REAL(S), Rf_nrows(S), Rf_ncols(S), eta, max_iter, tol, &iters);
+  SEXP res = PROTECT(Rf_allocVector(REALSXP, 2));
+  REAL(res)[0] = out;
+  REAL(res)[1] = iters;
+  UNPROTECT(1);
+  return res;
+}

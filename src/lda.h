@@ -58,6 +58,10 @@ void lda_add_sparse(double *out, int K, int V, const int *p, const int *i, const
 /* lambda = eta + max(S, 0) */
 void lda_lambda_from_stats(double *lambda, const double *S, svi_len n, double eta);
 /* Topic terms of the ELBO (everything but the documents' H_d). */
+/* Empirical Bayes eta (lda-eb.c): Minka's fixed point on the Polya
+ * likelihood of the K x V expected counts S; returns eta, sets *iters. */
+double lda_eb_eta(const double *S, int K, int V, double eta, int max_iter, double tol,
+                  int *iters);
 double lda_elbo_topics(const double *lambda, const double *S, int K, int V, double eta,
                        int threads);
 

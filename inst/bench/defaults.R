@@ -1,0 +1,138 @@
+# Defaults on corpora the package was not tuned on (issue 16): every system at
+# its defaults, K = 100, one train/test split per corpus, every system's
+# topics scored by our document-completion evaluator on the same test
+# documents. Run from the package root:
+#   nice -n 10 Rscript inst/bench/defaults.R
+# Environment:
+#  SPARSEVI_BENCH_CORPORA  comma-separated (default
+#                          spamassassin,sotu_chunks,moviereviews,poliblog5k,kos,nips_f20);
+#                          "wikipara20000" = the first 20,000 Wikipedia paragraphs
+#  SPARSEVI_BENCH_SYSTEMS  comma-separated among vb_eta0.5, vb_learn, vb_eta0.01,
+#                          cvb0, sk_batch, sk_online (default all)
+#  SPARSEVI_BENCH_K        topics (default 100)
+# Appends to inst/bench/results/defaults.txt.
+suppressPackageStartupMessages(library(sparsevi))
+data_dir <- "/work/shared/data"
+if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
+out_file <- file.path("inst", "bench", "results", "defaults.txt")
+log_con <- file(out_file, open = "a")
+say <- function(...) {
+  line <- sprintf(...)
+  cat(line, "\n", sep = "")
+  cat(line, "\n", sep = "", file = log_con)
+  flush(log_con)
+}
+corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
+  "spamassassin,sotu_chunks,moviereviews,poliblog5k,kos,nips_f20"), ",")[[1]]
+systems <- strsplit(Sys.getenv("SPARSEVI_BENCH_SYSTEMS",
+  "vb_eta0.5,vb_learn,vb_eta0.01,cvb0,sk_batch,sk_online"), ",")[[1]]
+K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", "100"))
+
+read_corpus <- function(name) {
+  if (grepl("^wikipara", name)) {
+    n <- as.integer(sub("wikipara", "", name))
+    dir <- file.path(data_dir, "wikipara")
+    body <- tempfile()
+    system(sprintf("gzip -dc %s | awk 'NR <= 3 { next } $1 > %d { exit } { print }' > %s",
+                   shQuote(file.path(dir, "docword.wikipara.txt.gz")), n, shQuote(body)))
+    head_file <- tempfile(fileext = ".txt")
+    vocab <- file.path(dir, "vocab.wikipara.txt")
+    nnz <- length(readLines(body))
+    writeLines(c(n, length(readLines(vocab)), nnz), head_file)
+    file.append(head_file, body)
+    x <- read_uci_bow(head_file, vocab)
+    used <- tabulate(x$term + 1L, nbins = length(x$vocab)) > 0
+    return(sparsevi:::dtm_keep_terms(x, used))
+  }
+  dir <- file.path(data_dir, name)
+  read_uci_bow(file.path(dir, sprintf("docword.%s.txt.gz", name)),
+               file.path(dir, sprintf("vocab.%s.txt", name)))
+}
+cpu_of <- function(expr) {
+  t0 <- proc.time()
+  v <- force(expr)
+  t1 <- proc.time() - t0
+  list(value = v, cpu = t1[["user.self"]] + t1[["sys.self"]])
+}
+
+py <- tempfile(fileext = ".py")
+writeLines(c(
+  "import sys, time, numpy as np, scipy.sparse as sps",
+  "from sklearn.decomposition import LatentDirichletAllocation",
+  "d = np.loadtxt(sys.argv[1] + '/docword.txt', dtype=np.int64)",
+  "V = int(sys.argv[4]); D = int(sys.argv[5]); K = int(sys.argv[2])",
+  "X = sps.csr_matrix((d[:, 2].astype(float), (d[:, 0] - 1, d[:, 1] - 1)), shape=(D, V))",
+  "m = LatentDirichletAllocation(n_components=K, learning_method=sys.argv[3], max_iter=10, random_state=1, n_jobs=1)",
+  "t = time.process_time(); m.fit(X); el = time.process_time() - t",
+  "tw = m.components_ / m.components_.sum(axis=1, keepdims=True)",
+  "np.save(sys.argv[1] + '/tw.npy', tw)",
+  "np.savetxt(sys.argv[1] + '/tw.txt', tw)",
+  "print(el)"), py)
+
+say("")
+say("== defaults across corpora, %s; host %s; load %s; K = %d; 10 laps / iterations each",
+    format(Sys.time()), Sys.info()[["nodename"]],
+    paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""), K)
+say("   held-out: our document completion (80%% of each test document's word types observed), nats per token; CPU seconds of training")
+for (cn in corpora) {
+  x <- read_corpus(cn)
+  sp <- split_heldout(x, test_frac = 0.1, seed = 1)
+  tr <- sp$train
+  say("-- %s: %d documents (%d train), V = %d, %d training tokens", cn, nrow(x), nrow(tr),
+      ncol(tr), sum(tr$count))
+  rows <- list()
+  add <- function(name, cpu, ho, extra = "") {
+    rows[[length(rows) + 1L]] <<- data.frame(system = name, cpu = cpu, heldout = ho)
+    say("  %-34s held-out %.4f  CPU %7.1f s  %s", name, ho, cpu, extra)
+  }
+  for (s in systems) {
+    if (s %in% c("vb_eta0.5", "vb_learn", "vb_eta0.01")) {
+      eta <- switch(s, vb_eta0.5 = 0.5, vb_learn = "learn", vb_eta0.01 = 0.01)
+      f <- cpu_of(fit_lda(tr, K = K, eta = eta, passes = 10, seed = 1, heldout = sp$test,
+                          progress = FALSE, doc_topics = 0))$value
+      tc <- f$trace$cpu_seconds
+      add(sprintf("sparsevi vb memoized L=8 eta=%s", format(eta)), max(tc),
+          f$trace$heldout[nrow(f$trace)],
+          sprintf("eta %.4g; by lap %s", f$eta,
+                  paste(sprintf("%.3f", f$trace$heldout), collapse = " ")))
+    } else if (s == "cvb0") {
+      f <- fit_lda(tr, K = K, local = "cvb0", passes = 10, seed = 1, heldout = sp$test,
+                   progress = FALSE, doc_topics = 0)
+      add("sparsevi cvb0 (SCVB0) defaults", max(f$trace$cpu_seconds),
+          f$trace$heldout[nrow(f$trace)],
+          sprintf("by lap %s", paste(sprintf("%.3f", f$trace$heldout), collapse = " ")))
+    } else if (s %in% c("sk_batch", "sk_online")) {
+      tmp <- tempfile("defaults-")
+      dir.create(tmp)
+      doc_of <- rep.int(seq_len(nrow(tr)), diff(tr$doc_ptr))
+      utils::write.table(data.frame(doc_of, tr$term + 1L, as.integer(round(tr$count))),
+                         file.path(tmp, "docword.txt"), row.names = FALSE, col.names = FALSE)
+      outp <- tryCatch(system2("/usr/bin/python3",
+                               c(py, tmp, K, sub("sk_", "", s), ncol(tr), nrow(tr)),
+                               stdout = TRUE, stderr = FALSE,
+                               env = c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1")),
+                       error = function(e) NULL)
+      if (is.null(outp) || !length(outp)) {
+        say("  %-34s failed or absent", s)
+        next
+      }
+      tw <- as.matrix(utils::read.table(file.path(tmp, "tw.txt")))
+      colnames(tw) <- tr$vocab
+      add(sprintf("scikit-learn %s (10 iter, priors 1/K)", sub("sk_", "", s)),
+          as.numeric(utils::tail(outp, 1)),
+          sparsevi:::completion_score(tw, 1 / K, sp$test))
+      unlink(tmp, recursive = TRUE)
+    }
+  }
+  tab <- do.call(rbind, rows)
+  best_peer <- tab[grepl("scikit", tab$system), , drop = FALSE]
+  if (nrow(best_peer)) {
+    bp <- best_peer[which.max(best_peer$heldout), ]
+    for (i in grep("sparsevi", tab$system)) {
+      say("  %-34s minus best scikit-learn (%s): %+.4f nats/token", tab$system[i],
+          bp$system, tab$heldout[i] - bp$heldout)
+    }
+  }
+}
+say("load at end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+close(log_con)
