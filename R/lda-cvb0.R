@@ -299,7 +299,7 @@ cvb0_global_args <- function(state, res, control) {
   tau <- if (is.null(control$tau)) cvb0_defaults$tau else control$tau
   kappa <- if (is.null(control$kappa)) cvb0_defaults$kappa else control$kappa
   eta <- if (is.null(control$eta)) cvb0_defaults$eta else control$eta
-  rho <- min(1, s * (tau + t)^(-kappa))
+  rho <- step_size(t, tau, kappa, s)
   S <- res$summary
   tokens <- res$stats$tokens
   if (is.null(tokens)) tokens <- sum(cvb0_summary_parts(S, nrow(res$doc_topic))$x)

@@ -177,8 +177,7 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
   ctl <- gibbs_control(control)
   store <- gibbs_state_store(state, control)
   t <- state$t %||% 0L
-  rho <- min(1, (control$step_scale %||% 1) *
-                ((control$tau %||% 1) + t)^(-(control$kappa %||% 0.6)))
+  rho <- step_size(t, control$tau %||% 1, control$kappa %||% 0.6, control$step_scale %||% 1)
   mult <- control$n_docs / max(1, ncol(res$doc_topic))
   S <- res$summary
   batch <- list(p = S@p, k = S@i, x = S@x)

@@ -27,9 +27,9 @@ lda_global_batch <- function(state, res, batch_id, control) {
   lda_global_memoized(state, res, 1L, control)
 }
 
-# The step size rho_t = s (tau + t)^(-kappa).
+# The step size rho_t = s (tau + t)^(-kappa) (step_size(), R/train.R).
 lda_rho <- function(t, control) {
-  min(1, control$step_scale * (control$tau + t)^(-control$kappa))
+  step_size(t, control$tau, control$kappa, control$step_scale)
 }
 
 # Stochastic (SVI): lambda <- (1 - rho) lambda + rho (eta + D / |B| S_B).

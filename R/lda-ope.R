@@ -167,8 +167,8 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
 # minibatch lacks, and ML-OPE has no eta to smooth it back.
 lda_global_ml <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
-  rho <- min(1, (control$step_scale %||% 1) *
-    ((control$tau %||% 1) + t + 1)^(-(control$kappa %||% 0.9)))
+  rho <- step_size(t + 1, control$tau %||% 1, control$kappa %||% 0.9,
+                   control$step_scale %||% 1)
   beta <- state$beta %||% (state$lambda / rowSums(state$lambda))
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)

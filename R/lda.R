@@ -522,18 +522,10 @@ gamma100_quantile <- function(u) {
   pmax(1 - c9 + stats::qnorm(u) * sqrt(c9), 0)^3
 }
 
-# CPU seconds (user + system) of this R process so far, all threads.
-process_cpu <- function() {
-  t <- proc.time()
-  t[["user.self"]] + t[["sys.self"]]
-}
-
-lda_empty_trace <- function() {
-  data.frame(lap = integer(0), seconds = numeric(0), cpu_seconds = numeric(0),
-             objective = numeric(0),
-             heldout = numeric(0), restart_accept = numeric(0), bytes_sent = numeric(0),
-             bytes_received = numeric(0))
-}
+# The trace of an LDA fit: the common columns (R/train.R) and the acceptance
+# rate of the vb step's restart proposals.
+lda_trace_extras <- "restart_accept"
+lda_empty_trace <- function() train_empty_trace(lda_trace_extras)
 
 # Topic-word point estimate of a state: the posterior mean of the topics, or
 # the `beta` a point-estimate learner (e.g. ML-OPE) keeps.
@@ -573,12 +565,13 @@ validate_sparsevi_lda <- function(fit) {
   fit
 }
 
-# One lap over the batches; returns the new state and the lap's statistics.
-# Batches are taken in rounds of `control$sync`: the local steps of a round
-# share the global parameters of the round's start (on a cluster they run in
-# parallel, one worker per batch), then the global steps are applied in batch
-# order. With sync = 1 this is the usual one-batch-at-a-time loop. The rounds
-# are the same with or without a cluster, so are the fits.
+# One lap over the batches (train_rounds(), R/train.R); returns the new state
+# and the lap's trace extras. Batches are taken in rounds of `control$sync`:
+# the local steps of a round share the global parameters of the round's
+# start (on a cluster they run in parallel, one worker per batch), then the
+# global steps are applied in batch order. With sync = 1 this is the usual
+# one-batch-at-a-time loop. The rounds are the same with or without a
+# cluster, so are the fits.
 lda_lap <- function(state, x, control, lap, ex) {
   # An engine may select its own implementation of a global step through
   # control$global_step (gibbs: the sparse lazy form of "stochastic", set by
@@ -592,47 +585,50 @@ lda_lap <- function(state, x, control, lap, ex) {
     order(lda_unif(control$seed, 600 + lap, nb))
   }
   visit <- visit[ex$sizes[visit] > 0]
-  sync <- if (is.null(control$sync)) 1L else control$sync
-  rounds <- split(visit, ceiling(seq_along(visit) / sync))
-  tries <- 0
-  accepts <- 0
-  sent <- 0
-  received <- 0
-  for (round in rounds) {
+  run_round <- function(round, state) {
     seeds <- lapply(round, function(b) lda_batch_seed(control$seed, lap, b))
     shared <- list(state = if (ex$kind == "cluster") lda_local_view(state) else state,
                    control = control)
-    run <- executor_run(ex, round, "lda_batch_step", shared, per = seeds)
-    sent <- sent + run$sent
-    received <- received + run$received
-    for (i in seq_along(round)) {
-      res <- run$results[[i]]
-      state <- global_fun(state, res, round[i], control)
-      if (!is.null(res$stats$restart_tries)) {
-        tries <- tries + res$stats$restart_tries
-        accepts <- accepts + res$stats$restart_accepts
-      }
-    }
+    executor_run(ex, round, "lda_batch_step", shared, per = seeds)
   }
+  tally <- function(acc, res) {
+    if (is.null(res$stats$restart_tries)) return(acc)
+    acc + c(res$stats$restart_tries, res$stats$restart_accepts)
+  }
+  r <- train_rounds(state, visit, if (is.null(control$sync)) 1L else control$sync, run_round,
+                    function(state, res, b) global_fun(state, res, b, control), tally, c(0, 0))
+  state <- r$state
   # an engine may finish a lap (gibbs: materialise its lazy sparse topics)
   end_lap <- lda_fun("lda_", paste0(control$local, "_end_lap"))
   if (!is.null(end_lap)) state <- end_lap(state, control)
-  list(state = state, tries = tries, accepts = accepts, sent = sent, received = received)
+  list(state = state,
+       extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
+                     bytes_sent = r$sent, bytes_received = r$received))
 }
 
+# The rows of two traces, one after the other; columns one lacks (a fit
+# saved by an older version) are NA there.
+trace_bind <- function(old, new) {
+  cols <- union(names(new), names(old))
+  fill <- function(d) {
+    for (nm in setdiff(cols, names(d))) d[[nm]] <- rep(NA_real_, nrow(d))
+    d[cols]
+  }
+  out <- rbind(fill(old), fill(new))
+  rownames(out) <- NULL
+  out
+}
+
+# Training laps of a topic model, through the one training loop (R/train.R).
 lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
   state <- fit$state
   trace <- fit$trace
   lap0 <- if (nrow(trace)) max(trace$lap) else 0L
   sec0 <- if (nrow(trace)) max(trace$seconds) else 0
-  if (nrow(trace) && is.null(trace$cpu_seconds)) trace$cpu_seconds <- NA_real_ # older fits
-  cpu0 <- if (nrow(trace)) max(c(0, trace$cpu_seconds), na.rm = TRUE) else 0
-  start <- proc.time()[["elapsed"]]
-  cpu_start <- process_cpu()
-  eval_time <- 0 # the objective and held-out scoring are not training time
-  eval_cpu <- 0
-  done <- 0L
+  cpu0 <- if (nrow(trace) && !is.null(trace$cpu_seconds)) {
+    max(c(0, trace$cpu_seconds), na.rm = TRUE)
+  } else 0
   members <- lda_members(x, control)
   ex <- tryCatch(new_executor(cluster, control$n_batches,
                               function(b) lda_batch(x, members, b),
@@ -643,75 +639,45 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                    stop(e)
                  })
   on.exit(executor_close(ex), add = TRUE)
-  for (i in seq_len(passes)) {
-    lap <- lap0 + i
-    out <- tryCatch(lda_lap(state, x, control, lap, ex),
-                    interrupt = function(e) e, error = function(e) e)
-    if (inherits(out, "condition")) {
-      if (inherits(out, "sparsevi_error_worker")) {
-        # a worker failed: the error carries the last completed model
-        trace_now <- trace
-        rownames(trace_now) <- NULL
-        out$fit <- new_sparsevi_lda(state, control, x, trace_now, fit$call)
-        stop(out)
-      }
-      if (done == 0L) {
-        if (inherits(out, "error")) stop(out)
-        abort("Training was interrupted before the first lap completed.", "interrupted")
-      }
-      warning(warningCondition(
-        sprintf("Training stopped during lap %d (%s); returning the fit after lap %d.",
-                lap, if (inherits(out, "interrupt")) "interrupted" else conditionMessage(out),
-                lap - 1L),
-        class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
-      break
-    }
-    state <- out$state
-    done <- done + 1L
-    reseeded <- NA_integer_
-    t_eval <- proc.time()[["elapsed"]]
-    c_eval <- process_cpu()
-    elapsed <- t_eval - start - eval_time
-    cpu <- c_eval - cpu_start - eval_cpu
-    obj <- lda_objective(state, control)
-    ho <- NA_real_
-    if (!is.null(heldout)) {
-      ho <- completion_score(lda_state_topic_word(lda_finish_state(state, control)),
-                             control$alpha, heldout, control$threads)
-    }
-    eval_time <- eval_time + proc.time()[["elapsed"]] - t_eval
-    eval_cpu <- eval_cpu + process_cpu() - c_eval
-    trace <- rbind(trace, data.frame(
-      lap = lap, seconds = sec0 + elapsed, cpu_seconds = cpu0 + cpu, objective = obj,
-      heldout = ho,
-      restart_accept = if (out$tries > 0) out$accepts / out$tries else NA_real_,
-      bytes_sent = out$sent, bytes_received = out$received))
-    if (isTRUE(control$eta_learn) && i < passes) {
-      # empirical Bayes: the next lap runs with the eta that fits the counts
+  trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0))
+  trainer$progress <- progress
+  evaluate <- function(state) {
+    list(objective = lda_objective(state, control),
+         heldout = if (is.null(heldout)) NA_real_ else
+           completion_score(lda_state_topic_word(lda_finish_state(state, control)),
+                            control$alpha, heldout, control$threads))
+  }
+  # between laps: empirical Bayes eta, then re-seeding dead topics (the
+  # control's eta changes for the laps that follow)
+  between <- function(state, lap) {
+    note <- ""
+    if (isTRUE(control$eta_learn)) {
       eb <- lda_learn_eta(state, control)
       state <- eb$state
-      control$eta <- eb$eta
+      control$eta <<- eb$eta
       state$eta_path <- c(state$eta_path, eb$eta)
     }
-    if (isTRUE(control$reuse_dead) && i < passes) {
-      # re-seed dead topics for the next lap (not after the last one: the
-      # fit's topics are always trained ones)
+    if (isTRUE(control$reuse_dead)) {
       rd <- lda_reuse_dead(state, x, control, lap)
       state <- rd$state
       state$reused <- c(state$reused, rd$n)
-      reseeded <- rd$n
+      if (rd$n > 0L) note <- sprintf("%d dead topics re-seeded", rd$n)
     }
-    if (progress) {
-      eta_s <- elapsed / i * (passes - i)
-      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %.0fs%s", lap, lap0 + passes,
-                      sec0 + elapsed, if (is.na(obj)) "-" else format(obj, digits = 8),
-                      if (is.na(ho)) "" else sprintf("  heldout %.4f", ho), eta_s,
-                      if (is.na(reseeded) || reseeded == 0L) ""
-                      else sprintf("  (%d dead topics re-seeded)", reseeded)))
-    }
+    list(state = state, note = note)
   }
-  rownames(trace) <- NULL
-  fit <- new_sparsevi_lda(state, control, x, trace, fit$call)
+  on_worker_error <- function(err, state) {
+    # a worker failed: the error carries the last completed model
+    err$fit <- new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
+                                fit$call)
+    stop(err)
+  }
+  run <- train_laps(state, lap0 + seq_len(passes),
+                    function(state, l) lda_lap(state, x, control, l, ex), evaluate, trainer,
+                    between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
+                      between,
+                    on_worker_error = on_worker_error, fail_first = TRUE)
+  trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
+  fit <- new_sparsevi_lda(run$state, control, x, trace, fit$call)
   validate_sparsevi_lda(fit)
 }
 

@@ -462,12 +462,15 @@ mix_batch_step <- function(batch, unused, hyper, state, L, threads) {
   mix_local(batch, hyper, state, c(0, batch$N), L, threads)
 }
 
-# The loop shared by fit_mixture() and update(): local step in C -> batch
-# summary -> global step. Lap 0 visits every batch once to fill the memoized
-# caches; with `fresh` the globals follow the batches seen so far. Batches are
-# taken in rounds of `control$sync` whose local steps share the globals of the
-# round's start (in parallel on a cluster); global steps follow in batch
-# order, so a fit on a cluster equals the fit without one.
+# The loop shared by fit_mixture() and update(), on the one training loop of
+# R/train.R: local step in C -> batch summary -> global step. Lap 0 visits
+# every batch once to fill the memoized caches; with `fresh` the globals
+# follow the batches seen so far. Batches are taken in rounds of
+# `control$sync` whose local steps share the globals of the round's start (in
+# parallel on a cluster); global steps follow in batch order, so a fit on a
+# cluster equals the fit without one.
+mix_trace_extras <- c("local_seconds", "summary_seconds")
+
 mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE,
                       cluster = NULL) {
   N <- train$N
@@ -476,13 +479,11 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
   L <- control$L
   threads <- control$threads
   sync <- if (is.null(control$sync)) 1L else control$sync
-  t_start <- proc.time()[["elapsed"]]
   if (!is.null(cluster)) {
     ex <- new_executor(cluster, B, function(b) mix_slice(train, bounds[b], bounds[b + 1L]),
                        diff(bounds))
     on.exit(executor_close(ex), add = TRUE)
   }
-  rounds <- split(seq_len(B), ceiling(seq_len(B) / sync))
   work <- if (is.null(cluster)) mix_work(max(diff(bounds)), length(state$N), L) else NULL
   run_round <- function(round, state) {
     if (is.null(cluster)) {
@@ -496,134 +497,77 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     executor_run(ex, round, "mix_batch_step",
                  list(hyper = hyper, state = state[c("N", "S")], L = L, threads = threads))
   }
-  rows <- list()
-  eval_time <- 0 # held-out scoring is not training time: left out of `seconds`
-  record <- function(lap, obj, tl, ts) {
-    now <- proc.time()[["elapsed"]]
-    ho <- mix_heldout_score(test, hyper, state, threads)
-    # a plain list per lap (a data frame per lap costs more than a small lap)
-    rows[[length(rows) + 1L]] <<- list(
-      lap = lap, seconds = now - t_start - eval_time, objective = obj, heldout = ho,
-      local_seconds = tl, summary_seconds = ts)
-    eval_time <<- eval_time + proc.time()[["elapsed"]] - now
-    if (progress) {
-      r <- rows[[length(rows)]]
-      # laps 0..passes; memoized training may stop earlier on convergence
-      left <- r$seconds / (lap + 1) * (control$passes - lap)
-      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %s%.0fs", lap, control$passes,
-                      r$seconds, if (is.na(r$objective)) "-" else format(r$objective, digits = 8),
-                      if (is.na(r$heldout)) "" else sprintf("  heldout %.6g", r$heldout),
-                      if (control$global == "stochastic") "" else "<= ", left))
-    }
+  times <- function(acc, res) acc + c(res$time_local, res$time_summary)
+  extras <- function(r) {
+    list(local_seconds = r$acc[1], summary_seconds = r$acc[2], bytes_sent = r$sent,
+         bytes_received = r$received)
   }
-  converged <- FALSE
-  interrupted <- FALSE
-  # An error or interrupt during lap >= 1 keeps the state of the last
-  # completed lap (laps work on copies) and says so with a classed warning.
-  guard <- function(lap, fun) {
-    out <- tryCatch(fun(), interrupt = function(e) e, error = function(e) e)
-    if (!inherits(out, "condition")) return(out)
-    if (inherits(out, "sparsevi_error_worker")) stop(out)
-    warning(warningCondition(
-      sprintf("Training stopped during lap %d (%s); returning the fit after lap %d.",
-              lap, if (inherits(out, "interrupt")) "interrupted" else conditionMessage(out),
-              lap - 1L),
-      class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
-    NULL
-  }
+  trainer <- new_trainer(progress, control$passes,
+                         upper_bound = control$global != "stochastic")
+  heldout_of <- function(state) mix_heldout_score(test, hyper, state, threads)
   if (control$global == "stochastic") {
     t <- 0
-    record(0L, NA_real_, 0, 0)
-    for (lap in seq_len(control$passes)) {
-      out <- guard(lap, function() {
-        st <- state
-        tt <- t
-        tl <- ts <- 0
-        for (round in rounds) {
-          run <- run_round(round, st)
-          for (i in seq_along(round)) {
-            b <- round[i]
-            res <- run$results[[i]]
-            tl <- tl + res$time_local
-            ts <- ts + res$time_summary
-            tt <- tt + 1
-            rho <- (control$tau + tt)^(-control$kappa)
-            w <- N / (bounds[b + 1L] - bounds[b])
-            st <- mix_global_stochastic(st, res, rho, w)
-          }
-        }
-        list(state = st, t = tt, tl = tl, ts = ts)
-      })
-      if (is.null(out)) break
-      state <- out$state
-      t <- out$t
-      record(lap, NA_real_, out$tl, out$ts)
+    trainer$record(0L, function() list(objective = NA_real_, heldout = heldout_of(state)),
+                   list(local_seconds = 0, summary_seconds = 0))
+    lap <- function(state, l) {
+      tt <- t
+      r <- train_rounds(state, seq_len(B), sync, function(round, st) run_round(round, st),
+                        function(st, res, b) {
+                          tt <<- tt + 1
+                          mix_global_stochastic(st, res, step_size(tt, control$tau, control$kappa),
+                                                N / (bounds[b + 1L] - bounds[b]))
+                        }, times, c(0, 0))
+      t <<- tt # only a completed lap moves the step-size clock
+      list(state = r$state, extras = extras(r))
     }
-    return(list(state = state, trace = mix_trace_frame(rows), converged = NA))
+    run <- train_laps(state, seq_len(control$passes), lap,
+                      function(state) list(objective = NA_real_, heldout = heldout_of(state)),
+                      trainer, fail_first = FALSE)
+    return(list(state = run$state, trace = trainer$frame(mix_trace_extras), converged = NA,
+                interrupted = run$ended == "interrupted"))
   }
-  cache <- vector("list", B)
-  ent <- numeric(B)
-  tl <- ts <- 0
-  seen <- list(N = 0 * state$N, S = 0 * state$S)
-  for (round in rounds) {
-    run <- run_round(round, state)
-    for (i in seq_along(round)) {
-      b <- round[i]
-      res <- run$results[[i]]
-      cache[[b]] <- res[c("N", "S")]
-      ent[b] <- res$entropy
-      tl <- tl + res$time_local
-      ts <- ts + res$time_summary
-      seen <- mix_global_memoized(seen, NULL, res)
-    }
-    # A fresh fit's lap 0 is incremental (the globals come from the batches
-    # seen so far, as in bnpy's first memoized lap); update() keeps the
-    # fitted globals until the lap is complete.
-    if (fresh) state <- seen
+  # lap 0: every batch once, filling the caches
+  fill <- list(globals = state, seen = list(N = 0 * state$N, S = 0 * state$S),
+               cache = vector("list", B), ent = numeric(B))
+  r0 <- train_rounds(fill, seq_len(B), sync, function(round, f) run_round(round, f$globals),
+                     function(f, res, b) {
+                       f$cache[[b]] <- res[c("N", "S")]
+                       f$ent[b] <- res$entropy
+                       f$seen <- mix_global_memoized(f$seen, NULL, res)
+                       # A fresh fit's lap 0 is incremental (the globals come
+                       # from the batches seen so far, as in bnpy's first
+                       # memoized lap); update() keeps the fitted globals
+                       # until the lap is complete.
+                       if (fresh) f$globals <- f$seen
+                       f
+                     }, times, c(0, 0))
+  memo <- list(state = r0$state$seen, cache = r0$state$cache, ent = r0$state$ent)
+  objective_of <- function(memo) mix_objective(hyper, memo$state, sum(memo$ent))
+  prev <- NA_real_
+  trainer$record(0L, function() {
+    prev <<- objective_of(memo)
+    list(objective = prev, heldout = heldout_of(memo$state))
+  }, extras(r0))
+  lap <- function(memo, l) {
+    r <- train_rounds(memo, seq_len(B), sync, function(round, m) run_round(round, m$state),
+                      function(m, res, b) {
+                        # exact swap of this batch's cached summary
+                        m$state <- mix_global_memoized(m$state, m$cache[[b]], res)
+                        m$cache[[b]] <- res[c("N", "S")]
+                        m$ent[b] <- res$entropy
+                        m
+                      }, times, c(0, 0))
+    list(state = r$state, extras = extras(r))
   }
-  state <- seen
-  prev <- mix_objective(hyper, state, sum(ent))
-  record(0L, prev, tl, ts)
-  for (lap in seq_len(control$passes)) {
-    out <- guard(lap, function() {
-      st <- state
-      ca <- cache
-      en <- ent
-      tl <- ts <- 0
-      for (round in rounds) {
-        run <- run_round(round, st)
-        for (i in seq_along(round)) {
-          b <- round[i]
-          res <- run$results[[i]]
-          tl <- tl + res$time_local
-          ts <- ts + res$time_summary
-          # exact swap of this batch's cached summary
-          st <- mix_global_memoized(st, ca[[b]], res)
-          ca[[b]] <- res[c("N", "S")]
-          en[b] <- res$entropy
-        }
-      }
-      list(state = st, cache = ca, ent = en, tl = tl, ts = ts)
-    })
-    if (is.null(out)) {
-      interrupted <- TRUE
-      break
-    }
-    state <- out$state
-    cache <- out$cache
-    ent <- out$ent
-    tl <- out$tl
-    ts <- out$ts
-    obj <- mix_objective(hyper, state, sum(ent))
-    record(lap, obj, tl, ts)
-    if (is.finite(obj) && abs(obj - prev) <= control$tol * abs(prev)) {
-      converged <- TRUE
-      break
-    }
-    prev <- obj
-  }
-  list(state = state, trace = mix_trace_frame(rows), converged = converged,
-       interrupted = interrupted)
+  run <- train_laps(memo, seq_len(control$passes), lap,
+                    function(memo) list(objective = objective_of(memo),
+                                        heldout = heldout_of(memo$state)),
+                    trainer, fail_first = FALSE, previous = prev,
+                    converged = function(previous, obj) {
+                      is.finite(obj) && abs(obj - previous) <= control$tol * abs(previous)
+                    })
+  list(state = run$state$state, trace = trainer$frame(mix_trace_extras),
+       converged = run$ended == "converged", interrupted = run$ended == "interrupted")
 }
 
 # A memoized or batch fit that used all its laps before the relative change
@@ -640,16 +584,6 @@ mix_warn_unconverged <- function(res, control) {
             control$passes, change, control$tol),
     class = c("sparsevi_warning_unconverged", "sparsevi_warning")))
   invisible()
-}
-
-# The trace data frame from the per-lap lists of mix_train().
-mix_trace_frame <- function(rows) {
-  cols <- names(rows[[1L]])
-  out <- lapply(stats::setNames(cols, cols), function(nm) {
-    unlist(lapply(rows, `[[`, nm), use.names = FALSE)
-  })
-  out$lap <- as.integer(out$lap)
-  as.data.frame(out)
 }
 
 # ---- the fitted object -----------------------------------------------------
@@ -891,7 +825,8 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
   tr <- res$trace
   tr$lap <- tr$lap + max(old$lap)
   tr$seconds <- tr$seconds + max(old$seconds)
-  res$trace <- rbind(old, tr)
+  if (!is.null(old$cpu_seconds)) tr$cpu_seconds <- tr$cpu_seconds + max(old$cpu_seconds)
+  res$trace <- trace_bind(old, tr)
   fit <- new_sparsevi_mixture(res, data, object$hyper, control, likelihood, object$prior,
                               object$K, object$call, control$threads)
   fit$heldout <- heldout

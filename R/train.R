@@ -1,0 +1,188 @@
+# The one training loop of every engine, LDA and mixtures alike (DESIGN.md):
+#
+#   for each lap:
+#     for each round of `sync` batches (in the engine's order for the lap):
+#       local steps of the round, all from the state of the round's start
+#         (in this process, or on the workers of a cluster: executor_run())
+#       global step of each batch, in batch order
+#     end-of-lap step of the engine (if any)
+#     objective and held-out score (not counted as training time)
+#     between laps: the engine's moves (empirical Bayes, re-seeding topics)
+#     stop early when the engine says it has converged
+#
+# An engine plugs in through a small list of functions (see train_laps()),
+# not through flags. One step-size function serves every stochastic step,
+# and every trace has the same columns (train_trace_columns), engine extras
+# after them.
+
+#' @noRd
+# The Robbins-Monro step size rho_t = min(1, s (tau + t)^-kappa) of every
+# stochastic global step (LDA's stochastic, SCVB0, Gibbs within SVI, OPE's
+# learners, mixtures). SCVB0's per-document step inside its C kernel follows
+# the same formula with its own schedule (doc_s, doc_tau, doc_kappa).
+step_size <- function(t, tau, kappa, scale = 1) {
+  min(1, scale * (tau + t)^(-kappa))
+}
+
+# The columns every trace starts with, in this order: the lap (0 for a
+# mixture's first pass, which fills its memo), training seconds (wall clock)
+# and CPU seconds of this process since the fit began, without the objective
+# and held-out evaluation; the objective (ELBO for memoized and batch
+# training, else NA); the held-out score (NA without held-out data); and the
+# bytes serialised to and from cluster workers during the lap (0 without a
+# cluster). Engines add their own columns after these.
+train_trace_columns <- c("lap", "seconds", "cpu_seconds", "objective", "heldout",
+                         "bytes_sent", "bytes_received")
+
+# CPU seconds (user + system) of this R process so far, all threads.
+process_cpu <- function() {
+  t <- proc.time()
+  t[["user.self"]] + t[["sys.self"]]
+}
+
+# An empty trace with the common columns and the engine's extras.
+train_empty_trace <- function(extras = character(0)) {
+  cols <- c(train_trace_columns, extras)
+  out <- as.data.frame(stats::setNames(rep(list(numeric(0)), length(cols)), cols))
+  out$lap <- integer(0)
+  out
+}
+
+# Runs one lap's rounds. `visit`: batch ids in the lap's order; `run_round`
+# (round, state) -> list(results, sent, received) runs the round's local
+# steps; `global` (state, res, b) -> state applies one batch's global step;
+# `tally` (acc, res) -> acc collects the engine's per-lap statistics.
+train_rounds <- function(state, visit, sync, run_round, global, tally = NULL, acc = NULL) {
+  rounds <- split(visit, ceiling(seq_along(visit) / sync))
+  sent <- 0
+  received <- 0
+  for (round in rounds) {
+    run <- run_round(round, state)
+    sent <- sent + run$sent
+    received <- received + run$received
+    for (i in seq_along(round)) {
+      res <- run$results[[i]]
+      state <- global(state, res, round[i])
+      if (!is.null(tally)) acc <- tally(acc, res)
+    }
+  }
+  list(state = state, acc = acc, sent = sent, received = received)
+}
+
+# A trainer keeps the clock (training time without evaluation), the trace
+# rows and the progress lines of one call of train_laps(). `offset`: the
+# seconds and CPU seconds of earlier calls (update() continues the trace).
+new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALSE) {
+  env <- new.env(parent = emptyenv())
+  env$start <- proc.time()[["elapsed"]]
+  env$cpu_start <- process_cpu()
+  env$eval_time <- 0
+  env$eval_cpu <- 0
+  env$rows <- list()
+  env$n <- 0L
+  # evaluate() runs the objective / held-out scoring outside the clock and
+  # returns its list; the row gets the training time up to its start
+  env$record <- function(lap, evaluate, extras = list(), note = "") {
+    t_eval <- proc.time()[["elapsed"]]
+    c_eval <- process_cpu()
+    elapsed <- t_eval - env$start - env$eval_time
+    cpu <- c_eval - env$cpu_start - env$eval_cpu
+    ev <- evaluate()
+    env$eval_time <- env$eval_time + proc.time()[["elapsed"]] - t_eval
+    env$eval_cpu <- env$eval_cpu + process_cpu() - c_eval
+    row <- c(list(lap = as.integer(lap), seconds = offset[1] + elapsed,
+                  cpu_seconds = offset[2] + cpu, objective = ev$objective,
+                  heldout = ev$heldout,
+                  bytes_sent = if (is.null(extras$bytes_sent)) 0 else extras$bytes_sent,
+                  bytes_received = if (is.null(extras$bytes_received)) 0
+                                   else extras$bytes_received),
+             extras[setdiff(names(extras), c("bytes_sent", "bytes_received"))])
+    env$n <- env$n + 1L
+    env$rows[[env$n]] <- row
+    if (progress) {
+      done <- env$n
+      left <- if (is.finite(last_lap)) elapsed / done * max(0, last_lap - lap) else NA
+      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %s%.0fs%s", lap, last_lap,
+                      offset[1] + elapsed,
+                      if (is.na(ev$objective)) "-" else format(ev$objective, digits = 8),
+                      if (is.na(ev$heldout)) "" else sprintf("  heldout %.4f", ev$heldout),
+                      if (upper_bound) "<= " else "", left, note))
+    }
+    invisible(row)
+  }
+  env$frame <- function(extras = character(0)) {
+    if (!env$n) return(train_empty_trace(extras))
+    cols <- unique(c(train_trace_columns, extras, names(env$rows[[1L]])))
+    out <- lapply(stats::setNames(cols, cols), function(nm) {
+      unlist(lapply(env$rows, function(r) if (is.null(r[[nm]])) NA_real_ else r[[nm]]),
+             use.names = FALSE)
+    })
+    out$lap <- as.integer(out$lap)
+    as.data.frame(out)
+  }
+  env
+}
+
+# The lap loop. An engine gives:
+#   lap(state, lap) -> list(state, extras): one lap (train_rounds() inside),
+#     extras the lap's trace columns (bytes_sent, ...);
+#   evaluate(state) -> list(objective, heldout);
+#   between(state, lap) -> list(state, note) (optional): moves between laps,
+#     never after the last;
+#   converged(previous, current) -> TRUE to stop (optional; objectives);
+#   on_worker_error(err, state) (optional): called with a worker's error and
+#     the last completed state; must signal (stop()).
+# An error or interrupt during a lap keeps the state of the last completed
+# lap (a lap works on its own copy) and warns with class
+# sparsevi_warning_interrupted; when no lap has completed yet and
+# `fail_first`, it is an error instead. Returns the state, the trainer, and
+# how the loop ended: "passes", "converged" or "interrupted".
+train_laps <- function(state, laps, lap, evaluate, trainer, between = NULL,
+                       converged = NULL, on_worker_error = NULL, fail_first = TRUE,
+                       previous = NA_real_) {
+  done <- 0L
+  ended <- "passes"
+  for (i in seq_along(laps)) {
+    l <- laps[i]
+    out <- tryCatch(lap(state, l), interrupt = function(e) e, error = function(e) e)
+    if (inherits(out, "condition")) {
+      if (inherits(out, "sparsevi_error_worker")) {
+        if (!is.null(on_worker_error)) on_worker_error(out, state)
+        stop(out)
+      }
+      if (done == 0L && fail_first) {
+        if (inherits(out, "error")) stop(out)
+        abort("Training was interrupted before the first lap completed.", "interrupted")
+      }
+      warning(warningCondition(
+        sprintf("Training stopped during lap %d (%s); returning the fit after lap %d.",
+                l, if (inherits(out, "interrupt")) "interrupted" else conditionMessage(out),
+                l - 1L),
+        class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
+      ended <- "interrupted"
+      break
+    }
+    state <- out$state
+    done <- done + 1L
+    note <- ""
+    ev <- NULL
+    trainer$record(l, function() ev <<- evaluate(state), out$extras,
+                   note = "")
+    if (!is.null(between) && i < length(laps)) {
+      mv <- between(state, l)
+      state <- mv$state
+      if (nzchar(mv$note %||% "")) message_between(trainer, mv$note)
+    }
+    if (!is.null(converged) && converged(previous, ev$objective)) {
+      ended <- "converged"
+      break
+    }
+    previous <- ev$objective
+  }
+  list(state = state, trainer = trainer, ended = ended, laps_done = done)
+}
+
+# A between-laps note (e.g. topics re-seeded) on the progress stream.
+message_between <- function(trainer, note) {
+  if (isTRUE(trainer$progress)) message("  ", note)
+}
