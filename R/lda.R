@@ -6,36 +6,6 @@ NULL
 # lda_local_<name>() and a global step lda_global_<name>(): a new engine is a
 # new file, never a new flag here.
 
-#' Valid combinations of LDA local and global steps
-#'
-#' A data frame with columns `local`, `global` and `supported`. [fit_lda()]
-#' refuses any other pair.
-#' @format A data frame.
-#' @examples
-#' lda_combinations
-#' @export
-lda_combinations <- data.frame(
-  local = c("vb", "vb", "vb", "vb", "ope", "ope", "ope", "ope", "cvb0", "gibbs"),
-  global = c("memoized", "stochastic", "streaming", "batch", "ml", "stochastic",
-             "streaming", "memoized", "stochastic", "stochastic"),
-  supported = TRUE,
-  stringsAsFactors = FALSE
-)
-
-# Engine defaults: the global step used when `global` is NULL, the priors
-# (NA means 1 / K) and the scale s of the step size rho_t = s (tau + t)^-kappa.
-# vb: alpha = 0.1 and eta = 0.5 were chosen by held-out score on validation
-# documents carved out of the training documents of kos and nips_f20 (K = 100,
-# memoized, L = 8), checked on a wikipara subset; the sweep is recorded in
-# inst/bench/results/lda-sparse.txt (part 5). alpha = 1/K and eta <= 0.05 were
-# clearly worse there, and small eta made the held-out score peak and decline.
-lda_engine_defaults <- list(
-  vb = list(global = "memoized", alpha = 0.1, eta = 0.5, step_scale = 1),
-  ope = list(global = "ml", alpha = NA, eta = NA, step_scale = 1),
-  cvb0 = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 10),
-  gibbs = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1)
-)
-
 lda_fun <- function(prefix, name) {
   get0(paste0(prefix, name), envir = topenv(environment(lda_fun)), mode = "function",
        inherits = FALSE)
@@ -298,17 +268,6 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   fit <- lda_train(fit, x, passes, progress, heldout, cluster)
   lda_keep(fit, x, heldout, doc_topics)
 }
-
-# Engine controls fit_lda() accepts in `...`, by local step (an engine absent
-# here is not checked).
-lda_engine_controls <- list(
-  vb = c("max_iter", "tol", "active_eps", "select_every", "restart_max", "restart_iter",
-         "step_scale"),
-  cvb0 = c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
-           "step_scale"),
-  gibbs = c("burnin", "samples", "rescale_below", "step_scale"),
-  ope = c("ope_iter", "ope_eps", "step_scale")
-)
 
 # A dense K x V topic table (several are held at once) must stay addressable
 # and allocatable: refuse K x V above 2^31 - 1 entries before allocating.

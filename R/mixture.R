@@ -138,7 +138,7 @@ fit_mixture <- function(X, K,
   n_init <- check_count(n_init, "n_init", min = 1, max = 1000)
   likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
-  global <- check_choice(global, c("memoized", "stochastic", "batch"), "global")
+  global <- check_choice(global, sparsevi_engines$mixture$globals, "global")
   init <- check_choice(init, c("kmeanspp", "random"), "init")
   threads <- sparsevi_threads(threads)
   data <- mix_data(X, likelihood, "X", threads)

@@ -73,3 +73,23 @@ test_that("train_laps() keeps the last completed lap when a lap fails", {
   expect_identical(run$ended, "converged")
   expect_identical(nrow(tr2$frame()), 5L)
 })
+
+test_that("one registry describes every engine", {
+  eng <- sparsevi:::sparsevi_engines
+  expect_setequal(names(eng$lda), c("vb", "ope", "cvb0", "gibbs"))
+  # lda_combinations is the registry's pairs, each one fit_lda() accepts
+  expect_identical(nrow(lda_combinations),
+                   sum(vapply(eng$lda, function(e) length(e$globals), 1L)))
+  sim <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)
+  for (i in seq_len(nrow(lda_combinations))) {
+    loc <- lda_combinations$local[i]
+    glob <- lda_combinations$global[i]
+    fit <- suppressWarnings(fit_lda(sim$dtm, K = 2, local = loc, global = glob, passes = 1,
+                                    seed = 1, progress = FALSE, doc_topics = 0))
+    expect_identical(c(fit$local, fit$global), c(loc, glob))
+  }
+  expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", global = "memoized"),
+               "Valid combinations", class = "sparsevi_error_engine")
+  expect_error(fit_mixture(faithful, K = 2, global = "ml"), class = "sparsevi_error_argument")
+  expect_identical(eng$mixture$globals, c("memoized", "stochastic", "batch"))
+})

@@ -1,0 +1,61 @@
+# The engine registry: every training engine of the package, described in
+# one place. An LDA engine is a local step (R: lda_local_<name>(), its C in
+# src/lda-<name>.c) with the global steps it pairs with, its defaults and the
+# controls it takes in fit_lda()'s `...`; a mixture engine is a global step
+# of fit_mixture(). fit_lda(), check_engine(), lda_combinations and the docs
+# read this table; nothing else lists engines.
+#
+# vb: alpha = 0.1 and eta = 0.5 were chosen by held-out score on validation
+# documents carved out of the training documents of kos and nips_f20 (K = 100,
+# memoized, L = 8), checked on a wikipara subset; the sweep is recorded in
+# inst/bench/results/lda-sparse.txt (part 5). Priors NA mean 1 / K;
+# step_scale is the s of the step size rho_t = s (tau + t)^-kappa.
+sparsevi_engines <- list(
+  lda = list(
+    vb = list(
+      paper = "Hughes & Sudderth (L-sparse); Hoffman et al. (online); Broderick et al. (streaming)",
+      globals = c("memoized", "stochastic", "streaming", "batch"),
+      defaults = list(global = "memoized", alpha = 0.1, eta = 0.5, step_scale = 1),
+      controls = c("max_iter", "tol", "active_eps", "select_every", "restart_max",
+                   "restart_iter", "step_scale")),
+    ope = list(
+      paper = "Than & Doan (OPE; ML-, Online-, Streaming-OPE)",
+      globals = c("ml", "stochastic", "streaming", "memoized"),
+      defaults = list(global = "ml", alpha = NA, eta = NA, step_scale = 1),
+      controls = c("ope_iter", "ope_eps", "step_scale")),
+    cvb0 = list(
+      paper = "Foulds et al. (SCVB0)",
+      globals = "stochastic",
+      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 10),
+      controls = c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
+                   "step_scale")),
+    gibbs = list(
+      paper = "Mimno, Hoffman & Blei (Gibbs within SVI)",
+      globals = "stochastic",
+      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1),
+      controls = c("burnin", "samples", "rescale_below", "step_scale"))
+  ),
+  mixture = list(globals = c("memoized", "stochastic", "batch"))
+)
+
+#' Valid combinations of LDA local and global steps
+#'
+#' A data frame with columns `local`, `global` and `supported`, one row per
+#' engine [fit_lda()] accepts (from the package's engine registry);
+#' [fit_lda()] refuses any other pair.
+#' @format A data frame.
+#' @examples
+#' lda_combinations
+#' @export
+lda_combinations <- local({
+  eng <- sparsevi_engines$lda
+  data.frame(local = rep(names(eng), vapply(eng, function(e) length(e$globals), 1L)),
+             global = unlist(lapply(eng, `[[`, "globals"), use.names = FALSE),
+             supported = TRUE, stringsAsFactors = FALSE)
+})
+
+# Per local step: default global step, priors and step scale (read by fit_lda).
+lda_engine_defaults <- lapply(sparsevi_engines$lda, `[[`, "defaults")
+
+# Engine controls fit_lda() accepts in `...`, by local step.
+lda_engine_controls <- lapply(sparsevi_engines$lda, `[[`, "controls")
