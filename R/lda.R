@@ -469,11 +469,10 @@ lda_init_bregman <- function(x, K, eta, seed) {
 # with the symmetry broken by small noise (as Hoffman et al.'s online LDA).
 # The Gamma quantiles come from the Wilson-Hilferty transform of normal ones
 # (abs. error < 2e-3 at shape 100): qgamma() itself took ~1 us per entry, 13 s
-# for K = 100 over a 129k-term vocabulary.
+# for K = 100 over a 129k-term vocabulary. Filled in C in one pass
+# (src/lda-init.c); gamma100_quantile() is its R reference.
 lda_init_random <- function(x, K, eta, seed) {
-  V <- ncol(x)
-  u <- lda_unif(seed, 902, K * V)
-  matrix(eta + gamma100_quantile(u), K, V)
+  .Call(ffi_lda_init_random, seed, 902, as.integer(K), ncol(x), as.double(eta))
 }
 
 gamma100_quantile <- function(u) {

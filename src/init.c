@@ -31,6 +31,7 @@ extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
 extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* gibbs engine: Gibbs within SVI, left-to-right, UMass (lda-gibbs-ffi.c) */
 extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                 SEXP);
@@ -89,6 +90,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_global_streaming", (DL_FUNC)&ffi_lda_global_streaming, 2},
     {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
     {"ffi_lda_eb_eta", (DL_FUNC)&ffi_lda_eb_eta, 4},
+    {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
     /* gibbs engine */
     {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 11},
     {"ffi_lda_global_gibbs", (DL_FUNC)&ffi_lda_global_gibbs, 5},

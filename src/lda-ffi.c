@@ -263,3 +263,17 @@ SEXP ffi_lda_eb_eta(SEXP S, SEXP eta_, SEXP max_iter_, SEXP tol_) {
   UNPROTECT(1);
   return res;
 }
+
+/* K x V near-uniform random topics from stream `stream` of `seed`. */
+SEXP ffi_lda_init_random(SEXP seed, SEXP stream, SEXP K_, SEXP V_, SEXP eta_) {
+  int K = svi_int_arg(K_, 1, INT_MAX, "K"), V = svi_int_arg(V_, 1, INT_MAX, "V");
+  double eta = Rf_asReal(eta_);
+  if (!(eta > 0) || !R_FINITE(eta)) Rf_error("internal error: bad eta");
+  svi_need_size((double)K, (double)V, (double)R_XLEN_T_MAX, "topic table");
+  svi_rng r;
+  svi_rng_init(&r, svi_seed_from_r(seed), svi_stream_from_r(stream));
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  lda_init_gamma100(REAL(out), (svi_len)K * V, eta, &r);
+  UNPROTECT(1);
+  return out;
+}

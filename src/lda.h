@@ -58,6 +58,9 @@ void lda_add_sparse(double *out, int K, int V, const int *p, const int *i, const
 /* lambda = eta + max(S, 0) */
 void lda_lambda_from_stats(double *lambda, const double *S, svi_len n, double eta);
 /* Topic terms of the ELBO (everything but the documents' H_d). */
+/* Near-uniform random topics (lda-init.c): n entries of eta + a Gamma(100,
+ * 100) quantile of a uniform of r. */
+void lda_init_gamma100(double *out, svi_len n, double eta, svi_rng *r);
 /* Empirical Bayes eta (lda-eb.c): Minka's fixed point on the Polya
  * likelihood of the K x V expected counts S; returns eta, sets *iters. */
 double lda_eb_eta(const double *S, int K, int V, double eta, int max_iter, double tol,

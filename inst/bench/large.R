@@ -1,0 +1,78 @@
+# Large K and V (issue 16): one pass over the first 60,000 Wikipedia
+# paragraphs of ../shared/data/wikipara with the full vocabulary (V = 129,289)
+# at K = 1000 and K = 2000, each stochastic engine in its own child process so
+# that its peak resident memory (GNU time's "Maximum resident set size") is
+# its own. Reports wall seconds of the whole call (reading the prepared
+# corpus, initialisation, training, building the fit), the trace's training
+# seconds and CPU seconds, and peak RSS. Run from the package root:
+#   nice -n 10 Rscript inst/bench/large.R
+# Environment: SPARSEVI_BENCH_DOCS (default 60000), SPARSEVI_BENCH_KS
+# (default "1000,2000"), SPARSEVI_BENCH_ENGINES (default
+# "cvb0,gibbs,vb,ope"), SPARSEVI_BENCH_LIB (library of the sparsevi to run).
+# Appends to inst/bench/results/large.txt.
+data_dir <- "/work/shared/data"
+if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
+n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "60000"))
+Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "1000,2000"), ",")[[1]])
+engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,gibbs,vb,ope"), ",")[[1]]
+lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
+out_file <- file.path("inst", "bench", "results", "large.txt")
+log_con <- file(out_file, open = "a")
+say <- function(...) {
+  line <- sprintf(...)
+  cat(line, "\n", sep = "")
+  cat(line, "\n", sep = "", file = log_con)
+  flush(log_con)
+}
+if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
+suppressPackageStartupMessages(library(sparsevi))
+corpus_rds <- file.path(tempdir(), sprintf("wikipara-%d.rds", n_docs))
+dir <- file.path(data_dir, "wikipara")
+body <- tempfile()
+system(sprintf("gzip -dc %s | awk 'NR <= 3 { next } $1 > %d { exit } { print }' > %s",
+               shQuote(file.path(dir, "docword.wikipara.txt.gz")), n_docs, shQuote(body)))
+head_file <- tempfile(fileext = ".txt")
+vocab <- file.path(dir, "vocab.wikipara.txt")
+writeLines(c(n_docs, length(readLines(vocab)), length(readLines(body))), head_file)
+file.append(head_file, body)
+x <- read_uci_bow(head_file, vocab)
+saveRDS(x, corpus_rds)
+say("")
+say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
+    Sys.info()[["nodename"]], paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""),
+    as.character(utils::packageVersion("sparsevi")))
+say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass, batches of 1,000 paragraphs (ope: 5,000); 1 thread",
+    nrow(x), ncol(x), sum(x$count))
+say("   %-6s %5s %9s %9s %9s %10s", "engine", "K", "wall s", "train s", "CPU s", "peak RSS")
+child <- tempfile(fileext = ".R")
+writeLines(c(
+  "args <- commandArgs(TRUE)",
+  "if (nzchar(args[4])) .libPaths(c(args[4], .libPaths()))",
+  "suppressPackageStartupMessages(library(sparsevi))",
+  "t0 <- proc.time()",
+  "x <- readRDS(args[1])",
+  "eng <- args[2]; K <- as.integer(args[3])",
+  "fit <- fit_lda(x, K = K, local = eng, global = if (eng == 'vb') 'stochastic' else NULL,",
+  "               passes = 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
+  "               threads = 1, progress = FALSE, doc_topics = 0)",
+  "tw <- fit$topic_word[1, 1]",
+  "t1 <- proc.time() - t0",
+  "cat(sprintf('RESULT %.1f %.1f %.1f\\n', t1[['elapsed']], max(fit$trace$seconds),",
+  "            max(fit$trace$cpu_seconds)))"), child)
+for (K in Ks) for (eng in engines) {
+  tf <- tempfile()
+  out <- suppressWarnings(system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"),
+                                                     child, corpus_rds, eng, K, shQuote(lib)),
+                                  stdout = TRUE, stderr = tf))
+  err <- readLines(tf)
+  rss <- as.numeric(sub(".*: ", "", grep("Maximum resident set size", err, value = TRUE)))
+  res <- grep("^RESULT", out, value = TRUE)
+  if (!length(res)) {
+    say("   %-6s %5d  failed: %s", eng, K, paste(utils::tail(err[!grepl("^\t", err)], 2), collapse = " | "))
+    next
+  }
+  v <- as.numeric(strsplit(res, " ")[[1]][-1])
+  say("   %-6s %5d %9.1f %9.1f %9.1f %8.2f GB", eng, K, v[1], v[2], v[3], rss / 1024^2)
+}
+say("load at end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+close(log_con)
