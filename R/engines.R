@@ -32,7 +32,10 @@ sparsevi_engines <- list(
     gibbs = list(
       paper = "Mimno, Hoffman & Blei (Gibbs within SVI)",
       globals = "stochastic",
-      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1),
+      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1,
+                      # init = "sparse" by default when the dense start would
+                      # hold more than this many K x V entries (256 MB)
+                      sparse_start_above = 2^25),
       controls = c("burnin", "samples", "rescale_below", "step_scale"))
   ),
   mixture = list(globals = c("memoized", "stochastic", "batch"))

@@ -58,6 +58,12 @@ gibbs_store_empty <- function(K, V) {
        scale = 1)
 }
 
+# fit_lda(init = "sparse"): the start as an empty store (lambda = eta), no
+# dense K x V table.
+lda_gibbs_sparse_start <- function(control, V) {
+  list(lambda = NULL, t = 0L, gibbs = gibbs_store_empty(control$K, V))
+}
+
 # A store from a dense K x V lambda (every entry must be >= eta).
 gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
   nstar <- lambda - eta
@@ -185,6 +191,15 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
                        as.double(mult), as.double(ctl$rescale_below))
   state$t <- t + 1L
   state$lambda <- NULL
+  state
+}
+
+# The state with its dense lambda for whatever reads the topics (a fit, a
+# held-out score), materialised from the store if the lap has not done so.
+lda_gibbs_finish <- function(state, control) {
+  if (is.null(state$lambda) && !is.null(state$gibbs)) {
+    state$lambda <- gibbs_materialise(state$gibbs, control$eta)
+  }
   state
 }
 

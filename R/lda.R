@@ -83,8 +83,13 @@ lda_available <- function() {
 #'   (default `TRUE`).
 #' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
 #'   documents, and each topic starts from a near-uniform random base plus
-#'   its document's counts), `"random"` (the near-uniform base alone), or a
-#'   K x V matrix of positive initial topic parameters (lambda), e.g. the
+#'   its document's counts), `"random"` (the near-uniform base alone),
+#'   `"sparse"` (`local = "gibbs"` only: every topic starts at the prior,
+#'   held as an empty sparse store, so the start costs O(K + V) memory
+#'   rather than a dense K x V table; the first minibatch's Gibbs samples
+#'   break the symmetry, as in collapsed Gibbs sampling's random start;
+#'   the default for `"gibbs"` when K x V exceeds 2^25 entries), or
+#'   a K x V matrix of positive initial topic parameters (lambda), e.g. the
 #'   `lambda` of an earlier fit.
 #' @param tau,kappa Step sizes of stochastic training,
 #'   `rho_t = s (tau + t)^-kappa`; `tau >= 0` (default 1), `kappa` in
@@ -158,7 +163,7 @@ lda_available <- function() {
 #' @export
 fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NULL,
                     eta = NULL, n_batches = NULL, batch_size = NULL, passes = 10,
-                    restarts = TRUE, init = c("bregman", "random"), tau = 1, kappa = 0.6,
+                    restarts = TRUE, init = c("bregman", "random", "sparse"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), heldout = NULL, batches = NULL,
                     cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = FALSE, ...) {
@@ -207,11 +212,19 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   }
   restarts <- check_flag(restarts, "restarts", call = here)
   init_lambda <- NULL
+  if (missing(init) && !is.null(defaults$sparse_start_above) &&
+      as.double(K) * V > defaults$sparse_start_above) {
+    init <- "sparse" # a large table: the engine's sparse start
+  }
   if (is.matrix(init)) {
     init_lambda <- check_init_lambda(init, K, V, call = here)
     init <- "given"
   } else {
-    init <- check_choice(init, c("bregman", "random"), "init", call = here)
+    init <- check_choice(init, c("bregman", "random", "sparse"), "init", call = here)
+    if (init == "sparse" && is.null(lda_fun("lda_", paste0(local, "_sparse_start")))) {
+      abort(sprintf("`init = \"sparse\"` (an empty start held sparsely) is for local = \"gibbs\"; use \"bregman\" or \"random\" for local = \"%s\".",
+                    local), "argument", call = here)
+    }
   }
   tau <- check_number(tau, "tau", lower = 0, call = here)
   kappa <- check_number(kappa, "kappa", lower = 0.5, upper = 1, lower_open = TRUE,
@@ -264,8 +277,9 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   control_fun <- lda_fun("lda_", paste0(local, "_control"))
   if (!is.null(control_fun)) control <- control_fun(control, call = here)
   state <- lda_init_state(x, control)
-  fit <- new_sparsevi_lda(state, control, x, trace = lda_empty_trace(), call = call)
-  fit <- lda_train(fit, x, passes, progress, heldout, cluster)
+  # what lda_train() needs of a fit: no topics are built before training
+  start <- list(control = control, state = state, trace = lda_empty_trace(), call = call)
+  fit <- lda_train(start, x, passes, progress, heldout, cluster)
   lda_keep(fit, x, heldout, doc_topics)
 }
 
@@ -320,6 +334,11 @@ lda_init_state <- function(x, control) {
   # seeding can see without reading everything).
   x0 <- if (inherits(x, "sparsevi_source")) source_batch(x, 1L) else x
   if (nrow(x0) < K && control$init == "bregman") control$init <- "random"
+  if (control$init == "sparse") {
+    # the engine holds its start itself, sparsely (gibbs: an empty store,
+    # lambda = eta everywhere; the first minibatch's samples break the tie)
+    return(lda_fun("lda_", paste0(control$local, "_sparse_start"))(control, ncol(x)))
+  }
   lambda <- switch(control$init,
     given = control$init_lambda,
     bregman = lda_init_bregman(x0, K, control$eta, control$seed),
@@ -593,7 +612,8 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                               if (inherits(x, "sparsevi_source")) x$n_docs
                               else lengths(members)),
                  sparsevi_error_worker = function(e) {
-                   e$fit <- fit
+                   # update(): the model it was given; a new fit has none yet
+                   e$fit <- if (inherits(fit, "sparsevi_lda")) fit
                    stop(e)
                  })
   on.exit(executor_close(ex), add = TRUE)

@@ -38,7 +38,7 @@ read_corpus <- function(name) {
     head_file <- tempfile(fileext = ".txt")
     vocab <- file.path(dir, "vocab.wikipara.txt")
     nnz <- length(readLines(body))
-    writeLines(c(n, length(readLines(vocab)), nnz), head_file)
+    writeLines(as.character(c(n, length(readLines(vocab)), nnz)), head_file)
     file.append(head_file, body)
     x <- read_uci_bow(head_file, vocab)
     used <- tabulate(x$term + 1L, nbins = length(x$vocab)) > 0

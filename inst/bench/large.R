@@ -33,7 +33,7 @@ system(sprintf("gzip -dc %s | awk 'NR <= 3 { next } $1 > %d { exit } { print }' 
                shQuote(file.path(dir, "docword.wikipara.txt.gz")), n_docs, shQuote(body)))
 head_file <- tempfile(fileext = ".txt")
 vocab <- file.path(dir, "vocab.wikipara.txt")
-writeLines(c(n_docs, length(readLines(vocab)), length(readLines(body))), head_file)
+writeLines(as.character(c(n_docs, length(readLines(vocab)), length(readLines(body)))), head_file)
 file.append(head_file, body)
 x <- read_uci_bow(head_file, vocab)
 saveRDS(x, corpus_rds)
@@ -52,9 +52,12 @@ writeLines(c(
   "t0 <- proc.time()",
   "x <- readRDS(args[1])",
   "eng <- args[2]; K <- as.integer(args[3])",
-  "fit <- fit_lda(x, K = K, local = eng, global = if (eng == 'vb') 'stochastic' else NULL,",
-  "               passes = 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
-  "               threads = 1, progress = FALSE, doc_topics = 0)",
+  "args_fit <- list(x, K = K, local = eng, global = if (eng == 'vb') 'stochastic' else NULL,",
+  "                 passes = 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
+  "                 threads = 1, progress = FALSE)",
+  "# versions that keep the training documents' proportions: not timed here",
+  "if ('doc_topics' %in% names(formals(fit_lda))) args_fit$doc_topics <- 0",
+  "fit <- do.call(fit_lda, args_fit)",
   "tw <- fit$topic_word[1, 1]",
   "t1 <- proc.time() - t0",
   "cat(sprintf('RESULT %.1f %.1f %.1f\\n', t1[['elapsed']], max(fit$trace$seconds),",

@@ -267,3 +267,22 @@ test_that("the sparse lazy global step tracks the package's dense stochastic ste
   expect_equal(ns$lda_gibbs_end_lap(sparse, control)$lambda, got)
   expect_identical(sparse$t, dense$t)
 })
+
+test_that("init = \"sparse\" starts Gibbs within SVI from an empty store", {
+  sim <- simulate_lda(D = 80, V = 60, K = 3, doc_length = 50, seed = 4)
+  st <- sparsevi:::lda_gibbs_sparse_start(list(K = 3L), 60L)
+  expect_null(st$lambda)
+  expect_length(st$gibbs$x, 0L)
+  expect_identical(st$gibbs$p, integer(61))
+  f <- fit_lda(sim$dtm, K = 3, local = "gibbs", init = "sparse", passes = 3, batch_size = 20,
+               seed = 1, progress = FALSE)
+  expect_identical(f$control$init, "sparse")
+  expect_equal(unname(rowSums(f$topic_word)), rep(1, 3), tolerance = 1e-12)
+  # the symmetry is broken: distinct topics that recover the planted ones
+  cors <- stats::cor(t(f$topic_word), t(sim$topic_word))
+  expect_true(all(apply(cors, 2, max) > 0.9))
+  f2 <- fit_lda(sim$dtm, K = 3, local = "gibbs", init = "sparse", passes = 3, batch_size = 20,
+                seed = 1, threads = 2, progress = FALSE)
+  expect_identical(f2$topic_word, f$topic_word)
+  expect_error(fit_lda(sim$dtm, K = 3, init = "sparse"), class = "sparsevi_error_argument")
+})
