@@ -137,7 +137,9 @@ lda_available <- function() {
 #'   `infer_passes`; for `"gibbs"`: `burnin`, `samples`, `rescale_below`;
 #'   any engine: `step_scale`. An unknown control is an error.
 #' @returns A `sparsevi_lda` object, a list with `topic_word` (K x V, rows
-#'   sum to 1, vocabulary as column names), `lambda` (K x V variational
+#'   sum to 1, vocabulary as column names; when K x V exceeds 2^25 entries
+#'   and the fit has `lambda`, the fit stores `lambda` alone and
+#'   `fit$topic_word` is built from it when read), `lambda` (K x V variational
 #'   Dirichlet parameters, or `NULL`), `alpha`, `eta`, `K`, `vocab`, `local`,
 #'   `global`, `L`, `control` (every setting), `trace` (a data frame with
 #'   one row per lap: `lap`, `seconds` of training (wall clock, without the
@@ -276,10 +278,12 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
     check_positive(dots$step_scale, "step_scale", call = here)
   control_fun <- lda_fun("lda_", paste0(local, "_control"))
   if (!is.null(control_fun)) control <- control_fun(control, call = here)
-  state <- lda_init_state(x, control)
-  # what lda_train() needs of a fit: no topics are built before training
-  start <- list(control = control, state = state, trace = lda_empty_trace(), call = call)
-  fit <- lda_train(start, x, passes, progress, heldout, cluster)
+  # what lda_train() needs of a fit: no topics are built before training, and
+  # the start is referenced by lda_train() alone (an engine that swaps it for
+  # a store of its own frees it)
+  fit <- lda_train(list(control = control, state = lda_init_state(x, control),
+                        trace = lda_empty_trace(), call = call),
+                   x, passes, progress, heldout, cluster)
   lda_keep(fit, x, heldout, doc_topics)
 }
 
@@ -519,10 +523,19 @@ lda_finish_state <- function(state, control) {
   if (is.null(finish)) state else finish(state, control)
 }
 
+# Above this many K x V entries a fit keeps its topics as `lambda` only and
+# builds the dense `topic_word` when it is read (`$.sparsevi_lda`): a fit at
+# K = 2000 over a 129k-term vocabulary holds one 2 GB table, not two.
+lda_dense_topics_max <- 2^25
+
 new_sparsevi_lda <- function(state, control, x, trace, call) {
   state <- lda_finish_state(state, control)
-  tw <- lda_state_topic_word(state)
-  dimnames(tw) <- list(NULL, x$vocab)
+  lazy <- is.null(state$beta) && as.double(control$K) * length(x$vocab) > lda_dense_topics_max
+  tw <- NULL
+  if (!lazy) {
+    tw <- lda_state_topic_word(state)
+    dimnames(tw) <- list(NULL, x$vocab)
+  }
   structure(
     list(topic_word = tw, lambda = if (is.null(state$beta)) state$lambda else NULL,
          alpha = control$alpha, eta = control$eta, K = control$K, vocab = x$vocab,
@@ -534,12 +547,36 @@ new_sparsevi_lda <- function(state, control, x, trace, call) {
 }
 
 validate_sparsevi_lda <- function(fit) {
-  tw <- fit$topic_word
+  # the stored table, or lambda (a large fit builds topic_word when read);
+  # entries are positive, so finite row sums mean finite entries
+  tw <- .subset2(fit, "topic_word")
+  if (is.null(tw)) tw <- .subset2(fit, "lambda")
+  rs <- if (is.matrix(tw)) rowSums(tw) else NA_real_
   if (!is.matrix(tw) || nrow(tw) != fit$K || ncol(tw) != length(fit$vocab) ||
-      any(!is.finite(tw)) || any(abs(rowSums(tw) - 1) > 1e-8)) {
+      !all(is.finite(rs)) ||
+      (!is.null(.subset2(fit, "topic_word")) && any(abs(rs - 1) > 1e-8))) {
     abort("internal error: invalid topic-word matrix.", "internal")
   }
   fit
+}
+
+# fit$topic_word of a large fit is built from lambda when read (see
+# lda_dense_topics_max); every other field is the list's own.
+#' @export
+`$.sparsevi_lda` <- function(x, name) {
+  val <- .subset2(x, name, exact = FALSE)
+  if (is.null(val) && identical(name, "topic_word") && !is.null(.subset2(x, "lambda"))) {
+    lam <- .subset2(x, "lambda")
+    val <- lam / rowSums(lam)
+    dimnames(val) <- list(NULL, .subset2(x, "vocab"))
+  }
+  val
+}
+
+#' @export
+`[[.sparsevi_lda` <- function(x, i, ...) {
+  if (identical(i, "topic_word")) return(`$.sparsevi_lda`(x, "topic_word"))
+  .subset2(x, i, ...)
 }
 
 # One lap over the batches (train_rounds(), R/train.R); returns the new state

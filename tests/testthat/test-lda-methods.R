@@ -69,3 +69,25 @@ test_that("update() remembers the held-out documents and rejects unknown argumen
   expect_error(update(mix, simm$X, K = 3), "K", class = "sparsevi_error_argument")
   expect_error(update(mix), class = "sparsevi_error_argument")
 })
+
+test_that("a large fit builds topic_word from lambda when it is read", {
+  sim <- methods_corpus()
+  small <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  old <- sparsevi:::lda_dense_topics_max
+  utils::assignInNamespace("lda_dense_topics_max", 10, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_dense_topics_max", old, ns = "sparsevi"))
+  big <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  expect_null(.subset2(big, "topic_word"))
+  expect_identical(big$topic_word, small$topic_word)
+  expect_identical(big[["topic_word"]], small$topic_word)
+  expect_identical(terms(big, 5), terms(small, 5))
+  expect_identical(predict(big, sim$dtm[1:5, ], seed = 1), predict(small, sim$dtm[1:5, ], seed = 1))
+  expect_lt(length(serialize(big, NULL)), length(serialize(small, NULL)))
+  path <- tempfile(fileext = ".rds")
+  saveRDS(big, path)
+  expect_identical(readRDS(path)$topic_word, small$topic_word)
+  # partial matching of other fields as for any list
+  expect_identical(big$voc, big$vocab)
+  up <- update(big, sim$dtm, passes = 1, progress = FALSE)
+  expect_null(.subset2(up, "topic_word"))
+})
