@@ -4,7 +4,7 @@
 #define SPARSEVI_VDP_H
 
 #include "svi.h"
-#include "vdp-gauss.h"
+#include "obs-gauss.h"
 
 /* ---- kd-tree with cached statistics (kdtree.c) ---- */
 /* Node 0 is the root; a node's two children are numbered together, after
