@@ -650,6 +650,9 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
   state <- fit$state
   trace <- fit$trace
+  # only `state` holds the start from here on: an engine that swaps its
+  # topics for a store of its own (cvb0) lets the start go
+  if (!inherits(fit, "sparsevi_lda")) fit$state <- NULL
   lap0 <- if (nrow(trace)) max(trace$lap) else 0L
   sec0 <- if (nrow(trace)) max(trace$seconds) else 0
   cpu0 <- if (nrow(trace) && !is.null(trace$cpu_seconds)) {
