@@ -68,7 +68,10 @@ lda_available <- function() {
 #'   the bound given the expected counts (Minka's fixed point), and lambda
 #'   follows it; it starts from `min(0.5, 2500 / V)`; the memoized ELBO keeps
 #'   increasing; the path is `state$eta_path`). `NULL` takes the engine's
-#'   default (0.5 for `"vb"`, chosen on kos and nips_f20 as `alpha`).
+#'   default: 0.01 for `"vb"` (measured across six corpora against
+#'   scikit-learn by `inst/bench/defaults.R`: the most robust of 0.5, 0.01
+#'   and `"learn"`; 0.5, the earlier default, fell behind on larger
+#'   vocabularies).
 #' @param n_batches,batch_size Number of batches, or documents per batch
 #'   (give at most one). Default: batches of `max(100, D / 10)` documents;
 #'   `global = "batch"` uses one batch. Documents are assigned to batches
