@@ -509,7 +509,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     t <- 0
     trainer$record(0L, function() list(objective = NA_real_, heldout = heldout_of(state)),
                    list(local_seconds = 0, summary_seconds = 0))
-    lap <- function(state, l) {
+    lap_stochastic <- function(state, l) {
       tt <- t
       r <- train_rounds(state, seq_len(B), sync, function(round, st) run_round(round, st),
                         function(st, res, b) {
@@ -520,7 +520,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
       t <<- tt # only a completed lap moves the step-size clock
       list(state = r$state, extras = extras(r))
     }
-    run <- train_laps(state, seq_len(control$passes), lap,
+    run <- train_laps(state, seq_len(control$passes), lap_stochastic,
                       function(state) list(objective = NA_real_, heldout = heldout_of(state)),
                       trainer, fail_first = FALSE)
     return(list(state = run$state, trace = trainer$frame(mix_trace_extras), converged = NA,
@@ -548,7 +548,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     prev <<- objective_of(memo)
     list(objective = prev, heldout = heldout_of(memo$state))
   }, extras(r0))
-  lap <- function(memo, l) {
+  lap_memoized <- function(memo, l) {
     r <- train_rounds(memo, seq_len(B), sync, function(round, m) run_round(round, m$state),
                       function(m, res, b) {
                         # exact swap of this batch's cached summary
@@ -559,7 +559,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
                       }, times, c(0, 0))
     list(state = r$state, extras = extras(r))
   }
-  run <- train_laps(memo, seq_len(control$passes), lap,
+  run <- train_laps(memo, seq_len(control$passes), lap_memoized,
                     function(memo) list(objective = objective_of(memo),
                                         heldout = heldout_of(memo$state)),
                     trainer, fail_first = FALSE, previous = prev,
