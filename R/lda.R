@@ -815,10 +815,25 @@ print.summary.sparsevi_lda <- function(x, ...) {
 terms.sparsevi_lda <- function(x, n = 10, ...) {
   n <- check_count(n, "n", min = 1)
   n <- min(n, length(x$vocab))
-  out <- apply(x$topic_word, 1, function(p) x$vocab[order(-p)[seq_len(n)]])
-  out <- matrix(out, nrow = n)
+  out <- matrix(x$vocab[lda_top_words(x, n)], nrow = n)
   colnames(out) <- paste0("topic", seq_len(x$K))
   out
+}
+
+# The n most probable words of each topic (indices, n x K, best first; ties
+# by word order, as order() gives), by a partial sort per topic. A large fit
+# that builds topic_word when read is ranked by lambda (the same order within
+# a topic) without building it.
+lda_top_words <- function(fit, n) {
+  tw <- .subset2(fit, "topic_word")
+  if (is.null(tw)) tw <- .subset2(fit, "lambda")
+  V <- ncol(tw)
+  n <- min(as.integer(n), V)
+  out <- apply(tw, 1L, function(p) {
+    cand <- if (n < V) which(p >= sort(p, partial = V - n + 1L)[V - n + 1L]) else seq_len(V)
+    cand[order(-p[cand])][seq_len(n)]
+  })
+  matrix(out, nrow = n)
 }
 
 #' Document-topic proportions of new documents

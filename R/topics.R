@@ -47,8 +47,7 @@ dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overl
   reason <- rep("dead", length(dead))
   if (duplicates) {
     n <- min(n, length(fit$vocab))
-    top <- apply(fit$topic_word, 1L, function(p) order(-p)[seq_len(n)])
-    top <- matrix(top, nrow = n)
+    top <- lda_top_words(fit, n)
     live <- setdiff(order(-share), dead)
     for (i in seq_along(live)[-1L]) {
       k <- live[i]

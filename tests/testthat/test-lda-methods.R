@@ -91,3 +91,15 @@ test_that("a large fit builds topic_word from lambda when it is read", {
   up <- update(big, sim$dtm, passes = 1, progress = FALSE)
   expect_null(.subset2(up, "topic_word"))
 })
+
+test_that("top words by partial sort equal a full order()", {
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  for (n in c(1, 5, 60)) {
+    full <- apply(fit$topic_word, 1, function(p) order(-p)[seq_len(n)])
+    expect_identical(sparsevi:::lda_top_words(fit, n), matrix(full, nrow = n))
+  }
+  # ties keep word order, as order() does
+  tie <- list(topic_word = rbind(c(0.2, 0.3, 0.2, 0.3), c(0.25, 0.25, 0.25, 0.25)))
+  expect_identical(sparsevi:::lda_top_words(tie, 3), cbind(c(2L, 4L, 1L), 1:3))
+})
