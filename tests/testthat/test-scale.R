@@ -95,15 +95,8 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
                sync = 2, progress = FALSE)
   expect_same_fit(a, b)
   expect_error(fit_lda(x, K = 4, cluster = "localhost"), class = "sparsevi_error_argument")
-})
-
-test_that("by default a fit on a cluster equals the fit without one, restarts on", {
-  skip_on_cran()
-  skip_if_not_installed("parallel")
-  cl <- parallel::makePSOCKcluster(2L)
-  on.exit(parallel::stopCluster(cl), add = TRUE)
-  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
-  x <- scale_corpus()
+  # by default (sync = 1, whatever the executor) a fit on the cluster equals
+  # the default fit without one, restarts on
   for (g in c("memoized", "stochastic")) {
     expect_message(
       a <- fit_lda(x, K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
