@@ -269,7 +269,8 @@ SEXP ffi_lda_init_random(SEXP seed, SEXP stream, SEXP K_, SEXP V_, SEXP eta_) {
   int K = svi_int_arg(K_, 1, INT_MAX, "K"), V = svi_int_arg(V_, 1, INT_MAX, "V");
   double eta = Rf_asReal(eta_);
   if (!(eta > 0) || !R_FINITE(eta)) Rf_error("internal error: bad eta");
-  svi_need_size((double)K, (double)V, (double)R_XLEN_T_MAX, "topic table");
+  /* the limit fit_lda() checks first (check_topic_table_size) */
+  svi_need_size((double)K, (double)V, 2147483647.0, "topic table");
   svi_rng r;
   svi_rng_init(&r, svi_seed_from_r(seed), svi_stream_from_r(stream));
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, V));

@@ -493,7 +493,9 @@ SEXP ffi_mix_rows(SEXP X, SEXP perm, SEXP threads_) {
  * `bytes` bytes left uninitialised (C writes every byte it reads). */
 SEXP ffi_mix_work(SEXP bytes) {
   double b = Rf_asReal(bytes);
-  if (!(b >= 0 && b <= (double)R_XLEN_T_MAX)) Rf_error("internal error: bad work size");
+  /* a batch's scratch: (28 L + 8) bytes a point; 8 GB is far above any
+   * batch fit_mixture() makes (at most 20 batches by default) */
+  if (!(b >= 0 && b <= 8589934592.0)) Rf_error("internal error: bad work size");
   return Rf_allocVector(RAWSXP, (R_xlen_t)b);
 }
 
