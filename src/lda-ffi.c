@@ -254,7 +254,7 @@ SEXP ffi_lda_eb_eta(SEXP S, SEXP eta_, SEXP max_iter_, SEXP tol_) {
   svi_need_matrix(S, REALSXP, -1, -1, "S");
   double eta = Rf_asReal(eta_), tol = Rf_asReal(tol_);
   int max_iter = Rf_asInteger(max_iter_), iters = 0;
-  if (!(eta > 0) || !R_FINITE(eta) || max_iter < 1 || !(tol > 0))
+  if (!(eta > 0) || !R_FINITE(eta) || max_iter < 1 || max_iter > 10000 || !(tol > 0))
     Rf_error("internal error: bad EB controls");
   double out = lda_eb_eta(REAL(S), Rf_nrows(S), Rf_ncols(S), eta, max_iter, tol, &iters);
   SEXP res = PROTECT(Rf_allocVector(REALSXP, 2));
