@@ -42,6 +42,46 @@ lda_global_stochastic <- function(state, res, batch_id, control) {
   state
 }
 
+# The same step on a lazy store, for the "vb" local step (its default for
+# stochastic training, set by lda_vb_control()): lambda = eta + scale X with
+# X (K x V) and meta = c(scale, t, row sums of X) kept between minibatches and
+# updated IN PLACE by C (src/lda-cvb0-ffi.c, the store SCVB0 uses): a
+# minibatch multiplies scale by 1 - rho and adds rho (D / |B|) S / scale to
+# its words' columns, O(K x its vocabulary) instead of rewriting K x V. The
+# store is made from the dense lambda at the first step of a lap that has
+# none (after a fit, update() or the moves between laps) and dropped by
+# lda_vb_finish() whenever the topics are read. As with SCVB0's store, a
+# state from before an interrupted lap shares it and sees the completed
+# minibatches of that lap.
+lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
+  rho <- lda_rho(state$t, control)
+  mult <- control$n_docs / max(1, ncol(res$doc_topic))
+  st <- state$vbstore
+  if (is.null(st)) {
+    lam <- state$lambda
+    st <- .Call(ffi_lda_cvb0_new_store, lam, rowSums(lam), as.double(control$eta),
+                as.double(state$t))
+    state$vbstore <- st
+    state$lambda <- NULL
+  }
+  S <- lda_summary_blocks(res$summary, nrow(st$X))
+  .Call(ffi_lda_global_cvb0_lazy, st$X, st$meta, as.double(rho), as.double(mult), S$words,
+        S$x, 1e-100, as.double(state$t + 1L))
+  state$t <- state$t + 1L
+  state
+}
+
+# A batch summary (K x V, sparse or dense) as the store's update wants it:
+# the words with any count (0-based) and their K values each, O(nnz).
+lda_summary_blocks <- function(S, K) {
+  if (!methods::is(S, "dgCMatrix")) return(cvb0_summary_parts(S, K))
+  cnt <- diff(S@p)
+  cols <- which(cnt > 0L)
+  x <- numeric(K * length(cols))
+  x[(rep.int(seq_along(cols), cnt[cols]) - 1L) * K + S@i + 1L] <- S@x
+  list(words = as.integer(cols - 1L), x = x)
+}
+
 # Streaming (Broderick et al.): lambda <- lambda + S_B.
 lda_global_streaming <- function(state, res, batch_id, control) {
   state$lambda <- .Call(ffi_lda_global_streaming, state$lambda, res$summary)

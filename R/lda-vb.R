@@ -6,6 +6,9 @@
 # fit_lda()). Returns `control` with the fields filled in.
 lda_vb_control <- function(control, call = caller_call()) {
   get <- function(name, default) if (is.null(control[[name]])) default else control[[name]]
+  # stochastic training: the lazy form of the global step (O(K x batch
+  # vocabulary) per minibatch instead of O(K V))
+  if (identical(control$global, "stochastic")) control$global_step <- "stochastic_lazy"
   control$max_iter <- check_count(get("max_iter", 100L), "max_iter", min = 1, max = 1e6,
                                   call = call)
   control$tol <- check_positive(get("tol", 0.05), "tol", call = call)
@@ -40,9 +43,21 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
 
 #' @noRd
 lda_local_vb <- function(batch, state, control, seed, threads) {
-  lambda <- state$lambda
-  res <- lda_vb_call(batch, lambda, 0L, control, threads,
-                     objective = control$global %in% c("memoized", "batch"))
+  st <- state$vbstore
+  if (!is.null(st)) {
+    # stochastic training's lazy store (lambda = eta + scale X): the C step
+    # reads the batch's words of X only
+    lambda <- st$X
+    K <- nrow(lambda)
+    res <- .Call(ffi_lda_local_vb, batch$doc_ptr, batch$term, batch$count, ncol(lambda),
+                 lambda, 2L, vb_int_opts(control),
+                 c(vb_dbl_opts(control), control$eta, st$meta[1L], st$meta[2L + seq_len(K)]),
+                 c(FALSE, TRUE), as.integer(threads))
+  } else {
+    lambda <- state$lambda
+    res <- lda_vb_call(batch, lambda, 0L, control, threads,
+                       objective = control$global %in% c("memoized", "batch"))
+  }
   summary <- if (is.null(res$summary)) {
     new_dgc(i = res$i, p = res$p, x = res$x, Dim = dim(lambda))
   } else {
@@ -65,4 +80,15 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
   N <- t(res$doc_topic)
   theta <- (N + fit$alpha) / (rowSums(N) + fit$K * fit$alpha)
   theta
+}
+
+# Stochastic training keeps its topics in a lazy store between minibatches
+# (lda_global_stochastic_lazy(), R/lda-global.R); whatever reads the topics
+# (a fit, a held-out score, the moves between laps) gets the dense lambda.
+lda_vb_finish <- function(state, control) {
+  st <- state$vbstore
+  if (is.null(st)) return(state)
+  state$lambda <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, as.double(control$eta))$lambda
+  state$vbstore <- NULL
+  state
 }

@@ -684,6 +684,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # control's eta changes for the laps that follow)
   between <- function(state, lap) {
     note <- ""
+    state <- lda_finish_state(state, control) # the dense topics (a store is dropped)
     if (isTRUE(control$eta_learn)) {
       eb <- lda_learn_eta(state, control)
       state <- eb$state

@@ -45,8 +45,12 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   check_topics(topics, x.V);
   int K = Rf_nrows(topics), V = x.V, D = x.D;
-  int mode = svi_int_arg(mode_, 0, 1, "mode"), threads = svi_threads_from_r(threads_);
+  int mode = svi_int_arg(mode_, 0, 2, "mode"), threads = svi_threads_from_r(threads_);
   lda_vb_opts o = opts_from_r(K, iopts, dopts);
+  /* mode 2: topics are the store X of lambda = eta + scale X; dopts carries
+   * eta, scale and the K row sums of X after the three options */
+  if (mode == 2 && XLENGTH(dopts) != 5 + (R_xlen_t)K)
+    Rf_error("internal error: the vb step on a store needs eta, scale and row sums");
   svi_need_lgl(flags, 2, "flags");
   int want_obj = LOGICAL(flags)[0] == TRUE, want_sum = LOGICAL(flags)[1] == TRUE;
   o.want_objective = want_obj;
@@ -57,7 +61,13 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   size_t kvb = (size_t)K * (size_t)(Vb > 0 ? Vb : 1);
   double *le = (double *)R_alloc(kvb, sizeof(double));
   double *eb = (double *)R_alloc(kvb, sizeof(double));
-  lda_topic_weights(REAL(topics), K, V, words, Vb, mode, threads, le, eb);
+  if (mode == 2) {
+    const double *dop = REAL(dopts);
+    lda_topic_weights_store(REAL(topics), K, V, words, Vb, dop[3], dop[4], dop + 5, threads,
+                            le, eb);
+  } else {
+    lda_topic_weights(REAL(topics), K, V, words, Vb, mode, threads, le, eb);
+  }
 
   SEXP doc_topic = PROTECT(Rf_allocMatrix(REALSXP, K, D));
   n_prot++;

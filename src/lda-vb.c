@@ -793,3 +793,34 @@ void lda_topic_weights(const double *lambda, int K, int V, const int *words, int
     svi_exp_inplace(e, K);
   }
 }
+
+/* As lda_topic_weights() mode 0, for topics held as the lazy store of the
+ * stochastic global step (lda_global_stochastic_lazy, R/lda-global.R):
+ * lambda = eta + scale X with row sums V eta + scale xtot. Only the batch's
+ * words are read, so a minibatch costs O(K x its vocabulary), not O(K V). */
+void lda_topic_weights_store(const double *X, int K, int V, const int *words, int Vb,
+                             double eta, double scale, const double *xtot, int threads,
+                             double *le, double *eb) {
+  double *psirs = (double *)R_alloc(K, sizeof(double));
+  for (int k = 0; k < K; k++) psirs[k] = svi_digamma(V * eta + scale * xtot[k]);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int w = 0; w < Vb; w++) {
+    const double *row = X + (svi_len)words[w] * K;
+    double *l = le + (svi_len)w * K;
+    double m = -INFINITY;
+    for (int k = 0; k < K; k++) {
+      double v = svi_digamma(eta + scale * row[k]) - psirs[k];
+      l[k] = v;
+      if (v > m) m = v;
+    }
+    for (int k = 0; k < K; k++) {
+      l[k] -= m;
+      if (l[k] < -700) l[k] = -700; /* keeps exp() normal; weight ~1e-304 */
+    }
+    double *e = eb + (svi_len)w * K;
+    memcpy(e, l, sizeof(double) * (size_t)K);
+    svi_exp_inplace(e, K);
+  }
+}

@@ -36,6 +36,11 @@ typedef struct {
  * term words[w]), le[w*K + k] = Elogb_kv - max_k Elogb_kv and eb = exp(le).
  * mode 0: Elogb from Dirichlet parameters lambda (K x V, word-major);
  * mode 1: Elogb = log(beta) from a topic-word matrix beta (K x V). */
+/* lda_topic_weights() mode 0 over the lazy store lambda = eta + scale X
+ * (row sums V eta + scale xtot), reading only the batch's words. */
+void lda_topic_weights_store(const double *X, int K, int V, const int *words, int Vb,
+                             double eta, double scale, const double *xtot, int threads,
+                             double *le, double *eb);
 void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb,
                        int mode, int threads, double *le, double *eb);
 
