@@ -22,6 +22,39 @@ lda_global_memoized <- function(state, res, batch_id, control) {
   state
 }
 
+# The same step for the "vb" local step (its default for memoized training,
+# set by lda_vb_control()), O(K x batch vocabulary) per batch instead of
+# O(K V): S lives in a store (vbstore: X = max(S, 0), meta = c(1, t, row sums
+# of X)) updated IN PLACE at the words of the batch's old and new summaries,
+# and once every batch is cached the vb step reads lambda = eta + X from it
+# (mode 2) instead of a dense lambda. A lap makes its store from S at its
+# first batch (one copy per lap, so the state of the last completed lap stays
+# intact if this lap fails) and lda_vb_end_lap() turns it back into S and
+# lambda = eta + S for the objective, held-out scores and the moves between
+# laps. Until the cache is complete (first lap) the topics keep their value,
+# as in lda_global_memoized().
+lda_global_memoized_lazy <- function(state, res, batch_id, control) {
+  st <- state$vbstore
+  if (is.null(st)) {
+    st <- .Call(ffi_lda_memo_store, state$S, as.double(state$t))
+    state$vbstore <- st
+    state$S <- NULL
+  }
+  K <- nrow(st$X)
+  old <- state$cache[[batch_id]]
+  if (!is.null(old)) {
+    b <- lda_summary_blocks(old, K)
+    .Call(ffi_lda_memo_store_add, st$X, st$meta, b$words, b$x, -1)
+  }
+  b <- lda_summary_blocks(res$summary, K)
+  .Call(ffi_lda_memo_store_add, st$X, st$meta, b$words, b$x, 1)
+  state$cache[batch_id] <- list(res$summary)
+  if (!any(vapply(state$cache, is.null, TRUE))) state$lambda <- NULL
+  state$doc_obj[batch_id] <- res$stats$objective
+  state$t <- state$t + 1L
+  state
+}
+
 # Batch: memoized with a single batch holding every document.
 lda_global_batch <- function(state, res, batch_id, control) {
   lda_global_memoized(state, res, 1L, control)

@@ -9,6 +9,8 @@ lda_vb_control <- function(control, call = caller_call()) {
   # stochastic training: the lazy form of the global step (O(K x batch
   # vocabulary) per minibatch instead of O(K V))
   if (identical(control$global, "stochastic")) control$global_step <- "stochastic_lazy"
+  # memoized training: S kept in a store updated at the batch's words
+  if (identical(control$global, "memoized")) control$global_step <- "memoized_lazy"
   control$max_iter <- check_count(get("max_iter", 100L), "max_iter", min = 1, max = 1e6,
                                   call = call)
   control$tol <- check_positive(get("tol", 0.05), "tol", call = call)
@@ -44,22 +46,22 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
 #' @noRd
 lda_local_vb <- function(batch, state, control, seed, threads) {
   st <- state$vbstore
-  if (!is.null(st)) {
-    # stochastic training's lazy store (lambda = eta + scale X): the C step
-    # reads the batch's words of X only
+  if (!is.null(st) && is.null(state$lambda)) {
+    # the lazy store of stochastic or memoized training (lambda = eta +
+    # scale X): the C step reads the batch's words of X only
     lambda <- st$X
     K <- nrow(lambda)
     res <- .Call(ffi_lda_local_vb, batch$doc_ptr, batch$term, batch$count, ncol(lambda),
                  lambda, 2L, vb_int_opts(control),
                  c(vb_dbl_opts(control), control$eta, st$meta[1L], st$meta[2L + seq_len(K)]),
-                 c(FALSE, TRUE), as.integer(threads))
+                 c(control$global %in% c("memoized", "batch"), TRUE), as.integer(threads))
   } else {
     lambda <- state$lambda
     res <- lda_vb_call(batch, lambda, 0L, control, threads,
                        objective = control$global %in% c("memoized", "batch"))
   }
   summary <- if (is.null(res$summary)) {
-    new_dgc(i = res$i, p = res$p, x = res$x, Dim = dim(lambda))
+    new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
   } else {
     res$summary
   }
@@ -82,13 +84,25 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
   theta
 }
 
-# Stochastic training keeps its topics in a lazy store between minibatches
-# (lda_global_stochastic_lazy(), R/lda-global.R); whatever reads the topics
-# (a fit, a held-out score, the moves between laps) gets the dense lambda.
+# Stochastic and memoized training keep their topics in a lazy store
+# (lda_global_stochastic_lazy(), lda_global_memoized_lazy(), R/lda-global.R);
+# whatever reads the topics (a fit, a held-out score, the moves between laps)
+# gets the dense lambda, and memoized training its S.
 lda_vb_finish <- function(state, control) {
   st <- state$vbstore
   if (is.null(st)) return(state)
-  state$lambda <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, as.double(control$eta))$lambda
+  if (identical(control$global_step, "memoized_lazy")) {
+    state$S <- st$X
+    if (is.null(state$lambda)) state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
+  } else {
+    state$lambda <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, as.double(control$eta))$lambda
+  }
   state$vbstore <- NULL
   state
+}
+
+# The end of a memoized lap: the store becomes S and lambda (the objective
+# needs both); a stochastic store is kept across laps.
+lda_vb_end_lap <- function(state, control) {
+  if (identical(control$global_step, "memoized_lazy")) lda_vb_finish(state, control) else state
 }

@@ -95,43 +95,42 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   lda_vb_batch(&x, loc, Vb, eb, le, &o, threads, &out);
 
   SEXP summary = R_NilValue, sp = R_NilValue, si = R_NilValue, sx = R_NilValue;
+  /* The batch summary as a sparse K x V matrix (column pointers, rows,
+   * values) over the batch's words: O(K x its vocabulary) however large V is.
+   * Dense responsibilities (L >= K) keep exp(E log theta) sums in acc and
+   * are multiplied by the word's weights here; L-sparse ones are final. */
   if (want_sum) {
-    if (o.L >= K) {
-      summary = PROTECT(Rf_allocMatrix(REALSXP, K, V));
-      n_prot++;
-      double *S = REAL(summary);
-      memset(S, 0, sizeof(double) * (size_t)K * (size_t)V);
+    const int dense = o.L >= K;
+    if (dense)
       for (int w = 0; w < Vb; w++) {
-        double *col = S + (svi_len)words[w] * K;
-        const double *a = out.acc + (svi_len)w * K, *e = eb + (svi_len)w * K;
-        for (int k = 0; k < K; k++) col[k] = a[k] * e[k];
+        double *a = out.acc + (svi_len)w * K;
+        const double *e = eb + (svi_len)w * K;
+        for (int k = 0; k < K; k++) a[k] *= e[k];
       }
-    } else {
-      R_xlen_t nz = 0;
-      for (size_t j = 0; j < (size_t)K * Vb; j++) nz += out.acc[j] != 0;
-      if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
-      sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
-      n_prot++;
-      si = PROTECT(Rf_allocVector(INTSXP, nz));
-      n_prot++;
-      sx = PROTECT(Rf_allocVector(REALSXP, nz));
-      n_prot++;
-      int *p = INTEGER(sp), *ii = INTEGER(si);
-      double *xx = REAL(sx);
-      int pos = 0, w = 0;
-      p[0] = 0;
-      for (int v = 0; v < V; v++) {
-        if (w < Vb && words[w] == v) {
-          const double *a = out.acc + (svi_len)w * K;
-          for (int k = 0; k < K; k++)
-            if (a[k] != 0) {
-              ii[pos] = k;
-              xx[pos++] = a[k];
-            }
-          w++;
-        }
-        p[v + 1] = pos;
+    R_xlen_t nz = 0;
+    for (size_t j = 0; j < (size_t)K * Vb; j++) nz += out.acc[j] != 0;
+    if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
+    sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+    n_prot++;
+    si = PROTECT(Rf_allocVector(INTSXP, nz));
+    n_prot++;
+    sx = PROTECT(Rf_allocVector(REALSXP, nz));
+    n_prot++;
+    int *p = INTEGER(sp), *ii = INTEGER(si);
+    double *xx = REAL(sx);
+    int pos = 0, w = 0;
+    p[0] = 0;
+    for (int v = 0; v < V; v++) {
+      if (w < Vb && words[w] == v) {
+        const double *a = out.acc + (svi_len)w * K;
+        for (int k = 0; k < K; k++)
+          if (a[k] != 0) {
+            ii[pos] = k;
+            xx[pos++] = a[k];
+          }
+        w++;
       }
+      p[v + 1] = pos;
     }
   }
   const char *names[] = {"summary", "p", "i", "x", "doc_topic", "doc_obj", "iters", "tries",
@@ -221,6 +220,87 @@ SEXP ffi_lda_global_memoized(SEXP S, SEXP old, SEXP new_, SEXP eta_) {
   SET_VECTOR_ELT(res, 1, lambda);
   UNPROTECT(n_prot);
   return res;
+}
+
+/* The lazy form of the memoized step (lda_global_memoized_lazy, R/lda-global.R)
+ * keeps S in a store (X, meta = c(1, t, row sums of X)) that the vb local
+ * step reads as lambda = eta + X (mode 2). A new store: X a copy of S with
+ * negative entries (rounding of S - old + new) set to 0, as lambda = eta +
+ * max(S, 0) does, and its row sums summed word by word. */
+SEXP ffi_lda_memo_store(SEXP S, SEXP t) {
+  int n_prot = 0;
+  svi_need_matrix(S, REALSXP, -1, -1, "S");
+  const int K = Rf_nrows(S), V = Rf_ncols(S);
+  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  n_prot++;
+  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
+  n_prot++;
+  const double *s = REAL(S);
+  double *x = REAL(X), *mt = REAL(meta);
+  mt[0] = 1.0;
+  mt[1] = Rf_asReal(t);
+  double *tot = mt + 2;
+  memset(tot, 0, sizeof(double) * (size_t)K);
+  for (svi_len v = 0; v < V; v++) {
+    const double *col = s + v * K;
+    double *out = x + v * K;
+    for (int k = 0; k < K; k++) {
+      double a = col[k] > 0 ? col[k] : 0.0;
+      out[k] = a;
+      tot[k] += a;
+    }
+  }
+  const char *names[] = {"X", "meta"};
+  SEXP res = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SET_VECTOR_ELT(res, 0, X);
+  SET_VECTOR_ELT(res, 1, meta);
+  UNPROTECT(n_prot);
+  return res;
+}
+
+/* X[, words] <- max(X[, words] + sign * values, 0) IN PLACE, and the row sums
+ * in meta by the same changes: O(K x the summary's words). `values` holds K
+ * doubles per word (lda_summary_blocks(), R/lda-global.R); words increase. */
+SEXP ffi_lda_memo_store_add(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP sign_) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)K + 2)
+    Rf_error("internal error: malformed memoized store");
+  if (TYPEOF(words) != INTSXP || TYPEOF(values) != REALSXP ||
+      XLENGTH(values) < (R_xlen_t)K * XLENGTH(words))
+    Rf_error("internal error: malformed batch summary");
+  const R_xlen_t U = XLENGTH(words);
+  const int *w = INTEGER(words);
+  for (R_xlen_t u = 0; u < U; u++)
+    if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]))
+      Rf_error("internal error: summary words must increase within [0, V)");
+  const double sign = Rf_asReal(sign_);
+  double *x = REAL(X), *tot = REAL(meta) + 2;
+  const double *val = REAL(values);
+  for (R_xlen_t u = 0; u < U; u++) {
+    double *col = x + (svi_len)w[u] * K;
+    const double *a = val + (svi_len)u * K;
+    for (int k = 0; k < K; k++) {
+      if (a[k] == 0) continue;
+      double old = col[k], nw = old + sign * a[k];
+      if (nw < 0) nw = 0;
+      col[k] = nw;
+      tot[k] += nw - old;
+    }
+  }
+  return R_NilValue;
+}
+
+/* lambda = eta + max(S, 0) (K x V), e.g. from a memoized store at the end of
+ * a lap. */
+SEXP ffi_lda_lambda_from_stats(SEXP S, SEXP eta_) {
+  svi_need_matrix(S, REALSXP, -1, -1, "S");
+  SEXP lambda = PROTECT(Rf_allocMatrix(REALSXP, Rf_nrows(S), Rf_ncols(S)));
+  lda_lambda_from_stats(REAL(lambda), REAL(S), (svi_len)Rf_nrows(S) * Rf_ncols(S),
+                        Rf_asReal(eta_));
+  UNPROTECT(1);
+  return lambda;
 }
 
 /* Stochastic: lambda <- (1 - rho) lambda + rho (eta + scale S_B). */

@@ -8,7 +8,9 @@
 #   nice -n 10 Rscript inst/bench/large.R
 # Environment: SPARSEVI_BENCH_DOCS (default 60000), SPARSEVI_BENCH_KS
 # (default "1000,2000"), SPARSEVI_BENCH_ENGINES (default
-# "cvb0,gibbs,vb,ope"), SPARSEVI_BENCH_LIB (library of the sparsevi to run).
+# "cvb0,gibbs,vb,ope"; also "vbmemo": vb with memoized training, two laps,
+# so that the second reads the topics the first built), SPARSEVI_BENCH_LIB
+# (library of the sparsevi to run).
 # Appends to inst/bench/results/large.txt.
 data_dir <- "/work/shared/data"
 if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
@@ -41,7 +43,7 @@ say("")
 say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
     Sys.info()[["nodename"]], paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""),
     as.character(utils::packageVersion("sparsevi")))
-say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass, batches of 1,000 paragraphs (ope: 5,000); 1 thread",
+say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass (vbmemo: two), batches of 1,000 paragraphs (ope: 5,000); 1 thread",
     nrow(x), ncol(x), sum(x$count))
 say("   %-6s %5s %9s %9s %9s %10s", "engine", "K", "wall s", "train s", "CPU s", "peak RSS")
 child <- tempfile(fileext = ".R")
@@ -52,8 +54,10 @@ writeLines(c(
   "t0 <- proc.time()",
   "x <- readRDS(args[1])",
   "eng <- args[2]; K <- as.integer(args[3])",
-  "args_fit <- list(x, K = K, local = eng, global = if (eng == 'vb') 'stochastic' else NULL,",
-  "                 passes = 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
+  "memo <- eng == 'vbmemo'",
+  "args_fit <- list(x, K = K, local = if (memo) 'vb' else eng,",
+  "                 global = if (eng == 'vb') 'stochastic' else if (memo) 'memoized' else NULL,",
+  "                 passes = if (memo) 2 else 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
   "                 threads = 1, progress = FALSE)",
   "# versions that keep the training documents' proportions: not timed here",
   "if ('doc_topics' %in% names(formals(fit_lda))) args_fit$doc_topics <- 0",

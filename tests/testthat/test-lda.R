@@ -227,21 +227,28 @@ test_that("methods print, summarise, plot and give terms and logLik", {
 test_that("an error in a later lap returns the last completed fit with a warning", {
   sim <- sim_small()
   ns <- asNamespace("sparsevi")
-  orig <- get("lda_global_memoized", envir = ns)
+  # vb's memoized training runs the lazy step (its store is updated in place)
+  orig <- get("lda_global_memoized_lazy", envir = ns)
   calls <- 0
   failing <- function(state, res, batch_id, control) {
     calls <<- calls + 1
-    if (calls > 2) stop("boom")
+    if (calls > 3) stop("boom")
     orig(state, res, batch_id, control)
   }
-  utils::assignInNamespace("lda_global_memoized", failing, ns = "sparsevi")
-  on.exit(utils::assignInNamespace("lda_global_memoized", orig, ns = "sparsevi"))
+  one <- fit_lda(sim$dtm, K = 3, n_batches = 2, passes = 1, seed = 1, progress = FALSE)
+  utils::assignInNamespace("lda_global_memoized_lazy", failing, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_global_memoized_lazy", orig, ns = "sparsevi"))
+  # fails in lap 2 after one of its batches changed the store
   expect_warning(fit <- fit_lda(sim$dtm, K = 3, n_batches = 2, passes = 4, seed = 1,
                                 progress = FALSE),
                  class = "sparsevi_warning_interrupted")
   expect_equal(nrow(fit$trace), 1L)
+  # the model of lap 1, untouched by the failed lap
+  expect_identical(fit$lambda, one$lambda)
+  expect_identical(fit$state$S, one$state$S)
   calls <- 0
-  utils::assignInNamespace("lda_global_memoized", function(...) stop("boom"), ns = "sparsevi")
+  utils::assignInNamespace("lda_global_memoized_lazy", function(...) stop("boom"),
+                           ns = "sparsevi")
   expect_error(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE), "boom")
 })
 
@@ -299,4 +306,33 @@ test_that("memoized training holds the topics through its first lap, as a batch 
   m2 <- update(m, sim$dtm, passes = 1, progress = FALSE)
   b2 <- update(b, sim$dtm, passes = 1, progress = FALSE)
   expect_false(isTRUE(all.equal(m2$topic_word, b2$topic_word, tolerance = 1e-10)))
+})
+
+test_that("vb's memoized training on its store equals the dense memoized step", {
+  sim <- sim_small()
+  ns <- asNamespace("sparsevi")
+  run <- function(L) {
+    fit_lda(sim$dtm, K = 4, L = L, n_batches = 3, passes = 4, seed = 2, progress = FALSE)
+  }
+  for (L in c(2L, 4L)) {
+    lazy <- run(L)
+    # the dense step: S and lambda rebuilt as K x V tables after every batch
+    orig <- get("lda_global_memoized_lazy", envir = ns)
+    utils::assignInNamespace("lda_global_memoized_lazy", get("lda_global_memoized", envir = ns),
+                             ns = "sparsevi")
+    dense <- tryCatch(run(L), finally = utils::assignInNamespace("lda_global_memoized_lazy",
+                                                                 orig, ns = "sparsevi"))
+    expect_null(lazy$state$vbstore)
+    expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-9)
+    expect_equal(lazy$state$S, dense$state$S, tolerance = 1e-9)
+    expect_equal(lazy$trace$objective, dense$trace$objective, tolerance = 1e-9)
+    expect_true(all(diff(lazy$trace$objective) > -1e-6 * abs(lazy$trace$objective[-1])))
+  }
+  # the vb step's batch summary is sparse at L = K too: O(K x batch vocabulary)
+  x <- as_dtm(sim$dtm)
+  st <- list(lambda = matrix(1 + seq_len(4 * ncol(sim$dtm)) %% 7, 4))
+  ctl <- ns$lda_vb_control(list(L = 4L, K = 4L, alpha = 0.1, eta = 0.5, global = "memoized"))
+  res <- ns$lda_local_vb(x, st, ctl, 1L, 1L)
+  expect_s4_class(res$summary, "dgCMatrix")
+  expect_equal(sum(res$summary), sum(x$count), tolerance = 1e-10)
 })
