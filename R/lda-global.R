@@ -122,6 +122,26 @@ lda_global_streaming <- function(state, res, batch_id, control) {
   state
 }
 
+# The same step for the "vb" local step (its default for streaming training,
+# set by lda_vb_control()), O(K x batch vocabulary) per batch: lambda lives in
+# a store (vbstore: X = lambda, meta = c(1, t, row sums), offset 0, so the vb
+# step reads lambda = 0 + X) that each batch's summary is added to IN PLACE.
+# As for memoized training, a lap copies lambda into its store at its first
+# batch and lda_vb_end_lap() hands the store back as lambda.
+lda_global_streaming_lazy <- function(state, res, batch_id, control) {
+  st <- state$vbstore
+  if (is.null(st)) {
+    st <- .Call(ffi_lda_memo_store, state$lambda, as.double(state$t))
+    st$offset <- 0
+    state$vbstore <- st
+    state$lambda <- NULL
+  }
+  b <- lda_summary_blocks(res$summary, nrow(st$X))
+  .Call(ffi_lda_memo_store_add, st$X, st$meta, b$words, b$x, 1)
+  state$t <- state$t + 1L
+  state
+}
+
 # The exact ELBO of memoized / batch training (NA for other global steps).
 lda_objective <- function(state, control) {
   if (!control$global %in% c("memoized", "batch") || is.null(state$S) ||

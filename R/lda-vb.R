@@ -11,6 +11,8 @@ lda_vb_control <- function(control, call = caller_call()) {
   if (identical(control$global, "stochastic")) control$global_step <- "stochastic_lazy"
   # memoized training: S kept in a store updated at the batch's words
   if (identical(control$global, "memoized")) control$global_step <- "memoized_lazy"
+  # streaming training: lambda kept in a store the batch summaries are added to
+  if (identical(control$global, "streaming")) control$global_step <- "streaming_lazy"
   control$max_iter <- check_count(get("max_iter", 100L), "max_iter", min = 1, max = 1e6,
                                   call = call)
   control$tol <- check_positive(get("tol", 0.05), "tol", call = call)
@@ -47,13 +49,15 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
 lda_local_vb <- function(batch, state, control, seed, threads) {
   st <- state$vbstore
   if (!is.null(st) && is.null(state$lambda)) {
-    # the lazy store of stochastic or memoized training (lambda = eta +
-    # scale X): the C step reads the batch's words of X only
+    # the lazy store of stochastic, memoized or streaming training (lambda
+    # = offset + scale X, the offset eta or, for streaming, 0): the C step
+    # reads the batch's words of X only
     lambda <- st$X
+    offset <- if (is.null(st$offset)) control$eta else st$offset
     K <- nrow(lambda)
     res <- .Call(ffi_lda_local_vb, batch$doc_ptr, batch$term, batch$count, ncol(lambda),
                  lambda, 2L, vb_int_opts(control),
-                 c(vb_dbl_opts(control), control$eta, st$meta[1L], st$meta[2L + seq_len(K)]),
+                 c(vb_dbl_opts(control), offset, st$meta[1L], st$meta[2L + seq_len(K)]),
                  c(control$global %in% c("memoized", "batch"), TRUE), as.integer(threads))
   } else {
     lambda <- state$lambda
@@ -84,14 +88,17 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
   theta
 }
 
-# Stochastic and memoized training keep their topics in a lazy store
-# (lda_global_stochastic_lazy(), lda_global_memoized_lazy(), R/lda-global.R);
-# whatever reads the topics (a fit, a held-out score, the moves between laps)
-# gets the dense lambda, and memoized training its S.
+# Stochastic, memoized and streaming training keep their topics in a lazy
+# store (lda_global_stochastic_lazy(), lda_global_memoized_lazy(),
+# lda_global_streaming_lazy(), R/lda-global.R); whatever reads the topics (a
+# fit, a held-out score, the moves between laps) gets the dense lambda, and
+# memoized training its S.
 lda_vb_finish <- function(state, control) {
   st <- state$vbstore
   if (is.null(st)) return(state)
-  if (identical(control$global_step, "memoized_lazy")) {
+  if (identical(control$global_step, "streaming_lazy")) {
+    state$lambda <- st$X
+  } else if (identical(control$global_step, "memoized_lazy")) {
     state$S <- st$X
     if (is.null(state$lambda)) state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
   } else {
@@ -101,8 +108,8 @@ lda_vb_finish <- function(state, control) {
   state
 }
 
-# The end of a memoized lap: the store becomes S and lambda (the objective
-# needs both); a stochastic store is kept across laps.
+# The end of a memoized or streaming lap: the store becomes S and lambda (the
+# objective needs both) or lambda; a stochastic store is kept across laps.
 lda_vb_end_lap <- function(state, control) {
-  if (identical(control$global_step, "memoized_lazy")) lda_vb_finish(state, control) else state
+  if (identical(control$global_step, "stochastic_lazy")) state else lda_vb_finish(state, control)
 }

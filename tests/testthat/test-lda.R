@@ -336,3 +336,22 @@ test_that("vb's memoized training on its store equals the dense memoized step", 
   expect_s4_class(res$summary, "dgCMatrix")
   expect_equal(sum(res$summary), sum(x$count), tolerance = 1e-10)
 })
+
+test_that("vb's streaming training on its store equals the dense streaming step", {
+  sim <- sim_small()
+  ns <- asNamespace("sparsevi")
+  run <- function() {
+    fit_lda(sim$dtm, K = 4, L = 2, global = "streaming", n_batches = 4, passes = 2, seed = 3,
+            progress = FALSE)
+  }
+  lazy <- suppressWarnings(run())
+  orig <- get("lda_global_streaming_lazy", envir = ns)
+  utils::assignInNamespace("lda_global_streaming_lazy", get("lda_global_streaming", envir = ns),
+                           ns = "sparsevi")
+  dense <- tryCatch(suppressWarnings(run()),
+                    finally = utils::assignInNamespace("lda_global_streaming_lazy", orig,
+                                                       ns = "sparsevi"))
+  expect_null(lazy$state$vbstore)
+  expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-10)
+  expect_equal(lazy$doc_topic, dense$doc_topic, tolerance = 1e-8)
+})
