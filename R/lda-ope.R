@@ -102,44 +102,69 @@ ope_settings <- function(control, K, call = caller_call()) {
 }
 
 # Called by fit_lda() for local = "ope": validates and fills the OPE controls.
+# Every learner keeps its topics in a lazy store between batches, so that a
+# batch costs O(K x its vocabulary): ML-OPE and Online-OPE the store of
+# stochastic steps (scale X, updated at the batch's words; lda_global_ml_lazy(),
+# lda_global_stochastic_lazy()), Streaming- and memoized OPE the store their
+# summaries are added to (lda_global_streaming_lazy(), lda_global_memoized_lazy()).
 lda_ope_control <- function(control, call = caller_call()) {
   s <- ope_settings(control, control$K, call = call)
   control$ope_iter <- s$iter
   control$ope_eps <- s$eps
+  if (control$global %in% c("ml", "stochastic", "streaming", "memoized")) {
+    control$global_step <- paste0(control$global, "_lazy")
+  }
   control
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
 # OPE for every document of `x` given topics `lambda` (K x V, rows normalised
-# inside C). `summary`: "none", "theta" (ML-OPE) or "phi" (Online/Streaming).
-# Returns list(theta = K x D proportions, summary = K x V or NULL, f_start,
-# f_end): the objective f(theta) at the start and at the end of each document.
+# inside C, at the batch's words only). `store`: NULL, or c(offset, scale, K
+# totals) when `lambda` is the X of a lazy store (beta_kv proportional to
+# offset + scale X_kv). `summary`: "none", "theta" (ML-OPE) or "phi"
+# (Online/Streaming). Returns list(theta = K x D proportions, summary = a
+# sparse K x V dgCMatrix over the batch's words, or NULL, f_start, f_end):
+# the objective f(theta) at the start and at the end of each document.
 ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                     summary = c("none", "theta", "phi"), seed, stream0 = 0,
-                    threads = 1L) {
+                    threads = 1L, store = NULL) {
   mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  .Call(ffi_lda_local_ope, x$doc_ptr, x$term, x$count, lambda, as.double(alpha),
-        as.integer(iter), as.double(eps), mode, seed, as.double(stream0),
-        as.integer(threads))
+  res <- .Call(ffi_lda_local_ope, x$doc_ptr, x$term, x$count, lambda,
+               if (is.null(store)) NULL else as.double(store), as.double(alpha),
+               as.integer(iter), as.double(eps), mode, seed, as.double(stream0),
+               as.integer(threads))
+  list(theta = res$theta,
+       summary = if (!is.null(res$p)) {
+         new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
+       },
+       f_start = res$f_start, f_end = res$f_end)
 }
 
 # Topics OPE reads: beta of a point-estimate learner (ML-OPE keeps it in
-# state$beta), else lambda (normalised per topic in C).
-ope_topics <- function(state) {
-  if (!is.null(state$beta)) state$beta else state$lambda
+# state$beta), else lambda (normalised per topic in C), else the lazy store
+# of the global steps (lda_ope_control()): list(topics = X, store =
+# c(offset, scale, totals)).
+ope_topics <- function(state, control) {
+  if (!is.null(state$beta)) return(list(topics = state$beta, store = NULL))
+  if (!is.null(state$lambda)) return(list(topics = state$lambda, store = NULL))
+  st <- state$vbstore
+  K <- nrow(st$X)
+  list(topics = st$X,
+       store = c(if (is.null(st$offset)) control$eta else st$offset, st$meta[1L],
+                 st$meta[2L + seq_len(K)]))
 }
 
 # Local step "ope" of fit_lda(): see the loop contract in R/lda.R. The
 # summary is S_kv = sum_d n_dv theta_dk for ML-OPE (global "ml") and the phi
 # summary S_kv = sum_d n_dv phi_dvk for the variational globals.
 lda_local_ope <- function(batch, state, control, seed, threads) {
-  topics <- ope_topics(state)
-  s <- ope_settings(control, nrow(topics))
+  tp <- ope_topics(state, control)
+  s <- ope_settings(control, nrow(tp$topics))
   summary <- if (identical(control$global, "ml")) "theta" else "phi"
-  res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
-                 ope_stream_offset, threads)
+  res <- ope_run(batch, tp$topics, control$alpha, s$iter, s$eps, summary, seed,
+                 ope_stream_offset, threads, store = tp$store)
   D <- nrow(batch)
   list(
     summary = res$summary,
@@ -173,17 +198,81 @@ lda_global_ml <- function(state, res, batch_id, control) {
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)
   state$beta <- .Call(ffi_lda_global_ml, unname(beta), summary, as.double(rho))
-  # Topic sizes of ML-OPE: expected tokens per topic in the corpus, the
-  # batch's sum_d n_d theta_dk scaled by D / |B|, averaged with the same
-  # steps as beta (the first batch sets it).
+  state <- ope_topic_mass(state, res, rho, control)
+  state$t <- t + 1L
+  state
+}
+
+# ML-OPE's step on a lazy store (the default, set by lda_ope_control()):
+# beta = scale X with rows normalised when read, X and meta = c(scale, t, row
+# sums of X) kept between minibatches (vbstore, offset 0) and updated IN PLACE:
+# scale <- (1 - rho) scale and X[, batch words] += rho beta_hat / scale, as
+# SCVB0's store does (src/lda-cvb0-ffi.c), O(K x batch vocabulary). A topic the
+# batch never touched shrinks with the others and, normalised, keeps its row,
+# as in lda_global_ml(). The store is made from beta or the initial lambda at
+# the first step that has none and dropped by lda_ope_finish() whenever the
+# topics are read; a state from before an interrupted lap shares it, as with
+# the stochastic stores.
+lda_global_ml_lazy <- function(state, res, batch_id, control) {
+  t <- state$t %||% 0
+  rho <- step_size(t + 1, control$tau %||% 1, control$kappa %||% 0.9,
+                   control$step_scale %||% 1)
+  st <- state$vbstore
+  if (is.null(st)) {
+    # a new table (never the beta of a fit being updated): the rows of beta,
+    # or of the initial lambda, normalised
+    b0 <- state$beta %||% state$lambda
+    X <- b0 / rowSums(b0)
+    st <- list(X = X, meta = c(1, as.double(t), rowSums(X)), offset = 0)
+    state$vbstore <- st
+    state$beta <- NULL
+    state$lambda <- NULL
+  }
+  K <- nrow(st$X)
+  b <- lda_summary_blocks(res$summary, K)
+  rs <- rowSums(matrix(b$x, nrow = K))
+  b$x <- b$x * ifelse(rs > 0, 1 / rs, 0)
+  .Call(ffi_lda_global_cvb0_lazy, st$X, st$meta, as.double(rho), 1, b$words, b$x, 1e-100,
+        as.double(t + 1L))
+  state <- ope_topic_mass(state, res, rho, control)
+  state$t <- t + 1L
+  state
+}
+
+# Topic sizes of ML-OPE: expected tokens per topic in the corpus, the batch's
+# sum_d n_d theta_dk scaled by D / |B|, averaged with the same steps as beta
+# (the first batch sets it).
+ope_topic_mass <- function(state, res, rho, control) {
   mass <- res$stats$topic_mass
   if (!is.null(mass)) {
     mass <- mass * control$n_docs / max(1, ncol(res$doc_topic))
     state$topic_mass <- if (is.null(state$topic_mass)) mass else
       (1 - rho) * state$topic_mass + rho * mass
   }
-  state$t <- t + 1L
   state
+}
+
+# Whatever reads the topics gets them dense: beta for ML-OPE (rows of scale X
+# normalised), lambda (and memoized S) for the variational learners
+# (lda_vb_finish()).
+lda_ope_finish <- function(state, control) {
+  st <- state$vbstore
+  if (is.null(st)) return(state)
+  if (!identical(control$global_step, "ml_lazy")) return(lda_vb_finish(state, control))
+  lam <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, 0)
+  state$beta <- lam$lambda / lam$tot
+  state$vbstore <- NULL
+  state
+}
+
+# The end of a memoized or streaming lap hands back S and lambda (the stores
+# of the stochastic learners stay until the topics are read).
+lda_ope_end_lap <- function(state, control) {
+  if (control$global_step %in% c("memoized_lazy", "streaming_lazy")) {
+    lda_vb_finish(state, control)
+  } else {
+    state
+  }
 }
 
 # Topic sizes of an OPE fit for print() and summary(): ML-OPE has no lambda,

@@ -64,7 +64,7 @@ extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, 
 extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (lda-ope-ffi.c) */
-extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                               SEXP);
 extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -124,7 +124,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_vdp_prepare", (DL_FUNC)&ffi_vdp_prepare, 2},
     {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},
     /* OPE engine (lda-ope-ffi.c) */
-    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 11},
+    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 12},
     {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
     {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 9},
     {NULL, NULL, 0}};

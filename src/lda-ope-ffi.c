@@ -4,6 +4,7 @@
 #include <limits.h>
 #include "ffi.h"
 #include "lda-ope.h"
+#include "lda.h"
 #include "eval-npmi.h"
 
 /* The entry points are internal, but a fuzz harness calls them with arbitrary
@@ -29,20 +30,27 @@ static int max_doc_nnz(const svi_dtm *x) {
   return m;
 }
 
-/* OPE for every document of a batch.
- * lambda: K x V (any positive topic-word weights; each row is normalised).
+/* OPE for every document of a batch, reading only the batch's words of the
+ * topics: O(K x the batch's vocabulary), not O(K V), beyond the topic totals.
+ * topics: K x V weights X; store: NULL (beta = X with each row normalised,
+ * the totals summed here) or c(offset, scale, K totals of X) for a lazy store
+ * of the global steps (beta_kv proportional to offset + scale X_kv, each
+ * topic's total V offset + scale tot_k).
  * mode: 0 no summary, 1 S_kv = sum_d n_dv theta_dk (ML-OPE), 2 phi summary.
  * stream0: the first block's stream id; block b draws from stream0 + b.
- * Returns list(theta = K x D, summary = K x V or NULL, f_start = D,
- * f_end = D). */
-SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP lambda, SEXP alpha,
-                       SEXP iter, SEXP eps, SEXP mode_, SEXP seed, SEXP stream0,
+ * Returns list(theta = K x D, p, i, x = the summary as a sparse K x V
+ * matrix's column pointers, rows and values (NULL without one), f_start =
+ * D, f_end = D). */
+SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP topics, SEXP store,
+                       SEXP alpha, SEXP iter, SEXP eps, SEXP mode_, SEXP seed, SEXP stream0,
                        SEXP threads_) {
   int n_prot = 0;
-  if (TYPEOF(lambda) != REALSXP || !Rf_isMatrix(lambda))
-    Rf_error("internal error: lambda must be a double matrix");
-  const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
-  if (K < 1 || V < 1) Rf_error("internal error: lambda must have topics and words");
+  if (TYPEOF(topics) != REALSXP || !Rf_isMatrix(topics))
+    Rf_error("internal error: topics must be a double matrix");
+  const int K = Rf_nrows(topics), V = Rf_ncols(topics);
+  if (K < 1 || V < 1) Rf_error("internal error: topics must have topics and words");
+  if (store != R_NilValue && (TYPEOF(store) != REALSXP || XLENGTH(store) != (R_xlen_t)K + 2))
+    Rf_error("internal error: malformed topic store");
   SEXP Vs = PROTECT(Rf_ScalarInteger(V));
   n_prot++;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, Vs);
@@ -57,14 +65,32 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP lambda, SEXP al
   const double st_r = Rf_asReal(stream0);
   const uint64_t st = (R_FINITE(st_r) && st_r >= 0 && st_r < 1.8e19) ? (uint64_t)st_r : 0;
 
-  const R_xlen_t KV = (R_xlen_t)K * V;
-  double *beta = (double *)R_alloc(KV, sizeof(double));
-  double *colsum = (double *)R_alloc(V, sizeof(double));
-  double *rs = (double *)R_alloc(K, sizeof(double));
-  ope_normalize_topics(REAL(lambda), K, V, beta, colsum, rs, threads);
+  /* the batch's words and each entry's place among them */
+  const svi_len nnz = x.doc_ptr[x.D];
+  int *words = (int *)R_alloc(V, sizeof(int));
+  int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+  const int Vb = lda_batch_words(&x, words, loc);
+  svi_dtm xl = x;
+  xl.term = loc;
+  xl.V = Vb;
 
-  const char *names[] = {"theta", "summary", "f_start", "f_end"};
-  SEXP out = PROTECT(svi_named_list(4, names));
+  const size_t kvb = (size_t)K * (size_t)(Vb > 0 ? Vb : 1);
+  double *beta = (double *)R_alloc(kvb, sizeof(double));
+  double *colsum = (double *)R_alloc(Vb > 0 ? Vb : 1, sizeof(double));
+  double *inv = (double *)R_alloc(K, sizeof(double));
+  double offset = 0.0, scale = 1.0;
+  if (store == R_NilValue) {
+    ope_topic_totals(REAL(topics), K, V, inv);
+  } else {
+    offset = REAL(store)[0];
+    scale = REAL(store)[1];
+    for (int k = 0; k < K; k++) inv[k] = V * offset + scale * REAL(store)[2 + k];
+  }
+  for (int k = 0; k < K; k++) inv[k] = 1.0 / inv[k];
+  ope_batch_topics(REAL(topics), K, words, Vb, offset, scale, inv, beta, colsum);
+
+  const char *names[] = {"theta", "p", "i", "x", "f_start", "f_end"};
+  SEXP out = PROTECT(svi_named_list(6, names));
   n_prot++;
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
@@ -75,25 +101,51 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP lambda, SEXP al
   const int mx = max_doc_nnz(&x);
   double *scratch = (double *)R_alloc((R_xlen_t)threads * (mx + K), sizeof(double));
   svi_rng *doc_rng = (svi_rng *)R_alloc((R_xlen_t)2 * (x.D > 0 ? x.D : 1), sizeof(svi_rng));
-  if (lda_local_ope(&x, beta, colsum, &o, sd, st, threads, REAL(theta), REAL(fs),
+  if (lda_local_ope(&xl, beta, colsum, &o, sd, st, threads, REAL(theta), REAL(fs),
                     REAL(fe), scratch, mx, doc_rng, doc_rng + (x.D > 0 ? x.D : 1)) != 0)
     Rf_error("internal error: OPE drew another number of uniforms than K + T");
   SET_VECTOR_ELT(out, 0, theta);
-  SET_VECTOR_ELT(out, 2, fs);
-  SET_VECTOR_ELT(out, 3, fe);
+  SET_VECTOR_ELT(out, 4, fs);
+  SET_VECTOR_ELT(out, 5, fe);
   R_CheckUserInterrupt();
 
   if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
-    const R_xlen_t nnz = XLENGTH(term);
-    int *col_ptr = (int *)R_alloc((R_xlen_t)V + 1, sizeof(int));
+    int *col_ptr = (int *)R_alloc((R_xlen_t)Vb + 1, sizeof(int));
     int *col_doc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
     double *col_count = (double *)R_alloc(nnz > 0 ? nnz : 1, sizeof(double));
-    ope_transpose(&x, col_ptr, col_doc, col_count);
-    SEXP S = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    ope_transpose(&xl, col_ptr, col_doc, col_count);
+    double *S = (double *)R_alloc(kvb, sizeof(double));
+    ope_summary_in in = {K, Vb, col_ptr, col_doc, col_count, REAL(theta), beta};
+    lda_summary_ope(&in, mode, threads, S);
+    /* as a sparse K x V matrix over the batch's words */
+    R_xlen_t nz = 0;
+    for (size_t j = 0; j < (size_t)K * Vb; j++) nz += S[j] != 0;
+    if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
+    SEXP sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
     n_prot++;
-    ope_summary_in in = {K, V, col_ptr, col_doc, col_count, REAL(theta), beta};
-    lda_summary_ope(&in, mode, threads, REAL(S));
-    SET_VECTOR_ELT(out, 1, S);
+    SEXP si = PROTECT(Rf_allocVector(INTSXP, nz));
+    n_prot++;
+    SEXP sx = PROTECT(Rf_allocVector(REALSXP, nz));
+    n_prot++;
+    int *pp = INTEGER(sp), *ii = INTEGER(si);
+    double *xx = REAL(sx);
+    int pos = 0, w = 0;
+    pp[0] = 0;
+    for (int v = 0; v < V; v++) {
+      if (w < Vb && words[w] == v) {
+        const double *a = S + (svi_len)w * K;
+        for (int k = 0; k < K; k++)
+          if (a[k] != 0) {
+            ii[pos] = k;
+            xx[pos++] = a[k];
+          }
+        w++;
+      }
+      pp[v + 1] = pos;
+    }
+    SET_VECTOR_ELT(out, 1, sp);
+    SET_VECTOR_ELT(out, 2, si);
+    SET_VECTOR_ELT(out, 3, sx);
   }
   UNPROTECT(n_prot);
   return out;

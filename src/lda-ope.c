@@ -161,28 +161,26 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
   return ope_objective(o, beta, term, count, n, theta);
 }
 
-void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
-                          double *colsum, double *rowsum_scratch, int threads) {
-  /* topic sums serially, in word order; then each word's column on its own */
-  for (int k = 0; k < K; k++) rowsum_scratch[k] = 0.0;
+void ope_topic_totals(const double *lambda, int K, int V, double *tot) {
+  /* serially, in word order (the same sums for any number of threads) */
+  for (int k = 0; k < K; k++) tot[k] = 0.0;
   for (int v = 0; v < V; v++) {
     const double *l = lambda + (svi_len)v * K;
-    for (int k = 0; k < K; k++) rowsum_scratch[k] += l[k];
+    for (int k = 0; k < K; k++) tot[k] += l[k];
   }
-  for (int k = 0; k < K; k++) rowsum_scratch[k] = 1.0 / rowsum_scratch[k];
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int v = 0; v < V; v++) {
-    const double *l = lambda + (svi_len)v * K;
-    double *b = beta + (svi_len)v * K;
+}
+
+void ope_batch_topics(const double *X, int K, const int *words, int Vb, double offset,
+                      double scale, const double *inv_tot, double *beta, double *colsum) {
+  for (int w = 0; w < Vb; w++) {
+    const double *l = X + (svi_len)words[w] * K;
+    double *b = beta + (svi_len)w * K;
     double cs = 0.0;
     for (int k = 0; k < K; k++) {
-      b[k] = l[k] * rowsum_scratch[k];
+      b[k] = (offset + scale * l[k]) * inv_tot[k];
       cs += b[k];
     }
-    colsum[v] = cs;
+    colsum[w] = cs;
   }
 }
 

@@ -18,12 +18,14 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
                const int *term, const double *count, int n, svi_rng *r, double *theta,
                double *x, double *grad, double *f_start);
 
-/* beta = lambda with each topic normalised to sum 1 over words; colsum[v] =
- * sum_k beta_kv. Both K x V word-major. rowsum_scratch holds K doubles.
- * The same result for any number of threads. */
-void ope_normalize_topics(const double *lambda, int K, int V, double *beta,
-                          double *colsum, double *rowsum_scratch, int threads);
-
+/* tot[k] = sum_v lambda_kv (K x V word-major), summed serially in word order. */
+void ope_topic_totals(const double *lambda, int K, int V, double *tot);
+/* The normalised topics at a batch's words: beta (K x Vb) with beta_kw =
+ * (offset + scale X_k,words[w]) inv_tot[k], and colsum[w] = sum_k beta_kw.
+ * offset 0, scale 1 and inv_tot the inverse totals of X give the rows of X
+ * normalised at those words. */
+void ope_batch_topics(const double *X, int K, const int *words, int Vb, double offset,
+                      double scale, const double *inv_tot, double *beta, double *colsum);
 /* OPE for every document of x; the documents of block b (SVI_BLOCK
  * documents) draw in turn from stream stream0 + b, and documents run in
  * parallel. theta is K x D. scratch holds threads * (max_nnz + K) doubles,

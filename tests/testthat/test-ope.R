@@ -122,7 +122,7 @@ test_that("OPE summaries match their definitions", {
   beta <- f$lambda / rowSums(f$lambda)
   m <- as.matrix(f$x)
   r_theta <- sparsevi:::ope_run(f$x, f$lambda, 0.5, 30, summary = "theta", seed = seed)
-  expect_equal(r_theta$summary, r_theta$theta %*% m, tolerance = 1e-12,
+  expect_equal(as.matrix(r_theta$summary), r_theta$theta %*% m, tolerance = 1e-12,
                ignore_attr = TRUE)
   r_phi <- sparsevi:::ope_run(f$x, f$lambda, 0.5, 30, summary = "phi", seed = seed)
   expect_equal(r_phi$theta, r_theta$theta)
@@ -133,7 +133,7 @@ test_that("OPE summaries match their definitions", {
       S[, v] <- S[, v] + m[d, v] * phi / sum(phi)
     }
   }
-  expect_equal(r_phi$summary, S, tolerance = 1e-12, ignore_attr = TRUE)
+  expect_equal(as.matrix(r_phi$summary), S, tolerance = 1e-12, ignore_attr = TRUE)
   # phi summaries conserve tokens
   expect_equal(sum(r_phi$summary), sum(m), tolerance = 1e-10)
 })
@@ -339,4 +339,42 @@ test_that("OPE controls are checked with classed errors", {
                class = "sparsevi_error_argument")
   expect_error(coherence(fit, sim$dtm, measure = "npmi", n = 1),
                class = "sparsevi_error_argument")
+})
+
+test_that("OPE reads a lazy store as the dense topics it stands for", {
+  f <- ope_fixture()
+  seed <- sparsevi:::resolve_seed(4)
+  X <- f$lambda
+  offset <- 0.3
+  scale <- 0.7
+  dense <- sparsevi:::ope_run(f$x, offset + scale * X, 0.5, 30, summary = "phi", seed = seed)
+  lazy <- sparsevi:::ope_run(f$x, X, 0.5, 30, summary = "phi", seed = seed,
+                             store = c(offset, scale, rowSums(X)))
+  expect_equal(lazy$theta, dense$theta, tolerance = 1e-12)
+  expect_equal(as.matrix(lazy$summary), as.matrix(dense$summary), tolerance = 1e-12)
+  expect_s4_class(lazy$summary, "dgCMatrix")
+})
+
+test_that("every OPE learner on its lazy store equals its dense global step", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 5)
+  ns <- asNamespace("sparsevi")
+  dense_of <- c(ml_lazy = "lda_global_ml", stochastic_lazy = "lda_global_stochastic",
+                streaming_lazy = "lda_global_streaming",
+                memoized_lazy = "lda_global_memoized")
+  for (g in c("ml", "stochastic", "streaming", "memoized")) {
+    run <- function() {
+      suppressWarnings(fit_lda(sim$dtm, K = 3, local = "ope", global = g, n_batches = 3,
+                               passes = 2, seed = 6, progress = FALSE))
+    }
+    lazy <- run()
+    lazy_name <- paste0("lda_global_", g, "_lazy")
+    orig <- get(lazy_name, envir = ns)
+    utils::assignInNamespace(lazy_name, get(dense_of[[paste0(g, "_lazy")]], envir = ns),
+                             ns = "sparsevi")
+    dense <- tryCatch(run(), finally = utils::assignInNamespace(lazy_name, orig,
+                                                                ns = "sparsevi"))
+    expect_null(lazy$state$vbstore)
+    expect_equal(lazy$topic_word, dense$topic_word, tolerance = 1e-9, info = g)
+    expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-9, info = g)
+  }
 })
