@@ -64,11 +64,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
     res <- lda_vb_call(batch, lambda, 0L, control, threads,
                        objective = control$global %in% c("memoized", "batch"))
   }
-  summary <- if (is.null(res$summary)) {
-    new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
-  } else {
-    res$summary
-  }
+  summary <- new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
   list(summary = summary, doc_topic = res$doc_topic,
        stats = list(objective = sum(res$doc_obj), restart_tries = sum(res$tries),
                     restart_accepts = sum(res$accepts), iters = mean(res$iters)))

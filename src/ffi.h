@@ -38,6 +38,13 @@ int svi_flag_arg(SEXP x, const char *what);
 /* Errors unless a * b (* c) fits in a vector of R and in `limit` doubles. */
 void svi_need_size(double a, double b, double limit, const char *what);
 
+/* A batch summary held as K values for each of the batch's Vb words (acc,
+ * word-major; words increasing in [0, V)) as the parts of a sparse K x V
+ * dgCMatrix without its zeros: out[slot], out[slot + 1] and out[slot + 2]
+ * get the column pointers (V + 1), the rows and the values. */
+void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
+                            const int *words, int Vb);
+
 /* Named list helper: list with the given names, filled by the caller. */
 SEXP svi_named_list(int n, const char **names);
 #endif

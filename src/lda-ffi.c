@@ -38,7 +38,8 @@ static void check_topics(SEXP topics, int V) {
 
 /* The vb local step over a batch. mode 0: topics are Dirichlet parameters
  * lambda; mode 1: a topic-word matrix beta (fold-in with fixed topics).
- * flags: c(want_objective, want_summary). */
+ * flags: c(want_objective, want_summary). The summary comes back as the
+ * parts p, i, x of a sparse K x V matrix (NULL without one). */
 SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics, SEXP mode_,
                       SEXP iopts, SEXP dopts, SEXP flags, SEXP threads_) {
   int n_prot = 0;
@@ -94,58 +95,25 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   }
   lda_vb_batch(&x, loc, Vb, eb, le, &o, threads, &out);
 
-  SEXP summary = R_NilValue, sp = R_NilValue, si = R_NilValue, sx = R_NilValue;
-  /* The batch summary as a sparse K x V matrix (column pointers, rows,
-   * values) over the batch's words: O(K x its vocabulary) however large V is.
-   * Dense responsibilities (L >= K) keep exp(E log theta) sums in acc and
+  /* Dense responsibilities (L >= K) keep exp(E log theta) sums in acc and
    * are multiplied by the word's weights here; L-sparse ones are final. */
-  if (want_sum) {
-    const int dense = o.L >= K;
-    if (dense)
-      for (int w = 0; w < Vb; w++) {
-        double *a = out.acc + (svi_len)w * K;
-        const double *e = eb + (svi_len)w * K;
-        for (int k = 0; k < K; k++) a[k] *= e[k];
-      }
-    R_xlen_t nz = 0;
-    for (size_t j = 0; j < (size_t)K * Vb; j++) nz += out.acc[j] != 0;
-    if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
-    sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
-    n_prot++;
-    si = PROTECT(Rf_allocVector(INTSXP, nz));
-    n_prot++;
-    sx = PROTECT(Rf_allocVector(REALSXP, nz));
-    n_prot++;
-    int *p = INTEGER(sp), *ii = INTEGER(si);
-    double *xx = REAL(sx);
-    int pos = 0, w = 0;
-    p[0] = 0;
-    for (int v = 0; v < V; v++) {
-      if (w < Vb && words[w] == v) {
-        const double *a = out.acc + (svi_len)w * K;
-        for (int k = 0; k < K; k++)
-          if (a[k] != 0) {
-            ii[pos] = k;
-            xx[pos++] = a[k];
-          }
-        w++;
-      }
-      p[v + 1] = pos;
+  if (want_sum && o.L >= K)
+    for (int w = 0; w < Vb; w++) {
+      double *a = out.acc + (svi_len)w * K;
+      const double *e = eb + (svi_len)w * K;
+      for (int k = 0; k < K; k++) a[k] *= e[k];
     }
-  }
-  const char *names[] = {"summary", "p", "i", "x", "doc_topic", "doc_obj", "iters", "tries",
-                         "accepts"};
-  SEXP res = PROTECT(svi_named_list(9, names));
+  const char *names[] = {"p", "i", "x", "doc_topic", "doc_obj", "iters", "tries", "accepts"};
+  SEXP res = PROTECT(svi_named_list(8, names));
   n_prot++;
-  SET_VECTOR_ELT(res, 0, summary);
-  SET_VECTOR_ELT(res, 1, sp);
-  SET_VECTOR_ELT(res, 2, si);
-  SET_VECTOR_ELT(res, 3, sx);
-  SET_VECTOR_ELT(res, 4, doc_topic);
-  SET_VECTOR_ELT(res, 5, doc_obj);
-  SET_VECTOR_ELT(res, 6, iters);
-  SET_VECTOR_ELT(res, 7, tries);
-  SET_VECTOR_ELT(res, 8, accepts);
+  /* the batch summary as a sparse K x V matrix over the batch's words:
+   * O(K x its vocabulary) however large V is */
+  if (want_sum) svi_set_sparse_columns(res, 0, out.acc, K, V, words, Vb);
+  SET_VECTOR_ELT(res, 3, doc_topic);
+  SET_VECTOR_ELT(res, 4, doc_obj);
+  SET_VECTOR_ELT(res, 5, iters);
+  SET_VECTOR_ELT(res, 6, tries);
+  SET_VECTOR_ELT(res, 7, accepts);
   UNPROTECT(n_prot);
   return res;
 }

@@ -117,35 +117,7 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP topics, SEXP st
     double *S = (double *)R_alloc(kvb, sizeof(double));
     ope_summary_in in = {K, Vb, col_ptr, col_doc, col_count, REAL(theta), beta};
     lda_summary_ope(&in, mode, threads, S);
-    /* as a sparse K x V matrix over the batch's words */
-    R_xlen_t nz = 0;
-    for (size_t j = 0; j < (size_t)K * Vb; j++) nz += S[j] != 0;
-    if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
-    SEXP sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
-    n_prot++;
-    SEXP si = PROTECT(Rf_allocVector(INTSXP, nz));
-    n_prot++;
-    SEXP sx = PROTECT(Rf_allocVector(REALSXP, nz));
-    n_prot++;
-    int *pp = INTEGER(sp), *ii = INTEGER(si);
-    double *xx = REAL(sx);
-    int pos = 0, w = 0;
-    pp[0] = 0;
-    for (int v = 0; v < V; v++) {
-      if (w < Vb && words[w] == v) {
-        const double *a = S + (svi_len)w * K;
-        for (int k = 0; k < K; k++)
-          if (a[k] != 0) {
-            ii[pos] = k;
-            xx[pos++] = a[k];
-          }
-        w++;
-      }
-      pp[v + 1] = pos;
-    }
-    SET_VECTOR_ELT(out, 1, sp);
-    SET_VECTOR_ELT(out, 2, si);
-    SET_VECTOR_ELT(out, 3, sx);
+    svi_set_sparse_columns(out, 1, S, K, V, words, Vb);
   }
   UNPROTECT(n_prot);
   return out;

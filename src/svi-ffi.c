@@ -223,3 +223,33 @@ SEXP ffi_svi_has_openmp(void) {
   return Rf_ScalarLogical(0);
 #endif
 }
+
+void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
+                            const int *words, int Vb) {
+  R_xlen_t nz = 0;
+  for (size_t j = 0; j < (size_t)K * (size_t)Vb; j++) nz += acc[j] != 0;
+  if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
+  SEXP sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+  SEXP si = PROTECT(Rf_allocVector(INTSXP, nz));
+  SEXP sx = PROTECT(Rf_allocVector(REALSXP, nz));
+  int *p = INTEGER(sp), *ii = INTEGER(si);
+  double *xx = REAL(sx);
+  int pos = 0, w = 0;
+  p[0] = 0;
+  for (int v = 0; v < V; v++) {
+    if (w < Vb && words[w] == v) {
+      const double *a = acc + (svi_len)w * K;
+      for (int k = 0; k < K; k++)
+        if (a[k] != 0) {
+          ii[pos] = k;
+          xx[pos++] = a[k];
+        }
+      w++;
+    }
+    p[v + 1] = pos;
+  }
+  SET_VECTOR_ELT(out, slot, sp);
+  SET_VECTOR_ELT(out, slot + 1, si);
+  SET_VECTOR_ELT(out, slot + 2, sx);
+  UNPROTECT(3);
+}
