@@ -235,12 +235,12 @@ SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambd
 static int check_summary(SEXP words, SEXP xv, int K, int V) {
   if (TYPEOF(words) != INTSXP || TYPEOF(xv) != REALSXP ||
       XLENGTH(xv) < (R_xlen_t)K * XLENGTH(words))
-    Rf_error("internal error: malformed SCVB0 summary");
+    Rf_error("internal error: malformed batch summary");
   const int U = (int)XLENGTH(words);
   const int *w = INTEGER(words);
   for (int u = 0; u < U; u++)
     if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]))
-      Rf_error("internal error: SCVB0 summary words must increase within [0, V)");
+      Rf_error("internal error: summary words must increase within [0, V)");
   return U;
 }
 
@@ -300,6 +300,16 @@ SEXP ffi_lda_global_cvb0_lazy(SEXP X, SEXP meta, SEXP rho, SEXP mult, SEXP words
   return Rf_ScalarReal(sc_new);
 }
 
+/* list(X = X, meta = meta), the form of every lazy topic store. */
+static SEXP store_list(SEXP X, SEXP meta) {
+  const char *names[] = {"X", "meta"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  SET_VECTOR_ELT(out, 0, X);
+  SET_VECTOR_ELT(out, 1, meta);
+  UNPROTECT(1);
+  return out;
+}
+
 /* A new store of the lazy global step from a dense lambda (K x V) and its
  * row sums tot: X = lambda - eta and meta = c(1, t, tot - V eta), in one
  * pass (the same arithmetic as R's lambda - eta). Returns list(X, meta). */
@@ -322,11 +332,7 @@ SEXP ffi_lda_cvb0_new_store(SEXP lambda, SEXP tot, SEXP eta, SEXP t) {
   mt[0] = 1.0;
   mt[1] = Rf_asReal(t);
   for (int k = 0; k < K; k++) mt[2 + k] = REAL(tot)[k] - (double)V * e;
-  const char *names[] = {"X", "meta"};
-  SEXP out = PROTECT(svi_named_list(2, names));
-  n_prot++;
-  SET_VECTOR_ELT(out, 0, X);
-  SET_VECTOR_ELT(out, 1, meta);
+  SEXP out = store_list(X, meta);
   UNPROTECT(n_prot);
   return out;
 }
@@ -359,4 +365,64 @@ SEXP ffi_lda_cvb0_materialise(SEXP X, SEXP meta, SEXP eta) {
  * widest the processor runs); for tests and benchmarks. */
 SEXP ffi_lda_cvb0_kernel_width(SEXP want) {
   return Rf_ScalarInteger(cvb0_kernel_width(Rf_asInteger(want)));
+}
+
+/* The lazy form of the memoized step (lda_global_memoized_lazy, R/lda-global.R)
+ * keeps S in a store (X, meta = c(1, t, row sums of X)) that the vb local
+ * step reads as lambda = eta + X (mode 2). A new store: X a copy of S with
+ * negative entries (rounding of S - old + new) set to 0, as lambda = eta +
+ * max(S, 0) does, and its row sums summed word by word. */
+SEXP ffi_lda_memo_store(SEXP S, SEXP t) {
+  int n_prot = 0;
+  svi_need_matrix(S, REALSXP, -1, -1, "S");
+  const int K = Rf_nrows(S), V = Rf_ncols(S);
+  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  n_prot++;
+  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
+  n_prot++;
+  const double *s = REAL(S);
+  double *x = REAL(X), *mt = REAL(meta);
+  mt[0] = 1.0;
+  mt[1] = Rf_asReal(t);
+  double *tot = mt + 2;
+  memset(tot, 0, sizeof(double) * (size_t)K);
+  for (svi_len v = 0; v < V; v++) {
+    const double *col = s + v * K;
+    double *out = x + v * K;
+    for (int k = 0; k < K; k++) {
+      double a = col[k] > 0 ? col[k] : 0.0;
+      out[k] = a;
+      tot[k] += a;
+    }
+  }
+  SEXP res = store_list(X, meta);
+  UNPROTECT(n_prot);
+  return res;
+}
+
+/* X[, words] <- max(X[, words] + sign * values, 0) IN PLACE, and the row sums
+ * in meta by the same changes: O(K x the summary's words). `values` holds K
+ * doubles per word (lda_summary_blocks(), R/lda-global.R); words increase. */
+SEXP ffi_lda_memo_store_add(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP sign_) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)K + 2)
+    Rf_error("internal error: malformed memoized store");
+  const int U = check_summary(words, values, K, V);
+  const int *w = INTEGER(words);
+  const double sign = Rf_asReal(sign_);
+  double *x = REAL(X), *tot = REAL(meta) + 2;
+  const double *val = REAL(values);
+  for (int u = 0; u < U; u++) {
+    double *col = x + (svi_len)w[u] * K;
+    const double *a = val + (svi_len)u * K;
+    for (int k = 0; k < K; k++) {
+      if (a[k] == 0) continue;
+      double old = col[k], nw = old + sign * a[k];
+      if (nw < 0) nw = 0;
+      col[k] = nw;
+      tot[k] += nw - old;
+    }
+  }
+  return R_NilValue;
 }
