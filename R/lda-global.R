@@ -13,7 +13,8 @@
 # vs -7.3516 after 10 on nips_f20; inst/bench/results/lda-sparse.txt).
 lda_global_memoized <- function(state, res, batch_id, control) {
   old <- state$cache[[batch_id]]
-  out <- .Call(ffi_lda_global_memoized, state$S, old, res$summary, control$eta)
+  S <- state$S %||% matrix(0, nrow(res$summary), ncol(res$summary)) # none yet: zeros
+  out <- .Call(ffi_lda_global_memoized, S, old, res$summary, control$eta)
   state$S <- out$S
   state$cache[batch_id] <- list(res$summary)
   if (!any(vapply(state$cache, is.null, TRUE))) state$lambda <- out$lambda
@@ -22,21 +23,25 @@ lda_global_memoized <- function(state, res, batch_id, control) {
   state
 }
 
-# The same step for the "vb" local step (its default for memoized training,
-# set by lda_vb_control()), O(K x batch vocabulary) per batch instead of
-# O(K V): S lives in a store (vbstore: X = max(S, 0), meta = c(1, t, row sums
-# of X)) updated IN PLACE at the words of the batch's old and new summaries,
-# and once every batch is cached the vb step reads lambda = eta + X from it
-# (mode 2) instead of a dense lambda. A lap makes its store from S at its
-# first batch (one copy per lap, so the state of the last completed lap stays
-# intact if this lap fails) and lda_vb_end_lap() turns it back into S and
-# lambda = eta + S for the objective, held-out scores and the moves between
-# laps. Until the cache is complete (first lap) the topics keep their value,
-# as in lda_global_memoized().
+# The same step for the "vb" and "ope" local steps (their default for
+# memoized training, set by lda_vb_control() and lda_ope_control()),
+# O(K x batch vocabulary) per batch instead of O(K V): S lives in a store
+# (vbstore: X = max(S, 0), meta = c(1, t, row sums of X)) updated IN PLACE at
+# the words of the batch's old and new summaries, and once every batch is
+# cached the local step reads lambda = eta + X from it instead of a dense
+# lambda. The store outlives its lap, sealed (lda_vb_end_lap()): the next lap
+# works on a copy made at its first batch, so the state of the last completed
+# lap stays intact if a lap fails, and no dense lambda is built between laps
+# (the objective reads the store; lda_vb_finish() builds S and lambda for
+# whatever reads the topics). A new fit starts without S (an empty store).
+# Until the cache is complete (first lap) the topics keep their value, as in
+# lda_global_memoized().
 lda_global_memoized_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
-  if (is.null(st)) {
-    st <- .Call(ffi_lda_memo_store, state$S, as.double(state$t))
+  if (is.null(st) || isTRUE(st$sealed)) {
+    from <- if (!is.null(st)) st$X else state$S
+    st <- .Call(ffi_lda_memo_store, from, as.double(state$t), nrow(res$summary),
+                ncol(res$summary))
     state$vbstore <- st
     state$S <- NULL
   }
@@ -143,11 +148,18 @@ lda_global_streaming_lazy <- function(state, res, batch_id, control) {
 }
 
 # The exact ELBO of memoized / batch training (NA for other global steps).
+# A memoized store (lda_global_memoized_lazy()) with its topics lambda = eta +
+# X is read in place (the topic terms with S = X); a state whose topics are
+# not yet eta + S (a first lap with batches never cached) is made dense.
 lda_objective <- function(state, control) {
-  if (!control$global %in% c("memoized", "batch") || is.null(state$S) ||
-      anyNA(state$doc_obj)) {
-    return(NA_real_)
+  if (!control$global %in% c("memoized", "batch") || anyNA(state$doc_obj)) return(NA_real_)
+  st <- state$vbstore
+  if (!is.null(st) && is.null(state$lambda)) {
+    return(sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, NULL, st$X, control$eta,
+                                      control$threads))
   }
+  state <- lda_finish_state(state, control)
+  if (is.null(state$S)) return(NA_real_)
   sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, state$lambda, state$S, control$eta,
                              control$threads)
 }

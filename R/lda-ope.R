@@ -265,15 +265,8 @@ lda_ope_finish <- function(state, control) {
   state
 }
 
-# The end of a memoized or streaming lap hands back S and lambda (the stores
-# of the stochastic learners stay until the topics are read).
-lda_ope_end_lap <- function(state, control) {
-  if (control$global_step %in% c("memoized_lazy", "streaming_lazy")) {
-    lda_vb_finish(state, control)
-  } else {
-    state
-  }
-}
+# The end of a lap: as for the vb step (lda_vb_end_lap()).
+lda_ope_end_lap <- function(state, control) lda_vb_end_lap(state, control)
 
 # Topic sizes of an OPE fit for print() and summary(): ML-OPE has no lambda,
 # so its sizes are the expected tokens per topic kept by lda_global_ml

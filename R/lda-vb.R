@@ -104,8 +104,15 @@ lda_vb_finish <- function(state, control) {
   state
 }
 
-# The end of a memoized or streaming lap: the store becomes S and lambda (the
-# objective needs both) or lambda; a stochastic store is kept across laps.
+# The end of a lap: a memoized store is sealed (the next lap copies it), a
+# streaming store becomes lambda (no copy), a stochastic store is kept.
 lda_vb_end_lap <- function(state, control) {
-  if (identical(control$global_step, "stochastic_lazy")) state else lda_vb_finish(state, control)
+  if (is.null(state$vbstore)) return(state)
+  switch(control$global_step %||% "",
+         memoized_lazy = {
+           state$vbstore$sealed <- TRUE
+           state
+         },
+         streaming_lazy = lda_vb_finish(state, control),
+         state)
 }

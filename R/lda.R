@@ -359,7 +359,8 @@ lda_init_state <- function(x, control) {
   )
   state <- list(lambda = lambda, t = 0L)
   if (control$global %in% c("memoized", "batch")) {
-    state$S <- matrix(0, K, ncol(x))
+    # a lazy memoized step starts from an empty store of its own
+    if (!identical(control$global_step, "memoized_lazy")) state$S <- matrix(0, K, ncol(x))
     state$cache <- vector("list", control$n_batches)
     state$doc_obj <- rep(NA_real_, control$n_batches)
   }
@@ -651,11 +652,17 @@ trace_bind <- function(old, new) {
 # Training laps of a topic model, through the one training loop (R/train.R).
 lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
-  state <- fit$state
+  start <- fit$state
   trace <- fit$trace
-  # only `state` holds the start from here on: an engine that swaps its
-  # topics for a store of its own (cvb0) lets the start go
+  # a new fit's start is referenced by the training loop alone from here on
+  # (take_start()), so that it is freed once the first lap has completed (or
+  # as soon as an engine swaps its topics for a store of its own)
   if (!inherits(fit, "sparsevi_lda")) fit$state <- NULL
+  take_start <- function() {
+    s <- start
+    start <<- NULL
+    s
+  }
   lap0 <- if (nrow(trace)) max(trace$lap) else 0L
   sec0 <- if (nrow(trace)) max(trace$seconds) else 0
   cpu0 <- if (nrow(trace) && !is.null(trace$cpu_seconds)) {
@@ -705,7 +712,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                                 fit$call)
     stop(err)
   }
-  run <- train_laps(state, lap0 + seq_len(passes),
+  run <- train_laps(take_start(), lap0 + seq_len(passes),
                     function(state, l) lda_lap(state, x, control, l, ex), evaluate, trainer,
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
                       between,

@@ -27,7 +27,7 @@ extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEX
 extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                SEXP);
 extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_memo_store(SEXP, SEXP);
+extern SEXP ffi_lda_memo_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_memo_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_lambda_from_stats(SEXP, SEXP);
 extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -89,7 +89,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
     {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
     {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
-    {"ffi_lda_memo_store", (DL_FUNC)&ffi_lda_memo_store, 2},
+    {"ffi_lda_memo_store", (DL_FUNC)&ffi_lda_memo_store, 4},
     {"ffi_lda_memo_store_add", (DL_FUNC)&ffi_lda_memo_store_add, 5},
     {"ffi_lda_lambda_from_stats", (DL_FUNC)&ffi_lda_lambda_from_stats, 2},
     {"ffi_lda_global_stochastic", (DL_FUNC)&ffi_lda_global_stochastic, 5},

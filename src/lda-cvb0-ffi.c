@@ -3,6 +3,7 @@
  * everything. */
 #include <math.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include "ffi.h"
 #include "lda-cvb0.h"
@@ -371,28 +372,36 @@ SEXP ffi_lda_cvb0_kernel_width(SEXP want) {
  * keeps S in a store (X, meta = c(1, t, row sums of X)) that the vb local
  * step reads as lambda = eta + X (mode 2). A new store: X a copy of S with
  * negative entries (rounding of S - old + new) set to 0, as lambda = eta +
- * max(S, 0) does, and its row sums summed word by word. */
-SEXP ffi_lda_memo_store(SEXP S, SEXP t) {
+ * max(S, 0) does, and its row sums summed word by word; S = NULL gives an
+ * empty (all-zero) K x V store. */
+SEXP ffi_lda_memo_store(SEXP S, SEXP t, SEXP K_, SEXP V_) {
   int n_prot = 0;
-  svi_need_matrix(S, REALSXP, -1, -1, "S");
-  const int K = Rf_nrows(S), V = Rf_ncols(S);
+  const int empty = S == R_NilValue;
+  if (!empty) svi_need_matrix(S, REALSXP, -1, -1, "S");
+  const int K = empty ? svi_int_arg(K_, 1, INT_MAX, "K") : Rf_nrows(S),
+            V = empty ? svi_int_arg(V_, 1, INT_MAX, "V") : Rf_ncols(S);
+  svi_need_size(K, V, 2147483647.0, "the memoized store");
   SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
   n_prot++;
   SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
   n_prot++;
-  const double *s = REAL(S);
   double *x = REAL(X), *mt = REAL(meta);
   mt[0] = 1.0;
   mt[1] = Rf_asReal(t);
   double *tot = mt + 2;
   memset(tot, 0, sizeof(double) * (size_t)K);
-  for (svi_len v = 0; v < V; v++) {
-    const double *col = s + v * K;
-    double *out = x + v * K;
-    for (int k = 0; k < K; k++) {
-      double a = col[k] > 0 ? col[k] : 0.0;
-      out[k] = a;
-      tot[k] += a;
+  if (empty) {
+    memset(x, 0, sizeof(double) * (size_t)K * (size_t)V);
+  } else {
+    const double *s = REAL(S);
+    for (svi_len v = 0; v < V; v++) {
+      const double *col = s + v * K;
+      double *out = x + v * K;
+      for (int k = 0; k < K; k++) {
+        double a = col[k] > 0 ? col[k] : 0.0;
+        out[k] = a;
+        tot[k] += a;
+      }
     }
   }
   SEXP res = store_list(X, meta);

@@ -228,13 +228,17 @@ SEXP ffi_lda_global_streaming(SEXP lambda, SEXP new_) {
   return out;
 }
 
+/* lambda = NULL: the topics of a memoized store, lambda = eta + max(S, 0). */
 SEXP ffi_lda_elbo_topics(SEXP lambda, SEXP S, SEXP eta_, SEXP threads_) {
-  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
   svi_need_matrix(S, REALSXP, -1, -1, "S");
-  int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
-  if (Rf_nrows(S) != K || Rf_ncols(S) != V) Rf_error("internal error: S and lambda differ");
-  return Rf_ScalarReal(lda_elbo_topics(REAL(lambda), REAL(S), K, V, Rf_asReal(eta_),
-                                       svi_threads_from_r(threads_)));
+  int K = Rf_nrows(S), V = Rf_ncols(S);
+  if (lambda != R_NilValue) {
+    svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
+    if (Rf_nrows(lambda) != K || Rf_ncols(lambda) != V)
+      Rf_error("internal error: S and lambda differ");
+  }
+  return Rf_ScalarReal(lda_elbo_topics(lambda == R_NilValue ? NULL : REAL(lambda), REAL(S), K,
+                                       V, Rf_asReal(eta_), svi_threads_from_r(threads_)));
 }
 
 /* Empirical Bayes eta from the expected counts S (K x V). */

@@ -19,16 +19,21 @@ void lda_lambda_from_stats(double *lambda, const double *S, svi_len n, double et
 
 /* sum_k [lnG(V eta) - V lnG(eta) - lnG(sum_v lambda_kv) + sum_v lnG(lambda_kv)]
  *   + sum_kv (eta + S_kv - lambda_kv) Elogb_kv.
+ * lambda = NULL: lambda = eta + max(S, 0), read from S (a memoized store). 
  * Words are cut into fixed chunks whose partial sums are added in chunk
  * order, so the result does not depend on the number of threads. */
 #define ELBO_CHUNK 256
+/* lambda_j, given or (lambda = NULL) eta + max(S_j, 0) */
+static inline double lambda_at(const double *lambda, const double *S, double eta, svi_len j) {
+  return lambda ? lambda[j] : eta + (S[j] > 0 ? S[j] : 0.0);
+}
 double lda_elbo_topics(const double *lambda, const double *S, int K, int V, double eta,
                        int threads) {
   double *rs = (double *)R_alloc(K, sizeof(double));
   double *psirs = (double *)R_alloc(K, sizeof(double));
   memset(rs, 0, sizeof(double) * (size_t)K);
   for (svi_len v = 0; v < V; v++)
-    for (int k = 0; k < K; k++) rs[k] += lambda[v * K + k];
+    for (int k = 0; k < K; k++) rs[k] += lambda_at(lambda, S, eta, v * K + k);
   for (int k = 0; k < K; k++) psirs[k] = svi_digamma(rs[k]);
   int nc = (V + ELBO_CHUNK - 1) / ELBO_CHUNK;
   double *part = (double *)R_alloc(nc > 0 ? nc : 1, sizeof(double));
@@ -41,7 +46,7 @@ double lda_elbo_topics(const double *lambda, const double *S, int K, int V, doub
     double s = 0;
     for (svi_len v = v0; v < v1; v++) {
       for (int k = 0; k < K; k++) {
-        double l = lambda[v * K + k];
+        double l = lambda_at(lambda, S, eta, v * K + k);
         s += svi_lgamma(l);
         double g = eta + S[v * K + k] - l;
         if (g != 0) s += g * (svi_digamma(l) - psirs[k]);
