@@ -35,13 +35,16 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # (the objective reads the store; lda_vb_finish() builds S and lambda for
 # whatever reads the topics). A new fit starts without S (an empty store).
 # Until the cache is complete (first lap) the topics keep their value, as in
-# lda_global_memoized().
+# lda_global_memoized(), and the store keeps their totals (lambda_tot).
 lda_global_memoized_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
   if (is.null(st) || isTRUE(st$sealed)) {
     from <- if (!is.null(st)) st$X else state$S
     st <- .Call(ffi_lda_memo_store, from, as.double(state$t), nrow(res$summary),
                 ncol(res$summary))
+    # topics held fixed while the cache fills (first lap): their totals, so
+    # that the local steps read only the batch's words of them
+    if (!is.null(state$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$lambda)
     state$vbstore <- st
     state$S <- NULL
   }

@@ -143,17 +143,14 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
 }
 
 # Topics OPE reads: beta of a point-estimate learner (ML-OPE keeps it in
-# state$beta), else lambda (normalised per topic in C), else the lazy store
-# of the global steps (lda_ope_control()): list(topics = X, store =
-# c(offset, scale, totals)).
+# state$beta), else the lazy store of the global steps (lda_ope_control(),
+# lda_store_view()): list(topics = X, store = c(offset, scale, totals)), else
+# lambda (normalised per topic in C).
 ope_topics <- function(state, control) {
   if (!is.null(state$beta)) return(list(topics = state$beta, store = NULL))
-  if (!is.null(state$lambda)) return(list(topics = state$lambda, store = NULL))
-  st <- state$vbstore
-  K <- nrow(st$X)
-  list(topics = st$X,
-       store = c(if (is.null(st$offset)) control$eta else st$offset, st$meta[1L],
-                 st$meta[2L + seq_len(K)]))
+  st <- lda_store_view(state, control)
+  if (!is.null(st)) return(list(topics = st$X, store = st$read))
+  list(topics = state$lambda, store = NULL)
 }
 
 # Local step "ope" of fit_lda(): see the loop contract in R/lda.R. The
@@ -259,8 +256,7 @@ lda_ope_finish <- function(state, control) {
   st <- state$vbstore
   if (is.null(st)) return(state)
   if (!identical(control$global_step, "ml_lazy")) return(lda_vb_finish(state, control))
-  lam <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, 0)
-  state$beta <- lam$lambda / lam$tot
+  state$beta <- .Call(ffi_lda_normalise_rows, st$X)
   state$vbstore <- NULL
   state
 }

@@ -45,19 +45,33 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
         c(isTRUE(objective), isTRUE(summary)), as.integer(threads))
 }
 
+# The topics of a state as a local step reads them from a lazy store:
+# list(X, read = c(offset, scale, K totals)) with lambda = offset + scale X,
+# or NULL when the state's topics are a dense lambda to read in full. The
+# store of stochastic, memoized or streaming training (offset eta, or 0 for
+# streaming); or, while a memoized first lap holds its topics fixed, those
+# topics with the totals its store keeps (lambda_tot).
+lda_store_view <- function(state, control) {
+  st <- state$vbstore
+  if (is.null(st)) return(NULL)
+  if (is.null(state$lambda)) {
+    K <- nrow(st$X)
+    return(list(X = st$X, read = c(if (is.null(st$offset)) control$eta else st$offset,
+                                   st$meta[1L], st$meta[2L + seq_len(K)])))
+  }
+  if (!is.null(st$lambda_tot)) return(list(X = state$lambda, read = c(0, 1, st$lambda_tot)))
+  NULL
+}
+
 #' @noRd
 lda_local_vb <- function(batch, state, control, seed, threads) {
-  st <- state$vbstore
-  if (!is.null(st) && is.null(state$lambda)) {
-    # the lazy store of stochastic, memoized or streaming training (lambda
-    # = offset + scale X, the offset eta or, for streaming, 0): the C step
-    # reads the batch's words of X only
+  st <- lda_store_view(state, control)
+  if (!is.null(st)) {
+    # the topics as a lazy store (lambda = offset + scale X): the C step reads
+    # the batch's words of X only
     lambda <- st$X
-    offset <- if (is.null(st$offset)) control$eta else st$offset
-    K <- nrow(lambda)
     res <- .Call(ffi_lda_local_vb, batch$doc_ptr, batch$term, batch$count, ncol(lambda),
-                 lambda, 2L, vb_int_opts(control),
-                 c(vb_dbl_opts(control), offset, st$meta[1L], st$meta[2L + seq_len(K)]),
+                 lambda, 2L, vb_int_opts(control), c(vb_dbl_opts(control), st$read),
                  c(control$global %in% c("memoized", "batch"), TRUE), as.integer(threads))
   } else {
     lambda <- state$lambda

@@ -30,6 +30,8 @@ extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_memo_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_memo_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_lambda_from_stats(SEXP, SEXP);
+extern SEXP ffi_lda_topic_totals(SEXP);
+extern SEXP ffi_lda_normalise_rows(SEXP);
 extern SEXP ffi_lda_global_stochastic(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
 extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
@@ -92,6 +94,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_memo_store", (DL_FUNC)&ffi_lda_memo_store, 4},
     {"ffi_lda_memo_store_add", (DL_FUNC)&ffi_lda_memo_store_add, 5},
     {"ffi_lda_lambda_from_stats", (DL_FUNC)&ffi_lda_lambda_from_stats, 2},
+    {"ffi_lda_topic_totals", (DL_FUNC)&ffi_lda_topic_totals, 1},
+    {"ffi_lda_normalise_rows", (DL_FUNC)&ffi_lda_normalise_rows, 1},
     {"ffi_lda_global_stochastic", (DL_FUNC)&ffi_lda_global_stochastic, 5},
     {"ffi_lda_global_streaming", (DL_FUNC)&ffi_lda_global_streaming, 2},
     {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},

@@ -190,6 +190,32 @@ SEXP ffi_lda_global_memoized(SEXP S, SEXP old, SEXP new_, SEXP eta_) {
   return res;
 }
 
+/* The K topic totals sum_v lambda_kv, summed as the vb step sums them. */
+SEXP ffi_lda_topic_totals(SEXP lambda) {
+  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
+  SEXP tot = PROTECT(Rf_allocVector(REALSXP, Rf_nrows(lambda)));
+  lda_topic_totals(REAL(lambda), Rf_nrows(lambda), Rf_ncols(lambda), REAL(tot));
+  UNPROTECT(1);
+  return tot;
+}
+
+/* X with each row divided by its sum (ML-OPE's topics from its store, whose
+ * scale cancels): one K x V result, the sums taken as lda_topic_totals(). */
+SEXP ffi_lda_normalise_rows(SEXP X) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  double *inv = (double *)R_alloc(K, sizeof(double));
+  lda_topic_totals(REAL(X), K, V, inv);
+  for (int k = 0; k < K; k++) inv[k] = inv[k] > 0 ? 1.0 / inv[k] : 0.0;
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  const double *x = REAL(X);
+  double *o = REAL(out);
+  for (svi_len v = 0; v < V; v++)
+    for (int k = 0; k < K; k++) o[v * K + k] = x[v * K + k] * inv[k];
+  UNPROTECT(1);
+  return out;
+}
+
 /* lambda = eta + max(S, 0) (K x V), e.g. from a memoized store at the end of
  * a lap. */
 SEXP ffi_lda_lambda_from_stats(SEXP S, SEXP eta_) {

@@ -13,6 +13,14 @@ void lda_add_sparse(double *out, int K, int V, const int *p, const int *i, const
   }
 }
 
+void lda_topic_totals(const double *lambda, int K, int V, double *tot) {
+  for (int k = 0; k < K; k++) tot[k] = 0.0;
+  for (svi_len v = 0; v < V; v++) {
+    const double *l = lambda + v * K;
+    for (int k = 0; k < K; k++) tot[k] += l[k];
+  }
+}
+
 void lda_lambda_from_stats(double *lambda, const double *S, svi_len n, double eta) {
   for (svi_len j = 0; j < n; j++) lambda[j] = eta + (S[j] > 0 ? S[j] : 0.0);
 }

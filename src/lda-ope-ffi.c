@@ -80,7 +80,7 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP topics, SEXP st
   double *inv = (double *)R_alloc(K, sizeof(double));
   double offset = 0.0, scale = 1.0;
   if (store == R_NilValue) {
-    ope_topic_totals(REAL(topics), K, V, inv);
+    lda_topic_totals(REAL(topics), K, V, inv);
   } else {
     offset = REAL(store)[0];
     scale = REAL(store)[1];

@@ -161,15 +161,6 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
   return ope_objective(o, beta, term, count, n, theta);
 }
 
-void ope_topic_totals(const double *lambda, int K, int V, double *tot) {
-  /* serially, in word order (the same sums for any number of threads) */
-  for (int k = 0; k < K; k++) tot[k] = 0.0;
-  for (int v = 0; v < V; v++) {
-    const double *l = lambda + (svi_len)v * K;
-    for (int k = 0; k < K; k++) tot[k] += l[k];
-  }
-}
-
 void ope_batch_topics(const double *X, int K, const int *words, int Vb, double offset,
                       double scale, const double *inv_tot, double *beta, double *colsum) {
   for (int w = 0; w < Vb; w++) {

@@ -18,8 +18,6 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
                const int *term, const double *count, int n, svi_rng *r, double *theta,
                double *x, double *grad, double *f_start);
 
-/* tot[k] = sum_v lambda_kv (K x V word-major), summed serially in word order. */
-void ope_topic_totals(const double *lambda, int K, int V, double *tot);
 /* The normalised topics at a batch's words: beta (K x Vb) with beta_kw =
  * (offset + scale X_k,words[w]) inv_tot[k], and colsum[w] = sum_k beta_kw.
  * offset 0, scale 1 and inv_tot the inverse totals of X give the rows of X

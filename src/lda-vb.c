@@ -760,11 +760,7 @@ void lda_topic_weights(const double *lambda, int K, int V, const int *words, int
   if (mode == 0) {
     double *rs = (double *)R_alloc(K, sizeof(double));
     psirs = (double *)R_alloc(K, sizeof(double));
-    memset(rs, 0, sizeof(double) * (size_t)K);
-    for (svi_len v = 0; v < V; v++) {
-      const double *row = lambda + v * K;
-      for (int k = 0; k < K; k++) rs[k] += row[k];
-    }
+    lda_topic_totals(lambda, K, V, rs);
     for (int k = 0; k < K; k++) psirs[k] = svi_digamma(rs[k]);
   }
 #ifdef _OPENMP

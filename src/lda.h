@@ -61,6 +61,9 @@ void lda_completion(const svi_dtm *obs, const svi_dtm *held, const double *beta,
 void lda_add_sparse(double *out, int K, int V, const int *p, const int *i, const double *x,
                     double sign);
 /* lambda = eta + max(S, 0) */
+/* tot[k] = sum_v lambda_kv (K x V word-major), summed serially in word order
+ * (the same sums for any number of threads). */
+void lda_topic_totals(const double *lambda, int K, int V, double *tot);
 void lda_lambda_from_stats(double *lambda, const double *S, svi_len n, double eta);
 /* Topic terms of the ELBO (everything but the documents' H_d). */
 /* Near-uniform random topics (lda-init.c): n entries of eta + a Gamma(100,
