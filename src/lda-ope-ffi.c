@@ -84,8 +84,13 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP topics, SEXP st
   } else {
     offset = REAL(store)[0];
     scale = REAL(store)[1];
+    if (!(offset >= 0.0) || !R_FINITE(offset) || !(scale > 0.0) || !R_FINITE(scale))
+      Rf_error("internal error: topic store offset or scale out of range");
     for (int k = 0; k < K; k++) inv[k] = V * offset + scale * REAL(store)[2 + k];
   }
+  for (int k = 0; k < K; k++)
+    if (!(inv[k] > 0.0) || !R_FINITE(inv[k]))
+      Rf_error("internal error: every topic needs a positive finite total");
   for (int k = 0; k < K; k++) inv[k] = 1.0 / inv[k];
   ope_batch_topics(REAL(topics), K, words, Vb, offset, scale, inv, beta, colsum);
 
