@@ -754,14 +754,26 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
   return 0;
 }
 
+/* A word's K log-weights l (their maximum m) shifted so the largest is 0 and
+ * floored, and their exponentials in e. */
+static void word_weights_finish(double *l, double m, double *e, int K) {
+  for (int k = 0; k < K; k++) {
+    l[k] -= m;
+    if (l[k] < -700) l[k] = -700; /* keeps exp() normal; weight ~1e-304 */
+  }
+  memcpy(e, l, sizeof(double) * (size_t)K);
+  svi_exp_inplace(e, K);
+}
+
 void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb, int mode,
                        int threads, double *le, double *eb) {
-  double *psirs = NULL;
   if (mode == 0) {
+    /* Dirichlet parameters: the store form with offset 0 and scale 1 (the
+     * same arithmetic) */
     double *rs = (double *)R_alloc(K, sizeof(double));
-    psirs = (double *)R_alloc(K, sizeof(double));
     lda_topic_totals(lambda, K, V, rs);
-    for (int k = 0; k < K; k++) psirs[k] = svi_digamma(rs[k]);
+    lda_topic_weights_store(lambda, K, V, words, Vb, 0.0, 1.0, rs, threads, le, eb);
+    return;
   }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -771,29 +783,18 @@ void lda_topic_weights(const double *lambda, int K, int V, const int *words, int
     double *l = le + (svi_len)w * K;
     double m = -INFINITY;
     for (int k = 0; k < K; k++) {
-      double v;
-      if (mode == 0) {
-        v = svi_digamma(row[k]) - psirs[k];
-      } else {
-        v = log(row[k] > 1e-300 ? row[k] : 1e-300);
-      }
+      double v = log(row[k] > 1e-300 ? row[k] : 1e-300);
       l[k] = v;
       if (v > m) m = v;
     }
-    for (int k = 0; k < K; k++) {
-      l[k] -= m;
-      if (l[k] < -700) l[k] = -700; /* keeps exp() normal; weight ~1e-304 */
-    }
-    double *e = eb + (svi_len)w * K;
-    memcpy(e, l, sizeof(double) * (size_t)K);
-    svi_exp_inplace(e, K);
+    word_weights_finish(l, m, eb + (svi_len)w * K, K);
   }
 }
 
-/* As lda_topic_weights() mode 0, for topics held as the lazy store of the
- * stochastic global step (lda_global_stochastic_lazy, R/lda-global.R):
- * lambda = eta + scale X with row sums V eta + scale xtot. Only the batch's
- * words are read, so a minibatch costs O(K x its vocabulary), not O(K V). */
+/* As lda_topic_weights() mode 0, for topics held as a lazy store of the
+ * global steps (R/lda-global.R): lambda = eta + scale X with row sums
+ * V eta + scale xtot (eta is the store's offset). Only the batch's words are
+ * read, so a minibatch costs O(K x its vocabulary), not O(K V). */
 void lda_topic_weights_store(const double *X, int K, int V, const int *words, int Vb,
                              double eta, double scale, const double *xtot, int threads,
                              double *le, double *eb) {
@@ -811,12 +812,6 @@ void lda_topic_weights_store(const double *X, int K, int V, const int *words, in
       l[k] = v;
       if (v > m) m = v;
     }
-    for (int k = 0; k < K; k++) {
-      l[k] -= m;
-      if (l[k] < -700) l[k] = -700; /* keeps exp() normal; weight ~1e-304 */
-    }
-    double *e = eb + (svi_len)w * K;
-    memcpy(e, l, sizeof(double) * (size_t)K);
-    svi_exp_inplace(e, K);
+    word_weights_finish(l, m, eb + (svi_len)w * K, K);
   }
 }
