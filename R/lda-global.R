@@ -139,7 +139,7 @@ lda_global_streaming <- function(state, res, batch_id, control) {
 lda_global_streaming_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
   if (is.null(st)) {
-    st <- .Call(ffi_lda_memo_store, state$lambda, as.double(state$t))
+    st <- .Call(ffi_lda_memo_store, state$lambda, as.double(state$t), NULL, NULL)
     st$offset <- 0
     state$vbstore <- st
     state$lambda <- NULL
