@@ -27,7 +27,7 @@ void lda_lambda_from_stats(double *lambda, const double *S, svi_len n, double et
 
 /* sum_k [lnG(V eta) - V lnG(eta) - lnG(sum_v lambda_kv) + sum_v lnG(lambda_kv)]
  *   + sum_kv (eta + S_kv - lambda_kv) Elogb_kv.
- * lambda = NULL: lambda = eta + max(S, 0), read from S (a memoized store). 
+ * lambda = NULL: lambda = eta + max(S, 0), read from S (a memoized store).
  * Words are cut into fixed chunks whose partial sums are added in chunk
  * order, so the result does not depend on the number of threads. */
 #define ELBO_CHUNK 256
