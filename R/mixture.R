@@ -50,7 +50,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'
 #' @param X Data: a numeric matrix or data frame with points in rows; for
 #'   `likelihood = "multinomial"`, a corpus in any form [as_dtm()] accepts.
-#' @param K Number of components, 1 <= K <= number of points.
+#' @param K Number of components, 1 <= K <= number of points; or several
+#'   (e.g. `K = 1:9`, as `Mclust(G = 1:9)`): a fit for each, the one with
+#'   the best BIC kept, with the table of all in `bic`. BIC here follows
+#'   R's [BIC()]: \eqn{-2 \log L + df \log n} with the log-likelihood at the
+#'   point estimates, **lower is better** (mclust's BIC is the negative:
+#'   higher is better).
 #' @param likelihood One of `"gaussian"` (full covariance, default),
 #'   `"zm_gaussian"` (zero-mean, full covariance), `"diag_gaussian"`,
 #'   `"multinomial"`.
@@ -125,7 +130,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   `converged`, `heldout` (the `heldout` data, scored again by [update()]),
 #'   `init_objectives` (the final objective of each of the `n_init` starts:
 #'   the ELBO, or for stochastic training the log-likelihood at the point
-#'   estimates), `best_init` (the start kept) and `call`.
+#'   estimates), `best_init` (the start kept), `classification`,
+#'   `uncertainty` and `z` (the training points' most responsible component,
+#'   1 minus its responsibility, and the N x K responsibilities, kept when
+#'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
+#'   `K`: a data frame of `K`, `loglik`, `df`, `BIC`, `objective`,
+#'   `converged`, one row per K) and `call`.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
 #' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)
@@ -146,6 +156,11 @@ fit_mixture <- function(X, K,
                         sync = NULL, n_init = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
+  if (is.numeric(K) && length(K) > 1L) {
+    # several K: fit each, keep the best by BIC
+    args <- mget(setdiff(names(formals(fit_mixture)), "..."), environment())
+    return(mix_select_K(args, K, missing(L), call))
+  }
   cluster <- check_cluster(cluster)
   sync <- resolve_sync(sync, cluster)
   likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
@@ -217,7 +232,81 @@ fit_mixture <- function(X, K,
   fit$heldout <- heldout
   fit$init_objectives <- scores[seq_len(i)]
   fit$best_init <- best$i
+  fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(best$res, fit$control)
+  fit
+}
+
+# The training points' assignments, in the order of `X` (as mclust keeps
+# them): `classification` (the most responsible component), `uncertainty`
+# (1 minus its responsibility) and `z`, the N x K responsibilities, kept
+# when N * K <= mix_z_max (else NULL; predict(fit, X, type =
+# "responsibilities") gives them). Numeric data are scored in row blocks.
+mix_z_max <- 5e6
+
+mix_add_assignments <- function(fit, data) {
+  N <- data$N
+  K <- fit$K
+  st <- fit$state
+  th <- as.integer(fit$control$threads)
+  keep_z <- as.double(N) * K <= mix_z_max
+  cls <- integer(N)
+  unc <- numeric(N)
+  z <- if (keep_z) matrix(0, N, K, dimnames = list(NULL, names(fit$weights))) else NULL
+  score <- function(x, rows) {
+    W <- t(.Call(ffi_mix_weights, x, fit$hyper, st$N, st$S, FALSE, FALSE, th))
+    k <- max.col(W, ties.method = "first")
+    R <- exp(W - W[cbind(seq_along(k), k)])
+    R <- R / rowSums(R)
+    cls[rows] <<- k
+    unc[rows] <<- 1 - R[cbind(seq_along(k), k)]
+    if (keep_z) z[rows, ] <<- R
+  }
+  if (data$lik == 3L) {
+    score(data$data, seq_len(N))
+  } else {
+    step <- max(1L, as.integer(1e6 %/% K))
+    for (s in seq(1L, N, by = step)) {
+      rows <- s:min(N, s + step - 1L)
+      score(data$data[rows, , drop = FALSE], rows)
+    }
+  }
+  fit$classification <- cls
+  fit$uncertainty <- unc
+  fit$z <- z
+  fit
+}
+
+# fit_mixture(X, K = 1:9): one fit per K (each with the fit's defaults, L =
+# K unless given, the same seed), the best by BIC kept with the table.
+mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
+  if (anyNA(Ks) || any(Ks != round(Ks)) || any(Ks < 1)) {
+    abort(sprintf("`K` must be whole numbers >= 1 (one K, or several to choose among by BIC), not %s.",
+                  describe(Ks)), "argument", call = env)
+  }
+  Ks <- sort(unique(as.integer(Ks)))
+  if (is.null(args$seed)) args$seed <- floor(stats::runif(1L) * 2147483647)
+  fits <- vector("list", length(Ks))
+  for (j in seq_along(Ks)) {
+    a <- args
+    a$K <- Ks[j]
+    a$L <- if (L_missing) Ks[j] else min(args$L, Ks[j])
+    fits[[j]] <- do.call(fit_mixture, a)
+  }
+  tab <- data.frame(K = Ks,
+                    loglik = vapply(fits, function(f) f$loglik, numeric(1)),
+                    df = vapply(fits, function(f) attr(logLik(f), "df"), numeric(1)),
+                    BIC = vapply(fits, function(f) stats::BIC(f), numeric(1)),
+                    objective = vapply(fits, function(f) {
+                      o <- f$trace$objective
+                      o <- o[is.finite(o)]
+                      if (length(o)) o[length(o)] else NA_real_
+                    }, numeric(1)),
+                    converged = vapply(fits, function(f) isTRUE(f$converged), logical(1)))
+  best <- which.min(tab$BIC)
+  fit <- fits[[best]]
+  fit$bic <- tab
+  fit$call <- call
   fit
 }
 
@@ -704,6 +793,14 @@ print.sparsevi_mixture <- function(x, ...) {
   if (!is.na(last$objective)) cat(sprintf("  objective (ELBO): %.6g\n", last$objective))
   if (!is.na(last$heldout)) cat(sprintf("  held-out log-likelihood: %.6g per point\n", last$heldout))
   cat(sprintf("  log-likelihood: %.6g\n", x$loglik))
+  if (!is.null(x$bic)) {
+    cat(sprintf("  K chosen by BIC (-2 logLik + df log n, lower is better; mclust's sign is the opposite): K = %d\n",
+                x$K))
+    b <- x$bic
+    cat(paste0("    ", utils::capture.output(print(
+      data.frame(K = b$K, BIC = round(b$BIC, 2), loglik = round(b$loglik, 2), df = b$df,
+                 best = ifelse(b$K == x$K, "*", "")), row.names = FALSE)), collapse = "\n"), "\n")
+  }
   o <- order(x$weights, decreasing = TRUE)
   top <- utils::head(o, 8L)
   cat("  largest weights: ",
@@ -741,7 +838,9 @@ print.summary.sparsevi_mixture <- function(x, ...) {
 #' @param newdata Data of the same form as the training data (same columns,
 #'   matched by name when both have names; documents are aligned to the
 #'   fitted vocabulary by term name, and unknown terms are dropped with a
-#'   message).
+#'   message). Missing: the training points, from what the fit keeps
+#'   (`classification`, and `z` for `type = "responsibilities"`; the fit
+#'   keeps no data, so `type = "density"` needs `newdata`).
 #' @param type `"cluster"` (default: the most responsible component of each
 #'   point), `"responsibilities"` (N x K matrix, rows sum to 1, from the
 #'   variational weights) or `"density"` (the density of each point under the
@@ -764,7 +863,7 @@ predict.sparsevi_mixture <- function(object, newdata,
   type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
   log <- check_flag(log, "log")
   threads <- sparsevi_threads(threads)
-  if (missing(newdata)) abort("`newdata` is required.", "argument")
+  if (missing(newdata)) return(mix_predict_training(object, type))
   test <- mix_newdata(newdata, mix_fit_data(object), "newdata")
   if (isTRUE(test$dropped > 0)) {
     message(sprintf("predict(): dropped %d term(s) (%s tokens) absent from the fitted vocabulary.",
@@ -785,6 +884,56 @@ predict.sparsevi_mixture <- function(object, newdata,
   colnames(R) <- names(object$weights)
   R
 }
+
+# predict() of the training points, from the assignments kept on the fit.
+mix_predict_training <- function(object, type, call = caller_call()) {
+  if (is.null(object$classification)) {
+    abort("This fit keeps no assignments of its training points (it was made by an older version): give `newdata`.",
+          "argument", call = call)
+  }
+  if (type == "cluster") return(object$classification)
+  if (type == "responsibilities") {
+    if (is.null(object$z)) {
+      abort(sprintf("The fit does not keep the responsibilities of its %s training points (kept up to N * K = %s): give `newdata`, the training data.",
+                    fmt_int(object$n), format(mix_z_max, big.mark = ",")), "argument",
+            call = call)
+    }
+    return(object$z)
+  }
+  abort("`type = \"density\"` needs `newdata`: the fit keeps no data.", "argument",
+        call = call)
+}
+
+#' Fitted values, observation count and assignments of a mixture fit
+#'
+#' `fitted()` gives the component of each training point (the most
+#' responsible one; `type = "responsibilities"` the N x K matrix), in the
+#' order of the training data, the same as `predict(fit)` without
+#' `newdata`. mclust users find the same on the fit as `fit$classification`,
+#' `fit$uncertainty` (1 minus the largest responsibility) and `fit$z` (the
+#' responsibilities, kept when N * K is at most 5 million). `nobs()` is the
+#' number of training points, the `n` of [BIC()].
+#'
+#' @param object A `sparsevi_mixture` or `sparsevi_vdp` fit.
+#' @param type `"cluster"` (default) or `"responsibilities"`.
+#' @param ... Unused.
+#' @returns `fitted()`: an integer vector (`NA` for points a VDP fit's
+#'   infinite tail claims) or a matrix; `nobs()`: a whole number.
+#' @examples
+#' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+#' table(fitted(fit))
+#' nobs(fit)
+#' summary(fit$uncertainty)
+#' @importFrom stats fitted nobs
+#' @export
+fitted.sparsevi_mixture <- function(object, type = c("cluster", "responsibilities"), ...) {
+  type <- check_choice(type, c("cluster", "responsibilities"), "type")
+  predict(object, type = type)
+}
+
+#' @rdname fitted.sparsevi_mixture
+#' @export
+nobs.sparsevi_mixture <- function(object, ...) object$n
 
 #' @rdname heldout_loglik
 #' @param newdata Test data of the same form as the training data.
@@ -873,6 +1022,7 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
   fit <- new_sparsevi_mixture(res, data, object$hyper, control, likelihood, object$prior,
                               object$K, object$call, control$threads)
   fit$heldout <- heldout
+  fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(res, control)
   fit
 }
