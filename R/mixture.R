@@ -1029,14 +1029,19 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
 
 #' Plot a fitted mixture
 #'
-#' With data `X`, draws the points in two of the data's own variables
-#' (`vars`, default the first two), coloured by their most likely
-#' component, with each component's mean (a cross) and, for Gaussian
-#' likelihoods, the ellipse of two standard deviations of its covariance on
-#' those variables (`which = "clusters"`). Also the training trace
-#' (objective, or held-out log-likelihood, against seconds) and the
-#' components projected on the first two principal axes of the fitted
-#' mixture (`which = "components"`, with the points of `X` when given).
+#' With data `X`, draws the points in the data's own variables, coloured by
+#' their most likely component, with each component's mean (a cross) and,
+#' for Gaussian likelihoods, the ellipse of two standard deviations of its
+#' covariance, and a legend of the components and their weights
+#' (`which = "clusters"`): one panel for two variables, a pairs view (every
+#' pair, on a page of its own) for more. `vars` chooses the variables; by
+#' default every one up to six, beyond that the five along which the
+#' components are most separated (between-component over within-component
+#' variance). Also the training trace (`which = "trace"`: the objective, or
+#' the held-out log-likelihood, against the lap) and the components
+#' projected on the first two principal axes of the fitted mixture
+#' (`which = "components"`, with the points of `X` when given). Each
+#' component has the same colour in every panel.
 #'
 #' @param x A `sparsevi_mixture`.
 #' @param X Optional data of the fitted form (the training data, or new
@@ -1044,14 +1049,17 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
 #' @param which Which panels: any of `"trace"`, `"clusters"` (needs `X`,
 #'   numeric data with at least two columns) and `"components"`. Default
 #'   `c("trace", "clusters")` with `X`, else `"trace"`.
-#' @param vars For `"clusters"`: the two variables to draw, by name or
-#'   number; default the first two.
+#' @param vars For `"clusters"`: two or more variables to draw, by name or
+#'   number (default as above).
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
 #' @examples
 #' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
 #' plot(fit, faithful)
 #' plot(fit, faithful, which = "clusters", vars = c("waiting", "eruptions"))
+#' iris_fit <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
+#' plot(iris_fit, iris[, 1:4], which = "clusters")
+#' plot(iris_fit, iris[, 1:4], which = "components")
 #' @export
 plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
   numeric_data <- !is.null(x$means) && x$hyper$D >= 2L
@@ -1068,23 +1076,39 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
           "argument")
   }
   if (!numeric_data) which <- setdiff(which, "components")
-  if (length(which) >= 2L) {
-    op <- graphics::par(mfrow = c(1L, length(which)))
+  D <- x$hyper$D
+  covs <- NULL
+  if (numeric_data) {
+    covs <- if (!is.null(x$covariances)) x$covariances else
+      array(apply(x$variances, 1L, function(v) diag(v, D)), c(D, D, x$K))
+  }
+  Xo <- cl <- NULL
+  if (!is.null(X) && numeric_data) {
+    nd <- mix_newdata(X, mix_fit_data(x), "X")
+    Xo <- nd$data + rep(x$center, each = nd$N)
+    colnames(Xo) <- colnames(x$means)
+    cl <- predict(x, X)
+  }
+  v <- if ("clusters" %in% which) {
+    mix_plot_vars(vars, colnames(x$means), D, x$means, covs, x$weights)
+  }
+  # a pairs view takes a page of its own, after the other panels
+  row <- setdiff(which, if (length(v) > 2L) "clusters")
+  if (length(row) >= 2L) {
+    op <- graphics::par(mfrow = c(1L, length(row)))
     on.exit(graphics::par(op))
   }
+  cols <- mix_colours(x$K)
   if ("trace" %in% which) {
     tr <- x$trace
     use_obj <- any(!is.na(tr$objective))
     y <- if (use_obj) tr$objective else tr$heldout
     if (all(is.na(y))) y <- rep(NA_real_, nrow(tr))
-    graphics::plot(tr$seconds, y, type = "b", xlab = "seconds",
+    graphics::plot(tr$lap, y, type = "b", pch = 20, xlab = "lap",
                    ylab = if (use_obj) "objective (ELBO)" else "held-out log-likelihood",
                    main = "Training trace", ...)
   }
   if ("components" %in% which) {
-    D <- x$hyper$D
-    covs <- if (!is.null(x$covariances)) x$covariances else
-      array(apply(x$variances, 1L, function(v) diag(v, D)), c(D, D, x$K))
     mu <- colSums(x$weights * x$means)
     tot <- matrix(0, D, D)
     for (k in seq_len(x$K)) {
@@ -1099,27 +1123,22 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
       circ <- cbind(cos(th), sin(th)) %*% (t(e$vectors) * (2 * sqrt(pmax(e$values, 0))))
       sweep(circ, 2L, M[k, ], `+`)
     })
-    pts <- if (is.null(X)) NULL else {
-      nd <- mix_newdata(X, mix_fit_data(x), "X")
-      sweep(nd$data + rep(x$center, each = nd$N), 2L, mu) %*% P
-    }
+    pts <- if (is.null(Xo)) NULL else sweep(Xo, 2L, mu) %*% P
     allp <- rbind(do.call(rbind, ell), pts)
-    graphics::plot(allp, type = "n", xlab = "PC1", ylab = "PC2", main = "Components")
-    if (!is.null(pts)) graphics::points(pts, pch = 20, col = grDevices::gray(0.6, 0.5))
-    for (k in seq_len(x$K)) {
-      if (x$weights[k] < 1e-3) next
-      graphics::lines(ell[[k]], col = (k - 1L) %% 8L + 1L, lwd = 2)
+    graphics::plot(allp, type = "n", xlab = "PC1", ylab = "PC2", main = "Components", ...)
+    if (!is.null(pts)) {
+      graphics::points(pts, pch = 19, cex = if (nrow(pts) <= 500L) 1 else 0.5,
+                       col = grDevices::adjustcolor(cols[cl], 0.6))
     }
-    graphics::points(M, pch = 3, lwd = 2)
+    used <- x$weights >= 1e-3
+    for (k in which(used)) graphics::lines(ell[[k]], col = cols[k], lwd = 2)
+    graphics::points(M[used, , drop = FALSE], pch = 3, cex = 1.6, lwd = 3)
+    graphics::legend("topright", legend = sprintf("%d (%.2f)", which(used), x$weights[used]),
+                     col = cols[used], lwd = 2, bg = grDevices::adjustcolor("white", 0.7),
+                     title = "component (weight)", cex = 0.8)
   }
   if ("clusters" %in% which) {
-    nd <- mix_newdata(X, mix_fit_data(x), "X")
-    Xo <- nd$data + rep(x$center, each = nd$N)
-    colnames(Xo) <- colnames(x$means)
-    covs <- if (!is.null(x$covariances)) x$covariances else
-      array(apply(x$variances, 1L, function(v) diag(v, x$hyper$D)), c(x$hyper$D, x$hyper$D, x$K))
-    v <- mix_plot_vars(vars, colnames(x$means), x$hyper$D)
-    plot_clusters(Xo, predict(x, X), x$means, covs, x$weights, v, "Clusters", ...)
+    plot_clusters(Xo, cl, x$means, covs, x$weights, v, "Clusters", ...)
   }
   invisible(x)
 }

@@ -788,21 +788,23 @@ vdp_plugin_params <- function(object) {
 
 #' Plot a Fast-VDP fit: its data by cluster, and the course of the fit
 #'
-#' With data `X`, draws the points in two of the data's own variables
-#' (`vars`, default the first two), coloured by their most likely component
-#' (points the infinite tail claims as grey crosses), with each component's
-#' mean and the ellipse of two standard deviations of its covariance on
-#' those variables (`which = "clusters"`). The course of the fit
-#' (`which = "trace"`) is two panels against elapsed seconds: the free
-#' energy and the number of components T.
+#' With data `X`, draws the points in the data's own variables coloured by
+#' their most likely component (points the infinite tail claims as grey
+#' crosses), with each component's mean, the ellipse of two standard
+#' deviations of its covariance and a legend (`which = "clusters"`): one
+#' panel for two variables, a pairs view (on a page of its own) for more, as
+#' for [plot.sparsevi_mixture()]. The course of the fit (`which = "trace"`)
+#' is two panels against the step of the fit: the free energy and the
+#' number of components T.
 #'
 #' @param x A `sparsevi_vdp` fit.
 #' @param X Optional data with the fitted columns (the training data, or
 #'   new points) to draw.
 #' @param which Any of `"clusters"` (needs `X` and at least two columns) and
 #'   `"trace"`. Default `c("clusters", "trace")` with `X`, else `"trace"`.
-#' @param vars For `"clusters"`: the two variables to draw, by name or
-#'   number; default the first two.
+#' @param vars For `"clusters"`: two or more variables to draw, by name or
+#'   number; default every one up to six, beyond that the five along which
+#'   the components are most separated.
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
 #' @examples
@@ -822,20 +824,28 @@ plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
   if ("clusters" %in% which && is.null(X)) {
     abort("`which = \"clusters\"` draws data: give `X`.", "argument")
   }
-  n_panels <- ("clusters" %in% which) + 2L * ("trace" %in% which)
-  op <- graphics::par(mfrow = c(1L, n_panels))
-  on.exit(graphics::par(op))
-  if ("clusters" %in% which) {
-    Xn <- vdp_newdata(x, X)
-    v <- mix_plot_vars(vars, x$colnames, x$dim)
+  v <- if ("clusters" %in% which) {
+    mix_plot_vars(vars, x$colnames, x$dim, x$means, x$covariances, x$weights)
+  }
+  pairs_view <- length(v) > 2L
+  n_panels <- ("clusters" %in% which && !pairs_view) + 2L * ("trace" %in% which)
+  if (n_panels >= 2L) {
+    op <- graphics::par(mfrow = c(1L, n_panels))
+    on.exit(graphics::par(op))
+  }
+  Xn <- if ("clusters" %in% which) vdp_newdata(x, X)
+  if ("clusters" %in% which && !pairs_view) {
     plot_clusters(Xn, predict(x, Xn), x$means, x$covariances, x$weights, v, "Clusters", ...)
   }
   if ("trace" %in% which) {
     tr <- x$trace
-    graphics::plot(tr$seconds, tr$free_energy, type = "l", xlab = "seconds",
+    graphics::plot(tr$step, tr$free_energy, type = "b", pch = 20, xlab = "step",
                    ylab = "free energy", main = "Free energy", ...)
-    graphics::plot(tr$seconds, tr$T, type = "s", xlab = "seconds", ylab = "T",
+    graphics::plot(tr$step, tr$T, type = "s", xlab = "step", ylab = "T",
                    main = "Components", ...)
+  }
+  if ("clusters" %in% which && pairs_view) {
+    plot_clusters(Xn, predict(x, Xn), x$means, x$covariances, x$weights, v, "Clusters", ...)
   }
   invisible(x)
 }
