@@ -168,8 +168,8 @@ test_that("the two-double and the AVX2 kernels give identical fits", {
     sim <- simulate_mixture(N = 500, D = D, K = 4, seed = D)
     for (lik in c("gaussian", "zm_gaussian")) {
       fit <- function(th) {
-        fit_mixture(sim$X, K = 5, likelihood = lik, passes = 3, seed = 2, threads = th, n_init = 1,
-                    progress = FALSE)
+        fit_mixture(sim$X, K = 5, likelihood = lik, passes = 3, seed = 2, threads = th,
+                    n_init = 1, progress = FALSE)
       }
       expect_identical(.Call(ffi_mix_simd, 0L), 2L)
       a <- fit(1L)
@@ -189,10 +189,10 @@ test_that("dense summaries (L = K) are identical across thread counts", {
   sim <- simulate_mixture(N = 900, D = 5, K = 4, seed = 5)
   for (lik in c("gaussian", "zm_gaussian")) {
     # K odd: the last component of the pairs has no partner
-    a <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3, n_init = 1,
-                     threads = 1, progress = FALSE)
-    b <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3, n_init = 1,
-                     threads = 2, progress = FALSE)
+    a <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3,
+                     n_init = 1, threads = 1, progress = FALSE)
+    b <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3,
+                     n_init = 1, threads = 2, progress = FALSE)
     expect_identical(a$state, b$state)
     expect_identical(a$trace$objective, b$trace$objective)
   }
