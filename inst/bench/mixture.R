@@ -89,7 +89,8 @@ bench_patches <- function(n_train = 4000, n_test = 1500, Ks = c(800, 400, 100),
         }
         fit <- fit_mixture(Xtr, K = K, likelihood = "zm_gaussian", L = L, global = global,
                            n_batches = n_batches, passes = passes, tol = 0, seed = 1,
-                           threads = 1, progress = FALSE, heldout = Xte)
+                           threads = 1, progress = FALSE, heldout = Xte,
+                           init = "kmeanspp", n_init = 1) # as before issue 23
         tr <- fit$trace
         traces[[sprintf("%s K=%d L=%d", global, K, L)]] <- tr
         say("%-10s %5d %5d %9.2f %12.4f %10.2f %10.2f %10.2f", global, K, L,
@@ -171,7 +172,7 @@ mclust_rate <- function(X, K, iters) {
 
 ours_rate <- function(X, K, iters) {
   fit <- fit_mixture(X, K = K, global = "batch", passes = iters, tol = 0, seed = 1,
-                     threads = 1, progress = FALSE)
+                     threads = 1, progress = FALSE, n_init = 1)
   tr <- fit$trace[fit$trace$lap > 0, ]
   t_lap <- sum(tr$local_seconds + tr$summary_seconds) / nrow(tr)
   t_all <- max(fit$trace$seconds) / nrow(fit$trace)
@@ -220,7 +221,8 @@ bench_threads <- function(reps = 5) {
   say("## 3. Threads 1 -> 2 (best of %d, wall-clock; the machine's other jobs compete for both cores)", reps)
   sim <- simulate_mixture(N = 40000, D = 10, K = 20, seed = 1)
   fit <- function(th) {
-    fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE)
+    fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE,
+                n_init = 1)
   }
   f1 <- fit(1L)
   f2 <- fit(2L)
@@ -279,7 +281,7 @@ bench_kernels <- function() {
     st0 <- ns$mix_seed_state(list(data = data$data), h,
                              round(seq(1, 10000, length.out = 16)))
     fit <- fit_mixture(sim$X, K = 16, global = "batch", passes = 3, tol = 0, seed = 1,
-                       threads = 1, progress = FALSE)
+                       threads = 1, progress = FALSE, n_init = 1)
     reps <- if (D > 20) 5 else 40
     best <- function(st) {
       min(replicate(3, cpu(function() {
