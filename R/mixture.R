@@ -36,10 +36,11 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' Training starts from K clusters: by default k-means++ seeds refined by
 #' k-means on the scaled columns, each component holding its cluster's
 #' points (with `init = "kmeanspp"` or `"random"`, or for documents, each
-#' component holds its one seed point). The defaults (k-means start, five
-#' starts kept by the ELBO, a uniform Dirichlet prior on the weights, a weak
-#' covariance prior and up to 200 laps) were chosen by measurement against
-#' mclust on eight real data sets (`inst/bench/mixture.R`, part `robust`).
+#' component holds its one seed point). The defaults (k-means and
+#' seed-point starts, ten for small data, kept by log-likelihood; a uniform
+#' Dirichlet prior on the weights; a weak covariance prior; up to 200 laps)
+#' were chosen by measurement against mclust on eight real data sets
+#' (`inst/bench/mixture.R`, part `robust`).
 #' Lap 0 visits every batch once, the
 #' globals after each batch coming from the batches seen so far; it fills the
 #' memoized caches, and laps 1 to `passes` follow (the objective is
@@ -109,8 +110,14 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   number of workers to run a round's batches in parallel.
 #' @param n_init Number of starts: each seeds and trains the mixture anew
 #'   (the first from `seed`, the others from streams derived from it), and
-#'   the fit with the best final objective is kept. Default 5 for numeric
-#'   data of up to 50,000 points with memoized or batch training, else 1.
+#'   the fit with the highest log-likelihood at its point estimates is kept
+#'   (as mclust keeps the EM fit of highest likelihood: the ELBO's prior
+#'   terms can prefer a fit that leaves a component nearly empty). With
+#'   `init = "kmeans"`, odd starts begin from the k-means partition and even
+#'   ones from the k-means++ seed points alone (k-means tends to reach the
+#'   same partition from every seeding). Default, for numeric data with
+#'   memoized or batch training: 10 starts up to 10,000 points, 3 up to
+#'   100,000, else 1; 1 for documents and stochastic training.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
@@ -130,7 +137,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   `converged`, `heldout` (the `heldout` data, scored again by [update()]),
 #'   `init_objectives` (the final objective of each of the `n_init` starts:
 #'   the ELBO, or for stochastic training the log-likelihood at the point
-#'   estimates), `best_init` (the start kept), `classification`,
+#'   estimates), `init_loglik` (each start's log-likelihood at its point
+#'   estimates), `best_init` (the start kept, the one of highest
+#'   `init_loglik`), `classification`,
 #'   `uncertainty` and `z` (the training points' most responsible component,
 #'   1 minus its responsibility, and the N x K responsibilities, kept when
 #'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
@@ -177,10 +186,12 @@ fit_mixture <- function(X, K,
   }
   L <- check_count(L, "L", min = 1, max = K)
   passes <- check_count(passes, "passes", min = 0)
-  # several starts where they are cheap and the ELBO can rank them: numeric
-  # data of up to 50,000 points, memoized or batch training
-  if (is.null(n_init)) n_init <- if (likelihood != "multinomial" && global != "stochastic" &&
-                                     N <= 50000) 5L else 1L
+  # several starts where they are cheap: numeric data, memoized or batch
+  # training (measured in inst/bench/mixture.R, part robust)
+  if (is.null(n_init)) {
+    n_init <- if (likelihood == "multinomial" || global == "stochastic") 1L
+              else if (N <= 10000) 10L else if (N <= 100000) 3L else 1L
+  }
   n_init <- check_count(n_init, "n_init", min = 1, max = 1000)
   if (is.null(alpha)) alpha <- K
   alpha <- check_positive(alpha, "alpha")
@@ -205,15 +216,19 @@ fit_mixture <- function(X, K,
   # final objective (the ELBO; the log-likelihood at the point estimates for
   # stochastic training) is kept
   best <- NULL
-  scores <- numeric(n_init)
+  scores <- lls <- numeric(n_init)
   for (i in seq_len(n_init)) {
     seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
                                                4294967296)
     t_init <- proc.time()[["elapsed"]]
     seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
                    data$init_scale, seed_i, threads)
-    state <- if (init == "kmeans") mix_kmeans_state(train, hyper, seeds, data$init_scale)
-             else NULL
+    # init = "kmeans": odd starts from the k-means partition, even ones from
+    # the k-means++ seed points alone (k-means lands in one basin from every
+    # seeding; single points reach others, and the ELBO picks among them)
+    state <- if (init == "kmeans" && i %% 2L == 1L) {
+      mix_kmeans_state(train, hyper, seeds, data$init_scale)
+    }
     if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
     control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
                     tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
@@ -225,12 +240,18 @@ fit_mixture <- function(X, K,
                                 threads)
     obj <- res$trace$objective[is.finite(res$trace$objective)]
     scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
-    if (is.null(best) || scores[i] > scores[best$i]) best <- list(i = i, fit = fit, res = res)
+    lls[i] <- fit$loglik
+    # the start kept: the highest log-likelihood at the point estimates (as
+    # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
+    # component nearly empty (iris, K = 3), which a user who fixed K does
+    # not want
+    if (is.null(best) || lls[i] > lls[best$i]) best <- list(i = i, fit = fit, res = res)
     if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
   }
   fit <- best$fit
   fit$heldout <- heldout
   fit$init_objectives <- scores[seq_len(i)]
+  fit$init_loglik <- lls[seq_len(i)]
   fit$best_init <- best$i
   fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(best$res, fit$control)

@@ -27,7 +27,9 @@
 #    (faithful and wreath have none: against Mclust's partition), the
 #    log-likelihood, seconds, warnings and convergence; also the old
 #    defaults (init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,
-#    passes = 20) for comparison. Needs mclust.
+#    passes = 20) for comparison. Five more sets were not used to choose the
+#    defaults: MASS's crabs (labels: species x sex), USArrests, swiss, trees
+#    and quakes (no labels: against Mclust's partition). Needs mclust.
 
 suppressPackageStartupMessages(library(sparsevi))
 args <- commandArgs(trailingOnly = TRUE)
@@ -313,7 +315,13 @@ bench_robust <- function(seeds = 1:10) {
     thyroid = list(X = e$thyroid[, -1], y = e$thyroid$Diagnosis, K = 3),
     wdbc10 = list(X = e$wdbc[, 3:12], y = e$wdbc$Diagnosis, K = 2),
     wdbc30 = list(X = e$wdbc[, -(1:2)], y = e$wdbc$Diagnosis, K = 2),
-    wreath = list(X = e$wreath, y = NULL, K = 14))
+    wreath = list(X = e$wreath, y = NULL, K = 14),
+    # not looked at while choosing the defaults (checked afterwards)
+    crabs = list(X = MASS::crabs[, 4:8], y = paste(MASS::crabs$sp, MASS::crabs$sex), K = 4),
+    USArrests = list(X = USArrests, y = NULL, K = 3),
+    swiss = list(X = swiss, y = NULL, K = 3),
+    trees = list(X = trees, y = NULL, K = 2),
+    quakes = list(X = quakes[, 1:4], y = NULL, K = 3))
   ari <- mclust::adjustedRandIndex
   configs <- list(default = list(),
                   old = list(init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,

@@ -359,10 +359,13 @@ test_that("a fit that uses all its passes warns; n_init keeps the best start", {
                       progress = FALSE)
   expect_length(many$init_objectives, 4L)
   expect_identical(many$init_objectives[1], one$trace$objective[nrow(one$trace)])
-  expect_identical(max(many$init_objectives),
+  # the start kept is the one of highest log-likelihood at its estimates
+  expect_length(many$init_loglik, 4L)
+  expect_identical(many$best_init, which.max(many$init_loglik))
+  expect_identical(many$init_loglik[many$best_init], many$loglik)
+  expect_identical(many$init_objectives[many$best_init],
                    many$trace$objective[nrow(many$trace)])
-  expect_identical(many$best_init, which.max(many$init_objectives))
-  expect_gte(many$trace$objective[nrow(many$trace)], one$trace$objective[nrow(one$trace)])
+  expect_gte(many$loglik, one$loglik)
   again <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
                        threads = 2, progress = FALSE)
   expect_identical(again$state, many$state)
@@ -401,10 +404,10 @@ test_that("the default fit is robust to the seed on iris and faithful (issue 23)
   cl <- lapply(1:5, function(s) predict(fit_mixture(faithful, K = 2, seed = s,
                                                     progress = FALSE), faithful))
   for (s in 2:5) expect_equal(ari_index(cl[[1]], cl[[s]]), 1)
-  # five starts by default for small numeric data, one for documents or
+  # ten starts by default for small numeric data, one for documents or
   # stochastic training
   f <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
-  expect_length(f$init_objectives, 5L)
+  expect_length(f$init_objectives, 10L)
   expect_identical(f$control$init, "kmeans")
   g <- fit_mixture(X, K = 3, seed = 1, global = "stochastic", passes = 2, progress = FALSE)
   expect_length(g$init_objectives, 1L)
