@@ -837,7 +837,8 @@ summary.sparsevi_mixture <- function(object, ...) {
   out <- list(likelihood = object$likelihood, prior = object$prior, K = object$K,
               L = object$L, n = object$n, loglik = object$loglik,
               components = comp[order(comp$weight, decreasing = TRUE), ],
-              trace = object$trace, converged = object$converged)
+              trace = object$trace, converged = object$converged,
+              BIC = stats::BIC(object), bic = object$bic)
   class(out) <- "summary.sparsevi_mixture"
   out
 }
@@ -846,7 +847,12 @@ summary.sparsevi_mixture <- function(object, ...) {
 print.summary.sparsevi_mixture <- function(x, ...) {
   cat(sprintf("Mixture: %s likelihood, %s prior, K = %d, L = %d, %s points\n", x$likelihood,
               x$prior, x$K, x$L, fmt_int(x$n)))
-  cat(sprintf("Log-likelihood at the posterior means: %.6g\n", x$loglik))
+  cat(sprintf("Log-likelihood at the posterior means: %.6g; BIC %.6g (-2 logLik + df log n, lower is better)\n",
+              x$loglik, x$BIC))
+  if (!is.null(x$bic)) {
+    cat("BIC of each K:\n")
+    print(x$bic, row.names = FALSE, digits = 6)
+  }
   cat("Components (by weight):\n")
   print(utils::head(x$components, 20L), row.names = FALSE, digits = 4)
   if (nrow(x$components) > 20L) cat(sprintf("... and %d more\n", nrow(x$components) - 20L))

@@ -185,9 +185,10 @@ lda_to_ldavis <- function(fit, x, ...) {
 #' `weight`, `size`, and the means of numeric data as columns); `augment(x,
 #' data)` adds the most likely component `.cluster` and its responsibility
 #' `.probability` to each row of `data`; `glance(x)` counts `laps` as
-#' print() does (the laps after lap 0). A Fast-VDP fit's `glance()` has `K`
-#' (its T), `n`, `steps`, `seconds`, `free_energy`, `loglik`, `tail_weight`
-#' and `converged`; its `augment()` gives `.cluster = NA` to points the
+#' print() does (the laps after lap 0) and adds `loglik` and `BIC` (R's
+#' sign: lower is better). A Fast-VDP fit's `glance()` has `K` (its T), `n`,
+#' `steps`, `seconds`, `free_energy`, `loglik`, `BIC`, `tail_weight` and
+#' `converged`; its `augment()` gives `.cluster = NA` to points the
 #' infinite tail claims.
 #'
 #' @param x A `sparsevi_lda` or `sparsevi_mixture` (including `sparsevi_vdp`).
@@ -344,7 +345,9 @@ glance.sparsevi_mixture <- function(x, ...) {
                          else last$objective,
              heldout = if (is.null(last) || is.null(last$heldout)) NA_real_
                        else last$heldout,
-             converged = if (is.null(x$converged)) NA else x$converged)
+             converged = if (is.null(x$converged)) NA else x$converged,
+             loglik = if (is.null(x$loglik)) NA_real_ else x$loglik,
+             BIC = if (is.null(x$loglik)) NA_real_ else stats::BIC(x))
 }
 
 #' @rdname sparsevi_tidiers
@@ -353,6 +356,7 @@ glance.sparsevi_vdp <- function(x, ...) {
   tr <- x$trace
   data.frame(K = x$T, n = x$n, steps = nrow(tr), seconds = x$timings[["total"]],
              free_energy = x$free_energy, loglik = if (is.null(x$loglik)) NA_real_ else x$loglik,
+             BIC = if (is.null(x$loglik)) NA_real_ else stats::BIC(x),
              tail_weight = x$tail_weight,
              converged = if (is.null(x$converged)) NA else x$converged)
 }

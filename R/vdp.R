@@ -501,6 +501,10 @@ print.sparsevi_vdp <- function(x, ...) {
               x$T, x$dim, x$n))
   cat(sprintf("  free energy %.6g; tail weight %.3g; %d outer nodes; %.2f s\n",
               x$free_energy, x$tail_weight, x$n_outer_nodes, x$timings[["total"]]))
+  if (!is.null(x$loglik)) {
+    cat(sprintf("  log-likelihood %.6g; BIC %.6g (lower is better)\n", x$loglik,
+                stats::BIC(x)))
+  }
   w <- utils::head(round(x$weights, 3), 10)
   cat("  weights:", paste(format(w), collapse = " "), if (x$T > 10) "..." else "", "\n")
   invisible(x)

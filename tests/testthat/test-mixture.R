@@ -461,5 +461,7 @@ test_that("fitted(), nobs(), predict() without newdata and the mclust fields", {
   expect_identical(nobs(d), 40L)
   # glance() counts laps as print() does
   expect_identical(generics::glance(m)$laps, as.integer(max(m$trace$lap)))
+  expect_equal(generics::glance(m)$BIC, BIC(m))
+  expect_true(any(grepl("BIC", capture.output(print(summary(m))))))
   expect_true(any(grepl(sprintf("%d laps", max(m$trace$lap)), capture.output(print(m)))))
 })

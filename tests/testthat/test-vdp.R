@@ -423,6 +423,7 @@ test_that("a VDP fit has its own logLik, fitted, update and glance", {
   expect_identical(gl$K, v$T)
   expect_identical(gl$steps, nrow(v$trace))
   expect_equal(gl$loglik, as.numeric(ll))
+  expect_equal(gl$BIC, BIC(v))
   au <- generics::augment(v, sim$X)
   expect_identical(au$.cluster, predict(v, sim$X))
 })
