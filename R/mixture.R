@@ -33,8 +33,15 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' component's word distribution; its densities leave out the multinomial
 #' coefficient.
 #'
-#' Training starts from K seed points (k-means++ by default), each taken as a
-#' component holding that one point. Lap 0 visits every batch once, the
+#' Training starts from K clusters: by default k-means++ seeds refined by
+#' k-means on the scaled columns, each component holding its cluster's
+#' points (with `init = "kmeanspp"` or `"random"`, or for documents, each
+#' component holds its one seed point). The defaults (k-means and
+#' seed-point starts, ten for small data, kept by log-likelihood; a uniform
+#' Dirichlet prior on the weights; a weak covariance prior; up to 200 laps)
+#' were chosen by measurement against mclust on eight real data sets
+#' (`inst/bench/mixture.R`, part `robust`).
+#' Lap 0 visits every batch once, the
 #' globals after each batch coming from the batches seen so far; it fills the
 #' memoized caches, and laps 1 to `passes` follow (the objective is
 #' non-decreasing from lap 0 on). Stochastic training starts from the seeds directly. The trace's
@@ -44,7 +51,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'
 #' @param X Data: a numeric matrix or data frame with points in rows; for
 #'   `likelihood = "multinomial"`, a corpus in any form [as_dtm()] accepts.
-#' @param K Number of components, 1 <= K <= number of points.
+#' @param K Number of components, 1 <= K <= number of points; or several
+#'   (e.g. `K = 1:9`, as `Mclust(G = 1:9)`): a fit for each, the one with
+#'   the best BIC kept, with the table of all in `bic`. BIC here follows
+#'   R's [BIC()]: \eqn{-2 \log L + df \log n} with the log-likelihood at the
+#'   point estimates, **lower is better** (mclust's BIC is the negative:
+#'   higher is better).
 #' @param likelihood One of `"gaussian"` (full covariance, default),
 #'   `"zm_gaussian"` (zero-mean, full covariance), `"diag_gaussian"`,
 #'   `"multinomial"`.
@@ -57,15 +69,21 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' @param n_batches,batch_size Number of batches, or points per batch (give
 #'   at most one). Default: one batch per 2,000 points, at most 20.
 #'   `global = "batch"` always uses one batch.
-#' @param passes Maximum number of passes over the data (laps), default 20.
-#' @param init `"kmeanspp"` (default; k-means++ seeding with a divergence
-#'   matching the likelihood) or `"random"` (K distinct random points).
-#' @param alpha Dirichlet total concentration (> 0), default 1.
+#' @param passes Maximum number of passes over the data (laps), default 200
+#'   (fits stop earlier once the objective's relative change is below `tol`).
+#' @param init `"kmeans"` (default for numeric data: k-means++ seeding, then
+#'   Hartigan-Wong k-means, [stats::kmeans()], on the columns scaled to unit
+#'   variance; each component starts from its cluster's points),
+#'   `"kmeanspp"` (k-means++ seeding with a divergence matching the
+#'   likelihood; each component starts from its one seed point; also what
+#'   `"kmeans"` does for documents) or `"random"` (K distinct random points).
+#' @param alpha Dirichlet total concentration (> 0), default `K` (a uniform
+#'   Dirichlet(1, ..., 1) prior on the weights).
 #' @param gamma DP concentration (> 0), default 1.
 #' @param nu Prior degrees of freedom: default D + 2 (full covariance) or 3
 #'   (diagonal); must exceed D - 1.
 #' @param scale Prior covariance scale relative to the data's (> 0),
-#'   default 0.1.
+#'   default 0.003.
 #' @param kappa0 Prior pseudo-count of the mean (> 0), default 0.01.
 #' @param eta Dirichlet prior of multinomial components (> 0), default 0.1.
 #' @param tau,kappa Stochastic step size \eqn{(\tau + t)^{-\kappa}}:
@@ -90,9 +108,16 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   (a round, run in parallel on a cluster). Default 1, with or without a
 #'   cluster, so a fit on a cluster equals the fit without one; set it to the
 #'   number of workers to run a round's batches in parallel.
-#' @param n_init Number of starts (default 1): each seeds and trains the
-#'   mixture anew (the first from `seed`, the others from streams derived
-#'   from it), and the fit with the best final objective is kept.
+#' @param n_init Number of starts: each seeds and trains the mixture anew
+#'   (the first from `seed`, the others from streams derived from it), and
+#'   the fit with the highest log-likelihood at its point estimates is kept
+#'   (as mclust keeps the EM fit of highest likelihood: the ELBO's prior
+#'   terms can prefer a fit that leaves a component nearly empty). With
+#'   `init = "kmeans"`, odd starts begin from the k-means partition and even
+#'   ones from the k-means++ seed points alone (k-means tends to reach the
+#'   same partition from every seeding). Default, for numeric data with
+#'   memoized or batch training: 10 starts up to 10,000 points, 3 up to
+#'   100,000, else 1; 1 for documents and stochastic training.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
@@ -112,7 +137,14 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   `converged`, `heldout` (the `heldout` data, scored again by [update()]),
 #'   `init_objectives` (the final objective of each of the `n_init` starts:
 #'   the ELBO, or for stochastic training the log-likelihood at the point
-#'   estimates), `best_init` (the start kept) and `call`.
+#'   estimates), `init_loglik` (each start's log-likelihood at its point
+#'   estimates), `best_init` (the start kept, the one of highest
+#'   `init_loglik`), `classification`,
+#'   `uncertainty` and `z` (the training points' most responsible component,
+#'   1 minus its responsibility, and the N x K responsibilities, kept when
+#'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
+#'   `K`: a data frame of `K`, `loglik`, `df`, `BIC`, `objective`,
+#'   `converged`, one row per K) and `call`.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
 #' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)
@@ -124,22 +156,26 @@ fit_mixture <- function(X, K,
                                        "multinomial"),
                         prior = c("dirichlet", "dp"), L = K,
                         global = c("memoized", "stochastic", "batch"),
-                        n_batches = NULL, batch_size = NULL, passes = 20,
-                        init = c("kmeanspp", "random"), alpha = 1, gamma = 1,
-                        nu = NULL, scale = 0.1, kappa0 = 0.01, eta = 0.1,
+                        n_batches = NULL, batch_size = NULL, passes = 200,
+                        init = c("kmeans", "kmeanspp", "random"), alpha = NULL, gamma = 1,
+                        nu = NULL, scale = 0.003, kappa0 = 0.01, eta = 0.1,
                         tau = 1, kappa = 0.6, tol = 1e-6, seed = NULL,
                         threads = getOption("sparsevi.threads", 1L),
                         progress = interactive(), heldout = NULL, cluster = NULL,
-                        sync = NULL, n_init = 1, ...) {
+                        sync = NULL, n_init = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
+  if (is.numeric(K) && length(K) > 1L) {
+    # several K: fit each, keep the best by BIC
+    args <- mget(setdiff(names(formals(fit_mixture)), "..."), environment())
+    return(mix_select_K(args, K, missing(L), call))
+  }
   cluster <- check_cluster(cluster)
   sync <- resolve_sync(sync, cluster)
-  n_init <- check_count(n_init, "n_init", min = 1, max = 1000)
   likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, sparsevi_engines$mixture$globals, "global")
-  init <- check_choice(init, c("kmeanspp", "random"), "init")
+  init <- check_choice(init, c("kmeans", "kmeanspp", "random"), "init")
   threads <- sparsevi_threads(threads)
   data <- mix_data(X, likelihood, "X", threads)
   N <- data$N
@@ -150,6 +186,14 @@ fit_mixture <- function(X, K,
   }
   L <- check_count(L, "L", min = 1, max = K)
   passes <- check_count(passes, "passes", min = 0)
+  # several starts where they are cheap: numeric data, memoized or batch
+  # training (measured in inst/bench/mixture.R, part robust)
+  if (is.null(n_init)) {
+    n_init <- if (likelihood == "multinomial" || global == "stochastic") 1L
+              else if (N <= 10000) 10L else if (N <= 100000) 3L else 1L
+  }
+  n_init <- check_count(n_init, "n_init", min = 1, max = 1000)
+  if (is.null(alpha)) alpha <- K
   alpha <- check_positive(alpha, "alpha")
   gamma <- check_positive(gamma, "gamma")
   scale <- check_positive(scale, "scale")
@@ -172,14 +216,20 @@ fit_mixture <- function(X, K,
   # final objective (the ELBO; the log-likelihood at the point estimates for
   # stochastic training) is kept
   best <- NULL
-  scores <- numeric(n_init)
+  scores <- lls <- numeric(n_init)
   for (i in seq_len(n_init)) {
     seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
                                                4294967296)
     t_init <- proc.time()[["elapsed"]]
-    seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init == "kmeanspp",
+    seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
                    data$init_scale, seed_i, threads)
-    state <- mix_seed_state(train, hyper, seeds)
+    # init = "kmeans": odd starts from the k-means partition, even ones from
+    # the k-means++ seed points alone (k-means lands in one basin from every
+    # seeding; single points reach others, and the ELBO picks among them)
+    state <- if (init == "kmeans" && i %% 2L == 1L) {
+      mix_kmeans_state(train, hyper, seeds, data$init_scale)
+    }
+    if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
     control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
                     tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
                     sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
@@ -190,14 +240,94 @@ fit_mixture <- function(X, K,
                                 threads)
     obj <- res$trace$objective[is.finite(res$trace$objective)]
     scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
-    if (is.null(best) || scores[i] > scores[best$i]) best <- list(i = i, fit = fit, res = res)
+    lls[i] <- fit$loglik
+    # the start kept: the highest log-likelihood at the point estimates (as
+    # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
+    # component nearly empty (iris, K = 3), which a user who fixed K does
+    # not want
+    if (is.null(best) || lls[i] > lls[best$i]) best <- list(i = i, fit = fit, res = res)
     if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
   }
   fit <- best$fit
   fit$heldout <- heldout
   fit$init_objectives <- scores[seq_len(i)]
+  fit$init_loglik <- lls[seq_len(i)]
   fit$best_init <- best$i
+  fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(best$res, fit$control)
+  fit
+}
+
+# The training points' assignments, in the order of `X` (as mclust keeps
+# them): `classification` (the most responsible component), `uncertainty`
+# (1 minus its responsibility) and `z`, the N x K responsibilities, kept
+# when N * K <= mix_z_max (else NULL; predict(fit, X, type =
+# "responsibilities") gives them). Numeric data are scored in row blocks.
+mix_z_max <- 5e6
+
+mix_add_assignments <- function(fit, data) {
+  N <- data$N
+  K <- fit$K
+  st <- fit$state
+  th <- as.integer(fit$control$threads)
+  keep_z <- as.double(N) * K <= mix_z_max
+  cls <- integer(N)
+  unc <- numeric(N)
+  z <- if (keep_z) matrix(0, N, K, dimnames = list(NULL, names(fit$weights))) else NULL
+  score <- function(x, rows) {
+    W <- t(.Call(ffi_mix_weights, x, fit$hyper, st$N, st$S, FALSE, FALSE, th))
+    k <- max.col(W, ties.method = "first")
+    R <- exp(W - W[cbind(seq_along(k), k)])
+    R <- R / rowSums(R)
+    cls[rows] <<- k
+    unc[rows] <<- 1 - R[cbind(seq_along(k), k)]
+    if (keep_z) z[rows, ] <<- R
+  }
+  if (data$lik == 3L) {
+    score(data$data, seq_len(N))
+  } else {
+    step <- max(1L, as.integer(1e6 %/% K))
+    for (s in seq(1L, N, by = step)) {
+      rows <- s:min(N, s + step - 1L)
+      score(data$data[rows, , drop = FALSE], rows)
+    }
+  }
+  fit$classification <- cls
+  fit$uncertainty <- unc
+  fit$z <- z
+  fit
+}
+
+# fit_mixture(X, K = 1:9): one fit per K (each with the fit's defaults, L =
+# K unless given, the same seed), the best by BIC kept with the table.
+mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
+  if (anyNA(Ks) || any(Ks != round(Ks)) || any(Ks < 1)) {
+    abort(sprintf("`K` must be whole numbers >= 1 (one K, or several to choose among by BIC), not %s.",
+                  describe(Ks)), "argument", call = env)
+  }
+  Ks <- sort(unique(as.integer(Ks)))
+  if (is.null(args$seed)) args$seed <- floor(stats::runif(1L) * 2147483647)
+  fits <- vector("list", length(Ks))
+  for (j in seq_along(Ks)) {
+    a <- args
+    a$K <- Ks[j]
+    a$L <- if (L_missing) Ks[j] else min(args$L, Ks[j])
+    fits[[j]] <- do.call(fit_mixture, a)
+  }
+  tab <- data.frame(K = Ks,
+                    loglik = vapply(fits, function(f) f$loglik, numeric(1)),
+                    df = vapply(fits, function(f) attr(logLik(f), "df"), numeric(1)),
+                    BIC = vapply(fits, function(f) stats::BIC(f), numeric(1)),
+                    objective = vapply(fits, function(f) {
+                      o <- f$trace$objective
+                      o <- o[is.finite(o)]
+                      if (length(o)) o[length(o)] else NA_real_
+                    }, numeric(1)),
+                    converged = vapply(fits, function(f) isTRUE(f$converged), logical(1)))
+  best <- which.min(tab$BIC)
+  fit <- fits[[best]]
+  fit$bic <- tab
+  fit$call <- call
   fit
 }
 
@@ -397,6 +527,29 @@ mix_seed_state <- function(train, hyper, seeds) {
     S <- matrix(S, ncol = K)
   }
   list(N = rep(1, K), S = S)
+}
+
+# Summaries of a k-means partition: Hartigan-Wong k-means (stats::kmeans(),
+# no random numbers) on the columns scaled to unit variance, started from
+# the k-means++ seeds; each component starts holding its cluster's points.
+# NULL (fall back to the seed points) for documents, K = 1, or when k-means
+# fails (an empty cluster).
+mix_kmeans_state <- function(train, hyper, seeds, init_scale) {
+  K <- length(seeds)
+  if (hyper$lik == 3L || K < 2L) return(NULL)
+  Z <- train$data * rep(sqrt(init_scale), each = nrow(train$data))
+  km <- tryCatch(suppressWarnings(stats::kmeans(Z, Z[seeds, , drop = FALSE], iter.max = 30L)),
+                 error = function(e) NULL)
+  if (is.null(km) || any(tabulate(km$cluster, K) == 0L)) return(NULL)
+  X <- train$data
+  S <- vapply(seq_len(K), function(k) {
+    Xk <- X[km$cluster == k, , drop = FALSE]
+    switch(hyper$lik + 1L,
+           c(colSums(Xk), pack_lower(crossprod(Xk))),
+           pack_lower(crossprod(Xk)),
+           c(colSums(Xk), colSums(Xk^2)))
+  }, numeric(mix_stat_size(hyper$lik, hyper$D)))
+  list(N = as.double(tabulate(km$cluster, K)), S = matrix(S, ncol = K))
 }
 
 mix_stat_size <- function(lik, D) {
@@ -661,6 +814,14 @@ print.sparsevi_mixture <- function(x, ...) {
   if (!is.na(last$objective)) cat(sprintf("  objective (ELBO): %.6g\n", last$objective))
   if (!is.na(last$heldout)) cat(sprintf("  held-out log-likelihood: %.6g per point\n", last$heldout))
   cat(sprintf("  log-likelihood: %.6g\n", x$loglik))
+  if (!is.null(x$bic)) {
+    cat(sprintf("  K chosen by BIC (-2 logLik + df log n, lower is better; mclust's sign is the opposite): K = %d\n",
+                x$K))
+    b <- x$bic
+    cat(paste0("    ", utils::capture.output(print(
+      data.frame(K = b$K, BIC = round(b$BIC, 2), loglik = round(b$loglik, 2), df = b$df,
+                 best = ifelse(b$K == x$K, "*", "")), row.names = FALSE)), collapse = "\n"), "\n")
+  }
   o <- order(x$weights, decreasing = TRUE)
   top <- utils::head(o, 8L)
   cat("  largest weights: ",
@@ -676,7 +837,8 @@ summary.sparsevi_mixture <- function(object, ...) {
   out <- list(likelihood = object$likelihood, prior = object$prior, K = object$K,
               L = object$L, n = object$n, loglik = object$loglik,
               components = comp[order(comp$weight, decreasing = TRUE), ],
-              trace = object$trace, converged = object$converged)
+              trace = object$trace, converged = object$converged,
+              BIC = stats::BIC(object), bic = object$bic)
   class(out) <- "summary.sparsevi_mixture"
   out
 }
@@ -685,7 +847,12 @@ summary.sparsevi_mixture <- function(object, ...) {
 print.summary.sparsevi_mixture <- function(x, ...) {
   cat(sprintf("Mixture: %s likelihood, %s prior, K = %d, L = %d, %s points\n", x$likelihood,
               x$prior, x$K, x$L, fmt_int(x$n)))
-  cat(sprintf("Log-likelihood at the posterior means: %.6g\n", x$loglik))
+  cat(sprintf("Log-likelihood at the posterior means: %.6g; BIC %.6g (-2 logLik + df log n, lower is better)\n",
+              x$loglik, x$BIC))
+  if (!is.null(x$bic)) {
+    cat("BIC of each K:\n")
+    print(x$bic, row.names = FALSE, digits = 6)
+  }
   cat("Components (by weight):\n")
   print(utils::head(x$components, 20L), row.names = FALSE, digits = 4)
   if (nrow(x$components) > 20L) cat(sprintf("... and %d more\n", nrow(x$components) - 20L))
@@ -698,7 +865,9 @@ print.summary.sparsevi_mixture <- function(x, ...) {
 #' @param newdata Data of the same form as the training data (same columns,
 #'   matched by name when both have names; documents are aligned to the
 #'   fitted vocabulary by term name, and unknown terms are dropped with a
-#'   message).
+#'   message). Missing: the training points, from what the fit keeps
+#'   (`classification`, and `z` for `type = "responsibilities"`; the fit
+#'   keeps no data, so `type = "density"` needs `newdata`).
 #' @param type `"cluster"` (default: the most responsible component of each
 #'   point), `"responsibilities"` (N x K matrix, rows sum to 1, from the
 #'   variational weights) or `"density"` (the density of each point under the
@@ -721,7 +890,7 @@ predict.sparsevi_mixture <- function(object, newdata,
   type <- check_choice(type, c("cluster", "responsibilities", "density"), "type")
   log <- check_flag(log, "log")
   threads <- sparsevi_threads(threads)
-  if (missing(newdata)) abort("`newdata` is required.", "argument")
+  if (missing(newdata)) return(mix_predict_training(object, type))
   test <- mix_newdata(newdata, mix_fit_data(object), "newdata")
   if (isTRUE(test$dropped > 0)) {
     message(sprintf("predict(): dropped %d term(s) (%s tokens) absent from the fitted vocabulary.",
@@ -742,6 +911,56 @@ predict.sparsevi_mixture <- function(object, newdata,
   colnames(R) <- names(object$weights)
   R
 }
+
+# predict() of the training points, from the assignments kept on the fit.
+mix_predict_training <- function(object, type, call = caller_call()) {
+  if (is.null(object$classification)) {
+    abort("This fit keeps no assignments of its training points (it was made by an older version): give `newdata`.",
+          "argument", call = call)
+  }
+  if (type == "cluster") return(object$classification)
+  if (type == "responsibilities") {
+    if (is.null(object$z)) {
+      abort(sprintf("The fit does not keep the responsibilities of its %s training points (kept up to N * K = %s): give `newdata`, the training data.",
+                    fmt_int(object$n), format(mix_z_max, big.mark = ",")), "argument",
+            call = call)
+    }
+    return(object$z)
+  }
+  abort("`type = \"density\"` needs `newdata`: the fit keeps no data.", "argument",
+        call = call)
+}
+
+#' Fitted values, observation count and assignments of a mixture fit
+#'
+#' `fitted()` gives the component of each training point (the most
+#' responsible one; `type = "responsibilities"` the N x K matrix), in the
+#' order of the training data, the same as `predict(fit)` without
+#' `newdata`. mclust users find the same on the fit as `fit$classification`,
+#' `fit$uncertainty` (1 minus the largest responsibility) and `fit$z` (the
+#' responsibilities, kept when N * K is at most 5 million). `nobs()` is the
+#' number of training points, the `n` of [BIC()].
+#'
+#' @param object A `sparsevi_mixture` or `sparsevi_vdp` fit.
+#' @param type `"cluster"` (default) or `"responsibilities"`.
+#' @param ... Unused.
+#' @returns `fitted()`: an integer vector (`NA` for points a VDP fit's
+#'   infinite tail claims) or a matrix; `nobs()`: a whole number.
+#' @examples
+#' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+#' table(fitted(fit))
+#' nobs(fit)
+#' summary(fit$uncertainty)
+#' @importFrom stats fitted nobs
+#' @export
+fitted.sparsevi_mixture <- function(object, type = c("cluster", "responsibilities"), ...) {
+  type <- check_choice(type, c("cluster", "responsibilities"), "type")
+  predict(object, type = type)
+}
+
+#' @rdname fitted.sparsevi_mixture
+#' @export
+nobs.sparsevi_mixture <- function(object, ...) object$n
 
 #' @rdname heldout_loglik
 #' @param newdata Test data of the same form as the training data.
@@ -830,20 +1049,26 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
   fit <- new_sparsevi_mixture(res, data, object$hyper, control, likelihood, object$prior,
                               object$K, object$call, control$threads)
   fit$heldout <- heldout
+  fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(res, control)
   fit
 }
 
 #' Plot a fitted mixture
 #'
-#' With data `X`, draws the points in two of the data's own variables
-#' (`vars`, default the first two), coloured by their most likely
-#' component, with each component's mean (a cross) and, for Gaussian
-#' likelihoods, the ellipse of two standard deviations of its covariance on
-#' those variables (`which = "clusters"`). Also the training trace
-#' (objective, or held-out log-likelihood, against seconds) and the
-#' components projected on the first two principal axes of the fitted
-#' mixture (`which = "components"`, with the points of `X` when given).
+#' With data `X`, draws the points in the data's own variables, coloured by
+#' their most likely component, with each component's mean (a cross) and,
+#' for Gaussian likelihoods, the ellipse of two standard deviations of its
+#' covariance, and a legend of the components and their weights
+#' (`which = "clusters"`): one panel for two variables, a pairs view (every
+#' pair, on a page of its own) for more. `vars` chooses the variables; by
+#' default every one up to six, beyond that the five along which the
+#' components are most separated (between-component over within-component
+#' variance). Also the training trace (`which = "trace"`: the objective, or
+#' the held-out log-likelihood, against the lap) and the components
+#' projected on the first two principal axes of the fitted mixture
+#' (`which = "components"`, with the points of `X` when given). Each
+#' component has the same colour in every panel.
 #'
 #' @param x A `sparsevi_mixture`.
 #' @param X Optional data of the fitted form (the training data, or new
@@ -851,14 +1076,17 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
 #' @param which Which panels: any of `"trace"`, `"clusters"` (needs `X`,
 #'   numeric data with at least two columns) and `"components"`. Default
 #'   `c("trace", "clusters")` with `X`, else `"trace"`.
-#' @param vars For `"clusters"`: the two variables to draw, by name or
-#'   number; default the first two.
+#' @param vars For `"clusters"`: two or more variables to draw, by name or
+#'   number (default as above).
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
 #' @examples
 #' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
 #' plot(fit, faithful)
 #' plot(fit, faithful, which = "clusters", vars = c("waiting", "eruptions"))
+#' iris_fit <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
+#' plot(iris_fit, iris[, 1:4], which = "clusters")
+#' plot(iris_fit, iris[, 1:4], which = "components")
 #' @export
 plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
   numeric_data <- !is.null(x$means) && x$hyper$D >= 2L
@@ -875,23 +1103,39 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
           "argument")
   }
   if (!numeric_data) which <- setdiff(which, "components")
-  if (length(which) >= 2L) {
-    op <- graphics::par(mfrow = c(1L, length(which)))
+  D <- x$hyper$D
+  covs <- NULL
+  if (numeric_data) {
+    covs <- if (!is.null(x$covariances)) x$covariances else
+      array(apply(x$variances, 1L, function(v) diag(v, D)), c(D, D, x$K))
+  }
+  Xo <- cl <- NULL
+  if (!is.null(X) && numeric_data) {
+    nd <- mix_newdata(X, mix_fit_data(x), "X")
+    Xo <- nd$data + rep(x$center, each = nd$N)
+    colnames(Xo) <- colnames(x$means)
+    cl <- predict(x, X)
+  }
+  v <- if ("clusters" %in% which) {
+    mix_plot_vars(vars, colnames(x$means), D, x$means, covs, x$weights)
+  }
+  # a pairs view takes a page of its own, after the other panels
+  row <- setdiff(which, if (length(v) > 2L) "clusters")
+  if (length(row) >= 2L) {
+    op <- graphics::par(mfrow = c(1L, length(row)))
     on.exit(graphics::par(op))
   }
+  cols <- mix_colours(x$K)
   if ("trace" %in% which) {
     tr <- x$trace
     use_obj <- any(!is.na(tr$objective))
     y <- if (use_obj) tr$objective else tr$heldout
     if (all(is.na(y))) y <- rep(NA_real_, nrow(tr))
-    graphics::plot(tr$seconds, y, type = "b", xlab = "seconds",
+    graphics::plot(tr$lap, y, type = "b", pch = 20, xlab = "lap",
                    ylab = if (use_obj) "objective (ELBO)" else "held-out log-likelihood",
                    main = "Training trace", ...)
   }
   if ("components" %in% which) {
-    D <- x$hyper$D
-    covs <- if (!is.null(x$covariances)) x$covariances else
-      array(apply(x$variances, 1L, function(v) diag(v, D)), c(D, D, x$K))
     mu <- colSums(x$weights * x$means)
     tot <- matrix(0, D, D)
     for (k in seq_len(x$K)) {
@@ -906,27 +1150,22 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
       circ <- cbind(cos(th), sin(th)) %*% (t(e$vectors) * (2 * sqrt(pmax(e$values, 0))))
       sweep(circ, 2L, M[k, ], `+`)
     })
-    pts <- if (is.null(X)) NULL else {
-      nd <- mix_newdata(X, mix_fit_data(x), "X")
-      sweep(nd$data + rep(x$center, each = nd$N), 2L, mu) %*% P
-    }
+    pts <- if (is.null(Xo)) NULL else sweep(Xo, 2L, mu) %*% P
     allp <- rbind(do.call(rbind, ell), pts)
-    graphics::plot(allp, type = "n", xlab = "PC1", ylab = "PC2", main = "Components")
-    if (!is.null(pts)) graphics::points(pts, pch = 20, col = grDevices::gray(0.6, 0.5))
-    for (k in seq_len(x$K)) {
-      if (x$weights[k] < 1e-3) next
-      graphics::lines(ell[[k]], col = (k - 1L) %% 8L + 1L, lwd = 2)
+    graphics::plot(allp, type = "n", xlab = "PC1", ylab = "PC2", main = "Components", ...)
+    if (!is.null(pts)) {
+      graphics::points(pts, pch = 19, cex = if (nrow(pts) <= 500L) 1 else 0.5,
+                       col = grDevices::adjustcolor(cols[cl], 0.6))
     }
-    graphics::points(M, pch = 3, lwd = 2)
+    used <- x$weights >= 1e-3
+    for (k in which(used)) graphics::lines(ell[[k]], col = cols[k], lwd = 2)
+    graphics::points(M[used, , drop = FALSE], pch = 3, cex = 1.6, lwd = 3)
+    graphics::legend("topright", legend = sprintf("%d (%.2f)", which(used), x$weights[used]),
+                     col = cols[used], lwd = 2, bg = grDevices::adjustcolor("white", 0.7),
+                     title = "component (weight)", cex = 0.8)
   }
   if ("clusters" %in% which) {
-    nd <- mix_newdata(X, mix_fit_data(x), "X")
-    Xo <- nd$data + rep(x$center, each = nd$N)
-    colnames(Xo) <- colnames(x$means)
-    covs <- if (!is.null(x$covariances)) x$covariances else
-      array(apply(x$variances, 1L, function(v) diag(v, x$hyper$D)), c(x$hyper$D, x$hyper$D, x$K))
-    v <- mix_plot_vars(vars, colnames(x$means), x$hyper$D)
-    plot_clusters(Xo, predict(x, X), x$means, covs, x$weights, v, "Clusters", ...)
+    plot_clusters(Xo, cl, x$means, covs, x$weights, v, "Clusters", ...)
   }
   invisible(x)
 }

@@ -84,17 +84,31 @@ lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...
 
 # ---- mixtures: the data in its own variables, coloured by cluster ---------
 
-# Which two columns of the data to draw: names or numbers, default the first
-# two.
-mix_plot_vars <- function(vars, names, D, call = caller_call()) {
+# One colour per component, the same in every panel of a mixture's plot.
+mix_colours <- function(K) grDevices::hcl.colors(max(K, 2L), "Dark 3")[seq_len(K)]
+
+# Which columns of the data to draw: names or numbers (two or more). The
+# default: every column up to six; beyond, the five along which the
+# components' means are most spread relative to their spread within
+# components (weighted between-component over within-component variance).
+mix_plot_vars <- function(vars, names, D, means = NULL, covs = NULL, weights = NULL,
+                          call = caller_call()) {
   if (D < 2L) {
     abort("A clusters plot needs data with at least two columns.", "argument", call = call)
   }
-  if (is.null(vars)) return(1:2)
+  if (is.null(vars)) {
+    if (D <= 6L || is.null(means)) return(seq_len(min(D, 6L)))
+    w <- weights / sum(weights)
+    mu <- colSums(w * means)
+    between <- colSums(w * sweep(means, 2L, mu)^2)
+    within <- if (is.null(covs)) rep(1, D) else
+      colSums(w * t(apply(covs, 3L, diag)))
+    return(sort(order(-between / pmax(within, .Machine$double.xmin))[1:5]))
+  }
   idx <- if (is.character(vars)) match(vars, names) else vars
-  if (length(idx) != 2L || anyNA(idx) || !is.numeric(idx) || any(idx != round(idx)) ||
-      any(idx < 1 | idx > D) || idx[1] == idx[2]) {
-    abort(sprintf("`vars` must name or number two different columns of the data (%s).",
+  if (length(idx) < 2L || anyNA(idx) || !is.numeric(idx) || any(idx != round(idx)) ||
+      any(idx < 1 | idx > D) || anyDuplicated(idx)) {
+    abort(sprintf("`vars` must name or number two or more different columns of the data (%s).",
                   if (is.null(names)) sprintf("1 to %d", D)
                   else paste0('"', names, '"', collapse = ", ")),
           "argument", call = call)
@@ -102,35 +116,77 @@ mix_plot_vars <- function(vars, names, D, call = caller_call()) {
   as.integer(idx)
 }
 
-# Points of X (original scale) in the columns `vars`, coloured by `cluster`,
-# with each component's mean (a cross) and, given its covariance on those
-# columns, the ellipse of two standard deviations.
+# Points of X (original scale) coloured by `cluster` (NA: a VDP fit's
+# infinite tail, grey crosses), with each component's mean (a cross) and
+# the ellipse of two standard deviations of its covariance. Two variables:
+# one panel with a legend; more: a pairs view (lower triangle, the
+# variables' names on the diagonal, the legend above), on a page of its own.
 plot_clusters <- function(X, cluster, means, covs, weights, vars, main, ...) {
   K <- nrow(means)
-  cols <- grDevices::hcl.colors(max(K, 2L), "Dark 3")
+  cols <- mix_colours(K)
   nm <- colnames(X)
   if (is.null(nm)) nm <- paste0("V", seq_len(ncol(X)))
-  pts <- X[, vars, drop = FALSE]
-  th <- seq(0, 2 * pi, length.out = 60)
-  ell <- lapply(seq_len(K), function(k) {
-    if (is.null(covs) || weights[k] < 1e-3) return(NULL)
-    C <- covs[vars, vars, k]
-    e <- eigen((C + t(C)) / 2, symmetric = TRUE)
-    circ <- cbind(cos(th), sin(th)) %*% (t(e$vectors) * (2 * sqrt(pmax(e$values, 0))))
-    sweep(circ, 2L, means[k, vars], `+`)
-  })
-  allp <- rbind(pts, do.call(rbind, ell), means[, vars, drop = FALSE])
-  graphics::plot(allp, type = "n", xlab = nm[vars[1]], ylab = nm[vars[2]], main = main, ...)
-  ok <- !is.na(cluster)
-  graphics::points(pts[ok, , drop = FALSE], pch = 20, cex = 0.6,
-                   col = grDevices::adjustcolor(cols[(cluster[ok] - 1L) %% length(cols) + 1L],
-                                                0.6))
-  if (any(!ok)) graphics::points(pts[!ok, , drop = FALSE], pch = 4, cex = 0.6, col = "grey40")
-  for (k in seq_len(K)) {
-    if (!is.null(ell[[k]])) graphics::lines(ell[[k]], col = cols[(k - 1L) %% length(cols) + 1L],
-                                            lwd = 2)
-  }
   used <- weights >= 1e-3
-  graphics::points(means[used, vars, drop = FALSE], pch = 3, cex = 1.5, lwd = 3)
+  cex <- if (nrow(X) <= 500L) 1 else if (nrow(X) <= 5000L) 0.7 else 0.4
+  ok <- !is.na(cluster)
+  pt_col <- grDevices::adjustcolor(cols[cluster[ok]], 0.7)
+  th <- seq(0, 2 * pi, length.out = 60)
+  panel <- function(a, b, axes = TRUE, xlab = nm[a], ylab = nm[b], main = "", ...) {
+    v <- c(a, b)
+    pts <- X[, v, drop = FALSE]
+    ell <- lapply(seq_len(K), function(k) {
+      if (is.null(covs) || !used[k]) return(NULL)
+      C <- covs[v, v, k]
+      e <- eigen((C + t(C)) / 2, symmetric = TRUE)
+      circ <- cbind(cos(th), sin(th)) %*% (t(e$vectors) * (2 * sqrt(pmax(e$values, 0))))
+      sweep(circ, 2L, means[k, v], `+`)
+    })
+    allp <- rbind(pts, do.call(rbind, ell), means[used, v, drop = FALSE])
+    graphics::plot(allp, type = "n", xlab = xlab, ylab = ylab, main = main, axes = axes, ...)
+    if (!axes) graphics::box(col = "grey60")
+    graphics::points(pts[ok, , drop = FALSE], pch = 19, cex = cex, col = pt_col)
+    if (any(!ok)) graphics::points(pts[!ok, , drop = FALSE], pch = 4, cex = cex, col = "grey40")
+    for (k in which(used)) {
+      if (!is.null(ell[[k]])) graphics::lines(ell[[k]], col = cols[k], lwd = 2)
+    }
+    graphics::points(means[used, v, drop = FALSE], pch = 3, cex = 1.6, lwd = 3)
+  }
+  leg <- sprintf("%d (%.2f)", which(used), weights[used])
+  leg_col <- cols[used]
+  if (any(!ok)) {
+    leg <- c(leg, "tail")
+    leg_col <- c(leg_col, "grey40")
+  }
+  if (length(vars) == 2L) {
+    panel(vars[1], vars[2], main = main, ...)
+    graphics::legend("topright", legend = leg, col = leg_col, pch = c(rep(19, sum(used)),
+                     if (any(!ok)) 4), bg = grDevices::adjustcolor("white", 0.7),
+                     title = "component (weight)", cex = 0.8)
+    return(invisible())
+  }
+  p <- length(vars)
+  op <- graphics::par(mfrow = c(p, p), mar = c(0.4, 0.4, 0.4, 0.4), oma = c(2, 2, 3, 2))
+  on.exit(graphics::par(op))
+  for (i in seq_len(p)) {
+    for (j in seq_len(p)) {
+      if (i == j) {
+        graphics::plot.new()
+        graphics::box(col = "grey60")
+        graphics::text(0.5, 0.5, nm[vars[i]], cex = 1.2)
+      } else if (i > j) {
+        panel(vars[j], vars[i], axes = FALSE, xlab = "", ylab = "", ...)
+        if (i == p) graphics::axis(1, cex.axis = 0.7)
+        if (j == 1L) graphics::axis(2, cex.axis = 0.7)
+      } else if (i == 1L && j == p) {
+        graphics::plot.new()
+        graphics::legend("center", legend = leg, col = leg_col,
+                         pch = c(rep(19, sum(used)), if (any(!ok)) 4), bty = "n",
+                         title = "component (weight)", cex = 1.1, pt.cex = 1.4)
+      } else {
+        graphics::plot.new()
+      }
+    }
+  }
+  graphics::mtext(main, side = 3, outer = TRUE, line = 1, font = 2)
   invisible()
 }

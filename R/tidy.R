@@ -184,7 +184,12 @@ lda_to_ldavis <- function(fit, x, ...) {
 #' For a mixture, `tidy(x)` gives one row per component (`component`,
 #' `weight`, `size`, and the means of numeric data as columns); `augment(x,
 #' data)` adds the most likely component `.cluster` and its responsibility
-#' `.probability` to each row of `data`.
+#' `.probability` to each row of `data`; `glance(x)` counts `laps` as
+#' print() does (the laps after lap 0) and adds `loglik` and `BIC` (R's
+#' sign: lower is better). A Fast-VDP fit's `glance()` has `K` (its T), `n`,
+#' `steps`, `seconds`, `free_energy`, `loglik`, `BIC`, `tail_weight` and
+#' `converged`; its `augment()` gives `.cluster = NA` to points the
+#' infinite tail claims.
 #'
 #' @param x A `sparsevi_lda` or `sparsevi_mixture` (including `sparsevi_vdp`).
 #' @param matrix For a topic model: `"beta"` (topic-word, default) or
@@ -332,11 +337,42 @@ augment.sparsevi_mixture <- function(x, data, ...) {
 glance.sparsevi_mixture <- function(x, ...) {
   tr <- x$trace
   last <- if (nrow(tr)) tr[nrow(tr), ] else NULL
+  # laps after lap 0 (which fills the memoized caches), as print() counts them
   data.frame(K = length(x$weights), n = if (is.null(x$n)) NA_integer_ else x$n,
-             laps = nrow(tr), seconds = if (nrow(tr)) max(tr$seconds) else 0,
+             laps = if (nrow(tr)) as.integer(max(tr$lap)) else 0L,
+             seconds = if (nrow(tr)) max(tr$seconds) else 0,
              objective = if (is.null(last) || is.null(last$objective)) NA_real_
                          else last$objective,
              heldout = if (is.null(last) || is.null(last$heldout)) NA_real_
                        else last$heldout,
+             converged = if (is.null(x$converged)) NA else x$converged,
+             loglik = if (is.null(x$loglik)) NA_real_ else x$loglik,
+             BIC = if (is.null(x$loglik)) NA_real_ else stats::BIC(x))
+}
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::glance
+glance.sparsevi_vdp <- function(x, ...) {
+  tr <- x$trace
+  data.frame(K = x$T, n = x$n, steps = nrow(tr), seconds = x$timings[["total"]],
+             free_energy = x$free_energy, loglik = if (is.null(x$loglik)) NA_real_ else x$loglik,
+             BIC = if (is.null(x$loglik)) NA_real_ else stats::BIC(x),
+             tail_weight = x$tail_weight,
              converged = if (is.null(x$converged)) NA else x$converged)
+}
+
+#' @rdname sparsevi_tidiers
+#' @exportS3Method generics::augment
+augment.sparsevi_vdp <- function(x, data, ...) {
+  if (missing(data)) {
+    abort("`data`, the points to assign to components, is missing (the fit does not keep its data).",
+          "argument")
+  }
+  resp <- predict(x, data, type = "responsibilities")
+  out <- if (is.data.frame(data)) data else as.data.frame(as.matrix(data))
+  k <- max.col(resp, ties.method = "first")
+  out$.probability <- resp[cbind(seq_len(nrow(resp)), k)]
+  k[k > x$T] <- NA_integer_ # the infinite tail
+  out$.cluster <- k
+  out[c(setdiff(names(out), c(".cluster", ".probability")), ".cluster", ".probability")]
 }

@@ -258,6 +258,7 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
                                  initial_depth = initial_depth, tol = tol, max_K = max_K,
                                  threads = threads, seed = seed), ctl),
                           call)
+  fit <- vdp_add_assignments(fit, X, threads)
   fit$converged <- vdp_check_converged(res, fit, max_K, ctl$max_iter)
   if (!is.null(remote)) {
     st <- remote$store
@@ -473,6 +474,19 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
   validate_sparsevi_vdp(out)
 }
 
+# The training points' assignments (classification, NA where the infinite
+# tail is the most responsible; uncertainty; the N x (T + 1)
+# responsibilities z when N (T + 1) <= mix_z_max) and the log-likelihood at
+# the point estimates (the plug-in density of predict(type = "density")).
+vdp_add_assignments <- function(fit, X, threads) {
+  R <- predict(fit, X, type = "responsibilities", threads = threads)
+  fit$classification <- predict(fit, X, type = "cluster", threads = threads)
+  fit$uncertainty <- 1 - apply(R, 1L, max)
+  fit$z <- if (as.double(nrow(R)) * ncol(R) <= mix_z_max) R else NULL
+  fit$loglik <- sum(predict(fit, X, type = "density", log = TRUE, threads = threads))
+  fit
+}
+
 validate_sparsevi_vdp <- function(x) {
   stopifnot(length(x$weights) == x$T, nrow(x$means) == x$T,
             dim(x$covariances)[3] == x$T,
@@ -487,6 +501,10 @@ print.sparsevi_vdp <- function(x, ...) {
               x$T, x$dim, x$n))
   cat(sprintf("  free energy %.6g; tail weight %.3g; %d outer nodes; %.2f s\n",
               x$free_energy, x$tail_weight, x$n_outer_nodes, x$timings[["total"]]))
+  if (!is.null(x$loglik)) {
+    cat(sprintf("  log-likelihood %.6g; BIC %.6g (lower is better)\n", x$loglik,
+                stats::BIC(x)))
+  }
   w <- utils::head(round(x$weights, 3), 10)
   cat("  weights:", paste(format(w), collapse = " "), if (x$T > 10) "..." else "", "\n")
   invisible(x)
@@ -608,7 +626,8 @@ predict.sparsevi_vdp <- function(object, newdata,
   log <- check_flag(log, "log")
   threads <- sparsevi_threads(threads)
   if (missing(newdata)) {
-    abort("`newdata` is required: fits do not store their training data.", "argument")
+    if (type %in% c("cluster", "responsibilities")) return(mix_predict_training(object, type))
+    abort(sprintf("`type = \"%s\"` needs `newdata`: the fit keeps no data.", type), "argument")
   }
   X <- vdp_newdata(object, newdata)
   # the per-point work (quadratic forms, q(z), eq. 7 with the tail, the
@@ -658,6 +677,91 @@ heldout_loglik.sparsevi_vdp <- function(object, newdata, ...) {
   mean(predict(object, newdata, type = "predictive", log = TRUE))
 }
 
+#' Methods for Fast-VDP fits
+#'
+#' A `sparsevi_vdp` fit has the methods of a mixture fit, each its own:
+#' `logLik()` is the log-likelihood of the training points at the point
+#' estimates (the plug-in density of `predict(type = "density")`, the tail
+#' included) with `df` = (T - 1) + T (D + D (D + 1) / 2) for T components
+#' with full covariances, so `BIC()` and `AIC()` work (R's sign: lower is
+#' better); `nobs()` the number of training points; `fitted()` their
+#' components (`NA` where the infinite tail is the most responsible), as
+#' `predict(fit)` without `newdata`; `update()` fits the model again, to the
+#' data `X`, with the settings of the fit except those given (`max_K`,
+#' `tol`, the priors, the controls of [fit_vdp()]): a Fast-VDP fit grows
+#' from one component, so there is no state to continue from.
+#'
+#' @param object A `sparsevi_vdp` fit.
+#' @param X Data with the fitted columns.
+#' @param type For `fitted()`: `"cluster"` or `"responsibilities"`.
+#' @param ... For `update()`: arguments of [fit_vdp()] to change; else
+#'   unused.
+#' @returns `logLik()`: a `"logLik"` object; `nobs()`: a whole number;
+#'   `fitted()`: an integer vector or a matrix; `update()`: a new
+#'   `sparsevi_vdp` fit.
+#' @examples
+#' sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
+#' fit <- fit_vdp(sim$X, seed = 1, threads = 1)
+#' logLik(fit)
+#' BIC(fit)
+#' table(fitted(fit), sim$cluster)
+#' fit2 <- update(fit, sim$X, max_K = 2)
+#' fit2$T
+#' @name sparsevi_vdp_methods
+NULL
+
+#' @rdname sparsevi_vdp_methods
+#' @export
+logLik.sparsevi_vdp <- function(object, ...) {
+  T <- object$T
+  D <- object$dim
+  structure(object$loglik, df = (T - 1) + T * (D + D * (D + 1) / 2), nobs = object$n,
+            class = "logLik")
+}
+
+#' @rdname sparsevi_vdp_methods
+#' @export
+nobs.sparsevi_vdp <- function(object, ...) object$n
+
+#' @rdname sparsevi_vdp_methods
+#' @export
+fitted.sparsevi_vdp <- function(object, type = c("cluster", "responsibilities"), ...) {
+  type <- check_choice(type, c("cluster", "responsibilities"), "type")
+  predict(object, type = type)
+}
+
+#' @rdname sparsevi_vdp_methods
+#' @export
+update.sparsevi_vdp <- function(object, X, ...) {
+  if (missing(X)) {
+    abort("`X`, the data to fit again, is missing (the fit does not keep them).", "argument")
+  }
+  dots <- list(...)
+  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
+    abort("update() takes named arguments of fit_vdp() only.", "argument")
+  }
+  bad <- setdiff(names(dots), c(setdiff(names(formals(fit_vdp)), c("X", "...")),
+                                "leaf_size", "max_iter", "partial_iter", "update_tol",
+                                "expand_threshold", "expand_sd", "n_batches", "lazy_tree",
+                                "deletes"))
+  if (length(bad)) {
+    abort(sprintf("update() of a Fast-VDP fit does not take %s: give arguments of fit_vdp() (e.g. `max_K`, `tol`, `seed`).",
+                  paste0("`", bad, "`", collapse = ", ")), "argument")
+  }
+  # the settings the original call gave, with their values as fitted
+  given <- setdiff(names(as.list(object$call))[-1L], c("X", "", names(dots)))
+  carried <- list()
+  for (nm in given) {
+    v <- if (!is.null(object$prior[[nm]])) object$prior[[nm]] else object$control[[nm]]
+    if (!is.null(v)) carried[[nm]] <- v
+  }
+  fit <- do.call(fit_vdp, c(list(X), carried, dots))
+  cl <- object$call
+  for (nm in names(dots)) cl[[nm]] <- dots[[nm]]
+  fit$call <- cl
+  fit
+}
+
 # Constants for ffi_vdp_predict's plug-in density (type 3): per component
 # (then the tail, at the prior's mean and expected covariance) the mean, the
 # upper Cholesky factor U of the precision Sigma^-1 = U'U, and
@@ -688,21 +792,23 @@ vdp_plugin_params <- function(object) {
 
 #' Plot a Fast-VDP fit: its data by cluster, and the course of the fit
 #'
-#' With data `X`, draws the points in two of the data's own variables
-#' (`vars`, default the first two), coloured by their most likely component
-#' (points the infinite tail claims as grey crosses), with each component's
-#' mean and the ellipse of two standard deviations of its covariance on
-#' those variables (`which = "clusters"`). The course of the fit
-#' (`which = "trace"`) is two panels against elapsed seconds: the free
-#' energy and the number of components T.
+#' With data `X`, draws the points in the data's own variables coloured by
+#' their most likely component (points the infinite tail claims as grey
+#' crosses), with each component's mean, the ellipse of two standard
+#' deviations of its covariance and a legend (`which = "clusters"`): one
+#' panel for two variables, a pairs view (on a page of its own) for more, as
+#' for [plot.sparsevi_mixture()]. The course of the fit (`which = "trace"`)
+#' is two panels against the step of the fit: the free energy and the
+#' number of components T.
 #'
 #' @param x A `sparsevi_vdp` fit.
 #' @param X Optional data with the fitted columns (the training data, or
 #'   new points) to draw.
 #' @param which Any of `"clusters"` (needs `X` and at least two columns) and
 #'   `"trace"`. Default `c("clusters", "trace")` with `X`, else `"trace"`.
-#' @param vars For `"clusters"`: the two variables to draw, by name or
-#'   number; default the first two.
+#' @param vars For `"clusters"`: two or more variables to draw, by name or
+#'   number; default every one up to six, beyond that the five along which
+#'   the components are most separated.
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
 #' @examples
@@ -722,20 +828,28 @@ plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
   if ("clusters" %in% which && is.null(X)) {
     abort("`which = \"clusters\"` draws data: give `X`.", "argument")
   }
-  n_panels <- ("clusters" %in% which) + 2L * ("trace" %in% which)
-  op <- graphics::par(mfrow = c(1L, n_panels))
-  on.exit(graphics::par(op))
-  if ("clusters" %in% which) {
-    Xn <- vdp_newdata(x, X)
-    v <- mix_plot_vars(vars, x$colnames, x$dim)
+  v <- if ("clusters" %in% which) {
+    mix_plot_vars(vars, x$colnames, x$dim, x$means, x$covariances, x$weights)
+  }
+  pairs_view <- length(v) > 2L
+  n_panels <- ("clusters" %in% which && !pairs_view) + 2L * ("trace" %in% which)
+  if (n_panels >= 2L) {
+    op <- graphics::par(mfrow = c(1L, n_panels))
+    on.exit(graphics::par(op))
+  }
+  Xn <- if ("clusters" %in% which) vdp_newdata(x, X)
+  if ("clusters" %in% which && !pairs_view) {
     plot_clusters(Xn, predict(x, Xn), x$means, x$covariances, x$weights, v, "Clusters", ...)
   }
   if ("trace" %in% which) {
     tr <- x$trace
-    graphics::plot(tr$seconds, tr$free_energy, type = "l", xlab = "seconds",
+    graphics::plot(tr$step, tr$free_energy, type = "b", pch = 20, xlab = "step",
                    ylab = "free energy", main = "Free energy", ...)
-    graphics::plot(tr$seconds, tr$T, type = "s", xlab = "seconds", ylab = "T",
+    graphics::plot(tr$step, tr$T, type = "s", xlab = "step", ylab = "T",
                    main = "Components", ...)
+  }
+  if ("clusters" %in% which && pairs_view) {
+    plot_clusters(Xn, predict(x, Xn), x$means, x$covariances, x$weights, v, "Clusters", ...)
   }
   invisible(x)
 }

@@ -1,5 +1,5 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [patches] [throughput] [threads] [kernels]
+#   nice -n 10 Rscript inst/bench/mixture.R [robust] [patches] [throughput] [threads] [kernels]
 # (default all)
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
@@ -20,6 +20,16 @@
 #    two fits, and the one-thread split of a fit's CPU time between the C
 #    local steps (parallel) and everything else.
 # 4. Kernels: CPU time of one C local step + summary for D = 2, 10, 64.
+# 5. Robust defaults (issue 23): fit_mixture(X, K) with every default
+#    against Mclust(X, G = K, modelNames = "VVV") on eight real data sets
+#    (iris, faithful, mclust's banknote, diabetes, thyroid, wdbc's first ten
+#    and all thirty features, wreath), seeds 1..10: ARI against the labels
+#    (faithful and wreath have none: against Mclust's partition), the
+#    log-likelihood, seconds, warnings and convergence; also the old
+#    defaults (init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,
+#    passes = 20) for comparison. Five more sets were not used to choose the
+#    defaults: MASS's crabs (labels: species x sex), USArrests, swiss, trees
+#    and quakes (no labels: against Mclust's partition). Needs mclust.
 
 suppressPackageStartupMessages(library(sparsevi))
 args <- commandArgs(trailingOnly = TRUE)
@@ -81,7 +91,8 @@ bench_patches <- function(n_train = 4000, n_test = 1500, Ks = c(800, 400, 100),
         }
         fit <- fit_mixture(Xtr, K = K, likelihood = "zm_gaussian", L = L, global = global,
                            n_batches = n_batches, passes = passes, tol = 0, seed = 1,
-                           threads = 1, progress = FALSE, heldout = Xte)
+                           threads = 1, progress = FALSE, heldout = Xte,
+                           init = "kmeanspp", n_init = 1) # as before issue 23
         tr <- fit$trace
         traces[[sprintf("%s K=%d L=%d", global, K, L)]] <- tr
         say("%-10s %5d %5d %9.2f %12.4f %10.2f %10.2f %10.2f", global, K, L,
@@ -163,7 +174,7 @@ mclust_rate <- function(X, K, iters) {
 
 ours_rate <- function(X, K, iters) {
   fit <- fit_mixture(X, K = K, global = "batch", passes = iters, tol = 0, seed = 1,
-                     threads = 1, progress = FALSE)
+                     threads = 1, progress = FALSE, n_init = 1)
   tr <- fit$trace[fit$trace$lap > 0, ]
   t_lap <- sum(tr$local_seconds + tr$summary_seconds) / nrow(tr)
   t_all <- max(fit$trace$seconds) / nrow(fit$trace)
@@ -212,7 +223,8 @@ bench_threads <- function(reps = 5) {
   say("## 3. Threads 1 -> 2 (best of %d, wall-clock; the machine's other jobs compete for both cores)", reps)
   sim <- simulate_mixture(N = 40000, D = 10, K = 20, seed = 1)
   fit <- function(th) {
-    fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE)
+    fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE,
+                n_init = 1)
   }
   f1 <- fit(1L)
   f2 <- fit(2L)
@@ -271,7 +283,7 @@ bench_kernels <- function() {
     st0 <- ns$mix_seed_state(list(data = data$data), h,
                              round(seq(1, 10000, length.out = 16)))
     fit <- fit_mixture(sim$X, K = 16, global = "batch", passes = 3, tol = 0, seed = 1,
-                       threads = 1, progress = FALSE)
+                       threads = 1, progress = FALSE, n_init = 1)
     reps <- if (D > 20) 5 else 40
     best <- function(st) {
       min(replicate(3, cpu(function() {
@@ -285,6 +297,75 @@ bench_kernels <- function() {
   }
 }
 
+# ---------------------------------------------------------------------------
+bench_robust <- function(seeds = 1:10) {
+  if (!requireNamespace("mclust", quietly = TRUE)) {
+    say("robust: mclust is not installed, skipped")
+    return(invisible())
+  }
+  # Mclust() calls mclustBIC() unqualified: mclust must be attached
+  suppressPackageStartupMessages(library(mclust))
+  e <- new.env()
+  utils::data(banknote, wdbc, diabetes, thyroid, wreath, package = "mclust", envir = e)
+  sets <- list(
+    iris = list(X = iris[, 1:4], y = iris$Species, K = 3),
+    faithful = list(X = faithful, y = NULL, K = 2),
+    banknote = list(X = e$banknote[, -1], y = e$banknote$Status, K = 2),
+    diabetes = list(X = e$diabetes[, -1], y = e$diabetes$class, K = 3),
+    thyroid = list(X = e$thyroid[, -1], y = e$thyroid$Diagnosis, K = 3),
+    wdbc10 = list(X = e$wdbc[, 3:12], y = e$wdbc$Diagnosis, K = 2),
+    wdbc30 = list(X = e$wdbc[, -(1:2)], y = e$wdbc$Diagnosis, K = 2),
+    wreath = list(X = e$wreath, y = NULL, K = 14),
+    # not looked at while choosing the defaults (checked afterwards)
+    crabs = list(X = MASS::crabs[, 4:8], y = paste(MASS::crabs$sp, MASS::crabs$sex), K = 4),
+    USArrests = list(X = USArrests, y = NULL, K = 3),
+    swiss = list(X = swiss, y = NULL, K = 3),
+    trees = list(X = trees, y = NULL, K = 2),
+    quakes = list(X = quakes[, 1:4], y = NULL, K = 3))
+  ari <- mclust::adjustedRandIndex
+  configs <- list(default = list(),
+                  old = list(init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,
+                             passes = 20))
+  say("\n## 5. Robust defaults against Mclust (VVV, same K), seeds %s",
+      paste(range(seeds), collapse = ".."))
+  say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R robust",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
+  say("ok = seeds with ARI >= Mclust's ARI - 0.02; ll = log-likelihood at the estimates (median); seconds: median per fit")
+  say("%-9s %3s %4s %-8s | %6s %10s %7s | %5s %6s %6s %10s %7s %5s %5s %5s",
+      "data", "D", "K", "config", "mc_ARI", "mc_ll", "mc_sec", "ok", "ARImin", "ARImed",
+      "ll_med", "sec_med", "warn", "conv", "laps")
+  for (nm in names(sets)) {
+    s <- sets[[nm]]
+    t0 <- proc.time()[["elapsed"]]
+    m <- mclust::Mclust(s$X, G = s$K, modelNames = "VVV", verbose = FALSE)
+    tm <- proc.time()[["elapsed"]] - t0
+    ref <- if (is.null(s$y)) m$classification else s$y
+    a0 <- ari(m$classification, ref)
+    for (cf in names(configs)) {
+      r <- vapply(seeds, function(seed) {
+        w <- 0L
+        t0 <- proc.time()[["elapsed"]]
+        f <- withCallingHandlers(
+          do.call(fit_mixture, c(list(s$X, K = s$K, seed = seed, progress = FALSE),
+                                 configs[[cf]])),
+          warning = function(c) {
+            w <<- w + 1L
+            invokeRestart("muffleWarning")
+          })
+        c(ari = ari(predict(f, s$X), ref), ll = f$loglik,
+          sec = proc.time()[["elapsed"]] - t0, warn = w, conv = isTRUE(f$converged),
+          laps = max(f$trace$lap))
+      }, numeric(6))
+      say("%-9s %3d %4d %-8s | %6.3f %10.1f %7.3f | %2d/%2d %6.3f %6.3f %10.1f %7.3f %5d %5d %5d",
+          nm, ncol(s$X), s$K, cf, a0, m$loglik, tm, sum(r["ari", ] >= a0 - 0.02),
+          length(seeds), min(r["ari", ]), stats::median(r["ari", ]),
+          stats::median(r["ll", ]), stats::median(r["sec", ]), as.integer(sum(r["warn", ])),
+          as.integer(sum(r["conv", ])), as.integer(max(r["laps", ])))
+    }
+  }
+}
+
+if (any(c("robust", "all") %in% what)) bench_robust()
 # SPARSEVI_BENCH_PATCH_K: the values of K of part 1 (default 800,400,100)
 patch_K <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_PATCH_K", "800,400,100"), ",")[[1]])
 if (any(c("patches", "all") %in% what)) bench_patches(Ks = patch_K)

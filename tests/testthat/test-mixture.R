@@ -139,13 +139,14 @@ test_that("the Gaussian fit agrees with mclust's VVV fit on faithful", {
 
 test_that("fits are reproducible by seed and identical across thread counts", {
   sim <- simulate_mixture(N = 700, D = 4, K = 5, seed = 2)
+  # two starts: one from the k-means partition, one from seed points
   for (lik in c("gaussian", "zm_gaussian", "diag_gaussian")) {
     a <- fit_mixture(sim$X, K = 8, likelihood = lik, L = 2, n_batches = 3, passes = 4,
-                     seed = 9, threads = 1, progress = FALSE)
+                     seed = 9, threads = 1, n_init = 2, progress = FALSE)
     b <- fit_mixture(sim$X, K = 8, likelihood = lik, L = 2, n_batches = 3, passes = 4,
-                     seed = 9, threads = 2, progress = FALSE)
+                     seed = 9, threads = 2, n_init = 2, progress = FALSE)
     c <- fit_mixture(sim$X, K = 8, likelihood = lik, L = 2, n_batches = 3, passes = 4,
-                     seed = 10, threads = 1, progress = FALSE)
+                     seed = 10, threads = 1, n_init = 2, progress = FALSE)
     expect_identical(a$state, b$state)
     expect_identical(a$trace$objective, b$trace$objective)
     expect_false(identical(a$state, c$state))
@@ -169,7 +170,7 @@ test_that("the two-double and the AVX2 kernels give identical fits", {
     for (lik in c("gaussian", "zm_gaussian")) {
       fit <- function(th) {
         fit_mixture(sim$X, K = 5, likelihood = lik, passes = 3, seed = 2, threads = th,
-                    progress = FALSE)
+                    n_init = 1, progress = FALSE)
       }
       expect_identical(.Call(ffi_mix_simd, 0L), 2L)
       a <- fit(1L)
@@ -190,9 +191,9 @@ test_that("dense summaries (L = K) are identical across thread counts", {
   for (lik in c("gaussian", "zm_gaussian")) {
     # K odd: the last component of the pairs has no partner
     a <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3,
-                     threads = 1, progress = FALSE)
+                     n_init = 1, threads = 1, progress = FALSE)
     b <- fit_mixture(sim$X, K = 7, likelihood = lik, n_batches = 2, passes = 3, seed = 3,
-                     threads = 2, progress = FALSE)
+                     n_init = 1, threads = 2, progress = FALSE)
     expect_identical(a$state, b$state)
     expect_identical(a$trace$objective, b$trace$objective)
   }
@@ -353,17 +354,115 @@ test_that("a fit that uses all its passes warns; n_init keeps the best start", {
   # stochastic training has no convergence test: no warning
   expect_no_warning(fit_mixture(sim$X, K = 4, global = "stochastic", passes = 2, seed = 1,
                                 progress = FALSE))
-  one <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, progress = FALSE)
+  one <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 1,
+                     progress = FALSE)
   many <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
                       progress = FALSE)
   expect_length(many$init_objectives, 4L)
   expect_identical(many$init_objectives[1], one$trace$objective[nrow(one$trace)])
-  expect_identical(max(many$init_objectives),
+  # the start kept is the one of highest log-likelihood at its estimates
+  expect_length(many$init_loglik, 4L)
+  expect_identical(many$best_init, which.max(many$init_loglik))
+  expect_identical(many$init_loglik[many$best_init], many$loglik)
+  expect_identical(many$init_objectives[many$best_init],
                    many$trace$objective[nrow(many$trace)])
-  expect_identical(many$best_init, which.max(many$init_objectives))
-  expect_gte(many$trace$objective[nrow(many$trace)], one$trace$objective[nrow(one$trace)])
+  expect_gte(many$loglik, one$loglik)
   again <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
                        threads = 2, progress = FALSE)
   expect_identical(again$state, many$state)
   expect_error(fit_mixture(sim$X, K = 4, n_init = 0), class = "sparsevi_error_argument")
+})
+
+# adjusted Rand index (Hubert and Arabie), for the tests of the defaults
+ari_index <- function(a, b) {
+  tab <- table(a, b)
+  c2 <- function(x) sum(x * (x - 1) / 2)
+  n <- sum(tab)
+  idx <- c2(tab)
+  ea <- c2(rowSums(tab)) * c2(colSums(tab)) / (n * (n - 1) / 2)
+  mx <- (c2(rowSums(tab)) + c2(colSums(tab))) / 2
+  (idx - ea) / (mx - ea)
+}
+
+test_that("the default fit is robust to the seed on iris and faithful (issue 23)", {
+  X <- iris[, 1:4]
+  aris <- vapply(1:10, function(s) {
+    expect_no_warning(f <- fit_mixture(X, K = 3, seed = s, progress = FALSE))
+    expect_true(f$converged)
+    ari_index(predict(f, X), iris$Species)
+  }, numeric(1))
+  # Mclust(iris[, 1:4], G = 3) reaches 0.904; the old defaults 0.57 for
+  # seeds 2, 4 and 8
+  expect_true(all(aris > 0.88))
+  # the old defaults (one start from single seed points, alpha = 1,
+  # scale = 0.1, 20 laps) are still there, and still seed-dependent
+  old <- vapply(1:4, function(s) {
+    f <- suppressWarnings(fit_mixture(X, K = 3, seed = s, init = "kmeanspp", n_init = 1,
+                                      alpha = 1, scale = 0.1, passes = 20, progress = FALSE))
+    ari_index(predict(f, X), iris$Species)
+  }, numeric(1))
+  expect_lt(min(old), 0.7)
+  cl <- lapply(1:5, function(s) predict(fit_mixture(faithful, K = 2, seed = s,
+                                                    progress = FALSE), faithful))
+  for (s in 2:5) expect_equal(ari_index(cl[[1]], cl[[s]]), 1)
+  # ten starts by default for small numeric data, one for documents or
+  # stochastic training
+  f <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
+  expect_length(f$init_objectives, 10L)
+  expect_identical(f$control$init, "kmeans")
+  g <- fit_mixture(X, K = 3, seed = 1, global = "stochastic", passes = 2, progress = FALSE)
+  expect_length(g$init_objectives, 1L)
+})
+
+test_that("fit_mixture(K = 1:5) keeps the best K by BIC, lower is better", {
+  X <- as.matrix(faithful)
+  m <- fit_mixture(X, K = 1:4, seed = 2, progress = FALSE)
+  expect_s3_class(m, "sparsevi_mixture")
+  expect_identical(m$bic$K, 1:4)
+  expect_identical(m$K, m$bic$K[which.min(m$bic$BIC)])
+  # each row is the fit of that K
+  f3 <- fit_mixture(X, K = 3, seed = 2, progress = FALSE)
+  expect_equal(m$bic$BIC[3], BIC(f3))
+  expect_equal(m$bic$loglik[3], f3$loglik)
+  expect_equal(BIC(m), min(m$bic$BIC))
+  expect_equal(BIC(f3), -2 * f3$loglik + attr(logLik(f3), "df") * log(nrow(X)))
+  # faithful: two clusters, as Mclust(faithful, G = 1:4, "VVV") finds
+  expect_identical(m$K, 2L)
+  out <- capture.output(print(m))
+  expect_true(any(grepl("lower is better", out)))
+  expect_true(any(grepl("BIC", out)))
+  expect_length(grep("^ +[1-4] ", out), 4L)
+  # L follows K unless given, and is capped at each K
+  mL <- fit_mixture(X, K = 2:3, L = 2, seed = 2, progress = FALSE)
+  expect_identical(mL$L, 2L)
+  expect_error(fit_mixture(X, K = c(1, 2.5)), class = "sparsevi_error_argument")
+  expect_error(fit_mixture(X, K = c(0, 2)), class = "sparsevi_error_argument")
+})
+
+test_that("fitted(), nobs(), predict() without newdata and the mclust fields", {
+  X <- iris[, 1:4]
+  m <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
+  expect_identical(nobs(m), 150L)
+  expect_identical(fitted(m), predict(m, X))
+  expect_identical(predict(m), predict(m, X))
+  expect_identical(m$classification, predict(m, X))
+  expect_equal(m$z, predict(m, X, type = "responsibilities"))
+  expect_equal(fitted(m, type = "responsibilities"), m$z)
+  expect_equal(m$uncertainty, 1 - apply(m$z, 1L, max))
+  expect_identical(m$classification, max.col(m$z, ties.method = "first"))
+  expect_error(predict(m, type = "density"), class = "sparsevi_error_argument")
+  # in the order of the data, after update() too
+  u <- update(m, X[150:1, ], passes = 2, progress = FALSE)
+  expect_identical(u$classification, predict(u, X[150:1, ]))
+  # documents
+  docs <- simulate_lda(D = 40, V = 30, K = 2, seed = 1)$dtm
+  d <- suppressWarnings(fit_mixture(docs, K = 2, likelihood = "multinomial", seed = 1,
+                                    progress = FALSE))
+  expect_identical(fitted(d), predict(d, docs))
+  expect_identical(nobs(d), 40L)
+  # glance() counts laps as print() does
+  expect_identical(generics::glance(m)$laps, as.integer(max(m$trace$lap)))
+  expect_equal(generics::glance(m)$BIC, BIC(m))
+  expect_true(any(grepl("BIC", capture.output(print(summary(m))))))
+  expect_true(any(grepl(sprintf("%d laps", max(m$trace$lap)), capture.output(print(m)))))
 })

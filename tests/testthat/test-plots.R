@@ -58,3 +58,38 @@ test_that("progress prints lap, elapsed, objective and ETA, and is silent when o
                         type = "message")
   expect_length(out, 0)
 })
+
+test_that("mixture plots: pairs view for D > 2, chosen variables, traces by lap", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  X <- iris[, 1:4]
+  mix <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
+  # every variable up to six; the user's choice of two or more
+  expect_identical(mix_plot_vars(NULL, names(X), 4L), 1:4)
+  expect_identical(mix_plot_vars(c("Petal.Width", "Sepal.Length", "Petal.Length"),
+                                 names(X), 4L), c(4L, 1L, 3L))
+  expect_error(mix_plot_vars(c(1, 1), names(X), 4L), class = "sparsevi_error_argument")
+  expect_error(mix_plot_vars(3, names(X), 4L), class = "sparsevi_error_argument")
+  # beyond six: the five variables that separate the components most
+  set.seed(1)
+  n <- 300
+  g <- rep(1:3, each = n / 3)
+  Z <- matrix(rnorm(n * 9), n, 9)
+  for (j in c(2, 5, 7, 8, 9)) Z[, j] <- Z[, j] + 6 * g
+  zf <- fit_mixture(Z, K = 3, seed = 1, progress = FALSE)
+  expect_identical(mix_plot_vars(NULL, NULL, 9L, zf$means, zf$covariances, zf$weights),
+                   c(2L, 5L, 7L, 8L, 9L))
+  mfrow <- graphics::par("mfrow")
+  expect_identical(plot(mix, X, which = "clusters"), mix)
+  expect_identical(plot(mix, X), mix)
+  expect_identical(plot(mix, X, which = c("trace", "components", "clusters"),
+                        vars = c(1, 3, 4)), mix)
+  expect_identical(plot(zf, Z), zf)
+  expect_identical(graphics::par("mfrow"), mfrow)
+  # the same colour for a component in every panel
+  expect_identical(mix_colours(3), grDevices::hcl.colors(3, "Dark 3"))
+  v <- fit_vdp(as.matrix(X), seed = 1, threads = 1)
+  expect_identical(plot(v, X), v)
+  expect_identical(plot(v, X, vars = 1:2), v)
+  expect_identical(graphics::par("mfrow"), mfrow)
+})

@@ -186,7 +186,9 @@ test_that("bad input gets classed errors naming the argument", {
   fit <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE)
   expect_error(predict(fit, X[, 1, drop = FALSE]), class = "sparsevi_error_data")
   expect_error(predict(fit, X, type = "topics"), class = "sparsevi_error_argument")
-  expect_error(predict(fit), "newdata", class = "sparsevi_error_argument")
+  # without newdata: the training points, from the fit; densities need data
+  expect_identical(predict(fit), fitted(fit))
+  expect_error(predict(fit, type = "density"), "newdata", class = "sparsevi_error_argument")
 })
 
 test_that("the lazily built tree gives the fit of the tree built at once", {
@@ -344,4 +346,84 @@ test_that("plot() draws a Fast-VDP fit on its data", {
   expect_error(plot(fit, sim$X, vars = c(1, 1)), class = "sparsevi_error_argument")
   expect_error(plot(fit, sim$X, vars = 5:6), class = "sparsevi_error_argument")
   expect_error(plot(fit, sim$X[, 1:2]), class = "sparsevi_error")
+})
+
+test_that("every generic works on every mixture fit class (issue 23)", {
+  X <- as.matrix(iris[, 1:4])
+  docs <- simulate_lda(D = 40, V = 30, K = 2, seed = 1)$dtm
+  fits <- list(
+    gaussian = list(fit_mixture(X, K = 3, seed = 1, progress = FALSE), X),
+    diag = list(fit_mixture(X, K = 3, likelihood = "diag_gaussian", seed = 1,
+                            progress = FALSE), X),
+    multinomial = list(suppressWarnings(fit_mixture(docs, K = 2, likelihood = "multinomial",
+                                                    seed = 1, progress = FALSE)), docs),
+    vdp = list(fit_vdp(X, seed = 1, threads = 1), X))
+  generics_of <- list(
+    print = function(f, d) utils::capture.output(print(f)),
+    summary = function(f, d) utils::capture.output(print(summary(f))),
+    predict = function(f, d) predict(f),
+    predict_newdata = function(f, d) predict(f, d),
+    responsibilities = function(f, d) predict(f, d, type = "responsibilities"),
+    density = function(f, d) predict(f, d, type = "density"),
+    logLik = function(f, d) logLik(f), BIC = function(f, d) BIC(f),
+    AIC = function(f, d) AIC(f), nobs = function(f, d) nobs(f),
+    fitted = function(f, d) fitted(f),
+    update = function(f, d) suppressWarnings(update(f, d, progress = FALSE)),
+    plot = function(f, d) {
+      grDevices::pdf(NULL)
+      on.exit(grDevices::dev.off())
+      plot(f, if (!inherits(d, "sparsevi_dtm")) d)
+    },
+    heldout_loglik = function(f, d) heldout_loglik(f, d),
+    as.data.frame = function(f, d) as.data.frame(f),
+    tidy = function(f, d) generics::tidy(f), glance = function(f, d) generics::glance(f),
+    augment = function(f, d) generics::augment(f, d))
+  for (cl in names(fits)) {
+    f <- fits[[cl]][[1]]
+    d <- fits[[cl]][[2]]
+    for (g in names(generics_of)) {
+      # update() of a VDP fit takes no `progress` for the mixture's sake
+      fun <- generics_of[[g]]
+      res <- tryCatch(fun(f, d), error = function(e) e)
+      expect_false(inherits(res, "error"),
+                   label = sprintf("%s() on a %s fit (%s)", g, cl,
+                                   if (inherits(res, "error")) conditionMessage(res) else ""))
+    }
+    expect_identical(nobs(f), nrow(d))
+    expect_identical(length(fitted(f)), nrow(d))
+    expect_equal(BIC(f), -2 * as.numeric(logLik(f)) + attr(logLik(f), "df") * log(nrow(d)))
+  }
+})
+
+test_that("a VDP fit has its own logLik, fitted, update and glance", {
+  sim <- simulate_mixture(N = 400, D = 2, K = 3, separation = 6, seed = 1)
+  v <- fit_vdp(sim$X, seed = 1, threads = 1)
+  expect_identical(class(v), c("sparsevi_vdp", "sparsevi_mixture", "sparsevi_fit"))
+  ll <- logLik(v)
+  expect_equal(as.numeric(ll), sum(predict(v, sim$X, type = "density", log = TRUE)))
+  expect_equal(attr(ll, "df"), (v$T - 1) + v$T * (2 + 3))
+  expect_identical(attr(ll, "nobs"), 400L)
+  expect_identical(fitted(v), predict(v, sim$X))
+  expect_equal(fitted(v, type = "responsibilities"),
+               predict(v, sim$X, type = "responsibilities"))
+  expect_equal(v$uncertainty, 1 - apply(v$z, 1L, max))
+  expect_error(predict(v, type = "predictive"), class = "sparsevi_error_argument")
+  # update() refits with the fit's settings and the ones given
+  u <- suppressWarnings(update(v, sim$X, max_K = 2))
+  expect_s3_class(u, "sparsevi_vdp")
+  expect_lte(u$T, 2L)
+  expect_identical(u$control$seed, 1)
+  expect_identical(u$call$max_K, 2)
+  again <- update(v, sim$X)
+  expect_identical(again$means, v$means)
+  expect_error(update(v), class = "sparsevi_error_argument")
+  expect_error(update(v, sim$X, K = 3), class = "sparsevi_error_argument")
+  expect_error(update(v, sim$X, 3), class = "sparsevi_error_argument")
+  gl <- generics::glance(v)
+  expect_identical(gl$K, v$T)
+  expect_identical(gl$steps, nrow(v$trace))
+  expect_equal(gl$loglik, as.numeric(ll))
+  expect_equal(gl$BIC, BIC(v))
+  au <- generics::augment(v, sim$X)
+  expect_identical(au$.cluster, predict(v, sim$X))
 })
