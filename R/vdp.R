@@ -478,11 +478,17 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
 # tail is the most responsible; uncertainty; the N x (T + 1)
 # responsibilities z when N (T + 1) <= mix_z_max) and the log-likelihood at
 # the point estimates (the plug-in density of predict(type = "density")).
+# Two passes over the points in C (responsibilities, plug-in density); the
+# cluster is the first largest responsibility, as predict(type = "cluster")
+# takes the first largest score.
 vdp_add_assignments <- function(fit, X, threads) {
   R <- predict(fit, X, type = "responsibilities", threads = threads)
-  fit$classification <- predict(fit, X, type = "cluster", threads = threads)
-  fit$uncertainty <- 1 - apply(R, 1L, max)
+  best <- max.col(R, ties.method = "first")
+  fit$uncertainty <- 1 - R[cbind(seq_len(nrow(R)), best)]
+  best[best == fit$T + 1L] <- NA_integer_
+  fit$classification <- best
   fit$z <- if (as.double(nrow(R)) * ncol(R) <= mix_z_max) R else NULL
+  rm(R)
   fit$loglik <- sum(predict(fit, X, type = "density", log = TRUE, threads = threads))
   fit
 }

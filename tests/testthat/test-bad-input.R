@@ -12,6 +12,10 @@ bad_input_count$special <- 0L
 # Hostile values by kind of argument.
 bad_values <- list(
   count = list(NA, NA_real_, NaN, Inf, -1, 0.5, "a", c(2, 3), numeric(0), NULL, list(2)),
+  # K of fit_lda() and fit_mixture(): several values choose among them, so a
+  # vector is valid but not one with a bad element
+  counts = list(NA, NA_real_, NaN, Inf, -1, 0.5, "a", c(2, NA), c(0, 2), c(2, 0.5), numeric(0),
+                NULL, list(2)),
   positive = list(NA, NaN, Inf, -Inf, -1, 0, 1e300, "a", c(1, 2), numeric(0), NULL),
   nonneg = list(NA, NaN, Inf, -Inf, -1, "a", c(1, 2), numeric(0)),
   kappa = list(NA, NaN, Inf, -1, 0, 1.5, "a", c(0.6, 0.7)),
@@ -36,13 +40,13 @@ bad_table <- function() {
   writeLines(c("2", "3", "3", "1 1 2", "1 3 1", "2 2 4"), dw)
   list(
     list(fun = fit_lda, name = "fit_lda", args = list(x = tiny, K = 2, passes = 1, seed = 1, progress = FALSE),
-         kinds = list(K = "count", L = "count", alpha = "positive", eta = "positive",
+         kinds = list(K = "counts", L = "count", alpha = "positive", eta = "positive",
                       n_batches = "count", batch_size = "count", passes = "count",
                       restarts = "flag", init = "choice", tau = "nonneg",
                       kappa = "kappa", seed = "seed", threads = "threads",
                       progress = "flag", local = "choice", global = "choice")),
     list(fun = fit_mixture, name = "fit_mixture", args = list(X = X, K = 2, passes = 1, seed = 1, progress = FALSE),
-         kinds = list(K = "count", L = "count", likelihood = "choice", prior = "choice",
+         kinds = list(K = "counts", L = "count", likelihood = "choice", prior = "choice",
                       global = "choice", n_batches = "count", batch_size = "count",
                       passes = "count", init = "choice", alpha = "positive",
                       gamma = "positive", scale = "positive", kappa0 = "positive",
