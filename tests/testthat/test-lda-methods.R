@@ -103,3 +103,23 @@ test_that("top words by partial sort equal a full order()", {
   tie <- list(topic_word = rbind(c(0.2, 0.3, 0.2, 0.3), c(0.25, 0.25, 0.25, 0.25)))
   expect_identical(sparsevi:::lda_top_words(tie, 3), cbind(c(2L, 4L, 1L), 1:3))
 })
+
+test_that("predict(type = \"full\") gives the full posterior or says how to get it", {
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE)
+  # the stored proportions are truncated: type = "full" refuses them
+  expect_error(predict(fit, type = "full"), "doc_topics = K",
+               class = "sparsevi_error_argument")
+  # with the training documents as newdata, every topic
+  full <- predict(fit, sim$dtm, type = "full")
+  expect_true(all(full > 0))
+  expect_equal(predict(fit, sim$dtm), full)
+  # a fit keeping every topic returns the full posterior itself
+  fitK <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, doc_topics = 4,
+                  progress = FALSE)
+  pk <- predict(fitK, type = "full")
+  expect_true(all(pk > 0))
+  expect_equal(unname(pk), unname(predict(fitK, sim$dtm)), tolerance = 1e-6)
+  expect_identical(sparsevi:::lda_doc_topics_kept(fit), 2L)
+  expect_identical(sparsevi:::lda_doc_topics_kept(fitK), 4L)
+})

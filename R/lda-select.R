@@ -1,0 +1,122 @@
+# Choosing the number of topics: fit_lda(x, K = c(20, 50, 100)) hands a K of
+# length > 1 to lda_select_k(), which fits each K with the user's settings on
+# the same training part of one validation split (made once, with the seed),
+# scores each by document completion on the validation documents (the
+# package's evaluator, heldout_loglik()), keeps the best K, and refits it on
+# all the documents. The returned fit is exactly fit_lda(x, K = best, ...)
+# with the table of every K as `fit$select`.
+
+# Share of the documents held out for choosing K.
+select_valid_frac <- 0.1
+
+# `call`: fit_lda()'s matched call; `env`: where to evaluate its arguments.
+lda_select_k <- function(call, env) {
+  here <- call
+  args <- lapply(as.list(call)[-1L], eval, env)
+  Ks <- args$K
+  if (!is.numeric(Ks) || anyNA(Ks) || any(Ks != round(Ks)) || any(Ks < 2)) {
+    abort("`K` must be whole numbers of topics, each at least 2 (several K are fitted and the best kept).",
+          "argument", call = here)
+  }
+  Ks <- sort(unique(as.integer(Ks)))
+  if (length(Ks) < 2L) {
+    args$K <- Ks
+    return(do.call(fit_lda, args))
+  }
+  if (inherits(args$x, "sparsevi_source")) {
+    abort("Choosing K (several values of `K`) needs a corpus in memory, not on disk: fit each K on the source and compare them with heldout_loglik().",
+          "argument", call = here)
+  }
+  x <- as_dtm(args$x)
+  if (nrow(x) < 10L) {
+    abort(sprintf("Choosing K holds out %g%% of the documents for validation and needs at least 10 documents; `x` has %d. Give one K.",
+                  100 * select_valid_frac, nrow(x)), "argument", call = here)
+  }
+  if (max(Ks) > ncol(x)) {
+    abort(sprintf("Every K must be at most the vocabulary size (%d); the largest is %d.",
+                  ncol(x), max(Ks)), "argument", call = here)
+  }
+  # one seed for the split and every fit, so the table is reproducible
+  args$seed <- resolve_seed(args$seed, call = here)
+  progress <- if (is.null(args$progress)) interactive() else
+    check_flag(args$progress, "progress", call = here)
+  split <- split_heldout(x, test_frac = select_valid_frac, seed = args$seed)
+  per_k <- args
+  per_k$x <- split$train
+  per_k$heldout <- split$test
+  per_k$doc_topics <- 0L # the per-K fits are compared, not used
+  rows <- vector("list", length(Ks))
+  for (i in seq_along(Ks)) {
+    k <- Ks[i]
+    if (progress) message(sprintf("choosing K: K = %d (%d of %d)", k, i, length(Ks)))
+    a <- lda_select_args(per_k, k)
+    t0 <- proc.time()[["elapsed"]]
+    f <- do.call(fit_lda, a)
+    wall <- proc.time()[["elapsed"]] - t0
+    tr <- f$trace
+    coh <- coherence(f, split$train, measure = "umass", n = min(10L, ncol(x)))
+    rows[[i]] <- data.frame(K = k, heldout = tr$heldout[nrow(tr)],
+                            coherence = mean(as.numeric(coh)),
+                            seconds = max(tr$seconds), wall_seconds = wall,
+                            laps = nrow(tr))
+  }
+  tab <- do.call(rbind, rows)
+  best <- which.max(tab$heldout)
+  if (!length(best)) {
+    abort("No K could be scored on the validation documents (every held-out score is NA).",
+          "internal", call = here)
+  }
+  tab$chosen <- seq_len(nrow(tab)) == best
+  if (progress) message(sprintf("choosing K: K = %d is best; refitting it on all %s documents",
+                                Ks[best], fmt_int(nrow(x))))
+  final <- do.call(fit_lda, lda_select_args(args, Ks[best]))
+  final$call <- call
+  attr(tab, "n_valid") <- length(split$test_index)
+  attr(tab, "n_docs") <- nrow(x)
+  final$select <- tab
+  final
+}
+
+# fit_lda() arguments for one K: the user's, with L and doc_topics capped at K.
+lda_select_args <- function(args, k) {
+  args$K <- k
+  if (!is.null(args$L)) args$L <- min(args$L, k)
+  if (!is.null(args$doc_topics) && !isFALSE(args$doc_topics)) {
+    args$doc_topics <- min(args$doc_topics, k)
+  }
+  args
+}
+
+# The table of fit$select, as print() and summary() show it.
+print_select <- function(sel, K) {
+  cat(sprintf("  K chosen by held-out log-likelihood per token on %d validation documents (of %s), then refitted on all:\n",
+              attr(sel, "n_valid"), fmt_int(attr(sel, "n_docs"))))
+  cat(sprintf("    %6s  %9s  %9s  %8s\n", "K", "held-out", "coherence", "seconds"))
+  for (i in seq_len(nrow(sel))) {
+    cat(sprintf("  %s %6d  %9.4f  %9.2f  %8.2f\n", if (sel$chosen[i]) "*" else " ",
+                sel$K[i], sel$heldout[i], sel$coherence[i], sel$seconds[i]))
+  }
+  invisible()
+}
+
+# plot(fit, type = "select"): held-out score, coherence and time against K.
+lda_plot_select <- function(x, ...) {
+  sel <- x$select
+  if (is.null(sel)) {
+    abort("`type = \"select\"` plots the choice of K: fit with several K, e.g. `fit_lda(x, K = c(10, 20, 40))`.",
+          "argument")
+  }
+  op <- graphics::par(mfrow = c(1, 3))
+  on.exit(graphics::par(op))
+  best <- which(sel$chosen)
+  panel <- function(y, ylab, main) {
+    graphics::plot(sel$K, y, type = "b", pch = 19, xlab = "number of topics K",
+                   ylab = ylab, main = main, ...)
+    graphics::points(sel$K[best], y[best], pch = 1, cex = 2.2, lwd = 2, col = "firebrick")
+  }
+  panel(sel$heldout, "held-out log-lik per token (validation)",
+        sprintf("Held-out score (K = %d chosen)", sel$K[best]))
+  panel(sel$coherence, "mean UMass coherence (closer to 0 is better)", "Coherence")
+  panel(sel$seconds, "training seconds", "Time per K")
+  invisible(x)
+}
