@@ -21,7 +21,9 @@ lda_select_k <- function(call, env) {
   Ks <- sort(unique(as.integer(Ks)))
   if (length(Ks) < 2L) {
     args$K <- Ks
-    return(do.call(fit_lda, args))
+    fit <- do.call(fit_lda, args)
+    fit$call <- call
+    return(fit)
   }
   if (inherits(args$x, "sparsevi_source")) {
     abort("Choosing K (several values of `K`) needs a corpus in memory, not on disk: fit each K on the source and compare them with heldout_loglik().",
@@ -37,7 +39,8 @@ lda_select_k <- function(call, env) {
                   ncol(x), max(Ks)), "argument", call = here)
   }
   # one seed for the split and every fit, so the table is reproducible
-  args$seed <- resolve_seed(args$seed, call = here)
+  resolve_seed(args$seed, call = here) # validates
+  if (is.null(args$seed)) args$seed <- sample.int(.Machine$integer.max, 1L)
   progress <- if (is.null(args$progress)) interactive() else
     check_flag(args$progress, "progress", call = here)
   split <- split_heldout(x, test_frac = select_valid_frac, seed = args$seed)
