@@ -51,16 +51,26 @@ lda_available <- function() {
 #' @param K Number of topics, between 2 and the vocabulary size, with K x V
 #'   at most 2^31 - 1 (larger topic tables are refused before allocating).
 #'   Several values (e.g. `K = c(20, 50, 100)`) choose K: see "Choosing K".
-#' @param local Local step: `"vb"` (default); see [lda_combinations] for
-#'   the others.
-#' @param global Global step: `"memoized"` (default for `"vb"`),
-#'   `"stochastic"`, `"streaming"` or `"batch"`; `NULL` takes the engine's
-#'   default. Memoized training keeps each batch's summary and swaps it when
-#'   the batch is revisited; its first lap holds the initial topics until
-#'   every batch has been seen (as a batch lap does), then updates the topics
-#'   after every batch.
-#' @param L Sparsity level, 1 to `K`: each word keeps its `L` most likely
-#'   topics. Default `min(8, K)`; `L = K` is dense.
+#' @param local The engine, i.e. how each document's topics are inferred:
+#'   `"vb"` (default: variational Bayes with sparse responsibilities, an
+#'   exact objective you can watch), `"cvb0"` (SCVB0: the fastest, see
+#'   "Which engine" below), `"gibbs"` (Gibbs sampling within stochastic VB,
+#'   for very many topics) or `"ope"` (Than & Doan's online MAP). Each
+#'   engine has its own default `global`; [lda_combinations] lists every
+#'   valid pair.
+#' @param global How the topics are updated from the documents: `NULL`
+#'   (default) takes the engine's own. `"memoized"` (default for `"vb"`)
+#'   remembers each batch's contribution and replaces it when the batch is
+#'   seen again, so the objective never decreases and more laps never hurt;
+#'   `"stochastic"` takes a step towards each batch's estimate (cheaper per
+#'   lap, no objective); `"streaming"` sees each document once; `"batch"`
+#'   updates once per pass over all documents. Memoized training holds the
+#'   initial topics during its first lap until every batch has been seen,
+#'   then updates them after every batch.
+#' @param L How many topics each word of a document may belong to, 1 to
+#'   `K`: each word keeps its `L` most likely topics (the rest are set to
+#'   zero), which makes each step cost grow with `L`, not `K`. Default
+#'   `min(8, K)`; `L = K` is classic (dense) variational Bayes.
 #' @param alpha Document-topic smoothing (> 0). `NULL` takes the engine's
 #'   default (0.1 for `"vb"`, chosen on validation documents of kos and
 #'   nips_f20: see `inst/bench/results/lda-sparse.txt`, part 5).
@@ -103,8 +113,10 @@ lda_available <- function() {
 #'   depends on the seed only, never on `threads`.
 #' @param threads Number of threads (default `getOption("sparsevi.threads",
 #'   1L)`).
-#' @param progress Print a line per lap (lap, elapsed seconds, objective,
-#'   estimated time left); default `interactive()`.
+#' @param progress Print a line per lap (lap, elapsed seconds, the objective
+#'   where the engine has one (`"memoized"`, `"batch"`), the held-out score
+#'   per token when `heldout` is given, estimated time left); default
+#'   `interactive()`.
 #' @param heldout `NULL` or test documents (a `sparsevi_heldout` from
 #'   [split_heldout()], or a corpus, split 80/20 by word type) scored by
 #'   [heldout_loglik()] after every lap.
@@ -122,6 +134,9 @@ lda_available <- function() {
 #'   `doc_topic` (the fit's sparse document-topic proportions, see Value):
 #'   default `L`; `0` or `FALSE` keeps none. They are inferred once after
 #'   training with the final topics (one more pass over the documents).
+#'   `predict(fit)` returns them: with the default they are truncated (each
+#'   document's `L` largest proportions, renormalised), so give
+#'   `doc_topics = K` to keep the full posterior of every training document.
 #' @param reuse_dead `FALSE` (default), `TRUE`, or a share of the tokens
 #'   (default for `TRUE`: 0.001): after each lap but the last, every topic
 #'   holding less than that share is re-seeded from one document (drawn by
@@ -161,7 +176,52 @@ lda_available <- function() {
 #'   renormalised to sum to 1, inferred after training with the final topics;
 #'   `NULL` if `doc_topics = 0`; [predict()] without `newdata` returns it),
 #'   `heldout` (the `heldout` documents, scored again by [update()]),
-#'   `state` (what [update()] needs to continue) and `call`.
+#'   `state` (what [update()] needs to continue) and `call`; with several
+#'   `K`, also `select` (see "Choosing K").
+#' @section Which engine:
+#' Measured on six corpora at K = 100, 10 laps, one thread
+#' (`inst/bench/results/defaults.txt`, `inst/bench/defaults.R`):
+#' * `local = "cvb0"` (SCVB0) is the fastest: 1.0 to 2.4 CPU seconds per
+#'   fit against 19.5 to 41.3 for the default `"vb"`, 11 to 23 times less,
+#'   with a held-out score (document completion) as good or better on five
+#'   of the six corpora (by 0.01 to 0.05 nats per token) and 0.09 worse on
+#'   the sixth (sotu_chunks, where its score falls after lap 4). Start here
+#'   on a large corpus or when trying many K. It has no objective: give
+#'   `heldout` to watch its progress.
+#' * `local = "vb"` (default, memoized) has an exact objective that never
+#'   decreases, continues cleanly with [update()], and offers
+#'   `eta = "learn"` and `reuse_dead`. Its held-out score beat
+#'   scikit-learn's batch LDA on all six corpora (by 0.01 to 0.24 nats per
+#'   token) in 39% to 64% of its CPU time.
+#' * `local = "gibbs"` for many topics: its time per minibatch hardly grows
+#'   with K (nips_f20: 0.64 s at K = 1000, 0.65 s at K = 2000, against 2.2 s
+#'   and 4.3 s for online VB; slower than VB at K = 100;
+#'   `inst/bench/results/gibbs.txt`).
+#' * `local = "ope"` (Online-OPE, Streaming-OPE) reached online VB's final
+#'   predictive score 2.9 to 20.8 times sooner on two corpora
+#'   (`inst/bench/results/ope.txt`).
+#'
+#' `vignette("engines")` compares them in more detail.
+#'
+#' @section Choosing K:
+#' Give several values, e.g. `fit_lda(x, K = c(10, 20, 40))`. Each K is
+#' fitted with the same settings and seed on 90% of the documents and
+#' scored by document completion ([heldout_loglik()]) on the other 10% (one
+#' split, made once with `seed`, shared by every K); the K with the best
+#' held-out score is then fitted again on all the documents. The result is
+#' exactly `fit_lda(x, K = <chosen>, ...)`, plus `select`: a data frame
+#' with one row per K (`K`, `heldout` (validation score per token),
+#' `coherence` (mean UMass coherence on the fitting documents, top 10
+#' words), `seconds` (training), `wall_seconds` (the whole fit), `laps`,
+#' `chosen`). [print()] shows the table and `plot(fit, type = "select")`
+#' draws it. `L` and `doc_topics` are capped at each K; `heldout`, if
+#' given, is scored by the final fit only (it plays no part in the choice).
+#' A corpus on disk is not supported. Cost: one fit per K on 90% of the
+#' documents plus one refit; on kos (K = 10, 20, 40) this took 1.29 times
+#' the CPU time of fitting each K once on all documents
+#' (`inst/bench/results/select-k.txt`), and chose the K that scored best on
+#' the test documents.
+#'
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 5, seed = 1)
