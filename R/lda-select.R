@@ -117,9 +117,9 @@ lda_plot_select <- function(x, ...) {
                    ylab = ylab, main = main, ...)
     graphics::points(sel$K[best], y[best], pch = 1, cex = 2.2, lwd = 2, col = "firebrick")
   }
-  panel(sel$heldout, "held-out log-lik per token (validation)",
-        sprintf("Held-out score (K = %d chosen)", sel$K[best]))
-  panel(sel$coherence, "mean UMass coherence (closer to 0 is better)", "Coherence")
+  panel(sel$heldout, "log-lik per token (validation)",
+        sprintf("Held-out: K = %d chosen", sel$K[best]))
+  panel(sel$coherence, "mean UMass (closer to 0 better)", "Coherence")
   panel(sel$seconds, "training seconds", "Time per K")
   invisible(x)
 }

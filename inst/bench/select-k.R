@@ -5,6 +5,7 @@
 #  SPARSEVI_BENCH_CORPORA  comma-separated (default kos,poliblog5k)
 #  SPARSEVI_BENCH_KS       comma-separated K values (default 10,20,40)
 #  SPARSEVI_BENCH_PASSES   laps per fit (default 10)
+#  SPARSEVI_BENCH_LOCAL    engine (default vb)
 # For each corpus: one train/test split (10% test documents, seed 1). Then
 #  (a) select: fit_lda(train, K = Ks, seed = 1): each K on 90% of train,
 #      scored on the other 10% (validation), the best refitted on all of train;
@@ -28,6 +29,7 @@ say <- function(...) {
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA", "kos,poliblog5k"), ",")[[1]]
 Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "10,20,40"), ",")[[1]])
 passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "10"))
+local_step <- Sys.getenv("SPARSEVI_BENCH_LOCAL", "vb")
 read_corpus <- function(name) {
   dir <- file.path(data_dir, name)
   read_uci_bow(file.path(dir, sprintf("docword.%s.txt.gz", name)),
@@ -42,14 +44,14 @@ cpu_of <- function(expr) {
 commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?")
 say("== choosing K, %s; commit %s; host load %s", format(Sys.time()), commit,
     paste(readLines("/proc/loadavg"), collapse = ""))
-say("   command: nice -n 10 Rscript inst/bench/select-k.R  (SPARSEVI_BENCH_CORPORA=%s SPARSEVI_BENCH_KS=%s SPARSEVI_BENCH_PASSES=%d); threads = 1, local \"vb\" defaults",
-    paste(corpora, collapse = ","), paste(Ks, collapse = ","), passes)
+say("   command: SPARSEVI_BENCH_CORPORA=%s SPARSEVI_BENCH_KS=%s SPARSEVI_BENCH_PASSES=%d SPARSEVI_BENCH_LOCAL=%s nice -n 10 Rscript inst/bench/select-k.R; threads = 1, the engine's defaults",
+    paste(corpora, collapse = ","), paste(Ks, collapse = ","), passes, local_step)
 for (name in corpora) {
   x <- read_corpus(name)
   sp <- split_heldout(x, test_frac = 0.1, seed = 1)
   say("-- %s: %d documents (%d train), V = %d", name, nrow(x), nrow(sp$train), ncol(x))
   sel <- cpu_of(fit_lda(sp$train, K = Ks, passes = passes, seed = 1, threads = 1,
-                        progress = FALSE))
+                        local = local_step, progress = FALSE))
   f <- sel$value
   test_sel <- as.numeric(heldout_loglik(f, sp$test))
   for (i in seq_len(nrow(f$select))) {
@@ -65,7 +67,7 @@ for (name in corpora) {
   for (i in seq_along(Ks)) {
     one <- cpu_of({
       g <- fit_lda(sp$train, K = Ks[i], passes = passes, seed = 1, threads = 1,
-                   progress = FALSE)
+                   local = local_step, progress = FALSE)
       as.numeric(heldout_loglik(g, sp$test))
     })
     scores[i] <- one$value
