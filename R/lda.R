@@ -235,8 +235,11 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     progress = interactive(), heldout = NULL, batches = NULL,
                     cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = FALSE, ...) {
   if (!missing(K) && length(K) > 1L) {
-    # several K: fit each and keep the best (R/lda-select.R)
-    return(lda_select_k(match.call(), parent.frame()))
+    # several K: fit each and keep the best (R/lda-select.R), with the
+    # arguments the user gave (their values, forced here)
+    given <- setdiff(intersect(names(match.call())[-1L], names(formals(sys.function()))),
+                     "...")
+    return(lda_select_k(c(mget(given), list(...)), match.call()))
   }
   call <- match.call()
   here <- sys.call()

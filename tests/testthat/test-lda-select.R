@@ -57,3 +57,25 @@ test_that("choosing K keeps the user's settings and checks K", {
   expect_error(fit_lda(sim$dtm[1:5, ], K = c(2, 3)), "10 documents",
                class = "sparsevi_error_argument")
 })
+
+test_that("choosing K scores the user's heldout with the final fit only, and works through wrappers", {
+  sim <- select_corpus()
+  sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 2)
+  f <- fit_lda(sp$train, K = c(2, 4), passes = 2, seed = 3, heldout = sp$test,
+               progress = FALSE)
+  # the user's test documents are the final fit's, scored after every lap
+  expect_equal(f$trace$heldout[nrow(f$trace)], as.numeric(heldout_loglik(f, sp$test)))
+  # the validation scores come from the training documents alone
+  split <- split_heldout(sp$train, test_frac = 0.1, seed = 3)
+  one <- fit_lda(split$train, K = 2, passes = 2, seed = 3, progress = FALSE)
+  expect_equal(f$select$heldout[1], as.numeric(heldout_loglik(one, split$test)))
+  # arguments passed on by a wrapper's dots are found
+  wrap <- function(data, ...) fit_lda(data, ...)
+  g <- wrap(sp$train, K = c(2, 4), passes = 2, seed = 3, progress = FALSE, max_iter = 50)
+  expect_identical(g$select$K, c(2L, 4L))
+  expect_equal(g$control$max_iter, 50)
+  out <- capture.output(invisible(fit_lda(sp$train, K = c(2, 3), passes = 1, seed = 3,
+                                          progress = TRUE)), type = "message")
+  expect_true("choosing K: K = 2 (1 of 2)" %in% out)
+  expect_true(any(grepl("^choosing K: K = [23] is best; refitting it on all 96 documents$", out)))
+})
