@@ -111,12 +111,12 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
                  if (!is.null(ev$estimate) && !is.na(ev$estimate))
                    sprintf("%s %.4f", if (is.null(ev$estimate_label)) "estimate"
                                       else ev$estimate_label, ev$estimate))
-      if (!length(watch)) {
-        watch <- if (done == 1L) "no objective for this training (give `heldout` to watch a held-out score)"
-                 else "-"
+      if (!length(watch) && done == 1L) {
+        watch <- "no objective for this training (give `heldout` to watch a held-out score)"
       }
-      message(sprintf("lap %d/%d  %.1fs  %s  ETA %s%.0fs%s", lap, last_lap,
-                      offset[1] + elapsed, paste(watch, collapse = "  "),
+      message(sprintf("lap %d/%d  %.1fs  %sETA %s%.0fs%s", lap, last_lap,
+                      offset[1] + elapsed,
+                      if (length(watch)) paste0(paste(watch, collapse = "  "), "  ") else "",
                       if (upper_bound) "<= " else "", left, note))
     }
     invisible(row)

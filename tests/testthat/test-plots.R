@@ -85,6 +85,7 @@ test_that("progress prints lap, elapsed, objective and ETA, and is silent when o
                                           seed = 1, progress = TRUE)),
                         type = "message")
   expect_match(out[1], "no objective for this training \\(give `heldout`")
+  expect_match(out[2], "^lap 2/2 +[0-9.]+s +ETA [0-9]+s$")
   expect_message(fit_mixture(faithful, K = 2, passes = 2, tol = 0.01, seed = 1,
                              progress = TRUE),
                  "^lap 0/2 +[0-9.]+s +objective -?[0-9.]+ +ETA <= [0-9]+s")
