@@ -1188,6 +1188,9 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
 logLik.sparsevi_lda <- function(object, ...) {
   tr <- object$trace
   val <- if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_
+  pi <- object$prune_info
+  # pruned since the last lap: the trace's objective is the unpruned model's
+  if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) val <- NA_real_
   structure(val, df = object$K * (length(object$vocab) - 1), nobs = object$n_tokens,
             class = "logLik")
 }

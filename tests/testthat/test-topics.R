@@ -115,6 +115,8 @@ test_that("print() after prune_topics() shows figures of the pruned model, and r
   expect_false(any(grepl("final objective", out)))
   expect_true(any(grepl("pruned topics", out)))
   expect_output(print(summary(p)), "not recomputed since pruning")
+  expect_true(is.na(logLik(p)))
+  expect_false(is.na(logLik(fit)))
   # update() trains the pruned model: the trace is true of it again
   up <- update(p, sp$train, passes = 1, progress = FALSE)
   out <- capture.output(print(up))
