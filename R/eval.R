@@ -118,8 +118,10 @@ print.sparsevi_score <- function(x, digits = 4, ...) {
 #'
 #' Mean coherence of each topic's top `n` words, from document
 #' co-occurrences in a reference corpus: `"npmi"` (normalised pointwise
-#' mutual information, Than & Doan App. B) or `"umass"` (Mimno et al. 2011).
-#' Each measure is a function `coherence_<measure>()` provided by its engine.
+#' mutual information, Than & Doan App. B; from -1 to 1, higher is better)
+#' or `"umass"` (Mimno et al. 2011; at most 0 on the training corpus, closer
+#' to 0 is better). Each measure is a function `coherence_<measure>()`
+#' provided by its engine; both return the same type.
 #'
 #' @param object A `sparsevi_lda` (or a K x V topic-word matrix with the
 #'   vocabulary as column names).
@@ -127,11 +129,20 @@ print.sparsevi_score <- function(x, digits = 4, ...) {
 #' @param measure `"npmi"` or `"umass"`.
 #' @param n Number of top words per topic (default 10).
 #' @param ... Unused.
-#' @returns The coherence of each topic (a numeric vector of length K).
+#' @returns A `sparsevi_coherence`: a numeric vector of length K, the
+#'   coherence of each topic (arithmetic such as `mean()` works on it;
+#'   `as.numeric()` gives the bare numbers, and `[` a plain numeric vector),
+#'   with attributes `measure`, `n`, `mean` (the mean over topics),
+#'   `top_words` (n x K: the words scored, term names when the topics have
+#'   them) and, for `"umass"`, `skipped` (per topic, pairs skipped because
+#'   the higher-ranked word never occurs in `reference`). It prints as one
+#'   line per topic.
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
-#' coherence(fit, sim$dtm, measure = "umass", n = 5)
+#' coh <- coherence(fit, sim$dtm, measure = "umass", n = 5)
+#' coh
+#' mean(coh)
 #' @export
 coherence <- function(object, reference, measure = c("npmi", "umass"), n = 10, ...) {
   UseMethod("coherence")
@@ -158,4 +169,34 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
           "vocab")
   }
   fun(tw, ref, n)
+}
+
+# The one type every coherence measure returns (coherence(), coherence_umass(),
+# coherence_npmi()): per-topic values with what was scored riding along.
+new_sparsevi_coherence <- function(values, measure, n, top_words, ...) {
+  values <- as.double(values)
+  structure(values, measure = measure, n = as.integer(n),
+            mean = if (length(values)) mean(values) else NA_real_,
+            top_words = top_words, ..., class = "sparsevi_coherence")
+}
+
+#' @export
+print.sparsevi_coherence <- function(x, ...) {
+  measure <- attr(x, "measure")
+  v <- as.vector(unclass(x))
+  cat(sprintf("%s coherence of the top %d words of %d topics; mean %.4f\n",
+              if (is.null(measure)) "Topic" else toupper(measure), attr(x, "n"), length(v),
+              mean(v)))
+  tw <- attr(x, "top_words")
+  for (k in seq_along(v)) {
+    words <- if (is.character(tw)) paste(utils::head(tw[, k], 5L), collapse = " ") else ""
+    cat(sprintf("  topic %3d  %7.4f  %s\n", k, v[k], words))
+  }
+  invisible(x)
+}
+
+# Subsetting gives plain numbers: the attributes describe all K topics.
+#' @export
+`[.sparsevi_coherence` <- function(x, i) {
+  as.vector(unclass(x))[i]
 }

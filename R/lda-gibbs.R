@@ -324,11 +324,12 @@ ltr_test_dtm <- function(test, call) {
 #'   training corpus is the usual choice).
 #' @param n Number of top words per topic, a whole number from 2 to V
 #'   (default 10).
-#' @returns The coherence of each topic, a numeric vector of length K (as
-#'   [coherence()] returns), with attributes `top_words` (n x K matrix of the
-#'   words scored, term names when `topic_word` has them) and `skipped` (per
-#'   topic, pairs skipped because the higher-ranked word never occurs in
-#'   `reference`).
+#' @returns A `sparsevi_coherence`, the type [coherence()] returns for every
+#'   measure: the coherence of each topic (a numeric vector of length K) with
+#'   attributes `measure` (`"umass"`), `n`, `mean`, `top_words` (n x K matrix
+#'   of the words scored, term names when `topic_word` has them) and
+#'   `skipped` (per topic, pairs skipped because the higher-ranked word never
+#'   occurs in `reference`).
 #' @examples
 #' sim <- simulate_lda(D = 50, V = 40, K = 3, doc_length = 30, seed = 1)
 #' tw <- sim$topic_word
@@ -356,7 +357,7 @@ coherence_umass <- function(topic_word, reference, n = 10L) {
   top <- matrix(top, nrow = n)
   res <- .Call(ffi_eval_umass, ref$doc_ptr, ref$term, ref$count, V, top - 1L)
   words <- if (is.null(vocab)) top else matrix(vocab[top], nrow = n)
-  structure(res$score, top_words = words, skipped = res$skipped)
+  new_sparsevi_coherence(res$score, "umass", n, words, skipped = res$skipped)
 }
 
 # ---- predict(method = "gibbs") --------------------------------------------

@@ -347,24 +347,10 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
   } else {
     rep(NA_real_, K)
   }
-  # the coherence() contract: one value per topic; the mean and the top words
+  # the coherence() type (R/eval.R): one value per topic; the top words
   # (n x K, one column per topic, as terms() and UMass) ride along
-  structure(per_topic, mean = mean(per_topic),
-            top_words = t(if (!is.null(vocab)) matrix(vocab[top], K, n) else top),
-            measure = "npmi", n = n, class = "sparsevi_coherence")
-}
-
-#' @export
-print.sparsevi_coherence <- function(x, ...) {
-  cat(sprintf("%s coherence of the top %d words of %d topics; mean %.4f\n",
-              toupper(attr(x, "measure")), attr(x, "n"), length(x), attr(x, "mean")))
-  v <- as.vector(unclass(x))
-  tw <- attr(x, "top_words")
-  for (k in seq_along(v)) {
-    words <- if (is.character(tw)) paste(utils::head(tw[, k], 5L), collapse = " ") else ""
-    cat(sprintf("  topic %3d  %7.4f  %s\n", k, v[k], words))
-  }
-  invisible(x)
+  new_sparsevi_coherence(per_topic, "npmi", n,
+                         t(if (!is.null(vocab)) matrix(vocab[top], K, n) else top))
 }
 
 npmi_value <- function(p12, pa, pb) {

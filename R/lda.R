@@ -50,16 +50,27 @@ lda_available <- function() {
 #' @param x A corpus, anything [as_dtm()] accepts (documents in rows).
 #' @param K Number of topics, between 2 and the vocabulary size, with K x V
 #'   at most 2^31 - 1 (larger topic tables are refused before allocating).
-#' @param local Local step: `"vb"` (default); see [lda_combinations] for
-#'   the others.
-#' @param global Global step: `"memoized"` (default for `"vb"`),
-#'   `"stochastic"`, `"streaming"` or `"batch"`; `NULL` takes the engine's
-#'   default. Memoized training keeps each batch's summary and swaps it when
-#'   the batch is revisited; its first lap holds the initial topics until
-#'   every batch has been seen (as a batch lap does), then updates the topics
-#'   after every batch.
-#' @param L Sparsity level, 1 to `K`: each word keeps its `L` most likely
-#'   topics. Default `min(8, K)`; `L = K` is dense.
+#'   Several values (e.g. `K = c(20, 50, 100)`) choose K: see "Choosing K".
+#' @param local The engine, i.e. how each document's topics are inferred:
+#'   `"vb"` (default: variational Bayes with sparse responsibilities, an
+#'   exact objective you can watch), `"cvb0"` (SCVB0: the fastest, see
+#'   "Which engine" below), `"gibbs"` (Gibbs sampling within stochastic VB,
+#'   for very many topics) or `"ope"` (Than & Doan's online MAP). Each
+#'   engine has its own default `global`; [lda_combinations] lists every
+#'   valid pair.
+#' @param global How the topics are updated from the documents: `NULL`
+#'   (default) takes the engine's own. `"memoized"` (default for `"vb"`)
+#'   remembers each batch's contribution and replaces it when the batch is
+#'   seen again, so the objective never decreases and more laps never hurt;
+#'   `"stochastic"` takes a step towards each batch's estimate (cheaper per
+#'   lap, no objective); `"streaming"` sees each document once; `"batch"`
+#'   updates once per pass over all documents. Memoized training holds the
+#'   initial topics during its first lap until every batch has been seen,
+#'   then updates them after every batch.
+#' @param L How many topics each word of a document may belong to, 1 to
+#'   `K`: each word keeps its `L` most likely topics (the rest are set to
+#'   zero), which makes each step cost grow with `L`, not `K`. Default
+#'   `min(8, K)`; `L = K` is classic (dense) variational Bayes.
 #' @param alpha Document-topic smoothing (> 0). `NULL` takes the engine's
 #'   default (0.1 for `"vb"`, chosen on validation documents of kos and
 #'   nips_f20: see `inst/bench/results/lda-sparse.txt`, part 5).
@@ -102,8 +113,10 @@ lda_available <- function() {
 #'   depends on the seed only, never on `threads`.
 #' @param threads Number of threads (default `getOption("sparsevi.threads",
 #'   1L)`).
-#' @param progress Print a line per lap (lap, elapsed seconds, objective,
-#'   estimated time left); default `interactive()`.
+#' @param progress Print a line per lap (lap, elapsed seconds, the objective
+#'   where the engine has one (`"memoized"`, `"batch"`), the held-out score
+#'   per token when `heldout` is given, estimated time left); default
+#'   `interactive()`.
 #' @param heldout `NULL` or test documents (a `sparsevi_heldout` from
 #'   [split_heldout()], or a corpus, split 80/20 by word type) scored by
 #'   [heldout_loglik()] after every lap.
@@ -121,6 +134,9 @@ lda_available <- function() {
 #'   `doc_topic` (the fit's sparse document-topic proportions, see Value):
 #'   default `L`; `0` or `FALSE` keeps none. They are inferred once after
 #'   training with the final topics (one more pass over the documents).
+#'   `predict(fit)` returns them: with the default they are truncated (each
+#'   document's `L` largest proportions, renormalised), so give
+#'   `doc_topics = K` to keep the full posterior of every training document.
 #' @param reuse_dead `FALSE` (default), `TRUE`, or a share of the tokens
 #'   (default for `TRUE`: 0.001): after each lap but the last, every topic
 #'   holding less than that share is re-seeded from one document (drawn by
@@ -160,7 +176,54 @@ lda_available <- function() {
 #'   renormalised to sum to 1, inferred after training with the final topics;
 #'   `NULL` if `doc_topics = 0`; [predict()] without `newdata` returns it),
 #'   `heldout` (the `heldout` documents, scored again by [update()]),
-#'   `state` (what [update()] needs to continue) and `call`.
+#'   `state` (what [update()] needs to continue) and `call`; with several
+#'   `K`, also `select` (see "Choosing K").
+#' @section Which engine:
+#' Measured on six corpora at K = 100, 10 laps, one thread
+#' (`inst/bench/results/defaults.txt`, `inst/bench/defaults.R`):
+#' * `local = "cvb0"` (SCVB0) is the fastest: 1.0 to 2.4 CPU seconds per
+#'   fit against 19.5 to 41.3 for the default `"vb"`, 11 to 23 times less,
+#'   with a held-out score (document completion) as good or better on five
+#'   of the six corpora (by 0.01 to 0.05 nats per token) and 0.09 worse on
+#'   the sixth (sotu_chunks, where its score falls after lap 4). Start here
+#'   on a large corpus or when trying many K. It has no objective: give
+#'   `heldout` to watch its progress.
+#' * `local = "vb"` (default, memoized) has an exact objective that never
+#'   decreases, continues cleanly with [update()], and offers
+#'   `eta = "learn"` and `reuse_dead`. Its held-out score beat
+#'   scikit-learn's batch LDA on all six corpora (by 0.01 to 0.24 nats per
+#'   token) in 39% to 64% of its CPU time.
+#' * `local = "gibbs"` for many topics: its time per minibatch hardly grows
+#'   with K (nips_f20: 0.64 s at K = 1000, 0.65 s at K = 2000, against 2.2 s
+#'   and 4.3 s for online VB; slower than VB at K = 100;
+#'   `inst/bench/results/gibbs.txt`).
+#' * `local = "ope"` (Online-OPE, Streaming-OPE) reached online VB's final
+#'   predictive score 2.9 to 20.8 times sooner on two corpora
+#'   (`inst/bench/results/ope.txt`).
+#'
+#' `vignette("engines")` compares them in more detail.
+#'
+#' @section Choosing K:
+#' Give several values, e.g. `fit_lda(x, K = c(10, 20, 40))`. Each K is
+#' fitted with the same settings and seed on 90% of the documents and
+#' scored by document completion ([heldout_loglik()]) on the other 10% (one
+#' split, made once with `seed`, shared by every K); the K with the best
+#' held-out score is then fitted again on all the documents. The result is
+#' exactly `fit_lda(x, K = <chosen>, ...)`, plus `select`: a data frame
+#' with one row per K (`K`, `heldout` (validation score per token),
+#' `coherence` (mean UMass coherence on the fitting documents, top 10
+#' words), `seconds` (training), `wall_seconds` (the whole fit), `laps`,
+#' `chosen`). [print()] shows the table and `plot(fit, type = "select")`
+#' draws it. `L` and `doc_topics` are capped at each K; `heldout`, if
+#' given, is scored by the final fit only (it plays no part in the choice).
+#' A corpus on disk is not supported. Cost: one fit per K on 90% of the
+#' documents plus one refit. On kos and poliblog5k this took 1.24 to 1.27
+#' times the CPU time of fitting each K once on all documents with `"vb"`
+#' (K = 10, 20, 40), and 1.10 to 1.81 times with `"cvb0"` (K = 25 to 200);
+#' in all four runs it chose the K that scored best on test documents it
+#' never saw (`inst/bench/results/select-k.txt`). When the largest (or
+#' smallest) K of the grid is chosen, widen the grid.
+#'
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 5, seed = 1)
@@ -173,6 +236,13 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), heldout = NULL, batches = NULL,
                     cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = FALSE, ...) {
+  if (!missing(K) && length(K) > 1L) {
+    # several K: fit each and keep the best (R/lda-select.R), with the
+    # arguments the user gave (their values, forced here)
+    given <- setdiff(intersect(names(match.call())[-1L], names(formals(sys.function()))),
+                     "...")
+    return(lda_select_k(c(mget(given), list(...)), match.call()))
+  }
   call <- match.call()
   here <- sys.call()
   passes_given <- !missing(passes)
@@ -725,15 +795,34 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
 #' @export
 print.sparsevi_lda <- function(x, ...) {
   tr <- x$trace
+  pi <- x$prune_info
   cat(sprintf("<sparsevi_lda> %d topics, %s documents, %s tokens, %s terms\n", x$K,
               fmt_int(x$n_docs), fmt_int(x$n_tokens), fmt_int(length(x$vocab))))
   cat(sprintf("  engine: local \"%s\" (L = %d), global \"%s\"; %d laps in %.2fs\n",
               x$local, x$L, x$global, nrow(tr), if (nrow(tr)) max(tr$seconds) else 0))
-  if (nrow(tr) && !is.na(tr$objective[nrow(tr)])) {
-    cat(sprintf("  final objective: %s\n", format(tr$objective[nrow(tr)], digits = 10)))
+  if (!is.null(x$select)) print_select(x$select, x$K)
+  # every figure below is of this object: after prune_topics(), the trace's
+  # last row describes the model before pruning
+  pruned_now <- !is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap
+  if (pruned_now) {
+    cat(sprintf("  pruned topics %s (old numbers) after lap %d; the objective is recomputed by update()\n",
+                paste(pi$topics, collapse = ", "), pi$lap))
+    if (!is.na(pi$heldout_after)) {
+      cat(sprintf("  held-out log-likelihood per token: %.4f (before pruning: %.4f)\n",
+                  pi$heldout_after, pi$heldout_before))
+    }
+  } else {
+    if (nrow(tr) && !is.na(tr$objective[nrow(tr)])) {
+      cat(sprintf("  final objective: %s\n", format(tr$objective[nrow(tr)], digits = 10)))
+    }
+    if (nrow(tr) && !is.na(tr$heldout[nrow(tr)])) {
+      cat(sprintf("  held-out log-likelihood per token: %.4f\n", tr$heldout[nrow(tr)]))
+    }
   }
-  if (nrow(tr) && !is.na(tr$heldout[nrow(tr)])) {
-    cat(sprintf("  held-out log-likelihood per token: %.4f\n", tr$heldout[nrow(tr)]))
+  kept <- lda_doc_topics_kept(x)
+  if (!is.null(x$doc_topic) && kept < x$K) {
+    cat(sprintf("  training documents' proportions (predict(fit)): the %d largest of %d per document, renormalised\n",
+                kept, x$K))
   }
   size <- lda_topic_sizes(x)
   junk <- dead_topics(x)
@@ -744,12 +833,14 @@ print.sparsevi_lda <- function(x, ...) {
     cat(sprintf("   %3d (%4.1f%%): %s\n", k, 100 * size[k] / sum(size),
                 paste(tt[, k], collapse = " ")))
   }
-  print_junk(junk)
+  print_junk(junk, lda_prune_cost(x, junk), x$local)
   invisible(x)
 }
 
-# Dead and duplicate topics, as print() and summary() report them.
-print_junk <- function(junk) {
+# Dead and duplicate topics, as print() and summary() report them; pruning
+# is recommended only when the held-out documents show it costs (almost)
+# nothing (`cost`, from lda_prune_cost(); NULL: not measured).
+print_junk <- function(junk, cost = NULL, local = "vb") {
   if (!length(junk)) return(invisible())
   reason <- attr(junk, "reason")
   n_dead <- sum(reason == "dead")
@@ -759,7 +850,17 @@ print_junk <- function(junk) {
   shown <- utils::head(junk, 12L)
   cat(sprintf("  junk topics: %s: %s%s\n", paste(what, collapse = "; "),
               paste(shown, collapse = ", "), if (length(junk) > 12L) ", ..." else ""))
-  cat("    prune_topics(fit) removes them; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training\n")
+  reseed <- if (local == "vb") "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
+  if (is.null(cost)) {
+    cat(sprintf("    prune_topics(fit) removes them, at a held-out cost not measured (fit with `heldout` to measure it)%s\n",
+                reseed))
+  } else if (cost$drop <= prune_safe_drop) {
+    cat(sprintf("    prune_topics(fit) removes them safely: held-out score %.4f -> %.4f per token\n",
+                cost$before, cost$after))
+  } else {
+    cat(sprintf("    pruning them would lower the held-out score by %.4f per token (%.4f -> %.4f): keep them%s\n",
+                cost$drop, cost$before, cost$after, reseed))
+  }
   invisible()
 }
 
@@ -776,15 +877,25 @@ lda_topic_sizes <- function(fit) {
 summary.sparsevi_lda <- function(object, ...) {
   tr <- object$trace
   size <- lda_topic_sizes(object)
-  structure(list(K = object$K, L = object$L, local = object$local, global = object$global,
+  pi <- object$prune_info
+  if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) {
+    # pruned since the last lap: the trace describes the model before pruning
+    tr$objective[nrow(tr)] <- NA_real_
+    tr$heldout[nrow(tr)] <- pi$heldout_after
+  }
+  out <- structure(list(K = object$K, L = object$L, local = object$local, global = object$global,
                  n_docs = object$n_docs, n_tokens = object$n_tokens,
                  laps = nrow(tr), seconds = if (nrow(tr)) max(tr$seconds) else 0,
                  objective = if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_,
                  heldout = if (nrow(tr)) tr$heldout[nrow(tr)] else NA_real_,
                  restart_accept = mean(tr$restart_accept, na.rm = TRUE),
                  topic_share = size / sum(size),
-                 top_terms = terms(object, 10), junk = dead_topics(object)),
+                 top_terms = terms(object, 10), junk = dead_topics(object),
+                 prune_info = object$prune_info, select = object$select,
+                 doc_topics = lda_doc_topics_kept(object)),
             class = "summary.sparsevi_lda")
+  out$prune_cost <- lda_prune_cost(object, out$junk)
+  out
 }
 
 #' @export
@@ -794,8 +905,10 @@ print.summary.sparsevi_lda <- function(x, ...) {
   cat(sprintf("%s documents, %s tokens; %d laps, %.2f seconds\n", fmt_int(x$n_docs),
               fmt_int(x$n_tokens), x$laps, x$seconds))
   cat(sprintf("objective: %s; held-out: %s; restart acceptance: %s\n",
-              format(x$objective, digits = 10), format(x$heldout, digits = 5),
+              if (!is.null(x$prune_info) && is.na(x$objective)) "not recomputed since pruning"
+              else format(x$objective, digits = 10), format(x$heldout, digits = 5),
               format(x$restart_accept, digits = 3)))
+  if (!is.null(x$select)) print_select(x$select, x$K)
   o <- order(-x$topic_share)
   reason <- attr(x$junk, "reason")
   for (k in o) {
@@ -804,7 +917,7 @@ print.summary.sparsevi_lda <- function(x, ...) {
                 paste(x$top_terms[, k], collapse = " "),
                 if (is.na(j)) "" else sprintf("  [%s]", reason[j])))
   }
-  print_junk(x$junk)
+  print_junk(x$junk, x$prune_cost, x$local)
   invisible(x)
 }
 
@@ -846,13 +959,26 @@ lda_top_words <- function(fit, n) {
 
 #' Document-topic proportions of new documents
 #'
+#' With `newdata`, infers each document's topic proportions with the fitted
+#' topics held fixed: the full posterior mean, every one of the K topics.
+#' Without `newdata`, returns the training documents' proportions stored on
+#' the fit (`fit$doc_topic`). **These are truncated**: by default the fit
+#' keeps only each document's `doc_topics = L` largest proportions,
+#' renormalised to sum to 1 (at K = 40 and L = 8, 8 non-zero entries per row,
+#' each up to about 0.1 away from the full posterior). For the full
+#' posterior of the training documents, fit with `doc_topics = K`, or call
+#' `predict(fit, training_corpus)`; `type = "full"` asks for the full
+#' posterior and is an error when the fit keeps only a truncated one.
+#'
 #' @param object A `sparsevi_lda`.
 #' @param newdata A corpus, anything [as_dtm()] accepts. Its terms are
 #'   matched to the fitted vocabulary by name; unknown terms are dropped
-#'   (with a message saying how many). Missing: the proportions of the
-#'   training documents kept on the fit (its `doc_topic`, the `doc_topics`
-#'   largest per document, renormalised).
-#' @param type `"topics"` (the only type): D x K proportions.
+#'   (with a message saying how many). Missing: the training documents'
+#'   proportions kept on the fit (see above).
+#' @param type `"topics"` (default): D x K proportions (truncated to the
+#'   kept topics when `newdata` is missing and the fit keeps fewer than K per
+#'   document); `"full"`: the full posterior, every topic (without
+#'   `newdata`, only from a fit with `doc_topics = K`).
 #' @param method Inference method: `"vb"` (default; the local step with the
 #'   topics fixed). Other engines add methods.
 #' @param seed `NULL` or a whole number (for randomised methods).
@@ -860,22 +986,31 @@ lda_top_words <- function(fit, n) {
 #' @param sparse `FALSE` (default): a dense matrix; `TRUE`: a sparse
 #'   `dgCMatrix`.
 #' @param ... Controls of the method (e.g. `max_iter`).
-#' @returns A D x K matrix of topic proportions (rows sum to 1).
+#' @returns A D x K matrix of topic proportions (rows sum to 1). How many
+#'   topics per training document a fit keeps is `fit$control$doc_topics`
+#'   (`print(fit)` says it too).
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
-#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1)
-#' round(predict(fit, sim$dtm[1:3, ]), 2)
-#' head(predict(fit)) # the training documents
+#' fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 1)
+#' round(predict(fit, sim$dtm[1:3, ]), 2) # full posterior
+#' head(predict(fit)) # training documents: the 2 largest per document
+#' full <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 1, doc_topics = 3)
+#' head(predict(full, type = "full"))
 #' @export
 predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb",
                                  seed = NULL, threads = getOption("sparsevi.threads", 1L),
                                  sparse = FALSE, ...) {
-  type <- check_choice(type, "topics", "type")
+  type <- check_choice(type, c("topics", "full"), "type")
   sparse <- check_flag(sparse, "sparse")
   if (missing(newdata)) {
     if (is.null(object$doc_topic)) {
       abort("This fit keeps no training-document proportions (fitted with `doc_topics = 0`, or by an older version): give `newdata`.",
             "argument")
+    }
+    kept <- lda_doc_topics_kept(object)
+    if (type == "full" && kept < object$K) {
+      abort(sprintf("This fit keeps only the %d largest of %d topic proportions per training document (`doc_topics = %d`): for the full posterior give the training documents as `newdata`, or fit with `doc_topics = K`.",
+                    kept, object$K, kept), "argument")
     }
     return(if (sparse) object$doc_topic else as.matrix(object$doc_topic))
   }
@@ -892,6 +1027,13 @@ predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb"
   theta <- fun(object, x, if (length(ctl)) ctl else NULL, seed, threads)
   dimnames(theta) <- list(x$doc_names, paste0("topic", seq_len(object$K)))
   if (sparse) methods::as(theta, "CsparseMatrix") else theta
+}
+
+# How many topics per training document the fit keeps in doc_topic.
+lda_doc_topics_kept <- function(fit) {
+  kept <- fit$control$doc_topics
+  if (is.null(kept)) kept <- min(fit$L, fit$K)
+  as.integer(min(kept, fit$K))
 }
 
 align_newdata <- function(x, vocab, call = caller_call()) {
@@ -913,19 +1055,25 @@ align_newdata <- function(x, vocab, call = caller_call()) {
 #' `type = "trace"` (the default) draws the objective (left) and the
 #' held-out log-likelihood per token (right, when recorded) against seconds
 #' of training. `type = "words"` draws the `n` most probable words of each
-#' chosen topic as bar charts. `type = "documents"` infers the topic
-#' proportions of chosen documents of `newdata` and draws them as stacked
-#' bars, with a legend giving each topic's top words.
+#' chosen topic as bar charts (x axis: the word's probability in the
+#' topic). `type = "documents"` draws the topic proportions of chosen
+#' documents as stacked bars, with a legend giving each topic's top words:
+#' of `newdata` (inferred), or without it of the training documents (the
+#' proportions kept on the fit, see [predict()][predict.sparsevi_lda]).
+#' `type = "select"` (a fit with several K) draws the held-out score,
+#' coherence and training time of each K, the chosen K circled.
 #' @param x A `sparsevi_lda`.
-#' @param type `"trace"` (default), `"words"` or `"documents"`.
+#' @param type `"trace"` (default), `"words"`, `"documents"` or `"select"`.
 #' @param topics For `"words"`: topic numbers (1 to K) to draw; default
-#'   the (at most) six largest topics.
+#'   the (at most) six largest topics by share of the tokens, drawn largest
+#'   first (the panel titles give each share).
 #' @param n For `"words"`: words per topic, default 10 (1 to the vocabulary
 #'   size).
-#' @param newdata For `"documents"` (required): a corpus, anything
+#' @param newdata For `"documents"`: `NULL` (default: the training
+#'   documents, from the proportions kept on the fit), or a corpus, anything
 #'   [as_dtm()] accepts, aligned to the fitted vocabulary by term name.
-#' @param docs For `"documents"`: document numbers or names in `newdata`;
-#'   default the first (at most) eight.
+#' @param docs For `"documents"`: document numbers or names (in `newdata`,
+#'   or among the training documents); default the first (at most) eight.
 #' @param n_topics For `"documents"`: how many topics (the most used in the
 #'   chosen documents) get their own colour, default 6; the rest are drawn
 #'   together as "other topics".
@@ -937,12 +1085,15 @@ align_newdata <- function(x, vocab, call = caller_call()) {
 #' fit <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 1, progress = FALSE)
 #' plot(fit)
 #' plot(fit, type = "words", n = 5)
-#' plot(fit, type = "documents", newdata = sim$dtm, docs = 1:5)
+#' plot(fit, type = "documents", docs = 1:5) # training documents
+#' plot(fit, type = "documents", newdata = sim$dtm[1:5, ])
 #' @export
-plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents"), topics = NULL,
-                              n = 10, newdata = NULL, docs = NULL, n_topics = 6, ...) {
-  type <- check_choice(type, c("trace", "words", "documents"), "type")
+plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents", "select"),
+                              topics = NULL, n = 10, newdata = NULL, docs = NULL,
+                              n_topics = 6, ...) {
+  type <- check_choice(type, c("trace", "words", "documents", "select"), "type")
   if (type == "words") return(lda_plot_words(x, topics = topics, n = n, ...))
+  if (type == "select") return(lda_plot_select(x, ...))
   if (type == "documents") {
     return(lda_plot_documents(x, newdata = newdata, docs = docs, n_topics = n_topics, ...))
   }
@@ -1037,6 +1188,9 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
 logLik.sparsevi_lda <- function(object, ...) {
   tr <- object$trace
   val <- if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_
+  pi <- object$prune_info
+  # pruned since the last lap: the trace's objective is the unpruned model's
+  if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) val <- NA_real_
   structure(val, df = object$K * (length(object$vocab) - 1), nobs = object$n_tokens,
             class = "logLik")
 }

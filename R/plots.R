@@ -1,13 +1,13 @@
 # Plot helpers of topic models (base graphics only): top words per topic and
 # document-topic proportions. plot.sparsevi_lda() in R/lda.R dispatches here.
 
-# Top `n` words of each of `topics`, one horizontal bar chart per topic.
+# Top `n` words of each of `topics`, one horizontal bar chart per topic; by
+# default the six largest topics by share of the tokens, largest first, each
+# titled with its share.
 lda_plot_words <- function(x, topics = NULL, n = 10, ...) {
   K <- x$K
-  if (is.null(topics)) {
-    size <- lda_topic_sizes(x)
-    topics <- sort(order(-size)[seq_len(min(6L, K))])
-  }
+  share <- lda_topic_share(x)
+  if (is.null(topics)) topics <- lda_words_default_topics(share)
   if (!is.numeric(topics) || !length(topics) || anyNA(topics) ||
       any(topics < 1 | topics > K | topics != round(topics))) {
     abort(sprintf("`topics` must be topic numbers between 1 and %d.", K), "argument")
@@ -17,34 +17,52 @@ lda_plot_words <- function(x, topics = NULL, n = 10, ...) {
   nt <- length(topics)
   ncol <- min(nt, 3L)
   nrow <- ceiling(nt / ncol)
-  op <- graphics::par(mfrow = c(nrow, ncol), mar = c(3, 7, 2, 1), cex = 0.8)
+  op <- graphics::par(mfrow = c(nrow, ncol), mar = c(4, 7, 2, 1), cex = 0.8)
   on.exit(graphics::par(op))
-  for (k in topics) {
-    p <- x$topic_word[k, ]
-    o <- order(-p)[seq_len(n)]
-    graphics::barplot(rev(p[o]), names.arg = rev(x$vocab[o]), horiz = TRUE, las = 1,
-                      col = "steelblue", border = NA, main = sprintf("topic %d", k),
-                      xlab = "", ...)
+  for (panel in lda_words_panels(x, topics, n, share)) {
+    graphics::barplot(rev(panel$p), names.arg = rev(panel$words), horiz = TRUE, las = 1,
+                      col = "steelblue", border = NA, main = panel$main,
+                      xlab = panel$xlab, ...)
   }
   invisible(x)
 }
 
-# Topic proportions of the documents `docs` of `newdata`, one stacked bar per
-# document; the `n_topics` most used topics have their own colour, the rest
-# is grey ("other").
+# The topics lda_plot_words() draws by default: the six largest by share of
+# the tokens, largest first.
+lda_words_default_topics <- function(share) order(-share)[seq_len(min(6L, length(share)))]
+
+# The panels of lda_plot_words(), in drawing order: each topic's top words,
+# their probabilities, title and axis label.
+lda_words_panels <- function(x, topics, n, share) {
+  lapply(topics, function(k) {
+    p <- x$topic_word[k, ]
+    o <- order(-p)[seq_len(n)]
+    list(topic = k, p = p[o], words = x$vocab[o],
+         main = sprintf("topic %d (%.1f%% of tokens)", k, 100 * share[k]),
+         xlab = "probability of the word in the topic")
+  })
+}
+
+# Topic proportions of the documents `docs` of `newdata` (inferred), or of
+# the training documents (kept on the fit) when `newdata` is NULL, one
+# stacked bar per document; the `n_topics` most used topics have their own
+# colour, the rest is grey ("other").
 lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...) {
-  if (is.null(newdata)) {
-    abort("`type = \"documents\"` needs `newdata`, the documents to show (e.g. `newdata = corpus[1:5, ]`).",
+  training <- is.null(newdata)
+  if (training && is.null(x$doc_topic)) {
+    abort("`type = \"documents\"` without `newdata` draws the training documents' proportions, which this fit does not keep (`doc_topics = 0`): give `newdata`, the documents to show.",
           "argument")
   }
-  newdata <- as_dtm(newdata)
-  D <- nrow(newdata)
+  if (!training) newdata <- as_dtm(newdata)
+  D <- if (training) nrow(x$doc_topic) else nrow(newdata)
+  doc_names <- if (training) rownames(x$doc_topic) else newdata$doc_names
+  where <- if (training) "the training documents" else "`newdata`"
   if (is.null(docs)) docs <- seq_len(min(D, 8L))
   if (is.character(docs)) {
-    idx <- match(docs, newdata$doc_names)
+    idx <- match(docs, doc_names)
     if (anyNA(idx)) {
-      abort(sprintf("`docs`: document(s) %s not found in `newdata`.",
-                    paste0('"', docs[is.na(idx)], '"', collapse = ", ")), "argument")
+      abort(sprintf("`docs`: document(s) %s not found in %s.",
+                    paste0('"', docs[is.na(idx)], '"', collapse = ", "), where), "argument")
     }
     docs <- idx
   }
@@ -54,7 +72,12 @@ lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...
                   D), "argument")
   }
   n_topics <- min(check_count(n_topics, "n_topics", min = 1), x$K)
-  theta <- predict(x, newdata[as.integer(docs), ], type = "topics")
+  theta <- if (training) as.matrix(x$doc_topic[as.integer(docs), , drop = FALSE])
+           else predict(x, newdata[as.integer(docs), ], type = "topics")
+  kept <- lda_doc_topics_kept(x)
+  main <- if (!training) "Document-topic proportions" else if (kept < x$K)
+    sprintf("Training documents (top %d of %d topics kept)", kept, x$K) else
+    "Training documents' topic proportions"
   labels <- rownames(theta)
   if (is.null(labels)) labels <- as.character(docs)
   keep <- order(-colSums(theta))[seq_len(n_topics)]
@@ -74,7 +97,7 @@ lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...
   on.exit(graphics::layout(1), add = TRUE)
   graphics::barplot(m, names.arg = labels, horiz = TRUE, las = 1, col = cols,
                     border = NA, xlab = "topic proportion", xlim = c(0, 1),
-                    main = "Document-topic proportions", ...)
+                    main = main, ...)
   graphics::par(mar = c(0, 0, 0, 0))
   graphics::plot.new()
   graphics::legend("center", legend = leg, fill = cols, border = NA, bty = "n",

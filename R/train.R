@@ -102,10 +102,21 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
     if (progress) {
       done <- env$n
       left <- if (is.finite(last_lap)) elapsed / done * max(0, last_lap - lap) else NA
-      message(sprintf("lap %d/%d  %.1fs  objective %s%s  ETA %s%.0fs%s", lap, last_lap,
+      # what the user can watch: the objective where the engine has one, the
+      # held-out score when `heldout` is given, or an estimate the engine
+      # supplies (ev$estimate, labelled by ev$estimate_label); an engine with
+      # none of them says once how to get a score, rather than "objective -"
+      watch <- c(if (!is.na(ev$objective)) sprintf("objective %s", format(ev$objective, digits = 8)),
+                 if (!is.na(ev$heldout)) sprintf("heldout %.4f/token", ev$heldout),
+                 if (!is.null(ev$estimate) && !is.na(ev$estimate))
+                   sprintf("%s %.4f", if (is.null(ev$estimate_label)) "estimate"
+                                      else ev$estimate_label, ev$estimate))
+      if (!length(watch) && done == 1L) {
+        watch <- "no objective for this training (give `heldout` to watch a held-out score)"
+      }
+      message(sprintf("lap %d/%d  %.1fs  %sETA %s%.0fs%s", lap, last_lap,
                       offset[1] + elapsed,
-                      if (is.na(ev$objective)) "-" else format(ev$objective, digits = 8),
-                      if (is.na(ev$heldout)) "" else sprintf("  heldout %.4f", ev$heldout),
+                      if (length(watch)) paste0(paste(watch, collapse = "  "), "  ") else "",
                       if (upper_bound) "<= " else "", left, note))
     }
     invisible(row)

@@ -42,3 +42,28 @@ test_that("coherence dispatches by measure and says when one is missing", {
     expect_error(coherence(fit, sim$dtm, measure = "npmi"), class = "sparsevi_error_engine")
   }
 })
+
+test_that("every coherence measure returns the same type", {
+  sim <- simulate_lda(D = 40, V = 20, K = 3, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  u <- coherence(fit, sim$dtm, measure = "umass", n = 4)
+  p <- coherence(fit, sim$dtm, measure = "npmi", n = 4)
+  for (coh in list(u, p)) {
+    expect_s3_class(coh, "sparsevi_coherence")
+    expect_type(coh, "double")
+    expect_length(coh, 3L)
+    expect_equal(dim(attr(coh, "top_words")), c(4L, 3L))
+    expect_equal(attr(coh, "mean"), mean(as.numeric(coh)))
+    expect_identical(attr(coh, "n"), 4L)
+    # the top words scored are the fit's top words
+    expect_equal(unname(attr(coh, "top_words")), unname(terms(fit, 4)))
+    # subsetting gives plain numbers
+    expect_identical(coh[2:3], as.numeric(coh)[2:3])
+  }
+  expect_identical(attr(u, "measure"), "umass")
+  expect_identical(attr(p, "measure"), "npmi")
+  expect_true(all(p >= -1 & p <= 1))
+  expect_output(print(u), "UMASS coherence of the top 4 words of 3 topics")
+  # the exported function and the generic agree
+  expect_equal(coherence_umass(fit$topic_word, sim$dtm, n = 4), u)
+})

@@ -103,3 +103,72 @@ test_that("top words by partial sort equal a full order()", {
   tie <- list(topic_word = rbind(c(0.2, 0.3, 0.2, 0.3), c(0.25, 0.25, 0.25, 0.25)))
   expect_identical(sparsevi:::lda_top_words(tie, 3), cbind(c(2L, 4L, 1L), 1:3))
 })
+
+test_that("predict(type = \"full\") gives the full posterior or says how to get it", {
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE)
+  # the stored proportions are truncated: type = "full" refuses them
+  expect_error(predict(fit, type = "full"), "doc_topics = K",
+               class = "sparsevi_error_argument")
+  # with the training documents as newdata, every topic
+  full <- predict(fit, sim$dtm, type = "full")
+  expect_true(all(full > 0))
+  expect_equal(predict(fit, sim$dtm), full)
+  # a fit keeping every topic returns the full posterior itself
+  fitK <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, doc_topics = 4,
+                  progress = FALSE)
+  pk <- predict(fitK, type = "full")
+  expect_true(all(pk > 0))
+  expect_equal(unname(pk), unname(predict(fitK, sim$dtm)), tolerance = 1e-6)
+  expect_identical(sparsevi:::lda_doc_topics_kept(fit), 2L)
+  expect_identical(sparsevi:::lda_doc_topics_kept(fitK), 4L)
+})
+
+test_that("topicmodels' verbs: posterior, topics, perplexity (the code behind them)", {
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE)
+  # posterior(): terms are the topics, topics the kept proportions (with a note)
+  expect_message(p <- sparsevi:::tm_posterior(fit), "2 largest of 4")
+  expect_equal(unname(p$terms), unname(fit$topic_word))
+  expect_equal(unname(p$topics), unname(predict(fit)))
+  pn <- sparsevi:::tm_posterior(fit, sim$dtm[1:5, ])
+  expect_equal(unname(pn$topics), unname(predict(fit, sim$dtm[1:5, ])))
+  # topics(): most likely topics, exact from the kept ones up to k = doc_topics
+  full <- predict(fit, sim$dtm)
+  t1 <- sparsevi:::tm_topics(fit)
+  expect_identical(unname(t1), max.col(full, ties.method = "first"))
+  expect_identical(names(t1), sim$dtm$doc_names)
+  t2 <- sparsevi:::tm_topics(fit, 2)
+  expect_identical(dim(t2), c(2L, 80L))
+  expect_identical(unname(t2[2, ]), unname(apply(full, 1, function(q) order(-q)[2])))
+  expect_error(sparsevi:::tm_topics(fit, 3), "keeps only the 2", class = "sparsevi_error_argument")
+  expect_identical(dim(sparsevi:::tm_topics(fit, 3, newdata = sim$dtm[1:4, ])), c(3L, 4L))
+  # perplexity(): exp(-log-likelihood per token) under the inferred proportions
+  m <- as.matrix(sim$dtm[1:10, ])
+  th <- predict(fit, sim$dtm[1:10, ])
+  ll <- sum(m * log(th %*% fit$topic_word))
+  expect_equal(sparsevi:::tm_perplexity(fit, sim$dtm[1:10, ]), exp(-ll / sum(m)))
+  expect_error(sparsevi:::tm_perplexity(fit), "newdata", class = "sparsevi_error_argument")
+  # a better model has a lower perplexity than a uniform one
+  expect_lt(sparsevi:::tm_perplexity(fit, sim$dtm), ncol(m))
+})
+
+test_that("with topicmodels loaded, its verbs work on our fits", {
+  skip_if_not_installed("topicmodels")
+  loadNamespace("topicmodels") # the hook set in .onLoad registers the methods
+  expect_true(isTRUE(sparsevi:::topicmodels_env$done))
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE,
+                 doc_topics = 4)
+  p <- topicmodels::posterior(fit)
+  expect_named(p, c("terms", "topics"))
+  expect_equal(unname(p$topics), unname(predict(fit)))
+  expect_identical(unname(topicmodels::topics(fit)), max.col(predict(fit), "first"))
+  expect_identical(dim(topicmodels::topics(fit, 2)), c(2L, 80L))
+  expect_equal(topicmodels::perplexity(fit, sim$dtm[1:10, ]),
+               sparsevi:::tm_perplexity(fit, sim$dtm[1:10, ]))
+  expect_equal(topicmodels::perplexity(fit, as.matrix(sim$dtm[1:10, ])),
+               sparsevi:::tm_perplexity(fit, sim$dtm[1:10, ]))
+  expect_identical(topicmodels::terms(fit, 3), terms(fit, 3))
+  expect_s3_class(stats::logLik(fit), "logLik")
+})

@@ -33,11 +33,39 @@ test_that("plot arguments are checked", {
   expect_error(plot(fit, type = "bars"), class = "sparsevi_error_argument")
   expect_error(plot(fit, type = "words", topics = 4), class = "sparsevi_error_argument")
   expect_error(plot(fit, type = "words", n = 0), class = "sparsevi_error_argument")
-  expect_error(plot(fit, type = "documents"), class = "sparsevi_error_argument")
+  # without newdata: the training documents kept on the fit, unless it keeps none
+  expect_identical(plot(fit, type = "documents"), fit)
+  expect_identical(plot(fit, type = "documents", docs = sim$dtm$doc_names[3:4]), fit)
+  expect_error(plot(fit, type = "documents", docs = 41), class = "sparsevi_error_argument")
+  none <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, doc_topics = 0, progress = FALSE)
+  expect_error(plot(none, type = "documents"), "doc_topics = 0",
+               class = "sparsevi_error_argument")
+  # a fit with one K has no choice of K to plot
+  expect_error(plot(fit, type = "select"), "several K", class = "sparsevi_error_argument")
   expect_error(plot(fit, type = "documents", newdata = sim$dtm, docs = 99),
                class = "sparsevi_error_argument")
   expect_error(plot(fit, type = "documents", newdata = sim$dtm, docs = "nope"),
                class = "sparsevi_error_argument")
+})
+
+test_that("the words panel draws the largest topics first, with an axis label", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 5, passes = 3, seed = 1, progress = FALSE)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_identical(plot(fit, type = "words", n = 3), fit)
+  share <- attr(dead_topics(fit), "share")
+  # the default choice: the five largest here, largest first
+  topics <- sparsevi:::lda_words_default_topics(share)
+  expect_setequal(topics, 1:5)
+  panels <- sparsevi:::lda_words_panels(fit, topics, 3, share)
+  titles <- vapply(panels, `[[`, "", "main")
+  xlabs <- vapply(panels, `[[`, "", "xlab")
+  share <- attr(dead_topics(fit), "share")
+  expect_true(all(diff(vapply(panels, function(p) share[p$topic], 1)) <= 0))
+  expect_equal(unname(panels[[1]]$p), unname(sort(fit$topic_word[panels[[1]]$topic, ], decreasing = TRUE)[1:3]))
+  expect_match(titles, "% of tokens\\)$")
+  expect_true(all(nzchar(xlabs)))
 })
 
 test_that("progress prints lap, elapsed, objective and ETA, and is silent when off", {
@@ -45,6 +73,19 @@ test_that("progress prints lap, elapsed, objective and ETA, and is silent when o
   expect_message(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = TRUE),
                  "^lap 1/2 +[0-9.]+s +objective -?[0-9.]+ +ETA [0-9]+s")
   expect_silent(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE))
+  # stochastic training has no objective: the line shows the held-out score
+  # when `heldout` is given, and says how to get one when it is not
+  sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 1)
+  out <- capture.output(invisible(fit_lda(sp$train, K = 3, global = "stochastic", passes = 2,
+                                          seed = 1, heldout = sp$test, progress = TRUE)),
+                        type = "message")
+  expect_match(out, "^lap [12]/2 +[0-9.]+s +heldout -[0-9.]+/token +ETA [0-9]+s")
+  expect_false(any(grepl("objective", out)))
+  out <- capture.output(invisible(fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 2,
+                                          seed = 1, progress = TRUE)),
+                        type = "message")
+  expect_match(out[1], "no objective for this training \\(give `heldout`")
+  expect_match(out[2], "^lap 2/2 +[0-9.]+s +ETA [0-9]+s$")
   expect_message(fit_mixture(faithful, K = 2, passes = 2, tol = 0.01, seed = 1,
                              progress = TRUE),
                  "^lap 0/2 +[0-9.]+s +objective -?[0-9.]+ +ETA <= [0-9]+s")

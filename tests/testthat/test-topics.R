@@ -92,3 +92,55 @@ test_that("reuse_dead re-seeds dead topics between laps, reproducibly", {
             length(dead_topics(a, duplicates = FALSE)))
   expect_gt(b$trace$objective[10], a$trace$objective[10])
 })
+
+test_that("print() after prune_topics() shows figures of the pruned model, and recommends pruning only when safe", {
+  sim <- simulate_lda(D = 220, V = 100, K = 3, seed = 1)
+  sp <- split_heldout(sim$dtm, n_test = 20, seed = 3)
+  fit <- fit_lda(sp$train, K = 12, L = 3, passes = 6, seed = 1, eta = 0.5,
+                 heldout = sp$test, progress = FALSE)
+  junk <- dead_topics(fit)
+  expect_gt(length(junk), 0L)
+  before <- fit$trace$heldout[nrow(fit$trace)]
+  p <- prune_topics(fit)
+  info <- p$prune_info
+  expect_identical(info$topics, as.vector(junk))
+  expect_equal(info$heldout_before, before)
+  # the held-out score printed is the pruned model's, scored again
+  expect_equal(info$heldout_after, as.numeric(heldout_loglik(p, sp$test)))
+  expect_equal(info$heldout_after, sparsevi:::completion_score(p$topic_word, p$alpha,
+                                                               fit$heldout, 1L))
+  out <- capture.output(print(p))
+  expect_true(any(grepl(sprintf("held-out log-likelihood per token: %.4f \\(before pruning: %.4f\\)",
+                                info$heldout_after, before), out)))
+  expect_false(any(grepl("final objective", out)))
+  expect_true(any(grepl("pruned topics", out)))
+  expect_output(print(summary(p)), "not recomputed since pruning")
+  expect_true(is.na(logLik(p)))
+  expect_false(is.na(logLik(fit)))
+  # update() trains the pruned model: the trace is true of it again
+  up <- update(p, sp$train, passes = 1, progress = FALSE)
+  out <- capture.output(print(up))
+  expect_true(any(grepl("final objective", out)))
+  expect_false(any(grepl("pruned topics", out)))
+  # the recommendation follows the measured held-out cost
+  cost <- sparsevi:::lda_prune_cost(fit, junk)
+  expect_equal(cost$after, info$heldout_after)
+  expect_equal(cost$drop, cost$before - cost$after)
+  out <- paste(capture.output(print(fit)), collapse = "\n")
+  if (cost$drop > sparsevi:::prune_safe_drop) {
+    expect_match(out, "pruning them would lower the held-out score")
+    expect_no_match(out, "removes them safely")
+  } else {
+    expect_match(out, "removes them safely")
+  }
+  # a cost above the threshold is never called safe (drive it through print_junk)
+  bad <- capture.output(sparsevi:::print_junk(junk, list(before = -5, after = -5.04,
+                                                         drop = 0.04)))
+  expect_match(bad[2], "lower the held-out score by 0.0400 per token")
+  good <- capture.output(sparsevi:::print_junk(junk, list(before = -5, after = -5.0005,
+                                                          drop = 0.0005)))
+  expect_match(good[2], "removes them safely")
+  # without held-out documents the cost is not judged
+  none <- capture.output(sparsevi:::print_junk(junk, NULL))
+  expect_match(none[2], "not measured")
+})

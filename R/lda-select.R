@@ -1,0 +1,130 @@
+# Choosing the number of topics: fit_lda(x, K = c(20, 50, 100)) hands a K of
+# length > 1 to lda_select_k(), which fits each K with the user's settings on
+# the same training part of one validation split (made once, with the seed),
+# scores each by document completion on the validation documents (the
+# package's evaluator, heldout_loglik()), keeps the best K, and refits it on
+# all the documents. The returned fit is exactly fit_lda(x, K = best, ...)
+# with the table of every K as `fit$select`.
+
+# Share of the documents held out for choosing K.
+select_valid_frac <- 0.1
+
+# `args`: the arguments the user gave fit_lda() (values, by name);
+# `call`: fit_lda()'s matched call.
+lda_select_k <- function(args, call) {
+  here <- call
+  Ks <- args$K
+  if (!is.numeric(Ks) || anyNA(Ks) || any(Ks != round(Ks)) || any(Ks < 2)) {
+    abort("`K` must be whole numbers of topics, each at least 2 (several K are fitted and the best kept).",
+          "argument", call = here)
+  }
+  Ks <- sort(unique(as.integer(Ks)))
+  if (length(Ks) < 2L) {
+    args$K <- Ks
+    fit <- do.call(fit_lda, args)
+    fit$call <- call
+    return(fit)
+  }
+  if (inherits(args$x, "sparsevi_source")) {
+    abort("Choosing K (several values of `K`) needs a corpus in memory, not on disk: fit each K on the source and compare them with heldout_loglik().",
+          "argument", call = here)
+  }
+  x <- as_dtm(args$x)
+  if (nrow(x) < 10L) {
+    abort(sprintf("Choosing K holds out %g%% of the documents for validation and needs at least 10 documents; `x` has %d. Give one K.",
+                  100 * select_valid_frac, nrow(x)), "argument", call = here)
+  }
+  if (max(Ks) > ncol(x)) {
+    abort(sprintf("Every K must be at most the vocabulary size (%d); the largest is %d.",
+                  ncol(x), max(Ks)), "argument", call = here)
+  }
+  # one seed for the split and every fit, so the table is reproducible
+  resolve_seed(args$seed, call = here) # validates
+  if (is.null(args$seed)) args$seed <- sample.int(.Machine$integer.max, 1L)
+  progress <- if (is.null(args$progress)) interactive() else
+    check_flag(args$progress, "progress", call = here)
+  split <- split_heldout(x, test_frac = select_valid_frac, seed = args$seed)
+  per_k <- args
+  per_k$x <- split$train
+  # the per-K fits are compared, not used: no training-document proportions,
+  # and the validation documents scored once, after training (scoring them
+  # after every lap cost more than SCVB0's training at K = 200)
+  per_k$heldout <- NULL
+  per_k$doc_topics <- 0L
+  threads <- if (is.null(args$threads)) getOption("sparsevi.threads", 1L) else args$threads
+  rows <- vector("list", length(Ks))
+  for (i in seq_along(Ks)) {
+    k <- Ks[i]
+    if (progress) message(sprintf("choosing K: K = %d (%d of %d)", k, i, length(Ks)))
+    a <- lda_select_args(per_k, k)
+    t0 <- proc.time()[["elapsed"]]
+    f <- do.call(fit_lda, a)
+    wall <- proc.time()[["elapsed"]] - t0
+    tr <- f$trace
+    score <- heldout_loglik(f, split$test, threads = threads)
+    coh <- coherence(f, split$train, measure = "umass", n = min(10L, ncol(x)))
+    rows[[i]] <- data.frame(K = k, heldout = as.numeric(score),
+                            coherence = mean(as.numeric(coh)),
+                            seconds = max(tr$seconds), wall_seconds = wall,
+                            laps = nrow(tr))
+  }
+  tab <- do.call(rbind, rows)
+  best <- which.max(tab$heldout)
+  if (!length(best)) {
+    abort("No K could be scored on the validation documents (every held-out score is NA).",
+          "internal", call = here)
+  }
+  tab$chosen <- seq_len(nrow(tab)) == best
+  if (progress) message(sprintf("choosing K: K = %d is best; refitting it on all %s documents",
+                                Ks[best], fmt_int(nrow(x))))
+  final <- do.call(fit_lda, lda_select_args(args, Ks[best]))
+  final$call <- call
+  attr(tab, "n_valid") <- length(split$test_index)
+  attr(tab, "n_docs") <- nrow(x)
+  final$select <- tab
+  final
+}
+
+# fit_lda() arguments for one K: the user's, with L and doc_topics capped at K.
+lda_select_args <- function(args, k) {
+  args$K <- k
+  if (!is.null(args$L)) args$L <- min(args$L, k)
+  if (!is.null(args$doc_topics) && !isFALSE(args$doc_topics)) {
+    args$doc_topics <- min(args$doc_topics, k)
+  }
+  args
+}
+
+# The table of fit$select, as print() and summary() show it.
+print_select <- function(sel, K) {
+  cat(sprintf("  K chosen by held-out log-likelihood per token on %d validation documents (of %s), then refitted on all:\n",
+              attr(sel, "n_valid"), fmt_int(attr(sel, "n_docs"))))
+  cat(sprintf("    %6s  %9s  %9s  %8s\n", "K", "held-out", "coherence", "seconds"))
+  for (i in seq_len(nrow(sel))) {
+    cat(sprintf("  %s %6d  %9.4f  %9.2f  %8.2f\n", if (sel$chosen[i]) "*" else " ",
+                sel$K[i], sel$heldout[i], sel$coherence[i], sel$seconds[i]))
+  }
+  invisible()
+}
+
+# plot(fit, type = "select"): held-out score, coherence and time against K.
+lda_plot_select <- function(x, ...) {
+  sel <- x$select
+  if (is.null(sel)) {
+    abort("`type = \"select\"` plots the choice of K: fit with several K, e.g. `fit_lda(x, K = c(10, 20, 40))`.",
+          "argument")
+  }
+  op <- graphics::par(mfrow = c(1, 3))
+  on.exit(graphics::par(op))
+  best <- which(sel$chosen)
+  panel <- function(y, ylab, main) {
+    graphics::plot(sel$K, y, type = "b", pch = 19, xlab = "number of topics K",
+                   ylab = ylab, main = main, ...)
+    graphics::points(sel$K[best], y[best], pch = 1, cex = 2.2, lwd = 2, col = "firebrick")
+  }
+  panel(sel$heldout, "log-lik per token (validation)",
+        sprintf("Held-out: K = %d chosen", sel$K[best]))
+  panel(sel$coherence, "mean UMass (closer to 0 better)", "Coherence")
+  panel(sel$seconds, "training seconds", "Time per K")
+  invisible(x)
+}

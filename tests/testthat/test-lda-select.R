@@ -1,0 +1,81 @@
+# Choosing K (R/lda-select.R): fit_lda(x, K = c(...)) fits each K on one
+# validation split, keeps the best by held-out score and refits it on all.
+
+select_corpus <- function() simulate_lda(D = 120, V = 50, K = 4, doc_length = 60, seed = 5)
+
+test_that("several K: each scored on one validation split, the best refitted on all", {
+  sim <- select_corpus()
+  f <- fit_lda(sim$dtm, K = c(6, 2, 4), passes = 3, seed = 7, progress = FALSE)
+  sel <- f$select
+  expect_s3_class(sel, "data.frame")
+  expect_identical(sel$K, c(2L, 4L, 6L))
+  expect_true(all(c("heldout", "coherence", "seconds", "chosen") %in% names(sel)))
+  expect_identical(sum(sel$chosen), 1L)
+  # the chosen K has the best held-out score, and is the fit's K
+  expect_identical(sel$K[sel$chosen], sel$K[which.max(sel$heldout)])
+  expect_identical(f$K, sel$K[sel$chosen])
+  # the planted 4 topics beat 2 on held-out documents
+  expect_gt(sel$heldout[sel$K == 4], sel$heldout[sel$K == 2])
+  # each score is the completion score of that K fitted on the training part
+  split <- split_heldout(sim$dtm, test_frac = 0.1, seed = 7)
+  expect_identical(attr(sel, "n_valid"), length(split$test_index))
+  one <- fit_lda(split$train, K = 6, passes = 3, seed = 7, progress = FALSE, doc_topics = 0)
+  expect_equal(sel$heldout[3], as.numeric(heldout_loglik(one, split$test)))
+  expect_equal(sel$coherence[3], mean(as.numeric(coherence(one, split$train, "umass"))))
+  # the returned model is the one fit_lda() gives for the chosen K on all documents
+  direct <- fit_lda(sim$dtm, K = f$K, passes = 3, seed = 7, progress = FALSE)
+  expect_identical(f$topic_word, direct$topic_word)
+  expect_identical(f$doc_topic, direct$doc_topic)
+  # reproducible and independent of threads
+  f2 <- fit_lda(sim$dtm, K = c(2, 4, 6), passes = 3, seed = 7, threads = 2, progress = FALSE)
+  expect_identical(f2$select[c("K", "heldout", "coherence", "chosen")],
+                   sel[c("K", "heldout", "coherence", "chosen")])
+  expect_identical(f2$topic_word, f$topic_word)
+  # print() and summary() show the table; plot() draws it
+  out <- capture.output(print(f))
+  expect_true(any(grepl("K chosen by held-out", out)))
+  expect_true(any(grepl(sprintf("^  \\* +%d ", f$K), out)))
+  expect_output(print(summary(f)), "K chosen by held-out")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_identical(plot(f, type = "select"), f)
+})
+
+test_that("choosing K keeps the user's settings and checks K", {
+  sim <- select_corpus()
+  f <- fit_lda(sim$dtm, K = c(2, 3), L = 3, local = "cvb0", passes = 2, seed = 1,
+               progress = FALSE)
+  expect_identical(f$local, "cvb0")
+  expect_identical(f$L, min(3L, f$K)) # L is capped at each K
+  expect_length(f$select$K, 2L)
+  # one distinct K is an ordinary fit
+  g <- fit_lda(sim$dtm, K = c(3, 3), passes = 1, seed = 1, progress = FALSE)
+  expect_null(g$select)
+  expect_identical(g$K, 3L)
+  expect_error(fit_lda(sim$dtm, K = c(2, 1.5)), class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, K = c(2, 99)), "vocabulary", class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm[1:5, ], K = c(2, 3)), "10 documents",
+               class = "sparsevi_error_argument")
+})
+
+test_that("choosing K scores the user's heldout with the final fit only, and works through wrappers", {
+  sim <- select_corpus()
+  sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 2)
+  f <- fit_lda(sp$train, K = c(2, 4), passes = 2, seed = 3, heldout = sp$test,
+               progress = FALSE)
+  # the user's test documents are the final fit's, scored after every lap
+  expect_equal(f$trace$heldout[nrow(f$trace)], as.numeric(heldout_loglik(f, sp$test)))
+  # the validation scores come from the training documents alone
+  split <- split_heldout(sp$train, test_frac = 0.1, seed = 3)
+  one <- fit_lda(split$train, K = 2, passes = 2, seed = 3, progress = FALSE)
+  expect_equal(f$select$heldout[1], as.numeric(heldout_loglik(one, split$test)))
+  # arguments passed on by a wrapper's dots are found
+  wrap <- function(data, ...) fit_lda(data, ...)
+  g <- wrap(sp$train, K = c(2, 4), passes = 2, seed = 3, progress = FALSE, max_iter = 50)
+  expect_identical(g$select$K, c(2L, 4L))
+  expect_equal(g$control$max_iter, 50)
+  out <- capture.output(invisible(fit_lda(sp$train, K = c(2, 3), passes = 1, seed = 3,
+                                          progress = TRUE)), type = "message")
+  expect_true("choosing K: K = 2 (1 of 2)" %in% out)
+  expect_true(any(grepl("^choosing K: K = [23] is best; refitting it on all 96 documents$", out)))
+})
