@@ -749,7 +749,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                    stop(e)
                  })
   on.exit(executor_close(ex), add = TRUE)
-  trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0))
+  trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0), heldout_unit = "/token")
   trainer$progress <- progress
   evaluate <- function(state) {
     list(objective = lda_objective(state, control),

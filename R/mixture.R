@@ -656,7 +656,7 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
          bytes_received = r$received)
   }
   trainer <- new_trainer(progress, control$passes,
-                         upper_bound = control$global != "stochastic")
+                         upper_bound = control$global != "stochastic", heldout_unit = "/point")
   heldout_of <- function(state) mix_heldout_score(test, hyper, state, threads)
   if (control$global == "stochastic") {
     t <- 0

@@ -72,7 +72,8 @@ train_rounds <- function(state, visit, sync, run_round, global, tally = NULL, ac
 # A trainer keeps the clock (training time without evaluation), the trace
 # rows and the progress lines of one call of train_laps(). `offset`: the
 # seconds and CPU seconds of earlier calls (update() continues the trace).
-new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALSE) {
+new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALSE,
+                        heldout_unit = "") {
   env <- new.env(parent = emptyenv())
   env$start <- proc.time()[["elapsed"]]
   env$cpu_start <- process_cpu()
@@ -107,17 +108,17 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
       # supplies (ev$estimate, labelled by ev$estimate_label); an engine with
       # none of them says once how to get a score, rather than "objective -"
       watch <- c(if (!is.na(ev$objective)) sprintf("objective %s", format(ev$objective, digits = 8)),
-                 if (!is.na(ev$heldout)) sprintf("heldout %.4f/token", ev$heldout),
+                 if (!is.na(ev$heldout)) sprintf("heldout %.4f%s", ev$heldout, heldout_unit),
                  if (!is.null(ev$estimate) && !is.na(ev$estimate))
                    sprintf("%s %.4f", if (is.null(ev$estimate_label)) "estimate"
                                       else ev$estimate_label, ev$estimate))
       if (!length(watch) && done == 1L) {
         watch <- "no objective for this training (give `heldout` to watch a held-out score)"
       }
-      message(sprintf("lap %d/%d  %.1fs  %sETA %s%.0fs%s", lap, last_lap,
-                      offset[1] + elapsed,
+      message(sprintf("lap %d/%d  %ss  %sETA %s%ss%s", lap, last_lap,
+                      format_seconds(offset[1] + elapsed),
                       if (length(watch)) paste0(paste(watch, collapse = "  "), "  ") else "",
-                      if (upper_bound) "<= " else "", left, note))
+                      if (upper_bound) "<= " else "", format_seconds(left), note))
     }
     invisible(row)
   }
@@ -191,6 +192,13 @@ train_laps <- function(state, laps, lap, evaluate, trainer, between = NULL,
     previous <- ev$objective
   }
   list(state = state, trainer = trainer, ended = ended, laps_done = done)
+}
+
+# Seconds for a progress line: one decimal from 1 s up, two significant
+# digits below (a fast fit's laps and ETA would all read 0.0 or 0).
+format_seconds <- function(s) {
+  if (is.na(s)) return("NA")
+  if (s >= 1) sprintf("%.1f", s) else format(signif(s, 2), scientific = FALSE)
 }
 
 # A between-laps note (e.g. topics re-seeded) on the progress stream.

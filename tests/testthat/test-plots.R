@@ -71,7 +71,7 @@ test_that("the words panel draws the largest topics first, with an axis label", 
 test_that("progress prints lap, elapsed, objective and ETA, and is silent when off", {
   sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
   expect_message(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = TRUE),
-                 "^lap 1/2 +[0-9.]+s +objective -?[0-9.]+ +ETA [0-9]+s")
+                 "^lap 1/2 +[0-9.]+s +objective -?[0-9.]+ +ETA [0-9.]+s")
   expect_silent(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE))
   # stochastic training has no objective: the line shows the held-out score
   # when `heldout` is given, and says how to get one when it is not
@@ -79,22 +79,26 @@ test_that("progress prints lap, elapsed, objective and ETA, and is silent when o
   out <- capture.output(invisible(fit_lda(sp$train, K = 3, global = "stochastic", passes = 2,
                                           seed = 1, heldout = sp$test, progress = TRUE)),
                         type = "message")
-  expect_match(out, "^lap [12]/2 +[0-9.]+s +heldout -[0-9.]+/token +ETA [0-9]+s")
+  expect_match(out, "^lap [12]/2 +[0-9.]+s +heldout -[0-9.]+/token +ETA [0-9.]+s")
   expect_false(any(grepl("objective", out)))
   out <- capture.output(invisible(fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 2,
                                           seed = 1, progress = TRUE)),
                         type = "message")
   expect_match(out[1], "no objective for this training \\(give `heldout`")
-  expect_match(out[2], "^lap 2/2 +[0-9.]+s +ETA [0-9]+s$")
+  expect_match(out[2], "^lap 2/2 +[0-9.]+s +ETA [0-9.]+s$")
   expect_message(fit_mixture(faithful, K = 2, passes = 2, tol = 0.01, seed = 1,
                              progress = TRUE),
-                 "^lap 0/2 +[0-9.]+s +objective -?[0-9.]+ +ETA <= [0-9]+s")
+                 "^lap 0/2 +[0-9.]+s +objective -?[0-9.]+ +ETA <= [0-9.]+s")
   expect_silent(fit_mixture(faithful, K = 2, passes = 2, tol = 0.01, seed = 1,
                             progress = FALSE))
+  # a fast fit's ETA is not rounded to 0 s on every lap (issue 23)
+  expect_identical(format_seconds(0.004), "0.004")
+  expect_identical(format_seconds(0.1234), "0.12")
+  expect_identical(format_seconds(12.34), "12.3")
   ms <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
   out <- capture.output(invisible(fit_vdp(ms$X, seed = 1, threads = 1, progress = TRUE)),
                         type = "message")
-  expect_match(out[1], "^split 1 +T = 2/50 +[0-9.]+s +free energy [-0-9.e+]+ .*ETA <= [0-9]+s")
+  expect_match(out[1], "^split 1 +T = 2/50 +[0-9.]+s +free energy [-0-9.e+]+ .*ETA <= [0-9.]+s")
   out <- capture.output(invisible(fit_vdp(ms$X, seed = 1, threads = 1, progress = FALSE)),
                         type = "message")
   expect_length(out, 0)
