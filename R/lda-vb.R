@@ -51,10 +51,10 @@ vb_dbl_opts <- function(control, alpha = control$alpha) {
 # lambda; mode 1: a topic-word matrix). Returns the raw C result.
 lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
                         restarts = isTRUE(control$restarts), objective = FALSE,
-                        summary = TRUE) {
+                        summary = TRUE, warm = NULL) {
   .Call(ffi_lda_local_vb, x$doc_ptr, x$term, x$count, ncol(topics), topics, as.integer(mode),
         vb_int_opts(control, L, restarts), vb_dbl_opts(control),
-        c(isTRUE(objective), isTRUE(summary)), as.integer(threads), NULL)
+        c(isTRUE(objective), isTRUE(summary)), as.integer(threads), warm)
 }
 
 # The topics of a state as a local step reads them from a lazy store:
