@@ -360,6 +360,12 @@ lda_init_state <- function(x, control) {
     pick <- order(lda_unif(control$seed, 903, nrow(x0)))[seq_len(bregman_pool(K))]
     x0 <- dtm_subset(x0, sort(pick))
   }
+  seeded <- lda_fun("lda_", paste0(control$local, "_seeded_start"))
+  if (control$init == "bregman" && !is.null(seeded)) {
+    # the engine holds the seeding itself, sparsely (gibbs: eta plus each
+    # topic's chosen document, no dense K x V base)
+    return(seeded(x0, lda_bregman_pick(x0, K, control$eta, control$seed), control, ncol(x)))
+  }
   lambda <- switch(control$init,
     given = control$init_lambda,
     bregman = lda_init_bregman(x0, K, control$eta, control$seed),
@@ -470,6 +476,21 @@ bregman_pool <- function(K) max(5000L, 10L * as.integer(K))
 # chosen document (seeding lambda_k with eta + counts alone made topics so
 # peaked that training stalled in poor optima on kos and nips).
 lda_init_bregman <- function(x, K, eta, seed) {
+  # a near-uniform base (as the random init) keeps every word in every topic
+  # from the start; each topic then leans towards its chosen document
+  lambda <- lda_init_random(x, K, eta, seed)
+  chosen <- lda_bregman_pick(x, K, eta, seed)
+  for (k in seq_len(K)) {
+    d <- chosen[k]
+    idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
+    idx <- idx[idx > x$doc_ptr[d]]
+    lambda[k, x$term[idx] + 1L] <- lambda[k, x$term[idx] + 1L] + x$count[idx]
+  }
+  lambda
+}
+
+# The K documents Bregman k-means++ picks (in topic order).
+lda_bregman_pick <- function(x, K, eta, seed) {
   D <- nrow(x)
   V <- ncol(x)
   lens <- doc_lengths(x)
@@ -480,9 +501,6 @@ lda_init_bregman <- function(x, K, eta, seed) {
   u <- lda_unif(seed, 901, K)
   mind <- ifelse(lens > 0, Inf, 0)
   chosen <- integer(0)
-  # a near-uniform base (as the random init) keeps every word in every topic
-  # from the start; each topic then leans towards its chosen document
-  lambda <- lda_init_random(x, K, eta, seed)
   smooth <- eta
   for (k in seq_len(K)) {
     w <- if (k == 1L || !any(is.finite(mind) & mind > 0)) {
@@ -499,7 +517,6 @@ lda_init_bregman <- function(x, K, eta, seed) {
     idx <- idx[idx > x$doc_ptr[d]]
     terms <- x$term[idx] + 1L
     cnt <- x$count[idx]
-    lambda[k, terms] <- lambda[k, terms] + cnt
     nc <- sum(cnt)
     logmu <- rep(log(smooth / (nc + V * smooth)), V)
     logmu[terms] <- log((smooth + cnt) / (nc + V * smooth))
@@ -509,7 +526,7 @@ lda_init_bregman <- function(x, K, eta, seed) {
     mind <- pmin(mind, kl)
     mind[chosen] <- 0
   }
-  lambda
+  chosen
 }
 
 # Random fallback: lambda_kv ~ Gamma(100, rate 100), near-uniform topics
