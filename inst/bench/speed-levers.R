@@ -2,10 +2,11 @@
 # (K = 100, one split per corpus, held-out by the package's document
 # completion evaluator): the old default (restarts every lap, all 10 laps),
 # restarts off, restarts off + warm start, and the new default (restarts
-# off, stop at converge_tol = 0.005). CPU seconds of training by lap. Run
+# off or on, stop at converge_tol = 0.005). CPU seconds of training by lap. Run
 # from the package root:
 #   nice -n 10 Rscript inst/bench/speed-levers.R
-# Environment: SPARSEVI_BENCH_CORPORA (default kos,sotu_chunks,spamassassin).
+# Environment: SPARSEVI_BENCH_CORPORA (default kos,sotu_chunks,spamassassin),
+# SPARSEVI_BENCH_VARIANTS (indices of the variants, default all).
 # Appends to inst/bench/results/speed-levers.txt.
 suppressPackageStartupMessages(library(sparsevi))
 out_file <- file.path("inst", "bench", "results", "speed-levers.txt")
@@ -25,8 +26,13 @@ variants <- list(
                                            converge_tol = 0),
   "restarts off + warm start, 10 laps" = list(restarts = FALSE, warm_start = TRUE,
                                               converge_tol = 0),
-  "new default (restarts off, converge_tol 0.005)" = list()
+  "restarts off, converge_tol 0.005" = list(restarts = FALSE),
+  "restarts every lap, converge_tol 0.005" = list(restarts = TRUE),
+  "new default" = list()
 )
+# SPARSEVI_BENCH_VARIANTS: indices of the variants to run (default all)
+pick <- Sys.getenv("SPARSEVI_BENCH_VARIANTS", "")
+if (nzchar(pick)) variants <- variants[as.integer(strsplit(pick, ",")[[1]])]
 say("")
 say("== issue 20 levers, %s; commit %s; load %s", format(Sys.time()),
     system("git rev-parse --short HEAD", intern = TRUE),
