@@ -715,6 +715,10 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                    stop(e)
                  })
   on.exit(executor_close(ex), add = TRUE)
+  stops <- !is.null(control$converge_tol) && control$converge_tol > 0 &&
+    control$global %in% c("memoized", "batch")
+  # (the ETA could say "<=" with a convergence stop, upper_bound = stops, as
+  # mixtures do; left to the helper who owns the progress line and its test)
   trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0))
   trainer$progress <- progress
   evaluate <- function(state) {
@@ -770,7 +774,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # memoized / batch vb: `passes` is an upper bound, training stops once a
   # lap moves the ELBO by less than control$converge_tol of its size
   tol <- control$converge_tol
-  converged <- if (!is.null(tol) && tol > 0 && control$global %in% c("memoized", "batch")) {
+  converged <- if (stops) {
     function(previous, current) {
       !is.na(previous) && !is.na(current) && abs(current - previous) <= tol * abs(current)
     }
