@@ -83,16 +83,13 @@ lda_available <- function() {
 #' @param passes Number of laps through the data (>= 1), default 10: an
 #'   upper bound for memoized and batch training with `local = "vb"`, which
 #'   stop once a lap moves the ELBO by less than `converge_tol` (default
-#'   0.005) of its size (the fit's `ended` says `"converged"`, `"passes"` or
-#'   `"interrupted"`; `converge_tol = 0` runs every lap). Streaming makes one
-#'   pass.
+#'   0.005, see `...`) of its size (the fit's `ended` says `"converged"`,
+#'   `"passes"` or `"interrupted"`; `converge_tol = 0` runs every lap).
+#'   Streaming makes one pass.
 #' @param restarts Run restart proposals after each document converges
 #'   (default `TRUE`; in the first `restart_laps` laps, default all:
 #'   without them the held-out score falls after lap 3 or 4, measured on
-#'   kos, sotu_chunks and spamassassin). The "vb" step's other controls in
-#'   `...`: `warm_start` (default `FALSE`; `TRUE` starts each document from
-#'   its state of the previous lap: faster laps, measured lower held-out
-#'   scores).
+#'   kos, sotu_chunks and spamassassin).
 #' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
 #'   documents, and each topic starts from a near-uniform random base plus
 #'   its document's counts; on corpora of more than max(5000, 10 K)
@@ -128,8 +125,10 @@ lda_available <- function() {
 #'   [sparsevi_cluster].
 #' @param doc_topics How many topics to keep per training document in
 #'   `doc_topic` (the fit's sparse document-topic proportions, see Value):
-#'   default `L`; `0` or `FALSE` keeps none. They are inferred once after
-#'   training with the final topics (one more pass over the documents).
+#'   default `L`; `0` or `FALSE` keeps none. They come from each
+#'   document's local step in the last lap (no pass over the documents
+#'   after training); an interrupted fit infers them with the final topics
+#'   instead.
 #' @param reuse_dead `FALSE` (default), `TRUE`, or a share of the tokens
 #'   (default for `TRUE`: 0.001): after each lap but the last, every topic
 #'   holding less than that share is re-seeded from one document (drawn by
@@ -145,7 +144,11 @@ lda_available <- function() {
 #' @param ... Engine controls. For `"vb"`: `max_iter` (100), `tol` (0.05),
 #'   `restart_max` (proposals per document, 4), `restart_iter` (forward
 #'   iterations of a proposal, 10), `select_every` (`FALSE`: select on
-#'   iterations 1-5 and every 10th), `active_eps` (1e-8).
+#'   iterations 1-5 and every 10th), `active_eps` (1e-8), `restart_laps`
+#'   (the laps with restart proposals, default all), `converge_tol` (0.005:
+#'   memoized and batch training stop once a lap moves the ELBO by less than
+#'   this share of it; 0 runs every lap), `warm_start` (`FALSE`: `TRUE`
+#'   starts each document from its state of the previous lap).
 #'   For `"cvb0"`: `doc_s`, `doc_tau`, `doc_kappa`, `burnin`, `shuffle`,
 #'   `infer_passes`; for `"gibbs"`: `burnin`, `samples`, `rescale_below`;
 #'   any engine: `step_scale`. An unknown control is an error.
@@ -166,8 +169,10 @@ lda_available <- function() {
 #'   `reuse_dead`: topics re-seeded after each lap, else `NULL`), `doc_topic` (the training
 #'   documents' topic proportions: a sparse D x K `dgCMatrix` holding, for
 #'   each document, its `doc_topics` largest posterior-mean proportions
-#'   renormalised to sum to 1, inferred after training with the final topics;
+#'   renormalised to sum to 1, from the last lap's local steps;
 #'   `NULL` if `doc_topics = 0`; [predict()] without `newdata` returns it),
+#'   `ended` (how training ended: `"converged"`, `"passes"` or
+#'   `"interrupted"`),
 #'   `heldout` (the `heldout` documents, scored again by [update()]),
 #'   `state` (what [update()] needs to continue) and `call`.
 #' @examples
@@ -790,7 +795,9 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
   fit <- new_sparsevi_lda(run$state, control, x, trace, fit$call)
   fit$ended <- run$ended
-  fit$kept <- kept$env
+  # an interrupted lap kept some batches' proportions of its own: infer
+  # them all with the final topics instead (lda_keep())
+  fit$kept <- if (!identical(run$ended, "interrupted")) kept$env
   validate_sparsevi_lda(fit)
 }
 
