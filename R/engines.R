@@ -21,7 +21,7 @@ sparsevi_engines <- list(
       globals = c("memoized", "stochastic", "streaming", "batch"),
       defaults = list(global = "memoized", alpha = 0.1, eta = 0.01, step_scale = 1),
       controls = c("max_iter", "tol", "active_eps", "select_every", "restart_max",
-                   "restart_iter", "step_scale")),
+                   "restart_iter", "restart_laps", "converge_tol", "warm_start", "step_scale")),
     ope = list(
       paper = "Than & Doan (OPE; ML-, Online-, Streaming-OPE)",
       globals = c("ml", "stochastic", "streaming", "memoized"),

@@ -50,12 +50,74 @@ lda_doc_topics <- function(fit, x, n_keep) {
   )
 }
 
+# The training documents' proportions as training goes (issue 20): after
+# each batch's local step, the `doc_topics` largest proportions of each of
+# its documents, from the step's own document-topic state (vb, cvb0, gibbs:
+# counts plus alpha; ope: theta), renormalised like lda_doc_topics(). The
+# last lap's are the fit's doc_topic, so that nothing is re-inferred after
+# training. Returns list(env, add), add(res, b) the hook of lda_lap(); add is
+# NULL when no proportions are kept.
+lda_kept_parts <- function(x, members, control) {
+  n_keep <- control$doc_topics
+  if (is.null(n_keep)) n_keep <- min(control$L, control$K)
+  n_keep <- min(as.integer(n_keep), control$K)
+  if (n_keep < 1L) return(list(env = NULL, add = NULL))
+  rows <- if (inherits(x, "sparsevi_source")) {
+    offs <- c(0L, cumsum(as.integer(x$n_docs)))
+    lapply(seq_along(x$n_docs), function(b) offs[b] + seq_len(x$n_docs[b]))
+  } else members
+  env <- new.env(parent = emptyenv())
+  env$n_keep <- n_keep
+  env$D <- nrow(x)
+  env$parts <- lapply(rows, function(r) if (length(r)) NULL else list(i = integer(0),
+                                                                       j = integer(0),
+                                                                       x = numeric(0)))
+  alpha <- if (identical(control$local, "ope")) 0 else control$alpha
+  add <- function(res, b) {
+    w <- res$doc_topic
+    n <- length(rows[[b]])
+    if (is.null(w) || !is.matrix(w) || ncol(w) != n) return(invisible())
+    if (alpha != 0) w <- w + alpha
+    top <- .Call(ffi_svi_select_top, w, n_keep, 0L) # n_keep x n, 1-based
+    col <- rep(seq_len(n), each = n_keep)
+    val <- w[cbind(as.vector(top), col)]
+    val <- val / rep(rowsum(val, col, reorder = FALSE)[, 1L], each = n_keep)
+    env$parts[[b]] <- list(i = rep(rows[[b]], each = n_keep), j = as.vector(top), x = val)
+    invisible()
+  }
+  list(env = env, add = add)
+}
+
+# The kept proportions as a D x K dgCMatrix, or NULL unless every batch's
+# are there with `n_keep` topics each.
+lda_kept_matrix <- function(kept, x, K, n_keep) {
+  if (!is.environment(kept) || !identical(kept$n_keep, as.integer(n_keep)) ||
+      any(vapply(kept$parts, is.null, TRUE)) || !identical(kept$D, nrow(x))) {
+    return(NULL)
+  }
+  docs <- x$doc_names
+  if (length(docs) != nrow(x)) docs <- NULL
+  Matrix::sparseMatrix(
+    i = unlist(lapply(kept$parts, `[[`, "i"), use.names = FALSE),
+    j = unlist(lapply(kept$parts, `[[`, "j"), use.names = FALSE),
+    x = unlist(lapply(kept$parts, `[[`, "x"), use.names = FALSE),
+    dims = c(nrow(x), K), dimnames = list(docs, paste0("topic", seq_len(K)))
+  )
+}
+
 # After training (fit_lda(), update()): attach the held-out documents and
-# the training documents' proportions.
+# the training documents' proportions: those of the last lap's local steps
+# when training kept them (lda_kept_parts()), else inferred with the fitted
+# topics held fixed (lda_doc_topics()).
 lda_keep <- function(fit, x, heldout, n_keep) {
+  kept <- .subset2(fit, "kept")
+  fit$kept <- NULL
   fit$heldout <- heldout
   fit$control$doc_topics <- n_keep
-  fit$doc_topic <- if (n_keep > 0L) lda_doc_topics(fit, x, n_keep) else NULL
+  fit$doc_topic <- if (n_keep > 0L) {
+    m <- lda_kept_matrix(kept, x, fit$K, min(as.integer(n_keep), fit$K))
+    if (is.null(m)) lda_doc_topics(fit, x, n_keep) else m
+  }
   fit
 }
 

@@ -7,8 +7,8 @@
 #       global step of each batch, in batch order
 #     end-of-lap step of the engine (if any)
 #     objective and held-out score (not counted as training time)
-#     between laps: the engine's moves (empirical Bayes, re-seeding topics)
 #     stop early when the engine says it has converged
+#     between laps: the engine's moves (empirical Bayes, re-seeding topics)
 #
 # An engine plugs in through a small list of functions (see train_laps()),
 # not through flags. One step-size function serves every stochastic step,
@@ -180,14 +180,15 @@ train_laps <- function(state, laps, lap, evaluate, trainer, between = NULL,
     ev <- NULL
     trainer$record(l, function() ev <<- evaluate(state), out$extras,
                    note = "")
+    # converged: stop before the between-laps moves (they prepare a next lap)
+    if (!is.null(converged) && converged(previous, ev$objective)) {
+      ended <- "converged"
+      break
+    }
     if (!is.null(between) && i < length(laps)) {
       mv <- between(state, l)
       state <- mv$state
       if (nzchar(mv$note %||% "")) message_between(trainer, mv$note)
-    }
-    if (!is.null(converged) && converged(previous, ev$objective)) {
-      ended <- "converged"
-      break
     }
     previous <- ev$objective
   }

@@ -23,7 +23,7 @@ extern SEXP ffi_lda_cvb0_materialise(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_new_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
-extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                SEXP);
 extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
@@ -42,6 +42,7 @@ extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, 
                                 SEXP);
 extern SEXP ffi_lda_global_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_materialise(SEXP, SEXP);
+extern SEXP ffi_lda_gibbs_store_dense(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -88,7 +89,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_cvb0_new_store", (DL_FUNC)&ffi_lda_cvb0_new_store, 4},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
-    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 10},
+    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 11},
     {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
     {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
     {"ffi_lda_memo_store", (DL_FUNC)&ffi_lda_memo_store, 4},
@@ -105,6 +106,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 11},
     {"ffi_lda_global_gibbs", (DL_FUNC)&ffi_lda_global_gibbs, 5},
     {"ffi_lda_gibbs_materialise", (DL_FUNC)&ffi_lda_gibbs_materialise, 2},
+    {"ffi_lda_gibbs_store_dense", (DL_FUNC)&ffi_lda_gibbs_store_dense, 2},
     {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
     {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 10},
     {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},

@@ -22,6 +22,7 @@ static lda_vb_opts opts_from_r(int K, SEXP iopts, SEXP dopts) {
   o.alpha = dop[0];
   o.tol = dop[1];
   o.active_eps = dop[2];
+  o.warm = NULL;
   if (o.L < 1 || o.L > K || o.max_iter < 0 || o.max_iter > 10000000 || o.select_every < 0 ||
       o.select_every > 2 || o.restart_max < 0 || o.restart_max > 100000 ||
       o.restart_iter < 0 || o.restart_iter > 10000000 || !(o.alpha > 0) ||
@@ -41,7 +42,7 @@ static void check_topics(SEXP topics, int V) {
  * flags: c(want_objective, want_summary). The summary comes back as the
  * parts p, i, x of a sparse K x V matrix (NULL without one). */
 SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics, SEXP mode_,
-                      SEXP iopts, SEXP dopts, SEXP flags, SEXP threads_) {
+                      SEXP iopts, SEXP dopts, SEXP flags, SEXP threads_, SEXP warm) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
   check_topics(topics, x.V);
@@ -53,6 +54,12 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   if (mode == 2 && XLENGTH(dopts) != 5 + (R_xlen_t)K)
     Rf_error("internal error: the vb step on a store needs eta, scale and row sums");
   svi_need_lgl(flags, 2, "flags");
+  /* warm: NULL, or a K x D double matrix of start counts (previous lap) */
+  if (!Rf_isNull(warm)) {
+    if (TYPEOF(warm) != REALSXP || XLENGTH(warm) != (R_xlen_t)K * D)
+      Rf_error("internal error: the warm start of the vb step must be K x D doubles");
+    o.warm = REAL(warm);
+  }
   int want_obj = LOGICAL(flags)[0] == TRUE, want_sum = LOGICAL(flags)[1] == TRUE;
   o.want_objective = want_obj;
   svi_len nnz = x.doc_ptr[D];

@@ -309,3 +309,31 @@ SEXP ffi_eval_umass(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP top) {
   UNPROTECT(n_prot);
   return out;
 }
+
+/* The sparse store list(p, k, x, tot, scale = 1) of a dense lambda, or NULL
+ * when an entry is below eta (R raises the error). */
+SEXP ffi_lda_gibbs_store_dense(SEXP lambda, SEXP eta_) {
+  if (TYPEOF(lambda) != REALSXP || !Rf_isMatrix(lambda))
+    Rf_error("internal error: lambda must be a double matrix");
+  int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  double eta = Rf_asReal(eta_);
+  SEXP p = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+  svi_len n = lda_gibbs_store_dense(REAL(lambda), K, V, eta, INTEGER(p), NULL, NULL, NULL);
+  if (n < 0) {
+    UNPROTECT(1);
+    return R_NilValue;
+  }
+  if (n > INT_MAX) Rf_error("the store of lambda has more than 2^31 - 1 non-zeros");
+  SEXP k = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)n));
+  SEXP x = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)n));
+  SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
+  lda_gibbs_store_dense(REAL(lambda), K, V, eta, INTEGER(p), INTEGER(k), REAL(x), REAL(tot));
+  SEXP res = PROTECT(svi_named_list(5, store_names));
+  SET_VECTOR_ELT(res, 0, p);
+  SET_VECTOR_ELT(res, 1, k);
+  SET_VECTOR_ELT(res, 2, x);
+  SET_VECTOR_ELT(res, 3, tot);
+  SET_VECTOR_ELT(res, 4, Rf_ScalarReal(1.0));
+  UNPROTECT(5);
+  return res;
+}

@@ -6,6 +6,7 @@
  * x = N* / pi, which only touches the (word, topic) pairs of the batch.
  * When pi_t would fall below a threshold the caller instead merges with
  * a0 = pi_t, a1 = rho_t (D / |B|) and resets pi to 1 ("rescaling"). */
+#include <math.h>
 #include "lda-gibbs.h"
 
 svi_len lda_gibbs_merge_nnz(int V, const int *p0, const int *k0, const int *p1,
@@ -75,4 +76,33 @@ void lda_gibbs_materialise(const gibbs_topics *tw, double *lambda) {
     for (int kk = 0; kk < K; kk++) col[kk] = tw->eta;
     for (int j = tw->p[v]; j < tw->p[v + 1]; j++) col[tw->k[j]] += tw->scale * tw->x[j];
   }
+}
+
+/* The store of a dense K x V lambda (issue 20: in C, one pass, instead of
+ * O(K V) R temporaries): nstar = lambda - eta, entries within the tolerance
+ * below 0 read as 0. Counts the non-zeros per word into p (V + 1) when k is
+ * NULL; else fills k, x and tot. Returns -1 when an entry is below eta by
+ * more than the tolerance (1e-12 max(1, |lambda|)), else the non-zeros. */
+svi_len lda_gibbs_store_dense(const double *lambda, int K, int V, double eta, int *p, int *k,
+                              double *x, double *tot) {
+  svi_len n = 0;
+  if (k) for (int kk = 0; kk < K; kk++) tot[kk] = 0.0;
+  if (!k) p[0] = 0;
+  for (int v = 0; v < V; v++) {
+    const double *col = lambda + (svi_len)K * v;
+    for (int kk = 0; kk < K; kk++) {
+      double l = col[kk], d = l - eta;
+      if (d < -1e-12 * (fabs(l) > 1 ? fabs(l) : 1)) return -1;
+      if (d > 0) {
+        if (k) {
+          k[n] = kk;
+          x[n] = d;
+          tot[kk] += d;
+        }
+        n++;
+      }
+    }
+    if (!k) p[v + 1] = (int)n;
+  }
+  return n;
 }

@@ -98,6 +98,8 @@ void lda_gibbs_merge(int V, const int *p0, const int *k0, const double *x0, doub
 void lda_gibbs_totals(int K, int V, const int *p, const int *k, const double *x,
                       double *tot);
 /* Dense lambda (K x V, word-major) = eta + scale * x. */
+svi_len lda_gibbs_store_dense(const double *lambda, int K, int V, double eta, int *p, int *k,
+                              double *x, double *tot);
 void lda_gibbs_materialise(const gibbs_topics *tw, double *lambda);
 
 /* ---- evaluators of the same paper (eval-ltr.c, eval-umass.c) ---- */

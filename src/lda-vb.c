@@ -472,6 +472,26 @@ static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb
   run(s, d, eb, o, dense, -1, o->max_iter, w);
 }
 
+/* Warm start (issue 20): N from the document's previous state N0, every
+ * topic a candidate, then iterate to convergence; the first iteration
+ * selects each word's topics under the prior weights of N0. */
+static void doc_warm(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o,
+                     int dense, vb_work *w, const double *N0) {
+  int K = o->K;
+  memcpy(s->N, N0, sizeof(double) * (size_t)K);
+  s->ndrop = 0;
+  if (!dense) {
+    for (int k = 0; k < K; k++) {
+      s->act[k] = k;
+      s->mark[k] = 1;
+    }
+    s->nact = K;
+    memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
+  }
+  s->iters = 0;
+  run(s, d, eb, o, dense, -1, o->max_iter, w);
+}
+
 /* Number of restart candidates: topics with N_k > tol. */
 static int next_candidate(const vb_sol *s, const lda_vb_opts *o, int dense, const int *tried,
                           int *n_big) {
@@ -548,7 +568,14 @@ static void doc_step(const svi_dtm *x, const int *loc, int dd, int d0, const dou
     if (!dense) memset(cur->mark, 0, sizeof(int) * (size_t)K);
     for (int k = 0; k < K; k++) cur->ep[k] = 0;
   } else {
-    doc_fresh(cur, &d, eb, o, dense, w);
+    const double *N0 = o->warm ? o->warm + (size_t)dd * K : NULL;
+    int warm = 0;
+    if (N0)
+      for (int k = 0; k < K && !warm; k++) warm = N0[k] > 0;
+    if (warm)
+      doc_warm(cur, &d, eb, o, dense, w, N0);
+    else
+      doc_fresh(cur, &d, eb, o, dense, w);
     if (o->restart_max > 0) {
       cur->ld = doc_objective(cur, &d, eb, o, dense);
       int n_tried = 0;

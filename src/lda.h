@@ -18,6 +18,9 @@ typedef struct {
   double alpha;      /* document-topic smoothing */
   double tol;        /* convergence: max |change of N_dk| (0.05) */
   double active_eps; /* a topic is active in a document while N_dk > eps */
+  const double *warm; /* K x D: each document's start N_dk (its state of the
+                         previous lap); NULL, or a document whose column is
+                         all 0, starts fresh */
 } lda_vb_opts;
 
 /* Outputs of a batch; any pointer may be NULL when not wanted. */

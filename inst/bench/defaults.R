@@ -8,13 +8,16 @@
 #                          spamassassin,sotu_chunks,moviereviews,poliblog5k,kos,nips_f20);
 #                          "wikipara20000" = the first 20,000 Wikipedia paragraphs
 #  SPARSEVI_BENCH_SYSTEMS  comma-separated among vb_eta0.5, vb_learn, vb_eta0.01,
-#                          cvb0, sk_batch, sk_online (default all)
+#                          cvb0, default, sk_batch, sk_online, tm_gibbs,
+#                          t2v_warp (default all); "default" = the whole
+#                          call fit_lda(x, K) with every default (issue 20)
+#  SPARSEVI_BENCH_OUT      results file (default inst/bench/results/defaults.txt)
 #  SPARSEVI_BENCH_K        topics (default 100)
 # Appends to inst/bench/results/defaults.txt.
 suppressPackageStartupMessages(library(sparsevi))
-data_dir <- "/work/shared/data"
-if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
-out_file <- file.path("inst", "bench", "results", "defaults.txt")
+data_dir <- file.path("..", "shared", "data")
+out_file <- Sys.getenv("SPARSEVI_BENCH_OUT",
+                       file.path("inst", "bench", "results", "defaults.txt"))
 log_con <- file(out_file, open = "a")
 say <- function(...) {
   line <- sprintf(...)
@@ -25,7 +28,11 @@ say <- function(...) {
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
   "spamassassin,sotu_chunks,moviereviews,poliblog5k,kos,nips_f20"), ",")[[1]]
 systems <- strsplit(Sys.getenv("SPARSEVI_BENCH_SYSTEMS",
-  "vb_eta0.5,vb_learn,vb_eta0.01,cvb0,sk_batch,sk_online"), ",")[[1]]
+  "vb_eta0.5,vb_learn,vb_eta0.01,cvb0,default,sk_batch,sk_online,tm_gibbs,t2v_warp"),
+  ",")[[1]]
+# topicmodels and text2vec are peers only (never package dependencies)
+peer_lib <- Sys.getenv("SPARSEVI_PEER_LIB", "/work/peerlib")
+if (dir.exists(peer_lib)) .libPaths(c(peer_lib, .libPaths()))
 K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", "100"))
 
 read_corpus <- function(name) {
@@ -101,6 +108,54 @@ for (cn in corpora) {
       add("sparsevi cvb0 (SCVB0) defaults", max(f$trace$cpu_seconds),
           f$trace$heldout[nrow(f$trace)],
           sprintf("by lap %s", paste(sprintf("%.3f", f$trace$heldout), collapse = " ")))
+    } else if (s == "default") {
+      # the whole call with every default (doc_topics included); the trace's
+      # CPU seconds by lap give the time to reach each peer's score
+      wc <- cpu_of(fit_lda(tr, K = K, seed = 1, heldout = sp$test, progress = FALSE))
+      f <- wc$value
+      default_trace <- f$trace
+      default_call <- wc$cpu
+      add("sparsevi fit_lda(x, K) defaults", wc$cpu, f$trace$heldout[nrow(f$trace)],
+          sprintf("%d laps (%s), training CPU %.1f s; by lap %s; CPU s by lap %s",
+                  nrow(f$trace), if (is.null(f$ended)) "?" else f$ended,
+                  max(f$trace$cpu_seconds),
+                  paste(sprintf("%.3f", f$trace$heldout), collapse = " "),
+                  paste(sprintf("%.1f", f$trace$cpu_seconds), collapse = " ")))
+    } else if (s == "tm_gibbs") {
+      if (!requireNamespace("topicmodels", quietly = TRUE)) {
+        say("  %-34s absent", s)
+        next
+      }
+      doc_of <- rep.int(seq_len(nrow(tr)), diff(tr$doc_ptr))
+      stm <- slam::simple_triplet_matrix(doc_of, tr$term + 1L,
+                                         as.integer(round(tr$count)), nrow(tr), ncol(tr),
+                                         dimnames = list(NULL, tr$vocab))
+      wc <- cpu_of(topicmodels::LDA(stm, k = K, method = "Gibbs",
+                                    control = list(iter = 300, seed = 1L)))
+      tw <- exp(wc$value@beta)
+      colnames(tw) <- tr$vocab
+      add("topicmodels Gibbs (300 iter, defaults)", wc$cpu,
+          sparsevi:::completion_score(tw, wc$value@alpha, sp$test),
+          sprintf("alpha %.3g", wc$value@alpha))
+    } else if (s == "t2v_warp") {
+      if (!requireNamespace("text2vec", quietly = TRUE)) {
+        say("  %-34s absent", s)
+        next
+      }
+      doc_of <- rep.int(seq_len(nrow(tr)), diff(tr$doc_ptr))
+      m <- Matrix::sparseMatrix(i = doc_of, j = tr$term + 1L, x = round(tr$count),
+                                dims = c(nrow(tr), ncol(tr)),
+                                dimnames = list(NULL, tr$vocab))
+      set.seed(1)
+      lda <- text2vec::LDA$new(n_topics = K)
+      wc <- cpu_of(suppressMessages(lda$fit_transform(m, progressbar = FALSE)))
+      # topic_word_distribution is the normalised counts without the prior
+      # (most entries exactly 0, which no held-out score forgives): the
+      # posterior mean with text2vec's topic_word_prior (1 / K by default)
+      cnt <- lda$components[, tr$vocab, drop = FALSE]
+      tw <- (cnt + 1 / K) / rowSums(cnt + 1 / K)
+      add("text2vec WarpLDA (defaults; prior-smoothed)", wc$cpu,
+          sparsevi:::completion_score(tw, 50 / K, sp$test), "")
     } else if (s %in% c("sk_batch", "sk_online")) {
       tmp <- tempfile("defaults-")
       dir.create(tmp)
@@ -125,6 +180,27 @@ for (cn in corpora) {
     }
   }
   tab <- do.call(rbind, rows)
+  if (exists("default_trace")) {
+    # issue 20's targets: the default reaches each peer's score in at most a
+    # third (scikit-learn batch) or a tenth (topicmodels, text2vec) of its time
+    targets <- c("scikit-learn batch" = 1 / 3, "topicmodels Gibbs" = 1 / 10,
+                 "text2vec WarpLDA" = 1 / 10)
+    for (pn in names(targets)) {
+      pr <- tab[startsWith(tab$system, pn), , drop = FALSE]
+      if (!nrow(pr)) next
+      hit <- which(default_trace$heldout >= pr$heldout[1])
+      if (length(hit)) {
+        tt <- default_trace$cpu_seconds[hit[1]]
+        say("  target vs %-20s: default reaches %.4f at lap %d, training CPU %.1f s = %.3fx of its %.1f s (target <= %.3fx; whole call %.3fx): %s",
+            pn, pr$heldout[1], default_trace$lap[hit[1]], tt, tt / pr$cpu, pr$cpu, targets[[pn]],
+            default_call / pr$cpu, if (tt / pr$cpu <= targets[[pn]]) "MET" else "MISSED")
+      } else {
+        say("  target vs %-20s: default never reaches %.4f (best %.4f): MISSED", pn,
+            pr$heldout[1], max(default_trace$heldout))
+      }
+    }
+    rm(default_trace)
+  }
   best_peer <- tab[grepl("scikit", tab$system), , drop = FALSE]
   if (nrow(best_peer)) {
     bp <- best_peer[which.max(best_peer$heldout), ]

@@ -2,22 +2,25 @@
 # paragraphs of ../shared/data/wikipara with the full vocabulary (V = 129,289)
 # at K = 1000 and K = 2000, each stochastic engine in its own child process so
 # that its peak resident memory (GNU time's "Maximum resident set size") is
-# its own. Reports wall seconds of the whole call (reading the prepared
-# corpus, initialisation, training, building the fit), the trace's training
+# its own. Reports wall seconds of the whole fit_lda() call (initialisation,
+# training, building the fit and its doc_topic), the trace's training
 # seconds and CPU seconds, and peak RSS. Run from the package root:
 #   nice -n 10 Rscript inst/bench/large.R
 # Environment: SPARSEVI_BENCH_DOCS (default 60000), SPARSEVI_BENCH_KS
 # (default "1000,2000"), SPARSEVI_BENCH_ENGINES (default
 # "cvb0,gibbs,vb,ope"; also "vbmemo": vb with memoized training, two laps,
 # so that the second reads the topics the first built), SPARSEVI_BENCH_LIB
-# (library of the sparsevi to run).
+# (library of the sparsevi to run), SPARSEVI_BENCH_DOC_TOPICS ("default":
+# the fit keeps its training documents' proportions as fit_lda() does by
+# default, and the whole call is timed against the training, issue 20; a
+# number: that doc_topics, e.g. 0 for training alone).
 # Appends to inst/bench/results/large.txt.
-data_dir <- "/work/shared/data"
-if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
+data_dir <- file.path("..", "shared", "data")
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "60000"))
 Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "1000,2000"), ",")[[1]])
 engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,gibbs,vb,ope"), ",")[[1]]
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
+doc_topics <- Sys.getenv("SPARSEVI_BENCH_DOC_TOPICS", "default")
 out_file <- file.path("inst", "bench", "results", "large.txt")
 log_con <- file(out_file, open = "a")
 say <- function(...) {
@@ -45,13 +48,15 @@ say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
     as.character(utils::packageVersion("sparsevi")))
 say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass (vbmemo: two), batches of 1,000 paragraphs (ope: 5,000); 1 thread",
     nrow(x), ncol(x), sum(x$count))
-say("   %-6s %5s %9s %9s %9s %10s", "engine", "K", "wall s", "train s", "CPU s", "peak RSS")
+say("   doc_topics: %s; whole/train = wall seconds of the whole call over the trace's training seconds",
+    doc_topics)
+say("   %-6s %5s %9s %9s %9s %10s %12s", "engine", "K", "wall s", "train s", "CPU s", "peak RSS",
+    "whole/train")
 child <- tempfile(fileext = ".R")
 writeLines(c(
   "args <- commandArgs(TRUE)",
   "if (nzchar(args[4])) .libPaths(c(args[4], .libPaths()))",
   "suppressPackageStartupMessages(library(sparsevi))",
-  "t0 <- proc.time()",
   "x <- readRDS(args[1])",
   "eng <- args[2]; K <- as.integer(args[3])",
   "memo <- eng == 'vbmemo'",
@@ -59,8 +64,8 @@ writeLines(c(
   "                 global = if (eng == 'vb') 'stochastic' else if (memo) 'memoized' else NULL,",
   "                 passes = if (memo) 2 else 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
   "                 threads = 1, progress = FALSE)",
-  "# versions that keep the training documents' proportions: not timed here",
-  "if ('doc_topics' %in% names(formals(fit_lda))) args_fit$doc_topics <- 0",
+  "if (args[5] != 'default') args_fit$doc_topics <- as.integer(args[5])",
+  "t0 <- proc.time()",
   "fit <- do.call(fit_lda, args_fit)",
   "tw <- fit$topic_word[1, 1]",
   "t1 <- proc.time() - t0",
@@ -69,7 +74,7 @@ writeLines(c(
 for (K in Ks) for (eng in engines) {
   tf <- tempfile()
   out <- suppressWarnings(system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"),
-                                                     child, corpus_rds, eng, K, shQuote(lib)),
+                                                     child, corpus_rds, eng, K, shQuote(lib), doc_topics),
                                   stdout = TRUE, stderr = tf))
   err <- readLines(tf)
   rss <- as.numeric(sub(".*: ", "", grep("Maximum resident set size", err, value = TRUE)))
@@ -79,7 +84,8 @@ for (K in Ks) for (eng in engines) {
     next
   }
   v <- as.numeric(strsplit(res, " ")[[1]][-1])
-  say("   %-6s %5d %9.1f %9.1f %9.1f %8.2f GB", eng, K, v[1], v[2], v[3], rss / 1024^2)
+  say("   %-6s %5d %9.1f %9.1f %9.1f %8.2f GB %11.2fx", eng, K, v[1], v[2], v[3], rss / 1024^2,
+      v[1] / v[2])
 }
 say("load at end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 close(log_con)

@@ -14,7 +14,7 @@ ref_top <- function(w, cand, L) {
 # responsibilities and the objective terms.
 ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 100,
                        eps = 1e-8, select_every = FALSE, restart_max = 0,
-                       restart_iter = 10) {
+                       restart_iter = 10, warm = NULL) {
   K <- nrow(Elogb)
   dense <- L >= K
   nw <- length(terms)
@@ -67,10 +67,16 @@ ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 10
     list(H = dir - sum(counts * colSums(rlogr)),
          Ld = dir + sum(counts * colSums(rel - rlogr)))
   }
-  st <- list(N = rep(0, K), act = seq_len(K), sel = vector("list", nw), iters = 0)
-  st <- sweep(st, rep(0, K), seq_len(K), TRUE)
-  st$iters <- 0
-  st <- run(st, max_iter)
+  if (!is.null(warm) && any(warm > 0)) {
+    # warm start: the previous counts, every topic a candidate, then iterate
+    st <- list(N = warm, act = seq_len(K), sel = vector("list", nw), iters = 0)
+    st <- run(st, max_iter)
+  } else {
+    st <- list(N = rep(0, K), act = seq_len(K), sel = vector("list", nw), iters = 0)
+    st <- sweep(st, rep(0, K), seq_len(K), TRUE)
+    st$iters <- 0
+    st <- run(st, max_iter)
+  }
   tries <- 0
   accepts <- 0
   if (restart_max > 0) {
@@ -102,7 +108,7 @@ ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 10
 }
 
 # A batch: doc_topic (K x D), summary S (K x V) and sum of H.
-ref_vb_batch <- function(x, lambda, alpha, L, ...) {
+ref_vb_batch <- function(x, lambda, alpha, L, ..., warm = NULL) {
   Elogb <- ref_elogb(lambda)
   K <- nrow(lambda)
   D <- nrow(x)
@@ -114,7 +120,8 @@ ref_vb_batch <- function(x, lambda, alpha, L, ...) {
     idx <- seq.int(x$doc_ptr[d] + 1L, length.out = x$doc_ptr[d + 1L] - x$doc_ptr[d])
     terms <- x$term[idx] + 1L
     counts <- x$count[idx]
-    res <- ref_vb_doc(terms, counts, Elogb, alpha, L, ...)
+    res <- ref_vb_doc(terms, counts, Elogb, alpha, L, ...,
+                      warm = if (!is.null(warm)) warm[, d])
     Nmat[, d] <- res$N
     S[, terms] <- S[, terms] + sweep(res$R, 2, counts, `*`)
     H[d] <- res$H
@@ -127,12 +134,12 @@ ref_vb_batch <- function(x, lambda, alpha, L, ...) {
 # The C local step with explicit controls.
 c_vb_batch <- function(x, lambda, alpha, L, tol = 0.05, max_iter = 100, eps = 1e-8,
                        select_every = FALSE, restart_max = 0, restart_iter = 10,
-                       threads = 1L) {
+                       threads = 1L, warm = NULL) {
   control <- list(max_iter = max_iter, tol = tol, active_eps = eps,
                   select_every = select_every, restart_max = restart_max,
                   restart_iter = restart_iter, alpha = alpha, restarts = restart_max > 0)
   res <- sparsevi:::lda_vb_call(x, lambda, 0L, control, threads, L = L,
-                                restarts = restart_max > 0, objective = TRUE)
+                                restarts = restart_max > 0, objective = TRUE, warm = warm)
   S <- if (is.null(res$summary)) {
     as.matrix(sparsevi:::new_dgc(i = res$i, p = res$p, x = res$x, Dim = dim(lambda)))
   } else {

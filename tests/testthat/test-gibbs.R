@@ -286,3 +286,25 @@ test_that("init = \"sparse\" starts Gibbs within SVI from an empty store", {
   expect_identical(f2$topic_word, f$topic_word)
   expect_error(fit_lda(sim$dtm, K = 3, init = "sparse"), class = "sparsevi_error_argument")
 })
+
+test_that("the store of a dense lambda is built in C as the pure-R form builds it (issue 20)", {
+  u <- sparsevi:::uniform_source(4)
+  K <- 7
+  V <- 30
+  eta <- 0.2
+  lambda <- matrix(eta + 3 * u(K * V), K, V)
+  lambda[sample.int(K * V, 60)] <- eta # exact zeros of lambda - eta
+  lambda[2, 5] <- eta - 1e-14 # within the tolerance: read as 0
+  a <- sparsevi:::gibbs_store_from_lambda(lambda, eta)
+  b <- sparsevi:::gibbs_store_from_lambda_r(lambda, eta)
+  expect_identical(a$p, b$p)
+  expect_identical(a$k, b$k)
+  expect_identical(a$x, b$x)
+  expect_equal(a$tot, b$tot, tolerance = 1e-14)
+  expect_identical(a$scale, 1)
+  expect_equal(sparsevi:::gibbs_materialise(a, eta), pmax(lambda, eta), tolerance = 1e-14)
+  bad <- lambda
+  bad[3, 3] <- eta - 0.1
+  expect_null(sparsevi:::gibbs_store_from_lambda_r(bad, eta))
+  expect_error(sparsevi:::gibbs_store_from_lambda(bad, eta), class = "sparsevi_error_engine")
+})

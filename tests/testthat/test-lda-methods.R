@@ -15,10 +15,12 @@ test_that("the fit keeps its training documents' top-L proportions, and predict(
   per_doc <- tabulate(methods::as(dt, "TsparseMatrix")@i + 1L, nbins = 80)
   expect_true(all(per_doc == 2L))
   expect_equal(unname(Matrix::rowSums(dt)), rep(1, 80), tolerance = 1e-12)
-  # the kept topics are the largest of predict()'s proportions, in the same ratio
+  # they come from the last lap's local step (issue 20), not from inference
+  # with the final topics: close to predict()'s proportions but not equal
   full <- predict(fit, sim$dtm, seed = 1)
+  expect_gte(mean(max.col(as.matrix(dt), "first") == max.col(full, "first")), 0.9)
   top2 <- t(apply(full, 1, function(p) { q <- p; q[rank(-p, ties.method = "first") > 2] <- 0; q / sum(q) }))
-  expect_equal(unname(as.matrix(dt)), unname(top2), tolerance = 1e-10)
+  expect_lt(mean(abs(as.matrix(dt) - top2)), 0.05)
   expect_identical(predict(fit), as.matrix(dt))
   expect_identical(predict(fit, sparse = TRUE), dt)
   # threads do not change them; doc_topics = 0 keeps none
@@ -119,7 +121,9 @@ test_that("predict(type = \"full\") gives the full posterior or says how to get 
                   progress = FALSE)
   pk <- predict(fitK, type = "full")
   expect_true(all(pk > 0))
-  expect_equal(unname(pk), unname(predict(fitK, sim$dtm)), tolerance = 1e-6)
+  expect_equal(unname(rowSums(pk)), rep(1, 80), tolerance = 1e-12)
+  # from the last lap's local step: near a fresh inference with the final topics
+  expect_lt(mean(abs(unname(pk) - unname(predict(fitK, sim$dtm)))), 0.02)
   expect_identical(sparsevi:::lda_doc_topics_kept(fit), 2L)
   expect_identical(sparsevi:::lda_doc_topics_kept(fitK), 4L)
 })
@@ -134,7 +138,7 @@ test_that("topicmodels' verbs: posterior, topics, perplexity (the code behind th
   pn <- sparsevi:::tm_posterior(fit, sim$dtm[1:5, ])
   expect_equal(unname(pn$topics), unname(predict(fit, sim$dtm[1:5, ])))
   # topics(): most likely topics, exact from the kept ones up to k = doc_topics
-  full <- predict(fit, sim$dtm)
+  full <- predict(fit)
   t1 <- sparsevi:::tm_topics(fit)
   expect_identical(unname(t1), max.col(full, ties.method = "first"))
   expect_identical(names(t1), sim$dtm$doc_names)

@@ -355,3 +355,94 @@ test_that("vb's streaming training on its store equals the dense streaming step"
   expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-10)
   expect_equal(lazy$doc_topic, dense$doc_topic, tolerance = 1e-8)
 })
+
+test_that("the warm-started C local step matches the pure-R reference (issue 20)", {
+  sim <- simulate_lda(D = 30, V = 25, K = 6, doc_length = 40, seed = 3)
+  u <- sparsevi:::uniform_source(7)
+  lambda <- matrix(0.1 + 3 * u(6 * 25), 6, 25)
+  lambda2 <- matrix(0.1 + 3 * u(6 * 25), 6, 25)
+  for (L in c(2, 6)) {
+    cold <- c_vb_batch(sim$dtm, lambda, 0.3, L)
+    warm <- cold$doc_topic
+    warm[, 1] <- 0 # a document without a state starts fresh
+    a <- ref_vb_batch(sim$dtm, lambda2, 0.3, L, warm = warm)
+    b <- c_vb_batch(sim$dtm, lambda2, 0.3, L, warm = warm)
+    expect_equal(b$doc_topic, a$doc_topic, tolerance = 1e-10)
+    expect_equal(unname(b$summary), a$summary, tolerance = 1e-10)
+    expect_equal(b$H, a$H, tolerance = 1e-10)
+    # the warm start is used: it differs from the cold step on the new topics
+    fresh <- c_vb_batch(sim$dtm, lambda2, 0.3, L)
+    expect_equal(b$doc_topic[, 1], fresh$doc_topic[, 1])
+    expect_false(isTRUE(all.equal(b$doc_topic[, -1], fresh$doc_topic[, -1])))
+    # from its own fixed point, a document (that converged) is done in a
+    # few iterations, where it was
+    again <- c_vb_batch(sim$dtm, lambda, 0.3, L, warm = cold$doc_topic)
+    ok <- cold$raw$iters < 100L
+    expect_gt(sum(ok), 20L)
+    expect_gt(mean(again$raw$iters[ok] <= 2L), 0.8)
+    fast <- ok & again$raw$iters <= 2L
+    expect_equal(again$doc_topic[, fast], cold$doc_topic[, fast], tolerance = 0.05)
+  }
+})
+
+test_that("memoized vb stops when converged; passes is an upper bound (issue 20)", {
+  sim <- sim_small(4)
+  f <- fit_lda(sim$dtm, K = 3, passes = 30, seed = 1, progress = FALSE)
+  expect_identical(f$ended, "converged")
+  expect_lt(nrow(f$trace), 30L)
+  ob <- f$trace$objective
+  n <- length(ob)
+  expect_lte(abs(ob[n] - ob[n - 1]), 5e-3 * abs(ob[n]))
+  expect_true(all(abs(diff(ob[-n])) > 5e-3 * abs(ob[-c(1, n)])))
+  g <- fit_lda(sim$dtm, K = 3, passes = 6, seed = 1, progress = FALSE, converge_tol = 0)
+  expect_identical(g$ended, "passes")
+  expect_identical(nrow(g$trace), 6L)
+  expect_output(print(f), "training ended: converged")
+  expect_output(print(g), "training ended: after the `passes` laps")
+  # the laps run before stopping are the laps of the fit without stopping
+  expect_equal(g$trace$objective[seq_len(min(n, 6L))], ob[seq_len(min(n, 6L))])
+  # update() continues: more laps, a higher ELBO
+  h <- update(g, sim$dtm, passes = 3, progress = FALSE)
+  expect_gt(nrow(h$trace), 6L)
+  expect_gte(h$trace$objective[nrow(h$trace)], g$trace$objective[6L])
+  expect_error(fit_lda(sim$dtm, K = 3, converge_tol = -1, progress = FALSE),
+               class = "sparsevi_error")
+})
+
+test_that("doc_topic is the last lap's local step, for every engine (issue 20)", {
+  sim <- sim_small(5, D = 90)
+  for (local in c("vb", "cvb0", "gibbs", "ope")) {
+    f <- fit_lda(sim$dtm, K = 3, local = local, passes = 3, seed = 2, progress = FALSE,
+                 doc_topics = 2)
+    dt <- f$doc_topic
+    expect_s4_class(dt, "dgCMatrix")
+    expect_identical(dim(dt), c(90L, 3L))
+    expect_equal(unname(Matrix::rowSums(dt)), rep(1, 90), tolerance = 1e-12)
+    expect_true(all(Matrix::rowSums(dt > 0) <= 2))
+    # close to proportions re-inferred with the final topics: same top topic
+    # for nearly every document
+    inf <- sparsevi:::lda_doc_topics(f, sim$dtm, 2L)
+    top_kept <- apply(as.matrix(dt), 1, which.max)
+    top_inf <- apply(as.matrix(inf), 1, which.max)
+    expect_gt(mean(top_kept == top_inf), 0.85)
+    expect_null(f$kept)
+    # and the same with two threads, bit for bit
+    f2 <- fit_lda(sim$dtm, K = 3, local = local, passes = 3, seed = 2, progress = FALSE,
+                  doc_topics = 2, threads = 2)
+    expect_identical(f2$doc_topic, dt)
+  }
+})
+
+test_that("vb warm start and restart_laps fits are reproducible and thread-independent", {
+  sim <- sim_small(6)
+  a <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 3, progress = FALSE, warm_start = TRUE,
+               restarts = TRUE, restart_laps = 2, converge_tol = 0)
+  b <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 3, progress = FALSE, warm_start = TRUE,
+               restarts = TRUE, restart_laps = 2, converge_tol = 0, threads = 2)
+  expect_identical(a$topic_word, b$topic_word)
+  expect_identical(a$trace$objective, b$trace$objective)
+  # restart proposals in laps 1-2 only
+  expect_true(all(is.na(a$trace$restart_accept[3:4])))
+  c0 <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 3, progress = FALSE, converge_tol = 0)
+  expect_false(identical(a$topic_word, c0$topic_word))
+})

@@ -3,6 +3,7 @@
 overfit <- function(...) {
   sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
   list(sim = sim, fit = fit_lda(sim$dtm, K = 12, L = 3, passes = 8, seed = 1, eta = 0.5,
+                                converge_tol = 0, # all 8 laps
                                 progress = FALSE, ...))
 }
 
@@ -85,9 +86,9 @@ test_that("reuse_dead re-seeds dead topics between laps, reproducibly", {
   # some topics on a corpus with more structure than the model holds
   sim <- simulate_lda(D = 300, V = 120, K = 8, seed = 3)
   a <- fit_lda(sim$dtm, K = 8, L = 3, passes = 10, seed = 4, init = "random", eta = 0.5,
-               progress = FALSE)
+               converge_tol = 0, progress = FALSE)
   b <- fit_lda(sim$dtm, K = 8, L = 3, passes = 10, seed = 4, init = "random", eta = 0.5,
-               reuse_dead = TRUE, progress = FALSE)
+               reuse_dead = TRUE, converge_tol = 0, progress = FALSE)
   expect_lt(length(dead_topics(b, duplicates = FALSE)),
             length(dead_topics(a, duplicates = FALSE)))
   expect_gt(b$trace$objective[10], a$trace$objective[10])

@@ -1,0 +1,57 @@
+# The levers of issue 20, one at a time, on the default vb memoized fit
+# (K = 100, one split per corpus, held-out by the package's document
+# completion evaluator): the old default (restarts every lap, all 10 laps),
+# restarts off, restarts off + warm start, and the new default (restarts
+# off or on, stop at converge_tol = 0.005). CPU seconds of training by lap. Run
+# from the package root:
+#   nice -n 10 Rscript inst/bench/speed-levers.R
+# Environment: SPARSEVI_BENCH_CORPORA (default kos,sotu_chunks,spamassassin),
+# SPARSEVI_BENCH_VARIANTS (indices of the variants, default all).
+# Appends to inst/bench/results/speed-levers.txt.
+suppressPackageStartupMessages(library(sparsevi))
+out_file <- file.path("inst", "bench", "results", "speed-levers.txt")
+log_con <- file(out_file, open = "a")
+say <- function(...) {
+  line <- sprintf(...)
+  cat(line, "\n", sep = "")
+  cat(line, "\n", sep = "", file = log_con)
+  flush(log_con)
+}
+corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA", "kos,sotu_chunks,spamassassin"),
+                    ",")[[1]]
+variants <- list(
+  "old default (restarts every lap, 10 laps)" = list(restarts = TRUE, converge_tol = 0),
+  "restarts off, 10 laps" = list(restarts = FALSE, converge_tol = 0),
+  "restarts in lap 1 only, 10 laps" = list(restarts = TRUE, restart_laps = 1,
+                                           converge_tol = 0),
+  "restarts off + warm start, 10 laps" = list(restarts = FALSE, warm_start = TRUE,
+                                              converge_tol = 0),
+  "restarts off, converge_tol 0.005" = list(restarts = FALSE),
+  "restarts every lap, converge_tol 0.005" = list(restarts = TRUE),
+  "new default" = list()
+)
+# SPARSEVI_BENCH_VARIANTS: indices of the variants to run (default all)
+pick <- Sys.getenv("SPARSEVI_BENCH_VARIANTS", "")
+if (nzchar(pick)) variants <- variants[as.integer(strsplit(pick, ",")[[1]])]
+say("")
+say("== issue 20 levers, %s; commit %s; load %s", format(Sys.time()),
+    system("git rev-parse --short HEAD", intern = TRUE),
+    paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+for (cn in corpora) {
+  dir <- file.path("..", "shared", "data", cn)
+  x <- read_uci_bow(file.path(dir, sprintf("docword.%s.txt.gz", cn)),
+                    file.path(dir, sprintf("vocab.%s.txt", cn)))
+  sp <- split_heldout(x, test_frac = 0.1, seed = 1)
+  say("-- %s: %d train documents", cn, nrow(sp$train))
+  for (v in names(variants)) {
+    f <- do.call(fit_lda, c(list(sp$train, K = 100, seed = 1, heldout = sp$test,
+                                 progress = FALSE, doc_topics = 0), variants[[v]]))
+    tr <- f$trace
+    say("  %-48s final %.4f best %.4f (lap %d)  %2d laps (%s)  CPU %5.1f s", v,
+        tr$heldout[nrow(tr)], max(tr$heldout), which.max(tr$heldout), nrow(tr), f$ended,
+        max(tr$cpu_seconds))
+    say("      held-out by lap %s", paste(sprintf("%.3f", tr$heldout), collapse = " "))
+    say("      CPU s by lap    %s", paste(sprintf("%.1f", tr$cpu_seconds), collapse = " "))
+  }
+}
+close(log_con)
