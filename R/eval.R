@@ -1,7 +1,9 @@
-# Evaluation shared by every engine (MATH.md section 7): the heldout_loglik()
-# generic with dispatch by method name (heldout_loglik_<method>()), document
-# completion in C (src/eval-completion.c), and the coherence() generic with
-# dispatch by measure (coherence_<measure>()).
+# Evaluation shared by every engine (MATH.md section 7), next to its kernels
+# src/eval-*.c: the heldout_loglik() generic with dispatch by method name
+# (heldout_loglik_<method>()), document completion (src/eval-completion.c)
+# and left-to-right (src/eval-ltr.c); the coherence() generic with dispatch
+# by measure (coherence_<measure>()), NPMI (src/eval-npmi.c) and UMass
+# (src/eval-umass.c).
 
 #' Held-out log-likelihood of test documents
 #'
@@ -9,7 +11,7 @@
 #' fits each test document's topic proportions on its observed words with
 #' the topics fixed at `fit$topic_word` (dense VB), then scores its held-out
 #' words by `log sum_k theta_k beta_kv`, averaged per held-out token. Other
-#' methods (e.g. `"left_to_right"`) are added by other engines.
+#' methods: `"left_to_right"` (Mimno, Hoffman & Blei).
 #'
 #' @param object A fitted model (`sparsevi_lda`, or a mixture fit).
 #' @param ... Arguments of the method.
@@ -199,4 +201,226 @@ print.sparsevi_coherence <- function(x, ...) {
 #' @export
 `[.sparsevi_coherence` <- function(x, i) {
   as.vector(unclass(x))[i]
+}
+
+# ---- NPMI coherence (Than & Doan; kernel src/eval-npmi.c) -----------------
+
+# NPMI coherence (Than & Doan App. B; Bouma 2009) of the top `n` words of each
+# topic, with document co-occurrence probabilities from `reference_dtm`
+# (coherence(fit, reference, measure = "npmi") aligns it to the fit first):
+#   NPMI(t) = mean over pairs i < j of ln(P(wi, wj) / (P(wi) P(wj))) / -ln P(wi, wj).
+# A pair that never co-occurs scores -1 (the limit as P(wi, wj) -> 0); a pair
+# present in every document scores 1.
+coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
+  K <- nrow(topic_word)
+  V <- ncol(topic_word)
+  n <- min(as.integer(n), V)
+  top <- t(apply(topic_word, 1L, function(p) order(p, decreasing = TRUE)[seq_len(n)]))
+  if (n == 1L) top <- matrix(top, ncol = 1L)
+  words <- sort(unique(as.vector(top)))
+  U <- length(words)
+  # the reference's term indices of the words of interest (by name when both
+  # have a vocabulary)
+  vocab <- colnames(topic_word)
+  if (!is.null(vocab)) {
+    ref_idx <- match(vocab[words], reference_dtm$vocab)
+  } else {
+    ref_idx <- words
+  }
+  word_map <- rep(-1L, length(reference_dtm$vocab))
+  ok <- !is.na(ref_idx)
+  if (!any(ok)) {
+    abort("`reference` shares none of the topics' top words; give a reference corpus over the fitted vocabulary.",
+          "vocab")
+  }
+  word_map[ref_idx[ok]] <- which(ok) - 1L
+  # all pairs (a < b in word order) of each topic's top words, made unique
+  tu <- matrix(match(top, words), K, n)
+  pairs <- if (n >= 2L) {
+    cmb <- utils::combn(n, 2L)
+    do.call(rbind, lapply(seq_len(K), function(k) {
+      a <- tu[k, cmb[1L, ]]
+      b <- tu[k, cmb[2L, ]]
+      cbind(pmin(a, b), pmax(a, b), k)
+    }))
+  } else {
+    matrix(integer(0), 0L, 3L)
+  }
+  key <- (pairs[, 1L] - 1) * U + pairs[, 2L]
+  ukey <- unique(key)
+  P <- length(ukey)
+  ua <- (ukey - 1) %/% U + 1
+  ub <- (ukey - 1) %% U + 1
+  o <- order(ua, ub)
+  adj_ptr <- c(0L, cumsum(tabulate(ua, nbins = U)))
+  counts <- .Call(ffi_eval_npmi_counts, reference_dtm$doc_ptr, reference_dtm$term,
+                  reference_dtm$count, word_map, as.integer(adj_ptr),
+                  as.integer(ub[o] - 1L), as.integer(o - 1L), as.integer(P),
+                  as.integer(threads))
+  D <- nrow(reference_dtm)
+  p1 <- counts$doc_freq / D
+  p12 <- counts$pair_freq / D
+  pair_npmi <- npmi_value(p12, p1[ua], p1[ub])
+  per_pair <- pair_npmi[match(key, ukey)]
+  per_topic <- if (n >= 2L) {
+    as.vector(tapply(per_pair, factor(pairs[, 3L], levels = seq_len(K)), mean))
+  } else {
+    rep(NA_real_, K)
+  }
+  # the coherence() type (R/eval.R): one value per topic; the top words
+  # (n x K, one column per topic, as terms() and UMass) ride along
+  new_sparsevi_coherence(per_topic, "npmi", n,
+                         t(if (!is.null(vocab)) matrix(vocab[top], K, n) else top))
+}
+
+npmi_value <- function(p12, pa, pb) {
+  out <- log(p12 / (pa * pb)) / -log(p12)
+  out[p12 <= 0] <- -1
+  out[p12 >= 1] <- 1
+  out
+}
+
+# ---- left-to-right held-out probability (Mimno, Hoffman & Blei; src/eval-ltr.c)
+
+#' Left-to-right held-out log probability
+#'
+#' Estimates the log probability of whole test documents under a fitted
+#' topic model by the left-to-right sequential sampler (Wallach et al.
+#' 2009; Mimno, Hoffman & Blei 2012, eq. 12), with the topics fixed at the
+#' fit's `topic_word`. Each document's tokens are visited in a random order
+#' (a bag of words has none); at each position the probability of the word
+#' given the earlier ones is averaged over `particles` particles, each of
+#' which then samples the token's topic. Usually called as
+#' `heldout_loglik(fit, test, method = "left_to_right")`.
+#'
+#' @param fit A `sparsevi_lda` fit (any engine): its `topic_word`, `alpha`
+#'   and `vocab` are used.
+#' @param test Test documents: a `sparsevi_dtm` or anything [as_dtm()]
+#'   accepts, or a `sparsevi_heldout` from [split_heldout()] (its observed
+#'   and held-out parts are scored together, as whole documents). Aligned to
+#'   the fit's vocabulary by term name; unknown terms are dropped with a
+#'   message.
+#' @param particles Number of particles, a whole number >= 1 (default 10).
+#' @param seed `NULL` (draw from R's random number generator) or a whole
+#'   number.
+#' @param threads Number of threads (default `getOption("sparsevi.threads",
+#'   1L)`); the result does not depend on it.
+#' @param ... Ignored.
+#' @returns The log probability per token over all test tokens, a number,
+#'   with attributes `tokens` (number of tokens scored), `per_doc` (each
+#'   document's log probability) and `doc_tokens` (each document's length),
+#'   like the other [heldout_loglik()] methods.
+#' @examples
+#' sim <- simulate_lda(D = 30, V = 40, K = 3, doc_length = 30, seed = 1)
+#' fit <- list(topic_word = sim$topic_word, alpha = 0.1,
+#'             vocab = sim$dtm$vocab)
+#' heldout_loglik_left_to_right(fit, sim$dtm[1:5, ], particles = 5, seed = 1)
+#' @export
+heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL,
+                                         threads = getOption("sparsevi.threads", 1L),
+                                         ...) {
+  call <- caller_call(1)
+  particles <- check_count(particles, "particles", min = 1, max = 1e5, call = call)
+  threads <- sparsevi_threads(threads)
+  beta <- fit$topic_word
+  if (!is.matrix(beta) || !is.numeric(beta) || anyNA(beta) || any(beta < 0)) {
+    abort("`fit` must be a topic-model fit with a numeric K x V `topic_word` matrix.",
+          "argument", call = call)
+  }
+  vocab <- fit$vocab %||% colnames(beta)
+  dtm <- ltr_test_dtm(test, call)
+  if (!is.null(vocab)) {
+    al <- dtm_align(dtm, vocab)
+    if (al$dropped > 0L) {
+      message(sprintf("Dropped %d test terms (%s tokens) not in the fitted vocabulary.",
+                      al$dropped, format(al$dropped_tokens)))
+    }
+    dtm <- al$x
+  } else if (ncol(dtm) != ncol(beta)) {
+    abort("`test` has a different vocabulary size from the fit and no term names to align by.",
+          "vocab", call = call)
+  }
+  if (any(dtm$count != round(dtm$count))) {
+    abort("Left-to-right evaluation samples a topic per token and needs whole-number counts in `test`.",
+          "count", call = call)
+  }
+  K <- nrow(beta)
+  alpha <- gibbs_alpha(fit$alpha %||% 0.1, K)
+  if (length(alpha) != K) {
+    abort("`fit$alpha` must have length 1 or K.", "argument", call = call)
+  }
+  seed <- resolve_seed(seed, call = call)
+  storage.mode(beta) <- "double"
+  res <- .Call(ffi_eval_ltr, dtm$doc_ptr, dtm$term, dtm$count, ncol(beta), beta,
+               alpha, particles, seed, 2^52, threads)
+  tok <- res$tokens
+  structure(sum(res$loglik) / max(1, sum(tok)), tokens = sum(tok),
+            per_doc = res$loglik, doc_tokens = tok)
+}
+
+ltr_test_dtm <- function(test, call) {
+  if (inherits(test, "sparsevi_heldout")) {
+    a <- as_dgCMatrix(test$observed)
+    b <- as_dgCMatrix(test$heldout)
+    if (!identical(test$observed$vocab, test$heldout$vocab)) {
+      b <- as_dgCMatrix(dtm_align(test$heldout, test$observed$vocab)$x)
+    }
+    m <- a + b
+    dimnames(m) <- list(test$observed$doc_names, test$observed$vocab)
+    return(as_dtm(methods::as(m, "CsparseMatrix")))
+  }
+  as_dtm(test)
+}
+
+# ---- UMass coherence (Mimno et al. 2011; src/eval-umass.c) ----------------
+
+#' UMass topic coherence
+#'
+#' For each topic, the UMass coherence of its `n` most probable words
+#' v_1, ..., v_n (Mimno et al. 2011): the sum over pairs l < m of
+#' log((D(v_m, v_l) + 1) / D(v_l)), where D counts the reference documents
+#' containing a word (or both words). Values closer to zero are better.
+#' Usually called as `coherence(fit, reference, measure = "umass")`.
+#'
+#' @param topic_word A K x V matrix of topic-word probabilities (rows are
+#'   topics) with the vocabulary as column names, e.g. `fit$topic_word`.
+#' @param reference The reference corpus: a `sparsevi_dtm` or anything
+#'   [as_dtm()] accepts, aligned to `colnames(topic_word)` by term name (the
+#'   training corpus is the usual choice).
+#' @param n Number of top words per topic, a whole number from 2 to V
+#'   (default 10).
+#' @returns A `sparsevi_coherence`, the type [coherence()] returns for every
+#'   measure: the coherence of each topic (a numeric vector of length K) with
+#'   attributes `measure` (`"umass"`), `n`, `mean`, `top_words` (n x K matrix
+#'   of the words scored, term names when `topic_word` has them) and
+#'   `skipped` (per topic, pairs skipped because the higher-ranked word never
+#'   occurs in `reference`).
+#' @examples
+#' sim <- simulate_lda(D = 50, V = 40, K = 3, doc_length = 30, seed = 1)
+#' tw <- sim$topic_word
+#' colnames(tw) <- sim$dtm$vocab
+#' coherence_umass(tw, sim$dtm, n = 5)
+#' @export
+coherence_umass <- function(topic_word, reference, n = 10L) {
+  call <- caller_call(1)
+  if (!is.matrix(topic_word) || !is.numeric(topic_word) || anyNA(topic_word)) {
+    abort("`topic_word` must be a numeric K x V matrix.", "argument", call = call)
+  }
+  V <- ncol(topic_word)
+  n <- check_count(n, "n", min = 2, max = V, call = call)
+  ref <- as_dtm(reference)
+  vocab <- colnames(topic_word)
+  if (!is.null(vocab)) {
+    ref <- dtm_align(ref, vocab)$x
+  } else if (ncol(ref) != V) {
+    abort("`reference` must have the same vocabulary as `topic_word` (give `topic_word` column names to align by term).",
+          "vocab", call = call)
+  }
+  top <- vapply(seq_len(nrow(topic_word)),
+                function(k) order(topic_word[k, ], decreasing = TRUE)[seq_len(n)],
+                integer(n))
+  top <- matrix(top, nrow = n)
+  res <- .Call(ffi_eval_umass, ref$doc_ptr, ref$term, ref$count, V, top - 1L)
+  words <- if (is.null(vocab)) top else matrix(vocab[top], nrow = n)
+  new_sparsevi_coherence(res$score, "umass", n, words, skipped = res$skipped)
 }

@@ -760,6 +760,15 @@ trace_bind <- function(old, new) {
   out
 }
 
+# What a local step needs of the global state: everything but the memoized
+# caches and bookkeeping, which stay on the master.
+lda_local_view <- function(state) {
+  # a step reads a dense lambda when there is one (a memoized first lap
+  # keeps its topics while its store fills)
+  if (!is.null(state$lambda)) state$vbstore <- NULL
+  state[setdiff(names(state), c("cache", "S", "doc_obj"))]
+}
+
 # Training laps of a topic model, through the one training loop (R/train.R).
 lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control

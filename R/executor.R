@@ -1,4 +1,5 @@
-# Training on an R cluster (parallel::makePSOCKcluster(), including workers on
+# The executor of every fit's local steps, LDA and mixtures alike: in this
+# process, on an R cluster (parallel::makePSOCKcluster(), including workers on
 # other hosts) or through a `future` plan. The loop is map-reduce over
 # batches: each batch is sent once to the worker that owns it and stays there;
 # every round the master sends the global parameters (once per worker), each
@@ -407,13 +408,4 @@ resolve_sync <- function(sync, cluster, call = caller_call()) {
     sync <- 1L
   }
   check_count(sync, "sync", min = 1, max = 1e6, call = call)
-}
-
-# What a local step needs of the global state: everything but the memoized
-# caches and bookkeeping, which stay on the master.
-lda_local_view <- function(state) {
-  # a step reads a dense lambda when there is one (a memoized first lap
-  # keeps its topics while its store fills)
-  if (!is.null(state$lambda)) state$vbstore <- NULL
-  state[setdiff(names(state), c("cache", "S", "doc_obj"))]
 }
