@@ -52,6 +52,18 @@
 #' interrupt or an error), the returned fit includes that lap's completed
 #' minibatches (its `state$t` counts them).
 #'
+#' @section Differences from the paper:
+#' The topic schedule, minibatch size, priors and clumping follow Foulds
+#' et al. (see above). Two choices differ by default:
+#' * the topic statistics start from Bregman k-means++ seeding over
+#'   documents (the start every engine of [fit_lda()] shares); the paper
+#'   starts them at random: give `init = "random"`;
+#' * `burnin = 1` burn-in pass per document before the pass that updates
+#'   the topics (the paper's experiments use one as well; any number from 0
+#'   is accepted).
+#' The training documents' proportions (`doc_topic`) come from the last
+#' lap's document statistics, not from a separate inference pass.
+#'
 #' @name scvb0
 #' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.
 #'   (2013). Stochastic collapsed variational Bayesian inference for latent

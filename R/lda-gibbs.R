@@ -38,6 +38,21 @@
 #' samples new documents' topics with the fitted topics fixed;
 #' [heldout_loglik()] with `method = "left_to_right"` and [coherence()] with
 #' `measure = "umass"` are the paper's evaluations and work for any LDA fit.
+#' @section Differences from the paper:
+#' Mimno, Hoffman & Blei train with minibatches of 100 documents, the step
+#' size `(tau + t)^-0.6` with an offset `tau` of 3,000 or more, and random
+#' initial topics. Here, by default:
+#' * `tau = 1` (the default of [fit_lda()] for every stochastic step): the
+#'   first steps are large, which suits the small corpora of R users; give
+#'   `tau = 3000` (or about one epoch of minibatches) for the paper's;
+#' * minibatches of `max(100, D / 10)` documents: give `batch_size = 100`;
+#' * the start is held sparsely: `eta` plus, for each topic, the counts of
+#'   one document chosen by Bregman k-means++ (no dense K x V table, so the
+#'   cost hardly grows with K); give `init = "random"` for a random dense
+#'   start as in the paper;
+#' * `burnin = 3` and `samples = 2` sweeps per document (the paper's 3 to 5
+#'   sweeps in all); `kappa = 0.6` and `eta` in the paper's range.
+#'
 #' @name lda_gibbs
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 40, seed = 1)
