@@ -308,3 +308,19 @@ void vdp_tree_expand(vdp_tree *t, int id) {
   split_node(t, &next, id, BUILD_INSIDE);
   t->n_nodes = next;
 }
+
+/* The sample covariance (divisor N - 1, D x D) of the centred data from the
+ * root's sum of outer products, as vdp_data_cov forms it from the points
+ * (the data are centred, so the root's sum is zero up to rounding). */
+void vdp_tree_root_cov(const vdp_tree *t, double *cov) {
+  const int D = t->D;
+  const double div = t->N > 1 ? (double)(t->N - 1) : 1.0;
+  const double *s2 = t->s2; /* node 0 */
+  int idx = 0;
+  for (int b = 0; b < D; b++)
+    for (int a = 0; a <= b; a++, idx++) {
+      double v = s2[idx] / div;
+      cov[a + (size_t)b * D] = v;
+      cov[b + (size_t)a * D] = v;
+    }
+}

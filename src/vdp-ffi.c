@@ -127,16 +127,18 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   if (!own_cov0) svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
   double *Xt = (double *)R_alloc((size_t)N * D, sizeof(double));
   double *cov0 = NULL, *W0 = own_cov0 ? NULL : REAL(W0inv);
+  /* with the kd-tree the default cov0 comes from the root's statistics
+   * (count, sum and sum of outer products of the centred data, summed by
+   * the build anyway), so the pass that builds the centred transpose does
+   * not also form the covariance (136 products per point at D = 16) */
+  const int cov_from_tree = own_cov0 && ci[0] == 1;
   if (own_cov0) {
     cov0 = (double *)R_alloc((size_t)D * D, sizeof(double));
     W0 = (double *)R_alloc((size_t)D * D, sizeof(double));
+  }
+  if (own_cov0 && !cov_from_tree) {
     double *cw = (double *)R_alloc(vdp_data_cov_work(D), sizeof(double));
     vdp_data_transpose_cov(REAL(X), N, D, REAL(center), Xt, cov0, cw);
-    const double df = Rf_asReal(nu0) - D - 1;
-    for (size_t j = 0; j < (size_t)D * D; j++) {
-      cov0[j] /= 10;
-      W0[j] = cov0[j] * df;
-    }
   } else {
     vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   }
@@ -189,21 +191,6 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     ctl.remote = &remote;
   }
 
-  gw_prior prior;
-  double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
-  double *work = (double *)R_alloc(2 * (size_t)D * D, sizeof(double));
-  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), W0, pmem,
-                    work)) {
-    if (!own_cov0) Rf_error("internal error: prior scale matrix is not positive definite");
-    /* the default cov0 is singular: fit_vdp says so */
-    const char *nm[] = {"cov0_not_pd"};
-    SEXP out = PROTECT(svi_named_list(1, nm));
-    n_prot++;
-    SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
-    UNPROTECT(n_prot);
-    return out;
-  }
-
   double t_tree = 0.0, c_tree = 0.0;
   vdp_tree tree, *tp = NULL;
   if (ctl.kdtree) {
@@ -231,6 +218,29 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     tp = &tree;
     t_tree = wall() - t0;
     c_tree = cpu() - c0;
+  }
+
+  if (own_cov0) {
+    if (cov_from_tree) vdp_tree_root_cov(&tree, cov0);
+    const double df = Rf_asReal(nu0) - D - 1;
+    for (size_t j = 0; j < (size_t)D * D; j++) {
+      cov0[j] /= 10;
+      W0[j] = cov0[j] * df;
+    }
+  }
+  gw_prior prior;
+  double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
+  double *work = (double *)R_alloc(2 * (size_t)D * D, sizeof(double));
+  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), W0, pmem,
+                    work)) {
+    if (!own_cov0) Rf_error("internal error: prior scale matrix is not positive definite");
+    /* the default cov0 is singular: fit_vdp says so */
+    const char *nm[] = {"cov0_not_pd"};
+    SEXP out = PROTECT(svi_named_list(1, nm));
+    n_prot++;
+    SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
+    UNPROTECT(n_prot);
+    return out;
   }
 
   const int mK = ctl.max_K;
