@@ -187,21 +187,56 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
   }
 }
 
-/* Statistics of node id from its points: one register sum per entry, over
- * the node's contiguous points. */
+/* Statistics of node id from its points (contiguous, in tree order): each
+ * packed entry (a, b) is a register sum over the points, four entries a..a+3
+ * of a column b at a time, each split over even and odd points (eight
+ * independent chains: one or two chains per entry were latency-bound). */
 static void direct_stats(vdp_tree *t, int id) {
   const int D = t->D, P = t->P, n = t->count[id];
   double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
   const double *x0 = t->X + (size_t)D * t->start[id];
+  (void)P;
   int idx = 0;
   for (int b = 0; b < D; b++) {
-    double sb = 0.0;
-    for (int i = 0; i < n; i++) sb += x0[(size_t)i * D + b];
-    s1[b] = sb;
-    for (int a = 0; a <= b; a++) {
+    double sb0 = 0.0, sb1 = 0.0;
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+      sb0 += x0[(size_t)i * D + b];
+      sb1 += x0[(size_t)(i + 1) * D + b];
+    }
+    if (i < n) sb0 += x0[(size_t)i * D + b];
+    s1[b] = sb0 + sb1;
+    int a = 0;
+    for (; a + 4 <= b + 1; a += 4) {
+      double e0 = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
+      double f0 = 0.0, f1 = 0.0, f2 = 0.0, f3 = 0.0;
+      for (i = 0; i + 2 <= n; i += 2) {
+        const double *x = x0 + (size_t)i * D, *y = x + D;
+        const double xb = x[b], yb = y[b];
+        e0 += x[a] * xb;
+        e1 += x[a + 1] * xb;
+        e2 += x[a + 2] * xb;
+        e3 += x[a + 3] * xb;
+        f0 += y[a] * yb;
+        f1 += y[a + 1] * yb;
+        f2 += y[a + 2] * yb;
+        f3 += y[a + 3] * yb;
+      }
+      if (i < n) {
+        const double *x = x0 + (size_t)i * D, xb = x[b];
+        e0 += x[a] * xb;
+        e1 += x[a + 1] * xb;
+        e2 += x[a + 2] * xb;
+        e3 += x[a + 3] * xb;
+      }
+      s2[idx++] = e0 + f0;
+      s2[idx++] = e1 + f1;
+      s2[idx++] = e2 + f2;
+      s2[idx++] = e3 + f3;
+    }
+    for (; a <= b; a++) {
       double e0 = 0.0, e1 = 0.0;
-      int i = 0;
-      for (; i + 2 <= n; i += 2) {
+      for (i = 0; i + 2 <= n; i += 2) {
         const double *x = x0 + (size_t)i * D;
         e0 += x[a] * x[b];
         e1 += x[D + a] * x[D + b];
