@@ -71,8 +71,15 @@ static double select_value(double *v, int n, int k) {
 static inline void swap_points(vdp_tree *t, int i, int j) {
   const int D = t->D;
   double *xi = t->X + (size_t)i * D, *xj = t->X + (size_t)j * D;
-  for (int d = 0; d < D; d++) {
-    double v = xi[d]; xi[d] = xj[d]; xj[d] = v;
+  if (D == 16) { /* (the common case: a fixed-size swap the compiler vectorises) */
+    double tmp[16];
+    memcpy(tmp, xi, sizeof(tmp));
+    memcpy(xi, xj, sizeof(tmp));
+    memcpy(xj, tmp, sizeof(tmp));
+  } else {
+    for (int d = 0; d < D; d++) {
+      double v = xi[d]; xi[d] = xj[d]; xj[d] = v;
+    }
   }
   double k = t->key[i]; t->key[i] = t->key[j]; t->key[j] = k;
   int p = t->perm[i]; t->perm[i] = t->perm[j]; t->perm[j] = p;
@@ -82,13 +89,25 @@ static inline void swap_points(vdp_tree *t, int i, int j) {
  * key == piv (less = 0) first; returns how many. */
 static int partition_points(vdp_tree *t, int lo, int hi, double piv, int less) {
   int i = lo, j = hi - 1;
-  for (;;) {
-    while (i <= j && (less ? t->key[i] < piv : t->key[i] == piv)) i++;
-    while (i <= j && !(less ? t->key[j] < piv : t->key[j] == piv)) j--;
-    if (i >= j) break;
-    swap_points(t, i, j);
-    i++;
-    j--;
+  const double *key = t->key;
+  if (less) {
+    for (;;) {
+      while (i <= j && key[i] < piv) i++;
+      while (i <= j && !(key[j] < piv)) j--;
+      if (i >= j) break;
+      swap_points(t, i, j);
+      i++;
+      j--;
+    }
+  } else {
+    for (;;) {
+      while (i <= j && key[i] == piv) i++;
+      while (i <= j && !(key[j] == piv)) j--;
+      if (i >= j) break;
+      swap_points(t, i, j);
+      i++;
+      j--;
+    }
   }
   return i - lo;
 }
