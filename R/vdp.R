@@ -48,12 +48,16 @@
 #' there are no delete moves (`deletes = FALSE`); `expand_sd` or `deletes`
 #' given explicitly override it. It is the fastest setting: on 10^6 points
 #' in 16 dimensions from 10 Gaussians (c = 2, the paper's Fig. 2) it keeps
-#' about a third of the default's outer nodes (1,261 against 3,591), and the
-#' fit after the tree runs in about 0.13 s, some 180 times faster than VDP,
-#' the whole call in about 0.45 s (50 times), with a free energy about 0.5%
-#' above VDP's (the default: 0.06%). The spread test of the default catches
-#' nodes whose two children both straddle a boundary, which the paper's test
-#' misses, so the default is closer to VDP, at up to twice the fit's time.
+#' about a third of the default's outer nodes (1,261 against 3,591); the fit
+#' after the tree took 0.13 s, 140 times less than VDP, and the whole call
+#' 0.38 s (48 times less; the kd-tree build, 0.18 s, is most of it), with a
+#' free energy 0.5% above VDP's (the default: 0.06%, at 30 times). The
+#' default's spread test catches nodes whose two children both straddle a
+#' boundary, which the paper's test misses, so the default stays closer to
+#' VDP where that matters (at N = 10^4 and D = 64 or 128 the paper mode's
+#' free energy is 2-6% above VDP's, the default's under 1%); on data where
+#' the spread test expands most nodes (4 x 4 image patches) the paper mode
+#' is far faster. Figures: `inst/bench/results/vdp.txt`.
 #'
 #' The prior is Normal-Wishart: \eqn{\Lambda_k \sim} Wishart(`nu0`, \eqn{W_0})
 #' with \eqn{W_0^{-1}} = (`nu0` - D - 1) `cov0`, so that `cov0` is the prior
