@@ -71,8 +71,15 @@ static double select_value(double *v, int n, int k) {
 static inline void swap_points(vdp_tree *t, int i, int j) {
   const int D = t->D;
   double *xi = t->X + (size_t)i * D, *xj = t->X + (size_t)j * D;
-  for (int d = 0; d < D; d++) {
-    double v = xi[d]; xi[d] = xj[d]; xj[d] = v;
+  if (D == 16) { /* (the common case: a fixed-size swap the compiler vectorises) */
+    double tmp[16];
+    memcpy(tmp, xi, sizeof(tmp));
+    memcpy(xi, xj, sizeof(tmp));
+    memcpy(xj, tmp, sizeof(tmp));
+  } else {
+    for (int d = 0; d < D; d++) {
+      double v = xi[d]; xi[d] = xj[d]; xj[d] = v;
+    }
   }
   double k = t->key[i]; t->key[i] = t->key[j]; t->key[j] = k;
   int p = t->perm[i]; t->perm[i] = t->perm[j]; t->perm[j] = p;
@@ -82,13 +89,25 @@ static inline void swap_points(vdp_tree *t, int i, int j) {
  * key == piv (less = 0) first; returns how many. */
 static int partition_points(vdp_tree *t, int lo, int hi, double piv, int less) {
   int i = lo, j = hi - 1;
-  for (;;) {
-    while (i <= j && (less ? t->key[i] < piv : t->key[i] == piv)) i++;
-    while (i <= j && !(less ? t->key[j] < piv : t->key[j] == piv)) j--;
-    if (i >= j) break;
-    swap_points(t, i, j);
-    i++;
-    j--;
+  const double *key = t->key;
+  if (less) {
+    for (;;) {
+      while (i <= j && key[i] < piv) i++;
+      while (i <= j && !(key[j] < piv)) j--;
+      if (i >= j) break;
+      swap_points(t, i, j);
+      i++;
+      j--;
+    }
+  } else {
+    for (;;) {
+      while (i <= j && key[i] == piv) i++;
+      while (i <= j && !(key[j] == piv)) j--;
+      if (i >= j) break;
+      swap_points(t, i, j);
+      i++;
+      j--;
+    }
   }
   return i - lo;
 }
@@ -187,21 +206,56 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
   }
 }
 
-/* Statistics of node id from its points: one register sum per entry, over
- * the node's contiguous points. */
+/* Statistics of node id from its points (contiguous, in tree order): each
+ * packed entry (a, b) is a register sum over the points, four entries a..a+3
+ * of a column b at a time, each split over even and odd points (eight
+ * independent chains: one or two chains per entry were latency-bound). */
 static void direct_stats(vdp_tree *t, int id) {
   const int D = t->D, P = t->P, n = t->count[id];
   double *s1 = t->s1 + (size_t)id * D, *s2 = t->s2 + (size_t)id * P;
   const double *x0 = t->X + (size_t)D * t->start[id];
+  (void)P;
   int idx = 0;
   for (int b = 0; b < D; b++) {
-    double sb = 0.0;
-    for (int i = 0; i < n; i++) sb += x0[(size_t)i * D + b];
-    s1[b] = sb;
-    for (int a = 0; a <= b; a++) {
+    double sb0 = 0.0, sb1 = 0.0;
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+      sb0 += x0[(size_t)i * D + b];
+      sb1 += x0[(size_t)(i + 1) * D + b];
+    }
+    if (i < n) sb0 += x0[(size_t)i * D + b];
+    s1[b] = sb0 + sb1;
+    int a = 0;
+    for (; a + 4 <= b + 1; a += 4) {
+      double e0 = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
+      double f0 = 0.0, f1 = 0.0, f2 = 0.0, f3 = 0.0;
+      for (i = 0; i + 2 <= n; i += 2) {
+        const double *x = x0 + (size_t)i * D, *y = x + D;
+        const double xb = x[b], yb = y[b];
+        e0 += x[a] * xb;
+        e1 += x[a + 1] * xb;
+        e2 += x[a + 2] * xb;
+        e3 += x[a + 3] * xb;
+        f0 += y[a] * yb;
+        f1 += y[a + 1] * yb;
+        f2 += y[a + 2] * yb;
+        f3 += y[a + 3] * yb;
+      }
+      if (i < n) {
+        const double *x = x0 + (size_t)i * D, xb = x[b];
+        e0 += x[a] * xb;
+        e1 += x[a + 1] * xb;
+        e2 += x[a + 2] * xb;
+        e3 += x[a + 3] * xb;
+      }
+      s2[idx++] = e0 + f0;
+      s2[idx++] = e1 + f1;
+      s2[idx++] = e2 + f2;
+      s2[idx++] = e3 + f3;
+    }
+    for (; a <= b; a++) {
       double e0 = 0.0, e1 = 0.0;
-      int i = 0;
-      for (; i + 2 <= n; i += 2) {
+      for (i = 0; i + 2 <= n; i += 2) {
         const double *x = x0 + (size_t)i * D;
         e0 += x[a] * x[b];
         e1 += x[D + a] * x[D + b];
@@ -307,4 +361,20 @@ void vdp_tree_expand(vdp_tree *t, int id) {
   int next = t->n_nodes;
   split_node(t, &next, id, BUILD_INSIDE);
   t->n_nodes = next;
+}
+
+/* The sample covariance (divisor N - 1, D x D) of the centred data from the
+ * root's sum of outer products, as vdp_data_cov forms it from the points
+ * (the data are centred, so the root's sum is zero up to rounding). */
+void vdp_tree_root_cov(const vdp_tree *t, double *cov) {
+  const int D = t->D;
+  const double div = t->N > 1 ? (double)(t->N - 1) : 1.0;
+  const double *s2 = t->s2; /* node 0 */
+  int idx = 0;
+  for (int b = 0; b < D; b++)
+    for (int a = 0; a <= b; a++, idx++) {
+      double v = s2[idx] / div;
+      cov[a + (size_t)b * D] = v;
+      cov[b + (size_t)a * D] = v;
+    }
 }

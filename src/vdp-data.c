@@ -14,18 +14,47 @@ void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfi
   *nonfinite = 0;
   for (int j = 0; j < D; j++) {
     const double *x = X + (size_t)j * N;
+    /* blocks of PREP_ROWS summed in four double partial sums (a long double
+     * sum per entry is latency-bound), the block sums added in long double:
+     * the mean to about a block's rounding */
     long double s = 0.0L;
-    double lo = INFINITY, hi = -INFINITY;
+    double lo0 = INFINITY, hi0 = -INFINITY, lo1 = INFINITY, hi1 = -INFINITY;
     int bad = 0;
-    for (svi_len i = 0; i < N; i++) {
-      double v = x[i];
-      bad |= !isfinite(v);
-      s += v;
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
+    for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {
+      svi_len i1 = i0 + PREP_ROWS < N ? i0 + PREP_ROWS : N, i = i0;
+      double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
+      for (; i + 4 <= i1; i += 4) {
+        double v0 = x[i], v1 = x[i + 1], v2 = x[i + 2], v3 = x[i + 3];
+        b0 += v0;
+        b1 += v1;
+        b2 += v2;
+        b3 += v3;
+        lo0 = v0 < lo0 ? v0 : lo0;
+        hi0 = v0 > hi0 ? v0 : hi0;
+        lo1 = v1 < lo1 ? v1 : lo1;
+        hi1 = v1 > hi1 ? v1 : hi1;
+        lo0 = v2 < lo0 ? v2 : lo0;
+        hi0 = v2 > hi0 ? v2 : hi0;
+        lo1 = v3 < lo1 ? v3 : lo1;
+        hi1 = v3 > hi1 ? v3 : hi1;
+      }
+      for (; i < i1; i++) {
+        double v = x[i];
+        b0 += v;
+        lo0 = v < lo0 ? v : lo0;
+        hi0 = v > hi0 ? v : hi0;
+      }
+      /* a NaN or an infinity makes the block's sum NaN or infinite (so
+       * does an overflow of finite values: those blocks are checked entry
+       * by entry) */
+      double bs = (b0 + b1) + (b2 + b3);
+      if (!isfinite(bs))
+        for (i = i0; i < i1; i++) bad |= !isfinite(x[i]);
+      s += bs;
     }
     if (bad) *nonfinite = 1;
     center[j] = (double)(s / (long double)N);
+    double lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
     constant[j] = N > 1 && lo == hi;
   }
 }

@@ -40,6 +40,7 @@ void vdp_tree_build(vdp_tree *t, int lazy);
  * reordered among themselves. Not thread-safe: call outside parallel
  * regions. */
 void vdp_tree_expand(vdp_tree *t, int id);
+void vdp_tree_root_cov(const vdp_tree *t, double *cov);
 
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
 /* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1

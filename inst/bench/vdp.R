@@ -5,7 +5,11 @@
 # Run from the package root with sparsevi installed:
 #   nice -n 10 Rscript inst/bench/vdp.R [vdp_limit_seconds] [max_N] [parts]
 # parts: which sections to run, e.g. "1,2" or "3" (default "1,2,3"; "4" is
-# the tolerance study on Fashion-MNIST).
+# the tolerance study on Fashion-MNIST, "5" Fig. 2's comparison on image
+# patches from ../shared/data/images, VDP_BENCH_IMAGES of them, default all 10).
+# Parts 1, 2 and 5 are Kurihara et al.'s Fig. 2 (and a real data set): VDP
+# against Fast-VDP in the paper mode (fit_vdp(paper = TRUE)) and with the
+# defaults.
 # Appends a dated section to inst/bench/results/vdp.txt. One thread
 # everywhere (BLAS included). Seconds are wall time; cpu_s columns are the
 # process's user + system time, steadier on a shared machine.
@@ -50,11 +54,49 @@ gen_separated <- function(N, D, c, K = 10, seed = 1) {
   list(X = X, cluster = cl)
 }
 
-fit_timed <- function(X, kdtree, max_K = 50) {
+fit_timed <- function(X, kdtree, max_K = 50, ...) {
   st <- system.time(f <- fit_vdp(X, kdtree = kdtree, seed = 1, threads = 1,
-                                 max_K = max_K, progress = FALSE))
+                                 max_K = max_K, progress = FALSE, ...))
   list(fit = f, seconds = st[["elapsed"]],
        cpu = sum(st[c("user.self", "sys.self")], na.rm = TRUE))
+}
+# One data set, Fig. 2 style: VDP once (the paper's algorithm: no delete
+# moves, kdtree = FALSE), Fast-VDP in the paper mode (paper = TRUE) and with
+# the defaults. Ratios: whole_x = VDP's whole call over Fast-VDP's (elapsed),
+# fit_x = VDP's fit over Fast-VDP's fit after the tree (timings$fit: lazy
+# bucket splits included), cpu_x = the same as whole_x in CPU seconds,
+# F_ratio = 1 + (F_fast - F_vdp) / |F_vdp|.
+fig2_row <- function(X, run_vdp = TRUE, max_K = 50) {
+  fp <- fit_timed(X, TRUE, max_K, paper = TRUE)
+  fd <- fit_timed(X, TRUE, max_K)
+  fb <- if (run_vdp) fit_timed(X, FALSE, max_K, deletes = FALSE) else NULL
+  cols <- function(fa) {
+    if (is.null(fb)) return(c(NA, NA, NA, NA))
+    c(fb$seconds / fa$seconds, fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]],
+      fb$cpu / fa$cpu, ratio(fa$fit$free_energy, fb$fit$free_energy))
+  }
+  list(fp = fp, fd = fd, fb = fb, p = cols(fp), d = cols(fd))
+}
+fig2_header <- function(first) {
+  say("# paper: fit_vdp(X, paper = TRUE); default: fit_vdp(X); VDP: fit_vdp(X, kdtree = FALSE,")
+  say("#   deletes = FALSE); all with seed = 1, threads = 1, max_K = 50.")
+  say("# *_s: elapsed seconds of the whole call; tree_s / fit_s: timings$tree and")
+  say("#   timings$fit of the paper-mode call; whole_x / fit_x / cpu_x: VDP over")
+  say("#   Fast-VDP for the whole call (elapsed), the fit after the tree, the whole")
+  say("#   call in CPU seconds; F_rat: 1 + (F_fast - F_vdp) / |F_vdp|; T: components.")
+  say("%s %8s %7s %7s %8s %8s %7s %7s %7s %7s %3s %3s %6s | %7s %7s %7s %7s %3s %6s",
+      first, "paper_s", "tree_s", "fit_s", "vdp_s", "whole_x", "fit_x", "cpu_x", "F_rat",
+      "T", "Tv", "", "nodes", "whole_x", "fit_x", "cpu_x", "F_rat", "T", "nodes")
+}
+fig2_say <- function(first, r) {
+  f <- function(v, fmt) if (is.na(v)) sprintf(gsub("\\.[0-9]+f", "s", fmt), "-") else sprintf(fmt, v)
+  say("%s %8.3f %7.3f %7.3f %8s %8s %7s %7s %7s %7d %3s %3s %6d | %7s %7s %7s %7s %3d %6d",
+      first, r$fp$seconds, r$fp$fit$timings[["tree"]], r$fp$fit$timings[["fit"]],
+      if (is.null(r$fb)) "-" else sprintf("%.3f", r$fb$seconds),
+      f(r$p[1], "%.1f"), f(r$p[2], "%.1f"), f(r$p[3], "%.1f"), f(r$p[4], "%.4f"),
+      r$fp$fit$T, if (is.null(r$fb)) "-" else r$fb$fit$T, "", r$fp$fit$n_outer_nodes,
+      f(r$d[1], "%.1f"), f(r$d[2], "%.1f"), f(r$d[3], "%.1f"), f(r$d[4], "%.4f"),
+      r$fd$fit$T, r$fd$fit$n_outer_nodes)
 }
 loadavg <- function() {
   la <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) "unknown")
@@ -101,61 +143,39 @@ if (length(commit) == 1L) say("# code: commit %s", commit)
 say("# one thread; seconds are elapsed wall time of fit_vdp() (tree build included)")
 say("# on a shared 2-core machine, so absolute times are noisy; ratios less so.")
 
-## 1. Speed-up and free-energy ratio against N (D = 16, c = 2) ---------------
+## 1. Fig. 2 left: against N (D = 16, c = 2) ------------------------------
 if (1L %in% parts) {
 say("")
-say("## 1. against N (D = 16, c = 2); VDP skipped once its projected time > %g s", vdp_limit)
-say("# fast_s: whole fit_vdp() call; tree_s: kd-tree build inside it; fit_x: VDP")
-say("# kernel seconds over Fast-VDP kernel seconds after the tree (algorithmic speed-up)")
-say("# cpu_x: VDP cpu seconds over Fast-VDP cpu seconds (whole calls); fast_cpu,")
-say("# tree_cpu, vdp_cpu: cpu seconds of the Fast-VDP call, its tree build, the VDP call")
-say("%9s %9s %7s %9s %9s %7s %7s %8s %6s %6s %8s %8s %8s %9s", "N", "fast_s", "tree_s", "vdp_s",
-    "speedup", "fit_x", "cpu_x", "F_ratio", "T_fast", "T_vdp", "nodes", "fast_cpu", "tree_cpu",
-    "vdp_cpu")
-Ns <- c(1e3, 3e3, 1e4, 3e4, 1e5, 3e5, 1e6)
+say("## 1. Fig. 2 left: against N (D = 16, c = 2); VDP skipped once its projected time > %g s",
+    vdp_limit)
+fig2_header(sprintf("%8s", "N"))
+Ns <- c(1e3, 1e4, 1e5, 1e6)
 Ns <- Ns[Ns <= max_N]
 last_vdp <- NA
 last_N <- NA
 for (N in Ns) {
   d <- gen_separated(N, 16, 2, seed = 1)
-  fa <- fit_timed(d$X, TRUE)
   proj <- if (is.na(last_vdp)) 0 else last_vdp * (N / last_N) * 1.1
-  if (proj <= vdp_limit) {
-    fb <- fit_timed(d$X, FALSE)
-    last_vdp <- fb$seconds
+  r <- fig2_row(d$X, run_vdp = proj <= vdp_limit)
+  if (!is.null(r$fb)) {
+    last_vdp <- r$fb$seconds
     last_N <- N
-    say("%9d %9.3f %7.3f %9.3f %9.2f %7.2f %7.2f %8.4f %6d %6d %8d %8.3f %8.3f %9.3f",
-        as.integer(N), fa$seconds,
-        fa$fit$timings[["tree"]], fb$seconds, fb$seconds / fa$seconds,
-        fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]], fb$cpu / fa$cpu,
-        ratio(fa$fit$free_energy, fb$fit$free_energy), fa$fit$T, fb$fit$T,
-        fa$fit$n_outer_nodes, fa$cpu, fa$fit$timings[["tree_cpu"]], fb$cpu)
-  } else {
-    say("%9d %9.3f %7.3f %9s %9s %7s %7s %8s %6d %6s %8d %8.3f %8.3f %9s   (VDP not run: projected %.0f s)",
-        as.integer(N), fa$seconds, fa$fit$timings[["tree"]], "-", "-", "-", "-", "-", fa$fit$T,
-        "-", fa$fit$n_outer_nodes, fa$cpu, fa$fit$timings[["tree_cpu"]], "-", proj)
   }
+  fig2_say(sprintf("%8d", as.integer(N)), r)
 }
 say("# load average after part 1: %s", loadavg())
 }
 
-## 2. Against dimension and separation (N = 10^4) ---------------------------
+## 2. Fig. 2 centre and right: against D and c (N = 10^4) --------------------
 if (2L %in% parts) {
 say("")
-say("## 2. against D (N = 1e4, c = 2) and c (N = 1e4, D = 16)")
-say("%4s %4s %9s %9s %9s %7s %7s %8s %6s %6s", "D", "c", "fast_s", "vdp_s", "speedup", "fit_x",
-    "cpu_x", "F_ratio", "T_fast", "T_vdp")
-grid <- rbind(c(16, 2), c(32, 2), c(64, 2), c(128, 2), c(16, 1), c(16, 3))
+say("## 2. Fig. 2 centre: against D (N = 1e4, c = 2); right: against c (N = 1e4, D = 16)")
+fig2_header(sprintf("%4s %4s", "D", "c"))
+grid <- rbind(c(16, 2), c(32, 2), c(64, 2), c(128, 2), c(16, 1), c(16, 3), c(16, 4))
 for (g in seq_len(nrow(grid))) {
-  D <- grid[g, 1]
-  cc <- grid[g, 2]
-  d <- gen_separated(1e4, D, cc, seed = 2)
-  fa <- fit_timed(d$X, TRUE)
-  fb <- fit_timed(d$X, FALSE)
-  say("%4d %4d %9.3f %9.3f %9.2f %7.2f %7.2f %8.4f %6d %6d", as.integer(D), as.integer(cc),
-      fa$seconds, fb$seconds, fb$seconds / fa$seconds,
-      fb$fit$timings[["fit"]] / fa$fit$timings[["fit"]], fb$cpu / fa$cpu,
-      ratio(fa$fit$free_energy, fb$fit$free_energy), fa$fit$T, fb$fit$T)
+  d <- gen_separated(1e4, grid[g, 1], grid[g, 2], seed = 2)
+  fig2_say(sprintf("%4d %4d", as.integer(grid[g, 1]), as.integer(grid[g, 2])),
+           fig2_row(d$X))
 }
 say("# load average after part 2: %s", loadavg())
 }
@@ -259,5 +279,30 @@ if (4L %in% parts) {
   }
   say("# load average after part 4: %s", loadavg())
 }
+## 5. Real data: 4 x 4 image patches --------------------------------------
+if (5L %in% parts) {
+say("")
+say("## 5. Real data, as Fig. 2: 4 x 4 patches (D = 16, stride 4, image_patches(remove_mean =")
+say("##    FALSE)) of the photographs in ../shared/data/images, dequantised: (pixel + U(0, 1)) / 256")
+say("##    (8-bit values tie; without the jitter flat regions give degenerate components)")
+files <- sort(list.files(file.path("..", "shared", "data", "images"), "\\.pgm$",
+                         full.names = TRUE))
+if (!length(files)) {
+  say("# ../shared/data/images not found (run from the package root): skipped")
+} else {
+  n_img <- as.integer(Sys.getenv("VDP_BENCH_IMAGES", "10"))
+  files <- files[seq_len(min(n_img, length(files)))]
+  P <- do.call(rbind, lapply(files, function(f)
+    image_patches(sparsevi:::read_pgm(f), size = 4, stride = 4, remove_mean = FALSE)))
+  attributes(P) <- list(dim = dim(P))
+  set.seed(5)
+  P <- (P + stats::runif(length(P))) / 256
+  say("# images: %s", paste(basename(files), collapse = ", "))
+  fig2_header(sprintf("%8s", "N"))
+  fig2_say(sprintf("%8d", nrow(P)), fig2_row(P))
+}
+say("# load average after part 5: %s", loadavg())
+}
+
 say("")
 say("# done %s", format(Sys.time(), "%H:%M:%S"))
