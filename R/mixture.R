@@ -943,7 +943,7 @@ predict.sparsevi_mixture <- function(object, newdata,
 # predict() of the training points, from the assignments kept on the fit.
 mix_predict_training <- function(object, type, call = caller_call()) {
   if (is.null(object$classification)) {
-    abort("This fit keeps no assignments of its training points (it was made by an older version): give `newdata`.",
+    abort("This fit keeps no assignments of its training points (a Fast-VDP fit with `paper = TRUE` or `assignments = FALSE`, or a fit of an older version): give `newdata`, the training data.",
           "argument", call = call)
   }
   if (type == "cluster") return(object$classification)

@@ -99,3 +99,19 @@ test_that("the data scan finds non-finite values and constant columns, and means
   expect_identical(.Call(sparsevi:::ffi_vdp_prepare, Xc, FALSE)$constant,
                    c(FALSE, FALSE, TRUE))
 })
+
+test_that("the paper mode keeps no assignments unless asked; the default keeps them", {
+  sim <- simulate_mixture(N = 400, D = 2, K = 3, separation = 6, seed = 4)
+  p <- fit_vdp(sim$X, paper = TRUE, seed = 1, threads = 1)
+  expect_null(p$classification)
+  expect_null(p$loglik)
+  expect_error(logLik(p), "assignments = TRUE", class = "sparsevi_error_argument")
+  expect_error(fitted(p), "paper = TRUE", class = "sparsevi_error_argument")
+  expect_identical(length(predict(p, sim$X)), 400L)
+  pa <- fit_vdp(sim$X, paper = TRUE, assignments = TRUE, seed = 1, threads = 1)
+  expect_identical(fitted(pa), predict(pa, sim$X))
+  expect_equal(as.numeric(logLik(pa)), sum(predict(pa, sim$X, type = "density", log = TRUE)))
+  d <- fit_vdp(sim$X, seed = 1, threads = 1, assignments = FALSE)
+  expect_null(d$classification)
+  expect_identical(fitted(fit_vdp(sim$X, seed = 1, threads = 1)), predict(d, sim$X))
+})
