@@ -115,3 +115,12 @@ test_that("the paper mode keeps no assignments unless asked; the default keeps t
   expect_null(d$classification)
   expect_identical(fitted(fit_vdp(sim$X, seed = 1, threads = 1)), predict(d, sim$X))
 })
+
+test_that("assignments are kept by default up to vdp_assign_max points", {
+  expect_true(vdp_controls(list(), 1e-3, N = vdp_assign_max)$assignments)
+  expect_false(vdp_controls(list(), 1e-3, N = vdp_assign_max + 1)$assignments)
+  expect_true(vdp_controls(list(assignments = TRUE), 1e-3, N = 1e7)$assignments)
+  expect_false(vdp_controls(list(paper = TRUE), 1e-3, N = 10)$assignments)
+  expect_error(vdp_controls(list(assignments = NA), 1e-3, N = 10),
+               class = "sparsevi_error_argument")
+})
