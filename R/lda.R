@@ -196,7 +196,8 @@ lda_available <- function() {
 #' Measured on six corpora at K = 100, 10 laps, one thread
 #' (`inst/bench/results/defaults.txt`, `inst/bench/defaults.R`):
 #' * `local = "cvb0"` (SCVB0) is the fastest: 1.0 to 2.4 CPU seconds per
-#'   fit against 19.5 to 41.3 for the default `"vb"`, 11 to 23 times less,
+#'   10-lap fit against 19.5 to 41.3 for 10 laps of the default `"vb"`
+#'   (which now stops after 5 to 7: below),
 #'   with a held-out score (document completion) as good or better on five
 #'   of the six corpora (by 0.01 to 0.05 nats per token) and 0.09 worse on
 #'   the sixth (sotu_chunks, where its score falls after lap 4). Start here
