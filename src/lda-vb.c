@@ -452,20 +452,24 @@ static double doc_entropy_part(const vb_sol *s, const vb_doc *d, const double *e
   return out;
 }
 
+/* Every topic a candidate of the document (sparse step), nothing dropped. */
+static void all_candidates(vb_sol *s, const vb_doc *d, int K, int dense) {
+  s->ndrop = 0;
+  if (dense) return;
+  for (int k = 0; k < K; k++) {
+    s->act[k] = k;
+    s->mark[k] = 1;
+  }
+  s->nact = K;
+  memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
+}
+
 /* Fresh start: r from Elogb alone, then iterate to convergence. */
 static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o,
                       int dense, vb_work *w) {
   int K = o->K;
   memset(s->N, 0, sizeof(double) * (size_t)K);
-  s->ndrop = 0;
-  if (!dense) {
-    for (int k = 0; k < K; k++) {
-      s->act[k] = k;
-      s->mark[k] = 1;
-    }
-    s->nact = K;
-    memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
-  }
+  all_candidates(s, d, K, dense);
   prior_weights(s, o, dense, -1, 1);
   sweep(s, d, eb, o, dense, 2, w);
   s->iters = 0;
@@ -479,15 +483,7 @@ static void doc_warm(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_
                      int dense, vb_work *w, const double *N0) {
   int K = o->K;
   memcpy(s->N, N0, sizeof(double) * (size_t)K);
-  s->ndrop = 0;
-  if (!dense) {
-    for (int k = 0; k < K; k++) {
-      s->act[k] = k;
-      s->mark[k] = 1;
-    }
-    s->nact = K;
-    memset(s->nsel, 0, sizeof(int) * (size_t)d->nw);
-  }
+  all_candidates(s, d, K, dense);
   s->iters = 0;
   run(s, d, eb, o, dense, -1, o->max_iter, w);
 }

@@ -18,13 +18,8 @@ suppressPackageStartupMessages(library(sparsevi))
 data_dir <- file.path("..", "shared", "data")
 out_file <- Sys.getenv("SPARSEVI_BENCH_OUT",
                        file.path("inst", "bench", "results", "defaults.txt"))
-log_con <- file(out_file, open = "a")
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = log_con)
-  flush(log_con)
-}
+source(file.path("inst", "bench", "bench-log.R"))
+say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
   "spamassassin,sotu_chunks,moviereviews,poliblog5k,kos,nips_f20"), ",")[[1]]
 systems <- strsplit(Sys.getenv("SPARSEVI_BENCH_SYSTEMS",
@@ -211,4 +206,4 @@ for (cn in corpora) {
   }
 }
 say("load at end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
-close(log_con)
+attr(say, "close")()

@@ -10,13 +10,8 @@ lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sparsevi))
 out_file <- file.path("inst", "bench", "results", "gibbs-k.txt")
-log_con <- file(out_file, open = "a")
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = log_con)
-  flush(log_con)
-}
+source(file.path("inst", "bench", "bench-log.R"))
+say <- bench_logger(out_file)
 dir <- file.path("..", "shared", "data", "kos")
 x <- read_uci_bow(file.path(dir, "docword.kos.txt.gz"), file.path(dir, "vocab.kos.txt"))
 x <- sparsevi:::dtm_subset(x, 1:1000)
@@ -38,4 +33,4 @@ for (K in c(100L, 1000L)) {
       res[[as.character(K)]][1], res[[as.character(K)]][2])
 }
 say("  K = 1000 over K = 100, whole call: %.2fx (target <= 3x)", res[["1000"]][1] / res[["100"]][1])
-close(log_con)
+attr(say, "close")()

@@ -22,13 +22,8 @@ engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,gibbs,vb,ope"), "
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 doc_topics <- Sys.getenv("SPARSEVI_BENCH_DOC_TOPICS", "default")
 out_file <- file.path("inst", "bench", "results", "large.txt")
-log_con <- file(out_file, open = "a")
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = log_con)
-  flush(log_con)
-}
+source(file.path("inst", "bench", "bench-log.R"))
+say <- bench_logger(out_file)
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sparsevi))
 corpus_rds <- file.path(tempdir(), sprintf("wikipara-%d.rds", n_docs))
@@ -88,4 +83,4 @@ for (K in Ks) for (eng in engines) {
       v[1] / v[2])
 }
 say("load at end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
-close(log_con)
+attr(say, "close")()

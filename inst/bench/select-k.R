@@ -19,13 +19,8 @@ suppressPackageStartupMessages(library(sparsevi))
 data_dir <- "/work/shared/data"
 if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
 out_file <- file.path("inst", "bench", "results", "select-k.txt")
-log_con <- file(out_file, open = "a")
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = log_con)
-  flush(log_con)
-}
+source(file.path("inst", "bench", "bench-log.R"))
+say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA", "kos,poliblog5k"), ",")[[1]]
 Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "10,20,40"), ",")[[1]])
 passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "10"))
@@ -81,4 +76,4 @@ for (name in corpora) {
   say("  ratio select / separate: CPU %.2f, wall %.2f; test score select minus separate-best %+.4f nats/token",
       sel$cpu / sep_cpu, sel$wall / sep_wall, test_sel - scores[b])
 }
-close(log_con)
+attr(say, "close")()

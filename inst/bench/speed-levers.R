@@ -10,13 +10,8 @@
 # Appends to inst/bench/results/speed-levers.txt.
 suppressPackageStartupMessages(library(sparsevi))
 out_file <- file.path("inst", "bench", "results", "speed-levers.txt")
-log_con <- file(out_file, open = "a")
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = log_con)
-  flush(log_con)
-}
+source(file.path("inst", "bench", "bench-log.R"))
+say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA", "kos,sotu_chunks,spamassassin"),
                     ",")[[1]]
 variants <- list(
@@ -54,4 +49,4 @@ for (cn in corpora) {
     say("      CPU s by lap    %s", paste(sprintf("%.1f", tr$cpu_seconds), collapse = " "))
   }
 }
-close(log_con)
+attr(say, "close")()
