@@ -13,6 +13,9 @@
 #                          call fit_lda(x, K) with every default (issue 20)
 #  SPARSEVI_BENCH_OUT      results file (default inst/bench/results/defaults.txt)
 #  SPARSEVI_BENCH_K        topics (default 100)
+#  SPARSEVI_PEER_LIB       a library holding the CRAN peers (topicmodels,
+#                          text2vec), installed once outside the package;
+#                          scikit-learn runs with /usr/bin/python3
 # Appends to inst/bench/results/defaults.txt.
 suppressPackageStartupMessages(library(sparsevi))
 data_dir <- file.path("..", "shared", "data")
@@ -26,7 +29,7 @@ systems <- strsplit(Sys.getenv("SPARSEVI_BENCH_SYSTEMS",
   "vb_eta0.5,vb_learn,vb_eta0.01,cvb0,default,sk_batch,sk_online,tm_gibbs,t2v_warp"),
   ",")[[1]]
 # topicmodels and text2vec are peers only (never package dependencies)
-peer_lib <- Sys.getenv("SPARSEVI_PEER_LIB", "/work/peerlib")
+peer_lib <- Sys.getenv("SPARSEVI_PEER_LIB", "")
 if (dir.exists(peer_lib)) .libPaths(c(peer_lib, .libPaths()))
 K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", "100"))
 

@@ -29,7 +29,7 @@
 suppressPackageStartupMessages(library(sparsevi))
 ns <- asNamespace("sparsevi")
 data_dir <- Sys.getenv("SPARSEVI_DATA", file.path("..", "shared", "data"))
-if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 out_file <- file.path("inst", "bench", "results", "gibbs.txt")
 dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
 quick <- nzchar(Sys.getenv("SPARSEVI_BENCH_QUICK"))

@@ -29,7 +29,7 @@
 #                               (default all five)
 suppressPackageStartupMessages(library(sparsevi))
 data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
-if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 parts <- strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", "1234"), "")[[1]]
 out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "lda-sparse.txt"))
 dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)

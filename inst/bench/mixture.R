@@ -35,7 +35,7 @@ suppressPackageStartupMessages(library(sparsevi))
 args <- commandArgs(trailingOnly = TRUE)
 what <- if (length(args)) args else "all" # one or more parts
 data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
-if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 out_file <- file.path("inst", "bench", "results", "mixture.txt")
 dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
 budget <- as.numeric(Sys.getenv("SPARSEVI_BENCH_BUDGET", "2400")) # seconds

@@ -42,7 +42,7 @@ args <- commandArgs(trailingOnly = TRUE)
 budgets <- c(nips_f20 = if (length(args) >= 1) as.numeric(args[1]) else 45,
              wikipara = if (length(args) >= 2) as.numeric(args[2]) else 30)
 data_dir <- file.path("..", "shared", "data")
-if (!dir.exists(data_dir)) data_dir <- "/work/shared/data"
+if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 parts <- Sys.getenv("OPE_BENCH_PARTS", "123")
 out_file <- file.path("inst", "bench", "results",
                       if (parts %in% c("123", "4", "T", "E", "C")) "ope.txt"

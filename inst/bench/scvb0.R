@@ -30,7 +30,8 @@ suppressMessages(library(sparsevi))
 
 args <- commandArgs(trailingOnly = TRUE)
 out_file <- if (length(args)) args[1] else "inst/bench/results/scvb0.txt"
-data_dir <- if (dir.exists("../shared/data")) "../shared/data" else "/work/shared/data"
+data_dir <- file.path("..", "shared", "data")
+if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 env_num <- function(name, default) {
   v <- Sys.getenv(name)
   if (nzchar(v)) as.numeric(v) else default

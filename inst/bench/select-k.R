@@ -16,7 +16,8 @@
 # completion, nats per token) of the model each would hand the user.
 # Appends to inst/bench/results/select-k.txt.
 suppressPackageStartupMessages(library(sparsevi))
-data_dir <- "/work/shared/data"
+data_dir <- file.path("..", "shared", "data")
+if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
 out_file <- file.path("inst", "bench", "results", "select-k.txt")
 source(file.path("inst", "bench", "bench-log.R"))
