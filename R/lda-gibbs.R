@@ -46,9 +46,9 @@
 #'   first steps are large, which suits the small corpora of R users; give
 #'   `tau = 3000` (or about one epoch of minibatches) for the paper's;
 #' * minibatches of `max(100, D / 10)` documents: give `batch_size = 100`;
-#' * the start is held sparsely: `eta` plus, for each topic, the counts of
-#'   one document chosen by Bregman k-means++ (no dense K x V table, so the
-#'   cost hardly grows with K); give `init = "random"` for a random dense
+#' * the start is Bregman k-means++ seeding (each topic a near-uniform
+#'   random base plus one chosen document's counts; above 2^25 K x V
+#'   entries, an empty sparse store); give `init = "random"` for a random
 #'   start as in the paper;
 #' * `burnin = 3` and `samples = 2` sweeps per document (the paper's 3 to 5
 #'   sweeps in all); `kappa = 0.6` and `eta` in the paper's range.
@@ -79,11 +79,14 @@ lda_gibbs_sparse_start <- function(control, V) {
   list(lambda = NULL, t = 0L, gibbs = gibbs_store_empty(control$K, V))
 }
 
-# fit_lda(init = "bregman"), the default (issue 20): each topic is eta plus
-# the counts of the document Bregman k-means++ chose for it, held as a sparse
-# store: O(K + picked tokens), not O(K V). Measured on kos (3 laps, one
-# split): held-out -7.657 against -7.648 of the dense bregman start at
-# K = 100, -7.766 against -7.868 at K = 1000 (inst/bench/results/gibbs-k.txt).
+# fit_lda(init = "seeded") (issue 20): each topic is eta plus the counts of
+# the document Bregman k-means++ chose for it, held as a sparse store:
+# O(K + picked tokens), not O(K V). Measured on kos (3 laps, one split):
+# held-out -7.657 against -7.648 of the dense bregman start at K = 100,
+# -7.766 against -7.868 at K = 1000 (inst/bench/results/gibbs-k.txt); but on
+# 30,000 wikipara paragraphs at K = 100 (one pass, tau = 1000) -9.73 against
+# -9.27, its topics near their seed documents (UMass -760 against -523;
+# inst/bench/results/paper-mimno.txt), so it is not the default.
 lda_gibbs_seeded_start <- function(x0, chosen, control, V) {
   K <- control$K
   parts <- lapply(seq_len(K), function(k) {

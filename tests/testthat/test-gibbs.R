@@ -308,3 +308,15 @@ test_that("the store of a dense lambda is built in C as the pure-R form builds i
   expect_null(sparsevi:::gibbs_store_from_lambda_r(bad, eta))
   expect_error(sparsevi:::gibbs_store_from_lambda(bad, eta), class = "sparsevi_error_engine")
 })
+
+test_that("init = \"seeded\" holds the Bregman seeding sparsely, for gibbs only", {
+  sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 40, seed = 3)
+  f <- fit_lda(sim$dtm, K = 3, local = "gibbs", init = "seeded", passes = 2, batch_size = 20,
+               seed = 1, progress = FALSE)
+  expect_equal(unname(rowSums(f$topic_word)), rep(1, 3), tolerance = 1e-12)
+  g <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 20, seed = 1,
+               progress = FALSE)
+  expect_false(isTRUE(all.equal(f$topic_word, g$topic_word)))
+  expect_error(fit_lda(sim$dtm, K = 3, init = "seeded", passes = 1, progress = FALSE),
+               "for local = \"gibbs\"", class = "sparsevi_error_argument")
+})
