@@ -22,6 +22,8 @@ data_dir <- file.path("..", "shared", "data")
 out_file <- Sys.getenv("SPARSEVI_BENCH_OUT",
                        file.path("inst", "bench", "results", "defaults.txt"))
 source(file.path("inst", "bench", "bench-log.R"))
+source(file.path("inst", "bench", "bench-data.R"))
+read_corpus <- function(name) bench_corpus(name, data_dir)
 say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
   "spamassassin,sotu_chunks,moviereviews,poliblog5k,kos,nips_f20"), ",")[[1]]
@@ -33,32 +35,6 @@ peer_lib <- Sys.getenv("SPARSEVI_PEER_LIB", "")
 if (dir.exists(peer_lib)) .libPaths(c(peer_lib, .libPaths()))
 K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", "100"))
 
-read_corpus <- function(name) {
-  if (grepl("^wikipara", name)) {
-    n <- as.integer(sub("wikipara", "", name))
-    dir <- file.path(data_dir, "wikipara")
-    body <- tempfile()
-    system(sprintf("gzip -dc %s | awk 'NR <= 3 { next } $1 > %d { exit } { print }' > %s",
-                   shQuote(file.path(dir, "docword.wikipara.txt.gz")), n, shQuote(body)))
-    head_file <- tempfile(fileext = ".txt")
-    vocab <- file.path(dir, "vocab.wikipara.txt")
-    nnz <- length(readLines(body))
-    writeLines(as.character(c(n, length(readLines(vocab)), nnz)), head_file)
-    file.append(head_file, body)
-    x <- read_uci_bow(head_file, vocab)
-    used <- tabulate(x$term + 1L, nbins = length(x$vocab)) > 0
-    return(sparsevi:::dtm_keep_terms(x, used))
-  }
-  dir <- file.path(data_dir, name)
-  read_uci_bow(file.path(dir, sprintf("docword.%s.txt.gz", name)),
-               file.path(dir, sprintf("vocab.%s.txt", name)))
-}
-cpu_of <- function(expr) {
-  t0 <- proc.time()
-  v <- force(expr)
-  t1 <- proc.time() - t0
-  list(value = v, cpu = t1[["user.self"]] + t1[["sys.self"]])
-}
 
 py <- tempfile(fileext = ".py")
 writeLines(c(

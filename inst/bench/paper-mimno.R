@@ -15,25 +15,13 @@ data_dir <- file.path("..", "shared", "data")
 if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 out_file <- file.path("inst", "bench", "results", "paper-mimno.txt")
 source(file.path("inst", "bench", "bench-log.R"))
+source(file.path("inst", "bench", "bench-data.R"))
 say <- bench_logger(out_file)
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "30000"))
 K <- 100L
 
-read_head <- function(n) {
-  dir <- file.path(data_dir, "wikipara")
-  body <- tempfile()
-  system(sprintf("gzip -dc %s | awk 'NR <= 3 { next } $1 > %d { exit } { print }' > %s",
-                 shQuote(file.path(dir, "docword.wikipara.txt.gz")), n, shQuote(body)))
-  head_file <- tempfile(fileext = ".txt")
-  vocab <- file.path(dir, "vocab.wikipara.txt")
-  writeLines(as.character(c(n, length(readLines(vocab)), length(readLines(body)))), head_file)
-  file.append(head_file, body)
-  x <- read_uci_bow(head_file, vocab)
-  used <- tabulate(x$term + 1L, nbins = length(x$vocab)) > 0
-  sparsevi:::dtm_keep_terms(x, used)
-}
 
-x <- read_head(n_docs + 1000L)
+x <- bench_corpus(sprintf("wikipara%d", n_docs + 1000L), data_dir)
 sp <- split_heldout(x, n_test = 1000L, seed = 1)
 train <- sp$train
 test <- sp$test

@@ -21,22 +21,13 @@ if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with 
 if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
 out_file <- file.path("inst", "bench", "results", "select-k.txt")
 source(file.path("inst", "bench", "bench-log.R"))
+source(file.path("inst", "bench", "bench-data.R"))
+read_corpus <- function(name) bench_corpus(name, data_dir)
 say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA", "kos,poliblog5k"), ",")[[1]]
 Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "10,20,40"), ",")[[1]])
 passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "10"))
 local_step <- Sys.getenv("SPARSEVI_BENCH_LOCAL", "vb")
-read_corpus <- function(name) {
-  dir <- file.path(data_dir, name)
-  read_uci_bow(file.path(dir, sprintf("docword.%s.txt.gz", name)),
-               file.path(dir, sprintf("vocab.%s.txt", name)))
-}
-cpu_of <- function(expr) {
-  t0 <- proc.time()
-  v <- force(expr)
-  t1 <- proc.time() - t0
-  list(value = v, cpu = t1[["user.self"]] + t1[["sys.self"]], wall = t1[["elapsed"]])
-}
 commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?")
 say("== choosing K, %s; commit %s; host load %s", format(Sys.time()), commit,
     paste(readLines("/proc/loadavg"), collapse = ""))

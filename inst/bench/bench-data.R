@@ -1,0 +1,39 @@
+# What the LDA benchmarks share for reading corpora and timing calls. Source
+# it from the package root: source(file.path("inst", "bench", "bench-data.R")).
+
+# A corpus of ../shared/data by name; "wikipara<N>" is the first N paragraphs
+# of wikipara, with the terms they use (all_terms = TRUE keeps the whole
+# vocabulary, V = 129,289).
+bench_corpus <- function(name, data_dir = file.path("..", "shared", "data"),
+                         all_terms = FALSE) {
+  if (!dir.exists(data_dir)) {
+    stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
+  }
+  if (grepl("^wikipara[0-9]+$", name)) {
+    n <- as.integer(sub("wikipara", "", name))
+    dir <- file.path(data_dir, "wikipara")
+    body <- tempfile()
+    system(sprintf("gzip -dc %s | awk 'NR <= 3 { next } $1 > %d { exit } { print }' > %s",
+                   shQuote(file.path(dir, "docword.wikipara.txt.gz")), n, shQuote(body)))
+    head_file <- tempfile(fileext = ".txt")
+    vocab <- file.path(dir, "vocab.wikipara.txt")
+    writeLines(as.character(c(n, length(readLines(vocab)), length(readLines(body)))), head_file)
+    file.append(head_file, body)
+    x <- read_uci_bow(head_file, vocab)
+    if (all_terms) return(x)
+    used <- tabulate(x$term + 1L, nbins = length(x$vocab)) > 0
+    return(sparsevi:::dtm_keep_terms(x, used))
+  }
+  dir <- file.path(data_dir, name)
+  read_uci_bow(file.path(dir, sprintf("docword.%s.txt.gz", name)),
+               file.path(dir, sprintf("vocab.%s.txt", name)))
+}
+
+# The value of `expr` with the CPU seconds (user + system) and wall seconds
+# it took.
+cpu_of <- function(expr) {
+  t0 <- proc.time()
+  v <- force(expr)
+  t1 <- proc.time() - t0
+  list(value = v, cpu = t1[["user.self"]] + t1[["sys.self"]], wall = t1[["elapsed"]])
+}
