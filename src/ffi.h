@@ -45,6 +45,15 @@ void svi_need_size(double a, double b, double limit, const char *what);
 void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
                             const int *words, int Vb);
 
+/* Named options: entry points take one named list of controls (a plain
+ * list() built in R) and read each by name, so no caller depends on
+ * a position. A missing name is an internal error naming it; the range
+ * checks are those of svi_int_arg() / svi_real_arg() / svi_flag_arg(). */
+SEXP svi_opt(SEXP opts, const char *name);
+int svi_opt_int(SEXP opts, const char *name, int lo, int hi);
+double svi_opt_real(SEXP opts, const char *name, double lo, double hi);
+int svi_opt_flag(SEXP opts, const char *name);
+
 /* Named list helper: list with the given names, filled by the caller. */
 SEXP svi_named_list(int n, const char **names);
 #endif

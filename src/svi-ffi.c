@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <limits.h>
+#include <string.h>
 #include "ffi.h"
 #include <Rmath.h>
 
@@ -91,6 +92,30 @@ int svi_flag_arg(SEXP x, const char *what) {
   if (TYPEOF(x) != LGLSXP || XLENGTH(x) < 1 || LOGICAL(x)[0] == NA_LOGICAL)
     Rf_error("internal error: `%s` must be TRUE or FALSE", what);
   return LOGICAL(x)[0];
+}
+
+SEXP svi_opt(SEXP opts, const char *name) {
+  if (TYPEOF(opts) != VECSXP) Rf_error("internal error: options must be a named list");
+  SEXP nms = Rf_getAttrib(opts, R_NamesSymbol);
+  if (TYPEOF(nms) == STRSXP) {
+    R_xlen_t n = XLENGTH(opts);
+    for (R_xlen_t i = 0; i < n; i++)
+      if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(opts, i);
+  }
+  Rf_error("internal error: option `%s` is missing", name);
+  return R_NilValue; /* not reached */
+}
+
+int svi_opt_int(SEXP opts, const char *name, int lo, int hi) {
+  return svi_int_arg(svi_opt(opts, name), lo, hi, name);
+}
+
+double svi_opt_real(SEXP opts, const char *name, double lo, double hi) {
+  return svi_real_arg(svi_opt(opts, name), lo, hi, name);
+}
+
+int svi_opt_flag(SEXP opts, const char *name) {
+  return svi_flag_arg(svi_opt(opts, name), name);
 }
 
 static void check_interrupt(void *unused) {
