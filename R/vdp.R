@@ -940,6 +940,12 @@ plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
 # factor, or, when it is numerically singular (near-duplicate points give a
 # Wishart scale with a huge condition number), through its eigen-decomposition
 # with eigenvalues floored at 1e-14 of the largest.
+# These two stay in R on purpose (issue 21): they run once per component
+# after a fit (covariances of the result, the predictor's factors), not in
+# any loop, and what they add over the C Cholesky of src/linalg.c is the
+# eigen-decomposition fallback for a numerically singular scale, which is
+# LAPACK's (base R's chol/chol2inv/eigen); the fit itself inverts and
+# factors only in C (gauss_nw_posterior, src/obs-gauss.c).
 sym_inverse <- function(W) {
   W <- (W + t(W)) / 2
   inv <- tryCatch(chol2inv(chol(W)), error = function(e) NULL)

@@ -6,6 +6,7 @@
 #define SPARSEVI_MIX_H
 
 #include "svi.h"
+#include "linalg.h"
 
 enum { MIX_GAUSS = 0, MIX_ZM = 1, MIX_DIAG = 2, MIX_MULT = 3 };
 enum { MIX_DIRICHLET = 0, MIX_DP = 1 };
@@ -67,10 +68,6 @@ static inline svi_len mix_stat_size(int lik, int D) {
   }
 }
 
-/* Packed lower triangle, row-wise: element (i, j), j <= i. */
-static inline svi_len svi_tri(int i, int j) {
-  return (svi_len)i * (i + 1) / 2 + j;
-}
 
 /* ---- mix-local.c ---- */
 /* E[ln pi_k] (point = 0) or ln E[pi_k] (point = 1) into out[K]. */

@@ -224,7 +224,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     rctx.hook = hook;
     rctx.nb = ctl.n_batches;
     rctx.D = D;
-    rctx.P = gw_packed_size(D);
+    rctx.P = svi_packed_size(D);
     rctx.SS = 2 + D + rctx.P;
     remote.ctx = &rctx;
     remote.full = remote_full;
@@ -238,7 +238,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   if (ctl.kdtree) {
     double t0 = wall(), c0 = cpu();
     int nn = vdp_tree_count_nodes(N, leaf_size);
-    int P = gw_packed_size(D);
+    int P = svi_packed_size(D);
     tree.N = N;
     tree.D = D;
     tree.P = P;
@@ -270,11 +270,23 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
       W0[j] = cov0[j] * df;
     }
   }
-  gw_prior prior;
-  double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
-  double *work = (double *)R_alloc(2 * (size_t)D * D, sizeof(double));
-  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), W0, pmem,
-                    work)) {
+  /* the one prior type: the mixtures' Normal-Wishart mix_prior, B0 = W0^-1
+   * packed (W0 arrives full and symmetric) */
+  const int Pd = svi_packed_size(D);
+  double *B0 = (double *)R_alloc(Pd, sizeof(double));
+  for (int i = 0, idx = 0; i < D; i++)
+    for (int j = 0; j <= i; j++) B0[idx++] = W0[j + (size_t)i * D];
+  mix_prior prior;
+  memset(&prior, 0, sizeof(prior));
+  prior.lik = MIX_GAUSS;
+  prior.kappa0 = Rf_asReal(beta0);
+  prior.nu0 = Rf_asReal(nu0);
+  prior.m0 = REAL(m0);
+  prior.B0 = B0;
+  gauss_nw prior_q;
+  gauss_nw_bind(&prior_q, D, (double *)R_alloc(gauss_nw_doubles(D), sizeof(double)));
+  double *work = (double *)R_alloc(2 * (size_t)Pd, sizeof(double));
+  if (gauss_nw_posterior(&prior_q, &prior, 0.0, NULL, NULL, work)) {
     if (!own_cov0) Rf_error("internal error: prior scale matrix is not positive definite");
     /* the default cov0 is singular: fit_vdp says so */
     const char *nm[] = {"cov0_not_pd"};
@@ -303,7 +315,8 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   res.trace_cap = cap > 1e7 ? 10000000 : (int)cap;
   res.trace = (vdp_trace_row *)R_alloc(res.trace_cap, sizeof(vdp_trace_row));
   double c_fit = cpu();
-  vdp_fit(Xt, N, D, tp, &prior, &ctl, &res);
+  prior.logdet_B0 = -prior_q.logdet_W;
+  vdp_fit(Xt, N, D, tp, &prior, &prior_q, &ctl, &res);
   c_fit = cpu() - c_fit;
   res.seconds_tree = t_tree;
 
@@ -462,7 +475,7 @@ SEXP ffi_vdp_predict(SEXP X, SEXP M, SEXP U, SEXP par, SEXP type, SEXP threads) 
 SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
   int n_prot = 0;
   svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
   svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
   const int T = Rf_ncols(G) - 1;
   if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
@@ -476,7 +489,7 @@ SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
 SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP G, SEXP c, SEXP mu, SEXP v, SEXP threads) {
   int n_prot = 0;
   svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
   svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
   const int T = Rf_ncols(G) - 1;
   if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
@@ -511,7 +524,7 @@ SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP act_item, SEXP act_m, SEXP act_qi, 
                                SEXP gpair, SEXP ei, SEXP ej, SEXP threads) {
   int n_prot = 0;
   svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
   svi_need_int(act_item, -1, "act_item");
   const int na = (int)XLENGTH(act_item);
   svi_need_real(act_m, na, "act_m");
