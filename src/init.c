@@ -58,6 +58,7 @@ extern SEXP ffi_mix_center(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_rows(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_work(SEXP);
 extern SEXP ffi_mix_simd(SEXP);
+extern SEXP ffi_mix_obs(SEXP, SEXP);
 /* Fast-VDP (vdp-ffi.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                         SEXP);
@@ -122,6 +123,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_rows", (DL_FUNC)&ffi_mix_rows, 3},
     {"ffi_mix_work", (DL_FUNC)&ffi_mix_work, 1},
     {"ffi_mix_simd", (DL_FUNC)&ffi_mix_simd, 1},
+    {"ffi_mix_obs", (DL_FUNC)&ffi_mix_obs, 2},
     /* Fast-VDP */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 12},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},

@@ -114,19 +114,6 @@ static inline gauss_v2 v2_set1(double a) {
 }
 #endif
 
-void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk) {
-  if (!zero_mean) {
-    for (int i = 0; i < D; i++) Sk[i] += r * x[i];
-    Sk += D;
-  }
-  for (int i = 0; i < D; i++) {
-    double rxi = r * x[i];
-    double *Si = Sk + svi_tri(i, 0);
-    SVI_SIMD
-    for (int j = 0; j <= i; j++) Si[j] += rxi * x[j];
-  }
-}
-
 /* The 2 x 4 dot products of rows a0, a1 with rows b0..b3 over m (even)
  * entries, each in two lanes (even and odd entries) added at the end. */
 static void gauss_dot24(const double *restrict a0, const double *restrict a1,
@@ -497,3 +484,129 @@ double gauss_nw_expected_loglik(const gauss_nw *g, double N, const double *s1,
   for (int i = 0; i < D; i++) u += g->Wm[i] * s1[i];
   return N * g->cst - 0.5 * g->nu * (t - 2.0 * u + N * g->mWm);
 }
+
+/* ---- the mixtures' tables of the two full-covariance models ---- */
+
+static svi_len full_stat_size(int D) {
+  return (svi_len)D + svi_packed_size(D);
+}
+static svi_len zm_stat_size(int D) { return svi_packed_size(D); }
+
+static void full_eval_sizes(int D, svi_len sz[5]) {
+  sz[0] = D;                  /* mean */
+  sz[1] = svi_packed_size(D); /* fac */
+  sz[2] = D;                  /* inv_diag */
+  sz[3] = D;                  /* shift */
+  sz[4] = 0;
+}
+static void zm_eval_sizes(int D, svi_len sz[5]) {
+  full_eval_sizes(D, sz);
+  sz[0] = sz[3] = 0; /* no mean, no shift */
+}
+
+static double full_eval_cost(int D) { return (double)D * D * (D + 1); }
+
+static int full_eval(const mix_eval *ev, const mix_prior *pr, int k, double N,
+                     const double *Sk, int point) {
+  int D = ev->D, zm = ev->obs->zero_mean;
+  svi_len tri = svi_packed_size(D);
+  return gauss_eval_component(pr, zm, D, N, Sk, point, ev->c + k,
+                              zm ? NULL : ev->mean + (svi_len)k * D, ev->fac + (svi_len)k * tri,
+                              ev->inv_diag + (svi_len)k * D,
+                              zm ? NULL : ev->shift + (svi_len)k * D);
+}
+
+/* component-major from the vector kernel, then point-major */
+static void full_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
+                         double *W, double *scratch) {
+  int K = ev->K;
+  double *xb = scratch, *Wt = scratch + (svi_len)SVI_BLOCK * (ev->D + 1);
+  mix_gather_block(x, n0, nb, xb);
+  mix_simd_gauss_wt(ev, xb, nb, Wt);
+  for (int i = 0; i < nb; i++)
+    for (int k = 0; k < K; k++) W[(svi_len)i * K + k] = Wt[(svi_len)k * SVI_BLOCK + i];
+}
+
+/* the block's points (D rows of SVI_BLOCK, one spare), then the
+ * component-major weights */
+static svi_len full_weights_scratch(int D, int K) {
+  return (svi_len)SVI_BLOCK * (D + 1) + (svi_len)SVI_BLOCK * K;
+}
+
+static void full_add_pairs(const mix_data *x, const svi_len *pts, const double *r, int m,
+                           double *Sk, double *xb) {
+  gauss_chunk_stat(x->X, x->N, x->D, x->obs->zero_mean, pts, r, m, Sk, xb);
+}
+
+/* the statistic kernel's scratch, then SVI_BLOCK responsibilities; or the
+ * dense summary's */
+static svi_len full_summary_scratch_zm(int D, int K, int zm) {
+  svi_len a = gauss_stat_scratch(D) + SVI_BLOCK, b = gauss_dense_scratch(D, zm, K);
+  return a > b ? a : b;
+}
+static svi_len full_summary_scratch(int D, int K) {
+  return full_summary_scratch_zm(D, K, 0);
+}
+static svi_len zm_summary_scratch(int D, int K) { return full_summary_scratch_zm(D, K, 1); }
+
+static double full_obj(const mix_prior *pr, int D, double N, const double *Sk,
+                       double *scratch) {
+  return gauss_objective(pr, pr->obs->zero_mean, D, N, Sk, scratch);
+}
+
+/* mean (zero for the zero-mean model) and the covariance B / nu */
+static void full_point(const mix_prior *pr, int D, double N, const double *S, double *mean,
+                       double *spread, double *scratch) {
+  int zm = pr->obs->zero_mean;
+  double kappa, *B = scratch;
+  double nu = gauss_posterior(pr, zm, D, N, S, B, zm ? NULL : mean, &kappa);
+  if (zm)
+    for (int i = 0; i < D; i++) mean[i] = 0;
+  for (int i = 0; i < D; i++) {
+    for (int j = 0; j <= i; j++) {
+      double c = B[svi_tri(i, j)] / nu;
+      spread[(svi_len)i * D + j] = c;
+      spread[(svi_len)j * D + i] = c;
+    }
+  }
+}
+
+const mix_obs mix_obs_gauss = {
+    .lik = MIX_GAUSS,
+    .name = "gaussian",
+    .needs_m0 = 1,
+    .needs_B0 = 1,
+    .dense_full = 1,
+    .spread = 1,
+    .stat_size = full_stat_size,
+    .eval_sizes = full_eval_sizes,
+    .eval_cost = full_eval_cost,
+    .eval_component = full_eval,
+    .block_weights = full_weights,
+    .weights_scratch = full_weights_scratch,
+    .add_pairs = full_add_pairs,
+    .summary_scratch = full_summary_scratch,
+    .objective = full_obj,
+    .point_component = full_point,
+    .seed_dist = mix_seed_dist_sq,
+};
+
+const mix_obs mix_obs_zm = {
+    .lik = MIX_ZM,
+    .name = "zm_gaussian",
+    .needs_B0 = 1,
+    .dense_full = 1,
+    .zero_mean = 1,
+    .spread = 1,
+    .stat_size = zm_stat_size,
+    .eval_sizes = zm_eval_sizes,
+    .eval_cost = full_eval_cost,
+    .eval_component = full_eval,
+    .block_weights = full_weights,
+    .weights_scratch = full_weights_scratch,
+    .add_pairs = full_add_pairs,
+    .summary_scratch = zm_summary_scratch,
+    .objective = full_obj,
+    .point_component = full_point,
+    .seed_dist = mix_seed_dist_axis,
+};

@@ -81,8 +81,6 @@ void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const dou
                         int u1);
 void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1);
 void gauss_dense_finish(const gauss_dense_acc *a);
-/* Sk += r t(x) for one point x (D contiguous values). */
-void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 
 
 /* ---- the same model over (count, sum x, packed sum x x^T) ----
