@@ -270,18 +270,26 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
     W0inv <- cov0 * (nu0 - D - 1)
   }
   seed2 <- resolve_seed(seed)
-  ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
-               ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress),
-               as.integer(ctl$lazy_tree), as.integer(ctl$deletes))
-  ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
   bounds <- as.integer(floor(seq(0, N, length.out = ctl$n_batches + 1L)))
   remote <- NULL
   if (!is.null(cluster)) {
     remote <- vdp_remote(cluster, X, center, bounds, threads)
     on.exit(executor_close(remote$ex), add = TRUE)
   }
-  res <- .Call(ffi_vdp_fit, X, center, as.double(m0 - center), beta0, as.double(nu0),
-               W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads, bounds,
+  # one named list of controls, read by name in C (src/vdp-ffi.c)
+  control <- list(kdtree = as.logical(kdtree), candidates = as.integer(candidates),
+                  initial_depth = as.integer(initial_depth), max_K = as.integer(max_K),
+                  leaf_size = as.integer(ctl$leaf_size), max_iter = as.integer(ctl$max_iter),
+                  partial_iter = as.integer(ctl$partial_iter), progress = as.logical(progress),
+                  lazy_tree = as.logical(ctl$lazy_tree), deletes = as.logical(ctl$deletes),
+                  a1 = as.double(a1), a2 = as.double(a2), tol = as.double(tol),
+                  update_tol = as.double(ctl$update_tol),
+                  expand_threshold = as.double(ctl$expand_threshold),
+                  expand_sd = as.double(ctl$expand_sd), seed = seed2, threads = threads,
+                  batch_bounds = bounds)
+  prior_c <- list(m0 = as.double(m0 - center), beta0 = as.double(beta0), nu0 = as.double(nu0),
+                  W0inv = W0inv)
+  res <- .Call(ffi_vdp_fit, X, center, prior_c, control,
                if (is.null(remote)) NULL else remote$hook)
   if (isTRUE(res$cov0_not_pd)) not_pd(TRUE)
   if (is.null(W0inv)) {
@@ -392,17 +400,13 @@ vdp_batch_step <- function(batch, unused, op, args, threads) {
   switch(op,
     full = .Call(ffi_vdp_worker_full, batch$Xt, args$G, threads),
     split_begin = {
-      r <- .Call(ffi_vdp_worker_split_begin, batch$Xt, args$G, args$c, args$mu, args$v,
-                 threads)
-      batch$act_item <- r$act_item
-      batch$act_m <- r$act_m
-      batch$act_qi <- r$act_qi
+      r <- .Call(ffi_vdp_worker_split_begin, batch$Xt, args, threads)
+      batch$active <- r[c("act_item", "act_m", "act_qi")]
       r$summary
     },
     split_iter = {
-      r <- .Call(ffi_vdp_worker_split_iter, batch$Xt, batch$act_item, batch$act_m,
-                 batch$act_qi, args$update, args$gpair, args$ei, args$ej, threads)
-      batch$act_qi <- r$act_qi
+      r <- .Call(ffi_vdp_worker_split_iter, batch$Xt, batch$active, args, threads)
+      batch$active$act_qi <- r$act_qi
       r$summary
     },
     stop("internal error: unknown VDP step ", op))

@@ -19,16 +19,6 @@ static double wall_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static SEXP list_elt(SEXP list, const char *name) {
-  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-  if (TYPEOF(list) != VECSXP || TYPEOF(names) != STRSXP)
-    Rf_error("internal error: expected a named list");
-  for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
-  Rf_error("internal error: missing element `%s`", name);
-  return R_NilValue;
-}
-
 /* NULL, or a double vector of length n (an internal error otherwise). */
 static const double *real_or_null(SEXP x, R_xlen_t n, const char *what) {
   if (Rf_isNull(x)) return NULL;
@@ -36,23 +26,24 @@ static const double *real_or_null(SEXP x, R_xlen_t n, const char *what) {
   return REAL(x);
 }
 
-/* prior: list(lik, prior, conc, kappa0, nu0, eta, m0, B0, b0, logdet_B0, D) */
+/* prior: the named list(lik, prior, conc, kappa0, nu0, eta, m0, B0, b0,
+ * logdet_B0, D) of mix_hyper() in R, read by name (src/ffi.h). */
 static mix_prior unpack_prior(SEXP p, int *D) {
   mix_prior pr;
   memset(&pr, 0, sizeof(pr));
-  pr.lik = svi_int_arg(list_elt(p, "lik"), MIX_GAUSS, MIX_MULT, "lik");
+  pr.lik = svi_opt_int(p, "lik", MIX_GAUSS, MIX_MULT);
   pr.obs = mix_obs_of(pr.lik); /* the observation model, chosen once */
-  pr.prior = svi_int_arg(list_elt(p, "prior"), MIX_DIRICHLET, MIX_DP, "prior");
-  pr.conc = Rf_asReal(list_elt(p, "conc"));
-  pr.kappa0 = Rf_asReal(list_elt(p, "kappa0"));
-  pr.nu0 = Rf_asReal(list_elt(p, "nu0"));
-  pr.eta = Rf_asReal(list_elt(p, "eta"));
-  *D = svi_int_arg(list_elt(p, "D"), 1, 1000000, "D");
+  pr.prior = svi_opt_int(p, "prior", MIX_DIRICHLET, MIX_DP);
+  pr.conc = Rf_asReal(svi_opt(p, "conc"));
+  pr.kappa0 = Rf_asReal(svi_opt(p, "kappa0"));
+  pr.nu0 = Rf_asReal(svi_opt(p, "nu0"));
+  pr.eta = Rf_asReal(svi_opt(p, "eta"));
+  *D = svi_opt_int(p, "D", 1, 1000000);
   R_xlen_t tri = (R_xlen_t)*D * (*D + 1) / 2;
-  pr.m0 = real_or_null(list_elt(p, "m0"), *D, "m0");
-  pr.B0 = real_or_null(list_elt(p, "B0"), tri, "B0");
-  pr.b0 = real_or_null(list_elt(p, "b0"), *D, "b0");
-  pr.logdet_B0 = Rf_asReal(list_elt(p, "logdet_B0"));
+  pr.m0 = real_or_null(svi_opt(p, "m0"), *D, "m0");
+  pr.B0 = real_or_null(svi_opt(p, "B0"), tri, "B0");
+  pr.b0 = real_or_null(svi_opt(p, "b0"), *D, "b0");
+  pr.logdet_B0 = Rf_asReal(svi_opt(p, "logdet_B0"));
   if ((pr.obs->needs_m0 && !pr.m0) || (pr.obs->needs_B0 && !pr.B0) ||
       (pr.obs->needs_b0 && !pr.b0))
     Rf_error("internal error: the prior lacks a parameter of its likelihood");

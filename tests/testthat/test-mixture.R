@@ -84,6 +84,20 @@ test_that("each likelihood code chooses its own observation table", {
   expect_error(.Call(ffi_mix_obs, 4L, 2L), "lik")
 })
 
+test_that("the mixture entry points read the prior by name; a missing entry is named", {
+  X <- tiny_data("gaussian")
+  data <- mix_data(X, "gaussian", "X")
+  h <- mix_hyper(data, "gaussian", "dirichlet", alpha = 1.5, gamma = 2, nu = NULL, scale = 0.3,
+                 kappa0 = 0.05, eta = 0.2)
+  st <- tiny_state(h, data$data, 3L)
+  ref <- .Call(ffi_mix_objective, h, st$N, st$S)
+  expect_identical(.Call(ffi_mix_objective, rev(h), st$N, st$S), ref)
+  for (nm in c("lik", "prior", "conc", "kappa0", "nu0", "D", "m0", "B0", "logdet_B0")) {
+    expect_error(.Call(ffi_mix_objective, h[names(h) != nm], st$N, st$S),
+                 sprintf("`%s`", nm), fixed = TRUE)
+  }
+})
+
 test_that("L = K gives exactly the dense fit; L = 1 is hard assignment", {
   sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 8, seed = 4)
   f1 <- fit_mixture(sim$X, K = 3, L = 3, seed = 1, passes = 5, progress = FALSE)

@@ -427,3 +427,41 @@ test_that("a VDP fit has its own logLik, fitted, update and glance", {
   au <- generics::augment(v, sim$X)
   expect_identical(au$.cluster, predict(v, sim$X))
 })
+
+test_that("ffi_vdp_fit reads its prior and controls by name; a missing one is named", {
+  sim <- vdp_data(N = 200, D = 2, K = 2, seed = 4)
+  X <- sim$X
+  center <- colMeans(X)
+  prior <- list(m0 = c(0, 0), beta0 = 0.01, nu0 = 4, W0inv = NULL)
+  control <- list(kdtree = TRUE, candidates = 10L, initial_depth = 4L, max_K = 5L,
+                  leaf_size = 10L, max_iter = 100L, partial_iter = 20L, progress = FALSE,
+                  lazy_tree = TRUE, deletes = TRUE, a1 = 1, a2 = 1, tol = 1e-3,
+                  update_tol = 1e-4, expand_threshold = 0.05, expand_sd = 2,
+                  seed = c(0, 1), threads = 1L, batch_bounds = c(0L, 200L))
+  res <- .Call(sparsevi:::ffi_vdp_fit, X, center, prior, control, NULL)
+  expect_gte(res$T, 2L)
+  # the order of the options does not matter, only their names
+  rev_res <- .Call(sparsevi:::ffi_vdp_fit, X, center, rev(prior), rev(control), NULL)
+  expect_identical(rev_res$free_energy, res$free_energy)
+  expect_identical(rev_res$m, res$m)
+  for (nm in names(control)) {
+    expect_error(.Call(sparsevi:::ffi_vdp_fit, X, center, prior, control[names(control) != nm],
+                       NULL), sprintf("`%s`", nm), fixed = TRUE)
+  }
+  for (nm in names(prior)) {
+    expect_error(.Call(sparsevi:::ffi_vdp_fit, X, center, prior[names(prior) != nm], control,
+                       NULL), sprintf("`%s`", nm), fixed = TRUE)
+  }
+  # a wrong value is named too
+  bad <- control
+  bad$initial_depth <- 31L
+  expect_error(.Call(sparsevi:::ffi_vdp_fit, X, center, prior, bad, NULL), "initial_depth")
+})
+
+test_that("the VDP workers' steps read their arguments by name", {
+  Xt <- matrix(stats::rnorm(20), 2, 10)
+  expect_error(.Call(sparsevi:::ffi_vdp_worker_split_begin, Xt, list(c = 0L), 1L), "`G`",
+               fixed = TRUE)
+  expect_error(.Call(sparsevi:::ffi_vdp_worker_split_iter, Xt,
+                     list(act_item = -1L, act_m = 1), list(), 1L), "`act_qi`", fixed = TRUE)
+})
