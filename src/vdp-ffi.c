@@ -246,24 +246,30 @@ static void vdp_alloc_result(vdp_result *res, int mK, int D, int max_iter) {
   res->trace = (vdp_trace_row *)R_alloc(res->trace_cap, sizeof(vdp_trace_row));
 }
 
-/* The trace as list(step, seconds, free_energy, T, outer_nodes, phase);
- * seconds count from the start of the call (the tree's t_tree included). */
-static SEXP vdp_trace_list(const vdp_result *res, double t_tree) {
-  const char *tn[] = {"step", "seconds", "free_energy", "T", "outer_nodes", "phase"};
-  SEXP tr = PROTECT(svi_named_list(6, tn));
+/* The trace as list(step, seconds, cpu_seconds, free_energy, T,
+ * outer_nodes, phase, rounds); the clocks count from the start of the call
+ * (the tree's wall and CPU seconds, tree[0] and tree[1], included). */
+static SEXP vdp_trace_list(const vdp_result *res, const double *tree) {
+  const char *tn[] = {"step", "seconds", "cpu_seconds", "free_energy", "T", "outer_nodes",
+                      "phase", "rounds"};
+  SEXP tr = PROTECT(svi_named_list(8, tn));
   int nt = res->n_trace;
-  SEXPTYPE types[] = {INTSXP, REALSXP, REALSXP, INTSXP, INTSXP, INTSXP};
-  for (int j = 0; j < 6; j++) SET_VECTOR_ELT(tr, j, Rf_allocVector(types[j], nt));
-  int *step = INTEGER(VECTOR_ELT(tr, 0)), *T = INTEGER(VECTOR_ELT(tr, 3)),
-      *items = INTEGER(VECTOR_ELT(tr, 4)), *phase = INTEGER(VECTOR_ELT(tr, 5));
-  double *sec = REAL(VECTOR_ELT(tr, 1)), *F = REAL(VECTOR_ELT(tr, 2));
+  SEXPTYPE types[] = {INTSXP, REALSXP, REALSXP, REALSXP, INTSXP, INTSXP, INTSXP, INTSXP};
+  for (int j = 0; j < 8; j++) SET_VECTOR_ELT(tr, j, Rf_allocVector(types[j], nt));
+  int *step = INTEGER(VECTOR_ELT(tr, 0)), *T = INTEGER(VECTOR_ELT(tr, 4)),
+      *items = INTEGER(VECTOR_ELT(tr, 5)), *phase = INTEGER(VECTOR_ELT(tr, 6)),
+      *rounds = INTEGER(VECTOR_ELT(tr, 7));
+  double *sec = REAL(VECTOR_ELT(tr, 1)), *cpus = REAL(VECTOR_ELT(tr, 2)),
+         *F = REAL(VECTOR_ELT(tr, 3));
   for (int i = 0; i < nt; i++) {
     step[i] = res->trace[i].step;
-    sec[i] = res->trace[i].seconds + t_tree;
+    sec[i] = res->trace[i].seconds + tree[0];
+    cpus[i] = res->trace[i].cpu + tree[1];
     F[i] = res->trace[i].F;
     T[i] = res->trace[i].T;
     items[i] = res->trace[i].n_items;
     phase[i] = res->trace[i].phase;
+    rounds[i] = res->trace[i].rounds;
   }
   UNPROTECT(1);
   return tr;
@@ -293,7 +299,8 @@ static SEXP vdp_result_list(const vdp_result *res, const vdp_tree *tp, int D,
   SEXP tail = Rf_allocVector(REALSXP, D + 1);
   SET_VECTOR_ELT(out, 9, tail);
   memcpy(REAL(tail), res->tail_stats, sizeof(double) * (D + 1));
-  SET_VECTOR_ELT(out, 10, vdp_trace_list(res, seconds[0]));
+  double tree[2] = {seconds[0], seconds[2]};
+  SET_VECTOR_ELT(out, 10, vdp_trace_list(res, tree));
   SET_VECTOR_ELT(out, 11, Rf_ScalarInteger(res->n_items));
   SET_VECTOR_ELT(out, 12, Rf_ScalarInteger(res->status));
   SEXP secs = Rf_allocVector(REALSXP, 4);

@@ -93,7 +93,8 @@ typedef struct {
   double *tscr;
   int tscr_stride;
   double *wave;
-  double t0;
+  double t0, c0; /* wall and CPU clocks at the start */
+  int remote_calls; /* calls of the remote steps so far */
   vdp_result *res;
   /* candidate scratch */
   int *sub_item, *best_item, sub_cap, best_cap;
@@ -142,6 +143,13 @@ static void unpack_nw(gauss_nw *g, const double *col) {
 static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of the process, all threads (the common trace's cpu_seconds). */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -378,6 +386,7 @@ static int local_full(vdp_state *s) {
   const size_t len = (size_t)K1 * SS;
   if (s->remote) {
     pack_globals(s, s->lastG);
+    s->remote_calls++;
     if (s->remote->full(s->remote->ctx, T, s->lastG, s->rbuf)) {
       s->interrupted = s->remote_failed = 1;
       return 1;
@@ -495,6 +504,8 @@ static void record(vdp_state *s, int phase, double F) {
   row->n_items = s->n_items;
   row->phase = phase;
   row->seconds = now_seconds() - s->t0;
+  row->cpu = cpu_seconds() - s->c0;
+  row->rounds = s->remote_calls;
   row->F = F;
   r->n_trace++;
 }
@@ -941,6 +952,7 @@ static double try_split_remote(vdp_state *s, int c) {
   double *mu = s->el2 + mK, *v = mu + D;
   principal_axis(s, c, mu, v);
   const size_t blen = 3 + 2 * (size_t)SS;
+  s->remote_calls++;
   if (rm->split_begin(rm->ctx, T, s->lastG, s->lastperm[c], mu, v, s->rbuf)) {
     s->interrupted = s->remote_failed = 1;
     return INFINITY;
@@ -966,6 +978,7 @@ static double try_split_remote(vdp_state *s, int c) {
       pack_nw(gi, ei, s->gpair);
       pack_nw(gj, ej, s->gpair + gr);
     }
+    s->remote_calls++;
     if (rm->split_iter(rm->ctx, it > 0, s->gpair, ei, ej, s->rbuf)) {
       s->interrupted = s->remote_failed = 1;
       return INFINITY;
@@ -1150,6 +1163,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prio
   vdp_state S0, *s = &S0;
   memset(s, 0, sizeof(S0));
   s->t0 = now_seconds();
+  s->c0 = cpu_seconds();
   s->N = N;
   s->D = D;
   s->P = svi_packed_size(D);

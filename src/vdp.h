@@ -92,7 +92,8 @@ void vdp_worker_split_iter(const double *X, int n, int D, int n_act, const int *
  * 3 after expansion, 4 start, 5 accepted delete move. */
 typedef struct {
   int step, T, n_items, phase;
-  double seconds, F;
+  int rounds; /* calls of the remote steps so far (0 without remote) */
+  double seconds, cpu, F; /* wall and process CPU seconds since the start */
 } vdp_trace_row;
 
 typedef struct {

@@ -147,8 +147,9 @@ test_that("print, summary and plot work", {
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off())
   expect_identical(plot(fit), fit)
-  expect_named(fit$trace, c("step", "seconds", "free_energy", "T", "outer_nodes",
-                            "phase"))
+  # the common trace schema first (R/train.R), Fast-VDP's columns after it
+  expect_named(fit$trace, c(sparsevi:::train_trace_columns, "free_energy", "T",
+                            "outer_nodes", "phase"))
   expect_equal(dim(fit$covariances), c(2L, 2L, fit$T))
   expect_equal(dim(fit$means), c(fit$T, 2L))
 })
@@ -244,6 +245,13 @@ test_that("VDP on a 2-worker cluster equals the fit with the same batches", {
   expect_identical(cc$trace$free_energy, two$trace$free_energy)
   expect_equal(cc$cluster$workers, 2L)
   expect_gt(cc$cluster$bytes_received, 0)
+  # the trace's bytes: each step's share of the traffic (rounds after the
+  # last row, e.g. rejected final trials, belong to no row)
+  expect_true(all(cc$trace$bytes_sent >= 0) && all(cc$trace$bytes_received >= 0))
+  expect_gt(sum(cc$trace$bytes_received), 0)
+  expect_lte(sum(cc$trace$bytes_sent), cc$cluster$bytes_sent)
+  expect_lte(sum(cc$trace$bytes_received), cc$cluster$bytes_received)
+  expect_identical(two$trace$bytes_sent, rep(0, nrow(two$trace)))
   expect_null(two$cluster)
   # the tree variant runs on the master and says so
   expect_warning(ft <- fit_vdp(sim$X, seed = 4, threads = 1, progress = FALSE, cluster = cl),
@@ -464,4 +472,24 @@ test_that("the VDP workers' steps read their arguments by name", {
                fixed = TRUE)
   expect_error(.Call(sparsevi:::ffi_vdp_worker_split_iter, Xt,
                      list(act_item = -1L, act_m = 1), list(), 1L), "`act_qi`", fixed = TRUE)
+})
+
+test_that("the VDP trace has the common columns with their common meanings", {
+  sim <- vdp_data(N = 800, D = 3, K = 3, seed = 6)
+  for (tree in c(TRUE, FALSE)) {
+    fit <- fit_vdp(sim$X, kdtree = tree, seed = 1, threads = 1, progress = FALSE)
+    tr <- fit$trace
+    cols <- sparsevi:::train_trace_columns
+    expect_identical(names(tr)[seq_along(cols)], cols)
+    expect_identical(tr$lap, seq_len(nrow(tr)) - 1L)
+    expect_identical(tr$phase[1], "start")
+    expect_identical(tr$objective, -tr$free_energy)
+    expect_equal(tr$objective[nrow(tr)], -fit$free_energy)
+    expect_true(all(is.na(tr$heldout)))
+    expect_true(all(diff(tr$seconds) >= 0) && all(diff(tr$cpu_seconds) >= 0))
+    expect_true(all(tr$cpu_seconds >= 0))
+    expect_lte(max(tr$seconds), fit$timings[["total"]] + 1e-9)
+    expect_identical(tr$bytes_sent, rep(0, nrow(tr)))
+    expect_identical(tr$bytes_received, rep(0, nrow(tr)))
+  }
 })
