@@ -20,7 +20,7 @@
 typedef struct {
   int N, D, P, leaf_size, n_nodes, max_nodes; /* max_nodes: the arrays' capacity */
   int bucket; /* nodes of at most this many points may be left unbuilt below */
-  double *X;       /* D x N, one point per column; reordered by the build */
+  double *X;  /* D x N, one point per column; reordered by the build */
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
   double *key;     /* 2 N doubles of scratch for the build */

@@ -24,13 +24,15 @@ int svi_chol_packed(double *A, int D) {
 void svi_tri_invert(double *R, const double *inv_diag, int D) {
   /* (R^-1)_ij = -(sum_{j <= l < i} R_il (R^-1)_lj) / R_ii for j < i. Rows
    * go top to bottom (rows above are already inverted); within row i, left
-   * to right, entry j is overwritten only after its last use. */
+   * to right, entry j is overwritten only after its last use. Row l starts
+   * at svi_tri(l, 0), stepped along rather than recomputed. */
   for (int i = 0; i < D; i++) {
     double *Ri = R + svi_tri(i, 0);
     double rii = Ri[i];
     for (int j = 0; j < i; j++) {
       double s = 0;
-      for (int l = j; l < i; l++) s += Ri[l] * R[svi_tri(l, j)];
+      svi_len row = svi_tri(j, 0);
+      for (int l = j; l < i; row += ++l) s += Ri[l] * R[row + j];
       Ri[j] = inv_diag ? -s * inv_diag[i] : -s / rii;
     }
     Ri[i] = inv_diag ? inv_diag[i] : 1.0 / rii;
@@ -48,7 +50,8 @@ double svi_spd_inverse(const double *A, int D, double *out, double *work) {
   for (int j = 0; j < D; j++) {
     for (int i = j; i < D; i++) {
       double s = 0.0;
-      for (int k = i; k < D; k++) s += L[svi_tri(k, i)] * L[svi_tri(k, j)];
+      svi_len row = svi_tri(i, 0);
+      for (int k = i; k < D; row += ++k) s += L[row + i] * L[row + j];
       out[i + (size_t)j * D] = s;
       out[j + (size_t)i * D] = s;
     }

@@ -18,7 +18,9 @@
 static inline svi_len svi_tri(int i, int j) {
   return (svi_len)i * (i + 1) / 2 + j;
 }
-static inline int svi_packed_size(int D) { return D * (D + 1) / 2; }
+static inline int svi_packed_size(int D) {
+  return D * (D + 1) / 2;
+}
 
 /* In-place Cholesky A = R R^T of a packed matrix (D x D): R, lower
  * triangular, overwrites A in the same packing. Returns 0, or i + 1 when

@@ -257,8 +257,7 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     gauss_dense_begin(&acc, D, obs->zero_mean, K, Nk, S, sscratch);
     gauss_dense_thread(&acc, sscratch, irows, &th);
     double *W = dscratch, *xb = W + (svi_len)SVI_BLOCK * K;
-    double *Et = xb + mix_weights_scratch(obs, D, K),
-           *rp = Et + (svi_len)SVI_BLOCK * K;
+    double *Et = xb + mix_weights_scratch(obs, D, K), *rp = Et + (svi_len)SVI_BLOCK * K;
     double ts = 0;
     for (svi_len b = 0; b < nblocks; b++) {
       svi_len s = n0 + b * SVI_BLOCK;
@@ -284,8 +283,7 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     if (dense_gauss) {
       /* dense full-covariance: weights component-major, softmax across
        * components with the block's points in vector lanes */
-      double *xb = W + (svi_len)SVI_BLOCK * K,
-             *Et = xb + mix_weights_scratch(obs, D, K);
+      double *xb = W + (svi_len)SVI_BLOCK * K, *Et = xb + mix_weights_scratch(obs, D, K);
       svi_len s = n0 + b * SVI_BLOCK;
       int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
       mix_gather_block(x, s, nb, xb);

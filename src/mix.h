@@ -32,7 +32,7 @@ typedef struct {
 typedef struct {
   int lik, prior;
   const mix_obs *obs; /* mix_obs_of(lik); NULL for Fast-VDP, which needs none */
-  double conc; /* alpha (Dirichlet) or gamma (DP) */
+  double conc;        /* alpha (Dirichlet) or gamma (DP) */
   double kappa0, nu0, eta;
   const double *m0; /* D */
   const double *B0; /* D (D + 1) / 2 */

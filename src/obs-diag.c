@@ -35,7 +35,7 @@ static void diag_eval_component(const mix_prior *pr, int D, double N, const doub
 }
 
 static void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
-                          double *m, double *var) {
+                                 double *m, double *var) {
   for (int d = 0; d < D; d++) {
     double kappa, a, b;
     diag_post(pr, D, d, N, S, &kappa, m + d, &a, &b);
@@ -55,7 +55,7 @@ static double diag_objective(const mix_prior *pr, int D, double N, const double 
 }
 
 static void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
-                        int nb, double *W, double *q) {
+                               int nb, double *W, double *q) {
   int K = ev->K, D = ev->D;
   for (int k = 0; k < K; k++) {
     const double *m = ev->mean + (svi_len)k * D, *f = ev->fac + (svi_len)k * D;
@@ -82,7 +82,9 @@ static void diag_add_stat(const double *x, int D, double r, double *Sk) {
 
 /* ---- the table ---- */
 
-static svi_len diag_stat_size(int D) { return 2 * (svi_len)D; }
+static svi_len diag_stat_size(int D) {
+  return 2 * (svi_len)D;
+}
 
 static void diag_eval_sizes(int D, svi_len sz[5]) {
   sz[0] = D; /* mean */
@@ -90,7 +92,9 @@ static void diag_eval_sizes(int D, svi_len sz[5]) {
   sz[2] = sz[3] = sz[4] = 0;
 }
 
-static double diag_eval_cost(int D) { return (double)D * D * (D + 1); }
+static double diag_eval_cost(int D) {
+  return (double)D * D * (D + 1);
+}
 
 static int diag_eval(const mix_eval *ev, const mix_prior *pr, int k, double N,
                      const double *Sk, int point) {

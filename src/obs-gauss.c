@@ -409,7 +409,6 @@ static int finish(gauss_nw *g, const double *Winv, double *work) {
   double logdet_inv = svi_spd_inverse(Winv, D, g->W, work);
   if (isnan(logdet_inv)) return 1;
   g->logdet_W = -logdet_inv;
-  g->lnB = wishart_lnB(g->logdet_W, g->nu, D);
   double e = D * LOG_2 + g->logdet_W;
   for (int d = 1; d <= D; d++) e += svi_digamma(0.5 * (g->nu + 1 - d));
   g->e_logdet_L = e;
@@ -434,7 +433,9 @@ static int prior_nw(gauss_nw *g, const mix_prior *pr, double *work) {
   g->beta = pr->kappa0;
   g->nu = pr->nu0;
   memcpy(g->m, pr->m0, sizeof(double) * g->D);
-  return finish(g, pr->B0, work);
+  if (finish(g, pr->B0, work)) return 1;
+  g->lnB = wishart_lnB(g->logdet_W, g->nu, g->D);
+  return 0;
 }
 
 int gauss_nw_posterior(gauss_nw *g, const mix_prior *pr, double N, const double *s1,
@@ -470,7 +471,8 @@ double gauss_nw_kl(const gauss_nw *g, const mix_prior *pr, const gauss_nw *q0) {
   for (int j = 0; j < D; j++)
     for (int i = 0; i < D; i++)
       tr += pr->B0[i >= j ? svi_tri(i, j) : svi_tri(j, i)] * g->W[i + (size_t)j * D];
-  return 0.5 * D * log(g->beta / pr->kappa0) - 0.5 * D + g->lnB - q0->lnB +
+  double lnB = wishart_lnB(g->logdet_W, g->nu, D);
+  return 0.5 * D * log(g->beta / pr->kappa0) - 0.5 * D + lnB - q0->lnB +
          0.5 * (g->nu - pr->nu0) * g->e_logdet_L - 0.5 * g->nu * D +
          0.5 * pr->kappa0 * (D / g->beta + g->nu * quad) + 0.5 * g->nu * tr;
 }
@@ -490,7 +492,9 @@ double gauss_nw_expected_loglik(const gauss_nw *g, double N, const double *s1,
 static svi_len full_stat_size(int D) {
   return (svi_len)D + svi_packed_size(D);
 }
-static svi_len zm_stat_size(int D) { return svi_packed_size(D); }
+static svi_len zm_stat_size(int D) {
+  return svi_packed_size(D);
+}
 
 static void full_eval_sizes(int D, svi_len sz[5]) {
   sz[0] = D;                  /* mean */
@@ -504,15 +508,17 @@ static void zm_eval_sizes(int D, svi_len sz[5]) {
   sz[0] = sz[3] = 0; /* no mean, no shift */
 }
 
-static double full_eval_cost(int D) { return (double)D * D * (D + 1); }
+static double full_eval_cost(int D) {
+  return (double)D * D * (D + 1);
+}
 
 static int full_eval(const mix_eval *ev, const mix_prior *pr, int k, double N,
                      const double *Sk, int point) {
   int D = ev->D, zm = ev->obs->zero_mean;
   svi_len tri = svi_packed_size(D);
   return gauss_eval_component(pr, zm, D, N, Sk, point, ev->c + k,
-                              zm ? NULL : ev->mean + (svi_len)k * D, ev->fac + (svi_len)k * tri,
-                              ev->inv_diag + (svi_len)k * D,
+                              zm ? NULL : ev->mean + (svi_len)k * D,
+                              ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
                               zm ? NULL : ev->shift + (svi_len)k * D);
 }
 
@@ -547,7 +553,9 @@ static svi_len full_summary_scratch_zm(int D, int K, int zm) {
 static svi_len full_summary_scratch(int D, int K) {
   return full_summary_scratch_zm(D, K, 0);
 }
-static svi_len zm_summary_scratch(int D, int K) { return full_summary_scratch_zm(D, K, 1); }
+static svi_len zm_summary_scratch(int D, int K) {
+  return full_summary_scratch_zm(D, K, 1);
+}
 
 static double full_obj(const mix_prior *pr, int D, double N, const double *Sk,
                        double *scratch) {
@@ -555,8 +563,8 @@ static double full_obj(const mix_prior *pr, int D, double N, const double *Sk,
 }
 
 /* mean (zero for the zero-mean model) and the covariance B / nu */
-static void full_point(const mix_prior *pr, int D, double N, const double *S, double *mean,
-                       double *spread, double *scratch) {
+static void full_point(const mix_prior *pr, int D, double N, const double *S,
+                       double *mean, double *spread, double *scratch) {
   int zm = pr->obs->zero_mean;
   double kappa, *B = scratch;
   double nu = gauss_posterior(pr, zm, D, N, S, B, zm ? NULL : mean, &kappa);

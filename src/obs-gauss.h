@@ -82,7 +82,6 @@ void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const dou
 void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1);
 void gauss_dense_finish(const gauss_dense_acc *a);
 
-
 /* ---- the same model over (count, sum x, packed sum x x^T) ----
  * Fast-VDP's view (vdp.c): the prior is the mixtures' mix_prior (lik
  * MIX_GAUSS: Lambda ~ Wishart(nu0, B0^-1), mu | Lambda ~ N(m0, (kappa0
@@ -93,12 +92,12 @@ void gauss_dense_finish(const gauss_dense_acc *a);
 typedef struct {
   int D, P;
   double beta, nu; /* kappa and nu of the posterior */
-  double *m;  /* D */
-  double *W;  /* D x D, full: the inverse of the posterior's scale matrix B */
-  double *Wp; /* P, packed W with off-diagonal entries doubled (for traces) */
-  double *Wm; /* D, W m */
+  double *m;       /* D */
+  double *W;       /* D x D, full: the inverse of the posterior's scale matrix B */
+  double *Wp;      /* P, packed W with off-diagonal entries doubled (for traces) */
+  double *Wm;      /* D, W m */
   double mWm, logdet_W, e_logdet_L;
-  double lnB; /* ln of the Wishart normaliser B(W, nu) */
+  double lnB; /* ln of the Wishart normaliser B(W, nu): set for the prior only */
   double cst; /* 1/2 E ln|Lambda| - D/2 ln 2 pi - D / (2 beta) */
 } gauss_nw;
 
@@ -123,7 +122,7 @@ void gauss_pack_outer(const double *x, int D, double *out);
 /* Average over the data behind (n, s1, s2) of E_g[ln N(x | mu, Lambda^-1)]:
  * cst - nu/2 (tr(W s2)/n - 2 (W m).s1/n + m'W m). */
 static inline double gauss_nw_score(const gauss_nw *g, double n, const double *s1,
-                              const double *s2) {
+                                    const double *s2) {
   const int P = g->P, D = g->D;
   /* four independent partial sums: the dot products are latency-bound
    * otherwise (the compiler may not reassociate them) */

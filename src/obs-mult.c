@@ -49,7 +49,9 @@ static void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk) {
 
 /* ---- the table ---- */
 
-static svi_len mult_stat_size(int V) { return V; }
+static svi_len mult_stat_size(int V) {
+  return V;
+}
 
 static void mult_eval_sizes(int V, svi_len sz[5]) {
   sz[0] = sz[1] = sz[2] = sz[3] = 0;
@@ -64,7 +66,8 @@ static double mult_eval_cost(int V) {
 static void mult_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                          double *W, double *scratch) {
   (void)scratch;
-  for (int i = 0; i < nb; i++) mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * ev->K);
+  for (int i = 0; i < nb; i++)
+    mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * ev->K);
 }
 
 static svi_len mult_weights_scratch(int V, int K) {
@@ -92,8 +95,8 @@ static double mult_obj(const mix_prior *pr, int V, double N, const double *Sk,
 }
 
 /* The word distribution E[phi]; no spread. */
-static void mult_point(const mix_prior *pr, int V, double N, const double *S, double *mean,
-                       double *spread, double *scratch) {
+static void mult_point(const mix_prior *pr, int V, double N, const double *S,
+                       double *mean, double *spread, double *scratch) {
   (void)N;
   (void)spread;
   (void)scratch;

@@ -170,7 +170,8 @@ static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_si
   svi_need_int(bb, -1, "batch_bounds");
   ctl->n_batches = (int)XLENGTH(bb) - 1;
   ctl->batch_bounds = INTEGER(bb);
-  if (ctl->n_batches < 1 || ctl->batch_bounds[0] != 0 || ctl->batch_bounds[ctl->n_batches] != N)
+  if (ctl->n_batches < 1 || ctl->batch_bounds[0] != 0 ||
+      ctl->batch_bounds[ctl->n_batches] != N)
     Rf_error("internal error: malformed batch_bounds");
   for (int b = 0; b < ctl->n_batches; b++)
     if (ctl->batch_bounds[b + 1] < ctl->batch_bounds[b])
@@ -250,8 +251,8 @@ static void vdp_alloc_result(vdp_result *res, int mK, int D, int max_iter) {
  * outer_nodes, phase, rounds); the clocks count from the start of the call
  * (the tree's wall and CPU seconds, tree[0] and tree[1], included). */
 static SEXP vdp_trace_list(const vdp_result *res, const double *tree) {
-  const char *tn[] = {"step", "seconds", "cpu_seconds", "free_energy", "T", "outer_nodes",
-                      "phase", "rounds"};
+  const char *tn[] = {"step", "seconds",     "cpu_seconds", "free_energy",
+                      "T",    "outer_nodes", "phase",       "rounds"};
   SEXP tr = PROTECT(svi_named_list(8, tn));
   int nt = res->n_trace;
   SEXPTYPE types[] = {INTSXP, REALSXP, REALSXP, REALSXP, INTSXP, INTSXP, INTSXP, INTSXP};
@@ -328,7 +329,8 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP prior_, SEXP control, SEXP hook) {
   int n_prot = 0;
   svi_need_matrix(X, REALSXP, -1, -1, "X");
   const int N = Rf_nrows(X), D = Rf_ncols(X);
-  if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: X must be a non-empty N x D matrix");
+  if (D < 1 || D > 10000 || N < 1)
+    Rf_error("internal error: X must be a non-empty N x D matrix");
   svi_need_real(center, D, "center");
   svi_need_size((double)N, (double)D, 1e12, "the centred data");
   SEXP m0 = svi_opt(prior_, "m0"), W0inv = svi_opt(prior_, "W0inv");
@@ -396,7 +398,8 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP prior_, SEXP control, SEXP hook) {
   mix_prior prior;
   gauss_nw prior_q;
   if (vdp_make_prior(W0, m0, beta0, nu0, D, &prior, &prior_q)) {
-    if (!own_cov0) Rf_error("internal error: prior scale matrix is not positive definite");
+    if (!own_cov0)
+      Rf_error("internal error: prior scale matrix is not positive definite");
     /* the default cov0 is singular: fit_vdp says so */
     const char *nm[] = {"cov0_not_pd"};
     SEXP out = PROTECT(svi_named_list(1, nm));
