@@ -58,19 +58,3 @@ double svi_spd_inverse(const double *A, int D, double *out, double *work) {
   }
   return logdet;
 }
-
-int svi_power_iteration(const double *C, int D, double *v, int iters, double *u) {
-  for (int it = 0; it < iters; it++) {
-    double nrm = 0.0;
-    for (int a = 0; a < D; a++) {
-      double s = 0.0;
-      for (int b = 0; b < D; b++) s += C[a + (size_t)b * D] * v[b];
-      u[a] = s;
-      nrm += s * s;
-    }
-    if (!(nrm > 0)) return 1;
-    nrm = sqrt(nrm);
-    for (int a = 0; a < D; a++) v[a] = u[a] / nrm;
-  }
-  return 0;
-}

@@ -12,6 +12,8 @@
 #ifndef SPARSEVI_LINALG_H
 #define SPARSEVI_LINALG_H
 
+#include <math.h>
+#include <stddef.h>
 #include "svi.h"
 
 /* Index of entry (i, j), j <= i, of a packed symmetric matrix. */
@@ -40,6 +42,22 @@ double svi_spd_inverse(const double *A, int D, double *out, double *work);
  * (the start on entry) becomes C^it v / ||C^it v|| after `iters` steps, u
  * is D doubles of scratch. Returns 0, or 1 as soon as C v vanishes (or is
  * not finite): v is then the last unit vector reached (the start if none). */
-int svi_power_iteration(const double *C, int D, double *v, int iters, double *u);
+static inline int svi_power_iteration(const double *C, int D, double *v, int iters,
+                                      double *u) {
+  /* inline: the tree build runs it at every large node's split */
+  for (int it = 0; it < iters; it++) {
+    double nrm = 0.0;
+    for (int a = 0; a < D; a++) {
+      double s = 0.0;
+      for (int b = 0; b < D; b++) s += C[a + (size_t)b * D] * v[b];
+      u[a] = s;
+      nrm += s * s;
+    }
+    if (!(nrm > 0)) return 1;
+    nrm = sqrt(nrm);
+    for (int a = 0; a < D; a++) v[a] = u[a] / nrm;
+  }
+  return 0;
+}
 
 #endif

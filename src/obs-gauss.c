@@ -467,10 +467,14 @@ double gauss_nw_kl(const gauss_nw *g, const mix_prior *pr, const gauss_nw *q0) {
     for (int k = 0; k < D; k++) s += g->W[i + (size_t)k * D] * (g->m[k] - pr->m0[k]);
     quad += s * (g->m[i] - pr->m0[i]);
   }
-  /* tr(B0 W) over every entry, column by column */
-  for (int j = 0; j < D; j++)
-    for (int i = 0; i < D; i++)
-      tr += pr->B0[i >= j ? svi_tri(i, j) : svi_tri(j, i)] * g->W[i + (size_t)j * D];
+  /* tr(B0 W) over every entry, column by column: entry (i, j) of B0 is
+   * packed at svi_tri(j, i) above the diagonal, svi_tri(i, j) from it on */
+  for (int j = 0; j < D; j++) {
+    const double *Wj = g->W + (size_t)j * D, *above = pr->B0 + svi_tri(j, 0);
+    for (int i = 0; i < j; i++) tr += above[i] * Wj[i];
+    svi_len row = svi_tri(j, 0);
+    for (int i = j; i < D; row += ++i) tr += pr->B0[row + j] * Wj[i];
+  }
   double lnB = wishart_lnB(g->logdet_W, g->nu, D);
   return 0.5 * D * log(g->beta / pr->kappa0) - 0.5 * D + lnB - q0->lnB +
          0.5 * (g->nu - pr->nu0) * g->e_logdet_L - 0.5 * g->nu * D +
