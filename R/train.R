@@ -14,6 +14,12 @@
 # not through flags. One step-size function serves every stochastic step,
 # and every trace has the same columns (train_trace_columns), engine extras
 # after them.
+#
+# One engine keeps its own loop: Fast-VDP (fit_vdp, src/vdp.c) is a greedy
+# search over split and delete trials on a kd-tree that grows during the
+# fit, not laps over batches, and its steps (about 0.5 ms each at 10^6
+# points) are too short for an R round trip per step; R/vdp.R's header says
+# why in full. Its trace has the common columns all the same.
 
 #' @noRd
 # The Robbins-Monro step size rho_t = min(1, s (tau + t)^-kappa) of every

@@ -1,3 +1,33 @@
+# Fast-VDP and VDP (fit_vdp). Why this engine runs its own loop in C
+# (src/vdp.c, vdp_fit) rather than on train_laps() (R/train.R), in the terms
+# of DESIGN.md (the loop: laps of local steps over batches, each followed by
+# a global step, then an objective):
+# - its unit of work is not a lap over batches: it is a greedy search. Each
+#   step is either an update cycle over the outer nodes of a kd-tree that
+#   changes while the fit runs (nodes are expanded, and buckets of the lazily
+#   built tree are split, in the middle of the fit), or a split trial:
+#   `candidates` components are each split along their principal axis and
+#   refined by partial updates of the two children alone, and all but the
+#   best trial are thrown away; delete trials likewise restore a snapshot.
+#   The state a step needs (the tree: hundreds of MB at 10^6 points, held in
+#   malloc'd memory for the one call; the items and their responsibilities;
+#   the trial snapshots) would have to live behind an external pointer and
+#   be re-entered from R at every step, not just at lap ends;
+# - the cost: at N = 10^6, D = 16 the paper mode runs about 250 steps in a
+#   fit of 0.13 s after the tree (0.5 ms a step; inst/bench/results/vdp.txt),
+#   while train_laps() alone, with a lap and an evaluation that do nothing,
+#   costs about 90 us a lap (inst/bench/obs-refactor.R, results in
+#   inst/bench/results/obs-refactor.txt): over 20 ms a fit, a sixth of the
+#   fit after the tree, before any state crosses between R and C, so the
+#   whole-call figure against VDP (48x) would fall.
+# What it shares with the others: the trace has the common columns
+# (train_trace_columns: lap = step, seconds, cpu_seconds, objective = the
+# ELBO = -free energy, heldout, bytes_sent, bytes_received), its own after
+# them; VDP's per-point steps run on cluster workers through the same
+# executor (vdp_remote, vdp_batch_step); the prior and the Normal-Wishart
+# algebra are the mixtures' (src/obs-gauss.c); options go by name
+# (ffi_vdp_fit's prior and control lists).
+
 #' Accelerated variational Dirichlet process Gaussian mixture (Fast-VDP)
 #'
 #' Fits a Dirichlet-process mixture of full-covariance Gaussians by the
@@ -169,9 +199,14 @@
 #'   * `covariances`: D x D x T array, \eqn{E[\Lambda_k]^{-1}};
 #'   * `T`: number of components; `sizes`: expected points per component;
 #'   * `free_energy`: final free energy (negative evidence lower bound);
-#'   * `trace`: data frame with `step`, `seconds`, `free_energy`, `T`,
-#'     `outer_nodes` and `phase` (`"start"`, `"update"`, `"split"`,
-#'     `"pre_expand"`, `"expand"`, `"delete"`);
+#'   * `trace`: one row per step of the fit, with the columns of every
+#'     sparsevi trace: `lap` (the step, 0 at the start), `seconds` and
+#'     `cpu_seconds` since the call began (tree build included), `objective`
+#'     (the evidence lower bound, minus the free energy), `heldout` (`NA`:
+#'     no held-out data), `bytes_sent` and `bytes_received` (to and from
+#'     the workers of `cluster` during the step, else 0); then Fast-VDP's
+#'     own: `free_energy`, `T`, `outer_nodes` and `phase` (`"start"`,
+#'     `"update"`, `"split"`, `"pre_expand"`, `"expand"`, `"delete"`);
 #'   * `n_outer_nodes`: outer nodes (items sharing a responsibility) at the
 #'     end (N without the tree);
 #'   * `timings`: elapsed seconds for the tree, the fit and in total
@@ -270,18 +305,26 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
     W0inv <- cov0 * (nu0 - D - 1)
   }
   seed2 <- resolve_seed(seed)
-  ctl_int <- c(as.integer(kdtree), candidates, initial_depth, max_K,
-               ctl$leaf_size, ctl$max_iter, ctl$partial_iter, as.integer(progress),
-               as.integer(ctl$lazy_tree), as.integer(ctl$deletes))
-  ctl_dbl <- c(a1, a2, tol, ctl$update_tol, ctl$expand_threshold, ctl$expand_sd)
   bounds <- as.integer(floor(seq(0, N, length.out = ctl$n_batches + 1L)))
   remote <- NULL
   if (!is.null(cluster)) {
     remote <- vdp_remote(cluster, X, center, bounds, threads)
     on.exit(executor_close(remote$ex), add = TRUE)
   }
-  res <- .Call(ffi_vdp_fit, X, center, as.double(m0 - center), beta0, as.double(nu0),
-               W0inv, as.integer(ctl_int), as.double(ctl_dbl), seed2, threads, bounds,
+  # one named list of controls, read by name in C (src/vdp-ffi.c)
+  control <- list(kdtree = as.logical(kdtree), candidates = as.integer(candidates),
+                  initial_depth = as.integer(initial_depth), max_K = as.integer(max_K),
+                  leaf_size = as.integer(ctl$leaf_size), max_iter = as.integer(ctl$max_iter),
+                  partial_iter = as.integer(ctl$partial_iter), progress = as.logical(progress),
+                  lazy_tree = as.logical(ctl$lazy_tree), deletes = as.logical(ctl$deletes),
+                  a1 = as.double(a1), a2 = as.double(a2), tol = as.double(tol),
+                  update_tol = as.double(ctl$update_tol),
+                  expand_threshold = as.double(ctl$expand_threshold),
+                  expand_sd = as.double(ctl$expand_sd), seed = seed2, threads = threads,
+                  batch_bounds = bounds)
+  prior_c <- list(m0 = as.double(m0 - center), beta0 = as.double(beta0), nu0 = as.double(nu0),
+                  W0inv = W0inv)
+  res <- .Call(ffi_vdp_fit, X, center, prior_c, control,
                if (is.null(remote)) NULL else remote$hook)
   if (isTRUE(res$cov0_not_pd)) not_pd(TRUE)
   if (is.null(W0inv)) {
@@ -312,6 +355,13 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   fit$converged <- vdp_check_converged(res, fit, max_K, ctl$max_iter)
   if (!is.null(remote)) {
     st <- remote$store
+    # bytes of each step: the hook's rounds since the previous trace row
+    # (rounds of rejected trials count towards the next row kept)
+    cum <- function(x) c(0, cumsum(x))
+    r1 <- res$trace$rounds + 1L
+    r0 <- c(1L, r1[-length(r1)])
+    fit$trace$bytes_sent <- cum(st$log_sent)[r1] - cum(st$log_sent)[r0]
+    fit$trace$bytes_received <- cum(st$log_received)[r1] - cum(st$log_received)[r0]
     fit$cluster <- list(workers = length(cluster), bytes_setup = remote$ex$bytes_setup,
                         bytes_sent = st$sent, bytes_received = st$received,
                         rounds = st$rounds)
@@ -367,6 +417,7 @@ vdp_remote <- function(cluster, X, center, bounds, threads) {
   store <- new.env(parent = emptyenv())
   store$sent <- store$received <- 0
   store$rounds <- 0L
+  store$log_sent <- store$log_received <- numeric(0) # per round
   hook <- function(op, args) {
     tryCatch({
       run <- executor_run(ex, seq_len(nb), "vdp_batch_step",
@@ -374,6 +425,8 @@ vdp_remote <- function(cluster, X, center, bounds, threads) {
       store$sent <- store$sent + run$sent
       store$received <- store$received + run$received
       store$rounds <- store$rounds + 1L
+      store$log_sent[store$rounds] <- run$sent
+      store$log_received[store$rounds] <- run$received
       run$results
     }, error = function(e) {
       store$err <- e
@@ -392,17 +445,13 @@ vdp_batch_step <- function(batch, unused, op, args, threads) {
   switch(op,
     full = .Call(ffi_vdp_worker_full, batch$Xt, args$G, threads),
     split_begin = {
-      r <- .Call(ffi_vdp_worker_split_begin, batch$Xt, args$G, args$c, args$mu, args$v,
-                 threads)
-      batch$act_item <- r$act_item
-      batch$act_m <- r$act_m
-      batch$act_qi <- r$act_qi
+      r <- .Call(ffi_vdp_worker_split_begin, batch$Xt, args, threads)
+      batch$active <- r[c("act_item", "act_m", "act_qi")]
       r$summary
     },
     split_iter = {
-      r <- .Call(ffi_vdp_worker_split_iter, batch$Xt, batch$act_item, batch$act_m,
-                 batch$act_qi, args$update, args$gpair, args$ei, args$ej, threads)
-      batch$act_qi <- r$act_qi
+      r <- .Call(ffi_vdp_worker_split_iter, batch$Xt, batch$active, args, threads)
+      batch$active$act_qi <- r$act_qi
       r$summary
     },
     stop("internal error: unknown VDP step ", op))
@@ -524,10 +573,18 @@ new_sparsevi_vdp <- function(res, X, center, prior, control, call) {
   for (k in seq_len(T)) covs[, , k] <- sym_inverse(res$W[, , k]) / res$nu[k]
   phases <- c("update", "split", "pre_expand", "expand", "start", "delete")
   tr <- res$trace
-  trace <- data.frame(step = tr$step, seconds = tr$seconds,
-                      free_energy = tr$free_energy, T = tr$T,
-                      outer_nodes = tr$outer_nodes,
+  # the common trace schema (train_trace_columns, R/train.R): a "lap" is a
+  # step of the fit (0: the start), the objective the ELBO (= -free energy);
+  # no held-out score; bytes per step are filled in by fit_vdp() with a
+  # cluster. Fast-VDP's own columns follow.
+  n_tr <- length(tr$step)
+  trace <- data.frame(lap = tr$step - 1L, seconds = tr$seconds,
+                      cpu_seconds = tr$cpu_seconds, objective = -tr$free_energy,
+                      heldout = rep(NA_real_, n_tr), bytes_sent = rep(0, n_tr),
+                      bytes_received = rep(0, n_tr), free_energy = tr$free_energy,
+                      T = tr$T, outer_nodes = tr$outer_nodes,
                       phase = phases[tr$phase + 1L], stringsAsFactors = FALSE)
+  stopifnot(identical(names(trace)[seq_along(train_trace_columns)], train_trace_columns))
   out <- list(
     weights = weights, tail_weight = tail_weight, means = m, covariances = covs,
     T = T, K = T, sizes = res$N, free_energy = res$free_energy, trace = trace,
@@ -925,9 +982,9 @@ plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
   }
   if ("trace" %in% which) {
     tr <- x$trace
-    graphics::plot(tr$step, tr$free_energy, type = "b", pch = 20, xlab = "step",
+    graphics::plot(tr$lap, tr$free_energy, type = "b", pch = 20, xlab = "step",
                    ylab = "free energy", main = "Free energy", ...)
-    graphics::plot(tr$step, tr$T, type = "s", xlab = "step", ylab = "T",
+    graphics::plot(tr$lap, tr$T, type = "s", xlab = "step", ylab = "T",
                    main = "Components", ...)
   }
   if ("clusters" %in% which && pairs_view) {
@@ -940,6 +997,12 @@ plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
 # factor, or, when it is numerically singular (near-duplicate points give a
 # Wishart scale with a huge condition number), through its eigen-decomposition
 # with eigenvalues floored at 1e-14 of the largest.
+# These two stay in R on purpose (issue 21): they run once per component
+# after a fit (covariances of the result, the predictor's factors), not in
+# any loop, and what they add over the C Cholesky of src/linalg.c is the
+# eigen-decomposition fallback for a numerically singular scale, which is
+# LAPACK's (base R's chol/chol2inv/eigen); the fit itself inverts and
+# factors only in C (gauss_nw_posterior, src/obs-gauss.c).
 sym_inverse <- function(W) {
   W <- (W + t(W)) / 2
   inv <- tryCatch(chol2inv(chol(W)), error = function(e) NULL)

@@ -58,12 +58,12 @@ extern SEXP ffi_mix_center(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_rows(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_work(SEXP);
 extern SEXP ffi_mix_simd(SEXP);
+extern SEXP ffi_mix_obs(SEXP, SEXP);
 /* Fast-VDP (vdp-ffi.c) */
-extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                        SEXP);
+extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_worker_full(SEXP, SEXP, SEXP);
-extern SEXP ffi_vdp_worker_split_begin(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_worker_split_begin(SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (lda-ope-ffi.c) */
@@ -122,11 +122,12 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_rows", (DL_FUNC)&ffi_mix_rows, 3},
     {"ffi_mix_work", (DL_FUNC)&ffi_mix_work, 1},
     {"ffi_mix_simd", (DL_FUNC)&ffi_mix_simd, 1},
+    {"ffi_mix_obs", (DL_FUNC)&ffi_mix_obs, 2},
     /* Fast-VDP */
-    {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 12},
+    {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 5},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},
-    {"ffi_vdp_worker_split_begin", (DL_FUNC)&ffi_vdp_worker_split_begin, 6},
-    {"ffi_vdp_worker_split_iter", (DL_FUNC)&ffi_vdp_worker_split_iter, 9},
+    {"ffi_vdp_worker_split_begin", (DL_FUNC)&ffi_vdp_worker_split_begin, 3},
+    {"ffi_vdp_worker_split_iter", (DL_FUNC)&ffi_vdp_worker_split_iter, 4},
     {"ffi_vdp_prepare", (DL_FUNC)&ffi_vdp_prepare, 2},
     {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},
     /* OPE engine (lda-ope-ffi.c) */

@@ -14,7 +14,7 @@
  * hundreds of points and builds under a tenth of the tree's nodes). */
 #include <math.h>
 #include <string.h>
-#include "vdp.h"
+#include "kdtree.h"
 
 #define TREE_SAMPLE 64
 #define TREE_PCA_MIN 2048
@@ -189,21 +189,8 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
     if (C[b + (size_t)b * D] > C[widest + (size_t)widest * D]) widest = b;
   }
   for (int d = 0; d < D; d++) v[d] = d == widest ? 1.0 : 0.01;
-  for (int it = 0; it < 20; it++) {
-    double nrm = 0.0;
-    for (int a = 0; a < D; a++) {
-      double s = 0.0;
-      for (int b = 0; b < D; b++) s += C[a + (size_t)b * D] * v[b];
-      u[a] = s;
-      nrm += s * s;
-    }
-    if (!(nrm > 0)) {
-      for (int d = 0; d < D; d++) v[d] = d == widest;
-      return;
-    }
-    nrm = sqrt(nrm);
-    for (int a = 0; a < D; a++) v[a] = u[a] / nrm;
-  }
+  if (svi_power_iteration(C, D, v, 20, u))
+    for (int d = 0; d < D; d++) v[d] = d == widest; /* C v vanished */
 }
 
 /* Statistics of node id from its points (contiguous, in tree order): each

@@ -19,16 +19,6 @@ static double wall_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static SEXP list_elt(SEXP list, const char *name) {
-  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-  if (TYPEOF(list) != VECSXP || TYPEOF(names) != STRSXP)
-    Rf_error("internal error: expected a named list");
-  for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
-  Rf_error("internal error: missing element `%s`", name);
-  return R_NilValue;
-}
-
 /* NULL, or a double vector of length n (an internal error otherwise). */
 static const double *real_or_null(SEXP x, R_xlen_t n, const char *what) {
   if (Rf_isNull(x)) return NULL;
@@ -36,35 +26,38 @@ static const double *real_or_null(SEXP x, R_xlen_t n, const char *what) {
   return REAL(x);
 }
 
-/* prior: list(lik, prior, conc, kappa0, nu0, eta, m0, B0, b0, logdet_B0, D) */
+/* prior: the named list(lik, prior, conc, kappa0, nu0, eta, m0, B0, b0,
+ * logdet_B0, D) of mix_hyper() in R, read by name (src/ffi.h). */
 static mix_prior unpack_prior(SEXP p, int *D) {
   mix_prior pr;
-  pr.lik = svi_int_arg(list_elt(p, "lik"), MIX_GAUSS, MIX_MULT, "lik");
-  pr.prior = svi_int_arg(list_elt(p, "prior"), MIX_DIRICHLET, MIX_DP, "prior");
-  pr.conc = Rf_asReal(list_elt(p, "conc"));
-  pr.kappa0 = Rf_asReal(list_elt(p, "kappa0"));
-  pr.nu0 = Rf_asReal(list_elt(p, "nu0"));
-  pr.eta = Rf_asReal(list_elt(p, "eta"));
-  *D = svi_int_arg(list_elt(p, "D"), 1, 1000000, "D");
+  memset(&pr, 0, sizeof(pr));
+  pr.lik = svi_opt_int(p, "lik", MIX_GAUSS, MIX_MULT);
+  pr.obs = mix_obs_of(pr.lik); /* the observation model, chosen once */
+  pr.prior = svi_opt_int(p, "prior", MIX_DIRICHLET, MIX_DP);
+  pr.conc = Rf_asReal(svi_opt(p, "conc"));
+  pr.kappa0 = Rf_asReal(svi_opt(p, "kappa0"));
+  pr.nu0 = Rf_asReal(svi_opt(p, "nu0"));
+  pr.eta = Rf_asReal(svi_opt(p, "eta"));
+  *D = svi_opt_int(p, "D", 1, 1000000);
   R_xlen_t tri = (R_xlen_t)*D * (*D + 1) / 2;
-  pr.m0 = real_or_null(list_elt(p, "m0"), *D, "m0");
-  pr.B0 = real_or_null(list_elt(p, "B0"), tri, "B0");
-  pr.b0 = real_or_null(list_elt(p, "b0"), *D, "b0");
-  pr.logdet_B0 = Rf_asReal(list_elt(p, "logdet_B0"));
-  if (((pr.lik == MIX_GAUSS || pr.lik == MIX_DIAG) && !pr.m0) ||
-      ((pr.lik == MIX_GAUSS || pr.lik == MIX_ZM) && !pr.B0) ||
-      (pr.lik == MIX_DIAG && !pr.b0))
+  pr.m0 = real_or_null(svi_opt(p, "m0"), *D, "m0");
+  pr.B0 = real_or_null(svi_opt(p, "B0"), tri, "B0");
+  pr.b0 = real_or_null(svi_opt(p, "b0"), *D, "b0");
+  pr.logdet_B0 = Rf_asReal(svi_opt(p, "logdet_B0"));
+  if ((pr.obs->needs_m0 && !pr.m0) || (pr.obs->needs_B0 && !pr.B0) ||
+      (pr.obs->needs_b0 && !pr.b0))
     Rf_error("internal error: the prior lacks a parameter of its likelihood");
   return pr;
 }
 
-/* data: a numeric N x D matrix, or list(doc_ptr, term, count) for lik MULT. */
-static mix_data unpack_data(SEXP data, int lik, int D) {
+/* data: a numeric N x D matrix, or list(doc_ptr, term, count) for a model
+ * of documents. */
+static mix_data unpack_data(SEXP data, const mix_obs *obs, int D) {
   mix_data x;
   memset(&x, 0, sizeof(x));
-  x.lik = lik;
+  x.obs = obs;
   x.D = D;
-  if (lik == MIX_MULT) {
+  if (obs->documents) {
     svi_need_list(data, -1, "data");
     if (XLENGTH(data) < 3)
       Rf_error("internal error: data must be list(doc_ptr, term, count)");
@@ -83,34 +76,26 @@ static mix_data unpack_data(SEXP data, int lik, int D) {
   return x;
 }
 
-static void check_state(SEXP Nk, SEXP S, int lik, int D, int *K) {
+static void check_state(SEXP Nk, SEXP S, const mix_obs *obs, int D, int *K) {
   *K = (int)XLENGTH(Nk);
   if (TYPEOF(Nk) != REALSXP || TYPEOF(S) != REALSXP || *K < 1 || XLENGTH(Nk) > INT_MAX ||
-      XLENGTH(S) != mix_stat_size(lik, D) * (R_xlen_t)*K)
+      XLENGTH(S) != obs->stat_size(D) * (R_xlen_t)*K)
     Rf_error("internal error: summaries have the wrong size");
 }
 
-static void eval_alloc(mix_eval *ev, int lik, int K, int D) {
-  svi_len tri = (svi_len)D * (D + 1) / 2;
+static void eval_alloc(mix_eval *ev, const mix_obs *obs, int K, int D) {
+  svi_len sz[5];
+  double **arr[5] = {&ev->mean, &ev->fac, &ev->inv_diag, &ev->shift, &ev->logb};
   memset(ev, 0, sizeof(*ev));
   ev->c = (double *)R_alloc(K, sizeof(double));
-  if (lik == MIX_MULT) {
-    ev->logb = (double *)R_alloc((size_t)D * K, sizeof(double));
-    return;
-  }
-  if (lik != MIX_ZM) ev->mean = (double *)R_alloc((size_t)K * D, sizeof(double));
-  if (lik == MIX_DIAG) {
-    ev->fac = (double *)R_alloc((size_t)K * D, sizeof(double));
-  } else {
-    ev->fac = (double *)R_alloc((size_t)K * tri, sizeof(double));
-    ev->inv_diag = (double *)R_alloc((size_t)K * D, sizeof(double));
-    if (lik == MIX_GAUSS) ev->shift = (double *)R_alloc((size_t)K * D, sizeof(double));
-  }
+  obs->eval_sizes(D, sz);
+  for (int i = 0; i < 5; i++)
+    if (sz[i]) *arr[i] = (double *)R_alloc((size_t)K * sz[i], sizeof(double));
 }
 
 static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP S,
                  int point, int threads) {
-  eval_alloc(ev, pr->lik, K, D);
+  eval_alloc(ev, pr->obs, K, D);
   double *aw = (double *)R_alloc(2 * (size_t)K, sizeof(double));
   return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, threads, aw);
 }
@@ -141,8 +126,8 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
                    SEXP threads_, SEXP work) {
   int n_prot = 0, D, K;
   mix_prior pr = unpack_prior(prior, &D);
-  check_state(Nk, S, pr.lik, D, &K);
-  mix_data x = unpack_data(data, pr.lik, D);
+  check_state(Nk, S, pr.obs, D, &K);
+  mix_data x = unpack_data(data, pr.obs, D);
   int L = svi_int_arg(L_, 1, K, "L"), threads = svi_threads_from_r(threads_);
   svi_need_real(range, 2, "range");
   if (!(REAL(range)[0] >= 0 && REAL(range)[1] <= (double)x.N))
@@ -150,7 +135,7 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   svi_len n0 = (svi_len)REAL(range)[0], n1 = (svi_len)REAL(range)[1];
   if (L < 1 || L > K || n0 < 0 || n1 > x.N || n1 < n0)
     Rf_error("internal error: bad L or range");
-  svi_len n = n1 - n0, P = mix_stat_size(pr.lik, D);
+  svi_len n = n1 - n0, P = pr.obs->stat_size(D);
 
   double t0 = wall_seconds();
   mix_eval ev;
@@ -184,15 +169,15 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   /* one thread, dense full-covariance: the summary is made block by block
    * during the local step (same result, the data and the responsibilities
    * read once) */
-  int fuse = threads == 1 && L == K && (pr.lik == MIX_GAUSS || pr.lik == MIX_ZM);
+  int fuse = threads == 1 && L == K && pr.obs->dense_full;
   double *rr =
       fuse ? NULL : (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
   double *ent = (double *)arena_take(&ar, (size_t)n + 1, sizeof(double));
   int *ridx = L < K ? (int *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(int)) : NULL;
-  svi_len per = mix_local_scratch(pr.lik, D, K);
+  svi_len per = mix_local_scratch(pr.obs, D, K);
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
   int *isc = (int *)R_alloc((size_t)K * threads, sizeof(int));
-  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.lik, D, K) * threads),
+  double *xb = (double *)R_alloc((size_t)(mix_summary_scratch(pr.obs, D, K) * threads),
                                  sizeof(double));
   svi_len *pb = (svi_len *)R_alloc((size_t)SVI_BLOCK * threads, sizeof(svi_len));
   double t_sum = 0;
@@ -237,8 +222,8 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
                      SEXP threads_) {
   int n_prot = 0, D, K;
   mix_prior pr = unpack_prior(prior, &D);
-  check_state(Nk, S, pr.lik, D, &K);
-  mix_data x = unpack_data(data, pr.lik, D);
+  check_state(Nk, S, pr.obs, D, &K);
+  mix_data x = unpack_data(data, pr.obs, D);
   int threads = svi_threads_from_r(threads_), red = svi_flag_arg(reduce, "reduce");
   int pt = svi_flag_arg(point, "point");
   if (!red) svi_need_size((double)K, (double)x.N, (double)R_XLEN_T_MAX, "weights matrix");
@@ -251,7 +236,7 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       PROTECT(red ? Rf_allocVector(REALSXP, N) : Rf_allocMatrix(REALSXP, K, (int)N));
   n_prot++;
   double *po = REAL(out);
-  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D, K) + K;
+  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.obs, D, K) + K;
   double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
   (void)mix_simd_wide(); /* settled before the threads start */
 #ifdef _OPENMP
@@ -267,7 +252,7 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
       continue;
     }
     mix_logsumexp_rows(W, nb, K, po + s,
-                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.lik, D, K));
+                       W + (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.obs, D, K));
   }
   UNPROTECT(n_prot);
   return out;
@@ -279,24 +264,14 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
 SEXP ffi_mix_objective(SEXP prior, SEXP Nk, SEXP S) {
   int D, K;
   mix_prior pr = unpack_prior(prior, &D);
-  check_state(Nk, S, pr.lik, D, &K);
-  svi_len P = mix_stat_size(pr.lik, D);
+  check_state(Nk, S, pr.obs, D, &K);
+  svi_len P = pr.obs->stat_size(D);
   const double *pN = REAL(Nk), *pS = REAL(S);
   double out = mix_alloc_objective(&pr, K, pN);
   double *scratch = (double *)R_alloc((size_t)(P + D), sizeof(double));
   for (int k = 0; k < K; k++) {
     const double *Sk = pS + (svi_len)k * P;
-    switch (pr.lik) {
-    case MIX_GAUSS:
-    case MIX_ZM:
-      out += gauss_objective(&pr, pr.lik == MIX_ZM, D, pN[k], Sk, scratch);
-      break;
-    case MIX_DIAG:
-      out += diag_objective(&pr, D, pN[k], Sk);
-      break;
-    default:
-      out += mult_objective(&pr, D, Sk);
-    }
+    out += pr.obs->objective(&pr, D, pN[k], Sk, scratch);
   }
   return Rf_ScalarReal(out);
 }
@@ -306,11 +281,12 @@ SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP sc
                   SEXP seed, SEXP threads_) {
   int n_prot = 0, lik = svi_int_arg(lik_, MIX_GAUSS, MIX_MULT, "lik"),
       D = svi_int_arg(D_, 1, 1000000, "D"), K = svi_int_arg(K_, 1, INT_MAX, "K");
-  mix_data x = unpack_data(data, lik, D);
+  const mix_obs *obs = mix_obs_of(lik);
+  mix_data x = unpack_data(data, obs, D);
   if (K < 1 || K > x.N) Rf_error("internal error: K out of range");
   int pp = svi_flag_arg(plusplus, "plusplus");
   const double *sc = real_or_null(scale, D, "scale");
-  if (pp && lik != MIX_MULT && !sc) Rf_error("internal error: k-means++ needs a scale");
+  if (pp && !obs->documents && !sc) Rf_error("internal error: k-means++ needs a scale");
   int threads = svi_threads_from_r(threads_);
   svi_len *idx = (svi_len *)R_alloc(K, sizeof(svi_len));
   double *dist = (double *)R_alloc((size_t)x.N * 3, sizeof(double));
@@ -389,9 +365,9 @@ SEXP ffi_mix_global_stochastic(SEXP N, SEXP S, SEXP nN, SEXP nS, SEXP rho, SEXP 
 SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
   int n_prot = 0, D, K;
   mix_prior pr = unpack_prior(prior, &D);
-  check_state(Nk, S, pr.lik, D, &K);
-  svi_len P = mix_stat_size(pr.lik, D), tri = (svi_len)D * (D + 1) / 2;
-  int full = pr.lik == MIX_GAUSS || pr.lik == MIX_ZM;
+  check_state(Nk, S, pr.obs, D, &K);
+  svi_len P = pr.obs->stat_size(D), tri = (svi_len)D * (D + 1) / 2;
+  int full = pr.obs->spread == 1;
   const char *names[] = {"weights", "means", "spread"};
   SEXP out = PROTECT(svi_named_list(3, names));
   n_prot++;
@@ -404,7 +380,7 @@ SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
   if (full) {
     svi_need_size((double)D * D, (double)K, (double)R_XLEN_T_MAX, "covariances");
     spread = Rf_alloc3DArray(REALSXP, D, D, K);
-  } else if (pr.lik == MIX_DIAG) {
+  } else if (pr.obs->spread == 2) {
     spread = Rf_allocMatrix(REALSXP, K, D);
   }
   SET_VECTOR_ELT(out, 2, spread);
@@ -413,7 +389,7 @@ SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
   double *scratch = (double *)R_alloc((size_t)tri, sizeof(double));
   double *pm = REAL(mean), *ps = Rf_isNull(spread) ? NULL : REAL(spread);
   for (int k = 0; k < K; k++) {
-    mix_point_component(&pr, D, REAL(Nk)[k], REAL(S) + (svi_len)k * P, m, v, scratch);
+    pr.obs->point_component(&pr, D, REAL(Nk)[k], REAL(S) + (svi_len)k * P, m, v, scratch);
     for (int d = 0; d < D; d++) pm[(svi_len)d * K + k] = m[d];
     if (full)
       memcpy(ps + (svi_len)k * D * D, v, sizeof(double) * (size_t)D * D);
@@ -497,6 +473,22 @@ SEXP ffi_mix_work(SEXP bytes) {
    * batch fit_mixture() makes (at most 20 batches by default) */
   if (!(b >= 0 && b <= 8589934592.0)) Rf_error("internal error: bad work size");
   return Rf_allocVector(RAWSXP, (R_xlen_t)b);
+}
+
+/* The observation table of likelihood code lik (for tests): list(name,
+ * stat_size (doubles of a component's statistic at dimension D), spread,
+ * documents). */
+SEXP ffi_mix_obs(SEXP lik_, SEXP D_) {
+  const mix_obs *obs = mix_obs_of(svi_int_arg(lik_, MIX_GAUSS, MIX_MULT, "lik"));
+  int D = svi_int_arg(D_, 1, 1000000, "D");
+  const char *names[] = {"name", "stat_size", "spread", "documents"};
+  SEXP out = PROTECT(svi_named_list(4, names));
+  SET_VECTOR_ELT(out, 0, Rf_mkString(obs->name));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal((double)obs->stat_size(D)));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(obs->spread));
+  SET_VECTOR_ELT(out, 3, Rf_ScalarLogical(obs->documents));
+  UNPROTECT(1);
+  return out;
 }
 
 /* Kernel choice, for tests and benchmarks: level 0 keeps the two-double

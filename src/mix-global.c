@@ -1,7 +1,8 @@
 /* The mixture global step (Hughes & Sudderth §4, MATH.md §2): the memoized
  * swap of one batch's cached summary and the stochastic blend of the global
  * summaries, and the conjugate posterior's point estimates (posterior-mean
- * weights and component parameters) per likelihood. Plain C: no R API. */
+ * weights; the components' are the observation tables' point_component),
+ * and the choice of an observation table. Plain C: no R API. */
 #include <math.h>
 #include <string.h>
 #include "mix.h"
@@ -50,30 +51,9 @@ void mix_point_weights(const mix_prior *pr, int K, const double *Nk, double *w) 
   }
 }
 
-int mix_point_component(const mix_prior *pr, int D, double N, const double *S,
-                        double *mean, double *spread, double *scratch) {
-  int lik = pr->lik;
-  if (lik == MIX_MULT) {
-    double tot = D * pr->eta;
-    for (int v = 0; v < D; v++) tot += S[v];
-    for (int v = 0; v < D; v++) mean[v] = (pr->eta + S[v]) / tot;
-    return 0;
-  }
-  if (lik == MIX_DIAG) {
-    diag_point_component(pr, D, N, S, mean, spread);
-    return 0;
-  }
-  int zm = lik == MIX_ZM;
-  double kappa, *B = scratch;
-  double nu = gauss_posterior(pr, zm, D, N, S, B, zm ? NULL : mean, &kappa);
-  if (zm)
-    for (int i = 0; i < D; i++) mean[i] = 0;
-  for (int i = 0; i < D; i++) {
-    for (int j = 0; j <= i; j++) {
-      double c = B[svi_tri(i, j)] / nu;
-      spread[(svi_len)i * D + j] = c;
-      spread[(svi_len)j * D + i] = c;
-    }
-  }
-  return 0;
+/* The tables, in the order of the MIX_* codes. */
+const mix_obs *mix_obs_of(int lik) {
+  static const mix_obs *const table[] = {&mix_obs_gauss, &mix_obs_zm, &mix_obs_diag,
+                                         &mix_obs_mult};
+  return lik >= 0 && lik < 4 ? table[lik] : NULL;
 }

@@ -28,12 +28,13 @@ static int already(const svi_len *out, int c, svi_len n) {
 }
 
 /* work: max(D, V) doubles for the seed, plus N doubles (mult: sum p ln p). */
-static void update_dist(const mix_data *x, svi_len cidx, const double *scale, int threads,
-                        const double *cur, double *dist, double *work, int first) {
+void mix_seed_dist_kl(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                      const double *cur, double *dist, double *work, int first) {
   svi_len N = x->N;
   int D = x->D;
   (void)threads;
-  if (x->lik == MIX_MULT) {
+  (void)scale;
+  {
     const svi_dtm *m = &x->dtm;
     double *logq = work, *plogp = work + D;
     double tot = 0;
@@ -63,14 +64,22 @@ static void update_dist(const mix_data *x, svi_len cidx, const double *scale, in
       if (d < 0) d = 0;
       dist[n] = (first || d < cur[n]) ? d : cur[n];
     }
-    return;
   }
+}
+
+/* The points' divergences: scaled squared Euclidean (zm = 0) or the
+ * squared residual after projection on the seed's axis (zm = 1). */
+static void seed_dist_points(const mix_data *x, svi_len cidx, const double *scale,
+                             int threads, const double *cur, double *dist, double *work,
+                             int first, int zm) {
+  svi_len N = x->N;
+  int D = x->D;
+  (void)threads;
   double *cx = work, cn = 0;
   for (int d = 0; d < D; d++) {
     cx[d] = x->X[(svi_len)d * N + cidx];
     cn += cx[d] * cx[d];
   }
-  int zm = x->lik == MIX_ZM;
   /* Chunks of INIT_CHUNK points, dimension by dimension (contiguous and
    * vectorisable); each point's sums still run over d in order. */
   svi_len nchunks = (N + INIT_CHUNK - 1) / INIT_CHUNK;
@@ -112,6 +121,16 @@ static void update_dist(const mix_data *x, svi_len cidx, const double *scale, in
   }
 }
 
+void mix_seed_dist_sq(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                      const double *cur, double *dist, double *work, int first) {
+  seed_dist_points(x, cidx, scale, threads, cur, dist, work, first, 0);
+}
+
+void mix_seed_dist_axis(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                        const double *cur, double *dist, double *work, int first) {
+  seed_dist_points(x, cidx, scale, threads, cur, dist, work, first, 1);
+}
+
 void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
                     uint64_t seed, int threads, svi_len *out, double *dist,
                     double *work) {
@@ -138,7 +157,7 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
             if (acc >= u) break;
           }
           if (p < 0 || already(out, c, p)) continue;
-          update_dist(x, p, scale, threads, dist, cand, work, 0);
+          x->obs->seed_dist(x, p, scale, threads, dist, cand, work, 0);
           double tot = 0;
           for (svi_len n = 0; n < N; n++) tot += cand[n];
           if (tot < best_total) {
@@ -160,7 +179,7 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
       pick = (svi_len)svi_rng_int(&r, (uint64_t)N);
     out[c] = pick;
     if (plusplus && c + 1 < K)
-      update_dist(x, pick, scale, threads, dist, dist, work, c == 0);
+      x->obs->seed_dist(x, pick, scale, threads, dist, dist, work, c == 0);
   }
 }
 

@@ -68,42 +68,26 @@ double mix_alloc_objective(const mix_prior *pr, int K, const double *Nk) {
 
 int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double *Nk,
                    const double *S, int point, int threads, double *scratch) {
-  int lik = pr->lik;
-  svi_len P = mix_stat_size(lik, D), tri = (svi_len)D * (D + 1) / 2;
-  ev->lik = lik;
+  const mix_obs *obs = pr->obs;
+  svi_len P = obs->stat_size(D);
+  ev->obs = obs;
   ev->K = K;
   ev->D = D;
   int status = 0;
   double *fail = scratch + K; /* K doubles: each component's status */
   (void)threads;
-  if (lik == MIX_MULT) {
-    mult_eval_table(pr, K, D, S, point, ev->c, ev->logb);
-  } else {
-    /* components are independent: any thread count gives the same tables;
-     * small models are built without waking the threads */
-    double work = (double)K * D * D * (D + 1);
+  /* components are independent: any thread count gives the same tables;
+   * small models are built without waking the threads */
+  double work = K * obs->eval_cost(D);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (work > 2e5)
 #endif
-    for (int k = 0; k < K; k++) {
-      const double *Sk = S + (svi_len)k * P;
-      fail[k] = 0;
-      if (lik == MIX_DIAG) {
-        diag_eval_component(pr, D, Nk[k], Sk, point, ev->c + k, ev->mean + (svi_len)k * D,
-                            ev->fac + (svi_len)k * D);
-      } else {
-        int zm = lik == MIX_ZM;
-        fail[k] = gauss_eval_component(
-            pr, zm, D, Nk[k], Sk, point, ev->c + k, zm ? NULL : ev->mean + (svi_len)k * D,
-            ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
-            zm ? NULL : ev->shift + (svi_len)k * D);
-      }
-    }
-    for (int k = 0; k < K; k++) {
-      if (fail[k] != 0) {
-        status = k + 1;
-        break;
-      }
+  for (int k = 0; k < K; k++)
+    fail[k] = obs->eval_component(ev, pr, k, Nk[k], S + (svi_len)k * P, point);
+  for (int k = 0; k < K; k++) {
+    if (fail[k] != 0) {
+      status = k + 1;
+      break;
     }
   }
   double *aw = scratch; /* K doubles */
@@ -112,16 +96,11 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
   return status;
 }
 
-svi_len mix_weights_scratch(int lik, int D, int K) {
-  if (lik == MIX_MULT) return 0;
-  /* the block's points (D rows of SVI_BLOCK, one spare), then for the full
-   * models the component-major weights */
-  svi_len xb = (svi_len)SVI_BLOCK * (D + 1);
-  return lik == MIX_DIAG ? xb : xb + (svi_len)SVI_BLOCK * K;
+svi_len mix_weights_scratch(const mix_obs *obs, int D, int K) {
+  return obs->weights_scratch(D, K);
 }
 
-/* The block's points, dimension-major with SVI_BLOCK lanes, zero past nb. */
-static void gather_block(const mix_data *x, svi_len s, int nb, double *xb) {
+void mix_gather_block(const mix_data *x, svi_len s, int nb, double *xb) {
   for (int i = 0; i < x->D; i++) {
     const double *xi = x->X + (svi_len)i * x->N + s;
     double *xbi = xb + (svi_len)i * SVI_BLOCK;
@@ -132,43 +111,13 @@ static void gather_block(const mix_data *x, svi_len s, int nb, double *xb) {
 
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch) {
-  int K = ev->K;
-  switch (ev->lik) {
-  case MIX_GAUSS:
-  case MIX_ZM: {
-    /* component-major from the vector kernel, then point-major */
-    double *xb = scratch, *Wt = scratch + (svi_len)SVI_BLOCK * (ev->D + 1);
-    gather_block(x, n0, nb, xb);
-    mix_simd_gauss_wt(ev, xb, nb, Wt);
-    for (int i = 0; i < nb; i++)
-      for (int k = 0; k < K; k++) W[(svi_len)i * K + k] = Wt[(svi_len)k * SVI_BLOCK + i];
-    break;
-  }
-  case MIX_DIAG:
-    diag_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
-    break;
-  default:
-    for (int i = 0; i < nb; i++)
-      mult_doc_weights(ev, &x->dtm, n0 + i, W + (svi_len)i * K);
-  }
-}
-
-void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xbuf) {
-  if (x->lik == MIX_MULT) {
-    mult_add_stat(&x->dtm, n, r, Sk);
-    return;
-  }
-  for (int d = 0; d < x->D; d++) xbuf[d] = x->X[(svi_len)d * x->N + n];
-  if (x->lik == MIX_DIAG)
-    diag_add_stat(xbuf, x->D, r, Sk);
-  else
-    gauss_add_stat(xbuf, x->D, x->lik == MIX_ZM, r, Sk);
+  ev->obs->block_weights(ev, x, n0, nb, W, scratch);
 }
 
 /* Per-thread double scratch of mix_local: weights block, obs scratch, K,
  * and a second block for the dense full-covariance path. */
-svi_len mix_local_scratch(int lik, int D, int K) {
-  return 3 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(lik, D, K) + K;
+svi_len mix_local_scratch(const mix_obs *obs, int D, int K) {
+  return 3 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(obs, D, K) + K;
 }
 
 static double mix_clock(void) {
@@ -294,8 +243,9 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
                double *t_summary) {
   int K = ev->K;
   svi_len n = n1 - n0, nblocks = svi_n_blocks(n);
-  svi_len dper = mix_local_scratch(ev->lik, ev->D, K);
-  int D = ev->D, dense_gauss = L == K && (ev->lik == MIX_GAUSS || ev->lik == MIX_ZM);
+  const mix_obs *obs = ev->obs;
+  svi_len dper = mix_local_scratch(obs, ev->D, K);
+  int D = ev->D, dense_gauss = L == K && obs->dense_full;
   (void)threads;
   (void)mix_simd_wide(); /* settled before the threads start */
   if (Nk) {
@@ -304,16 +254,15 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
      * in block order: the arithmetic of mix_summary's dense path */
     gauss_dense_acc acc;
     gauss_dense_thr th;
-    gauss_dense_begin(&acc, D, ev->lik == MIX_ZM, K, Nk, S, sscratch);
+    gauss_dense_begin(&acc, D, obs->zero_mean, K, Nk, S, sscratch);
     gauss_dense_thread(&acc, sscratch, irows, &th);
     double *W = dscratch, *xb = W + (svi_len)SVI_BLOCK * K;
-    double *Et = xb + mix_weights_scratch(ev->lik, D, K),
-           *rp = Et + (svi_len)SVI_BLOCK * K;
+    double *Et = xb + mix_weights_scratch(obs, D, K), *rp = Et + (svi_len)SVI_BLOCK * K;
     double ts = 0;
     for (svi_len b = 0; b < nblocks; b++) {
       svi_len s = n0 + b * SVI_BLOCK;
       int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
-      gather_block(x, s, nb, xb);
+      mix_gather_block(x, s, nb, xb);
       mix_simd_gauss_wt(ev, xb, nb, W);
       mix_simd_softmax(W, nb, K, rp, ent + (s - n0), Et);
       double t0 = mix_clock();
@@ -334,17 +283,16 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
     if (dense_gauss) {
       /* dense full-covariance: weights component-major, softmax across
        * components with the block's points in vector lanes */
-      double *xb = W + (svi_len)SVI_BLOCK * K,
-             *Et = xb + mix_weights_scratch(ev->lik, D, K);
+      double *xb = W + (svi_len)SVI_BLOCK * K, *Et = xb + mix_weights_scratch(obs, D, K);
       svi_len s = n0 + b * SVI_BLOCK;
       int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
-      gather_block(x, s, nb, xb);
+      mix_gather_block(x, s, nb, xb);
       mix_simd_gauss_wt(ev, xb, nb, W);
       mix_simd_softmax(W, nb, K, resp_r + (s - n0) * K, ent + (s - n0), Et);
       continue;
     }
     double *wsc = W + (svi_len)SVI_BLOCK * K;
-    double *dbuf = wsc + mix_weights_scratch(ev->lik, ev->D, K);
+    double *dbuf = wsc + mix_weights_scratch(obs, ev->D, K);
     int *idx = iscratch + (svi_len)t * K;
     svi_len s = n0 + b * SVI_BLOCK;
     int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
@@ -364,27 +312,18 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
   }
 }
 
-/* Adds m <= SVI_BLOCK (point, r) pairs of one component into Sk, in order. */
-static void add_pairs(const mix_data *x, const svi_len *pts, const double *r, int m,
-                      double *Sk, double *xb) {
-  if (x->lik == MIX_GAUSS || x->lik == MIX_ZM) {
-    gauss_chunk_stat(x->X, x->N, x->D, x->lik == MIX_ZM, pts, r, m, Sk, xb);
-    return;
-  }
-  for (int l = 0; l < m; l++) mix_add_stat(x, pts[l], r[l], Sk, xb);
-}
-
 void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
                  double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
                  double *xbuf, svi_len *pbuf) {
-  svi_len n = n1 - n0, P = mix_stat_size(x->lik, x->D);
-  svi_len per = mix_summary_scratch(x->lik, x->D, K);
+  const mix_obs *obs = x->obs;
+  svi_len n = n1 - n0, P = obs->stat_size(x->D);
+  svi_len per = mix_summary_scratch(obs, x->D, K);
   (void)threads;
-  if (L == K && (x->lik == MIX_GAUSS || x->lik == MIX_ZM)) {
+  if (L == K && obs->dense_full) {
     /* pbuf (threads x SVI_BLOCK svi_len) doubles as the row lists */
-    gauss_dense_summary(x->X, x->N, x->D, x->lik == MIX_ZM, n0, n1, K, resp_r, threads,
-                        Nk, S, xbuf, (int *)pbuf);
+    gauss_dense_summary(x->X, x->N, x->D, obs->zero_mean, n0, n1, K, resp_r, threads, Nk,
+                        S, xbuf, (int *)pbuf);
     return;
   }
   memset(S, 0, sizeof(double) * (size_t)(P * K));
@@ -409,11 +348,11 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
         pb[m] = n0 + i;
         rb[m++] = r;
         if (m == SVI_BLOCK) {
-          add_pairs(x, pb, rb, m, Sk, xb);
+          obs->add_pairs(x, pb, rb, m, Sk, xb);
           m = 0;
         }
       }
-      if (m) add_pairs(x, pb, rb, m, Sk, xb);
+      if (m) obs->add_pairs(x, pb, rb, m, Sk, xb);
       Nk[k] = nk;
     }
     return;
@@ -467,17 +406,11 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
     /* chunks of a component's points, in point order */
     for (svi_len e = start[k]; e < start[k + 1]; e += SVI_BLOCK) {
       int m = (int)(start[k + 1] - e < SVI_BLOCK ? start[k + 1] - e : SVI_BLOCK);
-      add_pairs(x, list_n + e, list_r + e, m, Sk, xb);
+      obs->add_pairs(x, list_n + e, list_r + e, m, Sk, xb);
     }
   }
 }
 
-svi_len mix_summary_scratch(int lik, int D, int K) {
-  /* the statistic kernel's scratch, then SVI_BLOCK responsibilities */
-  if (lik == MIX_GAUSS || lik == MIX_ZM) {
-    svi_len a = gauss_stat_scratch(D) + SVI_BLOCK,
-            b = gauss_dense_scratch(D, lik == MIX_ZM, K);
-    return a > b ? a : b;
-  }
-  return D + SVI_BLOCK;
+svi_len mix_summary_scratch(const mix_obs *obs, int D, int K) {
+  return obs->summary_scratch(D, K);
 }

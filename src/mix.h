@@ -6,6 +6,7 @@
 #define SPARSEVI_MIX_H
 
 #include "svi.h"
+#include "linalg.h"
 
 enum { MIX_GAUSS = 0, MIX_ZM = 1, MIX_DIAG = 2, MIX_MULT = 3 };
 enum { MIX_DIRICHLET = 0, MIX_DP = 1 };
@@ -13,9 +14,11 @@ enum { MIX_DIRICHLET = 0, MIX_DP = 1 };
 /* Random stream offset of the mixture engine ("MIX" in ASCII, shifted). */
 #define MIX_STREAM_OFFSET 0x4d49580000ULL
 
+typedef struct mix_obs mix_obs;
+
 /* Data: numeric points (X column-major N x D) or documents (dtm, D = V). */
 typedef struct {
-  int lik;
+  const mix_obs *obs; /* the observation model (below) */
   svi_len N;
   int D;
   const double *X;
@@ -28,7 +31,8 @@ typedef struct {
  * N(m0, 1 / (kappa0 lambda)) on the mean. Multinomial: Dirichlet(eta). */
 typedef struct {
   int lik, prior;
-  double conc; /* alpha (Dirichlet) or gamma (DP) */
+  const mix_obs *obs; /* mix_obs_of(lik); NULL for Fast-VDP, which needs none */
+  double conc;        /* alpha (Dirichlet) or gamma (DP) */
   double kappa0, nu0, eta;
   const double *m0; /* D */
   const double *B0; /* D (D + 1) / 2 */
@@ -43,7 +47,8 @@ typedef struct {
  * Built either from expectations under q (the VB local step) or from point
  * estimates (held-out density). */
 typedef struct {
-  int lik, K, D;
+  const mix_obs *obs;
+  int K, D;
   double *c;        /* K */
   double *mean;     /* K x D, NULL for the zero-mean model */
   double *fac;      /* full: K x D(D+1)/2 packed inverse factors; diag: K x D */
@@ -52,24 +57,65 @@ typedef struct {
   double *logb;     /* mult: V x K */
 } mix_eval;
 
-/* Number of doubles of the sufficient statistic of one component. */
-static inline svi_len mix_stat_size(int lik, int D) {
-  svi_len tri = (svi_len)D * (D + 1) / 2;
-  switch (lik) {
-  case MIX_GAUSS:
-    return D + tri;
-  case MIX_ZM:
-    return tri;
-  case MIX_DIAG:
-    return 2 * (svi_len)D;
-  default:
-    return D;
-  }
-}
+/* ---- the observation models (obs-gauss.c, obs-diag.c, obs-mult.c) ----
+ * Each likelihood is one table of functions, chosen once from the prior's
+ * `lik` (mix_obs_of) and carried by the prior, the data and the evaluator;
+ * the local step, the summaries, the objective, the point estimates and the
+ * seeding call through it, and never ask which likelihood they run. */
+struct mix_obs {
+  int lik;
+  const char *name; /* the likelihood's name in R (fit_mixture(likelihood =)) */
+  /* the prior parameters the model reads (the FFI checks them) */
+  int needs_m0, needs_B0, needs_b0;
+  int documents; /* data are documents (a dtm, D = V) rather than points */
+  /* dense (L = K) full-covariance kernels of obs-gauss.h apply (fused local
+   * step and summary, mix_simd_gauss_wt): zero_mean is their flag */
+  int dense_full, zero_mean;
+  /* what the point estimates give besides the means: 0 nothing, 1 a D x D
+   * covariance per component, 2 D variances per component */
+  int spread;
+  /* doubles of one component's sufficient statistic */
+  svi_len (*stat_size)(int D);
+  /* evaluator storage per component (doubles): mean, fac, inv_diag, shift,
+   * and per component of the word-major table logb (V x K) */
+  void (*eval_sizes)(int D, svi_len sz[5]);
+  /* rough flops of eval_component (decides whether to use the threads) */
+  double (*eval_cost)(int D);
+  /* component k of ev from its count N and statistic Sk (point = 0:
+   * expectations under q; 1: point estimates); c[k] gets the observation
+   * constant only. Returns 0, or nonzero when a matrix is not positive
+   * definite. */
+  int (*eval_component)(const mix_eval *ev, const mix_prior *pr, int k, double N,
+                        const double *Sk, int point);
+  /* log-weights of points [n0, n0 + nb) into W (nb x K, point-major);
+   * scratch: weights_scratch doubles */
+  void (*block_weights)(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
+                        double *W, double *scratch);
+  svi_len (*weights_scratch)(int D, int K);
+  /* Sk += sum_l r[l] t(x_{pts[l]}) over m <= SVI_BLOCK points, in order;
+   * scratch: summary_scratch doubles */
+  void (*add_pairs)(const mix_data *x, const svi_len *pts, const double *r, int m,
+                    double *Sk, double *scratch);
+  svi_len (*summary_scratch)(int D, int K);
+  /* the component's observation part of the ELBO at its conjugate
+   * posterior; scratch: P + D doubles */
+  double (*objective)(const mix_prior *pr, int D, double N, const double *Sk,
+                      double *scratch);
+  /* point estimates (see the note in mix-global.c below); scratch: P doubles */
+  void (*point_component)(const mix_prior *pr, int D, double N, const double *Sk,
+                          double *mean, double *spread, double *scratch);
+  /* k-means++ divergence of every point to the seed point cidx (mix-init.c):
+   * dist[n] = min(cur[n], d(n, seed)) (first: d itself); work: D + N */
+  void (*seed_dist)(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                    const double *cur, double *dist, double *work, int first);
+};
+extern const mix_obs mix_obs_gauss, mix_obs_zm, mix_obs_diag, mix_obs_mult;
+/* The table of likelihood lik (MIX_GAUSS..MIX_MULT), or NULL. */
+const mix_obs *mix_obs_of(int lik);
 
-/* Packed lower triangle, row-wise: element (i, j), j <= i. */
-static inline svi_len svi_tri(int i, int j) {
-  return (svi_len)i * (i + 1) / 2 + j;
+/* Number of doubles of the sufficient statistic of one component. */
+static inline svi_len mix_stat_size(const mix_obs *obs, int D) {
+  return obs->stat_size(D);
 }
 
 /* ---- mix-local.c ---- */
@@ -87,11 +133,12 @@ int mix_eval_build(mix_eval *ev, const mix_prior *pr, int K, int D, const double
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch);
 /* Per-thread scratch doubles needed by mix_block_weights. */
-svi_len mix_weights_scratch(int lik, int D, int K);
-/* Add r * t(x_n) into the statistic S_k (P doubles) of one component. */
-void mix_add_stat(const mix_data *x, svi_len n, double r, double *Sk, double *xbuf);
+svi_len mix_weights_scratch(const mix_obs *obs, int D, int K);
+/* The block's points, dimension-major with SVI_BLOCK lanes, zero past nb
+ * (xb: D SVI_BLOCK doubles). */
+void mix_gather_block(const mix_data *x, svi_len s, int nb, double *xb);
 
-svi_len mix_local_scratch(int lik, int D, int K);
+svi_len mix_local_scratch(const mix_obs *obs, int D, int K);
 /* out[i] = ln sum_k exp(W[i K + k]) for nb rows of K log-weights.
  * d: K doubles of scratch. */
 void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d);
@@ -118,7 +165,7 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
                  const int *resp_idx, const double *resp_r, int threads, double *Nk,
                  double *S, svi_len *start, svi_len *cnt, svi_len *list_n, double *list_r,
                  double *xbuf, svi_len *pbuf);
-svi_len mix_summary_scratch(int lik, int D, int K);
+svi_len mix_summary_scratch(const mix_obs *obs, int D, int K);
 
 /* ---- mix-global.c ---- */
 /* Memoized swap of one batch's summaries: out = max(N - oN + nN, 0),
@@ -132,30 +179,11 @@ void mix_global_stochastic(svi_len K, svi_len P, const double *N, const double *
                            double *outN, double *outS);
 /* Posterior-mean mixing weights E[pi_k] into w[K]. */
 void mix_point_weights(const mix_prior *pr, int K, const double *Nk, double *w);
-/* Point estimates of one component from its count N and statistic S:
- * Gaussians: mean[D] and spread = the D x D covariance B / nu (column-major);
- * diagonal: mean[D] and spread = variances 1 / E[lambda_d]; multinomial:
- * mean = the word distribution E[phi] (V = D). scratch: D (D + 1) / 2
- * doubles. */
-int mix_point_component(const mix_prior *pr, int D, double N, const double *S,
-                        double *mean, double *spread, double *scratch);
-
-/* ---- obs-diag.c / obs-mult.c (obs-gauss.h has the Gaussians) ---- */
-void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, int point,
-                         double *c, double *mean, double *fac);
-double diag_objective(const mix_prior *pr, int D, double N, const double *S);
-/* Posterior means m[D] and variances b / a (the inverse of E[lambda]). */
-void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
-                          double *m, double *var);
-void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
-                        int nb, double *W, double *q);
-void diag_add_stat(const double *x, int D, double r, double *Sk);
-
-void mult_eval_table(const mix_prior *pr, int K, int V, const double *S, int point,
-                     double *c, double *logb);
-double mult_objective(const mix_prior *pr, int V, const double *S);
-void mult_doc_weights(const mix_eval *ev, const svi_dtm *x, svi_len d, double *w);
-void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk);
+/* Point estimates of one component (the tables' point_component) from its
+ * count N and statistic S: Gaussians: mean[D] and spread = the D x D
+ * covariance B / nu (column-major); diagonal: mean[D] and spread =
+ * variances 1 / E[lambda_d]; multinomial: mean = the word distribution
+ * E[phi] (V = D). */
 
 /* ---- mix-init.c ---- */
 /* k-means++ seeding (Bregman divergence fit to the likelihood) when
@@ -164,6 +192,16 @@ void mult_add_stat(const svi_dtm *x, svi_len d, double r, double *Sk);
  * indices into out. dist: 3 N doubles of scratch; work: D + N doubles. */
 void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
                     uint64_t seed, int threads, svi_len *out, double *dist, double *work);
+/* The divergences of the tables' seed_dist: scaled squared Euclidean
+ * distance (Gaussian and diagonal models), squared residual after
+ * projection on the seed's axis (zero-mean model), KL to the seed
+ * document's smoothed word distribution (multinomial). */
+void mix_seed_dist_sq(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                      const double *cur, double *dist, double *work, int first);
+void mix_seed_dist_axis(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                        const double *cur, double *dist, double *work, int first);
+void mix_seed_dist_kl(const mix_data *x, svi_len cidx, const double *scale, int threads,
+                      const double *cur, double *dist, double *work, int first);
 
 /* Centre the columns of X (N x D, column-major) into Xc (zero_mean: copy),
  * with the column means center[D] and the mean squares of Xc spread[D]

@@ -18,8 +18,8 @@ static void diag_post(const mix_prior *pr, int D, int d, double N, const double 
   *b = bb > pr->b0[d] ? bb : pr->b0[d];
 }
 
-void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, int point,
-                         double *c, double *mean, double *fac) {
+static void diag_eval_component(const mix_prior *pr, int D, double N, const double *S,
+                                int point, double *c, double *mean, double *fac) {
   double cc = 0;
   for (int d = 0; d < D; d++) {
     double kappa, m, a, b;
@@ -34,8 +34,8 @@ void diag_eval_component(const mix_prior *pr, int D, double N, const double *S, 
   *c = cc;
 }
 
-void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
-                          double *m, double *var) {
+static void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
+                                 double *m, double *var) {
   for (int d = 0; d < D; d++) {
     double kappa, a, b;
     diag_post(pr, D, d, N, S, &kappa, m + d, &a, &b);
@@ -43,7 +43,7 @@ void diag_point_component(const mix_prior *pr, int D, double N, const double *S,
   }
 }
 
-double diag_objective(const mix_prior *pr, int D, double N, const double *S) {
+static double diag_objective(const mix_prior *pr, int D, double N, const double *S) {
   double out = 0, a0 = 0.5 * pr->nu0;
   for (int d = 0; d < D; d++) {
     double kappa, m, a, b;
@@ -54,8 +54,8 @@ double diag_objective(const mix_prior *pr, int D, double N, const double *S) {
   return out;
 }
 
-void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
-                        int nb, double *W, double *q) {
+static void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len n0,
+                               int nb, double *W, double *q) {
   int K = ev->K, D = ev->D;
   for (int k = 0; k < K; k++) {
     const double *m = ev->mean + (svi_len)k * D, *f = ev->fac + (svi_len)k * D;
@@ -73,9 +73,87 @@ void diag_block_weights(const mix_eval *ev, const double *X, svi_len N, svi_len 
   }
 }
 
-void diag_add_stat(const double *x, int D, double r, double *Sk) {
+static void diag_add_stat(const double *x, int D, double r, double *Sk) {
   for (int d = 0; d < D; d++) {
     Sk[d] += r * x[d];
     Sk[D + d] += r * x[d] * x[d];
   }
 }
+
+/* ---- the table ---- */
+
+static svi_len diag_stat_size(int D) {
+  return 2 * (svi_len)D;
+}
+
+static void diag_eval_sizes(int D, svi_len sz[5]) {
+  sz[0] = D; /* mean */
+  sz[1] = D; /* fac */
+  sz[2] = sz[3] = sz[4] = 0;
+}
+
+static double diag_eval_cost(int D) {
+  return (double)D * D * (D + 1);
+}
+
+static int diag_eval(const mix_eval *ev, const mix_prior *pr, int k, double N,
+                     const double *Sk, int point) {
+  int D = ev->D;
+  diag_eval_component(pr, D, N, Sk, point, ev->c + k, ev->mean + (svi_len)k * D,
+                      ev->fac + (svi_len)k * D);
+  return 0;
+}
+
+static void diag_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
+                         double *W, double *scratch) {
+  diag_block_weights(ev, x->X, x->N, n0, nb, W, scratch);
+}
+
+static svi_len diag_weights_scratch(int D, int K) {
+  (void)K;
+  return (svi_len)SVI_BLOCK * (D + 1);
+}
+
+static void diag_add_pairs(const mix_data *x, const svi_len *pts, const double *r, int m,
+                           double *Sk, double *xb) {
+  for (int l = 0; l < m; l++) {
+    for (int d = 0; d < x->D; d++) xb[d] = x->X[(svi_len)d * x->N + pts[l]];
+    diag_add_stat(xb, x->D, r[l], Sk);
+  }
+}
+
+static svi_len diag_summary_scratch(int D, int K) {
+  (void)K;
+  return D + SVI_BLOCK;
+}
+
+static double diag_obj(const mix_prior *pr, int D, double N, const double *Sk,
+                       double *scratch) {
+  (void)scratch;
+  return diag_objective(pr, D, N, Sk);
+}
+
+static void diag_point(const mix_prior *pr, int D, double N, const double *Sk,
+                       double *mean, double *spread, double *scratch) {
+  (void)scratch;
+  diag_point_component(pr, D, N, Sk, mean, spread);
+}
+
+const mix_obs mix_obs_diag = {
+    .lik = MIX_DIAG,
+    .name = "diag_gaussian",
+    .needs_m0 = 1,
+    .needs_b0 = 1,
+    .spread = 2,
+    .stat_size = diag_stat_size,
+    .eval_sizes = diag_eval_sizes,
+    .eval_cost = diag_eval_cost,
+    .eval_component = diag_eval,
+    .block_weights = diag_weights,
+    .weights_scratch = diag_weights_scratch,
+    .add_pairs = diag_add_pairs,
+    .summary_scratch = diag_summary_scratch,
+    .objective = diag_obj,
+    .point_component = diag_point,
+    .seed_dist = mix_seed_dist_sq,
+};

@@ -20,24 +20,6 @@
 #define LN_2PI 1.8378770664093454836
 #define LN_PI 1.1447298858494001741
 
-int svi_chol_packed(double *A, int D) {
-  for (int i = 0; i < D; i++) {
-    double *Ri = A + svi_tri(i, 0);
-    for (int j = 0; j <= i; j++) {
-      const double *Rj = A + svi_tri(j, 0);
-      double s = Ri[j];
-      for (int k = 0; k < j; k++) s -= Ri[k] * Rj[k];
-      if (j == i) {
-        if (!(s > 0) || !isfinite(s)) return i + 1;
-        Ri[i] = sqrt(s);
-      } else {
-        Ri[j] = s / Rj[j];
-      }
-    }
-  }
-  return 0;
-}
-
 double svi_lmvgamma(double a, int D) {
   double s = 0.25 * D * (D - 1) * LN_PI;
   for (int i = 0; i < D; i++) s += svi_lgamma(a - 0.5 * i);
@@ -62,23 +44,6 @@ double gauss_posterior(const mix_prior *pr, int zero_mean, int D, double N,
     *kappa = 0;
   }
   return pr->nu0 + N;
-}
-
-/* In place: the packed lower factor R becomes R^-1 (also lower), by forward
- * substitution on the columns of the identity. inv_diag holds 1 / R_ii. */
-static void svi_tri_invert(double *R, const double *inv_diag, int D) {
-  /* (R^-1)_ij = -(sum_{j <= l < i} R_il (R^-1)_lj) / R_ii for j < i. Rows
-   * go top to bottom (rows above are already inverted); within row i, left
-   * to right, entry j is overwritten only after its last use. */
-  for (int i = 0; i < D; i++) {
-    double *Ri = R + svi_tri(i, 0);
-    for (int j = 0; j < i; j++) {
-      double s = 0;
-      for (int l = j; l < i; l++) s += Ri[l] * R[svi_tri(l, j)];
-      Ri[j] = -s * inv_diag[i];
-    }
-    Ri[i] = inv_diag[i];
-  }
 }
 
 int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N,
@@ -148,19 +113,6 @@ static inline gauss_v2 v2_set1(double a) {
   return v;
 }
 #endif
-
-void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk) {
-  if (!zero_mean) {
-    for (int i = 0; i < D; i++) Sk[i] += r * x[i];
-    Sk += D;
-  }
-  for (int i = 0; i < D; i++) {
-    double rxi = r * x[i];
-    double *Si = Sk + svi_tri(i, 0);
-    SVI_SIMD
-    for (int j = 0; j <= i; j++) Si[j] += rxi * x[j];
-  }
-}
 
 /* The 2 x 4 dot products of rows a0, a1 with rows b0..b3 over m (even)
  * entries, each in two lanes (even and odd entries) added at the end. */
@@ -420,73 +372,28 @@ void gauss_dense_summary(const double *X, svi_len N, int D, int zero_mean, svi_l
   gauss_dense_finish(&acc);
 }
 
-/* ---- Fast-VDP's view of the model: Normal-Wishart over (N, sum x, packed
- * sum x x^T), full W (see obs-gauss.h) ---- */
+/* ---- the model over (N, sum x, packed sum x x^T), with full W (Fast-VDP's
+ * view; see obs-gauss.h) ---- */
 
 #define LOG_2 0.69314718055994530942
 
-size_t gw_nw_doubles(int D) {
-  return (size_t)D + (size_t)D * D + (size_t)gw_packed_size(D) + (size_t)D;
+size_t gauss_nw_doubles(int D) {
+  return (size_t)D + (size_t)D * D + (size_t)svi_packed_size(D) + (size_t)D;
 }
 
-void gw_nw_bind(gw_nw *g, int D, double *mem) {
+void gauss_nw_bind(gauss_nw *g, int D, double *mem) {
   g->D = D;
-  g->P = gw_packed_size(D);
+  g->P = svi_packed_size(D);
   g->m = mem;
   g->W = mem + D;
   g->Wp = g->W + (size_t)D * D;
   g->Wm = g->Wp + g->P;
 }
 
-int gw_chol(double *A, int D) {
-  for (int j = 0; j < D; j++) {
-    double s = A[j + (size_t)j * D];
-    for (int k = 0; k < j; k++) s -= A[j + (size_t)k * D] * A[j + (size_t)k * D];
-    if (!(s > 0.0)) return 1;
-    double d = sqrt(s);
-    A[j + (size_t)j * D] = d;
-    for (int i = j + 1; i < D; i++) {
-      double t = A[i + (size_t)j * D];
-      for (int k = 0; k < j; k++) t -= A[i + (size_t)k * D] * A[j + (size_t)k * D];
-      A[i + (size_t)j * D] = t / d;
-    }
-  }
-  return 0;
-}
-
-/* Inverse of the SPD matrix A (D x D) into out; returns log det A, or NAN
- * when A is not positive definite. work: D^2 doubles. */
-static double spd_inverse(const double *A, int D, double *out, double *work) {
-  double *L = work;
-  memcpy(L, A, sizeof(double) * (size_t)D * D);
-  if (gw_chol(L, D)) return NAN;
-  double logdet = 0.0;
-  for (int j = 0; j < D; j++) logdet += 2.0 * log(L[j + (size_t)j * D]);
-  /* invert L in place (lower triangular) */
-  for (int j = 0; j < D; j++) {
-    L[j + (size_t)j * D] = 1.0 / L[j + (size_t)j * D];
-    for (int i = j + 1; i < D; i++) {
-      double s = 0.0;
-      for (int k = j; k < i; k++) s += L[i + (size_t)k * D] * L[k + (size_t)j * D];
-      L[i + (size_t)j * D] = -s / L[i + (size_t)i * D];
-    }
-  }
-  /* A^-1 = L^-T L^-1 */
-  for (int j = 0; j < D; j++) {
-    for (int i = j; i < D; i++) {
-      double s = 0.0;
-      for (int k = i; k < D; k++) s += L[k + (size_t)i * D] * L[k + (size_t)j * D];
-      out[i + (size_t)j * D] = s;
-      out[j + (size_t)i * D] = s;
-    }
-  }
-  return logdet;
-}
-
-void gw_pack_outer(const double *x, int D, double *out) {
+void gauss_pack_outer(const double *x, int D, double *out) {
   int idx = 0;
-  for (int j = 0; j < D; j++)
-    for (int i = 0; i <= j; i++) out[idx++] = x[i] * x[j];
+  for (int i = 0; i < D; i++)
+    for (int j = 0; j <= i; j++) out[idx++] = x[j] * x[i];
 }
 
 /* ln B(W, nu), the Wishart normaliser: the multivariate gamma is the
@@ -495,11 +402,11 @@ static double wishart_lnB(double logdet_W, double nu, int D) {
   return -0.5 * nu * logdet_W - 0.5 * nu * D * LOG_2 - svi_lmvgamma(0.5 * nu, D);
 }
 
-/* Fills the derived fields of g from beta, nu, m and the inverse scale
- * matrix Winv (destroyed). */
-static int finish(gw_nw *g, double *Winv, double *work) {
+/* Fills the derived fields of g from beta, nu, m and the packed inverse
+ * scale matrix Winv (P doubles; work: P more). */
+static int finish(gauss_nw *g, const double *Winv, double *work) {
   const int D = g->D;
-  double logdet_inv = spd_inverse(Winv, D, g->W, work);
+  double logdet_inv = svi_spd_inverse(Winv, D, g->W, work);
   if (isnan(logdet_inv)) return 1;
   g->logdet_W = -logdet_inv;
   double e = D * LOG_2 + g->logdet_W;
@@ -507,9 +414,9 @@ static int finish(gw_nw *g, double *Winv, double *work) {
   g->e_logdet_L = e;
   g->cst = 0.5 * e - 0.5 * D * LN_2PI - 0.5 * D / g->beta;
   int idx = 0;
-  for (int j = 0; j < D; j++)
-    for (int i = 0; i <= j; i++)
-      g->Wp[idx++] = (i == j ? 1.0 : 2.0) * g->W[i + (size_t)j * D];
+  for (int i = 0; i < D; i++)
+    for (int j = 0; j <= i; j++)
+      g->Wp[idx++] = (i == j ? 1.0 : 2.0) * g->W[j + (size_t)i * D];
   double mWm = 0.0;
   for (int i = 0; i < D; i++) {
     double s = 0.0;
@@ -521,70 +428,61 @@ static int finish(gw_nw *g, double *Winv, double *work) {
   return 0;
 }
 
-int gw_prior_init(gw_prior *p, int D, const double *m0, double beta0, double nu0,
-                  const double *W0inv, double *mem, double *work) {
-  p->D = D;
-  p->P = gw_packed_size(D);
-  p->beta0 = beta0;
-  p->nu0 = nu0;
-  p->m0 = m0;
-  p->W0inv = W0inv;
-  gw_nw_bind(&p->as_q, D, mem);
-  p->as_q.beta = beta0;
-  p->as_q.nu = nu0;
-  memcpy(p->as_q.m, m0, sizeof(double) * D);
-  double *Winv = work;
-  memcpy(Winv, W0inv, sizeof(double) * (size_t)D * D);
-  if (finish(&p->as_q, Winv, work + (size_t)D * D)) return 1;
-  p->logdet_W0 = p->as_q.logdet_W;
-  p->lnB0 = wishart_lnB(p->logdet_W0, nu0, D);
+/* The prior itself: kappa0, nu0, m0 and B0, exactly. */
+static int prior_nw(gauss_nw *g, const mix_prior *pr, double *work) {
+  g->beta = pr->kappa0;
+  g->nu = pr->nu0;
+  memcpy(g->m, pr->m0, sizeof(double) * g->D);
+  if (finish(g, pr->B0, work)) return 1;
+  g->lnB = wishart_lnB(g->logdet_W, g->nu, g->D);
   return 0;
 }
 
-int gw_posterior(gw_nw *g, const gw_prior *p, double N, const double *s1,
-                 const double *s2, double *work) {
-  const int D = p->D;
-  g->beta = p->beta0 + N;
-  g->nu = p->nu0 + N;
-  for (int i = 0; i < D; i++) g->m[i] = (p->beta0 * p->m0[i] + s1[i]) / g->beta;
+int gauss_nw_posterior(gauss_nw *g, const mix_prior *pr, double N, const double *s1,
+                       const double *s2, double *work) {
+  const int D = g->D, P = g->P;
+  if (!s1) return prior_nw(g, pr, work);
+  g->beta = pr->kappa0 + N;
+  g->nu = pr->nu0 + N;
+  for (int i = 0; i < D; i++) g->m[i] = (pr->kappa0 * pr->m0[i] + s1[i]) / g->beta;
   double *Winv = work;
   int idx = 0;
-  for (int j = 0; j < D; j++) {
-    for (int i = 0; i <= j; i++, idx++) {
-      double v = p->W0inv[i + (size_t)j * D] + s2[idx] +
-                 p->beta0 * p->m0[i] * p->m0[j] - g->beta * g->m[i] * g->m[j];
-      Winv[i + (size_t)j * D] = v;
-      Winv[j + (size_t)i * D] = v;
-    }
-  }
-  if (finish(g, Winv, work + (size_t)D * D)) {
+  for (int i = 0; i < D; i++)
+    for (int j = 0; j <= i; j++, idx++)
+      Winv[idx] = pr->B0[idx] + s2[idx] + pr->kappa0 * pr->m0[j] * pr->m0[i] -
+                  g->beta * g->m[j] * g->m[i];
+  if (finish(g, Winv, work + P)) {
     /* fall back to the prior (keeps the fit defined; the caller reports it) */
-    g->beta = p->beta0;
-    g->nu = p->nu0;
-    memcpy(g->m, p->m0, sizeof(double) * D);
-    memcpy(Winv, p->W0inv, sizeof(double) * (size_t)D * D);
-    finish(g, Winv, work + (size_t)D * D);
+    prior_nw(g, pr, work);
     return 1;
   }
   return 0;
 }
 
-double gw_kl(const gw_nw *g, const gw_prior *p) {
-  const int D = p->D;
+double gauss_nw_kl(const gauss_nw *g, const mix_prior *pr, const gauss_nw *q0) {
+  const int D = g->D;
   double quad = 0.0, tr = 0.0;
   for (int i = 0; i < D; i++) {
     double s = 0.0;
-    for (int k = 0; k < D; k++) s += g->W[i + (size_t)k * D] * (g->m[k] - p->m0[k]);
-    quad += s * (g->m[i] - p->m0[i]);
+    for (int k = 0; k < D; k++) s += g->W[i + (size_t)k * D] * (g->m[k] - pr->m0[k]);
+    quad += s * (g->m[i] - pr->m0[i]);
   }
-  for (size_t i = 0; i < (size_t)D * D; i++) tr += p->W0inv[i] * g->W[i];
+  /* tr(B0 W) over every entry, column by column: entry (i, j) of B0 is
+   * packed at svi_tri(j, i) above the diagonal, svi_tri(i, j) from it on */
+  for (int j = 0; j < D; j++) {
+    const double *Wj = g->W + (size_t)j * D, *above = pr->B0 + svi_tri(j, 0);
+    for (int i = 0; i < j; i++) tr += above[i] * Wj[i];
+    svi_len row = svi_tri(j, 0);
+    for (int i = j; i < D; row += ++i) tr += pr->B0[row + j] * Wj[i];
+  }
   double lnB = wishart_lnB(g->logdet_W, g->nu, D);
-  return 0.5 * D * log(g->beta / p->beta0) - 0.5 * D + lnB - p->lnB0 +
-         0.5 * (g->nu - p->nu0) * g->e_logdet_L - 0.5 * g->nu * D +
-         0.5 * p->beta0 * (D / g->beta + g->nu * quad) + 0.5 * g->nu * tr;
+  return 0.5 * D * log(g->beta / pr->kappa0) - 0.5 * D + lnB - q0->lnB +
+         0.5 * (g->nu - pr->nu0) * g->e_logdet_L - 0.5 * g->nu * D +
+         0.5 * pr->kappa0 * (D / g->beta + g->nu * quad) + 0.5 * g->nu * tr;
 }
 
-double gw_expected_loglik(const gw_nw *g, double N, const double *s1, const double *s2) {
+double gauss_nw_expected_loglik(const gauss_nw *g, double N, const double *s1,
+                                const double *s2) {
   if (N <= 0.0) return 0.0;
   const int P = g->P, D = g->D;
   double t = 0.0, u = 0.0;
@@ -592,3 +490,135 @@ double gw_expected_loglik(const gw_nw *g, double N, const double *s1, const doub
   for (int i = 0; i < D; i++) u += g->Wm[i] * s1[i];
   return N * g->cst - 0.5 * g->nu * (t - 2.0 * u + N * g->mWm);
 }
+
+/* ---- the mixtures' tables of the two full-covariance models ---- */
+
+static svi_len full_stat_size(int D) {
+  return (svi_len)D + svi_packed_size(D);
+}
+static svi_len zm_stat_size(int D) {
+  return svi_packed_size(D);
+}
+
+static void full_eval_sizes(int D, svi_len sz[5]) {
+  sz[0] = D;                  /* mean */
+  sz[1] = svi_packed_size(D); /* fac */
+  sz[2] = D;                  /* inv_diag */
+  sz[3] = D;                  /* shift */
+  sz[4] = 0;
+}
+static void zm_eval_sizes(int D, svi_len sz[5]) {
+  full_eval_sizes(D, sz);
+  sz[0] = sz[3] = 0; /* no mean, no shift */
+}
+
+static double full_eval_cost(int D) {
+  return (double)D * D * (D + 1);
+}
+
+static int full_eval(const mix_eval *ev, const mix_prior *pr, int k, double N,
+                     const double *Sk, int point) {
+  int D = ev->D, zm = ev->obs->zero_mean;
+  svi_len tri = svi_packed_size(D);
+  return gauss_eval_component(pr, zm, D, N, Sk, point, ev->c + k,
+                              zm ? NULL : ev->mean + (svi_len)k * D,
+                              ev->fac + (svi_len)k * tri, ev->inv_diag + (svi_len)k * D,
+                              zm ? NULL : ev->shift + (svi_len)k * D);
+}
+
+/* component-major from the vector kernel, then point-major */
+static void full_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
+                         double *W, double *scratch) {
+  int K = ev->K;
+  double *xb = scratch, *Wt = scratch + (svi_len)SVI_BLOCK * (ev->D + 1);
+  mix_gather_block(x, n0, nb, xb);
+  mix_simd_gauss_wt(ev, xb, nb, Wt);
+  for (int i = 0; i < nb; i++)
+    for (int k = 0; k < K; k++) W[(svi_len)i * K + k] = Wt[(svi_len)k * SVI_BLOCK + i];
+}
+
+/* the block's points (D rows of SVI_BLOCK, one spare), then the
+ * component-major weights */
+static svi_len full_weights_scratch(int D, int K) {
+  return (svi_len)SVI_BLOCK * (D + 1) + (svi_len)SVI_BLOCK * K;
+}
+
+static void full_add_pairs(const mix_data *x, const svi_len *pts, const double *r, int m,
+                           double *Sk, double *xb) {
+  gauss_chunk_stat(x->X, x->N, x->D, x->obs->zero_mean, pts, r, m, Sk, xb);
+}
+
+/* the statistic kernel's scratch, then SVI_BLOCK responsibilities; or the
+ * dense summary's */
+static svi_len full_summary_scratch_zm(int D, int K, int zm) {
+  svi_len a = gauss_stat_scratch(D) + SVI_BLOCK, b = gauss_dense_scratch(D, zm, K);
+  return a > b ? a : b;
+}
+static svi_len full_summary_scratch(int D, int K) {
+  return full_summary_scratch_zm(D, K, 0);
+}
+static svi_len zm_summary_scratch(int D, int K) {
+  return full_summary_scratch_zm(D, K, 1);
+}
+
+static double full_obj(const mix_prior *pr, int D, double N, const double *Sk,
+                       double *scratch) {
+  return gauss_objective(pr, pr->obs->zero_mean, D, N, Sk, scratch);
+}
+
+/* mean (zero for the zero-mean model) and the covariance B / nu */
+static void full_point(const mix_prior *pr, int D, double N, const double *S,
+                       double *mean, double *spread, double *scratch) {
+  int zm = pr->obs->zero_mean;
+  double kappa, *B = scratch;
+  double nu = gauss_posterior(pr, zm, D, N, S, B, zm ? NULL : mean, &kappa);
+  if (zm)
+    for (int i = 0; i < D; i++) mean[i] = 0;
+  for (int i = 0; i < D; i++) {
+    for (int j = 0; j <= i; j++) {
+      double c = B[svi_tri(i, j)] / nu;
+      spread[(svi_len)i * D + j] = c;
+      spread[(svi_len)j * D + i] = c;
+    }
+  }
+}
+
+const mix_obs mix_obs_gauss = {
+    .lik = MIX_GAUSS,
+    .name = "gaussian",
+    .needs_m0 = 1,
+    .needs_B0 = 1,
+    .dense_full = 1,
+    .spread = 1,
+    .stat_size = full_stat_size,
+    .eval_sizes = full_eval_sizes,
+    .eval_cost = full_eval_cost,
+    .eval_component = full_eval,
+    .block_weights = full_weights,
+    .weights_scratch = full_weights_scratch,
+    .add_pairs = full_add_pairs,
+    .summary_scratch = full_summary_scratch,
+    .objective = full_obj,
+    .point_component = full_point,
+    .seed_dist = mix_seed_dist_sq,
+};
+
+const mix_obs mix_obs_zm = {
+    .lik = MIX_ZM,
+    .name = "zm_gaussian",
+    .needs_B0 = 1,
+    .dense_full = 1,
+    .zero_mean = 1,
+    .spread = 1,
+    .stat_size = zm_stat_size,
+    .eval_sizes = zm_eval_sizes,
+    .eval_cost = full_eval_cost,
+    .eval_component = full_eval,
+    .block_weights = full_weights,
+    .weights_scratch = full_weights_scratch,
+    .add_pairs = full_add_pairs,
+    .summary_scratch = zm_summary_scratch,
+    .objective = full_obj,
+    .point_component = full_point,
+    .seed_dist = mix_seed_dist_axis,
+};

@@ -1,8 +1,8 @@
 /* The one Normal-Wishart model of the package: full-covariance Gaussian
  * observations, used by the L-sparse mixtures (fit_mixture(), the gauss_*
- * evaluator and statistics below) and by Fast-VDP (fit_vdp(), the gw_*
- * posterior, KL and expected log-likelihood at the end); both share the
- * Wishart normaliser (svi_lmvgamma).
+ * evaluator and statistics below) and by Fast-VDP (fit_vdp(), the gauss_nw_*
+ * posterior, KL and expected log-likelihood at the end): one prior type
+ * (mix_prior), one Cholesky and one packing (linalg.h).
  * Mixtures:
  * "gaussian" (Normal-Wishart prior on mean and precision) and
  * "zm_gaussian" (zero mean, Wishart prior on the precision).
@@ -12,11 +12,8 @@
 #define SPARSEVI_OBS_GAUSS_H
 
 #include <stddef.h>
-#include "mix.h"
+#include "mix.h" /* mix_prior; linalg.h: the packing, Cholesky */
 
-/* In-place Cholesky A = R R^T of a packed lower triangle (D x D). Returns 0,
- * or i + 1 when the leading minor of order i + 1 is not positive. */
-int svi_chol_packed(double *A, int D);
 /* ln Gamma_D(a), the multivariate log-gamma function. */
 double svi_lmvgamma(double a, int D);
 
@@ -84,70 +81,48 @@ void gauss_dense_points(const gauss_dense_acc *a, gauss_dense_thr *th, const dou
                         int u1);
 void gauss_dense_end(const gauss_dense_acc *a, const gauss_dense_thr *th, int u0, int u1);
 void gauss_dense_finish(const gauss_dense_acc *a);
-/* Sk += r t(x) for one point x (D contiguous values). */
-void gauss_add_stat(const double *x, int D, int zero_mean, double r, double *Sk);
 
+/* ---- the same model over (count, sum x, packed sum x x^T) ----
+ * Fast-VDP's view (vdp.c): the prior is the mixtures' mix_prior (lik
+ * MIX_GAUSS: Lambda ~ Wishart(nu0, B0^-1), mu | Lambda ~ N(m0, (kappa0
+ * Lambda)^-1), B0 packed as every statistic, linalg.h); a gauss_nw is a
+ * posterior (or the prior itself, from no data) with the expectations a
+ * score needs. s1 = sum x (D), s2 = packed sum x x^T (P). */
 
-/* ---- Fast-VDP's view of the model ----
-Gaussian observations with a Normal-Wishart prior, over sufficient
- * statistics (count, sum x, packed sum x x^T). Written for Fast-VDP but with
- * general names so the mixture engine can share it.
- *
- * Prior:  Lambda ~ Wishart(nu0, W0), mu | Lambda ~ N(m0, (beta0 Lambda)^-1).
- * Symmetric D x D matrices of statistics are packed upper triangles, column by
- * column: entry (i, j), i <= j, sits at j (j + 1) / 2 + i; P = D (D + 1) / 2. */
-
-
-/* A Normal-Wishart distribution with the expectations a score needs. */
 typedef struct {
   int D, P;
-  double beta, nu;
-  double *m;  /* D */
-  double *W;  /* D x D, full */
-  double *Wp; /* P, packed W with off-diagonal entries doubled (for traces) */
-  double *Wm; /* D, W m */
+  double beta, nu; /* kappa and nu of the posterior */
+  double *m;       /* D */
+  double *W;       /* D x D, full: the inverse of the posterior's scale matrix B */
+  double *Wp;      /* P, packed W with off-diagonal entries doubled (for traces) */
+  double *Wm;      /* D, W m */
   double mWm, logdet_W, e_logdet_L;
+  double lnB; /* ln of the Wishart normaliser B(W, nu): set for the prior only */
   double cst; /* 1/2 E ln|Lambda| - D/2 ln 2 pi - D / (2 beta) */
-} gw_nw;
+} gauss_nw;
 
-typedef struct {
-  int D, P;
-  double beta0, nu0;
-  const double *m0;    /* D */
-  const double *W0inv; /* D x D, full */
-  double logdet_W0;
-  double lnB0;  /* log normaliser of Wishart(W0, nu0) */
-  gw_nw as_q;   /* the prior itself, used to score the infinite tail */
-} gw_prior;
-
-static inline int gw_packed_size(int D) { return D * (D + 1) / 2; }
-/* Doubles of storage one gw_nw needs. */
-size_t gw_nw_doubles(int D);
-/* Points g's arrays into mem (gw_nw_doubles(D) doubles). */
-void gw_nw_bind(gw_nw *g, int D, double *mem);
-/* Fills p from (m0, beta0, nu0, W0inv); mem holds gw_nw_doubles(D) doubles,
- * work 2 D^2. Returns 0, or 1 when W0inv is not positive definite. */
-int gw_prior_init(gw_prior *p, int D, const double *m0, double beta0, double nu0,
-                  const double *W0inv, double *mem, double *work);
-/* Posterior given statistics (N, s1 = sum x, s2 = packed sum x x^T).
- * work holds 2 D^2 doubles. Returns 0, or 1 when the scale matrix is not
- * positive definite (then g is left as the prior). */
-int gw_posterior(gw_nw *g, const gw_prior *p, double N, const double *s1,
-                 const double *s2, double *work);
-/* KL(g || prior). */
-double gw_kl(const gw_nw *g, const gw_prior *p);
+/* Doubles of storage one gauss_nw needs. */
+size_t gauss_nw_doubles(int D);
+/* Points g's arrays into mem (gauss_nw_doubles(D) doubles). */
+void gauss_nw_bind(gauss_nw *g, int D, double *mem);
+/* Posterior given statistics (N, s1, s2) under the prior pr (N = 0, s1 =
+ * s2 = NULL: the prior itself). work holds 2 P doubles. Returns 0, or 1
+ * when the scale matrix is not positive definite (then g is left as the
+ * prior, or undefined when the prior itself is not). */
+int gauss_nw_posterior(gauss_nw *g, const mix_prior *pr, double N, const double *s1,
+                       const double *s2, double *work);
+/* KL(g || prior); q0 is the prior as gauss_nw_posterior gives it. */
+double gauss_nw_kl(const gauss_nw *g, const mix_prior *pr, const gauss_nw *q0);
 /* sum over the data behind (N, s1, s2) of E_g[ln N(x | mu, Lambda^-1)]. */
-double gw_expected_loglik(const gw_nw *g, double N, const double *s1, const double *s2);
+double gauss_nw_expected_loglik(const gauss_nw *g, double N, const double *s1,
+                                const double *s2);
 /* Packed outer product x x^T. */
-void gw_pack_outer(const double *x, int D, double *out);
-/* In-place Cholesky A = L L^T (lower triangle of the column-major A);
- * returns 0, or 1 when A is not positive definite. */
-int gw_chol(double *A, int D);
+void gauss_pack_outer(const double *x, int D, double *out);
 
 /* Average over the data behind (n, s1, s2) of E_g[ln N(x | mu, Lambda^-1)]:
  * cst - nu/2 (tr(W s2)/n - 2 (W m).s1/n + m'W m). */
-static inline double gw_score(const gw_nw *g, double n, const double *s1,
-                              const double *s2) {
+static inline double gauss_nw_score(const gauss_nw *g, double n, const double *s1,
+                                    const double *s2) {
   const int P = g->P, D = g->D;
   /* four independent partial sums: the dot products are latency-bound
    * otherwise (the compiler may not reassociate them) */

@@ -68,7 +68,7 @@ void vdp_data_scan(const double *X, svi_len N, int D, double *center, int *nonfi
  * vdp_data_cov_work(D) doubles. */
 static void cov_blocks(const double *X, svi_len N, int D, const double *center, double *Xt,
                        double *cov, double *work) {
-  const int P = gw_packed_size(D);
+  const int P = svi_packed_size(D);
   double *lacc = work + (size_t)D * PREP_ROWS, *blk_acc = lacc + P;
   for (int p = 0; p < P; p++) lacc[p] = 0.0;
   for (svi_len i0 = 0; i0 < N; i0 += PREP_ROWS) {
@@ -106,7 +106,7 @@ void vdp_data_cov(const double *X, svi_len N, int D, const double *center, doubl
 }
 
 size_t vdp_data_cov_work(int D) {
-  int P = gw_packed_size(D);
+  int P = svi_packed_size(D);
   /* row block, running sums, block sums */
   return (size_t)D * PREP_ROWS + 2 * (size_t)P;
 }

@@ -1,6 +1,7 @@
 /* Glue of Fast-VDP: unpacks the R arguments, builds the kd-tree, runs the
  * kernel (vdp.c) and packs the fit. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +29,6 @@ static double cpu(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* X: N x D data (points in rows), center: its column means (the kernels see
- * the centred transpose, built here as scratch that the tree reorders in
- * place). ctl_int: kdtree, candidates,
- * initial_depth, max_K, leaf_size, max_iter, partial_iter, progress,
- * lazy_tree, deletes.
- * ctl_dbl: a1, a2, tol, update_tol, expand_threshold, expand_sd. */
 /* ---- remote per-point steps: the master's side of vdp_remote ---- */
 typedef struct {
   SEXP hook; /* function(op, args): a list of one numeric vector per batch, or NULL */
@@ -104,8 +99,6 @@ static int remote_split_iter(void *ctx, int update, const double *gpair, double 
   return r;
 }
 
-/* hook: NULL, or (VDP only) the R function that runs the per-point steps on
- * the workers; batch_bounds: n_batches + 1 row offsets (0, ..., N). */
 /* The large scratch of a fit (the centred transpose, the kd-tree's arrays:
  * hundreds of MB at 10^6 points) comes from malloc, not R_alloc: R counts
  * R_alloc'd vectors towards its heap, and allocations that size set off
@@ -145,26 +138,229 @@ static void *vdp_mem_alloc(SEXP holder, size_t n, size_t size) {
   return q;
 }
 
-SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv, SEXP ctl_int,
-                 SEXP ctl_dbl, SEXP seed, SEXP threads, SEXP batch_bounds, SEXP hook) {
+/* ---- ffi_vdp_fit and its parts ---- */
+
+/* The controls of a fit, read by name from the named list `control` (R
+ * built and validated it; see fit_vdp): kdtree, candidates, initial_depth,
+ * max_K, leaf_size, max_iter, partial_iter, progress, lazy_tree, deletes,
+ * a1, a2, tol, update_tol, expand_threshold, expand_sd, seed, threads and
+ * batch_bounds (n_batches + 1 row offsets 0, ..., N). */
+static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_size,
+                             int *lazy) {
+  memset(ctl, 0, sizeof(*ctl));
+  ctl->kdtree = svi_opt_flag(control, "kdtree");
+  ctl->candidates = svi_opt_int(control, "candidates", 1, INT_MAX);
+  ctl->initial_depth = svi_opt_int(control, "initial_depth", 0, 30);
+  ctl->max_K = svi_opt_int(control, "max_K", 1, 1000000);
+  *leaf_size = svi_opt_int(control, "leaf_size", 1, INT_MAX);
+  ctl->max_iter = svi_opt_int(control, "max_iter", 0, INT_MAX);
+  ctl->partial_iter = svi_opt_int(control, "partial_iter", 0, INT_MAX);
+  ctl->progress = svi_opt_flag(control, "progress");
+  *lazy = svi_opt_flag(control, "lazy_tree");
+  ctl->deletes = svi_opt_flag(control, "deletes");
+  ctl->a1 = svi_opt_real(control, "a1", DBL_MIN, DBL_MAX);
+  ctl->a2 = svi_opt_real(control, "a2", DBL_MIN, DBL_MAX);
+  ctl->tol = svi_opt_real(control, "tol", -DBL_MAX, DBL_MAX);
+  ctl->update_tol = svi_opt_real(control, "update_tol", -DBL_MAX, DBL_MAX);
+  ctl->expand_threshold = svi_opt_real(control, "expand_threshold", -DBL_MAX, DBL_MAX);
+  ctl->expand_sd = svi_opt_real(control, "expand_sd", -DBL_MAX, DBL_MAX);
+  ctl->seed = svi_seed_from_r(svi_opt(control, "seed"));
+  ctl->threads = svi_threads_from_r(svi_opt(control, "threads"));
+  SEXP bb = svi_opt(control, "batch_bounds");
+  svi_need_int(bb, -1, "batch_bounds");
+  ctl->n_batches = (int)XLENGTH(bb) - 1;
+  ctl->batch_bounds = INTEGER(bb);
+  if (ctl->n_batches < 1 || ctl->batch_bounds[0] != 0 ||
+      ctl->batch_bounds[ctl->n_batches] != N)
+    Rf_error("internal error: malformed batch_bounds");
+  for (int b = 0; b < ctl->n_batches; b++)
+    if (ctl->batch_bounds[b + 1] < ctl->batch_bounds[b])
+      Rf_error("internal error: malformed batch_bounds");
+}
+
+/* Builds the kd-tree over the centred transpose Xt (reordered in place) into
+ * t, its arrays from mem; *t_tree / *c_tree get its wall and CPU seconds. */
+static void vdp_make_tree(SEXP mem, vdp_tree *t, double *Xt, int N, int D, int leaf_size,
+                          int lazy, double *t_tree, double *c_tree) {
+  double t0 = wall(), c0 = cpu();
+  int nn = vdp_tree_count_nodes(N, leaf_size);
+  int P = svi_packed_size(D);
+  t->N = N;
+  t->D = D;
+  t->P = P;
+  t->leaf_size = leaf_size;
+  t->max_nodes = nn;
+  t->bucket = VDP_TREE_BUCKET > leaf_size ? VDP_TREE_BUCKET : leaf_size;
+  t->X = Xt;
+  t->perm = (int *)vdp_mem_alloc(mem, N, sizeof(int));
+  t->start = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
+  t->count = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
+  t->left = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
+  t->right = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
+  t->depth = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
+  t->s1 = (double *)vdp_mem_alloc(mem, (size_t)nn * D, sizeof(double));
+  t->s2 = (double *)vdp_mem_alloc(mem, (size_t)nn * P, sizeof(double));
+  t->key = (double *)vdp_mem_alloc(mem, 2 * (size_t)N, sizeof(double));
+  t->scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
+  vdp_tree_build(t, lazy);
+  *t_tree = wall() - t0;
+  *c_tree = cpu() - c0;
+}
+
+/* The one prior type (the mixtures' Normal-Wishart mix_prior, B0 = W0^-1
+ * packed; W0 arrives full and symmetric) and the prior as a gauss_nw.
+ * Returns 1 when W0 is not positive definite. */
+static int vdp_make_prior(const double *W0, SEXP m0, double beta0, double nu0, int D,
+                          mix_prior *prior, gauss_nw *prior_q) {
+  const int P = svi_packed_size(D);
+  double *B0 = (double *)R_alloc(P, sizeof(double));
+  for (int i = 0, idx = 0; i < D; i++)
+    for (int j = 0; j <= i; j++) B0[idx++] = W0[j + (size_t)i * D];
+  memset(prior, 0, sizeof(*prior));
+  prior->lik = MIX_GAUSS;
+  prior->kappa0 = beta0;
+  prior->nu0 = nu0;
+  prior->m0 = REAL(m0);
+  prior->B0 = B0;
+  gauss_nw_bind(prior_q, D, (double *)R_alloc(gauss_nw_doubles(D), sizeof(double)));
+  double *work = (double *)R_alloc(2 * (size_t)P, sizeof(double));
+  if (gauss_nw_posterior(prior_q, prior, 0.0, NULL, NULL, work)) return 1;
+  prior->logdet_B0 = -prior_q->logdet_W;
+  return 0;
+}
+
+/* The caller-allocated arrays of a result with max_K slots. */
+static void vdp_alloc_result(vdp_result *res, int mK, int D, int max_iter) {
+  memset(res, 0, sizeof(*res));
+  res->Nk = (double *)R_alloc(mK, sizeof(double));
+  res->a = (double *)R_alloc(mK, sizeof(double));
+  res->b = (double *)R_alloc(mK, sizeof(double));
+  res->beta = (double *)R_alloc(mK, sizeof(double));
+  res->nu = (double *)R_alloc(mK, sizeof(double));
+  res->m = (double *)R_alloc((size_t)mK * D, sizeof(double));
+  res->W = (double *)R_alloc((size_t)mK * D * D, sizeof(double));
+  res->tail_stats = (double *)R_alloc(D + 1, sizeof(double));
+  /* the kernel stops recording at trace_cap rows: cap it (in double, it
+   * could overflow an int for max_K x max_iter near their limits) */
+  double cap = (double)mK * (3.0 * max_iter + 2) + 16;
+  res->trace_cap = cap > 1e7 ? 10000000 : (int)cap;
+  res->trace = (vdp_trace_row *)R_alloc(res->trace_cap, sizeof(vdp_trace_row));
+}
+
+/* The trace as list(step, seconds, cpu_seconds, free_energy, T,
+ * outer_nodes, phase, rounds); the clocks count from the start of the call
+ * (the tree's wall and CPU seconds, tree[0] and tree[1], included). */
+static SEXP vdp_trace_list(const vdp_result *res, const double *tree) {
+  const char *tn[] = {"step", "seconds",     "cpu_seconds", "free_energy",
+                      "T",    "outer_nodes", "phase",       "rounds"};
+  SEXP tr = PROTECT(svi_named_list(8, tn));
+  int nt = res->n_trace;
+  SEXPTYPE types[] = {INTSXP, REALSXP, REALSXP, REALSXP, INTSXP, INTSXP, INTSXP, INTSXP};
+  for (int j = 0; j < 8; j++) SET_VECTOR_ELT(tr, j, Rf_allocVector(types[j], nt));
+  int *step = INTEGER(VECTOR_ELT(tr, 0)), *T = INTEGER(VECTOR_ELT(tr, 4)),
+      *items = INTEGER(VECTOR_ELT(tr, 5)), *phase = INTEGER(VECTOR_ELT(tr, 6)),
+      *rounds = INTEGER(VECTOR_ELT(tr, 7));
+  double *sec = REAL(VECTOR_ELT(tr, 1)), *cpus = REAL(VECTOR_ELT(tr, 2)),
+         *F = REAL(VECTOR_ELT(tr, 3));
+  for (int i = 0; i < nt; i++) {
+    step[i] = res->trace[i].step;
+    sec[i] = res->trace[i].seconds + tree[0];
+    cpus[i] = res->trace[i].cpu + tree[1];
+    F[i] = res->trace[i].F;
+    T[i] = res->trace[i].T;
+    items[i] = res->trace[i].n_items;
+    phase[i] = res->trace[i].phase;
+    rounds[i] = res->trace[i].rounds;
+  }
+  UNPROTECT(1);
+  return tr;
+}
+
+/* The fit for R: see the names below (fit_vdp reads them). */
+static SEXP vdp_result_list(const vdp_result *res, const vdp_tree *tp, int D,
+                            const double *seconds, const double *cov0) {
+  const int T = res->T;
+  const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
+                         "m", "W", "tail", "trace", "n_items", "status", "seconds",
+                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
+                         "interrupted", "worker_failed", "cov0", "capped"};
+  SEXP out = PROTECT(svi_named_list(22, names));
+  SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res->F));
+  double *srcs[] = {res->Nk, res->a, res->b, res->beta, res->nu};
+  for (int j = 0; j < 5; j++) {
+    SEXP v = Rf_allocVector(REALSXP, T);
+    SET_VECTOR_ELT(out, 2 + j, v);
+    memcpy(REAL(v), srcs[j], sizeof(double) * T);
+  }
+  SET_VECTOR_ELT(out, 7, real_matrix(res->m, D, T));
+  SEXP W = Rf_alloc3DArray(REALSXP, D, D, T);
+  SET_VECTOR_ELT(out, 8, W);
+  memcpy(REAL(W), res->W, sizeof(double) * (size_t)D * D * T);
+  SEXP tail = Rf_allocVector(REALSXP, D + 1);
+  SET_VECTOR_ELT(out, 9, tail);
+  memcpy(REAL(tail), res->tail_stats, sizeof(double) * (D + 1));
+  double tree[2] = {seconds[0], seconds[2]};
+  SET_VECTOR_ELT(out, 10, vdp_trace_list(res, tree));
+  SET_VECTOR_ELT(out, 11, Rf_ScalarInteger(res->n_items));
+  SET_VECTOR_ELT(out, 12, Rf_ScalarInteger(res->status));
+  SEXP secs = Rf_allocVector(REALSXP, 4);
+  SET_VECTOR_ELT(out, 13, secs);
+  memcpy(REAL(secs), seconds, sizeof(double) * 4);
+  SET_VECTOR_ELT(out, 14, Rf_ScalarInteger(res->n_splits_tried));
+  SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res->n_splits_accepted));
+  SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
+  SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res->n_deletes));
+  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res->interrupted && !res->worker_failed));
+  SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(res->worker_failed));
+  SET_VECTOR_ELT(out, 21, Rf_ScalarInteger(res->n_capped));
+  if (cov0) SET_VECTOR_ELT(out, 20, real_matrix(cov0, D, D));
+  UNPROTECT(1);
+  return out;
+}
+
+/* X: N x D data (points in rows), center: its column means (the kernels see
+ * the centred transpose, built here as scratch that the tree reorders in
+ * place). prior: list(m0 (centred), beta0, nu0, W0inv: the D x D inverse
+ * Wishart scale, or NULL for the default cov0 = cov(X) / 10, formed in C);
+ * control: the named controls (vdp_read_control); hook: NULL, or (VDP only)
+ * the R function that runs the per-point steps on the workers. */
+SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP prior_, SEXP control, SEXP hook) {
   int n_prot = 0;
-  if (TYPEOF(X) != REALSXP || TYPEOF(ctl_int) != INTSXP || XLENGTH(ctl_int) != 10 ||
-      TYPEOF(ctl_dbl) != REALSXP || XLENGTH(ctl_dbl) != 6)
-    Rf_error("internal error: malformed arguments to ffi_vdp_fit");
   svi_need_matrix(X, REALSXP, -1, -1, "X");
   const int N = Rf_nrows(X), D = Rf_ncols(X);
-  const int *ci = INTEGER(ctl_int);
-  const double *cd = REAL(ctl_dbl);
-  if (D < 1 || D > 10000 || N < 1) Rf_error("internal error: X must be a non-empty N x D matrix");
+  if (D < 1 || D > 10000 || N < 1)
+    Rf_error("internal error: X must be a non-empty N x D matrix");
   svi_need_real(center, D, "center");
   svi_need_size((double)N, (double)D, 1e12, "the centred data");
+  SEXP m0 = svi_opt(prior_, "m0"), W0inv = svi_opt(prior_, "W0inv");
   svi_need_real(m0, D, "m0");
-  svi_real_arg(beta0, DBL_MIN, DBL_MAX, "beta0");
-  svi_real_arg(nu0, (double)D, DBL_MAX, "nu0");
+  const double beta0 = svi_opt_real(prior_, "beta0", DBL_MIN, DBL_MAX);
+  const double nu0 = svi_opt_real(prior_, "nu0", (double)D, DBL_MAX);
   /* W0inv NULL: the default prior, cov0 = cov(X) / 10, the covariance formed
    * in the pass that builds the centred transpose */
   const int own_cov0 = Rf_isNull(W0inv);
   if (!own_cov0) svi_need_real(W0inv, (R_xlen_t)D * D, "W0inv");
+  vdp_control ctl;
+  int leaf_size, lazy;
+  vdp_read_control(control, N, &ctl, &leaf_size, &lazy);
+  svi_need_size((double)ctl.max_K * D, D, 1e12, "Fast-VDP component storage");
+  vdp_rctx rctx;
+  vdp_remote remote;
+  if (!Rf_isNull(hook)) {
+    if (!Rf_isFunction(hook)) Rf_error("internal error: hook must be a function");
+    rctx.hook = hook;
+    rctx.nb = ctl.n_batches;
+    rctx.D = D;
+    rctx.P = svi_packed_size(D);
+    rctx.SS = 2 + D + rctx.P;
+    remote.ctx = &rctx;
+    remote.full = remote_full;
+    remote.split_begin = remote_split_begin;
+    remote.split_iter = remote_split_iter;
+    ctl.remote = &remote;
+  }
+
   SEXP mem = PROTECT(vdp_mem_new());
   n_prot++;
   double *Xt = (double *)vdp_mem_alloc(mem, (size_t)N * D, sizeof(double));
@@ -173,7 +369,7 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
    * (count, sum and sum of outer products of the centred data, summed by
    * the build anyway), so the pass that builds the centred transpose does
    * not also form the covariance (136 products per point at D = 16) */
-  const int cov_from_tree = own_cov0 && ci[0] == 1;
+  const int cov_from_tree = own_cov0 && ctl.kdtree;
   if (own_cov0) {
     cov0 = (double *)R_alloc((size_t)D * D, sizeof(double));
     W0 = (double *)R_alloc((size_t)D * D, sizeof(double));
@@ -184,98 +380,26 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
   } else {
     vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   }
-  if (ci[0] < 0 || ci[0] > 1 || ci[1] < 1 || ci[2] < 0 || ci[2] > 30 || ci[3] < 1 ||
-      ci[3] > 1000000 || ci[4] < 1 || ci[5] < 0 || ci[6] < 0 || ci[8] < 0 || ci[8] > 1 || ci[9] < 0 || ci[9] > 1)
-    Rf_error("internal error: Fast-VDP integer controls out of range");
-  for (int j = 0; j < 6; j++)
-    if (!isfinite(cd[j])) Rf_error("internal error: Fast-VDP controls must be finite");
-  svi_need_size((double)ci[3] * D, D, 1e12, "Fast-VDP component storage");
-  vdp_control ctl;
-  ctl.kdtree = ci[0];
-  ctl.candidates = ci[1];
-  ctl.initial_depth = ci[2];
-  ctl.max_K = ci[3];
-  int leaf_size = ci[4];
-  ctl.max_iter = ci[5];
-  ctl.partial_iter = ci[6];
-  ctl.progress = ci[7];
-  ctl.deletes = ci[9];
-  ctl.a1 = cd[0];
-  ctl.a2 = cd[1];
-  ctl.tol = cd[2];
-  ctl.update_tol = cd[3];
-  ctl.expand_threshold = cd[4];
-  ctl.expand_sd = cd[5];
-  ctl.seed = svi_seed_from_r(seed);
-  ctl.threads = svi_threads_from_r(threads);
-  svi_need_int(batch_bounds, -1, "batch_bounds");
-  ctl.n_batches = (int)XLENGTH(batch_bounds) - 1;
-  ctl.batch_bounds = INTEGER(batch_bounds);
-  if (ctl.n_batches < 1 || ctl.batch_bounds[0] != 0 || ctl.batch_bounds[ctl.n_batches] != N)
-    Rf_error("internal error: malformed batch_bounds");
-  for (int b = 0; b < ctl.n_batches; b++)
-    if (ctl.batch_bounds[b + 1] < ctl.batch_bounds[b])
-      Rf_error("internal error: malformed batch_bounds");
-  vdp_rctx rctx;
-  vdp_remote remote;
-  ctl.remote = NULL;
-  if (!Rf_isNull(hook)) {
-    if (!Rf_isFunction(hook)) Rf_error("internal error: hook must be a function");
-    rctx.hook = hook;
-    rctx.nb = ctl.n_batches;
-    rctx.D = D;
-    rctx.P = gw_packed_size(D);
-    rctx.SS = 2 + D + rctx.P;
-    remote.ctx = &rctx;
-    remote.full = remote_full;
-    remote.split_begin = remote_split_begin;
-    remote.split_iter = remote_split_iter;
-    ctl.remote = &remote;
-  }
 
-  double t_tree = 0.0, c_tree = 0.0;
+  double seconds[4] = {0, 0, 0, 0}; /* tree wall, fit wall, tree CPU, fit CPU */
   vdp_tree tree, *tp = NULL;
   if (ctl.kdtree) {
-    double t0 = wall(), c0 = cpu();
-    int nn = vdp_tree_count_nodes(N, leaf_size);
-    int P = gw_packed_size(D);
-    tree.N = N;
-    tree.D = D;
-    tree.P = P;
-    tree.leaf_size = leaf_size;
-    tree.max_nodes = nn;
-    tree.bucket = VDP_TREE_BUCKET > leaf_size ? VDP_TREE_BUCKET : leaf_size;
-    tree.X = Xt;
-    tree.perm = (int *)vdp_mem_alloc(mem, N, sizeof(int));
-    tree.start = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
-    tree.count = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
-    tree.left = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
-    tree.right = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
-    tree.depth = (int *)vdp_mem_alloc(mem, nn, sizeof(int));
-    tree.s1 = (double *)vdp_mem_alloc(mem, (size_t)nn * D, sizeof(double));
-    tree.s2 = (double *)vdp_mem_alloc(mem, (size_t)nn * P, sizeof(double));
-    tree.key = (double *)vdp_mem_alloc(mem, 2 * (size_t)N, sizeof(double));
-    tree.scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
-    vdp_tree_build(&tree, ci[8]);
+    vdp_make_tree(mem, &tree, Xt, N, D, leaf_size, lazy, &seconds[0], &seconds[2]);
     tp = &tree;
-    t_tree = wall() - t0;
-    c_tree = cpu() - c0;
   }
-
   if (own_cov0) {
     if (cov_from_tree) vdp_tree_root_cov(&tree, cov0);
-    const double df = Rf_asReal(nu0) - D - 1;
+    const double df = nu0 - D - 1;
     for (size_t j = 0; j < (size_t)D * D; j++) {
       cov0[j] /= 10;
       W0[j] = cov0[j] * df;
     }
   }
-  gw_prior prior;
-  double *pmem = (double *)R_alloc(gw_nw_doubles(D), sizeof(double));
-  double *work = (double *)R_alloc(2 * (size_t)D * D, sizeof(double));
-  if (gw_prior_init(&prior, D, REAL(m0), Rf_asReal(beta0), Rf_asReal(nu0), W0, pmem,
-                    work)) {
-    if (!own_cov0) Rf_error("internal error: prior scale matrix is not positive definite");
+  mix_prior prior;
+  gauss_nw prior_q;
+  if (vdp_make_prior(W0, m0, beta0, nu0, D, &prior, &prior_q)) {
+    if (!own_cov0)
+      Rf_error("internal error: prior scale matrix is not positive definite");
     /* the default cov0 is singular: fit_vdp says so */
     const char *nm[] = {"cov0_not_pd"};
     SEXP out = PROTECT(svi_named_list(1, nm));
@@ -286,99 +410,14 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP m0, SEXP beta0, SEXP nu0, SEXP W0inv,
     return out;
   }
 
-  const int mK = ctl.max_K;
   vdp_result res;
-  memset(&res, 0, sizeof(res));
-  res.Nk = (double *)R_alloc(mK, sizeof(double));
-  res.a = (double *)R_alloc(mK, sizeof(double));
-  res.b = (double *)R_alloc(mK, sizeof(double));
-  res.beta = (double *)R_alloc(mK, sizeof(double));
-  res.nu = (double *)R_alloc(mK, sizeof(double));
-  res.m = (double *)R_alloc((size_t)mK * D, sizeof(double));
-  res.W = (double *)R_alloc((size_t)mK * D * D, sizeof(double));
-  res.tail_stats = (double *)R_alloc(D + 1, sizeof(double));
-  /* the kernel stops recording at trace_cap rows: cap it (in double, it
-   * could overflow an int for max_K x max_iter near their limits) */
-  double cap = (double)mK * (3.0 * ctl.max_iter + 2) + 16;
-  res.trace_cap = cap > 1e7 ? 10000000 : (int)cap;
-  res.trace = (vdp_trace_row *)R_alloc(res.trace_cap, sizeof(vdp_trace_row));
+  vdp_alloc_result(&res, ctl.max_K, D, ctl.max_iter);
   double c_fit = cpu();
-  vdp_fit(Xt, N, D, tp, &prior, &ctl, &res);
-  c_fit = cpu() - c_fit;
-  res.seconds_tree = t_tree;
-
-  const int T = res.T;
-  const char *names[] = {"T", "free_energy", "N", "stick_a", "stick_b", "beta", "nu",
-                         "m", "W", "tail", "trace", "n_items", "status", "seconds",
-                         "splits_tried", "splits_accepted", "n_nodes", "deletes_accepted",
-                         "interrupted", "worker_failed", "cov0", "capped"};
-  SEXP out = PROTECT(svi_named_list(22, names));
-  n_prot++;
-  SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(T));
-  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(res.F));
-  double *srcs[] = {res.Nk, res.a, res.b, res.beta, res.nu};
-  for (int j = 0; j < 5; j++) {
-    SEXP v = Rf_allocVector(REALSXP, T);
-    SET_VECTOR_ELT(out, 2 + j, v);
-    memcpy(REAL(v), srcs[j], sizeof(double) * T);
-  }
-  SEXP m = Rf_allocMatrix(REALSXP, D, T);
-  SET_VECTOR_ELT(out, 7, m);
-  memcpy(REAL(m), res.m, sizeof(double) * (size_t)D * T);
-  SEXP W = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)D * D * T));
-  n_prot++;
-  memcpy(REAL(W), res.W, sizeof(double) * (size_t)D * D * T);
-  SEXP dim = PROTECT(Rf_allocVector(INTSXP, 3));
-  n_prot++;
-  INTEGER(dim)[0] = D;
-  INTEGER(dim)[1] = D;
-  INTEGER(dim)[2] = T;
-  Rf_setAttrib(W, R_DimSymbol, dim);
-  SET_VECTOR_ELT(out, 8, W);
-  SEXP tail = Rf_allocVector(REALSXP, D + 1);
-  SET_VECTOR_ELT(out, 9, tail);
-  memcpy(REAL(tail), res.tail_stats, sizeof(double) * (D + 1));
-  const char *tn[] = {"step", "seconds", "free_energy", "T", "outer_nodes", "phase"};
-  SEXP tr = PROTECT(svi_named_list(6, tn));
-  n_prot++;
-  int nt = res.n_trace;
-  SEXP c0 = Rf_allocVector(INTSXP, nt);
-  SET_VECTOR_ELT(tr, 0, c0);
-  SEXP c1 = Rf_allocVector(REALSXP, nt);
-  SET_VECTOR_ELT(tr, 1, c1);
-  SEXP c2 = Rf_allocVector(REALSXP, nt);
-  SET_VECTOR_ELT(tr, 2, c2);
-  SEXP c3 = Rf_allocVector(INTSXP, nt);
-  SET_VECTOR_ELT(tr, 3, c3);
-  SEXP c4 = Rf_allocVector(INTSXP, nt);
-  SET_VECTOR_ELT(tr, 4, c4);
-  SEXP c5 = Rf_allocVector(INTSXP, nt);
-  SET_VECTOR_ELT(tr, 5, c5);
-  for (int i = 0; i < nt; i++) {
-    INTEGER(c0)[i] = res.trace[i].step;
-    REAL(c1)[i] = res.trace[i].seconds + t_tree;
-    REAL(c2)[i] = res.trace[i].F;
-    INTEGER(c3)[i] = res.trace[i].T;
-    INTEGER(c4)[i] = res.trace[i].n_items;
-    INTEGER(c5)[i] = res.trace[i].phase;
-  }
-  SET_VECTOR_ELT(out, 10, tr);
-  SET_VECTOR_ELT(out, 11, Rf_ScalarInteger(res.n_items));
-  SET_VECTOR_ELT(out, 12, Rf_ScalarInteger(res.status));
-  SEXP secs = Rf_allocVector(REALSXP, 4);
-  SET_VECTOR_ELT(out, 13, secs);
-  REAL(secs)[0] = t_tree;
-  REAL(secs)[1] = res.seconds_total;
-  REAL(secs)[2] = c_tree;
-  REAL(secs)[3] = c_fit;
-  SET_VECTOR_ELT(out, 14, Rf_ScalarInteger(res.n_splits_tried));
-  SET_VECTOR_ELT(out, 15, Rf_ScalarInteger(res.n_splits_accepted));
-  SET_VECTOR_ELT(out, 16, Rf_ScalarInteger(tp ? tp->n_nodes : 0));
-  SET_VECTOR_ELT(out, 17, Rf_ScalarInteger(res.n_deletes));
-  SET_VECTOR_ELT(out, 18, Rf_ScalarLogical(res.interrupted && !res.worker_failed));
-  SET_VECTOR_ELT(out, 19, Rf_ScalarLogical(res.worker_failed));
-  SET_VECTOR_ELT(out, 21, Rf_ScalarInteger(res.n_capped));
-  if (own_cov0) SET_VECTOR_ELT(out, 20, real_matrix(cov0, D, D));
+  vdp_fit(Xt, N, D, tp, &prior, &prior_q, &ctl, &res);
+  seconds[3] = cpu() - c_fit;
+  seconds[1] = res.seconds_total;
+  res.seconds_tree = seconds[0];
+  SEXP out = vdp_result_list(&res, tp, D, seconds, own_cov0 ? cov0 : NULL);
   vdp_mem_free(mem);
   UNPROTECT(n_prot);
   return out;
@@ -462,7 +501,7 @@ SEXP ffi_vdp_predict(SEXP X, SEXP M, SEXP U, SEXP par, SEXP type, SEXP threads) 
 SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
   int n_prot = 0;
   svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
   svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
   const int T = Rf_ncols(G) - 1;
   if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
@@ -473,14 +512,16 @@ SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
   return out;
 }
 
-SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP G, SEXP c, SEXP mu, SEXP v, SEXP threads) {
+/* step: list(G, c, mu, v), the master's hook arguments of split_begin. */
+SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP step, SEXP threads) {
   int n_prot = 0;
   svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
+  SEXP G = svi_opt(step, "G"), mu = svi_opt(step, "mu"), v = svi_opt(step, "v");
   svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
   const int T = Rf_ncols(G) - 1;
   if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
-  const int k = svi_int_arg(c, 0, T - 1, "c");
+  const int k = svi_opt_int(step, "c", 0, T - 1);
   svi_need_real(mu, D, "mu");
   svi_need_real(v, D, "v");
   int *ai = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
@@ -507,11 +548,15 @@ SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP G, SEXP c, SEXP mu, SEXP v, SEXP t
   return out;
 }
 
-SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP act_item, SEXP act_m, SEXP act_qi, SEXP update,
-                               SEXP gpair, SEXP ei, SEXP ej, SEXP threads) {
+/* active: list(act_item, act_m, act_qi), the batch's active items as
+ * ffi_vdp_worker_split_begin returned them; step: list(update, gpair, ei,
+ * ej), the master's hook arguments of split_iter. */
+SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP active, SEXP step, SEXP threads) {
   int n_prot = 0;
   svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = gw_packed_size(D);
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
+  SEXP act_item = svi_opt(active, "act_item"), act_m = svi_opt(active, "act_m"),
+       act_qi = svi_opt(active, "act_qi"), gpair = svi_opt(step, "gpair");
   svi_need_int(act_item, -1, "act_item");
   const int na = (int)XLENGTH(act_item);
   svi_need_real(act_m, na, "act_m");
@@ -528,8 +573,10 @@ SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP act_item, SEXP act_m, SEXP act_qi, 
   SEXP qi = Rf_duplicate(act_qi);
   SET_VECTOR_ELT(out, 1, qi);
   vdp_worker_split_iter(REAL(Xt), n, D, na, INTEGER(act_item), REAL(act_m), REAL(qi),
-                        svi_flag_arg(update, "update"), REAL(gpair), Rf_asReal(ei),
-                        Rf_asReal(ej), svi_threads_from_r(threads), REAL(sum));
+                        svi_opt_flag(step, "update"), REAL(gpair),
+                        svi_opt_real(step, "ei", -INFINITY, INFINITY),
+                        svi_opt_real(step, "ej", -INFINITY, INFINITY),
+                        svi_threads_from_r(threads), REAL(sum));
   UNPROTECT(n_prot);
   return out;
 }

@@ -73,7 +73,8 @@ typedef struct {
   int interrupted; /* a user interrupt was seen: stop at the last complete model */
   const double *X;
   vdp_tree *tree; /* lazily built: buckets are split when first needed */
-  const gw_prior *prior;
+  const mix_prior *prior; /* the Normal-Wishart prior (NULL on workers) */
+  const gauss_nw *prior_q; /* the prior as a gauss_nw: scores the infinite tail */
   const vdp_control *ctl;
   /* items and their q (row stride max_K) and tail mass */
   int n_items, cap;
@@ -85,14 +86,15 @@ typedef struct {
   /* statistics, slots 0..max_K-1 components, max_K the tail;
    * each slot: N, H, s1 (D), s2 (P) */
   double *stats;
-  gw_nw *post; /* max_K + 2 (two candidate slots) */
+  gauss_nw *post; /* max_K + 2 (two candidate slots) */
   double *G;   /* KL_nw + H - ELL per component, tail in slot max_K */
   double *sa, *sb, *elnpi, elnpi_tail, F;
   double *work;
   double *tscr;
   int tscr_stride;
   double *wave;
-  double t0;
+  double t0, c0; /* wall and CPU clocks at the start */
+  int remote_calls; /* calls of the remote steps so far */
   vdp_result *res;
   /* candidate scratch */
   int *sub_item, *best_item, sub_cap, best_cap;
@@ -117,11 +119,11 @@ typedef struct {
 
 /* Packed globals (G) sent to workers: one column of g_rows(D, P) doubles
  * per component and one for the tail: E ln pi, cst, nu, mWm, Wm (D), Wp (P)
- * (everything gw_score reads). */
+ * (everything gauss_nw_score reads). */
 #define VDP_G_HEAD 4
 static inline int g_rows(int D, int P) { return VDP_G_HEAD + D + P; }
 
-static void pack_nw(const gw_nw *g, double e, double *col) {
+static void pack_nw(const gauss_nw *g, double e, double *col) {
   col[0] = e;
   col[1] = g->cst;
   col[2] = g->nu;
@@ -130,7 +132,7 @@ static void pack_nw(const gw_nw *g, double e, double *col) {
   memcpy(col + VDP_G_HEAD + g->D, g->Wp, sizeof(double) * g->P);
 }
 
-static void unpack_nw(gw_nw *g, const double *col) {
+static void unpack_nw(gauss_nw *g, const double *col) {
   g->cst = col[1];
   g->nu = col[2];
   g->mWm = col[3];
@@ -144,6 +146,13 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the process, all threads (the common trace's cpu_seconds). */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* ---------- items ---------- */
 
 static inline void item_view(const vdp_state *s, int id, double *scratch, double *n,
@@ -154,7 +163,7 @@ static inline void item_view(const vdp_state *s, int id, double *scratch, double
     *s2 = s->tree->s2 + (size_t)id * s->P;
   } else {
     const double *x = s->X + (size_t)(-id - 1) * s->D;
-    gw_pack_outer(x, s->D, scratch);
+    gauss_pack_outer(x, s->D, scratch);
     *n = 1.0;
     *s1 = x;
     *s2 = scratch;
@@ -167,10 +176,10 @@ static inline double item_scores(const vdp_state *s, int T, double n, const doub
                                  const double *s2, double *S) {
   double mx = -INFINITY;
   for (int k = 0; k < T; k++) {
-    S[k] = s->elnpi[k] + gw_score(&s->post[k], n, s1, s2);
+    S[k] = s->elnpi[k] + gauss_nw_score(&s->post[k], n, s1, s2);
     if (S[k] > mx) mx = S[k];
   }
-  S[T] = s->elnpi_tail + gw_score(&s->prior->as_q, n, s1, s2);
+  S[T] = s->elnpi_tail + gauss_nw_score(s->prior_q, n, s1, s2);
   if (S[T] > mx) mx = S[T];
   return mx;
 }
@@ -256,9 +265,9 @@ static inline double *slot(const vdp_state *s, int k) {
   return s->stats + (size_t)k * s->SS;
 }
 
-static double component_G(const vdp_state *s, const gw_nw *g, const double *st, int tail) {
-  double kl = tail ? 0.0 : gw_kl(g, s->prior);
-  return kl + st[1] - gw_expected_loglik(g, st[0], st + 2, st + 2 + s->D);
+static double component_G(const vdp_state *s, const gauss_nw *g, const double *st, int tail) {
+  double kl = tail ? 0.0 : gauss_nw_kl(g, s->prior, s->prior_q);
+  return kl + st[1] - gauss_nw_expected_loglik(g, st[0], st + 2, st + 2 + s->D);
 }
 
 /* F with the current posteriors and sticks and the current statistics. */
@@ -269,7 +278,7 @@ static double eval_F(vdp_state *s) {
     s->G[k] = component_G(s, &s->post[k], slot(s, k), 0);
     f += s->G[k];
   }
-  s->G[s->max_K] = component_G(s, &s->prior->as_q, slot(s, s->max_K), 1);
+  s->G[s->max_K] = component_G(s, s->prior_q, slot(s, s->max_K), 1);
   f += s->G[s->max_K];
   for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
   f += stick_terms(T, s->sa, s->sb, s->N2, slot(s, s->max_K)[0], s->ctl->a1, s->ctl->a2,
@@ -282,7 +291,7 @@ static void global_step(vdp_state *s) {
   const int T = s->T;
   for (int k = 0; k < T; k++) {
     const double *st = slot(s, k);
-    if (gw_posterior(&s->post[k], s->prior, st[0], st + 2, st + 2 + s->D, s->work))
+    if (gauss_nw_posterior(&s->post[k], s->prior, st[0], st + 2, st + 2 + s->D, s->work))
       s->status = 1;
   }
   for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
@@ -357,7 +366,7 @@ static void local_full_range(vdp_state *s, svi_len lo, svi_len hi, double *acc) 
 static void pack_globals(const vdp_state *s, double *G) {
   const int T = s->T, gr = g_rows(s->D, s->P);
   for (int k = 0; k < T; k++) pack_nw(&s->post[k], s->elnpi[k], G + (size_t)k * gr);
-  pack_nw(&s->prior->as_q, s->elnpi_tail, G + (size_t)T * gr);
+  pack_nw(s->prior_q, s->elnpi_tail, G + (size_t)T * gr);
 }
 
 /* Adds n_batches results of `len` doubles, in batch order, into acc. */
@@ -377,6 +386,7 @@ static int local_full(vdp_state *s) {
   const size_t len = (size_t)K1 * SS;
   if (s->remote) {
     pack_globals(s, s->lastG);
+    s->remote_calls++;
     if (s->remote->full(s->remote->ctx, T, s->lastG, s->rbuf)) {
       s->interrupted = s->remote_failed = 1;
       return 1;
@@ -404,7 +414,7 @@ static int local_full(vdp_state *s) {
  * Accumulates both children's statistics into acc (2 slots). */
 static void local_pair_core(vdp_state *s, int n_sub, const int *sub_item,
                             const double *sub_m, double *sub_qi, int update,
-                            const gw_nw *gi, const gw_nw *gj, double ei, double ej,
+                            const gauss_nw *gi, const gauss_nw *gj, double ei, double ej,
                             double *acc) {
   const int SS = s->SS, D = s->D, P = s->P;
   memset(acc, 0, sizeof(double) * 2 * SS);
@@ -426,7 +436,7 @@ static void local_pair_core(vdp_state *s, int n_sub, const int *sub_item,
         item_view(s, sub_item[i], outer, &n, &s1, &s2);
         double m = sub_m[i], qv[2], lq[2];
         if (update) {
-          double d = (ej + gw_score(gj, n, s1, s2)) - (ei + gw_score(gi, n, s1, s2));
+          double d = (ej + gauss_nw_score(gj, n, s1, s2)) - (ei + gauss_nw_score(gi, n, s1, s2));
           /* log sigma(-d) and log sigma(d), stably */
           double l1p = log1p(exp(-fabs(d)));
           double lri = (d > 0 ? -d : 0.0) - l1p, lrj = (d > 0 ? 0.0 : d) - l1p;
@@ -463,7 +473,7 @@ static void local_pair_core(vdp_state *s, int n_sub, const int *sub_item,
  * batches: each batch's part summed alone, the parts added in batch order,
  * as the workers do). */
 static void local_pair(vdp_state *s, int n_sub, const int *sub_item, const double *sub_m,
-                       double *sub_qi, int update, const gw_nw *gi, const gw_nw *gj,
+                       double *sub_qi, int update, const gauss_nw *gi, const gauss_nw *gj,
                        double ei, double ej, double *acc) {
   if (s->tree || s->n_batches <= 1) {
     local_pair_core(s, n_sub, sub_item, sub_m, sub_qi, update, gi, gj, ei, ej, acc);
@@ -494,6 +504,8 @@ static void record(vdp_state *s, int phase, double F) {
   row->n_items = s->n_items;
   row->phase = phase;
   row->seconds = now_seconds() - s->t0;
+  row->cpu = cpu_seconds() - s->c0;
+  row->rounds = s->remote_calls;
   row->F = F;
   r->n_trace++;
 }
@@ -554,12 +566,12 @@ static int expand_tree(vdp_state *s) {
     for (int d = 0; d < D; d++) c[d] = s1[d] / cn;
     int best = 0;
     for (int k = 0; k < K1; k++) {
-      const gw_nw *g = k < T ? &s->post[k] : &s->prior->as_q;
-      S[k] = (k < T ? s->elnpi[k] : s->elnpi_tail) + gw_score(g, cn, s1, s2);
+      const gauss_nw *g = k < T ? &s->post[k] : s->prior_q;
+      S[k] = (k < T ? s->elnpi[k] : s->elnpi_tail) + gauss_nw_score(g, cn, s1, s2);
       if (S[k] > S[best]) best = k;
     }
     /* gradient of S_k at c: -nu_k W_k (c - m_k) = nu_k (W_k m_k - W_k c) */
-    const gw_nw *gb = best < T ? &s->post[best] : &s->prior->as_q;
+    const gauss_nw *gb = best < T ? &s->post[best] : s->prior_q;
     for (int a = 0; a < D; a++) /* (W symmetric: row a = column a) */
       gs[a] = gb->nu * (gb->Wm[a] - svi_dot4(gb->W + (size_t)a * D, c, D));
     double sum_lo = 0.0, sum_hi = 0.0, z = s->ctl->expand_sd;
@@ -567,7 +579,7 @@ static int expand_tree(vdp_state *s) {
       if (k == best) continue;
       double margin = S[best] - S[k];
       if (margin > 700) continue;
-      const gw_nw *g = k < T ? &s->post[k] : &s->prior->as_q;
+      const gauss_nw *g = k < T ? &s->post[k] : s->prior_q;
       for (int a = 0; a < D; a++)
         gk[a] = gs[a] - g->nu * (g->Wm[a] - svi_dot4(g->W + (size_t)a * D, c, D));
       /* g' Cov_A g with Cov_A = s2 / n - c c' (s2 packed upper):
@@ -683,7 +695,7 @@ static void maybe_reorder(vdp_state *s) {
     }
   }
   double *tmp = (double *)R_alloc((size_t)T * s->SS, sizeof(double));
-  gw_nw *pt = (gw_nw *)R_alloc(T, sizeof(gw_nw));
+  gauss_nw *pt = (gauss_nw *)R_alloc(T, sizeof(gauss_nw));
   double *gt = (double *)R_alloc(T, sizeof(double));
   for (int k = 0; k < T; k++) {
     memcpy(tmp + (size_t)k * s->SS, slot(s, ord[k]), sizeof(double) * s->SS);
@@ -809,18 +821,7 @@ static void principal_axis(vdp_state *s, int c, double *mu, double *v) {
       C[i + (size_t)j * D] = C[j + (size_t)i * D] = val;
     }
   for (int d = 0; d < D; d++) v[d] = 1.0 + 0.1 * d;
-  for (int it = 0; it < 100; it++) {
-    double nrm = 0.0;
-    for (int i = 0; i < D; i++) {
-      double t = 0.0;
-      for (int k = 0; k < D; k++) t += C[i + (size_t)k * D] * v[k];
-      u[i] = t;
-      nrm += t * t;
-    }
-    nrm = sqrt(nrm);
-    if (!(nrm > 0)) break;
-    for (int i = 0; i < D; i++) v[i] = u[i] / nrm;
-  }
+  svi_power_iteration(C, D, v, 100, u); /* C v == 0: v stays where it got */
 }
 
 /* Free energy of the split of component c into gi (keeping column c) and gj
@@ -828,14 +829,14 @@ static void principal_axis(vdp_state *s, int c, double *mu, double *v) {
  * their posteriors, the sticks with T + 1 components, and the children's
  * E[log pi] written to *ei, *ej. INFINITY when a child is empty or its
  * posterior fails. */
-static double split_free_energy(vdp_state *s, int c, const double *acc, gw_nw *gi, gw_nw *gj,
+static double split_free_energy(vdp_state *s, int c, const double *acc, gauss_nw *gi, gauss_nw *gj,
                                 double Gothers, double Nt, double *ei, double *ej) {
   const int T = s->T, D = s->D, SS = s->SS;
   const vdp_control *ctl = s->ctl;
   const double *ai = acc, *aj = acc + SS;
   if (!(ai[0] > 0) || !(aj[0] > 0) ||
-      gw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
-      gw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
+      gauss_nw_posterior(gi, s->prior, ai[0], ai + 2, ai + 2 + D, s->work) ||
+      gauss_nw_posterior(gj, s->prior, aj[0], aj + 2, aj + 2 + D, s->work))
     return INFINITY;
   for (int k = 0; k < T; k++) s->N2[k] = slot(s, k)[0];
   s->N2[c] = ai[0];
@@ -920,7 +921,7 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
   }
   double *frz_acc = s->frz_acc;
   local_pair(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
-  gw_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
+  gauss_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
   double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
   double Gothers = s->G[mK];
   for (int k = 0; k < T; k++)
@@ -951,6 +952,7 @@ static double try_split_remote(vdp_state *s, int c) {
   double *mu = s->el2 + mK, *v = mu + D;
   principal_axis(s, c, mu, v);
   const size_t blen = 3 + 2 * (size_t)SS;
+  s->remote_calls++;
   if (rm->split_begin(rm->ctx, T, s->lastG, s->lastperm[c], mu, v, s->rbuf)) {
     s->interrupted = s->remote_failed = 1;
     return INFINITY;
@@ -965,7 +967,7 @@ static double try_split_remote(vdp_state *s, int c) {
     for (int j = 0; j < 2 * SS; j++) frz_acc[j] += r[3 + j];
   }
   if (n_i == 0 || n_i == n_sub) return INFINITY;
-  gw_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
+  gauss_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
   double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
   double Gothers = s->G[mK];
   for (int k = 0; k < T; k++)
@@ -976,6 +978,7 @@ static double try_split_remote(vdp_state *s, int c) {
       pack_nw(gi, ei, s->gpair);
       pack_nw(gj, ej, s->gpair + gr);
     }
+    s->remote_calls++;
     if (rm->split_iter(rm->ctx, it > 0, s->gpair, ei, ej, s->rbuf)) {
       s->interrupted = s->remote_failed = 1;
       return INFINITY;
@@ -1069,8 +1072,8 @@ static void drop_component(vdp_state *s, int k) {
     memmove(qr + k, qr + k + 1, sizeof(double) * (T - k - 1));
   }
   memmove(slot(s, k), slot(s, k + 1), sizeof(double) * (size_t)(T - k - 1) * s->SS);
-  gw_nw gk = s->post[k];
-  memmove(s->post + k, s->post + k + 1, sizeof(gw_nw) * (T - k - 1));
+  gauss_nw gk = s->post[k];
+  memmove(s->post + k, s->post + k + 1, sizeof(gauss_nw) * (T - k - 1));
   s->post[T - 1] = gk; /* keep the storage */
   s->T = T - 1;
   for (int j = 0; j < s->T; j++) s->N2[j] = slot(s, j)[0];
@@ -1155,17 +1158,19 @@ static void collect_depth(vdp_tree *t, int id, int depth, int *out, int *n) {
   collect_depth(t, t->right[id], depth, out, n);
 }
 
-int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior,
-            const vdp_control *ctl, vdp_result *res) {
+int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prior,
+            const gauss_nw *prior_q, const vdp_control *ctl, vdp_result *res) {
   vdp_state S0, *s = &S0;
   memset(s, 0, sizeof(S0));
   s->t0 = now_seconds();
+  s->c0 = cpu_seconds();
   s->N = N;
   s->D = D;
-  s->P = gw_packed_size(D);
+  s->P = svi_packed_size(D);
   s->X = X;
   s->tree = tree;
   s->prior = prior;
+  s->prior_q = prior_q;
   s->ctl = ctl;
   s->res = res;
   s->threads = ctl->threads;
@@ -1193,10 +1198,10 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
   s->n_items = n0;
   /* statistics and posteriors */
   s->stats = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
-  s->post = (gw_nw *)R_alloc(mK + 2, sizeof(gw_nw));
-  size_t nwd = gw_nw_doubles(D);
+  s->post = (gauss_nw *)R_alloc(mK + 2, sizeof(gauss_nw));
+  size_t nwd = gauss_nw_doubles(D);
   double *pm = (double *)R_alloc((size_t)(mK + 2) * nwd, sizeof(double));
-  for (int k = 0; k < mK + 2; k++) gw_nw_bind(&s->post[k], D, pm + (size_t)k * nwd);
+  for (int k = 0; k < mK + 2; k++) gauss_nw_bind(&s->post[k], D, pm + (size_t)k * nwd);
   s->G = (double *)R_alloc(mK + 1, sizeof(double));
   s->sa = (double *)R_alloc(mK + 1, sizeof(double));
   s->sb = (double *)R_alloc(mK + 1, sizeof(double));
@@ -1314,13 +1319,12 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior
 
 /* A state over the n points X (D x n) of one batch with the globals G (T
  * components and the tail) of the master; scratch from R_alloc. */
-static void worker_state(vdp_state *s, gw_prior *pr, const double *X, int n, int D, int T,
+static void worker_state(vdp_state *s, gauss_nw *prq, const double *X, int n, int D, int T,
                          const double *G, int threads) {
   memset(s, 0, sizeof(*s));
-  memset(pr, 0, sizeof(*pr));
   s->N = n;
   s->D = D;
-  s->P = gw_packed_size(D);
+  s->P = svi_packed_size(D);
   s->X = X;
   s->threads = threads;
   s->T = T;
@@ -1332,14 +1336,12 @@ static void worker_state(vdp_state *s, gw_prior *pr, const double *X, int n, int
   for (int i = 0; i < n; i++) s->item[i] = -(i + 1);
   s->q = (double *)R_alloc((size_t)(n > 0 ? n : 1) * mK, sizeof(double));
   s->qt = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
-  size_t nwd = gw_nw_doubles(D);
-  s->post = (gw_nw *)R_alloc(mK + 2, sizeof(gw_nw));
+  size_t nwd = gauss_nw_doubles(D);
+  s->post = (gauss_nw *)R_alloc(mK + 2, sizeof(gauss_nw));
   double *pm = (double *)R_alloc((size_t)(mK + 3) * nwd, sizeof(double));
-  for (int k = 0; k < mK + 2; k++) gw_nw_bind(&s->post[k], D, pm + (size_t)k * nwd);
-  gw_nw_bind(&pr->as_q, D, pm + (size_t)(mK + 2) * nwd);
-  pr->D = D;
-  pr->P = s->P;
-  s->prior = pr;
+  for (int k = 0; k < mK + 2; k++) gauss_nw_bind(&s->post[k], D, pm + (size_t)k * nwd);
+  gauss_nw_bind(prq, D, pm + (size_t)(mK + 2) * nwd);
+  s->prior_q = prq; /* workers only score: the prior itself is not needed */
   s->elnpi = (double *)R_alloc(mK + 1, sizeof(double));
   const int gr = g_rows(D, s->P);
   if (G) {
@@ -1347,7 +1349,7 @@ static void worker_state(vdp_state *s, gw_prior *pr, const double *X, int n, int
       unpack_nw(&s->post[k], G + (size_t)k * gr);
       s->elnpi[k] = G[(size_t)k * gr];
     }
-    unpack_nw(&pr->as_q, G + (size_t)T * gr);
+    unpack_nw(prq, G + (size_t)T * gr);
     s->elnpi_tail = G[(size_t)T * gr];
   }
   s->tscr_stride = 2 * (mK + 1) + s->P + 4 * D + 8;
@@ -1359,8 +1361,8 @@ static void worker_state(vdp_state *s, gw_prior *pr, const double *X, int n, int
 void vdp_worker_full(const double *X, int n, int D, int T, const double *G, int threads,
                      double *out) {
   vdp_state S0;
-  gw_prior pr;
-  worker_state(&S0, &pr, X, n, D, T, G, threads);
+  gauss_nw prq;
+  worker_state(&S0, &prq, X, n, D, T, G, threads);
   local_full_range(&S0, 0, n, out);
 }
 
@@ -1368,8 +1370,8 @@ int vdp_worker_split_begin(const double *X, int n, int D, int T, const double *G
                            const double *mu, const double *v, int threads, double *out,
                            int *act_item, double *act_m, double *act_qi) {
   vdp_state S0, *s = &S0;
-  gw_prior pr;
-  worker_state(s, &pr, X, n, D, T, G, threads);
+  gauss_nw prq;
+  worker_state(s, &prq, X, n, D, T, G, threads);
   const int mK = s->max_K, SS = s->SS;
   double *acc = (double *)R_alloc((size_t)(mK + 1) * SS, sizeof(double));
   local_full_range(s, 0, n, acc); /* q as the master had it after that step */
@@ -1409,8 +1411,8 @@ void vdp_worker_split_iter(const double *X, int n, int D, int n_act, const int *
                            const double *gpair, double ei, double ej, int threads,
                            double *out) {
   vdp_state S0, *s = &S0;
-  gw_prior pr;
-  worker_state(s, &pr, X, n, D, 1, NULL, threads);
+  gauss_nw prq;
+  worker_state(s, &prq, X, n, D, 1, NULL, threads);
   const int gr = g_rows(D, s->P), mK = s->max_K;
   unpack_nw(&s->post[mK], gpair);
   unpack_nw(&s->post[mK + 1], gpair + gr);

@@ -1,46 +1,12 @@
-/* Fast-VDP (Kurihara, Welling & Vlassis): the kd-tree (kdtree.c) and the
- * greedy accelerated variational DP mixture (vdp.c). Plain C, no SEXP. */
+/* Fast-VDP (Kurihara, Welling & Vlassis): the greedy accelerated variational
+ * DP mixture (vdp.c) over the kd-tree of kdtree.h, its data preparation
+ * (vdp-data.c) and prediction (vdp-predict.c). Plain C, no SEXP. */
 #ifndef SPARSEVI_VDP_H
 #define SPARSEVI_VDP_H
 
 #include "svi.h"
 #include "obs-gauss.h"
-
-/* ---- kd-tree with cached statistics (kdtree.c) ---- */
-/* Node 0 is the root; a node's two children are numbered together, after
- * it. The build reorders the columns of X in place into tree order, so a
- * node holds the consecutive points
- * X[, start .. start + count) (perm[i] is the original index of the i-th);
- * left == -1 marks a leaf (count <= leaf_size), left == VDP_UNBUILT a
- * bucket not split yet (lazy build: vdp_tree_expand makes its children).
- * Each node caches count, sum x (D) and packed sum x x^T (P). */
-#define VDP_UNBUILT (-2)
-typedef struct {
-  int N, D, P, leaf_size, n_nodes, max_nodes; /* max_nodes: the arrays' capacity */
-  int bucket; /* nodes of at most this many points may be left unbuilt below */
-  double *X;       /* D x N, one point per column; reordered by the build */
-  int *perm, *start, *count, *left, *right, *depth;
-  double *s1, *s2;
-  double *key;     /* 2 N doubles of scratch for the build */
-  double *scratch; /* D^2 + 3 D doubles of scratch for the build */
-} vdp_tree;
-
-/* An upper bound on the number of nodes of the tree over n points with the
- * given leaf size (each child keeps 1/4 to 3/4 of its parent). */
-int vdp_tree_count_nodes(int n, int leaf_size);
-/* Builds the tree into t, whose arrays the caller allocated (perm: N ints;
- * start, count, left, right, depth: vdp_tree_count_nodes() ints; s1: that
- * many times D, s2: times P doubles; key: 2 N doubles; scratch: D^2 + 3 D
- * doubles); sets t->n_nodes to the number built. O(N log N): splits at the
- * median of a sample of the projections on the node's principal direction;
- * statistics summed bottom-up. */
-void vdp_tree_build(vdp_tree *t, int lazy);
-/* Builds the subtree below an unbuilt bucket (nothing otherwise). The
- * children get the numbers from t->n_nodes on; the points of the bucket are
- * reordered among themselves. Not thread-safe: call outside parallel
- * regions. */
-void vdp_tree_expand(vdp_tree *t, int id);
-void vdp_tree_root_cov(const vdp_tree *t, double *cov);
+#include "kdtree.h"
 
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
 /* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
@@ -126,7 +92,8 @@ void vdp_worker_split_iter(const double *X, int n, int D, int n_act, const int *
  * 3 after expansion, 4 start, 5 accepted delete move. */
 typedef struct {
   int step, T, n_items, phase;
-  double seconds, F;
+  int rounds; /* calls of the remote steps so far (0 without remote) */
+  double seconds, cpu, F; /* wall and process CPU seconds since the start */
 } vdp_trace_row;
 
 typedef struct {
@@ -143,9 +110,11 @@ typedef struct {
 } vdp_result;
 
 /* Runs Fast-VDP (tree != NULL) or VDP (tree == NULL) on the D x N data X.
+ * prior: the Normal-Wishart prior (lik MIX_GAUSS), prior_q: the prior as
+ * gauss_nw_posterior(., prior, 0, NULL, NULL, .) gives it.
  * The caller allocates res's arrays. Returns res->status (0 ok, 1 a scale
  * matrix lost positive definiteness, 2 interrupted-free trace overflow). */
-int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const gw_prior *prior,
-            const vdp_control *ctl, vdp_result *res);
+int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prior,
+            const gauss_nw *prior_q, const vdp_control *ctl, vdp_result *res);
 
 #endif

@@ -68,6 +68,36 @@ for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
   }
 }
 
+test_that("each likelihood code chooses its own observation table", {
+  # the C tables (src/obs-*.c) in the order of R's likelihood codes, with the
+  # statistic sizes R allocates for them
+  for (i in seq_along(mix_likelihoods)) {
+    for (D in c(1L, 3L, 7L)) {
+      obs <- .Call(ffi_mix_obs, i - 1L, D)
+      expect_identical(obs$name, mix_likelihoods[i])
+      expect_identical(obs$stat_size, as.double(mix_stat_size(i - 1L, D)))
+      expect_identical(obs$documents, mix_likelihoods[i] == "multinomial")
+    }
+  }
+  expect_identical(vapply(0:3, function(l) .Call(ffi_mix_obs, l, 2L)$spread, 1L),
+                   c(1L, 1L, 2L, 0L))
+  expect_error(.Call(ffi_mix_obs, 4L, 2L), "lik")
+})
+
+test_that("the mixture entry points read the prior by name; a missing entry is named", {
+  X <- tiny_data("gaussian")
+  data <- mix_data(X, "gaussian", "X")
+  h <- mix_hyper(data, "gaussian", "dirichlet", alpha = 1.5, gamma = 2, nu = NULL, scale = 0.3,
+                 kappa0 = 0.05, eta = 0.2)
+  st <- tiny_state(h, data$data, 3L)
+  ref <- .Call(ffi_mix_objective, h, st$N, st$S)
+  expect_identical(.Call(ffi_mix_objective, rev(h), st$N, st$S), ref)
+  for (nm in c("lik", "prior", "conc", "kappa0", "nu0", "D", "m0", "B0", "logdet_B0")) {
+    expect_error(.Call(ffi_mix_objective, h[names(h) != nm], st$N, st$S),
+                 sprintf("`%s`", nm), fixed = TRUE)
+  }
+})
+
 test_that("L = K gives exactly the dense fit; L = 1 is hard assignment", {
   sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 8, seed = 4)
   f1 <- fit_mixture(sim$X, K = 3, L = 3, seed = 1, passes = 5, progress = FALSE)

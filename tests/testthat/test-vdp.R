@@ -147,8 +147,9 @@ test_that("print, summary and plot work", {
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off())
   expect_identical(plot(fit), fit)
-  expect_named(fit$trace, c("step", "seconds", "free_energy", "T", "outer_nodes",
-                            "phase"))
+  # the common trace schema first (R/train.R), Fast-VDP's columns after it
+  expect_named(fit$trace, c(sparsevi:::train_trace_columns, "free_energy", "T",
+                            "outer_nodes", "phase"))
   expect_equal(dim(fit$covariances), c(2L, 2L, fit$T))
   expect_equal(dim(fit$means), c(fit$T, 2L))
 })
@@ -244,6 +245,13 @@ test_that("VDP on a 2-worker cluster equals the fit with the same batches", {
   expect_identical(cc$trace$free_energy, two$trace$free_energy)
   expect_equal(cc$cluster$workers, 2L)
   expect_gt(cc$cluster$bytes_received, 0)
+  # the trace's bytes: each step's share of the traffic (rounds after the
+  # last row, e.g. rejected final trials, belong to no row)
+  expect_true(all(cc$trace$bytes_sent >= 0) && all(cc$trace$bytes_received >= 0))
+  expect_gt(sum(cc$trace$bytes_received), 0)
+  expect_lte(sum(cc$trace$bytes_sent), cc$cluster$bytes_sent)
+  expect_lte(sum(cc$trace$bytes_received), cc$cluster$bytes_received)
+  expect_identical(two$trace$bytes_sent, rep(0, nrow(two$trace)))
   expect_null(two$cluster)
   # the tree variant runs on the master and says so
   expect_warning(ft <- fit_vdp(sim$X, seed = 4, threads = 1, progress = FALSE, cluster = cl),
@@ -426,4 +434,62 @@ test_that("a VDP fit has its own logLik, fitted, update and glance", {
   expect_equal(gl$BIC, BIC(v))
   au <- generics::augment(v, sim$X)
   expect_identical(au$.cluster, predict(v, sim$X))
+})
+
+test_that("ffi_vdp_fit reads its prior and controls by name; a missing one is named", {
+  sim <- vdp_data(N = 200, D = 2, K = 2, seed = 4)
+  X <- sim$X
+  center <- colMeans(X)
+  prior <- list(m0 = c(0, 0), beta0 = 0.01, nu0 = 4, W0inv = NULL)
+  control <- list(kdtree = TRUE, candidates = 10L, initial_depth = 4L, max_K = 5L,
+                  leaf_size = 10L, max_iter = 100L, partial_iter = 20L, progress = FALSE,
+                  lazy_tree = TRUE, deletes = TRUE, a1 = 1, a2 = 1, tol = 1e-3,
+                  update_tol = 1e-4, expand_threshold = 0.05, expand_sd = 2,
+                  seed = c(0, 1), threads = 1L, batch_bounds = c(0L, 200L))
+  res <- .Call(sparsevi:::ffi_vdp_fit, X, center, prior, control, NULL)
+  expect_gte(res$T, 2L)
+  # the order of the options does not matter, only their names
+  rev_res <- .Call(sparsevi:::ffi_vdp_fit, X, center, rev(prior), rev(control), NULL)
+  expect_identical(rev_res$free_energy, res$free_energy)
+  expect_identical(rev_res$m, res$m)
+  for (nm in names(control)) {
+    expect_error(.Call(sparsevi:::ffi_vdp_fit, X, center, prior, control[names(control) != nm],
+                       NULL), sprintf("`%s`", nm), fixed = TRUE)
+  }
+  for (nm in names(prior)) {
+    expect_error(.Call(sparsevi:::ffi_vdp_fit, X, center, prior[names(prior) != nm], control,
+                       NULL), sprintf("`%s`", nm), fixed = TRUE)
+  }
+  # a wrong value is named too
+  bad <- control
+  bad$initial_depth <- 31L
+  expect_error(.Call(sparsevi:::ffi_vdp_fit, X, center, prior, bad, NULL), "initial_depth")
+})
+
+test_that("the VDP workers' steps read their arguments by name", {
+  Xt <- matrix(stats::rnorm(20), 2, 10)
+  expect_error(.Call(sparsevi:::ffi_vdp_worker_split_begin, Xt, list(c = 0L), 1L), "`G`",
+               fixed = TRUE)
+  expect_error(.Call(sparsevi:::ffi_vdp_worker_split_iter, Xt,
+                     list(act_item = -1L, act_m = 1), list(), 1L), "`act_qi`", fixed = TRUE)
+})
+
+test_that("the VDP trace has the common columns with their common meanings", {
+  sim <- vdp_data(N = 800, D = 3, K = 3, seed = 6)
+  for (tree in c(TRUE, FALSE)) {
+    fit <- fit_vdp(sim$X, kdtree = tree, seed = 1, threads = 1, progress = FALSE)
+    tr <- fit$trace
+    cols <- sparsevi:::train_trace_columns
+    expect_identical(names(tr)[seq_along(cols)], cols)
+    expect_identical(tr$lap, seq_len(nrow(tr)) - 1L)
+    expect_identical(tr$phase[1], "start")
+    expect_identical(tr$objective, -tr$free_energy)
+    expect_equal(tr$objective[nrow(tr)], -fit$free_energy)
+    expect_true(all(is.na(tr$heldout)))
+    expect_true(all(diff(tr$seconds) >= 0) && all(diff(tr$cpu_seconds) >= 0))
+    expect_true(all(tr$cpu_seconds >= 0))
+    expect_lte(max(tr$seconds), fit$timings[["total"]] + 1e-9)
+    expect_identical(tr$bytes_sent, rep(0, nrow(tr)))
+    expect_identical(tr$bytes_received, rep(0, nrow(tr)))
+  }
 })
