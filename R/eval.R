@@ -1,9 +1,25 @@
 # Evaluation shared by every engine (MATH.md section 7), next to its kernels
 # src/eval-*.c: the heldout_loglik() generic with dispatch by method name
-# (heldout_loglik_<method>()), document completion (src/eval-completion.c)
-# and left-to-right (src/eval-ltr.c); the coherence() generic with dispatch
-# by measure (coherence_<measure>()), NPMI (src/eval-npmi.c) and UMass
-# (src/eval-umass.c).
+# (the table lda_heldout_methods()), document completion
+# (src/eval-completion.c) and left-to-right (src/eval-ltr.c); the coherence()
+# generic with dispatch by measure (the table coherence_measures()), NPMI
+# (src/eval-npmi.c) and UMass (src/eval-umass.c).
+
+# The evaluators by name: a new method or measure is a function and a line
+# here (tables built at use, so that their functions may live anywhere).
+lda_heldout_methods <- function() {
+  list(completion = heldout_loglik_completion, left_to_right = heldout_loglik_left_to_right)
+}
+
+coherence_measures <- function() {
+  list(npmi = coherence_npmi, umass = coherence_umass)
+}
+
+# The evaluator `name` of `table`, or NULL.
+evaluator <- function(table, name) {
+  if (!is.character(name) || length(name) != 1L || is.na(name)) return(NULL)
+  table[[name]]
+}
 
 #' Held-out log-likelihood of test documents
 #'
@@ -44,7 +60,7 @@ heldout_loglik <- function(object, ...) {
 #' @export
 heldout_loglik.sparsevi_lda <- function(object, test, method = "completion", ...) {
   method <- check_string(method, "method")
-  fun <- lda_fun("heldout_loglik_", method)
+  fun <- evaluator(lda_heldout_methods(), method)
   if (is.null(fun)) {
     abort(sprintf("`method = \"%s\"` is not available; use \"completion\".", method),
           "argument")
@@ -122,8 +138,7 @@ print.sparsevi_score <- function(x, digits = 4, ...) {
 #' co-occurrences in a reference corpus: `"npmi"` (normalised pointwise
 #' mutual information, Than & Doan App. B; from -1 to 1, higher is better)
 #' or `"umass"` (Mimno et al. 2011; at most 0 on the training corpus, closer
-#' to 0 is better). Each measure is a function `coherence_<measure>()`
-#' provided by its engine; both return the same type.
+#' to 0 is better). Both return the same type.
 #'
 #' @param object A `sparsevi_lda` (or a K x V topic-word matrix with the
 #'   vocabulary as column names).
@@ -160,7 +175,7 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
     abort("`object` must be a fitted topic model or a topic-word matrix with the vocabulary as column names.",
           "argument")
   }
-  fun <- lda_fun("coherence_", measure)
+  fun <- evaluator(coherence_measures(), measure)
   if (is.null(fun)) {
     abort(sprintf("The coherence measure \"%s\" is not available in this version of sparsevi.",
                   measure), "engine")

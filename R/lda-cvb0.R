@@ -83,11 +83,12 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
                       infer_passes = 10L)
 
 # Resolves SCVB0's settings once, when fit_lda() builds its control list
-# (fit_lda() calls lda_<local>_control()). The paper's topic schedule
+# (fit_lda() calls the engine's `control`, R/engines.R). The paper's topic schedule
 # (tau = 1000, kappa = 0.9) and minibatches of 100 documents replace the
 # loop's generic defaults unless the caller of fit_lda() gave them; the
 # corpus token count C is recorded for the C / |M| scaling; the global step
-# is SCVB0's own, in its lazy form (lda_global_cvb0_lazy). The control hook
+# is SCVB0's own, in its lazy form (lda_global_cvb0_lazy, chosen by the
+# registry: the "cvb0" entry of lda_engine_table(), R/engines.R). The control hook
 # receives neither the corpus nor the call, so both are read from fit_lda()'s
 # frame (`x`, `call`).
 lda_cvb0_control <- function(control, call = caller_call()) {
@@ -113,7 +114,6 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
   control$infer_passes <- check_count(control$infer_passes, "infer_passes", min = 1,
                                       max = 1000, call = call)
-  control$global_step <- "cvb0_lazy"
   control
 }
 

@@ -5,14 +5,9 @@
 # Resolve and check the vb step's own controls (given through `...` of
 # fit_lda()). Returns `control` with the fields filled in.
 lda_vb_control <- function(control, call = caller_call()) {
+  # (the form of the global step, lazy store or dense, is the registry's
+  # choice: engine$global in R/engines.R)
   get <- function(name, default) if (is.null(control[[name]])) default else control[[name]]
-  # stochastic training: the lazy form of the global step (O(K x batch
-  # vocabulary) per minibatch instead of O(K V))
-  if (identical(control$global, "stochastic")) control$global_step <- "stochastic_lazy"
-  # memoized training: S kept in a store updated at the batch's words
-  if (identical(control$global, "memoized")) control$global_step <- "memoized_lazy"
-  # streaming training: lambda kept in a store the batch summaries are added to
-  if (identical(control$global, "streaming")) control$global_step <- "streaming_lazy"
   control$max_iter <- check_count(get("max_iter", 100L), "max_iter", min = 1, max = 1e6,
                                   call = call)
   control$tol <- check_positive(get("tol", 0.05), "tol", call = call)
