@@ -108,10 +108,11 @@ completion_score <- function(topic_word, alpha, heldout, threads = 1L, details =
   K <- nrow(tw)
   obs <- heldout$observed
   held <- heldout$heldout
-  res <- .Call(ffi_lda_completion, obs$doc_ptr, obs$term, obs$count, held$doc_ptr,
-               held$term, held$count, ncol(tw), tw,
-               as.integer(c(K, max_iter, 0L, 0L, 1L)), as.double(c(alpha, tol, 0)),
-               as.integer(threads))
+  # the dense vb step (L = K), no restarts
+  opts <- list(L = K, max_iter = as.integer(max_iter), select_every = 0L, restart_max = 0L,
+               restart_iter = 1L, alpha = as.double(alpha), tol = as.double(tol),
+               active_eps = 0)
+  res <- .Call(ffi_lda_completion, obs, held, ncol(tw), tw, opts, as.integer(threads))
   val <- sum(res$loglik) / sum(res$tokens)
   if (details) {
     attr(val, "tokens") <- sum(res$tokens)

@@ -23,9 +23,8 @@ extern SEXP ffi_lda_cvb0_materialise(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_new_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
-extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP);
+extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_memo_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_memo_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -89,8 +88,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_cvb0_new_store", (DL_FUNC)&ffi_lda_cvb0_new_store, 4},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
-    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 11},
-    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
+    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},
+    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 6},
     {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
     {"ffi_lda_memo_store", (DL_FUNC)&ffi_lda_memo_store, 4},
     {"ffi_lda_memo_store_add", (DL_FUNC)&ffi_lda_memo_store_add, 5},
