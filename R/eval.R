@@ -269,10 +269,10 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
   ub <- (ukey - 1) %% U + 1
   o <- order(ua, ub)
   adj_ptr <- c(0L, cumsum(tabulate(ua, nbins = U)))
-  counts <- .Call(ffi_eval_npmi_counts, reference_dtm$doc_ptr, reference_dtm$term,
-                  reference_dtm$count, word_map, as.integer(adj_ptr),
-                  as.integer(ub[o] - 1L), as.integer(o - 1L), as.integer(P),
-                  as.integer(threads))
+  pair_index <- list(word_map = word_map, adj_ptr = as.integer(adj_ptr),
+                     adj_partner = as.integer(ub[o] - 1L), adj_pair = as.integer(o - 1L),
+                     n_pairs = as.integer(P))
+  counts <- .Call(ffi_eval_npmi_counts, reference_dtm, pair_index, as.integer(threads))
   D <- nrow(reference_dtm)
   p1 <- counts$doc_freq / D
   p12 <- counts$pair_freq / D
@@ -367,8 +367,8 @@ heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL
   }
   seed <- resolve_seed(seed, call = call)
   storage.mode(beta) <- "double"
-  res <- .Call(ffi_eval_ltr, dtm$doc_ptr, dtm$term, dtm$count, ncol(beta), beta,
-               alpha, particles, seed, 2^52, threads)
+  res <- .Call(ffi_eval_ltr, dtm, ncol(beta), beta,
+               list(alpha = alpha, particles = particles, stream0 = 2^52), seed, threads)
   tok <- res$tokens
   structure(sum(res$loglik) / max(1, sum(tok)), tokens = sum(tok),
             per_doc = res$loglik, doc_tokens = tok)
