@@ -15,8 +15,7 @@ extern SEXP ffi_dtm_doc_dot(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* SCVB0 engine (lda-cvb0-ffi.c) */
-extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0_lazy(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_materialise(SEXP, SEXP, SEXP);
@@ -79,7 +78,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
     /* SCVB0 engine */
-    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 15},
+    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 8},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 8},
     {"ffi_lda_global_cvb0_lazy", (DL_FUNC)&ffi_lda_global_cvb0_lazy, 8},
     {"ffi_lda_cvb0_materialise", (DL_FUNC)&ffi_lda_cvb0_materialise, 3},
