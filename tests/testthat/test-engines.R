@@ -95,3 +95,105 @@ test_that("the executor runs a step given as a function or by name", {
   b <- sparsevi:::executor_run(ex, 2L, "pack_doubles", list(min_fill = 0), per = list(1L))
   expect_s3_class(b$results[[1]], "sparsevi_packed")
 })
+
+test_that("no LDA or evaluator entry point takes more than 8 arguments", {
+  routines <- getDLLRegisteredRoutines(getLoadedDLLs()[["sparsevi"]], addNames = TRUE)$.Call
+  n_args <- vapply(routines, function(r) r$numParameters, 1L)
+  lda <- n_args[grepl("^ffi_(lda|eval)_", names(n_args))]
+  expect_gt(length(lda), 20)
+  expect_true(all(lda <= 8), label = paste(names(lda)[lda > 8], collapse = ", "))
+})
+
+# Calls `entry` with `args`, after dropping option `drop` from the named
+# list args[[at]]: the error must be an internal error naming the option.
+expect_missing_option <- function(entry, args, at, drop) {
+  args[[at]][[drop]] <- NULL
+  err <- tryCatch(do.call(.Call, c(list(entry), args)), error = function(e) e)
+  expect_s3_class(err, "error")
+  expect_match(conditionMessage(err), sprintf("internal error: option `%s` is missing", drop),
+               fixed = TRUE, label = drop)
+}
+
+test_that("a missing option in a direct .Call is an internal error naming it", {
+  sim <- simulate_lda(D = 8, V = 15, K = 3, seed = 1)
+  x <- sim$dtm
+  lambda <- sim$topic_word * 50 + 0.1
+  ns <- asNamespace("sparsevi")
+  # the vb step: first a call that works, then each option taken out
+  ctl <- sparsevi:::lda_vb_control(list(alpha = 0.1, L = 2L))
+  vb_args <- list(x, 15L, lambda, sparsevi:::vb_opts(ctl), 1L, NULL)
+  ok <- do.call(.Call, c(list(ns$ffi_lda_local_vb), vb_args))
+  expect_identical(dim(ok$doc_topic), c(3L, 8L))
+  for (nm in c("mode", "L", "max_iter", "select_every", "restart_max", "restart_iter",
+               "alpha", "tol", "active_eps", "objective", "summary")) {
+    expect_missing_option(ns$ffi_lda_local_vb, vb_args, 4L, nm)
+  }
+  # mode 2 (a lazy store) needs `store`
+  st <- vb_args
+  st[[4]]$mode <- 2L
+  expect_missing_option(ns$ffi_lda_local_vb, st, 4L, "store")
+  # completion
+  sp <- split_heldout(x, n_test = 4, seed = 1)
+  tw <- sim$topic_word
+  comp <- list(sp$test$observed, sp$test$heldout, 15L, tw,
+               list(L = 3L, max_iter = 50L, select_every = 0L, restart_max = 0L,
+                    restart_iter = 1L, alpha = 0.1, tol = 0.05, active_eps = 0), 1L)
+  expect_length(do.call(.Call, c(list(ns$ffi_lda_completion), comp))$loglik, 4L)
+  expect_missing_option(ns$ffi_lda_completion, comp, 5L, "max_iter")
+  # OPE
+  ope <- list(x, lambda, list(alpha = 0.1, iter = 5L, eps = 1e-10, mode = 0L, stream0 = 0,
+                              store = NULL), c(0, 1), 1L)
+  expect_identical(dim(do.call(.Call, c(list(ns$ffi_lda_local_ope), ope))$theta), c(3L, 8L))
+  for (nm in c("alpha", "iter", "eps", "mode", "stream0", "store")) {
+    expect_missing_option(ns$ffi_lda_local_ope, ope, 3L, nm)
+  }
+  # Gibbs
+  store <- sparsevi:::gibbs_store_from_lambda(lambda, 0.1)
+  gibbs <- list(x, 15L, store, list(eta = 0.1, alpha = rep(0.1, 3), burnin = 1L,
+                                    samples = 1L, stream0 = 0), c(0, 1), 1L)
+  expect_identical(dim(do.call(.Call, c(list(ns$ffi_lda_local_gibbs), gibbs))$doc_topic),
+                   c(3L, 8L))
+  for (nm in c("eta", "alpha", "burnin", "samples", "stream0")) {
+    expect_missing_option(ns$ffi_lda_local_gibbs, gibbs, 4L, nm)
+  }
+  # left-to-right
+  ltr <- list(x, 15L, tw, list(alpha = rep(0.1, 3), particles = 2L, stream0 = 0), c(0, 1), 1L)
+  expect_length(do.call(.Call, c(list(ns$ffi_eval_ltr), ltr))$loglik, 8L)
+  for (nm in c("alpha", "particles", "stream0")) {
+    expect_missing_option(ns$ffi_eval_ltr, ltr, 4L, nm)
+  }
+  # SCVB0
+  settings <- sparsevi:::cvb0_settings(list(alpha = 0.1))
+  cvb0 <- list(x, 15L, lambda, NULL, sparsevi:::cvb0_opts(settings, 0, TRUE), c(0, 1), 1L,
+               sparsevi:::cvb0_buffers())
+  expect_identical(dim(do.call(.Call, c(list(ns$ffi_lda_local_cvb0), cvb0))$theta), c(3L, 8L))
+  for (nm in c("alpha", "doc_s", "doc_tau", "doc_kappa", "passes", "shuffle", "kernel",
+               "stream_base", "summary", "affine")) {
+    expect_missing_option(ns$ffi_lda_local_cvb0, cvb0, 5L, nm)
+  }
+  expect_missing_option(ns$ffi_lda_local_cvb0, cvb0, 8L, "marks")
+  # NPMI counts: the word pairs by name
+  npmi <- list(x, list(word_map = c(0L, 1L, rep(-1L, 13)), adj_ptr = c(0L, 1L, 1L),
+                       adj_partner = 1L, adj_pair = 0L, n_pairs = 1L), 1L)
+  expect_length(do.call(.Call, c(list(ns$ffi_eval_npmi_counts), npmi))$pair_freq, 1L)
+  expect_missing_option(ns$ffi_eval_npmi_counts, npmi, 2L, "adj_partner")
+  # a corpus without its parts
+  bad <- vb_args
+  bad[[1]] <- unclass(x)[c("doc_ptr", "count")]
+  err <- tryCatch(do.call(.Call, c(list(ns$ffi_lda_local_vb), bad)), error = function(e) e)
+  expect_match(conditionMessage(err), "option `term` is missing", fixed = TRUE)
+})
+
+test_that("fits through the named options do not depend on the thread count", {
+  # each engine against its pure-R reference is in test-lda.R, test-cvb0.R,
+  # test-ope.R and test-gibbs.R; here: threads and a second run agree bit for
+  # bit through the new calls
+  sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 3)
+  for (loc in c("vb", "ope", "cvb0", "gibbs")) {
+    a <- fit_lda(sim$dtm, K = 3, local = loc, passes = 2, seed = 4, progress = FALSE,
+                 threads = 1)
+    b <- fit_lda(sim$dtm, K = 3, local = loc, passes = 2, seed = 4, progress = FALSE,
+                 threads = 2)
+    expect_identical(a$topic_word, b$topic_word, label = loc)
+  }
+})
