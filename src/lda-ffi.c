@@ -37,7 +37,8 @@ static void check_topics(SEXP topics, int V) {
  * with fixed topics); mode 2: the store X of lambda = eta + scale X, with
  * option store = c(eta, scale, the K row sums of X). The summary comes back
  * as the parts p, i, x of a sparse K x V matrix (NULL without one). */
-SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_, SEXP warm) {
+SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
+                      SEXP warm) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_list(x_, V_);
   check_topics(topics, x.V);
@@ -57,7 +58,8 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_, S
       Rf_error("internal error: the warm start of the vb step must be K x D doubles");
     o.warm = REAL(warm);
   }
-  int want_obj = svi_opt_flag(opts, "objective"), want_sum = svi_opt_flag(opts, "summary");
+  int want_obj = svi_opt_flag(opts, "objective"),
+      want_sum = svi_opt_flag(opts, "summary");
   o.want_objective = want_obj;
   svi_len nnz = x.doc_ptr[D];
   int *words = (int *)R_alloc(V, sizeof(int));
@@ -124,7 +126,8 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_, S
 /* Document completion (src/eval-completion.c): obs and held are the
  * observed and held-out parts (sparsevi_dtm lists), beta K x V, options by
  * name as for the vb step (opts_from_r()). */
-SEXP ffi_lda_completion(SEXP obs_, SEXP held_, SEXP V_, SEXP beta, SEXP opts, SEXP threads_) {
+SEXP ffi_lda_completion(SEXP obs_, SEXP held_, SEXP V_, SEXP beta, SEXP opts,
+                        SEXP threads_) {
   int n_prot = 0;
   svi_dtm obs = svi_dtm_list(obs_, V_);
   svi_dtm held = svi_dtm_list(held_, V_);

@@ -64,7 +64,8 @@ static void prepare(const gibbs_topics *tw, const double *alpha,
 /* The Gibbs local step over a batch (x: a sparsevi_dtm) given the sparse
  * topic store; options by name (R/lda-gibbs.R): eta, alpha (K), burnin,
  * samples, stream0. */
-SEXP ffi_lda_local_gibbs(SEXP x_, SEXP V_, SEXP store, SEXP opts, SEXP seed, SEXP threads_) {
+SEXP ffi_lda_local_gibbs(SEXP x_, SEXP V_, SEXP store, SEXP opts, SEXP seed,
+                         SEXP threads_) {
   int n_prot = 0;
   svi_dtm x = svi_dtm_list(x_, V_);
   gibbs_topics tw = topics_view(store, svi_opt(opts, "eta"));

@@ -56,8 +56,8 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   n_prot++;
   svi_dtm x = svi_dtm_list(x_, Vs);
   check_csr(&x);
-  ope_opts o = {K, svi_opt_int(opts, "iter", 0, 10000000), Rf_asReal(svi_opt(opts, "alpha")),
-                Rf_asReal(svi_opt(opts, "eps"))};
+  ope_opts o = {K, svi_opt_int(opts, "iter", 0, 10000000),
+                Rf_asReal(svi_opt(opts, "alpha")), Rf_asReal(svi_opt(opts, "eps"))};
   if (!(o.eps > 0.0) || o.eps * K >= 1.0 || !(o.alpha > 0.0) || !R_FINITE(o.alpha))
     Rf_error("internal error: bad OPE settings");
   const int mode = svi_opt_int(opts, "mode", 0, 2);

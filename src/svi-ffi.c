@@ -44,7 +44,8 @@ svi_dtm svi_dtm_view(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
 }
 
 svi_dtm svi_dtm_list(SEXP x, SEXP V) {
-  if (TYPEOF(x) != VECSXP) Rf_error("internal error: a corpus must be a sparsevi_dtm list");
+  if (TYPEOF(x) != VECSXP)
+    Rf_error("internal error: a corpus must be a sparsevi_dtm list");
   return svi_dtm_view(svi_opt(x, "doc_ptr"), svi_opt(x, "term"), svi_opt(x, "count"), V);
 }
 

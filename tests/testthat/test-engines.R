@@ -197,3 +197,14 @@ test_that("fits through the named options do not depend on the thread count", {
     expect_identical(a$topic_word, b$topic_word, label = loc)
   }
 })
+
+test_that("a SCVB0 fit saved with positional settings still updates the same", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 5)
+  fit <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, seed = 2, progress = FALSE)
+  expect_true(is.list(fit$control$cvb0_settings))
+  old <- fit
+  # as a fit made before the options went by name held them
+  old$control$cvb0_settings <- unname(unlist(fit$control$cvb0_settings))
+  expect_identical(update(old, sim$dtm, passes = 1, progress = FALSE)$topic_word,
+                   update(fit, sim$dtm, passes = 1, progress = FALSE)$topic_word)
+})
