@@ -7,7 +7,7 @@
 # CPU times (this / base) and whether the topics are bit-identical.
 #
 # Run from the package root:
-#   SPARSEVI_BASE_LIB=/path/to/lib/with/base/build \
+#   SPARSEVI_BASE_LIB=/path/to/lib/with/base/build SPARSEVI_BASE_COMMIT=<its commit> \
 #     nice -n 10 Rscript inst/bench/engines.R [reps]
 # (the build under test is the first sparsevi on .libPaths(), e.g. with
 # R_LIBS=/path/to/lib). Results: inst/bench/results/engines.txt.
@@ -16,6 +16,7 @@ args <- commandArgs(TRUE)
 reps <- if (length(args)) as.integer(args[1]) else 3L
 base_lib <- Sys.getenv("SPARSEVI_BASE_LIB")
 if (!nzchar(base_lib)) stop("Set SPARSEVI_BASE_LIB to a library holding the base build.")
+base_commit <- Sys.getenv("SPARSEVI_BASE_COMMIT", "unknown")
 this_lib <- dirname(find.package("sparsevi"))
 
 runs <- list(
@@ -49,8 +50,9 @@ one_fit <- function(lib, run) {
 commit <- system("git rev-parse --short HEAD", intern = TRUE)
 lines <- c(sprintf("# inst/bench/engines.R at commit %s (%s), %d alternating runs per build",
                    commit, format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), reps),
-           sprintf("# command: SPARSEVI_BASE_LIB=%s R_LIBS=%s nice -n 10 Rscript inst/bench/engines.R %d",
-                   base_lib, this_lib, reps),
+           sprintf("# base build: commit %s, installed in %s", base_commit, base_lib),
+           sprintf("# command: SPARSEVI_BASE_LIB=%s SPARSEVI_BASE_COMMIT=%s R_LIBS=%s nice -n 10 Rscript inst/bench/engines.R %d",
+                   base_lib, base_commit, this_lib, reps),
            "# kos (D = 3,430, V = 6,906), K = 50, one pass, batch_size = 100 (35 batches), threads = 1",
            "# best CPU seconds of each build; ratio = this / base; identical = same topic_word bits",
            sprintf("%-20s %9s %9s %7s %9s", "engine", "base_s", "this_s", "ratio", "identical"))
