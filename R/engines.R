@@ -7,14 +7,15 @@
 #   pairs with, its defaults and the controls fit_lda() accepts in `...`),
 #   plain data, read when the package is built (lda_combinations,
 #   lda_engine_defaults, lda_engine_controls);
-# * lda_engine_table(): the engines as objects, after R's `family` objects of
+# * lda_engine_<name>(): the engines as objects, after R's `family` objects of
 #   glm(): each entry adds to its data the engine's own functions, so the
 #   loop calls `engine$local(...)` without knowing which engine it holds and
-#   grep leads from the loop (R/lda.R) to the code. The table is built by a
-#   function, at use (lda_engines()), because its functions are defined in
-#   files collated after this one.
+#   grep leads from the loop (R/lda.R) to the code: lda_engine(local) ->
+#   lda_engine_<local>() -> the functions. Built by functions, at use,
+#   because the engines' functions are defined in files collated after this
+#   one.
 #
-# The fields of an LDA engine (new_lda_engine() checks them):
+# The fields of an LDA engine (validate_lda_engine() checks them):
 #   local(batch, state, control, seed, threads) -> list(summary, doc_topic,
 #       stats): the local step of one batch (run here or on a cluster worker);
 #   global: a list of functions by the user's `global` name, each
@@ -40,9 +41,10 @@
 # src/lda-foo.c (kernel) and src/lda-foo-ffi.c (glue, options by name, see
 # src/ffi.h), tests in tests/testthat/test-lda-foo.R against a pure-R
 # reference; then give it an entry in sparsevi_engines$lda below (paper,
-# globals, defaults, controls) and one in lda_engine_table() (its
-# functions). lda_combinations, fit_lda()'s checks, predict() and
-# tests/testthat/test-engines.R pick it up from there.
+# globals, defaults, controls), a constructor lda_engine_foo() (its
+# functions) and a line in lda_engine()'s switch. lda_combinations,
+# fit_lda()'s checks, predict() and tests/testthat/test-engines.R pick it up
+# from there.
 #
 # Mixture engines are global steps of fit_mixture() (sparsevi_engines$mixture).
 #
@@ -110,96 +112,120 @@ lda_engine_controls <- lapply(sparsevi_engines$lda, `[[`, "controls")
 
 # ---- the engines as objects ------------------------------------------------
 
-# The LDA engines with their functions (see the header of this file). Each
-# global step is named once, in its engine's `global`; the lazy (store)
-# forms are chosen here, not by the engines' control hooks.
-lda_engine_table <- function() {
-  list(
-    vb = new_lda_engine(
-      "vb",
-      local = lda_local_vb,
-      # stochastic training: the lazy form of the global step (O(K x batch
-      # vocabulary) per minibatch instead of O(K V)); memoized: S kept in a
-      # store updated at the batch's words; streaming: lambda kept in a store
-      # the batch summaries are added to (R/lda-global.R)
-      global = list(memoized = lda_global_memoized_lazy,
-                    stochastic = lda_global_stochastic_lazy,
-                    streaming = lda_global_streaming_lazy,
-                    batch = lda_global_batch),
-      global_step = c(memoized = "memoized_lazy", stochastic = "stochastic_lazy",
-                      streaming = "streaming_lazy", batch = "batch"),
-      control = lda_vb_control,
-      finish = lda_vb_finish,
-      end_lap = lda_vb_end_lap,
-      infer = lda_infer_vb),
-    ope = new_lda_engine(
-      "ope",
-      local = lda_local_ope,
-      # every learner keeps its topics in a lazy store between batches, so a
-      # batch costs O(K x its vocabulary) (R/lda-ope.R, R/lda-global.R)
-      global = list(ml = lda_global_ml_lazy,
-                    stochastic = lda_global_stochastic_lazy,
-                    streaming = lda_global_streaming_lazy,
-                    memoized = lda_global_memoized_lazy),
-      global_step = c(ml = "ml_lazy", stochastic = "stochastic_lazy",
-                      streaming = "streaming_lazy", memoized = "memoized_lazy"),
-      control = lda_ope_control,
-      finish = lda_ope_finish,
-      end_lap = lda_ope_end_lap,
-      infer = lda_infer_ope,
-      topic_sizes = lda_topic_sizes_ope),
-    cvb0 = new_lda_engine(
-      "cvb0",
-      local = lda_local_cvb0,
-      # SCVB0's own topic step, in its lazy form (R/lda-cvb0.R)
-      global = list(stochastic = lda_global_cvb0_lazy),
-      global_step = c(stochastic = "cvb0_lazy"),
-      control = lda_cvb0_control,
-      finish = lda_cvb0_finish,
-      infer = lda_infer_cvb0),
-    gibbs = new_lda_engine(
-      "gibbs",
-      local = lda_local_gibbs,
-      # the sparse lazy implementation of the stochastic step (R/lda-gibbs.R)
-      global = list(stochastic = lda_global_gibbs),
-      global_step = c(stochastic = "gibbs"),
-      control = lda_gibbs_control,
-      finish = lda_gibbs_finish,
-      end_lap = lda_gibbs_end_lap,
-      infer = lda_infer_gibbs,
-      start = list(sparse = lda_gibbs_sparse_start, seeded = lda_gibbs_seeded_start))
-  )
+# The LDA engines with their functions (see the header of this file), one
+# constructor per engine: lda_engine_vb(), lda_engine_ope(),
+# lda_engine_cvb0(), lda_engine_gibbs(). Each global step is named once, in
+# its engine's `global`; the lazy (store) forms are chosen here, not by the
+# engines' control hooks.
+lda_engine_vb <- function() {
+  new_lda_engine(
+    "vb",
+    local = lda_local_vb,
+    # stochastic training: the lazy form of the global step (O(K x batch
+    # vocabulary) per minibatch instead of O(K V)); memoized: S kept in a
+    # store updated at the batch's words; streaming: lambda kept in a store
+    # the batch summaries are added to (R/lda-global.R)
+    global = list(memoized = lda_global_memoized_lazy,
+                  stochastic = lda_global_stochastic_lazy,
+                  streaming = lda_global_streaming_lazy,
+                  batch = lda_global_batch),
+    global_step = c(memoized = "memoized_lazy", stochastic = "stochastic_lazy",
+                    streaming = "streaming_lazy", batch = "batch"),
+    control = lda_vb_control,
+    finish = lda_vb_finish,
+    end_lap = lda_vb_end_lap,
+    infer = lda_infer_vb)
+}
+
+lda_engine_ope <- function() {
+  new_lda_engine(
+    "ope",
+    local = lda_local_ope,
+    # every learner keeps its topics in a lazy store between batches, so a
+    # batch costs O(K x its vocabulary) (R/lda-ope.R, R/lda-global.R)
+    global = list(ml = lda_global_ml_lazy,
+                  stochastic = lda_global_stochastic_lazy,
+                  streaming = lda_global_streaming_lazy,
+                  memoized = lda_global_memoized_lazy),
+    global_step = c(ml = "ml_lazy", stochastic = "stochastic_lazy",
+                    streaming = "streaming_lazy", memoized = "memoized_lazy"),
+    control = lda_ope_control,
+    finish = lda_ope_finish,
+    end_lap = lda_ope_end_lap,
+    infer = lda_infer_ope,
+    topic_sizes = lda_topic_sizes_ope)
+}
+
+lda_engine_cvb0 <- function() {
+  new_lda_engine(
+    "cvb0",
+    local = lda_local_cvb0,
+    # SCVB0's own topic step, in its lazy form (R/lda-cvb0.R)
+    global = list(stochastic = lda_global_cvb0_lazy),
+    global_step = c(stochastic = "cvb0_lazy"),
+    control = lda_cvb0_control,
+    finish = lda_cvb0_finish,
+    infer = lda_infer_cvb0)
+}
+
+lda_engine_gibbs <- function() {
+  new_lda_engine(
+    "gibbs",
+    local = lda_local_gibbs,
+    # the sparse lazy implementation of the stochastic step (R/lda-gibbs.R)
+    global = list(stochastic = lda_global_gibbs),
+    global_step = c(stochastic = "gibbs"),
+    control = lda_gibbs_control,
+    finish = lda_gibbs_finish,
+    end_lap = lda_gibbs_end_lap,
+    infer = lda_infer_gibbs,
+    start = list(sparse = lda_gibbs_sparse_start, seeded = lda_gibbs_seeded_start))
 }
 
 # One engine object: the registry's data for `name` (sparsevi_engines$lda)
-# with the engine's functions. Checks what the loop relies on, so that a
-# wrong entry fails when the table is built, not in the middle of a fit.
+# with the engine's functions. Cheap (the table is built at each use); what
+# the loop relies on is checked by validate_lda_engine(), which
+# tests/testthat/test-engines.R runs on every entry.
 new_lda_engine <- function(name, local, global, global_step, control = NULL, finish = NULL,
                            end_lap = NULL, infer, topic_sizes = NULL, start = list()) {
-  info <- sparsevi_engines$lda[[name]]
-  fun_or_null <- function(f) is.null(f) || is.function(f)
-  ok <- !is.null(info) && is.function(local) && is.function(infer) &&
-    is.list(global) && identical(names(global), info$globals) &&
-    all(vapply(global, is.function, TRUE)) &&
-    is.character(global_step) && identical(names(global_step), info$globals) &&
-    fun_or_null(control) && fun_or_null(finish) && fun_or_null(end_lap) &&
-    fun_or_null(topic_sizes) && is.list(start) &&
-    all(names(start) %in% c("sparse", "seeded")) && all(vapply(start, is.function, TRUE))
-  if (!ok) abort(sprintf("internal error: invalid engine \"%s\" in the registry.", name),
-                 "internal")
-  c(list(name = name), info,
+  c(list(name = name), sparsevi_engines$lda[[name]],
     list(local = local, global = global, global_step = global_step, control = control,
          finish = finish, end_lap = end_lap, infer = infer, topic_sizes = topic_sizes,
          start = start))
 }
 
-# The table. Built at each use (about 40 microseconds, once per batch at
-# most), not memoised, so that it always holds the namespace's current
-# functions: the failure tests replace a step with assignInNamespace().
-lda_engines <- function() lda_engine_table()
+# TRUE when `engine` has what the loop calls, else an internal error.
+validate_lda_engine <- function(engine) {
+  fun_or_null <- function(f) is.null(f) || is.function(f)
+  ok <- is.list(engine) && !is.null(engine$globals) && is.function(engine$local) &&
+    is.function(engine$infer) && is.list(engine$global) &&
+    identical(names(engine$global), engine$globals) &&
+    all(vapply(engine$global, is.function, TRUE)) && is.character(engine$global_step) &&
+    identical(names(engine$global_step), engine$globals) &&
+    fun_or_null(engine$control) && fun_or_null(engine$finish) &&
+    fun_or_null(engine$end_lap) && fun_or_null(engine$topic_sizes) &&
+    is.list(engine$start) && all(names(engine$start) %in% c("sparse", "seeded")) &&
+    all(vapply(engine$start, is.function, TRUE))
+  if (!ok) abort(sprintf("internal error: invalid engine \"%s\" in the registry.",
+                         format(engine$name)), "internal")
+  invisible(TRUE)
+}
 
-# The engine object of local step `local` (a string), or NULL.
+# The engine object of local step `local` (a string), or NULL. Built at
+# each use (a few microseconds, once per batch at most), not memoised, so
+# that it always holds the namespace's current functions: the failure tests
+# replace a step with assignInNamespace().
 lda_engine <- function(local) {
   if (!is.character(local) || length(local) != 1L || is.na(local)) return(NULL)
-  lda_engines()[[local]]
+  switch(local,
+         vb = lda_engine_vb(),
+         ope = lda_engine_ope(),
+         cvb0 = lda_engine_cvb0(),
+         gibbs = lda_engine_gibbs(),
+         NULL)
+}
+
+# Every LDA engine, by name.
+lda_engines <- function() {
+  stats::setNames(lapply(names(sparsevi_engines$lda), lda_engine), names(sparsevi_engines$lda))
 }

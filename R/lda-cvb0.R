@@ -88,7 +88,7 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
 # loop's generic defaults unless the caller of fit_lda() gave them; the
 # corpus token count C is recorded for the C / |M| scaling; the global step
 # is SCVB0's own, in its lazy form (lda_global_cvb0_lazy, chosen by the
-# registry: the "cvb0" entry of lda_engine_table(), R/engines.R). The control hook
+# registry: lda_engine_cvb0(), R/engines.R). The control hook
 # receives neither the corpus nor the call, so both are read from fit_lda()'s
 # frame (`x`, `call`).
 lda_cvb0_control <- function(control, call = caller_call()) {

@@ -159,7 +159,7 @@ gibbs_control <- function(control = list(), call = caller_call()) {
 
 # Called by fit_lda() for local = "gibbs": checks the engine controls. (The
 # sparse lazy implementation of the stochastic global step, lda_global_gibbs(),
-# is chosen by the registry: the "gibbs" entry of lda_engine_table().)
+# is chosen by the registry: lda_engine_gibbs() in R/engines.R.)
 lda_gibbs_control <- function(control, call = caller_call()) {
   ctl <- gibbs_control(control, call = call)
   control[names(ctl)] <- ctl

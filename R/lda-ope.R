@@ -123,8 +123,7 @@ ope_settings <- function(control, K, call = caller_call()) {
 # stochastic steps (scale X, updated at the batch's words; lda_global_ml_lazy(),
 # lda_global_stochastic_lazy()), Streaming- and memoized OPE the store their
 # summaries are added to (lda_global_streaming_lazy(), lda_global_memoized_lazy()).
-# The registry chooses these steps (the "ope" entry of lda_engine_table(),
-# R/engines.R).
+# The registry chooses these steps (lda_engine_ope(), R/engines.R).
 lda_ope_control <- function(control, call = caller_call()) {
   s <- ope_settings(control, control$K, call = call)
   control$ope_iter <- s$iter

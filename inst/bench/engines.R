@@ -4,7 +4,10 @@
 # small batches (the most registry lookups and .Call crossings per second)
 # under this build and under a base build of the package installed
 # elsewhere, alternating the two builds, and reports the ratio of the best
-# CPU times (this / base) and whether the topics are bit-identical.
+# CPU times (this / base) and whether the topics are bit-identical. Then the
+# cost of one call where the overhead is all there is: the vb step's .Call
+# (lda_vb_call()) and one batch step through the registry (lda_batch_step())
+# on a batch of one 5-word document, K = 3.
 #
 # Run from the package root:
 #   SPARSEVI_BASE_LIB=/path/to/lib/with/base/build SPARSEVI_BASE_COMMIT=<its commit> \
@@ -70,5 +73,43 @@ for (nm in names(runs)) {
                             min(this) / min(base), same))
   cat(lines[length(lines)], "\n")
 }
+# Microseconds per call on a tiny batch, best of 5 runs of 20,000 calls, in
+# a fresh process with `lib` first on the library path.
+call_costs <- function(lib) {
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
+    "suppressPackageStartupMessages(library(sparsevi))",
+    "ns <- asNamespace('sparsevi')",
+    "n <- 20000L",
+    "sim <- simulate_lda(D = 1, V = 20, K = 3, doc_length = 5, seed = 1)",
+    "x <- sim$dtm",
+    "lambda <- sim$topic_word * 10 + 0.1",
+    "ctl <- ns$lda_vb_control(list(alpha = 0.1, L = 3L))",
+    "best <- function(f) min(replicate(5, sum(system.time(for (i in seq_len(n)) f())[1:2]))) / n * 1e6",
+    "vb_call <- best(function() ns$lda_vb_call(x, lambda, 0L, ctl, 1L))",
+    "control <- ctl",
+    "control$local <- 'vb'",
+    "control$global <- 'batch'",
+    "control$threads <- 1L",
+    "state <- list(lambda = lambda, t = 0L)",
+    "step <- best(function() ns$lda_batch_step(x, c(0, 1), state, control))",
+    "cat(vb_call, step, '\\n')"
+  ), script)
+  as.numeric(strsplit(trimws(system2(file.path(R.home("bin"), "Rscript"), script,
+                                     stdout = TRUE)), " +")[[1]])
+}
+cb <- ct <- NULL
+for (r in 1:3) {
+  cb <- pmin(if (is.null(cb)) Inf else cb, call_costs(base_lib))
+  ct <- pmin(if (is.null(ct)) Inf else ct, call_costs(this_lib))
+}
+lines <- c(lines, "",
+           "# microseconds per call on a batch of one 5-word document, K = 3 (best of 3 processes x",
+           "# 5 runs of 20,000 calls); ratio = this / base",
+           sprintf("%-20s %9s %9s %7s", "call", "base_us", "this_us", "ratio"),
+           sprintf("%-20s %9.2f %9.2f %7.3f", c("lda_vb_call", "lda_batch_step"), cb, ct,
+                   ct / cb))
+cat(tail(lines, 2), sep = "\n")
 dir.create(file.path("inst", "bench", "results"), showWarnings = FALSE)
 writeLines(lines, file.path("inst", "bench", "results", "engines.txt"))

@@ -7,6 +7,7 @@ test_that("every LDA engine holds the functions the loop calls", {
   ns <- asNamespace("sparsevi")
   for (name in names(eng)) {
     e <- eng[[name]]
+    expect_true(sparsevi:::validate_lda_engine(e))
     expect_identical(e$name, name)
     expect_true(is.function(e$local))
     expect_true(is.function(e$infer))
@@ -29,6 +30,13 @@ test_that("every LDA engine holds the functions the loop calls", {
                        label = paste(name, g))
     }
   }
+  # a broken entry is an internal error
+  broken <- eng$vb
+  broken$global <- broken$global[-1]
+  expect_error(sparsevi:::validate_lda_engine(broken), class = "sparsevi_error_internal")
+  broken <- eng$gibbs
+  broken$start$dense <- broken$start$sparse
+  expect_error(sparsevi:::validate_lda_engine(broken), class = "sparsevi_error_internal")
   expect_null(sparsevi:::lda_engine("bogus"))
   expect_null(sparsevi:::lda_engine(NA_character_))
 })
