@@ -1,9 +1,52 @@
 # The engine registry: every training engine of the package, described in
-# one place. An LDA engine is a local step (R: lda_local_<name>(), its C in
-# src/lda-<name>.c) with the global steps it pairs with, its defaults and the
-# controls it takes in fit_lda()'s `...`; a mixture engine is a global step
-# of fit_mixture(). fit_lda(), check_engine(), lda_combinations and the docs
-# read this table; nothing else lists engines.
+# one place. fit_lda(), check_engine(), lda_combinations, the docs and the
+# training loop read it; nothing else lists engines.
+#
+# Two parts, both here:
+# * sparsevi_engines: what each engine is (its paper, the global steps it
+#   pairs with, its defaults and the controls fit_lda() accepts in `...`),
+#   plain data, read when the package is built (lda_combinations,
+#   lda_engine_defaults, lda_engine_controls);
+# * lda_engine_<name>(): the engines as objects, after R's `family` objects of
+#   glm(): each entry adds to its data the engine's own functions, so the
+#   loop calls `engine$local(...)` without knowing which engine it holds and
+#   grep leads from the loop (R/lda.R) to the code: lda_engine(local) ->
+#   lda_engine_<local>() -> the functions. Built by functions, at use,
+#   because the engines' functions are defined in files collated after this
+#   one.
+#
+# The fields of an LDA engine (validate_lda_engine() checks them):
+#   local(batch, state, control, seed, threads) -> list(summary, doc_topic,
+#       stats): the local step of one batch (run here or on a cluster worker);
+#   global: a list of functions by the user's `global` name, each
+#       (state, res, batch_id, control) -> state: the global step that
+#       training with that `global` runs (the registry chooses its form,
+#       e.g. vb's stochastic training runs the lazy store step);
+#   global_step: the same names -> a label of that step, recorded in the
+#       fit as control$global_step (read by the engine's finish / end_lap);
+#   control(control, call) -> control: checks and fills the engine's
+#       controls when fit_lda() builds its control list (NULL: none);
+#   finish(state, control) -> state with a dense lambda (or beta), for
+#       whatever reads the topics (NULL: the state is already dense);
+#   end_lap(state, control) -> state, after the last batch of a lap (NULL);
+#   infer(fit, dtm, control, seed, threads) -> D x K proportions: predict()
+#       and the training documents' proportions (lda_doc_topics());
+#   topic_sizes(fit) -> K sizes or NULL for print() and summary() (NULL);
+#   start: a list of starts the engine holds itself, by `init` name
+#       ("sparse": (control, V) -> state; "seeded": (x0, chosen, control, V)
+#       -> state); empty when the engine starts from a dense lambda.
+#
+# Adding an engine "foo": write R/lda-foo.R with lda_local_foo() (and its
+# own global step if the shared ones of R/lda-global.R do not fit), its C in
+# src/lda-foo.c (kernel) and src/lda-foo-ffi.c (glue, options by name, see
+# src/ffi.h), tests in tests/testthat/test-lda-foo.R against a pure-R
+# reference; then give it an entry in sparsevi_engines$lda below (paper,
+# globals, defaults, controls), a constructor lda_engine_foo() (its
+# functions) and a line in lda_engine()'s switch. lda_combinations,
+# fit_lda()'s checks, predict() and tests/testthat/test-engines.R pick it up
+# from there.
+#
+# Mixture engines are global steps of fit_mixture() (sparsevi_engines$mixture).
 #
 # vb: alpha = 0.1 was chosen by held-out score on validation documents of
 # kos and nips_f20 (inst/bench/results/lda-sparse.txt, part 5). eta = 0.01
@@ -66,3 +109,123 @@ lda_engine_defaults <- lapply(sparsevi_engines$lda, `[[`, "defaults")
 
 # Engine controls fit_lda() accepts in `...`, by local step.
 lda_engine_controls <- lapply(sparsevi_engines$lda, `[[`, "controls")
+
+# ---- the engines as objects ------------------------------------------------
+
+# The LDA engines with their functions (see the header of this file), one
+# constructor per engine: lda_engine_vb(), lda_engine_ope(),
+# lda_engine_cvb0(), lda_engine_gibbs(). Each global step is named once, in
+# its engine's `global`; the lazy (store) forms are chosen here, not by the
+# engines' control hooks.
+lda_engine_vb <- function() {
+  new_lda_engine(
+    "vb",
+    local = lda_local_vb,
+    # stochastic training: the lazy form of the global step (O(K x batch
+    # vocabulary) per minibatch instead of O(K V)); memoized: S kept in a
+    # store updated at the batch's words; streaming: lambda kept in a store
+    # the batch summaries are added to (R/lda-global.R)
+    global = list(memoized = lda_global_memoized_lazy,
+                  stochastic = lda_global_stochastic_lazy,
+                  streaming = lda_global_streaming_lazy,
+                  batch = lda_global_batch),
+    global_step = c(memoized = "memoized_lazy", stochastic = "stochastic_lazy",
+                    streaming = "streaming_lazy", batch = "batch"),
+    control = lda_vb_control,
+    finish = lda_vb_finish,
+    end_lap = lda_vb_end_lap,
+    infer = lda_infer_vb)
+}
+
+lda_engine_ope <- function() {
+  new_lda_engine(
+    "ope",
+    local = lda_local_ope,
+    # every learner keeps its topics in a lazy store between batches, so a
+    # batch costs O(K x its vocabulary) (R/lda-ope.R, R/lda-global.R)
+    global = list(ml = lda_global_ml_lazy,
+                  stochastic = lda_global_stochastic_lazy,
+                  streaming = lda_global_streaming_lazy,
+                  memoized = lda_global_memoized_lazy),
+    global_step = c(ml = "ml_lazy", stochastic = "stochastic_lazy",
+                    streaming = "streaming_lazy", memoized = "memoized_lazy"),
+    control = lda_ope_control,
+    finish = lda_ope_finish,
+    end_lap = lda_ope_end_lap,
+    infer = lda_infer_ope,
+    topic_sizes = lda_topic_sizes_ope)
+}
+
+lda_engine_cvb0 <- function() {
+  new_lda_engine(
+    "cvb0",
+    local = lda_local_cvb0,
+    # SCVB0's own topic step, in its lazy form (R/lda-cvb0.R)
+    global = list(stochastic = lda_global_cvb0_lazy),
+    global_step = c(stochastic = "cvb0_lazy"),
+    control = lda_cvb0_control,
+    finish = lda_cvb0_finish,
+    infer = lda_infer_cvb0)
+}
+
+lda_engine_gibbs <- function() {
+  new_lda_engine(
+    "gibbs",
+    local = lda_local_gibbs,
+    # the sparse lazy implementation of the stochastic step (R/lda-gibbs.R)
+    global = list(stochastic = lda_global_gibbs),
+    global_step = c(stochastic = "gibbs"),
+    control = lda_gibbs_control,
+    finish = lda_gibbs_finish,
+    end_lap = lda_gibbs_end_lap,
+    infer = lda_infer_gibbs,
+    start = list(sparse = lda_gibbs_sparse_start, seeded = lda_gibbs_seeded_start))
+}
+
+# One engine object: the registry's data for `name` (sparsevi_engines$lda)
+# with the engine's functions. Cheap (the table is built at each use); what
+# the loop relies on is checked by validate_lda_engine(), which
+# tests/testthat/test-engines.R runs on every entry.
+new_lda_engine <- function(name, local, global, global_step, control = NULL, finish = NULL,
+                           end_lap = NULL, infer, topic_sizes = NULL, start = list()) {
+  c(list(name = name), sparsevi_engines$lda[[name]],
+    list(local = local, global = global, global_step = global_step, control = control,
+         finish = finish, end_lap = end_lap, infer = infer, topic_sizes = topic_sizes,
+         start = start))
+}
+
+# TRUE when `engine` has what the loop calls, else an internal error.
+validate_lda_engine <- function(engine) {
+  fun_or_null <- function(f) is.null(f) || is.function(f)
+  ok <- is.list(engine) && !is.null(engine$globals) && is.function(engine$local) &&
+    is.function(engine$infer) && is.list(engine$global) &&
+    identical(names(engine$global), engine$globals) &&
+    all(vapply(engine$global, is.function, TRUE)) && is.character(engine$global_step) &&
+    identical(names(engine$global_step), engine$globals) &&
+    fun_or_null(engine$control) && fun_or_null(engine$finish) &&
+    fun_or_null(engine$end_lap) && fun_or_null(engine$topic_sizes) &&
+    is.list(engine$start) && all(names(engine$start) %in% c("sparse", "seeded")) &&
+    all(vapply(engine$start, is.function, TRUE))
+  if (!ok) abort(sprintf("internal error: invalid engine \"%s\" in the registry.",
+                         format(engine$name)), "internal")
+  invisible(TRUE)
+}
+
+# The engine object of local step `local` (a string), or NULL. Built at
+# each use (a few microseconds, once per batch at most), not memoised, so
+# that it always holds the namespace's current functions: the failure tests
+# replace a step with assignInNamespace().
+lda_engine <- function(local) {
+  if (!is.character(local) || length(local) != 1L || is.na(local)) return(NULL)
+  switch(local,
+         vb = lda_engine_vb(),
+         ope = lda_engine_ope(),
+         cvb0 = lda_engine_cvb0(),
+         gibbs = lda_engine_gibbs(),
+         NULL)
+}
+
+# Every LDA engine, by name.
+lda_engines <- function() {
+  stats::setNames(lapply(names(sparsevi_engines$lda), lda_engine), names(sparsevi_engines$lda))
+}

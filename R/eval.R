@@ -1,9 +1,25 @@
 # Evaluation shared by every engine (MATH.md section 7), next to its kernels
 # src/eval-*.c: the heldout_loglik() generic with dispatch by method name
-# (heldout_loglik_<method>()), document completion (src/eval-completion.c)
-# and left-to-right (src/eval-ltr.c); the coherence() generic with dispatch
-# by measure (coherence_<measure>()), NPMI (src/eval-npmi.c) and UMass
-# (src/eval-umass.c).
+# (the table lda_heldout_methods()), document completion
+# (src/eval-completion.c) and left-to-right (src/eval-ltr.c); the coherence()
+# generic with dispatch by measure (the table coherence_measures()), NPMI
+# (src/eval-npmi.c) and UMass (src/eval-umass.c).
+
+# The evaluators by name: a new method or measure is a function and a line
+# here (tables built at use, so that their functions may live anywhere).
+lda_heldout_methods <- function() {
+  list(completion = heldout_loglik_completion, left_to_right = heldout_loglik_left_to_right)
+}
+
+coherence_measures <- function() {
+  list(npmi = coherence_npmi, umass = coherence_umass)
+}
+
+# The evaluator `name` of `table`, or NULL.
+evaluator <- function(table, name) {
+  if (!is.character(name) || length(name) != 1L || is.na(name)) return(NULL)
+  table[[name]]
+}
 
 #' Held-out log-likelihood of test documents
 #'
@@ -44,7 +60,7 @@ heldout_loglik <- function(object, ...) {
 #' @export
 heldout_loglik.sparsevi_lda <- function(object, test, method = "completion", ...) {
   method <- check_string(method, "method")
-  fun <- lda_fun("heldout_loglik_", method)
+  fun <- evaluator(lda_heldout_methods(), method)
   if (is.null(fun)) {
     abort(sprintf("`method = \"%s\"` is not available; use \"completion\".", method),
           "argument")
@@ -92,10 +108,11 @@ completion_score <- function(topic_word, alpha, heldout, threads = 1L, details =
   K <- nrow(tw)
   obs <- heldout$observed
   held <- heldout$heldout
-  res <- .Call(ffi_lda_completion, obs$doc_ptr, obs$term, obs$count, held$doc_ptr,
-               held$term, held$count, ncol(tw), tw,
-               as.integer(c(K, max_iter, 0L, 0L, 1L)), as.double(c(alpha, tol, 0)),
-               as.integer(threads))
+  # the dense vb step (L = K), no restarts
+  opts <- list(L = K, max_iter = as.integer(max_iter), select_every = 0L, restart_max = 0L,
+               restart_iter = 1L, alpha = as.double(alpha), tol = as.double(tol),
+               active_eps = 0)
+  res <- .Call(ffi_lda_completion, obs, held, ncol(tw), tw, opts, as.integer(threads))
   val <- sum(res$loglik) / sum(res$tokens)
   if (details) {
     attr(val, "tokens") <- sum(res$tokens)
@@ -122,8 +139,7 @@ print.sparsevi_score <- function(x, digits = 4, ...) {
 #' co-occurrences in a reference corpus: `"npmi"` (normalised pointwise
 #' mutual information, Than & Doan App. B; from -1 to 1, higher is better)
 #' or `"umass"` (Mimno et al. 2011; at most 0 on the training corpus, closer
-#' to 0 is better). Each measure is a function `coherence_<measure>()`
-#' provided by its engine; both return the same type.
+#' to 0 is better). Both return the same type.
 #'
 #' @param object A `sparsevi_lda` (or a K x V topic-word matrix with the
 #'   vocabulary as column names).
@@ -160,7 +176,7 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
     abort("`object` must be a fitted topic model or a topic-word matrix with the vocabulary as column names.",
           "argument")
   }
-  fun <- lda_fun("coherence_", measure)
+  fun <- evaluator(coherence_measures(), measure)
   if (is.null(fun)) {
     abort(sprintf("The coherence measure \"%s\" is not available in this version of sparsevi.",
                   measure), "engine")
@@ -253,10 +269,10 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
   ub <- (ukey - 1) %% U + 1
   o <- order(ua, ub)
   adj_ptr <- c(0L, cumsum(tabulate(ua, nbins = U)))
-  counts <- .Call(ffi_eval_npmi_counts, reference_dtm$doc_ptr, reference_dtm$term,
-                  reference_dtm$count, word_map, as.integer(adj_ptr),
-                  as.integer(ub[o] - 1L), as.integer(o - 1L), as.integer(P),
-                  as.integer(threads))
+  pair_index <- list(word_map = word_map, adj_ptr = as.integer(adj_ptr),
+                     adj_partner = as.integer(ub[o] - 1L), adj_pair = as.integer(o - 1L),
+                     n_pairs = as.integer(P))
+  counts <- .Call(ffi_eval_npmi_counts, reference_dtm, pair_index, as.integer(threads))
   D <- nrow(reference_dtm)
   p1 <- counts$doc_freq / D
   p12 <- counts$pair_freq / D
@@ -351,8 +367,8 @@ heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL
   }
   seed <- resolve_seed(seed, call = call)
   storage.mode(beta) <- "double"
-  res <- .Call(ffi_eval_ltr, dtm$doc_ptr, dtm$term, dtm$count, ncol(beta), beta,
-               alpha, particles, seed, 2^52, threads)
+  res <- .Call(ffi_eval_ltr, dtm, ncol(beta), beta,
+               list(alpha = alpha, particles = particles, stream0 = 2^52), seed, threads)
   tok <- res$tokens
   structure(sum(res$loglik) / max(1, sum(tok)), tokens = sum(tok),
             per_doc = res$loglik, doc_tokens = tok)

@@ -10,8 +10,11 @@
 #
 # Traffic: everything that crosses the wire is serialised once, by us, into a
 # raw vector (native byte order, no XDR conversion of doubles), whose length is
-# the byte count reported in the trace; the functions the workers run are
-# namespace functions, so no closure environment travels with them.
+# the byte count reported in the trace. The step a worker runs travels as the
+# function itself (an LDA fit sends lda_batch_step) or, for older callers, as
+# the name of a sparsevi function; a namespace function serialises by
+# reference to its namespace, so the worker runs its own installed copy and
+# no closure environment travels with it.
 #
 # Future plans (`cluster = "future"` or a plan object): a plan whose workers
 # persist (multisession, cluster) runs on its underlying `parallel` cluster, so
@@ -224,13 +227,18 @@ unpack_doubles <- function(x) {
   x
 }
 
-# Local steps whose results hold Matrix objects (sparse summaries): Matrix is
-# loaded for them, on the workers and on the master that reads the results.
-matrix_steps <- c("lda_batch_step")
-
-load_step_packages <- function(fun) {
-  if (fun %in% matrix_steps) loadNamespace("Matrix")
+# The packages a step's results need (the LDA step's sparse summaries are
+# Matrix objects: executor_run(packages = "Matrix")) are loaded on the workers
+# and on the master that reads the results.
+load_step_packages <- function(packages) {
+  for (p in packages) loadNamespace(p)
   invisible()
+}
+
+# A step: a function, or the name of a sparsevi function.
+step_function <- function(fun) {
+  if (is.function(fun)) return(fun)
+  get(fun, envir = topenv(environment(step_function)), mode = "function")
 }
 
 # Worker side of new_executor(): stores a worker's batches under the fit's
@@ -242,19 +250,19 @@ cluster_worker_init <- function(token, ids, batches) {
   length(ids)
 }
 
-# Worker side of executor_run(): runs `fun` (a sparsevi function, by name) on
+# Worker side of executor_run(): runs `fun` (a step, see step_function()) on
 # the worker's batches `ids`: fun(batch, per[[i]], <shared>).
-cluster_worker_run <- function(token, ids, per, fun, shared) {
+cluster_worker_run <- function(token, ids, per, fun, shared, packages = character(0)) {
   store <- get(token, envir = worker_store)
   pack_doubles(run_batches(fun, length(ids), function(i) store[[ids[i]]], per,
-                           unpack_doubles(shared)))
+                           unpack_doubles(shared), packages))
 }
 
 # fun(get_batch(i), per[[i]], <shared>) for i in 1..n; each batch is fetched
 # just before its step (a batch read from disk is then the only one held).
-run_batches <- function(fun, n, get_batch, per, shared) {
-  load_step_packages(fun)
-  f <- get(fun, envir = topenv(environment(run_batches)))
+run_batches <- function(fun, n, get_batch, per, shared, packages = character(0)) {
+  load_step_packages(packages)
+  f <- step_function(fun)
   out <- vector("list", n)
   for (i in seq_len(n)) {
     out[[i]] <- do.call(f, c(list(get_batch(i), per[[i]]), shared))
@@ -279,7 +287,7 @@ cluster_dispatch_raw <- function(payload, step) {
 future_task_run <- function(payload) {
   a <- unserialize(payload)
   wire(pack_doubles(run_batches(a$fun, length(a$batches), function(i) a$batches[[i]], a$per,
-                                unpack_doubles(a$shared))))
+                                unpack_doubles(a$shared), a$packages)))
 }
 
 # Calls `fun` (a sparsevi function, by name) with the serialised arguments
@@ -319,11 +327,13 @@ shared_for_workers <- function(shared) {
 
 # Runs fun(batch, per[[i]], <shared>) for the batches `round` (ids) and
 # returns the results in the order of `round`, with the bytes sent and
-# received. `fun` names a sparsevi function, so workers find their own copy.
-# The shared arguments go once to each worker of the round.
+# received. `fun` is the step: a sparsevi function (it travels by reference,
+# so workers run their own copy) or its name. `packages`: what the results
+# need loaded (on the workers and here). The shared arguments go once to each
+# worker of the round.
 executor_run <- function(ex, round, fun, shared, per = vector("list", length(round)),
-                         call = caller_call()) {
-  load_step_packages(fun) # the master reads the results too
+                         call = caller_call(), packages = character(0)) {
+  load_step_packages(packages) # the master reads the results too
   if (ex$kind == "local") {
     out <- run_batches(fun, length(round), function(i) ex$get_batch(round[i]), per, shared)
     return(list(results = out, sent = 0, received = 0))
@@ -332,11 +342,11 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
   ws <- unique(ex$owner[round])
   sels <- lapply(ws, function(w) which(ex$owner[round] == w))
   if (ex$kind == "future") {
-    res <- future_round(ex, ws, sels, round, fun, shared, per, call)
+    res <- future_round(ex, ws, sels, round, fun, shared, per, call, packages)
   } else {
     payloads <- lapply(seq_along(ws), function(j) {
       wire(list(token = ex$token, ids = round[sels[[j]]], per = per[sels[[j]]], fun = fun,
-                shared = shared))
+                shared = shared, packages = packages))
     })
     res <- tryCatch(parallel::clusterApply(ex$cluster[ws], payloads, cluster_dispatch_raw,
                                            step = "cluster_worker_run"),
@@ -360,13 +370,14 @@ find_failed_worker <- function(ex, ws) {
 }
 
 # One round as futures, one per worker of the round.
-future_round <- function(ex, ws, sels, round, fun, shared, per, call) {
+future_round <- function(ex, ws, sels, round, fun, shared, per, call,
+                         packages = character(0)) {
   sent <- 0
   fs <- vector("list", length(ws))
   for (j in seq_along(ws)) {
     ids <- round[sels[[j]]]
     payload <- wire(list(batches = lapply(ids, ex$get_batch), per = per[sels[[j]]], fun = fun,
-                         shared = shared))
+                         shared = shared, packages = packages))
     sent <- sent + length(payload)
     fs[[j]] <- tryCatch(
       future::future(quote(asNamespace("sparsevi")$future_task_run(payload)),

@@ -83,11 +83,12 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 10,
                       infer_passes = 10L)
 
 # Resolves SCVB0's settings once, when fit_lda() builds its control list
-# (fit_lda() calls lda_<local>_control()). The paper's topic schedule
+# (fit_lda() calls the engine's `control`, R/engines.R). The paper's topic schedule
 # (tau = 1000, kappa = 0.9) and minibatches of 100 documents replace the
 # loop's generic defaults unless the caller of fit_lda() gave them; the
 # corpus token count C is recorded for the C / |M| scaling; the global step
-# is SCVB0's own, in its lazy form (lda_global_cvb0_lazy). The control hook
+# is SCVB0's own, in its lazy form (lda_global_cvb0_lazy, chosen by the
+# registry: lda_engine_cvb0(), R/engines.R). The control hook
 # receives neither the corpus nor the call, so both are read from fit_lda()'s
 # frame (`x`, `call`).
 lda_cvb0_control <- function(control, call = caller_call()) {
@@ -113,11 +114,10 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
   control$infer_passes <- check_count(control$infer_passes, "infer_passes", min = 1,
                                       max = 1000, call = call)
-  control$global_step <- "cvb0_lazy"
   control
 }
 
-# Settings of the document update as the 7 doubles the C glue reads:
+# Settings of the document update, a named list the C glue reads by name:
 # alpha, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel width (internal
 # control$cvb0_kernel: 0, AVX2 where the processor runs it, else SSE2; or 2,
 # 4, 8 to ask for SSE2, AVX2, AVX-512; every width gives the same bits).
@@ -140,8 +140,22 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
     passes <- check_count(get("burnin"), "burnin", min = 0, max = 100, call = call) + 1L
   }
   shuffle <- check_flag(get("shuffle"), "shuffle", call = call)
-  kernel <- if (is.null(control$cvb0_kernel)) 0 else as.double(control$cvb0_kernel)
-  c(alpha, doc_s, doc_tau, doc_kappa, passes, as.double(shuffle), kernel)
+  kernel <- if (is.null(control$cvb0_kernel)) 0L else as.integer(control$cvb0_kernel)
+  list(alpha = as.double(alpha), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
+       doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
+       kernel = kernel)
+}
+
+# The options of one call of the local step (ffi_lda_local_cvb0): the
+# settings, the first random stream, whether to return a summary, and
+# c(shift, scale) when the topics are a lazy store (else NULL).
+cvb0_opts <- function(settings, stream_base, summary, affine = NULL) {
+  c(settings, list(stream_base = as.double(stream_base), summary = summary, affine = affine))
+}
+
+# The reusable vectors of one call (each NULL or a vector; see below).
+cvb0_buffers <- function(scratch = NULL, marks = NULL, summary = NULL) {
+  list(scratch = scratch, marks = marks, summary = summary)
 }
 
 # Row sums of lambda (tot_k = NZ_k + V eta) when the state tracks them for
@@ -237,7 +251,8 @@ cvb0_stream_base <- function(state) {
 # from the dense state$lambda.
 lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   settings <- control$cvb0_settings
-  if (is.null(settings)) settings <- cvb0_settings(control)
+  # (a fit saved by an older version holds them as a vector: resolve again)
+  if (!is.list(settings)) settings <- cvb0_settings(control)
   st <- state$cvb0
   if (!is.null(st)) {
     lambda <- st$X
@@ -251,11 +266,12 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   }
   K <- nrow(lambda)
   V <- ncol(lambda)
-  res <- .Call(ffi_lda_local_cvb0, batch$doc_ptr, batch$term, batch$count, V,
-               lambda, tot, settings, seed, cvb0_stream_base(state),
-               as.integer(threads), TRUE, affine,
-               cvb0_scratch(K * length(batch$term)), cvb0_marks(V),
-               cvb0_summary_buf(control, K * length(batch$term)))
+  res <- .Call(ffi_lda_local_cvb0, batch, V, lambda, tot,
+               cvb0_opts(settings, cvb0_stream_base(state), TRUE, affine), seed,
+               as.integer(threads),
+               cvb0_buffers(scratch = cvb0_scratch(K * length(batch$term)),
+                            marks = cvb0_marks(V),
+                            summary = cvb0_summary_buf(control, K * length(batch$term))))
   list(summary = list(words = res$words, x = res$x),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))
@@ -425,10 +441,10 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
   K <- nrow(tw)
   tw <- matrix(as.double(tw), K, ncol(tw))
   if (is.null(seed)) seed <- resolve_seed(NULL)
-  res <- .Call(ffi_lda_local_cvb0, dtm$doc_ptr, dtm$term, dtm$count, ncol(tw), tw,
-               rowSums(tw), settings, seed, 0, as.integer(threads), FALSE, NULL, NULL,
-               cvb0_marks(ncol(tw)), NULL)
-  theta <- res$theta + settings[1L]
+  res <- .Call(ffi_lda_local_cvb0, dtm, ncol(tw), tw, rowSums(tw),
+               cvb0_opts(settings, 0, FALSE), seed, as.integer(threads),
+               cvb0_buffers(marks = cvb0_marks(ncol(tw))))
+  theta <- res$theta + settings$alpha
   theta <- t(theta) / colSums(theta)
   dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))
   theta

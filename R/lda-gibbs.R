@@ -157,12 +157,12 @@ gibbs_control <- function(control = list(), call = caller_call()) {
   )
 }
 
-# Called by fit_lda() for local = "gibbs": checks the engine controls and
-# selects the sparse lazy implementation of the stochastic global step.
+# Called by fit_lda() for local = "gibbs": checks the engine controls. (The
+# sparse lazy implementation of the stochastic global step, lda_global_gibbs(),
+# is chosen by the registry: lda_engine_gibbs() in R/engines.R.)
 lda_gibbs_control <- function(control, call = caller_call()) {
   ctl <- gibbs_control(control, call = call)
   control[names(ctl)] <- ctl
-  if (identical(control$global, "stochastic")) control$global_step <- "gibbs"
   control
 }
 
@@ -190,10 +190,10 @@ lda_local_gibbs <- function(batch, state, control, seed, threads) {
   store <- gibbs_state_store(state, control)
   K <- length(store$tot)
   alpha <- gibbs_alpha(control$alpha, K)
-  res <- .Call(ffi_lda_local_gibbs, batch$doc_ptr, batch$term, batch$count,
-               length(store$p) - 1L, store, as.double(control$eta), alpha,
-               c(ctl$burnin, ctl$samples), seed, gibbs_stream(state$t %||% 0),
-               as.integer(threads))
+  res <- .Call(ffi_lda_local_gibbs, batch, length(store$p) - 1L, store,
+               list(eta = as.double(control$eta), alpha = alpha, burnin = ctl$burnin,
+                    samples = ctl$samples, stream0 = gibbs_stream(state$t %||% 0)),
+               seed, as.integer(threads))
   V <- length(store$p) - 1L
   summary <- new_dgc(i = res$k, p = res$p, x = res$x, Dim = c(K, V))
   st <- res$stats
@@ -280,9 +280,10 @@ lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
     gibbs_store_from_lambda(gibbs_fit_lambda(fit), fit$eta)
   K <- length(store$tot)
   alpha <- gibbs_alpha(fit$alpha, K)
-  res <- .Call(ffi_lda_local_gibbs, dtm$doc_ptr, dtm$term, dtm$count,
-               length(store$p) - 1L, store, as.double(fit$eta), alpha,
-               c(ctl$burnin, ctl$samples), seed, 2^50, as.integer(threads))
+  res <- .Call(ffi_lda_local_gibbs, dtm, length(store$p) - 1L, store,
+               list(eta = as.double(fit$eta), alpha = alpha, burnin = ctl$burnin,
+                    samples = ctl$samples, stream0 = 2^50),
+               seed, as.integer(threads))
   theta <- t(res$doc_topic + alpha)
   theta / rowSums(theta)
 }

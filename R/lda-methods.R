@@ -15,7 +15,7 @@ doc_topic_block <- 4096L
 lda_doc_topics <- function(fit, x, n_keep) {
   K <- fit$K
   n_keep <- min(as.integer(n_keep), K)
-  fun <- lda_fun("lda_infer_", fit$local)
+  fun <- lda_engine(fit$local)$infer
   if (is.null(fun)) fun <- lda_infer_vb
   blocks <- if (inherits(x, "sparsevi_source")) {
     lapply(seq_along(x$files), function(b) list(source = b))

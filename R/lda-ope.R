@@ -123,13 +123,11 @@ ope_settings <- function(control, K, call = caller_call()) {
 # stochastic steps (scale X, updated at the batch's words; lda_global_ml_lazy(),
 # lda_global_stochastic_lazy()), Streaming- and memoized OPE the store their
 # summaries are added to (lda_global_streaming_lazy(), lda_global_memoized_lazy()).
+# The registry chooses these steps (lda_engine_ope(), R/engines.R).
 lda_ope_control <- function(control, call = caller_call()) {
   s <- ope_settings(control, control$K, call = call)
   control$ope_iter <- s$iter
   control$ope_eps <- s$eps
-  if (control$global %in% c("ml", "stochastic", "streaming", "memoized")) {
-    control$global_step <- paste0(control$global, "_lazy")
-  }
   control
 }
 
@@ -147,10 +145,10 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                     threads = 1L, store = NULL) {
   mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  res <- .Call(ffi_lda_local_ope, x$doc_ptr, x$term, x$count, lambda,
-               if (is.null(store)) NULL else as.double(store), as.double(alpha),
-               as.integer(iter), as.double(eps), mode, seed, as.double(stream0),
-               as.integer(threads))
+  opts <- list(alpha = as.double(alpha), iter = as.integer(iter), eps = as.double(eps),
+               mode = mode, stream0 = as.double(stream0),
+               store = if (is.null(store)) NULL else as.double(store))
+  res <- .Call(ffi_lda_local_ope, x, lambda, opts, seed, as.integer(threads))
   list(theta = res$theta,
        summary = if (!is.null(res$p)) {
          new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))

@@ -5,14 +5,9 @@
 # Resolve and check the vb step's own controls (given through `...` of
 # fit_lda()). Returns `control` with the fields filled in.
 lda_vb_control <- function(control, call = caller_call()) {
+  # (the form of the global step, lazy store or dense, is the registry's
+  # choice: engine$global in R/engines.R)
   get <- function(name, default) if (is.null(control[[name]])) default else control[[name]]
-  # stochastic training: the lazy form of the global step (O(K x batch
-  # vocabulary) per minibatch instead of O(K V))
-  if (identical(control$global, "stochastic")) control$global_step <- "stochastic_lazy"
-  # memoized training: S kept in a store updated at the batch's words
-  if (identical(control$global, "memoized")) control$global_step <- "memoized_lazy"
-  # streaming training: lambda kept in a store the batch summaries are added to
-  if (identical(control$global, "streaming")) control$global_step <- "streaming_lazy"
   control$max_iter <- check_count(get("max_iter", 100L), "max_iter", min = 1, max = 1e6,
                                   call = call)
   control$tol <- check_positive(get("tol", 0.05), "tol", call = call)
@@ -38,13 +33,20 @@ lda_vb_control <- function(control, call = caller_call()) {
   control
 }
 
-vb_int_opts <- function(control, L = control$L, restarts = isTRUE(control$restarts)) {
-  as.integer(c(L, control$max_iter, control$select_every,
-               if (restarts) control$restart_max else 0L, control$restart_iter))
-}
-
-vb_dbl_opts <- function(control, alpha = control$alpha) {
-  as.double(c(alpha, control$tol, control$active_eps))
+# The options of the vb step, one named list read by name in C
+# (src/lda-ffi.c, opts_from_r()): mode (0 lambda, 1 a topic-word matrix, 2 a
+# lazy store, then `store` = c(offset, scale, K totals)), L, the iteration
+# and restart controls, alpha, tol, active_eps, and whether to return the
+# objective terms and the summary. Document completion (R/eval.R) runs the
+# same step with its own values.
+vb_opts <- function(control, mode = 0L, L = control$L, restarts = isTRUE(control$restarts),
+                    alpha = control$alpha, objective = FALSE, summary = TRUE, store = NULL) {
+  list(mode = as.integer(mode), L = as.integer(L), max_iter = as.integer(control$max_iter),
+       select_every = as.integer(control$select_every),
+       restart_max = if (restarts) as.integer(control$restart_max) else 0L,
+       restart_iter = as.integer(control$restart_iter), alpha = as.double(alpha),
+       tol = as.double(control$tol), active_eps = as.double(control$active_eps),
+       objective = isTRUE(objective), summary = isTRUE(summary), store = store)
 }
 
 # Run the vb step on a dtm with topics `topics` (mode 0: Dirichlet parameters
@@ -52,9 +54,9 @@ vb_dbl_opts <- function(control, alpha = control$alpha) {
 lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
                         restarts = isTRUE(control$restarts), objective = FALSE,
                         summary = TRUE, warm = NULL) {
-  .Call(ffi_lda_local_vb, x$doc_ptr, x$term, x$count, ncol(topics), topics, as.integer(mode),
-        vb_int_opts(control, L, restarts), vb_dbl_opts(control),
-        c(isTRUE(objective), isTRUE(summary)), as.integer(threads), warm)
+  .Call(ffi_lda_local_vb, x, ncol(topics), topics,
+        vb_opts(control, mode, L, restarts, objective = objective, summary = summary),
+        as.integer(threads), warm)
 }
 
 # The topics of a state as a local step reads them from a lazy store:
@@ -86,16 +88,15 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
     # the topics as a lazy store (lambda = offset + scale X): the C step reads
     # the batch's words of X only
     lambda <- st$X
-    res <- .Call(ffi_lda_local_vb, batch$doc_ptr, batch$term, batch$count, ncol(lambda),
-                 lambda, 2L, vb_int_opts(control), c(vb_dbl_opts(control), st$read),
-                 c(control$global %in% c("memoized", "batch"), TRUE), as.integer(threads),
-                 warm)
+    res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda,
+                 vb_opts(control, 2L, objective = control$global %in% c("memoized", "batch"),
+                         store = as.double(st$read)),
+                 as.integer(threads), warm)
   } else {
     lambda <- state$lambda
-    res <- .Call(ffi_lda_local_vb, batch$doc_ptr, batch$term, batch$count, ncol(lambda),
-                 lambda, 0L, vb_int_opts(control), vb_dbl_opts(control),
-                 c(control$global %in% c("memoized", "batch"), TRUE), as.integer(threads),
-                 warm)
+    res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda,
+                 vb_opts(control, 0L, objective = control$global %in% c("memoized", "batch")),
+                 as.integer(threads), warm)
   }
   summary <- new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
   list(summary = summary, doc_topic = res$doc_topic,

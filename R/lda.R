@@ -2,14 +2,10 @@
 NULL
 
 # fit_lda(): the training loop every LDA engine plugs into, and the
-# sparsevi_lda class with its methods. A local step is a function
-# lda_local_<name>() and a global step lda_global_<name>(): a new engine is a
-# new file, never a new flag here.
-
-lda_fun <- function(prefix, name) {
-  get0(paste0(prefix, name), envir = topenv(environment(lda_fun)), mode = "function",
-       inherits = FALSE)
-}
+# sparsevi_lda class with its methods. The loop holds an engine object
+# (lda_engine(), R/engines.R) and calls its functions: engine$local(),
+# engine$global[[global]](), engine$finish(), ...: a new engine is a new file
+# and a registry entry, never a new flag here.
 
 check_engine <- function(local, global, call = caller_call()) {
   ok <- lda_combinations$local == local & lda_combinations$global == global &
@@ -19,10 +15,11 @@ check_engine <- function(local, global, call = caller_call()) {
     abort(sprintf("The combination `local = \"%s\"`, `global = \"%s\"` is not supported. Valid combinations: %s.",
                   local, global, valid), "engine", call = call)
   }
-  if (is.null(lda_fun("lda_local_", local)) || is.null(lda_fun("lda_global_", global))) {
+  engine <- lda_engine(local)
+  if (is.null(engine) || is.null(engine$global[[global]])) {
     abort(sprintf("The %s step \"%s\" is not available in this version of sparsevi. Available now: %s.",
-                  if (is.null(lda_fun("lda_local_", local))) "local" else "global",
-                  if (is.null(lda_fun("lda_local_", local))) local else global,
+                  if (is.null(engine)) "local" else "global",
+                  if (is.null(engine)) local else global,
                   paste(lda_available(), collapse = ", ")),
           "engine", call = call)
   }
@@ -31,8 +28,8 @@ check_engine <- function(local, global, call = caller_call()) {
 
 lda_available <- function() {
   ok <- vapply(seq_len(nrow(lda_combinations)), function(i) {
-    !is.null(lda_fun("lda_local_", lda_combinations$local[i])) &&
-      !is.null(lda_fun("lda_global_", lda_combinations$global[i]))
+    engine <- lda_engine(lda_combinations$local[i])
+    !is.null(engine) && is.function(engine$global[[lda_combinations$global[i]]])
   }, logical(1))
   paste0(lda_combinations$local[ok], " x ", lda_combinations$global[ok])
 }
@@ -344,8 +341,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
     init <- "given"
   } else {
     init <- check_choice(init, c("bregman", "random", "sparse", "seeded"), "init", call = here)
-    if (init %in% c("sparse", "seeded") &&
-        is.null(lda_fun("lda_", paste0(local, "_", init, "_start")))) {
+    if (init %in% c("sparse", "seeded") && is.null(lda_engine(local)$start[[init]])) {
       abort(sprintf("`init = \"%s\"` (a start held sparsely) is for local = \"gibbs\"; use \"bregman\" or \"random\" for local = \"%s\".",
                     init, local), "argument", call = here)
     }
@@ -398,8 +394,11 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                dots)
   control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
     check_positive(dots$step_scale, "step_scale", call = here)
-  control_fun <- lda_fun("lda_", paste0(local, "_control"))
-  if (!is.null(control_fun)) control <- control_fun(control, call = here)
+  # the global step's form is the registry's choice (engine$global); its
+  # label stays in the fit (the engine's finish and end_lap read it)
+  engine <- lda_engine(local)
+  control$global_step <- engine$global_step[[global]]
+  if (!is.null(engine$control)) control <- engine$control(control, call = here)
   # what lda_train() needs of a fit: no topics are built before training, and
   # the start is referenced by lda_train() alone (an engine that swaps it for
   # a store of its own frees it)
@@ -463,7 +462,7 @@ lda_init_state <- function(x, control) {
   if (control$init == "sparse") {
     # the engine holds its start itself, sparsely (gibbs: an empty store,
     # lambda = eta everywhere; the first minibatch's samples break the tie)
-    return(lda_fun("lda_", paste0(control$local, "_sparse_start"))(control, ncol(x)))
+    return(lda_engine(control$local)$start$sparse(control, ncol(x)))
   }
   if (control$init %in% c("bregman", "seeded") && nrow(x0) > bregman_pool(K)) {
     # k-means++ costs O(K nnz): seed from a random pool of documents
@@ -471,7 +470,7 @@ lda_init_state <- function(x, control) {
     x0 <- dtm_subset(x0, sort(pick))
   }
   if (control$init == "seeded") {
-    seeded <- lda_fun("lda_", paste0(control$local, "_seeded_start"))
+    seeded <- lda_engine(control$local)$start$seeded
     # the engine holds the seeding itself, sparsely (gibbs: eta plus each
     # topic's chosen document, no dense K x V base)
     return(seeded(x0, lda_bregman_pick(x0, K, control$eta, control$seed), control, ncol(x)))
@@ -524,9 +523,10 @@ lda_batch <- function(x, members, b) {
   if (inherits(x, "sparsevi_source")) source_batch(x, b) else dtm_subset(x, members[[b]])
 }
 
-# The local step of one batch, as the executor (here or on a worker) runs it.
+# The local step of one batch, as the executor (here or on a worker) runs it:
+# the engine's own (engine$local, R/engines.R).
 lda_batch_step <- function(batch, seed, state, control) {
-  lda_fun("lda_local_", control$local)(batch, state, control, seed, control$threads)
+  lda_engine(control$local)$local(batch, state, control, seed, control$threads)
 }
 
 check_batches <- function(batches, D, n_batches, batch_size, global, call = caller_call()) {
@@ -667,10 +667,10 @@ lda_state_topic_word <- function(state) {
 }
 
 # An engine may hold its topics in a form of its own during training (cvb0:
-# a lazy store kept across laps); lda_<local>_finish() returns the state with
+# a lazy store kept across laps); its engine$finish() returns the state with
 # its dense lambda, for whatever reads the topics (a fit, a held-out score).
 lda_finish_state <- function(state, control) {
-  finish <- lda_fun("lda_", paste0(control$local, "_finish"))
+  finish <- lda_engine(control$local)$finish
   if (is.null(finish)) state else finish(state, control)
 }
 
@@ -738,11 +738,10 @@ validate_sparsevi_lda <- function(fit) {
 # one-batch-at-a-time loop. The rounds are the same with or without a
 # cluster, so are the fits.
 lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
-  # An engine may select its own implementation of a global step through
-  # control$global_step (gibbs: the sparse lazy form of "stochastic", set by
-  # lda_gibbs_control() in R/lda-gibbs.R).
-  global_fun <- lda_fun("lda_global_", if (is.null(control$global_step)) control$global
-                                       else control$global_step)
+  # The engine's global step for this `global` (R/engines.R: e.g. gibbs runs
+  # the sparse lazy form of "stochastic", lda_global_gibbs()).
+  engine <- lda_engine(control$local)
+  global_fun <- engine$global[[control$global]]
   nb <- control$n_batches
   visit <- if (control$global %in% c("memoized", "batch")) {
     seq_len(nb)
@@ -761,7 +760,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     if (!is.null(ctl$restart_laps) && lap > ctl$restart_laps) ctl$restarts <- FALSE
     shared <- list(state = if (ex$kind == "cluster") lda_local_view(state) else state,
                    control = ctl)
-    executor_run(ex, round, "lda_batch_step", shared, per = seeds)
+    executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix")
   }
   tally <- function(acc, res) {
     if (is.null(res$stats$restart_tries)) return(acc)
@@ -774,8 +773,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
                     }, tally, c(0, 0))
   state <- r$state
   # an engine may finish a lap (gibbs: materialise its lazy sparse topics)
-  end_lap <- lda_fun("lda_", paste0(control$local, "_end_lap"))
-  if (!is.null(end_lap)) state <- end_lap(state, control)
+  if (!is.null(engine$end_lap)) state <- engine$end_lap(state, control)
   list(state = state,
        extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
                      bytes_sent = r$sent, bytes_received = r$received))
@@ -995,7 +993,7 @@ print_junk <- function(junk, cost = NULL, local = "vb") {
 
 lda_topic_sizes <- function(fit) {
   # an engine may say how big its topics are (ML-OPE has no lambda)
-  hook <- lda_fun("lda_topic_sizes_", fit$local)
+  hook <- lda_engine(fit$local)$topic_sizes
   size <- if (!is.null(hook)) hook(fit)
   if (!is.null(size)) return(size)
   if (!is.null(fit$lambda)) rowSums(fit$lambda) - length(fit$vocab) * fit$eta else
@@ -1144,7 +1142,7 @@ predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb"
     return(if (sparse) object$doc_topic else as.matrix(object$doc_topic))
   }
   method <- check_string(method, "method")
-  fun <- lda_fun("lda_infer_", method)
+  fun <- lda_engine(method)$infer
   if (is.null(fun)) {
     abort(sprintf("`method = \"%s\"` is not available for LDA predictions; use \"vb\".",
                   method), "argument")

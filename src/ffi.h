@@ -10,6 +10,9 @@
 
 /* A view of a sparsevi_dtm's CSR parts; V is the vocabulary size. */
 svi_dtm svi_dtm_view(SEXP doc_ptr, SEXP term, SEXP count, SEXP V);
+/* The same view of a sparsevi_dtm passed whole (a list read by name:
+ * doc_ptr, term, count), so an entry point takes one argument per corpus. */
+svi_dtm svi_dtm_list(SEXP x, SEXP V);
 /* A 64-bit seed from an R double vector of two 32-bit halves. */
 uint64_t svi_seed_from_r(SEXP seed);
 /* A random stream index from an R double (a whole number in [0, 2^53]). */

@@ -15,17 +15,15 @@ extern SEXP ffi_dtm_doc_dot(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* SCVB0 engine (lda-cvb0-ffi.c) */
-extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0_lazy(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_materialise(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_new_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
-extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP);
+extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_memo_store(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_memo_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -38,13 +36,12 @@ extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* gibbs engine: Gibbs within SVI, left-to-right, UMass (lda-gibbs-ffi.c) */
-extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                                SEXP);
+extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_materialise(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_store_dense(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* mixtures with L-sparse posteriors (mix-ffi.c) */
 extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -67,10 +64,9 @@ extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (lda-ope-ffi.c) */
-extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                              SEXP);
+extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
-extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
@@ -82,15 +78,15 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
     /* SCVB0 engine */
-    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 15},
+    {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 8},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 8},
     {"ffi_lda_global_cvb0_lazy", (DL_FUNC)&ffi_lda_global_cvb0_lazy, 8},
     {"ffi_lda_cvb0_materialise", (DL_FUNC)&ffi_lda_cvb0_materialise, 3},
     {"ffi_lda_cvb0_new_store", (DL_FUNC)&ffi_lda_cvb0_new_store, 4},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
-    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 11},
-    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 11},
+    {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},
+    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 6},
     {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
     {"ffi_lda_memo_store", (DL_FUNC)&ffi_lda_memo_store, 4},
     {"ffi_lda_memo_store_add", (DL_FUNC)&ffi_lda_memo_store_add, 5},
@@ -103,12 +99,12 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_eb_eta", (DL_FUNC)&ffi_lda_eb_eta, 4},
     {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
     /* gibbs engine */
-    {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 11},
+    {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 6},
     {"ffi_lda_global_gibbs", (DL_FUNC)&ffi_lda_global_gibbs, 5},
     {"ffi_lda_gibbs_materialise", (DL_FUNC)&ffi_lda_gibbs_materialise, 2},
     {"ffi_lda_gibbs_store_dense", (DL_FUNC)&ffi_lda_gibbs_store_dense, 2},
     {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
-    {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 10},
+    {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 6},
     {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},
     /* mixtures (mix-ffi.c) */
     {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 8},
@@ -131,9 +127,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_vdp_prepare", (DL_FUNC)&ffi_vdp_prepare, 2},
     {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},
     /* OPE engine (lda-ope-ffi.c) */
-    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 12},
+    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 5},
     {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
-    {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 9},
+    {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 3},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

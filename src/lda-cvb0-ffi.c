@@ -1,6 +1,7 @@
 /* Glue of the SCVB0 engine: unpacks SEXPs, allocates outputs and scratch,
  * calls the kernels of lda-cvb0.c. R (R/lda-cvb0.R) has validated
  * everything. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <limits.h>
@@ -13,23 +14,20 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static cvb0_settings settings_from_r(SEXP settings, int K) {
-  if (TYPEOF(settings) != REALSXP || (XLENGTH(settings) != 6 && XLENGTH(settings) != 7))
-    Rf_error("internal error: SCVB0 settings must be 6 or 7 doubles");
-  const double *s = REAL(settings);
+/* The document update's settings, by name (cvb0_settings(), R/lda-cvb0.R):
+ * alpha, doc_s, doc_tau, doc_kappa, passes, shuffle and kernel, the vector
+ * width (0 = widest available). */
+static cvb0_settings settings_from_r(SEXP opts, int K) {
   cvb0_settings cs;
   cs.K = K;
-  cs.alpha = s[0];
-  cs.doc_s = s[1];
-  cs.doc_tau = s[2];
-  cs.doc_kappa = s[3];
-  if (!(s[4] >= 1 && s[4] <= 1e4) || !(s[0] > 0) || !isfinite(s[0]) || !(s[1] >= 0) ||
-      !(s[2] >= 0) || !isfinite(s[1]) || !isfinite(s[2]) || !isfinite(s[3]))
-    Rf_error("internal error: SCVB0 settings out of range");
-  cs.passes = (int)s[4];
-  cs.shuffle = s[5] != 0.0;
-  /* optional 7th: the kernel's vector width (0 = widest available) */
-  cs.kernel = XLENGTH(settings) == 7 ? (int)s[6] : 0;
+  cs.alpha = svi_opt_real(opts, "alpha", 0, DBL_MAX);
+  cs.doc_s = svi_opt_real(opts, "doc_s", 0, DBL_MAX);
+  cs.doc_tau = svi_opt_real(opts, "doc_tau", 0, DBL_MAX);
+  cs.doc_kappa = svi_opt_real(opts, "doc_kappa", -DBL_MAX, DBL_MAX);
+  if (!(cs.alpha > 0)) Rf_error("internal error: `alpha` must be positive");
+  cs.passes = svi_opt_int(opts, "passes", 1, 10000);
+  cs.shuffle = svi_opt_flag(opts, "shuffle");
+  cs.kernel = svi_opt_int(opts, "kernel", 0, 8);
   if (cs.kernel != 0 && cs.kernel != 2 && cs.kernel != 4 && cs.kernel != 8)
     Rf_error("internal error: SCVB0 kernel width must be 0, 2, 4 or 8");
   return cs;
@@ -124,32 +122,35 @@ static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, in
   return U;
 }
 
-/* Local step (want_summary TRUE) or fold-in (FALSE) of SCVB0. lambda is
- * either the K x V topic parameters or, with affine = c(shift, scale), the
- * store X of the lazy global step (lambda = shift + scale X); tot (or NULL)
- * the row sums of lambda; scratch (or NULL) a double vector this call may
- * overwrite; marks (or NULL) the session's V-long int table (batch_words);
- * summary_buf (or NULL) a double vector to write the summary into when it
- * holds K U values (then returned as x, its first K U values the summary:
- * R passes one only when the result is consumed before the next local step,
- * see R/lda-cvb0.R).
+/* Local step (option summary TRUE) or fold-in (FALSE) of SCVB0 over x (a
+ * sparsevi_dtm). Options by name (cvb0_opts(), R/lda-cvb0.R): the settings
+ * of settings_from_r(), stream_base, summary and affine. lambda is either
+ * the K x V topic parameters or, with affine = c(shift, scale), the store X
+ * of the lazy global step (lambda = shift + scale X); tot (or NULL) the row
+ * sums of lambda. buffers, by name (each NULL or a vector): scratch, a
+ * double vector this call may overwrite; marks, the session's V-long int
+ * table (batch_words); summary, a double vector to write the summary into
+ * when it holds K U values (then returned as x, its first K U values the
+ * summary: R passes one only when the result is consumed before the next
+ * local step, see R/lda-cvb0.R).
  * Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of
  * m gamma over the last pass for word words[u]). A training summary is
  * these two vectors and nothing else: no K x V object per minibatch. */
-SEXP ffi_lda_local_cvb0(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP lambda,
-                        SEXP tot, SEXP settings, SEXP seed, SEXP stream_base,
-                        SEXP threads_, SEXP want_summary, SEXP affine, SEXP scratch,
-                        SEXP marks, SEXP summary_buf) {
+SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP seed,
+                        SEXP threads_, SEXP buffers) {
   int n_prot = 0;
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  svi_dtm x = svi_dtm_list(x_, V_);
+  const SEXP term = svi_opt(x_, "term");
   svi_need_matrix(lambda, REALSXP, -1, x.V, "lambda");
   const int K = Rf_nrows(lambda), V = x.V;
   if (K < 1) Rf_error("internal error: lambda has no topics");
-  cvb0_settings cs = settings_from_r(settings, K);
+  cvb0_settings cs = settings_from_r(opts, K);
   const uint64_t sd = svi_seed_from_r(seed);
-  const uint64_t sb = svi_stream_from_r(stream_base);
-  const int want = svi_flag_arg(want_summary, "want_summary");
+  const uint64_t sb = svi_stream_from_r(svi_opt(opts, "stream_base"));
+  const int want = svi_opt_flag(opts, "summary");
+  const SEXP affine = svi_opt(opts, "affine"), scratch = svi_opt(buffers, "scratch"),
+             marks = svi_opt(buffers, "marks"), summary_buf = svi_opt(buffers, "summary");
   /* training (a summary) runs on one thread: see cvb0_local() */
   const int threads = want ? 1 : svi_threads_from_r(threads_);
   double shift = 0.0, scale = 1.0;

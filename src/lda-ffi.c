@@ -1,33 +1,27 @@
 /* Glue of the LDA engine: unpacks SEXPs, allocates outputs, calls the
  * kernels of lda-vb.c, lda-global.c and eval-completion.c. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "ffi.h"
 #include "lda.h"
 
-static lda_vb_opts opts_from_r(int K, SEXP iopts, SEXP dopts) {
-  if (TYPEOF(iopts) != INTSXP || XLENGTH(iopts) < 5 || TYPEOF(dopts) != REALSXP ||
-      XLENGTH(dopts) < 3)
-    Rf_error("internal error: malformed options of the vb local step");
-  const int *io = INTEGER(iopts);
-  const double *dop = REAL(dopts);
+/* The options of the vb step (and of completion, which runs it), read by
+ * name from the named list built by vb_opts() in R/lda-vb.R. */
+static lda_vb_opts opts_from_r(int K, SEXP opts) {
   lda_vb_opts o;
   o.K = K;
-  o.L = io[0];
-  o.max_iter = io[1];
-  o.select_every = io[2];
-  o.restart_max = io[3];
-  o.restart_iter = io[4];
+  o.L = svi_opt_int(opts, "L", 1, K);
+  o.max_iter = svi_opt_int(opts, "max_iter", 0, 10000000);
+  o.select_every = svi_opt_int(opts, "select_every", 0, 2);
+  o.restart_max = svi_opt_int(opts, "restart_max", 0, 100000);
+  o.restart_iter = svi_opt_int(opts, "restart_iter", 0, 10000000);
   o.want_objective = 0;
-  o.alpha = dop[0];
-  o.tol = dop[1];
-  o.active_eps = dop[2];
+  o.alpha = svi_opt_real(opts, "alpha", 0, DBL_MAX);
+  o.tol = svi_opt_real(opts, "tol", R_NegInf, R_PosInf);
+  o.active_eps = svi_opt_real(opts, "active_eps", R_NegInf, R_PosInf);
   o.warm = NULL;
-  if (o.L < 1 || o.L > K || o.max_iter < 0 || o.max_iter > 10000000 || o.select_every < 0 ||
-      o.select_every > 2 || o.restart_max < 0 || o.restart_max > 100000 ||
-      o.restart_iter < 0 || o.restart_iter > 10000000 || !(o.alpha > 0) ||
-      !isfinite(o.alpha) || ISNAN(o.tol) || ISNAN(o.active_eps))
-    Rf_error("internal error: vb options out of range");
+  if (!(o.alpha > 0)) Rf_error("internal error: `alpha` must be positive");
   return o;
 }
 
@@ -37,30 +31,35 @@ static void check_topics(SEXP topics, int V) {
     Rf_error("internal error: topics must be a double K x V matrix");
 }
 
-/* The vb local step over a batch. mode 0: topics are Dirichlet parameters
- * lambda; mode 1: a topic-word matrix beta (fold-in with fixed topics).
- * flags: c(want_objective, want_summary). The summary comes back as the
- * parts p, i, x of a sparse K x V matrix (NULL without one). */
-SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics, SEXP mode_,
-                      SEXP iopts, SEXP dopts, SEXP flags, SEXP threads_, SEXP warm) {
+/* The vb local step over a batch (x: a sparsevi_dtm). Options by name
+ * (opts_from_r() and: mode, objective, summary, store). mode 0: topics are
+ * Dirichlet parameters lambda; mode 1: a topic-word matrix beta (fold-in
+ * with fixed topics); mode 2: the store X of lambda = eta + scale X, with
+ * option store = c(eta, scale, the K row sums of X). The summary comes back
+ * as the parts p, i, x of a sparse K x V matrix (NULL without one). */
+SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
+                      SEXP warm) {
   int n_prot = 0;
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  svi_dtm x = svi_dtm_list(x_, V_);
   check_topics(topics, x.V);
   int K = Rf_nrows(topics), V = x.V, D = x.D;
-  int mode = svi_int_arg(mode_, 0, 2, "mode"), threads = svi_threads_from_r(threads_);
-  lda_vb_opts o = opts_from_r(K, iopts, dopts);
-  /* mode 2: topics are the store X of lambda = eta + scale X; dopts carries
-   * eta, scale and the K row sums of X after the three options */
-  if (mode == 2 && XLENGTH(dopts) != 5 + (R_xlen_t)K)
-    Rf_error("internal error: the vb step on a store needs eta, scale and row sums");
-  svi_need_lgl(flags, 2, "flags");
+  int mode = svi_opt_int(opts, "mode", 0, 2), threads = svi_threads_from_r(threads_);
+  lda_vb_opts o = opts_from_r(K, opts);
+  const double *store = NULL;
+  if (mode == 2) {
+    SEXP st = svi_opt(opts, "store");
+    if (TYPEOF(st) != REALSXP || XLENGTH(st) != 2 + (R_xlen_t)K)
+      Rf_error("internal error: the vb step on a store needs eta, scale and row sums");
+    store = REAL(st);
+  }
   /* warm: NULL, or a K x D double matrix of start counts (previous lap) */
   if (!Rf_isNull(warm)) {
     if (TYPEOF(warm) != REALSXP || XLENGTH(warm) != (R_xlen_t)K * D)
       Rf_error("internal error: the warm start of the vb step must be K x D doubles");
     o.warm = REAL(warm);
   }
-  int want_obj = LOGICAL(flags)[0] == TRUE, want_sum = LOGICAL(flags)[1] == TRUE;
+  int want_obj = svi_opt_flag(opts, "objective"),
+      want_sum = svi_opt_flag(opts, "summary");
   o.want_objective = want_obj;
   svi_len nnz = x.doc_ptr[D];
   int *words = (int *)R_alloc(V, sizeof(int));
@@ -70,9 +69,8 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   double *le = (double *)R_alloc(kvb, sizeof(double));
   double *eb = (double *)R_alloc(kvb, sizeof(double));
   if (mode == 2) {
-    const double *dop = REAL(dopts);
-    lda_topic_weights_store(REAL(topics), K, V, words, Vb, dop[3], dop[4], dop + 5, threads,
-                            le, eb);
+    lda_topic_weights_store(REAL(topics), K, V, words, Vb, store[0], store[1], store + 2,
+                            threads, le, eb);
   } else {
     lda_topic_weights(REAL(topics), K, V, words, Vb, mode, threads, le, eb);
   }
@@ -125,16 +123,18 @@ SEXP ffi_lda_local_vb(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP topics,
   return res;
 }
 
-SEXP ffi_lda_completion(SEXP o_ptr, SEXP o_term, SEXP o_count, SEXP h_ptr, SEXP h_term,
-                        SEXP h_count, SEXP V_, SEXP beta, SEXP iopts, SEXP dopts,
+/* Document completion (src/eval-completion.c): obs and held are the
+ * observed and held-out parts (sparsevi_dtm lists), beta K x V, options by
+ * name as for the vb step (opts_from_r()). */
+SEXP ffi_lda_completion(SEXP obs_, SEXP held_, SEXP V_, SEXP beta, SEXP opts,
                         SEXP threads_) {
   int n_prot = 0;
-  svi_dtm obs = svi_dtm_view(o_ptr, o_term, o_count, V_);
-  svi_dtm held = svi_dtm_view(h_ptr, h_term, h_count, V_);
+  svi_dtm obs = svi_dtm_list(obs_, V_);
+  svi_dtm held = svi_dtm_list(held_, V_);
   if (obs.D != held.D) Rf_error("internal error: observed and held-out parts differ in size");
   check_topics(beta, obs.V);
   int K = Rf_nrows(beta);
-  lda_vb_opts o = opts_from_r(K, iopts, dopts);
+  lda_vb_opts o = opts_from_r(K, opts);
   int threads = svi_threads_from_r(threads_);
   SEXP ll = PROTECT(Rf_allocVector(REALSXP, obs.D));
   n_prot++;

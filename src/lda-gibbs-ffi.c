@@ -61,20 +61,21 @@ static void prepare(const gibbs_topics *tw, const double *alpha,
  * doc_topic (K x D average topic counts) and stats (draws from the
  * word-document, word-alpha, document and alpha parts; entries visited for
  * the word-document part; tokens). */
-SEXP ffi_lda_local_gibbs(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP store,
-                         SEXP eta, SEXP alpha, SEXP ctl, SEXP seed, SEXP stream0,
+/* The Gibbs local step over a batch (x: a sparsevi_dtm) given the sparse
+ * topic store; options by name (R/lda-gibbs.R): eta, alpha (K), burnin,
+ * samples, stream0. */
+SEXP ffi_lda_local_gibbs(SEXP x_, SEXP V_, SEXP store, SEXP opts, SEXP seed,
                          SEXP threads_) {
   int n_prot = 0;
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
-  gibbs_topics tw = topics_view(store, eta);
+  svi_dtm x = svi_dtm_list(x_, V_);
+  gibbs_topics tw = topics_view(store, svi_opt(opts, "eta"));
   int K = tw.K, V = tw.V, threads = svi_threads_from_r(threads_);
+  SEXP alpha = svi_opt(opts, "alpha");
   svi_need_real(alpha, K, "alpha");
-  svi_need_int(ctl, 2, "ctl");
   if (x.V != V) Rf_error("internal error: dimensions");
-  int burnin = INTEGER(ctl)[0], samples = INTEGER(ctl)[1];
-  if (samples < 1 || burnin < 0 || samples > 100000 || burnin > 10000000)
-    Rf_error("internal error: sweeps");
-  uint64_t s = svi_seed_from_r(seed), st = svi_stream_from_r(stream0);
+  int burnin = svi_opt_int(opts, "burnin", 0, 10000000),
+      samples = svi_opt_int(opts, "samples", 1, 100000);
+  uint64_t s = svi_seed_from_r(seed), st = svi_stream_from_r(svi_opt(opts, "stream0"));
 
   /* token offsets, words used by the batch */
   svi_len *tok_off = (svi_len *)R_alloc((size_t)x.D + 1, sizeof(svi_len));
@@ -243,17 +244,18 @@ SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP
   return out;
 }
 
-/* Left-to-right: beta K x V (rows: topics), alpha length K. Returns
- * list(loglik = per-document log probability, tokens = per-document
- * token counts). */
-SEXP ffi_eval_ltr(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP beta, SEXP alpha,
-                  SEXP particles_, SEXP seed, SEXP stream0, SEXP threads_) {
+/* Left-to-right: x a sparsevi_dtm, beta K x V (rows: topics); options by
+ * name: alpha (length K), particles, stream0. Returns list(loglik =
+ * per-document log probability, tokens = per-document token counts). */
+SEXP ffi_eval_ltr(SEXP x_, SEXP V_, SEXP beta, SEXP opts, SEXP seed, SEXP threads_) {
   int n_prot = 0;
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
+  svi_dtm x = svi_dtm_list(x_, V_);
   svi_need_matrix(beta, REALSXP, -1, x.V, "beta");
-  int K = Rf_nrows(beta), R = svi_int_arg(particles_, 1, 100000, "particles"),
+  int K = Rf_nrows(beta), R = svi_opt_int(opts, "particles", 1, 100000),
       threads = svi_threads_from_r(threads_);
   if (K < 1) Rf_error("internal error: dimensions");
+  SEXP alpha = svi_opt(opts, "alpha");
+  SEXP stream0 = svi_opt(opts, "stream0");
   svi_need_real(alpha, K, "alpha");
   svi_len maxlen = 1;
   for (int d = 0; d < x.D; d++) {

@@ -30,8 +30,10 @@ static int max_doc_nnz(const svi_dtm *x) {
   return m;
 }
 
-/* OPE for every document of a batch, reading only the batch's words of the
- * topics: O(K x the batch's vocabulary), not O(K V), beyond the topic totals.
+/* OPE for every document of a batch (x: a sparsevi_dtm), reading only the
+ * batch's words of the topics: O(K x the batch's vocabulary), not O(K V),
+ * beyond the topic totals. Options by name (ope_run(), R/lda-ope.R): alpha,
+ * iter, eps, mode, stream0, store.
  * topics: K x V weights X; store: NULL (beta = X with each row normalised,
  * the totals summed here) or c(offset, scale, K totals of X) for a lazy store
  * of the global steps (beta_kv proportional to offset + scale X_kv, each
@@ -41,10 +43,9 @@ static int max_doc_nnz(const svi_dtm *x) {
  * Returns list(theta = K x D, p, i, x = the summary as a sparse K x V
  * matrix's column pointers, rows and values (NULL without one), f_start =
  * D, f_end = D). */
-SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP topics, SEXP store,
-                       SEXP alpha, SEXP iter, SEXP eps, SEXP mode_, SEXP seed, SEXP stream0,
-                       SEXP threads_) {
+SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_) {
   int n_prot = 0;
+  SEXP store = svi_opt(opts, "store");
   if (TYPEOF(topics) != REALSXP || !Rf_isMatrix(topics))
     Rf_error("internal error: topics must be a double matrix");
   const int K = Rf_nrows(topics), V = Rf_ncols(topics);
@@ -53,16 +54,16 @@ SEXP ffi_lda_local_ope(SEXP doc_ptr, SEXP term, SEXP count, SEXP topics, SEXP st
     Rf_error("internal error: malformed topic store");
   SEXP Vs = PROTECT(Rf_ScalarInteger(V));
   n_prot++;
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, Vs);
+  svi_dtm x = svi_dtm_list(x_, Vs);
   check_csr(&x);
-  ope_opts o = {K, Rf_asInteger(iter), Rf_asReal(alpha), Rf_asReal(eps)};
-  if (o.T == NA_INTEGER || o.T < 0 || o.T > 10000000 || !(o.eps > 0.0) ||
-      o.eps * K >= 1.0 || !(o.alpha > 0.0) || !R_FINITE(o.alpha))
+  ope_opts o = {K, svi_opt_int(opts, "iter", 0, 10000000),
+                Rf_asReal(svi_opt(opts, "alpha")), Rf_asReal(svi_opt(opts, "eps"))};
+  if (!(o.eps > 0.0) || o.eps * K >= 1.0 || !(o.alpha > 0.0) || !R_FINITE(o.alpha))
     Rf_error("internal error: bad OPE settings");
-  const int mode = Rf_asInteger(mode_);
+  const int mode = svi_opt_int(opts, "mode", 0, 2);
   const int threads = svi_threads_from_r(threads_);
   const uint64_t sd = svi_seed_from_r(seed);
-  const double st_r = Rf_asReal(stream0);
+  const double st_r = Rf_asReal(svi_opt(opts, "stream0"));
   const uint64_t st = (R_FINITE(st_r) && st_r >= 0 && st_r < 1.8e19) ? (uint64_t)st_r : 0;
 
   /* the batch's words and each entry's place among them */
@@ -146,14 +147,17 @@ SEXP ffi_lda_global_ml(SEXP beta, SEXP S, SEXP rho) {
   return out;
 }
 
-/* Document frequencies of U words and co-occurrence counts of P pairs.
+/* Document frequencies of U words and co-occurrence counts of P pairs in x
+ * (a sparsevi_dtm); the pairs as a named list (n_pairs = P and):
  * word_map: integer, length V, 0-based word-of-interest index or -1.
  * adj_ptr (U + 1), adj_partner, adj_pair: each pair listed under its first word.
  * Returns list(doc_freq = U doubles, pair_freq = P doubles). */
-SEXP ffi_eval_npmi_counts(SEXP doc_ptr, SEXP term, SEXP count, SEXP word_map,
-                          SEXP adj_ptr, SEXP adj_partner, SEXP adj_pair, SEXP n_pairs,
-                          SEXP threads_) {
+SEXP ffi_eval_npmi_counts(SEXP x_, SEXP pairs, SEXP threads_) {
   int n_prot = 0;
+  /* the word pairs by name (coherence_npmi(), R/eval.R) */
+  SEXP word_map = svi_opt(pairs, "word_map"), adj_ptr = svi_opt(pairs, "adj_ptr"),
+       adj_partner = svi_opt(pairs, "adj_partner"), adj_pair = svi_opt(pairs, "adj_pair"),
+       n_pairs = svi_opt(pairs, "n_pairs");
   if (TYPEOF(word_map) != INTSXP || TYPEOF(adj_ptr) != INTSXP ||
       TYPEOF(adj_partner) != INTSXP || TYPEOF(adj_pair) != INTSXP ||
       XLENGTH(adj_ptr) < 1 || XLENGTH(adj_partner) != XLENGTH(adj_pair) ||
@@ -161,7 +165,7 @@ SEXP ffi_eval_npmi_counts(SEXP doc_ptr, SEXP term, SEXP count, SEXP word_map,
     Rf_error("internal error: malformed word pairs");
   SEXP Vs = PROTECT(Rf_ScalarInteger((int)XLENGTH(word_map)));
   n_prot++;
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, Vs);
+  svi_dtm x = svi_dtm_list(x_, Vs);
   check_csr(&x);
   const int U = (int)XLENGTH(adj_ptr) - 1, P = Rf_asInteger(n_pairs);
   if (P == NA_INTEGER || P < 0 || P > XLENGTH(adj_pair))

@@ -43,6 +43,12 @@ svi_dtm svi_dtm_view(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
   return x;
 }
 
+svi_dtm svi_dtm_list(SEXP x, SEXP V) {
+  if (TYPEOF(x) != VECSXP)
+    Rf_error("internal error: a corpus must be a sparsevi_dtm list");
+  return svi_dtm_view(svi_opt(x, "doc_ptr"), svi_opt(x, "term"), svi_opt(x, "count"), V);
+}
+
 static void need_type(SEXP x, SEXPTYPE type, R_xlen_t n, const char *what) {
   if (TYPEOF(x) != type)
     Rf_error("internal error: `%s` must be of type %s, not %s", what, Rf_type2char(type),

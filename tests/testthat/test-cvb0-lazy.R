@@ -244,15 +244,15 @@ test_that("the session's word table finds the batch's words whatever it holds", 
   # any contents of the table are safe (a "sparse set" checks each entry)
   settings <- sparsevi:::cvb0_settings(ctl)
   for (junk in list(rep(0L, 300), 299:0, rep(-5L, 300), sample(0:5, 300, TRUE))) {
-    rj <- .Call(sparsevi:::ffi_lda_local_cvb0, sim$dtm$doc_ptr, sim$dtm$term,
-                sim$dtm$count, 300L, lambda, NULL, settings, c(0, 2), 0, 1L, TRUE, NULL,
-                NULL, junk, NULL)
+    rj <- .Call(sparsevi:::ffi_lda_local_cvb0, sim$dtm, 300L, lambda, NULL,
+                sparsevi:::cvb0_opts(settings, 0, TRUE), c(0, 2), 1L,
+                sparsevi:::cvb0_buffers(marks = junk))
     expect_identical(rj$x, r1$summary$x)
     expect_identical(rj$words, r1$summary$words)
   }
   # without the table (a V-long table of its own, or sorting): the same bits
-  r2 <- .Call(sparsevi:::ffi_lda_local_cvb0, sim$dtm$doc_ptr, sim$dtm$term, sim$dtm$count,
-              300L, lambda, NULL, settings, c(0, 2), 0, 1L, TRUE, NULL, NULL, NULL, NULL)
+  r2 <- .Call(sparsevi:::ffi_lda_local_cvb0, sim$dtm, 300L, lambda, NULL,
+              sparsevi:::cvb0_opts(settings, 0, TRUE), c(0, 2), 1L, sparsevi:::cvb0_buffers())
   expect_identical(r2$words, r1$summary$words)
   expect_identical(r2$x, r1$summary$x)
   expect_identical(r2$theta, r1$doc_topic)

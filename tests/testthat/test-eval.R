@@ -38,7 +38,7 @@ test_that("coherence dispatches by measure and says when one is missing", {
   sim <- simulate_lda(D = 30, V = 20, K = 3, seed = 1)
   fit <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, progress = FALSE)
   expect_error(coherence(fit, sim$dtm, measure = "bogus"), class = "sparsevi_error_argument")
-  if (is.null(sparsevi:::lda_fun("coherence_", "npmi"))) {
+  if (is.null(sparsevi:::coherence_measures()$npmi)) {
     expect_error(coherence(fit, sim$dtm, measure = "npmi"), class = "sparsevi_error_engine")
   }
 })

@@ -119,13 +119,13 @@ test_that("left-to-right matches the pure-R sampler on the same random stream", 
   beta <- sim$topic_word
   m <- as.matrix(sim$dtm)
   alpha <- c(0.1, 0.3, 0.2)
-  res <- .Call(sparsevi:::ffi_eval_ltr, sim$dtm$doc_ptr, sim$dtm$term, sim$dtm$count,
-               12L, beta, alpha, 4L, c(0, 99), 2^52, 1L)
+  res <- .Call(sparsevi:::ffi_eval_ltr, sim$dtm, 12L, beta,
+               list(alpha = alpha, particles = 4L, stream0 = 2^52), c(0, 99), 1L)
   ref <- ref_ltr(beta, alpha, m, 4L, c(0, 99), 2^52)
   expect_equal(res$loglik, ref, tolerance = 1e-12)
   expect_equal(res$tokens, unname(rowSums(m)))
-  res2 <- .Call(sparsevi:::ffi_eval_ltr, sim$dtm$doc_ptr, sim$dtm$term, sim$dtm$count,
-                12L, beta, alpha, 4L, c(0, 99), 2^52, 2L)
+  res2 <- .Call(sparsevi:::ffi_eval_ltr, sim$dtm, 12L, beta,
+                list(alpha = alpha, particles = 4L, stream0 = 2^52), c(0, 99), 2L)
   expect_identical(res, res2)
 })
 

@@ -1,0 +1,115 @@
+# Issue 21, engines as objects and named options: does the registry lookup
+# (lda_engine(), once per batch) and reading options by name in C cost
+# anything measurable? Times one training pass of each engine on kos with
+# small batches (the most registry lookups and .Call crossings per second)
+# under this build and under a base build of the package installed
+# elsewhere, alternating the two builds, and reports the ratio of the best
+# CPU times (this / base) and whether the topics are bit-identical. Then the
+# cost of one call where the overhead is all there is: the vb step's .Call
+# (lda_vb_call()) and one batch step through the registry (lda_batch_step())
+# on a batch of one 5-word document, K = 3.
+#
+# Run from the package root:
+#   SPARSEVI_BASE_LIB=/path/to/lib/with/base/build SPARSEVI_BASE_COMMIT=<its commit> \
+#     nice -n 10 Rscript inst/bench/engines.R [reps]
+# (the build under test is the first sparsevi on .libPaths(), e.g. with
+# R_LIBS=/path/to/lib). Results: inst/bench/results/engines.txt.
+
+args <- commandArgs(TRUE)
+reps <- if (length(args)) as.integer(args[1]) else 3L
+base_lib <- Sys.getenv("SPARSEVI_BASE_LIB")
+if (!nzchar(base_lib)) stop("Set SPARSEVI_BASE_LIB to a library holding the base build.")
+base_commit <- Sys.getenv("SPARSEVI_BASE_COMMIT", "unknown")
+this_lib <- dirname(find.package("sparsevi"))
+
+runs <- list(
+  "vb x memoized"   = list(local = "vb", global = "memoized"),
+  "vb x stochastic" = list(local = "vb", global = "stochastic"),
+  "ope x ml"        = list(local = "ope", global = "ml"),
+  "cvb0 x stochastic" = list(local = "cvb0", global = "stochastic"),
+  "gibbs x stochastic" = list(local = "gibbs", global = "stochastic")
+)
+
+# One fit in a fresh R process with `lib` first on the library path: its
+# CPU seconds and a digest of its topics.
+one_fit <- function(lib, run) {
+  script <- tempfile(fileext = ".R")
+  out <- tempfile(fileext = ".rds")
+  writeLines(c(
+    sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
+    "suppressPackageStartupMessages(library(sparsevi))",
+    "source(file.path('inst', 'bench', 'bench-data.R'))",
+    "x <- bench_corpus('kos')",
+    sprintf("r <- cpu_of(fit_lda(x, K = 50, local = %s, global = %s, passes = 1,",
+            deparse(run$local), deparse(run$global)),
+    "  batch_size = 100, seed = 1, threads = 1, progress = FALSE, doc_topics = 0))",
+    sprintf("saveRDS(list(cpu = r$cpu, tw = r$value$topic_word), %s)", deparse(out))
+  ), script)
+  status <- system2(file.path(R.home("bin"), "Rscript"), script)
+  if (status != 0) stop("the fit failed")
+  readRDS(out)
+}
+
+commit <- system("git rev-parse --short HEAD", intern = TRUE)
+lines <- c(sprintf("# inst/bench/engines.R at commit %s (%s), %d alternating runs per build",
+                   commit, format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), reps),
+           sprintf("# base build: commit %s, installed in %s", base_commit, base_lib),
+           sprintf("# command: SPARSEVI_BASE_LIB=%s SPARSEVI_BASE_COMMIT=%s R_LIBS=%s nice -n 10 Rscript inst/bench/engines.R %d",
+                   base_lib, base_commit, this_lib, reps),
+           "# kos (D = 3,430, V = 6,906), K = 50, one pass, batch_size = 100 (35 batches), threads = 1",
+           "# best CPU seconds of each build; ratio = this / base; identical = same topic_word bits",
+           sprintf("%-20s %9s %9s %7s %9s", "engine", "base_s", "this_s", "ratio", "identical"))
+for (nm in names(runs)) {
+  base <- this <- numeric(0)
+  same <- TRUE
+  for (r in seq_len(reps)) {
+    b <- one_fit(base_lib, runs[[nm]])
+    t <- one_fit(this_lib, runs[[nm]])
+    base <- c(base, b$cpu)
+    this <- c(this, t$cpu)
+    same <- same && identical(b$tw, t$tw)
+  }
+  lines <- c(lines, sprintf("%-20s %9.3f %9.3f %7.3f %9s", nm, min(base), min(this),
+                            min(this) / min(base), same))
+  cat(lines[length(lines)], "\n")
+}
+# Microseconds per call on a tiny batch, best of 5 runs of 20,000 calls, in
+# a fresh process with `lib` first on the library path.
+call_costs <- function(lib) {
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
+    "suppressPackageStartupMessages(library(sparsevi))",
+    "ns <- asNamespace('sparsevi')",
+    "n <- 20000L",
+    "sim <- simulate_lda(D = 1, V = 20, K = 3, doc_length = 5, seed = 1)",
+    "x <- sim$dtm",
+    "lambda <- sim$topic_word * 10 + 0.1",
+    "ctl <- ns$lda_vb_control(list(alpha = 0.1, L = 3L))",
+    "best <- function(f) min(replicate(5, sum(system.time(for (i in seq_len(n)) f())[1:2]))) / n * 1e6",
+    "vb_call <- best(function() ns$lda_vb_call(x, lambda, 0L, ctl, 1L))",
+    "control <- ctl",
+    "control$local <- 'vb'",
+    "control$global <- 'batch'",
+    "control$threads <- 1L",
+    "state <- list(lambda = lambda, t = 0L)",
+    "step <- best(function() ns$lda_batch_step(x, c(0, 1), state, control))",
+    "cat(vb_call, step, '\\n')"
+  ), script)
+  as.numeric(strsplit(trimws(system2(file.path(R.home("bin"), "Rscript"), script,
+                                     stdout = TRUE)), " +")[[1]])
+}
+cb <- ct <- NULL
+for (r in 1:3) {
+  cb <- pmin(if (is.null(cb)) Inf else cb, call_costs(base_lib))
+  ct <- pmin(if (is.null(ct)) Inf else ct, call_costs(this_lib))
+}
+lines <- c(lines, "",
+           "# microseconds per call on a batch of one 5-word document, K = 3 (best of 3 processes x",
+           "# 5 runs of 20,000 calls); ratio = this / base",
+           sprintf("%-20s %9s %9s %7s", "call", "base_us", "this_us", "ratio"),
+           sprintf("%-20s %9.2f %9.2f %7.3f", c("lda_vb_call", "lda_batch_step"), cb, ct,
+                   ct / cb))
+cat(tail(lines, 2), sep = "\n")
+dir.create(file.path("inst", "bench", "results"), showWarnings = FALSE)
+writeLines(lines, file.path("inst", "bench", "results", "engines.txt"))
