@@ -30,7 +30,7 @@ sparsevi_engines <- list(
     cvb0 = list(
       paper = "Foulds et al. (SCVB0)",
       globals = "stochastic",
-      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 10),
+      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 1),
       controls = c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
                    "step_scale")),
     gibbs = list(
