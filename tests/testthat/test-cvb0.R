@@ -273,3 +273,21 @@ test_that("fit_lda(local = 'cvb0') rejects bad engine controls with classed erro
   expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", global = "memoized",
                        progress = FALSE), class = "sparsevi_error_engine")
 })
+
+test_that("init = 'seeded' starts SCVB0 from the chosen documents without a random base", {
+  sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 30, seed = 3)
+  x <- sim$dtm
+  st <- sparsevi:::lda_cvb0_seeded_start(x, c(5L, 1L, 9L), list(K = 3L, eta = 0.01), ncol(x))
+  expect_identical(st$t, 0L)
+  dense <- as.matrix(x)
+  expect_equal(st$lambda, 0.01 + unname(dense[c(5, 1, 9), ]), tolerance = 1e-15)
+  f <- fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2, batch_size = 20,
+               seed = 1, progress = FALSE)
+  f2 <- fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2, batch_size = 20,
+                seed = 1, progress = FALSE)
+  g <- fit_lda(x, K = 3, local = "cvb0", passes = 2, batch_size = 20, seed = 1,
+               progress = FALSE)
+  expect_identical(f$topic_word, f2$topic_word)
+  expect_equal(unname(rowSums(f$topic_word)), rep(1, 3), tolerance = 1e-12)
+  expect_false(isTRUE(all.equal(f$topic_word, g$topic_word)))
+})
