@@ -291,3 +291,12 @@ test_that("init = 'seeded' starts SCVB0 from the chosen documents without a rand
   expect_equal(unname(rowSums(f$topic_word)), rep(1, 3), tolerance = 1e-12)
   expect_false(isTRUE(all.equal(f$topic_word, g$topic_word)))
 })
+
+test_that("SCVB0 starts seeded by default only when the topics are a large table", {
+  expect_identical(sparsevi:::cvb0_default_init(1000, 129289), "seeded")
+  expect_null(sparsevi:::cvb0_default_init(100, 129289))
+  expect_null(sparsevi:::cvb0_default_init(1000, 2^25 / 1000))
+  sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 30, seed = 3)
+  f <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(f$control$init, "bregman")
+})
