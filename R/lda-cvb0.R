@@ -65,9 +65,10 @@
 #'   outweighs the data for hundreds of minibatches when K x V is large;
 #'   one pass at K = 1000 over 60,000 Wikipedia paragraphs in minibatches of
 #'   1,000 scored -11.17 nats per token with it and -9.53 with the default
-#'   (give `step_scale = 10, tau = 1000, kappa = 0.9` for the paper's);
-#' * `burnin = 0`: no burn-in pass (the paper found one pass sufficient,
-#'   any number from 0 to 100 is accepted). With a burn-in pass each word's
+#'   schedule from the same start (give `step_scale = 10, tau = 1000,
+#'   kappa = 0.9` for the paper's);
+#' * `burnin = 0`: no burn-in pass (the paper used one; any number from 0
+#'   to 100 is accepted). With a burn-in pass each word's
 #'   responsibility is computed from document statistics that already hold
 #'   its own, and over several laps the held-out score falls (sotu_chunks,
 #'   K = 100: -7.77 after one lap, -7.81 after ten; with `burnin = 0`
@@ -85,8 +86,7 @@
 #'   topics hold more than 2^25 entries (K x V; e.g. K = 1000 and V above
 #'   33,554): one pass over 60,000 Wikipedia paragraphs (V = 129,289) at
 #'   K = 1000 scored -8.95 nats per token with it and -9.53 from the
-#'   Bregman start with its random base (the default call of [fit_lda()]:
-#'   -9.00, stochastic VB -9.73).
+#'   Bregman start with its random base (stochastic VB: -9.73).
 #' The training documents' proportions (`doc_topic`) come from the last
 #' lap's document statistics, not from a separate inference pass.
 #'
