@@ -73,7 +73,7 @@ sparsevi_engines <- list(
     cvb0 = list(
       paper = "Foulds et al. (SCVB0)",
       globals = "stochastic",
-      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 10),
+      defaults = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 1),
       controls = c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
                    "step_scale")),
     gibbs = list(
@@ -165,7 +165,8 @@ lda_engine_cvb0 <- function() {
     global_step = c(stochastic = "cvb0_lazy"),
     control = lda_cvb0_control,
     finish = lda_cvb0_finish,
-    infer = lda_infer_cvb0)
+    infer = lda_infer_cvb0,
+    start = list(seeded = lda_cvb0_seeded_start))
 }
 
 lda_engine_gibbs <- function() {

@@ -107,12 +107,16 @@ lda_available <- function() {
 #'   rather than a dense K x V table; the first minibatch's Gibbs samples
 #'   break the symmetry, as in collapsed Gibbs sampling's random start;
 #'   the default for `"gibbs"` when K x V exceeds 2^25 entries), `"seeded"`
-#'   (`local = "gibbs"` only: each topic is `eta` plus the counts of the
+#'   (`local = "gibbs"` or `"cvb0"`: each topic is `eta` plus the counts of the
 #'   document Bregman k-means++ chose for it, held sparsely: no K x V table,
 #'   so the start hardly costs more at large K; but on 30,000 Wikipedia
 #'   paragraphs at K = 100 its topics stayed near their seed documents, with
 #'   UMass coherence -760 against -523 and held-out -9.73 against -9.27 for
-#'   `"bregman"`: `inst/bench/results/paper-mimno.txt`), or
+#'   `"bregman"`: `inst/bench/results/paper-mimno.txt`; for `local = "cvb0"` the same
+#'   start held as a dense table, without the random base: SCVB0's default
+#'   when K x V exceeds 2^25 entries, where one pass over 60,000 paragraphs
+#'   at K = 1000 scores -8.95 against -9.53 nats per token from `"bregman"`:
+#'   `inst/bench/results/scvb0.txt`, part 6), or
 #'   a K x V matrix of positive initial topic parameters (lambda), e.g. the
 #'   `lambda` of an earlier fit.
 #' @param tau,kappa Step sizes of stochastic training,
@@ -196,16 +200,16 @@ lda_available <- function() {
 #'   `state` (what [update()] needs to continue) and `call`; with several
 #'   `K`, also `select` (see "Choosing K").
 #' @section Which engine:
-#' Measured on six corpora at K = 100, 10 laps, one thread
-#' (`inst/bench/results/defaults.txt`, `inst/bench/defaults.R`):
-#' * `local = "cvb0"` (SCVB0) is the fastest: 1.0 to 2.4 CPU seconds per
-#'   10-lap fit against 19.5 to 41.3 for 10 laps of the default `"vb"`
-#'   (which now stops after 5 to 7: below),
-#'   with a held-out score (document completion) as good or better on five
-#'   of the six corpora (by 0.01 to 0.05 nats per token) and 0.09 worse on
-#'   the sixth (sotu_chunks, where its score falls after lap 4). Start here
-#'   on a large corpus or when trying many K. It has no objective: give
-#'   `heldout` to watch its progress.
+#' Measured on six corpora at K = 100, 10 laps, one thread:
+#' * `local = "cvb0"` (SCVB0) is the fastest: 1.8 to 4.0 CPU seconds per
+#'   10-lap fit (with a held-out score every lap) against 8.7 to 17.4 for
+#'   the default `"vb"`, with a higher held-out score (document completion)
+#'   on all six corpora, by 0.03 to 0.20 nats per token (kos -7.344 against
+#'   -7.397, spamassassin -7.026 against -7.230;
+#'   `inst/bench/results/scvb0.txt`, part 6, and `speed.txt`). On 60,000
+#'   Wikipedia paragraphs, one pass, it scores -8.75 at K = 100 and -8.95
+#'   at K = 1000. Start here on a large corpus or when trying many K. It has
+#'   no objective: give `heldout` to watch its progress.
 #' * `local = "vb"` (default, memoized) has an exact objective that never
 #'   decreases, continues cleanly with [update()], and offers
 #'   `eta = "learn"` and `reuse_dead`. It stops when a lap moves the
@@ -342,8 +346,11 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
   } else {
     init <- check_choice(init, c("bregman", "random", "sparse", "seeded"), "init", call = here)
     if (init %in% c("sparse", "seeded") && is.null(lda_engine(local)$start[[init]])) {
-      abort(sprintf("`init = \"%s\"` (a start held sparsely) is for local = \"gibbs\"; use \"bregman\" or \"random\" for local = \"%s\".",
-                    init, local), "argument", call = here)
+      has <- names(Filter(function(e) !is.null(e$start[[init]]),
+                          lapply(stats::setNames(nm = names(sparsevi_engines$lda)), lda_engine)))
+      abort(sprintf("`init = \"%s\"` is for local = %s; use \"bregman\" or \"random\" for local = \"%s\".",
+                    init, paste0("\"", has, "\"", collapse = " or "), local),
+            "argument", call = here)
     }
   }
   tau <- check_number(tau, "tau", lower = 0, call = here)

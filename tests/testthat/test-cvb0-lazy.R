@@ -35,13 +35,14 @@ cvb0_lazy_vs_dense <- function(x, K, steps, control, batch_size = 40, seed = 5) 
 test_that("the lazy SCVB0 global step equals the dense one, across rescalings", {
   sim <- simulate_lda(D = 200, V = 80, K = 3, doc_length = 40, seed = 8)
   base <- list(alpha = 0.1, eta = 0.01)
-  # paper schedule (rho about 0.02): no rescaling in 60 steps
-  a <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, base)
+  # the paper's schedule (rho about 0.02): no rescaling in 60 steps
+  paper <- list(step_scale = 10, tau = 1000, kappa = 0.9)
+  a <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, paper))
   expect_lt(a$worst, 1e-10)
   expect_identical(a$rescales, 0)
   expect_lt(a$lazy$cvb0$meta[1], 0.5)
   # rescale whenever the running scale falls below 0.9: many rescalings
-  b <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, list(rescale_below = 0.9)))
+  b <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, paper, list(rescale_below = 0.9)))
   expect_lt(b$worst, 1e-10)
   expect_gt(b$rescales, 5)
   # large steps (rho = 0.5 .. 1): the scale underflows the default threshold
@@ -63,7 +64,8 @@ test_that("the lazy SCVB0 global step touches only the minibatch's words", {
   V <- ncol(x)
   state <- list(lambda = matrix(0.01 + uniform_source(3)(K * V), K, V), t = 0,
                 n_tokens = 10 * sum(x$count))
-  ctl <- list(alpha = 0.1, eta = 0.01)
+  # the paper's schedule (rho < 1: the default's first step is dense)
+  ctl <- list(alpha = 0.1, eta = 0.01, step_scale = 10, tau = 1000, kappa = 0.9)
   res <- sparsevi:::lda_local_cvb0(x, state, ctl, c(0, 1), 1L)
   s1 <- sparsevi:::lda_global_cvb0_lazy(state, res, 1L, ctl)
   X0 <- state$lambda - 0.01

@@ -59,11 +59,15 @@ test_that("one SCVB0 global step matches eqs. 7-8 with C / |M| scaling", {
   ctl <- list(alpha = 0.1, eta = 0.01)
   res <- sparsevi:::lda_local_cvb0(f$x, state, ctl, c(0, 1), 1L)
   new <- sparsevi:::lda_global_cvb0(state, res, 1L, ctl)
-  rho <- 10 * (1000 + 3)^(-0.9)
+  # the default schedule (1 + t)^-0.6
+  rho <- (1 + 3)^(-0.6)
   expect_equal(new$rho, rho)
   expect_equal(new$t, 4)
   ref <- ref_cvb0_global(f$lambda, cvb0_dense(res, f$V), 0.01, rho, 10)
   expect_equal(new$lambda, ref, tolerance = 1e-13)
+  # the paper's schedule when asked for
+  paper <- c(ctl, list(step_scale = 10, tau = 1000, kappa = 0.9))
+  expect_equal(sparsevi:::lda_global_cvb0(state, res, 1L, paper)$rho, 10 * (1000 + 3)^(-0.9))
   # NZ + V eta updated by eq. 8 equals the row sums of the new lambda
   expect_equal(new$tot, rowSums(ref), tolerance = 1e-12)
 })
@@ -164,15 +168,15 @@ cvb0_worst_match <- function(truth, fitted) {
   worst
 }
 
-test_that("fit_lda(local = 'cvb0') uses the paper's defaults and recovers planted topics", {
+test_that("fit_lda(local = 'cvb0') uses its defaults and recovers planted topics", {
   sim <- simulate_lda(D = 400, V = 60, K = 4, doc_length = 80, seed = 21)
   fit <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 10, seed = 1, progress = FALSE)
   expect_s3_class(fit, "sparsevi_lda")
   expect_identical(fit$global, "stochastic")
   expect_equal(c(fit$alpha, fit$eta, fit$control$tau, fit$control$kappa,
-                 fit$control$step_scale), c(0.1, 0.01, 1000, 0.9, 10))
+                 fit$control$step_scale), c(0.1, 0.01, 1, 0.6, 1))
   expect_identical(fit$control$batch_size, 100L)
-  expect_identical(fit$control$burnin, 1L)
+  expect_identical(fit$control$burnin, 0L)
   expect_equal(fit$control$n_tokens, sum(sim$dtm$count))
   expect_equal(fit$state$t, 40L)
   # NZ + V eta tracked by eq. 8 equals the row sums of NPhi + eta
@@ -184,6 +188,55 @@ test_that("fit_lda(local = 'cvb0') uses the paper's defaults and recovers plante
   expect_equal(c(fit2$control$tau, fit2$control$kappa), c(10, 0.7))
   expect_identical(fit2$control$n_batches, 8L)
   expect_identical(fit2$control$burnin, 0L)
+  fit3 <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 1, step_scale = 10, tau = 1000,
+                  kappa = 0.9, burnin = 1, seed = 1, progress = FALSE)
+  expect_equal(c(fit3$control$tau, fit3$control$kappa, fit3$control$step_scale), c(1000, 0.9, 10))
+  expect_identical(fit3$control$burnin, 1L)
+})
+
+test_that("one SCVB0 pass forgets the start: the topics sit on the corpus's words", {
+  # The start gives every word of every topic about one pseudo-count; the
+  # paper's schedule 10 (1000 + t)^-0.9 starts at rho = 0.02 and after the two
+  # minibatches of this corpus still held half of each topic's mass on words
+  # no document uses (0.46 on the corpus's words). The default schedule
+  # replaces the start at the first step.
+  sim <- simulate_lda(D = 200, V = 3000, K = 4, doc_length = 50, seed = 7)
+  used <- tabulate(sim$dtm$term + 1L, nbins = ncol(sim$dtm)) > 0
+  fit <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(fit$control$n_batches, 2L)
+  expect_gt(min(rowSums(fit$topic_word[, used])), 0.9)
+  paper <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 1, seed = 1, progress = FALSE,
+                   step_scale = 10, tau = 1000, kappa = 0.9)
+  expect_lt(max(rowSums(paper$topic_word[, used])), 0.6)
+})
+
+test_that("by default a word's topic statistics come from a document state without its own", {
+  # With a burn-in pass, each word's responsibility in the topic summary is
+  # computed from document statistics that already hold that word's own
+  # responsibility from the burn-in (a self-count that sharpens the topics
+  # lap after lap: the held-out score on sotu_chunks fell from lap 1 on).
+  # By default (burnin = 0) the summary of a word is computed from the start
+  # and the document's other words only: for a document of one distinct
+  # word, from the random start alone.
+  f <- cvb0_fixture(D = 30)
+  defaults <- sparsevi:::cvb0_settings(list())
+  expect_identical(defaults$passes, 1L)
+  x1 <- sparsevi:::dtm_subset(f$x, 1:30)
+  # documents of a single distinct word (its count kept)
+  first <- x1$doc_ptr[-length(x1$doc_ptr)] + 1L
+  x1$term <- x1$term[first]
+  x1$count <- x1$count[first] + 2
+  x1$doc_ptr <- c(0L, seq_len(30L))
+  seed <- c(0, 99)
+  res <- sparsevi:::lda_local_cvb0(x1, list(lambda = f$lambda, t = 0), list(alpha = 0.1),
+                                   seed, 1L)
+  ref <- ref_cvb0_local(x1, f$lambda, 0.1, seed, passes = 1L)
+  expect_equal(cvb0_dense(res, f$V), ref$summary, tolerance = 1e-12)
+  # each summary column is m p_v (theta_start + alpha), normalised: the same
+  # columns with a burn-in pass differ (they include the word's own update)
+  burn <- sparsevi:::lda_local_cvb0(x1, list(lambda = f$lambda, t = 0),
+                                    list(alpha = 0.1, burnin = 1L), seed, 1L)
+  expect_false(isTRUE(all.equal(cvb0_dense(burn, f$V), ref$summary)))
 })
 
 test_that("SCVB0 fits are reproducible, thread-independent and survive saveRDS", {
@@ -219,4 +272,31 @@ test_that("fit_lda(local = 'cvb0') rejects bad engine controls with classed erro
                class = "sparsevi_error_argument")
   expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", global = "memoized",
                        progress = FALSE), class = "sparsevi_error_engine")
+})
+
+test_that("init = 'seeded' starts SCVB0 from the chosen documents without a random base", {
+  sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 30, seed = 3)
+  x <- sim$dtm
+  st <- sparsevi:::lda_cvb0_seeded_start(x, c(5L, 1L, 9L), list(K = 3L, eta = 0.01), ncol(x))
+  expect_identical(st$t, 0L)
+  dense <- as.matrix(x)
+  expect_equal(st$lambda, 0.01 + unname(dense[c(5, 1, 9), ]), tolerance = 1e-15)
+  f <- fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2, batch_size = 20,
+               seed = 1, progress = FALSE)
+  f2 <- fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2, batch_size = 20,
+                seed = 1, progress = FALSE)
+  g <- fit_lda(x, K = 3, local = "cvb0", passes = 2, batch_size = 20, seed = 1,
+               progress = FALSE)
+  expect_identical(f$topic_word, f2$topic_word)
+  expect_equal(unname(rowSums(f$topic_word)), rep(1, 3), tolerance = 1e-12)
+  expect_false(isTRUE(all.equal(f$topic_word, g$topic_word)))
+})
+
+test_that("SCVB0 starts seeded by default only when the topics are a large table", {
+  expect_identical(sparsevi:::cvb0_default_init(1000, 129289), "seeded")
+  expect_null(sparsevi:::cvb0_default_init(100, 129289))
+  expect_null(sparsevi:::cvb0_default_init(1000, 2^25 / 1000))
+  sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 30, seed = 3)
+  f <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(f$control$init, "bregman")
 })

@@ -78,7 +78,7 @@ test_that("lda_combinations and the engine tables keep their values", {
                    paste0(lda_combinations$local, " x ", lda_combinations$global))
   expect_identical(sparsevi:::lda_engine_defaults$vb,
                    list(global = "memoized", alpha = 0.1, eta = 0.01, step_scale = 1))
-  expect_identical(sparsevi:::lda_engine_defaults$cvb0$step_scale, 10)
+  expect_identical(sparsevi:::lda_engine_defaults$cvb0$step_scale, 1)
   expect_identical(sparsevi:::lda_engine_controls$ope, c("ope_iter", "ope_eps", "step_scale"))
   expect_identical(sparsevi:::lda_engine_controls$gibbs,
                    c("burnin", "samples", "rescale_below", "step_scale"))

@@ -309,7 +309,7 @@ test_that("the store of a dense lambda is built in C as the pure-R form builds i
   expect_error(sparsevi:::gibbs_store_from_lambda(bad, eta), class = "sparsevi_error_engine")
 })
 
-test_that("init = \"seeded\" holds the Bregman seeding sparsely, for gibbs only", {
+test_that("init = \"seeded\" holds the Bregman seeding sparsely for gibbs, refused for vb", {
   sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 40, seed = 3)
   f <- fit_lda(sim$dtm, K = 3, local = "gibbs", init = "seeded", passes = 2, batch_size = 20,
                seed = 1, progress = FALSE)
@@ -318,5 +318,5 @@ test_that("init = \"seeded\" holds the Bregman seeding sparsely, for gibbs only"
                progress = FALSE)
   expect_false(isTRUE(all.equal(f$topic_word, g$topic_word)))
   expect_error(fit_lda(sim$dtm, K = 3, init = "seeded", passes = 1, progress = FALSE),
-               "for local = \"gibbs\"", class = "sparsevi_error_argument")
+               "is for local = \"cvb0\" or \"gibbs\"", class = "sparsevi_error_argument")
 })
