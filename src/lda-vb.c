@@ -184,40 +184,21 @@ static inline int top_scan(const double *e, const double *ep, const int *act, in
     int k = seed[q];
     top_offer(seed_e[q] * ep[k], k, seed_e[q], &m, L, ix, val, ev, inbuf);
   }
+  /* thr: the L-th best weight so far (-1 while the buffer has room; every
+   * weight is >= 0), kept in a register between offers */
+  double thr = m == L ? val[L - 1] : -1.0;
   for (int a = 0; a < nact; a++) {
     int k = act[a];
     double v = e[k] * ep[k];
-    /* the cheap test first: most candidates do not beat the L-th best */
-    if (m == L && !better(v, k, val[L - 1], ix[L - 1])) continue;
+    /* the cheap test first: most candidates are below the L-th best (an
+     * equal weight can still win on a lower topic index: better() decides) */
+    if (v < thr) continue;
     if (inbuf[k]) continue;
+    if (m == L && !better(v, k, val[L - 1], ix[L - 1])) continue;
     top_offer(v, k, e[k], &m, L, ix, val, ev, inbuf);
+    thr = m == L ? val[L - 1] : -1.0;
   }
   return m;
-}
-
-/* Sorts idx[0..n) by decreasing key (ties: increasing index), bottom-up
- * merge sort with scratch tmp. */
-static void sort_by_key(int *idx, int n, const double *key, int *tmp) {
-  int *src = idx, *dst = tmp;
-  for (int width = 1; width < n; width *= 2) {
-    for (int lo = 0; lo < n; lo += 2 * width) {
-      int mid = lo + width < n ? lo + width : n;
-      int hi = lo + 2 * width < n ? lo + 2 * width : n;
-      int i = lo, j = mid, o = lo;
-      while (i < mid && j < hi) {
-        if (better(key[src[j]], src[j], key[src[i]], src[i]))
-          dst[o++] = src[j++];
-        else
-          dst[o++] = src[i++];
-      }
-      while (i < mid) dst[o++] = src[i++];
-      while (j < hi) dst[o++] = src[j++];
-    }
-    int *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != idx) memcpy(idx, src, sizeof(int) * (size_t)n);
 }
 
 #define TOP_SCAN_MAX_L 32
@@ -680,18 +661,25 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     int T = L;
     int *wo = (int *)R_alloc((size_t)Vb * T, sizeof(int));
     double *we = (double *)R_alloc((size_t)Vb * T, sizeof(double));
-    int *scratch = (int *)R_alloc((size_t)2 * K * threads, sizeof(int));
+    /* one pass over the word's K weights with a sorted buffer of the best T
+     * (the order of better(): the top T of a quickselect followed by a sort,
+     * in a third of the time at K = 400, T = 8) */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
 #endif
     for (int v = 0; v < Vb; v++) {
-      int *idx = scratch + (size_t)2 * K * svi_thread_id(), *tmp = idx + K;
       const double *e = eb + (size_t)v * K;
-      svi_select_top(e, K, T, idx);
-      sort_by_key(idx, T, e, tmp);
-      for (int t = 0; t < T; t++) {
-        wo[(size_t)v * T + t] = idx[t];
-        we[(size_t)v * T + t] = e[idx[t]];
+      int *ix = wo + (size_t)v * T;
+      double *val = we + (size_t)v * T;
+      double ev[TOP_SCAN_MAX_L];
+      int m = 0;
+      double thr = -1.0;
+      for (int k = 0; k < K; k++) {
+        double x = e[k];
+        if (x < thr) continue;
+        if (m == T && !better(x, k, val[T - 1], ix[T - 1])) continue;
+        top_insert(x, k, x, &m, T, ix, val, ev);
+        thr = m == T ? val[T - 1] : -1.0;
       }
     }
     for (int t = 0; t < threads; t++) {
