@@ -58,20 +58,22 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
 }
 
 # The topics of a state as a local step reads them from a lazy store:
-# list(X, read = c(offset, scale, K totals)) with lambda = offset + scale X,
-# or NULL when the state's topics are a dense lambda to read in full. The
+# list(table, read = c(offset, scale, K totals)) with lambda = offset + scale
+# X, or NULL when the state's topics are a dense lambda to read in full. The
 # store of stochastic, memoized or streaming training (offset eta, or 0 for
-# streaming); or, while a memoized first lap holds its topics fixed, those
-# topics with the totals its store keeps (lambda_tot).
+# streaming; table "store"); or, while a memoized first lap holds its topics
+# fixed, those topics with the totals its store keeps (lambda_tot; table
+# "lambda"). The table itself comes from lda_store_table().
 lda_store_view <- function(state, control) {
   st <- state$vbstore
   if (is.null(st)) return(NULL)
   if (is.null(state$lambda)) {
     K <- nrow(st$X)
-    return(list(X = st$X, read = c(if (is.null(st$offset)) control$eta else st$offset,
-                                   st$meta[1L], st$meta[2L + seq_len(K)])))
+    return(list(table = "store",
+                read = c(if (is.null(st$offset)) control$eta else st$offset,
+                         st$meta[1L], st$meta[2L + seq_len(K)])))
   }
-  if (!is.null(st$lambda_tot)) return(list(X = state$lambda, read = c(0, 1, st$lambda_tot)))
+  if (!is.null(st$lambda_tot)) return(list(table = "lambda", read = c(0, 1, st$lambda_tot)))
   NULL
 }
 
@@ -85,7 +87,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
   if (!is.null(st)) {
     # the topics as a lazy store (lambda = offset + scale X): the C step reads
     # the batch's words of X only
-    lambda <- st$X
+    lambda <- lda_store_table(state, st)
     res <- .Call(ffi_lda_local_vb, batch$doc_ptr, batch$term, batch$count, ncol(lambda),
                  lambda, 2L, vb_int_opts(control), c(vb_dbl_opts(control), st$read),
                  c(control$global %in% c("memoized", "batch"), TRUE), as.integer(threads),
@@ -122,7 +124,7 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
 # lda_global_streaming_lazy(), R/lda-global.R); whatever reads the topics (a
 # fit, a held-out score, the moves between laps) gets the dense lambda, and
 # memoized training its S.
-lda_vb_finish <- function(state, control) {
+lda_vb_finish <- function(state, control, in_place = FALSE) {
   st <- state$vbstore
   if (is.null(st)) return(state)
   if (identical(control$global_step, "streaming_lazy")) {
@@ -131,7 +133,7 @@ lda_vb_finish <- function(state, control) {
     state$S <- st$X
     if (is.null(state$lambda)) state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
   } else {
-    state$lambda <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, as.double(control$eta))$lambda
+    state$lambda <- lda_store_lambda(st, control$eta, in_place)$lambda
   }
   state$vbstore <- NULL
   state

@@ -669,9 +669,11 @@ lda_state_topic_word <- function(state) {
 # An engine may hold its topics in a form of its own during training (cvb0:
 # a lazy store kept across laps); lda_<local>_finish() returns the state with
 # its dense lambda, for whatever reads the topics (a fit, a held-out score).
-lda_finish_state <- function(state, control) {
+# `in_place` (the end of training only): lambda is built in the store's own
+# table (R/lda-store.R), no second K x V table.
+lda_finish_state <- function(state, control, in_place = FALSE) {
   finish <- lda_fun("lda_", paste0(control$local, "_finish"))
-  if (is.null(finish)) state else finish(state, control)
+  if (is.null(finish)) state else finish(state, control, in_place = in_place)
 }
 
 # Above this many K x V entries a fit keeps its topics as `lambda` only and
@@ -679,8 +681,8 @@ lda_finish_state <- function(state, control) {
 # K = 2000 over a 129k-term vocabulary holds one 2 GB table, not two.
 lda_dense_topics_max <- 2^25
 
-new_sparsevi_lda <- function(state, control, x, trace, call) {
-  state <- lda_finish_state(state, control)
+new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
+  state <- lda_finish_state(state, control, in_place)
   lazy <- is.null(state$beta) && as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   tw <- NULL
   if (!lazy) {
@@ -738,6 +740,9 @@ validate_sparsevi_lda <- function(fit) {
 # one-batch-at-a-time loop. The rounds are the same with or without a
 # cluster, so are the fits.
 lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
+  # the lap works on its own copy of a topic store: the state it was given
+  # stays the last completed lap's (R/train.R)
+  state <- lda_store_lap_start(state)
   # An engine may select its own implementation of a global step through
   # control$global_step (gibbs: the sparse lazy form of "stochastic", set by
   # lda_gibbs_control() in R/lda-gibbs.R).
@@ -811,7 +816,13 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # a new fit's start is referenced by the training loop alone from here on
   # (take_start()), so that it is freed once the first lap has completed (or
   # as soon as an engine swaps its topics for a store of its own)
-  if (!inherits(fit, "sparsevi_lda")) fit$state <- NULL
+  if (!inherits(fit, "sparsevi_lda")) {
+    fit$state <- NULL
+    # ... and an engine's store may take the start's table itself (no second
+    # K x V table: R/lda-store.R; a failed first lap is an error anyway), unless
+    # it is the user's matrix (init = a matrix, kept in the control)
+    if (!identical(control$init, "given")) start$start_owned <- TRUE
+  }
   take_start <- function() {
     s <- start
     start <<- NULL
@@ -884,9 +895,13 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   }
   warm_of <- if (!is.null(warm)) function(b) warm$N[[b]]
   on_worker_error <- function(err, state) {
-    # a worker failed: the error carries the last completed model
-    err$fit <- new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
-                                fit$call)
+    # a worker failed: the error carries the last completed model (none when
+    # the first lap failed after its store took the start's table)
+    state$start_owned <- NULL
+    err$fit <- if (!lda_store_consumed(state)) {
+      new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
+                       fit$call)
+    }
     stop(err)
   }
   # memoized / batch vb: `passes` is an upper bound, training stops once a
@@ -906,7 +921,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                     converged = converged,
                     on_worker_error = on_worker_error, fail_first = TRUE)
   trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
-  fit <- new_sparsevi_lda(run$state, control, x, trace, fit$call)
+  state <- run$state
+  run$state <- NULL
+  state$start_owned <- NULL
+  # the fit's lambda is built in the store's table (the store ends here)
+  fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)
   fit$ended <- run$ended
   # an interrupted lap kept some batches' proportions of its own: infer
   # them all with the final topics instead (lda_keep())

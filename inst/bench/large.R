@@ -9,7 +9,8 @@
 # Environment: SPARSEVI_BENCH_DOCS (default 60000), SPARSEVI_BENCH_KS
 # (default "1000,2000"), SPARSEVI_BENCH_ENGINES (default
 # "cvb0,gibbs,vb,ope"; also "vbmemo": vb with memoized training, two laps,
-# so that the second reads the topics the first built), SPARSEVI_BENCH_LIB
+# so that the second reads the topics the first built, and "default": the
+# default call, fit_lda(x, K, passes = 1), defaults otherwise), SPARSEVI_BENCH_LIB
 # (library of the sparsevi to run), SPARSEVI_BENCH_DOC_TOPICS ("default":
 # the fit keeps its training documents' proportions as fit_lda() does by
 # default, and the whole call is timed against the training, issue 20; a
@@ -48,10 +49,11 @@ writeLines(c(
   "x <- readRDS(args[1])",
   "eng <- args[2]; K <- as.integer(args[3])",
   "memo <- eng == 'vbmemo'",
-  "args_fit <- list(x, K = K, local = if (memo) 'vb' else eng,",
-  "                 global = if (eng == 'vb') 'stochastic' else if (memo) 'memoized' else NULL,",
-  "                 passes = if (memo) 2 else 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
-  "                 threads = 1, progress = FALSE)",
+  "args_fit <- if (eng == 'default') list(x, K = K, passes = 1, seed = 1, threads = 1, progress = FALSE) else",
+  "  list(x, K = K, local = if (memo) 'vb' else eng,",
+  "       global = if (eng == 'vb') 'stochastic' else if (memo) 'memoized' else NULL,",
+  "       passes = if (memo) 2 else 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
+  "       threads = 1, progress = FALSE)",
   "if (args[5] != 'default') args_fit$doc_topics <- as.integer(args[5])",
   "t0 <- proc.time()",
   "fit <- do.call(fit_lda, args_fit)",
