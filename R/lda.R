@@ -588,8 +588,10 @@ bregman_pool <- function(K) max(5000L, 10L * as.integer(K))
 lda_init_bregman <- function(x, K, eta, seed) {
   # a near-uniform base (as the random init) keeps every word in every topic
   # from the start; each topic then leans towards its chosen document
-  lambda <- lda_init_random(x, K, eta, seed)
+  # (the pick first: its O(V) temporaries per topic are collected before the
+  # K x V table exists, not left beside it; separate streams, same result)
   chosen <- lda_bregman_pick(x, K, eta, seed)
+  lambda <- lda_init_random(x, K, eta, seed)
   for (k in seq_len(K)) {
     d <- chosen[k]
     idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
@@ -755,6 +757,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     order(lda_unif(control$seed, 600 + lap, nb))
   }
   visit <- visit[ex$sizes[visit] > 0]
+  collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)
@@ -775,6 +778,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
   r <- train_rounds(state, visit, if (is.null(control$sync)) 1L else control$sync, run_round,
                     function(state, res, b) {
                       if (!is.null(keep)) keep(res, b)
+                      # a large table: the previous minibatch's K x (batch
+                      # vocabulary) temporaries are freed now, not left to
+                      # pile up until R's collector runs (R/lda-store.R)
+                      if (collect) gc(verbose = FALSE, full = FALSE)
                       global_fun(state, res, b, control)
                     }, tally, c(0, 0))
   state <- r$state
