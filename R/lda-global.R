@@ -38,6 +38,20 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # lda_global_memoized(), and the store keeps their totals (lambda_tot).
 lda_global_memoized_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
+  if ((is.null(st) && is.null(state$S) && !is.null(state$lambda)) || isTRUE(st$pending)) {
+    # a new fit's first lap: the topics are the start's, held fixed, and the
+    # summaries are cached; the store is built from the cache at the end of
+    # the lap (lda_memo_fill()), in the start's own table, so the start and
+    # the store are never two K x V tables at once
+    if (is.null(st)) {
+      state$vbstore <- list(lambda_tot = .Call(ffi_lda_topic_totals, state$lambda),
+                            t0 = as.double(state$t), pending = TRUE)
+    }
+    state$cache[batch_id] <- list(res$summary)
+    state$doc_obj[batch_id] <- res$stats$objective
+    state$t <- state$t + 1L
+    return(state)
+  }
   if (is.null(st) || isTRUE(st$sealed)) {
     from <- if (!is.null(st)) st$X else state$S
     st <- lda_store_counts(from, state$t, nrow(res$summary), ncol(res$summary))
@@ -62,6 +76,36 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
   if (!any(vapply(state$cache, is.null, TRUE))) state$lambda <- NULL
   state$doc_obj[batch_id] <- res$stats$objective
   state$t <- state$t + 1L
+  state
+}
+
+# The end of a new fit's first memoized lap (lda_vb_end_lap()): the store
+# from the cached summaries, added batch by batch in the order the global
+# steps met them (the same sums, bit for bit, as adding each at its step),
+# into the start's table itself when the fit owns it and the cache is
+# complete (the topics are then eta + X, the start is no longer read).
+lda_memo_fill <- function(state) {
+  pend <- state$vbstore
+  complete <- !any(vapply(state$cache, is.null, TRUE))
+  K <- length(pend$lambda_tot)
+  st <- if (complete && isTRUE(state$start_owned)) {
+    lda_store_empty_from_start(state, pend$t0)
+  } else {
+    lda_store_counts(NULL, pend$t0, K, ncol(state$lambda))
+  }
+  if (!complete) st$lambda_tot <- pend$lambda_tot
+  # (a large table: each batch's K x (batch vocabulary) blocks freed at once)
+  collect <- as.double(K) * ncol(st$X) > lda_dense_topics_max
+  for (b in seq_along(state$cache)) {
+    if (is.null(state$cache[[b]])) next
+    lda_store_add(st, lda_summary_blocks(state$cache[[b]], K), 1)
+    if (collect) gc(verbose = FALSE, full = FALSE)
+  }
+  state$vbstore <- st
+  if (complete) {
+    state$lambda <- NULL
+    state$start_owned <- NULL
+  }
   state
 }
 

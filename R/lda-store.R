@@ -38,7 +38,15 @@ lda_store_new <- function(state, tot, eta, t, in_place = FALSE) {
 # A new store of memoized sums S: X = max(S, 0) and its row sums; S = NULL
 # gives an all-zero K x V store.
 lda_store_counts <- function(S, t, K = NULL, V = NULL) {
-  .Call(ffi_lda_store_counts, S, list(t = as.double(t), K = K, V = V))
+  .Call(ffi_lda_store_counts, S, list(t = as.double(t), K = K, V = V, in_place = FALSE))
+}
+
+# An all-zero store in the table of the state's lambda (the start a new fit
+# owns, given up: its values are dropped), marked as lda_store_new(in_place =
+# TRUE) marks it.
+lda_store_empty_from_start <- function(state, t) {
+  .Call(ffi_lda_store_counts, state$lambda,
+        list(t = as.double(t), K = NULL, V = NULL, in_place = TRUE))
 }
 
 # The stochastic global step, in place: lambda - offset <- (1 - rho)

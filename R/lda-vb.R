@@ -130,8 +130,13 @@ lda_vb_finish <- function(state, control, in_place = FALSE) {
   if (identical(control$global_step, "streaming_lazy")) {
     state$lambda <- st$X
   } else if (identical(control$global_step, "memoized_lazy")) {
-    state$S <- st$X
-    if (is.null(state$lambda)) state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
+    state$S <- .Call(ffi_lda_store_release, st$X)
+    # at the end of training a large fit keeps S alone (one K x V table):
+    # its lambda = eta + S is built when read (lda_fit_lambda())
+    large <- in_place && as.double(nrow(st$X)) * ncol(st$X) > lda_dense_topics_max
+    if (is.null(state$lambda) && !large) {
+      state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
+    }
   } else {
     state$lambda <- lda_store_lambda(st, control$eta, in_place)$lambda
   }
@@ -145,6 +150,7 @@ lda_vb_end_lap <- function(state, control) {
   if (is.null(state$vbstore)) return(state)
   switch(control$global_step %||% "",
          memoized_lazy = {
+           if (isTRUE(state$vbstore$pending)) state <- lda_memo_fill(state)
            state$vbstore$sealed <- TRUE
            state
          },

@@ -706,6 +706,7 @@ validate_sparsevi_lda <- function(fit) {
   # entries are positive, so finite row sums mean finite entries
   tw <- .subset2(fit, "topic_word")
   if (is.null(tw)) tw <- .subset2(fit, "lambda")
+  if (is.null(tw)) tw <- .subset2(.subset2(fit, "state"), "S") # lambda when read
   rs <- if (is.matrix(tw)) rowSums(tw) else NA_real_
   if (!is.matrix(tw) || nrow(tw) != fit$K || ncol(tw) != length(fit$vocab) ||
       !all(is.finite(rs)) ||
@@ -716,12 +717,16 @@ validate_sparsevi_lda <- function(fit) {
 }
 
 # fit$topic_word of a large fit is built from lambda when read (see
-# lda_dense_topics_max); every other field is the list's own.
+# lda_dense_topics_max), and so is fit$lambda of a large memoized fit, which
+# keeps its sums S alone (lambda = eta + S); every other field is the list's
+# own.
 #' @export
 `$.sparsevi_lda` <- function(x, name) {
   val <- .subset2(x, name, exact = FALSE)
-  if (is.null(val) && identical(name, "topic_word") && !is.null(.subset2(x, "lambda"))) {
-    lam <- .subset2(x, "lambda")
+  if (is.null(val) && identical(name, "lambda")) return(lda_fit_lambda(x))
+  if (is.null(val) && identical(name, "topic_word")) {
+    lam <- lda_fit_lambda(x)
+    if (is.null(lam)) return(NULL)
     val <- lam / rowSums(lam)
     dimnames(val) <- list(NULL, .subset2(x, "vocab"))
   }
@@ -730,8 +735,18 @@ validate_sparsevi_lda <- function(fit) {
 
 #' @export
 `[[.sparsevi_lda` <- function(x, i, ...) {
-  if (identical(i, "topic_word")) return(`$.sparsevi_lda`(x, "topic_word"))
+  if (identical(i, "topic_word") || identical(i, "lambda")) return(`$.sparsevi_lda`(x, i))
   .subset2(x, i, ...)
+}
+
+# A fit's lambda: its own, or built from the memoized sums S it keeps
+# instead (a large memoized fit, lda_vb_finish()); NULL for ML-OPE (beta).
+lda_fit_lambda <- function(fit) {
+  lam <- .subset2(fit, "lambda")
+  if (!is.null(lam)) return(lam)
+  S <- .subset2(.subset2(fit, "state"), "S")
+  if (is.null(S) || !is.null(.subset2(.subset2(fit, "state"), "beta"))) return(NULL)
+  .Call(ffi_lda_lambda_from_stats, S, .subset2(fit, "eta"))
 }
 
 # One lap over the batches (train_rounds(), R/train.R); returns the new state
@@ -819,6 +834,10 @@ lda_local_view <- function(state) {
 lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
   start <- fit$state
+  # a large memoized fit keeps S alone: its lambda again, as training left it
+  if (is.null(start$lambda) && !is.null(start$S) && is.null(start$beta)) {
+    start$lambda <- .Call(ffi_lda_lambda_from_stats, start$S, control$eta)
+  }
   trace <- fit$trace
   # a new fit's start is referenced by the training loop alone from here on
   # (take_start()), so that it is freed once the first lap has completed (or
@@ -1102,7 +1121,7 @@ terms.sparsevi_lda <- function(x, n = 10, ...) {
 # a topic) without building it.
 lda_top_words <- function(fit, n) {
   tw <- .subset2(fit, "topic_word")
-  if (is.null(tw)) tw <- .subset2(fit, "lambda")
+  if (is.null(tw)) tw <- lda_fit_lambda(fit)
   V <- ncol(tw)
   n <- min(as.integer(n), V)
   out <- apply(tw, 1L, function(p) {

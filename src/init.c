@@ -25,6 +25,7 @@ extern SEXP ffi_lda_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_lambda(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_copy(SEXP, SEXP);
 extern SEXP ffi_lda_store_shared(SEXP, SEXP);
+extern SEXP ffi_lda_store_release(SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -93,6 +94,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_store_lambda", (DL_FUNC)&ffi_lda_store_lambda, 3},
     {"ffi_lda_store_copy", (DL_FUNC)&ffi_lda_store_copy, 2},
     {"ffi_lda_store_shared", (DL_FUNC)&ffi_lda_store_shared, 2},
+    {"ffi_lda_store_release", (DL_FUNC)&ffi_lda_store_release, 1},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 11},

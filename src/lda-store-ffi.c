@@ -104,7 +104,9 @@ SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
 
 /* A new store of memoized sums S (K x V): X = max(S, 0), meta = c(1, t, row
  * sums of X summed word by word). S = NULL gives an empty (all-zero) store
- * of opts$K x opts$V. opts: t, K, V. Returns list(X, meta). */
+ * of opts$K x opts$V. opts: t, K, V, in_place. With in_place = TRUE, S is a
+ * table given up (a new fit's start, as in ffi_lda_store_new()): the empty
+ * store is made in it, marked "sparsevi_store". Returns list(X, meta). */
 SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   int n_prot = 0;
   const int empty = S == R_NilValue;
@@ -112,14 +114,22 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   const int K = empty ? svi_opt_int(opts, "K", 1, INT_MAX) : Rf_nrows(S),
             V = empty ? svi_opt_int(opts, "V", 1, INT_MAX) : Rf_ncols(S);
   svi_need_size(K, V, 2147483647.0, "the topic store");
-  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
-  n_prot++;
+  const int reuse = !empty && svi_opt_flag(opts, "in_place");
+  SEXP X = S;
+  if (!reuse) {
+    X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    n_prot++;
+  }
   SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
   n_prot++;
   double *mt = REAL(meta);
   mt[0] = 1.0;
   mt[1] = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
-  store_from_counts(K, V, empty ? NULL : REAL(S), REAL(X), mt + 2);
+  store_from_counts(K, V, (empty || reuse) ? NULL : REAL(S), REAL(X), mt + 2);
+  if (reuse) {
+    Rf_setAttrib(X, R_DimNamesSymbol, R_NilValue);
+    Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+  }
   SEXP res = store_list(X, meta);
   UNPROTECT(n_prot);
   return res;
@@ -200,6 +210,14 @@ SEXP ffi_lda_store_shared(SEXP X, SEXP meta) {
   int K, V;
   store_dims(X, meta, &K, &V);
   return Rf_ScalarLogical((MAYBE_SHARED(X) && !store_marked(X)) || MAYBE_SHARED(meta));
+}
+
+/* The store's table X as the state's own matrix when the store ends (its
+ * mark "sparsevi_store" removed in place). Returns X. */
+SEXP ffi_lda_store_release(SEXP X) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  Rf_setAttrib(X, Rf_install("sparsevi_store"), R_NilValue);
+  return X;
 }
 
 /* A copy of the store (X, meta): list(X, meta), fresh vectors. */

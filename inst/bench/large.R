@@ -14,7 +14,10 @@
 # (library of the sparsevi to run), SPARSEVI_BENCH_DOC_TOPICS ("default":
 # the fit keeps its training documents' proportions as fit_lda() does by
 # default, and the whole call is timed against the training, issue 20; a
-# number: that doc_topics, e.g. 0 for training alone).
+# number: that doc_topics, e.g. 0 for training alone), SPARSEVI_BENCH_TOPIC_WORD
+# ("read", the default: the child reads fit$topic_word after the call, which
+# builds that K x V table on top of the fit's lambda; "skip": the fit_lda()
+# call alone, issue 22's target).
 # Appends to inst/bench/results/large.txt.
 data_dir <- file.path("..", "shared", "data")
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "60000"))
@@ -22,6 +25,7 @@ Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "1000,2000"), ",")[[1]
 engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,gibbs,vb,ope"), ",")[[1]]
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 doc_topics <- Sys.getenv("SPARSEVI_BENCH_DOC_TOPICS", "default")
+topic_word <- Sys.getenv("SPARSEVI_BENCH_TOPIC_WORD", "read")
 out_file <- file.path("inst", "bench", "results", "large.txt")
 source(file.path("inst", "bench", "bench-log.R"))
 say <- bench_logger(out_file)
@@ -37,8 +41,8 @@ say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
     as.character(utils::packageVersion("sparsevi")))
 say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass (vbmemo: two), batches of 1,000 paragraphs (ope: 5,000); 1 thread",
     nrow(x), ncol(x), sum(x$count))
-say("   doc_topics: %s; whole/train = wall seconds of the whole call over the trace's training seconds",
-    doc_topics)
+say("   doc_topics: %s; topic_word after the call: %s; whole/train = wall seconds of the whole call over the trace's training seconds",
+    doc_topics, topic_word)
 say("   %-6s %5s %9s %9s %9s %10s %12s", "engine", "K", "wall s", "train s", "CPU s", "peak RSS",
     "whole/train")
 child <- tempfile(fileext = ".R")
@@ -57,14 +61,14 @@ writeLines(c(
   "if (args[5] != 'default') args_fit$doc_topics <- as.integer(args[5])",
   "t0 <- proc.time()",
   "fit <- do.call(fit_lda, args_fit)",
-  "tw <- fit$topic_word[1, 1]",
+  "if (args[6] == 'read') tw <- fit$topic_word[1, 1]",
   "t1 <- proc.time() - t0",
   "cat(sprintf('RESULT %.1f %.1f %.1f\\n', t1[['elapsed']], max(fit$trace$seconds),",
   "            max(fit$trace$cpu_seconds)))"), child)
 for (K in Ks) for (eng in engines) {
   tf <- tempfile()
   out <- suppressWarnings(system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"),
-                                                     child, corpus_rds, eng, K, shQuote(lib), doc_topics),
+                                                     child, corpus_rds, eng, K, shQuote(lib), doc_topics, topic_word),
                                   stdout = TRUE, stderr = tf))
   err <- readLines(tf)
   rss <- as.numeric(sub(".*: ", "", grep("Maximum resident set size", err, value = TRUE)))

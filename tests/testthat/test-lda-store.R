@@ -146,3 +146,33 @@ test_that("a local step's summary is its own vector, never a buffer the next one
   expect_identical(r1$summary$x, keep)
   expect_false(identical(.Internal(address(r1$summary$x)), .Internal(address(r2$summary$x))))
 })
+
+test_that("memoized training builds its store in the start's table; a large fit keeps S alone", {
+  sim <- simulate_lda(D = 160, V = 50, K = 3, doc_length = 30, seed = 11)
+  fit <- function(passes) {
+    fit_lda(sim$dtm, K = 3, L = 2, global = "memoized", n_batches = 4, passes = passes,
+            seed = 2, progress = FALSE)
+  }
+  small <- fit(2)
+  expect_false(is.null(.subset2(small, "lambda")))
+  expect_null(attr(small$state$S, "sparsevi_store"))
+  # the size above which a fit holds one table: lowered so a small fit is
+  # "large"
+  ns <- asNamespace("sparsevi")
+  old <- get("lda_dense_topics_max", ns)
+  utils::assignInNamespace("lda_dense_topics_max", 10, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_dense_topics_max", old, ns = "sparsevi"), add = TRUE)
+  large <- fit(2)
+  expect_null(.subset2(large, "lambda"))
+  expect_null(.subset2(large, "topic_word"))
+  expect_null(large$state$lambda)
+  # lambda and topic_word when read: the same bits as the fit that holds them
+  expect_identical(large$lambda, small$lambda)
+  expect_identical(large[["lambda"]], small$lambda)
+  expect_equal(large$topic_word, small$topic_word, tolerance = 1e-15)
+  expect_identical(large$trace$objective, small$trace$objective)
+  expect_identical(terms(large, 5), terms(small, 5))
+  # update() continues from the same state as from the fit that holds lambda
+  u <- update(large, sim$dtm, passes = 1, progress = FALSE)
+  expect_identical(u$lambda, update(small, sim$dtm, passes = 1, progress = FALSE)$lambda)
+})
