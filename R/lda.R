@@ -773,6 +773,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
   }
   visit <- visit[ex$sizes[visit] > 0]
   collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
+  collect_full <- as.double(control$K) * max(ex$sizes) > 2^22
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)
@@ -784,6 +785,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     if (!is.null(ctl$restart_laps) && lap > ctl$restart_laps) ctl$restarts <- FALSE
     shared <- list(state = if (ex$kind == "cluster") lda_local_view(state) else state,
                    control = ctl)
+    # (a large table: the last round's temporaries freed before the local
+    # steps allocate their K x (batch vocabulary) scratch; large batches'
+    # scratch outlives a young-generation collection, so a full one, ~30 ms)
+    if (collect) gc(verbose = FALSE, full = collect_full)
     executor_run(ex, round, "lda_batch_step", shared, per = seeds)
   }
   tally <- function(acc, res) {

@@ -26,7 +26,7 @@ engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,gibbs,vb,ope"), "
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 doc_topics <- Sys.getenv("SPARSEVI_BENCH_DOC_TOPICS", "default")
 topic_word <- Sys.getenv("SPARSEVI_BENCH_TOPIC_WORD", "read")
-out_file <- file.path("inst", "bench", "results", "large.txt")
+out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "large.txt"))
 source(file.path("inst", "bench", "bench-log.R"))
 say <- bench_logger(out_file)
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
