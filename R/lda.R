@@ -773,7 +773,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
   }
   visit <- visit[ex$sizes[visit] > 0]
   collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
-  collect_full <- as.double(control$K) * max(ex$sizes) > 2^22
+  collect_full <- as.double(control$K) * max(ex$sizes) > 2^20
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)

@@ -31,10 +31,17 @@ source(file.path("inst", "bench", "bench-log.R"))
 say <- bench_logger(out_file)
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sparsevi))
-corpus_rds <- file.path(tempdir(), sprintf("wikipara-%d.rds", n_docs))
+# SPARSEVI_BENCH_CORPUS_RDS: a file to keep the corpus in (read from it when
+# it exists, e.g. for the whole of wikipara, several runs)
+corpus_rds <- Sys.getenv("SPARSEVI_BENCH_CORPUS_RDS",
+                         file.path(tempdir(), sprintf("wikipara-%d.rds", n_docs)))
 source(file.path("inst", "bench", "bench-data.R"))
-x <- bench_corpus(sprintf("wikipara%d", n_docs), data_dir, all_terms = TRUE)
-saveRDS(x, corpus_rds)
+if (file.exists(corpus_rds)) {
+  x <- readRDS(corpus_rds)
+} else {
+  x <- bench_corpus(sprintf("wikipara%d", n_docs), data_dir, all_terms = TRUE)
+  saveRDS(x, corpus_rds)
+}
 say("")
 say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
     Sys.info()[["nodename"]], paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""),
