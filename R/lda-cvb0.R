@@ -225,8 +225,8 @@ cvb0_opts <- function(settings, stream_base, summary, affine = NULL) {
 }
 
 # The reusable vectors of one call (each NULL or a vector; see below).
-cvb0_buffers <- function(scratch = NULL, marks = NULL, summary = NULL) {
-  list(scratch = scratch, marks = marks, summary = summary)
+cvb0_buffers <- function(scratch = NULL, marks = NULL) {
+  list(scratch = scratch, marks = marks)
 }
 
 # Row sums of lambda (tot_k = NZ_k + V eta) when the state tracks them for
@@ -238,10 +238,9 @@ cvb0_totals <- function(state) {
 # A summary of the local step is list(words, x): the batch's distinct words
 # (0-based, increasing) and their K x U statistics (column u for words[u]),
 # the two vectors the C glue returns; no K x V object is built per
-# minibatch. In training x may be the session's reused buffer
-# (cvb0_summary_buf()), longer than K x U: only its first K x U values are
-# the summary, and only until the next local step. cvb0_summary_parts()
-# trims x, and also accepts a K x V matrix or Matrix (e.g. from a test);
+# minibatch; x is a fresh vector of each call (never a buffer the next call
+# overwrites). cvb0_summary_parts() trims x to K x U values, and also
+# accepts a K x V matrix or Matrix (e.g. from a test);
 # cvb0_summary_dense() gives the K x V matrix.
 cvb0_summary_parts <- function(S, K) {
   if (is.list(S) && !is.object(S) && !is.null(S$words)) {
@@ -278,24 +277,6 @@ cvb0_scratch <- function(n) {
   }
   s
 }
-# The buffer the local step writes its summary into, reused minibatch after
-# minibatch (a fresh vector of a few MB each time cost page faults: a third
-# of a training lap on wikipara's full vocabulary), or NULL. Only for the
-# shared training loop with sync = 1 (control$sync), where each local
-# step's result is consumed by its global step (or serialised, on a
-# cluster) before the next local step overwrites the buffer; anything else
-# (several batches per round, direct calls) gets fresh vectors. Grown to the
-# largest summary seen, at most 2^23 doubles (64 MB).
-cvb0_summary_buf <- function(control, n) {
-  if (!identical(control$sync, 1L) || n > 2^23) return(NULL)
-  b <- cvb0_cache$summary
-  if (is.null(b) || length(b) < n) {
-    b <- double(max(ceiling(n * 1.25), 2^16))
-    cvb0_cache$summary <- b
-  }
-  b
-}
-
 # An integer vector of at least V entries that the local step's C code uses
 # to find the batch's distinct words in O(batch) rather than O(V) time (a
 # "sparse set": its contents need no cleaning between calls, any values are
@@ -327,7 +308,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   st <- state$cvb0
   if (!is.null(st)) {
     lambda <- st$X
-    tot <- cvb0_store_totals(st)
+    tot <- lda_store_totals(st)
     affine <- c(st$eta, st$meta[1L])
   } else {
     lambda <- state$lambda
@@ -341,8 +322,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
                cvb0_opts(settings, cvb0_stream_base(state), TRUE, affine), seed,
                as.integer(threads),
                cvb0_buffers(scratch = cvb0_scratch(K * length(batch$term)),
-                            marks = cvb0_marks(V),
-                            summary = cvb0_summary_buf(control, K * length(batch$term))))
+                            marks = cvb0_marks(V)))
   list(summary = list(words = res$words, x = res$x),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))
@@ -376,7 +356,7 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
   lambda <- cvb0_state_lambda(state)
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  tot <- if (is.null(state$cvb0)) cvb0_totals(state) else cvb0_store_totals(state$cvb0)
+  tot <- if (is.null(state$cvb0)) cvb0_totals(state) else lda_store_totals(state$cvb0)
   state$cvb0 <- NULL
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
@@ -410,7 +390,7 @@ cvb0_global_args <- function(state, res, control) {
 #
 # The same update as lda_global_cvb0() without rewriting the K x V topics
 # every minibatch (MATH.md section 5; the form of the "gibbs" engine's lazy
-# update). Training keeps the store
+# update), on the topic store (R/lda-store.R):
 #   state$cvb0 = list(X, meta, eta),  lambda = eta + scale X,
 # meta = c(scale, t, xtot) with xtot the row sums of X and t the number of
 # global steps the store has taken. Each minibatch multiplies `scale` by
@@ -418,81 +398,71 @@ cvb0_global_args <- function(state, res, control) {
 # only. Below `rescale_below` (control$rescale_below, default 1e-100) the
 # scale is folded into X in one dense pass.
 #
-# Lifetime: the store is created (a fresh copy of lambda - eta) by the first
-# global step of a fit or of an update() and then kept across laps: no K x V
-# work happens between laps. lambda is materialised (one pass, in C) only
-# when someone reads the topics: at the end of the fit (lda_cvb0_finish(),
-# which the shared loop calls before building the fit, and which drops the
-# store) and for the held-out score of a lap. While the store lives,
-# state$lambda is NULL (the store is the only copy the local steps and a
-# cluster's workers read).
-#
-# X and meta are modified IN PLACE by C, together (no R call in between).
-# So nothing outside the training loop may hold them: fits never do (the
-# finish drops the store), and update() starts a store of its own from the
-# fit's lambda. A state from before an interrupted lap shares the store with
-# the interrupted lap and sees its completed minibatches; the finish then
-# takes the store's own step count t, so the fit is consistent (its topics
-# include those minibatches).
+# Lifetime: the store is created by the first global step of a fit (from
+# the start's lambda, in place when the fit owns it) or of an update() (a
+# copy of the fit's lambda) and then kept across laps, each lap working on
+# its own copy (lda_store_lap_start()). lambda is materialised only when
+# someone reads the topics: at the end of the fit (lda_cvb0_finish(), which
+# the shared loop calls before building the fit, and which drops the store)
+# and for the held-out score of a lap. While the store lives, state$lambda is
+# NULL (the store is the only copy the local steps and a cluster's workers
+# read).
 lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
   st <- state$cvb0
   if (is.null(st)) {
     st <- cvb0_new_store(state, g$eta)
+    state$start_owned <- NULL
     state$cvb0 <- st
     state$lambda <- NULL
+  } else {
+    st <- lda_store_own(st)
+    state$cvb0 <- st
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
   S <- g$S
   if (!is.list(S) || is.object(S) || is.null(S$words)) S <- cvb0_summary_parts(S, nrow(st$X))
   t_new <- g$t + 1L
-  .Call(ffi_lda_global_cvb0_lazy, st$X, st$meta, as.double(g$rho), as.double(g$mult),
-        S$words, S$x, as.double(below), as.double(t_new))
+  lda_store_update(st, S, g$rho, g$mult, t_new, below)
   state$t <- t_new
-  state$tot <- cvb0_store_totals(st)
+  state$tot <- lda_store_totals(st)
   state$tot_t <- t_new
   state$rho <- g$rho
   state
 }
 
-# A new store from a state's dense lambda (and its tracked totals), made in
-# one pass by C (X = lambda - eta).
+# A new store from a state's dense lambda (and its tracked totals): X =
+# lambda - eta, made from the start's table itself when the fit owns it.
 cvb0_new_store <- function(state, eta) {
-  lambda <- state$lambda
-  if (!is.double(lambda)) storage.mode(lambda) <- "double"
   tot <- cvb0_totals(state)
-  if (is.null(tot)) tot <- rowSums(lambda)
+  if (is.null(tot)) tot <- rowSums(state$lambda)
   t <- if (is.null(state$t)) 0 else state$t
-  st <- .Call(ffi_lda_cvb0_new_store, lambda, as.double(tot), as.double(eta), as.double(t))
+  st <- lda_store_new(state, tot, eta, t, in_place = isTRUE(state$start_owned))
   st$eta <- as.double(eta)
   st
-}
-
-# Row sums of lambda from a store: V eta + scale xtot.
-cvb0_store_totals <- function(st) {
-  ncol(st$X) * st$eta + st$meta[1L] * st$meta[-(1:2)]
 }
 
 # The dense lambda of a state (materialised from the lazy store if any).
 cvb0_state_lambda <- function(state) {
   st <- state$cvb0
   if (is.null(st)) return(state$lambda)
-  .Call(ffi_lda_cvb0_materialise, st$X, st$meta, st$eta)$lambda
+  lda_store_lambda(st, st$eta)$lambda
 }
 
 # The state with its dense lambda (and row sums) in place of the store:
 # called by the shared loop (R/lda.R, lda_finish_state()) before it builds a
-# fit or scores held-out documents.
-lda_cvb0_finish <- function(state, control) {
+# fit or scores held-out documents; `in_place` (the end of training) builds
+# lambda in the store's own table.
+lda_cvb0_finish <- function(state, control, in_place = FALSE) {
   st <- state$cvb0
   if (is.null(st)) return(state)
-  m <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, st$eta)
+  state$cvb0 <- NULL
+  m <- lda_store_lambda(st, st$eta, in_place)
   state$lambda <- m$lambda
   state$tot <- m$tot
-  # the store's own step count (ahead of the state's after an interrupted lap)
+  # the store's own step count
   if (!identical(as.double(state$t), st$meta[2L])) state$t <- as.integer(st$meta[2L])
   state$tot_t <- state$t
-  state$cvb0 <- NULL
   state
 }
 

@@ -244,7 +244,7 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
 
 # The state with its dense lambda for whatever reads the topics (a fit, a
 # held-out score), materialised from the store if the lap has not done so.
-lda_gibbs_finish <- function(state, control) {
+lda_gibbs_finish <- function(state, control, in_place = FALSE) {
   if (is.null(state$lambda) && !is.null(state$gibbs)) {
     state$lambda <- gibbs_materialise(state$gibbs, control$eta)
   }

@@ -38,28 +38,74 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # lda_global_memoized(), and the store keeps their totals (lambda_tot).
 lda_global_memoized_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
+  if ((is.null(st) && is.null(state$S) && !is.null(state$lambda)) || isTRUE(st$pending)) {
+    # a new fit's first lap: the topics are the start's, held fixed, and the
+    # summaries are cached; the store is built from the cache at the end of
+    # the lap (lda_memo_fill()), in the start's own table, so the start and
+    # the store are never two K x V tables at once
+    if (is.null(st)) {
+      state$vbstore <- list(lambda_tot = .Call(ffi_lda_topic_totals, state$lambda),
+                            t0 = as.double(state$t), pending = TRUE)
+    }
+    state$cache[batch_id] <- list(res$summary)
+    state$doc_obj[batch_id] <- res$stats$objective
+    state$t <- state$t + 1L
+    return(state)
+  }
   if (is.null(st) || isTRUE(st$sealed)) {
     from <- if (!is.null(st)) st$X else state$S
-    st <- .Call(ffi_lda_memo_store, from, as.double(state$t), nrow(res$summary),
-                ncol(res$summary))
+    st <- lda_store_counts(from, state$t, nrow(res$summary), ncol(res$summary))
     # topics held fixed while the cache fills (first lap): their totals, so
     # that the local steps read only the batch's words of them
     if (!is.null(state$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$lambda)
     state$vbstore <- st
     state$S <- NULL
+  } else {
+    st <- lda_store_own(st)
+    state$vbstore <- st
   }
   K <- nrow(st$X)
   old <- state$cache[[batch_id]]
   if (!is.null(old)) {
     b <- lda_summary_blocks(old, K)
-    .Call(ffi_lda_memo_store_add, st$X, st$meta, b$words, b$x, -1)
+    lda_store_add(st, b, -1)
   }
   b <- lda_summary_blocks(res$summary, K)
-  .Call(ffi_lda_memo_store_add, st$X, st$meta, b$words, b$x, 1)
+  lda_store_add(st, b, 1)
   state$cache[batch_id] <- list(res$summary)
   if (!any(vapply(state$cache, is.null, TRUE))) state$lambda <- NULL
   state$doc_obj[batch_id] <- res$stats$objective
   state$t <- state$t + 1L
+  state
+}
+
+# The end of a new fit's first memoized lap (lda_vb_end_lap()): the store
+# from the cached summaries, added batch by batch in the order the global
+# steps met them (the same sums, bit for bit, as adding each at its step),
+# into the start's table itself when the fit owns it and the cache is
+# complete (the topics are then eta + X, the start is no longer read).
+lda_memo_fill <- function(state) {
+  pend <- state$vbstore
+  complete <- !any(vapply(state$cache, is.null, TRUE))
+  K <- length(pend$lambda_tot)
+  st <- if (complete && isTRUE(state$start_owned)) {
+    lda_store_empty_from_start(state, pend$t0)
+  } else {
+    lda_store_counts(NULL, pend$t0, K, ncol(state$lambda))
+  }
+  if (!complete) st$lambda_tot <- pend$lambda_tot
+  # (a large table: each batch's K x (batch vocabulary) blocks freed at once)
+  collect <- as.double(K) * ncol(st$X) > lda_dense_topics_max
+  for (b in seq_along(state$cache)) {
+    if (is.null(state$cache[[b]])) next
+    lda_store_add(st, lda_summary_blocks(state$cache[[b]], K), 1)
+    if (collect) gc(verbose = FALSE, full = FALSE)
+  }
+  state$vbstore <- st
+  if (complete) {
+    state$lambda <- NULL
+    state$start_owned <- NULL
+  }
   state
 }
 
@@ -86,41 +132,31 @@ lda_global_stochastic <- function(state, res, batch_id, control) {
 # The same step on a lazy store, for the "vb" local step (its default for
 # stochastic training, set by lda_vb_control()): lambda = eta + scale X with
 # X (K x V) and meta = c(scale, t, row sums of X) kept between minibatches and
-# updated IN PLACE by C (src/lda-cvb0-ffi.c, the store SCVB0 uses): a
+# updated IN PLACE by C (the topic store, R/lda-store.R, as SCVB0's): a
 # minibatch multiplies scale by 1 - rho and adds rho (D / |B|) S / scale to
 # its words' columns, O(K x its vocabulary) instead of rewriting K x V. The
 # store is made from the dense lambda at the first step of a lap that has
 # none (after a fit, update() or the moves between laps) and dropped by
-# lda_vb_finish() whenever the topics are read. As with SCVB0's store, a
-# state from before an interrupted lap shares it and sees the completed
-# minibatches of that lap.
+# lda_vb_finish() whenever the topics are read. Each lap works on its own
+# copy (lda_store_lap_start()).
 lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
   rho <- lda_rho(state$t, control)
   mult <- control$n_docs / max(1, ncol(res$doc_topic))
   st <- state$vbstore
   if (is.null(st)) {
-    lam <- state$lambda
-    st <- .Call(ffi_lda_cvb0_new_store, lam, rowSums(lam), as.double(control$eta),
-                as.double(state$t))
+    st <- lda_store_new(state, rowSums(state$lambda), control$eta, state$t,
+                        in_place = isTRUE(state$start_owned))
+    state$start_owned <- NULL
     state$vbstore <- st
     state$lambda <- NULL
+  } else {
+    st <- lda_store_own(st)
+    state$vbstore <- st
   }
   S <- lda_summary_blocks(res$summary, nrow(st$X))
-  .Call(ffi_lda_global_cvb0_lazy, st$X, st$meta, as.double(rho), as.double(mult), S$words,
-        S$x, 1e-100, as.double(state$t + 1L))
+  lda_store_update(st, S, rho, mult, state$t + 1L)
   state$t <- state$t + 1L
   state
-}
-
-# A batch summary (K x V, sparse or dense) as the store's update wants it:
-# the words with any count (0-based) and their K values each, O(nnz).
-lda_summary_blocks <- function(S, K) {
-  if (!methods::is(S, "dgCMatrix")) return(cvb0_summary_parts(S, K))
-  cnt <- diff(S@p)
-  cols <- which(cnt > 0L)
-  x <- numeric(K * length(cols))
-  x[(rep.int(seq_along(cols), cnt[cols]) - 1L) * K + S@i + 1L] <- S@x
-  list(words = as.integer(cols - 1L), x = x)
 }
 
 # Streaming (Broderick et al.): lambda <- lambda + S_B.
@@ -139,13 +175,16 @@ lda_global_streaming <- function(state, res, batch_id, control) {
 lda_global_streaming_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
   if (is.null(st)) {
-    st <- .Call(ffi_lda_memo_store, state$lambda, as.double(state$t), NULL, NULL)
+    st <- lda_store_counts(state$lambda, state$t)
     st$offset <- 0
     state$vbstore <- st
     state$lambda <- NULL
+  } else {
+    st <- lda_store_own(st)
+    state$vbstore <- st
   }
   b <- lda_summary_blocks(res$summary, nrow(st$X))
-  .Call(ffi_lda_memo_store_add, st$X, st$meta, b$words, b$x, 1)
+  lda_store_add(st, b, 1)
   state$t <- state$t + 1L
   state
 }

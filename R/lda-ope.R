@@ -158,13 +158,13 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
 
 # Topics OPE reads: beta of a point-estimate learner (ML-OPE keeps it in
 # state$beta), else the lazy store of the global steps (lda_ope_control(),
-# lda_store_view()): list(topics = X, store = c(offset, scale, totals)), else
-# lambda (normalised per topic in C).
+# lda_store_view()): the table (lda_store_table(): never inside a list) and
+# `store` = c(offset, scale, totals), else lambda (normalised per topic in C).
 ope_topics <- function(state, control) {
-  if (!is.null(state$beta)) return(list(topics = state$beta, store = NULL))
+  if (!is.null(state$beta)) return(list(table = "beta", store = NULL))
   st <- lda_store_view(state, control)
-  if (!is.null(st)) return(list(topics = st$X, store = st$read))
-  list(topics = state$lambda, store = NULL)
+  if (!is.null(st)) return(list(table = st$table, store = st$read))
+  list(table = "lambda", store = NULL)
 }
 
 # Local step "ope" of fit_lda(): see the loop contract in R/lda.R. The
@@ -172,9 +172,10 @@ ope_topics <- function(state, control) {
 # summary S_kv = sum_d n_dv phi_dvk for the variational globals.
 lda_local_ope <- function(batch, state, control, seed, threads) {
   tp <- ope_topics(state, control)
-  s <- ope_settings(control, nrow(tp$topics))
+  topics <- if (tp$table == "beta") state$beta else lda_store_table(state, tp)
+  s <- ope_settings(control, nrow(topics))
   summary <- if (identical(control$global, "ml")) "theta" else "phi"
-  res <- ope_run(batch, tp$topics, control$alpha, s$iter, s$eps, summary, seed,
+  res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
                  ope_stream_offset, threads, store = tp$store)
   D <- nrow(batch)
   list(
@@ -218,12 +219,11 @@ lda_global_ml <- function(state, res, batch_id, control) {
 # beta = scale X with rows normalised when read, X and meta = c(scale, t, row
 # sums of X) kept between minibatches (vbstore, offset 0) and updated IN PLACE:
 # scale <- (1 - rho) scale and X[, batch words] += rho beta_hat / scale, as
-# SCVB0's store does (src/lda-cvb0-ffi.c), O(K x batch vocabulary). A topic the
+# SCVB0's store does (the topic store, R/lda-store.R), O(K x batch vocabulary). A topic the
 # batch never touched shrinks with the others and, normalised, keeps its row,
 # as in lda_global_ml(). The store is made from beta or the initial lambda at
 # the first step that has none and dropped by lda_ope_finish() whenever the
-# topics are read; a state from before an interrupted lap shares it, as with
-# the stochastic stores.
+# topics are read; each lap works on its own copy (lda_store_lap_start()).
 lda_global_ml_lazy <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
   rho <- step_size(t + 1, control$tau %||% 1, control$kappa %||% 0.9,
@@ -233,18 +233,21 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     # a new table (never the beta of a fit being updated): the rows of beta,
     # or of the initial lambda, normalised
     b0 <- state$beta %||% state$lambda
-    X <- b0 / rowSums(b0)
-    st <- list(X = X, meta = c(1, as.double(t), rowSums(X)), offset = 0)
+    # (X only in the store: its update writes in place, R/lda-store.R)
+    st <- list(X = b0 / rowSums(b0), meta = NULL, offset = 0)
+    st$meta <- c(1, as.double(t), rowSums(st$X))
     state$vbstore <- st
     state$beta <- NULL
     state$lambda <- NULL
+  } else {
+    st <- lda_store_own(st)
+    state$vbstore <- st
   }
   K <- nrow(st$X)
   b <- lda_summary_blocks(res$summary, K)
   rs <- rowSums(matrix(b$x, nrow = K))
   b$x <- b$x * ifelse(rs > 0, 1 / rs, 0)
-  .Call(ffi_lda_global_cvb0_lazy, st$X, st$meta, as.double(rho), 1, b$words, b$x, 1e-100,
-        as.double(t + 1L))
+  lda_store_update(st, b, rho, 1, t + 1L)
   state <- ope_topic_mass(state, res, rho, control)
   state$t <- t + 1L
   state
@@ -266,10 +269,10 @@ ope_topic_mass <- function(state, res, rho, control) {
 # Whatever reads the topics gets them dense: beta for ML-OPE (rows of scale X
 # normalised), lambda (and memoized S) for the variational learners
 # (lda_vb_finish()).
-lda_ope_finish <- function(state, control) {
+lda_ope_finish <- function(state, control, in_place = FALSE) {
   st <- state$vbstore
   if (is.null(st)) return(state)
-  if (!identical(control$global_step, "ml_lazy")) return(lda_vb_finish(state, control))
+  if (!identical(control$global_step, "ml_lazy")) return(lda_vb_finish(state, control, in_place))
   state$beta <- .Call(ffi_lda_normalise_rows, st$X)
   state$vbstore <- NULL
   state

@@ -60,20 +60,22 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
 }
 
 # The topics of a state as a local step reads them from a lazy store:
-# list(X, read = c(offset, scale, K totals)) with lambda = offset + scale X,
-# or NULL when the state's topics are a dense lambda to read in full. The
+# list(table, read = c(offset, scale, K totals)) with lambda = offset + scale
+# X, or NULL when the state's topics are a dense lambda to read in full. The
 # store of stochastic, memoized or streaming training (offset eta, or 0 for
-# streaming); or, while a memoized first lap holds its topics fixed, those
-# topics with the totals its store keeps (lambda_tot).
+# streaming; table "store"); or, while a memoized first lap holds its topics
+# fixed, those topics with the totals its store keeps (lambda_tot; table
+# "lambda"). The table itself comes from lda_store_table().
 lda_store_view <- function(state, control) {
   st <- state$vbstore
   if (is.null(st)) return(NULL)
   if (is.null(state$lambda)) {
     K <- nrow(st$X)
-    return(list(X = st$X, read = c(if (is.null(st$offset)) control$eta else st$offset,
-                                   st$meta[1L], st$meta[2L + seq_len(K)])))
+    return(list(table = "store",
+                read = c(if (is.null(st$offset)) control$eta else st$offset,
+                         st$meta[1L], st$meta[2L + seq_len(K)])))
   }
-  if (!is.null(st$lambda_tot)) return(list(X = state$lambda, read = c(0, 1, st$lambda_tot)))
+  if (!is.null(st$lambda_tot)) return(list(table = "lambda", read = c(0, 1, st$lambda_tot)))
   NULL
 }
 
@@ -87,7 +89,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
   if (!is.null(st)) {
     # the topics as a lazy store (lambda = offset + scale X): the C step reads
     # the batch's words of X only
-    lambda <- st$X
+    lambda <- lda_store_table(state, st)
     res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda,
                  vb_opts(control, 2L, objective = control$global %in% c("memoized", "batch"),
                          store = as.double(st$read)),
@@ -123,16 +125,21 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
 # lda_global_streaming_lazy(), R/lda-global.R); whatever reads the topics (a
 # fit, a held-out score, the moves between laps) gets the dense lambda, and
 # memoized training its S.
-lda_vb_finish <- function(state, control) {
+lda_vb_finish <- function(state, control, in_place = FALSE) {
   st <- state$vbstore
   if (is.null(st)) return(state)
   if (identical(control$global_step, "streaming_lazy")) {
     state$lambda <- st$X
   } else if (identical(control$global_step, "memoized_lazy")) {
-    state$S <- st$X
-    if (is.null(state$lambda)) state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
+    state$S <- .Call(ffi_lda_store_release, st$X)
+    # at the end of training a large fit keeps S alone (one K x V table):
+    # its lambda = eta + S is built when read (lda_fit_lambda())
+    large <- in_place && as.double(nrow(st$X)) * ncol(st$X) > lda_dense_topics_max
+    if (is.null(state$lambda) && !large) {
+      state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
+    }
   } else {
-    state$lambda <- .Call(ffi_lda_cvb0_materialise, st$X, st$meta, as.double(control$eta))$lambda
+    state$lambda <- lda_store_lambda(st, control$eta, in_place)$lambda
   }
   state$vbstore <- NULL
   state
@@ -144,6 +151,7 @@ lda_vb_end_lap <- function(state, control) {
   if (is.null(state$vbstore)) return(state)
   switch(control$global_step %||% "",
          memoized_lazy = {
+           if (isTRUE(state$vbstore$pending)) state <- lda_memo_fill(state)
            state$vbstore$sealed <- TRUE
            state
          },

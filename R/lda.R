@@ -595,8 +595,10 @@ bregman_pool <- function(K) max(5000L, 10L * as.integer(K))
 lda_init_bregman <- function(x, K, eta, seed) {
   # a near-uniform base (as the random init) keeps every word in every topic
   # from the start; each topic then leans towards its chosen document
-  lambda <- lda_init_random(x, K, eta, seed)
+  # (the pick first: its O(V) temporaries per topic are collected before the
+  # K x V table exists, not left beside it; separate streams, same result)
   chosen <- lda_bregman_pick(x, K, eta, seed)
+  lambda <- lda_init_random(x, K, eta, seed)
   for (k in seq_len(K)) {
     d <- chosen[k]
     idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
@@ -676,9 +678,11 @@ lda_state_topic_word <- function(state) {
 # An engine may hold its topics in a form of its own during training (cvb0:
 # a lazy store kept across laps); its engine$finish() returns the state with
 # its dense lambda, for whatever reads the topics (a fit, a held-out score).
-lda_finish_state <- function(state, control) {
+# `in_place` (the end of training only): lambda is built in the store's own
+# table (R/lda-store.R), no second K x V table.
+lda_finish_state <- function(state, control, in_place = FALSE) {
   finish <- lda_engine(control$local)$finish
-  if (is.null(finish)) state else finish(state, control)
+  if (is.null(finish)) state else finish(state, control, in_place = in_place)
 }
 
 # Above this many K x V entries a fit keeps its topics as `lambda` only and
@@ -686,8 +690,8 @@ lda_finish_state <- function(state, control) {
 # K = 2000 over a 129k-term vocabulary holds one 2 GB table, not two.
 lda_dense_topics_max <- 2^25
 
-new_sparsevi_lda <- function(state, control, x, trace, call) {
-  state <- lda_finish_state(state, control)
+new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
+  state <- lda_finish_state(state, control, in_place)
   lazy <- is.null(state$beta) && as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   tw <- NULL
   if (!lazy) {
@@ -709,6 +713,7 @@ validate_sparsevi_lda <- function(fit) {
   # entries are positive, so finite row sums mean finite entries
   tw <- .subset2(fit, "topic_word")
   if (is.null(tw)) tw <- .subset2(fit, "lambda")
+  if (is.null(tw)) tw <- .subset2(.subset2(fit, "state"), "S") # lambda when read
   rs <- if (is.matrix(tw)) rowSums(tw) else NA_real_
   if (!is.matrix(tw) || nrow(tw) != fit$K || ncol(tw) != length(fit$vocab) ||
       !all(is.finite(rs)) ||
@@ -719,12 +724,16 @@ validate_sparsevi_lda <- function(fit) {
 }
 
 # fit$topic_word of a large fit is built from lambda when read (see
-# lda_dense_topics_max); every other field is the list's own.
+# lda_dense_topics_max), and so is fit$lambda of a large memoized fit, which
+# keeps its sums S alone (lambda = eta + S); every other field is the list's
+# own.
 #' @export
 `$.sparsevi_lda` <- function(x, name) {
   val <- .subset2(x, name, exact = FALSE)
-  if (is.null(val) && identical(name, "topic_word") && !is.null(.subset2(x, "lambda"))) {
-    lam <- .subset2(x, "lambda")
+  if (is.null(val) && identical(name, "lambda")) return(lda_fit_lambda(x))
+  if (is.null(val) && identical(name, "topic_word")) {
+    lam <- lda_fit_lambda(x)
+    if (is.null(lam)) return(NULL)
     val <- lam / rowSums(lam)
     dimnames(val) <- list(NULL, .subset2(x, "vocab"))
   }
@@ -733,8 +742,18 @@ validate_sparsevi_lda <- function(fit) {
 
 #' @export
 `[[.sparsevi_lda` <- function(x, i, ...) {
-  if (identical(i, "topic_word")) return(`$.sparsevi_lda`(x, "topic_word"))
+  if (identical(i, "topic_word") || identical(i, "lambda")) return(`$.sparsevi_lda`(x, i))
   .subset2(x, i, ...)
+}
+
+# A fit's lambda: its own, or built from the memoized sums S it keeps
+# instead (a large memoized fit, lda_vb_finish()); NULL for ML-OPE (beta).
+lda_fit_lambda <- function(fit) {
+  lam <- .subset2(fit, "lambda")
+  if (!is.null(lam)) return(lam)
+  S <- .subset2(.subset2(fit, "state"), "S")
+  if (is.null(S) || !is.null(.subset2(.subset2(fit, "state"), "beta"))) return(NULL)
+  .Call(ffi_lda_lambda_from_stats, S, .subset2(fit, "eta"))
 }
 
 # One lap over the batches (train_rounds(), R/train.R); returns the new state
@@ -745,6 +764,9 @@ validate_sparsevi_lda <- function(fit) {
 # one-batch-at-a-time loop. The rounds are the same with or without a
 # cluster, so are the fits.
 lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
+  # the lap works on its own copy of a topic store: the state it was given
+  # stays the last completed lap's (R/train.R)
+  state <- lda_store_lap_start(state)
   # The engine's global step for this `global` (R/engines.R: e.g. gibbs runs
   # the sparse lazy form of "stochastic", lda_global_gibbs()).
   engine <- lda_engine(control$local)
@@ -756,6 +778,8 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     order(lda_unif(control$seed, 600 + lap, nb))
   }
   visit <- visit[ex$sizes[visit] > 0]
+  collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
+  collect_full <- as.double(control$K) * max(ex$sizes) > 2^20
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)
@@ -767,6 +791,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     if (!is.null(ctl$restart_laps) && lap > ctl$restart_laps) ctl$restarts <- FALSE
     shared <- list(state = if (ex$kind == "cluster") lda_local_view(state) else state,
                    control = ctl)
+    # (a large table: the last round's temporaries freed before the local
+    # steps allocate their K x (batch vocabulary) scratch; large batches'
+    # scratch outlives a young-generation collection, so a full one, ~30 ms)
+    if (collect) gc(verbose = FALSE, full = collect_full)
     executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix")
   }
   tally <- function(acc, res) {
@@ -776,6 +804,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
   r <- train_rounds(state, visit, if (is.null(control$sync)) 1L else control$sync, run_round,
                     function(state, res, b) {
                       if (!is.null(keep)) keep(res, b)
+                      # a large table: the previous minibatch's K x (batch
+                      # vocabulary) temporaries are freed now, not left to
+                      # pile up until R's collector runs (R/lda-store.R)
+                      if (collect) gc(verbose = FALSE, full = FALSE)
                       global_fun(state, res, b, control)
                     }, tally, c(0, 0))
   state <- r$state
@@ -812,11 +844,21 @@ lda_local_view <- function(state) {
 lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
   start <- fit$state
+  # a large memoized fit keeps S alone: its lambda again, as training left it
+  if (is.null(start$lambda) && !is.null(start$S) && is.null(start$beta)) {
+    start$lambda <- .Call(ffi_lda_lambda_from_stats, start$S, control$eta)
+  }
   trace <- fit$trace
   # a new fit's start is referenced by the training loop alone from here on
   # (take_start()), so that it is freed once the first lap has completed (or
   # as soon as an engine swaps its topics for a store of its own)
-  if (!inherits(fit, "sparsevi_lda")) fit$state <- NULL
+  if (!inherits(fit, "sparsevi_lda")) {
+    fit$state <- NULL
+    # ... and an engine's store may take the start's table itself (no second
+    # K x V table: R/lda-store.R; a failed first lap is an error anyway), unless
+    # it is the user's matrix (init = a matrix, kept in the control)
+    if (!identical(control$init, "given")) start$start_owned <- TRUE
+  }
   take_start <- function() {
     s <- start
     start <<- NULL
@@ -889,9 +931,13 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   }
   warm_of <- if (!is.null(warm)) function(b) warm$N[[b]]
   on_worker_error <- function(err, state) {
-    # a worker failed: the error carries the last completed model
-    err$fit <- new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
-                                fit$call)
+    # a worker failed: the error carries the last completed model (none when
+    # the first lap failed after its store took the start's table)
+    state$start_owned <- NULL
+    err$fit <- if (!lda_store_consumed(state)) {
+      new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
+                       fit$call)
+    }
     stop(err)
   }
   # memoized / batch vb: `passes` is an upper bound, training stops once a
@@ -911,7 +957,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                     converged = converged,
                     on_worker_error = on_worker_error, fail_first = TRUE)
   trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
-  fit <- new_sparsevi_lda(run$state, control, x, trace, fit$call)
+  state <- run$state
+  run$state <- NULL
+  state$start_owned <- NULL
+  # the fit's lambda is built in the store's table (the store ends here)
+  fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)
   fit$ended <- run$ended
   # an interrupted lap kept some batches' proportions of its own: infer
   # them all with the final topics instead (lda_keep())
@@ -1081,7 +1131,7 @@ terms.sparsevi_lda <- function(x, n = 10, ...) {
 # a topic) without building it.
 lda_top_words <- function(fit, n) {
   tw <- .subset2(fit, "topic_word")
-  if (is.null(tw)) tw <- .subset2(fit, "lambda")
+  if (is.null(tw)) tw <- lda_fit_lambda(fit)
   V <- ncol(tw)
   n <- min(as.integer(n), V)
   out <- apply(tw, 1L, function(p) {

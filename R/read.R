@@ -42,7 +42,8 @@ read_uci_bow <- function(docword, vocab = NULL, doc_names = NULL,
   leftover <- raw(0)
   # filled in place by the C parser (see ffi_dtm_parse_uci): allocated here,
   # never shared, so the writes are safe and leave no per-chunk copies
-  doc <- term <- integer(0)
+  doc <- integer(0)
+  term <- integer(0)
   count <- double(0)
   filled <- 0
   allocated <- FALSE

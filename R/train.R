@@ -71,6 +71,9 @@ train_rounds <- function(state, visit, sync, run_round, global, tally = NULL, ac
       state <- global(state, res, round[i])
       if (!is.null(tally)) acc <- tally(acc, res)
     }
+    # the round's results are consumed: not kept alive (they can be
+    # K x batch vocabulary each) while the next round's local steps run
+    run <- res <- NULL
   }
   list(state = state, acc = acc, sent = sent, received = received)
 }

@@ -57,6 +57,11 @@ int svi_opt_int(SEXP opts, const char *name, int lo, int hi);
 double svi_opt_real(SEXP opts, const char *name, double lo, double hi);
 int svi_opt_flag(SEXP opts, const char *name);
 
+/* The number of words U of a batch summary given as its words (0-based,
+ * strictly increasing, below V) and (at least) K x U values; errors unless
+ * they are consistent (src/lda-store-ffi.c). */
+int svi_check_summary(SEXP words, SEXP xv, int K, int V);
+
 /* Named list helper: list with the given names, filled by the caller. */
 SEXP svi_named_list(int n, const char **names);
 #endif

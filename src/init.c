@@ -17,16 +17,19 @@ extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* SCVB0 engine (lda-cvb0-ffi.c) */
 extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_global_cvb0_lazy(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_cvb0_materialise(SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_cvb0_new_store(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_new(SEXP, SEXP);
+extern SEXP ffi_lda_store_counts(SEXP, SEXP);
+extern SEXP ffi_lda_store_update(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_lambda(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_copy(SEXP, SEXP);
+extern SEXP ffi_lda_store_shared(SEXP, SEXP);
+extern SEXP ffi_lda_store_release(SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_memo_store(SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_memo_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_lambda_from_stats(SEXP, SEXP);
 extern SEXP ffi_lda_topic_totals(SEXP);
 extern SEXP ffi_lda_normalise_rows(SEXP);
@@ -80,16 +83,19 @@ static const R_CallMethodDef call_methods[] = {
     /* SCVB0 engine */
     {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 8},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 8},
-    {"ffi_lda_global_cvb0_lazy", (DL_FUNC)&ffi_lda_global_cvb0_lazy, 8},
-    {"ffi_lda_cvb0_materialise", (DL_FUNC)&ffi_lda_cvb0_materialise, 3},
-    {"ffi_lda_cvb0_new_store", (DL_FUNC)&ffi_lda_cvb0_new_store, 4},
+    {"ffi_lda_store_new", (DL_FUNC)&ffi_lda_store_new, 2},
+    {"ffi_lda_store_counts", (DL_FUNC)&ffi_lda_store_counts, 2},
+    {"ffi_lda_store_update", (DL_FUNC)&ffi_lda_store_update, 5},
+    {"ffi_lda_store_add", (DL_FUNC)&ffi_lda_store_add, 5},
+    {"ffi_lda_store_lambda", (DL_FUNC)&ffi_lda_store_lambda, 3},
+    {"ffi_lda_store_copy", (DL_FUNC)&ffi_lda_store_copy, 2},
+    {"ffi_lda_store_shared", (DL_FUNC)&ffi_lda_store_shared, 2},
+    {"ffi_lda_store_release", (DL_FUNC)&ffi_lda_store_release, 1},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},
     {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 6},
     {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
-    {"ffi_lda_memo_store", (DL_FUNC)&ffi_lda_memo_store, 4},
-    {"ffi_lda_memo_store_add", (DL_FUNC)&ffi_lda_memo_store_add, 5},
     {"ffi_lda_lambda_from_stats", (DL_FUNC)&ffi_lda_lambda_from_stats, 2},
     {"ffi_lda_topic_totals", (DL_FUNC)&ffi_lda_topic_totals, 1},
     {"ffi_lda_normalise_rows", (DL_FUNC)&ffi_lda_normalise_rows, 1},

@@ -129,10 +129,7 @@ static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, in
  * of the lazy global step (lambda = shift + scale X); tot (or NULL) the row
  * sums of lambda. buffers, by name (each NULL or a vector): scratch, a
  * double vector this call may overwrite; marks, the session's V-long int
- * table (batch_words); summary, a double vector to write the summary into
- * when it holds K U values (then returned as x, its first K U values the
- * summary: R passes one only when the result is consumed before the next
- * local step, see R/lda-cvb0.R).
+ * table (batch_words). The summary is always a new vector of its own.
  * Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of
  * m gamma over the last pass for word words[u]). A training summary is
@@ -150,7 +147,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   const uint64_t sb = svi_stream_from_r(svi_opt(opts, "stream_base"));
   const int want = svi_opt_flag(opts, "summary");
   const SEXP affine = svi_opt(opts, "affine"), scratch = svi_opt(buffers, "scratch"),
-             marks = svi_opt(buffers, "marks"), summary_buf = svi_opt(buffers, "summary");
+             marks = svi_opt(buffers, "marks");
   /* training (a summary) runs on one thread: see cvb0_local() */
   const int threads = want ? 1 : svi_threads_from_r(threads_);
   double shift = 0.0, scale = 1.0;
@@ -196,17 +193,11 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
-  /* the summary: in the caller's buffer when given and long enough (fresh
-   * multi-MB vectors per minibatch cost page faults: a third of a lap on
-   * wikipara's full vocabulary), else a new vector */
+  /* the summary: a new vector of its own every call (a reused buffer
+   * returned as a result would be overwritten by the next call while a
+   * round still holds it: issue 21) */
   const R_xlen_t s_len = want ? (R_xlen_t)K * U : 0;
-  SEXP summary;
-  if (want && !Rf_isNull(summary_buf) && TYPEOF(summary_buf) == REALSXP &&
-      XLENGTH(summary_buf) >= s_len)
-    summary = summary_buf;
-  else
-    summary = Rf_allocVector(REALSXP, s_len);
-  PROTECT(summary);
+  SEXP summary = PROTECT(Rf_allocVector(REALSXP, s_len));
   n_prot++;
 
   /* scratch */
@@ -231,21 +222,6 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   return out;
 }
 
-/* A summary given as its words (0-based, strictly increasing, below V) and
- * (at least) K values per word must be consistent; returns the number of
- * words U. */
-static int check_summary(SEXP words, SEXP xv, int K, int V) {
-  if (TYPEOF(words) != INTSXP || TYPEOF(xv) != REALSXP ||
-      XLENGTH(xv) < (R_xlen_t)K * XLENGTH(words))
-    Rf_error("internal error: malformed batch summary");
-  const int U = (int)XLENGTH(words);
-  const int *w = INTEGER(words);
-  for (int u = 0; u < U; u++)
-    if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]))
-      Rf_error("internal error: summary words must increase within [0, V)");
-  return U;
-}
-
 /* Global step of SCVB0 (eqs. 7-8) on a dense lambda; the summary is given by
  * its words and K x U values. Returns list(lambda, tot). */
 SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale,
@@ -255,7 +231,7 @@ SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale,
   const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
   if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K)
     Rf_error("internal error: malformed SCVB0 global step input");
-  const int U = check_summary(words, xv, K, V);
+  const int U = svi_check_summary(words, xv, K, V);
   SEXP lam_new = PROTECT(Rf_allocMatrix(REALSXP, K, V));
   n_prot++;
   Rf_setAttrib(lam_new, R_DimNamesSymbol, Rf_getAttrib(lambda, R_DimNamesSymbol));
@@ -273,166 +249,8 @@ SEXP ffi_lda_global_cvb0(SEXP lambda, SEXP tot, SEXP eta, SEXP rho, SEXP scale,
   return out;
 }
 
-/* Lazy global step of SCVB0 (cvb0_global_lazy) on the store of
- * lambda = eta + scale X: X (K x V) and meta = c(scale, t, xtot (K)) are
- * updated IN PLACE, together and without any R call in between, so every
- * state that holds the store sees the same consistent topics (an interrupted
- * lap leaves no half-applied step). R creates both for its store
- * (R/lda-cvb0.R) and hands them to nothing else. t_new is the state's step
- * count after this step. Returns the new scale. */
-SEXP ffi_lda_global_cvb0_lazy(SEXP X, SEXP meta, SEXP rho, SEXP mult, SEXP words, SEXP xv,
-                              SEXP rescale_below, SEXP t_new) {
-  svi_need_matrix(X, REALSXP, -1, -1, "X");
-  const int K = Rf_nrows(X), V = Rf_ncols(X);
-  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)K + 2)
-    Rf_error("internal error: malformed SCVB0 store");
-  const int U = check_summary(words, xv, K, V);
-  double *mt = REAL(meta);
-  const double sc = mt[0], r = Rf_asReal(rho), m = Rf_asReal(mult),
-               below = Rf_asReal(rescale_below), tn = Rf_asReal(t_new);
-  if (!(sc > 0.0) || !isfinite(sc) || !(r >= 0.0 && r <= 1.0) || !isfinite(m) ||
-      !(below >= 0.0 && below < 1.0) || !isfinite(tn))
-    Rf_error("internal error: SCVB0 lazy global step settings out of range");
-  double *scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
-  const double sc_new = cvb0_global_lazy(K, V, REAL(X), mt + 2, sc, r, m, U,
-                                         INTEGER(words), REAL(xv), below, scr, scr + K);
-  memcpy(mt + 2, scr + K, sizeof(double) * (size_t)K);
-  mt[0] = sc_new;
-  mt[1] = tn;
-  return Rf_ScalarReal(sc_new);
-}
-
-/* list(X = X, meta = meta), the form of every lazy topic store. */
-static SEXP store_list(SEXP X, SEXP meta) {
-  const char *names[] = {"X", "meta"};
-  SEXP out = PROTECT(svi_named_list(2, names));
-  SET_VECTOR_ELT(out, 0, X);
-  SET_VECTOR_ELT(out, 1, meta);
-  UNPROTECT(1);
-  return out;
-}
-
-/* A new store of the lazy global step from a dense lambda (K x V) and its
- * row sums tot: X = lambda - eta and meta = c(1, t, tot - V eta), in one
- * pass (the same arithmetic as R's lambda - eta). Returns list(X, meta). */
-SEXP ffi_lda_cvb0_new_store(SEXP lambda, SEXP tot, SEXP eta, SEXP t) {
-  int n_prot = 0;
-  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
-  const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
-  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K)
-    Rf_error("internal error: topic totals must be K doubles");
-  const double e = Rf_asReal(eta);
-  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
-  n_prot++;
-  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
-  n_prot++;
-  const double *lam = REAL(lambda);
-  double *x = REAL(X);
-  const svi_len n = (svi_len)K * V;
-  for (svi_len j = 0; j < n; j++) x[j] = lam[j] - e;
-  double *mt = REAL(meta);
-  mt[0] = 1.0;
-  mt[1] = Rf_asReal(t);
-  for (int k = 0; k < K; k++) mt[2 + k] = REAL(tot)[k] - (double)V * e;
-  SEXP out = store_list(X, meta);
-  UNPROTECT(n_prot);
-  return out;
-}
-
-/* lambda = eta + scale X and its row sums tot = V eta + scale xtot from the
- * store (X, meta = c(scale, t, xtot)), in one pass (the same arithmetic as
- * R's eta + scale * X). Returns list(lambda, tot). */
-SEXP ffi_lda_cvb0_materialise(SEXP X, SEXP meta, SEXP eta) {
-  int n_prot = 0;
-  svi_need_matrix(X, REALSXP, -1, -1, "X");
-  const int K = Rf_nrows(X), V = Rf_ncols(X);
-  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)K + 2)
-    Rf_error("internal error: malformed SCVB0 store");
-  const double e = Rf_asReal(eta), sc = REAL(meta)[0];
-  SEXP lam = PROTECT(Rf_allocMatrix(REALSXP, K, V));
-  n_prot++;
-  SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
-  n_prot++;
-  cvb0_materialise(K, V, REAL(X), REAL(meta) + 2, e, sc, REAL(lam), REAL(tot));
-  const char *names[] = {"lambda", "tot"};
-  SEXP out = PROTECT(svi_named_list(2, names));
-  n_prot++;
-  SET_VECTOR_ELT(out, 0, lam);
-  SET_VECTOR_ELT(out, 1, tot);
-  UNPROTECT(n_prot);
-  return out;
-}
-
 /* The kernel width the local step would use when asked for `want` (0: the
  * widest the processor runs); for tests and benchmarks. */
 SEXP ffi_lda_cvb0_kernel_width(SEXP want) {
   return Rf_ScalarInteger(cvb0_kernel_width(Rf_asInteger(want)));
-}
-
-/* The lazy form of the memoized step (lda_global_memoized_lazy, R/lda-global.R)
- * keeps S in a store (X, meta = c(1, t, row sums of X)) that the vb local
- * step reads as lambda = eta + X (mode 2). A new store: X a copy of S with
- * negative entries (rounding of S - old + new) set to 0, as lambda = eta +
- * max(S, 0) does, and its row sums summed word by word; S = NULL gives an
- * empty (all-zero) K x V store. */
-SEXP ffi_lda_memo_store(SEXP S, SEXP t, SEXP K_, SEXP V_) {
-  int n_prot = 0;
-  const int empty = S == R_NilValue;
-  if (!empty) svi_need_matrix(S, REALSXP, -1, -1, "S");
-  const int K = empty ? svi_int_arg(K_, 1, INT_MAX, "K") : Rf_nrows(S),
-            V = empty ? svi_int_arg(V_, 1, INT_MAX, "V") : Rf_ncols(S);
-  svi_need_size(K, V, 2147483647.0, "the memoized store");
-  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
-  n_prot++;
-  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
-  n_prot++;
-  double *x = REAL(X), *mt = REAL(meta);
-  mt[0] = 1.0;
-  mt[1] = Rf_asReal(t);
-  double *tot = mt + 2;
-  memset(tot, 0, sizeof(double) * (size_t)K);
-  if (empty) {
-    memset(x, 0, sizeof(double) * (size_t)K * (size_t)V);
-  } else {
-    const double *s = REAL(S);
-    for (svi_len v = 0; v < V; v++) {
-      const double *col = s + v * K;
-      double *out = x + v * K;
-      for (int k = 0; k < K; k++) {
-        double a = col[k] > 0 ? col[k] : 0.0;
-        out[k] = a;
-        tot[k] += a;
-      }
-    }
-  }
-  SEXP res = store_list(X, meta);
-  UNPROTECT(n_prot);
-  return res;
-}
-
-/* X[, words] <- max(X[, words] + sign * values, 0) IN PLACE, and the row sums
- * in meta by the same changes: O(K x the summary's words). `values` holds K
- * doubles per word (lda_summary_blocks(), R/lda-global.R); words increase. */
-SEXP ffi_lda_memo_store_add(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP sign_) {
-  svi_need_matrix(X, REALSXP, -1, -1, "X");
-  const int K = Rf_nrows(X), V = Rf_ncols(X);
-  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)K + 2)
-    Rf_error("internal error: malformed memoized store");
-  const int U = check_summary(words, values, K, V);
-  const int *w = INTEGER(words);
-  const double sign = Rf_asReal(sign_);
-  double *x = REAL(X), *tot = REAL(meta) + 2;
-  const double *val = REAL(values);
-  for (int u = 0; u < U; u++) {
-    double *col = x + (svi_len)w[u] * K;
-    const double *a = val + (svi_len)u * K;
-    for (int k = 0; k < K; k++) {
-      if (a[k] == 0) continue;
-      double old = col[k], nw = old + sign * a[k];
-      if (nw < 0) nw = 0;
-      col[k] = nw;
-      tot[k] += nw - old;
-    }
-  }
-  return R_NilValue;
 }

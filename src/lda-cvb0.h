@@ -27,9 +27,4 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
                  double rho, double scale, int U, const int *w, const double *val,
                  int threads, double *lambda_new, double *tot_new);
-double cvb0_global_lazy(int K, int V, double *X, const double *xtot, double scale,
-                        double rho, double mult, int U, const int *w, const double *val,
-                        double rescale_below, double *ssum, double *xtot_new);
-void cvb0_materialise(int K, int V, const double *X, const double *xtot, double eta,
-                      double scale, double *lambda, double *tot);
 #endif

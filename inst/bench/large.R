@@ -9,11 +9,15 @@
 # Environment: SPARSEVI_BENCH_DOCS (default 60000), SPARSEVI_BENCH_KS
 # (default "1000,2000"), SPARSEVI_BENCH_ENGINES (default
 # "cvb0,gibbs,vb,ope"; also "vbmemo": vb with memoized training, two laps,
-# so that the second reads the topics the first built), SPARSEVI_BENCH_LIB
+# so that the second reads the topics the first built, and "default": the
+# default call, fit_lda(x, K, passes = 1), defaults otherwise), SPARSEVI_BENCH_LIB
 # (library of the sparsevi to run), SPARSEVI_BENCH_DOC_TOPICS ("default":
 # the fit keeps its training documents' proportions as fit_lda() does by
 # default, and the whole call is timed against the training, issue 20; a
-# number: that doc_topics, e.g. 0 for training alone).
+# number: that doc_topics, e.g. 0 for training alone), SPARSEVI_BENCH_TOPIC_WORD
+# ("read", the default: the child reads fit$topic_word after the call, which
+# builds that K x V table on top of the fit's lambda; "skip": the fit_lda()
+# call alone, issue 22's target).
 # Appends to inst/bench/results/large.txt.
 data_dir <- file.path("..", "shared", "data")
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "60000"))
@@ -21,23 +25,31 @@ Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "1000,2000"), ",")[[1]
 engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,gibbs,vb,ope"), ",")[[1]]
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 doc_topics <- Sys.getenv("SPARSEVI_BENCH_DOC_TOPICS", "default")
-out_file <- file.path("inst", "bench", "results", "large.txt")
+topic_word <- Sys.getenv("SPARSEVI_BENCH_TOPIC_WORD", "read")
+out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "large.txt"))
 source(file.path("inst", "bench", "bench-log.R"))
 say <- bench_logger(out_file)
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sparsevi))
-corpus_rds <- file.path(tempdir(), sprintf("wikipara-%d.rds", n_docs))
+# SPARSEVI_BENCH_CORPUS_RDS: a file to keep the corpus in (read from it when
+# it exists, e.g. for the whole of wikipara, several runs)
+corpus_rds <- Sys.getenv("SPARSEVI_BENCH_CORPUS_RDS",
+                         file.path(tempdir(), sprintf("wikipara-%d.rds", n_docs)))
 source(file.path("inst", "bench", "bench-data.R"))
-x <- bench_corpus(sprintf("wikipara%d", n_docs), data_dir, all_terms = TRUE)
-saveRDS(x, corpus_rds)
+if (file.exists(corpus_rds)) {
+  x <- readRDS(corpus_rds)
+} else {
+  x <- bench_corpus(sprintf("wikipara%d", n_docs), data_dir, all_terms = TRUE)
+  saveRDS(x, corpus_rds)
+}
 say("")
 say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
     Sys.info()[["nodename"]], paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""),
     as.character(utils::packageVersion("sparsevi")))
 say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass (vbmemo: two), batches of 1,000 paragraphs (ope: 5,000); 1 thread",
     nrow(x), ncol(x), sum(x$count))
-say("   doc_topics: %s; whole/train = wall seconds of the whole call over the trace's training seconds",
-    doc_topics)
+say("   doc_topics: %s; topic_word after the call: %s; whole/train = wall seconds of the whole call over the trace's training seconds",
+    doc_topics, topic_word)
 say("   %-6s %5s %9s %9s %9s %10s %12s", "engine", "K", "wall s", "train s", "CPU s", "peak RSS",
     "whole/train")
 child <- tempfile(fileext = ".R")
@@ -48,21 +60,22 @@ writeLines(c(
   "x <- readRDS(args[1])",
   "eng <- args[2]; K <- as.integer(args[3])",
   "memo <- eng == 'vbmemo'",
-  "args_fit <- list(x, K = K, local = if (memo) 'vb' else eng,",
-  "                 global = if (eng == 'vb') 'stochastic' else if (memo) 'memoized' else NULL,",
-  "                 passes = if (memo) 2 else 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
-  "                 threads = 1, progress = FALSE)",
+  "args_fit <- if (eng == 'default') list(x, K = K, passes = 1, seed = 1, threads = 1, progress = FALSE) else",
+  "  list(x, K = K, local = if (memo) 'vb' else eng,",
+  "       global = if (eng == 'vb') 'stochastic' else if (memo) 'memoized' else NULL,",
+  "       passes = if (memo) 2 else 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
+  "       threads = 1, progress = FALSE)",
   "if (args[5] != 'default') args_fit$doc_topics <- as.integer(args[5])",
   "t0 <- proc.time()",
   "fit <- do.call(fit_lda, args_fit)",
-  "tw <- fit$topic_word[1, 1]",
+  "if (args[6] == 'read') tw <- fit$topic_word[1, 1]",
   "t1 <- proc.time() - t0",
   "cat(sprintf('RESULT %.1f %.1f %.1f\\n', t1[['elapsed']], max(fit$trace$seconds),",
   "            max(fit$trace$cpu_seconds)))"), child)
 for (K in Ks) for (eng in engines) {
   tf <- tempfile()
   out <- suppressWarnings(system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"),
-                                                     child, corpus_rds, eng, K, shQuote(lib), doc_topics),
+                                                     child, corpus_rds, eng, K, shQuote(lib), doc_topics, topic_word),
                                   stdout = TRUE, stderr = tf))
   err <- readLines(tf)
   rss <- as.numeric(sub(".*: ", "", grep("Maximum resident set size", err, value = TRUE)))

@@ -260,39 +260,3 @@ test_that("the session's word table finds the batch's words whatever it holds", 
   expect_identical(r2$theta, r1$doc_topic)
   expect_equal(length(r1$summary$x), K * length(r1$summary$words))
 })
-
-test_that("with sync = 1 the summary goes to the session's reused buffer", {
-  sim <- simulate_lda(D = 90, V = 70, K = 3, doc_length = 25, seed = 19)
-  K <- 4
-  lambda <- matrix(0.01 + uniform_source(9)(K * 70), K, 70)
-  st <- list(lambda = lambda, t = 0, n_tokens = 3 * sum(sim$dtm$count))
-  plain <- list(alpha = 0.1, eta = 0.01)
-  reuse <- c(plain, list(sync = 1L))
-  b1 <- sparsevi:::dtm_subset(sim$dtm, 1:40)
-  b2 <- sparsevi:::dtm_subset(sim$dtm, 41:60)
-  p1 <- sparsevi:::lda_local_cvb0(b1, st, plain, c(0, 1), 1L)
-  r1 <- sparsevi:::lda_local_cvb0(b1, st, reuse, c(0, 1), 1L)
-  n1 <- K * length(r1$summary$words)
-  expect_gt(length(r1$summary$x), n1)
-  expect_identical(r1$summary$x[seq_len(n1)], p1$summary$x)
-  expect_identical(sparsevi:::cvb0_summary_parts(r1$summary, K), p1$summary)
-  # consumed by the global step before the next local step: the same update
-  g1 <- sparsevi:::lda_global_cvb0_lazy(st, r1, 1L, reuse)
-  g0 <- sparsevi:::lda_global_cvb0_lazy(st, p1, 1L, plain)
-  expect_identical(sparsevi:::cvb0_state_lambda(g1), sparsevi:::cvb0_state_lambda(g0))
-  d1 <- sparsevi:::lda_global_cvb0(st, r1, 1L, reuse)
-  d0 <- sparsevi:::lda_global_cvb0(st, p1, 1L, plain)
-  expect_identical(d1$lambda, d0$lambda)
-  # the next local step (sync = 1) writes into the same buffer
-  r2 <- sparsevi:::lda_local_cvb0(b2, st, reuse, c(0, 2), 1L)
-  p2 <- sparsevi:::lda_local_cvb0(b2, st, plain, c(0, 2), 1L)
-  expect_identical(r2$summary$x[seq_len(K * length(r2$summary$words))], p2$summary$x)
-  # several batches per round (sync > 1) never share it
-  s2 <- c(plain, list(sync = 2L))
-  q1 <- sparsevi:::lda_local_cvb0(b1, st, s2, c(0, 1), 1L)
-  expect_identical(q1$summary, p1$summary)
-  # fit_lda's control says sync = 1L by default
-  f <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, batch_size = 30, seed = 1,
-               progress = FALSE)
-  expect_identical(f$control$sync, 1L)
-})

@@ -1,0 +1,139 @@
+# The topic store (src/lda-store.c, src/lda-store-ffi.c): how SCVB0,
+# stochastic / memoized / streaming vb and ML-OPE keep their topics during
+# training, so that a minibatch's global step costs O(K x its vocabulary)
+# instead of O(K V). One type for all of them:
+#
+#   list(X, meta, eta or offset, ...),  lambda = offset + scale X,
+#   meta = c(scale, t, row sums of X),   row sums of lambda = V offset + scale xtot,
+#
+# with `eta` the offset of SCVB0's store and `offset` that of the others
+# (NULL: control$eta). X is K x V (the one dense topic table of the fit while
+# it trains); meta is K + 2 doubles.
+#
+# Ownership. The update entry points write X and meta IN PLACE and refuse a
+# store R may share (MAYBE_SHARED); nothing outside the training loop holds a
+# store: a fit never does (the engines' finishing steps turn it back into
+# lambda), update() makes one of its own from the fit's lambda. Two states
+# never share one either: a lap starts on its own copy
+# (lda_store_lap_start(), called by lda_lap()), so an error or interrupt
+# mid-lap leaves the last completed lap's state intact (R/train.R).
+#
+# Memory. A new fit's start is given up to its store (in_place: the start's
+# lambda becomes X, no second table) and the fit's lambda is built in place
+# from the store at the end of training (lda_store_lambda(in_place = TRUE)).
+
+# A new store from a state's dense lambda and its row sums tot: X = lambda -
+# eta, scale 1, step count t. in_place = TRUE converts state$lambda itself
+# (the caller gives it up; C copies instead when R shares it). The state, not
+# its lambda, is the argument: a matrix passed through an R function's
+# argument is shared by that function's frame, so only a .Call reading
+# state$lambda itself can convert it.
+lda_store_new <- function(state, tot, eta, t, in_place = FALSE) {
+  if (!is.double(state$lambda)) storage.mode(state$lambda) <- "double"
+  .Call(ffi_lda_store_new, state$lambda,
+        list(tot = as.double(tot), eta = as.double(eta), t = as.double(t),
+             in_place = isTRUE(in_place)))
+}
+
+# A new store of memoized sums S: X = max(S, 0) and its row sums; S = NULL
+# gives an all-zero K x V store.
+lda_store_counts <- function(S, t, K = NULL, V = NULL) {
+  .Call(ffi_lda_store_counts, S, list(t = as.double(t), K = K, V = V, in_place = FALSE))
+}
+
+# An all-zero store in the table of the state's lambda (the start a new fit
+# owns, given up: its values are dropped), marked as lda_store_new(in_place =
+# TRUE) marks it.
+lda_store_empty_from_start <- function(state, t) {
+  .Call(ffi_lda_store_counts, state$lambda,
+        list(t = as.double(t), K = NULL, V = NULL, in_place = TRUE))
+}
+
+# The stochastic global step, in place: lambda - offset <- (1 - rho)
+# (lambda - offset) + rho mult S, with S given by its words and K values per
+# word (lda_summary_blocks()); t the step count after it. Returns the new
+# scale.
+lda_store_update <- function(st, S, rho, mult, t, rescale_below = 1e-100) {
+  .Call(ffi_lda_store_update, st$X, st$meta, S$words, S$x,
+        list(rho = as.double(rho), mult = as.double(mult),
+             rescale_below = as.double(rescale_below), t = as.double(t)))
+}
+
+# X[, words] <- max(X[, words] + sign S, 0) in place (memoized and streaming
+# training), the row sums likewise.
+lda_store_add <- function(st, S, sign) {
+  .Call(ffi_lda_store_add, st$X, st$meta, S$words, S$x, list(sign = as.double(sign)))
+}
+
+# list(lambda, tot): the dense lambda = offset + scale X of a store and its row
+# sums. in_place = TRUE uses the store up (lambda is X itself, unless R shares
+# X); only for a store about to be dropped.
+lda_store_lambda <- function(st, offset, in_place = FALSE) {
+  .Call(ffi_lda_store_lambda, st$X, st$meta,
+        list(eta = as.double(offset), in_place = isTRUE(in_place)))
+}
+
+# Row sums of lambda from a store: V offset + scale xtot.
+lda_store_totals <- function(st, offset = st$eta) {
+  ncol(st$X) * offset + st$meta[1L] * st$meta[-(1:2)]
+}
+
+# A copy of a store (its fields other than X and meta kept). The list C
+# returns is the store: moving X into another list would leave it referenced
+# twice (MAYBE_SHARED) and refused by the updates.
+lda_store_copy <- function(st) {
+  cp <- .Call(ffi_lda_store_copy, st$X, st$meta)
+  for (nm in setdiff(names(st), c("X", "meta"))) cp[nm] <- list(st[[nm]])
+  cp
+}
+
+# The store itself when its in-place updates may write to it, else a copy:
+# R may come to share X (MAYBE_SHARED) when something outside the store
+# holds it (e.g. a future plan's globals): the copy, not the shared table,
+# is then written. Every global step that writes takes its store through
+# this and puts the result back in the state.
+lda_store_own <- function(st) {
+  if (.Call(ffi_lda_store_shared, st$X, st$meta)) lda_store_copy(st) else st
+}
+
+# The start of a lap: the lap gets its own copy of the state's store (SCVB0's
+# `cvb0`, the vb / OPE learners' `vbstore`), so the state it started from --
+# the last completed lap's, which R/train.R returns if this lap fails --
+# is never written. A sealed memoized store is copied by its first batch
+# instead (lda_global_memoized_lazy()). The first lap of a fit has no store
+# yet: its global step makes one from the start.
+lda_store_lap_start <- function(state) {
+  for (nm in c("cvb0", "vbstore")) {
+    st <- state[[nm]]
+    if (!is.null(st) && !isTRUE(st$sealed)) state[[nm]] <- lda_store_copy(st)
+  }
+  state
+}
+
+# The K x V table a local step reads after lda_store_view(): the store's X or
+# the state's lambda. Returned alone, never inside a list: a list holding X
+# counts as a reference to it for good (R does not un-count the elements of a
+# list it drops), and the store's in-place updates would then refuse X as
+# shared.
+lda_store_table <- function(state, view) {
+  if (identical(view$table, "store")) state$vbstore$X else state$lambda
+}
+
+# Whether a state's dense lambda was given up to a store (lda_store_new(
+# in_place = TRUE)): a state from before that step holds the converted table
+# and cannot be used (R/lda.R refuses to build a fit from it).
+lda_store_consumed <- function(state) {
+  !is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_store"))
+}
+
+# A batch summary (K x V, sparse or dense, or list(words, x)) as the store's
+# updates want it: the words with any count (0-based) and their K values
+# each, O(nnz).
+lda_summary_blocks <- function(S, K) {
+  if (!methods::is(S, "dgCMatrix")) return(cvb0_summary_parts(S, K))
+  cnt <- diff(S@p)
+  cols <- which(cnt > 0L)
+  x <- numeric(K * length(cols))
+  x[(rep.int(seq_along(cols), cnt[cols]) - 1L) * K + S@i + 1L] <- S@x
+  list(words = as.integer(cols - 1L), x = x)
+}

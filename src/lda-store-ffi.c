@@ -1,0 +1,233 @@
+/* Glue of the topic store (lda-store.c; R/lda-store.R): a store is
+ * list(X, meta) with X the K x V table and meta = c(scale, t, xtot (K)), so
+ * that lambda = offset + scale X with row sums V offset + scale xtot.
+ *
+ * The update entry points write X and meta IN PLACE. They refuse a store
+ * that R may share (MAYBE_SHARED: also bound elsewhere), so that an in-place
+ * write can never reach an object the caller did not hand over; R copies a
+ * store explicitly where two states would otherwise hold it (the start of a
+ * lap, lda_store_lap_start()). One exception, by construction: a table a
+ * new fit's start gave up to its store (ffi_lda_store_new(in_place = TRUE))
+ * is still referenced by the lists of the start's state, which the training
+ * loop never reads again (R/lda.R); such a table carries the attribute
+ * "sparsevi_store" and counts as the store's own. Every entry point takes
+ * its settings as one named list (svi_opt*, ffi.h). */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include "ffi.h"
+#include "lda-store.h"
+
+/* The store (X, meta) of K x V topics; errors unless it is one. */
+static void store_dims(SEXP X, SEXP meta, int *K, int *V) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  *K = Rf_nrows(X);
+  *V = Rf_ncols(X);
+  if (TYPEOF(meta) != REALSXP || XLENGTH(meta) != (R_xlen_t)*K + 2)
+    Rf_error("internal error: malformed topic store");
+}
+
+/* Whether X is a table given up to its store (see above). */
+static int store_marked(SEXP X) {
+  SEXP a = Rf_getAttrib(X, Rf_install("sparsevi_store"));
+  return TYPEOF(a) == LGLSXP && XLENGTH(a) == 1 && LOGICAL(a)[0] == 1;
+}
+
+/* Errors unless the store may be written in place. */
+static void store_need_own(SEXP X, SEXP meta) {
+  if ((MAYBE_SHARED(X) && !store_marked(X)) || MAYBE_SHARED(meta))
+    Rf_error("internal error: the topic store is shared; copy it (lda_store_copy()) "
+             "before writing to it");
+}
+
+/* list(X = X, meta = meta), the form of every store. */
+static SEXP store_list(SEXP X, SEXP meta) {
+  const char *names[] = {"X", "meta"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  SET_VECTOR_ELT(out, 0, X);
+  SET_VECTOR_ELT(out, 1, meta);
+  UNPROTECT(1);
+  return out;
+}
+
+int svi_check_summary(SEXP words, SEXP xv, int K, int V) {
+  if (TYPEOF(words) != INTSXP || TYPEOF(xv) != REALSXP ||
+      XLENGTH(xv) < (R_xlen_t)K * XLENGTH(words))
+    Rf_error("internal error: malformed batch summary");
+  const int U = (int)XLENGTH(words);
+  const int *w = INTEGER(words);
+  for (int u = 0; u < U; u++)
+    if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]))
+      Rf_error("internal error: summary words must increase within [0, V)");
+  return U;
+}
+
+/* A new store of a dense lambda (K x V) with row sums opts$tot (K):
+ * X = lambda - eta, meta = c(1, t, tot - V eta), in one pass (the same
+ * arithmetic as R's lambda - eta). opts: tot, eta, t, in_place. With
+ * in_place = TRUE, X is lambda itself, converted (no second K x V table):
+ * only for a table that R/lda.R knows to be the start's own (a new fit's,
+ * never a user's matrix), whose states the loop never reads again. It loses
+ * its dimnames and carries the attribute "sparsevi_store", so that anything
+ * still holding the old lambda can tell (lda_store_consumed()). Returns
+ * list(X, meta). */
+SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
+  int n_prot = 0;
+  svi_need_matrix(lambda, REALSXP, -1, -1, "lambda");
+  const int K = Rf_nrows(lambda), V = Rf_ncols(lambda);
+  SEXP tot = svi_opt(opts, "tot");
+  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K)
+    Rf_error("internal error: topic totals must be K doubles");
+  const double e = svi_opt_real(opts, "eta", 0.0, HUGE_VAL),
+               t = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
+  const int in_place = svi_opt_flag(opts, "in_place");
+  SEXP X = lambda;
+  if (!in_place) {
+    X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    n_prot++;
+  }
+  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
+  n_prot++;
+  store_from_lambda(K, V, REAL(lambda), e, REAL(X));
+  if (in_place) {
+    Rf_setAttrib(X, R_DimNamesSymbol, R_NilValue);
+    Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+  }
+  double *mt = REAL(meta);
+  mt[0] = 1.0;
+  mt[1] = t;
+  for (int k = 0; k < K; k++) mt[2 + k] = REAL(tot)[k] - (double)V * e;
+  SEXP out = store_list(X, meta);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* A new store of memoized sums S (K x V): X = max(S, 0), meta = c(1, t, row
+ * sums of X summed word by word). S = NULL gives an empty (all-zero) store
+ * of opts$K x opts$V. opts: t, K, V, in_place. With in_place = TRUE, S is a
+ * table given up (a new fit's start, as in ffi_lda_store_new()): the empty
+ * store is made in it, marked "sparsevi_store". Returns list(X, meta). */
+SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
+  int n_prot = 0;
+  const int empty = S == R_NilValue;
+  if (!empty) svi_need_matrix(S, REALSXP, -1, -1, "S");
+  const int K = empty ? svi_opt_int(opts, "K", 1, INT_MAX) : Rf_nrows(S),
+            V = empty ? svi_opt_int(opts, "V", 1, INT_MAX) : Rf_ncols(S);
+  svi_need_size(K, V, 2147483647.0, "the topic store");
+  const int reuse = !empty && svi_opt_flag(opts, "in_place");
+  SEXP X = S;
+  if (!reuse) {
+    X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    n_prot++;
+  }
+  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
+  n_prot++;
+  double *mt = REAL(meta);
+  mt[0] = 1.0;
+  mt[1] = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
+  store_from_counts(K, V, (empty || reuse) ? NULL : REAL(S), REAL(X), mt + 2);
+  if (reuse) {
+    Rf_setAttrib(X, R_DimNamesSymbol, R_NilValue);
+    Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+  }
+  SEXP res = store_list(X, meta);
+  UNPROTECT(n_prot);
+  return res;
+}
+
+/* The stochastic global step on the store (store_update()): scale <- (1 -
+ * rho) scale and X[, words] += rho mult values / scale, IN PLACE, X and meta
+ * together and without any R call in between (an interrupted lap leaves no
+ * half-applied step). `values` holds K doubles per word. opts: rho, mult,
+ * rescale_below, t (the step count after this step). Returns the new
+ * scale. */
+SEXP ffi_lda_store_update(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  store_need_own(X, meta);
+  const int U = svi_check_summary(words, values, K, V);
+  double *mt = REAL(meta);
+  const double sc = mt[0], r = svi_opt_real(opts, "rho", 0.0, 1.0),
+               m = svi_opt_real(opts, "mult", -HUGE_VAL, HUGE_VAL),
+               below = svi_opt_real(opts, "rescale_below", 0.0, 1.0),
+               tn = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
+  if (!(sc > 0.0) || !isfinite(sc) || !(below < 1.0))
+    Rf_error("internal error: topic store update settings out of range");
+  double *scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
+  const double sc_new = store_update(K, V, REAL(X), mt + 2, sc, r, m, U, INTEGER(words),
+                                     REAL(values), below, scr, scr + K);
+  memcpy(mt + 2, scr + K, sizeof(double) * (size_t)K);
+  mt[0] = sc_new;
+  mt[1] = tn;
+  return Rf_ScalarReal(sc_new);
+}
+
+/* X[, words] <- max(X[, words] + sign * values, 0) IN PLACE, and the row
+ * sums in meta by the same changes (store_add()): O(K x the words). opts:
+ * sign. */
+SEXP ffi_lda_store_add(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  store_need_own(X, meta);
+  const int U = svi_check_summary(words, values, K, V);
+  store_add(K, REAL(X), REAL(meta) + 2, U, INTEGER(words), REAL(values),
+            svi_opt_real(opts, "sign", -1.0, 1.0));
+  return R_NilValue;
+}
+
+/* lambda = eta + scale X and its row sums tot = V eta + scale xtot, in one
+ * pass (the same arithmetic as R's eta + scale * X). opts: eta, in_place.
+ * With in_place = TRUE and X the store's own (not shared, or marked), lambda
+ * is X itself (the store is used up: no second K x V table). Returns
+ * list(lambda, tot). */
+SEXP ffi_lda_store_lambda(SEXP X, SEXP meta, SEXP opts) {
+  int n_prot = 0, K, V;
+  store_dims(X, meta, &K, &V);
+  const double e = svi_opt_real(opts, "eta", 0.0, HUGE_VAL), sc = REAL(meta)[0];
+  const int in_place = svi_opt_flag(opts, "in_place") && (!MAYBE_SHARED(X) || store_marked(X));
+  SEXP lam = X;
+  if (!in_place) {
+    lam = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    n_prot++;
+  }
+  SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
+  n_prot++;
+  store_lambda(K, V, REAL(X), REAL(meta) + 2, e, sc, REAL(lam), REAL(tot));
+  if (in_place) Rf_setAttrib(lam, Rf_install("sparsevi_store"), R_NilValue);
+  const char *names[] = {"lambda", "tot"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  n_prot++;
+  SET_VECTOR_ELT(out, 0, lam);
+  SET_VECTOR_ELT(out, 1, tot);
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* TRUE when an in-place write to the store would reach an object R may
+ * share (MAYBE_SHARED; a table given up to its store counts as its own):
+ * R then copies the store first (lda_store_own()). */
+SEXP ffi_lda_store_shared(SEXP X, SEXP meta) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  return Rf_ScalarLogical((MAYBE_SHARED(X) && !store_marked(X)) || MAYBE_SHARED(meta));
+}
+
+/* The store's table X as the state's own matrix when the store ends (its
+ * mark "sparsevi_store" removed in place). Returns X. */
+SEXP ffi_lda_store_release(SEXP X) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  Rf_setAttrib(X, Rf_install("sparsevi_store"), R_NilValue);
+  return X;
+}
+
+/* A copy of the store (X, meta): list(X, meta), fresh vectors. */
+SEXP ffi_lda_store_copy(SEXP X, SEXP meta) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  SEXP X2 = PROTECT(Rf_duplicate(X));
+  SEXP m2 = PROTECT(Rf_duplicate(meta));
+  Rf_setAttrib(X2, Rf_install("sparsevi_store"), R_NilValue);
+  SEXP out = store_list(X2, m2);
+  UNPROTECT(2);
+  return out;
+}

@@ -1,0 +1,116 @@
+/* The topic store of LDA training (MATH.md section 1): the topics
+ * lambda = offset + scale X kept as a K x V table X (word-major: word v's K
+ * values contiguous), a scale and the row sums xtot of X, so that a
+ * minibatch's global step touches only the columns of its words. SCVB0,
+ * stochastic / memoized / streaming vb and ML-OPE keep their topics in it
+ * (R/lda-store.R). Plain C over arrays: no SEXP here. */
+#include <math.h>
+#include <string.h>
+#include "svi.h"
+#include "lda-store.h"
+
+/* The stochastic global step on the store (the form of src/lda-gibbs-global.c),
+ * as SCVB0, stochastic vb and ML-OPE take it (cvb0_global() is its dense
+ * form). With
+ * lambda = eta + N and N = scale X, the dense update
+ *   N_new = (1 - rho) N + rho mult S
+ * is scale_new = (1 - rho) scale and X_new = X + (rho mult / scale_new) S,
+ * which touches only the columns (words) of the minibatch: O(K U), not
+ * O(K V). xtot_k = sum_v X_kv follows the same rule with the row sums of S
+ * (added in word order, so the result does not depend on threads). When
+ * scale_new would fall below rescale_below (or reach 0, rho = 1) the step is
+ * applied densely instead, X_new = scale_new X + rho mult S, and the scale
+ * returns to 1 ("rescaling", one O(K V) pass every few hundred minibatches
+ * at most). X is updated in place, xtot_new (K) receives the new totals;
+ * ssum is K doubles of scratch. Returns the new scale.
+ *
+ * The columns of X sit far apart (X is K x V and the minibatch's words are
+ * scattered over the vocabulary): the next columns are prefetched while the
+ * current one is updated, as in cvb0_topic_columns(). */
+double store_update(int K, int V, double *X, const double *xtot, double scale,
+                        double rho, double mult, int U, const int *w, const double *val,
+                        double rescale_below, double *ssum, double *xtot_new) {
+  const double scale_new = scale * (1.0 - rho);
+  const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
+  const double c = dense ? rho * mult : rho * mult / scale_new;
+  if (dense) {
+    const svi_len n = (svi_len)K * V;
+    for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
+  }
+  /* row sums of S in word order (as the dense step) */
+  for (int k = 0; k < K; k++) ssum[k] = 0.0;
+  const int ahead = 4;
+  for (int u = 0; u < U; u++) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (u + ahead < U) {
+      const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
+      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+        __builtin_prefetch(nx + off, 1, 0);
+    }
+#endif
+    double *restrict col = X + (svi_len)w[u] * K;
+    const double *restrict sv = val + (svi_len)u * K;
+    for (int k = 0; k < K; k++) col[k] += c * sv[k];
+    for (int k = 0; k < K; k++) ssum[k] += sv[k];
+  }
+  if (dense) {
+    for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * ssum[k];
+    return 1.0;
+  }
+  for (int k = 0; k < K; k++) xtot_new[k] = xtot[k] + c * ssum[k];
+  return scale_new;
+}
+
+/* lambda = eta + scale X (K x V) and tot = V eta + scale xtot (K). lambda
+ * may be X itself (the store turned into lambda in place: each entry is read
+ * before it is written). */
+void store_lambda(int K, int V, const double *X, const double *xtot, double eta,
+                      double scale, double *lambda, double *tot) {
+  const svi_len n = (svi_len)K * V;
+  for (svi_len j = 0; j < n; j++) lambda[j] = eta + scale * X[j];
+  for (int k = 0; k < K; k++) tot[k] = V * eta + scale * xtot[k];
+}
+
+/* X = lambda - eta (K x V), the store of a dense lambda (scale 1). X may be
+ * lambda itself (converted in place). */
+void store_from_lambda(int K, int V, const double *lambda, double eta, double *X) {
+  const svi_len n = (svi_len)K * V;
+  for (svi_len j = 0; j < n; j++) X[j] = lambda[j] - eta;
+}
+
+/* The store of the memoized sums S (K x V): X = max(S, 0) (negative entries
+ * are rounding of S - old + new) and tot its row sums, summed word by word;
+ * S = NULL gives an all-zero store. X may be S itself. */
+void store_from_counts(int K, int V, const double *S, double *X, double *tot) {
+  memset(tot, 0, sizeof(double) * (size_t)K);
+  if (S == NULL) {
+    memset(X, 0, sizeof(double) * (size_t)K * (size_t)V);
+    return;
+  }
+  for (svi_len v = 0; v < V; v++) {
+    const double *col = S + v * K;
+    double *out = X + v * K;
+    for (int k = 0; k < K; k++) {
+      double a = col[k] > 0 ? col[k] : 0.0;
+      out[k] = a;
+      tot[k] += a;
+    }
+  }
+}
+
+/* X[, w] <- max(X[, w] + sign * val, 0) and the row sums tot by the same
+ * changes: O(K x U). val holds K doubles per word; words increase. */
+void store_add(int K, double *X, double *tot, int U, const int *w, const double *val,
+               double sign) {
+  for (int u = 0; u < U; u++) {
+    double *col = X + (svi_len)w[u] * K;
+    const double *a = val + (svi_len)u * K;
+    for (int k = 0; k < K; k++) {
+      if (a[k] == 0) continue;
+      double old = col[k], nw = old + sign * a[k];
+      if (nw < 0) nw = 0;
+      col[k] = nw;
+      tot[k] += nw - old;
+    }
+  }
+}

@@ -1,0 +1,15 @@
+/* The topic store (lda-store.c), used by the glue in lda-store-ffi.c. */
+#ifndef SPARSEVI_LDA_STORE_H
+#define SPARSEVI_LDA_STORE_H
+#include "svi.h"
+
+double store_update(int K, int V, double *X, const double *xtot, double scale,
+                    double rho, double mult, int U, const int *w, const double *val,
+                    double rescale_below, double *ssum, double *xtot_new);
+void store_lambda(int K, int V, const double *X, const double *xtot, double eta,
+                  double scale, double *lambda, double *tot);
+void store_from_lambda(int K, int V, const double *lambda, double eta, double *X);
+void store_from_counts(int K, int V, const double *S, double *X, double *tot);
+void store_add(int K, double *X, double *tot, int U, const int *w, const double *val,
+               double sign);
+#endif

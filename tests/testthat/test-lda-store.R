@@ -1,0 +1,178 @@
+# The topic store (R/lda-store.R, src/lda-store.c): one type for SCVB0,
+# stochastic / memoized vb and ML-OPE; in-place writes only to a store no one
+# else holds; no buffer shared between calls; a lap on its own copy.
+
+store_lambda0 <- function(K, V, seed) {
+  matrix(0.05 + uniform_source(seed)(K * V), K, V)
+}
+
+# Makes lda_store_update() (every stochastic global step's write) fail from
+# its `after`-th call on; returns the function that restores it.
+fail_store_update <- function(after) {
+  orig <- get("lda_store_update", asNamespace("sparsevi"))
+  calls <- 0
+  utils::assignInNamespace("lda_store_update", function(...) {
+    calls <<- calls + 1
+    if (calls >= after) stop("injected failure")
+    orig(...)
+  }, ns = "sparsevi")
+  function() utils::assignInNamespace("lda_store_update", orig, ns = "sparsevi")
+}
+
+test_that("a store holds lambda = eta + scale X and its update is the dense step", {
+  K <- 3
+  V <- 12
+  lam <- store_lambda0(K, V, 1)
+  eta <- 0.05
+  state <- list(lambda = lam)
+  st <- sparsevi:::lda_store_new(state, rowSums(lam), eta, 0)
+  expect_identical(st$X, lam - eta)
+  expect_identical(st$meta, c(1, 0, rowSums(lam) - V * eta))
+  # the dense lambda back, and the copy-free form of the same
+  m <- sparsevi:::lda_store_lambda(st, eta)
+  expect_equal(m$lambda, lam, tolerance = 1e-15)
+  expect_equal(m$tot, rowSums(lam), tolerance = 1e-14)
+  # one stochastic step on words 2 and 7 (0-based): (1 - rho) N + rho mult S
+  S <- list(words = c(2L, 7L), x = uniform_source(2)(2 * K))
+  dense <- matrix(0, K, V)
+  dense[, c(3, 8)] <- S$x
+  # (the expectations above held X: the store's own copy is written)
+  st <- sparsevi:::lda_store_own(st)
+  sparsevi:::lda_store_update(st, S, rho = 0.3, mult = 4, t = 1)
+  want <- eta + 0.7 * (lam - eta) + 0.3 * 4 * dense
+  got <- sparsevi:::lda_store_lambda(st, eta)
+  expect_equal(got$lambda, want, tolerance = 1e-12)
+  expect_equal(got$tot, rowSums(want), tolerance = 1e-12)
+  expect_identical(st$meta[2], 1)
+  # the memoized form: X = max(S, 0), additions clipped at 0
+  mst <- sparsevi:::lda_store_counts(NULL, 0, K, V)
+  sparsevi:::lda_store_add(mst, S, 1)
+  sparsevi:::lda_store_add(mst, list(words = 2L, x = rep(10, K)), -1)
+  want <- pmax(dense - cbind(matrix(0, K, 2), 10, matrix(0, K, V - 3)), 0)
+  expect_identical(mst$X, want)
+  expect_equal(mst$meta[-(1:2)], rowSums(want), tolerance = 1e-14)
+})
+
+test_that("in-place writes refuse a store R shares; the global steps copy it first", {
+  K <- 3
+  V <- 10
+  lam <- store_lambda0(K, V, 3)
+  state <- list(lambda = lam)
+  st <- sparsevi:::lda_store_new(state, rowSums(lam), 0.05, 0)
+  held <- st$X # a second reference: MAYBE_SHARED
+  snap <- held + 0
+  S <- list(words = 4L, x = rep(1, K))
+  expect_error(sparsevi:::lda_store_update(st, S, 0.5, 1, 1), "shared")
+  expect_error(sparsevi:::lda_store_add(st, S, 1), "shared")
+  expect_identical(held, snap)
+  # a global step given such a store writes a copy, never the shared table
+  res <- list(summary = Matrix::sparseMatrix(i = 1:K, j = rep(5, K), x = 1, dims = c(K, V)),
+              doc_topic = matrix(1, K, 2))
+  ctl <- list(eta = 0.05, n_docs = 10, tau = 1, kappa = 0.6, step_scale = 1)
+  s0 <- list(lambda = NULL, t = 0L, vbstore = st)
+  s1 <- sparsevi:::lda_global_stochastic_lazy(s0, res, 1L, ctl)
+  expect_identical(held, snap)
+  expect_false(isTRUE(all.equal(s1$vbstore$X[, 5], snap[, 5])))
+  # a store no one else holds is written in place (no copy per minibatch)
+  addr <- .Internal(address(s1$vbstore$X))
+  s2 <- sparsevi:::lda_global_stochastic_lazy(s1, res, 1L, ctl)
+  expect_identical(.Internal(address(s2$vbstore$X)), addr)
+  # the UCI parser's in-place outputs likewise
+  doc <- integer(4)
+  term <- doc
+  expect_error(.Call(sparsevi:::ffi_dtm_parse_uci, charToRaw("1\n2\n1\n1 1 1\n"), TRUE,
+                     .Call(sparsevi:::ffi_dtm_uci_state), doc, term, double(4), 0),
+               "shared")
+})
+
+test_that("the start is given up to the store in place, a user's matrix never", {
+  K <- 3
+  V <- 8
+  lam <- store_lambda0(K, V, 4)
+  state <- list(lambda = lam + 0)
+  st <- sparsevi:::lda_store_new(state, rowSums(lam), 0.05, 0, in_place = TRUE)
+  # the state's table is the store's now, and says so
+  expect_true(sparsevi:::lda_store_consumed(state))
+  expect_identical(.Internal(address(st$X)), .Internal(address(state$lambda)))
+  back <- sparsevi:::lda_store_lambda(st, 0.05, in_place = TRUE)
+  expect_identical(.Internal(address(back$lambda)), .Internal(address(st$X)))
+  expect_equal(back$lambda, lam, tolerance = 1e-15)
+  expect_null(attr(back$lambda, "sparsevi_store"))
+  # fit_lda() with a start of its own ends with the same fit as before, and a
+  # matrix the user gives as the start is left alone
+  sim <- simulate_lda(D = 120, V = 30, K = 3, doc_length = 30, seed = 5)
+  M <- matrix(0.5 + uniform_source(6)(3 * 30), 3, 30)
+  snap <- M + 0
+  for (eng in c("cvb0", "vb")) {
+    f <- fit_lda(sim$dtm, K = 3, local = eng, global = if (eng == "vb") "stochastic",
+                 init = M, passes = 2, batch_size = 40, seed = 2, progress = FALSE)
+    expect_identical(M, snap)
+    expect_true(all(is.finite(f$lambda)))
+  }
+})
+
+test_that("a lap works on its own copy: a failure mid-lap keeps the last lap intact", {
+  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
+  fit <- function(local, global, passes) {
+    fit_lda(sim$dtm, K = 3, local = local, global = global, passes = passes,
+            batch_size = 40, seed = 3, progress = FALSE)
+  }
+  for (cfg in list(list("cvb0", NULL), list("vb", "stochastic"), list("ope", "ml"))) {
+    one <- fit(cfg[[1]], cfg[[2]], 1)
+    # 4 batches a lap: the 7th store update fails, after lap 2 has written
+    # two minibatches to its store
+    restore <- fail_store_update(7)
+    tryCatch(
+      expect_warning(two <- fit(cfg[[1]], cfg[[2]], 2),
+                     class = "sparsevi_warning_interrupted"),
+      finally = restore())
+    expect_identical(two$ended, "interrupted")
+    expect_identical(two$topic_word, one$topic_word)
+    expect_identical(two$lambda, one$lambda)
+  }
+})
+
+test_that("a local step's summary is its own vector, never a buffer the next one reuses", {
+  sim <- simulate_lda(D = 90, V = 70, K = 3, doc_length = 25, seed = 19)
+  K <- 4
+  st <- list(lambda = store_lambda0(K, 70, 9), t = 0)
+  ctl <- list(alpha = 0.1, eta = 0.01, sync = 1L)
+  b1 <- sparsevi:::dtm_subset(sim$dtm, 1:40)
+  b2 <- sparsevi:::dtm_subset(sim$dtm, 41:60)
+  r1 <- sparsevi:::lda_local_cvb0(b1, st, ctl, c(0, 1), 1L)
+  keep <- r1$summary$x + 0
+  expect_length(r1$summary$x, K * length(r1$summary$words))
+  r2 <- sparsevi:::lda_local_cvb0(b2, st, ctl, c(0, 2), 1L)
+  expect_identical(r1$summary$x, keep)
+  expect_false(identical(.Internal(address(r1$summary$x)), .Internal(address(r2$summary$x))))
+})
+
+test_that("memoized training builds its store in the start's table; a large fit keeps S alone", {
+  sim <- simulate_lda(D = 160, V = 50, K = 3, doc_length = 30, seed = 11)
+  fit <- function(passes) {
+    fit_lda(sim$dtm, K = 3, L = 2, global = "memoized", n_batches = 4, passes = passes,
+            seed = 2, progress = FALSE)
+  }
+  small <- fit(2)
+  expect_false(is.null(.subset2(small, "lambda")))
+  expect_null(attr(small$state$S, "sparsevi_store"))
+  # the size above which a fit holds one table: lowered so a small fit is
+  # "large"
+  ns <- asNamespace("sparsevi")
+  old <- get("lda_dense_topics_max", ns)
+  utils::assignInNamespace("lda_dense_topics_max", 10, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_dense_topics_max", old, ns = "sparsevi"), add = TRUE)
+  large <- fit(2)
+  expect_null(.subset2(large, "lambda"))
+  expect_null(.subset2(large, "topic_word"))
+  expect_null(large$state$lambda)
+  # lambda and topic_word when read: the same bits as the fit that holds them
+  expect_identical(large$lambda, small$lambda)
+  expect_identical(large[["lambda"]], small$lambda)
+  expect_equal(large$topic_word, small$topic_word, tolerance = 1e-15)
+  expect_identical(large$trace$objective, small$trace$objective)
+  expect_identical(terms(large, 5), terms(small, 5))
+  # update() continues from the same state as from the fit that holds lambda
+  u <- update(large, sim$dtm, passes = 1, progress = FALSE)
+  expect_identical(u$lambda, update(small, sim$dtm, passes = 1, progress = FALSE)$lambda)
+})
