@@ -37,3 +37,25 @@ cpu_of <- function(expr) {
   t1 <- proc.time() - t0
   list(value = v, cpu = t1[["user.self"]] + t1[["sys.self"]], wall = t1[["elapsed"]])
 }
+
+# K well-separated Gaussian clusters in D dimensions (Kurihara et al.'s
+# separation c: the closest means c sqrt(D) apart), N points: list(X, cluster).
+# Used by inst/bench/vdp.R and obs-refactor.R.
+gen_separated <- function(N, D, c, K = 10, seed = 1) {
+  set.seed(seed)
+  covs <- lapply(seq_len(K), function(k) {
+    A <- matrix(stats::rnorm(D * D), D) / sqrt(D) + diag(D)
+    S <- crossprod(A)
+    S / max(eigen(S, symmetric = TRUE, only.values = TRUE)$values)
+  })
+  M <- matrix(stats::rnorm(K * D), K)
+  M <- M * (c * sqrt(D)) / min(stats::dist(M))
+  cl <- sample.int(K, N, replace = TRUE)
+  X <- matrix(0, N, D)
+  for (k in seq_len(K)) {
+    i <- which(cl == k)
+    X[i, ] <- matrix(stats::rnorm(length(i) * D), ncol = D) %*% chol(covs[[k]]) +
+      rep(M[k, ], each = length(i))
+  }
+  list(X = X, cluster = cl)
+}

@@ -37,32 +37,14 @@ Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1")
 commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE),
                    error = function(e) "unknown")
 
-# the data, made once (the after build's simulate_mixture; the VDP data as
-# inst/bench/vdp.R's gen_separated)
-gen_separated <- function(N, D, c, K = 10, seed = 1) {
-  set.seed(seed)
-  covs <- lapply(seq_len(K), function(k) {
-    A <- matrix(stats::rnorm(D * D), D) / sqrt(D) + diag(D)
-    S <- crossprod(A)
-    S / max(eigen(S, symmetric = TRUE, only.values = TRUE)$values)
-  })
-  M <- matrix(stats::rnorm(K * D), K)
-  M <- M * (c * sqrt(D)) / min(stats::dist(M))
-  cl <- sample.int(K, N, replace = TRUE)
-  X <- matrix(0, N, D)
-  for (k in seq_len(K)) {
-    i <- which(cl == k)
-    X[i, ] <- matrix(stats::rnorm(length(i) * D), ncol = D) %*% chol(covs[[k]]) +
-      rep(M[k, ], each = length(i))
-  }
-  X
-}
+# the data, made once (the VDP data: gen_separated() in bench-data.R)
+source(file.path("inst", "bench", "bench-data.R"))
 mix_file <- tempfile(fileext = ".rds")
 vdp_file <- tempfile(fileext = ".rds")
 library(sparsevi, lib.loc = libs[["after"]])
 if ("mix" %in% parts)
   saveRDS(simulate_mixture(N = 50000, D = 10, K = 20, separation = 1, seed = 1)$X, mix_file)
-if ("vdp" %in% parts) saveRDS(gen_separated(1e6, 16, 2), vdp_file)
+if ("vdp" %in% parts) saveRDS(gen_separated(1e6, 16, 2)$X, vdp_file)
 
 child <- function(lib, code) {
   script <- tempfile(fileext = ".R")

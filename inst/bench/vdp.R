@@ -35,24 +35,7 @@ say <- function(...) {
   cat(line, "\n", sep = "", file = out_file, append = TRUE)
 }
 
-gen_separated <- function(N, D, c, K = 10, seed = 1) {
-  set.seed(seed)
-  covs <- lapply(seq_len(K), function(k) {
-    A <- matrix(stats::rnorm(D * D), D) / sqrt(D) + diag(D)
-    S <- crossprod(A)
-    S / max(eigen(S, symmetric = TRUE, only.values = TRUE)$values)
-  })
-  M <- matrix(stats::rnorm(K * D), K)
-  M <- M * (c * sqrt(D)) / min(stats::dist(M))
-  cl <- sample.int(K, N, replace = TRUE)
-  X <- matrix(0, N, D)
-  for (k in seq_len(K)) {
-    i <- which(cl == k)
-    X[i, ] <- matrix(stats::rnorm(length(i) * D), ncol = D) %*% chol(covs[[k]]) +
-      rep(M[k, ], each = length(i))
-  }
-  list(X = X, cluster = cl)
-}
+source(file.path("inst", "bench", "bench-data.R")) # gen_separated()
 
 fit_timed <- function(X, kdtree, max_K = 50, ...) {
   st <- system.time(f <- fit_vdp(X, kdtree = kdtree, seed = 1, threads = 1,
