@@ -41,18 +41,6 @@ test_that("every LDA engine holds the functions the loop calls", {
   expect_null(sparsevi:::lda_engine(NA_character_))
 })
 
-test_that("a fit records the global step the registry chose and runs it", {
-  sim <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)
-  for (i in seq_len(nrow(lda_combinations))) {
-    loc <- lda_combinations$local[i]
-    glob <- lda_combinations$global[i]
-    fit <- suppressWarnings(fit_lda(sim$dtm, K = 2, local = loc, global = glob, passes = 1,
-                                    seed = 1, progress = FALSE, doc_topics = 0))
-    expect_identical(fit$control$global_step,
-                     sparsevi:::lda_engine(loc)$global_step[[glob]])
-  }
-})
-
 test_that("the loop calls the engine's global step from the registry", {
   sim <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)
   ns <- asNamespace("sparsevi")
