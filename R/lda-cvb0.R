@@ -177,14 +177,10 @@ lda_cvb0_control <- function(control, call = caller_call()) {
 # K = 100, 10 laps, the default start scores 0.00 to 0.02 higher (kos: 0.02
 # lower) (inst/bench/results/scvb0.txt, part 6).
 lda_cvb0_seeded_start <- function(x0, chosen, control, V) {
-  K <- control$K
-  lambda <- matrix(as.double(control$eta), K, V)
-  for (k in seq_len(K)) {
-    d <- chosen[k]
-    idx <- x0$doc_ptr[d] + seq_len(x0$doc_ptr[d + 1L] - x0$doc_ptr[d])
-    v <- x0$term[idx] + 1L
-    lambda[k, v] <- lambda[k, v] + x0$count[idx]
-  }
+  lambda <- matrix(as.double(control$eta), control$K, V)
+  s <- lda_seed_counts(x0, chosen)
+  at <- cbind(s$k + 1L, s$v + 1L)
+  lambda[at] <- lambda[at] + s$x
   list(lambda = lambda, t = 0L)
 }
 

@@ -89,18 +89,11 @@ lda_gibbs_sparse_start <- function(control, V) {
 # inst/bench/results/paper-mimno.txt), so it is not the default.
 lda_gibbs_seeded_start <- function(x0, chosen, control, V) {
   K <- control$K
-  parts <- lapply(seq_len(K), function(k) {
-    d <- chosen[k]
-    n <- x0$doc_ptr[d + 1L] - x0$doc_ptr[d]
-    idx <- x0$doc_ptr[d] + seq_len(n)
-    list(k = rep.int(k - 1L, n), v = x0$term[idx], x = as.double(x0$count[idx]))
-  })
-  kk <- unlist(lapply(parts, `[[`, "k"), use.names = FALSE)
-  vv <- unlist(lapply(parts, `[[`, "v"), use.names = FALSE)
-  xx <- unlist(lapply(parts, `[[`, "x"), use.names = FALSE)
-  o <- order(vv, kk)
-  store <- list(p = c(0L, cumsum(tabulate(vv + 1L, nbins = V))), k = as.integer(kk[o]),
-                x = xx[o], tot = vapply(parts, function(p) sum(p$x), 0), scale = 1)
+  s <- lda_seed_counts(x0, chosen)
+  o <- order(s$v, s$k)
+  tot <- vapply(split(s$x, factor(s$k, levels = seq_len(K) - 1L)), sum, 0, USE.NAMES = FALSE)
+  store <- list(p = c(0L, cumsum(tabulate(s$v + 1L, nbins = V))), k = as.integer(s$k[o]),
+                x = s$x[o], tot = tot, scale = 1)
   list(lambda = NULL, t = 0L, gibbs = store)
 }
 

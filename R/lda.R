@@ -599,13 +599,21 @@ lda_init_bregman <- function(x, K, eta, seed) {
   # K x V table exists, not left beside it; separate streams, same result)
   chosen <- lda_bregman_pick(x, K, eta, seed)
   lambda <- lda_init_random(x, K, eta, seed)
-  for (k in seq_len(K)) {
-    d <- chosen[k]
-    idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
-    idx <- idx[idx > x$doc_ptr[d]]
-    lambda[k, x$term[idx] + 1L] <- lambda[k, x$term[idx] + 1L] + x$count[idx]
-  }
+  s <- lda_seed_counts(x, chosen)
+  at <- cbind(s$k + 1L, s$v + 1L)
+  lambda[at] <- lambda[at] + s$x
   lambda
+}
+
+# The counts of the documents the Bregman pick chose, topic k from the k-th:
+# triples k (0-based topic), v (0-based word), x (count), topic by topic and,
+# within a topic, in the document's word order. A document's words are
+# distinct, so each (k, v) occurs once. Every seeded start reads them:
+# lda_init_bregman(), lda_gibbs_seeded_start(), lda_cvb0_seeded_start().
+lda_seed_counts <- function(x, chosen) {
+  n <- x$doc_ptr[chosen + 1L] - x$doc_ptr[chosen]
+  idx <- sequence(n, from = x$doc_ptr[chosen] + 1L)
+  list(k = rep.int(seq_along(chosen) - 1L, n), v = x$term[idx], x = as.double(x$count[idx]))
 }
 
 # The K documents Bregman k-means++ picks (in topic order).
