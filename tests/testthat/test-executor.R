@@ -1,21 +1,11 @@
 # Training through a future plan (cluster = "future" or a plan object) and the
 # wire format of the cluster executor.
 
-future_corpus <- function() {
-  simulate_lda(D = 120, V = 60, K = 4, doc_length = 40, seed = 21)$dtm
-}
-
-expect_same_lda <- function(a, b) {
-  expect_identical(a$topic_word, b$topic_word)
-  expect_identical(a$lambda, b$lambda)
-  expect_identical(a$trace$objective, b$trace$objective)
-}
-
 test_that("a fit under a sequential future plan equals the fit without one", {
   skip_if_not_installed("future")
   old <- future::plan(future::sequential)
   on.exit(future::plan(old), add = TRUE)
-  x <- future_corpus()
+  x <- cluster_corpus()
   for (g in c("memoized", "stochastic")) {
     a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  cluster = "future", progress = FALSE)
@@ -48,7 +38,7 @@ test_that("a fit under a multisession plan keeps batches on the workers and equa
   on.exit(future::plan(old), add = TRUE)
   # the workers must find this sparsevi
   invisible(future::value(future::future(.libPaths(p), globals = list(p = .libPaths()))))
-  x <- future_corpus()
+  x <- cluster_corpus()
   for (g in c("memoized", "stochastic")) {
     a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  cluster = "future", sync = 2, progress = FALSE)
@@ -70,7 +60,7 @@ test_that("a fit under a multisession plan keeps batches on the workers and equa
 })
 
 test_that("bad cluster arguments give classed errors", {
-  x <- future_corpus()
+  x <- cluster_corpus()
   expect_error(fit_lda(x, K = 4, cluster = "futures"), class = "sparsevi_error_argument")
   expect_error(fit_lda(x, K = 4, cluster = list()), class = "sparsevi_error_argument")
   expect_error(fit_mixture(matrix(rnorm(40), 20), K = 2, cluster = 2),
@@ -82,7 +72,7 @@ test_that("the executor counts the bytes it serialises and sends", {
   cl <- parallel::makePSOCKcluster(2L)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
-  x <- future_corpus()
+  x <- cluster_corpus()
   fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
                  sync = 2, progress = FALSE)
   # each round sends the globals once to each of its 2 workers

@@ -1,17 +1,7 @@
 # Scale: rounds of batches, training on an R cluster, corpora on disk.
 
-scale_corpus <- function() {
-  simulate_lda(D = 120, V = 60, K = 4, doc_length = 40, seed = 21)$dtm
-}
-
-expect_same_fit <- function(a, b) {
-  expect_identical(a$topic_word, b$topic_word)
-  expect_identical(a$lambda, b$lambda)
-  expect_identical(a$trace$objective, b$trace$objective)
-}
-
 test_that("rounds of batches keep the memoized objective non-decreasing", {
-  x <- scale_corpus()
+  x <- cluster_corpus()
   fit <- fit_lda(x, K = 4, L = 2, n_batches = 6, sync = 3, passes = 5, seed = 1,
                  progress = FALSE)
   obj <- fit$trace$objective
@@ -21,14 +11,14 @@ test_that("rounds of batches keep the memoized objective non-decreasing", {
 })
 
 test_that("user batches and a given initial lambda are honoured and checked", {
-  x <- scale_corpus()
+  x <- cluster_corpus()
   b <- split(seq_len(120), rep(1:4, each = 30))
   init <- fit_lda(x, K = 4, passes = 1, seed = 3, progress = FALSE)$lambda
   f1 <- fit_lda(x, K = 4, L = 2, batches = b, init = init, passes = 2, seed = 1,
                 progress = FALSE)
   f2 <- fit_lda(x, K = 4, L = 2, batches = rev(rev(b)), init = init, passes = 2, seed = 1,
                 progress = FALSE)
-  expect_same_fit(f1, f2)
+  expect_same_lda(f1, f2)
   expect_identical(f1$control$n_batches, 4L)
   expect_error(fit_lda(x, K = 4, batches = list(1:10)), class = "sparsevi_error_argument")
   expect_error(fit_lda(x, K = 4, batches = b, n_batches = 4),
@@ -38,7 +28,7 @@ test_that("user batches and a given initial lambda are honoured and checked", {
 })
 
 test_that("a corpus on disk gives the fit of the same corpus in memory", {
-  x <- scale_corpus()
+  x <- cluster_corpus()
   f <- tempfile(fileext = ".txt.gz")
   m <- as_dgCMatrix(x)
   tm <- methods::as(m, "TsparseMatrix")
@@ -61,12 +51,12 @@ test_that("a corpus on disk gives the fit of the same corpus in memory", {
                  progress = FALSE)
     m <- fit_lda(x, K = 4, L = 2, global = g, init = init, batches = b, passes = 3,
                  seed = 5, progress = FALSE)
-    expect_same_fit(a, m)
+    expect_same_lda(a, m)
   }
   s1 <- fit_lda(src, K = 4, global = "streaming", init = init, seed = 5, progress = FALSE)
   s2 <- fit_lda(x, K = 4, global = "streaming", init = init, batches = b, seed = 5,
                 progress = FALSE)
-  expect_same_fit(s1, s2)
+  expect_same_lda(s1, s2)
   expect_error(fit_lda(src, K = 4, n_batches = 2), class = "sparsevi_error_argument")
   expect_error(uci_source(tempfile()), class = "sparsevi_error_file")
 })
@@ -77,13 +67,13 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
   cl <- parallel::makePSOCKcluster(2L)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
-  x <- scale_corpus()
+  x <- cluster_corpus()
   for (g in c("memoized", "stochastic")) {
     a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  cluster = cl, sync = 2, progress = FALSE)
     b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  sync = 2, progress = FALSE)
-    expect_same_fit(a, b)
+    expect_same_lda(a, b)
     expect_true(all(a$trace$bytes_sent > 0))
     expect_true(all(a$trace$bytes_received > 0))
     expect_identical(b$trace$bytes_sent, rep(0, 3))
@@ -93,7 +83,7 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
                cluster = cl, sync = 2, progress = FALSE)
   b <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
                sync = 2, progress = FALSE)
-  expect_same_fit(a, b)
+  expect_same_lda(a, b)
   expect_error(fit_lda(x, K = 4, cluster = "localhost"), class = "sparsevi_error_argument")
   # by default (sync = 1, whatever the executor) a fit on the cluster equals
   # the default fit without one, restarts on
@@ -105,7 +95,7 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
     b <- fit_lda(x, K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  restarts = TRUE, progress = FALSE)
     expect_identical(a$control$sync, 1L)
-    expect_same_fit(a, b)
+    expect_same_lda(a, b)
     expect_identical(a$trace$restart_accept, b$trace$restart_accept)
     # the restarts did something after the first lap
     expect_true(all(b$trace$restart_accept[-1] > 0))
@@ -125,7 +115,7 @@ test_that("a worker that dies gets a classed error that keeps the last model", {
   cl <- parallel::makePSOCKcluster(2L)
   on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
-  x <- scale_corpus()
+  x <- cluster_corpus()
   fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
                  sync = 2, progress = FALSE)
   pid <- parallel::clusterCall(cl[2], Sys.getpid)[[1]]
