@@ -59,3 +59,18 @@ gen_separated <- function(N, D, c, K = 10, seed = 1) {
   }
   list(X = X, cluster = cl)
 }
+
+# Runs `code` (lines of R) in a fresh Rscript process with the sparsevi of
+# library `lib` attached (first on the library path); the code leaves its
+# answer in `result`, which is returned. For A/B runs of two builds.
+bench_child <- function(lib, code) {
+  script <- tempfile(fileext = ".R")
+  out <- tempfile(fileext = ".rds")
+  writeLines(c(sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
+               "suppressPackageStartupMessages(library(sparsevi))",
+               code,
+               sprintf("saveRDS(result, %s)", deparse(out))), script)
+  if (system2(file.path(R.home("bin"), "Rscript"), script) != 0)
+    stop("the child process failed: ", script)
+  readRDS(out)
+}

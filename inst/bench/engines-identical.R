@@ -16,12 +16,10 @@ if (!nzchar(base_lib)) stop("Set SPARSEVI_BASE_LIB to a library holding the base
 base_commit <- Sys.getenv("SPARSEVI_BASE_COMMIT", "unknown")
 this_lib <- dirname(find.package("sparsevi"))
 
+source(file.path("inst", "bench", "bench-data.R")) # bench_child()
+
 fits <- function(lib) {
-  out <- tempfile(fileext = ".rds")
-  script <- tempfile(fileext = ".R")
-  writeLines(c(
-    sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
-    "suppressPackageStartupMessages(library(sparsevi))",
+  bench_child(lib, c(
     "sim <- simulate_lda(D = 120, V = 60, K = 4, seed = 11)",
     "sp <- split_heldout(sim$dtm, n_test = 20, seed = 2)",
     "out <- list()",
@@ -44,10 +42,7 @@ fits <- function(lib) {
     "out[['gibbs seeded + update']] <- update(f, sp$train, passes = 1)$topic_word",
     "f <- fit_lda(sp$train, K = 4, local = 'cvb0', passes = 2, seed = 1, progress = FALSE)",
     "out[['cvb0 + update']] <- update(f, sp$train, passes = 1)$topic_word",
-    sprintf("saveRDS(out, %s)", deparse(out))
-  ), script)
-  if (system2(file.path(R.home("bin"), "Rscript"), script) != 0) stop("the fits failed")
-  readRDS(out)
+    "result <- out"))
 }
 
 a <- fits(base_lib)

@@ -30,24 +30,18 @@ runs <- list(
   "gibbs x stochastic" = list(local = "gibbs", global = "stochastic")
 )
 
+source(file.path("inst", "bench", "bench-data.R")) # bench_child()
+
 # One fit in a fresh R process with `lib` first on the library path: its
 # CPU seconds and a digest of its topics.
 one_fit <- function(lib, run) {
-  script <- tempfile(fileext = ".R")
-  out <- tempfile(fileext = ".rds")
-  writeLines(c(
-    sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
-    "suppressPackageStartupMessages(library(sparsevi))",
+  bench_child(lib, c(
     "source(file.path('inst', 'bench', 'bench-data.R'))",
     "x <- bench_corpus('kos')",
     sprintf("r <- cpu_of(fit_lda(x, K = 50, local = %s, global = %s, passes = 1,",
             deparse(run$local), deparse(run$global)),
     "  batch_size = 100, seed = 1, threads = 1, progress = FALSE, doc_topics = 0))",
-    sprintf("saveRDS(list(cpu = r$cpu, tw = r$value$topic_word), %s)", deparse(out))
-  ), script)
-  status <- system2(file.path(R.home("bin"), "Rscript"), script)
-  if (status != 0) stop("the fit failed")
-  readRDS(out)
+    "result <- list(cpu = r$cpu, tw = r$value$topic_word)"))
 }
 
 commit <- system("git rev-parse --short HEAD", intern = TRUE)
@@ -76,10 +70,7 @@ for (nm in names(runs)) {
 # Microseconds per call on a tiny batch, best of 5 runs of 20,000 calls, in
 # a fresh process with `lib` first on the library path.
 call_costs <- function(lib) {
-  script <- tempfile(fileext = ".R")
-  writeLines(c(
-    sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
-    "suppressPackageStartupMessages(library(sparsevi))",
+  bench_child(lib, c(
     "ns <- asNamespace('sparsevi')",
     "n <- 20000L",
     "sim <- simulate_lda(D = 1, V = 20, K = 3, doc_length = 5, seed = 1)",
@@ -94,10 +85,7 @@ call_costs <- function(lib) {
     "control$threads <- 1L",
     "state <- list(lambda = lambda, t = 0L)",
     "step <- best(function() ns$lda_batch_step(x, c(0, 1), state, control))",
-    "cat(vb_call, step, '\\n')"
-  ), script)
-  as.numeric(strsplit(trimws(system2(file.path(R.home("bin"), "Rscript"), script,
-                                     stdout = TRUE)), " +")[[1]])
+    "result <- c(vb_call, step)"))
 }
 cb <- ct <- NULL
 for (r in 1:3) {

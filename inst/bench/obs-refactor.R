@@ -46,20 +46,14 @@ if ("mix" %in% parts)
   saveRDS(simulate_mixture(N = 50000, D = 10, K = 20, separation = 1, seed = 1)$X, mix_file)
 if ("vdp" %in% parts) saveRDS(gen_separated(1e6, 16, 2)$X, vdp_file)
 
-child <- function(lib, code) {
-  script <- tempfile(fileext = ".R")
-  writeLines(c(sprintf("suppressPackageStartupMessages(library(sparsevi, lib.loc = %s))",
-                       deparse(lib)), code), script)
-  out <- system2(file.path(R.home("bin"), "Rscript"), script, stdout = TRUE, stderr = FALSE)
-  as.numeric(strsplit(out[length(out)], " ")[[1]])
-}
+# each timing in a fresh process (bench_child(), bench-data.R)
 mix_code <- c(sprintf("X <- readRDS(%s)", deparse(mix_file)),
               "t <- system.time(f <- suppressWarnings(fit_mixture(X, K = 20, passes = 20, tol = 0, n_init = 1, seed = 1, threads = 1)))",
-              "cat(t[['elapsed']], sum(t[c('user.self', 'sys.self')]), f$loglik, nrow(f$trace) - 1, '\\n')")
+              "result <- c(t[['elapsed']], sum(t[c('user.self', 'sys.self')]), f$loglik, nrow(f$trace) - 1)")
 vdp_code <- function(plain) c(sprintf("X <- readRDS(%s)", deparse(vdp_file)),
   if (plain) "t <- system.time(f <- fit_vdp(X, kdtree = FALSE, deletes = FALSE, seed = 1, threads = 1, max_K = 50, progress = FALSE))"
   else "t <- system.time(f <- fit_vdp(X, paper = TRUE, seed = 1, threads = 1, max_K = 50, progress = FALSE))",
-  "cat(t[['elapsed']], sum(t[c('user.self', 'sys.self')]), f$free_energy, nrow(f$trace), f$timings[['fit']], '\\n')")
+  "result <- c(t[['elapsed']], sum(t[c('user.self', 'sys.self')]), f$free_energy, nrow(f$trace), f$timings[['fit']])")
 
 say("")
 say("# obs-refactor benchmark, %s, %s; code: commit %s", format(Sys.time(), "%Y-%m-%d %H:%M"),
@@ -69,7 +63,7 @@ say("# load average at start: %s", readLines("/proc/loadavg", warn = FALSE))
 say("# each figure: best of %d (elapsed / CPU seconds), builds alternating; one thread", reps)
 time_both <- function(code) {
   r <- list(before = NULL, after = NULL)
-  for (i in seq_len(reps)) for (b in names(libs)) r[[b]] <- rbind(r[[b]], child(libs[[b]], code))
+  for (i in seq_len(reps)) for (b in names(libs)) r[[b]] <- rbind(r[[b]], bench_child(libs[[b]], code))
   lapply(r, function(m) c(elapsed = min(m[, 1]), cpu = min(m[, 2]), value = m[1, 3],
                           steps = if (ncol(m) > 3) m[1, 4] else NA,
                           fit = if (ncol(m) > 4) min(m[, 5]) else NA))
@@ -101,8 +95,8 @@ if ("vdp" %in% parts) {
     "lap <- function(state, l) list(state = state, extras = list(T = 1L, outer_nodes = 1L))",
     "ev <- function(state) list(objective = 1, heldout = NA_real_)",
     "t <- system.time(for (r in 1:5) { tr <- sparsevi:::new_trainer(FALSE, 1000); sparsevi:::train_laps(list(), 1:1000, lap, ev, tr); fr <- tr$frame(c('T', 'outer_nodes')) })",
-    "cat(1e6 * t[['elapsed']] / 5000, 1e6 * sum(t[c('user.self', 'sys.self')]) / 5000, '\\n')")
-  lc <- child(libs[["after"]], lap_code)
+    "result <- c(1e6 * t[['elapsed']] / 5000, 1e6 * sum(t[c('user.self', 'sys.self')]) / 5000)")
+  lc <- bench_child(libs[["after"]], lap_code)
   say("paper mode (after build): %d steps, fit after the tree %.3f s (best), %.2f ms a step; train_laps() with a no-op lap and evaluation: %.0f us a lap elapsed (%.0f us CPU), %.1f ms for as many laps as steps",
       as.integer(p$after[["steps"]]), p$after[["fit"]], 1000 * p$after[["fit"]] / p$after[["steps"]],
       lc[1], lc[2], lc[1] * p$after[["steps"]] / 1000)
