@@ -240,22 +240,31 @@ fit_mixture <- function(X, K,
   perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
   train <- mix_permute(data, perm, threads)
   # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
-  # fit), the others from seeds of their own streams; the start with the best
-  # final objective (the ELBO; the log-likelihood at the point estimates for
-  # stochastic training) is kept
+  # fit), the others from seeds of their own streams, and with init =
+  # "kmeans" on up to mix_hc_max() points the hierarchical start last; the
+  # start of highest log-likelihood at its point estimates is kept
   best <- NULL
-  scores <- lls <- numeric(n_init)
-  for (i in seq_len(n_init)) {
+  # init = "kmeans" on small numeric data: one more start, deterministic,
+  # from a hierarchical clustering (mix_hc_state())
+  hc <- init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic" &&
+    N <= mix_hc_max()
+  n_all <- n_init + hc
+  scores <- lls <- numeric(n_all)
+  for (i in seq_len(n_all)) {
     seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
                                                4294967296)
     t_init <- proc.time()[["elapsed"]]
-    seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
-                   data$init_scale, seed_i, threads)
+    state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm)
+    seeds <- NULL
+    if (is.null(state)) {
+      seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
+                     data$init_scale, seed_i, threads)
+    }
     # init = "kmeans": odd starts from the k-means partition, even ones from
     # the k-means++ seed points alone (k-means lands in one basin from every
     # seeding; single points reach others, and the ELBO picks among them)
-    state <- if (init == "kmeans" && i %% 2L == 1L) {
-      mix_kmeans_state(train, hyper, seeds, data$init_scale)
+    if (is.null(state) && init == "kmeans" && i %% 2L == 1L) {
+      state <- mix_kmeans_state(train, hyper, seeds, data$init_scale)
     }
     if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
     control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
@@ -569,15 +578,53 @@ mix_kmeans_state <- function(train, hyper, seeds, init_scale) {
   km <- tryCatch(suppressWarnings(stats::kmeans(Z, Z[seeds, , drop = FALSE], iter.max = 30L)),
                  error = function(e) NULL)
   if (is.null(km) || any(tabulate(km$cluster, K) == 0L)) return(NULL)
+  mix_partition_state(train, hyper, km$cluster, K)
+}
+
+# The hierarchical start (as mclust's default start, its model-based
+# agglomerative hc on the data's scaled singular vectors): Ward's
+# agglomeration (stats::hclust(), "ward.D2") of the whitened data (principal
+# component scores scaled to unit variance, directions of no variance
+# dropped) cut at K clusters. It uses no random numbers, so every seed
+# shares it; its cost is quadratic in N (the distance matrix), hence only up
+# to getOption("sparsevi.mix_hc_max", 2000) points. On small data it reaches
+# optima of higher likelihood that the k-means starts miss (crabs, swiss:
+# inst/bench/results/mixture.txt, part robust). The points are in the
+# order of `data` and each component starts holding its cluster's points;
+# NULL when a cluster would be empty (K above the distinct points).
+mix_hc_state <- function(data, train, hyper, K, perm) {
+  X <- data$data
+  sv <- svd(X, nu = 0L)
+  keep <- sv$d > sv$d[1L] * 1e-8
+  if (!any(keep)) return(NULL)
+  Z <- X %*% sv$v[, keep, drop = FALSE]
+  Z <- Z * rep(sqrt(data$N - 1) / sv$d[keep], each = data$N)
+  cl <- stats::cutree(stats::hclust(stats::dist(Z), "ward.D2"), K)
+  if (any(tabulate(cl, K) == 0L)) return(NULL)
+  mix_partition_state(train, hyper, cl[perm], K)
+}
+
+mix_hc_max <- function() {
+  n <- getOption("sparsevi.mix_hc_max", 2000)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 0) {
+    abort("Option `sparsevi.mix_hc_max` must be one number >= 0 (the most points for the hierarchical start).",
+          "argument", call = NULL)
+  }
+  n
+}
+
+# Summaries of a partition `cl` (1..K, in the order of `train`'s rows): each
+# component holds its cluster's points.
+mix_partition_state <- function(train, hyper, cl, K) {
   X <- train$data
   S <- vapply(seq_len(K), function(k) {
-    Xk <- X[km$cluster == k, , drop = FALSE]
+    Xk <- X[cl == k, , drop = FALSE]
     switch(hyper$lik + 1L,
            c(colSums(Xk), pack_lower(crossprod(Xk))),
            pack_lower(crossprod(Xk)),
            c(colSums(Xk), colSums(Xk^2)))
   }, numeric(mix_stat_size(hyper$lik, hyper$D)))
-  list(N = as.double(tabulate(km$cluster, K)), S = matrix(S, ncol = K))
+  list(N = as.double(tabulate(cl, K)), S = matrix(S, ncol = K))
 }
 
 mix_stat_size <- function(lik, D) {

@@ -1,5 +1,12 @@
 # Tests of fit_mixture() and the mixture kernels.
 
+# Evaluate `code` with the hierarchical start limited to `n` points.
+with_hc_max <- function(n, code) {
+  old <- options(sparsevi.mix_hc_max = n)
+  on.exit(options(old))
+  code
+}
+
 tiny_data <- function(lik) {
   u <- uniform_source(7)
   if (lik == "multinomial") {
@@ -384,14 +391,16 @@ test_that("a fit that uses all its passes warns; n_init keeps the best start", {
   # stochastic training has no convergence test: no warning
   expect_no_warning(fit_mixture(sim$X, K = 4, global = "stochastic", passes = 2, seed = 1,
                                 progress = FALSE))
-  one <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 1,
-                     progress = FALSE)
+  # n_init starts, then (init = "kmeans", N <= 2000) the hierarchical one
+  one <- with_hc_max(0, fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3,
+                                    n_init = 1, progress = FALSE))
+  expect_length(one$init_objectives, 1L)
   many <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
                       progress = FALSE)
-  expect_length(many$init_objectives, 4L)
+  expect_length(many$init_objectives, 5L)
   expect_identical(many$init_objectives[1], one$trace$objective[nrow(one$trace)])
   # the start kept is the one of highest log-likelihood at its estimates
-  expect_length(many$init_loglik, 4L)
+  expect_length(many$init_loglik, 5L)
   expect_identical(many$best_init, which.max(many$init_loglik))
   expect_identical(many$init_loglik[many$best_init], many$loglik)
   expect_identical(many$init_objectives[many$best_init],
@@ -425,10 +434,10 @@ test_that("the default fit is robust to the seed on iris and faithful (issue 23)
   cl <- lapply(1:5, function(s) predict(fit_mixture(faithful, K = 2, seed = s,
                                                     progress = FALSE), faithful))
   for (s in 2:5) expect_equal(ari(cl[[1]], cl[[s]]), 1)
-  # ten starts by default for small numeric data, one for documents or
-  # stochastic training
+  # ten starts by default for small numeric data and the hierarchical one,
+  # one for documents or stochastic training
   f <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
-  expect_length(f$init_objectives, 10L)
+  expect_length(f$init_objectives, 11L)
   expect_identical(f$control$init, "kmeans")
   g <- fit_mixture(X, K = 3, seed = 1, global = "stochastic", passes = 2, progress = FALSE)
   expect_length(g$init_objectives, 1L)
