@@ -26,7 +26,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' a Wishart prior with `nu = D + 2` degrees of freedom and scale matrix
 #' `B0 = nu * scale * diag(v)`, so a component's prior covariance is about
 #' `scale` times the data's; `"gaussian"` adds a Normal prior on the mean
-#' centred on the data mean with `kappa0` pseudo-points. `"diag_gaussian"`
+#' centred on the data mean with `kappa0` pseudo-points. The fitted
+#' `covariances` (and `predict()`, `loglik`) are the posterior means of the
+#' covariances, \eqn{B_k / (\nu_k - D - 1)}{B_k / (nu_k - D - 1)} with
+#' \eqn{\nu_k = \nu + N_k}{nu_k = nu + N_k} (the variances', \eqn{b / (a -
+#' 1)}, for `"diag_gaussian"`), close to the maximum-likelihood ones
+#' (\eqn{N_k + 1} in place of \eqn{N_k} with the default `nu`). `"diag_gaussian"`
 #' uses per dimension a Gamma(`nu / 2`, `nu / 2 * scale * v`) prior on the
 #' precision (default `nu = 3`). `"multinomial"` clusters documents (any
 #' input [as_dtm()] accepts) with a Dirichlet(`eta`) prior on each
@@ -36,11 +41,17 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' Training starts from K clusters: by default k-means++ seeds refined by
 #' k-means on the scaled columns, each component holding its cluster's
 #' points (with `init = "kmeanspp"` or `"random"`, or for documents, each
-#' component holds its one seed point). The defaults (k-means and
-#' seed-point starts, ten for small data, kept by log-likelihood; a uniform
-#' Dirichlet prior on the weights; a weak covariance prior; up to 200 laps)
-#' were chosen by measurement against mclust on eight real data sets
-#' (`inst/bench/mixture.R`, part `robust`).
+#' component holds its one seed point). With the default `init = "kmeans"`
+#' on up to 2,000 points (option `sparsevi.mix_hc_max`), one more start
+#' follows, deterministic, as mclust's default: Ward's hierarchical
+#' clustering ([stats::hclust()]) of the whitened data (principal component
+#' scores scaled to unit variance) cut at K clusters. The defaults (k-means
+#' and seed-point starts, ten for small data, and the hierarchical one, kept
+#' by log-likelihood; a uniform Dirichlet prior on the weights; a weak
+#' covariance prior; up to 200 laps) were chosen by measurement against
+#' mclust on eight real data sets and checked on fourteen more
+#' (`inst/bench/mixture.R`, part `robust`; results in
+#' `inst/bench/results/mixture.txt`).
 #' Lap 0 visits every batch once, the
 #' globals after each batch coming from the batches seen so far; it fills the
 #' memoized caches, and laps 1 to `passes` follow (the objective is
@@ -73,7 +84,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   (fits stop earlier once the objective's relative change is below `tol`).
 #' @param init `"kmeans"` (default for numeric data: k-means++ seeding, then
 #'   Hartigan-Wong k-means, [stats::kmeans()], on the columns scaled to unit
-#'   variance; each component starts from its cluster's points),
+#'   variance; each component starts from its cluster's points; plus the
+#'   hierarchical start on small data, see `n_init`),
 #'   `"kmeanspp"` (k-means++ seeding with a divergence matching the
 #'   likelihood; each component starts from its one seed point; also what
 #'   `"kmeans"` does for documents) or `"random"` (K distinct random points).
@@ -115,13 +127,20 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   terms can prefer a fit that leaves a component nearly empty). With
 #'   `init = "kmeans"`, odd starts begin from the k-means partition and even
 #'   ones from the k-means++ seed points alone (k-means tends to reach the
-#'   same partition from every seeding). Default, for numeric data with
-#'   memoized or batch training: 10 starts up to 10,000 points, 3 up to
-#'   100,000, else 1; 1 for documents and stochastic training.
+#'   same partition from every seeding). With `init = "kmeans"`, K >= 2,
+#'   memoized or batch training and at most
+#'   `getOption("sparsevi.mix_hc_max", 2000)` points, one more start follows
+#'   the `n_init`: the hierarchical one (see Details), which uses no random
+#'   numbers and is kept unless another start's log-likelihood is higher by
+#'   more than one nat (a likelihood ratio below e is no evidence for either
+#'   start; so small data give the same fit for every seed). Default, for
+#'   numeric data with memoized or batch training: 10 starts up to 10,000
+#'   points, 3 up to 100,000, else 1; 1 for documents and stochastic
+#'   training.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
-#'   data), `covariances` (D x D x K array, full models) or `variances`
+#'   data), `covariances` (D x D x K array, full models; posterior means) or `variances`
 #'   (K x D, diagonal model), `topic_word` (K x V, rows sum to 1;
 #'   multinomial), `sizes` (expected number of points per component),
 #'   `likelihood`, `prior`, `K`, `L`, `loglik` (training log-likelihood at
@@ -135,11 +154,13 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   stochastic training), `heldout`, and the lap's `local_seconds` and
 #'   `summary_seconds` spent in the local step and the summary step),
 #'   `converged`, `heldout` (the `heldout` data, scored again by [update()]),
-#'   `init_objectives` (the final objective of each of the `n_init` starts:
+#'   `init_objectives` (the final objective of each start, the `n_init` and
+#'   then the hierarchical one if it ran:
 #'   the ELBO, or for stochastic training the log-likelihood at the point
 #'   estimates), `init_loglik` (each start's log-likelihood at its point
-#'   estimates), `best_init` (the start kept, the one of highest
-#'   `init_loglik`), `classification`,
+#'   estimates), `best_init` (the start kept: the one of highest
+#'   `init_loglik`, or the hierarchical one within one nat of it),
+#'   `classification`,
 #'   `uncertainty` and `z` (the training points' most responsible component,
 #'   1 minus its responsibility, and the N x K responsibilities, kept when
 #'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
@@ -153,10 +174,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   k-means++ on the data) once per run and reports the best of many runs.
 #'   Here the default starts from the k-means partition and from k-means++
 #'   seed points alternately, ten starts up to 10,000 points (three up to
-#'   100,000), and keeps the start of highest log-likelihood, because one
-#'   start gave seed-dependent answers (iris: adjusted Rand index 0.90 or
-#'   0.57 by seed) where mclust does not (`inst/bench/results/mixture.txt`,
-#'   part `robust`). Paper: `init = "kmeanspp", n_init = 1`.
+#'   100,000), then on up to 2,000 points from Ward's hierarchical
+#'   clustering (as mclust starts from its hierarchical clustering), and
+#'   keeps the start of highest log-likelihood, because one start gave
+#'   seed-dependent answers (iris: adjusted Rand index 0.90 or 0.57 by seed)
+#'   where mclust does not (`inst/bench/results/mixture.txt`, part
+#'   `robust`). Paper: `init = "kmeanspp", n_init = 1`.
 #' * **Responsibility floor.** Within the L kept entries, responsibilities
 #'   below \eqn{2^{-53}} times a point's largest are set to zero and the rest
 #'   renormalised (beneath rounding in their sum); the objective uses the
@@ -166,7 +189,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' * **Priors.** A uniform Dirichlet on the weights (`alpha = K`) and a weak
 #'   data-scaled Normal-Wishart (`scale = 0.003`, `nu = D + 2`); the paper
 #'   does not fix these for its mixtures. Give `alpha`, `scale`, `nu` to
-#'   change them.
+#'   change them. Point estimates are posterior means (of the weights, means
+#'   and covariances).
 #' * **First memoized lap.** Lap 0 fills the memoized caches with the
 #'   globals after each batch coming from the batches seen so far, as the
 #'   paper's first memoized lap does; stopping is by the objective's relative
