@@ -133,7 +133,10 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   the `n_init`: the hierarchical one (see Details), which uses no random
 #'   numbers and is kept unless another start's log-likelihood is higher by
 #'   more than one nat (a likelihood ratio below e is no evidence for either
-#'   start; so small data give the same fit for every seed). Default, for
+#'   start; so small data give the same fit for every seed). For full
+#'   covariances, a start whose components all hold at least D + 1 points
+#'   (expected counts) is kept over any start that leaves fewer in one
+#'   (whose covariance is then the prior's in some direction). Default, for
 #'   numeric data with memoized or batch training: 10 starts up to 10,000
 #'   points, 3 up to 100,000, else 1; 1 for documents and stochastic
 #'   training.
@@ -159,7 +162,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   the ELBO, or for stochastic training the log-likelihood at the point
 #'   estimates), `init_loglik` (each start's log-likelihood at its point
 #'   estimates), `best_init` (the start kept: the one of highest
-#'   `init_loglik`, or the hierarchical one within one nat of it),
+#'   `init_loglik`, or the hierarchical one within one nat of it, among the
+#'   starts without a component of fewer than D + 1 points if there are
+#'   any),
 #'   `classification`,
 #'   `uncertainty` and `z` (the training points' most responsible component,
 #'   1 minus its responsibility, and the N x K responsibilities, kept when
@@ -310,8 +315,17 @@ fit_mixture <- function(X, K,
     # nats: a likelihood ratio below e is no evidence for either start, and
     # the deterministic start makes small data's fit the same for every
     # seed (trees: two optima 0.05 apart, reached by different seeds)
+    # Before both: a start whose components all hold at least D + 1 points
+    # (mix_degenerate()) beats one that does not, whose covariance is the
+    # prior's in some direction (swiss: 6 points in 6 dimensions, a
+    # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
+    # reaches)
     margin <- if (i > n_init) mix_hc_margin else 0
-    if (is.null(best) || lls[i] > lls[best$i] - margin) best <- list(i = i, fit = fit, res = res)
+    degen <- mix_degenerate(fit)
+    if (is.null(best) || (best$degen && !degen) ||
+        (best$degen == degen && lls[i] > lls[best$i] - margin)) {
+      best <- list(i = i, fit = fit, res = res, degen = degen)
+    }
     if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
   }
   fit <- best$fit
@@ -634,6 +648,15 @@ mix_hc_state <- function(data, train, hyper, K, perm) {
 }
 
 mix_hc_margin <- 1
+
+# Does a fit of a full-covariance model have a component of fewer than D + 1
+# points (expected counts)? Its points' scatter is singular, so its
+# covariance is the prior's in some direction and its likelihood there
+# grows as `scale` shrinks (mclust's EM fails on such a component).
+mix_degenerate <- function(fit) {
+  if (!fit$likelihood %in% c("gaussian", "zm_gaussian")) return(FALSE)
+  any(fit$sizes < fit$hyper$D + 1)
+}
 
 mix_hc_max <- function() {
   n <- getOption("sparsevi.mix_hc_max", 2000)

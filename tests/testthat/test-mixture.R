@@ -541,7 +541,8 @@ test_that("point estimates are the covariance's posterior mean, and the log-like
 test_that("tiny data (swiss, trees): the same partition for every seed, without warnings", {
   # two optima of trees are 0.05 nats apart and k-means starts reach either
   # one by seed; the hierarchical start (deterministic) wins ties within
-  # mix_hc_margin nats, so every seed gives its partition
+  # mix_hc_margin nats, so every seed gives its partition; on swiss the
+  # best start without a degenerate component is reached from every seed
   for (case in list(list(X = swiss, K = 3L), list(X = trees, K = 2L))) {
     fits <- lapply(1:10, function(s) {
       expect_no_warning(f <- fit_mixture(case$X, K = case$K, seed = s, progress = FALSE))
@@ -551,10 +552,13 @@ test_that("tiny data (swiss, trees): the same partition for every seed, without 
     expect_identical(n_all, 11L) # ten starts, then the hierarchical one
     for (f in fits) {
       expect_true(f$converged)
-      expect_identical(f$classification, fits[[1]]$classification)
-      # the start kept: the best, or the hierarchical one within the margin
-      expect_gte(f$loglik, max(f$init_loglik) - mix_hc_margin)
+      # the same partition (the labels may differ when a k-means start wins)
+      expect_equal(ari(f$classification, fits[[1]]$classification), 1)
       expect_identical(f$loglik, f$init_loglik[f$best_init])
+      # no component of fewer than D + 1 points (swiss has a start with 6
+      # points in 6 dimensions and a higher log-likelihood: not kept)
+      expect_false(mix_degenerate(f))
+      expect_true(all(table(f$classification) >= ncol(case$X) + 1))
     }
   }
   # the hierarchical start alone does not depend on the seed's order of points
@@ -568,6 +572,23 @@ test_that("tiny data (swiss, trees): the same partition for every seed, without 
   expect_equal(a$S, b$S, tolerance = 1e-12)
   expect_setequal(a$N, as.double(table(stats::cutree(stats::hclust(stats::dist(
     scale(stats::prcomp(X)$x)), "ward.D2"), 2))))
+})
+
+test_that("a start with a component of fewer than D + 1 points loses to one without", {
+  # mix_degenerate() by hand: expected sizes against D + 1, full models only
+  fit <- list(likelihood = "gaussian", hyper = list(D = 3), sizes = c(10, 4, 20))
+  expect_false(mix_degenerate(fit))
+  fit$sizes <- c(10, 3.9, 20)
+  expect_true(mix_degenerate(fit))
+  fit$likelihood <- "diag_gaussian"
+  expect_false(mix_degenerate(fit))
+  # swiss, K = 3: some starts leave 6 points (D = 6) in a component, with a
+  # higher log-likelihood than any start without; the fit keeps the best
+  # start without
+  f <- fit_mixture(swiss, K = 3, seed = 1, progress = FALSE)
+  expect_false(mix_degenerate(f))
+  expect_lt(f$loglik, max(f$init_loglik))
+  expect_false(f$best_init == which.max(f$init_loglik))
 })
 
 test_that("option sparsevi.mix_hc_max turns the hierarchical start off and is checked", {
