@@ -1,5 +1,5 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [robust] [patches] [throughput] [threads] [kernels]
+#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [patches] [throughput] [threads] [kernels]
 # (default all)
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
@@ -429,7 +429,45 @@ bench_robust <- function(seeds = 1:10) {
   for (l in summary) say("%s", l)
 }
 
+# ---------------------------------------------------------------------------
+# 6. The cost of the default starts on mid-size data: fit_mixture() with its
+#    defaults (3 starts from 10,001 to 100,000 points) against n_init = 1,
+#    on simulate_mixture(N = 50,000, D = 10, K = 20) and on mclust's GvHD
+#    flow cytometry data (GvHD.pos and GvHD.control stacked, 15,892 x 4,
+#    K = 5 and 9), seeds 1..3: seconds (wall, one thread) and log-likelihood.
+bench_starts <- function(seeds = 1:3) {
+  sets <- list(sim50k = list(X = simulate_mixture(N = 50000, D = 10, K = 20, seed = 1)$X,
+                             K = 20))
+  if (requireNamespace("mclust", quietly = TRUE)) {
+    e <- new.env()
+    utils::data(GvHD, package = "mclust", envir = e)
+    gv <- as.matrix(rbind(e$GvHD.pos, e$GvHD.control))
+    sets$gvhd5 <- list(X = gv, K = 5)
+    sets$gvhd9 <- list(X = gv, K = 9)
+  }
+  say("\n## 6. Cost of the default starts on mid-size data (one thread)")
+  say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R starts",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
+  say("%-7s %6s %3s %3s %4s | %9s %14s | %9s %14s | %6s", "data", "N", "D", "K", "seed",
+      "sec_one", "loglik_one", "sec_dflt", "loglik_dflt", "ratio")
+  for (nm in names(sets)) {
+    s <- sets[[nm]]
+    for (seed in seeds) {
+      run <- function(...) {
+        t0 <- proc.time()[["elapsed"]]
+        f <- suppressWarnings(fit_mixture(s$X, K = s$K, seed = seed, progress = FALSE, ...))
+        list(sec = proc.time()[["elapsed"]] - t0, ll = f$loglik)
+      }
+      a <- run(n_init = 1)
+      b <- run()
+      say("%-7s %6d %3d %3d %4d | %9.3f %14.1f | %9.3f %14.1f | %6.2f", nm, nrow(s$X),
+          ncol(s$X), s$K, seed, a$sec, a$ll, b$sec, b$ll, b$sec / a$sec)
+    }
+  }
+}
+
 if (any(c("robust", "all") %in% what)) bench_robust()
+if (any(c("starts", "all") %in% what)) bench_starts()
 # SPARSEVI_BENCH_PATCH_K: the values of K of part 1 (default 800,400,100)
 patch_K <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_PATCH_K", "800,400,100"), ",")[[1]])
 if (any(c("patches", "all") %in% what)) bench_patches(Ks = patch_K)
