@@ -26,7 +26,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' a Wishart prior with `nu = D + 2` degrees of freedom and scale matrix
 #' `B0 = nu * scale * diag(v)`, so a component's prior covariance is about
 #' `scale` times the data's; `"gaussian"` adds a Normal prior on the mean
-#' centred on the data mean with `kappa0` pseudo-points. `"diag_gaussian"`
+#' centred on the data mean with `kappa0` pseudo-points. The fitted
+#' `covariances` (and `predict()`, `loglik`) are the posterior means of the
+#' covariances, \eqn{B_k / (\nu_k - D - 1)}{B_k / (nu_k - D - 1)} with
+#' \eqn{\nu_k = \nu + N_k}{nu_k = nu + N_k} (the variances', \eqn{b / (a -
+#' 1)}, for `"diag_gaussian"`), close to the maximum-likelihood ones
+#' (\eqn{N_k + 1} in place of \eqn{N_k} with the default `nu`). `"diag_gaussian"`
 #' uses per dimension a Gamma(`nu / 2`, `nu / 2 * scale * v`) prior on the
 #' precision (default `nu = 3`). `"multinomial"` clusters documents (any
 #' input [as_dtm()] accepts) with a Dirichlet(`eta`) prior on each
@@ -36,11 +41,17 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' Training starts from K clusters: by default k-means++ seeds refined by
 #' k-means on the scaled columns, each component holding its cluster's
 #' points (with `init = "kmeanspp"` or `"random"`, or for documents, each
-#' component holds its one seed point). The defaults (k-means and
-#' seed-point starts, ten for small data, kept by log-likelihood; a uniform
-#' Dirichlet prior on the weights; a weak covariance prior; up to 200 laps)
-#' were chosen by measurement against mclust on eight real data sets
-#' (`inst/bench/mixture.R`, part `robust`).
+#' component holds its one seed point). With the default `init = "kmeans"`
+#' on up to 2,000 points (option `sparsevi.mix_hc_max`), one more start
+#' follows, deterministic, as mclust's default: Ward's hierarchical
+#' clustering ([stats::hclust()]) of the whitened data (principal component
+#' scores scaled to unit variance) cut at K clusters. The defaults (k-means
+#' and seed-point starts, ten for small data, and the hierarchical one, kept
+#' by log-likelihood; a uniform Dirichlet prior on the weights; a weak
+#' covariance prior; up to 200 laps) were chosen by measurement against
+#' mclust on eight real data sets and checked on fourteen more
+#' (`inst/bench/mixture.R`, part `robust`; results in
+#' `inst/bench/results/mixture.txt`).
 #' Lap 0 visits every batch once, the
 #' globals after each batch coming from the batches seen so far; it fills the
 #' memoized caches, and laps 1 to `passes` follow (the objective is
@@ -73,7 +84,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   (fits stop earlier once the objective's relative change is below `tol`).
 #' @param init `"kmeans"` (default for numeric data: k-means++ seeding, then
 #'   Hartigan-Wong k-means, [stats::kmeans()], on the columns scaled to unit
-#'   variance; each component starts from its cluster's points),
+#'   variance; each component starts from its cluster's points; plus the
+#'   hierarchical start on small data, see `n_init`),
 #'   `"kmeanspp"` (k-means++ seeding with a divergence matching the
 #'   likelihood; each component starts from its one seed point; also what
 #'   `"kmeans"` does for documents) or `"random"` (K distinct random points).
@@ -115,13 +127,23 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   terms can prefer a fit that leaves a component nearly empty). With
 #'   `init = "kmeans"`, odd starts begin from the k-means partition and even
 #'   ones from the k-means++ seed points alone (k-means tends to reach the
-#'   same partition from every seeding). Default, for numeric data with
-#'   memoized or batch training: 10 starts up to 10,000 points, 3 up to
-#'   100,000, else 1; 1 for documents and stochastic training.
+#'   same partition from every seeding). With `init = "kmeans"`, K >= 2,
+#'   memoized or batch training and at most
+#'   `getOption("sparsevi.mix_hc_max", 2000)` points, one more start follows
+#'   the `n_init`: the hierarchical one (see Details), which uses no random
+#'   numbers and is kept unless another start's log-likelihood is higher by
+#'   more than one nat (a likelihood ratio below e is no evidence for either
+#'   start; so small data give the same fit for every seed). For full
+#'   covariances, a start whose components all hold at least D + 1 points
+#'   (expected counts) is kept over any start that leaves fewer in one
+#'   (whose covariance is then the prior's in some direction). Default, for
+#'   numeric data with memoized or batch training: 10 starts up to 10,000
+#'   points, 3 up to 100,000, else 1; 1 for documents and stochastic
+#'   training.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
-#'   data), `covariances` (D x D x K array, full models) or `variances`
+#'   data), `covariances` (D x D x K array, full models; posterior means) or `variances`
 #'   (K x D, diagonal model), `topic_word` (K x V, rows sum to 1;
 #'   multinomial), `sizes` (expected number of points per component),
 #'   `likelihood`, `prior`, `K`, `L`, `loglik` (training log-likelihood at
@@ -135,11 +157,15 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   stochastic training), `heldout`, and the lap's `local_seconds` and
 #'   `summary_seconds` spent in the local step and the summary step),
 #'   `converged`, `heldout` (the `heldout` data, scored again by [update()]),
-#'   `init_objectives` (the final objective of each of the `n_init` starts:
+#'   `init_objectives` (the final objective of each start, the `n_init` and
+#'   then the hierarchical one if it ran:
 #'   the ELBO, or for stochastic training the log-likelihood at the point
 #'   estimates), `init_loglik` (each start's log-likelihood at its point
-#'   estimates), `best_init` (the start kept, the one of highest
-#'   `init_loglik`), `classification`,
+#'   estimates), `best_init` (the start kept: the one of highest
+#'   `init_loglik`, or the hierarchical one within one nat of it, among the
+#'   starts without a component of fewer than D + 1 points if there are
+#'   any),
+#'   `classification`,
 #'   `uncertainty` and `z` (the training points' most responsible component,
 #'   1 minus its responsibility, and the N x K responsibilities, kept when
 #'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
@@ -153,10 +179,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   k-means++ on the data) once per run and reports the best of many runs.
 #'   Here the default starts from the k-means partition and from k-means++
 #'   seed points alternately, ten starts up to 10,000 points (three up to
-#'   100,000), and keeps the start of highest log-likelihood, because one
-#'   start gave seed-dependent answers (iris: adjusted Rand index 0.90 or
-#'   0.57 by seed) where mclust does not (`inst/bench/results/mixture.txt`,
-#'   part `robust`). Paper: `init = "kmeanspp", n_init = 1`.
+#'   100,000), then on up to 2,000 points from Ward's hierarchical
+#'   clustering (as mclust starts from its hierarchical clustering), and
+#'   keeps the start of highest log-likelihood, because one start gave
+#'   seed-dependent answers (iris: adjusted Rand index 0.90 or 0.57 by seed)
+#'   where mclust does not (`inst/bench/results/mixture.txt`, part
+#'   `robust`). Paper: `init = "kmeanspp", n_init = 1`.
 #' * **Responsibility floor.** Within the L kept entries, responsibilities
 #'   below \eqn{2^{-53}} times a point's largest are set to zero and the rest
 #'   renormalised (beneath rounding in their sum); the objective uses the
@@ -166,7 +194,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' * **Priors.** A uniform Dirichlet on the weights (`alpha = K`) and a weak
 #'   data-scaled Normal-Wishart (`scale = 0.003`, `nu = D + 2`); the paper
 #'   does not fix these for its mixtures. Give `alpha`, `scale`, `nu` to
-#'   change them.
+#'   change them. Point estimates are posterior means (of the weights, means
+#'   and covariances).
 #' * **First memoized lap.** Lap 0 fills the memoized caches with the
 #'   globals after each batch coming from the batches seen so far, as the
 #'   paper's first memoized lap does; stopping is by the objective's relative
@@ -240,22 +269,31 @@ fit_mixture <- function(X, K,
   perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
   train <- mix_permute(data, perm, threads)
   # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
-  # fit), the others from seeds of their own streams; the start with the best
-  # final objective (the ELBO; the log-likelihood at the point estimates for
-  # stochastic training) is kept
+  # fit), the others from seeds of their own streams, and with init =
+  # "kmeans" on up to mix_hc_max() points the hierarchical start last; the
+  # start of highest log-likelihood at its point estimates is kept
   best <- NULL
-  scores <- lls <- numeric(n_init)
-  for (i in seq_len(n_init)) {
+  # init = "kmeans" on small numeric data: one more start, deterministic,
+  # from a hierarchical clustering (mix_hc_state())
+  hc <- init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic" &&
+    N <= mix_hc_max()
+  n_all <- n_init + hc
+  scores <- lls <- numeric(n_all)
+  for (i in seq_len(n_all)) {
     seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
                                                4294967296)
     t_init <- proc.time()[["elapsed"]]
-    seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
-                   data$init_scale, seed_i, threads)
+    state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm)
+    seeds <- NULL
+    if (is.null(state)) {
+      seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
+                     data$init_scale, seed_i, threads)
+    }
     # init = "kmeans": odd starts from the k-means partition, even ones from
     # the k-means++ seed points alone (k-means lands in one basin from every
     # seeding; single points reach others, and the ELBO picks among them)
-    state <- if (init == "kmeans" && i %% 2L == 1L) {
-      mix_kmeans_state(train, hyper, seeds, data$init_scale)
+    if (is.null(state) && init == "kmeans" && i %% 2L == 1L) {
+      state <- mix_kmeans_state(train, hyper, seeds, data$init_scale)
     }
     if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
     control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
@@ -273,7 +311,21 @@ fit_mixture <- function(X, K,
     # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
     # component nearly empty (iris, K = 3), which a user who fixed K does
     # not want
-    if (is.null(best) || lls[i] > lls[best$i]) best <- list(i = i, fit = fit, res = res)
+    # The hierarchical start (last) also wins ties within `mix_hc_margin`
+    # nats: a likelihood ratio below e is no evidence for either start, and
+    # the deterministic start makes small data's fit the same for every
+    # seed (trees: two optima 0.05 apart, reached by different seeds)
+    # Before both: a start whose components all hold at least D + 1 points
+    # (mix_degenerate()) beats one that does not, whose covariance is the
+    # prior's in some direction (swiss: 6 points in 6 dimensions, a
+    # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
+    # reaches)
+    margin <- if (i > n_init) mix_hc_margin else 0
+    degen <- mix_degenerate(fit)
+    if (is.null(best) || (best$degen && !degen) ||
+        (best$degen == degen && lls[i] > lls[best$i] - margin)) {
+      best <- list(i = i, fit = fit, res = res, degen = degen)
+    }
     if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
   }
   fit <- best$fit
@@ -569,15 +621,64 @@ mix_kmeans_state <- function(train, hyper, seeds, init_scale) {
   km <- tryCatch(suppressWarnings(stats::kmeans(Z, Z[seeds, , drop = FALSE], iter.max = 30L)),
                  error = function(e) NULL)
   if (is.null(km) || any(tabulate(km$cluster, K) == 0L)) return(NULL)
+  mix_partition_state(train, hyper, km$cluster, K)
+}
+
+# The hierarchical start (as mclust's default start, its model-based
+# agglomerative hc on the data's scaled singular vectors): Ward's
+# agglomeration (stats::hclust(), "ward.D2") of the whitened data (principal
+# component scores scaled to unit variance, directions of no variance
+# dropped) cut at K clusters. It uses no random numbers, so every seed
+# shares it; its cost is quadratic in N (the distance matrix), hence only up
+# to getOption("sparsevi.mix_hc_max", 2000) points. On small data it reaches
+# optima of higher likelihood that the k-means starts miss (crabs, swiss:
+# inst/bench/results/mixture.txt, part robust). The points are in the
+# order of `data` and each component starts holding its cluster's points;
+# NULL when a cluster would be empty (K above the distinct points).
+mix_hc_state <- function(data, train, hyper, K, perm) {
+  X <- data$data
+  sv <- svd(X, nu = 0L)
+  keep <- sv$d > sv$d[1L] * 1e-8
+  if (!any(keep)) return(NULL)
+  Z <- X %*% sv$v[, keep, drop = FALSE]
+  Z <- Z * rep(sqrt(data$N - 1) / sv$d[keep], each = data$N)
+  cl <- stats::cutree(stats::hclust(stats::dist(Z), "ward.D2"), K)
+  if (any(tabulate(cl, K) == 0L)) return(NULL)
+  mix_partition_state(train, hyper, cl[perm], K)
+}
+
+mix_hc_margin <- 1
+
+# Does a fit of a full-covariance model have a component of fewer than D + 1
+# points (expected counts)? Its points' scatter is singular, so its
+# covariance is the prior's in some direction and its likelihood there
+# grows as `scale` shrinks (mclust's EM fails on such a component).
+mix_degenerate <- function(fit) {
+  if (!fit$likelihood %in% c("gaussian", "zm_gaussian")) return(FALSE)
+  any(fit$sizes < fit$hyper$D + 1)
+}
+
+mix_hc_max <- function() {
+  n <- getOption("sparsevi.mix_hc_max", 2000)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 0) {
+    abort("Option `sparsevi.mix_hc_max` must be one number >= 0 (the most points for the hierarchical start).",
+          "argument", call = NULL)
+  }
+  n
+}
+
+# Summaries of a partition `cl` (1..K, in the order of `train`'s rows): each
+# component holds its cluster's points.
+mix_partition_state <- function(train, hyper, cl, K) {
   X <- train$data
   S <- vapply(seq_len(K), function(k) {
-    Xk <- X[km$cluster == k, , drop = FALSE]
+    Xk <- X[cl == k, , drop = FALSE]
     switch(hyper$lik + 1L,
            c(colSums(Xk), pack_lower(crossprod(Xk))),
            pack_lower(crossprod(Xk)),
            c(colSums(Xk), colSums(Xk^2)))
   }, numeric(mix_stat_size(hyper$lik, hyper$D)))
-  list(N = as.double(tabulate(km$cluster, K)), S = matrix(S, ncol = K))
+  list(N = as.double(tabulate(cl, K)), S = matrix(S, ncol = K))
 }
 
 mix_stat_size <- function(lik, D) {

@@ -18,6 +18,15 @@ static void diag_post(const mix_prior *pr, int D, int d, double N, const double 
   *b = bb > pr->b0[d] ? bb : pr->b0[d];
 }
 
+/* The point estimate of a variance is its posterior mean, b / (a - 1), for
+ * a >= 2 (always with the default nu0 = 3 once a component holds a point);
+ * below that b / min(a, 1), continuous in a and never below b / a, the
+ * inverse of the precision's mean that the local step uses (as the full
+ * model's gauss_point_divisor in obs-gauss.c). */
+static double diag_point_divisor(double a) {
+  return fmin(a, fmax(a - 1, 1.0));
+}
+
 static void diag_eval_component(const mix_prior *pr, int D, double N, const double *S,
                                 int point, double *c, double *mean, double *fac) {
   double cc = 0;
@@ -25,6 +34,7 @@ static void diag_eval_component(const mix_prior *pr, int D, double N, const doub
     double kappa, m, a, b;
     diag_post(pr, D, d, N, S, &kappa, &m, &a, &b);
     mean[d] = m;
+    if (point) a = diag_point_divisor(a);
     fac[d] = sqrt(a / b);
     if (point)
       cc += -0.5 * LN_2PI + 0.5 * log(a / b);
@@ -39,7 +49,7 @@ static void diag_point_component(const mix_prior *pr, int D, double N, const dou
   for (int d = 0; d < D; d++) {
     double kappa, a, b;
     diag_post(pr, D, d, N, S, &kappa, m + d, &a, &b);
-    var[d] = b / a;
+    var[d] = b / diag_point_divisor(a);
   }
 }
 

@@ -46,17 +46,33 @@ double gauss_posterior(const mix_prior *pr, int zero_mean, int D, double N,
   return pr->nu0 + N;
 }
 
+/* Point estimates (predict(), the fit's log-likelihood and covariances) use
+ * the posterior mean of the covariance, E[Sigma] = B / (nu - D - 1), for
+ * nu >= D + 2 (always with the default nu0 = D + 2, where nu - D - 1 =
+ * N_k + 1). Below that (a smaller nu0 and a nearly empty component, where
+ * the mean is huge or undefined) the divisor is min(nu, 1): continuous in
+ * nu, and the covariance never below B / nu. B / nu = E[Lambda]^-1, the
+ * local step's, shrinks a component of N_k points by N_k / (N_k + nu0):
+ * on small data (swiss: 7 points in 6 dimensions, nu0 = 8) that moved the
+ * log-likelihood far below the MLE's and ranked the starts wrongly
+ * (inst/bench/results/mixture.txt, part robust). */
+static double gauss_point_divisor(double nu, int D) {
+  return fmin(nu, fmax(nu - D - 1, 1.0));
+}
+
 int gauss_eval_component(const mix_prior *pr, int zero_mean, int D, double N,
                          const double *S, int point, double *c, double *mean, double *fac,
                          double *inv_diag, double *shift) {
   svi_len tri = (svi_len)D * (D + 1) / 2;
   double kappa;
   double nu = gauss_posterior(pr, zero_mean, D, N, S, fac, mean, &kappa);
-  double inv_nu = 1.0 / nu;
+  /* the local step uses E[Lambda] = nu B^-1; point estimates use the
+   * covariance's posterior mean (gauss_point_divisor) */
+  double inv_nu = 1.0 / (point ? gauss_point_divisor(nu, D) : nu);
   for (svi_len p = 0; p < tri; p++) fac[p] *= inv_nu;
   int st = svi_chol_packed(fac, D);
   if (st) return st;
-  double half_logdet = 0; /* 1/2 ln |B / nu| */
+  double half_logdet = 0; /* 1/2 ln |B / nu| (point: |B / divisor|) */
   for (int i = 0; i < D; i++) {
     double r = fac[svi_tri(i, i)];
     half_logdet += log(r);
@@ -566,17 +582,19 @@ static double full_obj(const mix_prior *pr, int D, double N, const double *Sk,
   return gauss_objective(pr, pr->obs->zero_mean, D, N, Sk, scratch);
 }
 
-/* mean (zero for the zero-mean model) and the covariance B / nu */
+/* mean (zero for the zero-mean model) and the covariance's posterior mean
+ * (B / gauss_point_divisor) */
 static void full_point(const mix_prior *pr, int D, double N, const double *S,
                        double *mean, double *spread, double *scratch) {
   int zm = pr->obs->zero_mean;
   double kappa, *B = scratch;
   double nu = gauss_posterior(pr, zm, D, N, S, B, zm ? NULL : mean, &kappa);
+  double den = gauss_point_divisor(nu, D);
   if (zm)
     for (int i = 0; i < D; i++) mean[i] = 0;
   for (int i = 0; i < D; i++) {
     for (int j = 0; j <= i; j++) {
-      double c = B[svi_tri(i, j)] / nu;
+      double c = B[svi_tri(i, j)] / den;
       spread[(svi_len)i * D + j] = c;
       spread[(svi_len)j * D + i] = c;
     }

@@ -1,5 +1,5 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [robust] [patches] [throughput] [threads] [kernels]
+#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [patches] [throughput] [threads] [kernels]
 # (default all)
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
@@ -21,15 +21,19 @@
 #    local steps (parallel) and everything else.
 # 4. Kernels: CPU time of one C local step + summary for D = 2, 10, 64.
 # 5. Robust defaults (issue 23): fit_mixture(X, K) with every default
-#    against Mclust(X, G = K, modelNames = "VVV") on eight real data sets
-#    (iris, faithful, mclust's banknote, diabetes, thyroid, wdbc's first ten
-#    and all thirty features, wreath), seeds 1..10: ARI against the labels
-#    (faithful and wreath have none: against Mclust's partition), the
-#    log-likelihood, seconds, warnings and convergence; also the old
-#    defaults (init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,
-#    passes = 20) for comparison. Five more sets were not used to choose the
-#    defaults: MASS's crabs (labels: species x sex), USArrests, swiss, trees
-#    and quakes (no labels: against Mclust's partition). Needs mclust.
+#    against Mclust(X, G = K, modelNames = "VVV"), seeds 1..10: ARI against
+#    the labels (sets without labels: against Mclust's partition), the
+#    log-likelihood, seconds, warnings and convergence; also the defaults
+#    without the hierarchical start and the old defaults (init = "kmeanspp",
+#    n_init = 1, alpha = 1, scale = 0.1, passes = 20). 22 real data sets in
+#    three groups: eight chose the defaults in session 1 (iris, faithful,
+#    mclust's banknote, diabetes, thyroid, wdbc's first ten and all thirty
+#    features, wreath); five were held out then and used in session 2 to
+#    find the faults fixed there (MASS's crabs, USArrests, swiss, trees,
+#    quakes); nine chose nothing (MASS's Pima.tr + Pima.te and geyser,
+#    mclust's EuroUnemployment, state.x77, USJudgeRatings, rock,
+#    LifeCycleSavings, six continuous columns of mtcars, attitude; K by
+#    Mclust's BIC over 2:5 where the set has no labels). Needs mclust, MASS.
 
 suppressPackageStartupMessages(library(sparsevi))
 args <- commandArgs(trailingOnly = TRUE)
@@ -306,8 +310,12 @@ bench_robust <- function(seeds = 1:10) {
   # Mclust() calls mclustBIC() unqualified: mclust must be attached
   suppressPackageStartupMessages(library(mclust))
   e <- new.env()
-  utils::data(banknote, wdbc, diabetes, thyroid, wreath, package = "mclust", envir = e)
+  utils::data(banknote, wdbc, diabetes, thyroid, wreath, EuroUnemployment, package = "mclust",
+              envir = e)
+  pima <- rbind(MASS::Pima.tr, MASS::Pima.te)
+  # K = NA: Mclust's choice by BIC among G = 2:5 (VVV)
   sets <- list(
+    # used to choose the defaults (issue 23, first session)
     iris = list(X = iris[, 1:4], y = iris$Species, K = 3),
     faithful = list(X = faithful, y = NULL, K = 2),
     banknote = list(X = e$banknote[, -1], y = e$banknote$Status, K = 2),
@@ -316,32 +324,64 @@ bench_robust <- function(seeds = 1:10) {
     wdbc10 = list(X = e$wdbc[, 3:12], y = e$wdbc$Diagnosis, K = 2),
     wdbc30 = list(X = e$wdbc[, -(1:2)], y = e$wdbc$Diagnosis, K = 2),
     wreath = list(X = e$wreath, y = NULL, K = 14),
-    # not looked at while choosing the defaults (checked afterwards)
+    # held out then, used to find the faults fixed in the second session
+    # (point estimates, hierarchical start)
     crabs = list(X = MASS::crabs[, 4:8], y = paste(MASS::crabs$sp, MASS::crabs$sex), K = 4),
     USArrests = list(X = USArrests, y = NULL, K = 3),
     swiss = list(X = swiss, y = NULL, K = 3),
     trees = list(X = trees, y = NULL, K = 2),
-    quakes = list(X = quakes[, 1:4], y = NULL, K = 3))
+    quakes = list(X = quakes[, 1:4], y = NULL, K = 3),
+    # never used to choose anything (added in the second session)
+    pima = list(X = pima[, 1:7], y = pima$type, K = 2),
+    geyser = list(X = MASS::geyser, y = NULL, K = NA),
+    euro = list(X = e$EuroUnemployment, y = NULL, K = NA),
+    state.x77 = list(X = state.x77, y = NULL, K = NA),
+    judges = list(X = USJudgeRatings, y = NULL, K = NA),
+    rock = list(X = rock, y = NULL, K = NA),
+    savings = list(X = LifeCycleSavings, y = NULL, K = NA),
+    mtcars6 = list(X = mtcars[, c("mpg", "disp", "hp", "drat", "wt", "qsec")], y = NULL,
+                   K = NA),
+    attitude = list(X = attitude, y = NULL, K = NA))
+  group <- c(rep("chose", 8), rep("held1", 5), rep("held2", 9))
   ari <- mclust::adjustedRandIndex
   configs <- list(default = list(),
+                  no_hc = list(), # the default without the hierarchical start
                   old = list(init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,
                              passes = 20))
   say("\n## 5. Robust defaults against Mclust (VVV, same K), seeds %s",
       paste(range(seeds), collapse = ".."))
   say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R robust",
       tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
-  say("ok = seeds with ARI >= Mclust's ARI - 0.02; ll = log-likelihood at the estimates (median); seconds: median per fit")
-  say("%-9s %3s %4s %-8s | %6s %10s %7s | %5s %6s %6s %10s %7s %5s %5s %5s",
-      "data", "D", "K", "config", "mc_ARI", "mc_ll", "mc_sec", "ok", "ARImin", "ARImed",
-      "ll_med", "sec_med", "warn", "conv", "laps")
-  for (nm in names(sets)) {
-    s <- sets[[nm]]
+  say("sets: chose = used to choose the defaults (session 1); held1 = held out in session 1,")
+  say("  used in session 2 to find the faults fixed there; held2 = never used to choose anything.")
+  say("  K: as given, or (K marked *) Mclust's choice by BIC among G = 2:5 (VVV).")
+  say("ref = the labels where the set has them, else Mclust's partition; ARI against ref;")
+  say("  ok = seeds with ARI >= Mclust's ARI - 0.02; vsMC = median ARI against Mclust's partition;")
+  say("  llok = seeds with log-likelihood >= Mclust's - 1 (ours at the posterior-mean estimates,")
+  say("  Mclust's at its MLE); dll = median of ours - Mclust's; seconds: median per fit.")
+  say("configs: default; no_hc = default with options(sparsevi.mix_hc_max = 0) (no hierarchical")
+  say("  start); old = init = \"kmeanspp\", n_init = 1, alpha = 1, scale = 0.1, passes = 20.")
+  say("mcNk = points in Mclust's smallest component (a component of about D + 1 points has a nearly")
+  say("  singular covariance: a likelihood that the covariance prior declines to follow).")
+  say("%-9s %-5s %4s %3s %3s %-7s | %6s %10s %6s %4s | %5s %6s %6s %6s %5s %8s %6s %4s %4s %4s",
+      "data", "group", "N", "D", "K", "config", "mc_ARI", "mc_ll", "mc_sec", "mcNk", "ok", "ARImin",
+      "ARImed", "vsMC", "llok", "dll", "sec", "warn", "conv", "laps")
+  summary <- character(0)
+  for (j in seq_along(sets)) {
+    nm <- names(sets)[j]
+    s <- sets[[j]]
+    star <- " "
+    if (is.na(s$K)) {
+      s$K <- mclust::Mclust(s$X, G = 2:5, modelNames = "VVV", verbose = FALSE)$G
+      star <- "*"
+    }
     t0 <- proc.time()[["elapsed"]]
     m <- mclust::Mclust(s$X, G = s$K, modelNames = "VVV", verbose = FALSE)
     tm <- proc.time()[["elapsed"]] - t0
     ref <- if (is.null(s$y)) m$classification else s$y
     a0 <- ari(m$classification, ref)
     for (cf in names(configs)) {
+      op <- options(sparsevi.mix_hc_max = if (cf == "no_hc") 0 else 2000)
       r <- vapply(seeds, function(seed) {
         w <- 0L
         t0 <- proc.time()[["elapsed"]]
@@ -352,20 +392,82 @@ bench_robust <- function(seeds = 1:10) {
             w <<- w + 1L
             invokeRestart("muffleWarning")
           })
-        c(ari = ari(predict(f, s$X), ref), ll = f$loglik,
+        cl <- predict(f, s$X)
+        c(ari = ari(cl, ref), mc = ari(cl, m$classification), ll = f$loglik,
           sec = proc.time()[["elapsed"]] - t0, warn = w, conv = isTRUE(f$converged),
           laps = max(f$trace$lap))
-      }, numeric(6))
-      say("%-9s %3d %4d %-8s | %6.3f %10.1f %7.3f | %2d/%2d %6.3f %6.3f %10.1f %7.3f %5d %5d %5d",
-          nm, ncol(s$X), s$K, cf, a0, m$loglik, tm, sum(r["ari", ] >= a0 - 0.02),
-          length(seeds), min(r["ari", ]), stats::median(r["ari", ]),
-          stats::median(r["ll", ]), stats::median(r["sec", ]), as.integer(sum(r["warn", ])),
+      }, numeric(7))
+      options(op)
+      ok <- sum(r["ari", ] >= a0 - 0.02)
+      llok <- sum(r["ll", ] >= m$loglik - 1)
+      dll <- stats::median(r["ll", ]) - m$loglik
+      say("%-9s %-5s %4d %3d %2d%s %-7s | %6.3f %10.1f %6.3f %4d | %2d/%2d %6.3f %6.3f %6.3f %2d/%2d %8.1f %6.3f %4d %4d %4d",
+          nm, group[j], nrow(s$X), ncol(s$X), s$K, star, cf, a0, m$loglik, tm,
+          min(tabulate(m$classification, s$K)), ok,
+          length(seeds), min(r["ari", ]), stats::median(r["ari", ]), stats::median(r["mc", ]),
+          llok, length(seeds), dll, stats::median(r["sec", ]), as.integer(sum(r["warn", ])),
           as.integer(sum(r["conv", ])), as.integer(max(r["laps", ])))
+      if (cf == "default") {
+        # EM (mclust's me(), VVV, no prior) from the default fit's partition
+        # (seed 1): the maximum likelihood at that partition's optimum, to
+        # compare with Mclust's own optimum without the prior's effect
+        f1 <- fit_mixture(s$X, K = s$K, seed = seeds[1], progress = FALSE)
+        em <- tryCatch(mclust::me(s$X, modelName = "VVV", z = mclust::unmap(f1$classification,
+                                                                            seq_len(s$K)))$loglik,
+                       error = function(e) NA_real_)
+        if (is.null(em)) em <- NA_real_
+        summary <- c(summary, sprintf(
+          "%-9s %-5s N=%4d D=%2d K=%2d: ARI ok %2d/%d (median %.3f vs Mclust %.3f); log-lik >= Mclust's - 1 in %2d/%d (median %+.1f); EM from our partition %+.2f; %.3fs vs Mclust %.3fs",
+          nm, group[j], nrow(s$X), ncol(s$X), s$K, ok, length(seeds), stats::median(r["ari", ]),
+          a0, llok, length(seeds), dll, em - m$loglik, stats::median(r["sec", ]), tm))
+      }
+    }
+  }
+  say("\nsummary, one line per set (default settings); \"EM from our partition\": mclust's me()")
+  say("  (VVV, no prior) started from the seed-1 fit's partition, its log-likelihood minus Mclust's")
+  say("  (> 0: our partition leads to a higher maximum-likelihood optimum than Mclust's own):")
+  for (l in summary) say("%s", l)
+}
+
+# ---------------------------------------------------------------------------
+# 6. The cost of the default starts on mid-size data: fit_mixture() with its
+#    defaults (3 starts from 10,001 to 100,000 points) against n_init = 1,
+#    on simulate_mixture(N = 50,000, D = 10, K = 20) and on mclust's GvHD
+#    flow cytometry data (GvHD.pos and GvHD.control stacked, 15,892 x 4,
+#    K = 5 and 9), seeds 1..3: seconds (wall, one thread) and log-likelihood.
+bench_starts <- function(seeds = 1:3) {
+  sets <- list(sim50k = list(X = simulate_mixture(N = 50000, D = 10, K = 20, seed = 1)$X,
+                             K = 20))
+  if (requireNamespace("mclust", quietly = TRUE)) {
+    e <- new.env()
+    utils::data(GvHD, package = "mclust", envir = e)
+    gv <- as.matrix(rbind(e$GvHD.pos, e$GvHD.control))
+    sets$gvhd5 <- list(X = gv, K = 5)
+    sets$gvhd9 <- list(X = gv, K = 9)
+  }
+  say("\n## 6. Cost of the default starts on mid-size data (one thread)")
+  say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R starts",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
+  say("%-7s %6s %3s %3s %4s | %9s %14s | %9s %14s | %6s", "data", "N", "D", "K", "seed",
+      "sec_one", "loglik_one", "sec_dflt", "loglik_dflt", "ratio")
+  for (nm in names(sets)) {
+    s <- sets[[nm]]
+    for (seed in seeds) {
+      run <- function(...) {
+        t0 <- proc.time()[["elapsed"]]
+        f <- suppressWarnings(fit_mixture(s$X, K = s$K, seed = seed, progress = FALSE, ...))
+        list(sec = proc.time()[["elapsed"]] - t0, ll = f$loglik)
+      }
+      a <- run(n_init = 1)
+      b <- run()
+      say("%-7s %6d %3d %3d %4d | %9.3f %14.1f | %9.3f %14.1f | %6.2f", nm, nrow(s$X),
+          ncol(s$X), s$K, seed, a$sec, a$ll, b$sec, b$ll, b$sec / a$sec)
     }
   }
 }
 
 if (any(c("robust", "all") %in% what)) bench_robust()
+if (any(c("starts", "all") %in% what)) bench_starts()
 # SPARSEVI_BENCH_PATCH_K: the values of K of part 1 (default 800,400,100)
 patch_K <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_PATCH_K", "800,400,100"), ",")[[1]])
 if (any(c("patches", "all") %in% what)) bench_patches(Ks = patch_K)

@@ -69,13 +69,13 @@ ref_weights <- function(h, Nk, S, X, point = FALSE) {
     }
     Y <- sweep(X, 2, p$m)
     if (h$lik == 2L) {
-      prec <- p$a / p$b
+      prec <- (if (point) ref_point_divisor(p$a, 1) else p$a) / p$b
       q <- as.vector(Y^2 %*% prec)
       c0 <- if (point) sum(-0.5 * log(2 * pi) + 0.5 * log(prec)) else
         sum(-0.5 * log(2 * pi) + 0.5 * (digamma(p$a) - log(p$b)) - 0.5 / p$kappa)
       return(c0 - 0.5 * q)
     }
-    P <- p$nu * solve(p$B)
+    P <- (if (point) ref_point_divisor(p$nu, D + 1) else p$nu) * solve(p$B)
     q <- rowSums((Y %*% P) * Y)
     if (point) {
       c0 <- -D / 2 * log(2 * pi) + 0.5 * as.numeric(determinant(P)$modulus)
@@ -173,9 +173,18 @@ ref_global_stochastic <- function(state, new, rho, w) {
   list(N = (1 - rho) * state$N + rho * w * new$N, S = (1 - rho) * state$S + rho * w * new$S)
 }
 
+# The point estimates' covariance is the posterior mean of Sigma, B / (nu -
+# D - 1) (full), b / (a - 1) (diagonal), where defined with room to spare
+# (nu - D - 1 >= 1, a - 1 >= 1); else B / min(nu, 1) (b / min(a, 1)).
+# `shift` is D + 1 (full) or 1 (diagonal).
+ref_point_divisor <- function(nu, shift) {
+  if (nu - shift >= 1) nu - shift else min(nu, 1)
+}
+
 # Point estimates: posterior-mean weights, and per component the posterior
-# mean with the covariance B / nu (full), the variances b / a = 1 / E[lambda]
-# (diagonal) or the mean word distribution (multinomial).
+# mean with the covariance's posterior mean B / (nu - D - 1) (full), the
+# variances' b / (a - 1) (diagonal) (see ref_point_divisor()) or the mean
+# word distribution (multinomial).
 ref_point_estimates <- function(h, Nk, S) {
   K <- length(Nk)
   D <- h$D
@@ -195,9 +204,10 @@ ref_point_estimates <- function(h, Nk, S) {
   }
   out$means <- t(vapply(post, function(p) p$m, numeric(D)))
   if (h$lik == 2L) {
-    out$variances <- t(vapply(post, function(p) p$b / p$a, numeric(D)))
+    out$variances <- t(vapply(post, function(p) p$b / ref_point_divisor(p$a, 1), numeric(D)))
   } else {
-    out$covariances <- array(vapply(post, function(p) p$B / p$nu, numeric(D * D)),
+    out$covariances <- array(vapply(post, function(p) p$B / ref_point_divisor(p$nu, D + 1),
+                                    numeric(D * D)),
                              c(D, D, K))
   }
   out

@@ -1,5 +1,12 @@
 # Tests of fit_mixture() and the mixture kernels.
 
+# Evaluate `code` with the hierarchical start limited to `n` points.
+with_hc_max <- function(n, code) {
+  old <- options(sparsevi.mix_hc_max = n)
+  on.exit(options(old))
+  code
+}
+
 tiny_data <- function(lik) {
   u <- uniform_source(7)
   if (lik == "multinomial") {
@@ -384,19 +391,24 @@ test_that("a fit that uses all its passes warns; n_init keeps the best start", {
   # stochastic training has no convergence test: no warning
   expect_no_warning(fit_mixture(sim$X, K = 4, global = "stochastic", passes = 2, seed = 1,
                                 progress = FALSE))
-  one <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 1,
-                     progress = FALSE)
+  # n_init starts, then (init = "kmeans", N <= 2000) the hierarchical one
+  one <- with_hc_max(0, fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3,
+                                    n_init = 1, progress = FALSE))
+  expect_length(one$init_objectives, 1L)
   many <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
                       progress = FALSE)
-  expect_length(many$init_objectives, 4L)
+  expect_length(many$init_objectives, 5L)
   expect_identical(many$init_objectives[1], one$trace$objective[nrow(one$trace)])
   # the start kept is the one of highest log-likelihood at its estimates
-  expect_length(many$init_loglik, 4L)
-  expect_identical(many$best_init, which.max(many$init_loglik))
+  expect_length(many$init_loglik, 5L)
+  # (or the hierarchical one, the fifth, if within mix_hc_margin nats of it)
+  best <- which.max(many$init_loglik)
+  if (many$init_loglik[5] > many$init_loglik[best] - mix_hc_margin) best <- 5L
+  expect_identical(many$best_init, best)
   expect_identical(many$init_loglik[many$best_init], many$loglik)
   expect_identical(many$init_objectives[many$best_init],
                    many$trace$objective[nrow(many$trace)])
-  expect_gte(many$loglik, one$loglik)
+  expect_gte(many$loglik, one$loglik - mix_hc_margin)
   again <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
                        threads = 2, progress = FALSE)
   expect_identical(again$state, many$state)
@@ -425,10 +437,10 @@ test_that("the default fit is robust to the seed on iris and faithful (issue 23)
   cl <- lapply(1:5, function(s) predict(fit_mixture(faithful, K = 2, seed = s,
                                                     progress = FALSE), faithful))
   for (s in 2:5) expect_equal(ari(cl[[1]], cl[[s]]), 1)
-  # ten starts by default for small numeric data, one for documents or
-  # stochastic training
+  # ten starts by default for small numeric data and the hierarchical one,
+  # one for documents or stochastic training
   f <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
-  expect_length(f$init_objectives, 10L)
+  expect_length(f$init_objectives, 11L)
   expect_identical(f$control$init, "kmeans")
   g <- fit_mixture(X, K = 3, seed = 1, global = "stochastic", passes = 2, progress = FALSE)
   expect_length(g$init_objectives, 1L)
@@ -485,4 +497,111 @@ test_that("fitted(), nobs(), predict() without newdata and the mclust fields", {
   expect_equal(generics::glance(m)$BIC, BIC(m))
   expect_true(any(grepl("BIC", capture.output(print(summary(m))))))
   expect_true(any(grepl(sprintf("%d laps", max(m$trace$lap)), capture.output(print(m)))))
+})
+
+test_that("point estimates are the covariance's posterior mean, and the log-likelihood uses them", {
+  # one hard partition of swiss (47 points, 6 columns, clusters of 24, 16
+  # and 7 points): each component's covariance is B / (N_k + 1) with the
+  # Normal-Wishart posterior scale B, nu0 = D + 2 (E[Sigma] = B / (nu - D
+  # - 1)), not B / (N_k + nu0) (E[Lambda]^-1, which shrinks the 7-point
+  # component to less than half)
+  X <- as.matrix(swiss)
+  data <- mix_data(X, "gaussian", "X")
+  h <- mix_hyper(data, "gaussian", "dirichlet", alpha = 3, gamma = 1, nu = NULL,
+                 scale = 0.003, kappa0 = 0.01, eta = 0.1)
+  cl <- rep(1:3, c(24, 16, 7))
+  st <- mix_partition_state(list(data = data$data), h, cl, 3L)
+  est <- mix_point_estimates(h, st)
+  D <- ncol(X)
+  B0 <- diag(0.003 * (D + 2) * apply(X, 2, function(x) mean((x - mean(x))^2)))
+  for (k in 1:3) {
+    Y <- data$data[cl == k, , drop = FALSE]
+    n <- nrow(Y)
+    m <- colSums(Y) / (n + 0.01) # the prior mean is the data mean (0 after centring)
+    B <- B0 + crossprod(Y) - (n + 0.01) * tcrossprod(m)
+    expect_equal(est$means[k, ], m, tolerance = 1e-12)
+    expect_equal(est$covariances[, , k], B / (n + 1), tolerance = 1e-10)
+    # close to the MLE's: B0 is weak, the divisor n + 1 instead of n
+    expect_lt(max(abs(est$covariances[, , k] * (n + 1) / n - crossprod(sweep(Y, 2, colMeans(Y))) / n)),
+              0.05 * max(abs(B)) / n)
+  }
+  # the fit's log-likelihood is the sum of log densities at these estimates
+  f <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
+  dens <- sapply(1:3, function(k) {
+    S <- f$covariances[, , k]
+    Y <- sweep(X, 2, f$means[k, ])
+    q <- rowSums((Y %*% solve(S)) * Y)
+    f$weights[k] * exp(-0.5 * q - 0.5 * D * log(2 * pi) -
+                         0.5 * as.numeric(determinant(S)$modulus))
+  })
+  expect_equal(f$loglik, sum(log(rowSums(dens))), tolerance = 1e-10)
+  expect_equal(as.numeric(logLik(f)), f$loglik)
+})
+
+test_that("tiny data (swiss, trees): the same partition for every seed, without warnings", {
+  # two optima of trees are 0.05 nats apart and k-means starts reach either
+  # one by seed; the hierarchical start (deterministic) wins ties within
+  # mix_hc_margin nats, so every seed gives its partition; on swiss the
+  # best start without a degenerate component is reached from every seed
+  for (case in list(list(X = swiss, K = 3L), list(X = trees, K = 2L))) {
+    fits <- lapply(1:10, function(s) {
+      expect_no_warning(f <- fit_mixture(case$X, K = case$K, seed = s, progress = FALSE))
+      f
+    })
+    n_all <- length(fits[[1]]$init_loglik)
+    expect_identical(n_all, 11L) # ten starts, then the hierarchical one
+    for (f in fits) {
+      expect_true(f$converged)
+      # the same partition (the labels may differ when a k-means start wins)
+      expect_equal(ari(f$classification, fits[[1]]$classification), 1)
+      expect_identical(f$loglik, f$init_loglik[f$best_init])
+      # no component of fewer than D + 1 points (swiss has a start with 6
+      # points in 6 dimensions and a higher log-likelihood: not kept)
+      expect_false(mix_degenerate(f))
+      expect_true(all(table(f$classification) >= ncol(case$X) + 1))
+    }
+  }
+  # the hierarchical start alone does not depend on the seed's order of points
+  X <- as.matrix(trees)
+  data <- mix_data(X, "gaussian", "X")
+  h <- mix_hyper(data, "gaussian", "dirichlet", 2, 1, NULL, 0.003, 0.01, 0.1)
+  perm <- c(31:1)
+  a <- mix_hc_state(data, list(data = data$data), h, 2L, seq_len(31))
+  b <- mix_hc_state(data, list(data = data$data[perm, ]), h, 2L, perm)
+  expect_identical(a$N, b$N)
+  expect_equal(a$S, b$S, tolerance = 1e-12)
+  expect_setequal(a$N, as.double(table(stats::cutree(stats::hclust(stats::dist(
+    scale(stats::prcomp(X)$x)), "ward.D2"), 2))))
+})
+
+test_that("a start with a component of fewer than D + 1 points loses to one without", {
+  # mix_degenerate() by hand: expected sizes against D + 1, full models only
+  fit <- list(likelihood = "gaussian", hyper = list(D = 3), sizes = c(10, 4, 20))
+  expect_false(mix_degenerate(fit))
+  fit$sizes <- c(10, 3.9, 20)
+  expect_true(mix_degenerate(fit))
+  fit$likelihood <- "diag_gaussian"
+  expect_false(mix_degenerate(fit))
+  # swiss, K = 3: some starts leave 6 points (D = 6) in a component, with a
+  # higher log-likelihood than any start without; the fit keeps the best
+  # start without
+  f <- fit_mixture(swiss, K = 3, seed = 1, progress = FALSE)
+  expect_false(mix_degenerate(f))
+  expect_lt(f$loglik, max(f$init_loglik))
+  expect_false(f$best_init == which.max(f$init_loglik))
+})
+
+test_that("option sparsevi.mix_hc_max turns the hierarchical start off and is checked", {
+  X <- as.matrix(faithful)
+  f <- with_hc_max(0, fit_mixture(X, K = 2, seed = 1, n_init = 2, progress = FALSE))
+  expect_length(f$init_loglik, 2L)
+  g <- fit_mixture(X, K = 2, seed = 1, n_init = 2, progress = FALSE)
+  expect_length(g$init_loglik, 3L)
+  expect_identical(g$init_loglik[1:2], f$init_loglik)
+  # no hierarchical start for other inits, K = 1, stochastic training
+  expect_length(fit_mixture(X, K = 2, seed = 1, n_init = 2, init = "kmeanspp",
+                            progress = FALSE)$init_loglik, 2L)
+  expect_length(fit_mixture(X, K = 1, seed = 1, n_init = 2, progress = FALSE)$init_loglik, 2L)
+  expect_error(with_hc_max("a", fit_mixture(X, K = 2, seed = 1, progress = FALSE)),
+               class = "sparsevi_error_argument")
 })
