@@ -139,7 +139,8 @@ lda_available <- function() {
 #'   UMass coherence -760 against -523 and held-out -9.73 against -9.27 for
 #'   `"bregman"`: `inst/bench/results/paper-mimno.txt`; for `local = "cvb0"` the same
 #'   start held as a dense table, without the random base: SCVB0's default
-#'   when K x V exceeds 2^25 entries, where one pass over 60,000 paragraphs
+#'   when K x V exceeds 2^25 entries or 4 times the corpus's tokens (see
+#'   [scvb0]), where one pass over 60,000 paragraphs
 #'   at K = 1000 scores -8.95 against -9.53 nats per token from `"bregman"`:
 #'   `inst/bench/results/scvb0.txt`, part 6), or
 #'   a K x V matrix of positive initial topic parameters (lambda), e.g. the
@@ -680,11 +681,17 @@ lda_bregman_pick <- function(x, K, eta, seed) {
   mind <- ifelse(lens > 0, Inf, 0)
   chosen <- integer(0)
   smooth <- eta
+  # (the same values as before, without per-topic ifelse() and O(V)
+  # allocations: at K = 1000 the pick was a tenth of a one-pass default fit)
+  logmu <- double(V)
   for (k in seq_len(K)) {
-    w <- if (k == 1L || !any(is.finite(mind) & mind > 0)) {
+    fin <- is.finite(mind)
+    w <- if (k == 1L || !any(fin & mind > 0)) {
       as.double(lens > 0 & !(seq_len(D) %in% chosen))
     } else {
-      ifelse(is.finite(mind), mind, 0)
+      w <- mind
+      w[!fin] <- 0
+      w
     }
     if (sum(w) <= 0) w <- as.double(!(seq_len(D) %in% chosen))
     if (sum(w) <= 0) w <- rep(1, D)
@@ -696,7 +703,7 @@ lda_bregman_pick <- function(x, K, eta, seed) {
     terms <- x$term[idx] + 1L
     cnt <- x$count[idx]
     nc <- sum(cnt)
-    logmu <- rep(log(smooth / (nc + V * smooth)), V)
+    logmu[] <- log(smooth / (nc + V * smooth))
     logmu[terms] <- log((smooth + cnt) / (nc + V * smooth))
     cross <- doc_dot(p, logmu)
     kl <- pmax(self - cross, 0)
@@ -773,7 +780,12 @@ validate_sparsevi_lda <- function(fit) {
   tw <- .subset2(fit, "topic_word")
   if (is.null(tw)) tw <- .subset2(fit, "lambda")
   if (is.null(tw)) tw <- .subset2(.subset2(fit, "state"), "S") # lambda when read
-  rs <- if (is.matrix(tw)) rowSums(tw) else NA_real_
+  # a large fit's lambda with the row sums its engine tracked for it (SCVB0):
+  # those, not another O(K V) pass
+  st <- .subset2(fit, "state")
+  known <- is.null(.subset2(fit, "topic_word")) && is.matrix(tw) &&
+    length(st$tot) == nrow(tw) && !is.null(st$t) && identical(st$tot_t, st$t)
+  rs <- if (known) st$tot else if (is.matrix(tw)) rowSums(tw) else NA_real_
   if (!is.matrix(tw) || nrow(tw) != fit$K || ncol(tw) != length(fit$vocab) ||
       !all(is.finite(rs)) ||
       (!is.null(.subset2(fit, "topic_word")) && any(abs(rs - 1) > 1e-8))) {
@@ -839,6 +851,13 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
   visit <- visit[ex$sizes[visit] > 0]
   collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   collect_full <- as.double(control$K) * max(ex$sizes) > 2^20
+  # small minibatches (e.g. SCVB0's 100 documents) at a large table: a
+  # collection per minibatch cost a third of the training (K = 1000 over
+  # 60,000 Wikipedia paragraphs, 600 minibatches a lap, ~13 ms each), so
+  # collect once the results since the last collection reach
+  # lda_gc_budget bytes (the garbage left between collections is bounded by
+  # it); large batches (collect_full) collect every round, as before
+  pending <- lda_gc_budget
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)
@@ -853,7 +872,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     # (a large table: the last round's temporaries freed before the local
     # steps allocate their K x (batch vocabulary) scratch; large batches'
     # scratch outlives a young-generation collection, so a full one, ~30 ms)
-    if (collect) gc(verbose = FALSE, full = collect_full)
+    if (collect && (collect_full || pending >= lda_gc_budget)) {
+      gc(verbose = FALSE, full = collect_full)
+      pending <<- 0
+    }
     executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix")
   }
   tally <- function(acc, res) {
@@ -866,7 +888,13 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
                       # a large table: the previous minibatch's K x (batch
                       # vocabulary) temporaries are freed now, not left to
                       # pile up until R's collector runs (R/lda-store.R)
-                      if (collect) gc(verbose = FALSE, full = FALSE)
+                      if (collect && !collect_full) {
+                        pending <<- pending + as.double(utils::object.size(res))
+                      }
+                      if (collect && (collect_full || pending >= lda_gc_budget)) {
+                        gc(verbose = FALSE, full = FALSE)
+                        pending <<- 0
+                      }
                       global_fun(state, res, b, control)
                     }, tally, c(0, 0))
   state <- r$state
@@ -876,6 +904,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
        extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
                      bytes_sent = r$sent, bytes_received = r$received))
 }
+
+# Bytes of local-step results between forced collections when minibatches
+# are small (lda_lap()): 128 MB.
+lda_gc_budget <- 2^27
 
 # The rows of two traces, one after the other; columns one lacks (a fit
 # saved by an older version) are NA there.
