@@ -60,23 +60,27 @@
 sparsevi_engines <- list(
   lda = list(
     vb = list(
+      label = "L-sparse VB",
       paper = "Hughes & Sudderth (L-sparse); Hoffman et al. (online); Broderick et al. (streaming)",
       globals = c("memoized", "stochastic", "streaming", "batch"),
       defaults = list(global = "memoized", alpha = 0.1, eta = 0.01, step_scale = 1),
       controls = c("max_iter", "tol", "active_eps", "select_every", "restart_max",
                    "restart_iter", "restart_laps", "converge_tol", "warm_start", "step_scale")),
     ope = list(
+      label = "OPE",
       paper = "Than & Doan (OPE; ML-, Online-, Streaming-OPE)",
       globals = c("ml", "stochastic", "streaming", "memoized"),
       defaults = list(global = "ml", alpha = NA, eta = NA, step_scale = 1),
       controls = c("ope_iter", "ope_eps", "step_scale")),
     cvb0 = list(
+      label = "SCVB0",
       paper = "Foulds et al. (SCVB0)",
       globals = "stochastic",
       defaults = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 1),
       controls = c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
                    "step_scale")),
     gibbs = list(
+      label = "Gibbs within SVI",
       paper = "Mimno, Hoffman & Blei (Gibbs within SVI)",
       globals = "stochastic",
       defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1,

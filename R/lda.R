@@ -12,8 +12,15 @@ check_engine <- function(local, global, call = caller_call()) {
     lda_combinations$supported
   valid <- paste0(lda_combinations$local, " x ", lda_combinations$global, collapse = ", ")
   if (!any(ok)) {
-    abort(sprintf("The combination `local = \"%s\"`, `global = \"%s\"` is not supported. Valid combinations: %s.",
-                  local, global, valid), "engine", call = call)
+    # the default engine changed from "vb" to "cvb0": say so when `global` is
+    # one of vb's and `local` was left at its default
+    hint <- ""
+    if (identical(local, "cvb0") && global %in% sparsevi_engines$lda$vb$globals) {
+      hint <- sprintf(" The default `local` is \"cvb0\" (SCVB0), whose only global step is \"stochastic\"; for global = \"%s\" give `local = \"vb\"`.",
+                      global)
+    }
+    abort(sprintf("The combination `local = \"%s\"`, `global = \"%s\"` is not supported. Valid combinations: %s.%s",
+                  local, global, valid, hint), "engine", call = call)
   }
   engine <- lda_engine(local)
   if (is.null(engine) || is.null(engine$global[[global]])) {
@@ -37,8 +44,13 @@ lda_available <- function() {
 #' Fit a topic model (latent Dirichlet allocation)
 #'
 #' Fits LDA by a training loop of local steps (per document, in C) and global
-#' steps (topics), after Hughes & Sudderth, *Fast Learning of Clusters and
-#' Topics via Sparse Posteriors*: with `local = "vb"` each word's topic
+#' steps (topics). The default engine is SCVB0 (Foulds et al., *Stochastic
+#' Collapsed Variational Bayesian Inference for LDA*; see [scvb0]): each
+#' minibatch of 100 documents updates its documents' topic counts and then
+#' takes a stochastic step on the topics, 10 laps over the corpus. It was
+#' the fastest engine with the best held-out score on every benchmark corpus
+#' (see "Which engine"). `local = "vb"` is Hughes & Sudderth's *Fast Learning
+#' of Clusters and Topics via Sparse Posteriors*: each word's topic
 #' responsibilities keep only their `L` largest entries (`L = K` is the
 #' classic dense step), documents restart from scratch with restart
 #' proposals, and training is memoized (exact, monotone objective),
@@ -49,14 +61,17 @@ lda_available <- function() {
 #'   at most 2^31 - 1 (larger topic tables are refused before allocating).
 #'   Several values (e.g. `K = c(20, 50, 100)`) choose K: see "Choosing K".
 #' @param local The engine, i.e. how each document's topics are inferred:
-#'   `"vb"` (default: variational Bayes with sparse responsibilities, an
-#'   exact objective you can watch), `"cvb0"` (SCVB0: the fastest, see
-#'   "Which engine" below), `"gibbs"` (Gibbs sampling within stochastic VB,
-#'   for very many topics) or `"ope"` (Than & Doan's online MAP). Each
-#'   engine has its own default `global`; [lda_combinations] lists every
-#'   valid pair.
+#'   `"cvb0"` (default: SCVB0, stochastic collapsed variational Bayes, the
+#'   fastest with the best held-out score measured, see "Which engine"
+#'   below and [scvb0]), `"vb"` (variational Bayes with sparse
+#'   responsibilities and an exact objective you can watch, memoized by
+#'   default: the default engine before SCVB0), `"gibbs"` (Gibbs
+#'   sampling within stochastic VB, for very many topics) or `"ope"` (Than &
+#'   Doan's online MAP). Each engine has its own default `global`;
+#'   [lda_combinations] lists every valid pair.
 #' @param global How the topics are updated from the documents: `NULL`
-#'   (default) takes the engine's own. `"memoized"` (default for `"vb"`)
+#'   (default) takes the engine's own (`"stochastic"` for the default
+#'   `"cvb0"`, its only one). `"memoized"` (default for `"vb"`)
 #'   remembers each batch's contribution and replaces it when the batch is
 #'   seen again, so the objective never decreases and more laps never hurt;
 #'   `"stochastic"` takes a step towards each batch's estimate (cheaper per
@@ -64,40 +79,50 @@ lda_available <- function() {
 #'   updates once per pass over all documents. Memoized training holds the
 #'   initial topics during its first lap until every batch has been seen,
 #'   then updates them after every batch.
-#' @param L How many topics each word of a document may belong to, 1 to
-#'   `K`: each word keeps its `L` most likely topics (the rest are set to
-#'   zero), which makes each step cost grow with `L`, not `K`. Default
-#'   `min(8, K)`; `L = K` is classic (dense) variational Bayes.
+#' @param L For `local = "vb"`: how many topics each word of a document may
+#'   belong to, 1 to `K`: each word keeps its `L` most likely topics (the
+#'   rest are set to zero), which makes each step cost grow with `L`, not
+#'   `K`. Default `min(8, K)`; `L = K` is classic (dense) variational Bayes.
+#'   The other engines (the default `"cvb0"` included) keep every topic of
+#'   every word; for them `L` only sets the default of `doc_topics`.
 #' @param alpha Document-topic smoothing (> 0). `NULL` takes the engine's
-#'   default (0.1 for `"vb"`, chosen on validation documents of kos and
+#'   default (0.1 for `"cvb0"`, as in Foulds et al., and for `"vb"`, chosen on validation documents of kos and
 #'   nips_f20: see `inst/bench/results/lda-sparse.txt`, part 5).
 #' @param eta Topic-word smoothing (> 0), or `"learn"` (empirical Bayes,
-#'   for `local = "vb"`: between laps, eta is set to the value that maximises
+#'   for `local = "vb"` only, an error with any other engine: between laps, eta is set to the value that maximises
 #'   the bound given the expected counts (Minka's fixed point), and lambda
 #'   follows it; it starts from `min(0.5, 2500 / V)`; the memoized ELBO keeps
 #'   increasing; the path is `state$eta_path`). `NULL` takes the engine's
-#'   default: 0.01 for `"vb"` (measured across six corpora against
+#'   default: 0.01 for `"cvb0"` (Foulds et al.'s) and for `"vb"` (measured across six corpora against
 #'   scikit-learn by `inst/bench/defaults.R`: the most robust of 0.5, 0.01
 #'   and `"learn"`; 0.5, the earlier default, fell behind on larger
 #'   vocabularies).
 #' @param n_batches,batch_size Number of batches, or documents per batch
-#'   (give at most one). Default: batches of `max(100, D / 10)` documents;
-#'   `global = "batch"` uses one batch. Documents are assigned to batches
+#'   (give at most one). Default: the engine's: minibatches of 100
+#'   documents for the default `"cvb0"` (Foulds et al.'s); batches of
+#'   `max(100, D / 10)` documents for the others; `global = "batch"` uses
+#'   one batch. Documents are assigned to batches
 #'   once, at random; stochastic and streaming training visit the batches in a
 #'   new random order every lap. Or give `batches`.
 #' @param batches `NULL`, or your own batches: a list of vectors of document
 #'   numbers (rows of `x`) that together hold every document once. A corpus
 #'   on disk ([uci_source()]) brings its own batches.
-#' @param passes Number of laps through the data (>= 1), default 10: an
+#' @param passes Number of laps through the data (>= 1), default 10. The
+#'   default engine (`"cvb0"`) runs them all (its held-out score was still
+#'   improving at lap 10 on three of seven corpora:
+#'   `inst/bench/results/cvb0-stop.txt`). An
 #'   upper bound for memoized and batch training with `local = "vb"`, which
 #'   stop once a lap moves the ELBO by less than `converge_tol` (default
 #'   0.005, see `...`) of its size (the fit's `ended` says `"converged"`,
 #'   `"passes"` or `"interrupted"`; `converge_tol = 0` runs every lap).
 #'   Streaming makes one pass.
-#' @param restarts Run restart proposals after each document converges
-#'   (default `TRUE`; in the first `restart_laps` laps, default all:
-#'   without them the held-out score falls after lap 3 or 4, measured on
-#'   kos, sotu_chunks and spamassassin).
+#' @param restarts For `local = "vb"`: run restart proposals after each
+#'   document converges. `NULL` (default) takes the engine's default: `TRUE`
+#'   for `"vb"` (in the first `restart_laps` laps, default all: without
+#'   them the held-out score falls after lap 3 or 4, measured on kos,
+#'   sotu_chunks and spamassassin). The other engines have no restart
+#'   proposals: `restarts = TRUE` with them is an error (class
+#'   `sparsevi_error_argument`), `FALSE` is accepted.
 #' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
 #'   documents, and each topic starts from a near-uniform random base plus
 #'   its document's counts; on corpora of more than max(5000, 10 K)
@@ -114,7 +139,8 @@ lda_available <- function() {
 #'   UMass coherence -760 against -523 and held-out -9.73 against -9.27 for
 #'   `"bregman"`: `inst/bench/results/paper-mimno.txt`; for `local = "cvb0"` the same
 #'   start held as a dense table, without the random base: SCVB0's default
-#'   when K x V exceeds 2^25 entries, where one pass over 60,000 paragraphs
+#'   when K x V exceeds 2^25 entries or 4 times the corpus's tokens (see
+#'   [scvb0]), where one pass over 60,000 paragraphs
 #'   at K = 1000 scores -8.95 against -9.53 nats per token from `"bregman"`:
 #'   `inst/bench/results/scvb0.txt`, part 6), or
 #'   a K x V matrix of positive initial topic parameters (lambda), e.g. the
@@ -145,7 +171,8 @@ lda_available <- function() {
 #'   [sparsevi_cluster].
 #' @param doc_topics How many topics to keep per training document in
 #'   `doc_topic` (the fit's sparse document-topic proportions, see Value):
-#'   default `L`; `0` or `FALSE` keeps none. They come from each
+#'   default `L` (8 topics per document when K >= 8, for every engine);
+#'   `0` or `FALSE` keeps none. They come from each
 #'   document's local step in the last lap (no pass over the documents
 #'   after training); an interrupted fit infers them with the final topics
 #'   instead. `predict(fit)` returns them: with the default they are
@@ -157,8 +184,10 @@ lda_available <- function() {
 #'   holding less than that share is re-seeded from one document (drawn by
 #'   length from the fit's random streams; memoized training forgets the
 #'   topic's cached statistics). Dead topics are reported by `print()` and
-#'   listed by [dead_topics()]. For `local = "vb"`; the memoized objective
-#'   may fall on the lap after a re-seed.
+#'   listed by [dead_topics()]. For `local = "vb"` only: with any other
+#'   engine (the default `"cvb0"` included) a share above 0 is an error
+#'   (class `sparsevi_error_argument`; [prune_topics()] works for every
+#'   engine); the memoized objective may fall on the lap after a re-seed.
 #' @param sync Batches whose local steps share one set of global parameters
 #'   (a round; they run in parallel on a cluster), their global steps then
 #'   applied in batch order. Default 1 (one batch at a time), with or
@@ -186,9 +215,11 @@ lda_available <- function() {
 #'   time of this R process, all its threads: steadier than `seconds` on a
 #'   shared machine; work done by `cluster` workers is not counted),
 #'   `objective` (the ELBO
-#'   for memoized and batch training, else `NA`), `heldout` (per-token
-#'   held-out log-likelihood, or `NA`), `restart_accept` (acceptance rate of
-#'   restart proposals)), `n_docs`, `n_tokens`, `reused_dead` (with
+#'   for memoized and batch training with `local = "vb"`; `NA` for the
+#'   default SCVB0 and every other engine or global step, which have no
+#'   training objective: `heldout` is the score to watch), `heldout`
+#'   (per-token held-out log-likelihood, or `NA`), `restart_accept`
+#'   (acceptance rate of the `"vb"` step's restart proposals, else `NA`)), `n_docs`, `n_tokens`, `reused_dead` (with
 #'   `reuse_dead`: topics re-seeded after each lap, else `NULL`), `doc_topic` (the training
 #'   documents' topic proportions: a sparse D x K `dgCMatrix` holding, for
 #'   each document, its `doc_topics` largest posterior-mean proportions
@@ -200,23 +231,29 @@ lda_available <- function() {
 #'   `state` (what [update()] needs to continue) and `call`; with several
 #'   `K`, also `select` (see "Choosing K").
 #' @section Which engine:
-#' Measured on six corpora at K = 100, 10 laps, one thread:
-#' * `local = "cvb0"` (SCVB0) is the fastest: 1.8 to 4.0 CPU seconds per
-#'   10-lap fit (with a held-out score every lap) against 8.7 to 17.4 for
-#'   the default `"vb"`, with a higher held-out score (document completion)
-#'   on all six corpora, by 0.03 to 0.20 nats per token (kos -7.344 against
-#'   -7.397, spamassassin -7.026 against -7.230;
-#'   `inst/bench/results/scvb0.txt`, part 6, and `speed.txt`). On 60,000
+#' Measured on seven corpora at K = 100, one thread, the same split and
+#' held-out evaluator (document completion) for every system
+#' (`inst/bench/results/defaults.txt` and `speed-after.txt`):
+#' * `local = "cvb0"` (SCVB0, the default) is the fastest and scores best:
+#'   0.5 to 2.6 CPU seconds per 10-lap fit against 7.5 to 21.3 for `"vb"`
+#'   (memoized, converged after 5 to 7 laps), with a held-out score higher
+#'   on all seven corpora by 0.03 (moviereviews) to 0.22 (wikipara20000)
+#'   nats per token. The whole default call `fit_lda(x, K = 100)` took
+#'   2% to 10% of the CPU time of scikit-learn's batch LDA (10 iterations)
+#'   and 1% to 6% of topicmodels' collapsed Gibbs sampler (300 iterations),
+#'   ending 0.02 to 0.66 nats per token above both; text2vec's WarpLDA is
+#'   faster: the call took 8% to 22% of its time, ending 0.17 to 0.59 above
+#'   it (`inst/bench/results/speed-after.txt`). On 60,000
 #'   Wikipedia paragraphs, one pass, it scores -8.75 at K = 100 and -8.95
-#'   at K = 1000. Start here on a large corpus or when trying many K. It has
-#'   no objective: give `heldout` to watch its progress.
-#' * `local = "vb"` (default, memoized) has an exact objective that never
+#'   at K = 1000. It has no training objective (the trace's `objective` is
+#'   `NA`): give `heldout` to watch its progress.
+#' * `local = "vb"` (memoized) has an exact objective that never
 #'   decreases, continues cleanly with [update()], and offers
-#'   `eta = "learn"` and `reuse_dead`. It stops when a lap moves the
-#'   objective by less than `converge_tol` (5 to 7 laps on seven corpora):
-#'   8.7 to 21.3 CPU seconds per fit, with a held-out score above
-#'   scikit-learn's batch LDA (10 iterations) on every corpus, reached in
-#'   5% to 13% of scikit-learn's time (`inst/bench/results/speed.txt`).
+#'   `eta = "learn"`, `reuse_dead` and L-sparse responsibilities. It stops
+#'   when a lap moves the objective by less than `converge_tol` (5 to 7
+#'   laps on seven corpora), with a held-out score above scikit-learn's
+#'   batch LDA (10 iterations) on every corpus, reached in 5% to 13% of
+#'   scikit-learn's time (`inst/bench/results/speed.txt`).
 #' * `local = "gibbs"` for many topics: its time per minibatch hardly grows
 #'   with K (nips_f20: 0.64 s at K = 1000, 0.65 s at K = 2000, against 2.2 s
 #'   and 4.3 s for online VB; slower than VB at K = 100;
@@ -249,8 +286,12 @@ lda_available <- function() {
 #' smallest) K of the grid is chosen, widen the grid.
 #'
 #' @section Differences from the paper:
-#' The default engine is Hughes & Sudderth's L-sparse memoized VB. What it
-#' does differently, and the setting that restores the paper's choice:
+#' The default engine is Foulds et al.'s SCVB0; its departures from the
+#' paper (the topic step schedule \eqn{(1 + t)^{-0.6}}, no burn-in pass,
+#' the Bregman start, the seeded start when K x V exceeds 2^25) are in
+#' [scvb0], each with the setting that restores the paper's choice. With
+#' `local = "vb"`, Hughes & Sudderth's L-sparse memoized VB, what differs
+#' from their paper:
 #' * **Priors** `alpha = 0.1`, `eta = 0.01`, chosen by held-out score on
 #'   six corpora (`inst/bench/results/defaults.txt`); the authors' code
 #'   (bnpy) defaults to larger smoothing, 0.5 and 0.1. Give `alpha`, `eta`.
@@ -274,13 +315,16 @@ lda_available <- function() {
 #'
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
-#' fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 5, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 5, seed = 1) # SCVB0
 #' fit
 #' terms(fit, 5)
+#' # L-sparse memoized VB, with an objective that never decreases
+#' fit_vb <- fit_lda(sim$dtm, K = 3, local = "vb", L = 2, passes = 5, seed = 1)
+#' fit_vb$trace$objective
 #' @export
-fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NULL,
+fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = NULL,
                     eta = NULL, n_batches = NULL, batch_size = NULL, passes = 10,
-                    restarts = TRUE, init = c("bregman", "random", "sparse", "seeded"), tau = 1, kappa = 0.6,
+                    restarts = NULL, init = c("bregman", "random", "sparse", "seeded"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), heldout = NULL, batches = NULL,
                     cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = FALSE, ...) {
@@ -334,7 +378,7 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
     }
     passes <- 1L
   }
-  restarts <- check_flag(restarts, "restarts", call = here)
+  restarts <- check_restarts(restarts, local, call = here)
   init_lambda <- NULL
   if (missing(init) && !is.null(defaults$sparse_start_above) &&
       as.double(K) * V > defaults$sparse_start_above) {
@@ -413,6 +457,19 @@ fit_lda <- function(x, K, local = "vb", global = NULL, L = min(8, K), alpha = NU
                         trace = lda_empty_trace(), call = call),
                    x, passes, progress, heldout, cluster)
   lda_keep(fit, x, heldout, doc_topics)
+}
+
+# `restarts`: NULL is the engine's default (TRUE for "vb", the only engine
+# with restart proposals); TRUE for another engine is an error rather than
+# a setting that silently does nothing; FALSE is what the others do anyway.
+check_restarts <- function(restarts, local, call = caller_call()) {
+  if (is.null(restarts)) return(identical(local, "vb"))
+  restarts <- check_flag(restarts, "restarts", call = call)
+  if (restarts && !identical(local, "vb")) {
+    abort(sprintf("`restarts = TRUE` asks for the restart proposals of the \"vb\" local step; local = \"%s\" has none: drop `restarts` or use `local = \"vb\"`.",
+                  local), "argument", call = call)
+  }
+  restarts
 }
 
 # A dense K x V topic table (several are held at once) must stay addressable
@@ -629,11 +686,17 @@ lda_bregman_pick <- function(x, K, eta, seed) {
   mind <- ifelse(lens > 0, Inf, 0)
   chosen <- integer(0)
   smooth <- eta
+  # (the same values as before, without per-topic ifelse() and O(V)
+  # allocations: at K = 1000 the pick was a tenth of a one-pass default fit)
+  logmu <- double(V)
   for (k in seq_len(K)) {
-    w <- if (k == 1L || !any(is.finite(mind) & mind > 0)) {
+    fin <- is.finite(mind)
+    w <- if (k == 1L || !any(fin & mind > 0)) {
       as.double(lens > 0 & !(seq_len(D) %in% chosen))
     } else {
-      ifelse(is.finite(mind), mind, 0)
+      w <- mind
+      w[!fin] <- 0
+      w
     }
     if (sum(w) <= 0) w <- as.double(!(seq_len(D) %in% chosen))
     if (sum(w) <= 0) w <- rep(1, D)
@@ -645,7 +708,7 @@ lda_bregman_pick <- function(x, K, eta, seed) {
     terms <- x$term[idx] + 1L
     cnt <- x$count[idx]
     nc <- sum(cnt)
-    logmu <- rep(log(smooth / (nc + V * smooth)), V)
+    logmu[] <- log(smooth / (nc + V * smooth))
     logmu[terms] <- log((smooth + cnt) / (nc + V * smooth))
     cross <- doc_dot(p, logmu)
     kl <- pmax(self - cross, 0)
@@ -722,7 +785,12 @@ validate_sparsevi_lda <- function(fit) {
   tw <- .subset2(fit, "topic_word")
   if (is.null(tw)) tw <- .subset2(fit, "lambda")
   if (is.null(tw)) tw <- .subset2(.subset2(fit, "state"), "S") # lambda when read
-  rs <- if (is.matrix(tw)) rowSums(tw) else NA_real_
+  # a large fit's lambda with the row sums its engine tracked for it (SCVB0):
+  # those, not another O(K V) pass
+  st <- .subset2(fit, "state")
+  known <- is.null(.subset2(fit, "topic_word")) && is.matrix(tw) &&
+    length(st$tot) == nrow(tw) && !is.null(st$t) && identical(st$tot_t, st$t)
+  rs <- if (known) st$tot else if (is.matrix(tw)) rowSums(tw) else NA_real_
   if (!is.matrix(tw) || nrow(tw) != fit$K || ncol(tw) != length(fit$vocab) ||
       !all(is.finite(rs)) ||
       (!is.null(.subset2(fit, "topic_word")) && any(abs(rs - 1) > 1e-8))) {
@@ -788,6 +856,13 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
   visit <- visit[ex$sizes[visit] > 0]
   collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   collect_full <- as.double(control$K) * max(ex$sizes) > 2^20
+  # small minibatches (e.g. SCVB0's 100 documents) at a large table: a
+  # collection per minibatch cost a third of the training (K = 1000 over
+  # 60,000 Wikipedia paragraphs, 600 minibatches a lap, ~13 ms each), so
+  # collect once the results since the last collection reach
+  # lda_gc_budget bytes (the garbage left between collections is bounded by
+  # it); large batches (collect_full) collect every round, as before
+  pending <- lda_gc_budget
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)
@@ -802,7 +877,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     # (a large table: the last round's temporaries freed before the local
     # steps allocate their K x (batch vocabulary) scratch; large batches'
     # scratch outlives a young-generation collection, so a full one, ~30 ms)
-    if (collect) gc(verbose = FALSE, full = collect_full)
+    if (collect && (collect_full || pending >= lda_gc_budget)) {
+      gc(verbose = FALSE, full = collect_full)
+      pending <<- 0
+    }
     executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix")
   }
   tally <- function(acc, res) {
@@ -815,7 +893,13 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
                       # a large table: the previous minibatch's K x (batch
                       # vocabulary) temporaries are freed now, not left to
                       # pile up until R's collector runs (R/lda-store.R)
-                      if (collect) gc(verbose = FALSE, full = FALSE)
+                      if (collect && !collect_full) {
+                        pending <<- pending + as.double(utils::object.size(res))
+                      }
+                      if (collect && (collect_full || pending >= lda_gc_budget)) {
+                        gc(verbose = FALSE, full = FALSE)
+                        pending <<- 0
+                      }
                       global_fun(state, res, b, control)
                     }, tally, c(0, 0))
   state <- r$state
@@ -825,6 +909,10 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
        extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
                      bytes_sent = r$sent, bytes_received = r$received))
 }
+
+# Bytes of local-step results between forced collections when minibatches
+# are small (lda_lap()): 128 MB.
+lda_gc_budget <- 2^27
 
 # The rows of two traces, one after the other; columns one lacks (a fit
 # saved by an older version) are NA there.
@@ -983,8 +1071,8 @@ print.sparsevi_lda <- function(x, ...) {
   pi <- x$prune_info
   cat(sprintf("<sparsevi_lda> %d topics, %s documents, %s tokens, %s terms\n", x$K,
               fmt_int(x$n_docs), fmt_int(x$n_tokens), fmt_int(length(x$vocab))))
-  cat(sprintf("  engine: local \"%s\" (L = %d), global \"%s\"; %d laps in %.2fs\n",
-              x$local, x$L, x$global, nrow(tr), if (nrow(tr)) max(tr$seconds) else 0))
+  cat(sprintf("  engine: %s; %d laps in %.2fs\n", lda_engine_label(x), nrow(tr),
+              if (nrow(tr)) max(tr$seconds) else 0))
   if (!is.null(x$select)) print_select(x$select, x$K)
   if (!is.null(x$ended)) {
     cat(sprintf("  training ended: %s\n", switch(x$ended,
@@ -1006,6 +1094,9 @@ print.sparsevi_lda <- function(x, ...) {
   } else {
     if (nrow(tr) && !is.na(tr$objective[nrow(tr)])) {
       cat(sprintf("  final objective: %s\n", format(tr$objective[nrow(tr)], digits = 10)))
+    } else if (nrow(tr) && all(is.na(tr$heldout))) {
+      cat(sprintf("  no objective (%s): fit with `heldout` to score each lap\n",
+                  lda_no_objective_reason(x)))
     }
     if (nrow(tr) && !is.na(tr$heldout[nrow(tr)])) {
       cat(sprintf("  held-out log-likelihood per token: %.4f\n", tr$heldout[nrow(tr)]))
@@ -1027,6 +1118,27 @@ print.sparsevi_lda <- function(x, ...) {
   }
   print_junk(junk, lda_prune_cost(x, junk), x$local)
   invisible(x)
+}
+
+# The engine as print() and summary() name it: the method (the registry's
+# `label`), then the local and global steps; L only where the local step
+# uses it (the "vb" step's top-L responsibilities).
+lda_engine_label <- function(fit) {
+  label <- sparsevi_engines$lda[[fit$local]]$label
+  steps <- if (identical(fit$local, "vb")) {
+    sprintf("local \"vb\" (L = %d), global \"%s\"", fit$L, fit$global)
+  } else {
+    sprintf("local \"%s\", global \"%s\"", fit$local, fit$global)
+  }
+  if (is.null(label)) steps else sprintf("%s: %s", label, steps)
+}
+
+# Why a fit's trace has no objective (its `objective` column is NA).
+lda_no_objective_reason <- function(fit) {
+  if (identical(fit$local, "vb")) {
+    return(sprintf("global \"%s\" computes none; \"memoized\" and \"batch\" do", fit$global))
+  }
+  sprintf("%s has no training objective", sparsevi_engines$lda[[fit$local]]$label)
 }
 
 # Dead and duplicate topics, as print() and summary() report them; pruning
@@ -1076,7 +1188,7 @@ summary.sparsevi_lda <- function(object, ...) {
     tr$heldout[nrow(tr)] <- pi$heldout_after
   }
   out <- structure(list(K = object$K, L = object$L, local = object$local, global = object$global,
-                 n_docs = object$n_docs, n_tokens = object$n_tokens,
+                 n_docs = object$n_docs, n_tokens = object$n_tokens, ended = object$ended,
                  laps = nrow(tr), seconds = if (nrow(tr)) max(tr$seconds) else 0,
                  objective = if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_,
                  heldout = if (nrow(tr)) tr$heldout[nrow(tr)] else NA_real_,
@@ -1092,14 +1204,21 @@ summary.sparsevi_lda <- function(object, ...) {
 
 #' @export
 print.summary.sparsevi_lda <- function(x, ...) {
-  cat(sprintf("LDA with %d topics (local \"%s\", L = %d; global \"%s\")\n", x$K, x$local,
-              x$L, x$global))
-  cat(sprintf("%s documents, %s tokens; %d laps, %.2f seconds\n", fmt_int(x$n_docs),
-              fmt_int(x$n_tokens), x$laps, x$seconds))
-  cat(sprintf("objective: %s; held-out: %s; restart acceptance: %s\n",
-              if (!is.null(x$prune_info) && is.na(x$objective)) "not recomputed since pruning"
-              else format(x$objective, digits = 10), format(x$heldout, digits = 5),
-              format(x$restart_accept, digits = 3)))
+  cat(sprintf("LDA with %d topics (%s)\n", x$K, lda_engine_label(x)))
+  cat(sprintf("%s documents, %s tokens; %d laps, %.2f seconds%s\n", fmt_int(x$n_docs),
+              fmt_int(x$n_tokens), x$laps, x$seconds,
+              if (is.null(x$ended)) "" else sprintf(" (ended: %s)", x$ended)))
+  obj <- if (!is.null(x$prune_info) && is.na(x$objective)) {
+    "not recomputed since pruning"
+  } else if (is.na(x$objective)) {
+    sprintf("none (%s)", lda_no_objective_reason(x))
+  } else {
+    format(x$objective, digits = 10)
+  }
+  cat(sprintf("objective: %s; held-out: %s%s\n", obj, format(x$heldout, digits = 5),
+              if (identical(x$local, "vb")) {
+                sprintf("; restart acceptance: %s", format(x$restart_accept, digits = 3))
+              } else ""))
   if (!is.null(x$select)) print_select(x$select, x$K)
   o <- order(-x$topic_share)
   reason <- attr(x$junk, "reason")

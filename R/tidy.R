@@ -204,7 +204,10 @@ lda_to_ldavis <- function(fit, x, ...) {
 #'   `term`, `beta`; `tidy(matrix = "gamma")` has `document`, `topic`,
 #'   `gamma`; `augment()` has `document`, `term`, `count` (or the columns of
 #'   a data frame given) and `.topic`; `glance()` one row with `K`,
-#'   `n_docs`, `n_tokens`, `laps`, `seconds`, `objective`, `heldout`.
+#'   `n_docs`, `n_tokens`, `laps`, `seconds`, `objective` (the ELBO of
+#'   memoized or batch training with `local = "vb"`; `NA` for the default
+#'   engine, SCVB0, and every other, which have no training objective:
+#'   fit with `heldout` for `heldout`), `heldout`.
 #'   Mixture: `tidy()` has `component`, `weight`, `size` and one column per
 #'   variable's mean; `augment()` has the columns of `data`, `.cluster` and
 #'   `.probability`; `glance()` one row with `K`, `n`, `laps`, `seconds`,

@@ -48,10 +48,16 @@ say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
     as.character(utils::packageVersion("sparsevi")))
 say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass (vbmemo: two), batches of 1,000 paragraphs (ope: 5,000); 1 thread",
     nrow(x), ncol(x), sum(x$count))
-say("   doc_topics: %s; topic_word after the call: %s; whole/train = wall seconds of the whole call over the trace's training seconds",
+say("   doc_topics: %s; topic_word after the call: %s; whole/train = wall seconds of the whole call over the trace's training seconds; CPU whole/train = the same in CPU seconds of the child (steadier on a loaded machine)",
     doc_topics, topic_word)
-say("   %-6s %5s %9s %9s %9s %10s %12s", "engine", "K", "wall s", "train s", "CPU s", "peak RSS",
-    "whole/train")
+say("   commit %s; command: %snice -n 10 Rscript inst/bench/large.R",
+    system("git rev-parse --short HEAD", intern = TRUE),
+    paste0(vapply(c("SPARSEVI_BENCH_DOCS", "SPARSEVI_BENCH_KS", "SPARSEVI_BENCH_ENGINES",
+                    "SPARSEVI_BENCH_DOC_TOPICS", "SPARSEVI_BENCH_TOPIC_WORD", "SPARSEVI_BENCH_OUT"),
+                  function(v) if (nzchar(Sys.getenv(v))) sprintf("%s=%s ", v, Sys.getenv(v)) else "",
+                  ""), collapse = ""))
+say("   %-6s %5s %9s %9s %9s %10s %12s %11s %16s", "engine", "K", "wall s", "train s", "CPU s",
+    "peak RSS", "whole/train", "whole CPU", "CPU whole/train")
 child <- tempfile(fileext = ".R")
 writeLines(c(
   "args <- commandArgs(TRUE)",
@@ -70,8 +76,8 @@ writeLines(c(
   "fit <- do.call(fit_lda, args_fit)",
   "if (args[6] == 'read') tw <- fit$topic_word[1, 1]",
   "t1 <- proc.time() - t0",
-  "cat(sprintf('RESULT %.1f %.1f %.1f\\n', t1[['elapsed']], max(fit$trace$seconds),",
-  "            max(fit$trace$cpu_seconds)))"), child)
+  "cat(sprintf('RESULT %.2f %.2f %.2f %.2f\\n', t1[['elapsed']], max(fit$trace$seconds),",
+  "            max(fit$trace$cpu_seconds), t1[['user.self']] + t1[['sys.self']]))"), child)
 for (K in Ks) for (eng in engines) {
   tf <- tempfile()
   out <- suppressWarnings(system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"),
@@ -85,8 +91,8 @@ for (K in Ks) for (eng in engines) {
     next
   }
   v <- as.numeric(strsplit(res, " ")[[1]][-1])
-  say("   %-6s %5d %9.1f %9.1f %9.1f %8.2f GB %11.2fx", eng, K, v[1], v[2], v[3], rss / 1024^2,
-      v[1] / v[2])
+  say("   %-6s %5d %9.1f %9.1f %9.1f %8.2f GB %11.2fx %11.1f %15.2fx", eng, K, v[1], v[2], v[3],
+      rss / 1024^2, v[1] / v[2], v[4], v[4] / v[3])
 }
 say("load at end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 attr(say, "close")()

@@ -122,7 +122,7 @@ test_that("every argument of every exported function refuses hostile values with
     for (arg in names(row$kinds)) {
       for (v in bad_values[[row$kinds[[arg]]]]) {
         # NULL means "use the default" for arguments whose default is NULL
-        if (is.null(v) && arg %in% c("seed", "n_batches", "batch_size", "L", "alpha", "eta",
+        if (is.null(v) && arg %in% c("seed", "n_batches", "batch_size", "L", "alpha", "eta", "restarts",
                                       "local", "global", "type", "measure", "method", "max_iter", "n_test",
                                       "docs_in",
                                       "leaf_size")) next

@@ -7,9 +7,9 @@ test_that("a fit under a sequential future plan equals the fit without one", {
   on.exit(future::plan(old), add = TRUE)
   x <- cluster_corpus()
   for (g in c("memoized", "stochastic")) {
-    a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+    a <- fit_lda(x, local = "vb", K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  cluster = "future", progress = FALSE)
-    b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+    b <- fit_lda(x, local = "vb", K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  progress = FALSE)
     expect_same_lda(a, b)
     # no persistent workers: each round's batches travel with the globals
@@ -19,9 +19,9 @@ test_that("a fit under a sequential future plan equals the fit without one", {
   expect_identical(a$control$sync, 1L)
   # a plan object, used for this fit only
   future::plan(future::sequential)
-  a <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 3,
+  a <- fit_lda(x, local = "vb", K = 4, L = 2, n_batches = 4, passes = 2, seed = 3,
                cluster = future::tweak(future::sequential), progress = FALSE)
-  b <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 3, progress = FALSE)
+  b <- fit_lda(x, local = "vb", K = 4, L = 2, n_batches = 4, passes = 2, seed = 3, progress = FALSE)
   expect_same_lda(a, b)
   expect_s3_class(future::plan(), "sequential")
   sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 4)
@@ -40,16 +40,16 @@ test_that("a fit under a multisession plan keeps batches on the workers and equa
   invisible(future::value(future::future(.libPaths(p), globals = list(p = .libPaths()))))
   x <- cluster_corpus()
   for (g in c("memoized", "stochastic")) {
-    a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+    a <- fit_lda(x, local = "vb", K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  cluster = "future", sync = 2, progress = FALSE)
-    b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+    b <- fit_lda(x, local = "vb", K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  sync = 2, progress = FALSE)
     expect_same_lda(a, b)
     expect_identical(a$control$sync, 2L)
   }
   # batches stay on the workers: a round sends the globals only, so less
   # than sending the corpus again
-  task <- fit_lda(x, K = 4, L = 2, global = "stochastic", n_batches = 4, sync = 2,
+  task <- fit_lda(x, local = "vb", K = 4, L = 2, global = "stochastic", n_batches = 4, sync = 2,
                   passes = 3, seed = 9, cluster = future::tweak(future::sequential),
                   progress = FALSE)
   expect_same_lda(a, task)
@@ -73,7 +73,7 @@ test_that("the executor counts the bytes it serialises and sends", {
   on.exit(parallel::stopCluster(cl), add = TRUE)
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
   x <- cluster_corpus()
-  fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
+  fit <- fit_lda(x, local = "vb", K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
                  sync = 2, progress = FALSE)
   # each round sends the globals once to each of its 2 workers
   view <- sparsevi:::lda_local_view(fit$state)

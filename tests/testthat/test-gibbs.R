@@ -317,6 +317,6 @@ test_that("init = \"seeded\" holds the Bregman seeding sparsely for gibbs, refus
   g <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 20, seed = 1,
                progress = FALSE)
   expect_false(isTRUE(all.equal(f$topic_word, g$topic_word)))
-  expect_error(fit_lda(sim$dtm, K = 3, init = "seeded", passes = 1, progress = FALSE),
+  expect_error(fit_lda(sim$dtm, K = 3, local = "vb", init = "seeded", passes = 1, progress = FALSE),
                "is for local = \"cvb0\" or \"gibbs\"", class = "sparsevi_error_argument")
 })

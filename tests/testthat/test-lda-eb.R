@@ -32,7 +32,8 @@ test_that("the C fixed point finds the eta of the Polya likelihood's maximum", {
 
 test_that("eta = \"learn\" learns eta between laps; the memoized ELBO never decreases", {
   sim <- simulate_lda(D = 120, V = 80, K = 4, eta = 0.05, seed = 7)
-  f <- fit_lda(sim$dtm, K = 4, L = 2, eta = "learn", passes = 6, seed = 1, progress = FALSE,
+  f <- fit_lda(sim$dtm, local = "vb", K = 4, L = 2, eta = "learn", passes = 6, seed = 1,
+               progress = FALSE,
                converge_tol = 0) # all 6 laps
   expect_length(f$state$eta_path, 5L)
   expect_identical(f$eta, f$state$eta_path[5])
@@ -45,16 +46,19 @@ test_that("eta = \"learn\" learns eta between laps; the memoized ELBO never decr
   # planted eta = 0.05: the learned one moves from the start towards it
   start <- sparsevi:::eta_learn_start(ncol(sim$dtm))
   expect_lt(abs(log(f$eta / 0.05)), abs(log(start / 0.05)))
-  f2 <- fit_lda(sim$dtm, K = 4, L = 2, eta = "learn", passes = 6, seed = 1, threads = 2,
+  f2 <- fit_lda(sim$dtm, local = "vb", K = 4, L = 2, eta = "learn", passes = 6, seed = 1,
+                threads = 2,
                 progress = FALSE, converge_tol = 0)
   expect_identical(f2$topic_word, f$topic_word)
   # stochastic training learns too; update() goes on learning
-  s <- fit_lda(sim$dtm, K = 4, L = 2, eta = "learn", global = "stochastic", passes = 3,
+  s <- fit_lda(sim$dtm, local = "vb", K = 4, L = 2, eta = "learn", global = "stochastic",
+               passes = 3,
                seed = 1, progress = FALSE)
   expect_length(s$state$eta_path, 2L)
   u <- update(f, sim$dtm, passes = 2, progress = FALSE)
   expect_length(u$state$eta_path, 6L)
   expect_error(fit_lda(sim$dtm, K = 4, local = "cvb0", eta = "learn"),
                class = "sparsevi_error_argument")
-  expect_error(fit_lda(sim$dtm, K = 4, eta = "lean"), class = "sparsevi_error_argument")
+  expect_error(fit_lda(sim$dtm, local = "vb", K = 4, eta = "lean"),
+                       class = "sparsevi_error_argument")
 })

@@ -108,7 +108,7 @@ test_that("top words by partial sort equal a full order()", {
 
 test_that("predict(type = \"full\") gives the full posterior or says how to get it", {
   sim <- methods_corpus()
-  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE)
+  fit <- fit_lda(sim$dtm, local = "vb", K = 4, L = 2, passes = 3, seed = 1, progress = FALSE)
   # the stored proportions are truncated: type = "full" refuses them
   expect_error(predict(fit, type = "full"), "doc_topics = K",
                class = "sparsevi_error_argument")
@@ -117,7 +117,7 @@ test_that("predict(type = \"full\") gives the full posterior or says how to get 
   expect_true(all(full > 0))
   expect_equal(predict(fit, sim$dtm), full)
   # a fit keeping every topic returns the full posterior itself
-  fitK <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, doc_topics = 4,
+  fitK <- fit_lda(sim$dtm, local = "vb", K = 4, L = 2, passes = 3, seed = 1, doc_topics = 4,
                   progress = FALSE)
   pk <- predict(fitK, type = "full")
   expect_true(all(pk > 0))

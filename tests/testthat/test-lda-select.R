@@ -71,7 +71,8 @@ test_that("choosing K scores the user's heldout with the final fit only, and wor
   expect_equal(f$select$heldout[1], as.numeric(heldout_loglik(one, split$test)))
   # arguments passed on by a wrapper's dots are found
   wrap <- function(data, ...) fit_lda(data, ...)
-  g <- wrap(sp$train, K = c(2, 4), passes = 2, seed = 3, progress = FALSE, max_iter = 50)
+  g <- wrap(sp$train, K = c(2, 4), passes = 2, seed = 3, progress = FALSE, local = "vb",
+            max_iter = 50)
   expect_identical(g$select$K, c(2L, 4L))
   expect_equal(g$control$max_iter, 50)
   out <- capture.output(invisible(fit_lda(sp$train, K = c(2, 3), passes = 1, seed = 3,

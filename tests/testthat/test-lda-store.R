@@ -150,7 +150,8 @@ test_that("a local step's summary is its own vector, never a buffer the next one
 test_that("memoized training builds its store in the start's table; a large fit keeps S alone", {
   sim <- simulate_lda(D = 160, V = 50, K = 3, doc_length = 30, seed = 11)
   fit <- function(passes) {
-    fit_lda(sim$dtm, K = 3, L = 2, global = "memoized", n_batches = 4, passes = passes,
+    fit_lda(sim$dtm, local = "vb", K = 3, L = 2, global = "memoized", n_batches = 4,
+            passes = passes,
             seed = 2, progress = FALSE)
   }
   small <- fit(2)

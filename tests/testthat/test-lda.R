@@ -97,7 +97,7 @@ test_that("memoized and batch ELBO never decrease, with restarts on", {
                 list(L = 4, alpha = 0.5, eta = 0.1), list(L = 2), list(L = 4))
   for (cs in cases) {
     for (g in c("memoized", "batch")) {
-      fit <- fit_lda(sim$dtm, K = 4, L = cs$L, global = g, passes = 12, seed = 1,
+      fit <- fit_lda(sim$dtm, local = "vb", K = 4, L = cs$L, global = g, passes = 12, seed = 1,
                      alpha = cs$alpha, eta = cs$eta, restarts = TRUE, progress = FALSE)
       obj <- fit$trace$objective
       expect_true(all(is.finite(obj)))
@@ -113,10 +113,10 @@ test_that("planted topics of simulate_lda are recovered", {
   # (topics are probability vectors, so L1 ranges over [0, 2]).
   sim <- simulate_lda(D = 150, V = 50, K = 4, doc_length = 60, seed = 1)
   for (L in c(2, 4)) {
-    fit <- fit_lda(sim$dtm, K = 4, L = L, passes = 30, seed = 1, progress = FALSE)
+    fit <- fit_lda(sim$dtm, local = "vb", K = 4, L = L, passes = 30, seed = 1, progress = FALSE)
     expect_true(all(match_topics_l1(fit$topic_word, sim$topic_word) < 0.3))
   }
-  fit <- fit_lda(sim$dtm, K = 4, L = 2, global = "stochastic", passes = 40, seed = 1,
+  fit <- fit_lda(sim$dtm, local = "vb", K = 4, L = 2, global = "stochastic", passes = 40, seed = 1,
                  batch_size = 30, progress = FALSE)
   expect_true(all(match_topics_l1(fit$topic_word, sim$topic_word) < 0.3))
 })
@@ -125,7 +125,7 @@ test_that("fit_lda runs with every vb global step and returns a valid object", {
   sim <- sim_small()
   sp <- split_heldout(sim$dtm, n_test = 20, seed = 2)
   for (g in c("memoized", "stochastic", "streaming", "batch")) {
-    fit <- fit_lda(sp$train, K = 3, L = 2, global = g,
+    fit <- fit_lda(sp$train, local = "vb", K = 3, L = 2, global = g,
                    passes = if (g == "streaming") 1 else 3, seed = 1, progress = FALSE,
                    heldout = sp$test)
     expect_s3_class(fit, c("sparsevi_lda", "sparsevi_fit"))
@@ -143,24 +143,29 @@ test_that("fit_lda runs with every vb global step and returns a valid object", {
     expect_equal(fit$n_docs, 100L)
     expect_identical(fit$global, g)
   }
-  expect_warning(fit_lda(sp$train, K = 3, global = "streaming", passes = 3, seed = 1),
+  expect_warning(fit_lda(sp$train, local = "vb", K = 3, global = "streaming", passes = 3, seed = 1),
                  class = "sparsevi_warning_passes")
 })
 
 test_that("same seed gives the same fit, whatever the number of threads", {
   sim <- sim_small()
-  a <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 11, threads = 1, progress = FALSE)
-  b <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 11, threads = 1, progress = FALSE)
-  c <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 11, threads = 2, progress = FALSE)
+  a <- fit_lda(sim$dtm, local = "vb", K = 3, L = 2, passes = 3, seed = 11, threads = 1,
+               progress = FALSE)
+  b <- fit_lda(sim$dtm, local = "vb", K = 3, L = 2, passes = 3, seed = 11, threads = 1,
+               progress = FALSE)
+  c <- fit_lda(sim$dtm, local = "vb", K = 3, L = 2, passes = 3, seed = 11, threads = 2,
+               progress = FALSE)
   expect_identical(a$topic_word, b$topic_word)
   expect_identical(a$topic_word, c$topic_word)
   expect_identical(a$trace$objective, c$trace$objective)
-  s1 <- fit_lda(sim$dtm, K = 3, global = "stochastic", passes = 2, seed = 3, threads = 1,
+  s1 <- fit_lda(sim$dtm, local = "vb", K = 3, global = "stochastic", passes = 2, seed = 3,
+                threads = 1,
                 batch_size = 25, progress = FALSE)
-  s2 <- fit_lda(sim$dtm, K = 3, global = "stochastic", passes = 2, seed = 3, threads = 2,
+  s2 <- fit_lda(sim$dtm, local = "vb", K = 3, global = "stochastic", passes = 2, seed = 3,
+                threads = 2,
                 batch_size = 25, progress = FALSE)
   expect_identical(s1$lambda, s2$lambda)
-  d <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 12, progress = FALSE)
+  d <- fit_lda(sim$dtm, local = "vb", K = 3, L = 2, passes = 3, seed = 12, progress = FALSE)
   expect_false(identical(a$topic_word, d$topic_word))
   # local step on a batch bigger than one block: threads do not matter
   big <- simulate_lda(D = 300, V = 40, K = 3, doc_length = 30, seed = 4)$dtm
@@ -173,7 +178,7 @@ test_that("same seed gives the same fit, whatever the number of threads", {
 
 test_that("a fit survives saveRDS()/readRDS() and predicts the same", {
   sim <- sim_small()
-  fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 1, progress = FALSE)
+  fit <- fit_lda(sim$dtm, local = "vb", K = 3, L = 2, passes = 3, seed = 1, progress = FALSE)
   f <- tempfile(fileext = ".rds")
   saveRDS(fit, f)
   back <- readRDS(f)
@@ -235,11 +240,12 @@ test_that("an error in a later lap returns the last completed fit with a warning
     if (calls > 3) stop("boom")
     orig(state, res, batch_id, control)
   }
-  one <- fit_lda(sim$dtm, K = 3, n_batches = 2, passes = 1, seed = 1, progress = FALSE)
+  one <- fit_lda(sim$dtm, local = "vb", K = 3, n_batches = 2, passes = 1, seed = 1,
+                 progress = FALSE)
   utils::assignInNamespace("lda_global_memoized_lazy", failing, ns = "sparsevi")
   on.exit(utils::assignInNamespace("lda_global_memoized_lazy", orig, ns = "sparsevi"))
   # fails in lap 2 after one of its batches changed the store
-  expect_warning(fit <- fit_lda(sim$dtm, K = 3, n_batches = 2, passes = 4, seed = 1,
+  expect_warning(fit <- fit_lda(sim$dtm, local = "vb", K = 3, n_batches = 2, passes = 4, seed = 1,
                                 progress = FALSE),
                  class = "sparsevi_warning_interrupted")
   expect_equal(nrow(fit$trace), 1L)
@@ -249,7 +255,8 @@ test_that("an error in a later lap returns the last completed fit with a warning
   calls <- 0
   utils::assignInNamespace("lda_global_memoized_lazy", function(...) stop("boom"),
                            ns = "sparsevi")
-  expect_error(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE), "boom")
+  expect_error(fit_lda(sim$dtm, local = "vb", K = 3, passes = 2, seed = 1, progress = FALSE),
+                       "boom")
 })
 
 test_that("bad arguments get classed errors naming the argument", {
@@ -272,7 +279,7 @@ test_that("bad arguments get classed errors naming the argument", {
   err(fit_lda(x, K = 3, passes = 0))
   err(fit_lda(x, K = 3, n_batches = 2, batch_size = 10))
   err(fit_lda(x, K = 3, init = "kmeans"))
-  err(fit_lda(x, K = 3, global = "batch", n_batches = 3))
+  err(fit_lda(x, local = "vb", K = 3, global = "batch", n_batches = 3))
   err(fit_lda(x, K = 3, max_iter = 0))
   err(fit_lda(x, K = 3, restarts = NA))
   err(fit_lda(x, K = 3, threads = 0))
@@ -287,17 +294,20 @@ test_that("bad arguments get classed errors naming the argument", {
 
 test_that("random initialisation works and differs from Bregman", {
   sim <- sim_small()
-  a <- fit_lda(sim$dtm, K = 3, init = "random", passes = 2, seed = 1, progress = FALSE)
-  b <- fit_lda(sim$dtm, K = 3, init = "bregman", passes = 2, seed = 1, progress = FALSE)
+  a <- fit_lda(sim$dtm, local = "vb", K = 3, init = "random", passes = 2, seed = 1,
+               progress = FALSE)
+  b <- fit_lda(sim$dtm, local = "vb", K = 3, init = "bregman", passes = 2, seed = 1,
+               progress = FALSE)
   expect_false(identical(a$topic_word, b$topic_word))
   expect_true(all(is.finite(a$trace$objective)))
 })
 
 test_that("memoized training holds the topics through its first lap, as a batch lap does", {
   sim <- sim_small()
-  m <- fit_lda(sim$dtm, K = 3, L = 2, global = "memoized", n_batches = 4, passes = 1,
+  m <- fit_lda(sim$dtm, local = "vb", K = 3, L = 2, global = "memoized", n_batches = 4, passes = 1,
                seed = 1, progress = FALSE)
-  b <- fit_lda(sim$dtm, K = 3, L = 2, global = "batch", passes = 1, seed = 1, progress = FALSE)
+  b <- fit_lda(sim$dtm, local = "vb", K = 3, L = 2, global = "batch", passes = 1, seed = 1,
+               progress = FALSE)
   # every batch's first local step saw the initial topics: the same summary
   # (up to the order of the sums) and the same topics as one batch lap
   expect_equal(m$topic_word, b$topic_word, tolerance = 1e-10)
@@ -312,7 +322,8 @@ test_that("vb's memoized training on its store equals the dense memoized step", 
   sim <- sim_small()
   ns <- asNamespace("sparsevi")
   run <- function(L) {
-    fit_lda(sim$dtm, K = 4, L = L, n_batches = 3, passes = 4, seed = 2, progress = FALSE)
+    fit_lda(sim$dtm, local = "vb", K = 4, L = L, n_batches = 3, passes = 4, seed = 2,
+            progress = FALSE)
   }
   for (L in c(2L, 4L)) {
     lazy <- run(L)
@@ -341,7 +352,8 @@ test_that("vb's streaming training on its store equals the dense streaming step"
   sim <- sim_small()
   ns <- asNamespace("sparsevi")
   run <- function() {
-    fit_lda(sim$dtm, K = 4, L = 2, global = "streaming", n_batches = 4, passes = 2, seed = 3,
+    fit_lda(sim$dtm, local = "vb", K = 4, L = 2, global = "streaming", n_batches = 4, passes = 2,
+            seed = 3,
             progress = FALSE)
   }
   lazy <- suppressWarnings(run())
@@ -387,14 +399,15 @@ test_that("the warm-started C local step matches the pure-R reference (issue 20)
 
 test_that("memoized vb stops when converged; passes is an upper bound (issue 20)", {
   sim <- sim_small(4)
-  f <- fit_lda(sim$dtm, K = 3, passes = 30, seed = 1, progress = FALSE)
+  f <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 30, seed = 1, progress = FALSE)
   expect_identical(f$ended, "converged")
   expect_lt(nrow(f$trace), 30L)
   ob <- f$trace$objective
   n <- length(ob)
   expect_lte(abs(ob[n] - ob[n - 1]), 5e-3 * abs(ob[n]))
   expect_true(all(abs(diff(ob[-n])) > 5e-3 * abs(ob[-c(1, n)])))
-  g <- fit_lda(sim$dtm, K = 3, passes = 6, seed = 1, progress = FALSE, converge_tol = 0)
+  g <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 6, seed = 1, progress = FALSE,
+               converge_tol = 0)
   expect_identical(g$ended, "passes")
   expect_identical(nrow(g$trace), 6L)
   expect_output(print(f), "training ended: converged")
@@ -405,7 +418,7 @@ test_that("memoized vb stops when converged; passes is an upper bound (issue 20)
   h <- update(g, sim$dtm, passes = 3, progress = FALSE)
   expect_gt(nrow(h$trace), 6L)
   expect_gte(h$trace$objective[nrow(h$trace)], g$trace$objective[6L])
-  expect_error(fit_lda(sim$dtm, K = 3, converge_tol = -1, progress = FALSE),
+  expect_error(fit_lda(sim$dtm, local = "vb", K = 3, converge_tol = -1, progress = FALSE),
                class = "sparsevi_error")
 })
 
@@ -435,14 +448,101 @@ test_that("doc_topic is the last lap's local step, for every engine (issue 20)",
 
 test_that("vb warm start and restart_laps fits are reproducible and thread-independent", {
   sim <- sim_small(6)
-  a <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 3, progress = FALSE, warm_start = TRUE,
+  a <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 4, seed = 3, progress = FALSE,
+               warm_start = TRUE,
                restarts = TRUE, restart_laps = 2, converge_tol = 0)
-  b <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 3, progress = FALSE, warm_start = TRUE,
+  b <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 4, seed = 3, progress = FALSE,
+               warm_start = TRUE,
                restarts = TRUE, restart_laps = 2, converge_tol = 0, threads = 2)
   expect_identical(a$topic_word, b$topic_word)
   expect_identical(a$trace$objective, b$trace$objective)
   # restart proposals in laps 1-2 only
   expect_true(all(is.na(a$trace$restart_accept[3:4])))
-  c0 <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 3, progress = FALSE, converge_tol = 0)
+  c0 <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 4, seed = 3, progress = FALSE,
+                converge_tol = 0)
   expect_false(identical(a$topic_word, c0$topic_word))
+})
+
+test_that("the default engine is SCVB0, and print() and summary() say so (issue 20)", {
+  sim <- sim_small()
+  f <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  expect_identical(f$local, "cvb0")
+  expect_identical(f$global, "stochastic")
+  expect_identical(formals(fit_lda)$local, "cvb0")
+  # the same fit as asking for the engine by name
+  named <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 2, seed = 1, progress = FALSE)
+  expect_identical(f$topic_word, named$topic_word)
+  expect_identical(f$doc_topic, named$doc_topic)
+  out <- capture.output(print(f))
+  expect_match(out[2], "engine: SCVB0: local \"cvb0\", global \"stochastic\"; 2 laps")
+  # no objective: the trace's column is NA and print() says why and what to do
+  expect_true(all(is.na(f$trace$objective)))
+  expect_true(any(grepl("no objective (SCVB0 has no training objective)", out, fixed = TRUE)))
+  expect_true(is.na(logLik(f)))
+  s <- capture.output(print(summary(f)))
+  expect_match(s[1], "SCVB0: local \"cvb0\"")
+  expect_true(any(grepl("objective: none (SCVB0 has no training objective)", s, fixed = TRUE)))
+  expect_false(any(grepl("restart acceptance", s)))
+  # vb is named as such, with its L
+  v <- capture.output(print(fit_lda(sim$dtm, K = 3, local = "vb", L = 2, passes = 2, seed = 1,
+                                    progress = FALSE)))
+  expect_match(v[2], "engine: L-sparse VB: local \"vb\" \\(L = 2\\), global \"memoized\"")
+  expect_true(any(grepl("final objective", v)))
+})
+
+test_that("the default call is reproducible by seed and does not depend on threads (issue 20)", {
+  sim <- simulate_lda(D = 260, V = 40, K = 3, doc_length = 30, seed = 5)
+  a <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 21, threads = 1, progress = FALSE)
+  b <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 21, threads = 1, progress = FALSE)
+  c <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 21, threads = 2, progress = FALSE)
+  # several minibatches (the default is 100 documents each)
+  expect_identical(a$control$n_batches, 3L)
+  expect_identical(a$topic_word, b$topic_word)
+  expect_identical(a$topic_word, c$topic_word)
+  expect_identical(a$doc_topic, c$doc_topic)
+  expect_identical(predict(a, sim$dtm[1:20, ], threads = 1),
+                   predict(c, sim$dtm[1:20, ], threads = 2))
+  d <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 22, progress = FALSE)
+  expect_false(identical(a$topic_word, d$topic_word))
+  # update() continues with the fit's own engine and stays reproducible
+  u1 <- update(a, sim$dtm, passes = 2, progress = FALSE)
+  u2 <- update(c, sim$dtm, passes = 2, progress = FALSE)
+  expect_identical(u1$local, "cvb0")
+  expect_identical(nrow(u1$trace), 5L)
+  expect_identical(u1$topic_word, u2$topic_word)
+  expect_false(identical(u1$topic_word, a$topic_word))
+})
+
+test_that("vb-only arguments given to the default engine are refused or documented (issue 20)", {
+  sim <- sim_small()
+  x <- sim$dtm
+  # restarts: NULL is the engine's default (TRUE for vb); TRUE asks for what
+  # SCVB0 has not; FALSE is what it does anyway
+  expect_error(fit_lda(x, K = 3, restarts = TRUE), "drop `restarts`",
+               class = "sparsevi_error_argument")
+  f0 <- fit_lda(x, K = 3, passes = 1, seed = 1, progress = FALSE)
+  f1 <- fit_lda(x, K = 3, passes = 1, seed = 1, restarts = FALSE, progress = FALSE)
+  expect_identical(f0$topic_word, f1$topic_word)
+  expect_false(f0$control$restarts)
+  expect_true(fit_lda(x, K = 3, local = "vb", passes = 1, seed = 1,
+                      progress = FALSE)$control$restarts)
+  # eta = "learn", reuse_dead, vb's controls: classed errors naming the engine
+  expect_error(fit_lda(x, K = 3, eta = "learn"), "\"vb\"", class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = 3, reuse_dead = TRUE), "\"vb\"", class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = 3, converge_tol = 0), "Unknown control",
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = 3, max_iter = 5), "Unknown control",
+               class = "sparsevi_error_argument")
+  # vb's global steps: the error says the default engine changed
+  expect_error(fit_lda(x, K = 3, global = "memoized"), "give `local = \"vb\"`",
+               class = "sparsevi_error_engine")
+  # L: dense responsibilities, L sets only how many topics doc_topic keeps
+  a <- fit_lda(x, K = 3, L = 1, passes = 2, seed = 1, progress = FALSE)
+  b <- fit_lda(x, K = 3, L = 3, passes = 2, seed = 1, progress = FALSE)
+  expect_identical(a$topic_word, b$topic_word)
+  expect_true(all(Matrix::rowSums(a$doc_topic != 0) == 1))
+  expect_true(all(Matrix::rowSums(b$doc_topic != 0) == 3))
+  # the default minibatches: 100 documents (Foulds et al.), or as given
+  expect_identical(fit_lda(x, K = 3, passes = 1, seed = 1, batch_size = 20,
+                           progress = FALSE)$control$n_batches, 6L)
 })

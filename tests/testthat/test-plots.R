@@ -70,13 +70,14 @@ test_that("the words panel draws the largest topics first, with an axis label", 
 
 test_that("progress prints lap, elapsed, objective and ETA, and is silent when off", {
   sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
-  expect_message(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = TRUE),
+  expect_message(fit_lda(sim$dtm, local = "vb", K = 3, passes = 2, seed = 1, progress = TRUE),
                  "^lap 1/2 +[0-9.]+s +objective -?[0-9.]+ +ETA <= [0-9.]+s")
-  expect_silent(fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE))
+  expect_silent(fit_lda(sim$dtm, local = "vb", K = 3, passes = 2, seed = 1, progress = FALSE))
   # stochastic training has no objective: the line shows the held-out score
   # when `heldout` is given, and says how to get one when it is not
   sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 1)
-  out <- capture.output(invisible(fit_lda(sp$train, K = 3, global = "stochastic", passes = 2,
+  out <- capture.output(invisible(fit_lda(sp$train, local = "vb", K = 3, global = "stochastic",
+                                          passes = 2,
                                           seed = 1, heldout = sp$test, progress = TRUE)),
                         type = "message")
   expect_match(out, "^lap [12]/2 +[0-9.]+s +heldout -[0-9.]+/token +ETA [0-9.]+s")

@@ -2,7 +2,7 @@
 
 test_that("rounds of batches keep the memoized objective non-decreasing", {
   x <- cluster_corpus()
-  fit <- fit_lda(x, K = 4, L = 2, n_batches = 6, sync = 3, passes = 5, seed = 1,
+  fit <- fit_lda(x, local = "vb", K = 4, L = 2, n_batches = 6, sync = 3, passes = 5, seed = 1,
                  progress = FALSE)
   obj <- fit$trace$objective
   expect_true(all(diff(obj) >= -1e-7 * abs(obj[-1])))
@@ -13,10 +13,11 @@ test_that("rounds of batches keep the memoized objective non-decreasing", {
 test_that("user batches and a given initial lambda are honoured and checked", {
   x <- cluster_corpus()
   b <- split(seq_len(120), rep(1:4, each = 30))
-  init <- fit_lda(x, K = 4, passes = 1, seed = 3, progress = FALSE)$lambda
-  f1 <- fit_lda(x, K = 4, L = 2, batches = b, init = init, passes = 2, seed = 1,
+  init <- fit_lda(x, local = "vb", K = 4, passes = 1, seed = 3, progress = FALSE)$lambda
+  f1 <- fit_lda(x, local = "vb", K = 4, L = 2, batches = b, init = init, passes = 2, seed = 1,
                 progress = FALSE)
-  f2 <- fit_lda(x, K = 4, L = 2, batches = rev(rev(b)), init = init, passes = 2, seed = 1,
+  f2 <- fit_lda(x, local = "vb", K = 4, L = 2, batches = rev(rev(b)), init = init, passes = 2,
+                seed = 1,
                 progress = FALSE)
   expect_same_lda(f1, f2)
   expect_identical(f1$control$n_batches, 4L)
@@ -45,16 +46,17 @@ test_that("a corpus on disk gives the fit of the same corpus in memory", {
   expect_length(src$files, 5L)
   expect_equal(sum(src$n_tokens), sum(x$count))
   b <- split(seq_len(120), ceiling(seq_len(120) / 25))
-  init <- fit_lda(x, K = 4, passes = 1, seed = 3, progress = FALSE)$lambda
+  init <- fit_lda(x, local = "vb", K = 4, passes = 1, seed = 3, progress = FALSE)$lambda
   for (g in c("memoized", "stochastic")) {
-    a <- fit_lda(src, K = 4, L = 2, global = g, init = init, passes = 3, seed = 5,
+    a <- fit_lda(src, local = "vb", K = 4, L = 2, global = g, init = init, passes = 3, seed = 5,
                  progress = FALSE)
-    m <- fit_lda(x, K = 4, L = 2, global = g, init = init, batches = b, passes = 3,
+    m <- fit_lda(x, local = "vb", K = 4, L = 2, global = g, init = init, batches = b, passes = 3,
                  seed = 5, progress = FALSE)
     expect_same_lda(a, m)
   }
-  s1 <- fit_lda(src, K = 4, global = "streaming", init = init, seed = 5, progress = FALSE)
-  s2 <- fit_lda(x, K = 4, global = "streaming", init = init, batches = b, seed = 5,
+  s1 <- fit_lda(src, local = "vb", K = 4, global = "streaming", init = init, seed = 5,
+                progress = FALSE)
+  s2 <- fit_lda(x, local = "vb", K = 4, global = "streaming", init = init, batches = b, seed = 5,
                 progress = FALSE)
   expect_same_lda(s1, s2)
   expect_error(fit_lda(src, K = 4, n_batches = 2), class = "sparsevi_error_argument")
@@ -69,9 +71,9 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
   x <- cluster_corpus()
   for (g in c("memoized", "stochastic")) {
-    a <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+    a <- fit_lda(x, local = "vb", K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  cluster = cl, sync = 2, progress = FALSE)
-    b <- fit_lda(x, K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+    b <- fit_lda(x, local = "vb", K = 4, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  sync = 2, progress = FALSE)
     expect_same_lda(a, b)
     expect_true(all(a$trace$bytes_sent > 0))
@@ -89,10 +91,10 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
   # the default fit without one, restarts on
   for (g in c("memoized", "stochastic")) {
     expect_message(
-      a <- fit_lda(x, K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+      a <- fit_lda(x, local = "vb", K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                    restarts = TRUE, cluster = cl, progress = FALSE),
       class = "sparsevi_message_sync")
-    b <- fit_lda(x, K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
+    b <- fit_lda(x, local = "vb", K = 5, L = 2, global = g, n_batches = 4, passes = 3, seed = 9,
                  restarts = TRUE, progress = FALSE)
     expect_identical(a$control$sync, 1L)
     expect_same_lda(a, b)
@@ -116,7 +118,7 @@ test_that("a worker that dies gets a classed error that keeps the last model", {
   on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
   parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
   x <- cluster_corpus()
-  fit <- fit_lda(x, K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
+  fit <- fit_lda(x, local = "vb", K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
                  sync = 2, progress = FALSE)
   pid <- parallel::clusterCall(cl[2], Sys.getpid)[[1]]
   tools::pskill(pid)

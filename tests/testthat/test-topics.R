@@ -2,7 +2,8 @@
 
 overfit <- function(...) {
   sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
-  list(sim = sim, fit = fit_lda(sim$dtm, K = 12, L = 3, passes = 8, seed = 1, eta = 0.5,
+  list(sim = sim, fit = fit_lda(sim$dtm, local = "vb", K = 12, L = 3, passes = 8, seed = 1,
+                                eta = 0.5,
                                 converge_tol = 0, # all 8 laps
                                 progress = FALSE, ...))
 }
@@ -34,7 +35,7 @@ test_that("dead and duplicate topics are listed and reported by print() and summ
   expect_output(print(summary(fit)), "\\[dead\\]")
   # a fit without junk prints no such line
   sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
-  clean <- fit_lda(sim$dtm, K = 3, passes = 5, seed = 1, eta = 0.5, progress = FALSE)
+  clean <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 5, seed = 1, eta = 0.5, progress = FALSE)
   expect_length(dead_topics(clean), 0L)
   expect_false(any(grepl("junk", capture.output(print(clean)))))
   expect_error(dead_topics(list()), class = "sparsevi_error_argument")
@@ -85,9 +86,11 @@ test_that("reuse_dead re-seeds dead topics between laps, reproducibly", {
   # the re-seeded topic starts from a document: memoized training revives
   # some topics on a corpus with more structure than the model holds
   sim <- simulate_lda(D = 300, V = 120, K = 8, seed = 3)
-  a <- fit_lda(sim$dtm, K = 8, L = 3, passes = 10, seed = 4, init = "random", eta = 0.5,
+  a <- fit_lda(sim$dtm, local = "vb", K = 8, L = 3, passes = 10, seed = 4, init = "random",
+               eta = 0.5,
                converge_tol = 0, progress = FALSE)
-  b <- fit_lda(sim$dtm, K = 8, L = 3, passes = 10, seed = 4, init = "random", eta = 0.5,
+  b <- fit_lda(sim$dtm, local = "vb", K = 8, L = 3, passes = 10, seed = 4, init = "random",
+               eta = 0.5,
                reuse_dead = TRUE, converge_tol = 0, progress = FALSE)
   expect_lt(length(dead_topics(b, duplicates = FALSE)),
             length(dead_topics(a, duplicates = FALSE)))
@@ -97,7 +100,7 @@ test_that("reuse_dead re-seeds dead topics between laps, reproducibly", {
 test_that("print() after prune_topics() shows figures of the pruned model, and recommends pruning only when safe", {
   sim <- simulate_lda(D = 220, V = 100, K = 3, seed = 1)
   sp <- split_heldout(sim$dtm, n_test = 20, seed = 3)
-  fit <- fit_lda(sp$train, K = 12, L = 3, passes = 6, seed = 1, eta = 0.5,
+  fit <- fit_lda(sp$train, local = "vb", K = 12, L = 3, passes = 6, seed = 1, eta = 0.5,
                  heldout = sp$test, progress = FALSE)
   junk <- dead_topics(fit)
   expect_gt(length(junk), 0L)
