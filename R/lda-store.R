@@ -105,9 +105,70 @@ lda_store_own <- function(st) {
 lda_store_lap_start <- function(state) {
   for (nm in c("cvb0", "vbstore")) {
     st <- state[[nm]]
-    if (!is.null(st) && !isTRUE(st$sealed)) state[[nm]] <- lda_store_copy(st)
+    if (!is.null(st) && !isTRUE(st$sealed) && is.null(state$snapshots[[nm]])) {
+      state[[nm]] <- lda_store_copy(st)
+    }
   }
   state
+}
+
+# Large stores are kept safe on disk instead: a copy would be a second K x V
+# table for the whole lap. Before each lap (train_laps()' `protect`), a store
+# of more than getOption("sparsevi.snapshot_bytes", 2^28) bytes is written to
+# a file in tempdir() and its table marked as the store's own
+# (ffi_lda_store_save()); the lap then writes it in place, and if the lap
+# fails, lda_store_recover() reads the last completed lap's store back from
+# the file, bit for bit. `files` is an environment of the fit's snapshot paths
+# by store name (one file per store, rewritten each lap); lda_store_forget()
+# removes them when training ends.
+lda_snapshot_bytes <- function() {
+  b <- getOption("sparsevi.snapshot_bytes", 2^28)
+  if (!is.numeric(b) || length(b) != 1L || is.na(b) || b < 0) {
+    abort("The option `sparsevi.snapshot_bytes` must be one non-negative number of bytes.",
+          "argument")
+  }
+  b
+}
+
+lda_store_protect <- function(state, files) {
+  for (nm in c("cvb0", "vbstore")) {
+    st <- state[[nm]]
+    if (is.null(st) || 8 * as.double(length(st$X)) <= lda_snapshot_bytes()) {
+      state$snapshots[nm] <- list(NULL)
+      next
+    }
+    path <- files[[nm]] %||% tempfile(sprintf("sparsevi-%s-", nm), fileext = ".bin")
+    files[[nm]] <- path
+    part <- paste0(path, ".part")
+    .Call(ffi_lda_store_save, st$X, st$meta, part)
+    if (!file.rename(part, path)) {
+      unlink(part)
+      abort(sprintf("Could not keep the topic store's snapshot at %s.", path), "io")
+    }
+    state$snapshots[[nm]] <- path
+  }
+  state
+}
+
+# The state of the last completed lap after a failed one: each store with a
+# snapshot read back from its file (its other fields kept).
+lda_store_recover <- function(state) {
+  for (nm in names(state$snapshots)) {
+    path <- state$snapshots[[nm]]
+    st <- state[[nm]]
+    if (is.null(path) || is.null(st) || !file.exists(path)) next
+    rd <- .Call(ffi_lda_store_load, path)
+    for (f in setdiff(names(st), c("X", "meta"))) rd[f] <- list(st[[f]])
+    state[[nm]] <- rd
+  }
+  state$snapshots <- NULL
+  state
+}
+
+lda_store_forget <- function(files) {
+  paths <- unlist(as.list(files), use.names = FALSE)
+  if (length(paths)) unlink(c(paths, paste0(paths, ".part")))
+  invisible(NULL)
 }
 
 # The K x V table a local step reads after lda_store_view(): the store's X or

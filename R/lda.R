@@ -956,6 +956,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
       !is.na(previous) && !is.na(current) && abs(current - previous) <= tol * abs(current)
     }
   }
+  # a large topic store is kept safe on disk between laps, not copied
+  # (lda_store_protect(), R/lda-store.R)
+  lda_snapshot_bytes() # (a bad option is an error before training, not a failed lap)
+  snapshot_files <- new.env(parent = emptyenv())
+  on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
                     function(state, l) lda_lap(state, x, control, l, ex, hook, warm_of),
                     evaluate,
@@ -963,10 +968,14 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
                       between,
                     converged = converged,
-                    on_worker_error = on_worker_error, fail_first = TRUE)
+                    on_worker_error = on_worker_error, fail_first = TRUE,
+                    protect = function(state, l) lda_store_protect(state, snapshot_files),
+                    recover = lda_store_recover)
   trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
   state <- run$state
   run$state <- NULL
+  state$snapshots <- NULL
+  lda_store_forget(snapshot_files)
   state$start_owned <- NULL
   # the fit's lambda is built in the store's table (the store ends here)
   fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)

@@ -10,6 +10,7 @@
  * error or interrupt); no other R API is used, and none inside a parallel
  * region. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <R_ext/Memory.h>
 #include <R_ext/Utils.h>
