@@ -227,6 +227,23 @@ lda_available <- function() {
 #'
 #' `vignette("engines")` compares them in more detail.
 #'
+#' @section Memory and interruptions:
+#' A fit holds one dense K x V table of topics at a time (plus scratch of K
+#' times a batch's vocabulary): its start becomes the topic store in place,
+#' and the fit's `lambda` is built in that table at the end; `topic_word` is
+#' computed when read. An error or interrupt (Ctrl-C) during a lap returns
+#' the fit after the last completed lap, with a warning of class
+#' `sparsevi_warning_interrupted`. To keep that lap's topics, a lap works on
+#' a copy of the store while memory is plentiful. A store larger than
+#' `getOption("sparsevi.snapshot_bytes")` is instead written to a file in
+#' [tempdir()] before each lap and read back if the lap fails, so that the
+#' fit never holds two tables; the file is removed when the fit returns.
+#' The default, `"auto"`, does so when the table exceeds a quarter of the
+#' memory the system has available at the lap's start (Linux; elsewhere
+#' give a number of bytes to enable it): writing costs from about one to
+#' many seconds per GB and lap, depending on the disk. The fit is the same
+#' either way.
+#'
 #' @section Choosing K:
 #' Give several values, e.g. `fit_lda(x, K = c(10, 20, 40))`. Each K is
 #' fitted with the same settings and seed on 90% of the documents and

@@ -190,6 +190,10 @@ test_that("a large store is kept on disk, not copied: a failed lap is read back 
   expect_identical(list.files(tempdir(), pattern = "^sparsevi-"), before)
   options(sparsevi.snapshot_bytes = "big")
   expect_error(fit("cvb0", NULL, 2), class = "sparsevi_error_argument")
+  # "auto": disk only for a table above a quarter of the available memory
+  options(sparsevi.snapshot_bytes = "auto")
+  lim <- sparsevi:::lda_snapshot_bytes()
+  expect_true(is.infinite(lim) || (lim > 0 && lim < 2^60))
 })
 
 test_that("a local step's summary is its own vector, never a buffer the next one reuses", {
