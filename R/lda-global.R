@@ -52,7 +52,15 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
     state$t <- state$t + 1L
     return(state)
   }
-  if (is.null(st) || isTRUE(st$sealed)) {
+  if (!is.null(st) && isTRUE(st$sealed) && !is.null(state$snapshots$vbstore)) {
+    # a large store kept safe on disk (lda_store_protect()): the lap goes
+    # on in its table, the same values as the copy below
+    .Call(ffi_lda_store_recount, st$X, st$meta, list(t = as.double(state$t)))
+    st$sealed <- NULL
+    if (!is.null(state$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$lambda)
+    state$vbstore <- st
+    state$S <- NULL
+  } else if (is.null(st) || isTRUE(st$sealed)) {
     from <- if (!is.null(st)) st$X else state$S
     st <- lda_store_counts(from, state$t, nrow(res$summary), ncol(res$summary))
     # topics held fixed while the cache fills (first lap): their totals, so

@@ -105,9 +105,93 @@ lda_store_own <- function(st) {
 lda_store_lap_start <- function(state) {
   for (nm in c("cvb0", "vbstore")) {
     st <- state[[nm]]
-    if (!is.null(st) && !isTRUE(st$sealed)) state[[nm]] <- lda_store_copy(st)
+    if (!is.null(st) && !isTRUE(st$sealed) && is.null(state$snapshots[[nm]])) {
+      state[[nm]] <- lda_store_copy(st)
+    }
   }
   state
+}
+
+# Large stores are kept safe on disk instead: a copy would be a second K x V
+# table for the whole lap. Before each lap (train_laps()' `protect`), a store
+# larger than lda_snapshot_bytes() is written to a file in tempdir() and its
+# table marked as the store's own (ffi_lda_store_save()); the lap then writes
+# it in place, and if the lap fails, lda_store_recover() reads the last
+# completed lap's store back from the file, bit for bit. `files` is an
+# environment of the fit's snapshot paths by store name (one file per store,
+# rewritten each lap); lda_store_forget() removes them when training ends.
+#
+# The threshold: getOption("sparsevi.snapshot_bytes"), a number of bytes, or
+# "auto" (the default): a quarter of the memory the system has available at
+# the lap's start (Linux: MemAvailable of /proc/meminfo; elsewhere never).
+# A copy in memory costs nothing while memory is plentiful, and writing a
+# table to disk costs seconds per GB (1 to 18 s per GB measured on this
+# project's shared machine), so disk is used only where a second table would
+# crowd memory. Fits are the same either way.
+lda_snapshot_bytes <- function() {
+  b <- getOption("sparsevi.snapshot_bytes", "auto")
+  if (identical(b, "auto")) {
+    avail <- mem_available_bytes()
+    return(if (is.na(avail)) Inf else avail / 4)
+  }
+  if (!is.numeric(b) || length(b) != 1L || is.na(b) || b < 0) {
+    abort("The option `sparsevi.snapshot_bytes` must be \"auto\" or one non-negative number of bytes.",
+          "argument")
+  }
+  b
+}
+
+# Bytes of memory available to new work (Linux), NA where unknown.
+mem_available_bytes <- function() {
+  if (!file.exists("/proc/meminfo")) return(NA_real_)
+  lines <- tryCatch(readLines("/proc/meminfo", warn = FALSE), error = function(e) character())
+  hit <- grep("^MemAvailable:", lines, value = TRUE)
+  if (length(hit) != 1L) return(NA_real_)
+  kb <- suppressWarnings(as.numeric(gsub("[^0-9]", "", hit)))
+  if (is.na(kb)) NA_real_ else kb * 1024
+}
+
+lda_store_protect <- function(state, files) {
+  limit <- NULL
+  for (nm in c("cvb0", "vbstore")) {
+    st <- state[[nm]]
+    if (!is.null(st) && is.null(limit)) limit <- lda_snapshot_bytes()
+    if (is.null(st) || 8 * as.double(length(st$X)) <= limit) {
+      state$snapshots[nm] <- list(NULL)
+      next
+    }
+    path <- files[[nm]] %||% tempfile(sprintf("sparsevi-%s-", nm), fileext = ".bin")
+    files[[nm]] <- path
+    part <- paste0(path, ".part")
+    .Call(ffi_lda_store_save, st$X, st$meta, part)
+    if (!file.rename(part, path)) {
+      unlink(part)
+      abort(sprintf("Could not keep the topic store's snapshot at %s.", path), "io")
+    }
+    state$snapshots[[nm]] <- path
+  }
+  state
+}
+
+# The state of the last completed lap after a failed one: each store with a
+# snapshot read back from its file (its other fields kept).
+lda_store_recover <- function(state) {
+  for (nm in names(state$snapshots)) {
+    path <- state$snapshots[[nm]]
+    st <- state[[nm]]
+    if (is.null(path) || is.null(st) || !file.exists(path)) next
+    rd <- .Call(ffi_lda_store_load, path)
+    for (f in setdiff(names(st), c("X", "meta"))) rd[f] <- list(st[[f]])
+    state[[nm]] <- rd
+  }
+  state$snapshots <- NULL
+  state
+}
+
+lda_store_forget <- function(files) {
+  paths <- unlist(as.list(files), use.names = FALSE)
+  if (length(paths)) unlink(c(paths, paste0(paths, ".part")))
+  invisible(NULL)
 }
 
 # The K x V table a local step reads after lda_store_view(): the store's X or

@@ -39,14 +39,21 @@ lda_vb_control <- function(control, call = caller_call()) {
 # and restart controls, alpha, tol, active_eps, and whether to return the
 # objective terms and the summary. Document completion (R/eval.R) runs the
 # same step with its own values.
+#
+# summary_form: how C accumulates the L-sparse step's summary, 0 its choice
+# (by word where that takes less memory than a dense K x batch-vocabulary
+# table), 1 the dense table, 2 by word; the sums are the same doubles either
+# way (tests hold 1 against 2).
 vb_opts <- function(control, mode = 0L, L = control$L, restarts = isTRUE(control$restarts),
-                    alpha = control$alpha, objective = FALSE, summary = TRUE, store = NULL) {
+                    alpha = control$alpha, objective = FALSE, summary = TRUE, store = NULL,
+                    summary_form = 0L) {
   list(mode = as.integer(mode), L = as.integer(L), max_iter = as.integer(control$max_iter),
        select_every = as.integer(control$select_every),
        restart_max = if (restarts) as.integer(control$restart_max) else 0L,
        restart_iter = as.integer(control$restart_iter), alpha = as.double(alpha),
        tol = as.double(control$tol), active_eps = as.double(control$active_eps),
-       objective = isTRUE(objective), summary = isTRUE(summary), store = store)
+       objective = isTRUE(objective), summary = isTRUE(summary), store = store,
+       summary_form = as.integer(summary_form))
 }
 
 # Run the vb step on a dtm with topics `topics` (mode 0: Dirichlet parameters

@@ -264,6 +264,23 @@ lda_available <- function() {
 #'
 #' `vignette("engines")` compares them in more detail.
 #'
+#' @section Memory and interruptions:
+#' A fit holds one dense K x V table of topics at a time (plus scratch of K
+#' times a batch's vocabulary): its start becomes the topic store in place,
+#' and the fit's `lambda` is built in that table at the end; `topic_word` is
+#' computed when read. An error or interrupt (Ctrl-C) during a lap returns
+#' the fit after the last completed lap, with a warning of class
+#' `sparsevi_warning_interrupted`. To keep that lap's topics, a lap works on
+#' a copy of the store while memory is plentiful. A store larger than
+#' `getOption("sparsevi.snapshot_bytes")` is instead written to a file in
+#' [tempdir()] before each lap and read back if the lap fails, so that the
+#' fit never holds two tables; the file is removed when the fit returns.
+#' The default, `"auto"`, does so when the table exceeds a quarter of the
+#' memory the system has available at the lap's start (Linux; elsewhere
+#' give a number of bytes to enable it): writing costs from about one to
+#' many seconds per GB and lap, depending on the disk. The fit is the same
+#' either way.
+#'
 #' @section Choosing K:
 #' Give several values, e.g. `fit_lda(x, K = c(10, 20, 40))`. Each K is
 #' fitted with the same settings and seed on 90% of the documents and
@@ -1044,6 +1061,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
       !is.na(previous) && !is.na(current) && abs(current - previous) <= tol * abs(current)
     }
   }
+  # a large topic store is kept safe on disk between laps, not copied
+  # (lda_store_protect(), R/lda-store.R)
+  lda_snapshot_bytes() # (a bad option is an error before training, not a failed lap)
+  snapshot_files <- new.env(parent = emptyenv())
+  on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
                     function(state, l) lda_lap(state, x, control, l, ex, hook, warm_of),
                     evaluate,
@@ -1051,10 +1073,14 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
                       between,
                     converged = converged,
-                    on_worker_error = on_worker_error, fail_first = TRUE)
+                    on_worker_error = on_worker_error, fail_first = TRUE,
+                    protect = function(state, l) lda_store_protect(state, snapshot_files),
+                    recover = lda_store_recover)
   trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
   state <- run$state
   run$state <- NULL
+  state$snapshots <- NULL
+  lda_store_forget(snapshot_files)
   state$start_owned <- NULL
   # the fit's lambda is built in the store's table (the store ends here)
   fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)

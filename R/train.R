@@ -153,6 +153,11 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
 #   converged(previous, current) -> TRUE to stop (optional; objectives);
 #   on_worker_error(err, state) (optional): called with a worker's error and
 #     the last completed state; must signal (stop()).
+#   protect(state, lap) -> state (optional): called before each lap, e.g. to
+#     keep a large table safe on disk rather than copy it (the lap may then
+#     write the state's tables in place);
+#   recover(state) -> state (optional): after a failed lap, the state as it
+#     was before the lap (e.g. read back from what protect() kept).
 # An error or interrupt during a lap keeps the state of the last completed
 # lap (a lap works on its own copy) and warns with class
 # sparsevi_warning_interrupted; when no lap has completed yet and
@@ -160,13 +165,17 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
 # how the loop ended: "passes", "converged" or "interrupted".
 train_laps <- function(state, laps, lap, evaluate, trainer, between = NULL,
                        converged = NULL, on_worker_error = NULL, fail_first = TRUE,
-                       previous = NA_real_) {
+                       previous = NA_real_, protect = NULL, recover = NULL) {
   done <- 0L
   ended <- "passes"
   for (i in seq_along(laps)) {
     l <- laps[i]
-    out <- tryCatch(lap(state, l), interrupt = function(e) e, error = function(e) e)
+    out <- tryCatch({
+      if (!is.null(protect)) state <- protect(state, l)
+      lap(state, l)
+    }, interrupt = function(e) e, error = function(e) e)
     if (inherits(out, "condition")) {
+      if (!is.null(recover)) state <- recover(state)
       if (inherits(out, "sparsevi_error_worker")) {
         if (!is.null(on_worker_error)) on_worker_error(out, state)
         stop(out)

@@ -31,7 +31,9 @@ void lda_completion(const svi_dtm *obs, const svi_dtm *held, const double *beta,
   int *words = (int *)R_alloc(V > 0 ? V : 1, sizeof(int));
   int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
   int Vb = lda_batch_words(obs, words, loc);
-  double *le = (double *)R_alloc((size_t)K * (Vb > 0 ? Vb : 1), sizeof(double));
+  /* le (a second K x Vb table) only if the step reads it */
+  double *le = lda_vb_needs_le(o) ? (double *)R_alloc((size_t)K * (Vb > 0 ? Vb : 1), sizeof(double))
+                                  : NULL;
   double *eb = (double *)R_alloc((size_t)K * (Vb > 0 ? Vb : 1), sizeof(double));
   lda_topic_weights(beta, K, V, words, Vb, 1, threads, le, eb);
   double *N = (double *)R_alloc((size_t)K * (D > 0 ? D : 1), sizeof(double));

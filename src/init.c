@@ -25,6 +25,9 @@ extern SEXP ffi_lda_store_lambda(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_copy(SEXP, SEXP);
 extern SEXP ffi_lda_store_shared(SEXP, SEXP);
 extern SEXP ffi_lda_store_release(SEXP);
+extern SEXP ffi_lda_store_save(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_load(SEXP);
+extern SEXP ffi_lda_store_recount(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 /* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -91,6 +94,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_store_copy", (DL_FUNC)&ffi_lda_store_copy, 2},
     {"ffi_lda_store_shared", (DL_FUNC)&ffi_lda_store_shared, 2},
     {"ffi_lda_store_release", (DL_FUNC)&ffi_lda_store_release, 1},
+    {"ffi_lda_store_save", (DL_FUNC)&ffi_lda_store_save, 3},
+    {"ffi_lda_store_load", (DL_FUNC)&ffi_lda_store_load, 1},
+    {"ffi_lda_store_recount", (DL_FUNC)&ffi_lda_store_recount, 3},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
     /* LDA engine */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},

@@ -1,6 +1,7 @@
 /* Glue of the LDA engine: unpacks SEXPs, allocates outputs, calls the
  * kernels of lda-vb.c, lda-global.c and eval-completion.c. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include "ffi.h"
@@ -37,6 +38,54 @@ static void check_topics(SEXP topics, int V) {
  * with fixed topics); mode 2: the store X of lambda = eta + scale X, with
  * option store = c(eta, scale, the K row sums of X). The summary comes back
  * as the parts p, i, x of a sparse K x V matrix (NULL without one). */
+/* The by-word summary as the slots p, i, x of a K x V dgCMatrix at
+ * out[slot..slot+2]: the same entries as svi_set_sparse_columns() gives for
+ * the dense accumulator (non-zero sums, topics increasing). */
+static void set_word_sums(SEXP out, int slot, const lda_vb_wordsum *ws, int L, int K, int V,
+                          const int *words, int Vb) {
+  double *row = (double *)R_alloc(K, sizeof(double));
+  int *touched = (int *)R_alloc(K, sizeof(int));
+  int *mark = (int *)R_alloc(K, sizeof(int));
+  memset(row, 0, sizeof(double) * (size_t)K);
+  memset(mark, 0, sizeof(int) * (size_t)K);
+  /* first pass: how many non-zero sums */
+  R_xlen_t nz = 0;
+  for (int w = 0; w < Vb; w++) {
+    int n = lda_vb_word_sums(ws, L, w, row, touched, mark);
+    for (int t = 0; t < n; t++) {
+      nz += row[touched[t]] != 0;
+      row[touched[t]] = 0;
+    }
+  }
+  if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
+  SEXP sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+  SEXP si = PROTECT(Rf_allocVector(INTSXP, nz));
+  SEXP sx = PROTECT(Rf_allocVector(REALSXP, nz));
+  int *p = INTEGER(sp), *ii = INTEGER(si);
+  double *xx = REAL(sx);
+  int pos = 0, w = 0;
+  p[0] = 0;
+  for (int v = 0; v < V; v++) {
+    if (w < Vb && words[w] == v) {
+      int n = lda_vb_word_sums(ws, L, w, row, touched, mark);
+      for (int t = 0; t < n; t++) {
+        int k = touched[t];
+        if (row[k] != 0) {
+          ii[pos] = k;
+          xx[pos++] = row[k];
+        }
+        row[k] = 0;
+      }
+      w++;
+    }
+    p[v + 1] = pos;
+  }
+  SET_VECTOR_ELT(out, slot, sp);
+  SET_VECTOR_ELT(out, slot + 1, si);
+  SET_VECTOR_ELT(out, slot + 2, sx);
+  UNPROTECT(3);
+}
+
 SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
                       SEXP warm) {
   int n_prot = 0;
@@ -66,7 +115,8 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
   int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
   int Vb = lda_batch_words(&x, words, loc);
   size_t kvb = (size_t)K * (size_t)(Vb > 0 ? Vb : 1);
-  double *le = (double *)R_alloc(kvb, sizeof(double));
+  /* le, a second K x Vb table, only for the dense step's objective */
+  double *le = lda_vb_needs_le(&o) ? (double *)R_alloc(kvb, sizeof(double)) : NULL;
   double *eb = (double *)R_alloc(kvb, sizeof(double));
   if (mode == 2) {
     lda_topic_weights_store(REAL(topics), K, V, words, Vb, store[0], store[1], store + 2,
@@ -94,7 +144,25 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
   out.tries = INTEGER(tries);
   out.accepts = INTEGER(accepts);
   out.acc = NULL;
-  if (want_sum) {
+  out.ws = NULL;
+  /* The sparse step's summary by word (12 bytes per entry and kept topic)
+   * where that is smaller than a dense K x Vb accumulator (8 bytes per
+   * entry of it): at large K it is many times smaller. */
+  lda_vb_wordsum ws;
+  int L = o.L < K ? o.L : K;
+  int form = svi_opt_int(opts, "summary_form", 0, 2);
+  int by_word = want_sum && o.L < K &&
+                (form == 2 || (form == 0 && (double)nnz * L * 12.0 + (double)nnz * 8.0 <
+                                                (double)kvb * 8.0));
+  if (by_word) {
+    ws.slot = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+    ws.word_ptr = (int *)R_alloc((size_t)Vb + 1, sizeof(int));
+    ws.nsel = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+    ws.idx = (int *)R_alloc(nnz > 0 ? (size_t)nnz * L : 1, sizeof(int));
+    ws.val = (double *)R_alloc(nnz > 0 ? (size_t)nnz * L : 1, sizeof(double));
+    lda_vb_wordsum_slots(&x, loc, Vb, &ws);
+    out.ws = &ws;
+  } else if (want_sum) {
     out.acc = (double *)R_alloc(kvb, sizeof(double));
     memset(out.acc, 0, kvb * sizeof(double));
   }
@@ -113,7 +181,10 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
   n_prot++;
   /* the batch summary as a sparse K x V matrix over the batch's words:
    * O(K x its vocabulary) however large V is */
-  if (want_sum) svi_set_sparse_columns(res, 0, out.acc, K, V, words, Vb);
+  if (by_word)
+    set_word_sums(res, 0, &ws, L, K, V, words, Vb);
+  else if (want_sum)
+    svi_set_sparse_columns(res, 0, out.acc, K, V, words, Vb);
   SET_VECTOR_ELT(res, 3, doc_topic);
   SET_VECTOR_ELT(res, 4, doc_obj);
   SET_VECTOR_ELT(res, 5, iters);

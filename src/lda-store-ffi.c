@@ -13,6 +13,7 @@
  * "sparsevi_store" and counts as the store's own. Every entry point takes
  * its settings as one named list (svi_opt*, ffi.h). */
 #include <limits.h>
+#include <stdio.h>
 #include <math.h>
 #include <string.h>
 #include "ffi.h"
@@ -33,9 +34,10 @@ static int store_marked(SEXP X) {
   return TYPEOF(a) == LGLSXP && XLENGTH(a) == 1 && LOGICAL(a)[0] == 1;
 }
 
-/* Errors unless the store may be written in place. */
+/* Errors unless the store may be written in place. A marked table's meta
+ * goes with it (the lists that share them are never read again). */
 static void store_need_own(SEXP X, SEXP meta) {
-  if ((MAYBE_SHARED(X) && !store_marked(X)) || MAYBE_SHARED(meta))
+  if ((MAYBE_SHARED(X) || MAYBE_SHARED(meta)) && !store_marked(X))
     Rf_error("internal error: the topic store is shared; copy it (lda_store_copy()) "
              "before writing to it");
 }
@@ -209,7 +211,110 @@ SEXP ffi_lda_store_lambda(SEXP X, SEXP meta, SEXP opts) {
 SEXP ffi_lda_store_shared(SEXP X, SEXP meta) {
   int K, V;
   store_dims(X, meta, &K, &V);
-  return Rf_ScalarLogical((MAYBE_SHARED(X) && !store_marked(X)) || MAYBE_SHARED(meta));
+  return Rf_ScalarLogical((MAYBE_SHARED(X) || MAYBE_SHARED(meta)) && !store_marked(X));
+}
+
+/* Snapshots of a large store on disk (R/lda-store.R, lda_store_protect()):
+ * a lap then writes the store in place instead of working on a copy, and a
+ * failed lap's state is read back from the file. The file: 8 bytes of
+ * magic, K and V as doubles, meta (K + 2 doubles), X (K x V doubles, column
+ * by column), in the machine's byte order (the file never leaves the R
+ * session that wrote it). */
+static const char store_magic[8] = {'S', 'V', 'I', 'S', 'T', 'O', 'R', '1'};
+
+static int write_all(FILE *f, const void *p, size_t size, size_t n) {
+  const char *c = (const char *)p;
+  const size_t chunk = (size_t)1 << 24;
+  while (n > 0) {
+    size_t m = n < chunk ? n : chunk;
+    if (fwrite(c, size, m, f) != m) return 0;
+    c += size * m;
+    n -= m;
+  }
+  return 1;
+}
+
+static int read_all(FILE *f, void *p, size_t size, size_t n) {
+  char *c = (char *)p;
+  const size_t chunk = (size_t)1 << 24;
+  while (n > 0) {
+    size_t m = n < chunk ? n : chunk;
+    if (fread(c, size, m, f) != m) return 0;
+    c += size * m;
+    n -= m;
+  }
+  return 1;
+}
+
+/* Writes the store to `path` and marks X as the store's own (its last good
+ * values are on disk). Errors (nothing marked) if the file cannot be
+ * written whole. */
+SEXP ffi_lda_store_save(SEXP X, SEXP meta, SEXP path) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  if (TYPEOF(path) != STRSXP || XLENGTH(path) != 1)
+    Rf_error("internal error: the snapshot path must be one string");
+  const char *p = R_ExpandFileName(Rf_translateChar(STRING_ELT(path, 0)));
+  FILE *f = fopen(p, "wb");
+  if (f == NULL) Rf_error("cannot write the topic store's snapshot to %s", p);
+  double dims[2] = {(double)K, (double)V};
+  int ok = write_all(f, store_magic, 1, 8) && write_all(f, dims, sizeof(double), 2) &&
+           write_all(f, REAL(meta), sizeof(double), (size_t)K + 2) &&
+           write_all(f, REAL(X), sizeof(double), (size_t)K * (size_t)V);
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) {
+    remove(p);
+    Rf_error("cannot write the topic store's snapshot to %s (disk full?)", p);
+  }
+  Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+  return R_NilValue;
+}
+
+/* The store saved at `path`: list(X, meta), fresh vectors, X unmarked. */
+SEXP ffi_lda_store_load(SEXP path) {
+  if (TYPEOF(path) != STRSXP || XLENGTH(path) != 1)
+    Rf_error("internal error: the snapshot path must be one string");
+  const char *p = R_ExpandFileName(Rf_translateChar(STRING_ELT(path, 0)));
+  FILE *f = fopen(p, "rb");
+  if (f == NULL) Rf_error("cannot read the topic store's snapshot %s", p);
+  char magic[8];
+  double dims[2];
+  if (!read_all(f, magic, 1, 8) || memcmp(magic, store_magic, 8) != 0 ||
+      !read_all(f, dims, sizeof(double), 2) || !(dims[0] >= 1 && dims[0] <= INT_MAX) ||
+      !(dims[1] >= 1 && dims[1] <= INT_MAX)) {
+    fclose(f);
+    Rf_error("the topic store's snapshot %s is damaged", p);
+  }
+  const int K = (int)dims[0], V = (int)dims[1];
+  /* allocations may fail (an R error): the file is closed first */
+  fclose(f);
+  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
+  f = fopen(p, "rb");
+  if (f == NULL) Rf_error("cannot read the topic store's snapshot %s", p);
+  int ok = fseek(f, 8 + 2 * sizeof(double), SEEK_SET) == 0 &&
+           read_all(f, REAL(meta), sizeof(double), (size_t)K + 2) &&
+           read_all(f, REAL(X), sizeof(double), (size_t)K * (size_t)V);
+  fclose(f);
+  if (!ok) Rf_error("the topic store's snapshot %s is damaged", p);
+  SEXP out = store_list(X, meta);
+  UNPROTECT(2);
+  return out;
+}
+
+/* In place: X = max(X, 0) and meta = c(1, t, row sums of X), what
+ * ffi_lda_store_counts(X) computes into a new table (a sealed memoized
+ * store continuing in place, R/lda-global.R). */
+SEXP ffi_lda_store_recount(SEXP X, SEXP meta, SEXP opts) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  store_need_own(X, meta);
+  double *mt = REAL(meta);
+  const double t = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
+  store_from_counts(K, V, REAL(X), REAL(X), mt + 2);
+  mt[0] = 1.0;
+  mt[1] = t;
+  return R_NilValue;
 }
 
 /* The store's table X as the state's own matrix when the store ends (its

@@ -10,6 +10,7 @@
  * error or interrupt); no other R API is used, and none inside a parallel
  * region. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <R_ext/Memory.h>
 #include <R_ext/Utils.h>
@@ -601,6 +602,22 @@ static void doc_step(const svi_dtm *x, const int *loc, int dd, int d0, const dou
       memcpy(cb->idx + off * L, cur->idx, sizeof(int) * (size_t)d.nw * L);
       memcpy(cb->r + off * L, cur->r, sizeof(double) * (size_t)d.nw * L);
     }
+  } else if (out->ws) {
+    /* the entry's slots in word order: disjoint between entries, so the
+     * threads write them without a reduction */
+    lda_vb_wordsum *ws = out->ws;
+    for (int j = 0; j < d.nw; j++) {
+      size_t sl = (size_t)ws->slot[start + j];
+      int ns = cur->nsel[j];
+      const int *ix = cur->idx + (size_t)j * L;
+      const double *rr = cur->r + (size_t)j * L;
+      double c = d.c[j];
+      ws->nsel[sl] = ns;
+      for (int l = 0; l < ns; l++) {
+        ws->idx[sl * L + l] = ix[l];
+        ws->val[sl * L + l] = c * rr[l];
+      }
+    }
   }
   /* keep the swapped pointers' structs in place for the next document */
   if (cur != &w->a) {
@@ -627,6 +644,43 @@ static int chunk_end(const svi_dtm *x, int d0, int dense, size_t per_entry, int 
   return d1;
 }
 
+
+void lda_vb_wordsum_slots(const svi_dtm *x, const int *loc, int Vb, lda_vb_wordsum *ws) {
+  svi_len nnz = x->doc_ptr[x->D];
+  int *p = ws->word_ptr;
+  memset(p, 0, sizeof(int) * ((size_t)Vb + 1));
+  for (svi_len e = 0; e < nnz; e++) p[loc[e] + 1]++;
+  for (int w = 0; w < Vb; w++) p[w + 1] += p[w];
+  /* entries in document order take the next rank of their word */
+  int *next = (int *)R_alloc(Vb > 0 ? Vb : 1, sizeof(int));
+  memcpy(next, p, sizeof(int) * (size_t)Vb);
+  for (svi_len e = 0; e < nnz; e++) ws->slot[e] = next[loc[e]]++;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+int lda_vb_word_sums(const lda_vb_wordsum *ws, int L, int w, double *row, int *touched,
+                     int *mark) {
+  int n = 0;
+  for (int sl = ws->word_ptr[w]; sl < ws->word_ptr[w + 1]; sl++) {
+    const int *ix = ws->idx + (size_t)sl * L;
+    const double *v = ws->val + (size_t)sl * L;
+    for (int l = 0; l < ws->nsel[sl]; l++) {
+      int k = ix[l];
+      if (!mark[k]) {
+        mark[k] = 1;
+        touched[n++] = k;
+      }
+      row[k] += v[l];
+    }
+  }
+  qsort(touched, (size_t)n, sizeof(int), cmp_int);
+  for (int t = 0; t < n; t++) mark[touched[t]] = 0;
+  return n;
+}
 
 int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, const double *le,
                  const lda_vb_opts *o_in, int threads, lda_vb_out *out) {
@@ -786,12 +840,13 @@ void lda_topic_weights(const double *lambda, int K, int V, const int *words, int
     lda_topic_weights_store(lambda, K, V, words, Vb, 0.0, 1.0, rs, threads, le, eb);
     return;
   }
+  double *scratch = le ? NULL : (double *)R_alloc((size_t)(threads > 0 ? threads : 1) * K, sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
 #endif
   for (int w = 0; w < Vb; w++) {
     const double *row = lambda + (svi_len)words[w] * K;
-    double *l = le + (svi_len)w * K;
+    double *l = le ? le + (svi_len)w * K : scratch + (size_t)svi_thread_id() * K;
     double m = -INFINITY;
     for (int k = 0; k < K; k++) {
       double v = log(row[k] > 1e-300 ? row[k] : 1e-300);
@@ -811,12 +866,13 @@ void lda_topic_weights_store(const double *X, int K, int V, const int *words, in
                              double *le, double *eb) {
   double *psirs = (double *)R_alloc(K, sizeof(double));
   for (int k = 0; k < K; k++) psirs[k] = svi_digamma(V * eta + scale * xtot[k]);
+  double *scratch = le ? NULL : (double *)R_alloc((size_t)(threads > 0 ? threads : 1) * K, sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
 #endif
   for (int w = 0; w < Vb; w++) {
     const double *row = X + (svi_len)words[w] * K;
-    double *l = le + (svi_len)w * K;
+    double *l = le ? le + (svi_len)w * K : scratch + (size_t)svi_thread_id() * K;
     double m = -INFINITY;
     for (int k = 0; k < K; k++) {
       double v = svi_digamma(eta + scale * row[k]) - psirs[k];

@@ -23,12 +23,29 @@ typedef struct {
                          all 0, starts fresh */
 } lda_vb_opts;
 
+/* The summary of an L-sparse batch kept by word, O(entries x L) memory
+ * instead of a dense K x Vb accumulator: entry e of the batch (document
+ * order) owns the L slots from L * slot[e], where slot[] numbers the entries
+ * word by word (batch-local word order, documents in order within a word).
+ * The local step writes each entry's selected topics and n_dv r_dvk there;
+ * lda_vb_word_sums() then adds them up word by word in document order, the
+ * order of the dense accumulator, so the sums are the same doubles. */
+typedef struct {
+  int *slot;     /* entries: the entry's rank in word order */
+  int *word_ptr; /* Vb + 1: the first slot rank of each word */
+  int *nsel;     /* entries (by slot rank): topics kept */
+  int *idx;      /* entries x L: their topics */
+  double *val;   /* entries x L: n_dv r_dvk */
+} lda_vb_wordsum;
+
 /* Outputs of a batch; any pointer may be NULL when not wanted. */
 typedef struct {
   double *doc_topic; /* K x D: N_dk */
   double *acc;       /* K x Vb accumulator of the summary (batch-local words):
                         sparse: S itself; dense: sum_d (n_dv / Z_dv) ep_dk,
                         to be multiplied by eb afterwards */
+  lda_vb_wordsum *ws; /* the sparse step's summary by word instead of acc
+                         (acc must then be NULL) */
   double *doc_obj;   /* D: entropy + Dirichlet terms of the ELBO (H_d) */
   int *iters;        /* D: iterations of the accepted solution */
   int *tries;        /* D: restart proposals tried */
@@ -37,6 +54,8 @@ typedef struct {
 
 /* Topic weights of the words of a batch. For each batch-local word w (global
  * term words[w]), le[w*K + k] = Elogb_kv - max_k Elogb_kv and eb = exp(le).
+ * le may be NULL: only the dense step's objective reads it (lda_vb_needs_le),
+ * and a K x Vb table less matters at large K.
  * mode 0: Elogb from Dirichlet parameters lambda (K x V, word-major);
  * mode 1: Elogb = log(beta) from a topic-word matrix beta (K x V). */
 /* lda_topic_weights() mode 0 over the lazy store lambda = eta + scale X
@@ -46,6 +65,20 @@ void lda_topic_weights_store(const double *X, int K, int V, const int *words, in
                              double *le, double *eb);
 void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb,
                        int mode, int threads, double *le, double *eb);
+
+/* Whether the local step reads le (the dense step's objective terms). */
+static inline int lda_vb_needs_le(const lda_vb_opts *o) {
+  return o->L >= o->K && o->want_objective;
+}
+
+/* Slots of the by-word summary for the entries of x (loc: their batch-local
+ * words): fills ws->slot and ws->word_ptr (R_alloc'd by the caller). */
+void lda_vb_wordsum_slots(const svi_dtm *x, const int *loc, int Vb, lda_vb_wordsum *ws);
+/* Sums of the by-word summary of word w into row (K, zero on entry), listing
+ * the topics touched in touched[] (distinct, increasing); returns their
+ * number. mark is K ints, zero on entry and on return. */
+int lda_vb_word_sums(const lda_vb_wordsum *ws, int L, int w, double *row, int *touched,
+                     int *mark);
 
 /* Runs the local step over every document of x. loc[e] is the batch-local
  * word index of entry e of x. Returns 0 on success. */

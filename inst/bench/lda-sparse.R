@@ -9,6 +9,11 @@
 #  4. restart proposals: acceptance rate and objective gained
 #  6. (not in the default) restarts at fixed topics: local ELBO part with and
 #     without restart proposals
+#  7. (not in the default) restarts and the trained model: the vb default
+#     call (K = 100, memoized, L = 8) with restart proposals in every lap, in
+#     the first lap only, and never, on four corpora: final ELBO per token,
+#     held-out score (our document completion, 10% of documents) and CPU
+#     (env SPARSEVI_BENCH_RESTART_CORPORA, default kos,sotu_chunks,nips_f20,spamassassin)
 #  5. (not in the default) alpha/eta sweep on a validation split carved out of
 #     the training documents (env SPARSEVI_BENCH_SWEEP_CORPORA, _ALPHA, _ETA,
 #     _LAPS; a corpus "wikipara20000" = the first 20,000 paragraphs)
@@ -458,6 +463,26 @@ if ("6" %in% parts) {
     off <- val(FALSE)
     say("  alpha = %g, L = %d: local ELBO part with restarts %.1f, without %.1f (gain %.1f, %.3f per document); acceptance %.3f of %.2f proposals per document",
         fit$alpha, L, on[1], off[1], on[1] - off[1], (on[1] - off[1]) / nrow(docs), on[2], on[3])
+  }
+}
+if ("7" %in% parts) {
+  say("")
+  say("== 7. restarts and the trained model: fit_lda(train, K = 100, local = \"vb\") (memoized, L = 8, up to 10 laps with its ELBO stop), seed 1, held-out = 10%% of the documents (split seed 1)")
+  rc <- strsplit(Sys.getenv("SPARSEVI_BENCH_RESTART_CORPORA",
+                            "kos,sotu_chunks,nips_f20,spamassassin"), ",")[[1]]
+  for (cn in rc) {
+    x <- read_corpus(cn)
+    sp <- split_heldout(x, test_frac = 0.1, seed = 1)
+    for (rl in c(Inf, 1, 0)) {
+      f <- fit_lda(sp$train, K = 100, local = "vb", seed = 1, heldout = sp$test,
+                   progress = FALSE, doc_topics = 0, restarts = rl > 0,
+                   restart_laps = if (is.finite(rl)) max(rl, 1) else 1e6, threads = 1)
+      n <- nrow(f$trace)
+      say("  %-13s restarts in %-9s laps %2d  ELBO/token %.4f  held-out %.4f  CPU %5.1f s  held-out by lap %s",
+          cn, if (is.infinite(rl)) "every lap" else if (rl == 0) "no lap" else "lap 1", n,
+          f$trace$objective[n] / sum(sp$train$count), f$trace$heldout[n],
+          max(f$trace$cpu_seconds), paste(sprintf("%.3f", f$trace$heldout), collapse = " "))
+    }
   }
 }
 say("")

@@ -121,7 +121,7 @@ test_that("a missing option in a direct .Call is an internal error naming it", {
   ok <- do.call(.Call, c(list(ns$ffi_lda_local_vb), vb_args))
   expect_identical(dim(ok$doc_topic), c(3L, 8L))
   for (nm in c("mode", "L", "max_iter", "select_every", "restart_max", "restart_iter",
-               "alpha", "tol", "active_eps", "objective", "summary")) {
+               "alpha", "tol", "active_eps", "objective", "summary", "summary_form")) {
     expect_missing_option(ns$ffi_lda_local_vb, vb_args, 4L, nm)
   }
   # mode 2 (a lazy store) needs `store`

@@ -132,6 +132,70 @@ test_that("a lap works on its own copy: a failure mid-lap keeps the last lap int
   }
 })
 
+test_that("a large store is kept on disk, not copied: a failed lap is read back from it", {
+  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
+  ns <- asNamespace("sparsevi")
+  fit <- function(local, global, passes) {
+    fit_lda(sim$dtm, K = 3, local = local, global = global, passes = passes,
+            batch_size = 40, seed = 3, progress = FALSE)
+  }
+  # wraps the namespace's function `name` so that it fails from its
+  # `after`-th call on (never, for Inf) and counts its calls
+  counted <- function(name, after = Inf) {
+    orig <- get(name, ns)
+    env <- new.env()
+    env$calls <- 0
+    utils::assignInNamespace(name, function(...) {
+      env$calls <- env$calls + 1
+      if (env$calls >= after) stop("injected failure")
+      orig(...)
+    }, ns = "sparsevi")
+    env$restore <- function() utils::assignInNamespace(name, orig, ns = "sparsevi")
+    env
+  }
+  before <- list.files(tempdir(), pattern = "^sparsevi-")
+  # every store counts as large: each lap after the first starts with a
+  # snapshot instead of a copy
+  old <- options(sparsevi.snapshot_bytes = 0)
+  on.exit(options(old), add = TRUE)
+  cfgs <- list(list("cvb0", NULL, "lda_store_update", 7),
+               list("vb", "stochastic", "lda_store_update", 7),
+               list("ope", "ml", "lda_store_update", 7),
+               # memoized: lap 1 fills the store with 4 adds, lap 2 takes 2 per
+               # batch (the old summary out, the new in)
+               list("vb", "memoized", "lda_store_add", 8))
+  for (cfg in cfgs) {
+    options(sparsevi.snapshot_bytes = 2^40)
+    one <- fit(cfg[[1]], cfg[[2]], 1)
+    three_mem <- fit(cfg[[1]], cfg[[2]], 3)
+    options(sparsevi.snapshot_bytes = 0)
+    copies <- counted("lda_store_copy")
+    three_disk <- tryCatch(fit(cfg[[1]], cfg[[2]], 3), finally = copies$restore())
+    # the same fit, and no lap copied its store
+    expect_identical(three_disk$topic_word, three_mem$topic_word, label = cfg[[1]])
+    expect_identical(three_disk$trace$objective, three_mem$trace$objective)
+    expect_identical(copies$calls, 0)
+    # a failure in lap 2, after it has written to the store in place
+    failing <- counted(cfg[[3]], cfg[[4]])
+    tryCatch(
+      expect_warning(two <- fit(cfg[[1]], cfg[[2]], 2),
+                     class = "sparsevi_warning_interrupted"),
+      finally = failing$restore())
+    expect_gt(failing$calls, cfg[[4]] - 1)
+    expect_identical(two$ended, "interrupted")
+    expect_identical(two$topic_word, one$topic_word, label = paste(cfg[[1]], cfg[[2]]))
+    expect_identical(two$lambda, one$lambda)
+  }
+  # the snapshot files are gone with their fits
+  expect_identical(list.files(tempdir(), pattern = "^sparsevi-"), before)
+  options(sparsevi.snapshot_bytes = "big")
+  expect_error(fit("cvb0", NULL, 2), class = "sparsevi_error_argument")
+  # "auto": disk only for a table above a quarter of the available memory
+  options(sparsevi.snapshot_bytes = "auto")
+  lim <- sparsevi:::lda_snapshot_bytes()
+  expect_true(is.infinite(lim) || (lim > 0 && lim < 2^60))
+})
+
 test_that("a local step's summary is its own vector, never a buffer the next one reuses", {
   sim <- simulate_lda(D = 90, V = 70, K = 3, doc_length = 25, seed = 19)
   K <- 4

@@ -348,6 +348,35 @@ test_that("vb's memoized training on its store equals the dense memoized step", 
   expect_equal(sum(res$summary), sum(x$count), tolerance = 1e-10)
 })
 
+test_that("the L-sparse step's summary kept by word equals the dense accumulator's", {
+  # by word, a batch's summary takes O(entries x L) memory, not K x its
+  # vocabulary; the sums must be the same doubles, for any thread count
+  sim <- simulate_lda(D = 60, V = 200, K = 12, seed = 4)
+  x <- as_dtm(sim$dtm)
+  lambda <- sim$topic_word * 40 + 0.05
+  ns <- asNamespace("sparsevi")
+  ctl <- ns$lda_vb_control(list(alpha = 0.1, L = 3L, restarts = TRUE))
+  run <- function(form, threads = 1L) {
+    .Call(ns$ffi_lda_local_vb, x, ncol(lambda), lambda,
+          ns$vb_opts(ctl, mode = 0L, restarts = TRUE, objective = TRUE, summary_form = form),
+          threads, NULL)
+  }
+  dense <- run(1L)
+  by_word <- run(2L)
+  chosen <- run(0L)
+  expect_gt(length(dense$x), 0)
+  expect_identical(by_word[c("p", "i", "x")], dense[c("p", "i", "x")])
+  expect_identical(chosen[c("p", "i", "x")], dense[c("p", "i", "x")])
+  expect_identical(run(2L, 2L)[c("p", "i", "x")], dense[c("p", "i", "x")])
+  expect_identical(by_word$doc_topic, dense$doc_topic)
+  expect_identical(by_word$doc_obj, dense$doc_obj)
+  # the summary adds up to the batch's tokens, each topic's row to its usage
+  S <- Matrix::sparseMatrix(i = by_word$i + 1L, p = by_word$p, x = by_word$x,
+                            dims = c(12L, ncol(lambda)))
+  expect_equal(sum(S), sum(x$count), tolerance = 1e-10)
+  expect_equal(Matrix::rowSums(S), rowSums(by_word$doc_topic), tolerance = 1e-10)
+})
+
 test_that("vb's streaming training on its store equals the dense streaming step", {
   sim <- sim_small()
   ns <- asNamespace("sparsevi")
