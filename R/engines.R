@@ -180,7 +180,8 @@ lda_engine_gibbs <- function() {
     finish = lda_gibbs_finish,
     end_lap = lda_gibbs_end_lap,
     infer = lda_infer_gibbs,
-    start = list(sparse = lda_gibbs_sparse_start, seeded = lda_gibbs_seeded_start))
+    start = list(sparse = lda_gibbs_sparse_start, seeded = lda_gibbs_seeded_start,
+                 bregman = lda_gibbs_bregman_start))
 }
 
 # One engine object: the registry's data for `name` (sparsevi_engines$lda)
@@ -205,7 +206,7 @@ validate_lda_engine <- function(engine) {
     identical(names(engine$global_step), engine$globals) &&
     fun_or_null(engine$control) && fun_or_null(engine$finish) &&
     fun_or_null(engine$end_lap) && fun_or_null(engine$topic_sizes) &&
-    is.list(engine$start) && all(names(engine$start) %in% c("sparse", "seeded")) &&
+    is.list(engine$start) && all(names(engine$start) %in% c("sparse", "seeded", "bregman")) &&
     all(vapply(engine$start, is.function, TRUE))
   if (!ok) abort(sprintf("internal error: invalid engine \"%s\" in the registry.",
                          format(engine$name)), "internal")

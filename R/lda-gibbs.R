@@ -64,13 +64,16 @@ NULL
 
 # ---- the sparse topic-word store -------------------------------------------
 #
-# lambda_kv = eta + scale * x_kv with x stored word-major and sparse (the
-# slots of a K x V dgCMatrix: p, k = row index, x), tot = per-topic sums of x
-# and scale the running product prod_t (1 - rho_t) (Appendix A, eq. 19).
+# lambda_kv = eta + scale * (base + x_kv) with x stored word-major and sparse
+# (the slots of a K x V dgCMatrix: p, k = row index, x), tot = per-topic sums
+# of x, scale the running product prod_t (1 - rho_t) (Appendix A, eq. 19) and
+# base a part shared by every (topic, word) pair, decayed like x (the uniform
+# base of the Bregman start; 0 otherwise). The sampler reads eta + scale *
+# base as its smoothing, so a base costs nothing per draw.
 
-gibbs_store_empty <- function(K, V) {
+gibbs_store_empty <- function(K, V, base = 0) {
   list(p = integer(V + 1L), k = integer(0L), x = double(0L), tot = double(K),
-       scale = 1)
+       scale = 1, base = as.double(base))
 }
 
 # fit_lda(init = "sparse"): the start as an empty store (lambda = eta), no
@@ -93,9 +96,28 @@ lda_gibbs_seeded_start <- function(x0, chosen, control, V) {
   o <- order(s$v, s$k)
   tot <- vapply(split(s$x, factor(s$k, levels = seq_len(K) - 1L)), sum, 0, USE.NAMES = FALSE)
   store <- list(p = c(0L, cumsum(tabulate(s$v + 1L, nbins = V))), k = as.integer(s$k[o]),
-                x = s$x[o], tot = tot, scale = 1)
+                x = s$x[o], tot = tot, scale = 1, base = 0)
   list(lambda = NULL, t = 0L, gibbs = store)
 }
+
+# fit_lda(init = "bregman"), the default (issue 20): the Bregman seeding of
+# lda_init_bregman() held sparsely. There each topic is a near-uniform random
+# base (Gamma(100, 100) draws, mean 1, sd 0.1) plus the counts of the
+# document chosen for it, a dense K x V table whose store was half of a
+# one-pass fit at K = 1000 on 1,000 kos documents (and kept every later
+# minibatch dense at tau > 1). Here the base is its mean, 1, held as the
+# store's shared `base`: the topics are eta + 1 + the chosen documents'
+# counts, O(K + picked tokens) to build and sparse to sample; what is lost is
+# the base's +-10% noise, which the chosen documents' counts dwarf.
+lda_gibbs_bregman_start <- function(x0, chosen, control, V) {
+  st <- lda_gibbs_seeded_start(x0, chosen, control, V)
+  st$gibbs$base <- gibbs_bregman_base
+  st
+}
+
+# The mean of lda_init_bregman()'s near-uniform base (its Gamma(100, 100)
+# draws).
+gibbs_bregman_base <- 1
 
 # A store from a dense K x V lambda (every entry must be >= eta).
 gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
@@ -123,7 +145,7 @@ gibbs_store_from_lambda_r <- function(lambda, eta) {
   nz <- which(nstar > 0)
   col <- (nz - 1L) %/% K
   list(p = c(0L, cumsum(tabulate(col + 1L, nbins = V))), k = as.integer((nz - 1L) %% K),
-       x = as.double(nstar[nz]), tot = as.double(rowSums(nstar)), scale = 1)
+       x = as.double(nstar[nz]), tot = as.double(rowSums(nstar)), scale = 1, base = 0)
 }
 
 # Dense K x V lambda from a store.

@@ -476,10 +476,11 @@ lda_init_state <- function(x, control) {
     pick <- order(lda_unif(control$seed, 903, nrow(x0)))[seq_len(bregman_pool(K))]
     x0 <- dtm_subset(x0, sort(pick))
   }
-  if (control$init == "seeded") {
-    seeded <- lda_engine(control$local)$start$seeded
+  seeded <- lda_engine(control$local)$start[[control$init]]
+  if (control$init %in% c("bregman", "seeded") && !is.null(seeded)) {
     # the engine holds the seeding itself, sparsely (gibbs: eta plus each
-    # topic's chosen document, no dense K x V base)
+    # topic's chosen document, and for "bregman" a uniform base held as one
+    # number, no dense K x V table)
     return(seeded(x0, lda_bregman_pick(x0, K, control$eta, control$seed), control, ncol(x)))
   }
   lambda <- switch(control$init,
