@@ -36,29 +36,37 @@ dense_start <- function(x, K, eta, seed) {
   ns$lda_init_bregman(x0, K, eta, s)
 }
 
+seeds <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_SEEDS", "1,2,3"), ",")[[1]])
+diffs <- list()
 run <- function(label, train, test, K, passes, tau) {
-  say("-- %s: %d training documents, %d held out, V = %d, K = %d, %d pass(es), tau = %g, otherwise defaults (local = \"gibbs\", seed 1, one thread)",
-      label, nrow(train), nrow(test$observed), ncol(train), K, passes, tau)
+  say("-- %s: %d training documents, %d held out, V = %d, K = %d, %d pass(es), tau = %g, otherwise defaults (local = \"gibbs\", one thread), seeds %s",
+      label, nrow(train), nrow(test$observed), ncol(train), K, passes, tau,
+      paste(seeds, collapse = ","))
   eta <- ns$lda_engine_defaults$gibbs$eta
-  for (start in c("sparse Bregman (default)", "dense Bregman (old)")) {
-    init <- if (startsWith(start, "dense")) dense_start(train, K, eta, 1) else NULL
+  h_of <- list()
+  for (seed in seeds) for (start in c("sparse Bregman (default)", "dense Bregman (old)")) {
+    init <- if (startsWith(start, "dense")) dense_start(train, K, eta, seed) else NULL
     t0 <- proc.time()
     f <- if (is.null(init)) {
-      fit_lda(train, K = K, local = "gibbs", passes = passes, tau = tau, seed = 1,
+      fit_lda(train, K = K, local = "gibbs", passes = passes, tau = tau, seed = seed,
               threads = 1, progress = FALSE)
     } else {
-      fit_lda(train, K = K, local = "gibbs", passes = passes, tau = tau, seed = 1,
+      fit_lda(train, K = K, local = "gibbs", passes = passes, tau = tau, seed = seed,
               threads = 1, progress = FALSE, init = init)
     }
     t1 <- proc.time() - t0
     u <- as.numeric(coherence(f, train, measure = "umass", n = 20))
     h <- heldout_loglik(f, test)
-    say("   %-26s %6.2f CPU s (training %6.2f)  held-out %.4f/token  UMass mean %8.2f  lowest decile %8.2f",
-        start, t1[["user.self"]] + t1[["sys.self"]], max(f$trace$cpu_seconds), h, mean(u),
+    say("   seed %d %-26s %6.2f CPU s (training %6.2f)  held-out %.4f/token  UMass mean %8.2f  lowest decile %8.2f",
+        seed, start, t1[["user.self"]] + t1[["sys.self"]], max(f$trace$cpu_seconds), h, mean(u),
         mean(sort(u)[seq_len(max(1, K %/% 10))]))
+    h_of[[start]] <- c(h_of[[start]], as.numeric(h))
     rm(f, init)
     invisible(gc())
   }
+  d <- h_of[[1]] - h_of[[2]]
+  say("   held-out, sparse minus dense start: mean %+.4f nats/token over %d seeds (each: %s)",
+      mean(d), length(d), paste(sprintf("%+.4f", d), collapse = ", "))
 }
 
 kos <- bench_corpus("kos")
