@@ -100,7 +100,8 @@ lda_available <- function() {
 #'   kos, sotu_chunks and spamassassin).
 #' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
 #'   documents, and each topic starts from a near-uniform random base plus
-#'   its document's counts; on corpora of more than max(5000, 10 K)
+#'   its document's counts; for `local = "gibbs"` the base is its mean, 1,
+#'   held as one number in the engine's sparse store: see [lda_gibbs]; on corpora of more than max(5000, 10 K)
 #'   documents it picks from a random pool of that many), `"random"` (the near-uniform base alone),
 #'   `"sparse"` (`local = "gibbs"` only: every topic starts at the prior,
 #'   held as an empty sparse store, so the start costs O(K + V) memory
