@@ -422,3 +422,23 @@ test_that("fits from the sparse Bregman start are reproducible and read old stor
   expect_identical(sparsevi:::gibbs_materialise(old, f1$eta),
                    sparsevi:::gibbs_materialise(f1$state$gibbs, f1$eta))
 })
+
+test_that("the Bregman pick in C picks the documents of its pure-R form (issue 20)", {
+  ns <- asNamespace("sparsevi")
+  sim <- simulate_lda(D = 90, V = 70, K = 5, doc_length = 25, seed = 6)
+  m <- as.matrix(sim$dtm)
+  m[c(3, 40, 41), ] <- 0 # empty documents
+  m[7, ] <- m[8, ]       # two identical documents
+  x <- as_dtm(m)
+  for (s in 1:3) {
+    seed <- ns$resolve_seed(s)
+    for (K in c(1L, 6L, 30L, 87L, 90L)) { # up to every document, empty ones included
+      expect_identical(ns$lda_bregman_pick(x, K, 0.1, seed),
+                       ns$lda_bregman_pick_r(x, K, 0.1, seed), label = paste(s, K))
+    }
+  }
+  # the picks differ by seed and cover distinct documents while any is left
+  a <- ns$lda_bregman_pick(x, 30L, 0.1, ns$resolve_seed(1))
+  expect_false(anyDuplicated(a) > 0)
+  expect_false(identical(a, ns$lda_bregman_pick(x, 30L, 0.1, ns$resolve_seed(2))))
+})
