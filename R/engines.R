@@ -83,6 +83,10 @@ sparsevi_engines <- list(
                       # init = "sparse" by default when the dense start would
                       # hold more than this many K x V entries (256 MB)
                       sparse_start_above = 2^25),
+      # its local step holds no K x (batch vocabulary) scratch: the loop
+      # forces no collection per minibatch (issue 20: at K = 1000 on 20,000
+      # Wikipedia paragraphs those were half of a one-pass fit)
+      dense_scratch = FALSE,
       controls = c("burnin", "samples", "rescale_below", "step_scale"))
   ),
   mixture = list(globals = c("memoized", "stochastic", "batch"))

@@ -801,7 +801,8 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     order(lda_unif(control$seed, 600 + lap, nb))
   }
   visit <- visit[ex$sizes[visit] > 0]
-  collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
+  collect <- !isFALSE(engine$dense_scratch) &&
+    as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   collect_full <- as.double(control$K) * max(ex$sizes) > 2^20
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
