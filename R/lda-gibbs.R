@@ -42,19 +42,31 @@
 #' Mimno, Hoffman & Blei train with minibatches of 100 documents, the step
 #' size `(tau + t)^-0.6` with an offset `tau` of 3,000 or more, and random
 #' initial topics. Here, by default:
-#' * `tau = 1` (the default of [fit_lda()] for every stochastic step): the
+#' * `tau = 1` (the default of [fit_lda()] for every stochastic step) where
+#'   the paper uses 3,000 to 300,000 over epochs of 500,000 documents: the
 #'   first steps are large, which suits the small corpora of R users; give
-#'   `tau = 3000` (or about one epoch of minibatches) for the paper's;
+#'   `tau = 3000` for the paper's smallest offset. Measured for this engine
+#'   at K = 100 (means of two seeds; `inst/bench/results/gibbs-tau.txt`):
+#'   `tau = 1000` gives higher UMass coherence (kos -402 against -468 after
+#'   5 passes; 20,000 Wikipedia paragraphs -583 against -678 after 3) but
+#'   lower held-out scores (-7.677 against -7.620 nats per token; -9.474
+#'   against -9.423), much lower after one pass (-0.22 and -1.04 nats per
+#'   token), and on kos its topics stay near the corpus word distribution
+#'   (median KL 0.72 against 1.58 nats), which UMass rewards; so the default
+#'   stays `tau = 1`. At the paper's minibatches of 100 with `tau = 1000`
+#'   the hybrid has fewer poor topics than online VB
+#'   (`inst/bench/results/paper-mimno.txt`);
 #' * minibatches of `max(100, D / 10)` documents: give `batch_size = 100`;
 #' * the start is Bregman k-means++ seeding: each topic is `eta + 1` plus
 #'   the counts of one chosen document, the uniform 1 held as a single
 #'   number (the store's shared base, decayed by the steps like the rest),
 #'   so the start costs O(K + the chosen documents' words), not a K x V
 #'   table, and the first minibatch samples sparsely (the other engines add
-#'   a near-uniform random base, mean 1, in a dense table; held-out scores
-#'   of the two starts differ by +0.015 nats per token on kos and -0.02 on
-#'   Wikipedia paragraphs, means over three seeds:
-#'   `inst/bench/results/gibbs-start.txt`); above 2^25 K x V entries the
+#'   a near-uniform random base, mean 1, in a dense table; against that
+#'   start, held-out scores differ by -0.008 to +0.015 nats per token on kos
+#'   and 20,000 Wikipedia paragraphs, means over three seeds whose own spread
+#'   is about 0.03: `inst/bench/results/gibbs-start.txt`); above 2^25 K x V
+#'   entries the
 #'   start is an empty store (`init = "sparse"`). Give `init = "random"` for
 #'   a random start as in the paper (a dense K x V table);
 #' * `burnin = 3` and `samples = 2` sweeps per document (the paper's 3 to 5
