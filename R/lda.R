@@ -106,8 +106,8 @@ lda_available <- function() {
 #'   `"sparse"` (`local = "gibbs"` only: every topic starts at the prior,
 #'   held as an empty sparse store, so the start costs O(K + V) memory
 #'   rather than a dense K x V table; the first minibatch's Gibbs samples
-#'   break the symmetry, as in collapsed Gibbs sampling's random start;
-#'   the default for `"gibbs"` when K x V exceeds 2^25 entries), `"seeded"`
+#'   break the symmetry, as in collapsed Gibbs sampling's random start),
+#'   `"seeded"`
 #'   (`local = "gibbs"` or `"cvb0"`: each topic is `eta` plus the counts of the
 #'   document Bregman k-means++ chose for it, held sparsely: no K x V table,
 #'   so the start hardly costs more at large K; but on 30,000 Wikipedia

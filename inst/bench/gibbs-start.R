@@ -9,6 +9,9 @@
 # the training documents; CPU seconds of the whole fit_lda() call.
 # Run from the package root:
 #   SPARSEVI_BENCH_LIB=<lib> nice -n 10 Rscript inst/bench/gibbs-start.R
+# With SPARSEVI_BENCH_PART=sparse it runs instead the default start against
+# init = "sparse" (the empty store, the default above 2^25 K x V entries
+# before) at K = 1000 on 20,000 Wikipedia paragraphs, one pass, seeds 1-2.
 # Appends to inst/bench/results/gibbs-start.txt.
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
@@ -67,6 +70,28 @@ run <- function(label, train, test, K, passes, tau) {
   d <- h_of[[1]] - h_of[[2]]
   say("   held-out, sparse minus dense start: mean %+.4f nats/token over %d seeds (each: %s)",
       mean(d), length(d), paste(sprintf("%+.4f", d), collapse = ", "))
+}
+
+if (Sys.getenv("SPARSEVI_BENCH_PART") == "sparse") {
+  wiki <- bench_corpus("wikipara21000")
+  sp <- split_heldout(wiki, n_test = 1000L, seed = 1)
+  invisible(fit_lda(sp$train[1:200, ], K = 5, local = "gibbs", passes = 1, progress = FALSE))
+  say("-- wikipara: %d training documents, %d held out, V = %d, K = 1000, one pass, defaults otherwise: init = \"bregman\" (default) vs \"sparse\"",
+      nrow(sp$train), nrow(sp$test$observed), ncol(sp$train))
+  for (seed in 1:2) for (init in c("bregman", "sparse")) {
+    t0 <- proc.time()
+    f <- fit_lda(sp$train, K = 1000, local = "gibbs", passes = 1, seed = seed, init = init,
+                 threads = 1, progress = FALSE, doc_topics = 0)
+    t1 <- proc.time() - t0
+    u <- as.numeric(coherence(f, sp$train, measure = "umass", n = 20))
+    say("   seed %d init = %-9s %6.2f CPU s  held-out %.4f/token  UMass mean %8.2f  lowest decile %8.2f",
+        seed, sprintf("\"%s\"", init), t1[["user.self"]] + t1[["sys.self"]],
+        heldout_loglik(f, sp$test), mean(u), mean(sort(u)[1:100]))
+    rm(f)
+    invisible(gc())
+  }
+  attr(say, "close")()
+  quit(save = "no")
 }
 
 kos <- bench_corpus("kos")
