@@ -219,9 +219,11 @@ lda_available <- function() {
 #'   scikit-learn's batch LDA (10 iterations) on every corpus, reached in
 #'   5% to 13% of scikit-learn's time (`inst/bench/results/speed.txt`).
 #' * `local = "gibbs"` for many topics: its time per minibatch hardly grows
-#'   with K (nips_f20: 0.64 s at K = 1000, 0.65 s at K = 2000, against 2.2 s
-#'   and 4.3 s for online VB; slower than VB at K = 100;
-#'   `inst/bench/results/gibbs.txt`).
+#'   with K (nips_f20: 0.27 s at K = 1000 and at K = 2000, against 0.63 s
+#'   and 1.20 s for online VB; slower than VB at K = 100;
+#'   `inst/bench/results/gibbs.txt`), and a one-pass fit costs 1.7 to 2.2
+#'   times more at K = 1000 than at K = 100 (kos, Wikipedia paragraphs:
+#'   `inst/bench/results/gibbs-k.txt`).
 #' * `local = "ope"` (Online-OPE, Streaming-OPE) reached online VB's final
 #'   predictive score 2.9 to 20.8 times sooner on two corpora
 #'   (`inst/bench/results/ope.txt`).
