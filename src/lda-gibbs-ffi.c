@@ -44,7 +44,8 @@ static gibbs_topics topics_view(SEXP store, SEXP eta) {
   tw.tot = REAL(tot);
   tw.scale = svi_real_arg(scale, 0, DBL_MAX, "scale");
   tw.eta = svi_real_arg(eta, 0, DBL_MAX, "eta");
-  tw.base = XLENGTH(store) == 6 ? svi_real_arg(VECTOR_ELT(store, 5), 0, DBL_MAX, "base") : 0.0;
+  tw.base =
+      XLENGTH(store) == 6 ? svi_real_arg(VECTOR_ELT(store, 5), 0, DBL_MAX, "base") : 0.0;
   if (tw.p[tw.V] != XLENGTH(k)) Rf_error("internal error: gibbs store pointers");
   return tw;
 }
