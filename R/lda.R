@@ -101,8 +101,9 @@ lda_available <- function() {
 #' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
 #'   documents, and each topic starts from a near-uniform random base plus
 #'   its document's counts; for `local = "gibbs"` the base is its mean, 1,
-#'   held as one number in the engine's sparse store: see [lda_gibbs]; on corpora of more than max(5000, 10 K)
-#'   documents it picks from a random pool of that many), `"random"` (the near-uniform base alone),
+#'   held as one number in the engine's sparse store: see [lda_gibbs]; on
+#'   corpora of more than max(5000, 10 K) documents it picks from a random
+#'   pool of that many), `"random"` (the near-uniform base alone),
 #'   `"sparse"` (`local = "gibbs"` only: every topic starts at the prior,
 #'   held as an empty sparse store, so the start costs O(K + V) memory
 #'   rather than a dense K x V table; the first minibatch's Gibbs samples
@@ -623,8 +624,9 @@ lda_seed_counts <- function(x, chosen) {
 # The K documents Bregman k-means++ picks (in topic order), in C through an
 # inverted index: each topic costs O(D + the entries sharing a word with
 # its document), not O(nnz) (issue 20: the R form below was a third of a
-# one-pass gibbs fit at K = 1000 on 1,000 kos documents). The same documents
-# as the R form (its KL values may differ in the last bits).
+# one-pass gibbs fit at K = 1000 on 1,000 kos documents). The documents of
+# the R form (its KL values may differ from the R form's in the last bits,
+# which can change a pick only where a draw falls exactly on a boundary).
 lda_bregman_pick <- function(x, K, eta, seed) {
   lens <- doc_lengths(x)
   p <- as.double(x$count / lens[rep.int(seq_len(nrow(x)), diff(x$doc_ptr))])
