@@ -42,14 +42,35 @@
 #' Mimno, Hoffman & Blei train with minibatches of 100 documents, the step
 #' size `(tau + t)^-0.6` with an offset `tau` of 3,000 or more, and random
 #' initial topics. Here, by default:
-#' * `tau = 1` (the default of [fit_lda()] for every stochastic step): the
+#' * `tau = 1` (the default of [fit_lda()] for every stochastic step) where
+#'   the paper uses 3,000 to 300,000 over epochs of 500,000 documents: the
 #'   first steps are large, which suits the small corpora of R users; give
-#'   `tau = 3000` (or about one epoch of minibatches) for the paper's;
+#'   `tau = 3000` for the paper's smallest offset. Measured for this engine
+#'   at K = 100 (means of two seeds; `inst/bench/results/gibbs-tau.txt`):
+#'   `tau = 1000` gives higher UMass coherence (kos -402 against -468 after
+#'   5 passes; 20,000 Wikipedia paragraphs -583 against -678 after 3) but
+#'   lower held-out scores (-7.677 against -7.620 nats per token; -9.474
+#'   against -9.423), much lower after one pass (-0.22 and -1.04 nats per
+#'   token), and on kos its topics stay near the corpus word distribution
+#'   (median KL 0.72 against 1.58 nats), which UMass rewards; so the default
+#'   stays `tau = 1`. At the paper's minibatches of 100 with `tau = 1000`
+#'   the hybrid has fewer poor topics than online VB at the same `eta`
+#'   (lowest decile of UMass -667 against -714 on 30,000 Wikipedia
+#'   paragraphs, K = 100: `inst/bench/results/paper-mimno.txt`);
 #' * minibatches of `max(100, D / 10)` documents: give `batch_size = 100`;
-#' * the start is Bregman k-means++ seeding (each topic a near-uniform
-#'   random base plus one chosen document's counts; above 2^25 K x V
-#'   entries, an empty sparse store); give `init = "random"` for a random
-#'   start as in the paper;
+#' * the start is Bregman k-means++ seeding: each topic is `eta + 1` plus
+#'   the counts of one chosen document, the uniform 1 held as a single
+#'   number (the store's shared base, decayed by the steps like the rest),
+#'   so the start costs O(K + the chosen documents' words), not a K x V
+#'   table, and the first minibatch samples sparsely (the other engines add
+#'   a near-uniform random base, mean 1, in a dense table; against that
+#'   start, held-out scores differ by -0.008 to +0.015 nats per token on kos
+#'   and 20,000 Wikipedia paragraphs, means over three seeds whose own spread
+#'   is about 0.03: `inst/bench/results/gibbs-start.txt`), at every K x V
+#'   (the empty store of `init = "sparse"`, the default above 2^25 entries
+#'   before, scores 0.02 to 0.04 nats per token lower at K = 1000 on 20,000
+#'   Wikipedia paragraphs). Give `init = "random"` for a random start as in
+#'   the paper (a dense K x V table);
 #' * `burnin = 3` and `samples = 2` sweeps per document (the paper's 3 to 5
 #'   sweeps in all); `kappa = 0.6` and `eta` in the paper's range.
 #'
@@ -64,13 +85,16 @@ NULL
 
 # ---- the sparse topic-word store -------------------------------------------
 #
-# lambda_kv = eta + scale * x_kv with x stored word-major and sparse (the
-# slots of a K x V dgCMatrix: p, k = row index, x), tot = per-topic sums of x
-# and scale the running product prod_t (1 - rho_t) (Appendix A, eq. 19).
+# lambda_kv = eta + scale * (base + x_kv) with x stored word-major and sparse
+# (the slots of a K x V dgCMatrix: p, k = row index, x), tot = per-topic sums
+# of x, scale the running product prod_t (1 - rho_t) (Appendix A, eq. 19) and
+# base a part shared by every (topic, word) pair, decayed like x (the uniform
+# base of the Bregman start; 0 otherwise). The sampler reads eta + scale *
+# base as its smoothing, so a base costs nothing per draw.
 
-gibbs_store_empty <- function(K, V) {
+gibbs_store_empty <- function(K, V, base = 0) {
   list(p = integer(V + 1L), k = integer(0L), x = double(0L), tot = double(K),
-       scale = 1)
+       scale = 1, base = as.double(base))
 }
 
 # fit_lda(init = "sparse"): the start as an empty store (lambda = eta), no
@@ -93,9 +117,28 @@ lda_gibbs_seeded_start <- function(x0, chosen, control, V) {
   o <- order(s$v, s$k)
   tot <- vapply(split(s$x, factor(s$k, levels = seq_len(K) - 1L)), sum, 0, USE.NAMES = FALSE)
   store <- list(p = c(0L, cumsum(tabulate(s$v + 1L, nbins = V))), k = as.integer(s$k[o]),
-                x = s$x[o], tot = tot, scale = 1)
+                x = s$x[o], tot = tot, scale = 1, base = 0)
   list(lambda = NULL, t = 0L, gibbs = store)
 }
+
+# fit_lda(init = "bregman"), the default (issue 20): the Bregman seeding of
+# lda_init_bregman() held sparsely. There each topic is a near-uniform random
+# base (Gamma(100, 100) draws, mean 1, sd 0.1) plus the counts of the
+# document chosen for it, a dense K x V table whose store was half of a
+# one-pass fit at K = 1000 on 1,000 kos documents (and kept every later
+# minibatch dense at tau > 1). Here the base is its mean, 1, held as the
+# store's shared `base`: the topics are eta + 1 + the chosen documents'
+# counts, O(K + picked tokens) to build and sparse to sample; what is lost is
+# the base's +-10% noise, which the chosen documents' counts dwarf.
+lda_gibbs_bregman_start <- function(x0, chosen, control, V) {
+  st <- lda_gibbs_seeded_start(x0, chosen, control, V)
+  st$gibbs$base <- gibbs_bregman_base
+  st
+}
+
+# The mean of lda_init_bregman()'s near-uniform base (its Gamma(100, 100)
+# draws).
+gibbs_bregman_base <- 1
 
 # A store from a dense K x V lambda (every entry must be >= eta).
 gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
@@ -123,7 +166,7 @@ gibbs_store_from_lambda_r <- function(lambda, eta) {
   nz <- which(nstar > 0)
   col <- (nz - 1L) %/% K
   list(p = c(0L, cumsum(tabulate(col + 1L, nbins = V))), k = as.integer((nz - 1L) %% K),
-       x = as.double(nstar[nz]), tot = as.double(rowSums(nstar)), scale = 1)
+       x = as.double(nstar[nz]), tot = as.double(rowSums(nstar)), scale = 1, base = 0)
 }
 
 # Dense K x V lambda from a store.

@@ -125,13 +125,15 @@ lda_available <- function() {
 #'   `sparsevi_error_argument`), `FALSE` is accepted.
 #' @param init `"bregman"` (default: Bregman k-means++ picks K diverse
 #'   documents, and each topic starts from a near-uniform random base plus
-#'   its document's counts; on corpora of more than max(5000, 10 K)
-#'   documents it picks from a random pool of that many), `"random"` (the near-uniform base alone),
+#'   its document's counts; for `local = "gibbs"` the base is its mean, 1,
+#'   held as one number in the engine's sparse store: see [lda_gibbs]; on
+#'   corpora of more than max(5000, 10 K) documents it picks from a random
+#'   pool of that many), `"random"` (the near-uniform base alone),
 #'   `"sparse"` (`local = "gibbs"` only: every topic starts at the prior,
 #'   held as an empty sparse store, so the start costs O(K + V) memory
 #'   rather than a dense K x V table; the first minibatch's Gibbs samples
-#'   break the symmetry, as in collapsed Gibbs sampling's random start;
-#'   the default for `"gibbs"` when K x V exceeds 2^25 entries), `"seeded"`
+#'   break the symmetry, as in collapsed Gibbs sampling's random start),
+#'   `"seeded"`
 #'   (`local = "gibbs"` or `"cvb0"`: each topic is `eta` plus the counts of the
 #'   document Bregman k-means++ chose for it, held sparsely: no K x V table,
 #'   so the start hardly costs more at large K; but on 30,000 Wikipedia
@@ -255,9 +257,11 @@ lda_available <- function() {
 #'   batch LDA (10 iterations) on every corpus, reached in 5% to 13% of
 #'   scikit-learn's time (`inst/bench/results/speed.txt`).
 #' * `local = "gibbs"` for many topics: its time per minibatch hardly grows
-#'   with K (nips_f20: 0.64 s at K = 1000, 0.65 s at K = 2000, against 2.2 s
-#'   and 4.3 s for online VB; slower than VB at K = 100;
-#'   `inst/bench/results/gibbs.txt`).
+#'   with K (nips_f20: 0.27 s at K = 1000 and at K = 2000, against 0.63 s
+#'   and 1.20 s for online VB; slower than VB at K = 100;
+#'   `inst/bench/results/gibbs.txt`), and a one-pass fit costs 1.7 to 2.2
+#'   times more at K = 1000 than at K = 100 (kos, Wikipedia paragraphs:
+#'   `inst/bench/results/gibbs-k.txt`).
 #' * `local = "ope"` (Online-OPE, Streaming-OPE) reached online VB's final
 #'   predictive score 2.9 to 20.8 times sooner on two corpora
 #'   (`inst/bench/results/ope.txt`).
@@ -550,10 +554,11 @@ lda_init_state <- function(x, control) {
     pick <- order(lda_unif(control$seed, 903, nrow(x0)))[seq_len(bregman_pool(K))]
     x0 <- dtm_subset(x0, sort(pick))
   }
-  if (control$init == "seeded") {
-    seeded <- lda_engine(control$local)$start$seeded
+  seeded <- lda_engine(control$local)$start[[control$init]]
+  if (control$init %in% c("bregman", "seeded") && !is.null(seeded)) {
     # the engine holds the seeding itself, sparsely (gibbs: eta plus each
-    # topic's chosen document, no dense K x V base)
+    # topic's chosen document, and for "bregman" a uniform base held as one
+    # number, no dense K x V table)
     return(seeded(x0, lda_bregman_pick(x0, K, control$eta, control$seed), control, ncol(x)))
   }
   lambda <- switch(control$init,
@@ -690,8 +695,22 @@ lda_seed_counts <- function(x, chosen) {
   list(k = rep.int(seq_along(chosen) - 1L, n), v = x$term[idx], x = as.double(x$count[idx]))
 }
 
-# The K documents Bregman k-means++ picks (in topic order).
+# The K documents Bregman k-means++ picks (in topic order), in C through an
+# inverted index: each topic costs O(D + the entries sharing a word with
+# its document), not O(nnz) (issue 20: the R form below was a third of a
+# one-pass gibbs fit at K = 1000 on 1,000 kos documents). The documents of
+# the R form (its KL values may differ from the R form's in the last bits,
+# which can change a pick only where a draw falls exactly on a boundary).
 lda_bregman_pick <- function(x, K, eta, seed) {
+  lens <- doc_lengths(x)
+  p <- as.double(x$count / lens[rep.int(seq_len(nrow(x)), diff(x$doc_ptr))])
+  self <- .Call(ffi_dtm_doc_dot, x$doc_ptr, x$term, p * log(p), rep(1, ncol(x)))
+  .Call(ffi_lda_bregman_pick, x, ncol(x), as.integer(K), as.double(eta), p, self,
+        as.double(lens), lda_unif(seed, 901, K))
+}
+
+# The pure-R form of lda_bregman_pick() (the reference of its C).
+lda_bregman_pick_r <- function(x, K, eta, seed) {
   D <- nrow(x)
   V <- ncol(x)
   lens <- doc_lengths(x)
@@ -871,7 +890,8 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     order(lda_unif(control$seed, 600 + lap, nb))
   }
   visit <- visit[ex$sizes[visit] > 0]
-  collect <- as.double(control$K) * length(x$vocab) > lda_dense_topics_max
+  collect <- !isFALSE(engine$dense_scratch) &&
+    as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   collect_full <- as.double(control$K) * max(ex$sizes) > 2^20
   # small minibatches (e.g. SCVB0's 100 documents) at a large table: a
   # collection per minibatch cost a third of the training (K = 1000 over

@@ -8,7 +8,7 @@
 #include "ffi.h"
 #include "lda-gibbs.h"
 
-static const char *store_names[] = {"p", "k", "x", "tot", "scale"};
+static const char *store_names[] = {"p", "k", "x", "tot", "scale", "base"};
 
 /* A K x V sparse summary in CSC form (p, k): pointers from 0,
  * non-decreasing, ending at length(k), rows in [0, K). */
@@ -25,9 +25,10 @@ static void check_csc(SEXP p, SEXP k, SEXP x, int K, const char *what) {
     if (pk[j] < 0 || pk[j] >= K) Rf_error("internal error: malformed %s", what);
 }
 
-/* A view of the sparse store list(p, k, x, tot, scale). */
+/* A view of the sparse store list(p, k, x, tot, scale, base); a store of
+ * five elements (a fit saved before the base existed) has base 0. */
 static gibbs_topics topics_view(SEXP store, SEXP eta) {
-  if (TYPEOF(store) != VECSXP || XLENGTH(store) != 5)
+  if (TYPEOF(store) != VECSXP || (XLENGTH(store) != 5 && XLENGTH(store) != 6))
     Rf_error("internal error: malformed gibbs store");
   SEXP p = VECTOR_ELT(store, 0), k = VECTOR_ELT(store, 1), x = VECTOR_ELT(store, 2),
        tot = VECTOR_ELT(store, 3), scale = VECTOR_ELT(store, 4);
@@ -43,6 +44,8 @@ static gibbs_topics topics_view(SEXP store, SEXP eta) {
   tw.tot = REAL(tot);
   tw.scale = svi_real_arg(scale, 0, DBL_MAX, "scale");
   tw.eta = svi_real_arg(eta, 0, DBL_MAX, "eta");
+  tw.base =
+      XLENGTH(store) == 6 ? svi_real_arg(VECTOR_ELT(store, 5), 0, DBL_MAX, "base") : 0.0;
   if (tw.p[tw.V] != XLENGTH(k)) Rf_error("internal error: gibbs store pointers");
   return tw;
 }
@@ -190,7 +193,7 @@ SEXP ffi_lda_global_gibbs(SEXP store, SEXP batch, SEXP rho_, SEXP mult_,
   }
   svi_len nnz = lda_gibbs_merge_nnz(V, tw.p, tw.k, p1, k1, keep_old);
   if (nnz > 2147483647) Rf_error("internal error: too many topic-word non-zeros");
-  SEXP out = PROTECT(svi_named_list(5, store_names));
+  SEXP out = PROTECT(svi_named_list(6, store_names));
   n_prot++;
   SEXP p = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
   n_prot++;
@@ -208,11 +211,14 @@ SEXP ffi_lda_global_gibbs(SEXP store, SEXP batch, SEXP rho_, SEXP mult_,
   SET_VECTOR_ELT(out, 2, x);
   SET_VECTOR_ELT(out, 3, tot);
   SET_VECTOR_ELT(out, 4, Rf_ScalarReal(out_scale));
+  /* the shared base decays with the stored values: folded like them on a
+   * rescale (a0), dropped with them when rho = 1 */
+  SET_VECTOR_ELT(out, 5, Rf_ScalarReal(keep_old ? a0 * tw.base : 0.0));
   UNPROTECT(n_prot);
   return out;
 }
 
-/* Dense K x V lambda = eta + scale * x from the store. */
+/* Dense K x V lambda = eta + scale * (base + x) from the store. */
 SEXP ffi_lda_gibbs_materialise(SEXP store, SEXP eta) {
   gibbs_topics tw = topics_view(store, eta);
   if ((double)tw.K * tw.V > 4.5e15) Rf_error("internal error: K x V too large");
@@ -312,7 +318,7 @@ SEXP ffi_eval_umass(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP top) {
   return out;
 }
 
-/* The sparse store list(p, k, x, tot, scale = 1) of a dense lambda, or NULL
+/* The sparse store list(p, k, x, tot, scale = 1, base = 0) of a dense lambda, or NULL
  * when an entry is below eta (R raises the error). */
 SEXP ffi_lda_gibbs_store_dense(SEXP lambda, SEXP eta_) {
   if (TYPEOF(lambda) != REALSXP || !Rf_isMatrix(lambda))
@@ -330,12 +336,13 @@ SEXP ffi_lda_gibbs_store_dense(SEXP lambda, SEXP eta_) {
   SEXP x = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)n));
   SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
   lda_gibbs_store_dense(REAL(lambda), K, V, eta, INTEGER(p), INTEGER(k), REAL(x), REAL(tot));
-  SEXP res = PROTECT(svi_named_list(5, store_names));
+  SEXP res = PROTECT(svi_named_list(6, store_names));
   SET_VECTOR_ELT(res, 0, p);
   SET_VECTOR_ELT(res, 1, k);
   SET_VECTOR_ELT(res, 2, x);
   SET_VECTOR_ELT(res, 3, tot);
   SET_VECTOR_ELT(res, 4, Rf_ScalarReal(1.0));
+  SET_VECTOR_ELT(res, 5, Rf_ScalarReal(0.0));
   UNPROTECT(5);
   return res;
 }

@@ -73,7 +73,8 @@ void lda_gibbs_materialise(const gibbs_topics *tw, double *lambda) {
   int K = tw->K;
   for (int v = 0; v < tw->V; v++) {
     double *col = lambda + (svi_len)K * v;
-    for (int kk = 0; kk < K; kk++) col[kk] = tw->eta;
+    double e = tw->eta + tw->scale * tw->base;
+    for (int kk = 0; kk < K; kk++) col[kk] = e;
     for (int j = tw->p[v]; j < tw->p[v + 1]; j++) col[tw->k[j]] += tw->scale * tw->x[j];
   }
 }

@@ -15,10 +15,12 @@
 void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
                        const unsigned char *used, int threads, gibbs_prep *pp) {
   int K = tw->K, V = tw->V;
-  double Veta = (double)V * tw->eta;
+  /* the smoothing of every pair: eta plus the (decayed) shared base */
+  double eta = tw->eta + tw->scale * tw->base;
+  double Veta = (double)V * eta;
   pp->K = K;
   pp->alpha = alpha;
-  pp->e0 = exp(svi_digamma(tw->eta));
+  pp->e0 = exp(svi_digamma(eta));
   double acc = 0.0;
   for (int k = 0; k < K; k++) {
     pp->c[k] = exp(-svi_digamma(Veta + tw->scale * tw->tot[k]));
@@ -33,7 +35,7 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
     if (used && !used[v]) continue;
     double acc_w = 0.0;
     for (int j = tw->p[v]; j < tw->p[v + 1]; j++) {
-      double e = exp(svi_digamma(tw->eta + tw->scale * tw->x[j]));
+      double e = exp(svi_digamma(eta + tw->scale * tw->x[j]));
       pp->d[j] = pp->c[tw->k[j]] * (e - pp->e0);
       acc_w += alpha[tw->k[j]] * pp->d[j];
       pp->cum_wa[j] = acc_w;

@@ -9,17 +9,20 @@
 #define GIBBS_NSTAT 5
 
 /* The topic-word parameters, stored sparse and word-major (the layout of a
- * K x V dgCMatrix): lambda_kv = eta + scale * x_kv, where x holds the
- * non-smoothing part N*_kv divided by the running product
- * scale = prod_t (1 - rho_t). Column v (word v) holds its non-zero topics
- * k[p[v] .. p[v+1]) in increasing order; tot[k] = sum_v x_kv. */
+ * K x V dgCMatrix): lambda_kv = eta + scale * (base + x_kv), where x holds
+ * the non-smoothing part N*_kv divided by the running product
+ * scale = prod_t (1 - rho_t), and base >= 0 is a part shared by every
+ * (topic, word) pair (the uniform base of the Bregman start, issue 20; 0
+ * otherwise), decayed with the stored values. Column v (word v) holds its
+ * non-zero topics k[p[v] .. p[v+1]) in increasing order;
+ * tot[k] = sum_v x_kv (without the base). */
 typedef struct {
   int K, V;
   const int *p;
   const int *k;
   const double *x;
   const double *tot;
-  double scale, eta;
+  double scale, eta, base;
 } gibbs_topics;
 
 /* Per-batch precomputation of the parts of the sampling normaliser. Eq. 15
@@ -34,7 +37,10 @@ typedef struct {
  *   + N_dk d_kw           word-document part, over the topics both in the
  *                         document and among the word's non-zeros
  * with c_k = exp(-psi(V eta + sum_v N*_kv)), e0 = exp(psi(eta)) and
- * d_kw = c_k (exp(psi(eta + N*_kw)) - e0) > 0 where N*_kw > 0. */
+ * d_kw = c_k (exp(psi(eta + N*_kw)) - e0) > 0 where N*_kw > 0. With a
+ * shared base b (lambda = eta + scale (b + x)), eta reads eta + scale b
+ * throughout: the smoothing part stays shared by all pairs, so the base
+ * costs nothing per draw. */
 typedef struct {
   int K;
   double e0;
@@ -97,9 +103,10 @@ void lda_gibbs_merge(int V, const int *p0, const int *k0, const double *x0, doub
 /* tot[k] = sum_v x_kv, in word order. */
 void lda_gibbs_totals(int K, int V, const int *p, const int *k, const double *x,
                       double *tot);
-/* Dense lambda (K x V, word-major) = eta + scale * x. */
+/* The store of a dense K x V lambda (base 0). */
 svi_len lda_gibbs_store_dense(const double *lambda, int K, int V, double eta, int *p, int *k,
                               double *x, double *tot);
+/* Dense lambda (K x V, word-major) = eta + scale * (base + x). */
 void lda_gibbs_materialise(const gibbs_topics *tw, double *lambda);
 
 /* ---- evaluators of the same paper (eval-ltr.c, eval-umass.c) ---- */

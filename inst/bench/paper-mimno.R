@@ -41,8 +41,8 @@ runs <- list(
   list(name = "onlineVB tau=1000 eta=0.01", local = "vb", tau = 1000, eta = 0.01),
   list(name = "hybrid  tau=1 eta=0.2", local = "gibbs", tau = 1, eta = 0.2),
   list(name = "onlineVB tau=1 eta=0.2", local = "vb", tau = 1, eta = 0.2),
-  # why the hybrid loses: its start (the paper's random topics instead of
-  # the sparse seeded start) and training length (three passes)
+  # the start (the paper's random topics against the default Bregman start)
+  # and training length (three passes)
   list(name = "hybrid  tau=1000 random start", local = "gibbs", tau = 1000, eta = 0.2,
        init = "random"),
   list(name = "hybrid  tau=1000 3 passes", local = "gibbs", tau = 1000, eta = 0.2, passes = 3),

@@ -18,7 +18,7 @@ test_that("every LDA engine holds the functions the loop calls", {
     for (f in c("control", "finish", "end_lap", "topic_sizes")) {
       expect_true(is.null(e[[f]]) || is.function(e[[f]]), label = paste(name, f))
     }
-    expect_true(all(names(e$start) %in% c("sparse", "seeded")))
+    expect_true(all(names(e$start) %in% c("sparse", "seeded", "bregman")))
     # the functions are the namespace's own (they travel to cluster workers
     # by reference), found under their names by grep
     expect_identical(environment(e$local), ns)

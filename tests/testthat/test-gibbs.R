@@ -320,3 +320,125 @@ test_that("init = \"seeded\" holds the Bregman seeding sparsely for gibbs, refus
   expect_error(fit_lda(sim$dtm, K = 3, local = "vb", init = "seeded", passes = 1, progress = FALSE),
                "is for local = \"cvb0\" or \"gibbs\"", class = "sparsevi_error_argument")
 })
+
+# ---- the sparse Bregman start (issue 20) -----------------------------------
+
+test_that("the default start is the dense Bregman seeding with its noise at its mean", {
+  sim <- simulate_lda(D = 70, V = 50, K = 4, doc_length = 30, seed = 9)
+  ns <- asNamespace("sparsevi")
+  seed <- ns$resolve_seed(3)
+  eta <- 0.2
+  control <- list(K = 5L, init = "bregman", local = "gibbs", global = "stochastic",
+                  eta = eta, seed = seed)
+  st <- ns$lda_init_state(sim$dtm, control)
+  expect_null(st$lambda)
+  expect_identical(st$gibbs$base, 1)
+  # no K x V table: only the chosen documents' distinct words are stored
+  chosen <- ns$lda_bregman_pick(sim$dtm, 5L, eta, seed)
+  expect_identical(length(st$gibbs$x), sum(diff(sim$dtm$doc_ptr)[chosen]))
+  # the old dense start: eta + Gamma(100, 100) draws + the same documents'
+  # counts; the new one holds 1 (their mean) in place of the draws
+  dense <- ns$lda_init_bregman(sim$dtm, 5L, eta, seed)
+  draws <- ns$lda_init_random(sim$dtm, 5L, eta, seed) - eta
+  expect_equal(abs(mean(draws) - 1) < 0.02, TRUE)
+  got <- ns$gibbs_materialise(st$gibbs, eta)
+  expect_equal(got, dense - draws + 1, tolerance = 1e-13)
+  expect_equal(st$gibbs$tot, rowSums(got - eta - 1), tolerance = 1e-13)
+  # init = "seeded" is the same store without the base
+  sd <- ns$lda_init_state(sim$dtm, utils::modifyList(control, list(init = "seeded")))
+  expect_identical(sd$gibbs[c("p", "k", "x", "tot")], st$gibbs[c("p", "k", "x", "tot")])
+  expect_identical(sd$gibbs$base, 0)
+})
+
+test_that("a store with a shared base samples like its materialised lambda", {
+  f <- gibbs_fixture()
+  store <- ref_store(f$nstar / 0.5)
+  store$scale <- 0.5
+  store$base <- 1.4
+  lambda <- sparsevi:::gibbs_materialise(store, f$eta)
+  expect_equal(lambda, f$eta + 0.5 * 1.4 + f$nstar, tolerance = 1e-14)
+  ndk <- c(2L, 0L, 5L, 0L, 1L, 3L)
+  for (w in c(2L, 8L)) {
+    counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, ndk, w - 1L,
+                    40000, c(0, 17))
+    p <- ref_gibbs_conditional(lambda, f$alpha, ndk, w)
+    expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
+    # the test has power: the same store without its base is rejected
+    nobase <- ref_gibbs_conditional(f$eta + f$nstar, f$alpha, ndk, w)
+    expect_lt(suppressWarnings(stats::chisq.test(counts, p = nobase))$p.value, 1e-6)
+  }
+})
+
+test_that("the lazy update decays a shared base like the dense update, across rescalings", {
+  K <- 4; V <- 25; eta <- 0.3
+  u <- sparsevi:::uniform_source(21)
+  nstar0 <- matrix(0, K, V)
+  nstar0[u(K * V) < 0.2] <- 3
+  store <- ref_store(nstar0)
+  store$base <- 1
+  dense <- eta + 1 + nstar0
+  scales <- numeric(0)
+  for (t in 5:60) {
+    rho <- (10 + t)^-0.6 # tau = 10: the start decays without being dropped
+    nhat <- matrix(0, K, V)
+    on <- u(K * V) < 0.02
+    nhat[on] <- round(4 * u(sum(on))) / 2
+    bs <- ref_store(nhat)
+    store <- .Call(sparsevi:::ffi_lda_global_gibbs, store, bs[1:3], rho, 5, 0.05)
+    dense <- ref_dense_svi(dense, nhat, rho, 5, eta)
+    scales <- c(scales, store$scale)
+  }
+  expect_gt(sum(scales == 1), 1) # rescaled: the base was folded too
+  expect_gt(store$base, 0)
+  expect_lt(store$base, 1)
+  got <- sparsevi:::gibbs_materialise(store, eta)
+  expect_lt(max(abs(got - dense) / dense), 1e-10)
+  # the store stays sparse: the base is one number, not K x V entries
+  expect_lt(length(store$x), K * V)
+  # a step of rho = 1 drops the start, base included
+  store <- .Call(sparsevi:::ffi_lda_global_gibbs, store, bs[1:3], 1, 5, 0.05)
+  expect_identical(store$base, 0)
+  expect_equal(sparsevi:::gibbs_materialise(store, eta), ref_dense_svi(dense, nhat, 1, 5, eta),
+               tolerance = 1e-12)
+})
+
+test_that("fits from the sparse Bregman start are reproducible and read old stores", {
+  sim <- simulate_lda(D = 120, V = 60, K = 3, doc_length = 40, seed = 2)
+  f1 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
+                progress = FALSE)
+  expect_identical(f1$control$init, "bregman")
+  expect_identical(f1$state$gibbs$base, 0) # tau = 1: the first step drops the start
+  f2 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
+                threads = 2, progress = FALSE)
+  expect_identical(f2$state, f1$state)
+  g <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 1, batch_size = 30, seed = 1,
+               tau = 100, progress = FALSE)
+  # tau = 100: the base decays (the store holds it over the running product)
+  expect_gt(g$state$gibbs$scale * g$state$gibbs$base, 0)
+  expect_lt(g$state$gibbs$scale * g$state$gibbs$base, 0.9)
+  expect_equal(g$lambda, sparsevi:::gibbs_materialise(g$state$gibbs, g$eta), ignore_attr = TRUE)
+  # a store saved before the base existed (five elements) reads as base 0
+  old <- f1$state$gibbs[c("p", "k", "x", "tot", "scale")]
+  expect_identical(sparsevi:::gibbs_materialise(old, f1$eta),
+                   sparsevi:::gibbs_materialise(f1$state$gibbs, f1$eta))
+})
+
+test_that("the Bregman pick in C picks the documents of its pure-R form (issue 20)", {
+  ns <- asNamespace("sparsevi")
+  sim <- simulate_lda(D = 90, V = 70, K = 5, doc_length = 25, seed = 6)
+  m <- as.matrix(sim$dtm)
+  m[c(3, 40, 41), ] <- 0 # empty documents
+  m[7, ] <- m[8, ]       # two identical documents
+  x <- as_dtm(m)
+  for (s in 1:3) {
+    seed <- ns$resolve_seed(s)
+    for (K in c(1L, 6L, 30L, 87L, 90L)) { # up to every document, empty ones included
+      expect_identical(ns$lda_bregman_pick(x, K, 0.1, seed),
+                       ns$lda_bregman_pick_r(x, K, 0.1, seed), label = paste(s, K))
+    }
+  }
+  # the picks differ by seed and cover distinct documents while any is left
+  a <- ns$lda_bregman_pick(x, 30L, 0.1, ns$resolve_seed(1))
+  expect_false(anyDuplicated(a) > 0)
+  expect_false(identical(a, ns$lda_bregman_pick(x, 30L, 0.1, ns$resolve_seed(2))))
+})
