@@ -147,14 +147,47 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
              workers = W, sizes = sizes)
   sent <- 0
+  vocab <- vector("list", n_batches)
   for (w in seq_len(W)) {
     ids <- which(owner == w)
-    payload <- wire(list(token = token, ids = ids, batches = lapply(ids, get_batch)))
+    batches <- lapply(ids, get_batch)
+    # the words of each batch of documents, known once (the columns its
+    # local steps read: executor_run(columns = ))
+    vocab[ids] <- lapply(batches, function(b) batch_columns(b)$vocab)
+    payload <- wire(list(token = token, ids = ids, batches = batches))
+    batches <- NULL
     sent <- sent + length(payload)
     cluster_call(ex, w, "cluster_worker_init", payload, call = call)
   }
+  if (!any(vapply(vocab, is.null, TRUE))) ex$vocab <- vocab
   ex$bytes_setup <- sent
   ex
+}
+
+# The words of a batch of documents (a sparsevi_dtm): `vocab` its distinct
+# words (1-based, increasing) and `local` each entry's word as a 0-based
+# index into them; NULL for other batches (rows of a mixture's data).
+batch_columns <- function(batch) {
+  if (!inherits(batch, "sparsevi_dtm")) return(NULL)
+  vocab <- sort.int(unique.default(batch$term)) + 1L
+  list(vocab = vocab, local = match(batch$term + 1L, vocab) - 1L)
+}
+
+# A batch with its words renumbered into the columns U (1-based, increasing,
+# holding every word of the batch): what a local step reads with topics of
+# those columns only. `cols` is batch_columns(batch). The vocabulary keeps
+# only its length (the number of columns); its terms are never read there.
+batch_in_columns <- function(batch, cols, U) {
+  batch$term <- if (length(U) == length(cols$vocab)) cols$local else
+    (match(cols$vocab, U) - 1L)[cols$local + 1L]
+  batch$vocab <- character(length(U))
+  batch
+}
+
+# The columns of a round's batches on one worker: the union of their words.
+round_columns <- function(vocab) {
+  if (length(vocab) == 1L) return(vocab[[1L]])
+  sort.int(unique.default(unlist(vocab, use.names = FALSE)))
 }
 
 new_future_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_call()) {
@@ -246,16 +279,24 @@ step_function <- function(fun) {
 cluster_worker_init <- function(token, ids, batches) {
   store <- list()
   store[ids] <- batches
-  assign(token, store, envir = worker_store)
+  # each batch's words, for rounds that send only their columns
+  cols <- list()
+  cols[ids] <- lapply(batches, batch_columns)
+  assign(token, list(batches = store, cols = cols), envir = worker_store)
   length(ids)
 }
 
 # Worker side of executor_run(): runs `fun` (a step, see step_function()) on
-# the worker's batches `ids`: fun(batch, per[[i]], <shared>).
-cluster_worker_run <- function(token, ids, per, fun, shared, packages = character(0)) {
+# the worker's batches `ids`: fun(batch, per[[i]], <shared>). With columns
+# U, the shared topics hold those columns only and each batch's words are
+# renumbered into them.
+cluster_worker_run <- function(token, ids, per, fun, shared, packages = character(0),
+                               U = NULL) {
   store <- get(token, envir = worker_store)
-  pack_doubles(run_batches(fun, length(ids), function(i) store[[ids[i]]], per,
-                           unpack_doubles(shared), packages))
+  get_batch <- if (is.null(U)) function(i) store$batches[[ids[i]]] else
+    function(i) batch_in_columns(store$batches[[ids[i]]], store$cols[[ids[i]]], U)
+  pack_doubles(run_batches(fun, length(ids), get_batch, per, unpack_doubles(shared),
+                           packages))
 }
 
 # fun(get_batch(i), per[[i]], <shared>) for i in 1..n; each batch is fetched
@@ -286,7 +327,9 @@ cluster_dispatch_raw <- function(payload, step) {
 # workers: its batches travel with the globals.
 future_task_run <- function(payload) {
   a <- unserialize(payload)
-  wire(pack_doubles(run_batches(a$fun, length(a$batches), function(i) a$batches[[i]], a$per,
+  get_batch <- if (is.null(a$U)) function(i) a$batches[[i]] else
+    function(i) batch_in_columns(a$batches[[i]], batch_columns(a$batches[[i]]), a$U)
+  wire(pack_doubles(run_batches(a$fun, length(a$batches), get_batch, a$per,
                                 unpack_doubles(a$shared), a$packages)))
 }
 
@@ -332,21 +375,39 @@ shared_for_workers <- function(shared) {
 # need loaded (on the workers and here). The shared arguments go once to each
 # worker of the round.
 executor_run <- function(ex, round, fun, shared, per = vector("list", length(round)),
-                         call = caller_call(), packages = character(0)) {
+                         call = caller_call(), packages = character(0), columns = NULL) {
   load_step_packages(packages) # the master reads the results too
   if (ex$kind == "local") {
     out <- run_batches(fun, length(round), function(i) ex$get_batch(round[i]), per, shared)
     return(list(results = out, sent = 0, received = 0))
   }
-  shared <- pack_doubles(shared_for_workers(shared))
+  shared <- shared_for_workers(shared)
   ws <- unique(ex$owner[round])
   sels <- lapply(ws, function(w) which(ex$owner[round] == w))
+  # what each worker of the round gets: the shared arguments, or with
+  # `columns` their columns of the words of its batches (U)
+  vocab <- if (ex$kind == "future") {
+    if (!is.null(columns)) lapply(round, function(b) batch_columns(ex$get_batch(b))$vocab)
+  } else ex$vocab
+  if (ex$kind == "future" && !is.null(vocab)) names(vocab) <- NULL
+  by_columns <- !is.null(columns) && !is.null(vocab) && !any(vapply(vocab, is.null, TRUE))
+  Us <- vector("list", length(ws))
+  if (by_columns) {
+    for (j in seq_along(ws)) {
+      Us[[j]] <- round_columns(if (ex$kind == "future") vocab[sels[[j]]]
+                               else vocab[round[sels[[j]]]])
+    }
+    worker_shared <- function(j) pack_doubles(columns$view(shared, Us[[j]]))
+  } else {
+    shared <- pack_doubles(shared)
+    worker_shared <- function(j) shared
+  }
   if (ex$kind == "future") {
-    res <- future_round(ex, ws, sels, round, fun, shared, per, call, packages)
+    res <- future_round(ex, ws, sels, round, fun, worker_shared, per, call, packages, Us)
   } else {
     payloads <- lapply(seq_along(ws), function(j) {
       wire(list(token = ex$token, ids = round[sels[[j]]], per = per[sels[[j]]], fun = fun,
-                shared = shared, packages = packages))
+                shared = worker_shared(j), packages = packages, U = Us[[j]]))
     })
     res <- tryCatch(parallel::clusterApply(ex$cluster[ws], payloads, cluster_dispatch_raw,
                                            step = "cluster_worker_run"),
@@ -355,7 +416,12 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
     res <- list(raw = res, sent = sum(lengths(payloads)))
   }
   out <- vector("list", length(round))
-  for (j in seq_along(ws)) out[sels[[j]]] <- unpack_doubles(unserialize(res$raw[[j]]))
+  for (j in seq_along(ws)) {
+    r <- unpack_doubles(unserialize(res$raw[[j]]))
+    # results over the columns U back in the whole vocabulary
+    if (by_columns) r <- lapply(r, columns$result, Us[[j]])
+    out[sels[[j]]] <- r
+  }
   list(results = out, sent = res$sent, received = sum(lengths(res$raw)))
 }
 
@@ -370,14 +436,14 @@ find_failed_worker <- function(ex, ws) {
 }
 
 # One round as futures, one per worker of the round.
-future_round <- function(ex, ws, sels, round, fun, shared, per, call,
-                         packages = character(0)) {
+future_round <- function(ex, ws, sels, round, fun, worker_shared, per, call,
+                         packages = character(0), Us = vector("list", length(ws))) {
   sent <- 0
   fs <- vector("list", length(ws))
   for (j in seq_along(ws)) {
     ids <- round[sels[[j]]]
     payload <- wire(list(batches = lapply(ids, ex$get_batch), per = per[sels[[j]]], fun = fun,
-                         shared = shared, packages = packages))
+                         shared = worker_shared(j), packages = packages, U = Us[[j]]))
     sent <- sent + length(payload)
     fs[[j]] <- tryCatch(
       future::future(quote(asNamespace("sparsevi")$future_task_run(payload)),

@@ -803,7 +803,9 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
     # steps allocate their K x (batch vocabulary) scratch; large batches'
     # scratch outlives a young-generation collection, so a full one, ~30 ms)
     if (collect) gc(verbose = FALSE, full = collect_full)
-    executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix")
+    # (on a cluster: only the topic columns of each worker's words travel)
+    executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix",
+                 columns = lda_columns(control, length(x$vocab)))
   }
   tally <- function(acc, res) {
     if (is.null(res$stats$restart_tries)) return(acc)
