@@ -8,6 +8,16 @@
 # steps in batch order. The same rounds run without a cluster, so a fit on a
 # cluster equals the fit without one.
 #
+# Columns: a topic model's batches are documents, and a local step reads only
+# the topic columns of its batch's words. The words of each batch are known
+# once, when the batches are placed (batch_columns()); each round a worker
+# gets only the columns of the words of its batches of the round (their
+# union U, with the totals of the whole table: lda_columns(), R/lda-store.R),
+# runs its steps on its batches with their words renumbered into U, and
+# returns summaries over U, which the master puts back in the whole
+# vocabulary. Traffic per round is then O(K x the batches' vocabulary), not
+# O(K V).
+#
 # Traffic: everything that crosses the wire is serialised once, by us, into a
 # raw vector (native byte order, no XDR conversion of doubles), whose length is
 # the byte count reported in the trace. The step a worker runs travels as the
@@ -34,7 +44,12 @@
 #'   installed). Each batch is sent once to the worker that owns it and stays
 #'   there; every round the master sends the global parameters once to each
 #'   worker of the round, and the workers return only their batch summaries
-#'   (sparse when `L < K`).
+#'   (sparse when `L < K`). For a topic model a worker receives only the
+#'   topic columns of the words its batches of the round contain (with the
+#'   topics' totals), and its summaries cover only those words: the traffic
+#'   of a round grows with the batches' vocabulary, not with the whole
+#'   vocabulary (engines "vb", "ope" and "cvb0"; "gibbs" sends its sparse
+#'   topics whole).
 #' * `"future"`: the current [future::plan()] (the \pkg{future} package must be
 #'   installed). A plan whose workers persist (`future::multisession`,
 #'   `future::cluster`) is run on its underlying `parallel` cluster, so batches
@@ -231,7 +246,14 @@ pack_doubles <- function(x, min_length = 1024L, min_fill = 0.1) {
     }
     return(x)
   }
-  if (!is.double(x) || is.object(x) || length(x) < min_length || anyNA(x)) return(x)
+  if (!is.double(x) || is.object(x) || length(x) < min_length) return(x)
+  # a quick look at 1,024 evenly spaced entries first: a table whose smallest
+  # sampled value fills less than half of min_fill of the sample is sent as
+  # it is, without the full scans (K x the batches' vocabulary doubles each
+  # round); keeping a vector whole is always lossless
+  look <- x[seq.int(1, length(x), length.out = 1024L)]
+  if (anyNA(look) || sum(look == min(look)) < 0.5 * min_fill * 1024) return(x)
+  if (anyNA(x)) return(x)
   fill <- min(x)
   at <- x == fill
   n_fill <- sum(at)
