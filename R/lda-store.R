@@ -176,7 +176,7 @@ lda_columns_state <- function(state, control, U) {
   if (identical(control$local, "cvb0")) {
     st <- state$cvb0
     if (!is.null(st)) {
-      state$cvb0 <- list(X = st$X[, U, drop = FALSE], meta = st$meta, eta = st$eta,
+      state$cvb0 <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
                          V = ncol(st$X))
       state$lambda <- NULL
     } else {
@@ -185,7 +185,7 @@ lda_columns_state <- function(state, control, U) {
       # the totals lda_local_cvb0() would use, else those its C would sum
       tot <- cvb0_totals(state)
       if (is.null(tot)) tot <- .Call(ffi_lda_topic_totals, lambda)
-      state$lambda <- lambda[, U, drop = FALSE]
+      state$lambda <- lda_table_columns(lambda, U)
       state$tot <- tot
       state$tot_t <- state$t
     }
@@ -209,9 +209,14 @@ lda_columns_state <- function(state, control, U) {
   K <- nrow(tab)
   state$beta <- NULL
   state$lambda <- NULL
-  state$vbstore <- list(X = tab[, U, drop = FALSE], meta = c(read[2L], 0, read[-(1:2)]),
+  state$vbstore <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
                         offset = read[1L], V = ncol(tab))
   state
+}
+
+# X[, U] of a K x V table (U 1-based integers), in C (one copy per column).
+lda_table_columns <- function(X, U) {
+  .Call(ffi_lda_table_columns, X, as.integer(U))
 }
 
 # A local step's result over the columns U back in the V columns of the

@@ -231,3 +231,24 @@ SEXP ffi_lda_store_copy(SEXP X, SEXP meta) {
   UNPROTECT(2);
   return out;
 }
+
+/* The columns `cols` (1-based, each in 1..V) of a K x V table, as a new
+ * K x length(cols) matrix: what a cluster worker receives of the topics
+ * (R/lda-store.R, lda_columns_state()). One memcpy per column. */
+SEXP ffi_lda_table_columns(SEXP X, SEXP cols) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  svi_need_int(cols, -1, "cols");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  const R_xlen_t n = XLENGTH(cols);
+  const int *c = INTEGER(cols);
+  for (R_xlen_t j = 0; j < n; j++)
+    if (c[j] < 1 || c[j] > V) Rf_error("internal error: a column is out of range");
+  if (n > INT_MAX) Rf_error("internal error: too many columns");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, (int)n));
+  const double *x = REAL(X);
+  double *o = REAL(out);
+  for (R_xlen_t j = 0; j < n; j++)
+    memcpy(o + j * (R_xlen_t)K, x + (R_xlen_t)(c[j] - 1) * K, sizeof(double) * (size_t)K);
+  UNPROTECT(1);
+  return out;
+}

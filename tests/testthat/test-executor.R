@@ -118,6 +118,9 @@ test_that("results over a worker's columns go back to the whole vocabulary", {
   inside <- sparsevi:::batch_in_columns(batch, cols, U)
   expect_identical(U[inside$term + 1L] - 1L, batch$term)
   expect_identical(ncol(inside), length(U))
+  # what a worker gets of a K x V table: its columns U
+  m <- matrix(runif(5 * 400), 5, 400)
+  expect_identical(sparsevi:::lda_table_columns(m, U), m[, U, drop = FALSE])
   # a sparse summary over U, and list(words, x), back in V = 400 columns
   set.seed(2)
   S <- Matrix::rsparsematrix(5, length(U), 0.4)
