@@ -253,24 +253,18 @@ pack_doubles <- function(x, min_length = 1024L, min_fill = 0.1) {
   # round); keeping a vector whole is always lossless
   look <- x[seq.int(1, length(x), length.out = 1024L)]
   if (anyNA(look) || sum(look == min(look)) < 0.5 * min_fill * 1024) return(x)
-  if (anyNA(x)) return(x)
-  fill <- min(x)
-  at <- x == fill
-  n_fill <- sum(at)
-  if (n_fill < min_fill * length(x)) return(x)
-  # -0 and 0 compare equal but are different doubles: keep such vectors whole
-  if (fill == 0 && any(1 / x[at] < 0)) return(x)
-  n <- length(x)
-  bits <- packBits(c(at, logical((8L - n %% 8L) %% 8L)), "raw")
-  structure(list(n = n, fill = fill, bits = bits, values = x[!at], attrs = attributes(x)),
+  # (in C: src/wire-ffi.c; NULL when the vector should travel whole: NA,
+  # too little fill, or a zero fill with some -0 among it)
+  p <- .Call(ffi_wire_pack, x, as.double(min_fill))
+  if (is.null(p)) return(x)
+  structure(list(n = as.double(length(x)), fill = p$fill, bits = p$bits, values = p$values,
+                 attrs = attributes(x)),
             class = "sparsevi_packed")
 }
 
 unpack_doubles <- function(x) {
   if (inherits(x, "sparsevi_packed")) {
-    out <- rep(x$fill, x$n)
-    at <- rawToBits(x$bits)[seq_len(x$n)] == as.raw(1)
-    out[!at] <- x$values
+    out <- .Call(ffi_wire_unpack, as.double(x$n), x$fill, x$bits, x$values)
     attributes(out) <- x$attrs
     return(out)
   }

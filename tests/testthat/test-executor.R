@@ -106,6 +106,10 @@ test_that("a worker receives only the topic columns of its batches' words", {
     expect_true(all(a$trace$bytes_sent < 0.65 * m$trace$bytes_sent))
     expect_true(all(a$trace$bytes_received < 0.8 * m$trace$bytes_received))
   }
+  # two batches of a worker in one round (sync = 4): the union of their words
+  args <- list(sv$x, K = 20, L = 3, global = "stochastic", batches = sv$batches, passes = 2,
+               seed = 5, sync = 4, progress = FALSE)
+  expect_same_lda(do.call(fit_lda, c(args, list(cluster = cl))), do.call(fit_lda, args))
 })
 
 test_that("results over a worker's columns go back to the whole vocabulary", {
