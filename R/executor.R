@@ -402,10 +402,12 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
   sels <- lapply(ws, function(w) which(ex$owner[round] == w))
   # what each worker of the round gets: the shared arguments, or with
   # `columns` their columns of the words of its batches (U)
+  # (a future plan without persistent workers: the round's batches travel,
+  # read once here)
+  batches <- if (ex$kind == "future") lapply(round, ex$get_batch)
   vocab <- if (ex$kind == "future") {
-    if (!is.null(columns)) lapply(round, function(b) batch_columns(ex$get_batch(b))$vocab)
+    if (!is.null(columns)) lapply(batches, function(b) batch_columns(b)$vocab)
   } else ex$vocab
-  if (ex$kind == "future" && !is.null(vocab)) names(vocab) <- NULL
   by_columns <- !is.null(columns) && !is.null(vocab) && !any(vapply(vocab, is.null, TRUE))
   Us <- vector("list", length(ws))
   if (by_columns) {
@@ -419,7 +421,7 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
     worker_shared <- function(j) shared
   }
   if (ex$kind == "future") {
-    res <- future_round(ex, ws, sels, round, fun, worker_shared, per, call, packages, Us)
+    res <- future_round(ex, ws, sels, batches, fun, worker_shared, per, call, packages, Us)
   } else {
     payloads <- lapply(seq_along(ws), function(j) {
       wire(list(token = ex$token, ids = round[sels[[j]]], per = per[sels[[j]]], fun = fun,
@@ -452,13 +454,12 @@ find_failed_worker <- function(ex, ws) {
 }
 
 # One round as futures, one per worker of the round.
-future_round <- function(ex, ws, sels, round, fun, worker_shared, per, call,
+future_round <- function(ex, ws, sels, batches, fun, worker_shared, per, call,
                          packages = character(0), Us = vector("list", length(ws))) {
   sent <- 0
   fs <- vector("list", length(ws))
   for (j in seq_along(ws)) {
-    ids <- round[sels[[j]]]
-    payload <- wire(list(batches = lapply(ids, ex$get_batch), per = per[sels[[j]]], fun = fun,
+    payload <- wire(list(batches = batches[sels[[j]]], per = per[sels[[j]]], fun = fun,
                          shared = worker_shared(j), packages = packages, U = Us[[j]]))
     sent <- sent + length(payload)
     fs[[j]] <- tryCatch(
