@@ -133,6 +133,12 @@ lda_store_consumed <- function(state) {
 # each, O(nnz).
 lda_summary_blocks <- function(S, K) {
   if (!methods::is(S, "dgCMatrix")) return(cvb0_summary_parts(S, K))
+  # (in C: one pass, no R temporaries of the summary's size;
+  # lda_summary_blocks_r() is its R reference)
+  .Call(ffi_lda_summary_blocks, S@p, S@i, S@x, as.integer(K))
+}
+
+lda_summary_blocks_r <- function(S, K) {
   cnt <- diff(S@p)
   cols <- which(cnt > 0L)
   x <- numeric(K * length(cols))

@@ -133,6 +133,13 @@ test_that("results over a worker's columns go back to the whole vocabulary", {
   dense[, U] <- as.matrix(S)
   expect_identical(dim(full), c(5L, 400L))
   expect_identical(as.matrix(full), dense)
+  # the blocks the global steps read (C) against their R reference
+  blocks <- sparsevi:::lda_summary_blocks(full, 5L)
+  expect_identical(blocks, sparsevi:::lda_summary_blocks_r(full, 5L))
+  expect_identical(blocks$words, as.integer(U[diff(S@p) > 0] - 1L))
+  empty <- Matrix::sparseMatrix(i = integer(0), j = integer(0), x = numeric(0), dims = c(5, 7))
+  expect_identical(sparsevi:::lda_summary_blocks(empty, 5L),
+                   list(words = integer(0), x = numeric(0)))
   parts <- list(words = c(0L, 2L), x = runif(10))
   back <- sparsevi:::lda_columns_result(list(summary = parts), U, 400L)$summary
   expect_identical(back$words, as.integer(U[c(1L, 3L)] - 1L))
