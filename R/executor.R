@@ -8,6 +8,16 @@
 # steps in batch order. The same rounds run without a cluster, so a fit on a
 # cluster equals the fit without one.
 #
+# Columns: a topic model's batches are documents, and a local step reads only
+# the topic columns of its batch's words. The words of each batch are known
+# once, when the batches are placed (batch_columns()); each round a worker
+# gets only the columns of the words of its batches of the round (their
+# union U, with the totals of the whole table: lda_columns(), R/lda-store.R),
+# runs its steps on its batches with their words renumbered into U, and
+# returns summaries over U, which the master puts back in the whole
+# vocabulary. Traffic per round is then O(K x the batches' vocabulary), not
+# O(K V).
+#
 # Traffic: everything that crosses the wire is serialised once, by us, into a
 # raw vector (native byte order, no XDR conversion of doubles), whose length is
 # the byte count reported in the trace. The step a worker runs travels as the
@@ -34,7 +44,12 @@
 #'   installed). Each batch is sent once to the worker that owns it and stays
 #'   there; every round the master sends the global parameters once to each
 #'   worker of the round, and the workers return only their batch summaries
-#'   (sparse when `L < K`).
+#'   (sparse when `L < K`). For a topic model a worker receives only the
+#'   topic columns of the words its batches of the round contain (with the
+#'   topics' totals), and its summaries cover only those words: the traffic
+#'   of a round grows with the batches' vocabulary, not with the whole
+#'   vocabulary (engines "vb", "ope" and "cvb0"; "gibbs" sends its sparse
+#'   topics whole).
 #' * `"future"`: the current [future::plan()] (the \pkg{future} package must be
 #'   installed). A plan whose workers persist (`future::multisession`,
 #'   `future::cluster`) is run on its underlying `parallel` cluster, so batches
@@ -147,14 +162,47 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
              workers = W, sizes = sizes)
   sent <- 0
+  vocab <- vector("list", n_batches)
   for (w in seq_len(W)) {
     ids <- which(owner == w)
-    payload <- wire(list(token = token, ids = ids, batches = lapply(ids, get_batch)))
+    batches <- lapply(ids, get_batch)
+    # the words of each batch of documents, known once (the columns its
+    # local steps read: executor_run(columns = ))
+    vocab[ids] <- lapply(batches, function(b) batch_columns(b)$vocab)
+    payload <- wire(list(token = token, ids = ids, batches = batches))
+    batches <- NULL
     sent <- sent + length(payload)
     cluster_call(ex, w, "cluster_worker_init", payload, call = call)
   }
+  if (!any(vapply(vocab, is.null, TRUE))) ex$vocab <- vocab
   ex$bytes_setup <- sent
   ex
+}
+
+# The words of a batch of documents (a sparsevi_dtm): `vocab` its distinct
+# words (1-based, increasing) and `local` each entry's word as a 0-based
+# index into them; NULL for other batches (rows of a mixture's data).
+batch_columns <- function(batch) {
+  if (!inherits(batch, "sparsevi_dtm")) return(NULL)
+  vocab <- sort.int(unique.default(batch$term)) + 1L
+  list(vocab = vocab, local = match(batch$term + 1L, vocab) - 1L)
+}
+
+# A batch with its words renumbered into the columns U (1-based, increasing,
+# holding every word of the batch): what a local step reads with topics of
+# those columns only. `cols` is batch_columns(batch). The vocabulary keeps
+# only its length (the number of columns); its terms are never read there.
+batch_in_columns <- function(batch, cols, U) {
+  batch$term <- if (length(U) == length(cols$vocab)) cols$local else
+    (match(cols$vocab, U) - 1L)[cols$local + 1L]
+  batch$vocab <- character(length(U))
+  batch
+}
+
+# The columns of a round's batches on one worker: the union of their words.
+round_columns <- function(vocab) {
+  if (length(vocab) == 1L) return(vocab[[1L]])
+  sort.int(unique.default(unlist(vocab, use.names = FALSE)))
 }
 
 new_future_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_call()) {
@@ -198,24 +246,25 @@ pack_doubles <- function(x, min_length = 1024L, min_fill = 0.1) {
     }
     return(x)
   }
-  if (!is.double(x) || is.object(x) || length(x) < min_length || anyNA(x)) return(x)
-  fill <- min(x)
-  at <- x == fill
-  n_fill <- sum(at)
-  if (n_fill < min_fill * length(x)) return(x)
-  # -0 and 0 compare equal but are different doubles: keep such vectors whole
-  if (fill == 0 && any(1 / x[at] < 0)) return(x)
-  n <- length(x)
-  bits <- packBits(c(at, logical((8L - n %% 8L) %% 8L)), "raw")
-  structure(list(n = n, fill = fill, bits = bits, values = x[!at], attrs = attributes(x)),
+  if (!is.double(x) || is.object(x) || length(x) < min_length) return(x)
+  # a quick look at 1,024 evenly spaced entries first: a table whose smallest
+  # sampled value fills less than half of min_fill of the sample is sent as
+  # it is, without the full scans (K x the batches' vocabulary doubles each
+  # round); keeping a vector whole is always lossless
+  look <- x[seq.int(1, length(x), length.out = 1024L)]
+  if (anyNA(look) || sum(look == min(look)) < 0.5 * min_fill * 1024) return(x)
+  # (in C: src/wire-ffi.c; NULL when the vector should travel whole: NA,
+  # too little fill, or a zero fill with some -0 among it)
+  p <- .Call(ffi_wire_pack, x, as.double(min_fill))
+  if (is.null(p)) return(x)
+  structure(list(n = as.double(length(x)), fill = p$fill, bits = p$bits, values = p$values,
+                 attrs = attributes(x)),
             class = "sparsevi_packed")
 }
 
 unpack_doubles <- function(x) {
   if (inherits(x, "sparsevi_packed")) {
-    out <- rep(x$fill, x$n)
-    at <- rawToBits(x$bits)[seq_len(x$n)] == as.raw(1)
-    out[!at] <- x$values
+    out <- .Call(ffi_wire_unpack, as.double(x$n), x$fill, x$bits, x$values)
     attributes(out) <- x$attrs
     return(out)
   }
@@ -246,16 +295,24 @@ step_function <- function(fun) {
 cluster_worker_init <- function(token, ids, batches) {
   store <- list()
   store[ids] <- batches
-  assign(token, store, envir = worker_store)
+  # each batch's words, for rounds that send only their columns
+  cols <- list()
+  cols[ids] <- lapply(batches, batch_columns)
+  assign(token, list(batches = store, cols = cols), envir = worker_store)
   length(ids)
 }
 
 # Worker side of executor_run(): runs `fun` (a step, see step_function()) on
-# the worker's batches `ids`: fun(batch, per[[i]], <shared>).
-cluster_worker_run <- function(token, ids, per, fun, shared, packages = character(0)) {
+# the worker's batches `ids`: fun(batch, per[[i]], <shared>). With columns
+# U, the shared topics hold those columns only and each batch's words are
+# renumbered into them.
+cluster_worker_run <- function(token, ids, per, fun, shared, packages = character(0),
+                               U = NULL) {
   store <- get(token, envir = worker_store)
-  pack_doubles(run_batches(fun, length(ids), function(i) store[[ids[i]]], per,
-                           unpack_doubles(shared), packages))
+  get_batch <- if (is.null(U)) function(i) store$batches[[ids[i]]] else
+    function(i) batch_in_columns(store$batches[[ids[i]]], store$cols[[ids[i]]], U)
+  pack_doubles(run_batches(fun, length(ids), get_batch, per, unpack_doubles(shared),
+                           packages))
 }
 
 # fun(get_batch(i), per[[i]], <shared>) for i in 1..n; each batch is fetched
@@ -286,7 +343,9 @@ cluster_dispatch_raw <- function(payload, step) {
 # workers: its batches travel with the globals.
 future_task_run <- function(payload) {
   a <- unserialize(payload)
-  wire(pack_doubles(run_batches(a$fun, length(a$batches), function(i) a$batches[[i]], a$per,
+  get_batch <- if (is.null(a$U)) function(i) a$batches[[i]] else
+    function(i) batch_in_columns(a$batches[[i]], batch_columns(a$batches[[i]]), a$U)
+  wire(pack_doubles(run_batches(a$fun, length(a$batches), get_batch, a$per,
                                 unpack_doubles(a$shared), a$packages)))
 }
 
@@ -332,21 +391,41 @@ shared_for_workers <- function(shared) {
 # need loaded (on the workers and here). The shared arguments go once to each
 # worker of the round.
 executor_run <- function(ex, round, fun, shared, per = vector("list", length(round)),
-                         call = caller_call(), packages = character(0)) {
+                         call = caller_call(), packages = character(0), columns = NULL) {
   load_step_packages(packages) # the master reads the results too
   if (ex$kind == "local") {
     out <- run_batches(fun, length(round), function(i) ex$get_batch(round[i]), per, shared)
     return(list(results = out, sent = 0, received = 0))
   }
-  shared <- pack_doubles(shared_for_workers(shared))
+  shared <- shared_for_workers(shared)
   ws <- unique(ex$owner[round])
   sels <- lapply(ws, function(w) which(ex$owner[round] == w))
+  # what each worker of the round gets: the shared arguments, or with
+  # `columns` their columns of the words of its batches (U)
+  # (a future plan without persistent workers: the round's batches travel,
+  # read once here)
+  batches <- if (ex$kind == "future") lapply(round, ex$get_batch)
+  vocab <- if (ex$kind == "future") {
+    if (!is.null(columns)) lapply(batches, function(b) batch_columns(b)$vocab)
+  } else ex$vocab
+  by_columns <- !is.null(columns) && !is.null(vocab) && !any(vapply(vocab, is.null, TRUE))
+  Us <- vector("list", length(ws))
+  if (by_columns) {
+    for (j in seq_along(ws)) {
+      Us[[j]] <- round_columns(if (ex$kind == "future") vocab[sels[[j]]]
+                               else vocab[round[sels[[j]]]])
+    }
+    worker_shared <- function(j) pack_doubles(columns$view(shared, Us[[j]]))
+  } else {
+    shared <- pack_doubles(shared)
+    worker_shared <- function(j) shared
+  }
   if (ex$kind == "future") {
-    res <- future_round(ex, ws, sels, round, fun, shared, per, call, packages)
+    res <- future_round(ex, ws, sels, batches, fun, worker_shared, per, call, packages, Us)
   } else {
     payloads <- lapply(seq_along(ws), function(j) {
       wire(list(token = ex$token, ids = round[sels[[j]]], per = per[sels[[j]]], fun = fun,
-                shared = shared, packages = packages))
+                shared = worker_shared(j), packages = packages, U = Us[[j]]))
     })
     res <- tryCatch(parallel::clusterApply(ex$cluster[ws], payloads, cluster_dispatch_raw,
                                            step = "cluster_worker_run"),
@@ -355,7 +434,12 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
     res <- list(raw = res, sent = sum(lengths(payloads)))
   }
   out <- vector("list", length(round))
-  for (j in seq_along(ws)) out[sels[[j]]] <- unpack_doubles(unserialize(res$raw[[j]]))
+  for (j in seq_along(ws)) {
+    r <- unpack_doubles(unserialize(res$raw[[j]]))
+    # results over the columns U back in the whole vocabulary
+    if (by_columns) r <- lapply(r, columns$result, Us[[j]])
+    out[sels[[j]]] <- r
+  }
   list(results = out, sent = res$sent, received = sum(lengths(res$raw)))
 }
 
@@ -370,14 +454,13 @@ find_failed_worker <- function(ex, ws) {
 }
 
 # One round as futures, one per worker of the round.
-future_round <- function(ex, ws, sels, round, fun, shared, per, call,
-                         packages = character(0)) {
+future_round <- function(ex, ws, sels, batches, fun, worker_shared, per, call,
+                         packages = character(0), Us = vector("list", length(ws))) {
   sent <- 0
   fs <- vector("list", length(ws))
   for (j in seq_along(ws)) {
-    ids <- round[sels[[j]]]
-    payload <- wire(list(batches = lapply(ids, ex$get_batch), per = per[sels[[j]]], fun = fun,
-                         shared = shared, packages = packages))
+    payload <- wire(list(batches = batches[sels[[j]]], per = per[sels[[j]]], fun = fun,
+                         shared = worker_shared(j), packages = packages, U = Us[[j]]))
     sent <- sent + length(payload)
     fs[[j]] <- tryCatch(
       future::future(quote(asNamespace("sparsevi")$future_task_run(payload)),

@@ -142,12 +142,13 @@ lda_ope_control <- function(control, call = caller_call()) {
 # the objective f(theta) at the start and at the end of each document.
 ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                     summary = c("none", "theta", "phi"), seed, stream0 = 0,
-                    threads = 1L, store = NULL) {
+                    threads = 1L, store = NULL, vocab_size = NULL) {
   mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
   opts <- list(alpha = as.double(alpha), iter = as.integer(iter), eps = as.double(eps),
                mode = mode, stream0 = as.double(stream0),
                store = if (is.null(store)) NULL else as.double(store))
+  if (!is.null(vocab_size)) opts$vocab_size <- as.integer(vocab_size)
   res <- .Call(ffi_lda_local_ope, x, lambda, opts, seed, as.integer(threads))
   list(theta = res$theta,
        summary = if (!is.null(res$p)) {
@@ -163,7 +164,7 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
 ope_topics <- function(state, control) {
   if (!is.null(state$beta)) return(list(table = "beta", store = NULL))
   st <- lda_store_view(state, control)
-  if (!is.null(st)) return(list(table = st$table, store = st$read))
+  if (!is.null(st)) return(list(table = st$table, store = st$read, vocab_size = st$vocab_size))
   list(table = "lambda", store = NULL)
 }
 
@@ -176,7 +177,7 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
   s <- ope_settings(control, nrow(topics))
   summary <- if (identical(control$global, "ml")) "theta" else "phi"
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
-                 ope_stream_offset, threads, store = tp$store)
+                 ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size)
   D <- nrow(batch)
   list(
     summary = res$summary,

@@ -73,9 +73,11 @@ lda_store_lambda <- function(st, offset, in_place = FALSE) {
         list(eta = as.double(offset), in_place = isTRUE(in_place)))
 }
 
-# Row sums of lambda from a store: V offset + scale xtot.
+# Row sums of lambda from a store: V offset + scale xtot. A store of some
+# columns only (lda_columns_state(): a cluster worker's) keeps the
+# vocabulary size V of the whole table.
 lda_store_totals <- function(st, offset = st$eta) {
-  ncol(st$X) * offset + st$meta[1L] * st$meta[-(1:2)]
+  (if (is.null(st$V)) ncol(st$X) else st$V) * offset + st$meta[1L] * st$meta[-(1:2)]
 }
 
 # A copy of a store (its fields other than X and meta kept). The list C
@@ -215,9 +217,112 @@ lda_store_consumed <- function(state) {
 # each, O(nnz).
 lda_summary_blocks <- function(S, K) {
   if (!methods::is(S, "dgCMatrix")) return(cvb0_summary_parts(S, K))
+  # (in C: one pass, no R temporaries of the summary's size;
+  # lda_summary_blocks_r() is its R reference)
+  .Call(ffi_lda_summary_blocks, S@p, S@i, S@x, as.integer(K))
+}
+
+lda_summary_blocks_r <- function(S, K) {
   cnt <- diff(S@p)
   cols <- which(cnt > 0L)
   x <- numeric(K * length(cols))
   x[(rep.int(seq_along(cols), cnt[cols]) - 1L) * K + S@i + 1L] <- S@x
   list(words = as.integer(cols - 1L), x = x)
+}
+
+# ---- transfer of columns to cluster workers ---------------------------------
+#
+# A local step reads only the topic columns of its batch's words and the K
+# topic totals (the vb and OPE steps through lda_store_view(), SCVB0 through
+# its store or lambda with totals). So a cluster worker gets, each round,
+# the columns U of the words its batches of the round contain (the union of
+# their vocabularies, known once when the batches are placed: R/executor.R)
+# with the totals of the whole table, as a store of |U| columns that keeps
+# the vocabulary size V (`V`, read by lda_store_totals() and passed to C as
+# `vocab_size`), and its batches' words renumbered into U. It returns its
+# summaries over U, sparse; the master puts them back in the V columns
+# (lda_columns_result()). The arithmetic is that of the local step on the
+# whole table, so the fit is the same, bit for bit: the totals are the ones
+# the step would sum itself (ffi_lda_topic_totals sums as the C steps do)
+# and a dense lambda reads as the store c(offset 0, scale 1), the same
+# arithmetic in C.
+
+# The column transfer of a fit over a vocabulary of V words (for
+# executor_run(columns = )): NULL when its engine reads its topics in a form
+# of its own (gibbs: a sparse store, sent whole).
+lda_columns <- function(control, V) {
+  if (!control$local %in% c("vb", "ope", "cvb0")) return(NULL)
+  list(view = function(shared, U) {
+         shared$state <- lda_columns_state(shared$state, control, U)
+         shared
+       },
+       result = function(res, U) lda_columns_result(res, U, V))
+}
+
+# What a local step of the batches with words U (1-based, increasing) needs
+# of the state: its topics as a store of those columns.
+lda_columns_state <- function(state, control, U) {
+  state$gibbs <- NULL
+  if (identical(control$local, "cvb0")) {
+    st <- state$cvb0
+    if (!is.null(st)) {
+      state$cvb0 <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
+                         V = ncol(st$X))
+      state$lambda <- NULL
+    } else {
+      lambda <- state$lambda
+      if (!is.double(lambda)) storage.mode(lambda) <- "double"
+      # the totals lda_local_cvb0() would use, else those its C would sum
+      tot <- cvb0_totals(state)
+      if (is.null(tot)) tot <- .Call(ffi_lda_topic_totals, lambda)
+      state$lambda <- lda_table_columns(lambda, U)
+      state$tot <- tot
+      state$tot_t <- state$t
+    }
+    return(state)
+  }
+  # vb and OPE: beta (ML-OPE's dense topics), a store, or a dense lambda
+  if (!is.null(state$beta)) {
+    tab <- state$beta
+    read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
+  } else {
+    view <- lda_store_view(state, control)
+    if (!is.null(view)) {
+      tab <- lda_store_table(state, view)
+      read <- view$read
+    } else {
+      tab <- state$lambda
+      if (!is.double(tab)) storage.mode(tab) <- "double"
+      read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
+    }
+  }
+  K <- nrow(tab)
+  state$beta <- NULL
+  state$lambda <- NULL
+  state$vbstore <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
+                        offset = read[1L], V = ncol(tab))
+  state
+}
+
+# X[, U] of a K x V table (U 1-based integers), in C (one copy per column).
+lda_table_columns <- function(X, U) {
+  .Call(ffi_lda_table_columns, X, as.integer(U))
+}
+
+# A local step's result over the columns U back in the V columns of the
+# whole vocabulary: a sparse summary's column pointers, or the words of a
+# list(words, x) summary.
+lda_columns_result <- function(res, U, V) {
+  S <- res$summary
+  if (is.null(S)) return(res)
+  if (methods::is(S, "dgCMatrix")) {
+    cnt <- integer(V)
+    cnt[U] <- diff(S@p)
+    S@p <- c(0L, cumsum(cnt))
+    S@Dim <- c(S@Dim[1L], as.integer(V))
+  } else {
+    S$words <- as.integer(U[S$words + 1L] - 1L)
+  }
+  res$summary <- S
+  res
 }

@@ -78,9 +78,11 @@ lda_store_view <- function(state, control) {
   if (is.null(st)) return(NULL)
   if (is.null(state$lambda)) {
     K <- nrow(st$X)
+    # (vocab_size: a store of some columns only, lda_columns_state())
     return(list(table = "store",
                 read = c(if (is.null(st$offset)) control$eta else st$offset,
-                         st$meta[1L], st$meta[2L + seq_len(K)])))
+                         st$meta[1L], st$meta[2L + seq_len(K)]),
+                vocab_size = st$V))
   }
   if (!is.null(st$lambda_tot)) return(list(table = "lambda", read = c(0, 1, st$lambda_tot)))
   NULL
@@ -97,9 +99,10 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
     # the topics as a lazy store (lambda = offset + scale X): the C step reads
     # the batch's words of X only
     lambda <- lda_store_table(state, st)
-    res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda,
-                 vb_opts(control, 2L, objective = control$global %in% c("memoized", "batch"),
-                         store = as.double(st$read)),
+    opts <- vb_opts(control, 2L, objective = control$global %in% c("memoized", "batch"),
+                    store = as.double(st$read))
+    if (!is.null(st$vocab_size)) opts$vocab_size <- as.integer(st$vocab_size)
+    res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda, opts,
                  as.integer(threads), warm)
   } else {
     lambda <- state$lambda

@@ -918,7 +918,9 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
       gc(verbose = FALSE, full = collect_full)
       pending <<- 0
     }
-    executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix")
+    # (on a cluster: only the topic columns of each worker's words travel)
+    executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix",
+                 columns = lda_columns(control, length(x$vocab)))
   }
   tally <- function(acc, res) {
     if (is.null(res$stats$restart_tries)) return(acc)

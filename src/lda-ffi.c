@@ -119,7 +119,11 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
   double *le = lda_vb_needs_le(&o) ? (double *)R_alloc(kvb, sizeof(double)) : NULL;
   double *eb = (double *)R_alloc(kvb, sizeof(double));
   if (mode == 2) {
-    lda_topic_weights_store(REAL(topics), K, V, words, Vb, store[0], store[1], store + 2,
+    /* vocab_size: the vocabulary of the row sums when `topics` holds only
+     * some of its columns (a cluster worker receives the columns of its
+     * batches' words, R/executor.R); else all of them */
+    int Vs = svi_opt_int_or(opts, "vocab_size", 1, INT_MAX, V);
+    lda_topic_weights_store(REAL(topics), K, Vs, words, Vb, store[0], store[1], store + 2,
                             threads, le, eb);
   } else {
     lda_topic_weights(REAL(topics), K, V, words, Vb, mode, threads, le, eb);

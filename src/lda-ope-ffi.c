@@ -87,7 +87,10 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
     scale = REAL(store)[1];
     if (!(offset >= 0.0) || !R_FINITE(offset) || !(scale > 0.0) || !R_FINITE(scale))
       Rf_error("internal error: topic store offset or scale out of range");
-    for (int k = 0; k < K; k++) inv[k] = V * offset + scale * REAL(store)[2 + k];
+    /* vocab_size: as for the vb step (src/lda-ffi.c), when `topics` holds
+     * only the columns of the batch's words */
+    const int Vs = svi_opt_int_or(opts, "vocab_size", 1, INT_MAX, V);
+    for (int k = 0; k < K; k++) inv[k] = Vs * offset + scale * REAL(store)[2 + k];
   }
   for (int k = 0; k < K; k++)
     if (!(inv[k] > 0.0) || !R_FINITE(inv[k]))

@@ -336,3 +336,66 @@ SEXP ffi_lda_store_copy(SEXP X, SEXP meta) {
   UNPROTECT(2);
   return out;
 }
+
+/* The columns `cols` (1-based, each in 1..V) of a K x V table, as a new
+ * K x length(cols) matrix: what a cluster worker receives of the topics
+ * (R/lda-store.R, lda_columns_state()). One memcpy per column. */
+SEXP ffi_lda_table_columns(SEXP X, SEXP cols) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  svi_need_int(cols, -1, "cols");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  const R_xlen_t n = XLENGTH(cols);
+  const int *c = INTEGER(cols);
+  for (R_xlen_t j = 0; j < n; j++)
+    if (c[j] < 1 || c[j] > V) Rf_error("internal error: a column is out of range");
+  if (n > INT_MAX) Rf_error("internal error: too many columns");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, (int)n));
+  const double *x = REAL(X);
+  double *o = REAL(out);
+  for (R_xlen_t j = 0; j < n; j++)
+    memcpy(o + j * (R_xlen_t)K, x + (R_xlen_t)(c[j] - 1) * K, sizeof(double) * (size_t)K);
+  UNPROTECT(1);
+  return out;
+}
+
+/* A sparse K x V summary (CSC slots p, i, x of a dgCMatrix) as the store's
+ * updates want it: list(words = the 0-based columns with any entry, x = K
+ * values per such column, zeros elsewhere). O(V + K x those columns). */
+SEXP ffi_lda_summary_blocks(SEXP p, SEXP i, SEXP x, SEXP K_) {
+  svi_need_int(p, -1, "p");
+  svi_need_int(i, -1, "i");
+  svi_need_real(x, XLENGTH(i), "x");
+  const int K = svi_int_arg(K_, 1, INT_MAX, "K");
+  const R_xlen_t V = XLENGTH(p) - 1;
+  const int *pp = INTEGER(p), *pi = INTEGER(i);
+  const double *px = REAL(x);
+  if (V < 0 || pp[0] != 0 || pp[V] != XLENGTH(i))
+    Rf_error("internal error: malformed summary pointers");
+  R_xlen_t U = 0;
+  for (R_xlen_t v = 0; v < V; v++) {
+    if (pp[v + 1] < pp[v]) Rf_error("internal error: malformed summary pointers");
+    if (pp[v + 1] > pp[v]) U++;
+  }
+  if ((double)U * K > (double)R_XLEN_T_MAX) Rf_error("internal error: summary too large");
+  SEXP words = PROTECT(Rf_allocVector(INTSXP, U));
+  SEXP vals = PROTECT(Rf_allocVector(REALSXP, U * K));
+  double *o = REAL(vals);
+  memset(o, 0, sizeof(double) * (size_t)(U * K));
+  R_xlen_t u = 0;
+  for (R_xlen_t v = 0; v < V; v++) {
+    if (pp[v + 1] == pp[v]) continue;
+    INTEGER(words)[u] = (int)v;
+    double *col = o + u * K;
+    for (int e = pp[v]; e < pp[v + 1]; e++) {
+      if (pi[e] < 0 || pi[e] >= K) Rf_error("internal error: summary row out of range");
+      col[pi[e]] = px[e];
+    }
+    u++;
+  }
+  const char *names[] = {"words", "x"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  SET_VECTOR_ELT(out, 0, words);
+  SET_VECTOR_ELT(out, 1, vals);
+  UNPROTECT(3);
+  return out;
+}

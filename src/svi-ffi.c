@@ -124,6 +124,20 @@ int svi_opt_flag(SEXP opts, const char *name) {
   return svi_flag_arg(svi_opt(opts, name), name);
 }
 
+int svi_opt_int_or(SEXP opts, const char *name, int lo, int hi, int absent) {
+  if (TYPEOF(opts) != VECSXP) Rf_error("internal error: options must be a named list");
+  SEXP nms = Rf_getAttrib(opts, R_NamesSymbol);
+  if (TYPEOF(nms) == STRSXP) {
+    R_xlen_t n = XLENGTH(opts);
+    for (R_xlen_t i = 0; i < n; i++)
+      if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) {
+        SEXP v = VECTOR_ELT(opts, i);
+        return Rf_isNull(v) ? absent : svi_int_arg(v, lo, hi, name);
+      }
+  }
+  return absent;
+}
+
 static void check_interrupt(void *unused) {
   (void)unused;
   R_CheckUserInterrupt();

@@ -11,3 +11,16 @@ expect_same_lda <- function(a, b) {
   expect_identical(a$lambda, b$lambda)
   expect_identical(a$trace$objective, b$trace$objective)
 }
+
+# A corpus whose two halves use disjoint halves of the vocabulary: documents
+# 1-40 the words w1-w200, documents 41-80 the words w201-w400; batches
+# 1 and 3 hold first-half documents, 2 and 4 second-half ones, so that on 2
+# workers with sync = 2 each worker's batches need half of the topic columns.
+split_vocab_corpus <- function() {
+  set.seed(7)
+  docs <- lapply(1:80, function(d) {
+    pool <- if (d <= 40) 1:200 else 201:400
+    paste0("w", sample(pool, 60, replace = TRUE))
+  })
+  list(x = as_dtm(docs), batches = list(1:20, 41:60, 21:40, 61:80))
+}

@@ -75,14 +75,75 @@ test_that("the executor counts the bytes it serialises and sends", {
   x <- cluster_corpus()
   fit <- fit_lda(x, local = "vb", K = 4, L = 2, n_batches = 4, passes = 2, seed = 9, cluster = cl,
                  sync = 2, progress = FALSE)
-  # each round sends the globals once to each of its 2 workers
+  # each round sends the globals once to each of its 2 workers (here the
+  # batches hold nearly every word: nearly all the columns travel)
   view <- sparsevi:::lda_local_view(fit$state)
   one <- length(serialize(view, NULL, xdr = FALSE))
-  expect_true(all(fit$trace$bytes_sent > 4 * one))
+  expect_true(all(fit$trace$bytes_sent > 2 * one))
   expect_true(all(fit$trace$bytes_sent < 4 * one + 40000))
   # batches are freed on the workers when the fit ends
   left <- parallel::clusterCall(cl, function() length(ls(sparsevi:::worker_store)))
   expect_identical(unlist(left), c(0L, 0L))
+})
+
+test_that("a worker receives only the topic columns of its batches' words", {
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  sv <- split_vocab_corpus()
+  # the same documents in batches that each hold both halves of the words
+  mixed <- list(c(1:10, 41:50), c(11:20, 51:60), c(21:30, 61:70), c(31:40, 71:80))
+  for (local in c("vb", "cvb0")) {
+    args <- list(sv$x, K = 20, L = 3, local = local, passes = 2, seed = 4, sync = 2,
+                 progress = FALSE)
+    a <- do.call(fit_lda, c(args, list(batches = sv$batches, cluster = cl)))
+    b <- do.call(fit_lda, c(args, list(batches = sv$batches)))
+    expect_same_lda(a, b)
+    m <- do.call(fit_lda, c(args, list(batches = mixed, cluster = cl)))
+    # each worker gets half of the topic columns instead of all of them, and
+    # returns its summaries over them
+    expect_true(all(a$trace$bytes_sent < 0.65 * m$trace$bytes_sent))
+    expect_true(all(a$trace$bytes_received < 0.8 * m$trace$bytes_received))
+  }
+  # two batches of a worker in one round (sync = 4): the union of their words
+  args <- list(sv$x, K = 20, L = 3, global = "stochastic", batches = sv$batches, passes = 2,
+               seed = 5, sync = 4, progress = FALSE)
+  expect_same_lda(do.call(fit_lda, c(args, list(cluster = cl))), do.call(fit_lda, args))
+})
+
+test_that("results over a worker's columns go back to the whole vocabulary", {
+  sv <- split_vocab_corpus()
+  x <- sv$x
+  batch <- sparsevi:::dtm_subset(x, c(3L, 50L))
+  cols <- sparsevi:::batch_columns(batch)
+  expect_identical(cols$vocab, sort(unique(batch$term)) + 1L)
+  U <- sort(c(cols$vocab, c(1L, 399L)[!c(1L, 399L) %in% cols$vocab]))
+  inside <- sparsevi:::batch_in_columns(batch, cols, U)
+  expect_identical(U[inside$term + 1L] - 1L, batch$term)
+  expect_identical(ncol(inside), length(U))
+  # what a worker gets of a K x V table: its columns U
+  m <- matrix(runif(5 * 400), 5, 400)
+  expect_identical(sparsevi:::lda_table_columns(m, U), m[, U, drop = FALSE])
+  # a sparse summary over U, and list(words, x), back in V = 400 columns
+  set.seed(2)
+  S <- Matrix::rsparsematrix(5, length(U), 0.4)
+  full <- sparsevi:::lda_columns_result(list(summary = S), U, 400L)$summary
+  dense <- matrix(0, 5, 400)
+  dense[, U] <- as.matrix(S)
+  expect_identical(dim(full), c(5L, 400L))
+  expect_identical(as.matrix(full), dense)
+  # the blocks the global steps read (C) against their R reference
+  blocks <- sparsevi:::lda_summary_blocks(full, 5L)
+  expect_identical(blocks, sparsevi:::lda_summary_blocks_r(full, 5L))
+  expect_identical(blocks$words, as.integer(U[diff(S@p) > 0] - 1L))
+  empty <- Matrix::sparseMatrix(i = integer(0), j = integer(0), x = numeric(0), dims = c(5, 7))
+  expect_identical(sparsevi:::lda_summary_blocks(empty, 5L),
+                   list(words = integer(0), x = numeric(0)))
+  parts <- list(words = c(0L, 2L), x = runif(10))
+  back <- sparsevi:::lda_columns_result(list(summary = parts), U, 400L)$summary
+  expect_identical(back$words, as.integer(U[c(1L, 3L)] - 1L))
+  expect_identical(back$x, parts$x)
 })
 
 test_that("the compact wire form of doubles unpacks to identical values", {

@@ -80,12 +80,21 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
     expect_true(all(a$trace$bytes_received > 0))
     expect_identical(b$trace$bytes_sent, rep(0, 3))
   }
-  # another engine on the same cluster
+  # the other engines on the same cluster (their topics travel by columns,
+  # gibbs's sparse store whole)
   a <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
                cluster = cl, sync = 2, progress = FALSE)
   b <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
                sync = 2, progress = FALSE)
   expect_same_lda(a, b)
+  for (eg in list(c("ope", "ml"), c("ope", "stochastic"), c("gibbs", "stochastic"),
+                  c("vb", "streaming"))) {
+    a <- fit_lda(x, K = 4, local = eg[1], global = eg[2], n_batches = 4, passes = 1,
+                 seed = 3, cluster = cl, sync = 2, progress = FALSE)
+    b <- fit_lda(x, K = 4, local = eg[1], global = eg[2], n_batches = 4, passes = 1,
+                 seed = 3, sync = 2, progress = FALSE)
+    expect_same_lda(a, b)
+  }
   expect_error(fit_lda(x, K = 4, cluster = "localhost"), class = "sparsevi_error_argument")
   # by default (sync = 1, whatever the executor) a fit on the cluster equals
   # the default fit without one, restarts on
