@@ -279,6 +279,33 @@ fit_mixture <- function(X, K,
     N <= mix_hc_max()
   n_all <- n_init + hc
   scores <- lls <- numeric(n_all)
+  # short runs (emEM, Biernacki, Celeux & Govaert 2003): with several starts
+  # of memoized or batch training, each runs mix_short_laps() laps (or
+  # fewer, when it converges), they are ranked by the rule below, and only
+  # the best is continued to convergence (mix_train()'s pause and resume:
+  # the same fit as that start run alone)
+  short <- if (n_all > 1L && global != "stochastic") mix_short_laps() else Inf
+  if (short >= passes) short <- NULL
+  runs <- vector("list", n_all)
+  # the start kept: the highest log-likelihood at the point estimates (as
+  # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
+  # component nearly empty (iris, K = 3), which a user who fixed K does
+  # not want
+  # The hierarchical start (last) also wins ties within `mix_hc_margin`
+  # nats: a likelihood ratio below e is no evidence for either start, and
+  # the deterministic start makes small data's fit the same for every
+  # seed (trees: two optima 0.05 apart, reached by different seeds)
+  # Before both: a start whose components all hold at least D + 1 points
+  # (mix_degenerate()) beats one that does not, whose covariance is the
+  # prior's in some direction (swiss: 6 points in 6 dimensions, a
+  # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
+  # reaches)
+  better <- function(i, best) {
+    margin <- if (i > n_init) mix_hc_margin else 0
+    degen <- runs[[i]]$degen
+    is.null(best) || (best$degen && !degen) ||
+      (best$degen == degen && lls[i] > lls[best$i] - margin)
+  }
   for (i in seq_len(n_all)) {
     seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
                                                4294967296)
@@ -301,34 +328,32 @@ fit_mixture <- function(X, K,
                     sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
                     n_init = n_init)
     res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
-                     cluster = cluster)
+                     cluster = cluster, stop_after = short)
     fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,
                                 threads)
     obj <- res$trace$objective[is.finite(res$trace$objective)]
     scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
     lls[i] <- fit$loglik
-    # the start kept: the highest log-likelihood at the point estimates (as
-    # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
-    # component nearly empty (iris, K = 3), which a user who fixed K does
-    # not want
-    # The hierarchical start (last) also wins ties within `mix_hc_margin`
-    # nats: a likelihood ratio below e is no evidence for either start, and
-    # the deterministic start makes small data's fit the same for every
-    # seed (trees: two optima 0.05 apart, reached by different seeds)
-    # Before both: a start whose components all hold at least D + 1 points
-    # (mix_degenerate()) beats one that does not, whose covariance is the
-    # prior's in some direction (swiss: 6 points in 6 dimensions, a
-    # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
-    # reaches)
-    margin <- if (i > n_init) mix_hc_margin else 0
-    degen <- mix_degenerate(fit)
-    if (is.null(best) || (best$degen && !degen) ||
-        (best$degen == degen && lls[i] > lls[best$i] - margin)) {
-      best <- list(i = i, fit = fit, res = res, degen = degen)
-    }
+    runs[[i]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+    if (better(i, best)) best <- list(i = i, degen = runs[[i]]$degen)
     if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
   }
-  fit <- best$fit
+  # the best start after the short runs, continued to convergence
+  res <- runs[[best$i]]$res
+  if (isTRUE(res$paused) && !isTRUE(runs[[i]]$res$interrupted)) {
+    res <- mix_train(train, hyper, NULL, runs[[best$i]]$fit$control, test, progress,
+                     cluster = cluster, resume = res$resume)
+    fit <- new_sparsevi_mixture(res, data, hyper, runs[[best$i]]$fit$control, likelihood,
+                                prior, K, call, threads)
+    obj <- res$trace$objective[is.finite(res$trace$objective)]
+    scores[best$i] <- obj[length(obj)]
+    lls[best$i] <- fit$loglik
+    runs[[best$i]] <- list(fit = fit, res = res)
+  }
+  res$resume <- res$paused <- NULL
+  best$res <- res
+  fit <- runs[[best$i]]$fit
+  fit$control$short_laps <- if (is.null(short)) NA_real_ else short
   fit$heldout <- heldout
   fit$init_objectives <- scores[seq_len(i)]
   fit$init_loglik <- lls[seq_len(i)]
@@ -649,6 +674,18 @@ mix_hc_state <- function(data, train, hyper, K, perm) {
 
 mix_hc_margin <- 1
 
+# Laps of each start's short run before the best is continued (fit_mixture(),
+# several starts; option sparsevi.mix_short_laps, Inf for full runs). Chosen
+# by measurement (inst/bench/mixture.R, parts robust and starts).
+mix_short_laps <- function() {
+  n <- getOption("sparsevi.mix_short_laps", 10)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || (is.finite(n) && n != round(n))) {
+    abort("Option `sparsevi.mix_short_laps` must be one whole number >= 1, or Inf (the laps of each start's short run).",
+          "argument", call = NULL)
+  }
+  n
+}
+
 # Does a fit of a full-covariance model have a component of fewer than D + 1
 # points (expected counts)? Its points' scatter is singular, so its
 # covariance is the prior's in some direction and its likelihood there
@@ -753,8 +790,14 @@ mix_batch_step <- function(batch, unused, hyper, state, L, threads) {
 # cluster equals the fit without one.
 mix_trace_extras <- c("local_seconds", "summary_seconds")
 
+# Short runs (fit_mixture()'s starts): `stop_after` = s stops a memoized or
+# batch fit after lap s (unless it converged or ended before) with `paused`
+# TRUE and what `resume` needs to continue it; `resume` (that list) runs laps
+# s + 1 to `control$passes` on the same caches, trainer and convergence test,
+# so a paused and resumed fit equals the fit run straight through, bit for
+# bit (its trace's seconds leave out the pause).
 mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE,
-                      cluster = NULL) {
+                      cluster = NULL, stop_after = NULL, resume = NULL) {
   N <- train$N
   B <- control$n_batches
   bounds <- floor(seq(0, N, length.out = B + 1L))
@@ -784,8 +827,16 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     list(local_seconds = r$acc[1], summary_seconds = r$acc[2], bytes_sent = r$sent,
          bytes_received = r$received)
   }
-  trainer <- new_trainer(progress, control$passes,
-                         upper_bound = control$global != "stochastic", heldout_unit = "/point")
+  trainer <- if (is.null(resume)) {
+    new_trainer(progress, control$passes, upper_bound = control$global != "stochastic",
+                heldout_unit = "/point")
+  } else {
+    # the clock leaves out the pause (the other starts' short runs)
+    tr <- resume$trainer
+    tr$start <- tr$start + proc.time()[["elapsed"]] - resume$paused_at[1]
+    tr$cpu_start <- tr$cpu_start + process_cpu() - resume$paused_at[2]
+    tr
+  }
   heldout_of <- function(state) mix_heldout_score(test, hyper, state, threads)
   if (control$global == "stochastic") {
     t <- 0
@@ -808,6 +859,42 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     return(list(state = run$state, trace = trainer$frame(mix_trace_extras), converged = NA,
                 interrupted = run$ended == "interrupted"))
   }
+  objective_of <- function(memo) mix_objective(hyper, memo$state, sum(memo$ent))
+  lap_memoized <- function(memo, l) {
+    r <- train_rounds(memo, seq_len(B), sync, function(round, m) run_round(round, m$state),
+                      function(m, res, b) {
+                        # exact swap of this batch's cached summary
+                        m$state <- mix_global_memoized(m$state, m$cache[[b]], res)
+                        m$cache[[b]] <- res[c("N", "S")]
+                        m$ent[b] <- res$entropy
+                        m
+                      }, times, c(0, 0))
+    list(state = r$state, extras = extras(r))
+  }
+  laps_from <- function(memo, first, prev) {
+    last <- control$passes
+    if (!is.null(stop_after)) last <- min(last, stop_after)
+    laps <- if (first <= last) seq.int(first, last) else integer(0)
+    run <- train_laps(memo, laps, lap_memoized,
+                      function(memo) list(objective = objective_of(memo),
+                                          heldout = heldout_of(memo$state)),
+                      trainer, fail_first = FALSE, previous = prev,
+                      converged = function(previous, obj) {
+                        is.finite(obj) && abs(obj - previous) <= control$tol * abs(previous)
+                      })
+    paused <- run$ended == "passes" && last < control$passes
+    out <- list(state = run$state$state, trace = trainer$frame(mix_trace_extras),
+                converged = run$ended == "converged", interrupted = run$ended == "interrupted",
+                paused = paused)
+    if (paused) {
+      tr <- out$trace
+      out$resume <- list(memo = run$state, lap = last, trainer = trainer,
+                         previous = tr$objective[nrow(tr)],
+                         paused_at = c(proc.time()[["elapsed"]], process_cpu()))
+    }
+    out
+  }
+  if (!is.null(resume)) return(laps_from(resume$memo, resume$lap + 1L, resume$previous))
   # lap 0: every batch once, filling the caches
   fill <- list(globals = state, seen = list(N = 0 * state$N, S = 0 * state$S),
                cache = vector("list", B), ent = numeric(B))
@@ -824,32 +911,12 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
                        f
                      }, times, c(0, 0))
   memo <- list(state = r0$state$seen, cache = r0$state$cache, ent = r0$state$ent)
-  objective_of <- function(memo) mix_objective(hyper, memo$state, sum(memo$ent))
   prev <- NA_real_
   trainer$record(0L, function() {
     prev <<- objective_of(memo)
     list(objective = prev, heldout = heldout_of(memo$state))
   }, extras(r0))
-  lap_memoized <- function(memo, l) {
-    r <- train_rounds(memo, seq_len(B), sync, function(round, m) run_round(round, m$state),
-                      function(m, res, b) {
-                        # exact swap of this batch's cached summary
-                        m$state <- mix_global_memoized(m$state, m$cache[[b]], res)
-                        m$cache[[b]] <- res[c("N", "S")]
-                        m$ent[b] <- res$entropy
-                        m
-                      }, times, c(0, 0))
-    list(state = r$state, extras = extras(r))
-  }
-  run <- train_laps(memo, seq_len(control$passes), lap_memoized,
-                    function(memo) list(objective = objective_of(memo),
-                                        heldout = heldout_of(memo$state)),
-                    trainer, fail_first = FALSE, previous = prev,
-                    converged = function(previous, obj) {
-                      is.finite(obj) && abs(obj - previous) <= control$tol * abs(previous)
-                    })
-  list(state = run$state$state, trace = trainer$frame(mix_trace_extras),
-       converged = run$ended == "converged", interrupted = run$ended == "interrupted")
+  laps_from(memo, 1L, prev)
 }
 
 # A memoized or batch fit that used all its laps before the relative change
