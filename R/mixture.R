@@ -338,18 +338,34 @@ fit_mixture <- function(X, K,
     if (better(i, best)) best <- list(i = i, degen = runs[[i]]$degen)
     if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
   }
-  # the best start after the short runs, continued to convergence
-  res <- runs[[best$i]]$res
-  if (isTRUE(res$paused) && !isTRUE(runs[[i]]$res$interrupted)) {
-    res <- mix_train(train, hyper, NULL, runs[[best$i]]$fit$control, test, progress,
-                     cluster = cluster, resume = res$resume)
-    fit <- new_sparsevi_mixture(res, data, hyper, runs[[best$i]]$fit$control, likelihood,
-                                prior, K, call, threads)
-    obj <- res$trace$objective[is.finite(res$trace$objective)]
-    scores[best$i] <- obj[length(obj)]
-    lls[best$i] <- fit$loglik
-    runs[[best$i]] <- list(fit = fit, res = res)
+  # the best mix_short_keep() starts after the short runs (by the same
+  # rule), each continued to convergence, and the best of them kept
+  done <- seq_len(i)
+  if (!is.null(short) && !isTRUE(runs[[i]]$res$interrupted)) {
+    keep <- best$i
+    while (length(keep) < min(mix_short_keep(), length(done))) {
+      nxt <- NULL
+      for (j in setdiff(done, keep)) if (better(j, nxt)) nxt <- list(i = j, degen = runs[[j]]$degen)
+      keep <- c(keep, nxt$i)
+    }
+    best <- NULL
+    for (j in sort(keep)) {
+      res <- runs[[j]]$res
+      if (isTRUE(res$paused)) {
+        ctl <- runs[[j]]$fit$control
+        res <- mix_train(train, hyper, NULL, ctl, test, progress, cluster = cluster,
+                         resume = res$resume)
+        fit <- new_sparsevi_mixture(res, data, hyper, ctl, likelihood, prior, K, call, threads)
+        obj <- res$trace$objective[is.finite(res$trace$objective)]
+        scores[j] <- obj[length(obj)]
+        lls[j] <- fit$loglik
+        runs[[j]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+      }
+      if (better(j, best)) best <- list(i = j, degen = runs[[j]]$degen)
+      if (isTRUE(res$interrupted)) break # the user asked to stop
+    }
   }
+  res <- runs[[best$i]]$res
   res$resume <- res$paused <- NULL
   best$res <- res
   fit <- runs[[best$i]]$fit
@@ -677,6 +693,15 @@ mix_hc_margin <- 1
 # Laps of each start's short run before the best is continued (fit_mixture(),
 # several starts; option sparsevi.mix_short_laps, Inf for full runs). Chosen
 # by measurement (inst/bench/mixture.R, parts robust and starts).
+mix_short_keep <- function() {
+  n <- getOption("sparsevi.mix_short_keep", 1)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || n != round(n)) {
+    abort("Option `sparsevi.mix_short_keep` must be one whole number >= 1 (the starts continued after the short runs).",
+          "argument", call = NULL)
+  }
+  n
+}
+
 mix_short_laps <- function() {
   n <- getOption("sparsevi.mix_short_laps", 10)
   if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || (is.finite(n) && n != round(n))) {

@@ -498,6 +498,12 @@ bench_starts <- function(seeds = 1:3) {
 #    of part starts (seeds 1..3: seconds against one start, log-likelihood
 #    against the full runs').
 bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seeds = 1:3) {
+  # SPARSEVI_BENCH_SHORT_KEEP: the starts continued (option sparsevi.mix_short_keep)
+  keep <- as.numeric(Sys.getenv("SPARSEVI_BENCH_SHORT_KEEP", "1"))
+  op0 <- options(sparsevi.mix_short_keep = keep)
+  on.exit(options(op0))
+  ltxt <- Sys.getenv("SPARSEVI_BENCH_SHORT_LAPS", "")
+  if (nzchar(ltxt)) laps <- as.numeric(strsplit(ltxt, ",")[[1]])
   if (!requireNamespace("mclust", quietly = TRUE)) {
     say("short: mclust is not installed, skipped")
     return(invisible())
@@ -506,8 +512,11 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
   ari <- mclust::adjustedRandIndex
   lab <- ifelse(is.finite(laps), format(laps), "full")
   say("\n## 7. Laps of the short runs: default fit with options(sparsevi.mix_short_laps = s)")
-  say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R short",
-      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
+  say("commit %s; command: %snice -n 10 Rscript inst/bench/mixture.R short",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
+      paste0(if (keep != 1) sprintf("SPARSEVI_BENCH_SHORT_KEEP=%g ", keep),
+             if (nzchar(ltxt)) sprintf("SPARSEVI_BENCH_SHORT_LAPS=%s ", ltxt)))
+  say("continued after the short runs: the best %g start(s) (option sparsevi.mix_short_keep)", keep)
   say("robust sets, seeds %s: per s, ok = seeds with ARI >= Mclust's - 0.02 (as part robust),",
       paste(range(seeds), collapse = ".."))
   say("  then the median log-likelihood minus Mclust's; last row: total ok over the sets of more than 50 points,")
