@@ -690,11 +690,17 @@ mix_hc_state <- function(data, train, hyper, K, perm) {
 
 mix_hc_margin <- 1
 
-# Laps of each start's short run before the best is continued (fit_mixture(),
-# several starts; option sparsevi.mix_short_laps, Inf for full runs). Chosen
-# by measurement (inst/bench/mixture.R, parts robust and starts).
+# Laps of each start's short run, and the number of starts continued after
+# them (fit_mixture() with several starts; options sparsevi.mix_short_laps,
+# Inf for full runs, and sparsevi.mix_short_keep). Chosen by measurement
+# (inst/bench/mixture.R, part short, on the 22 sets of part robust and the
+# mid-size sets of part starts): after 2 to 5 laps the best start is often
+# not the best at convergence (iris, geyser); continuing one start after 10
+# laps lost optima on GvHD (K = 9: 42 to 414 nats in 3 of 3 seeds), two lost
+# 42 nats in 1 of 3 seeds; 20 laps saved little (mid-size fits converge in
+# 1 to 70 laps).
 mix_short_keep <- function() {
-  n <- getOption("sparsevi.mix_short_keep", 1)
+  n <- getOption("sparsevi.mix_short_keep", 2)
   if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || n != round(n)) {
     abort("Option `sparsevi.mix_short_keep` must be one whole number >= 1 (the starts continued after the short runs).",
           "argument", call = NULL)
