@@ -489,6 +489,19 @@ test_that("short runs: the best starts after a few laps are continued, each as i
                class = "sparsevi_error_argument")
   expect_error(with_short(5, 1.5, fit_mixture(X, K = 3, seed = 1, progress = FALSE)),
                class = "sparsevi_error_argument")
+  # on a cluster, paused and resumed starts give the same fit
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  on_cl <- suppressMessages(with_short(2, 2, fit_mixture(
+    sim$X, K = 3, seed = 5, n_init = 3, n_batches = 4, tol = 1e-9, cluster = cl,
+    progress = FALSE)))
+  off_cl <- with_short(2, 2, fit_mixture(sim$X, K = 3, seed = 5, n_init = 3, n_batches = 4,
+                                         tol = 1e-9, progress = FALSE))
+  expect_identical(on_cl$state, off_cl$state)
+  expect_identical(on_cl$init_loglik, off_cl$init_loglik)
+  expect_identical(on_cl$trace$objective, off_cl$trace$objective)
 })
 
 
