@@ -382,6 +382,9 @@ fit_mixture <- function(X, K,
     }
   }
   res <- runs[[best$i]]$res
+  # interrupted during the short runs: the best short run, without the
+  # warning that it did not converge (the interruption warned)
+  if (isTRUE(res$paused)) res$interrupted <- TRUE
   res$resume <- res$paused <- NULL
   best$res <- res
   fit <- runs[[best$i]]$fit
