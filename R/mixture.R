@@ -45,7 +45,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' on up to 2,000 points (option `sparsevi.mix_hc_max`), one more start
 #' follows, deterministic, as mclust's default: Ward's hierarchical
 #' clustering ([stats::hclust()]) of the whitened data (principal component
-#' scores scaled to unit variance) cut at K clusters. The defaults (k-means
+#' scores scaled to unit variance) cut at K clusters. Several starts are
+#' short runs (emEM): each trains for 10 laps, and only the best two are
+#' continued to convergence (see `n_init`). The defaults (k-means
 #' and seed-point starts, ten for small data, and the hierarchical one, kept
 #' by log-likelihood; a uniform Dirichlet prior on the weights; a weak
 #' covariance prior; up to 200 laps) were chosen by measurement against
@@ -139,7 +141,18 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   (whose covariance is then the prior's in some direction). Default, for
 #'   numeric data with memoized or batch training: 10 starts up to 10,000
 #'   points, 3 up to 100,000, else 1; 1 for documents and stochastic
-#'   training.
+#'   training. Several starts with memoized or batch training are short
+#'   runs (the emEM strategy of Biernacki, Celeux and Govaert, 2003): each
+#'   trains for `getOption("sparsevi.mix_short_laps", 10)` laps (fewer if
+#'   it converges), the best `getOption("sparsevi.mix_short_keep", 2)` of
+#'   them by the rules above are continued to convergence, each exactly as
+#'   if it had been run alone (the same fit, bit for bit), and the best of
+#'   those is kept. `options(sparsevi.mix_short_laps = Inf)` runs every
+#'   start to convergence. These defaults were chosen by measurement
+#'   (`inst/bench/mixture.R`, parts `short`, `robust` and `starts`): they
+#'   keep the agreement with mclust of the full runs on every set of more
+#'   than 50 points (on USArrests, 50 points, 2 seeds of 10 agree against 7),
+#'   at 0.7 to 0.85 times their cost on mid-size data.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
@@ -151,7 +164,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   summaries `N` and `S` the posterior is computed from), `hyper` (prior
 #'   hyperparameters), `center` (column means removed before fitting),
 #'   `columns` (column names or vocabulary), `control` (settings, with
-#'   `init_seconds`, the time of the seeding),
+#'   `init_seconds`, the time of the seeding, and `short_laps`, the laps of
+#'   the short runs, `NA` without them),
 #'   `trace` (data frame: `lap`, `seconds` (training time since the start of
 #'   the loop, held-out scoring excluded), `objective` (the ELBO; `NA` for
 #'   stochastic training), `heldout`, and the lap's `local_seconds` and
@@ -160,11 +174,12 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   `init_objectives` (the final objective of each start, the `n_init` and
 #'   then the hierarchical one if it ran:
 #'   the ELBO, or for stochastic training the log-likelihood at the point
-#'   estimates), `init_loglik` (each start's log-likelihood at its point
-#'   estimates), `best_init` (the start kept: the one of highest
+#'   estimates; for a start not continued after its short run, the value at
+#'   its end), `init_loglik` (each start's log-likelihood at its point
+#'   estimates, likewise), `best_init` (the start kept: the one of highest
 #'   `init_loglik`, or the hierarchical one within one nat of it, among the
 #'   starts without a component of fewer than D + 1 points if there are
-#'   any),
+#'   any, among the starts continued),
 #'   `classification`,
 #'   `uncertainty` and `z` (the training points' most responsible component,
 #'   1 minus its responsibility, and the N x K responsibilities, kept when
@@ -180,7 +195,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   Here the default starts from the k-means partition and from k-means++
 #'   seed points alternately, ten starts up to 10,000 points (three up to
 #'   100,000), then on up to 2,000 points from Ward's hierarchical
-#'   clustering (as mclust starts from its hierarchical clustering), and
+#'   clustering (as mclust starts from its hierarchical clustering), runs
+#'   each for 10 laps, continues the best two to convergence, and
 #'   keeps the start of highest log-likelihood, because one start gave
 #'   seed-dependent answers (iris: adjusted Rand index 0.90 or 0.57 by seed)
 #'   where mclust does not (`inst/bench/results/mixture.txt`, part
@@ -279,6 +295,33 @@ fit_mixture <- function(X, K,
     N <= mix_hc_max()
   n_all <- n_init + hc
   scores <- lls <- numeric(n_all)
+  # short runs (emEM, Biernacki, Celeux & Govaert 2003): with several starts
+  # of memoized or batch training, each runs mix_short_laps() laps (or
+  # fewer, when it converges), they are ranked by the rule below, and only
+  # the best is continued to convergence (mix_train()'s pause and resume:
+  # the same fit as that start run alone)
+  short <- if (n_all > 1L && global != "stochastic") mix_short_laps() else Inf
+  if (short >= passes) short <- NULL
+  runs <- vector("list", n_all)
+  # the start kept: the highest log-likelihood at the point estimates (as
+  # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
+  # component nearly empty (iris, K = 3), which a user who fixed K does
+  # not want
+  # The hierarchical start (last) also wins ties within `mix_hc_margin`
+  # nats: a likelihood ratio below e is no evidence for either start, and
+  # the deterministic start makes small data's fit the same for every
+  # seed (trees: two optima 0.05 apart, reached by different seeds)
+  # Before both: a start whose components all hold at least D + 1 points
+  # (mix_degenerate()) beats one that does not, whose covariance is the
+  # prior's in some direction (swiss: 6 points in 6 dimensions, a
+  # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
+  # reaches)
+  better <- function(i, best) {
+    margin <- if (i > n_init) mix_hc_margin else 0
+    degen <- runs[[i]]$degen
+    is.null(best) || (best$degen && !degen) ||
+      (best$degen == degen && lls[i] > lls[best$i] - margin)
+  }
   for (i in seq_len(n_all)) {
     seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
                                                4294967296)
@@ -301,34 +344,51 @@ fit_mixture <- function(X, K,
                     sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
                     n_init = n_init)
     res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
-                     cluster = cluster)
+                     cluster = cluster, stop_after = short)
     fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,
                                 threads)
     obj <- res$trace$objective[is.finite(res$trace$objective)]
     scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
     lls[i] <- fit$loglik
-    # the start kept: the highest log-likelihood at the point estimates (as
-    # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
-    # component nearly empty (iris, K = 3), which a user who fixed K does
-    # not want
-    # The hierarchical start (last) also wins ties within `mix_hc_margin`
-    # nats: a likelihood ratio below e is no evidence for either start, and
-    # the deterministic start makes small data's fit the same for every
-    # seed (trees: two optima 0.05 apart, reached by different seeds)
-    # Before both: a start whose components all hold at least D + 1 points
-    # (mix_degenerate()) beats one that does not, whose covariance is the
-    # prior's in some direction (swiss: 6 points in 6 dimensions, a
-    # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
-    # reaches)
-    margin <- if (i > n_init) mix_hc_margin else 0
-    degen <- mix_degenerate(fit)
-    if (is.null(best) || (best$degen && !degen) ||
-        (best$degen == degen && lls[i] > lls[best$i] - margin)) {
-      best <- list(i = i, fit = fit, res = res, degen = degen)
-    }
+    runs[[i]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+    if (better(i, best)) best <- list(i = i, degen = runs[[i]]$degen)
     if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
   }
-  fit <- best$fit
+  # the best mix_short_keep() starts after the short runs (by the same
+  # rule), each continued to convergence, and the best of them kept
+  done <- seq_len(i)
+  if (!is.null(short) && !isTRUE(runs[[i]]$res$interrupted)) {
+    keep <- best$i
+    while (length(keep) < min(mix_short_keep(), length(done))) {
+      nxt <- NULL
+      for (j in setdiff(done, keep)) if (better(j, nxt)) nxt <- list(i = j, degen = runs[[j]]$degen)
+      keep <- c(keep, nxt$i)
+    }
+    best <- NULL
+    for (j in sort(keep)) {
+      res <- runs[[j]]$res
+      if (isTRUE(res$paused)) {
+        ctl <- runs[[j]]$fit$control
+        res <- mix_train(train, hyper, NULL, ctl, test, progress, cluster = cluster,
+                         resume = res$resume)
+        fit <- new_sparsevi_mixture(res, data, hyper, ctl, likelihood, prior, K, call, threads)
+        obj <- res$trace$objective[is.finite(res$trace$objective)]
+        scores[j] <- obj[length(obj)]
+        lls[j] <- fit$loglik
+        runs[[j]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+      }
+      if (better(j, best)) best <- list(i = j, degen = runs[[j]]$degen)
+      if (isTRUE(res$interrupted)) break # the user asked to stop
+    }
+  }
+  res <- runs[[best$i]]$res
+  # interrupted during the short runs: the best short run, without the
+  # warning that it did not converge (the interruption warned)
+  if (isTRUE(res$paused)) res$interrupted <- TRUE
+  res$resume <- res$paused <- NULL
+  best$res <- res
+  fit <- runs[[best$i]]$fit
+  fit$control$short_laps <- if (is.null(short)) NA_real_ else short
   fit$heldout <- heldout
   fit$init_objectives <- scores[seq_len(i)]
   fit$init_loglik <- lls[seq_len(i)]
@@ -649,6 +709,33 @@ mix_hc_state <- function(data, train, hyper, K, perm) {
 
 mix_hc_margin <- 1
 
+# Laps of each start's short run, and the number of starts continued after
+# them (fit_mixture() with several starts; options sparsevi.mix_short_laps,
+# Inf for full runs, and sparsevi.mix_short_keep). Chosen by measurement
+# (inst/bench/mixture.R, part short, on the 22 sets of part robust and the
+# mid-size sets of part starts): after 2 to 5 laps the best start is often
+# not the best at convergence (iris, geyser); continuing one start after 10
+# laps lost optima on GvHD (K = 9: 42 to 414 nats in 3 of 3 seeds), two lost
+# 42 nats in 1 of 3 seeds; 20 laps saved little (mid-size fits converge in
+# 1 to 70 laps).
+mix_short_keep <- function() {
+  n <- getOption("sparsevi.mix_short_keep", 2)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || n != round(n)) {
+    abort("Option `sparsevi.mix_short_keep` must be one whole number >= 1 (the starts continued after the short runs).",
+          "argument", call = NULL)
+  }
+  n
+}
+
+mix_short_laps <- function() {
+  n <- getOption("sparsevi.mix_short_laps", 10)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || (is.finite(n) && n != round(n))) {
+    abort("Option `sparsevi.mix_short_laps` must be one whole number >= 1, or Inf (the laps of each start's short run).",
+          "argument", call = NULL)
+  }
+  n
+}
+
 # Does a fit of a full-covariance model have a component of fewer than D + 1
 # points (expected counts)? Its points' scatter is singular, so its
 # covariance is the prior's in some direction and its likelihood there
@@ -753,8 +840,14 @@ mix_batch_step <- function(batch, unused, hyper, state, L, threads) {
 # cluster equals the fit without one.
 mix_trace_extras <- c("local_seconds", "summary_seconds")
 
+# Short runs (fit_mixture()'s starts): `stop_after` = s stops a memoized or
+# batch fit after lap s (unless it converged or ended before) with `paused`
+# TRUE and what `resume` needs to continue it; `resume` (that list) runs laps
+# s + 1 to `control$passes` on the same caches, trainer and convergence test,
+# so a paused and resumed fit equals the fit run straight through, bit for
+# bit (its trace's seconds leave out the pause).
 mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE,
-                      cluster = NULL) {
+                      cluster = NULL, stop_after = NULL, resume = NULL) {
   N <- train$N
   B <- control$n_batches
   bounds <- floor(seq(0, N, length.out = B + 1L))
@@ -784,8 +877,16 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     list(local_seconds = r$acc[1], summary_seconds = r$acc[2], bytes_sent = r$sent,
          bytes_received = r$received)
   }
-  trainer <- new_trainer(progress, control$passes,
-                         upper_bound = control$global != "stochastic", heldout_unit = "/point")
+  trainer <- if (is.null(resume)) {
+    new_trainer(progress, control$passes, upper_bound = control$global != "stochastic",
+                heldout_unit = "/point")
+  } else {
+    # the clock leaves out the pause (the other starts' short runs)
+    tr <- resume$trainer
+    tr$start <- tr$start + proc.time()[["elapsed"]] - resume$paused_at[1]
+    tr$cpu_start <- tr$cpu_start + process_cpu() - resume$paused_at[2]
+    tr
+  }
   heldout_of <- function(state) mix_heldout_score(test, hyper, state, threads)
   if (control$global == "stochastic") {
     t <- 0
@@ -808,6 +909,42 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
     return(list(state = run$state, trace = trainer$frame(mix_trace_extras), converged = NA,
                 interrupted = run$ended == "interrupted"))
   }
+  objective_of <- function(memo) mix_objective(hyper, memo$state, sum(memo$ent))
+  lap_memoized <- function(memo, l) {
+    r <- train_rounds(memo, seq_len(B), sync, function(round, m) run_round(round, m$state),
+                      function(m, res, b) {
+                        # exact swap of this batch's cached summary
+                        m$state <- mix_global_memoized(m$state, m$cache[[b]], res)
+                        m$cache[[b]] <- res[c("N", "S")]
+                        m$ent[b] <- res$entropy
+                        m
+                      }, times, c(0, 0))
+    list(state = r$state, extras = extras(r))
+  }
+  laps_from <- function(memo, first, prev) {
+    last <- control$passes
+    if (!is.null(stop_after)) last <- min(last, stop_after)
+    laps <- if (first <= last) seq.int(first, last) else integer(0)
+    run <- train_laps(memo, laps, lap_memoized,
+                      function(memo) list(objective = objective_of(memo),
+                                          heldout = heldout_of(memo$state)),
+                      trainer, fail_first = FALSE, previous = prev,
+                      converged = function(previous, obj) {
+                        is.finite(obj) && abs(obj - previous) <= control$tol * abs(previous)
+                      })
+    paused <- run$ended == "passes" && last < control$passes
+    out <- list(state = run$state$state, trace = trainer$frame(mix_trace_extras),
+                converged = run$ended == "converged", interrupted = run$ended == "interrupted",
+                paused = paused)
+    if (paused) {
+      tr <- out$trace
+      out$resume <- list(memo = run$state, lap = last, trainer = trainer,
+                         previous = tr$objective[nrow(tr)],
+                         paused_at = c(proc.time()[["elapsed"]], process_cpu()))
+    }
+    out
+  }
+  if (!is.null(resume)) return(laps_from(resume$memo, resume$lap + 1L, resume$previous))
   # lap 0: every batch once, filling the caches
   fill <- list(globals = state, seen = list(N = 0 * state$N, S = 0 * state$S),
                cache = vector("list", B), ent = numeric(B))
@@ -824,32 +961,12 @@ mix_train <- function(train, hyper, state, control, test, progress, fresh = TRUE
                        f
                      }, times, c(0, 0))
   memo <- list(state = r0$state$seen, cache = r0$state$cache, ent = r0$state$ent)
-  objective_of <- function(memo) mix_objective(hyper, memo$state, sum(memo$ent))
   prev <- NA_real_
   trainer$record(0L, function() {
     prev <<- objective_of(memo)
     list(objective = prev, heldout = heldout_of(memo$state))
   }, extras(r0))
-  lap_memoized <- function(memo, l) {
-    r <- train_rounds(memo, seq_len(B), sync, function(round, m) run_round(round, m$state),
-                      function(m, res, b) {
-                        # exact swap of this batch's cached summary
-                        m$state <- mix_global_memoized(m$state, m$cache[[b]], res)
-                        m$cache[[b]] <- res[c("N", "S")]
-                        m$ent[b] <- res$entropy
-                        m
-                      }, times, c(0, 0))
-    list(state = r$state, extras = extras(r))
-  }
-  run <- train_laps(memo, seq_len(control$passes), lap_memoized,
-                    function(memo) list(objective = objective_of(memo),
-                                        heldout = heldout_of(memo$state)),
-                    trainer, fail_first = FALSE, previous = prev,
-                    converged = function(previous, obj) {
-                      is.finite(obj) && abs(obj - previous) <= control$tol * abs(previous)
-                    })
-  list(state = run$state$state, trace = trainer$frame(mix_trace_extras),
-       converged = run$ended == "converged", interrupted = run$ended == "interrupted")
+  laps_from(memo, 1L, prev)
 }
 
 # A memoized or batch fit that used all its laps before the relative change

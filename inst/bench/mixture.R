@@ -1,6 +1,6 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [patches] [throughput] [threads] [kernels]
-# (default all)
+#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [short] [patches] [throughput] [threads] [kernels]
+# (default all but short)
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
 # inst/bench/results/mixture.txt.
@@ -302,11 +302,8 @@ bench_kernels <- function() {
 }
 
 # ---------------------------------------------------------------------------
-bench_robust <- function(seeds = 1:10) {
-  if (!requireNamespace("mclust", quietly = TRUE)) {
-    say("robust: mclust is not installed, skipped")
-    return(invisible())
-  }
+# The 22 real data sets of part robust (K = NA: Mclust's choice by BIC).
+robust_sets <- function() {
   # Mclust() calls mclustBIC() unqualified: mclust must be attached
   suppressPackageStartupMessages(library(mclust))
   e <- new.env()
@@ -342,9 +339,19 @@ bench_robust <- function(seeds = 1:10) {
     mtcars6 = list(X = mtcars[, c("mpg", "disp", "hp", "drat", "wt", "qsec")], y = NULL,
                    K = NA),
     attitude = list(X = attitude, y = NULL, K = NA))
+  sets
+}
+
+bench_robust <- function(seeds = 1:10) {
+  if (!requireNamespace("mclust", quietly = TRUE)) {
+    say("robust: mclust is not installed, skipped")
+    return(invisible())
+  }
+  sets <- robust_sets()
   group <- c(rep("chose", 8), rep("held1", 5), rep("held2", 9))
   ari <- mclust::adjustedRandIndex
   configs <- list(default = list(),
+                  full = list(), # the default with every start run to convergence
                   no_hc = list(), # the default without the hierarchical start
                   old = list(init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,
                              passes = 20))
@@ -359,7 +366,9 @@ bench_robust <- function(seeds = 1:10) {
   say("  ok = seeds with ARI >= Mclust's ARI - 0.02; vsMC = median ARI against Mclust's partition;")
   say("  llok = seeds with log-likelihood >= Mclust's - 1 (ours at the posterior-mean estimates,")
   say("  Mclust's at its MLE); dll = median of ours - Mclust's; seconds: median per fit.")
-  say("configs: default; no_hc = default with options(sparsevi.mix_hc_max = 0) (no hierarchical")
+  say("configs: default (short runs: every start for a few laps, the best continued); full =")
+  say("  default with options(sparsevi.mix_short_laps = Inf) (every start run to convergence, as")
+  say("  before the short runs); no_hc = default with options(sparsevi.mix_hc_max = 0) (no hierarchical")
   say("  start); old = init = \"kmeanspp\", n_init = 1, alpha = 1, scale = 0.1, passes = 20.")
   say("mcNk = points in Mclust's smallest component (a component of about D + 1 points has a nearly")
   say("  singular covariance: a likelihood that the covariance prior declines to follow).")
@@ -381,7 +390,8 @@ bench_robust <- function(seeds = 1:10) {
     ref <- if (is.null(s$y)) m$classification else s$y
     a0 <- ari(m$classification, ref)
     for (cf in names(configs)) {
-      op <- options(sparsevi.mix_hc_max = if (cf == "no_hc") 0 else 2000)
+      op <- options(sparsevi.mix_hc_max = if (cf == "no_hc") 0 else 2000,
+                    sparsevi.mix_short_laps = if (cf == "full") Inf) # NULL: the default
       r <- vapply(seeds, function(seed) {
         w <- 0L
         t0 <- proc.time()[["elapsed"]]
@@ -448,8 +458,14 @@ bench_starts <- function(seeds = 1:3) {
   say("\n## 6. Cost of the default starts on mid-size data (one thread)")
   say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R starts",
       tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
-  say("%-7s %6s %3s %3s %4s | %9s %14s | %9s %14s | %6s", "data", "N", "D", "K", "seed",
-      "sec_one", "loglik_one", "sec_dflt", "loglik_dflt", "ratio")
+  say("one = n_init = 1; dflt = the default (short runs: each start %s laps, the best continued);",
+      format(sparsevi:::mix_short_laps()))
+  say("  full = the default with options(sparsevi.mix_short_laps = Inf) (every start to convergence);")
+  say("  ratio = seconds / seconds of one start, measured in the same run")
+  say("%-7s %6s %3s %3s %4s | %9s %14s | %9s %14s %6s | %9s %14s %6s", "data", "N", "D", "K",
+      "seed", "sec_one", "loglik_one", "sec_dflt", "loglik_dflt", "ratio", "sec_full",
+      "loglik_full", "ratio")
+  ratios <- NULL
   for (nm in names(sets)) {
     s <- sets[[nm]]
     for (seed in seeds) {
@@ -460,13 +476,115 @@ bench_starts <- function(seeds = 1:3) {
       }
       a <- run(n_init = 1)
       b <- run()
-      say("%-7s %6d %3d %3d %4d | %9.3f %14.1f | %9.3f %14.1f | %6.2f", nm, nrow(s$X),
-          ncol(s$X), s$K, seed, a$sec, a$ll, b$sec, b$ll, b$sec / a$sec)
+      op <- options(sparsevi.mix_short_laps = Inf)
+      c <- run()
+      options(op)
+      say("%-7s %6d %3d %3d %4d | %9.3f %14.1f | %9.3f %14.1f %6.2f | %9.3f %14.1f %6.2f", nm,
+          nrow(s$X), ncol(s$X), s$K, seed, a$sec, a$ll, b$sec, b$ll, b$sec / a$sec, c$sec,
+          c$ll, c$sec / a$sec)
+      ratios <- rbind(ratios, c(b$sec / a$sec, c$sec / a$sec))
     }
   }
+  say("time ratio to one start: default (short runs) median %.2f (range %.2f-%.2f); full runs median %.2f (range %.2f-%.2f)",
+      stats::median(ratios[, 1]), min(ratios[, 1]), max(ratios[, 1]), stats::median(ratios[, 2]),
+      min(ratios[, 2]), max(ratios[, 2]))
+}
+
+# ---------------------------------------------------------------------------
+# 7. Choosing the laps of the short runs: the default fit with
+#    options(sparsevi.mix_short_laps = s), s in `laps` (Inf: every start to
+#    convergence), on all 22 sets of part robust (seeds 1..10: ARI ok count
+#    and median log-likelihood against Mclust's, as there) and on the sets
+#    of part starts (seeds 1..3: seconds against one start, log-likelihood
+#    against the full runs').
+bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seeds = 1:3) {
+  # SPARSEVI_BENCH_SHORT_KEEP: the starts continued (option sparsevi.mix_short_keep)
+  keep <- as.numeric(Sys.getenv("SPARSEVI_BENCH_SHORT_KEEP", "1"))
+  op0 <- options(sparsevi.mix_short_keep = keep)
+  on.exit(options(op0))
+  ltxt <- Sys.getenv("SPARSEVI_BENCH_SHORT_LAPS", "")
+  if (nzchar(ltxt)) laps <- as.numeric(strsplit(ltxt, ",")[[1]])
+  if (!requireNamespace("mclust", quietly = TRUE)) {
+    say("short: mclust is not installed, skipped")
+    return(invisible())
+  }
+  sets <- robust_sets()
+  ari <- mclust::adjustedRandIndex
+  lab <- ifelse(is.finite(laps), format(laps), "full")
+  say("\n## 7. Laps of the short runs: default fit with options(sparsevi.mix_short_laps = s)")
+  say("commit %s; command: %snice -n 10 Rscript inst/bench/mixture.R short",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
+      paste0(if (keep != 1) sprintf("SPARSEVI_BENCH_SHORT_KEEP=%g ", keep),
+             if (nzchar(ltxt)) sprintf("SPARSEVI_BENCH_SHORT_LAPS=%s ", ltxt)))
+  say("continued after the short runs: the best %g start(s) (option sparsevi.mix_short_keep)", keep)
+  say("robust sets, seeds %s: per s, ok = seeds with ARI >= Mclust's - 0.02 (as part robust),",
+      paste(range(seeds), collapse = ".."))
+  say("  then the median log-likelihood minus Mclust's; last row: total ok over the sets of more than 50 points,")
+  say("  and the total seconds of all fits")
+  say("%-9s %4s %2s | %s", "data", "N", "K", paste(sprintf("%15s", paste0("s=", lab)), collapse = " "))
+  tot_ok <- tot_sec <- numeric(length(laps))
+  for (nm in names(sets)) {
+    st <- sets[[nm]]
+    if (is.na(st$K)) st$K <- mclust::Mclust(st$X, G = 2:5, modelNames = "VVV", verbose = FALSE)$G
+    m <- mclust::Mclust(st$X, G = st$K, modelNames = "VVV", verbose = FALSE)
+    ref <- if (is.null(st$y)) m$classification else st$y
+    a0 <- ari(m$classification, ref)
+    cells <- character(length(laps))
+    for (j in seq_along(laps)) {
+      op <- options(sparsevi.mix_short_laps = laps[j])
+      t0 <- proc.time()[["elapsed"]]
+      r <- vapply(seeds, function(seed) {
+        f <- suppressWarnings(fit_mixture(st$X, K = st$K, seed = seed, progress = FALSE))
+        c(ari = ari(predict(f, st$X), ref), ll = f$loglik)
+      }, numeric(2))
+      tot_sec[j] <- tot_sec[j] + proc.time()[["elapsed"]] - t0
+      options(op)
+      ok <- sum(r["ari", ] >= a0 - 0.02)
+      if (nrow(st$X) > 50) tot_ok[j] <- tot_ok[j] + ok
+      cells[j] <- sprintf("%2d %+10.1f", ok, stats::median(r["ll", ]) - m$loglik)
+    }
+    say("%-9s %4d %2d | %s", nm, nrow(st$X), st$K, paste(sprintf("%15s", cells), collapse = " "))
+  }
+  say("%-17s | %s", "ok (N > 50)", paste(sprintf("%15d", as.integer(tot_ok)), collapse = " "))
+  say("%-17s | %s", "seconds", paste(sprintf("%15.1f", tot_sec), collapse = " "))
+  # mid-size data: cost and log-likelihood
+  mid <- list(sim50k = list(X = simulate_mixture(N = 50000, D = 10, K = 20, seed = 1)$X,
+                            K = 20))
+  e <- new.env()
+  utils::data(GvHD, package = "mclust", envir = e)
+  gv <- as.matrix(rbind(e$GvHD.pos, e$GvHD.control))
+  mid$gvhd5 <- list(X = gv, K = 5)
+  mid$gvhd9 <- list(X = gv, K = 9)
+  say("mid-size sets (part starts), seeds %s: per s, seconds / seconds of n_init = 1 (same run),",
+      paste(range(start_seeds), collapse = ".."))
+  say("  then log-likelihood minus that of the full runs (s = Inf)")
+  say("%-7s %4s | %s", "data", "seed", paste(sprintf("%15s", paste0("s=", lab)), collapse = " "))
+  rat <- matrix(NA_real_, 0, length(laps))
+  for (nm in names(mid)) {
+    st <- mid[[nm]]
+    for (seed in start_seeds) {
+      run <- function(...) {
+        t0 <- proc.time()[["elapsed"]]
+        f <- suppressWarnings(fit_mixture(st$X, K = st$K, seed = seed, progress = FALSE, ...))
+        c(sec = proc.time()[["elapsed"]] - t0, ll = f$loglik)
+      }
+      one <- run(n_init = 1)
+      r <- vapply(laps, function(l) {
+        op <- options(sparsevi.mix_short_laps = l)
+        on.exit(options(op))
+        run()
+      }, numeric(2))
+      full <- r["ll", !is.finite(laps)][1]
+      rat <- rbind(rat, r["sec", ] / one[["sec"]])
+      say("%-7s %4d | %s", nm, seed, paste(sprintf("%15s", sprintf("%5.2f %+9.1f", r["sec", ] / one[["sec"]],
+                                                             r["ll", ] - full)), collapse = " "))
+    }
+  }
+  say("%-12s | %s", "median ratio", paste(sprintf("%15.2f", apply(rat, 2, stats::median)), collapse = " "))
 }
 
 if (any(c("robust", "all") %in% what)) bench_robust()
+if ("short" %in% what) bench_short()
 if (any(c("starts", "all") %in% what)) bench_starts()
 # SPARSEVI_BENCH_PATCH_K: the values of K of part 1 (default 800,400,100)
 patch_K <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_PATCH_K", "800,400,100"), ",")[[1]])

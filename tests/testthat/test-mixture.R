@@ -7,6 +7,13 @@ with_hc_max <- function(n, code) {
   code
 }
 
+# Evaluate `code` with short runs of `laps` laps, the best `keep` continued.
+with_short <- function(laps, keep, code) {
+  old <- options(sparsevi.mix_short_laps = laps, sparsevi.mix_short_keep = keep)
+  on.exit(options(old))
+  code
+}
+
 tiny_data <- function(lik) {
   u <- uniform_source(7)
   if (lik == "multinomial") {
@@ -391,12 +398,13 @@ test_that("a fit that uses all its passes warns; n_init keeps the best start", {
   # stochastic training has no convergence test: no warning
   expect_no_warning(fit_mixture(sim$X, K = 4, global = "stochastic", passes = 2, seed = 1,
                                 progress = FALSE))
-  # n_init starts, then (init = "kmeans", N <= 2000) the hierarchical one
+  # n_init starts, then (init = "kmeans", N <= 2000) the hierarchical one,
+  # each run to convergence (no short runs)
   one <- with_hc_max(0, fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3,
                                     n_init = 1, progress = FALSE))
   expect_length(one$init_objectives, 1L)
-  many <- fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3, n_init = 4,
-                      progress = FALSE)
+  many <- with_short(Inf, 1, fit_mixture(sim$X, K = 4, passes = 30, tol = 1e-4, seed = 3,
+                                         n_init = 4, progress = FALSE))
   expect_length(many$init_objectives, 5L)
   expect_identical(many$init_objectives[1], one$trace$objective[nrow(one$trace)])
   # the start kept is the one of highest log-likelihood at its estimates
@@ -413,6 +421,87 @@ test_that("a fit that uses all its passes warns; n_init keeps the best start", {
                        threads = 2, progress = FALSE)
   expect_identical(again$state, many$state)
   expect_error(fit_mixture(sim$X, K = 4, n_init = 0), class = "sparsevi_error_argument")
+})
+
+test_that("short runs: the best starts after a few laps are continued, each as if run alone", {
+  # iris, K = 3: its starts need about 20 laps and reach optima of different
+  # log-likelihood (-180.3 and -186.7 among them)
+  X <- iris[, 1:4]
+  s <- 3
+  # every start for exactly s laps: the log-likelihoods the short runs rank
+  at_s <- with_short(Inf, 1, suppressWarnings(
+    fit_mixture(X, K = 3, seed = 2, passes = s, tol = 0, progress = FALSE)))
+  # every start to convergence
+  full <- with_short(Inf, 1, fit_mixture(X, K = 3, seed = 2, progress = FALSE))
+  expect_length(full$init_loglik, 11L)
+  for (keep in 1:2) {
+    f <- with_short(s, keep, fit_mixture(X, K = 3, seed = 2, tol = 0, progress = FALSE,
+                                         passes = 200))
+    g <- with_short(s, keep, fit_mixture(X, K = 3, seed = 2, progress = FALSE))
+    expect_identical(g$control$short_laps, s)
+    # the starts continued: the best `keep` after s laps by the start rule
+    # (log-likelihood; the hierarchical start, the 11th, within
+    # mix_hc_margin; no component below D + 1 points in these fits)
+    ll <- at_s$init_loglik
+    rank_rule <- function(cand) {
+      b <- cand[which.max(ll[cand])]
+      if (11L %in% cand && ll[11] > ll[b] - mix_hc_margin) b <- 11L
+      b
+    }
+    cont <- rank_rule(1:11)
+    if (keep == 2) cont <- c(cont, rank_rule(setdiff(1:11, cont)))
+    # the others keep their short-run log-likelihood
+    expect_identical(g$init_loglik[-cont], ll[-cont])
+    # a continued start ends where the same start run alone to convergence
+    # ends, bit for bit (its log-likelihood and ELBO)
+    expect_identical(g$init_loglik[cont], full$init_loglik[cont])
+    expect_identical(g$init_objectives[cont], full$init_objectives[cont])
+    expect_true(g$best_init %in% cont)
+    expect_identical(g$loglik, g$init_loglik[g$best_init])
+    expect_true(g$converged)
+  }
+  # keep = 1 after 3 laps continues the hierarchical start (best at lap 3)
+  # and ends at the lower optimum; the full runs find the higher one
+  one <- with_short(3, 1, fit_mixture(X, K = 3, seed = 2, progress = FALSE))
+  expect_gt(full$loglik, one$loglik + 5)
+  # the whole fit of a continued start equals that start run alone: start 1
+  # is the fit of n_init = 1 without the hierarchical start
+  sim <- simulate_mixture(N = 600, D = 2, K = 3, seed = 4)
+  alone <- with_hc_max(0, fit_mixture(sim$X, K = 3, seed = 5, n_init = 1, tol = 1e-9,
+                                      progress = FALSE))
+  expect_gt(max(alone$trace$lap), 4L) # the pause falls inside its run
+  paused <- with_hc_max(0, with_short(2, 2, fit_mixture(sim$X, K = 3, seed = 5, n_init = 2,
+                                                        tol = 1e-9, progress = FALSE)))
+  expect_identical(paused$best_init, 1L)
+  expect_identical(paused$state, alone$state)
+  expect_identical(paused$trace$objective, alone$trace$objective)
+  expect_identical(paused$trace$lap, alone$trace$lap)
+  expect_identical(paused$classification, alone$classification)
+  # seeds reproduce the fit; thread counts do not change it
+  again <- with_hc_max(0, with_short(2, 2, fit_mixture(sim$X, K = 3, seed = 5, n_init = 2,
+                                                       tol = 1e-9, threads = 2,
+                                                       progress = FALSE)))
+  expect_identical(again$state, paused$state)
+  expect_identical(again$init_loglik, paused$init_loglik)
+  expect_identical(again$trace$objective, paused$trace$objective)
+  # the options are checked
+  expect_error(with_short(0, 1, fit_mixture(X, K = 3, seed = 1, progress = FALSE)),
+               class = "sparsevi_error_argument")
+  expect_error(with_short(5, 1.5, fit_mixture(X, K = 3, seed = 1, progress = FALSE)),
+               class = "sparsevi_error_argument")
+  # on a cluster, paused and resumed starts give the same fit
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  on_cl <- suppressMessages(with_short(2, 2, fit_mixture(
+    sim$X, K = 3, seed = 5, n_init = 3, n_batches = 4, tol = 1e-9, cluster = cl,
+    progress = FALSE)))
+  off_cl <- with_short(2, 2, fit_mixture(sim$X, K = 3, seed = 5, n_init = 3, n_batches = 4,
+                                         tol = 1e-9, progress = FALSE))
+  expect_identical(on_cl$state, off_cl$state)
+  expect_identical(on_cl$init_loglik, off_cl$init_loglik)
+  expect_identical(on_cl$trace$objective, off_cl$trace$objective)
 })
 
 
