@@ -271,8 +271,8 @@ lda_available <- function() {
 #' @section Memory and interruptions:
 #' A fit holds one dense K x V table of topics at a time (plus scratch of K
 #' times a batch's vocabulary): its start becomes the topic store in place,
-#' and the fit's `lambda` is built in that table at the end; `topic_word` is
-#' computed when read. An error or interrupt (Ctrl-C) during a lap returns
+#' and the fit's `lambda` is built in that table at the end; above 2^25
+#' topic-term entries `topic_word` is computed when read. An error or interrupt (Ctrl-C) during a lap returns
 #' the fit after the last completed lap, with a warning of class
 #' `sparsevi_warning_interrupted`. To keep that lap's topics, a lap works on
 #' a copy of the store while memory is plentiful. A store larger than

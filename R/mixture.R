@@ -46,7 +46,7 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' follows, deterministic, as mclust's default: Ward's hierarchical
 #' clustering ([stats::hclust()]) of the whitened data (principal component
 #' scores scaled to unit variance) cut at K clusters. Several starts are
-#' short runs (emEM): each trains for 10 laps, and only the best two are
+#' short runs (emEM): each trains for 20 laps, and only the best two are
 #' continued to convergence (see `n_init`). The defaults (k-means
 #' and seed-point starts, ten for small data, and the hierarchical one, kept
 #' by log-likelihood; a uniform Dirichlet prior on the weights; a weak
@@ -143,7 +143,7 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   points, 3 up to 100,000, else 1; 1 for documents and stochastic
 #'   training. Several starts with memoized or batch training are short
 #'   runs (the emEM strategy of Biernacki, Celeux and Govaert, 2003): each
-#'   trains for `getOption("sparsevi.mix_short_laps", 10)` laps (fewer if
+#'   trains for `getOption("sparsevi.mix_short_laps", 20)` laps (fewer if
 #'   it converges), the best `getOption("sparsevi.mix_short_keep", 2)` of
 #'   them by the rules above are continued to convergence, each exactly as
 #'   if it had been run alone (the same fit, bit for bit), and the best of
@@ -151,8 +151,10 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   start to convergence. These defaults were chosen by measurement
 #'   (`inst/bench/mixture.R`, parts `short`, `robust` and `starts`): they
 #'   keep the agreement with mclust of the full runs on every set of more
-#'   than 50 points (on USArrests, 50 points, 2 seeds of 10 agree against 7),
-#'   at 0.7 to 0.85 times their cost on mid-size data.
+#'   than 50 points (on USArrests, 50 points, 6 seeds of 10 agree against 7),
+#'   at about 0.8 times their cost on mid-size data (median 2.25 against 2.84
+#'   times one start; 10 laps would save more, 2.00, but agree on only 2
+#'   USArrests seeds).
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
@@ -196,7 +198,7 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   seed points alternately, ten starts up to 10,000 points (three up to
 #'   100,000), then on up to 2,000 points from Ward's hierarchical
 #'   clustering (as mclust starts from its hierarchical clustering), runs
-#'   each for 10 laps, continues the best two to convergence, and
+#'   each for 20 laps, continues the best two to convergence, and
 #'   keeps the start of highest log-likelihood, because one start gave
 #'   seed-dependent answers (iris: adjusted Rand index 0.90 or 0.57 by seed)
 #'   where mclust does not (`inst/bench/results/mixture.txt`, part
@@ -728,7 +730,7 @@ mix_short_keep <- function() {
 }
 
 mix_short_laps <- function() {
-  n <- getOption("sparsevi.mix_short_laps", 10)
+  n <- getOption("sparsevi.mix_short_laps", 20)
   if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || (is.finite(n) && n != round(n))) {
     abort("Option `sparsevi.mix_short_laps` must be one whole number >= 1, or Inf (the laps of each start's short run).",
           "argument", call = NULL)
