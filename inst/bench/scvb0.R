@@ -125,7 +125,7 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
                   inherits = FALSE)
   score <- function() {
     if (is.null(heldout)) return(NA_real_)
-    sparsevi:::completion_score(state_topic_word(state), control$alpha, heldout, 1L)
+    sparsevi:::completion_score(state_topic_word(state, control), control$alpha, heldout, 1L)
   }
   trace <- data.frame(seconds = 0, docs = 0, heldout = score())
   clock <- 0
@@ -157,20 +157,27 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
       clock <- clock + cpu() - t0
     }
   }
-  list(trace = trace, topic_word = state_topic_word(state), lambda = state_lambda(state),
+  list(trace = trace, topic_word = state_topic_word(state, control), lambda = state_lambda(state, control),
        state = state, control = control)
 }
 
 # The dense topics of a training state: SCVB0 keeps them lazily during a lap
 # (state$cvb0) in this version; older versions kept state$lambda.
-state_lambda <- function(state) {
-  f <- get0("cvb0_state_lambda", asNamespace("sparsevi"), inherits = FALSE)
+state_lambda <- function(state, control = NULL) {
+  ns <- asNamespace("sparsevi")
+  f <- get0("cvb0_state_lambda", ns, inherits = FALSE)
   if (!is.null(f) && !is.null(state$cvb0)) return(f(state))
+  # (the store era: the engine's finish builds lambda, leaving the state's
+  # store as it is)
+  fin <- get0("lda_finish_state", ns, inherits = FALSE)
+  if (is.null(state$lambda) && !is.null(fin) && !is.null(control)) {
+    return(fin(state, control)$lambda)
+  }
   state$lambda
 }
-state_topic_word <- function(state) {
+state_topic_word <- function(state, control = NULL) {
   if (!is.null(state$beta)) return(state$beta)
-  lam <- state_lambda(state)
+  lam <- state_lambda(state, control)
   lam / rowSums(lam)
 }
 
