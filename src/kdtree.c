@@ -85,31 +85,57 @@ static inline void swap_points(vdp_tree *t, int i, int j) {
   int p = t->perm[i]; t->perm[i] = t->perm[j]; t->perm[j] = p;
 }
 
-/* Hoare partition of the points [lo, hi): those with key < piv (less = 1) or
- * key == piv (less = 0) first; returns how many. */
+/* Partition of the points [lo, hi): those with key < piv (less = 1) or
+ * key == piv (less = 0) first; returns how many (h). The result is Hoare's
+ * partition exactly: Hoare's scan from the left stops at the points of
+ * [lo, lo + h) that belong right, in increasing order, the scan from the
+ * right at the points of [lo + h, hi) that belong left, in decreasing
+ * order, and the k-th stops of the two are swapped. Here h is counted
+ * first, and the two lists of stops are collected in blocks without
+ * branches on the keys (the keys are in random order, so Hoare's scans
+ * mispredicted about every other point), then the pairs swapped in order:
+ * the same swaps, so the same tree. */
+#define PART_BLOCK 128
+static inline int goes_left(double k, double piv, int less) {
+  return less ? k < piv : k == piv;
+}
 static int partition_points(vdp_tree *t, int lo, int hi, double piv, int less) {
-  int i = lo, j = hi - 1;
   const double *key = t->key;
-  if (less) {
-    for (;;) {
-      while (i <= j && key[i] < piv) i++;
-      while (i <= j && !(key[j] < piv)) j--;
-      if (i >= j) break;
-      swap_points(t, i, j);
-      i++;
-      j--;
+  int h = 0;
+  if (less)
+    for (int i = lo; i < hi; i++) h += key[i] < piv;
+  else
+    for (int i = lo; i < hi; i++) h += key[i] == piv;
+  const int mid = lo + h;
+  int L[PART_BLOCK], R[PART_BLOCK];
+  int a = lo, b = hi - 1, nl = 0, sl = 0, nr = 0, sr = 0;
+  for (;;) {
+    if (sl == nl) {
+      sl = nl = 0;
+      int stop = mid - a < PART_BLOCK ? mid : a + PART_BLOCK;
+      for (; a < stop; a++) {
+        L[nl] = a;
+        nl += !goes_left(key[a], piv, less);
+      }
     }
-  } else {
-    for (;;) {
-      while (i <= j && key[i] == piv) i++;
-      while (i <= j && !(key[j] == piv)) j--;
-      if (i >= j) break;
-      swap_points(t, i, j);
-      i++;
-      j--;
+    if (sr == nr) {
+      sr = nr = 0;
+      int stop = b - mid + 1 < PART_BLOCK ? mid - 1 : b - PART_BLOCK;
+      for (; b > stop; b--) {
+        R[nr] = b;
+        nr += goes_left(key[b], piv, less);
+      }
     }
+    int k = nl - sl < nr - sr ? nl - sl : nr - sr;
+    if (k == 0) {
+      if ((sl == nl && a >= mid) || (sr == nr && b < mid)) break;
+      continue;
+    }
+    for (int q = 0; q < k; q++) swap_points(t, L[sl + q], R[sr + q]);
+    sl += k;
+    sr += k;
   }
-  return i - lo;
+  return h;
 }
 
 /* Squared distance with four partial sums (a single sum is latency-bound:
