@@ -68,6 +68,15 @@
 /* a split candidate is represented by about this many nodes at least */
 #define VDP_SPLIT_NODES 64
 
+/* exp(x), with the arguments below -746 (where exp underflows to exactly 0)
+ * answered without calling exp: libm takes a slow path for them (errno,
+ * the underflow exception), and at 10^6 points most scores of a node's
+ * losing components are thousands of nats below the winner's. The same
+ * values as exp, so the same fits. */
+static inline double exp_u(double x) {
+  return x < -746.0 ? 0.0 : exp(x);
+}
+
 typedef struct {
   int N, D, P, max_K, T, threads, SS, cycle, status;
   int interrupted; /* a user interrupt was seen: stop at the last complete model */
@@ -438,10 +447,10 @@ static void local_pair_core(vdp_state *s, int n_sub, const int *sub_item,
         if (update) {
           double d = (ej + gauss_nw_score(gj, n, s1, s2)) - (ei + gauss_nw_score(gi, n, s1, s2));
           /* log sigma(-d) and log sigma(d), stably */
-          double l1p = log1p(exp(-fabs(d)));
+          double l1p = log1p(exp_u(-fabs(d)));
           double lri = (d > 0 ? -d : 0.0) - l1p, lrj = (d > 0 ? 0.0 : d) - l1p;
-          qv[0] = m * exp(lri);
-          qv[1] = m * exp(lrj);
+          qv[0] = m * exp_u(lri);
+          qv[1] = m * exp_u(lrj);
           lq[0] = log(m) + lri;
           lq[1] = log(m) + lrj;
           sub_qi[i] = qv[0];
@@ -602,7 +611,7 @@ static int expand_tree(vdp_state *s) {
       double sd = sqrt(v > 0 ? v : 0.0);
       double lo = -(margin - z * sd), hi = -(margin + z * sd);
       sum_lo += exp(lo < 700 ? lo : 700);
-      sum_hi += exp(hi);
+      sum_hi += exp_u(hi);
     }
     flag[i] = 1.0 / (1.0 + sum_hi) - 1.0 / (1.0 + sum_lo) > thr;
   }
@@ -621,7 +630,7 @@ static int expand_tree(vdp_state *s) {
       item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
       double mx = item_scores(s, T, cn, s1, s2, S);
       double z = 0.0;
-      for (int k = 0; k < K1; k++) z += (S[k] = exp(S[k] - mx));
+      for (int k = 0; k < K1; k++) z += (S[k] = exp_u(S[k] - mx));
       for (int k = 0; k < K1; k++) {
         double ref = k < T ? qrow[k] : s->qt[i];
         if (fabs(S[k] / z - ref) > thr) {
