@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 #include "ffi.h"
 #include "vdp.h"
 
@@ -131,31 +128,10 @@ static SEXP vdp_mem_new(void) {
   return holder;
 }
 
-/* Blocks of at least VDP_HUGE_MIN bytes are aligned to 2 MB and, on Linux,
- * marked for transparent huge pages: the first touch of the 128 MB centred
- * transpose at 10^6 x 16 otherwise takes 32,768 page faults (0.03-0.05 s of
- * a 0.4 s call); with 2 MB pages, 64. Only where the kernel leaves huge
- * pages to madvise (or always) does this change anything; the arithmetic
- * is the same either way. */
-#define VDP_HUGE_MIN ((size_t)4 << 20)
-#define VDP_HUGE_ALIGN ((size_t)2 << 20)
-static void *vdp_big_malloc(size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (bytes >= VDP_HUGE_MIN) {
-    void *q = NULL;
-    if (posix_memalign(&q, VDP_HUGE_ALIGN, bytes) != 0) return NULL;
-    size_t len = bytes & ~(VDP_HUGE_ALIGN - 1); /* whole 2 MB pages only */
-    if (len) (void)madvise(q, len, MADV_HUGEPAGE);
-    return q;
-  }
-#endif
-  return malloc(bytes);
-}
-
 static void *vdp_mem_alloc(SEXP holder, size_t n, size_t size) {
   vdp_mem *m = (vdp_mem *)R_ExternalPtrAddr(holder);
   if (m->n >= VDP_MEM_BLOCKS) Rf_error("internal error: too many Fast-VDP blocks");
-  void *q = vdp_big_malloc(n * size > 0 ? n * size : 1);
+  void *q = malloc(n * size > 0 ? n * size : 1);
   if (!q) Rf_error("cannot allocate %.0f MB for the Fast-VDP workspace",
                    (double)n * size / 1048576.0);
   m->p[m->n++] = q;
