@@ -102,6 +102,11 @@ typedef struct {
   double *tscr;
   int tscr_stride;
   double *wave;
+  /* the items' raw scores (row stride max_K + 1, tail last) of the last
+   * full local step, kept when the expansion test follows it (keep_scores;
+   * sraw_ok once written) */
+  double *sraw;
+  int sraw_cap, keep_scores, sraw_ok;
   double t0, c0; /* wall and CPU clocks at the start */
   int remote_calls; /* calls of the remote steps so far */
   vdp_result *res;
@@ -334,6 +339,7 @@ static void local_full_range(vdp_state *s, svi_len lo, svi_len hi, double *acc) 
         const double *s1, *s2;
         item_view(s, s->item[i], outer, &n, &s1, &s2);
         double mx = item_scores(s, T, n, s1, s2, S);
+        if (s->sraw_ok) memcpy(s->sraw + (size_t)i * (mK + 1), S, sizeof(double) * K1);
         /* responsibilities below VDP_Q_FLOOR are set to zero and the rest
          * renormalised: the statistics skip them
          * (most of the work when T is large) and F stays exact for the q in
@@ -393,6 +399,7 @@ static void sum_batches(const double *r, int nb, size_t len, double *acc) {
 static int local_full(vdp_state *s) {
   const int T = s->T, K1 = T + 1, SS = s->SS, mK = s->max_K;
   const size_t len = (size_t)K1 * SS;
+  s->sraw_ok = 0;
   if (s->remote) {
     pack_globals(s, s->lastG);
     s->remote_calls++;
@@ -403,6 +410,14 @@ static int local_full(vdp_state *s) {
     sum_batches(s->rbuf, s->n_batches, len, s->seg_acc);
     for (int k = 0; k < T; k++) s->lastperm[k] = k;
   } else if (s->tree || s->n_batches <= 1) {
+    /* (the raw scores are kept for the expansion test that follows) */
+    if (s->tree && s->keep_scores) {
+      if (s->n_items > s->sraw_cap) {
+        s->sraw_cap = s->n_items + s->n_items / 2 + 64;
+        s->sraw = (double *)R_alloc((size_t)s->sraw_cap * (s->max_K + 1), sizeof(double));
+      }
+      s->sraw_ok = 1;
+    }
     local_full_range(s, 0, s->n_items, s->seg_acc);
   } else {
     double *tmp = s->seg_acc + len;
@@ -624,11 +639,35 @@ static int expand_tree(vdp_state *s) {
     double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
     double *outer = S + mK + 1;
     const double *qrow = s->q + (size_t)i * mK;
+    /* a node's two children: the second's scores from the node's (kept by
+     * the full local step at the same globals) less the first's, each
+     * score being linear in the statistics (the sums of x'Wx - 2 m'Wx) */
+    const int pair = s->sraw_ok && nc == 2 && id >= 0 && s->tree->left[id] >= 0;
+    double *S1 = outer + s->P + 4 * s->D + 8, n1 = 0.0;
     for (int j = 0; j < nc && !flag[i]; j++) {
-      double cn;
+      double cn, mx;
       const double *s1, *s2;
-      item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
-      double mx = item_scores(s, T, cn, s1, s2, S);
+      if (pair && j == 1) {
+        const double *Sp = s->sraw + (size_t)i * (mK + 1);
+        const double np = s->tree->count[id];
+        cn = np - n1;
+        mx = -INFINITY;
+        for (int k = 0; k < K1; k++) {
+          const gauss_nw *g = k < T ? &s->post[k] : s->prior_q;
+          const double el = k < T ? s->elnpi[k] : s->elnpi_tail, h = 0.5 * g->nu;
+          double Ap = np * ((g->cst - (Sp[k] - el)) / h - g->mWm);
+          double A1 = n1 * ((g->cst - (S1[k] - el)) / h - g->mWm);
+          S[k] = el + (g->cst - h * ((Ap - A1) / cn + g->mWm));
+          if (S[k] > mx) mx = S[k];
+        }
+      } else {
+        item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
+        mx = item_scores(s, T, cn, s1, s2, S);
+        if (pair) {
+          memcpy(S1, S, sizeof(double) * K1);
+          n1 = cn;
+        }
+      }
       double z = 0.0;
       for (int k = 0; k < K1; k++) z += (S[k] = exp_u(S[k] - mx));
       for (int k = 0; k < K1; k++) {
@@ -657,6 +696,7 @@ static int expand_tree(vdp_state *s) {
     }
   }
   swap_buffers(s, total);
+  s->sraw_ok = 0; /* (the items changed) */
   return n_exp;
 }
 
@@ -730,7 +770,10 @@ static void update_all(vdp_state *s) {
   double Fprev = s->F;
   int converging = 0, it;
   for (it = 0; it < ctl->max_iter; it++) {
-    if (local_full(s)) break; /* a worker failed: keep the last globals */
+    s->keep_scores = s->tree && ((s->cycle + 1) % 3 == 0 || converging);
+    int fail = local_full(s);
+    s->keep_scores = 0;
+    if (fail) break; /* a worker failed: keep the last globals */
     s->cycle++;
     int expanded = 0;
     /* the tree is refined every third cycle (as in the paper), and once
