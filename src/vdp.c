@@ -102,11 +102,12 @@ typedef struct {
   double *tscr;
   int tscr_stride;
   double *wave;
-  /* the items' raw scores (row stride max_K + 1, tail last) of the last
-   * full local step, kept when the expansion test follows it (keep_scores;
-   * sraw_ok once written) */
+  /* the items' raw scores (row stride T + 1, tail last) of the last full
+   * local step, kept when the expansion test follows it (keep_scores;
+   * sraw_ok once written; sraw_cap in doubles) */
   double *sraw;
-  int sraw_cap, keep_scores, sraw_ok;
+  size_t sraw_cap;
+  int keep_scores, sraw_ok;
   double t0, c0; /* wall and CPU clocks at the start */
   int remote_calls; /* calls of the remote steps so far */
   vdp_result *res;
@@ -339,7 +340,7 @@ static void local_full_range(vdp_state *s, svi_len lo, svi_len hi, double *acc) 
         const double *s1, *s2;
         item_view(s, s->item[i], outer, &n, &s1, &s2);
         double mx = item_scores(s, T, n, s1, s2, S);
-        if (s->sraw_ok) memcpy(s->sraw + (size_t)i * (mK + 1), S, sizeof(double) * K1);
+        if (s->sraw_ok) memcpy(s->sraw + (size_t)i * K1, S, sizeof(double) * K1);
         /* responsibilities below VDP_Q_FLOOR are set to zero and the rest
          * renormalised: the statistics skip them
          * (most of the work when T is large) and F stays exact for the q in
@@ -412,9 +413,10 @@ static int local_full(vdp_state *s) {
   } else if (s->tree || s->n_batches <= 1) {
     /* (the raw scores are kept for the expansion test that follows) */
     if (s->tree && s->keep_scores) {
-      if (s->n_items > s->sraw_cap) {
-        s->sraw_cap = s->n_items + s->n_items / 2 + 64;
-        s->sraw = (double *)R_alloc((size_t)s->sraw_cap * (s->max_K + 1), sizeof(double));
+      size_t need = (size_t)s->n_items * K1;
+      if (need > s->sraw_cap) {
+        s->sraw_cap = need + need / 2 + 64;
+        s->sraw = (double *)R_alloc(s->sraw_cap, sizeof(double));
       }
       s->sraw_ok = 1;
     }
@@ -651,7 +653,7 @@ static int expand_tree(vdp_state *s) {
       double cn, mx;
       const double *s1, *s2;
       if (pair && j == 1) {
-        const double *Sp = s->sraw + (size_t)i * (mK + 1);
+        const double *Sp = s->sraw + (size_t)i * K1;
         const double np = s->tree->count[id];
         cn = np - n1;
         mx = -INFINITY;
