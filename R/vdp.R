@@ -19,7 +19,7 @@
 #   costs about 90 us a lap (inst/bench/obs-refactor.R, results in
 #   inst/bench/results/obs-refactor.txt): over 20 ms a fit, a fifth of the
 #   fit after the tree, before any state crosses between R and C, so the
-#   whole-call figure against VDP (55x) would fall.
+#   whole-call figure against VDP (53x) would fall.
 # What it shares with the others: the trace has the common columns
 # (train_trace_columns: lap = step, seconds, cpu_seconds, objective = the
 # ELBO = -free energy, heldout, bytes_sent, bytes_received), its own after
@@ -80,10 +80,10 @@
 #' given explicitly override it. It is the fastest setting: on 10^6 points
 #' in 16 dimensions from 10 Gaussians (c = 2, the paper's Fig. 2) it keeps
 #' about a third of the default's outer nodes (1,261 against 3,591); the fit
-#' after the tree took 0.10 s, 179 times less than VDP's (median of three
-#' runs, 171-180), and the whole call 0.33 s, 55 times less (52-58; the
-#' kd-tree build, 0.15 s, is about half of it), with a free energy 0.5%
-#' above VDP's (the default: 0.06%, at 33 times). The
+#' after the tree took 0.10-0.11 s, 160 times less than VDP's (median of
+#' three runs; 158-180 over six), and the whole call 0.33 s, 53 times less
+#' (51-58; the kd-tree build, 0.15 s, is about half of it), with a free
+#' energy 0.5% above VDP's (the default: 0.06%, at 33 times). The
 #' default's spread test catches nodes whose two children both straddle a
 #' boundary, which the paper's test misses, so the default stays closer to
 #' VDP where that matters (at N = 10^4 and D = 64 or 128 the paper mode's
