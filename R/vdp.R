@@ -14,12 +14,12 @@
 #   the trial snapshots) would have to live behind an external pointer and
 #   be re-entered from R at every step, not just at lap ends;
 # - the cost: at N = 10^6, D = 16 the paper mode runs about 250 steps in a
-#   fit of 0.13 s after the tree (0.5 ms a step; inst/bench/results/vdp.txt),
+#   fit of 0.10 s after the tree (0.4 ms a step; inst/bench/results/vdp.txt),
 #   while train_laps() alone, with a lap and an evaluation that do nothing,
 #   costs about 90 us a lap (inst/bench/obs-refactor.R, results in
-#   inst/bench/results/obs-refactor.txt): over 20 ms a fit, a sixth of the
+#   inst/bench/results/obs-refactor.txt): over 20 ms a fit, a fifth of the
 #   fit after the tree, before any state crosses between R and C, so the
-#   whole-call figure against VDP (48x) would fall.
+#   whole-call figure against VDP (53x) would fall.
 # What it shares with the others: the trace has the common columns
 # (train_trace_columns: lap = step, seconds, cpu_seconds, objective = the
 # ELBO = -free energy, heldout, bytes_sent, bytes_received), its own after
@@ -54,7 +54,8 @@
 #' so the fit is identical (`lazy_tree = FALSE` builds everything up front);
 #' at a million points the outer nodes used hold hundreds of points each and
 #' over 90% of the tree's nodes are never built. In `timings`, `tree` is the
-#' build up front; buckets split later count in `fit`. `kdtree = FALSE` runs the same algorithm on every
+#' build up front (but for the root's projections, computed in the pass that
+#' makes the centred copy of the data); buckets split later count in `fit`. `kdtree = FALSE` runs the same algorithm on every
 #' point (the paper's "VDP" baseline). In the full local step,
 #' responsibilities below 1e-10 are set to zero and the rest renormalised,
 #' so the statistics skip them; the free energy stays exact for the
@@ -79,9 +80,10 @@
 #' given explicitly override it. It is the fastest setting: on 10^6 points
 #' in 16 dimensions from 10 Gaussians (c = 2, the paper's Fig. 2) it keeps
 #' about a third of the default's outer nodes (1,261 against 3,591); the fit
-#' after the tree took 0.13 s, 140 times less than VDP, and the whole call
-#' 0.38 s (48 times less; the kd-tree build, 0.18 s, is most of it), with a
-#' free energy 0.5% above VDP's (the default: 0.06%, at 30 times). The
+#' after the tree took 0.10-0.11 s, 160 times less than VDP's (median of
+#' three runs; 158-180 over six), and the whole call 0.33 s, 53 times less
+#' (51-58; the kd-tree build, 0.15 s, is about half of it), with a free
+#' energy 0.5% above VDP's (the default: 0.06%, at 33 times). The
 #' default's spread test catches nodes whose two children both straddle a
 #' boundary, which the paper's test misses, so the default stays closer to
 #' VDP where that matters (at N = 10^4 and D = 64 or 128 the paper mode's

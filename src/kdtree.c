@@ -85,31 +85,57 @@ static inline void swap_points(vdp_tree *t, int i, int j) {
   int p = t->perm[i]; t->perm[i] = t->perm[j]; t->perm[j] = p;
 }
 
-/* Hoare partition of the points [lo, hi): those with key < piv (less = 1) or
- * key == piv (less = 0) first; returns how many. */
+/* Partition of the points [lo, hi): those with key < piv (less = 1) or
+ * key == piv (less = 0) first; returns how many (h). The result is Hoare's
+ * partition exactly: Hoare's scan from the left stops at the points of
+ * [lo, lo + h) that belong right, in increasing order, the scan from the
+ * right at the points of [lo + h, hi) that belong left, in decreasing
+ * order, and the k-th stops of the two are swapped. Here h is counted
+ * first, and the two lists of stops are collected in blocks without
+ * branches on the keys (the keys are in random order, so Hoare's scans
+ * mispredicted about every other point), then the pairs swapped in order:
+ * the same swaps, so the same tree. */
+#define PART_BLOCK 128
+static inline int goes_left(double k, double piv, int less) {
+  return less ? k < piv : k == piv;
+}
 static int partition_points(vdp_tree *t, int lo, int hi, double piv, int less) {
-  int i = lo, j = hi - 1;
   const double *key = t->key;
-  if (less) {
-    for (;;) {
-      while (i <= j && key[i] < piv) i++;
-      while (i <= j && !(key[j] < piv)) j--;
-      if (i >= j) break;
-      swap_points(t, i, j);
-      i++;
-      j--;
+  int h = 0;
+  if (less)
+    for (int i = lo; i < hi; i++) h += key[i] < piv;
+  else
+    for (int i = lo; i < hi; i++) h += key[i] == piv;
+  const int mid = lo + h;
+  int L[PART_BLOCK], R[PART_BLOCK];
+  int a = lo, b = hi - 1, nl = 0, sl = 0, nr = 0, sr = 0;
+  for (;;) {
+    if (sl == nl) {
+      sl = nl = 0;
+      int stop = mid - a < PART_BLOCK ? mid : a + PART_BLOCK;
+      for (; a < stop; a++) {
+        L[nl] = a;
+        nl += !goes_left(key[a], piv, less);
+      }
     }
-  } else {
-    for (;;) {
-      while (i <= j && key[i] == piv) i++;
-      while (i <= j && !(key[j] == piv)) j--;
-      if (i >= j) break;
-      swap_points(t, i, j);
-      i++;
-      j--;
+    if (sr == nr) {
+      sr = nr = 0;
+      int stop = b - mid + 1 < PART_BLOCK ? mid - 1 : b - PART_BLOCK;
+      for (; b > stop; b--) {
+        R[nr] = b;
+        nr += goes_left(key[b], piv, less);
+      }
     }
+    int k = nl - sl < nr - sr ? nl - sl : nr - sr;
+    if (k == 0) {
+      if ((sl == nl && a >= mid) || (sr == nr && b < mid)) break;
+      continue;
+    }
+    for (int q = 0; q < k; q++) swap_points(t, L[sl + q], R[sr + q]);
+    sl += k;
+    sr += k;
   }
-  return i - lo;
+  return h;
 }
 
 /* Squared distance with four partial sums (a single sum is latency-bound:
@@ -133,20 +159,26 @@ static inline double dist4(const double *a, const double *b, int D) {
  * of the covariance of an evenly strided sample of TREE_SAMPLE points (power
  * iteration). Small nodes (n <= TREE_PCA_MIN): the farthest-pair heuristic
  * (a point far from the mean, then the point farthest from it), O(n D). */
+static void pca_direction(const double *const *xs, int m, int D, double *v, double *C,
+                          double *mu, double *u);
 static void split_direction(const vdp_tree *t, int start, int n, double *v,
                             double *C, double *mu, double *u) {
   const int D = t->D;
   int m = n < TREE_SAMPLE ? n : TREE_SAMPLE;
-  /* (one register sum per coordinate: summing into mu[] through memory
-   * made this loop latency-bound) */
   const double *xs[TREE_SAMPLE];
   for (int s = 0; s < m; s++) xs[s] = t->X + (size_t)D * (start + (size_t)s * n / m);
+  if (n > TREE_PCA_MIN) {
+    pca_direction(xs, m, D, v, C, mu, u);
+    return;
+  }
+  /* (one register sum per coordinate: summing into mu[] through memory
+   * made this loop latency-bound) */
   for (int d = 0; d < D; d++) {
     double sd = 0.0;
     for (int s = 0; s < m; s++) sd += xs[s][d];
     mu[d] = sd / m;
   }
-  if (n <= TREE_PCA_MIN) {
+  {
     const double *ref = mu;
     for (int pass = 0; pass < 2; pass++) {
       double best = -1.0;
@@ -173,7 +205,17 @@ static void split_direction(const vdp_tree *t, int start, int n, double *v,
       }
     }
     for (int d = 0; d < D; d++) v[d] = d == 0; /* all points equal */
-    return;
+  }
+}
+
+/* The principal direction of the covariance of the sample points xs[0..m)
+ * (power iteration), for nodes of more than TREE_PCA_MIN points. */
+static void pca_direction(const double *const *xs, int m, int D, double *v, double *C,
+                          double *mu, double *u) {
+  for (int d = 0; d < D; d++) {
+    double sd = 0.0;
+    for (int s = 0; s < m; s++) sd += xs[s][d];
+    mu[d] = sd / m;
   }
   memset(C, 0, sizeof(double) * (size_t)D * D);
   for (int s = 0; s < m; s++) {
@@ -265,11 +307,15 @@ static void split_node(vdp_tree *t, int *next, int id, int mode) {
   const int D = t->D, start = t->start[id], n = t->count[id];
   /* split at the median projection on the principal direction */
   double *v = t->scratch, *C = v + D, *mu = C + (size_t)D * D, *u = mu + D;
-  split_direction(t, start, n, v, C, mu, u);
   double *key = t->key + start, *kc = t->key + t->N;
-  for (int i = 0; i < n; i++) {
-    const double *x = t->X + (size_t)D * (start + i);
-    key[i] = svi_dot4(v, x, D);
+  if (id == 0 && t->root_keyed) {
+    t->root_keyed = 0; /* the keys came with the data (vdp_tree_root_direction) */
+  } else {
+    split_direction(t, start, n, v, C, mu, u);
+    for (int i = 0; i < n; i++) {
+      const double *x = t->X + (size_t)D * (start + i);
+      key[i] = svi_dot4(v, x, D);
+    }
   }
   /* split at the median of an evenly strided sample of the keys: one
    * partition pass, no selection over all n keys. Small nodes (n <
@@ -330,6 +376,24 @@ static void build(vdp_tree *t, int *next, int id, int start, int n, int depth, i
   const double *l2 = t->s2 + (size_t)l * P, *r2 = t->s2 + (size_t)r * P;
   for (int d = 0; d < D; d++) s1[d] = l1[d] + r1[d];
   for (int i = 0; i < P; i++) s2[i] = l2[i] + r2[i];
+}
+
+int vdp_tree_root_direction(const vdp_tree *t, int lazy, svi_len N, const double *X,
+                            const double *center, double *v) {
+  const int D = t->D;
+  /* the root is split (build), by the sampled PCA (split_direction) */
+  if (!(N > t->leaf_size && (!lazy || N > t->bucket) && N > TREE_PCA_MIN)) return 0;
+  const int m = TREE_SAMPLE;
+  double *C = t->scratch + D, *mu = C + (size_t)D * D, *u = mu + D;
+  double *pts = t->key; /* (free until the keys are written) */
+  const double *xs[TREE_SAMPLE];
+  for (int s = 0; s < m; s++) {
+    size_t i = (size_t)s * N / m;
+    for (int j = 0; j < D; j++) pts[(size_t)s * D + j] = X[(size_t)j * N + i] - center[j];
+    xs[s] = pts + (size_t)s * D;
+  }
+  pca_direction(xs, m, D, v, C, mu, u);
+  return 1;
 }
 
 void vdp_tree_build(vdp_tree *t, int lazy) {

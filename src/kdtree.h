@@ -24,6 +24,7 @@ typedef struct {
   int *perm, *start, *count, *left, *right, *depth;
   double *s1, *s2;
   double *key;     /* 2 N doubles of scratch for the build */
+  int root_keyed;  /* set: key[0..N) holds the root's keys already (build) */
   double *scratch; /* D^2 + 3 D doubles of scratch for the build */
 } vdp_tree;
 
@@ -37,6 +38,15 @@ int vdp_tree_count_nodes(int n, int leaf_size);
  * median of a sample of the projections on the node's principal direction;
  * statistics summed bottom-up. */
 void vdp_tree_build(vdp_tree *t, int lazy);
+/* The root's split direction into v (D doubles), from the uncentred N x D
+ * data X and its column means, exactly as the build would find it from the
+ * centred transpose; returns 0 (v unset) when the build does not find the
+ * root's direction that way (small trees). t needs D, leaf_size, bucket,
+ * key and scratch set. With it, the pass that writes the centred transpose
+ * also writes the root's keys (vdp_data_transpose_keys) and the build, with
+ * t->root_keyed = 1, skips the root's own pass over the points. */
+int vdp_tree_root_direction(const vdp_tree *t, int lazy, svi_len N, const double *X,
+                            const double *center, double *v);
 /* Builds the subtree below an unbuilt bucket (nothing otherwise). The
  * children get the numbers from t->n_nodes on; the points of the bucket are
  * reordered among themselves. Not thread-safe: call outside parallel

@@ -178,11 +178,9 @@ static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_si
       Rf_error("internal error: malformed batch_bounds");
 }
 
-/* Builds the kd-tree over the centred transpose Xt (reordered in place) into
- * t, its arrays from mem; *t_tree / *c_tree get its wall and CPU seconds. */
-static void vdp_make_tree(SEXP mem, vdp_tree *t, double *Xt, int N, int D, int leaf_size,
-                          int lazy, double *t_tree, double *c_tree) {
-  double t0 = wall(), c0 = cpu();
+/* The kd-tree's fields and arrays (from mem) over the centred transpose Xt,
+ * not built yet. */
+static void vdp_alloc_tree(SEXP mem, vdp_tree *t, double *Xt, int N, int D, int leaf_size) {
   int nn = vdp_tree_count_nodes(N, leaf_size);
   int P = svi_packed_size(D);
   t->N = N;
@@ -202,9 +200,7 @@ static void vdp_make_tree(SEXP mem, vdp_tree *t, double *Xt, int N, int D, int l
   t->s2 = (double *)vdp_mem_alloc(mem, (size_t)nn * P, sizeof(double));
   t->key = (double *)vdp_mem_alloc(mem, 2 * (size_t)N, sizeof(double));
   t->scratch = (double *)R_alloc((size_t)D * D + 3 * D, sizeof(double));
-  vdp_tree_build(t, lazy);
-  *t_tree = wall() - t0;
-  *c_tree = cpu() - c0;
+  t->root_keyed = 0;
 }
 
 /* The one prior type (the mixtures' Normal-Wishart mix_prior, B0 = W0^-1
@@ -374,17 +370,30 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP prior_, SEXP control, SEXP hook) {
     cov0 = (double *)R_alloc((size_t)D * D, sizeof(double));
     W0 = (double *)R_alloc((size_t)D * D, sizeof(double));
   }
+  double seconds[4] = {0, 0, 0, 0}; /* tree wall, fit wall, tree CPU, fit CPU */
+  vdp_tree tree, *tp = NULL;
+  if (ctl.kdtree) vdp_alloc_tree(mem, &tree, Xt, N, D, leaf_size);
+  /* with the tree, the pass that writes the centred transpose also writes
+   * the root's keys where the build would find them by a pass of its own
+   * over the points (vdp_tree_root_direction; the same tree) */
+  double *root_v = (double *)R_alloc(D, sizeof(double));
   if (own_cov0 && !cov_from_tree) {
     double *cw = (double *)R_alloc(vdp_data_cov_work(D), sizeof(double));
     vdp_data_transpose_cov(REAL(X), N, D, REAL(center), Xt, cov0, cw);
+  } else if (ctl.kdtree &&
+             vdp_tree_root_direction(&tree, lazy, N, REAL(X), REAL(center), root_v)) {
+    vdp_data_transpose_keys(REAL(X), N, D, REAL(center), Xt, root_v, tree.key);
+    tree.root_keyed = 1;
   } else {
     vdp_data_transpose(REAL(X), N, D, REAL(center), Xt);
   }
-
-  double seconds[4] = {0, 0, 0, 0}; /* tree wall, fit wall, tree CPU, fit CPU */
-  vdp_tree tree, *tp = NULL;
   if (ctl.kdtree) {
-    vdp_make_tree(mem, &tree, Xt, N, D, leaf_size, lazy, &seconds[0], &seconds[2]);
+    /* (the root's keys, written by the pass above, are outside these
+     * seconds: timings$tree is the rest of the build) */
+    double t0 = wall(), c0 = cpu();
+    vdp_tree_build(&tree, lazy);
+    seconds[0] = wall() - t0;
+    seconds[2] = cpu() - c0;
     tp = &tree;
   }
   if (own_cov0) {

@@ -68,6 +68,15 @@
 /* a split candidate is represented by about this many nodes at least */
 #define VDP_SPLIT_NODES 64
 
+/* exp(x), with the arguments below -746 (where exp underflows to exactly 0)
+ * answered without calling exp: libm takes a slow path for them (errno,
+ * the underflow exception), and at 10^6 points most scores of a node's
+ * losing components are thousands of nats below the winner's. The same
+ * values as exp, so the same fits. */
+static inline double exp_u(double x) {
+  return x < -746.0 ? 0.0 : exp(x);
+}
+
 typedef struct {
   int N, D, P, max_K, T, threads, SS, cycle, status;
   int interrupted; /* a user interrupt was seen: stop at the last complete model */
@@ -93,6 +102,12 @@ typedef struct {
   double *tscr;
   int tscr_stride;
   double *wave;
+  /* the items' raw scores (row stride T + 1, tail last) of the last full
+   * local step, kept when the expansion test follows it (keep_scores;
+   * sraw_ok once written; sraw_cap in doubles) */
+  double *sraw;
+  size_t sraw_cap;
+  int keep_scores, sraw_ok;
   double t0, c0; /* wall and CPU clocks at the start */
   int remote_calls; /* calls of the remote steps so far */
   vdp_result *res;
@@ -325,6 +340,7 @@ static void local_full_range(vdp_state *s, svi_len lo, svi_len hi, double *acc) 
         const double *s1, *s2;
         item_view(s, s->item[i], outer, &n, &s1, &s2);
         double mx = item_scores(s, T, n, s1, s2, S);
+        if (s->sraw_ok) memcpy(s->sraw + (size_t)i * K1, S, sizeof(double) * K1);
         /* responsibilities below VDP_Q_FLOOR are set to zero and the rest
          * renormalised: the statistics skip them
          * (most of the work when T is large) and F stays exact for the q in
@@ -384,6 +400,7 @@ static void sum_batches(const double *r, int nb, size_t len, double *acc) {
 static int local_full(vdp_state *s) {
   const int T = s->T, K1 = T + 1, SS = s->SS, mK = s->max_K;
   const size_t len = (size_t)K1 * SS;
+  s->sraw_ok = 0;
   if (s->remote) {
     pack_globals(s, s->lastG);
     s->remote_calls++;
@@ -394,6 +411,15 @@ static int local_full(vdp_state *s) {
     sum_batches(s->rbuf, s->n_batches, len, s->seg_acc);
     for (int k = 0; k < T; k++) s->lastperm[k] = k;
   } else if (s->tree || s->n_batches <= 1) {
+    /* (the raw scores are kept for the expansion test that follows) */
+    if (s->tree && s->keep_scores) {
+      size_t need = (size_t)s->n_items * K1;
+      if (need > s->sraw_cap) {
+        s->sraw_cap = need + need / 2 + 64;
+        s->sraw = (double *)R_alloc(s->sraw_cap, sizeof(double));
+      }
+      s->sraw_ok = 1;
+    }
     local_full_range(s, 0, s->n_items, s->seg_acc);
   } else {
     double *tmp = s->seg_acc + len;
@@ -438,10 +464,10 @@ static void local_pair_core(vdp_state *s, int n_sub, const int *sub_item,
         if (update) {
           double d = (ej + gauss_nw_score(gj, n, s1, s2)) - (ei + gauss_nw_score(gi, n, s1, s2));
           /* log sigma(-d) and log sigma(d), stably */
-          double l1p = log1p(exp(-fabs(d)));
+          double l1p = log1p(exp_u(-fabs(d)));
           double lri = (d > 0 ? -d : 0.0) - l1p, lrj = (d > 0 ? 0.0 : d) - l1p;
-          qv[0] = m * exp(lri);
-          qv[1] = m * exp(lrj);
+          qv[0] = m * exp_u(lri);
+          qv[1] = m * exp_u(lrj);
           lq[0] = log(m) + lri;
           lq[1] = log(m) + lrj;
           sub_qi[i] = qv[0];
@@ -602,7 +628,7 @@ static int expand_tree(vdp_state *s) {
       double sd = sqrt(v > 0 ? v : 0.0);
       double lo = -(margin - z * sd), hi = -(margin + z * sd);
       sum_lo += exp(lo < 700 ? lo : 700);
-      sum_hi += exp(hi);
+      sum_hi += exp_u(hi);
     }
     flag[i] = 1.0 / (1.0 + sum_hi) - 1.0 / (1.0 + sum_lo) > thr;
   }
@@ -615,13 +641,40 @@ static int expand_tree(vdp_state *s) {
     double *S = s->tscr + (size_t)svi_thread_id() * s->tscr_stride;
     double *outer = S + mK + 1;
     const double *qrow = s->q + (size_t)i * mK;
+    /* a node's two children: the second's scores from the node's (kept by
+     * the full local step at the same globals) less the first's, each
+     * score being linear in the statistics (the sums of x'Wx - 2 m'Wx).
+     * They equal the direct scores to rounding, so a decision could only
+     * change for a responsibility within rounding of the threshold (none
+     * did in the benchmarks: inst/bench/results/vdp.txt) */
+    const int pair = s->sraw_ok && nc == 2 && id >= 0 && s->tree->left[id] >= 0;
+    double *S1 = outer + s->P + 4 * s->D + 8, n1 = 0.0;
     for (int j = 0; j < nc && !flag[i]; j++) {
-      double cn;
+      double cn, mx;
       const double *s1, *s2;
-      item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
-      double mx = item_scores(s, T, cn, s1, s2, S);
+      if (pair && j == 1) {
+        const double *Sp = s->sraw + (size_t)i * K1;
+        const double np = s->tree->count[id];
+        cn = np - n1;
+        mx = -INFINITY;
+        for (int k = 0; k < K1; k++) {
+          const gauss_nw *g = k < T ? &s->post[k] : s->prior_q;
+          const double el = k < T ? s->elnpi[k] : s->elnpi_tail, h = 0.5 * g->nu;
+          double Ap = np * ((g->cst - (Sp[k] - el)) / h - g->mWm);
+          double A1 = n1 * ((g->cst - (S1[k] - el)) / h - g->mWm);
+          S[k] = el + (g->cst - h * ((Ap - A1) / cn + g->mWm));
+          if (S[k] > mx) mx = S[k];
+        }
+      } else {
+        item_view(s, child_of(s, id, j), outer, &cn, &s1, &s2);
+        mx = item_scores(s, T, cn, s1, s2, S);
+        if (pair) {
+          memcpy(S1, S, sizeof(double) * K1);
+          n1 = cn;
+        }
+      }
       double z = 0.0;
-      for (int k = 0; k < K1; k++) z += (S[k] = exp(S[k] - mx));
+      for (int k = 0; k < K1; k++) z += (S[k] = exp_u(S[k] - mx));
       for (int k = 0; k < K1; k++) {
         double ref = k < T ? qrow[k] : s->qt[i];
         if (fabs(S[k] / z - ref) > thr) {
@@ -648,6 +701,7 @@ static int expand_tree(vdp_state *s) {
     }
   }
   swap_buffers(s, total);
+  s->sraw_ok = 0; /* (the items changed) */
   return n_exp;
 }
 
@@ -721,7 +775,10 @@ static void update_all(vdp_state *s) {
   double Fprev = s->F;
   int converging = 0, it;
   for (it = 0; it < ctl->max_iter; it++) {
-    if (local_full(s)) break; /* a worker failed: keep the last globals */
+    s->keep_scores = s->tree && ((s->cycle + 1) % 3 == 0 || converging);
+    int fail = local_full(s);
+    s->keep_scores = 0;
+    if (fail) break; /* a worker failed: keep the last globals */
     s->cycle++;
     int expanded = 0;
     /* the tree is refined every third cycle (as in the paper), and once

@@ -25,6 +25,8 @@ void vdp_data_transpose_cov(const double *X, svi_len N, int D, const double *cen
 /* Xt (D x N) = t(X) - center. */
 void vdp_data_transpose(const double *X, svi_len N, int D, const double *center,
                         double *Xt);
+void vdp_data_transpose_keys(const double *X, svi_len N, int D, const double *center,
+                             double *Xt, const double *v, double *key);
 
 /* ---- prediction (vdp-predict.c) ---- */
 typedef struct {
