@@ -45,6 +45,14 @@ void svi_need_size(double a, double b, double limit, const char *what);
  * word-major; words increasing in [0, V)) as the parts of a sparse K x V
  * dgCMatrix without its zeros: out[slot], out[slot + 1] and out[slot + 2]
  * get the column pointers (V + 1), the rows and the values. */
+/* One batch word's K values for svi_set_sparse_by_word(): a pointer to
+ * them, valid until the next call. */
+typedef const double *(*svi_column_fn)(void *ctx, int w);
+/* The slots p, i, x of a K x V dgCMatrix at out[slot..slot+2] from the
+ * columns of the batch's words (words[0..Vb-1], increasing): the non-zero
+ * values, topics increasing. col() is called twice per word. */
+void svi_set_sparse_by_word(SEXP out, int slot, int K, int V, const int *words, int Vb,
+                            svi_column_fn col, void *ctx);
 void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
                             const int *words, int Vb);
 

@@ -38,52 +38,31 @@ static void check_topics(SEXP topics, int V) {
  * with fixed topics); mode 2: the store X of lambda = eta + scale X, with
  * option store = c(eta, scale, the K row sums of X). The summary comes back
  * as the parts p, i, x of a sparse K x V matrix (NULL without one). */
-/* The by-word summary as the slots p, i, x of a K x V dgCMatrix at
- * out[slot..slot+2]: the same entries as svi_set_sparse_columns() gives for
- * the dense accumulator (non-zero sums, topics increasing). */
+/* The by-word summary (lda_vb_wordsum) as a K x V dgCMatrix's slots
+ * (svi_set_sparse_by_word()): each word's sums in a K row, the entries the
+ * previous word touched zeroed first. The same entries as the dense
+ * accumulator gives. */
+typedef struct {
+  const lda_vb_wordsum *ws;
+  int L, n;
+  double *row;
+  int *touched, *mark;
+} word_sums;
+
+static const double *word_sums_column(void *ctx, int w) {
+  word_sums *c = (word_sums *)ctx;
+  for (int t = 0; t < c->n; t++) c->row[c->touched[t]] = 0;
+  c->n = lda_vb_word_sums(c->ws, c->L, w, c->row, c->touched, c->mark);
+  return c->row;
+}
+
 static void set_word_sums(SEXP out, int slot, const lda_vb_wordsum *ws, int L, int K, int V,
                           const int *words, int Vb) {
-  double *row = (double *)R_alloc(K, sizeof(double));
-  int *touched = (int *)R_alloc(K, sizeof(int));
-  int *mark = (int *)R_alloc(K, sizeof(int));
-  memset(row, 0, sizeof(double) * (size_t)K);
-  memset(mark, 0, sizeof(int) * (size_t)K);
-  /* first pass: how many non-zero sums */
-  R_xlen_t nz = 0;
-  for (int w = 0; w < Vb; w++) {
-    int n = lda_vb_word_sums(ws, L, w, row, touched, mark);
-    for (int t = 0; t < n; t++) {
-      nz += row[touched[t]] != 0;
-      row[touched[t]] = 0;
-    }
-  }
-  if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
-  SEXP sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
-  SEXP si = PROTECT(Rf_allocVector(INTSXP, nz));
-  SEXP sx = PROTECT(Rf_allocVector(REALSXP, nz));
-  int *p = INTEGER(sp), *ii = INTEGER(si);
-  double *xx = REAL(sx);
-  int pos = 0, w = 0;
-  p[0] = 0;
-  for (int v = 0; v < V; v++) {
-    if (w < Vb && words[w] == v) {
-      int n = lda_vb_word_sums(ws, L, w, row, touched, mark);
-      for (int t = 0; t < n; t++) {
-        int k = touched[t];
-        if (row[k] != 0) {
-          ii[pos] = k;
-          xx[pos++] = row[k];
-        }
-        row[k] = 0;
-      }
-      w++;
-    }
-    p[v + 1] = pos;
-  }
-  SET_VECTOR_ELT(out, slot, sp);
-  SET_VECTOR_ELT(out, slot + 1, si);
-  SET_VECTOR_ELT(out, slot + 2, sx);
-  UNPROTECT(3);
+  word_sums c = {ws, L, 0, (double *)R_alloc(K, sizeof(double)),
+                 (int *)R_alloc(K, sizeof(int)), (int *)R_alloc(K, sizeof(int))};
+  memset(c.row, 0, sizeof(double) * (size_t)K);
+  memset(c.mark, 0, sizeof(int) * (size_t)K);
+  svi_set_sparse_by_word(out, slot, K, V, words, Vb, word_sums_column, &c);
 }
 
 SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,

@@ -269,10 +269,14 @@ SEXP ffi_svi_has_openmp(void) {
 #endif
 }
 
-void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
-                            const int *words, int Vb) {
+void svi_set_sparse_by_word(SEXP out, int slot, int K, int V, const int *words, int Vb,
+                            svi_column_fn col, void *ctx) {
+  /* two passes over the columns: the non-zeros counted, then written */
   R_xlen_t nz = 0;
-  for (size_t j = 0; j < (size_t)K * (size_t)Vb; j++) nz += acc[j] != 0;
+  for (int w = 0; w < Vb; w++) {
+    const double *a = col(ctx, w);
+    for (int k = 0; k < K; k++) nz += a[k] != 0;
+  }
   if (nz > INT_MAX) Rf_error("the batch summary has more than 2^31 entries; use smaller batches");
   SEXP sp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
   SEXP si = PROTECT(Rf_allocVector(INTSXP, nz));
@@ -283,7 +287,7 @@ void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
   p[0] = 0;
   for (int v = 0; v < V; v++) {
     if (w < Vb && words[w] == v) {
-      const double *a = acc + (svi_len)w * K;
+      const double *a = col(ctx, w);
       for (int k = 0; k < K; k++)
         if (a[k] != 0) {
           ii[pos] = k;
@@ -297,4 +301,20 @@ void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
   SET_VECTOR_ELT(out, slot + 1, si);
   SET_VECTOR_ELT(out, slot + 2, sx);
   UNPROTECT(3);
+}
+
+typedef struct {
+  const double *acc;
+  int K;
+} dense_columns;
+
+static const double *dense_column(void *ctx, int w) {
+  const dense_columns *c = (const dense_columns *)ctx;
+  return c->acc + (svi_len)w * c->K;
+}
+
+void svi_set_sparse_columns(SEXP out, int slot, const double *acc, int K, int V,
+                            const int *words, int Vb) {
+  dense_columns c = {acc, K};
+  svi_set_sparse_by_word(out, slot, K, V, words, Vb, dense_column, &c);
 }
