@@ -157,7 +157,7 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                store = if (is.null(store)) NULL else as.double(store))
   if (!is.null(vocab_size)) opts$vocab_size <- as.integer(vocab_size)
   res <- .Call(ffi_lda_local_ope, x, lambda, opts, seed, as.integer(threads))
-  S <- if (!is.null(res$words)) list(words = res$words, x = res$x)
+  S <- res$summary
   if (!is.null(S) && form == "sparse") S <- ope_blocks_dgc(S, nrow(lambda), ncol(lambda))
   list(theta = res$theta, summary = S, f_start = res$f_start, f_end = res$f_end)
 }
@@ -308,10 +308,20 @@ lda_ope_finish <- function(state, control, in_place = FALSE) {
   X <- st$X
   st <- NULL
   state$vbstore <- NULL
+  # (in place, beta stays marked as the store's own until the fit names it:
+  # lda_ope_topic_word())
   state$beta <- .Call(ffi_lda_ope_rows, X,
                       list(r_sums = FALSE, divide = FALSE, in_place = isTRUE(in_place),
-                           given = FALSE, mark = -1L))
+                           given = FALSE, mark = if (isTRUE(in_place)) 1L else -1L))
   state
+}
+
+# ML-OPE's beta as the fit's topic_word, with the vocabulary as column names
+# (new_sparsevi_lda(), R/lda.R): the table lda_ope_finish(in_place = TRUE)
+# built in the store's own is named in place (the fit's topic_word and
+# state$beta are then one table), any other is copied.
+lda_ope_topic_word <- function(beta, vocab) {
+  .Call(ffi_lda_ope_topic_word, beta, list(NULL, vocab))
 }
 
 # The end of a lap: as for the vb step (lda_vb_end_lap()).

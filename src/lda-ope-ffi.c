@@ -41,7 +41,7 @@ static int max_doc_nnz(const svi_dtm *x) {
  * topic's total V offset + scale tot_k).
  * mode: 0 no summary, 1 S_kv = sum_d n_dv theta_dk (ML-OPE), 2 phi summary.
  * stream0: the first block's stream id; block b draws from stream0 + b.
- * Returns list(theta = K x D, words, x = the summary as the batch's words
+ * Returns list(theta = K x D, summary = list(words, x): the batch's words
  * (0-based, increasing) and their K values each, the form
  * lda_summary_blocks() reads (NULL without one), f_start = D, f_end = D).
  * Memory: beyond theta, one K x (batch vocabulary) table: the normalised
@@ -111,8 +111,8 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   for (int k = 0; k < K; k++) inv[k] = 1.0 / inv[k];
   ope_batch_topics(REAL(topics), K, words, Vb, offset, scale, inv, beta, colsum);
 
-  const char *names[] = {"theta", "words", "x", "f_start", "f_end"};
-  SEXP out = PROTECT(svi_named_list(5, names));
+  const char *names[] = {"theta", "summary", "f_start", "f_end"};
+  SEXP out = PROTECT(svi_named_list(4, names));
   n_prot++;
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
@@ -127,8 +127,8 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
                     REAL(fe), scratch, mx, doc_rng, doc_rng + (x.D > 0 ? x.D : 1)) != 0)
     Rf_error("internal error: OPE drew another number of uniforms than K + T");
   SET_VECTOR_ELT(out, 0, theta);
-  SET_VECTOR_ELT(out, 3, fs);
-  SET_VECTOR_ELT(out, 4, fe);
+  SET_VECTOR_ELT(out, 2, fs);
+  SET_VECTOR_ELT(out, 3, fe);
   R_CheckUserInterrupt();
 
   if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
@@ -144,8 +144,14 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
     SEXP w = PROTECT(Rf_allocVector(INTSXP, Vb));
     n_prot++;
     if (Vb > 0) memcpy(INTEGER(w), words, sizeof(int) * (size_t)Vb);
-    SET_VECTOR_ELT(out, 1, w);
-    SET_VECTOR_ELT(out, 2, summary);
+    /* list(words, x): x held by this list alone, so that the global step
+     * may normalise it in place (lda_global_ml_lazy()) */
+    const char *snames[] = {"words", "x"};
+    SEXP sl = PROTECT(svi_named_list(2, snames));
+    n_prot++;
+    SET_VECTOR_ELT(sl, 0, w);
+    SET_VECTOR_ELT(sl, 1, summary);
+    SET_VECTOR_ELT(out, 1, sl);
   }
   UNPROTECT(n_prot);
   return out;
@@ -185,6 +191,27 @@ SEXP ffi_lda_ope_rows(SEXP X, SEXP opts) {
     if (Rf_isMatrix(out)) Rf_setAttrib(out, R_DimNamesSymbol, R_NilValue);
     Rf_setAttrib(out, Rf_install("sparsevi_store"), mark > 0 ? Rf_ScalarLogical(1) : R_NilValue);
   }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* ML-OPE's topics as the fit's topic_word (new_sparsevi_lda(), R/lda.R):
+ * beta with dimnames dn. A table given up at the end of training (marked
+ * "sparsevi_store" by ffi_lda_ope_rows(mark = 1): the store's own, whose
+ * other holders are never read again) is named in place and unmarked: no
+ * second K x V table; any other is copied. */
+SEXP ffi_lda_ope_topic_word(SEXP beta, SEXP dn) {
+  int n_prot = 0;
+  svi_need_matrix(beta, REALSXP, -1, -1, "beta");
+  SEXP mk = Rf_getAttrib(beta, Rf_install("sparsevi_store"));
+  const int marked = TYPEOF(mk) == LGLSXP && XLENGTH(mk) == 1 && LOGICAL(mk)[0] == 1;
+  SEXP out = beta;
+  if (!marked) {
+    out = PROTECT(Rf_duplicate(beta));
+    n_prot++;
+  }
+  Rf_setAttrib(out, R_DimNamesSymbol, dn);
+  Rf_setAttrib(out, Rf_install("sparsevi_store"), R_NilValue);
   UNPROTECT(n_prot);
   return out;
 }

@@ -465,3 +465,21 @@ test_that("ML-OPE's row normalisation in C is R's arithmetic, in place only when
   expect_identical(as.vector(Z2), as.vector(keep / rowSums(keep)))
   expect_true(attr(Z2, "sparsevi_store"))
 })
+
+test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 4)
+  fit <- fit_lda(sim$dtm, K = 3, local = "ope", passes = 2, n_batches = 2, seed = 1,
+                 progress = FALSE)
+  expect_identical(fit$topic_word, fit$state$beta)
+  expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
+  expect_null(attr(fit$topic_word, "sparsevi_store"))
+  expect_equal(rowSums(fit$topic_word), rep(1, 3), tolerance = 1e-12)
+  # the fit is usable further, and update() leaves it as it was
+  tw0 <- fit$topic_word + 0
+  fit2 <- update(fit, sim$dtm, passes = 1, progress = FALSE)
+  expect_identical(fit$topic_word, tw0)
+  expect_false(isTRUE(all.equal(fit2$topic_word, tw0)))
+  expect_identical(colnames(fit2$topic_word), sim$dtm$vocab)
+  expect_null(attr(fit2$topic_word, "sparsevi_store"))
+  expect_identical(colnames(fit$topic_word), sim$dtm$vocab) # fit itself untouched
+})
