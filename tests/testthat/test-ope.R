@@ -483,3 +483,16 @@ test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
   expect_null(attr(fit2$topic_word, "sparsevi_store"))
   expect_identical(colnames(fit$topic_word), sim$dtm$vocab) # fit itself untouched
 })
+
+test_that("a streaming fit's lambda, made in its start's table, is the fit's own", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 4)
+  for (loc in c("ope", "vb")) {
+    fit <- fit_lda(sim$dtm, K = 3, local = loc, global = "streaming", n_batches = 3,
+                   seed = 1, progress = FALSE)
+    expect_null(attr(fit$lambda, "sparsevi_store"))
+    expect_null(attr(fit$topic_word, "sparsevi_store"))
+    expect_identical(dim(fit$lambda), c(3L, 30L))
+    # predict() and update() work from it
+    expect_identical(dim(predict(fit, sim$dtm[1:5, ], seed = 1)), c(5L, 3L))
+  }
+})
