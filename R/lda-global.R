@@ -183,7 +183,12 @@ lda_global_streaming <- function(state, res, batch_id, control) {
 lda_global_streaming_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
   if (is.null(st)) {
-    st <- lda_store_counts(state$lambda, state$t)
+    # (a new fit's start, given up: the store in its own table, no second
+    # K x V table, as lda_store_new(in_place = TRUE))
+    st <- .Call(ffi_lda_store_counts, state$lambda,
+                list(t = as.double(state$t), K = NULL, V = NULL,
+                     in_place = isTRUE(state$start_owned), keep = 1L))
+    state$start_owned <- NULL
     st$offset <- 0
     state$vbstore <- st
     state$lambda <- NULL

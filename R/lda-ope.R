@@ -150,9 +150,16 @@ lda_ope_control <- function(control, call = caller_call()) {
 # (Online/Streaming). Returns list(theta = K x D proportions, summary = a
 # sparse K x V dgCMatrix over the batch's words, or NULL, f_start, f_end):
 # the objective f(theta) at the start and at the end of each document.
+# form = "blocks" gives the summary as list(words, x) instead: the batch's
+# words (0-based) and their K values each, the form the learners' store
+# updates read (lda_summary_blocks()), which C builds in place of the batch's
+# topics (src/lda-ope-ffi.c): no second K x (batch vocabulary) table, no row
+# indices, no copy.
 ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                     summary = c("none", "theta", "phi"), seed, stream0 = 0,
-                    threads = 1L, store = NULL, vocab_size = NULL) {
+                    threads = 1L, store = NULL, vocab_size = NULL,
+                    form = c("sparse", "blocks")) {
+  form <- match.arg(form)
   mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
   opts <- list(alpha = as.double(alpha), iter = as.integer(iter), eps = as.double(eps),
@@ -160,11 +167,18 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                store = if (is.null(store)) NULL else as.double(store))
   if (!is.null(vocab_size)) opts$vocab_size <- as.integer(vocab_size)
   res <- .Call(ffi_lda_local_ope, x, lambda, opts, seed, as.integer(threads))
-  list(theta = res$theta,
-       summary = if (!is.null(res$p)) {
-         new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
-       },
-       f_start = res$f_start, f_end = res$f_end)
+  S <- res$summary
+  if (!is.null(S) && form == "sparse") S <- ope_blocks_dgc(S, nrow(lambda), ncol(lambda))
+  list(theta = res$theta, summary = S, f_start = res$f_start, f_end = res$f_end)
+}
+
+# A list(words, x) summary as a sparse K x V dgCMatrix (its non-zero values).
+ope_blocks_dgc <- function(S, K, V) {
+  nz <- S$x != 0
+  cnt <- integer(V)
+  cnt[S$words + 1L] <- as.integer(.colSums(nz, K, length(S$words)))
+  new_dgc(i = rep.int(seq_len(K) - 1L, length(S$words))[nz], p = c(0L, cumsum(cnt)),
+          x = S$x[nz], Dim = c(as.integer(K), as.integer(V)))
 }
 
 # Topics OPE reads: beta of a point-estimate learner (ML-OPE keeps it in
@@ -187,7 +201,8 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
   s <- ope_settings(control, nrow(topics))
   summary <- if (identical(control$global, "ml")) "theta" else "phi"
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
-                 ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size)
+                 ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size,
+                 form = "blocks")
   D <- nrow(batch)
   list(
     summary = res$summary,
@@ -220,6 +235,7 @@ lda_global_ml <- function(state, res, batch_id, control) {
   beta <- state$beta %||% (state$lambda / rowSums(state$lambda))
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)
+  if (is.list(summary)) summary <- cvb0_summary_dense(summary, nrow(beta), ncol(beta))
   state$beta <- .Call(ffi_lda_global_ml, unname(beta), summary, as.double(rho))
   state <- ope_topic_mass(state, res, rho, control)
   state$t <- t + 1L
@@ -242,10 +258,19 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
   st <- state$vbstore
   if (is.null(st)) {
     # a new table (never the beta of a fit being updated): the rows of beta,
-    # or of the initial lambda, normalised
-    b0 <- state$beta %||% state$lambda
+    # or of the initial lambda, normalised (R's b0 / rowSums(b0), in C). A
+    # new fit's start, given up to the store (state$start_owned, R/lda.R),
+    # is normalised in its own table and marked as the store's, as
+    # lda_store_new(in_place = TRUE) does: no second K x V table.
+    own <- is.null(state$beta) && isTRUE(state$start_owned)
+    if (is.null(state$beta) && !is.double(state$lambda)) storage.mode(state$lambda) <- "double"
     # (X only in the store: its update writes in place, R/lda-store.R)
-    st <- list(X = b0 / rowSums(b0), meta = NULL, offset = 0)
+    X <- .Call(ffi_lda_ope_rows, if (is.null(state$beta)) state$lambda else state$beta,
+               list(r_sums = TRUE, divide = TRUE, in_place = own, given = own,
+                    mark = if (own) 1L else 0L))
+    state$start_owned <- NULL
+    st <- list(X = X, meta = NULL, offset = 0)
+    rm(X)
     st$meta <- c(1, as.double(t), rowSums(st$X))
     state$vbstore <- st
     state$beta <- NULL
@@ -255,9 +280,13 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     state$vbstore <- st
   }
   K <- nrow(st$X)
+  # beta_hat: the summary's rows normalised, in the summary's own values (R's
+  # x * ifelse(rs > 0, 1 / rs, 0) with rs = rowSums(); the summary is this
+  # step's to use up: no copy of K x the batch vocabulary)
   b <- lda_summary_blocks(res$summary, K)
-  rs <- rowSums(matrix(b$x, nrow = K))
-  b$x <- b$x * ifelse(rs > 0, 1 / rs, 0)
+  b$x <- .Call(ffi_lda_ope_rows, b$x,
+               list(K = K, r_sums = TRUE, divide = FALSE, in_place = TRUE, given = FALSE,
+                    mark = 0L))
   lda_store_update(st, b, rho, 1, t + 1L)
   state <- ope_topic_mass(state, res, rho, control)
   state$t <- t + 1L
@@ -284,9 +313,25 @@ lda_ope_finish <- function(state, control, in_place = FALSE) {
   st <- state$vbstore
   if (is.null(st)) return(state)
   if (!identical(control$global_step, "ml_lazy")) return(lda_vb_finish(state, control, in_place))
-  state$beta <- .Call(ffi_lda_normalise_rows, st$X)
+  # (as ffi_lda_normalise_rows(); in the store's table at the end of training,
+  # in_place: the store ends here, no second K x V table)
+  X <- st$X
+  st <- NULL
   state$vbstore <- NULL
+  # (in place, beta stays marked as the store's own until the fit names it:
+  # lda_ope_topic_word())
+  state$beta <- .Call(ffi_lda_ope_rows, X,
+                      list(r_sums = FALSE, divide = FALSE, in_place = isTRUE(in_place),
+                           given = FALSE, mark = if (isTRUE(in_place)) 1L else -1L))
   state
+}
+
+# ML-OPE's beta as the fit's topic_word, with the vocabulary as column names
+# (new_sparsevi_lda(), R/lda.R): the table lda_ope_finish(in_place = TRUE)
+# built in the store's own is named in place (the fit's topic_word and
+# state$beta are then one table), any other is copied.
+lda_ope_topic_word <- function(beta, vocab) {
+  .Call(ffi_lda_ope_topic_word, beta, list(NULL, vocab))
 }
 
 # The end of a lap: as for the vb step (lda_vb_end_lap()).

@@ -139,7 +139,8 @@ lda_vb_finish <- function(state, control, in_place = FALSE) {
   st <- state$vbstore
   if (is.null(st)) return(state)
   if (identical(control$global_step, "streaming_lazy")) {
-    state$lambda <- st$X
+    # (a store made in a new fit's start carries its mark: removed)
+    state$lambda <- .Call(ffi_lda_store_release, st$X)
   } else if (identical(control$global_step, "memoized_lazy")) {
     state$S <- .Call(ffi_lda_store_release, st$X)
     # at the end of training a large fit keeps S alone (one K x V table):

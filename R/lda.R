@@ -801,7 +801,12 @@ new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
   state <- lda_finish_state(state, control, in_place)
   lazy <- is.null(state$beta) && as.double(control$K) * length(x$vocab) > lda_dense_topics_max
   tw <- NULL
-  if (!lazy) {
+  if (!is.null(state$beta)) {
+    # a point-estimate learner's beta (ML-OPE) is the fit's topic_word
+    # itself, named in place at the end of training: one K x V table, not two
+    state$beta <- lda_ope_topic_word(state$beta, x$vocab)
+    tw <- state$beta
+  } else if (!lazy) {
     tw <- lda_state_topic_word(state)
     dimnames(tw) <- list(NULL, x$vocab)
   }

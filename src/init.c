@@ -76,6 +76,8 @@ extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step, NPMI counts (lda-ope-ffi.c) */
 extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_ope_rows(SEXP, SEXP);
+extern SEXP ffi_lda_ope_topic_word(SEXP, SEXP);
 extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP);
 
@@ -150,6 +152,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},
     /* OPE engine (lda-ope-ffi.c) */
     {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 5},
+    {"ffi_lda_ope_rows", (DL_FUNC)&ffi_lda_ope_rows, 2},
+    {"ffi_lda_ope_topic_word", (DL_FUNC)&ffi_lda_ope_topic_word, 2},
     {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
     {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 3},
     {NULL, NULL, 0}};

@@ -2,6 +2,7 @@
  * global step, and the NPMI co-occurrence counts. Unpacks SEXPs, allocates
  * outputs and scratch, calls the kernels in lda-ope.c and eval-npmi.c. */
 #include <limits.h>
+#include <string.h>
 #include "ffi.h"
 #include "lda-ope.h"
 #include "lda.h"
@@ -40,9 +41,12 @@ static int max_doc_nnz(const svi_dtm *x) {
  * topic's total V offset + scale tot_k).
  * mode: 0 no summary, 1 S_kv = sum_d n_dv theta_dk (ML-OPE), 2 phi summary.
  * stream0: the first block's stream id; block b draws from stream0 + b.
- * Returns list(theta = K x D, p, i, x = the summary as a sparse K x V
- * matrix's column pointers, rows and values (NULL without one), f_start =
- * D, f_end = D). */
+ * Returns list(theta = K x D, summary = list(words, x): the batch's words
+ * (0-based, increasing) and their K values each, the form
+ * lda_summary_blocks() reads (NULL without one), f_start = D, f_end = D).
+ * Memory: beyond theta, one K x (batch vocabulary) table: the normalised
+ * topics at the batch's words, which the summary then overwrites column by
+ * column and which is returned as x (no copy, no row indices). */
 SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_) {
   int n_prot = 0;
   SEXP store = svi_opt(opts, "store");
@@ -75,8 +79,17 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   xl.term = loc;
   xl.V = Vb;
 
+  /* beta: an R vector when the summary is written over it (see below) */
   const size_t kvb = (size_t)K * (size_t)(Vb > 0 ? Vb : 1);
-  double *beta = (double *)R_alloc(kvb, sizeof(double));
+  SEXP summary = R_NilValue;
+  double *beta;
+  if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
+    summary = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K * Vb));
+    n_prot++;
+    beta = Vb > 0 ? REAL(summary) : (double *)R_alloc(K, sizeof(double));
+  } else {
+    beta = (double *)R_alloc(kvb, sizeof(double));
+  }
   double *colsum = (double *)R_alloc(Vb > 0 ? Vb : 1, sizeof(double));
   double *inv = (double *)R_alloc(K, sizeof(double));
   double offset = 0.0, scale = 1.0;
@@ -98,8 +111,8 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   for (int k = 0; k < K; k++) inv[k] = 1.0 / inv[k];
   ope_batch_topics(REAL(topics), K, words, Vb, offset, scale, inv, beta, colsum);
 
-  const char *names[] = {"theta", "p", "i", "x", "f_start", "f_end"};
-  SEXP out = PROTECT(svi_named_list(6, names));
+  const char *names[] = {"theta", "summary", "f_start", "f_end"};
+  SEXP out = PROTECT(svi_named_list(4, names));
   n_prot++;
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
   n_prot++;
@@ -114,8 +127,8 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
                     REAL(fe), scratch, mx, doc_rng, doc_rng + (x.D > 0 ? x.D : 1)) != 0)
     Rf_error("internal error: OPE drew another number of uniforms than K + T");
   SET_VECTOR_ELT(out, 0, theta);
-  SET_VECTOR_ELT(out, 4, fs);
-  SET_VECTOR_ELT(out, 5, fe);
+  SET_VECTOR_ELT(out, 2, fs);
+  SET_VECTOR_ELT(out, 3, fe);
   R_CheckUserInterrupt();
 
   if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
@@ -123,11 +136,82 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
     int *col_doc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
     double *col_count = (double *)R_alloc(nnz > 0 ? nnz : 1, sizeof(double));
     ope_transpose(&xl, col_ptr, col_doc, col_count);
-    double *S = (double *)R_alloc(kvb, sizeof(double));
+    double *acc = (double *)R_alloc((R_xlen_t)threads * K, sizeof(double));
+    /* the summary over beta itself: word v's column of the summary needs
+     * only word v's column of beta (lda_summary_ope()) */
     ope_summary_in in = {K, Vb, col_ptr, col_doc, col_count, REAL(theta), beta};
-    lda_summary_ope(&in, mode, threads, S);
-    svi_set_sparse_columns(out, 1, S, K, V, words, Vb);
+    lda_summary_ope(&in, mode, threads, beta, acc);
+    SEXP w = PROTECT(Rf_allocVector(INTSXP, Vb));
+    n_prot++;
+    if (Vb > 0) memcpy(INTEGER(w), words, sizeof(int) * (size_t)Vb);
+    /* list(words, x): x held by this list alone, so that the global step
+     * may normalise it in place (lda_global_ml_lazy()) */
+    const char *snames[] = {"words", "x"};
+    SEXP sl = PROTECT(svi_named_list(2, snames));
+    n_prot++;
+    SET_VECTOR_ELT(sl, 0, w);
+    SET_VECTOR_ELT(sl, 1, summary);
+    SET_VECTOR_ELT(out, 1, sl);
   }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* Each row of a K x V table divided by its sum, in place when allowed
+ * (ML-OPE's store from its start, its topics from the store, its summary
+ * normalised: R/lda-ope.R). X: a double matrix, or a vector of opts$K rows.
+ * opts: K, r_sums (sum as R's rowSums(), else as lda_topic_totals()),
+ * divide (x / sum, as R's X / rowSums(X); else x times 1 / sum, or 0 for a
+ * row summing to 0), in_place (write X itself unless R shares it; given =
+ * also when it is shared: a new fit's start given up, whose other holders
+ * are never read again, or a table marked "sparsevi_store"), mark (1: the
+ * result loses its dimnames and is marked "sparsevi_store", a table given up
+ * to its store; -1: it loses both). Returns the result. */
+SEXP ffi_lda_ope_rows(SEXP X, SEXP opts) {
+  int n_prot = 0;
+  if (TYPEOF(X) != REALSXP) Rf_error("internal error: the table must be doubles");
+  const int K = Rf_isMatrix(X) ? Rf_nrows(X) : svi_opt_int(opts, "K", 1, INT_MAX);
+  if (K < 1 || XLENGTH(X) % K != 0) Rf_error("internal error: malformed table");
+  const svi_len V = (svi_len)(XLENGTH(X) / K);
+  SEXP mk = Rf_getAttrib(X, Rf_install("sparsevi_store"));
+  const int marked = TYPEOF(mk) == LGLSXP && XLENGTH(mk) == 1 && LOGICAL(mk)[0] == 1;
+  const int in_place = svi_opt_flag(opts, "in_place") &&
+                       (!MAYBE_SHARED(X) || marked || svi_opt_flag(opts, "given"));
+  const int mark = svi_opt_int_or(opts, "mark", -1, 1, 0);
+  SEXP out = X;
+  if (!in_place) {
+    out = PROTECT(Rf_duplicate(X));
+    n_prot++;
+  }
+  long double *acc = (long double *)R_alloc(K, sizeof(long double));
+  double *f = (double *)R_alloc(K, sizeof(double));
+  ope_rows_normalise(REAL(out), K, V, svi_opt_flag(opts, "r_sums"),
+                     svi_opt_flag(opts, "divide"), acc, f);
+  if (mark != 0) {
+    if (Rf_isMatrix(out)) Rf_setAttrib(out, R_DimNamesSymbol, R_NilValue);
+    Rf_setAttrib(out, Rf_install("sparsevi_store"), mark > 0 ? Rf_ScalarLogical(1) : R_NilValue);
+  }
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* ML-OPE's topics as the fit's topic_word (new_sparsevi_lda(), R/lda.R):
+ * beta with dimnames dn. A table given up at the end of training (marked
+ * "sparsevi_store" by ffi_lda_ope_rows(mark = 1): the store's own, whose
+ * other holders are never read again) is named in place and unmarked: no
+ * second K x V table; any other is copied. */
+SEXP ffi_lda_ope_topic_word(SEXP beta, SEXP dn) {
+  int n_prot = 0;
+  svi_need_matrix(beta, REALSXP, -1, -1, "beta");
+  SEXP mk = Rf_getAttrib(beta, Rf_install("sparsevi_store"));
+  const int marked = TYPEOF(mk) == LGLSXP && XLENGTH(mk) == 1 && LOGICAL(mk)[0] == 1;
+  SEXP out = beta;
+  if (!marked) {
+    out = PROTECT(Rf_duplicate(beta));
+    n_prot++;
+  }
+  Rf_setAttrib(out, R_DimNamesSymbol, dn);
+  Rf_setAttrib(out, Rf_install("sparsevi_store"), R_NilValue);
   UNPROTECT(n_prot);
   return out;
 }

@@ -241,33 +241,76 @@ void ope_transpose(const svi_dtm *x, int *col_ptr, int *col_doc, double *col_cou
   col_ptr[0] = 0;
 }
 
-void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S) {
+void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
+                     double *scratch) {
   const int K = in->K, V = in->V;
   (void)threads;
   /* Each word's column is a sum over its documents in document order, so the
-   * result does not depend on how words are shared among threads. */
+   * result does not depend on how words are shared among threads. The sum
+   * is taken in the thread's K scratch values and then copied to S's column:
+   * word v reads beta's column v only, so S may be beta itself (the
+   * summary written over the topics it was made from, no second K x Vb
+   * table). */
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
+#pragma omp parallel num_threads(threads)
 #endif
-  for (int v = 0; v < V; v++) {
-    double *s = S + (svi_len)v * K;
-    const double *b = in->beta + (svi_len)v * K;
-    for (int k = 0; k < K; k++) s[k] = 0.0;
-    for (int i = in->col_ptr[v]; i < in->col_ptr[v + 1]; i++) {
-      const double *th = in->theta + (svi_len)in->col_doc[i] * K;
-      const double c = in->col_count[i];
-      if (mode == OPE_SUMMARY_THETA) {
-        OPE_SIMD
-        for (int k = 0; k < K; k++) s[k] += c * th[k];
-      } else {
-        double xv = 0.0;
-        OPE_SIMD_SUM(xv)
-        for (int k = 0; k < K; k++) xv += th[k] * b[k];
-        if (!(xv > 0.0)) continue; /* a word no topic emits */
-        const double w = c / xv;
-        OPE_SIMD
-        for (int k = 0; k < K; k++) s[k] += w * th[k] * b[k];
+  {
+    double *s = scratch + (svi_len)svi_thread_id() * K;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 64)
+#endif
+    for (int v = 0; v < V; v++) {
+      const double *b = in->beta + (svi_len)v * K;
+      for (int k = 0; k < K; k++) s[k] = 0.0;
+      for (int i = in->col_ptr[v]; i < in->col_ptr[v + 1]; i++) {
+        const double *th = in->theta + (svi_len)in->col_doc[i] * K;
+        const double c = in->col_count[i];
+        if (mode == OPE_SUMMARY_THETA) {
+          OPE_SIMD
+          for (int k = 0; k < K; k++) s[k] += c * th[k];
+        } else {
+          double xv = 0.0;
+          OPE_SIMD_SUM(xv)
+          for (int k = 0; k < K; k++) xv += th[k] * b[k];
+          if (!(xv > 0.0)) continue; /* a word no topic emits */
+          const double w = c / xv;
+          OPE_SIMD
+          for (int k = 0; k < K; k++) s[k] += w * th[k] * b[k];
+        }
       }
+      memcpy(S + (svi_len)v * K, s, sizeof(double) * (size_t)K);
+    }
+  }
+}
+
+void ope_rows_normalise(double *X, int K, svi_len V, int r_sums, int divide,
+                        long double *acc, double *f) {
+  if (r_sums) {
+    /* R's rowSums(): long double sums, column after column */
+    for (int k = 0; k < K; k++) acc[k] = 0.0L;
+    for (svi_len v = 0; v < V; v++) {
+      const double *x = X + v * K;
+      for (int k = 0; k < K; k++) acc[k] += x[k];
+    }
+    for (int k = 0; k < K; k++) f[k] = (double)acc[k];
+  } else {
+    /* lda_topic_totals() */
+    for (int k = 0; k < K; k++) f[k] = 0.0;
+    for (svi_len v = 0; v < V; v++) {
+      const double *x = X + v * K;
+      for (int k = 0; k < K; k++) f[k] += x[k];
+    }
+  }
+  if (divide) {
+    for (svi_len v = 0; v < V; v++) {
+      double *x = X + v * K;
+      for (int k = 0; k < K; k++) x[k] = x[k] / f[k];
+    }
+  } else {
+    for (int k = 0; k < K; k++) f[k] = f[k] > 0 ? 1.0 / f[k] : 0.0;
+    for (svi_len v = 0; v < V; v++) {
+      double *x = X + v * K;
+      for (int k = 0; k < K; k++) x[k] = x[k] * f[k];
     }
   }
 }

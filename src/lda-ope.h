@@ -52,8 +52,19 @@ typedef struct {
 
 /* Batch summary, K x V word-major: mode THETA gives S_kv = sum_d n_dv theta_dk
  * (ML-OPE, eq. 21); mode PHI gives S_kv = sum_d n_dv phi_dvk with phi_dvk
- * proportional to theta_dk beta_kv (Online- and Streaming-OPE, eq. 22). */
-void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S);
+ * proportional to theta_dk beta_kv (Online- and Streaming-OPE, eq. 22).
+ * S may be in->beta itself (written over, column by column). scratch holds
+ * threads * K doubles. */
+void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
+                     double *scratch);
+
+/* In place, each row of X (K x V, word-major) divided by its sum f_k:
+ * r_sums = 1 sums as R's rowSums() does (long double, word after word),
+ * 0 as lda_topic_totals() (double); divide = 1 gives x / f_k (R's
+ * X / rowSums(X)), 0 gives x * (f_k > 0 ? 1 / f_k : 0). acc holds K long
+ * doubles, f K doubles (on return: the sums, or their inverses). */
+void ope_rows_normalise(double *X, int K, svi_len V, int r_sums, int divide,
+                        long double *acc, double *f);
 
 /* ML-OPE: out = (1 - rho) beta + rho beta_hat, beta_hat the rows of S
  * normalised (eq. 21). beta's rows sum to 1. rowsum_scratch holds K. */

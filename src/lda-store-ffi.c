@@ -106,9 +106,11 @@ SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
 
 /* A new store of memoized sums S (K x V): X = max(S, 0), meta = c(1, t, row
  * sums of X summed word by word). S = NULL gives an empty (all-zero) store
- * of opts$K x opts$V. opts: t, K, V, in_place. With in_place = TRUE, S is a
- * table given up (a new fit's start, as in ffi_lda_store_new()): the empty
- * store is made in it, marked "sparsevi_store". Returns list(X, meta). */
+ * of opts$K x opts$V. opts: t, K, V, in_place, keep (optional, 0 or 1).
+ * With in_place = TRUE, S is a table given up (a new fit's start, as in
+ * ffi_lda_store_new()): the store is made in it, marked "sparsevi_store",
+ * empty unless keep = 1 (then X = max(S, 0) in S's own table: streaming
+ * training's store of the start's lambda). Returns list(X, meta). */
 SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   int n_prot = 0;
   const int empty = S == R_NilValue;
@@ -117,6 +119,7 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
             V = empty ? svi_opt_int(opts, "V", 1, INT_MAX) : Rf_ncols(S);
   svi_need_size(K, V, 2147483647.0, "the topic store");
   const int reuse = !empty && svi_opt_flag(opts, "in_place");
+  const int keep = svi_opt_int_or(opts, "keep", 0, 1, 0);
   SEXP X = S;
   if (!reuse) {
     X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
@@ -127,7 +130,8 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   double *mt = REAL(meta);
   mt[0] = 1.0;
   mt[1] = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
-  store_from_counts(K, V, (empty || reuse) ? NULL : REAL(S), REAL(X), mt + 2);
+  /* (keep: element by element, so X may be S itself) */
+  store_from_counts(K, V, (empty || (reuse && !keep)) ? NULL : REAL(S), REAL(X), mt + 2);
   if (reuse) {
     Rf_setAttrib(X, R_DimNamesSymbol, R_NilValue);
     Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));

@@ -369,12 +369,130 @@ test_that("every OPE learner on its lazy store equals its dense global step", {
     lazy <- run()
     lazy_name <- paste0("lda_global_", g, "_lazy")
     orig <- get(lazy_name, envir = ns)
-    utils::assignInNamespace(lazy_name, get(dense_of[[paste0(g, "_lazy")]], envir = ns),
-                             ns = "sparsevi")
+    dense_fun <- get(dense_of[[paste0(g, "_lazy")]], envir = ns)
+    # the local step gives its summary as list(words, x); the dense steps
+    # take a K x V matrix
+    dense_step <- function(state, res, batch_id, control) {
+      res$summary <- sparsevi:::cvb0_summary_dense(res$summary, 3L, ncol(sim$dtm))
+      dense_fun(state, res, batch_id, control)
+    }
+    utils::assignInNamespace(lazy_name, dense_step, ns = "sparsevi")
     dense <- tryCatch(run(), finally = utils::assignInNamespace(lazy_name, orig,
                                                                 ns = "sparsevi"))
     expect_null(lazy$state$vbstore)
     expect_equal(lazy$topic_word, dense$topic_word, tolerance = 1e-9, info = g)
     expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-9, info = g)
+  }
+})
+
+test_that("OPE's summary as list(words, x) holds the sparse summary's values", {
+  f <- ope_fixture()
+  seed <- sparsevi:::resolve_seed(8)
+  for (mode in c("theta", "phi")) {
+    sp <- sparsevi:::ope_run(f$x, f$lambda, 0.5, 30, summary = mode, seed = seed)
+    bl <- sparsevi:::ope_run(f$x, f$lambda, 0.5, 30, summary = mode, seed = seed,
+                             form = "blocks")
+    expect_identical(bl$theta, sp$theta)
+    expect_named(bl$summary, c("words", "x"))
+    K <- nrow(f$lambda)
+    # the batch's words, each with its K values
+    expect_identical(bl$summary$words, sort(unique(f$x$term)))
+    expect_length(bl$summary$x, K * length(bl$summary$words))
+    dense <- matrix(0, K, ncol(f$lambda))
+    dense[, bl$summary$words + 1L] <- bl$summary$x
+    expect_identical(dense, as.matrix(sp$summary), info = mode)
+  }
+  # the phi summary adds up to the batch's tokens
+  expect_equal(sum(bl$summary$x), sum(f$x$count), tolerance = 1e-10)
+})
+
+test_that("every OPE learner fits the same from the sparse and the block summary", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 9)
+  ns <- asNamespace("sparsevi")
+  orig <- get("lda_local_ope", envir = ns)
+  # the local step with the summary in its former form (a sparse dgCMatrix)
+  sparse_local <- function(batch, state, control, seed, threads) {
+    res <- orig(batch, state, control, seed, threads)
+    res$summary <- sparsevi:::ope_blocks_dgc(res$summary, 3L, ncol(sim$dtm))
+    res
+  }
+  for (g in c("ml", "stochastic", "streaming", "memoized")) {
+    run <- function() {
+      suppressWarnings(fit_lda(sim$dtm, K = 3, local = "ope", global = g, n_batches = 3,
+                               passes = 2, seed = 2, progress = FALSE))
+    }
+    blocks <- run()
+    utils::assignInNamespace("lda_local_ope", sparse_local, ns = "sparsevi")
+    sparse <- tryCatch(run(), finally = utils::assignInNamespace("lda_local_ope", orig,
+                                                                 ns = "sparsevi"))
+    expect_identical(blocks$topic_word, sparse$topic_word, info = g)
+    expect_identical(blocks$lambda, sparse$lambda, info = g)
+    expect_identical(blocks$state$topic_mass, sparse$state$topic_mass, info = g)
+    expect_identical(blocks$trace$objective, sparse$trace$objective, info = g)
+  }
+})
+
+test_that("ML-OPE's row normalisation in C is R's arithmetic, in place only when allowed", {
+  set.seed(3)
+  X <- matrix(rexp(4 * 50), 4, 50)
+  X[2, ] <- 0
+  keep <- X + 0
+  Y <- X # X now shared (bound twice): never written
+  # R's X / rowSums(X), on a copy
+  r1 <- .Call(sparsevi:::ffi_lda_ope_rows, X,
+              list(r_sums = TRUE, divide = TRUE, in_place = TRUE, given = FALSE, mark = 0L))
+  expect_identical(r1, keep / rowSums(keep))
+  expect_identical(X, keep)
+  # the summary's x * ifelse(rs > 0, 1 / rs, 0)
+  v <- as.vector(keep)
+  rs <- rowSums(matrix(v, nrow = 4))
+  r2 <- .Call(sparsevi:::ffi_lda_ope_rows, v + 0,
+              list(K = 4L, r_sums = TRUE, divide = FALSE, in_place = TRUE, given = FALSE,
+                   mark = 0L))
+  expect_identical(r2, v * ifelse(rs > 0, 1 / rs, 0))
+  # the topics from a store, as ffi_lda_normalise_rows()
+  r3 <- .Call(sparsevi:::ffi_lda_ope_rows, keep,
+              list(r_sums = FALSE, divide = FALSE, in_place = FALSE, given = FALSE,
+                   mark = -1L))
+  expect_identical(r3, .Call(sparsevi:::ffi_lda_normalise_rows, keep))
+  expect_identical(X, keep)
+  expect_identical(Y, keep)
+  # a table given up (a new fit's start): written in place and marked
+  Z <- keep + 0
+  Z2 <- Z
+  r4 <- .Call(sparsevi:::ffi_lda_ope_rows, Z,
+              list(r_sums = TRUE, divide = TRUE, in_place = TRUE, given = TRUE, mark = 1L))
+  expect_identical(as.vector(Z2), as.vector(keep / rowSums(keep)))
+  expect_true(attr(Z2, "sparsevi_store"))
+})
+
+test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 4)
+  fit <- fit_lda(sim$dtm, K = 3, local = "ope", passes = 2, n_batches = 2, seed = 1,
+                 progress = FALSE)
+  expect_identical(fit$topic_word, fit$state$beta)
+  expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
+  expect_null(attr(fit$topic_word, "sparsevi_store"))
+  expect_equal(rowSums(fit$topic_word), rep(1, 3), tolerance = 1e-12)
+  # the fit is usable further, and update() leaves it as it was
+  tw0 <- fit$topic_word + 0
+  fit2 <- update(fit, sim$dtm, passes = 1, progress = FALSE)
+  expect_identical(fit$topic_word, tw0)
+  expect_false(isTRUE(all.equal(fit2$topic_word, tw0)))
+  expect_identical(colnames(fit2$topic_word), sim$dtm$vocab)
+  expect_null(attr(fit2$topic_word, "sparsevi_store"))
+  expect_identical(colnames(fit$topic_word), sim$dtm$vocab) # fit itself untouched
+})
+
+test_that("a streaming fit's lambda, made in its start's table, is the fit's own", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 4)
+  for (loc in c("ope", "vb")) {
+    fit <- fit_lda(sim$dtm, K = 3, local = loc, global = "streaming", n_batches = 3,
+                   seed = 1, progress = FALSE)
+    expect_null(attr(fit$lambda, "sparsevi_store"))
+    expect_null(attr(fit$topic_word, "sparsevi_store"))
+    expect_identical(dim(fit$lambda), c(3L, 30L))
+    # predict() and update() work from it
+    expect_identical(dim(predict(fit, sim$dtm[1:5, ], seed = 1)), c(5L, 3L))
   }
 })

@@ -1,0 +1,54 @@
+# OPE's memory per learner (issue 22): R's heap (gc()'s "max used" Vcells,
+# which counts the C steps' R_alloc scratch too) over one fit_lda() call of
+# each OPE learner (ML, Online = stochastic, Streaming) at K = 1000 on the
+# first 10,000 paragraphs of ../shared/data/wikipara with the full vocabulary
+# (V = 129,289), minibatches of 5,000, 1 thread; and what the fit holds
+# after the call. One K x V table of doubles is 986 Mb here. Run from the
+# package root:
+#   nice -n 10 Rscript inst/bench/ope-memory.R
+# Environment: SPARSEVI_BENCH_LIB (library of the sparsevi to run),
+# SPARSEVI_BENCH_CORPUS_RDS (a file holding the 60,000-paragraph corpus of
+# inst/bench/large.R; built and kept in tempdir() otherwise),
+# SPARSEVI_BENCH_DOCS (default 10000), SPARSEVI_BENCH_K (default 1000).
+# Appends to inst/bench/results/ope-memory.txt.
+data_dir <- file.path("..", "shared", "data")
+lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
+n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "10000"))
+K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", "1000"))
+source(file.path("inst", "bench", "bench-log.R"))
+say <- bench_logger(file.path("inst", "bench", "results", "ope-memory.txt"))
+if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
+suppressPackageStartupMessages(library(sparsevi))
+corpus_rds <- Sys.getenv("SPARSEVI_BENCH_CORPUS_RDS",
+                         file.path(tempdir(), "wikipara-60000.rds"))
+source(file.path("inst", "bench", "bench-data.R"))
+if (file.exists(corpus_rds)) {
+  x <- readRDS(corpus_rds)
+} else {
+  x <- bench_corpus("wikipara60000", data_dir, all_terms = TRUE)
+  saveRDS(x, corpus_rds)
+}
+x <- x[seq_len(n_docs), ]
+commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE),
+                   error = function(e) "unknown")
+say("")
+say("== OPE memory per learner, %s; load %s; sparsevi %s; commit %s (library: %s)",
+    format(Sys.time()), paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""),
+    as.character(utils::packageVersion("sparsevi")), commit,
+    if (nzchar(lib)) lib else "default")
+say("   command: SPARSEVI_BENCH_LIB=%s SPARSEVI_BENCH_DOCS=%d SPARSEVI_BENCH_K=%d nice -n 10 Rscript inst/bench/ope-memory.R",
+    lib, n_docs, K)
+say("   wikipara first %d paragraphs, V = %d; K = %d; minibatches of 5,000; one pass; 1 thread",
+    nrow(x), ncol(x), K)
+say("   %-11s %10s %14s %14s", "learner", "seconds", "max heap (Mb)", "held (Mb)")
+for (g in c("ml", "stochastic", "streaming")) {
+  invisible(gc(reset = TRUE))
+  t0 <- proc.time()[["elapsed"]]
+  fit <- suppressWarnings(fit_lda(x, K = K, local = "ope", global = g, passes = 1,
+                                  batch_size = 5000, seed = 1, threads = 1, progress = FALSE))
+  t1 <- proc.time()[["elapsed"]] - t0
+  g2 <- gc()
+  say("   %-11s %10.1f %14.1f %14.1f", g, t1, g2[2, 6], g2[2, 2])
+  rm(fit)
+}
+attr(say, "close")()
