@@ -3,6 +3,7 @@
  * outputs and scratch, calls the kernels in lda-ope.c and eval-npmi.c. */
 #include <limits.h>
 #include <string.h>
+#include <stdint.h>
 #include "ffi.h"
 #include "lda-ope.h"
 #include "lda.h"
@@ -183,7 +184,9 @@ SEXP ffi_lda_ope_rows(SEXP X, SEXP opts) {
     out = PROTECT(Rf_duplicate(X));
     n_prot++;
   }
-  long double *acc = (long double *)R_alloc(K, sizeof(long double));
+  /* R_alloc aligns for doubles only; long double wants 16 bytes */
+  char *raw = R_alloc((size_t)K * sizeof(long double) + 16, 1);
+  long double *acc = (long double *)(((uintptr_t)raw + 15) & ~(uintptr_t)15);
   double *f = (double *)R_alloc(K, sizeof(double));
   ope_rows_normalise(REAL(out), K, V, svi_opt_flag(opts, "r_sums"),
                      svi_opt_flag(opts, "divide"), acc, f);
