@@ -1,7 +1,9 @@
 # Installs, from CRAN, what building and checking sparsevi needs and the
-# machine lacks: knitr and markdown (vignettes, no pandoc needed) and testthat.
+# machine lacks: knitr and markdown (vignettes, no pandoc needed), testthat and
+# generics (small, no compiled code: the tests of tidy(), glance() and
+# augment() skip without it).
 # Run-time dependencies are base R and Matrix, a recommended package.
-need <- c("Matrix", "testthat", "knitr", "markdown")
+need <- c("Matrix", "testthat", "knitr", "markdown", "generics")
 have <- rownames(installed.packages())
 missing <- setdiff(need, have)
 if (length(missing)) {
