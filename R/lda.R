@@ -767,7 +767,8 @@ lda_init_random <- function(x, K, eta, seed) {
 
 gamma100_quantile <- function(u) {
   c9 <- 1 / 900
-  pmax(1 - c9 + stats::qnorm(u) * sqrt(c9), 0)^3
+  z <- pmax(1 - c9 + stats::qnorm(u) * sqrt(c9), 0)
+  z * z * z
 }
 
 # The trace of an LDA fit: the common columns (R/train.R) and the acceptance

@@ -4,7 +4,9 @@
  * (abs. error < 2e-3 at shape 100), filled in place in one pass: the R
  * version held the K x V uniforms, their normal quantiles and two more
  * temporaries, five dense tables at once. The same numbers in the same order
- * (column-major, as the R version's matrix()). Plain C. */
+ * (column-major, as the R version's matrix()). The cube is two products,
+ * not R_pow(z, 3.0): pow() was two thirds of the fill (2.0 of 3.2 s for
+ * K = 1000, V = 129,289), and the R reference cubes the same way. Plain C. */
 #include <math.h>
 #include <Rmath.h>
 #include "lda.h"
@@ -14,6 +16,6 @@ void lda_init_gamma100(double *out, svi_len n, double eta, svi_rng *r) {
   for (svi_len j = 0; j < n; j++) {
     double z = (1.0 - c9) + qnorm5(svi_rng_unif(r), 0.0, 1.0, 1, 0) * sc;
     if (z < 0) z = 0;
-    out[j] = eta + R_pow(z, 3.0);
+    out[j] = eta + z * z * z;
   }
 }
