@@ -200,11 +200,18 @@ lda_cvb0_control <- function(control, call = caller_call()) {
 # K = 100, 10 laps, the default start scores 0.00 to 0.02 higher (kos: 0.02
 # lower) (inst/bench/results/scvb0.txt, part 6).
 lda_cvb0_seeded_start <- function(x0, chosen, control, V) {
-  lambda <- matrix(as.double(control$eta), control$K, V)
   s <- lda_seed_counts(x0, chosen)
+  lambda <- .Call(ffi_lda_init_seeded, as.integer(control$K), as.integer(V),
+                  as.double(control$eta), as.integer(s$k), as.integer(s$v), s$x)
+  list(lambda = lambda, t = 0L)
+}
+
+# The pure-R form of the seeded table (the reference of ffi_lda_init_seeded).
+lda_seeded_table_r <- function(s, K, V, eta) {
+  lambda <- matrix(as.double(eta), K, V)
   at <- cbind(s$k + 1L, s$v + 1L)
   lambda[at] <- lambda[at] + s$x
-  list(lambda = lambda, t = 0L)
+  lambda
 }
 
 # Settings of the document update, a named list the C glue reads by name:

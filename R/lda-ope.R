@@ -232,7 +232,7 @@ lda_global_ml <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
   rho <- step_size(t + 1, control$tau %||% 1, control$kappa %||% 0.9,
                    control$step_scale %||% 1)
-  beta <- state$beta %||% (state$lambda / rowSums(state$lambda))
+  beta <- state$beta %||% lda_normalise_rows(state$lambda)
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)
   if (is.list(summary)) summary <- cvb0_summary_dense(summary, nrow(beta), ncol(beta))

@@ -780,7 +780,16 @@ lda_empty_trace <- function() train_empty_trace(lda_trace_extras)
 # the `beta` a point-estimate learner (e.g. ML-OPE) keeps.
 lda_state_topic_word <- function(state) {
   if (!is.null(state$beta)) return(state$beta)
-  state$lambda / rowSums(state$lambda)
+  lda_normalise_rows(state$lambda)
+}
+
+# lambda / rowSums(lambda), bit for bit (long double row sums column after
+# column, as rowSums() adds), in a new table by one pass in C: R's recycled
+# division took 0.34 s of a 2.3 s default call at K = 100, V = 129,289. The
+# R expression is its reference (test-lda-init.R).
+lda_normalise_rows <- function(lambda) {
+  .Call(ffi_lda_ope_rows, lambda,
+        list(r_sums = TRUE, divide = TRUE, in_place = FALSE, given = FALSE, mark = 0L))
 }
 
 # An engine may hold its topics in a form of its own during training (cvb0:
@@ -852,7 +861,7 @@ validate_sparsevi_lda <- function(fit) {
   if (is.null(val) && identical(name, "topic_word")) {
     lam <- lda_fit_lambda(x)
     if (is.null(lam)) return(NULL)
-    val <- lam / rowSums(lam)
+    val <- lda_normalise_rows(lam)
     dimnames(val) <- list(NULL, .subset2(x, "vocab"))
   }
   val

@@ -29,3 +29,34 @@ test_that("Bregman seeding draws from a random pool on large corpora", {
   expect_identical(a$topic_word, b$topic_word)
   expect_false(identical(a$topic_word, full$topic_word))
 })
+
+test_that("topic_word from lambda in C is lambda / rowSums(lambda), bit for bit", {
+  set.seed(3)
+  for (dims in list(c(1L, 5L), c(7L, 300L), c(40L, 2000L))) {
+    lam <- matrix(rexp(prod(dims)) * 10^runif(prod(dims), -3, 3), dims[1], dims[2])
+    got <- sparsevi:::lda_normalise_rows(lam)
+    expect_identical(got, lam / rowSums(lam))
+    # a new table: lambda is left as it was
+    expect_false(identical(got, lam))
+  }
+  named <- matrix(1:6 + 0.5, 2, 3, dimnames = list(NULL, c("a", "b", "c")))
+  expect_identical(sparsevi:::lda_normalise_rows(named), named / rowSums(named))
+  # a fit's topic_word, eager (small) and built when read (large) alike
+  sim <- simulate_lda(D = 30, V = 40, K = 3, seed = 1)
+  fit <- fit_lda(sim$dtm, K = 3, seed = 1, passes = 2, progress = FALSE)
+  expect_identical(unname(fit$topic_word), unname(fit$lambda / rowSums(fit$lambda)))
+})
+
+test_that("the seeded start's table in C equals its R form", {
+  x <- simulate_lda(D = 60, V = 50, K = 4, seed = 5)$dtm
+  chosen <- c(4L, 18L, 1L, 42L, 60L) # documents, one per topic
+  s <- sparsevi:::lda_seed_counts(x, chosen)
+  ref <- sparsevi:::lda_seeded_table_r(s, 5L, 50L, 0.01)
+  got <- .Call(sparsevi:::ffi_lda_init_seeded, 5L, 50L, 0.01, as.integer(s$k),
+               as.integer(s$v), s$x)
+  expect_identical(got, ref)
+  st <- sparsevi:::lda_cvb0_seeded_start(x, chosen, list(K = 5L, eta = 0.01), 50L)
+  expect_identical(st$lambda, ref)
+  expect_error(.Call(sparsevi:::ffi_lda_init_seeded, 5L, 50L, 0.01, 5L, 0L, 1),
+               "outside the table")
+})
