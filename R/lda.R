@@ -1084,10 +1084,18 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
     warm <- new.env(parent = emptyenv())
     warm$N <- vector("list", control$n_batches)
   }
-  hook <- if (!is.null(kept$add) || !is.null(warm)) function(res, b) {
-    if (!is.null(kept$add)) kept$add(res, b)
-    if (!is.null(warm) && is.matrix(res$doc_topic)) {
-      warm$N[b] <- list(methods::as(res$doc_topic, "CsparseMatrix"))
+  # the proportions are kept in the last scheduled lap only, or in every lap
+  # when a stopping rule may make an earlier one the last (they were a tenth
+  # of a default ten-lap call on kos, nine of them thrown away)
+  last_lap <- lap0 + passes
+  hook_for <- function(l) {
+    add <- if (stops || l == last_lap) kept$add
+    if (is.null(add) && is.null(warm)) return(NULL)
+    function(res, b) {
+      if (!is.null(add)) add(res, b)
+      if (!is.null(warm) && is.matrix(res$doc_topic)) {
+        warm$N[b] <- list(methods::as(res$doc_topic, "CsparseMatrix"))
+      }
     }
   }
   warm_of <- if (!is.null(warm)) function(b) warm$N[[b]]
@@ -1115,7 +1123,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   snapshot_files <- new.env(parent = emptyenv())
   on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
-                    function(state, l) lda_lap(state, x, control, l, ex, hook, warm_of),
+                    function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of),
                     evaluate,
                     trainer,
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
