@@ -135,10 +135,17 @@ print.sparsevi_future <- function(x, ...) {
 future_persistent_cluster <- function() {
   plan <- future::plan()
   if (!inherits(plan, "cluster")) return(NULL)
-  registry <- tryCatch(utils::getFromNamespace("ClusterRegistry", "future"),
-                       error = function(e) NULL)
-  if (!is.function(registry)) return(NULL)
-  cl <- tryCatch(registry("get"), error = function(e) NULL)
+  # future's own record of the cluster it started: ClusterRegistry("get")
+  # before future 1.40, clusterRegistry$getCluster() since (both internal:
+  # without either, the round's batches travel with it)
+  get <- function(name) tryCatch(utils::getFromNamespace(name, "future"), error = function(e) NULL)
+  old_registry <- get("ClusterRegistry")
+  new_registry <- get("clusterRegistry")
+  cl <- if (is.function(old_registry)) {
+    tryCatch(old_registry("get"), error = function(e) NULL)
+  } else if (is.list(new_registry) && is.function(new_registry$getCluster)) {
+    tryCatch(new_registry$getCluster(), error = function(e) NULL)
+  }
   if (!inherits(cl, "cluster") || length(cl) < 1L) return(NULL)
   free <- tryCatch(future::nbrOfFreeWorkers(), error = function(e) 0)
   if (!is.finite(free) || free < length(cl)) return(NULL)

@@ -506,6 +506,7 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
                             passes = passes)
   tw <- fit$topic_word
   K <- nrow(tw)
+  topic_names <- rownames(tw)
   tw <- matrix(as.double(tw), K, ncol(tw))
   if (is.null(seed)) seed <- resolve_seed(NULL)
   res <- .Call(ffi_lda_local_cvb0, dtm, ncol(tw), tw, rowSums(tw),
@@ -513,6 +514,6 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
                cvb0_buffers(marks = cvb0_marks(ncol(tw))))
   theta <- res$theta + settings$alpha
   theta <- t(theta) / colSums(theta)
-  dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))
+  dimnames(theta) <- list(dtm$doc_names, topic_names)
   theta
 }

@@ -347,13 +347,14 @@ lda_topic_sizes_ope <- function(fit) {
 # predict(fit, newdata, type = "topics", method = "ope"): OPE inference of each
 # document's topic mixture with the topics fixed at fit$topic_word.
 lda_infer_ope <- function(fit, dtm, control, seed, threads) {
-  K <- nrow(fit$topic_word)
+  tw <- fit$topic_word # built when read: once
+  K <- nrow(tw)
   control <- control %||% list()
   s <- ope_settings(control, K)
   alpha <- control$alpha %||% fit$alpha
-  res <- ope_run(dtm, fit$topic_word, alpha, s$iter, s$eps, "none", seed,
+  res <- ope_run(dtm, tw, alpha, s$iter, s$eps, "none", seed,
                  ope_stream_offset, threads)
   theta <- t(res$theta)
-  dimnames(theta) <- list(dtm$doc_names, rownames(fit$topic_word))
+  dimnames(theta) <- list(dtm$doc_names, rownames(tw))
   theta
 }

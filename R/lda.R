@@ -207,9 +207,9 @@ lda_available <- function() {
 #'   `infer_passes`; for `"gibbs"`: `burnin`, `samples`, `rescale_below`;
 #'   any engine: `step_scale`. An unknown control is an error.
 #' @returns A `sparsevi_lda` object, a list with `topic_word` (K x V, rows
-#'   sum to 1, vocabulary as column names; when K x V exceeds 2^25 entries
-#'   and the fit has `lambda`, the fit stores `lambda` alone and
-#'   `fit$topic_word` is built from it when read), `lambda` (K x V variational
+#'   sum to 1, vocabulary as column names; a fit with `lambda` stores
+#'   `lambda` alone and `fit$topic_word` is built from it each time it is
+#'   read: read it once into a variable in a loop), `lambda` (K x V variational
 #'   Dirichlet parameters, or `NULL`), `alpha`, `eta`, `K`, `vocab`, `local`,
 #'   `global`, `L`, `control` (every setting), `trace` (a data frame with
 #'   one row per lap: `lap`, `seconds` of training (wall clock, without the
@@ -271,8 +271,8 @@ lda_available <- function() {
 #' @section Memory and interruptions:
 #' A fit holds one dense K x V table of topics at a time (plus scratch of K
 #' times a batch's vocabulary): its start becomes the topic store in place,
-#' and the fit's `lambda` is built in that table at the end; above 2^25
-#' topic-term entries `topic_word` is computed when read. An error or interrupt (Ctrl-C) during a lap returns
+#' and the fit's `lambda` is built in that table at the end; `topic_word`
+#' is computed from it when read. An error or interrupt (Ctrl-C) during a lap returns
 #' the fit after the last completed lap, with a warning of class
 #' `sparsevi_warning_interrupted`. To keep that lap's topics, a lap works on
 #' a copy of the store while memory is plentiful. A store larger than
@@ -802,23 +802,23 @@ lda_finish_state <- function(state, control, in_place = FALSE) {
   if (is.null(finish)) state else finish(state, control, in_place = in_place)
 }
 
-# Above this many K x V entries a fit keeps its topics as `lambda` only and
-# builds the dense `topic_word` when it is read (`$.sparsevi_lda`): a fit at
-# K = 2000 over a 129k-term vocabulary holds one 2 GB table, not two.
+# Above this many K x V entries a table counts as large: training collects
+# dense scratch and a memoized fit keeps its sums S alone (lda-global.R,
+# lda-vb.R). (A fit keeps its topics as `lambda` only at every size and
+# builds the dense `topic_word` when it is read, `$.sparsevi_lda`.)
 lda_dense_topics_max <- 2^25
 
 new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
   state <- lda_finish_state(state, control, in_place)
-  lazy <- is.null(state$beta) && as.double(control$K) * length(x$vocab) > lda_dense_topics_max
+  # topic_word is built from lambda when read (`$.sparsevi_lda`), at every
+  # size: the fit holds one K x V table, and the call does not pay for a
+  # second (at K = 100, V = 129,289 it was a tenth of a default one-pass call)
   tw <- NULL
   if (!is.null(state$beta)) {
     # a point-estimate learner's beta (ML-OPE) is the fit's topic_word
     # itself, named in place at the end of training: one K x V table, not two
     state$beta <- lda_ope_topic_word(state$beta, x$vocab)
     tw <- state$beta
-  } else if (!lazy) {
-    tw <- lda_state_topic_word(state)
-    dimnames(tw) <- list(NULL, x$vocab)
   }
   structure(
     list(topic_word = tw, lambda = if (is.null(state$beta)) state$lambda else NULL,

@@ -34,8 +34,9 @@ lda_words_default_topics <- function(share) order(-share)[seq_len(min(6L, length
 # The panels of lda_plot_words(), in drawing order: each topic's top words,
 # their probabilities, title and axis label.
 lda_words_panels <- function(x, topics, n, share) {
+  tw <- x$topic_word # built when read: once
   lapply(topics, function(k) {
-    p <- x$topic_word[k, ]
+    p <- tw[k, ]
     o <- order(-p)[seq_len(n)]
     list(topic = k, p = p[o], words = x$vocab[o],
          main = sprintf("topic %d (%.1f%% of tokens)", k, 100 * share[k]),

@@ -72,9 +72,18 @@ test_that("update() remembers the held-out documents and rejects unknown argumen
   expect_error(update(mix), class = "sparsevi_error_argument")
 })
 
-test_that("a large fit builds topic_word from lambda when it is read", {
+test_that("a fit builds topic_word from lambda when it is read, at every size", {
   sim <- methods_corpus()
   small <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  # one K x V table on the fit: lambda; topic_word its rows normalised, named
+  expect_null(.subset2(small, "topic_word"))
+  lam <- small$lambda
+  expect_identical(small$topic_word,
+                   `dimnames<-`(lam / rowSums(lam), list(NULL, small$vocab)))
+  both <- unclass(small)
+  both$topic_word <- small$topic_word
+  expect_lt(length(serialize(small, NULL)), length(serialize(both, NULL)))
+  # the same for a large memoized fit, which keeps its sums S alone
   old <- sparsevi:::lda_dense_topics_max
   utils::assignInNamespace("lda_dense_topics_max", 10, ns = "sparsevi")
   on.exit(utils::assignInNamespace("lda_dense_topics_max", old, ns = "sparsevi"))
@@ -84,7 +93,6 @@ test_that("a large fit builds topic_word from lambda when it is read", {
   expect_identical(big[["topic_word"]], small$topic_word)
   expect_identical(terms(big, 5), terms(small, 5))
   expect_identical(predict(big, sim$dtm[1:5, ], seed = 1), predict(small, sim$dtm[1:5, ], seed = 1))
-  expect_lt(length(serialize(big, NULL)), length(serialize(small, NULL)))
   path <- tempfile(fileext = ".rds")
   saveRDS(big, path)
   expect_identical(readRDS(path)$topic_word, small$topic_word)
