@@ -140,6 +140,19 @@ lda_gibbs_bregman_start <- function(x0, chosen, control, V) {
 # draws).
 gibbs_bregman_base <- 1
 
+# The columns U (1-based, increasing) of a store, for a cluster worker whose
+# batches hold those words only (lda_columns_state(), R/lda-store.R): the
+# entries of those columns, the totals of the whole store and, as a seventh
+# element, its vocabulary size, which the sampler's smoothing (V eta) reads
+# instead of the number of columns.
+gibbs_store_columns <- function(store, U) {
+  from <- store$p[U]
+  n <- store$p[U + 1L] - from
+  idx <- sequence(n, from = from + 1L)
+  list(p = c(0L, as.integer(cumsum(n))), k = store$k[idx], x = store$x[idx], tot = store$tot,
+       scale = store$scale, base = store$base %||% 0, vocab = as.double(length(store$p) - 1L))
+}
+
 # A store from a dense K x V lambda (every entry must be >= eta).
 gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
   # in C, one pass over lambda (issue 20: the R form, with its O(K V)

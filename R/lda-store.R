@@ -248,10 +248,11 @@ lda_summary_blocks_r <- function(S, K) {
 # arithmetic in C.
 
 # The column transfer of a fit over a vocabulary of V words (for
-# executor_run(columns = )): NULL when its engine reads its topics in a form
-# of its own (gibbs: a sparse store, sent whole).
+# executor_run(columns = )): NULL for an engine whose local step reads its
+# topics in some other form (none now; gibbs sends its sparse store's
+# columns, gibbs_store_columns()).
 lda_columns <- function(control, V) {
-  if (!control$local %in% c("vb", "ope", "cvb0")) return(NULL)
+  if (!control$local %in% c("vb", "ope", "cvb0", "gibbs")) return(NULL)
   list(view = function(shared, U) {
          shared$state <- lda_columns_state(shared$state, control, U)
          shared
@@ -262,6 +263,13 @@ lda_columns <- function(control, V) {
 # What a local step of the batches with words U (1-based, increasing) needs
 # of the state: its topics as a store of those columns.
 lda_columns_state <- function(state, control, U) {
+  if (identical(control$local, "gibbs")) {
+    # the sparse store's columns U, with the totals and the vocabulary size
+    # of the whole (its smoothing V eta): the same draws as on the whole store
+    state$gibbs <- gibbs_store_columns(gibbs_state_store(state, control), U)
+    state$lambda <- NULL
+    return(state)
+  }
   state$gibbs <- NULL
   if (identical(control$local, "cvb0")) {
     st <- state$cvb0

@@ -28,7 +28,7 @@ static void check_csc(SEXP p, SEXP k, SEXP x, int K, const char *what) {
 /* A view of the sparse store list(p, k, x, tot, scale, base); a store of
  * five elements (a fit saved before the base existed) has base 0. */
 static gibbs_topics topics_view(SEXP store, SEXP eta) {
-  if (TYPEOF(store) != VECSXP || (XLENGTH(store) != 5 && XLENGTH(store) != 6))
+  if (TYPEOF(store) != VECSXP || XLENGTH(store) < 5 || XLENGTH(store) > 7)
     Rf_error("internal error: malformed gibbs store");
   SEXP p = VECTOR_ELT(store, 0), k = VECTOR_ELT(store, 1), x = VECTOR_ELT(store, 2),
        tot = VECTOR_ELT(store, 3), scale = VECTOR_ELT(store, 4);
@@ -45,7 +45,10 @@ static gibbs_topics topics_view(SEXP store, SEXP eta) {
   tw.scale = svi_real_arg(scale, 0, DBL_MAX, "scale");
   tw.eta = svi_real_arg(eta, 0, DBL_MAX, "eta");
   tw.base =
-      XLENGTH(store) == 6 ? svi_real_arg(VECTOR_ELT(store, 5), 0, DBL_MAX, "base") : 0.0;
+      XLENGTH(store) >= 6 ? svi_real_arg(VECTOR_ELT(store, 5), 0, DBL_MAX, "base") : 0.0;
+  /* a worker's columns of a vocabulary of `vocab` words (lda_columns_state()) */
+  tw.vocab = XLENGTH(store) == 7 ? svi_real_arg(VECTOR_ELT(store, 6), tw.V, INT_MAX, "vocab")
+                                 : (double)tw.V;
   if (tw.p[tw.V] != XLENGTH(k)) Rf_error("internal error: gibbs store pointers");
   return tw;
 }

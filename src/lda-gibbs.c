@@ -17,7 +17,7 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
   int K = tw->K, V = tw->V;
   /* the smoothing of every pair: eta plus the (decayed) shared base */
   double eta = tw->eta + tw->scale * tw->base;
-  double Veta = (double)V * eta;
+  double Veta = tw->vocab * eta;
   pp->K = K;
   pp->alpha = alpha;
   pp->e0 = exp(svi_digamma(eta));

@@ -18,6 +18,9 @@
  * tot[k] = sum_v x_kv (without the base). */
 typedef struct {
   int K, V;
+  /* the vocabulary size the smoothing counts (V eta): V, unless the store
+   * holds a cluster worker's columns of a larger vocabulary */
+  double vocab;
   const int *p;
   const int *k;
   const double *x;

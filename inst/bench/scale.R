@@ -130,7 +130,9 @@ if ("cluster" %in% parts) {
   }
   load_now <- function() strsplit(readLines("/proc/loadavg", warn = FALSE), " ")[[1]][1]
   reps <- as.integer(Sys.getenv("SPARSEVI_BENCH_REPS", "2"))
-  for (eng in c("vb", "cvb0")) {
+  # SPARSEVI_BENCH_CLUSTER_ENGINES: the engines of this part (default
+  # vb,cvb0,gibbs)
+  for (eng in strsplit(Sys.getenv("SPARSEVI_BENCH_CLUSTER_ENGINES", "vb,cvb0,gibbs"), ",")[[1]]) {
     args <- list(x, K = 100, local = eng, n_batches = 8, passes = 3, seed = 1, sync = 2,
                  threads = 1, progress = FALSE)
     tl <- tc <- 0

@@ -442,3 +442,30 @@ test_that("the Bregman pick in C picks the documents of its pure-R form (issue 2
   expect_false(anyDuplicated(a) > 0)
   expect_false(identical(a, ns$lda_bregman_pick(x, 30L, 0.1, ns$resolve_seed(2))))
 })
+
+test_that("a worker's columns of the store sample as the whole store does", {
+  ns <- asNamespace("sparsevi")
+  sim <- simulate_lda(D = 40, V = 80, K = 5, doc_length = 30, seed = 3)
+  x <- sim$dtm
+  fit <- fit_lda(x, K = 5, local = "gibbs", passes = 1, batch_size = 10, seed = 2,
+                 progress = FALSE)
+  control <- fit$control
+  state <- list(lambda = fit$lambda, t = 4L)
+  batch <- ns$dtm_subset(x, 1:6)
+  cols <- ns$batch_columns(batch)
+  # U: the batch's words and a few more (a worker's union over its batches)
+  U <- sort(unique(c(cols$vocab, 1L, 80L)))
+  whole <- ns$lda_local_gibbs(batch, state, control, c(0, 7), 1L)
+  view <- ns$lda_columns_state(state, control, U)
+  expect_identical(length(view$gibbs$p), length(U) + 1L)
+  expect_identical(view$gibbs$vocab, 80)
+  part <- ns$lda_local_gibbs(ns$batch_in_columns(batch, cols, U), view, control, c(0, 7), 1L)
+  back <- ns$lda_columns_result(part, U, 80L)
+  expect_identical(back$summary, whole$summary)
+  expect_identical(back$doc_topic, whole$doc_topic)
+  # the store's columns hold that store's entries
+  st <- ns$gibbs_state_store(state, control)
+  dense <- .Call(ns$ffi_lda_gibbs_materialise, st, control$eta)
+  dview <- .Call(ns$ffi_lda_gibbs_materialise, view$gibbs[1:6], control$eta)
+  expect_identical(dview, dense[, U, drop = FALSE])
+})

@@ -81,7 +81,7 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
     expect_identical(b$trace$bytes_sent, rep(0, 3))
   }
   # the other engines on the same cluster (their topics travel by columns,
-  # gibbs's sparse store whole)
+  # gibbs's as its sparse store's columns)
   a <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
                cluster = cl, sync = 2, progress = FALSE)
   b <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
