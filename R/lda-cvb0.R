@@ -251,8 +251,8 @@ cvb0_opts <- function(settings, stream_base, summary, affine = NULL) {
 }
 
 # The reusable vectors of one call (each NULL or a vector; see below).
-cvb0_buffers <- function(scratch = NULL, marks = NULL) {
-  list(scratch = scratch, marks = marks)
+cvb0_buffers <- function(scratch = NULL, marks = NULL, summary = NULL) {
+  list(scratch = scratch, marks = marks, summary = summary)
 }
 
 # Row sums of lambda (tot_k = NZ_k + V eta) when the state tracks them for
@@ -264,8 +264,10 @@ cvb0_totals <- function(state) {
 # A summary of the local step is list(words, x): the batch's distinct words
 # (0-based, increasing) and their K x U statistics (column u for words[u]),
 # the two vectors the C glue returns; no K x V object is built per
-# minibatch; x is a fresh vector of each call (never a buffer the next call
-# overwrites). cvb0_summary_parts() trims x to K x U values, and also
+# minibatch; x is a fresh vector of each call, or the buffer the training
+# loop gave that call (attr(seed, "summary_buffer"), lda_lap(): it takes it
+# back only after the global step has read it), then longer than K x U
+# values. cvb0_summary_parts() trims x to K x U values, and also
 # accepts a K x V matrix or Matrix (e.g. from a test);
 # cvb0_summary_dense() gives the K x V matrix.
 cvb0_summary_parts <- function(S, K) {
@@ -348,7 +350,8 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
                cvb0_opts(settings, cvb0_stream_base(state), TRUE, affine), seed,
                as.integer(threads),
                cvb0_buffers(scratch = cvb0_scratch(K * length(batch$term)),
-                            marks = cvb0_marks(V)))
+                            marks = cvb0_marks(V),
+                            summary = attr(seed, "summary_buffer", exact = TRUE)))
   list(summary = list(words = res$words, x = res$x),
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count)))

@@ -915,10 +915,24 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
   # lda_gc_budget bytes (the garbage left between collections is bounded by
   # it); large batches (collect_full) collect every round, as before
   pending <- lda_gc_budget
+  # summary buffers (engines with summary_buffers, run here): each local
+  # step gets one from `free` (an empty one at first: the step makes its
+  # own, with room to spare) and the buffer goes back once the global step
+  # has read that step's result, so the lap's minibatches reuse a few
+  # buffers instead of leaving one per minibatch to the garbage collector
+  free <- if (isTRUE(engine$summary_buffers) && ex$kind == "local") {
+    new.env(parent = emptyenv())
+  }
+  if (!is.null(free)) free$bufs <- list()
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)
       if (!is.null(warm_of)) attr(s, "warm") <- warm_of(b)
+      if (!is.null(free)) {
+        n <- length(free$bufs)
+        attr(s, "summary_buffer") <- if (n) free$bufs[[n]] else double(0)
+        if (n) free$bufs[[n]] <- NULL
+      }
       s
     })
     # restart proposals only in the first laps (vb: control$restart_laps)
@@ -954,7 +968,13 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
                         gc(verbose = FALSE, full = FALSE)
                         pending <<- 0
                       }
-                      global_fun(state, res, b, control)
+                      state <- global_fun(state, res, b, control)
+                      # the step's summary is read: its buffer is free again
+                      S <- if (!is.null(free)) res$summary
+                      if (is.list(S) && !is.object(S) && is.double(S$x) && length(S$x)) {
+                        free$bufs[[length(free$bufs) + 1L]] <- S$x
+                      }
+                      state
                     }, tally, c(0, 0))
   state <- r$state
   # an engine may finish a lap (gibbs: materialise its lazy sparse topics)

@@ -312,3 +312,39 @@ test_that("SCVB0 starts seeded by default only when the topics are a large table
   expect_identical(fit_lda(wide, K = 6, local = "vb", passes = 1, seed = 1,
                            progress = FALSE)$control$init, "bregman")
 })
+
+test_that("the local step writes its summary into a buffer it is given, and fits are unchanged", {
+  sim <- simulate_lda(D = 30, V = 50, K = 4, doc_length = 25, seed = 8)
+  K <- 4
+  lambda <- matrix(0.01 + seq_len(K * 50) / 100, K, 50)
+  st <- list(lambda = lambda, t = 0)
+  ctl <- list(alpha = 0.1)
+  seed <- c(0, 3)
+  plain <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, seed, 1L)
+  n <- K * length(plain$summary$words)
+  expect_length(plain$summary$x, n)
+  # a large buffer full of junk: written in place, the first K x U values
+  buf <- rep(NaN, n + 37)
+  given <- seed
+  attr(given, "summary_buffer") <- buf
+  r <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, given, 1L)
+  expect_length(r$summary$x, n + 37)
+  expect_identical(r$summary$x[seq_len(n)], plain$summary$x)
+  expect_identical(r$doc_topic, plain$doc_topic)
+  # too small (or empty): a new one with a quarter to spare
+  attr(given, "summary_buffer") <- double(3)
+  r <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, given, 1L)
+  expect_length(r$summary$x, n + n %/% 4)
+  expect_identical(r$summary$x[seq_len(n)], plain$summary$x)
+  # the store's update reads the first K x U values of a longer x
+  fit <- fit_lda(sim$dtm, K = 4, passes = 3, batch_size = 7, seed = 2, progress = FALSE)
+  ns <- asNamespace("sparsevi")
+  eng <- ns$sparsevi_engines
+  off <- eng
+  off$lda$cvb0$summary_buffers <- FALSE
+  utils::assignInNamespace("sparsevi_engines", off, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("sparsevi_engines", eng, ns = "sparsevi"))
+  ref <- fit_lda(sim$dtm, K = 4, passes = 3, batch_size = 7, seed = 2, progress = FALSE)
+  expect_identical(fit$lambda, ref$lambda)
+  expect_identical(fit$doc_topic, ref$doc_topic)
+})

@@ -190,6 +190,12 @@ test_that("dtm_align maps terms by name and counts what it drops", {
   expect_identical(as.matrix(al$x)[, c("date", "apple")],
                    as.matrix(x)[, c("date", "apple")])
   expect_identical(sparsevi:::doc_lengths(x), c(3, 0, 3, 4))
+  # the C sums against their rowsum() form: fractional counts, empty documents
+  set.seed(4)
+  m <- Matrix::rsparsematrix(30, 25, 0.2, rand.x = function(n) runif(n) * 10^runif(n, -8, 8))
+  m[c(3, 17), ] <- 0
+  w <- as_dtm(m)
+  expect_identical(sparsevi:::doc_lengths(w), sparsevi:::doc_lengths_r(w))
 })
 
 test_that("a wide data frame of counts is read as a matrix", {
