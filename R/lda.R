@@ -609,6 +609,26 @@ lda_batch <- function(x, members, b) {
   if (inherits(x, "sparsevi_source")) source_batch(x, b) else dtm_subset(x, members[[b]])
 }
 
+# The executor's reader of a fit's batches (function(b)). A corpus in memory
+# of at most lda_batch_cache_max entries keeps each batch once made, for the
+# later laps: a second copy of the corpus (12 bytes an entry) instead of a
+# new one every lap (every lap re-made every minibatch: 40 of the 307 MB a
+# default fit on spamassassin allocated, which R's collector then cleared).
+# A corpus on disk is read batch by batch, and a larger one re-made.
+lda_batch_reader <- function(x, members) {
+  if (inherits(x, "sparsevi_source") || length(x$term) > lda_batch_cache_max) {
+    return(function(b) lda_batch(x, members, b))
+  }
+  cache <- vector("list", length(members))
+  function(b) {
+    if (is.null(cache[[b]])) cache[[b]] <<- lda_batch(x, members, b)
+    cache[[b]]
+  }
+}
+
+# Entries of the largest corpus whose batches are kept (about 100 MB).
+lda_batch_cache_max <- 2^23
+
 # The local step of one batch, as the executor (here or on a worker) runs it:
 # the engine's own (engine$local, R/engines.R).
 lda_batch_step <- function(batch, seed, state, control) {
@@ -1052,7 +1072,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   } else 0
   members <- lda_members(x, control)
   ex <- tryCatch(new_executor(cluster, control$n_batches,
-                              function(b) lda_batch(x, members, b),
+                              lda_batch_reader(x, members),
                               if (inherits(x, "sparsevi_source")) x$n_docs
                               else lengths(members)),
                  sparsevi_error_worker = function(e) {

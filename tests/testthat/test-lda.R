@@ -575,3 +575,22 @@ test_that("vb-only arguments given to the default engine are refused or document
   expect_identical(fit_lda(x, K = 3, passes = 1, seed = 1, batch_size = 20,
                            progress = FALSE)$control$n_batches, 6L)
 })
+
+test_that("a fit's batches are made once for a corpus in memory, every lap for a large one", {
+  x <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm
+  members <- list(c(3L, 9L, 1L), 10:20, c(2L, 30L))
+  read <- sparsevi:::lda_batch_reader(x, members)
+  for (b in seq_along(members)) {
+    expect_identical(read(b), sparsevi:::dtm_subset(x, members[[b]]))
+  }
+  # kept, batch by batch, for the later laps
+  again <- environment(read)$cache
+  expect_true(all(!vapply(again, is.null, TRUE)))
+  # a corpus above the cap is read anew every time, nothing kept
+  old <- sparsevi:::lda_batch_cache_max
+  utils::assignInNamespace("lda_batch_cache_max", 5, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_batch_cache_max", old, ns = "sparsevi"))
+  read2 <- sparsevi:::lda_batch_reader(x, members)
+  expect_identical(read2(2), sparsevi:::dtm_subset(x, members[[2]]))
+  expect_null(environment(read2)$cache)
+})
