@@ -911,10 +911,10 @@ lda_fit_lambda <- function(fit) {
 # global steps are applied in batch order. With sync = 1 this is the usual
 # one-batch-at-a-time loop. The rounds are the same with or without a
 # cluster, so are the fits.
-lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL) {
+lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spare = NULL) {
   # the lap works on its own copy of a topic store: the state it was given
   # stays the last completed lap's (R/train.R)
-  state <- lda_store_lap_start(state)
+  state <- lda_store_lap_start(state, spare)
   # The engine's global step for this `global` (R/engines.R: e.g. gibbs runs
   # the sparse lazy form of "stochastic", lda_global_gibbs()).
   engine <- lda_engine(control$local)
@@ -1162,9 +1162,13 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # (lda_store_protect(), R/lda-store.R)
   lda_snapshot_bytes() # (a bad option is an error before training, not a failed lap)
   snapshot_files <- new.env(parent = emptyenv())
+  # the tables earlier laps copied their stores into, for later laps to
+  # copy into again (lda_store_lap_start())
+  spare <- new.env(parent = emptyenv())
   on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
-                    function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of),
+                    function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of,
+                                               spare),
                     evaluate,
                     trainer,
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))

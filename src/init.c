@@ -23,6 +23,7 @@ extern SEXP ffi_lda_store_update(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_lambda(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_copy(SEXP, SEXP);
+extern SEXP ffi_lda_store_copy_into(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_table_columns(SEXP, SEXP);
 extern SEXP ffi_lda_summary_blocks(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_pack(SEXP, SEXP);
@@ -100,6 +101,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_store_add", (DL_FUNC)&ffi_lda_store_add, 5},
     {"ffi_lda_store_lambda", (DL_FUNC)&ffi_lda_store_lambda, 3},
     {"ffi_lda_store_copy", (DL_FUNC)&ffi_lda_store_copy, 2},
+    {"ffi_lda_store_copy_into", (DL_FUNC)&ffi_lda_store_copy_into, 3},
     {"ffi_lda_table_columns", (DL_FUNC)&ffi_lda_table_columns, 2},
     {"ffi_lda_summary_blocks", (DL_FUNC)&ffi_lda_summary_blocks, 4},
     {"ffi_wire_pack", (DL_FUNC)&ffi_wire_pack, 2},

@@ -341,6 +341,24 @@ SEXP ffi_lda_store_copy(SEXP X, SEXP meta) {
   return out;
 }
 
+/* The copy of the store (X, meta) a lap starts with, written into `dest`, a
+ * table of the same size that an earlier lap of the same fit copied into
+ * and whose state is no longer the last completed one (the lists that still
+ * hold it are never read again): list(dest, a fresh meta), dest marked as
+ * the store's own. R: lda_store_lap_start(). */
+SEXP ffi_lda_store_copy_into(SEXP X, SEXP meta, SEXP dest) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  svi_need_matrix(dest, REALSXP, K, V, "dest");
+  if (dest == X) Rf_error("internal error: a store copied into itself");
+  memcpy(REAL(dest), REAL(X), sizeof(double) * (size_t)K * (size_t)V);
+  SEXP m2 = PROTECT(Rf_duplicate(meta));
+  Rf_setAttrib(dest, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+  SEXP out = store_list(dest, m2);
+  UNPROTECT(1);
+  return out;
+}
+
 /* The columns `cols` (1-based, each in 1..V) of a K x V table, as a new
  * K x length(cols) matrix: what a cluster worker receives of the topics
  * (R/lda-store.R, lda_columns_state()). One memcpy per column. */

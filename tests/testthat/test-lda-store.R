@@ -132,6 +132,50 @@ test_that("a lap works on its own copy: a failure mid-lap keeps the last lap int
   }
 })
 
+test_that("later laps copy into the table the lap before last started from, and a failure keeps the last lap", {
+  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
+  ns <- asNamespace("sparsevi")
+  fit <- function(local, global, passes) {
+    fit_lda(sim$dtm, K = 3, local = local, global = global, passes = passes,
+            batch_size = 40, seed = 3, progress = FALSE)
+  }
+  for (cfg in list(list("cvb0", NULL), list("vb", "stochastic"), list("ope", "ml"))) {
+    three <- fit(cfg[[1]], cfg[[2]], 3)
+    # 5 laps: lap 2 copies into a new table, lap 3 into lap 1's store (made
+    # by its global step from the fit's own start), laps 4 and 5 into those
+    orig <- get("lda_store_copy", ns)
+    n_new <- 0
+    utils::assignInNamespace("lda_store_copy", function(...) {
+      n_new <<- n_new + 1
+      orig(...)
+    }, ns = "sparsevi")
+    five <- tryCatch(fit(cfg[[1]], cfg[[2]], 5),
+                     finally = utils::assignInNamespace("lda_store_copy", orig, ns = "sparsevi"))
+    expect_identical(n_new, 1, label = cfg[[1]])
+    # update() continues from the fit's topics: the fit it was given is left
+    # as it was (its tables are never recycled)
+    keep <- three$topic_word + 0
+    up <- update(three, sim$dtm, passes = 4, progress = FALSE)
+    expect_identical(three$topic_word, keep)
+    # the same fit as with no copies at all (every store kept on disk)
+    old_opt <- options(sparsevi.snapshot_bytes = 0)
+    five_disk <- tryCatch(fit(cfg[[1]], cfg[[2]], 5), finally = options(old_opt))
+    expect_identical(five$lambda, five_disk$lambda)
+    expect_identical(five$trace$objective, five_disk$trace$objective)
+    # a failure in lap 4, which writes into lap 2's table: lap 3's fit
+    # comes back intact
+    restore <- fail_store_update(15)
+    tryCatch(
+      expect_warning(four <- fit(cfg[[1]], cfg[[2]], 4),
+                     class = "sparsevi_warning_interrupted"),
+      finally = restore())
+    expect_identical(four$ended, "interrupted")
+    expect_identical(four$lambda, three$lambda, label = paste(cfg[[1]], "lap 4 failed"))
+    expect_null(attr(four$lambda, "sparsevi_store"))
+    expect_null(attr(five$lambda, "sparsevi_store"))
+  }
+})
+
 test_that("a large store is kept on disk, not copied: a failed lap is read back from it", {
   sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
   ns <- asNamespace("sparsevi")
