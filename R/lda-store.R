@@ -84,7 +84,12 @@ lda_store_totals <- function(st, offset = st$eta) {
 # returns is the store: moving X into another list would leave it referenced
 # twice (MAYBE_SHARED) and refused by the updates.
 lda_store_copy <- function(st) {
-  cp <- .Call(ffi_lda_store_copy, st$X, st$meta)
+  lda_store_fields(.Call(ffi_lda_store_copy, st$X, st$meta), st)
+}
+
+# The copy `cp` (list(X, meta) from C) with the other fields of the store
+# `st` it copies.
+lda_store_fields <- function(cp, st) {
   for (nm in setdiff(names(st), c("X", "meta"))) cp[nm] <- list(st[[nm]])
   cp
 }
@@ -132,9 +137,7 @@ lda_store_lap_start <- function(state, spare = NULL) {
 
 # lda_store_copy() into the table `dest` (ffi_lda_store_copy_into).
 lda_store_copy_into <- function(st, dest) {
-  cp <- .Call(ffi_lda_store_copy_into, st$X, st$meta, dest)
-  for (nm in setdiff(names(st), c("X", "meta"))) cp[nm] <- list(st[[nm]])
-  cp
+  lda_store_fields(.Call(ffi_lda_store_copy_into, st$X, st$meta, dest), st)
 }
 
 # Large stores are kept safe on disk instead: a copy would be a second K x V

@@ -19,6 +19,29 @@ fail_store_update <- function(after) {
   function() utils::assignInNamespace("lda_store_update", orig, ns = "sparsevi")
 }
 
+# A fit of the lap-copy tests: 160 documents, 4 batches a lap.
+store_fit <- function(local, global, passes) {
+  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
+  fit_lda(sim$dtm, K = 3, local = local, global = global, passes = passes,
+          batch_size = 40, seed = 3, progress = FALSE)
+}
+
+# Wraps the namespace's function `name` so that it fails from its `after`-th
+# call on (never, for Inf) and counts its calls; env$restore() puts it back.
+counted <- function(name, after = Inf) {
+  ns <- asNamespace("sparsevi")
+  orig <- get(name, ns)
+  env <- new.env()
+  env$calls <- 0
+  utils::assignInNamespace(name, function(...) {
+    env$calls <- env$calls + 1
+    if (env$calls >= after) stop("injected failure")
+    orig(...)
+  }, ns = "sparsevi")
+  env$restore <- function() utils::assignInNamespace(name, orig, ns = "sparsevi")
+  env
+}
+
 test_that("a store holds lambda = eta + scale X and its update is the dense step", {
   K <- 3
   V <- 12
@@ -112,11 +135,7 @@ test_that("the start is given up to the store in place, a user's matrix never", 
 })
 
 test_that("a lap works on its own copy: a failure mid-lap keeps the last lap intact", {
-  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
-  fit <- function(local, global, passes) {
-    fit_lda(sim$dtm, K = 3, local = local, global = global, passes = passes,
-            batch_size = 40, seed = 3, progress = FALSE)
-  }
+  fit <- store_fit
   for (cfg in list(list("cvb0", NULL), list("vb", "stochastic"), list("ope", "ml"))) {
     one <- fit(cfg[[1]], cfg[[2]], 1)
     # 4 batches a lap: the 7th store update fails, after lap 2 has written
@@ -134,24 +153,14 @@ test_that("a lap works on its own copy: a failure mid-lap keeps the last lap int
 
 test_that("later laps copy into the table the lap before last started from, and a failure keeps the last lap", {
   sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
-  ns <- asNamespace("sparsevi")
-  fit <- function(local, global, passes) {
-    fit_lda(sim$dtm, K = 3, local = local, global = global, passes = passes,
-            batch_size = 40, seed = 3, progress = FALSE)
-  }
+  fit <- store_fit
   for (cfg in list(list("cvb0", NULL), list("vb", "stochastic"), list("ope", "ml"))) {
     three <- fit(cfg[[1]], cfg[[2]], 3)
     # 5 laps: lap 2 copies into a new table, lap 3 into lap 1's store (made
     # by its global step from the fit's own start), laps 4 and 5 into those
-    orig <- get("lda_store_copy", ns)
-    n_new <- 0
-    utils::assignInNamespace("lda_store_copy", function(...) {
-      n_new <<- n_new + 1
-      orig(...)
-    }, ns = "sparsevi")
-    five <- tryCatch(fit(cfg[[1]], cfg[[2]], 5),
-                     finally = utils::assignInNamespace("lda_store_copy", orig, ns = "sparsevi"))
-    expect_identical(n_new, 1, label = cfg[[1]])
+    copies <- counted("lda_store_copy")
+    five <- tryCatch(fit(cfg[[1]], cfg[[2]], 5), finally = copies$restore())
+    expect_identical(copies$calls, 1, label = cfg[[1]])
     # update() continues from the fit's topics: the fit it was given is left
     # as it was (its tables are never recycled)
     keep <- three$topic_word + 0
@@ -177,26 +186,7 @@ test_that("later laps copy into the table the lap before last started from, and 
 })
 
 test_that("a large store is kept on disk, not copied: a failed lap is read back from it", {
-  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
-  ns <- asNamespace("sparsevi")
-  fit <- function(local, global, passes) {
-    fit_lda(sim$dtm, K = 3, local = local, global = global, passes = passes,
-            batch_size = 40, seed = 3, progress = FALSE)
-  }
-  # wraps the namespace's function `name` so that it fails from its
-  # `after`-th call on (never, for Inf) and counts its calls
-  counted <- function(name, after = Inf) {
-    orig <- get(name, ns)
-    env <- new.env()
-    env$calls <- 0
-    utils::assignInNamespace(name, function(...) {
-      env$calls <- env$calls + 1
-      if (env$calls >= after) stop("injected failure")
-      orig(...)
-    }, ns = "sparsevi")
-    env$restore <- function() utils::assignInNamespace(name, orig, ns = "sparsevi")
-    env
-  }
+  fit <- store_fit
   before <- list.files(tempdir(), pattern = "^sparsevi-")
   # every store counts as large: each lap after the first starts with a
   # snapshot instead of a copy
