@@ -116,7 +116,8 @@ as_dtm.sparsevi_dtm <- function(x, ...) {
 
 # Errors unless the corpus has at least one token.
 check_nonempty_dtm <- function(x, arg = "x", call = caller_call()) {
-  if (length(x$count) == 0L || !any(x$count > 0)) {
+  # (max(), not any(x$count > 0): no logical vector as long as the corpus)
+  if (length(x$count) == 0L || !(max(x$count) > 0)) {
     abort(sprintf("Every document of %s is empty (no tokens): give a corpus with at least one non-zero count.",
                   arg_label(arg)), "empty", call = call)
   }

@@ -24,26 +24,50 @@ lda_doc_topics <- function(fit, x, n_keep) {
     lapply(starts, function(s) list(rows = s:min(nrow(x), s + doc_topic_block - 1L)))
   }
   parts <- vector("list", length(blocks))
+  rows <- vector("list", length(blocks))
   names_all <- vector("list", length(blocks))
+  D <- 0L
   for (i in seq_along(blocks)) {
     xb <- if (!is.null(blocks[[i]]$source)) source_batch(x, blocks[[i]]$source)
           else dtm_subset(x, blocks[[i]]$rows)
     seed <- floor(lda_unif(fit$control$seed, 3e6 + i, 2) * 4294967296)
     theta <- fun(fit, xb, NULL, seed, fit$control$threads)
-    top <- .Call(ffi_svi_select_top, t(theta), n_keep, 0L) # n_keep x n, 1-based
-    n <- nrow(theta)
-    row <- rep(seq_len(n), each = n_keep)
-    val <- theta[cbind(row, as.vector(top))]
-    val <- val / rep(rowsum(val, row, reorder = FALSE)[, 1L], each = n_keep)
-    parts[[i]] <- list(i = row, j = as.vector(top), x = val, n = n)
+    parts[[i]] <- .Call(ffi_lda_top_share, t(theta), n_keep, 0)
+    rows[[i]] <- D + seq_len(nrow(theta))
+    D <- D + nrow(theta)
     names_all[[i]] <- xb$doc_names
   }
-  offs <- c(0L, cumsum(vapply(parts, `[[`, 1L, "n")))
-  D <- offs[length(offs)]
   docs <- unlist(names_all, use.names = FALSE)
   if (length(docs) != D) docs <- NULL
+  lda_kept_dgc(parts, rows, D, K, n_keep, docs)
+}
+
+# The top `L` of each column of the K x n matrix W + alpha, over their sum:
+# list(j, x), document t's L topics (1-based, decreasing) and shares at
+# t L + 1 .. t L + L. The R form of ffi_lda_top_share() (the reference of
+# its test).
+lda_top_share_r <- function(W, L, alpha) {
+  W <- W + alpha
+  top <- .Call(ffi_svi_select_top, W, as.integer(L), 0L) # L x n, 1-based
+  col <- rep(seq_len(ncol(W)), each = L)
+  val <- W[cbind(as.vector(top), col)]
+  list(j = as.vector(top), x = unname(val / rep(rowsum(val, col, reorder = FALSE)[, 1L], each = L)))
+}
+
+# The D x K dgCMatrix of kept proportions: parts[[b]] from
+# ffi_lda_top_share() for the documents rows[[b]] (every row once), L each;
+# the slots are built in C (ffi_lda_kept_csc()).
+lda_kept_dgc <- function(parts, rows, D, K, L, docs = NULL) {
+  s <- .Call(ffi_lda_kept_csc, parts, lapply(rows, as.integer), as.integer(D),
+             as.integer(K), as.integer(L))
+  methods::new("dgCMatrix", i = s$i, p = s$p, x = s$x, Dim = c(as.integer(D), as.integer(K)),
+               Dimnames = list(docs, paste0("topic", seq_len(K))))
+}
+
+# The R form of lda_kept_dgc() (the reference of its test).
+lda_kept_csc_r <- function(parts, rows, D, K, L, docs = NULL) {
   Matrix::sparseMatrix(
-    i = unlist(lapply(seq_along(parts), function(k) parts[[k]]$i + offs[k]), use.names = FALSE),
+    i = rep(unlist(rows, use.names = FALSE), each = L),
     j = unlist(lapply(parts, `[[`, "j"), use.names = FALSE),
     x = unlist(lapply(parts, `[[`, "x"), use.names = FALSE),
     dims = c(D, K), dimnames = list(docs, paste0("topic", seq_len(K)))
@@ -69,20 +93,15 @@ lda_kept_parts <- function(x, members, control) {
   env <- new.env(parent = emptyenv())
   env$n_keep <- n_keep
   env$D <- nrow(x)
-  env$parts <- lapply(rows, function(r) if (length(r)) NULL else list(i = integer(0),
-                                                                       j = integer(0),
+  env$rows <- rows
+  env$parts <- lapply(rows, function(r) if (length(r)) NULL else list(j = integer(0),
                                                                        x = numeric(0)))
   alpha <- if (identical(control$local, "ope")) 0 else control$alpha
   add <- function(res, b) {
     w <- res$doc_topic
-    n <- length(rows[[b]])
-    if (is.null(w) || !is.matrix(w) || ncol(w) != n) return(invisible())
-    if (alpha != 0) w <- w + alpha
-    top <- .Call(ffi_svi_select_top, w, n_keep, 0L) # n_keep x n, 1-based
-    col <- rep(seq_len(n), each = n_keep)
-    val <- w[cbind(as.vector(top), col)]
-    val <- val / rep(rowsum(val, col, reorder = FALSE)[, 1L], each = n_keep)
-    env$parts[[b]] <- list(i = rep(rows[[b]], each = n_keep), j = as.vector(top), x = val)
+    if (is.null(w) || !is.matrix(w) || ncol(w) != length(rows[[b]])) return(invisible())
+    if (!is.double(w)) storage.mode(w) <- "double"
+    env$parts[[b]] <- .Call(ffi_lda_top_share, w, n_keep, alpha)
     invisible()
   }
   list(env = env, add = add)
@@ -97,12 +116,7 @@ lda_kept_matrix <- function(kept, x, K, n_keep) {
   }
   docs <- x$doc_names
   if (length(docs) != nrow(x)) docs <- NULL
-  Matrix::sparseMatrix(
-    i = unlist(lapply(kept$parts, `[[`, "i"), use.names = FALSE),
-    j = unlist(lapply(kept$parts, `[[`, "j"), use.names = FALSE),
-    x = unlist(lapply(kept$parts, `[[`, "x"), use.names = FALSE),
-    dims = c(nrow(x), K), dimnames = list(docs, paste0("topic", seq_len(K)))
-  )
+  lda_kept_dgc(kept$parts, kept$rows, nrow(x), K, n_keep, docs)
 }
 
 # After training (fit_lda(), update()): attach the held-out documents and

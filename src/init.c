@@ -46,7 +46,10 @@ extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
 extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_init_seeded(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_init_seeded(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_table_alloc(SEXP, SEXP);
+extern SEXP ffi_lda_top_share(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_kept_csc(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_bregman_pick(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* gibbs engine: Gibbs within SVI, left-to-right, UMass (lda-gibbs-ffi.c) */
 extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -124,7 +127,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
     {"ffi_lda_eb_eta", (DL_FUNC)&ffi_lda_eb_eta, 4},
     {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
-    {"ffi_lda_init_seeded", (DL_FUNC)&ffi_lda_init_seeded, 6},
+    {"ffi_lda_init_seeded", (DL_FUNC)&ffi_lda_init_seeded, 5},
+    {"ffi_lda_table_alloc", (DL_FUNC)&ffi_lda_table_alloc, 2},
+    {"ffi_lda_top_share", (DL_FUNC)&ffi_lda_top_share, 3},
+    {"ffi_lda_kept_csc", (DL_FUNC)&ffi_lda_kept_csc, 5},
     {"ffi_lda_bregman_pick", (DL_FUNC)&ffi_lda_bregman_pick, 8},
     /* gibbs engine */
     {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 6},

@@ -52,11 +52,11 @@ test_that("the seeded start's table in C equals its R form", {
   chosen <- c(4L, 18L, 1L, 42L, 60L) # documents, one per topic
   s <- sparsevi:::lda_seed_counts(x, chosen)
   ref <- sparsevi:::lda_seeded_table_r(s, 5L, 50L, 0.01)
-  got <- .Call(sparsevi:::ffi_lda_init_seeded, 5L, 50L, 0.01, as.integer(s$k),
-               as.integer(s$v), s$x)
+  got <- .Call(sparsevi:::ffi_lda_table_alloc, 5L, 50L)
+  .Call(sparsevi:::ffi_lda_init_seeded, got, 0.01, as.integer(s$k), as.integer(s$v), s$x)
   expect_identical(got, ref)
   st <- sparsevi:::lda_cvb0_seeded_start(x, chosen, list(K = 5L, eta = 0.01), 50L)
   expect_identical(st$lambda, ref)
-  expect_error(.Call(sparsevi:::ffi_lda_init_seeded, 5L, 50L, 0.01, 5L, 0L, 1),
+  expect_error(.Call(sparsevi:::ffi_lda_init_seeded, got, 0.01, 5L, 0L, 1),
                "outside the table")
 })

@@ -46,6 +46,30 @@ test_that("the fit keeps its training documents' top-L proportions, and predict(
   expect_identical(predict(readRDS(path)), predict(fit))
 })
 
+test_that("kept proportions in C equal their R forms", {
+  skip_if_not_installed("Matrix")
+  set.seed(7)
+  W <- matrix(rgamma(6 * 9, 0.3), 6, 9)
+  W[2, 3] <- W[5, 3] # a tie: broken by the lower topic, as ffi_svi_select_top
+  W[, 4] <- 0 # a document whose topics all tie
+  for (alpha in c(0, 0.1)) for (L in c(1L, 3L, 6L)) {
+    expect_identical(.Call(sparsevi:::ffi_lda_top_share, W, L, alpha),
+                     sparsevi:::lda_top_share_r(W, L, alpha))
+  }
+  # batches of documents in any order, one empty; names kept
+  rows <- list(c(5L, 2L, 9L), integer(0), c(1L, 3L, 4L, 6L, 7L, 8L))
+  parts <- lapply(rows, function(r) .Call(sparsevi:::ffi_lda_top_share, W[, r, drop = FALSE], 3L, 0.1))
+  docs <- paste0("d", 1:9)
+  got <- sparsevi:::lda_kept_dgc(parts, rows, 9L, 6L, 3L, docs)
+  expect_identical(got, sparsevi:::lda_kept_csc_r(parts, rows, 9L, 6L, 3L, docs))
+  expect_true(methods::validObject(got))
+  expect_identical(sparsevi:::lda_kept_dgc(parts, rows, 9L, 6L, 3L),
+                   sparsevi:::lda_kept_csc_r(parts, rows, 9L, 6L, 3L))
+  # every document once, or an error
+  expect_error(sparsevi:::lda_kept_dgc(parts, list(c(5L, 2L, 9L), integer(0), c(1L, 3L, 4L, 6L, 7L, 7L)),
+                                       9L, 6L, 3L), "once")
+})
+
 test_that("update() remembers the held-out documents and rejects unknown arguments", {
   sim <- methods_corpus()
   sp <- split_heldout(sim$dtm, seed = 2)
