@@ -17,7 +17,12 @@
 # number: that doc_topics, e.g. 0 for training alone), SPARSEVI_BENCH_TOPIC_WORD
 # ("read", the default: the child reads fit$topic_word after the call, which
 # builds that K x V table on top of the fit's lambda; "skip": the fit_lda()
-# call alone, issue 22's target).
+# call alone, issue 22's target), SPARSEVI_BENCH_PRELOAD ("Matrix", the
+# default: the child loads the Matrix namespace before the timed call, as
+# any user whose document-term matrix is a Matrix, a quanteda dfm or a tidy
+# cast has it loaded; "none": the fit loads it itself, in its first lap,
+# 0.35 s of CPU that the trace then counts as training). GC s: the child's
+# garbage-collection seconds during the call (gc.time()).
 # Appends to inst/bench/results/large.txt.
 data_dir <- file.path("..", "shared", "data")
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "60000"))
@@ -26,6 +31,7 @@ engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,gibbs,vb,ope"), "
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 doc_topics <- Sys.getenv("SPARSEVI_BENCH_DOC_TOPICS", "default")
 topic_word <- Sys.getenv("SPARSEVI_BENCH_TOPIC_WORD", "read")
+preload <- Sys.getenv("SPARSEVI_BENCH_PRELOAD", "Matrix")
 out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "large.txt"))
 source(file.path("inst", "bench", "bench-log.R"))
 say <- bench_logger(out_file)
@@ -48,22 +54,24 @@ say("== large K and V, %s; host %s; load %s; sparsevi %s", format(Sys.time()),
     as.character(utils::packageVersion("sparsevi")))
 say("   wikipara first %d paragraphs: V = %d, %d tokens; one pass (vbmemo: two), batches of 1,000 paragraphs (ope: 5,000); 1 thread",
     nrow(x), ncol(x), sum(x$count))
-say("   doc_topics: %s; topic_word after the call: %s; whole/train = wall seconds of the whole call over the trace's training seconds; CPU whole/train = the same in CPU seconds of the child (steadier on a loaded machine)",
-    doc_topics, topic_word)
+say("   doc_topics: %s; topic_word after the call: %s; loaded before the call: %s; whole/train = wall seconds of the whole call over the trace's training seconds; CPU whole/train = the same in CPU seconds of the child (steadier on a loaded machine); GC s = garbage collection in the call",
+    doc_topics, topic_word, preload)
 say("   commit %s; command: %snice -n 10 Rscript inst/bench/large.R",
     system("git rev-parse --short HEAD", intern = TRUE),
     paste0(vapply(c("SPARSEVI_BENCH_DOCS", "SPARSEVI_BENCH_KS", "SPARSEVI_BENCH_ENGINES",
-                    "SPARSEVI_BENCH_DOC_TOPICS", "SPARSEVI_BENCH_TOPIC_WORD", "SPARSEVI_BENCH_OUT"),
+                    "SPARSEVI_BENCH_DOC_TOPICS", "SPARSEVI_BENCH_TOPIC_WORD", "SPARSEVI_BENCH_PRELOAD",
+                    "SPARSEVI_BENCH_OUT"),
                   function(v) if (nzchar(Sys.getenv(v))) sprintf("%s=%s ", v, Sys.getenv(v)) else "",
                   ""), collapse = ""))
-say("   %-6s %5s %9s %9s %9s %10s %12s %11s %16s", "engine", "K", "wall s", "train s", "CPU s",
-    "peak RSS", "whole/train", "whole CPU", "CPU whole/train")
+say("   %-6s %5s %9s %9s %9s %10s %12s %11s %16s %6s", "engine", "K", "wall s", "train s", "CPU s",
+    "peak RSS", "whole/train", "whole CPU", "CPU whole/train", "GC s")
 child <- tempfile(fileext = ".R")
 writeLines(c(
   "args <- commandArgs(TRUE)",
   "if (nzchar(args[4])) .libPaths(c(args[4], .libPaths()))",
   "suppressPackageStartupMessages(library(sparsevi))",
   "x <- readRDS(args[1])",
+  "if (args[7] != 'none') for (p in strsplit(args[7], ',')[[1]]) loadNamespace(p)",
   "eng <- args[2]; K <- as.integer(args[3])",
   "memo <- eng == 'vbmemo'",
   "args_fit <- if (eng == 'default') list(x, K = K, passes = 1, seed = 1, threads = 1, progress = FALSE) else",
@@ -72,16 +80,19 @@ writeLines(c(
   "       passes = if (memo) 2 else 1, batch_size = if (eng == 'ope') 5000 else 1000, seed = 1,",
   "       threads = 1, progress = FALSE)",
   "if (args[5] != 'default') args_fit$doc_topics <- as.integer(args[5])",
+  "g0 <- gc.time()[1]",
   "t0 <- proc.time()",
   "fit <- do.call(fit_lda, args_fit)",
   "if (args[6] == 'read') tw <- fit$topic_word[1, 1]",
   "t1 <- proc.time() - t0",
-  "cat(sprintf('RESULT %.2f %.2f %.2f %.2f\\n', t1[['elapsed']], max(fit$trace$seconds),",
-  "            max(fit$trace$cpu_seconds), t1[['user.self']] + t1[['sys.self']]))"), child)
+  "g1 <- gc.time()[1] - g0",
+  "cat(sprintf('RESULT %.2f %.2f %.2f %.2f %.2f\\n', t1[['elapsed']], max(fit$trace$seconds),",
+  "            max(fit$trace$cpu_seconds), t1[['user.self']] + t1[['sys.self']], g1))"), child)
 for (K in Ks) for (eng in engines) {
   tf <- tempfile()
   out <- suppressWarnings(system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"),
-                                                     child, corpus_rds, eng, K, shQuote(lib), doc_topics, topic_word),
+                                                     child, corpus_rds, eng, K, shQuote(lib), doc_topics, topic_word,
+                                                     preload),
                                   stdout = TRUE, stderr = tf))
   err <- readLines(tf)
   rss <- as.numeric(sub(".*: ", "", grep("Maximum resident set size", err, value = TRUE)))
@@ -91,8 +102,8 @@ for (K in Ks) for (eng in engines) {
     next
   }
   v <- as.numeric(strsplit(res, " ")[[1]][-1])
-  say("   %-6s %5d %9.1f %9.1f %9.1f %8.2f GB %11.2fx %11.1f %15.2fx", eng, K, v[1], v[2], v[3],
-      rss / 1024^2, v[1] / v[2], v[4], v[4] / v[3])
+  say("   %-6s %5d %9.1f %9.1f %9.1f %8.2f GB %11.2fx %11.1f %15.2fx %6.2f", eng, K, v[1], v[2],
+      v[3], rss / 1024^2, v[1] / v[2], v[4], v[4] / v[3], v[5])
 }
 say("load at end: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 attr(say, "close")()
