@@ -576,7 +576,7 @@ test_that("vb-only arguments given to the default engine are refused or document
                            progress = FALSE)$control$n_batches, 6L)
 })
 
-test_that("a fit's batches are made once for a corpus in memory, every lap for a large one", {
+test_that("a fit's batches are made once for a corpus in memory, every lap for a large one or a single lap", {
   x <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm
   members <- list(c(3L, 9L, 1L), 10:20, c(2L, 30L))
   read <- sparsevi:::lda_batch_reader(x, members)
@@ -593,4 +593,8 @@ test_that("a fit's batches are made once for a corpus in memory, every lap for a
   read2 <- sparsevi:::lda_batch_reader(x, members)
   expect_identical(read2(2), sparsevi:::dtm_subset(x, members[[2]]))
   expect_null(environment(read2)$cache)
+  # and a call of one lap keeps nothing
+  read1 <- sparsevi:::lda_batch_reader(x, members, laps = 1L)
+  expect_identical(read1(1), sparsevi:::dtm_subset(x, members[[1]]))
+  expect_null(environment(read1)$cache)
 })
