@@ -165,9 +165,9 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   if (!"tau" %in% given) control$tau <- cvb0_defaults$tau
   if (!"kappa" %in% given) control$kappa <- cvb0_defaults$kappa
   x <- get0("x", envir = env, inherits = FALSE)
+  tokens <- if (inherits(x, c("sparsevi_dtm", "sparsevi_source"))) corpus_tokens(x)
   if (!"init" %in% given && !is.null(x) && !is.null(control$K)) {
-    init <- cvb0_default_init(control$K, ncol(x),
-                              if (inherits(x, c("sparsevi_dtm", "sparsevi_source"))) corpus_tokens(x))
+    init <- cvb0_default_init(control$K, ncol(x), tokens)
     if (!is.null(init)) control$init <- init
   }
   if (!inherits(x, "sparsevi_source") && !any(c("n_batches", "batch_size") %in% given)) {
@@ -175,8 +175,8 @@ lda_cvb0_control <- function(control, call = caller_call()) {
     control$batch_size <- bs
     control$n_batches <- as.integer(ceiling(control$n_docs / bs))
   }
-  if (inherits(x, "sparsevi_dtm") || inherits(x, "sparsevi_source")) {
-    control$n_tokens <- corpus_tokens(x)
+  if (!is.null(tokens)) {
+    control$n_tokens <- tokens
     control$n_tokens_docs <- control$n_docs
   }
   for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {
