@@ -254,8 +254,9 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
 # The options of one call of the local step (ffi_lda_local_cvb0): the
 # settings, the first random stream, whether to return a summary, and
 # c(shift, scale) when the topics are a lazy store (else NULL).
-cvb0_opts <- function(settings, stream_base, summary, affine = NULL) {
-  c(settings, list(stream_base = as.double(stream_base), summary = summary, affine = affine))
+cvb0_opts <- function(settings, stream_base, summary, affine = NULL, theta = TRUE) {
+  c(settings, list(stream_base = as.double(stream_base), summary = summary, affine = affine,
+                   theta = theta))
 }
 
 # The reusable vectors of one call (each NULL or a vector; see below).
@@ -354,15 +355,18 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   }
   K <- nrow(lambda)
   V <- ncol(lambda)
+  # the documents' topic counts come back only when a hook reads them
+  # (lda_lap(): the lap that keeps the training documents' proportions)
+  theta <- !isFALSE(attr(seed, "doc_topic", exact = TRUE))
   res <- .Call(ffi_lda_local_cvb0, batch, V, lambda, tot,
-               cvb0_opts(settings, cvb0_stream_base(state), TRUE, affine), seed,
+               cvb0_opts(settings, cvb0_stream_base(state), TRUE, affine, theta), seed,
                as.integer(threads),
                cvb0_buffers(scratch = cvb0_scratch(K * length(batch$term)),
                             marks = cvb0_marks(V),
                             summary = attr(seed, "summary_buffer", exact = TRUE)))
   list(summary = list(words = res$words, x = res$x),
        doc_topic = res$theta,
-       stats = list(tokens = sum(batch$count)))
+       stats = list(tokens = sum(batch$count), docs = nrow(batch)))
 }
 
 # Corpus token count C for the C / |M| scaling: carried in the state, else
@@ -379,7 +383,7 @@ cvb0_corpus_tokens <- function(state, control, res) {
     }
     return(as.double(control$n_tokens))
   }
-  docs <- ncol(res$doc_topic)
+  docs <- if (is.null(res$stats$docs)) ncol(res$doc_topic) else res$stats$docs
   tokens <- res$stats$tokens
   if (!is.null(control$n_docs) && docs > 0) return(control$n_docs * tokens / docs)
   abort("internal error: the SCVB0 global step needs the corpus token count.", "internal")
@@ -418,7 +422,9 @@ cvb0_global_args <- function(state, res, control) {
   rho <- step_size(t, tau, kappa, s)
   S <- res$summary
   tokens <- res$stats$tokens
-  if (is.null(tokens)) tokens <- sum(cvb0_summary_parts(S, nrow(res$doc_topic))$x)
+  if (is.null(tokens)) {
+    tokens <- sum(cvb0_summary_parts(S, if (is.null(control$K)) nrow(res$doc_topic) else control$K)$x)
+  }
   mult <- if (tokens > 0) cvb0_corpus_tokens(state, control, res) / tokens else 0
   list(t = t, rho = rho, eta = eta, S = S, mult = mult)
 }

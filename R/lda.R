@@ -914,7 +914,8 @@ lda_fit_lambda <- function(fit) {
 # global steps are applied in batch order. With sync = 1 this is the usual
 # one-batch-at-a-time loop. The rounds are the same with or without a
 # cluster, so are the fits.
-lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spare = NULL) {
+lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spare = NULL,
+                    buffers = NULL) {
   # the lap works on its own copy of a topic store: the state it was given
   # stays the last completed lap's (R/train.R)
   state <- lda_store_lap_start(state, spare)
@@ -942,16 +943,21 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
   # summary buffers (engines with summary_buffers, run here): each local
   # step gets one from `free` (an empty one at first: the step makes its
   # own, with room to spare) and the buffer goes back once the global step
-  # has read that step's result, so the lap's minibatches reuse a few
-  # buffers instead of leaving one per minibatch to the garbage collector
+  # has read that step's result, so the minibatches reuse a few buffers
+  # instead of leaving one per minibatch to the garbage collector. `buffers`
+  # (lda_train()) keeps them from lap to lap: a new set every lap was 36 of
+  # the 128 MB a default fit on kos allocated.
   free <- if (isTRUE(engine$summary_buffers) && ex$kind == "local") {
-    new.env(parent = emptyenv())
+    if (is.environment(buffers)) buffers else new.env(parent = emptyenv())
   }
-  if (!is.null(free)) free$bufs <- list()
+  if (!is.null(free) && is.null(free$bufs)) free$bufs <- list()
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {
       s <- lda_batch_seed(control$seed, lap, b)
       if (!is.null(warm_of)) attr(s, "warm") <- warm_of(b)
+      # nothing reads this lap's document-topic counts: an engine may keep
+      # them as working memory only (SCVB0)
+      if (is.null(keep) && is.null(warm_of)) attr(s, "doc_topic") <- FALSE
       if (!is.null(free)) {
         n <- length(free$bufs)
         attr(s, "summary_buffer") <- if (n) free$bufs[[n]] else double(0)
@@ -1168,10 +1174,12 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # the tables earlier laps copied their stores into, for later laps to
   # copy into again (lda_store_lap_start())
   spare <- new.env(parent = emptyenv())
+  # the summary buffers the laps pass on to each other (lda_lap())
+  buffers <- new.env(parent = emptyenv())
   on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
                     function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of,
-                                               spare),
+                                               spare, buffers),
                     evaluate,
                     trainer,
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))

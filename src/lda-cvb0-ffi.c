@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 #include "ffi.h"
 #include "lda-cvb0.h"
@@ -82,10 +83,9 @@ static void radix_sort_int(int *a, int n, int *tmp) {
  * anything) cannot mislead it. Without it, a V-long R_alloc table, or
  * sorting when the vocabulary is very much larger than the batch. Returns
  * U. */
-static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, int **wlist_out) {
+static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, int *wlist) {
   const int V = x->V;
   int U = 0;
-  int *wlist = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
   if (marks != NULL || (double)V <= 256.0 * (double)nnz) {
     int *col_of = marks;
     if (col_of == NULL) col_of = (int *)R_alloc(V, sizeof(int));
@@ -118,8 +118,32 @@ static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, in
       ecol[e] = lo;
     }
   }
-  *wlist_out = wlist;
   return U;
+}
+
+/* Per-call working memory carved from the session's scratch vector
+ * (buffers$scratch) while it lasts, else R_alloc: the entry columns, the
+ * word list, P, the scratch tables and, when the caller does not want them
+ * back, the documents' topic counts. Fresh R_alloc blocks for each (about
+ * 200 KB per minibatch of 100 kos documents) were half of what a default
+ * fit allocated, and R's collector cleared them. Blocks are 16-byte aligned;
+ * the scratch vector is doubles, so its start is. */
+typedef struct {
+  char *p;
+  size_t left;
+} cvb0_arena;
+
+static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
+  if (n < 1) n = 1;
+  if (n > (SIZE_MAX - 15) / size) Rf_error("internal error: SCVB0 scratch too large");
+  const size_t bytes = (n * size + 15) & ~(size_t)15;
+  if (a->p != NULL && bytes <= a->left) {
+    void *r = a->p;
+    a->p += bytes;
+    a->left -= bytes;
+    return r;
+  }
+  return R_alloc(n, (int)size);
 }
 
 /* Local step (option summary TRUE) or fold-in (FALSE) of SCVB0 over x (a
@@ -130,7 +154,8 @@ static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, in
  * sums of lambda. buffers, by name (each NULL or a vector): scratch, a
  * double vector this call may overwrite; marks, the session's V-long int
  * table (batch_words). The summary is always a new vector of its own.
- * Returns list(theta = K x D NTheta, words = the 0-based distinct words of
+ * Option theta FALSE: the K x D NTheta are working memory only and theta
+ * is NULL. Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of
  * m gamma over the last pass for word words[u]). A training summary is
  * these two vectors and nothing else: no K x V object per minibatch. */
@@ -146,6 +171,8 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   const uint64_t sd = svi_seed_from_r(seed);
   const uint64_t sb = svi_stream_from_r(svi_opt(opts, "stream_base"));
   const int want = svi_opt_flag(opts, "summary");
+  /* the documents' topic counts as a result (theta), or working memory only */
+  const int want_theta = svi_opt_flag(opts, "theta");
   const SEXP affine = svi_opt(opts, "affine"), scratch = svi_opt(buffers, "scratch"),
              marks = svi_opt(buffers, "marks"), sbuf = svi_opt(buffers, "summary");
   /* training (a summary) runs on one thread: see cvb0_local() */
@@ -166,33 +193,37 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   }
   double *inv_tot = inv_totals(lambda, tot, K, V);
 
+  cvb0_arena arena = {NULL, 0};
+  if (!Rf_isNull(scratch)) {
+    if (TYPEOF(scratch) != REALSXP) Rf_error("internal error: SCVB0 scratch must be doubles");
+    arena.p = (char *)REAL(scratch);
+    arena.left = (size_t)XLENGTH(scratch) * sizeof(double);
+  }
   const R_xlen_t nnz = XLENGTH(term);
-  int *ecol = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
-  int *wlist;
-  const int U = batch_words(&x, nnz, mk, ecol, &wlist);
+  int *ecol = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
+  int *wlist = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
+  const int U = batch_words(&x, nnz, mk, ecol, wlist);
   if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
       (double)K * (double)U > 2147483647.0)
     Rf_error("internal error: SCVB0 output too large");
   SEXP words = PROTECT(Rf_allocVector(INTSXP, want ? U : 0));
   n_prot++;
   if (want && U > 0) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
-  /* scratch: P = lambda / tot over the batch's words (topics are frozen
-   * within a batch), in the caller's reusable vector when it is long enough
-   * (R/lda-cvb0.R keeps one per session: fresh R_alloc blocks of a few MB
-   * per minibatch cost page faults and garbage collections), else R_alloc */
-  double *scr = NULL;
-  svi_len scr_len = 0;
-  if (!Rf_isNull(scratch)) {
-    if (TYPEOF(scratch) != REALSXP) Rf_error("internal error: SCVB0 scratch must be doubles");
-    scr = REAL(scratch);
-    scr_len = XLENGTH(scratch);
-  }
-  const svi_len p_len = (svi_len)K * (U > 0 ? U : 1);
-  const int p_in_scr = scr != NULL && scr_len >= p_len;
-  double *P = p_in_scr ? scr : (double *)R_alloc(p_len, sizeof(double));
+  /* P = lambda / tot over the batch's words (topics are frozen within a
+   * batch), in the session's scratch when it has room (R/lda-cvb0.R keeps
+   * one per session: fresh R_alloc blocks of a few MB per minibatch cost
+   * page faults and garbage collections), else R_alloc */
+  double *P = (double *)arena_take(&arena, (size_t)K * (size_t)(U > 0 ? U : 1), sizeof(double));
   cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
-  SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
-  n_prot++;
+  SEXP theta = R_NilValue;
+  double *th;
+  if (want_theta) {
+    theta = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
+    n_prot++;
+    th = REAL(theta);
+  } else {
+    th = (double *)arena_take(&arena, (size_t)K * (size_t)(x.D > 0 ? x.D : 1), sizeof(double));
+  }
   /* the summary: with buffers$summary NULL a new vector of its own, exactly
    * K x U (a package-held buffer returned as a result would be overwritten
    * by the next call while a round still holds it: issue 21). A double
@@ -219,10 +250,11 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     int n = x.doc_ptr[d + 1] - x.doc_ptr[d];
     if (n > mt) mt = n;
   }
-  double *tables = (double *)R_alloc(cvb0_scratch_size(&x, &cs), sizeof(double));
-  double *g_all = (double *)R_alloc((size_t)threads * cvb0_thread_stride(K), sizeof(double));
-  int *order_all = (int *)R_alloc((size_t)threads * cvb0_order_stride(mt), sizeof(int));
-  cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, REAL(theta),
+  double *tables = (double *)arena_take(&arena, cvb0_scratch_size(&x, &cs), sizeof(double));
+  double *g_all =
+      (double *)arena_take(&arena, (size_t)threads * cvb0_thread_stride(K), sizeof(double));
+  int *order_all = (int *)arena_take(&arena, (size_t)threads * cvb0_order_stride(mt), sizeof(int));
+  cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, th,
              want ? REAL(summary) : NULL, tables, g_all, order_all);
 
   const char *names[] = {"theta", "words", "x"};

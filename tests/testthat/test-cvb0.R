@@ -348,3 +348,31 @@ test_that("the local step writes its summary into a buffer it is given, and fits
   expect_identical(fit$lambda, ref$lambda)
   expect_identical(fit$doc_topic, ref$doc_topic)
 })
+
+test_that("a local step whose document-topic counts nobody reads returns none, and the same summary", {
+  sim <- simulate_lda(D = 80, V = 60, K = 4, doc_length = 30, seed = 4)
+  x <- sparsevi:::dtm_subset(sim$dtm, 1:40)
+  K <- 4
+  V <- ncol(x)
+  state <- list(lambda = matrix(0.01 + uniform_source(5)(K * V), K, V), t = 0,
+                n_tokens = 2 * sum(x$count))
+  ctl <- list(alpha = 0.1, eta = 0.01)
+  seed <- c(0, 3)
+  off <- structure(seed, doc_topic = FALSE)
+  a <- sparsevi:::lda_local_cvb0(x, state, ctl, seed, 1L)
+  b <- sparsevi:::lda_local_cvb0(x, state, ctl, off, 1L)
+  expect_identical(dim(a$doc_topic), c(4L, 40L))
+  expect_null(b$doc_topic)
+  expect_identical(b$summary$words, a$summary$words)
+  expect_identical(b$summary$x, a$summary$x)
+  expect_identical(b$stats$docs, 40L)
+  # with the session's scratch too small for the working memory, the same
+  c2 <- .Call(sparsevi:::ffi_lda_local_cvb0, x, V, state$lambda, NULL,
+              sparsevi:::cvb0_opts(sparsevi:::cvb0_settings(ctl), 0, TRUE, NULL, FALSE), seed, 1L,
+              sparsevi:::cvb0_buffers(scratch = double(3)))
+  expect_null(c2$theta)
+  expect_identical(c2$x, a$summary$x)
+  # the global step reads the same from either
+  expect_identical(sparsevi:::lda_global_cvb0(state, b, 1L, ctl),
+                   sparsevi:::lda_global_cvb0(state, a, 1L, ctl))
+})
