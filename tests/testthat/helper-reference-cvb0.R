@@ -74,3 +74,15 @@ ref_cvb0_global <- function(lambda, S, eta, rho, scale) {
 cvb0_dense <- function(res, V) {
   sparsevi:::cvb0_summary_dense(res$summary, nrow(res$doc_topic), V)
 }
+
+# A minibatch of the first n_docs documents of a simulated corpus and a dense
+# SCVB0 state over its vocabulary: topics 0.01 plus uniforms from stream
+# `rng_seed`, t = 0, the corpus's tokens `tokens_mult` times the batch's.
+cvb0_test_batch <- function(D, V, K, doc_length, seed, n_docs, rng_seed, tokens_mult) {
+  sim <- simulate_lda(D = D, V = V, K = K, doc_length = doc_length, seed = seed)
+  x <- sparsevi:::dtm_subset(sim$dtm, seq_len(n_docs))
+  Vx <- ncol(x)
+  list(x = x, K = K, V = Vx,
+       state = list(lambda = matrix(0.01 + uniform_source(rng_seed)(K * Vx), K, Vx), t = 0,
+                    n_tokens = tokens_mult * sum(x$count)))
+}

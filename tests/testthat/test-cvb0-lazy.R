@@ -58,12 +58,12 @@ test_that("the lazy SCVB0 global step equals the dense one, across rescalings", 
 })
 
 test_that("the lazy SCVB0 global step touches only the minibatch's words", {
-  sim <- simulate_lda(D = 60, V = 50, K = 3, doc_length = 20, seed = 2)
-  x <- sparsevi:::dtm_subset(sim$dtm, 1:10)
-  K <- 3
-  V <- ncol(x)
-  state <- list(lambda = matrix(0.01 + uniform_source(3)(K * V), K, V), t = 0,
-                n_tokens = 10 * sum(x$count))
+  tb <- cvb0_test_batch(D = 60, V = 50, K = 3, doc_length = 20, seed = 2, n_docs = 10,
+                        rng_seed = 3, tokens_mult = 10)
+  x <- tb$x
+  K <- tb$K
+  V <- tb$V
+  state <- tb$state
   # the paper's schedule (rho < 1: the default's first step is dense)
   ctl <- list(alpha = 0.1, eta = 0.01, step_scale = 10, tau = 1000, kappa = 0.9)
   res <- sparsevi:::lda_local_cvb0(x, state, ctl, c(0, 1), 1L)

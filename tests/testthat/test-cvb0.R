@@ -350,12 +350,10 @@ test_that("the local step writes its summary into a buffer it is given, and fits
 })
 
 test_that("a local step whose document-topic counts nobody reads returns none, and the same summary", {
-  sim <- simulate_lda(D = 80, V = 60, K = 4, doc_length = 30, seed = 4)
-  x <- sparsevi:::dtm_subset(sim$dtm, 1:40)
-  K <- 4
-  V <- ncol(x)
-  state <- list(lambda = matrix(0.01 + uniform_source(5)(K * V), K, V), t = 0,
-                n_tokens = 2 * sum(x$count))
+  tb <- cvb0_test_batch(D = 80, V = 60, K = 4, doc_length = 30, seed = 4, n_docs = 40,
+                        rng_seed = 5, tokens_mult = 2)
+  x <- tb$x
+  state <- tb$state
   ctl <- list(alpha = 0.1, eta = 0.01)
   seed <- c(0, 3)
   off <- structure(seed, doc_topic = FALSE)
@@ -367,7 +365,7 @@ test_that("a local step whose document-topic counts nobody reads returns none, a
   expect_identical(b$summary$x, a$summary$x)
   expect_identical(b$stats$docs, 40L)
   # with the session's scratch too small for the working memory, the same
-  c2 <- .Call(sparsevi:::ffi_lda_local_cvb0, x, V, state$lambda, NULL,
+  c2 <- .Call(sparsevi:::ffi_lda_local_cvb0, x, tb$V, state$lambda, NULL,
               sparsevi:::cvb0_opts(sparsevi:::cvb0_settings(ctl), 0, TRUE, NULL, FALSE), seed, 1L,
               sparsevi:::cvb0_buffers(scratch = double(3)))
   expect_null(c2$theta)
