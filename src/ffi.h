@@ -40,6 +40,11 @@ double svi_real_arg(SEXP x, double lo, double hi, const char *what);
 int svi_flag_arg(SEXP x, const char *what);
 /* Errors unless a * b (* c) fits in a vector of R and in `limit` doubles. */
 void svi_need_size(double a, double b, double limit, const char *what);
+/* The most topics an LDA fit can have: fit_lda() keeps K <= V and
+ * K V <= 2^31 - 1 (check_topic_table_size()), so K <= 46340. Entry points
+ * that size an output by K alone check it, so that a hostile K cannot ask
+ * for gigabytes. */
+#define SVI_MAX_TOPICS 46340
 
 /* A batch summary held as K values for each of the batch's Vb words (acc,
  * word-major; words increasing in [0, V)) as the parts of a sparse K x V

@@ -65,17 +65,15 @@ SEXP ffi_lda_top_share(SEXP W, SEXP L_, SEXP alpha_) {
  * Returns list(p, i, x), the slots of the dgCMatrix, rows increasing
  * within each column. */
 SEXP ffi_lda_kept_csc(SEXP parts, SEXP rows, SEXP D_, SEXP K_, SEXP L_) {
-  const int D = svi_int_arg(D_, 0, INT_MAX, "D"), K = svi_int_arg(K_, 1, INT_MAX, "K"),
-            L = svi_int_arg(L_, 1, INT_MAX, "L");
+  const int D = svi_int_arg(D_, 0, INT_MAX, "D"), K = svi_int_arg(K_, 1, SVI_MAX_TOPICS, "K"),
+            L = svi_int_arg(L_, 1, K, "L");
   if (TYPEOF(parts) != VECSXP || TYPEOF(rows) != VECSXP || XLENGTH(parts) != XLENGTH(rows))
     Rf_error("internal error: malformed kept parts");
   const R_xlen_t nb = XLENGTH(parts), len = (R_xlen_t)D * L;
   if (len > INT_MAX) Rf_error("internal error: too many kept proportions");
-  int *J = (int *)R_alloc(len > 0 ? len : 1, sizeof(int));
-  double *X = (double *)R_alloc(len > 0 ? len : 1, sizeof(double));
-  unsigned char *seen = (unsigned char *)R_alloc(D > 0 ? D : 1, 1);
-  for (int d = 0; d < D; d++) seen[d] = 0;
-  /* each document's L entries at d L, in row order */
+  /* the rows cover D documents, and each part holds L entries a row: checked
+   * before anything is allocated, so that D and L are those of the input */
+  R_xlen_t n_rows = 0;
   for (R_xlen_t b = 0; b < nb; b++) {
     SEXP pb = VECTOR_ELT(parts, b), rb = VECTOR_ELT(rows, b);
     if (TYPEOF(rb) != INTSXP || TYPEOF(pb) != VECSXP || XLENGTH(pb) < 2)
@@ -85,6 +83,18 @@ SEXP ffi_lda_kept_csc(SEXP parts, SEXP rows, SEXP D_, SEXP K_, SEXP L_) {
     if (TYPEOF(jb) != INTSXP || TYPEOF(xb) != REALSXP || XLENGTH(jb) != n * L ||
         XLENGTH(xb) != n * L)
       Rf_error("internal error: malformed kept part");
+    n_rows += n;
+  }
+  if (n_rows != D) Rf_error("internal error: kept rows do not cover the documents once");
+  int *J = (int *)R_alloc(len > 0 ? len : 1, sizeof(int));
+  double *X = (double *)R_alloc(len > 0 ? len : 1, sizeof(double));
+  unsigned char *seen = (unsigned char *)R_alloc(D > 0 ? D : 1, 1);
+  for (int d = 0; d < D; d++) seen[d] = 0;
+  /* each document's L entries at d L, in row order */
+  for (R_xlen_t b = 0; b < nb; b++) {
+    SEXP pb = VECTOR_ELT(parts, b), rb = VECTOR_ELT(rows, b);
+    SEXP jb = VECTOR_ELT(pb, 0), xb = VECTOR_ELT(pb, 1);
+    const R_xlen_t n = XLENGTH(rb);
     const int *r = INTEGER(rb), *j = INTEGER(jb);
     const double *x = REAL(xb);
     for (R_xlen_t t = 0; t < n; t++) {

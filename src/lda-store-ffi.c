@@ -387,7 +387,7 @@ SEXP ffi_lda_summary_blocks(SEXP p, SEXP i, SEXP x, SEXP K_) {
   svi_need_int(p, -1, "p");
   svi_need_int(i, -1, "i");
   svi_need_real(x, XLENGTH(i), "x");
-  const int K = svi_int_arg(K_, 1, INT_MAX, "K");
+  const int K = svi_int_arg(K_, 1, SVI_MAX_TOPICS, "K");
   const R_xlen_t V = XLENGTH(p) - 1;
   const int *pp = INTEGER(p), *pi = INTEGER(i);
   const double *px = REAL(x);
