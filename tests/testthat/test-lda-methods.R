@@ -69,7 +69,8 @@ test_that("kept proportions in C equal their R forms", {
   expect_error(sparsevi:::lda_kept_dgc(parts, list(c(5L, 2L, 9L), integer(0), c(1L, 3L, 4L, 6L, 7L, 7L)),
                                        9L, 6L, 3L), "once")
   # a hostile size asks for nothing before it is checked against the input
-  expect_error(.Call(sparsevi:::ffi_lda_kept_csc, parts, rows, .Machine$integer.max, 6L, 3L), "once")
+  expect_error(.Call(sparsevi:::ffi_lda_kept_csc, parts, rows, 2e9, 6L, 1L), "malformed")
+  expect_error(.Call(sparsevi:::ffi_lda_kept_csc, parts, rows, 2e8, 6L, 3L), "once")
   expect_error(.Call(sparsevi:::ffi_lda_kept_csc, parts, rows, 9L, .Machine$integer.max, 3L),
                "46340")
   expect_error(.Call(sparsevi:::ffi_lda_summary_blocks, c(0L, 1L), 0L, 1, .Machine$integer.max),
