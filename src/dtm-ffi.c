@@ -47,12 +47,20 @@ SEXP ffi_dtm_validate(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
  * j of document d, in entry order (the Bregman k-means++ seeding of LDA needs
  * one per chosen topic; R's rowsum() took ~1 s a pass on nips_f20). */
 SEXP ffi_dtm_doc_dot(SEXP doc_ptr, SEXP term, SEXP w, SEXP v) {
-  const int D = Rf_length(doc_ptr) - 1;
+  svi_need_int(doc_ptr, -1, "doc_ptr");
+  svi_need_int(term, -1, "term");
+  svi_need_real(w, XLENGTH(term), "w");
+  svi_need_real(v, -1, "v");
+  if (XLENGTH(doc_ptr) > INT_MAX) Rf_error("ffi_dtm_doc_dot: too many documents");
+  const int D = (int)XLENGTH(doc_ptr) - 1;
   const int *ptr = INTEGER(doc_ptr), *tm = INTEGER(term);
   const double *wt = REAL(w), *vv = REAL(v);
   const svi_len n = XLENGTH(term), nv = XLENGTH(v);
-  if (D < 0 || XLENGTH(w) != n || (D > 0 && ptr[D] != n))
+  if (D < 0 || (D > 0 && (ptr[0] != 0 || ptr[D] != n)))
     Rf_error("ffi_dtm_doc_dot: inconsistent document-term structure");
+  for (int d = 0; d < D; d++) {
+    if (ptr[d + 1] < ptr[d]) Rf_error("ffi_dtm_doc_dot: inconsistent document-term structure");
+  }
   SEXP out = PROTECT(Rf_allocVector(REALSXP, D > 0 ? D : 0));
   double *o = REAL(out);
   for (int d = 0; d < D; d++) {

@@ -480,7 +480,8 @@ SEXP ffi_mix_work(SEXP bytes) {
  * documents). */
 SEXP ffi_mix_obs(SEXP lik_, SEXP D_) {
   const mix_obs *obs = mix_obs_of(svi_int_arg(lik_, MIX_GAUSS, MIX_MULT, "lik"));
-  int D = svi_int_arg(D_, 1, 1000000, "D");
+  /* (svi_packed_size(D) is an int: D (D + 1) / 2 fits for D <= 46340) */
+  int D = svi_int_arg(D_, 1, 46340, "D");
   const char *names[] = {"name", "stat_size", "spread", "documents"};
   SEXP out = PROTECT(svi_named_list(4, names));
   SET_VECTOR_ELT(out, 0, Rf_mkString(obs->name));

@@ -196,6 +196,12 @@ test_that("dtm_align maps terms by name and counts what it drops", {
   m[c(3, 17), ] <- 0
   w <- as_dtm(m)
   expect_identical(sparsevi:::doc_lengths(w), sparsevi:::doc_lengths_r(w))
+  # its C refuses a malformed structure (pointers out of order or of another type)
+  dot <- function(...) .Call(sparsevi:::ffi_dtm_doc_dot, ...)
+  expect_error(dot(c(0L, 5L, 2L), c(0L, 1L), c(1, 1), c(1, 2)), "inconsistent")
+  expect_error(dot(1:3, 0L, 1, 1), "inconsistent")
+  expect_error(dot(c(0, 1), 0L, 1, 1), "integer")
+  expect_error(dot(c(0L, 1L), 0L, 1L, 1), "double")
 })
 
 test_that("a wide data frame of counts is read as a matrix", {

@@ -96,6 +96,8 @@ test_that("each likelihood code chooses its own observation table", {
   expect_identical(vapply(0:3, function(l) .Call(ffi_mix_obs, l, 2L)$spread, 1L),
                    c(1L, 1L, 2L, 0L))
   expect_error(.Call(ffi_mix_obs, 4L, 2L), "lik")
+  # a dimension whose packed covariance would overflow is refused
+  expect_error(.Call(ffi_mix_obs, 0L, 1e6), "46340")
 })
 
 test_that("the mixture entry points read the prior by name; a missing entry is named", {
