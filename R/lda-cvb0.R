@@ -204,8 +204,8 @@ lda_cvb0_control <- function(control, call = caller_call()) {
 # Bregman pick as a promise, so the pick runs after the allocation. In a
 # session whose heap is small (a fresh one, the corpus just read), the one
 # full collection this allocation forces grows the heap for the pick's
-# temporaries as well; picking first cost a full collection of its own (one
-# 0.1 s of a 1.2 s default call at K = 100, V = 129,289 with Matrix loaded).
+# temporaries as well; picking first cost a full collection of its own
+# (0.1 s of a 1.2 s default call at K = 100, V = 129,289 with Matrix loaded).
 lda_cvb0_seeded_start <- function(x0, chosen, control, V) {
   lambda <- .Call(ffi_lda_table_alloc, as.integer(control$K), as.integer(V))
   s <- lda_seed_counts(x0, chosen)

@@ -617,8 +617,9 @@ lda_batch <- function(x, members, b) {
 # default fit on spamassassin allocated, which R's collector then cleared).
 # A corpus on disk is read batch by batch, and a larger one re-made. A
 # training call of one lap keeps nothing: no batch is read twice, and the
-# kept batches only grew the live heap during the lap (a one-pass default fit
-# over 60,000 Wikipedia paragraphs: 35 MB that forced a full collection).
+# kept batches only grew the live heap during the lap (a one-pass OPE fit
+# over 60,000 Wikipedia paragraphs at K = 100: garbage collection 0.50 ->
+# 0.37 s, peak memory 0.48 -> 0.43 GB).
 lda_batch_reader <- function(x, members, laps = 2L) {
   if (inherits(x, "sparsevi_source") || length(x$term) > lda_batch_cache_max || laps < 2L) {
     return(function(b) lda_batch(x, members, b))
