@@ -948,9 +948,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
   # instead of leaving one per minibatch to the garbage collector. `buffers`
   # (lda_train()) keeps them from lap to lap: a new set every lap was 36 of
   # the 128 MB a default fit on kos allocated.
-  free <- if (isTRUE(engine$summary_buffers) && ex$kind == "local") {
-    if (is.environment(buffers)) buffers else new.env(parent = emptyenv())
-  }
+  free <- if (isTRUE(engine$summary_buffers) && ex$kind == "local") buffers
   if (!is.null(free) && is.null(free$bufs)) free$bufs <- list()
   run_round <- function(round, state) {
     seeds <- lapply(round, function(b) {

@@ -153,7 +153,7 @@ static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
  * of the lazy global step (lambda = shift + scale X); tot (or NULL) the row
  * sums of lambda. buffers, by name (each NULL or a vector): scratch, a
  * double vector this call may overwrite; marks, the session's V-long int
- * table (batch_words). The summary is always a new vector of its own.
+ * table (batch_words); summary, a buffer for the summary (see below).
  * Option theta FALSE: the K x D NTheta are working memory only and theta
  * is NULL. Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of

@@ -8,12 +8,6 @@
 #include "ffi.h"
 #include "svi.h"
 
-/* Descending by value, ties by index (ffi_svi_select_top()'s order). */
-static int before(const double *w, int a, int b) {
-  if (w[a] != w[b]) return w[a] > w[b];
-  return a < b;
-}
-
 /* W a K x n matrix (a column per document), alpha added to each entry
  * (0 for proportions already smoothed). Returns list(j, x): for document t
  * entries t L .. t L + L - 1, its L largest (w + alpha) in decreasing
@@ -40,14 +34,7 @@ SEXP ffi_lda_top_share(SEXP W, SEXP L_, SEXP alpha_) {
     const double *wt = w + (R_xlen_t)t * K;
     for (int k = 0; k < K; k++) wa[k] = wt[k] + alpha;
     svi_select_top(wa, K, L, idx);
-    for (int a = 1; a < L; a++) { /* the L chosen in canonical order */
-      int v = idx[a], b = a;
-      while (b > 0 && before(wa, v, idx[b - 1])) {
-        idx[b] = idx[b - 1];
-        b--;
-      }
-      idx[b] = v;
-    }
+    svi_sort_top(wa, idx, L); /* the L chosen in canonical order */
     double s = 0;
     for (int l = 0; l < L; l++) s += wa[idx[l]];
     for (int l = 0; l < L; l++) {

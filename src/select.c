@@ -15,36 +15,39 @@ static inline void swap_int(int *a, int *b) {
   *b = t;
 }
 
-/* Sift-down for a heap whose root is the *last* of the kept set under `before`. */
+/* Sift-down of h[i] in the heap h[0..n) whose root is the *last* of its
+ * entries under `before`. */
+static void sift_down(const double *w, int *h, int i, int n) {
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && before(w, h[c], h[c + 1])) c++;
+    if (before(w, h[c], h[i])) break;
+    swap_int(&h[i], &h[c]);
+    i = c;
+  }
+}
+
 static void heap_select(const double *w, int *idx, int lo, int hi, int L) {
   /* Keep a min-heap (under `before`) of the first L entries of idx[lo..hi),
    * then scan the rest; afterwards idx[lo..lo+L) holds the top L. */
   int *h = idx + lo;
   int n = hi - lo;
-  for (int start = L / 2 - 1; start >= 0; start--) {
-    int i = start;
-    for (;;) {
-      int c = 2 * i + 1;
-      if (c >= L) break;
-      if (c + 1 < L && before(w, h[c], h[c + 1])) c++;
-      if (before(w, h[c], h[i])) break;
-      swap_int(&h[i], &h[c]);
-      i = c;
-    }
-  }
+  for (int start = L / 2 - 1; start >= 0; start--) sift_down(w, h, start, L);
   for (int j = L; j < n; j++) {
     if (before(w, h[j], h[0])) {
       swap_int(&h[0], &h[j]);
-      int i = 0;
-      for (;;) {
-        int c = 2 * i + 1;
-        if (c >= L) break;
-        if (c + 1 < L && before(w, h[c], h[c + 1])) c++;
-        if (before(w, h[c], h[i])) break;
-        swap_int(&h[i], &h[c]);
-        i = c;
-      }
+      sift_down(w, h, 0, L);
     }
+  }
+}
+
+void svi_sort_top(const double *w, int *idx, int L) {
+  /* heapsort: the heap's root is the last under `before`, moved to the end */
+  for (int start = L / 2 - 1; start >= 0; start--) sift_down(w, idx, start, L);
+  for (int end = L - 1; end > 0; end--) {
+    swap_int(&idx[0], &idx[end]);
+    sift_down(w, idx, 0, end);
   }
 }
 

@@ -240,8 +240,7 @@ SEXP ffi_svi_select_top(SEXP W, SEXP L_, SEXP method) {
     }
     /* order the selected L for a canonical output (L log L, outside timing
      * of interest when L << K) */
-    sort_key = wj;
-    if (m == 0) qsort(idx, L, sizeof(int), cmp_desc);
+    if (m == 0) svi_sort_top(wj, idx, L);
     for (int l = 0; l < L; l++) po[(R_xlen_t)j * L + l] = idx[l] + 1;
   }
   UNPROTECT(1);

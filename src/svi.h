@@ -32,6 +32,9 @@ double svi_exp(double x);
  * Ties are broken consistently (lower index first among equals at the
  * threshold), so the result is deterministic. */
 void svi_select_top(const double *w, int K, int L, int *idx);
+/* Orders idx[0..L-1] by decreasing w, lower index first among equals (the
+ * order svi_select_top() selects by), in O(L log L) without extra memory. */
+void svi_sort_top(const double *w, int *idx, int L);
 /* Softmax of w over the L indices idx; writes r[0..L-1] and returns the
  * log normaliser log sum_j exp(w[idx[j]]). */
 double svi_softmax_sub(const double *w, const int *idx, int L, double *r);

@@ -6,19 +6,6 @@ store_lambda0 <- function(K, V, seed) {
   matrix(0.05 + uniform_source(seed)(K * V), K, V)
 }
 
-# Makes lda_store_update() (every stochastic global step's write) fail from
-# its `after`-th call on; returns the function that restores it.
-fail_store_update <- function(after) {
-  orig <- get("lda_store_update", asNamespace("sparsevi"))
-  calls <- 0
-  utils::assignInNamespace("lda_store_update", function(...) {
-    calls <<- calls + 1
-    if (calls >= after) stop("injected failure")
-    orig(...)
-  }, ns = "sparsevi")
-  function() utils::assignInNamespace("lda_store_update", orig, ns = "sparsevi")
-}
-
 # A fit of the lap-copy tests: 160 documents, 4 batches a lap.
 store_fit <- function(local, global, passes) {
   sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
@@ -40,6 +27,18 @@ counted <- function(name, after = Inf) {
   }, ns = "sparsevi")
   env$restore <- function() utils::assignInNamespace(name, orig, ns = "sparsevi")
   env
+}
+
+# store_fit() with lda_store_update() (every stochastic global step's write)
+# failing from its `fail_at`-th call on: the fit it returns ended
+# interrupted, with a warning.
+interrupted_store_fit <- function(local, global, passes, fail_at) {
+  fails <- counted("lda_store_update", fail_at)
+  on.exit(fails$restore())
+  expect_warning(fit <- store_fit(local, global, passes),
+                 class = "sparsevi_warning_interrupted")
+  expect_identical(fit$ended, "interrupted")
+  fit
 }
 
 test_that("a store holds lambda = eta + scale X and its update is the dense step", {
@@ -140,12 +139,7 @@ test_that("a lap works on its own copy: a failure mid-lap keeps the last lap int
     one <- fit(cfg[[1]], cfg[[2]], 1)
     # 4 batches a lap: the 7th store update fails, after lap 2 has written
     # two minibatches to its store
-    restore <- fail_store_update(7)
-    tryCatch(
-      expect_warning(two <- fit(cfg[[1]], cfg[[2]], 2),
-                     class = "sparsevi_warning_interrupted"),
-      finally = restore())
-    expect_identical(two$ended, "interrupted")
+    two <- interrupted_store_fit(cfg[[1]], cfg[[2]], 2, fail_at = 7)
     expect_identical(two$topic_word, one$topic_word)
     expect_identical(two$lambda, one$lambda)
   }
@@ -173,12 +167,7 @@ test_that("later laps copy into the table the lap before last started from, and 
     expect_identical(five$trace$objective, five_disk$trace$objective)
     # a failure in lap 4, which writes into lap 2's table: lap 3's fit
     # comes back intact
-    restore <- fail_store_update(15)
-    tryCatch(
-      expect_warning(four <- fit(cfg[[1]], cfg[[2]], 4),
-                     class = "sparsevi_warning_interrupted"),
-      finally = restore())
-    expect_identical(four$ended, "interrupted")
+    four <- interrupted_store_fit(cfg[[1]], cfg[[2]], 4, fail_at = 15)
     expect_identical(four$lambda, three$lambda, label = paste(cfg[[1]], "lap 4 failed"))
     expect_null(attr(four$lambda, "sparsevi_store"))
     expect_null(attr(five$lambda, "sparsevi_store"))
