@@ -6,6 +6,7 @@
 #define R_NO_REMAP
 #include <R.h>
 #include <Rinternals.h>
+#include <R_ext/Rdynload.h>
 #include "svi.h"
 
 /* A view of a sparsevi_dtm's CSR parts; V is the vocabulary size. */
@@ -45,6 +46,14 @@ void svi_need_size(double a, double b, double limit, const char *what);
  * that size an output by K alone check it, so that a hostile K cannot ask
  * for gigabytes. */
 #define SVI_MAX_TOPICS 46340
+
+/* A K x V double matrix whose memory is outside R's heap (table.c says why
+ * and how), its values unset; and the registration of its ALTREP class
+ * (R_init_sparsevi). */
+SEXP svi_table_alloc(int K, int V);
+/* Such a table holding a copy of the double matrix X, with its attributes. */
+SEXP svi_table_copy(SEXP X);
+void svi_table_register(DllInfo *dll);
 
 /* A batch summary held as K values for each of the batch's Vb words (acc,
  * word-major; words increasing in [0, V)) as the parts of a sparse K x V

@@ -48,6 +48,9 @@ extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_seeded(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_table_alloc(SEXP, SEXP);
+extern SEXP ffi_svi_table_info(void);
+extern SEXP ffi_svi_is_table(SEXP);
+extern void svi_table_register(DllInfo *dll);
 extern SEXP ffi_lda_top_share(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_kept_csc(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_bregman_pick(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -129,6 +132,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
     {"ffi_lda_init_seeded", (DL_FUNC)&ffi_lda_init_seeded, 5},
     {"ffi_lda_table_alloc", (DL_FUNC)&ffi_lda_table_alloc, 2},
+    {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 0},
+    {"ffi_svi_is_table", (DL_FUNC)&ffi_svi_is_table, 1},
     {"ffi_lda_top_share", (DL_FUNC)&ffi_lda_top_share, 3},
     {"ffi_lda_kept_csc", (DL_FUNC)&ffi_lda_kept_csc, 5},
     {"ffi_lda_bregman_pick", (DL_FUNC)&ffi_lda_bregman_pick, 8},
@@ -172,4 +177,5 @@ void R_init_sparsevi(DllInfo *dll) {
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
+  svi_table_register(dll);
 }

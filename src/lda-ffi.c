@@ -281,7 +281,7 @@ SEXP ffi_lda_normalise_rows(SEXP X) {
  * a lap. */
 SEXP ffi_lda_lambda_from_stats(SEXP S, SEXP eta_) {
   svi_need_matrix(S, REALSXP, -1, -1, "S");
-  SEXP lambda = PROTECT(Rf_allocMatrix(REALSXP, Rf_nrows(S), Rf_ncols(S)));
+  SEXP lambda = PROTECT(svi_table_alloc(Rf_nrows(S), Rf_ncols(S)));
   lda_lambda_from_stats(REAL(lambda), REAL(S), (svi_len)Rf_nrows(S) * Rf_ncols(S),
                         Rf_asReal(eta_));
   UNPROTECT(1);
@@ -351,8 +351,7 @@ SEXP ffi_lda_eb_eta(SEXP S, SEXP eta_, SEXP max_iter_, SEXP tol_) {
  * and the table another (0.1 s each with Matrix loaded). */
 SEXP ffi_lda_table_alloc(SEXP K_, SEXP V_) {
   int K = svi_int_arg(K_, 1, INT_MAX, "K"), V = svi_int_arg(V_, 1, INT_MAX, "V");
-  svi_need_size((double)K, (double)V, 2147483647.0, "topic table");
-  return Rf_allocMatrix(REALSXP, K, V);
+  return svi_table_alloc(K, V);
 }
 
 /* The seeded start (R: lda_cvb0_seeded_start()), written over `table`, a
@@ -392,7 +391,7 @@ SEXP ffi_lda_init_random(SEXP seed, SEXP stream, SEXP K_, SEXP V_, SEXP eta_) {
   svi_need_size((double)K, (double)V, 2147483647.0, "topic table");
   svi_rng r;
   svi_rng_init(&r, svi_seed_from_r(seed), svi_stream_from_r(stream));
-  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  SEXP out = PROTECT(svi_table_alloc(K, V));
   lda_init_gamma100(REAL(out), (svi_len)K * V, eta, &r);
   UNPROTECT(1);
   return out;

@@ -85,7 +85,7 @@ SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
   const int in_place = svi_opt_flag(opts, "in_place");
   SEXP X = lambda;
   if (!in_place) {
-    X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    X = PROTECT(svi_table_alloc(K, V));
     n_prot++;
   }
   SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
@@ -122,7 +122,7 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   const int keep = svi_opt_int_or(opts, "keep", 0, 1, 0);
   SEXP X = S;
   if (!reuse) {
-    X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    X = PROTECT(svi_table_alloc(K, V));
     n_prot++;
   }
   SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
@@ -193,7 +193,7 @@ SEXP ffi_lda_store_lambda(SEXP X, SEXP meta, SEXP opts) {
   const int in_place = svi_opt_flag(opts, "in_place") && (!MAYBE_SHARED(X) || store_marked(X));
   SEXP lam = X;
   if (!in_place) {
-    lam = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+    lam = PROTECT(svi_table_alloc(K, V));
     n_prot++;
   }
   SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
@@ -292,7 +292,7 @@ SEXP ffi_lda_store_load(SEXP path) {
   const int K = (int)dims[0], V = (int)dims[1];
   /* allocations may fail (an R error): the file is closed first */
   fclose(f);
-  SEXP X = PROTECT(Rf_allocMatrix(REALSXP, K, V));
+  SEXP X = PROTECT(svi_table_alloc(K, V));
   SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
   f = fopen(p, "rb");
   if (f == NULL) Rf_error("cannot read the topic store's snapshot %s", p);
@@ -333,7 +333,7 @@ SEXP ffi_lda_store_release(SEXP X) {
 SEXP ffi_lda_store_copy(SEXP X, SEXP meta) {
   int K, V;
   store_dims(X, meta, &K, &V);
-  SEXP X2 = PROTECT(Rf_duplicate(X));
+  SEXP X2 = PROTECT(svi_table_copy(X));
   SEXP m2 = PROTECT(Rf_duplicate(meta));
   Rf_setAttrib(X2, Rf_install("sparsevi_store"), R_NilValue);
   SEXP out = store_list(X2, m2);
