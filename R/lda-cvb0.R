@@ -200,26 +200,28 @@ lda_cvb0_control <- function(control, call = caller_call()) {
 # K = 100, 10 laps, the default start scores 0.00 to 0.02 higher (kos: 0.02
 # lower) (inst/bench/results/scvb0.txt, part 6).
 #
-# The table is allocated before `chosen` is read: lda_init_state() passes the
-# Bregman pick as a promise, so the pick runs after the allocation. In a
-# session whose heap is small (a fresh one, the corpus just read), the one
-# full collection this allocation forces grows the heap for the pick's
-# temporaries as well; picking first cost a full collection of its own
-# (0.1 s of a 1.2 s default call at K = 100, V = 129,289 with Matrix loaded).
+# The start is a topic store (R/lda-store.R), not a dense table: X holds the
+# chosen documents' counts and is 0 elsewhere, lambda = eta + X
+# (ffi_lda_store_seeded()). The K x V table is never written whole here:
+# it comes zero-filled from the system, outside R's heap (src/table.c),
+# and the first global step updates this store in place where it used to
+# convert a dense start (X = lambda - eta, and its row sums) into one. The
+# store is the training loop's own (state$start_owned, lda_train()): the
+# first lap writes it without a copy, as it wrote the dense start.
 lda_cvb0_seeded_start <- function(x0, chosen, control, V) {
-  lambda <- .Call(ffi_lda_table_alloc, as.integer(control$K), as.integer(V))
   s <- lda_seed_counts(x0, chosen)
-  .Call(ffi_lda_init_seeded, lambda, as.double(control$eta), as.integer(s$k),
-        as.integer(s$v), s$x)
-  list(lambda = lambda, t = 0L)
+  st <- .Call(ffi_lda_store_seeded, as.integer(control$K), as.integer(V), as.integer(s$k),
+              as.integer(s$v), as.double(s$x))
+  st$eta <- as.double(control$eta)
+  list(cvb0 = st, t = 0L, tot = lda_store_totals(st), tot_t = 0L)
 }
 
-# The pure-R form of the seeded table (the reference of ffi_lda_init_seeded).
-lda_seeded_table_r <- function(s, K, V, eta) {
-  lambda <- matrix(as.double(eta), K, V)
-  at <- cbind(s$k + 1L, s$v + 1L)
-  lambda[at] <- lambda[at] + s$x
-  lambda
+# The pure-R form of the seeded store (the reference of ffi_lda_store_seeded):
+# list(X, meta) from the triples of lda_seed_counts().
+lda_seeded_store_r <- function(s, K, V) {
+  X <- matrix(0, K, V)
+  X[cbind(s$k + 1L, s$v + 1L)] <- s$x
+  list(X = X, meta = c(1, 0, rowSums(X)))
 }
 
 # Settings of the document update, a named list the C glue reads by name:
@@ -304,12 +306,16 @@ cvb0_cache <- new.env(parent = emptyenv())
 # overwrite (its scratch: the topic columns of the batch's words), kept for
 # the session so that minibatch after
 # minibatch reuses the same pages; NULL (C allocates) beyond 64 MB. Only the
-# C glue ever reads or writes it.
+# C glue ever reads or writes it. It is a table outside R's heap
+# (src/table.c), grown with a quarter to spare: batches of 1,000 Wikipedia
+# paragraphs at K = 100 need 28 MB, a little more each time a batch is
+# longer than every one before, and each new vector of R's own in a small
+# heap cost a collection (0.27 s of collections in a 1 s call).
 cvb0_scratch <- function(n) {
   if (n > 2^23) return(NULL)
   s <- cvb0_cache$scratch
   if (is.null(s) || length(s) < n) {
-    s <- double(max(n, 2^16))
+    s <- .Call(ffi_svi_table_alloc, 1L, as.integer(min(2^23, max(ceiling(1.25 * n), 2^16))))
     cvb0_cache$scratch <- s
   }
   s
@@ -461,6 +467,9 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   } else {
     st <- lda_store_own(st)
     state$cvb0 <- st
+    # (a seeded start's store, lda_cvb0_seeded_start(): the training loop's own
+    # until this first step; from here on each lap copies it)
+    state$start_owned <- NULL
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
   S <- g$S

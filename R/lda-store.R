@@ -108,7 +108,8 @@ lda_store_own <- function(st) {
 # the last completed lap's, which R/train.R returns if this lap fails --
 # is never written. A sealed memoized store is copied by its first batch
 # instead (lda_global_memoized_lazy()). The first lap of a fit has no store
-# yet: its global step makes one from the start.
+# yet (its global step makes one from the start), or one made as the start
+# (lda_cvb0_seeded_start()), which is the training loop's own: no copy.
 #
 # `spare` (an environment kept by the fit, or NULL): the copy goes into the
 # table the lap before last started from, instead of a new one, once there
@@ -119,6 +120,9 @@ lda_store_own <- function(st) {
 # are recycled: the first lap's store is made by its global step (from the
 # start, or a copy of a given lambda), never a table the caller holds.
 lda_store_lap_start <- function(state, spare = NULL) {
+  # a new fit's start given to the loop as a store (lda_cvb0_seeded_start()):
+  # there is no completed lap to keep, so the first lap writes it in place
+  if (isTRUE(state$start_owned)) return(state)
   for (nm in c("cvb0", "vbstore")) {
     st <- state[[nm]]
     if (!is.null(st) && !isTRUE(st$sealed) && is.null(state$snapshots[[nm]])) {
@@ -180,6 +184,9 @@ mem_available_bytes <- function() {
 }
 
 lda_store_protect <- function(state, files) {
+  # (a new fit's start held as a store: a failed first lap is an error, there
+  # is nothing to keep)
+  if (isTRUE(state$start_owned)) return(state)
   limit <- NULL
   for (nm in c("cvb0", "vbstore")) {
     st <- state[[nm]]
@@ -233,9 +240,11 @@ lda_store_table <- function(state, view) {
 
 # Whether a state's dense lambda was given up to a store (lda_store_new(
 # in_place = TRUE)): a state from before that step holds the converted table
-# and cannot be used (R/lda.R refuses to build a fit from it).
+# and cannot be used (R/lda.R refuses to build a fit from it). So is a new
+# fit's start held as a store (start_owned): its first lap writes it in place.
 lda_store_consumed <- function(state) {
-  !is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_store"))
+  (!is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_store"))) ||
+    (isTRUE(state$start_owned) && (!is.null(state$cvb0) || !is.null(state$vbstore)))
 }
 
 # A batch summary (K x V, sparse or dense, or list(words, x)) as the store's

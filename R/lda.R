@@ -1150,9 +1150,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   warm_of <- if (!is.null(warm)) function(b) warm$N[[b]]
   on_worker_error <- function(err, state) {
     # a worker failed: the error carries the last completed model (none when
-    # the first lap failed after its store took the start's table)
+    # the first lap failed after its store took the start's table, or wrote
+    # the start's own store)
+    consumed <- lda_store_consumed(state)
     state$start_owned <- NULL
-    err$fit <- if (!lda_store_consumed(state)) {
+    err$fit <- if (!consumed) {
       new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
                        fit$call)
     }

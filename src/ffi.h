@@ -51,6 +51,8 @@ void svi_need_size(double a, double b, double limit, const char *what);
  * and how), its values unset; and the registration of its ALTREP class
  * (R_init_sparsevi). */
 SEXP svi_table_alloc(int K, int V);
+/* The same, every entry 0. */
+SEXP svi_table_zero(int K, int V);
 /* Such a table holding a copy of the double matrix X, with its attributes. */
 SEXP svi_table_copy(SEXP X);
 void svi_table_register(DllInfo *dll);

@@ -343,45 +343,6 @@ SEXP ffi_lda_eb_eta(SEXP S, SEXP eta_, SEXP max_iter_, SEXP tol_) {
   return res;
 }
 
-/* A K x V table for a start to fill (every entry is written before it is
- * read: ffi_lda_init_seeded()). Allocated before the Bregman pick runs
- * (lda_cvb0_seeded_start()): in a session whose heap is small, the one
- * collection this allocation forces grows the heap for the pick's
- * temporaries too, instead of the pick forcing a full collection of its own
- * and the table another (0.1 s each with Matrix loaded). */
-SEXP ffi_lda_table_alloc(SEXP K_, SEXP V_) {
-  int K = svi_int_arg(K_, 1, INT_MAX, "K"), V = svi_int_arg(V_, 1, INT_MAX, "V");
-  return svi_table_alloc(K, V);
-}
-
-/* The seeded start (R: lda_cvb0_seeded_start()), written over `table`, a
- * K x V table the start owns (ffi_lda_table_alloc()): eta plus the chosen
- * documents' counts, triples k, v (0-based) and x from lda_seed_counts(),
- * each (k, v) at most once. One fill in C: R's matrix(eta, K, V) and the
- * indexed add took 0.2 s of a 1.3 s default call at K = 100, V = 129,289.
- * The same numbers as the R form (eta + x). Returns `table`. */
-SEXP ffi_lda_init_seeded(SEXP table, SEXP eta_, SEXP k_, SEXP v_, SEXP x_) {
-  svi_need_matrix(table, REALSXP, -1, -1, "table");
-  const int K = Rf_nrows(table), V = Rf_ncols(table);
-  double eta = Rf_asReal(eta_);
-  if (!(eta > 0) || !R_FINITE(eta)) Rf_error("internal error: bad eta");
-  if (TYPEOF(k_) != INTSXP || TYPEOF(v_) != INTSXP || TYPEOF(x_) != REALSXP ||
-      XLENGTH(v_) != XLENGTH(k_) || XLENGTH(x_) != XLENGTH(k_))
-    Rf_error("internal error: malformed seed counts");
-  const int *kk = INTEGER(k_), *vv = INTEGER(v_);
-  const double *xx = REAL(x_);
-  const R_xlen_t n = XLENGTH(k_);
-  for (R_xlen_t i = 0; i < n; i++) {
-    if (kk[i] < 0 || kk[i] >= K || vv[i] < 0 || vv[i] >= V)
-      Rf_error("internal error: seed count outside the table");
-  }
-  double *m = REAL(table);
-  const svi_len len = (svi_len)K * V;
-  for (svi_len j = 0; j < len; j++) m[j] = eta;
-  for (R_xlen_t i = 0; i < n; i++) m[(svi_len)vv[i] * K + kk[i]] += xx[i];
-  return table;
-}
-
 /* K x V near-uniform random topics from stream `stream` of `seed`. */
 SEXP ffi_lda_init_random(SEXP seed, SEXP stream, SEXP K_, SEXP V_, SEXP eta_) {
   int K = svi_int_arg(K_, 1, INT_MAX, "K"), V = svi_int_arg(V_, 1, INT_MAX, "V");

@@ -104,6 +104,45 @@ SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
   return out;
 }
 
+/* The store of SCVB0's seeded start (R: lda_cvb0_seeded_start()): X the
+ * chosen documents' counts, given as triples k, v (0-based) and x from
+ * lda_seed_counts(), each (k, v) at most once, and 0 elsewhere; scale 1,
+ * step count 0 and the row sums of X (summed triple by triple). Its lambda =
+ * eta + X is the seeded table, eta plus the counts, but the K x V table is
+ * never written whole: it comes zero-filled from the system
+ * (svi_table_zero()), and the first global step updates this store instead
+ * of converting a dense start into one (together two passes over the table:
+ * 0.035 s and 0.03 s of a 0.75 s default call at K = 100, V = 129,289).
+ * Returns list(X, meta). */
+SEXP ffi_lda_store_seeded(SEXP K_, SEXP V_, SEXP k_, SEXP v_, SEXP x_) {
+  const int K = svi_int_arg(K_, 1, SVI_MAX_TOPICS, "K"), V = svi_int_arg(V_, 1, INT_MAX, "V");
+  if (TYPEOF(k_) != INTSXP || TYPEOF(v_) != INTSXP || TYPEOF(x_) != REALSXP ||
+      XLENGTH(v_) != XLENGTH(k_) || XLENGTH(x_) != XLENGTH(k_))
+    Rf_error("internal error: malformed seed counts");
+  const int *kk = INTEGER(k_), *vv = INTEGER(v_);
+  const double *xx = REAL(x_);
+  const R_xlen_t n = XLENGTH(k_);
+  for (R_xlen_t i = 0; i < n; i++) {
+    if (kk[i] < 0 || kk[i] >= K || vv[i] < 0 || vv[i] >= V)
+      Rf_error("internal error: seed count outside the table");
+    if (!(xx[i] >= 0) || !R_FINITE(xx[i]))
+      Rf_error("internal error: seed counts must be finite and non-negative");
+  }
+  SEXP X = PROTECT(svi_table_zero(K, V));
+  SEXP meta = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K + 2));
+  double *m = REAL(X), *mt = REAL(meta);
+  mt[0] = 1.0;
+  mt[1] = 0.0;
+  for (int k = 0; k < K; k++) mt[2 + k] = 0.0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    m[(svi_len)vv[i] * K + kk[i]] = xx[i];
+    mt[2 + kk[i]] += xx[i];
+  }
+  SEXP out = store_list(X, meta);
+  UNPROTECT(2);
+  return out;
+}
+
 /* A new store of memoized sums S (K x V): X = max(S, 0), meta = c(1, t, row
  * sums of X summed word by word). S = NULL gives an empty (all-zero) store
  * of opts$K x opts$V. opts: t, K, V, in_place, keep (optional, 0 or 1).

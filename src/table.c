@@ -34,6 +34,7 @@
 #include "ffi.h"
 #include <R_ext/Altrep.h>
 #include <R_ext/Rdynload.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,11 +102,13 @@ void svi_table_register(DllInfo *dll) {
   R_set_altreal_Get_region_method(table_class, table_Get_region);
 }
 
-/* A K x V double matrix outside R's heap, its values unset (the caller
- * writes every entry before R reads one). */
-SEXP svi_table_alloc(int K, int V) {
+/* A K x V double matrix outside R's heap: zero-filled when `zero` (calloc,
+ * whose large blocks are fresh pages the system zeroes when first touched),
+ * else its values unset (the caller writes every entry before R reads one). */
+static SEXP table_new(int K, int V, int zero) {
   svi_need_size((double)K, (double)V, 2147483647.0, "topic table");
   const R_xlen_t n = (R_xlen_t)K * V;
+  const size_t count = (size_t)(n > 0 ? n : 1);
   const double bytes = (double)n * (double)sizeof(double);
   if (table_live + bytes > table_trigger) {
     /* (with no table alive, a collection could free none) */
@@ -118,10 +121,12 @@ SEXP svi_table_alloc(int K, int V) {
   }
   SEXP len = PROTECT(Rf_ScalarReal((double)n));
   SEXP p = PROTECT(R_MakeExternalPtr(NULL, len, R_NilValue));
-  double *block = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+  double *block = zero ? (double *)calloc(count, sizeof(double))
+                       : (double *)malloc(count * sizeof(double));
   if (!block) {
     R_gc();
-    block = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    block = zero ? (double *)calloc(count, sizeof(double))
+                 : (double *)malloc(count * sizeof(double));
   }
   if (!block) Rf_error("cannot allocate a topic table of %.0f MB", bytes / 1048576.0);
   R_SetExternalPtrAddr(p, block);
@@ -136,6 +141,10 @@ SEXP svi_table_alloc(int K, int V) {
   return x;
 }
 
+SEXP svi_table_alloc(int K, int V) { return table_new(K, V, 0); }
+
+SEXP svi_table_zero(int K, int V) { return table_new(K, V, 1); }
+
 SEXP svi_table_copy(SEXP X) {
   svi_need_matrix(X, REALSXP, -1, -1, "X");
   SEXP out = PROTECT(svi_table_alloc(Rf_nrows(X), Rf_ncols(X)));
@@ -145,6 +154,12 @@ SEXP svi_table_copy(SEXP X) {
   Rf_setAttrib(out, R_DimNamesSymbol, Rf_getAttrib(X, R_DimNamesSymbol));
   UNPROTECT(1);
   return out;
+}
+
+/* A zero-filled K x V table: SCVB0's session scratch (R: cvb0_scratch()),
+ * and tests. */
+SEXP ffi_svi_table_alloc(SEXP K_, SEXP V_) {
+  return svi_table_zero(svi_int_arg(K_, 1, INT_MAX, "K"), svi_int_arg(V_, 1, INT_MAX, "V"));
 }
 
 /* list(live bytes, trigger bytes, collections run): the accounting above,

@@ -280,7 +280,8 @@ test_that("init = 'seeded' starts SCVB0 from the chosen documents without a rand
   st <- sparsevi:::lda_cvb0_seeded_start(x, c(5L, 1L, 9L), list(K = 3L, eta = 0.01), ncol(x))
   expect_identical(st$t, 0L)
   dense <- as.matrix(x)
-  expect_equal(st$lambda, 0.01 + unname(dense[c(5, 1, 9), ]), tolerance = 1e-15)
+  expect_equal(sparsevi:::cvb0_state_lambda(st), 0.01 + unname(dense[c(5, 1, 9), ]),
+               tolerance = 1e-15)
   f <- fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2, batch_size = 20,
                seed = 1, progress = FALSE)
   f2 <- fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2, batch_size = 20,

@@ -47,16 +47,25 @@ test_that("topic_word from lambda in C is lambda / rowSums(lambda), bit for bit"
   expect_identical(unname(fit$topic_word), unname(fit$lambda / rowSums(fit$lambda)))
 })
 
-test_that("the seeded start's table in C equals its R form", {
+test_that("the seeded start's store in C equals its R form, and its lambda the seeded table", {
   x <- simulate_lda(D = 60, V = 50, K = 4, seed = 5)$dtm
   chosen <- c(4L, 18L, 1L, 42L, 60L) # documents, one per topic
   s <- sparsevi:::lda_seed_counts(x, chosen)
-  ref <- sparsevi:::lda_seeded_table_r(s, 5L, 50L, 0.01)
-  got <- .Call(sparsevi:::ffi_lda_table_alloc, 5L, 50L)
-  .Call(sparsevi:::ffi_lda_init_seeded, got, 0.01, as.integer(s$k), as.integer(s$v), s$x)
-  expect_identical(got, ref)
+  ref <- sparsevi:::lda_seeded_store_r(s, 5L, 50L)
+  got <- .Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, as.integer(s$k), as.integer(s$v), s$x)
+  expect_identical(got$X + 0, ref$X)
+  expect_identical(got$meta[1:2], c(1, 0))
+  expect_equal(got$meta, ref$meta, tolerance = 1e-14)
+  # lambda = eta + X: eta plus each topic's chosen document's counts
+  table <- matrix(0.01, 5, 50)
+  at <- cbind(s$k + 1L, s$v + 1L)
+  table[at] <- table[at] + s$x
   st <- sparsevi:::lda_cvb0_seeded_start(x, chosen, list(K = 5L, eta = 0.01), 50L)
-  expect_identical(st$lambda, ref)
-  expect_error(.Call(sparsevi:::ffi_lda_init_seeded, got, 0.01, 5L, 0L, 1),
+  expect_null(st$lambda)
+  expect_identical(sparsevi:::lda_store_lambda(st$cvb0, 0.01)$lambda + 0, table)
+  expect_equal(st$tot, rowSums(table), tolerance = 1e-14)
+  expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 5L, 0L, 1),
                "outside the table")
+  expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 0L, 0L, -1),
+               "non-negative")
 })

@@ -33,10 +33,14 @@ counted <- function(name, after = Inf) {
 # failing from its `fail_at`-th call on: the fit it returns ended
 # interrupted, with a warning.
 interrupted_store_fit <- function(local, global, passes, fail_at) {
+  interrupted_store_fit_with(function() store_fit(local, global, passes), fail_at)
+}
+
+# The same for any fit `make()`.
+interrupted_store_fit_with <- function(make, fail_at) {
   fails <- counted("lda_store_update", fail_at)
   on.exit(fails$restore())
-  expect_warning(fit <- store_fit(local, global, passes),
-                 class = "sparsevi_warning_interrupted")
+  expect_warning(fit <- make(), class = "sparsevi_warning_interrupted")
   expect_identical(fit$ended, "interrupted")
   fit
 }
@@ -172,6 +176,37 @@ test_that("later laps copy into the table the lap before last started from, and 
     expect_null(attr(four$lambda, "sparsevi_store"))
     expect_null(attr(five$lambda, "sparsevi_store"))
   }
+})
+
+test_that("a seeded start is a store the first lap writes in place; later laps keep the last one safe", {
+  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
+  fit <- function(passes) {
+    fit_lda(sim$dtm, K = 3, local = "cvb0", init = "seeded", passes = passes,
+            batch_size = 40, seed = 3, progress = FALSE)
+  }
+  one <- fit(1)
+  # lap 1 takes no copy of the start (4 batches a lap), each later lap one
+  copies <- counted("lda_store_copy")
+  three <- tryCatch(fit(3), finally = copies$restore())
+  expect_identical(copies$calls, 1)
+  # the start is never snapshotted; the stores of later laps are, and the
+  # fit is the same
+  old <- options(sparsevi.snapshot_bytes = 0)
+  three_disk <- tryCatch(fit(3), finally = options(old))
+  expect_identical(three_disk$lambda, three$lambda)
+  # a failure in lap 2 (its 6th global step): lap 1's fit, intact
+  two <- interrupted_store_fit_with(function() fit(2), fail_at = 6)
+  expect_identical(two$lambda, one$lambda)
+  # a failure in lap 1 wrote the start: an error, no fit from it
+  fails <- counted("lda_store_update", 2)
+  expect_error(tryCatch(fit(2), finally = fails$restore()), "injected failure")
+  # the seeded store, read as a dense start, gives the same fit up to rounding
+  # (X - eta + eta): the start as a given matrix
+  st <- sparsevi:::lda_init_state(sim$dtm, one$control)
+  dense_start <- sparsevi:::cvb0_state_lambda(st) + 0
+  given <- fit_lda(sim$dtm, K = 3, local = "cvb0", init = dense_start, passes = 1,
+                   batch_size = 40, seed = 3, progress = FALSE)
+  expect_equal(given$lambda + 0, one$lambda + 0, tolerance = 1e-12)
 })
 
 test_that("a large store is kept on disk, not copied: a failed lap is read back from it", {

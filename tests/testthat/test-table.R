@@ -8,7 +8,7 @@ table_info <- function() {
 }
 
 test_that("a table is an ordinary numeric matrix to R", {
-  m <- .Call(sparsevi:::ffi_lda_table_alloc, 3L, 4L)
+  m <- .Call(sparsevi:::ffi_svi_table_alloc, 3L, 4L)
   expect_true(is_table(m))
   expect_identical(dim(m), c(3L, 4L))
   expect_true(is.double(m) && is.matrix(m))
@@ -36,7 +36,7 @@ test_that("a table is an ordinary numeric matrix to R", {
 test_that("a table's memory is counted while it lives and returned when R collects it", {
   gc()
   before <- table_info()$live
-  m <- .Call(sparsevi:::ffi_lda_table_alloc, 100L, 1000L)
+  m <- .Call(sparsevi:::ffi_svi_table_alloc, 100L, 1000L)
   expect_identical(table_info()$live - before, 8 * 100 * 1000)
   rm(m)
   gc()
@@ -50,7 +50,7 @@ test_that("dropped tables are collected before they pile up past the trigger", {
   # collections of its own, the fourth would pass the trigger
   n <- as.integer(ceiling(info$trigger / 8 / 3 / 1000))
   for (i in 1:6) {
-    m <- .Call(sparsevi:::ffi_lda_table_alloc, 1000L, n)
+    m <- .Call(sparsevi:::ffi_svi_table_alloc, 1000L, n)
     m[1] <- i
     rm(m)
   }
