@@ -5,9 +5,9 @@
  * heap is small -- a fresh one, the corpus just read -- allocating one
  * 100 MB table makes R run a full garbage collection first, and then grow
  * the heap. With Matrix loaded (1.7 million cons cells) that collection
- * takes 0.12-0.17 s, as long as the training of a one-pass K = 100 fit over
- * 60,000 Wikipedia paragraphs takes a sixth of (issue 20). A table from
- * malloc does not count toward R's heap, so it triggers no collection.
+ * takes 0.12-0.17 s: a fifth of the training of a one-pass K = 100 fit over
+ * 60,000 Wikipedia paragraphs (issue 20). A table from malloc does not
+ * count toward R's heap, so it triggers no collection.
  *
  * What R sees. An ALTREP double vector of the "sparsevi_table" class: its
  * data pointer is the malloc'd block, its length K V, and it carries the
@@ -15,7 +15,9 @@
  * and to every entry point (REAL() gives the block, writable). R's defaults
  * serve the rest: duplicate() makes an ordinary vector, and serialize()
  * writes an ordinary vector, so a saved fit reads back without this class.
- * The block is freed by a finalizer when R collects the vector.
+ * The block is freed by a finalizer when R collects the vector: memory
+ * still belongs to R (STYLE.md), through the external pointer that holds
+ * it, and an error or interrupt leaves nothing to leak.
  *
  * Collection pressure. R does not know how much memory these tables hold,
  * so it would not collect a dropped one (e.g. the last fit's, replaced in a
@@ -44,7 +46,7 @@
 static R_altrep_class_t table_class;
 static double table_live = 0.0;  /* bytes in tables not yet finalized */
 static double table_trigger = SVI_TABLE_MIN_TRIGGER;
-static int table_collections = 0; /* collections run by svi_table_alloc() */
+static int table_collections = 0; /* collections run by table_new() */
 
 /* data1: an external pointer to the block (tag: its length as a double);
  * data2: unused. */
@@ -121,6 +123,9 @@ static SEXP table_new(int K, int V, int zero) {
   }
   SEXP len = PROTECT(Rf_ScalarReal((double)n));
   SEXP p = PROTECT(R_MakeExternalPtr(NULL, len, R_NilValue));
+  /* the finalizer first: from the moment the block exists, R owns it (an
+   * error in what follows leaves it to the collector, never leaked) */
+  R_RegisterCFinalizerEx(p, table_finalize, TRUE);
   double *block = zero ? (double *)calloc(count, sizeof(double))
                        : (double *)malloc(count * sizeof(double));
   if (!block) {
@@ -131,7 +136,6 @@ static SEXP table_new(int K, int V, int zero) {
   if (!block) Rf_error("cannot allocate a topic table of %.0f MB", bytes / 1048576.0);
   R_SetExternalPtrAddr(p, block);
   table_live += bytes;
-  R_RegisterCFinalizerEx(p, table_finalize, TRUE);
   SEXP x = PROTECT(R_new_altrep(table_class, p, R_NilValue));
   SEXP dim = PROTECT(Rf_allocVector(INTSXP, 2));
   INTEGER(dim)[0] = K;
