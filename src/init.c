@@ -48,7 +48,7 @@ extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_table_alloc(SEXP, SEXP);
 extern SEXP ffi_lda_store_seeded(SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_svi_table_info(void);
+extern SEXP ffi_svi_table_info(SEXP);
 extern SEXP ffi_svi_is_table(SEXP);
 extern void svi_table_register(DllInfo *dll);
 extern SEXP ffi_lda_top_share(SEXP, SEXP, SEXP);
@@ -132,7 +132,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
     {"ffi_svi_table_alloc", (DL_FUNC)&ffi_svi_table_alloc, 2},
     {"ffi_lda_store_seeded", (DL_FUNC)&ffi_lda_store_seeded, 5},
-    {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 0},
+    {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 1},
     {"ffi_svi_is_table", (DL_FUNC)&ffi_svi_is_table, 1},
     {"ffi_lda_top_share", (DL_FUNC)&ffi_lda_top_share, 3},
     {"ffi_lda_kept_csc", (DL_FUNC)&ffi_lda_kept_csc, 5},

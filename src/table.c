@@ -47,6 +47,7 @@ static R_altrep_class_t table_class;
 static double table_live = 0.0;  /* bytes in tables not yet finalized */
 static double table_trigger = SVI_TABLE_MIN_TRIGGER;
 static int table_collections = 0; /* collections run by table_new() */
+static double table_peak = 0.0;   /* most bytes live at once (since a reset) */
 
 /* data1: an external pointer to the block (tag: its length as a double);
  * data2: unused. */
@@ -136,6 +137,7 @@ static SEXP table_new(int K, int V, int zero) {
   if (!block) Rf_error("cannot allocate a topic table of %.0f MB", bytes / 1048576.0);
   R_SetExternalPtrAddr(p, block);
   table_live += bytes;
+  if (table_live > table_peak) table_peak = table_live;
   SEXP x = PROTECT(R_new_altrep(table_class, p, R_NilValue));
   SEXP dim = PROTECT(Rf_allocVector(INTSXP, 2));
   INTEGER(dim)[0] = K;
@@ -166,13 +168,16 @@ SEXP ffi_svi_table_alloc(SEXP K_, SEXP V_) {
   return svi_table_zero(svi_int_arg(K_, 1, INT_MAX, "K"), svi_int_arg(V_, 1, INT_MAX, "V"));
 }
 
-/* list(live bytes, trigger bytes, collections run): the accounting above,
- * for tests. */
-SEXP ffi_svi_table_info(void) {
-  SEXP out = PROTECT(Rf_allocVector(REALSXP, 3));
+/* c(live bytes, trigger bytes, collections run, peak live bytes): the
+ * accounting above, for tests and benchmarks (inst/bench/ope-memory.R).
+ * reset = TRUE starts a new peak from what is live now. */
+SEXP ffi_svi_table_info(SEXP reset) {
+  if (svi_flag_arg(reset, "reset")) table_peak = table_live;
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 4));
   REAL(out)[0] = table_live;
   REAL(out)[1] = table_trigger;
   REAL(out)[2] = table_collections;
+  REAL(out)[3] = table_peak;
   UNPROTECT(1);
   return out;
 }

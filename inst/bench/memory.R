@@ -1,7 +1,8 @@
 # Resident memory over 1,000 repeated small fits (issue 11): RSS from
 # /proc/self/status every 100 fits, for LDA (vb, cvb0, gibbs), mixtures and
-# Fast-VDP in turn. A leak in C (memory not owned by R) shows as RSS that
-# keeps growing after R's heap has settled.
+# Fast-VDP in turn. A leak in C (memory not owned by R, or a topic table
+# outside R's heap, src/table.c, never freed) shows as RSS that keeps
+# growing after R's heap has settled.
 #
 # Usage: Rscript inst/bench/memory.R [fits]   (from the package root)
 # Writes inst/bench/results/memory.txt.
@@ -20,9 +21,13 @@ rss_mb <- function() {
 x <- simulate_lda(D = 40, V = 60, K = 3, doc_length = 30, seed = 1)$dtm
 X <- simulate_mixture(N = 150, D = 2, K = 3, seed = 1)$X
 fits <- list(
-  lda_vb = function(i) fit_lda(x, K = 3, passes = 2, seed = i, progress = FALSE),
+  lda_vb = function(i) fit_lda(x, K = 3, local = "vb", passes = 2, seed = i,
+                               progress = FALSE),
   lda_cvb0 = function(i) fit_lda(x, K = 3, local = "cvb0", passes = 2, seed = i,
                                  progress = FALSE),
+  # SCVB0's seeded start: its store's table comes from malloc (src/table.c)
+  lda_seeded = function(i) fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2,
+                                   seed = i, progress = FALSE),
   lda_gibbs = function(i) fit_lda(x, K = 3, local = "gibbs", passes = 2, seed = i,
                                   progress = FALSE),
   mixture = function(i) fit_mixture(X, K = 3, passes = 3, seed = i, progress = FALSE),

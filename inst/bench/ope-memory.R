@@ -1,5 +1,7 @@
 # OPE's memory per learner (issue 22): R's heap (gc()'s "max used" Vcells,
-# which counts the C steps' R_alloc scratch too) over one fit_lda() call of
+# which counts the C steps' R_alloc scratch too) and, from builds that have
+# them, the topic tables outside R's heap (src/table.c: most bytes live at
+# once, and what is held after the call) over one fit_lda() call of
 # each OPE learner (ML, Online = stochastic, Streaming) at K = 1000 on the
 # first 10,000 paragraphs of ../shared/data/wikipara with the full vocabulary
 # (V = 129,289), minibatches of 5,000, 1 thread; and what the fit holds
@@ -40,15 +42,25 @@ say("   command: SPARSEVI_BENCH_LIB=%s SPARSEVI_BENCH_DOCS=%d SPARSEVI_BENCH_K=%
     lib, n_docs, K)
 say("   wikipara first %d paragraphs, V = %d; K = %d; minibatches of 5,000; one pass; 1 thread",
     nrow(x), ncol(x), K)
-say("   %-11s %10s %14s %14s", "learner", "seconds", "max heap (Mb)", "held (Mb)")
+# c(live, peak) bytes of the tables outside R's heap (0 for builds without)
+ns <- asNamespace("sparsevi")
+tables <- function(reset = FALSE) {
+  if (!exists("ffi_svi_table_info", ns)) return(c(0, 0))
+  i <- .Call(get("ffi_svi_table_info", ns), reset)
+  c(i[1], i[4])
+}
+say("   %-11s %10s %14s %14s %16s %16s", "learner", "seconds", "max heap (Mb)", "held (Mb)",
+    "max tables (Mb)", "held tables (Mb)")
 for (g in c("ml", "stochastic", "streaming")) {
   invisible(gc(reset = TRUE))
+  tables(reset = TRUE)
   t0 <- proc.time()[["elapsed"]]
   fit <- suppressWarnings(fit_lda(x, K = K, local = "ope", global = g, passes = 1,
                                   batch_size = 5000, seed = 1, threads = 1, progress = FALSE))
   t1 <- proc.time()[["elapsed"]] - t0
   g2 <- gc()
-  say("   %-11s %10.1f %14.1f %14.1f", g, t1, g2[2, 6], g2[2, 2])
+  tb <- tables() / 2^20
+  say("   %-11s %10.1f %14.1f %14.1f %16.1f %16.1f", g, t1, g2[2, 6], g2[2, 2], tb[2], tb[1])
   rm(fit)
 }
 attr(say, "close")()

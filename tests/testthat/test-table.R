@@ -2,9 +2,9 @@
 # with the vector that holds them, and collected for when too many pile up.
 
 is_table <- function(x) .Call(sparsevi:::ffi_svi_is_table, x)
-table_info <- function() {
-  i <- .Call(sparsevi:::ffi_svi_table_info)
-  list(live = i[1], trigger = i[2], collections = i[3])
+table_info <- function(reset = FALSE) {
+  i <- .Call(sparsevi:::ffi_svi_table_info, reset)
+  list(live = i[1], trigger = i[2], collections = i[3], peak = i[4])
 }
 
 test_that("a table is an ordinary numeric matrix to R", {
@@ -36,11 +36,14 @@ test_that("a table is an ordinary numeric matrix to R", {
 test_that("a table's memory is counted while it lives and returned when R collects it", {
   gc()
   before <- table_info()$live
+  expect_identical(table_info(reset = TRUE)$peak, before)
   m <- .Call(sparsevi:::ffi_svi_table_alloc, 100L, 1000L)
   expect_identical(table_info()$live - before, 8 * 100 * 1000)
   rm(m)
   gc()
   expect_identical(table_info()$live, before)
+  # the peak remembers it
+  expect_identical(table_info()$peak - before, 8 * 100 * 1000)
 })
 
 test_that("dropped tables are collected before they pile up past the trigger", {
