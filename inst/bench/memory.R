@@ -40,9 +40,12 @@ use <- function(f, i) {
   invisible(NULL)
 }
 
+commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE),
+                   error = function(e) "unknown")
 lines <- c(sprintf("# inst/bench/memory.R: %d fits per engine, RSS (MB) every 100 fits", n_fits),
-           sprintf("# %s, R %s", format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"),
-                   getRversion()))
+           sprintf("# %s, R %s, sparsevi %s, commit %s", format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"),
+                   getRversion(), utils::packageVersion("sparsevi"), commit),
+           sprintf("# command: Rscript inst/bench/memory.R %d (from the package root)", n_fits))
 cat(lines, sep = "\n")
 for (nm in names(fits)) {
   invisible(gc())
