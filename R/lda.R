@@ -241,10 +241,10 @@ lda_available <- function() {
 #'   (memoized, converged after 5 to 7 laps), with a held-out score higher
 #'   on all seven corpora by 0.03 (moviereviews) to 0.22 (wikipara20000)
 #'   nats per token. The whole default call `fit_lda(x, K = 100)` took
-#'   1.3% to 4.4% of the CPU time of scikit-learn's batch LDA (10
-#'   iterations) and 0.8% to 2.4% of topicmodels' collapsed Gibbs sampler
+#'   1.2% to 3.7% of the CPU time of scikit-learn's batch LDA (10
+#'   iterations) and 0.5% to 2.0% of topicmodels' collapsed Gibbs sampler
 #'   (300 iterations), ending 0.02 to 0.66 nats per token above both, and
-#'   4.9% to 9.2% of text2vec's WarpLDA, ending 0.17 to 0.59 above it
+#'   3.1% to 8.2% of text2vec's WarpLDA, ending 0.17 to 0.59 above it
 #'   (all in one run:
 #'   `inst/bench/results/speed-after.txt`). On 60,000
 #'   Wikipedia paragraphs, one pass, it scores -8.75 at K = 100 and -8.95
