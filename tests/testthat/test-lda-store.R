@@ -200,6 +200,12 @@ test_that("a seeded start is a store the first lap writes in place; later laps k
   # a failure in lap 1 wrote the start: an error, no fit from it
   fails <- counted("lda_store_update", 2)
   expect_error(tryCatch(fit(2), finally = fails$restore()), "injected failure")
+  # ... and a worker's error in lap 1 carries no fit either (lda_train()'s
+  # on_worker_error builds one only from a state no lap has written)
+  st <- sparsevi:::lda_init_state(sim$dtm, one$control)
+  expect_false(sparsevi:::lda_store_consumed(st))
+  st$start_owned <- TRUE
+  expect_true(sparsevi:::lda_store_consumed(st))
   # the seeded store, read as a dense start, gives the same fit up to rounding
   # (X - eta + eta): the start as a given matrix
   st <- sparsevi:::lda_init_state(sim$dtm, one$control)

@@ -87,6 +87,12 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
   b <- fit_lda(x, K = 4, local = "cvb0", batch_size = 30, passes = 2, seed = 2,
                sync = 2, progress = FALSE)
   expect_same_lda(a, b)
+  # ... from the seeded start, a store the first lap writes in place
+  a <- fit_lda(x, K = 4, local = "cvb0", init = "seeded", batch_size = 30, passes = 2,
+               seed = 2, cluster = cl, sync = 2, progress = FALSE)
+  b <- fit_lda(x, K = 4, local = "cvb0", init = "seeded", batch_size = 30, passes = 2,
+               seed = 2, sync = 2, progress = FALSE)
+  expect_same_lda(a, b)
   for (eg in list(c("ope", "ml"), c("ope", "stochastic"), c("gibbs", "stochastic"),
                   c("vb", "streaming"))) {
     a <- fit_lda(x, K = 4, local = eg[1], global = eg[2], n_batches = 4, passes = 1,
