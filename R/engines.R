@@ -93,10 +93,6 @@ sparsevi_engines <- list(
       # entries is gone; at K = 1000 on 20,000 Wikipedia paragraphs the
       # Bregman start scores 0.02-0.04 nats/token higher, issue 20)
       defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1),
-      # its local step holds no K x (batch vocabulary) scratch: the loop
-      # forces no collection per minibatch (issue 20: at K = 1000 on 20,000
-      # Wikipedia paragraphs those were half of a one-pass fit)
-      dense_scratch = FALSE,
       controls = c("burnin", "samples", "rescale_below", "step_scale"))
   ),
   mixture = list(globals = c("memoized", "stochastic", "batch"))

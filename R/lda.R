@@ -835,9 +835,9 @@ lda_finish_state <- function(state, control, in_place = FALSE) {
   if (is.null(finish)) state else finish(state, control, in_place = in_place)
 }
 
-# Above this many K x V entries a table counts as large: training collects
-# dense scratch and a memoized fit keeps its sums S alone (lda-global.R,
-# lda-vb.R). (A fit keeps its topics as `lambda` only at every size and
+# Above this many K x V entries a table counts as large: a memoized store's
+# first fill collects each batch's dense blocks and a memoized fit keeps its
+# sums S alone (lda-global.R, lda-vb.R). (A fit keeps its topics as `lambda` only at every size and
 # builds the dense `topic_word` when it is read, `$.sparsevi_lda`.)
 lda_dense_topics_max <- 2^25
 
@@ -939,16 +939,15 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
     order(lda_unif(control$seed, 600 + lap, nb))
   }
   visit <- visit[ex$sizes[visit] > 0]
-  collect <- !isFALSE(engine$dense_scratch) &&
-    as.double(control$K) * length(x$vocab) > lda_dense_topics_max
-  collect_full <- as.double(control$K) * max(ex$sizes) > 2^20
-  # small minibatches (e.g. SCVB0's 100 documents) at a large table: a
-  # collection per minibatch cost a third of the training (K = 1000 over
-  # 60,000 Wikipedia paragraphs, 600 minibatches a lap, ~13 ms each), so
-  # collect once the results since the last collection reach
-  # lda_gc_budget bytes (the garbage left between collections is bounded by
-  # it); large batches (collect_full) collect every round, as before
-  pending <- lda_gc_budget
+  # (No collection is forced here. While the topics were in R's heap, its
+  # collector ran too seldom for the local steps' K x (batch vocabulary)
+  # scratch, and the loop forced a collection every round or 128 MB; the
+  # topic tables are outside R's heap now (src/table.c), R's heap stays
+  # small and collects that scratch on its own. At K = 1000 over 60,000
+  # Wikipedia paragraphs the forced collections took 3.15 of OPE's 31.2 s,
+  # and without them 1.59 of 29.4 s, with the same peak memory: 1.52 GB; the
+  # default 0.82 -> 0.25 s of 10 s, vb memoized 3.95 -> 2.44 s, 3.06 ->
+  # 3.02 GB; inst/bench/results/large.txt.)
   # summary buffers (engines with summary_buffers, run here): each local
   # step gets one from `free` (an empty one at first: the step makes its
   # own, with room to spare) and the buffer goes back once the global step
@@ -977,13 +976,6 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
     if (!is.null(ctl$restart_laps) && lap > ctl$restart_laps) ctl$restarts <- FALSE
     shared <- list(state = if (ex$kind == "cluster") lda_local_view(state) else state,
                    control = ctl)
-    # (a large table: the last round's temporaries freed before the local
-    # steps allocate their K x (batch vocabulary) scratch; large batches'
-    # scratch outlives a young-generation collection, so a full one, ~30 ms)
-    if (collect && (collect_full || pending >= lda_gc_budget)) {
-      gc(verbose = FALSE, full = collect_full)
-      pending <<- 0
-    }
     # (on a cluster: only the topic columns of each worker's words travel)
     executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix",
                  columns = lda_columns(control, length(x$vocab)))
@@ -995,16 +987,6 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
   r <- train_rounds(state, visit, if (is.null(control$sync)) 1L else control$sync, run_round,
                     function(state, res, b) {
                       if (!is.null(keep)) keep(res, b)
-                      # a large table: the previous minibatch's K x (batch
-                      # vocabulary) temporaries are freed now, not left to
-                      # pile up until R's collector runs (R/lda-store.R)
-                      if (collect && !collect_full) {
-                        pending <<- pending + lda_result_bytes(res, control$K)
-                      }
-                      if (collect && (collect_full || pending >= lda_gc_budget)) {
-                        gc(verbose = FALSE, full = FALSE)
-                        pending <<- 0
-                      }
                       state <- global_fun(state, res, b, control)
                       # the step's summary is read: its buffer is free again
                       S <- if (!is.null(free)) res$summary
@@ -1019,21 +1001,6 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
   list(state = state,
        extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
                      bytes_sent = r$sent, bytes_received = r$received))
-}
-
-# Bytes of local-step results between forced collections when minibatches
-# are small (lda_lap()): 128 MB.
-lda_gc_budget <- 2^27
-
-# The memory a local step's result stands for until the next collection: the
-# result itself and, for a sparse summary (vb), the dense K x (its words)
-# blocks the global step makes of it (lda_summary_blocks()); counting the
-# result alone let vb stochastic at K = 1000 pile up ~1 GB of blocks between
-# collections (2.04 GiB peak over 60,000 Wikipedia paragraphs, 1.65 before).
-lda_result_bytes <- function(res, K) {
-  s <- res$summary
-  words <- if (inherits(s, "dgCMatrix")) sum(diff(s@p) > 0L) else 0
-  as.double(utils::object.size(res)) + 8 * as.double(K) * words
 }
 
 # The rows of two traces, one after the other; columns one lacks (a fit
