@@ -302,7 +302,15 @@ lda_gibbs_finish <- function(state, control, in_place = FALSE) {
 
 # Called by the loop after the last batch of each lap.
 lda_gibbs_end_lap <- function(state, control) {
-  if (!is.null(state$gibbs)) state$lambda <- gibbs_materialise(state$gibbs, control$eta)
+  if (!is.null(state$gibbs)) {
+    state$lambda <- gibbs_materialise(state$gibbs, control$eta)
+    # and its row sums, V (eta + scale base) + scale (the store's topic
+    # totals), O(K): the fit's validation then makes no pass over lambda
+    # (0.29 s of a 4.2 s one-pass call at K = 1000, V = 129,289)
+    st <- state$gibbs
+    state$tot <- ncol(state$lambda) * (control$eta + st$scale * st$base) + st$scale * st$tot
+    state$tot_t <- state$t
+  }
   state
 }
 

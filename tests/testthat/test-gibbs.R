@@ -264,7 +264,11 @@ test_that("the sparse lazy global step tracks the package's dense stochastic ste
   got <- ns$gibbs_materialise(sparse$gibbs, control$eta)
   expect_lt(max(abs(got - dense$lambda) / dense$lambda), 1e-10)
   expect_null(sparse$lambda) # materialised by the loop at the end of a lap
-  expect_equal(ns$lda_gibbs_end_lap(sparse, control)$lambda, got)
+  ended <- ns$lda_gibbs_end_lap(sparse, control)
+  expect_equal(ended$lambda, got)
+  # with its row sums from the store's totals, for the lap they belong to
+  expect_equal(ended$tot, rowSums(got), tolerance = 1e-12)
+  expect_identical(ended$tot_t, sparse$t)
   expect_identical(sparse$t, dense$t)
 })
 
