@@ -837,8 +837,9 @@ lda_finish_state <- function(state, control, in_place = FALSE) {
 
 # Above this many K x V entries a table counts as large: a memoized store's
 # first fill collects each batch's dense blocks and a memoized fit keeps its
-# sums S alone (lda-global.R, lda-vb.R). (A fit keeps its topics as `lambda` only at every size and
-# builds the dense `topic_word` when it is read, `$.sparsevi_lda`.)
+# sums S alone (lda-global.R, lda-vb.R). (A fit keeps its topics as
+# `lambda` only at every size and builds the dense `topic_word` when it is
+# read, `$.sparsevi_lda`.)
 lda_dense_topics_max <- 2^25
 
 new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
