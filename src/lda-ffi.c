@@ -348,10 +348,10 @@ SEXP ffi_lda_init_random(SEXP seed, SEXP stream, SEXP K_, SEXP V_, SEXP eta_) {
   int K = svi_int_arg(K_, 1, INT_MAX, "K"), V = svi_int_arg(V_, 1, INT_MAX, "V");
   double eta = Rf_asReal(eta_);
   if (!(eta > 0) || !R_FINITE(eta)) Rf_error("internal error: bad eta");
-  /* the limit fit_lda() checks first (check_topic_table_size) */
-  svi_need_size((double)K, (double)V, 2147483647.0, "topic table");
   svi_rng r;
   svi_rng_init(&r, svi_seed_from_r(seed), svi_stream_from_r(stream));
+  /* (svi_table_alloc() checks the limit fit_lda() checks first,
+   * check_topic_table_size) */
   SEXP out = PROTECT(svi_table_alloc(K, V));
   lda_init_gamma100(REAL(out), (svi_len)K * V, eta, &r);
   UNPROTECT(1);

@@ -224,7 +224,7 @@ SEXP ffi_lda_global_gibbs(SEXP store, SEXP batch, SEXP rho_, SEXP mult_,
 /* Dense K x V lambda = eta + scale * (base + x) from the store. */
 SEXP ffi_lda_gibbs_materialise(SEXP store, SEXP eta) {
   gibbs_topics tw = topics_view(store, eta);
-  if ((double)tw.K * tw.V > 4.5e15) Rf_error("internal error: K x V too large");
+  /* (svi_table_alloc() refuses a K x V beyond R's vectors) */
   SEXP out = PROTECT(svi_table_alloc(tw.K, tw.V));
   lda_gibbs_materialise(&tw, REAL(out));
   UNPROTECT(1);

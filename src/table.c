@@ -105,6 +105,12 @@ void svi_table_register(DllInfo *dll) {
   R_set_altreal_Get_region_method(table_class, table_Get_region);
 }
 
+/* A block of n doubles from the C heap, zero-filled when `zero`; NULL when
+ * the system has none. */
+static double *table_block(size_t n, int zero) {
+  return zero ? (double *)calloc(n, sizeof(double)) : (double *)malloc(n * sizeof(double));
+}
+
 /* A K x V double matrix outside R's heap: zero-filled when `zero` (calloc,
  * whose large blocks are fresh pages the system zeroes when first touched),
  * else its values unset (the caller writes every entry before R reads one). */
@@ -127,12 +133,11 @@ static SEXP table_new(int K, int V, int zero) {
   /* the finalizer first: from the moment the block exists, R owns it (an
    * error in what follows leaves it to the collector, never leaked) */
   R_RegisterCFinalizerEx(p, table_finalize, TRUE);
-  double *block = zero ? (double *)calloc(count, sizeof(double))
-                       : (double *)malloc(count * sizeof(double));
+  double *block = table_block(count, zero);
   if (!block) {
+    /* (dropped tables may be holding the memory) */
     R_gc();
-    block = zero ? (double *)calloc(count, sizeof(double))
-                 : (double *)malloc(count * sizeof(double));
+    block = table_block(count, zero);
   }
   if (!block) Rf_error("cannot allocate a topic table of %.0f MB", bytes / 1048576.0);
   R_SetExternalPtrAddr(p, block);
