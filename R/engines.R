@@ -10,7 +10,7 @@
 # * lda_engine_<name>(): the engines as objects, after R's `family` objects of
 #   glm(): each entry adds to its data the engine's own functions, so the
 #   loop calls `engine$local(...)` without knowing which engine it holds and
-#   grep leads from the loop (R/lda.R) to the code: lda_engine(local) ->
+#   grep leads from the loop (R/lda-train.R) to the code: lda_engine(local) ->
 #   lda_engine_<local>() -> the functions. Built by functions, at use,
 #   because the engines' functions are defined in files collated after this
 #   one.

@@ -121,3 +121,16 @@ describe <- function(x) {
   if (is.numeric(x) || is.logical(x)) return(format(x))
   sprintf("an object of class %s", class(x)[1L])
 }
+
+# update() of any fit: only the named arguments of its method, so a typo or
+# a setting that cannot change (alpha, K ...) is an error, not ignored.
+check_update_dots <- function(..., valid, call = caller_call()) {
+  dots <- list(...)
+  if (!length(dots)) return(invisible(TRUE))
+  nm <- names(dots)
+  if (is.null(nm)) nm <- rep("", length(dots))
+  shown <- ifelse(nzchar(nm), paste0("`", nm, "`"), "an unnamed argument")
+  abort(sprintf("update() does not take %s. Valid arguments: %s. Settings of the model itself (K, alpha, the engine ...) are fixed: fit a new model to change them.",
+                paste(unique(shown), collapse = ", "), paste0("`", valid, "`", collapse = ", ")),
+        "argument", call = call)
+}

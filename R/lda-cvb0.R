@@ -502,7 +502,7 @@ cvb0_state_lambda <- function(state) {
 }
 
 # The state with its dense lambda (and row sums) in place of the store:
-# called by the shared loop (R/lda.R, lda_finish_state()) before it builds a
+# called by the shared loop (R/lda-class.R, lda_finish_state()) before it builds a
 # fit or scores held-out documents; `in_place` (the end of training) builds
 # lambda in the store's own table.
 lda_cvb0_finish <- function(state, control, in_place = FALSE) {

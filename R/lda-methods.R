@@ -1,287 +1,443 @@
-# What a fit keeps besides its topics: the topic proportions of its training
-# documents (sparse, the top few topics of each) and the held-out documents it
-# scores after every lap, so that predict(fit), tidy(fit, "gamma") and
-# update(fit) need nothing more from the user.
+# The methods of sparsevi_lda fits: print, summary, terms, predict, plot,
+# update and logLik.
 
-# Documents per block when inferring the training documents' proportions:
-# a dense block of theta is block x K doubles, whatever the corpus size.
-doc_topic_block <- 4096L
-
-# The training documents' proportions: for each document the `n_keep` topics
-# of largest posterior mean theta, renormalised to sum to 1, as a D x K
-# dgCMatrix. Inferred with the fitted topics held fixed, by the engine's own
-# method (predict()'s code path), in blocks of documents; the seed is the
-# fit's, so the result is reproducible and does not depend on `threads`.
-lda_doc_topics <- function(fit, x, n_keep) {
-  K <- fit$K
-  n_keep <- min(as.integer(n_keep), K)
-  fun <- lda_engine(fit$local)$infer
-  if (is.null(fun)) fun <- lda_infer_vb
-  blocks <- if (inherits(x, "sparsevi_source")) {
-    lapply(seq_along(x$files), function(b) list(source = b))
+#' @export
+print.sparsevi_lda <- function(x, ...) {
+  tr <- x$trace
+  pi <- x$prune_info
+  cat(sprintf("<sparsevi_lda> %d topics, %s documents, %s tokens, %s terms\n", x$K,
+              fmt_int(x$n_docs), fmt_int(x$n_tokens), fmt_int(length(x$vocab))))
+  cat(sprintf("  engine: %s; %d laps in %.2fs\n", lda_engine_label(x), nrow(tr),
+              if (nrow(tr)) max(tr$seconds) else 0))
+  if (!is.null(x$select)) print_select(x$select, x$K)
+  if (!is.null(x$ended)) {
+    cat(sprintf("  training ended: %s\n", switch(x$ended,
+      converged = "converged (a lap moved the ELBO by less than converge_tol; `passes` is an upper bound)",
+      passes = "after the `passes` laps",
+      interrupted = "interrupted (the fit of the last completed lap)",
+      x$ended)))
+  }
+  # every figure below is of this object: after prune_topics(), the trace's
+  # last row describes the model before pruning
+  pruned_now <- !is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap
+  if (pruned_now) {
+    cat(sprintf("  pruned topics %s (old numbers) after lap %d; the objective is recomputed by update()\n",
+                paste(pi$topics, collapse = ", "), pi$lap))
+    if (!is.na(pi$heldout_after)) {
+      cat(sprintf("  held-out log-likelihood per token: %.4f (before pruning: %.4f)\n",
+                  pi$heldout_after, pi$heldout_before))
+    }
   } else {
-    starts <- seq(1L, max(1L, nrow(x)), by = doc_topic_block)
-    lapply(starts, function(s) list(rows = s:min(nrow(x), s + doc_topic_block - 1L)))
-  }
-  parts <- vector("list", length(blocks))
-  rows <- vector("list", length(blocks))
-  names_all <- vector("list", length(blocks))
-  D <- 0L
-  for (i in seq_along(blocks)) {
-    xb <- if (!is.null(blocks[[i]]$source)) source_batch(x, blocks[[i]]$source)
-          else dtm_subset(x, blocks[[i]]$rows)
-    seed <- floor(lda_unif(fit$control$seed, 3e6 + i, 2) * 4294967296)
-    theta <- fun(fit, xb, NULL, seed, fit$control$threads)
-    parts[[i]] <- .Call(ffi_lda_top_share, t(theta), n_keep, 0)
-    rows[[i]] <- D + seq_len(nrow(theta))
-    D <- D + nrow(theta)
-    names_all[[i]] <- xb$doc_names
-  }
-  docs <- unlist(names_all, use.names = FALSE)
-  if (length(docs) != D) docs <- NULL
-  lda_kept_dgc(parts, rows, D, K, n_keep, docs)
-}
-
-# The top `L` of each column of the K x n matrix W + alpha, over their sum:
-# list(j, x), document t's L topics (1-based, decreasing) and shares at
-# t L + 1 .. t L + L. The R form of ffi_lda_top_share() (the reference of
-# its test).
-lda_top_share_r <- function(W, L, alpha) {
-  W <- W + alpha
-  top <- .Call(ffi_svi_select_top, W, as.integer(L), 0L) # L x n, 1-based
-  col <- rep(seq_len(ncol(W)), each = L)
-  val <- W[cbind(as.vector(top), col)]
-  list(j = as.vector(top), x = unname(val / rep(rowsum(val, col, reorder = FALSE)[, 1L], each = L)))
-}
-
-# The D x K dgCMatrix of kept proportions: parts[[b]] from
-# ffi_lda_top_share() for the documents rows[[b]] (every row once), L each;
-# the slots are built in C (ffi_lda_kept_csc()).
-lda_kept_dgc <- function(parts, rows, D, K, L, docs = NULL) {
-  s <- .Call(ffi_lda_kept_csc, parts, lapply(rows, as.integer), as.integer(D),
-             as.integer(K), as.integer(L))
-  methods::new("dgCMatrix", i = s$i, p = s$p, x = s$x, Dim = c(as.integer(D), as.integer(K)),
-               Dimnames = list(docs, paste0("topic", seq_len(K))))
-}
-
-# The R form of lda_kept_dgc() (the reference of its test).
-lda_kept_csc_r <- function(parts, rows, D, K, L, docs = NULL) {
-  Matrix::sparseMatrix(
-    i = rep(unlist(rows, use.names = FALSE), each = L),
-    j = unlist(lapply(parts, `[[`, "j"), use.names = FALSE),
-    x = unlist(lapply(parts, `[[`, "x"), use.names = FALSE),
-    dims = c(D, K), dimnames = list(docs, paste0("topic", seq_len(K)))
-  )
-}
-
-# The training documents' proportions as training goes (issue 20): after
-# each batch's local step, the `doc_topics` largest proportions of each of
-# its documents, from the step's own document-topic state (vb, cvb0, gibbs:
-# counts plus alpha; ope: theta), renormalised like lda_doc_topics(). The
-# last lap's are the fit's doc_topic, so that nothing is re-inferred after
-# training. Returns list(env, add), add(res, b) the hook of lda_lap(); add is
-# NULL when no proportions are kept.
-lda_kept_parts <- function(x, members, control) {
-  n_keep <- control$doc_topics
-  if (is.null(n_keep)) n_keep <- min(control$L, control$K)
-  n_keep <- min(as.integer(n_keep), control$K)
-  if (n_keep < 1L) return(list(env = NULL, add = NULL))
-  rows <- if (inherits(x, "sparsevi_source")) {
-    offs <- c(0L, cumsum(as.integer(x$n_docs)))
-    lapply(seq_along(x$n_docs), function(b) offs[b] + seq_len(x$n_docs[b]))
-  } else members
-  env <- new.env(parent = emptyenv())
-  env$n_keep <- n_keep
-  env$D <- nrow(x)
-  env$rows <- rows
-  env$parts <- lapply(rows, function(r) if (length(r)) NULL else list(j = integer(0),
-                                                                       x = numeric(0)))
-  alpha <- if (identical(control$local, "ope")) 0 else control$alpha
-  add <- function(res, b) {
-    w <- res$doc_topic
-    if (is.null(w) || !is.matrix(w) || ncol(w) != length(rows[[b]])) return(invisible())
-    if (!is.double(w)) storage.mode(w) <- "double"
-    env$parts[[b]] <- .Call(ffi_lda_top_share, w, n_keep, alpha)
-    invisible()
-  }
-  list(env = env, add = add)
-}
-
-# The kept proportions as a D x K dgCMatrix, or NULL unless every batch's
-# are there with `n_keep` topics each.
-lda_kept_matrix <- function(kept, x, K, n_keep) {
-  if (!is.environment(kept) || !identical(kept$n_keep, as.integer(n_keep)) ||
-      any(vapply(kept$parts, is.null, TRUE)) || !identical(kept$D, nrow(x))) {
-    return(NULL)
-  }
-  docs <- x$doc_names
-  if (length(docs) != nrow(x)) docs <- NULL
-  lda_kept_dgc(kept$parts, kept$rows, nrow(x), K, n_keep, docs)
-}
-
-# After training (fit_lda(), update()): attach the held-out documents and
-# the training documents' proportions: those of the last lap's local steps
-# when training kept them (lda_kept_parts()), else inferred with the fitted
-# topics held fixed (lda_doc_topics()).
-lda_keep <- function(fit, x, heldout, n_keep) {
-  kept <- .subset2(fit, "kept")
-  fit$kept <- NULL
-  fit$heldout <- heldout
-  fit$control$doc_topics <- n_keep
-  fit$doc_topic <- if (n_keep > 0L) {
-    m <- lda_kept_matrix(kept, x, fit$K, min(as.integer(n_keep), fit$K))
-    if (is.null(m)) lda_doc_topics(fit, x, n_keep) else m
-  }
-  fit
-}
-
-check_doc_topics <- function(doc_topics, K, call = caller_call()) {
-  if (isFALSE(doc_topics)) return(0L)
-  check_count(doc_topics, "doc_topics", min = 0, max = K, call = call)
-}
-
-# update() of any fit: only the named arguments of its method, so a typo or
-# a setting that cannot change (alpha, K ...) is an error, not ignored.
-check_update_dots <- function(..., valid, call = caller_call()) {
-  dots <- list(...)
-  if (!length(dots)) return(invisible(TRUE))
-  nm <- names(dots)
-  if (is.null(nm)) nm <- rep("", length(dots))
-  shown <- ifelse(nzchar(nm), paste0("`", nm, "`"), "an unnamed argument")
-  abort(sprintf("update() does not take %s. Valid arguments: %s. Settings of the model itself (K, alpha, the engine ...) are fixed: fit a new model to change them.",
-                paste(unique(shown), collapse = ", "), paste0("`", valid, "`", collapse = ", ")),
-        "argument", call = call)
-}
-
-# ---- topicmodels' verbs on our fits ----------------------------------------
-# topicmodels (and modeltools) define posterior(), topics(), perplexity() as
-# S4 generics; terms() and logLik() are stats generics whose S3 methods
-# (R/lda.R) keep working when topicmodels makes them S4. Our fits are S3
-# lists, so the methods are registered when topicmodels is loaded (a hook
-# set in .onLoad, or at once if it is loaded already), into a private
-# environment: no dependency on topicmodels, nothing written to the user's
-# workspace.
-
-topicmodels_env <- new.env(parent = emptyenv())
-
-register_topicmodels_methods <- function(...) {
-  if (!isNamespaceLoaded("topicmodels") || isTRUE(topicmodels_env$done)) {
-    return(invisible(FALSE))
-  }
-  where <- new.env(parent = asNamespace("topicmodels"))
-  ok <- tryCatch({
-    methods::setOldClass(c("sparsevi_lda", "sparsevi_fit"), where = where)
-    methods::setMethod("posterior", c("sparsevi_lda", "missing"),
-                       function(object, newdata, ...) tm_posterior(object, ...),
-                       where = where)
-    methods::setMethod("posterior", c("sparsevi_lda", "ANY"),
-                       function(object, newdata, ...) tm_posterior(object, newdata, ...),
-                       where = where)
-    methods::setMethod("topics", "sparsevi_lda",
-                       function(x, k = 1L, ...) tm_topics(x, k, ...), where = where)
-    for (nd in c("ANY", "matrix", "simple_triplet_matrix", "DocumentTermMatrix")) {
-      if (nd == "ANY" || methods::isClass(nd, where = where)) {
-        methods::setMethod("perplexity", c("sparsevi_lda", nd),
-                           function(object, newdata, ...) tm_perplexity(object, newdata, ...),
-                           where = where)
-      }
+    if (nrow(tr) && !is.na(tr$objective[nrow(tr)])) {
+      cat(sprintf("  final objective: %s\n", format(tr$objective[nrow(tr)], digits = 10)))
+    } else if (nrow(tr) && all(is.na(tr$heldout))) {
+      cat(sprintf("  no objective (%s): fit with `heldout` to score each lap\n",
+                  lda_no_objective_reason(x)))
     }
-    methods::setMethod("perplexity", c("sparsevi_lda", "missing"),
-                       function(object, newdata, ...) tm_perplexity(object, ...),
-                       where = where)
-    TRUE
-  }, error = function(e) {
-    warning(warningCondition(
-      sprintf("sparsevi could not register its methods for topicmodels' verbs: %s",
-              conditionMessage(e)),
-      class = c("sparsevi_warning_topicmodels", "sparsevi_warning")))
-    FALSE
-  })
-  topicmodels_env$done <- ok
-  topicmodels_env$where <- where
-  invisible(ok)
-}
-
-.onLoad <- function(libname, pkgname) {
-  setHook(packageEvent("topicmodels", "onLoad"), register_topicmodels_methods)
-  register_topicmodels_methods()
-}
-
-# The training documents' proportions without `newdata` (the kept ones:
-# truncated unless the fit keeps every topic, and then it says so).
-tm_doc_topics <- function(fit, what) {
-  kept <- lda_doc_topics_kept(fit)
-  if (is.null(fit$doc_topic)) {
-    abort(sprintf("%s needs `newdata`: this fit keeps no training-document proportions (`doc_topics = 0`).",
-                  what), "argument", call = NULL)
-  }
-  if (kept < fit$K) {
-    message(sprintf("%s: the training documents' proportions kept on the fit, the %d largest of %d topics per document renormalised (give `newdata`, or fit with `doc_topics = K`, for the full posterior).",
-                    what, kept, fit$K))
-  }
-  as.matrix(fit$doc_topic)
-}
-
-# posterior(fit, newdata): as topicmodels' posterior(), a list of `terms` (K x
-# V topic-word probabilities) and `topics` (D x K document-topic proportions).
-tm_posterior <- function(object, newdata, ...) {
-  topics <- if (missing(newdata)) tm_doc_topics(object, "posterior(fit)")
-            else predict(object, newdata, ...)
-  tw <- object$topic_word
-  rownames(tw) <- colnames(topics) <- as.character(seq_len(object$K))
-  list(terms = tw, topics = topics)
-}
-
-# topics(fit, k): as topicmodels' topics(), the most likely topic of each
-# document (k = 1, a named integer vector) or its k most likely (a k x D
-# matrix). The kept proportions rank each document's `doc_topics` largest
-# topics exactly, so k may be at most that many without `newdata`.
-tm_topics <- function(x, k = 1L, newdata, ...) {
-  k <- check_count(k, "k", min = 1, max = x$K)
-  if (missing(newdata)) {
-    kept <- lda_doc_topics_kept(x)
-    if (k > kept) {
-      abort(sprintf("topics(fit, k = %d): the fit keeps only the %d largest topics per training document; give `newdata`, or fit with `doc_topics = K`.",
-                    k, kept), "argument", call = NULL)
+    if (nrow(tr) && !is.na(tr$heldout[nrow(tr)])) {
+      cat(sprintf("  held-out log-likelihood per token: %.4f\n", tr$heldout[nrow(tr)]))
     }
-    if (is.null(x$doc_topic)) {
-      abort("topics(fit) needs `newdata`: this fit keeps no training-document proportions (`doc_topics = 0`).",
-            "argument", call = NULL)
-    }
-    theta <- as.matrix(x$doc_topic)
+  }
+  kept <- lda_doc_topics_kept(x)
+  if (!is.null(x$doc_topic) && kept < x$K) {
+    cat(sprintf("  training documents' proportions (predict(fit)): the %d largest of %d per document, renormalised\n",
+                kept, x$K))
+  }
+  size <- lda_topic_sizes(x)
+  junk <- dead_topics(x)
+  top <- setdiff(order(-size), junk)[seq_len(min(5L, x$K - length(junk)))]
+  tt <- terms(x, 6)
+  cat("  largest topics:\n")
+  for (k in top) {
+    cat(sprintf("   %3d (%4.1f%%): %s\n", k, 100 * size[k] / sum(size),
+                paste(tt[, k], collapse = " ")))
+  }
+  print_junk(junk, lda_prune_cost(x, junk), x$local)
+  invisible(x)
+}
+
+# The engine as print() and summary() name it: the method (the registry's
+# `label`), then the local and global steps; L only where the local step
+# uses it (the "vb" step's top-L responsibilities).
+lda_engine_label <- function(fit) {
+  label <- sparsevi_engines$lda[[fit$local]]$label
+  steps <- if (identical(fit$local, "vb")) {
+    sprintf("local \"vb\" (L = %d), global \"%s\"", fit$L, fit$global)
   } else {
-    theta <- predict(x, newdata, ...)
+    sprintf("local \"%s\", global \"%s\"", fit$local, fit$global)
   }
-  if (k == 1L) {
-    out <- max.col(theta, ties.method = "first")
-    names(out) <- rownames(theta)
-    return(out)
+  if (is.null(label)) steps else sprintf("%s: %s", label, steps)
+}
+
+# Why a fit's trace has no objective (its `objective` column is NA).
+lda_no_objective_reason <- function(fit) {
+  if (identical(fit$local, "vb")) {
+    return(sprintf("global \"%s\" computes none; \"memoized\" and \"batch\" do", fit$global))
   }
-  out <- apply(theta, 1L, function(p) order(-p)[seq_len(k)])
-  colnames(out) <- rownames(theta)
+  sprintf("%s has no training objective", sparsevi_engines$lda[[fit$local]]$label)
+}
+
+# Dead and duplicate topics, as print() and summary() report them; pruning
+# is recommended only when the held-out documents show it costs (almost)
+# nothing (`cost`, from lda_prune_cost(); NULL: not measured).
+print_junk <- function(junk, cost = NULL, local = "vb") {
+  if (!length(junk)) return(invisible())
+  reason <- attr(junk, "reason")
+  n_dead <- sum(reason == "dead")
+  n_dup <- length(junk) - n_dead
+  what <- c(if (n_dead) sprintf("%d dead (under 0.1%% of the tokens each)", n_dead),
+            if (n_dup) sprintf("%d duplicating a bigger topic's top words", n_dup))
+  shown <- utils::head(junk, 12L)
+  cat(sprintf("  junk topics: %s: %s%s\n", paste(what, collapse = "; "),
+              paste(shown, collapse = ", "), if (length(junk) > 12L) ", ..." else ""))
+  reseed <- if (local == "vb") "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
+  if (is.null(cost)) {
+    cat(sprintf("    prune_topics(fit) removes them, at a held-out cost not measured (fit with `heldout` to measure it)%s\n",
+                reseed))
+  } else if (cost$drop <= prune_safe_drop) {
+    cat(sprintf("    prune_topics(fit) removes them safely: held-out score %.4f -> %.4f per token\n",
+                cost$before, cost$after))
+  } else {
+    cat(sprintf("    pruning them would lower the held-out score by %.4f per token (%.4f -> %.4f): keep them%s\n",
+                cost$drop, cost$before, cost$after, reseed))
+  }
+  invisible()
+}
+
+lda_topic_sizes <- function(fit) {
+  # an engine may say how big its topics are (ML-OPE has no lambda)
+  hook <- lda_engine(fit$local)$topic_sizes
+  size <- if (!is.null(hook)) hook(fit)
+  if (!is.null(size)) return(size)
+  if (!is.null(fit$lambda)) rowSums(fit$lambda) - length(fit$vocab) * fit$eta else
+    rep(1, fit$K)
+}
+
+#' @export
+summary.sparsevi_lda <- function(object, ...) {
+  tr <- object$trace
+  size <- lda_topic_sizes(object)
+  pi <- object$prune_info
+  if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) {
+    # pruned since the last lap: the trace describes the model before pruning
+    tr$objective[nrow(tr)] <- NA_real_
+    tr$heldout[nrow(tr)] <- pi$heldout_after
+  }
+  out <- structure(list(K = object$K, L = object$L, local = object$local, global = object$global,
+                 n_docs = object$n_docs, n_tokens = object$n_tokens, ended = object$ended,
+                 laps = nrow(tr), seconds = if (nrow(tr)) max(tr$seconds) else 0,
+                 objective = if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_,
+                 heldout = if (nrow(tr)) tr$heldout[nrow(tr)] else NA_real_,
+                 restart_accept = mean(tr$restart_accept, na.rm = TRUE),
+                 topic_share = size / sum(size),
+                 top_terms = terms(object, 10), junk = dead_topics(object),
+                 prune_info = object$prune_info, select = object$select,
+                 doc_topics = lda_doc_topics_kept(object)),
+            class = "summary.sparsevi_lda")
+  out$prune_cost <- lda_prune_cost(object, out$junk)
   out
 }
 
-# perplexity(fit, newdata): exp(-log-likelihood per token) of the documents'
-# words under their inferred proportions (the full posterior mean) and the
-# fitted topics, as topicmodels' perplexity() on new documents.
-tm_perplexity <- function(object, newdata, ...) {
+#' @export
+print.summary.sparsevi_lda <- function(x, ...) {
+  cat(sprintf("LDA with %d topics (%s)\n", x$K, lda_engine_label(x)))
+  cat(sprintf("%s documents, %s tokens; %d laps, %.2f seconds%s\n", fmt_int(x$n_docs),
+              fmt_int(x$n_tokens), x$laps, x$seconds,
+              if (is.null(x$ended)) "" else sprintf(" (ended: %s)", x$ended)))
+  obj <- if (!is.null(x$prune_info) && is.na(x$objective)) {
+    "not recomputed since pruning"
+  } else if (is.na(x$objective)) {
+    sprintf("none (%s)", lda_no_objective_reason(x))
+  } else {
+    format(x$objective, digits = 10)
+  }
+  cat(sprintf("objective: %s; held-out: %s%s\n", obj, format(x$heldout, digits = 5),
+              if (identical(x$local, "vb")) {
+                sprintf("; restart acceptance: %s", format(x$restart_accept, digits = 3))
+              } else ""))
+  if (!is.null(x$select)) print_select(x$select, x$K)
+  o <- order(-x$topic_share)
+  reason <- attr(x$junk, "reason")
+  for (k in o) {
+    j <- match(k, x$junk)
+    cat(sprintf("%3d %5.1f%%  %s%s\n", k, 100 * x$topic_share[k],
+                paste(x$top_terms[, k], collapse = " "),
+                if (is.na(j)) "" else sprintf("  [%s]", reason[j])))
+  }
+  print_junk(x$junk, x$prune_cost, x$local)
+  invisible(x)
+}
+
+#' Top terms of each topic
+#'
+#' @param x A `sparsevi_lda`.
+#' @param n Number of terms per topic (default 10).
+#' @param ... Unused.
+#' @returns A character matrix, `n` rows (most probable first), one column
+#'   per topic.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1)
+#' terms(fit, 4)
+#' @export
+terms.sparsevi_lda <- function(x, n = 10, ...) {
+  n <- check_count(n, "n", min = 1)
+  n <- min(n, length(x$vocab))
+  out <- matrix(x$vocab[lda_top_words(x, n)], nrow = n)
+  colnames(out) <- paste0("topic", seq_len(x$K))
+  out
+}
+
+# The n most probable words of each topic (indices, n x K, best first; ties
+# by word order, as order() gives), by a partial sort per topic. A large fit
+# that builds topic_word when read is ranked by lambda (the same order within
+# a topic) without building it.
+lda_top_words <- function(fit, n) {
+  tw <- .subset2(fit, "topic_word")
+  if (is.null(tw)) tw <- lda_fit_lambda(fit)
+  V <- ncol(tw)
+  n <- min(as.integer(n), V)
+  out <- apply(tw, 1L, function(p) {
+    cand <- if (n < V) which(p >= sort(p, partial = V - n + 1L)[V - n + 1L]) else seq_len(V)
+    cand[order(-p[cand])][seq_len(n)]
+  })
+  matrix(out, nrow = n)
+}
+
+#' Document-topic proportions of new documents
+#'
+#' With `newdata`, infers each document's topic proportions with the fitted
+#' topics held fixed: the full posterior mean, every one of the K topics.
+#' Without `newdata`, returns the training documents' proportions stored on
+#' the fit (`fit$doc_topic`). **These are truncated**: by default the fit
+#' keeps only each document's `doc_topics = L` largest proportions,
+#' renormalised to sum to 1 (at K = 40 and L = 8, 8 non-zero entries per row,
+#' each up to about 0.1 away from the full posterior). For the full
+#' posterior of the training documents, fit with `doc_topics = K`, or call
+#' `predict(fit, training_corpus)`; `type = "full"` asks for the full
+#' posterior and is an error when the fit keeps only a truncated one.
+#'
+#' @param object A `sparsevi_lda`.
+#' @param newdata A corpus, anything [as_dtm()] accepts. Its terms are
+#'   matched to the fitted vocabulary by name; unknown terms are dropped
+#'   (with a message saying how many). Missing: the training documents'
+#'   proportions kept on the fit (see above).
+#' @param type `"topics"` (default): D x K proportions (truncated to the
+#'   kept topics when `newdata` is missing and the fit keeps fewer than K per
+#'   document); `"full"`: the full posterior, every topic (without
+#'   `newdata`, only from a fit with `doc_topics = K`).
+#' @param method Inference method: `"vb"` (default; the local step with the
+#'   topics fixed). Other engines add methods.
+#' @param seed `NULL` or a whole number (for randomised methods).
+#' @param threads Number of threads.
+#' @param sparse `FALSE` (default): a dense matrix; `TRUE`: a sparse
+#'   `dgCMatrix`.
+#' @param ... Controls of the method (e.g. `max_iter`).
+#' @returns A D x K matrix of topic proportions (rows sum to 1). How many
+#'   topics per training document a fit keeps is `fit$control$doc_topics`
+#'   (`print(fit)` says it too).
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 1)
+#' round(predict(fit, sim$dtm[1:3, ]), 2) # full posterior
+#' head(predict(fit)) # training documents: the 2 largest per document
+#' full <- fit_lda(sim$dtm, K = 3, L = 2, passes = 3, seed = 1, doc_topics = 3)
+#' head(predict(full, type = "full"))
+#' @export
+predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb",
+                                 seed = NULL, threads = getOption("sparsevi.threads", 1L),
+                                 sparse = FALSE, ...) {
+  type <- check_choice(type, c("topics", "full"), "type")
+  sparse <- check_flag(sparse, "sparse")
   if (missing(newdata)) {
-    abort("perplexity(fit) needs `newdata`, the documents to score (the fit does not keep its training documents); heldout_loglik() scores held-out words of test documents.",
-          "argument", call = NULL)
+    if (is.null(object$doc_topic)) {
+      abort("This fit keeps no training-document proportions (fitted with `doc_topics = 0`, or by an older version): give `newdata`.",
+            "argument")
+    }
+    kept <- lda_doc_topics_kept(object)
+    if (type == "full" && kept < object$K) {
+      abort(sprintf("This fit keeps only the %d largest of %d topic proportions per training document (`doc_topics = %d`): for the full posterior give the training documents as `newdata`, or fit with `doc_topics = K`.",
+                    kept, object$K, kept), "argument")
+    }
+    return(if (sparse) object$doc_topic else as.matrix(object$doc_topic))
+  }
+  method <- check_string(method, "method")
+  fun <- lda_engine(method)$infer
+  if (is.null(fun)) {
+    abort(sprintf("`method = \"%s\"` is not available for LDA predictions; use \"vb\".",
+                  method), "argument")
   }
   x <- align_newdata(as_dtm(newdata), object$vocab)
-  theta <- predict(object, x, ...)
-  tw <- object$topic_word
-  doc <- rep.int(seq_len(nrow(x)), diff(x$doc_ptr))
-  ll <- 0
-  n <- length(x$term)
-  for (s in seq(1L, max(1L, n), by = 65536L)) {
-    idx <- s:min(n, s + 65535L)
-    if (!n) break
-    p <- rowSums(theta[doc[idx], , drop = FALSE] *
-                   t(tw[, x$term[idx] + 1L, drop = FALSE]))
-    ll <- ll + sum(x$count[idx] * log(p))
+  threads <- sparsevi_threads(threads)
+  seed <- resolve_seed(seed)
+  ctl <- list(...)
+  theta <- fun(object, x, if (length(ctl)) ctl else NULL, seed, threads)
+  dimnames(theta) <- list(x$doc_names, paste0("topic", seq_len(object$K)))
+  if (sparse) methods::as(theta, "CsparseMatrix") else theta
+}
+
+# How many topics per training document the fit keeps in doc_topic.
+lda_doc_topics_kept <- function(fit) {
+  kept <- fit$control$doc_topics
+  if (is.null(kept)) kept <- min(fit$L, fit$K)
+  as.integer(min(kept, fit$K))
+}
+
+align_newdata <- function(x, vocab, call = caller_call()) {
+  al <- dtm_align(x, vocab)
+  if (al$dropped > 0) {
+    message(sprintf("%s term%s of `newdata` (%s tokens) not in the fitted vocabulary dropped.",
+                    fmt_int(al$dropped), if (al$dropped == 1) "" else "s",
+                    fmt_int(al$dropped_tokens)))
   }
-  exp(-ll / sum(x$count))
+  if (sum(x$count) > 0 && al$dropped_tokens >= sum(x$count)) {
+    abort("None of the terms of `newdata` is in the fitted vocabulary: check that it comes from the same kind of corpus and tokenisation.",
+          "vocab", call = call)
+  }
+  al$x
+}
+
+#' Plot a topic model: training trace, top words, document topics
+#'
+#' `type = "trace"` (the default) draws the objective (left) and the
+#' held-out log-likelihood per token (right, when recorded) against seconds
+#' of training. `type = "words"` draws the `n` most probable words of each
+#' chosen topic as bar charts (x axis: the word's probability in the
+#' topic). `type = "documents"` draws the topic proportions of chosen
+#' documents as stacked bars, with a legend giving each topic's top words:
+#' of `newdata` (inferred), or without it of the training documents (the
+#' proportions kept on the fit, see [predict()][predict.sparsevi_lda]).
+#' `type = "select"` (a fit with several K) draws the held-out score,
+#' coherence and training time of each K, the chosen K circled.
+#' @param x A `sparsevi_lda`.
+#' @param type `"trace"` (default), `"words"`, `"documents"` or `"select"`.
+#' @param topics For `"words"`: topic numbers (1 to K) to draw; default
+#'   the (at most) six largest topics by share of the tokens, drawn largest
+#'   first (the panel titles give each share).
+#' @param n For `"words"`: words per topic, default 10 (1 to the vocabulary
+#'   size).
+#' @param newdata For `"documents"`: `NULL` (default: the training
+#'   documents, from the proportions kept on the fit), or a corpus, anything
+#'   [as_dtm()] accepts, aligned to the fitted vocabulary by term name.
+#' @param docs For `"documents"`: document numbers or names (in `newdata`,
+#'   or among the training documents); default the first (at most) eight.
+#' @param n_topics For `"documents"`: how many topics (the most used in the
+#'   chosen documents) get their own colour, default 6; the rest are drawn
+#'   together as "other topics".
+#' @param ... Passed to [graphics::plot()] (`"trace"`) or
+#'   [graphics::barplot()] (`"words"`, `"documents"`).
+#' @returns `x`, invisibly.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 1, progress = FALSE)
+#' plot(fit)
+#' plot(fit, type = "words", n = 5)
+#' plot(fit, type = "documents", docs = 1:5) # training documents
+#' plot(fit, type = "documents", newdata = sim$dtm[1:5, ])
+#' @export
+plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents", "select"),
+                              topics = NULL, n = 10, newdata = NULL, docs = NULL,
+                              n_topics = 6, ...) {
+  type <- check_choice(type, c("trace", "words", "documents", "select"), "type")
+  if (type == "words") return(lda_plot_words(x, topics = topics, n = n, ...))
+  if (type == "select") return(lda_plot_select(x, ...))
+  if (type == "documents") {
+    return(lda_plot_documents(x, newdata = newdata, docs = docs, n_topics = n_topics, ...))
+  }
+  tr <- x$trace
+  has_obj <- any(!is.na(tr$objective))
+  has_ho <- any(!is.na(tr$heldout))
+  n <- max(1L, has_obj + has_ho)
+  old <- graphics::par(mfrow = c(1, n))
+  on.exit(graphics::par(old))
+  if (has_obj) {
+    graphics::plot(tr$seconds, tr$objective, type = "b", xlab = "seconds",
+                   ylab = "objective (ELBO)", main = "Training objective", ...)
+  }
+  if (has_ho) {
+    graphics::plot(tr$seconds, tr$heldout, type = "b", xlab = "seconds",
+                   ylab = "held-out log-lik per token", main = "Held-out score", ...)
+  }
+  if (!has_obj && !has_ho) {
+    graphics::plot(tr$lap, tr$seconds, type = "b", xlab = "lap", ylab = "seconds",
+                   main = "Training time", ...)
+  }
+  invisible(x)
+}
+
+#' Continue training a topic model
+#'
+#' @param object A `sparsevi_lda`.
+#' @param x The corpus (for memoized training, the same documents as the
+#'   fit; other documents start a new memo from the fitted topics).
+#' @param passes Number of further laps (default 5).
+#' @param progress Print a line per lap.
+#' @param heldout As in [fit_lda()]. Missing (the default): the held-out
+#'   documents given when the model was fitted (its `heldout`), scored
+#'   after every lap again; `NULL` to score none.
+#' @param cluster `NULL` or a cluster from [parallel::makePSOCKcluster()], as
+#'   in [fit_lda()]; the rounds are those of the fit (its `sync`).
+#' @param ... Nothing else: any other argument (a misspelt one, or a setting
+#'   of the model such as `alpha`) is an error of class
+#'   `sparsevi_error_argument`.
+#' @returns The updated `sparsevi_lda`; its trace continues the old one.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1)
+#' fit <- update(fit, sim$dtm, passes = 2)
+#' fit$trace
+#' @export
+update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
+                                heldout, cluster = NULL, ...) {
+  check_update_dots(..., valid = c("x", "passes", "progress", "heldout", "cluster"))
+  if (missing(x)) {
+    abort("`x`, the corpus to continue training on, is missing (the fit does not keep its documents).",
+          "argument")
+  }
+  cluster <- check_cluster(cluster)
+  if (inherits(x, "sparsevi_source")) {
+    if (!identical(x$vocab, object$vocab)) {
+      abort("`x`, a corpus on disk, must have the fitted vocabulary.", "vocab")
+    }
+    if (length(x$files) != object$control$n_batches) {
+      abort("`x`, a corpus on disk, must have the batches the model was fitted on.",
+            "argument")
+    }
+  } else {
+    x <- align_newdata(as_dtm(x), object$vocab)
+  }
+  passes <- check_count(passes, "passes", min = 1)
+  progress <- check_flag(progress, "progress")
+  if (missing(heldout)) heldout <- object$heldout
+  heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, object$vocab, seed = 1)
+  state <- object$state
+  control <- object$control
+  if (!is.null(state$cache) && control$n_docs != nrow(x)) {
+    # new documents: a fresh memo, starting from the fitted topics
+    control$n_docs <- nrow(x)
+    b <- lda_resolve_batches(nrow(x), control$global, NULL,
+                             if (control$global == "batch") NULL else control$batch_size)
+    control$n_batches <- b$n_batches
+    control$batch_size <- b$batch_size
+    state$S <- matrix(0, control$K, ncol(x))
+    state$cache <- vector("list", control$n_batches)
+    state$doc_obj <- rep(NA_real_, control$n_batches)
+  }
+  control$n_docs <- nrow(x)
+  object$control <- control
+  object$state <- state
+  fit <- lda_train(object, x, passes, progress, heldout, cluster)
+  n_keep <- if (is.null(control$doc_topics)) min(control$L, control$K) else control$doc_topics
+  lda_keep(fit, x, heldout, n_keep)
+}
+
+#' @export
+logLik.sparsevi_lda <- function(object, ...) {
+  tr <- object$trace
+  val <- if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_
+  pi <- object$prune_info
+  # pruned since the last lap: the trace's objective is the unpruned model's
+  if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) val <- NA_real_
+  structure(val, df = object$K * (length(object$vocab) - 1), nobs = object$n_tokens,
+            class = "logLik")
 }

@@ -192,7 +192,7 @@ ope_topics <- function(state, control) {
   list(table = "lambda", store = NULL)
 }
 
-# Local step "ope" of fit_lda(): see the loop contract in R/lda.R. The
+# Local step "ope" of fit_lda(): see the loop contract in R/lda-train.R. The
 # summary is S_kv = sum_d n_dv theta_dk for ML-OPE (global "ml") and the phi
 # summary S_kv = sum_d n_dv phi_dvk for the variational globals.
 lda_local_ope <- function(batch, state, control, seed, threads) {
@@ -259,7 +259,7 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
   if (is.null(st)) {
     # a new table (never the beta of a fit being updated): the rows of beta,
     # or of the initial lambda, normalised (R's b0 / rowSums(b0), in C). A
-    # new fit's start, given up to the store (state$start_owned, R/lda.R),
+    # new fit's start, given up to the store (state$start_owned, R/lda-start.R),
     # is normalised in its own table and marked as the store's, as
     # lda_store_new(in_place = TRUE) does: no second K x V table.
     own <- is.null(state$beta) && isTRUE(state$start_owned)
@@ -327,7 +327,7 @@ lda_ope_finish <- function(state, control, in_place = FALSE) {
 }
 
 # ML-OPE's beta as the fit's topic_word, with the vocabulary as column names
-# (new_sparsevi_lda(), R/lda.R): the table lda_ope_finish(in_place = TRUE)
+# (new_sparsevi_lda(), R/lda-class.R): the table lda_ope_finish(in_place = TRUE)
 # built in the store's own is named in place (the fit's topic_word and
 # state$beta are then one table), any other is copied.
 lda_ope_topic_word <- function(beta, vocab) {

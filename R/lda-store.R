@@ -240,7 +240,7 @@ lda_store_table <- function(state, view) {
 
 # Whether a state's dense lambda was given up to a store (lda_store_new(
 # in_place = TRUE)): a state from before that step holds the converted table
-# and cannot be used (R/lda.R refuses to build a fit from it). So is a new
+# and cannot be used (R/lda-class.R refuses to build a fit from it). So is a new
 # fit's start held as a store (start_owned): its first lap writes it in place.
 lda_store_consumed <- function(state) {
   (!is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_store"))) ||

@@ -1,5 +1,5 @@
 # Plot helpers of topic models (base graphics only): top words per topic and
-# document-topic proportions. plot.sparsevi_lda() in R/lda.R dispatches here.
+# document-topic proportions. plot.sparsevi_lda() in R/lda-methods.R dispatches here.
 
 # Top `n` words of each of `topics`, one horizontal bar chart per topic; by
 # default the six largest topics by share of the tokens, largest first, each

@@ -303,7 +303,7 @@ for (w in list(list("local step, 6 x 100 documents", loc5),
 same <- identical(fit5(1L)$topic_word, fit5(2L)$topic_word)
 say("threads = 1 and 2 give identical topics: %s", same)
 
-  # the loop's initialisation (R/lda.R: random or Bregman start) is serial;
+  # the loop's initialisation (R/lda-start.R: random or Bregman start) is serial;
   # its share of the one-thread one-pass fit bounds the whole-fit speed-up
   # CPU seconds (user + system) of one thread: not inflated by the load
   cpu5 <- function(f) min(replicate(3, {

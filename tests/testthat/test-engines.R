@@ -181,8 +181,8 @@ test_that("a missing option in a direct .Call is an internal error naming it", {
 })
 
 test_that("fits through the named options do not depend on the thread count", {
-  # each engine against its pure-R reference is in test-lda.R, test-cvb0.R,
-  # test-ope.R and test-gibbs.R; here: threads and a second run agree bit for
+  # each engine against its pure-R reference is in test-lda-vb.R, test-lda-cvb0.R,
+  # test-lda-ope.R and test-lda-gibbs.R; here: threads and a second run agree bit for
   # bit through the new calls
   sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 3)
   for (loc in c("vb", "ope", "cvb0", "gibbs")) {

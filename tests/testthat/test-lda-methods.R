@@ -1,4 +1,4 @@
-# What a topic model keeps besides its topics (R/lda-methods.R): the training
+# What a topic model keeps besides its topics (R/lda-kept.R): the training
 # documents' sparse proportions, the held-out documents, strict update().
 
 methods_corpus <- function() simulate_lda(D = 80, V = 60, K = 4, seed = 11)

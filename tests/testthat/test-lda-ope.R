@@ -267,7 +267,7 @@ test_that("ML-OPE topic sizes are expected tokens per topic (print, summary)", {
   theta <- predict(fit, sim$dtm, method = "ope", seed = 1)
   infer_share <- colSums(theta * sparsevi:::doc_lengths(sim$dtm))
   expect_equal(mass / sum(mass), unname(infer_share / sum(infer_share)), tolerance = 0.05)
-  # print() and summary() read them: R/lda.R's lda_topic_sizes() asks the
+  # print() and summary() read them: R/lda-methods.R's lda_topic_sizes() asks the
   # engine (hook lda_topic_sizes_<local>)
   expect_identical(sparsevi:::lda_topic_sizes(fit), mass)
   expect_equal(summary(fit)$topic_share, mass / sum(mass))

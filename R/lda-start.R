@@ -1,0 +1,164 @@
+# The start of an LDA fit: the first training state, from a given table, a
+# Bregman k-means++ pick of documents (the default) or random topics.
+
+lda_init_state <- function(x, control) {
+  K <- control$K
+  # A corpus on disk is initialised from its first batch (the documents the
+  # seeding can see without reading everything).
+  x0 <- if (inherits(x, "sparsevi_source")) source_batch(x, 1L) else x
+  if (nrow(x0) < K && control$init %in% c("bregman", "seeded")) control$init <- "random"
+  if (control$init == "sparse") {
+    # the engine holds its start itself, sparsely (gibbs: an empty store,
+    # lambda = eta everywhere; the first minibatch's samples break the tie)
+    return(lda_engine(control$local)$start$sparse(control, ncol(x)))
+  }
+  if (control$init %in% c("bregman", "seeded") && nrow(x0) > bregman_pool(K)) {
+    # k-means++ costs O(K nnz): seed from a random pool of documents
+    pick <- order(lda_unif(control$seed, 903, nrow(x0)))[seq_len(bregman_pool(K))]
+    x0 <- dtm_subset(x0, sort(pick))
+  }
+  seeded <- lda_engine(control$local)$start[[control$init]]
+  if (control$init %in% c("bregman", "seeded") && !is.null(seeded)) {
+    # the engine holds the seeding itself, sparsely (gibbs: eta plus each
+    # topic's chosen document, and for "bregman" a uniform base held as one
+    # number, no dense K x V table)
+    return(seeded(x0, lda_bregman_pick(x0, K, control$eta, control$seed), control, ncol(x)))
+  }
+  lambda <- switch(control$init,
+    given = control$init_lambda,
+    bregman = lda_init_bregman(x0, K, control$eta, control$seed),
+    random = lda_init_random(x0, K, control$eta, control$seed)
+  )
+  state <- list(lambda = lambda, t = 0L)
+  if (control$global %in% c("memoized", "batch")) {
+    # a lazy memoized step starts from an empty store of its own
+    if (!identical(control$global_step, "memoized_lazy")) state$S <- matrix(0, K, ncol(x))
+    state$cache <- vector("list", control$n_batches)
+    state$doc_obj <- rep(NA_real_, control$n_batches)
+  }
+  state
+}
+
+
+check_init_lambda <- function(init, K, V, call = caller_call()) {
+  if (!is.numeric(init) || !identical(dim(init), c(as.integer(K), as.integer(V))) ||
+      anyNA(init) || any(!is.finite(init)) || any(init <= 0)) {
+    abort(sprintf("A matrix `init` must be K x V (%d x %s) with positive finite entries (initial topic parameters).",
+                  K, fmt_int(V)), "argument", call = call)
+  }
+  storage.mode(init) <- "double"
+  unname(init)
+}
+
+
+# Documents the Bregman seeding draws from: all of a corpus up to 10 per
+# topic (at least 5,000), else a random pool of that many (its cost is
+# O(K nnz) of the pool: at K = 1000 over 60,000 Wikipedia paragraphs the
+# whole corpus took most of a one-pass fit's time).
+bregman_pool <- function(K) max(5000L, 10L * as.integer(K))
+
+# Bregman k-means++ over documents (Hughes & Sudderth section 6): the first
+# document at random, each next with probability proportional to its smallest
+# KL divergence from the smoothed word distributions of those chosen;
+# lambda_k = the random init's near-uniform lambda plus the counts of the k-th
+# chosen document (seeding lambda_k with eta + counts alone made topics so
+# peaked that training stalled in poor optima on kos and nips).
+lda_init_bregman <- function(x, K, eta, seed) {
+  # a near-uniform base (as the random init) keeps every word in every topic
+  # from the start; each topic then leans towards its chosen document
+  # (the pick first: its O(V) temporaries per topic are collected before the
+  # K x V table exists, not left beside it; separate streams, same result)
+  chosen <- lda_bregman_pick(x, K, eta, seed)
+  lambda <- lda_init_random(x, K, eta, seed)
+  s <- lda_seed_counts(x, chosen)
+  at <- cbind(s$k + 1L, s$v + 1L)
+  lambda[at] <- lambda[at] + s$x
+  lambda
+}
+
+# The counts of the documents the Bregman pick chose, topic k from the k-th:
+# triples k (0-based topic), v (0-based word), x (count), topic by topic and,
+# within a topic, in the document's word order. A document's words are
+# distinct, so each (k, v) occurs once. Every seeded start reads them:
+# lda_init_bregman(), lda_gibbs_seeded_start(), lda_cvb0_seeded_start().
+lda_seed_counts <- function(x, chosen) {
+  n <- x$doc_ptr[chosen + 1L] - x$doc_ptr[chosen]
+  idx <- sequence(n, from = x$doc_ptr[chosen] + 1L)
+  list(k = rep.int(seq_along(chosen) - 1L, n), v = x$term[idx], x = as.double(x$count[idx]))
+}
+
+# The K documents Bregman k-means++ picks (in topic order), in C through an
+# inverted index: each topic costs O(D + the entries sharing a word with
+# its document), not O(nnz) (issue 20: the R form below was a third of a
+# one-pass gibbs fit at K = 1000 on 1,000 kos documents). The documents of
+# the R form (its KL values may differ from the R form's in the last bits,
+# which can change a pick only where a draw falls exactly on a boundary).
+lda_bregman_pick <- function(x, K, eta, seed) {
+  lens <- doc_lengths(x)
+  p <- as.double(x$count / lens[rep.int(seq_len(nrow(x)), diff(x$doc_ptr))])
+  self <- .Call(ffi_dtm_doc_dot, x$doc_ptr, x$term, p * log(p), rep(1, ncol(x)))
+  .Call(ffi_lda_bregman_pick, x, ncol(x), as.integer(K), as.double(eta), p, self,
+        as.double(lens), lda_unif(seed, 901, K))
+}
+
+# The pure-R form of lda_bregman_pick() (the reference of its C).
+lda_bregman_pick_r <- function(x, K, eta, seed) {
+  D <- nrow(x)
+  V <- ncol(x)
+  lens <- doc_lengths(x)
+  doc_of <- rep.int(seq_len(D), diff(x$doc_ptr))
+  p <- x$count / lens[doc_of]
+  doc_dot <- function(w, v) .Call(ffi_dtm_doc_dot, x$doc_ptr, x$term, w, v)
+  self <- doc_dot(p * log(p), rep(1, V)) # sum_j p_j log p_j
+  u <- lda_unif(seed, 901, K)
+  mind <- ifelse(lens > 0, Inf, 0)
+  chosen <- integer(0)
+  smooth <- eta
+  # (the same values as before, without per-topic ifelse() and O(V)
+  # allocations: at K = 1000 the pick was a tenth of a one-pass default fit)
+  logmu <- double(V)
+  for (k in seq_len(K)) {
+    fin <- is.finite(mind)
+    w <- if (k == 1L || !any(fin & mind > 0)) {
+      as.double(lens > 0 & !(seq_len(D) %in% chosen))
+    } else {
+      w <- mind
+      w[!fin] <- 0
+      w
+    }
+    if (sum(w) <= 0) w <- as.double(!(seq_len(D) %in% chosen))
+    if (sum(w) <= 0) w <- rep(1, D)
+    d <- min(D, findInterval(u[k] * sum(w), cumsum(w)) + 1L)
+    while (w[d] <= 0 && d > 1L) d <- d - 1L
+    chosen <- c(chosen, d)
+    idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
+    idx <- idx[idx > x$doc_ptr[d]]
+    terms <- x$term[idx] + 1L
+    cnt <- x$count[idx]
+    nc <- sum(cnt)
+    logmu[] <- log(smooth / (nc + V * smooth))
+    logmu[terms] <- log((smooth + cnt) / (nc + V * smooth))
+    cross <- doc_dot(p, logmu)
+    kl <- pmax(self - cross, 0)
+    kl[lens == 0] <- 0
+    mind <- pmin(mind, kl)
+    mind[chosen] <- 0
+  }
+  chosen
+}
+
+# Random fallback: lambda_kv ~ Gamma(100, rate 100), near-uniform topics
+# with the symmetry broken by small noise (as Hoffman et al.'s online LDA).
+# The Gamma quantiles come from the Wilson-Hilferty transform of normal ones
+# (abs. error < 2e-3 at shape 100): qgamma() itself took ~1 us per entry, 13 s
+# for K = 100 over a 129k-term vocabulary. Filled in C in one pass
+# (src/lda-init.c); gamma100_quantile() is its R reference.
+lda_init_random <- function(x, K, eta, seed) {
+  .Call(ffi_lda_init_random, seed, 902, as.integer(K), ncol(x), as.double(eta))
+}
+
+gamma100_quantile <- function(u) {
+  c9 <- 1 / 900
+  z <- pmax(1 - c9 + stats::qnorm(u) * sqrt(c9), 0)
+  z * z * z
+}

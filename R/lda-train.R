@@ -1,0 +1,265 @@
+# LDA training: one lap over the batches (lda_lap()) and the laps of a fit
+# through the one training loop of R/train.R (lda_train()).
+
+# One lap over the batches (train_rounds(), R/train.R); returns the new state
+# and the lap's trace extras. Batches are taken in rounds of `control$sync`:
+# the local steps of a round share the global parameters of the round's
+# start (on a cluster they run in parallel, one worker per batch), then the
+# global steps are applied in batch order. With sync = 1 this is the usual
+# one-batch-at-a-time loop. The rounds are the same with or without a
+# cluster, so are the fits.
+lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spare = NULL,
+                    buffers = NULL) {
+  # the lap works on its own copy of a topic store: the state it was given
+  # stays the last completed lap's (R/train.R)
+  state <- lda_store_lap_start(state, spare)
+  # The engine's global step for this `global` (R/engines.R: e.g. gibbs runs
+  # the sparse lazy form of "stochastic", lda_global_gibbs()).
+  engine <- lda_engine(control$local)
+  global_fun <- engine$global[[control$global]]
+  nb <- control$n_batches
+  visit <- if (control$global %in% c("memoized", "batch")) {
+    seq_len(nb)
+  } else {
+    order(lda_unif(control$seed, 600 + lap, nb))
+  }
+  visit <- visit[ex$sizes[visit] > 0]
+  # (No collection is forced here. While the topics were in R's heap, its
+  # collector ran too seldom for the local steps' K x (batch vocabulary)
+  # scratch, and the loop forced a collection every round or 128 MB; the
+  # topic tables are outside R's heap now (src/table.c), R's heap stays
+  # small and collects that scratch on its own. At K = 1000 over 60,000
+  # Wikipedia paragraphs the forced collections took 3.15 of OPE's 31.2 s,
+  # and without them 1.59 of 29.4 s, with the same peak memory: 1.52 GB; the
+  # default 0.82 -> 0.25 s of 10 s, vb memoized 3.95 -> 2.44 s, 3.06 ->
+  # 3.02 GB; inst/bench/results/large.txt.)
+  # summary buffers (engines with summary_buffers, run here): each local
+  # step gets one from `free` (an empty one at first: the step makes its
+  # own, with room to spare) and the buffer goes back once the global step
+  # has read that step's result, so the minibatches reuse a few buffers
+  # instead of leaving one per minibatch to the garbage collector. `buffers`
+  # (lda_train()) keeps them from lap to lap: a new set every lap was 36 of
+  # the 128 MB a default fit on kos allocated.
+  free <- if (isTRUE(engine$summary_buffers) && ex$kind == "local") buffers
+  if (!is.null(free) && is.null(free$bufs)) free$bufs <- list()
+  run_round <- function(round, state) {
+    seeds <- lapply(round, function(b) {
+      s <- lda_batch_seed(control$seed, lap, b)
+      if (!is.null(warm_of)) attr(s, "warm") <- warm_of(b)
+      # nothing reads this lap's document-topic counts: an engine may keep
+      # them as working memory only (SCVB0)
+      if (is.null(keep) && is.null(warm_of)) attr(s, "doc_topic") <- FALSE
+      if (!is.null(free)) {
+        n <- length(free$bufs)
+        attr(s, "summary_buffer") <- if (n) free$bufs[[n]] else double(0)
+        if (n) free$bufs[[n]] <- NULL
+      }
+      s
+    })
+    # restart proposals only in the first laps (vb: control$restart_laps)
+    ctl <- control
+    if (!is.null(ctl$restart_laps) && lap > ctl$restart_laps) ctl$restarts <- FALSE
+    shared <- list(state = if (ex$kind == "cluster") lda_local_view(state) else state,
+                   control = ctl)
+    # (on a cluster: only the topic columns of each worker's words travel)
+    executor_run(ex, round, lda_batch_step, shared, per = seeds, packages = "Matrix",
+                 columns = lda_columns(control, length(x$vocab)))
+  }
+  tally <- function(acc, res) {
+    if (is.null(res$stats$restart_tries)) return(acc)
+    acc + c(res$stats$restart_tries, res$stats$restart_accepts)
+  }
+  r <- train_rounds(state, visit, if (is.null(control$sync)) 1L else control$sync, run_round,
+                    function(state, res, b) {
+                      if (!is.null(keep)) keep(res, b)
+                      state <- global_fun(state, res, b, control)
+                      # the step's summary is read: its buffer is free again
+                      S <- if (!is.null(free)) res$summary
+                      if (is.list(S) && !is.object(S) && is.double(S$x) && length(S$x)) {
+                        free$bufs[[length(free$bufs) + 1L]] <- S$x
+                      }
+                      state
+                    }, tally, c(0, 0))
+  state <- r$state
+  # an engine may finish a lap (gibbs: materialise its lazy sparse topics)
+  if (!is.null(engine$end_lap)) state <- engine$end_lap(state, control)
+  list(state = state,
+       extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
+                     bytes_sent = r$sent, bytes_received = r$received))
+}
+
+# The rows of two traces, one after the other; columns one lacks (a fit
+# saved by an older version) are NA there.
+trace_bind <- function(old, new) {
+  cols <- union(names(new), names(old))
+  fill <- function(d) {
+    for (nm in setdiff(cols, names(d))) d[[nm]] <- rep(NA_real_, nrow(d))
+    d[cols]
+  }
+  out <- rbind(fill(old), fill(new))
+  rownames(out) <- NULL
+  out
+}
+
+# What a local step needs of the global state: everything but the memoized
+# caches and bookkeeping, which stay on the master.
+lda_local_view <- function(state) {
+  # a step reads a dense lambda when there is one (a memoized first lap
+  # keeps its topics while its store fills)
+  if (!is.null(state$lambda)) state$vbstore <- NULL
+  state[setdiff(names(state), c("cache", "S", "doc_obj"))]
+}
+
+# Training laps of a topic model, through the one training loop (R/train.R).
+lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
+  control <- fit$control
+  start <- fit$state
+  # a large memoized fit keeps S alone: its lambda again, as training left it
+  if (is.null(start$lambda) && !is.null(start$S) && is.null(start$beta)) {
+    start$lambda <- .Call(ffi_lda_lambda_from_stats, start$S, control$eta)
+  }
+  trace <- fit$trace
+  # a new fit's start is referenced by the training loop alone from here on
+  # (take_start()), so that it is freed once the first lap has completed (or
+  # as soon as an engine swaps its topics for a store of its own)
+  if (!inherits(fit, "sparsevi_lda")) {
+    fit$state <- NULL
+    # ... and an engine's store may take the start's table itself (no second
+    # K x V table: R/lda-store.R; a failed first lap is an error anyway), unless
+    # it is the user's matrix (init = a matrix, kept in the control)
+    if (!identical(control$init, "given")) start$start_owned <- TRUE
+  }
+  take_start <- function() {
+    s <- start
+    start <<- NULL
+    s
+  }
+  lap0 <- if (nrow(trace)) max(trace$lap) else 0L
+  sec0 <- if (nrow(trace)) max(trace$seconds) else 0
+  cpu0 <- if (nrow(trace) && !is.null(trace$cpu_seconds)) {
+    max(c(0, trace$cpu_seconds), na.rm = TRUE)
+  } else 0
+  members <- lda_members(x, control)
+  ex <- tryCatch(new_executor(cluster, control$n_batches,
+                              lda_batch_reader(x, members, passes),
+                              if (inherits(x, "sparsevi_source")) x$n_docs
+                              else lengths(members)),
+                 sparsevi_error_worker = function(e) {
+                   # update(): the model it was given; a new fit has none yet
+                   e$fit <- if (inherits(fit, "sparsevi_lda")) fit
+                   stop(e)
+                 })
+  on.exit(executor_close(ex), add = TRUE)
+  stops <- !is.null(control$converge_tol) && control$converge_tol > 0 &&
+    control$global %in% c("memoized", "batch")
+  # with a convergence stop, `passes` is an upper bound and so is the ETA
+  trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0), upper_bound = stops,
+                         heldout_unit = "/token")
+  trainer$progress <- progress
+  evaluate <- function(state) {
+    list(objective = lda_objective(state, control),
+         heldout = if (is.null(heldout)) NA_real_ else
+           completion_score(lda_state_topic_word(lda_finish_state(state, control)),
+                            control$alpha, heldout, control$threads))
+  }
+  # between laps: empirical Bayes eta, then re-seeding dead topics (the
+  # control's eta changes for the laps that follow)
+  between <- function(state, lap) {
+    note <- ""
+    state <- lda_finish_state(state, control) # the dense topics (a store is dropped)
+    if (isTRUE(control$eta_learn)) {
+      eb <- lda_learn_eta(state, control)
+      state <- eb$state
+      control$eta <<- eb$eta
+      state$eta_path <- c(state$eta_path, eb$eta)
+    }
+    if (isTRUE(control$reuse_dead)) {
+      rd <- lda_reuse_dead(state, x, control, lap)
+      state <- rd$state
+      state$reused <- c(state$reused, rd$n)
+      if (rd$n > 0L) note <- sprintf("%d dead topics re-seeded", rd$n)
+    }
+    list(state = state, note = note)
+  }
+  # the training documents' proportions from each batch's latest local step
+  # (lda_keep() turns the last lap's into the fit's doc_topic: no
+  # re-inference after training)
+  kept <- lda_kept_parts(x, members, control)
+  # vb warm start: each batch's document-topic counts of its latest local
+  # step, sparse (K x n), the start of its next one
+  warm <- NULL
+  if (identical(control$local, "vb") && isTRUE(control$warm_start) &&
+      !inherits(x, "sparsevi_source")) {
+    warm <- new.env(parent = emptyenv())
+    warm$N <- vector("list", control$n_batches)
+  }
+  # the proportions are kept in the last scheduled lap only, or in every lap
+  # when a stopping rule may make an earlier one the last (they were a tenth
+  # of a default ten-lap call on kos, nine of them thrown away)
+  last_lap <- lap0 + passes
+  hook_for <- function(l) {
+    add <- if (stops || l == last_lap) kept$add
+    if (is.null(add) && is.null(warm)) return(NULL)
+    function(res, b) {
+      if (!is.null(add)) add(res, b)
+      if (!is.null(warm) && is.matrix(res$doc_topic)) {
+        warm$N[b] <- list(methods::as(res$doc_topic, "CsparseMatrix"))
+      }
+    }
+  }
+  warm_of <- if (!is.null(warm)) function(b) warm$N[[b]]
+  on_worker_error <- function(err, state) {
+    # a worker failed: the error carries the last completed model (none when
+    # the first lap failed after its store took the start's table, or wrote
+    # the start's own store)
+    consumed <- lda_store_consumed(state)
+    state$start_owned <- NULL
+    err$fit <- if (!consumed) {
+      new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
+                       fit$call)
+    }
+    stop(err)
+  }
+  # memoized / batch vb: `passes` is an upper bound, training stops once a
+  # lap moves the ELBO by less than control$converge_tol of its size
+  tol <- control$converge_tol
+  converged <- if (stops) {
+    function(previous, current) {
+      !is.na(previous) && !is.na(current) && abs(current - previous) <= tol * abs(current)
+    }
+  }
+  # a large topic store is kept safe on disk between laps, not copied
+  # (lda_store_protect(), R/lda-store.R)
+  lda_snapshot_bytes() # (a bad option is an error before training, not a failed lap)
+  snapshot_files <- new.env(parent = emptyenv())
+  # the tables earlier laps copied their stores into, for later laps to
+  # copy into again (lda_store_lap_start())
+  spare <- new.env(parent = emptyenv())
+  # the summary buffers the laps pass on to each other (lda_lap())
+  buffers <- new.env(parent = emptyenv())
+  on.exit(lda_store_forget(snapshot_files), add = TRUE)
+  run <- train_laps(take_start(), lap0 + seq_len(passes),
+                    function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of,
+                                               spare, buffers),
+                    evaluate,
+                    trainer,
+                    between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
+                      between,
+                    converged = converged,
+                    on_worker_error = on_worker_error, fail_first = TRUE,
+                    protect = function(state, l) lda_store_protect(state, snapshot_files),
+                    recover = lda_store_recover)
+  trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
+  state <- run$state
+  run$state <- NULL
+  state$snapshots <- NULL
+  lda_store_forget(snapshot_files)
+  state$start_owned <- NULL
+  # the fit's lambda is built in the store's table (the store ends here)
+  fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)
+  fit$ended <- run$ended
+  # an interrupted lap kept some batches' proportions of its own: infer
+  # them all with the final topics instead (lda_keep())
+  fit$kept <- if (!identical(run$ended, "interrupted")) kept$env
+  validate_sparsevi_lda(fit)
+}

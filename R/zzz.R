@@ -1,0 +1,6 @@
+# Package hooks.
+
+.onLoad <- function(libname, pkgname) {
+  setHook(packageEvent("topicmodels", "onLoad"), register_topicmodels_methods)
+  register_topicmodels_methods()
+}
