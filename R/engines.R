@@ -22,8 +22,10 @@
 #       (state, res, batch_id, control) -> state: the global step that
 #       training with that `global` runs (the registry chooses its form,
 #       e.g. vb's stochastic training runs the lazy store step);
-#   global_step: the same names -> a label of that step, recorded in the
-#       fit as control$global_step (read by the engine's finish / end_lap);
+#   holds: the same names -> the form in which that step keeps the topics
+#       between batches ("sums", "scaled", "lambda", "beta", "sparse",
+#       "dense"; see lda_step()), recorded in the fit as control$global_step
+#       (the loop and the engines read lda_step(control)$holds);
 #   control(control, call) -> control: checks and fills the engine's
 #       controls when fit_lda() builds its control list (NULL: none);
 #   finish(state, control) -> state with a dense lambda (or beta), for
@@ -32,6 +34,9 @@
 #   infer(fit, dtm, control, seed, threads) -> D x K proportions: predict()
 #       and the training documents' proportions (lda_doc_topics());
 #   topic_sizes(fit) -> K sizes or NULL for print() and summary() (NULL);
+#   columns(state, control, U) -> state: what a cluster worker's local step
+#       of batches with the words U needs of the state (the topics' columns
+#       U; NULL: the whole state travels);
 #   start: a list of starts the engine holds itself, by `init` name
 #       ("sparse": (control, V) -> state; "seeded": (x0, chosen, control, V)
 #       -> state); empty when the engine starts from a dense lambda.
@@ -41,7 +46,7 @@
 # src/lda-foo.c (kernel) and src/lda-foo-ffi.c (glue, options by name, see
 # src/ffi.h), tests in tests/testthat/test-lda-foo.R against a pure-R
 # reference; then give it an entry in sparsevi_engines$lda below (paper,
-# globals, defaults, controls), a constructor lda_engine_foo() (its
+# globals, defaults, controls, abilities `can`), a constructor lda_engine_foo() (its
 # functions) and a line in lda_engine()'s switch. lda_combinations,
 # fit_lda()'s checks, predict() and tests/testthat/test-engines.R pick it up
 # from there.
@@ -65,13 +70,16 @@ sparsevi_engines <- list(
       globals = c("memoized", "stochastic", "streaming", "batch"),
       defaults = list(global = "memoized", alpha = 0.1, eta = 0.01, step_scale = 1),
       controls = c("max_iter", "tol", "active_eps", "select_every", "restart_max",
-                   "restart_iter", "restart_laps", "converge_tol", "warm_start", "step_scale")),
+                   "restart_iter", "restart_laps", "converge_tol", "warm_start", "step_scale"),
+      can = c("top_L", "restarts", "learn_eta", "reuse_dead", "warm_start", "elbo")),
     ope = list(
       label = "OPE",
       paper = "Than & Doan (OPE; ML-, Online-, Streaming-OPE)",
       globals = c("ml", "stochastic", "streaming", "memoized"),
       defaults = list(global = "ml", alpha = NA, eta = NA, step_scale = 1),
-      controls = c("ope_iter", "ope_eps", "step_scale")),
+      controls = c("ope_iter", "ope_eps", "step_scale"),
+      # its documents' topics are MAP proportions, not expected counts
+      can = "proportions"),
     cvb0 = list(
       label = "SCVB0",
       paper = "Foulds et al. (SCVB0)",
@@ -97,6 +105,64 @@ sparsevi_engines <- list(
   ),
   mixture = list(globals = c("memoized", "stochastic", "batch"))
 )
+
+# The global steps of LDA as descriptors: what the loop and the engines need
+# to know of a step, so that no code tests a step's name.
+#   visits:    "ordered" (every lap takes the batches in order) or
+#              "shuffled" (a new random order each lap, lda_lap());
+#   memoized:  the step keeps each batch's latest summary and their exact
+#              sum: the ELBO is exact, and a lap that barely moves it may
+#              end training (`passes` is then an upper bound);
+#   one_batch: every document in one batch;
+#   one_pass:  the data are seen once (streaming): `passes` is 1;
+#   point:     the topics are a point estimate on the simplex (ML-OPE's
+#              beta), not Dirichlet parameters.
+lda_global_kinds <- list(
+  memoized   = list(visits = "ordered", memoized = TRUE, one_batch = FALSE,
+                    one_pass = FALSE, point = FALSE),
+  batch      = list(visits = "ordered", memoized = TRUE, one_batch = TRUE,
+                    one_pass = FALSE, point = FALSE),
+  stochastic = list(visits = "shuffled", memoized = FALSE, one_batch = FALSE,
+                    one_pass = FALSE, point = FALSE),
+  streaming  = list(visits = "shuffled", memoized = FALSE, one_batch = FALSE,
+                    one_pass = TRUE, point = FALSE),
+  ml         = list(visits = "shuffled", memoized = FALSE, one_batch = FALSE,
+                    one_pass = FALSE, point = TRUE)
+)
+
+# The descriptor of a global step by its name (the user's `global`).
+lda_global_kind <- function(global) {
+  kind <- lda_global_kinds[[global]]
+  if (is.null(kind)) abort(sprintf("internal error: unknown global step \"%s\".", global),
+                           "internal")
+  kind
+}
+
+# The global step of a fit's control list as the loop and the engines read
+# it: the descriptor of control$global, with `holds`, the form in which the
+# engine's step keeps its topics between batches (the engine's
+# global_step: "sums" a store of memoized sums, lambda = eta + X; "scaled"
+# a store lambda = offset + scale X; "lambda" a store lambda = X (streaming);
+# "beta" a store whose normalised rows are the topics (ML-OPE); "sparse"
+# gibbs's sparse store; "dense" a dense lambda and sums S). Read from the
+# registry, so a fit saved by an older version gets the same.
+lda_step <- function(control) {
+  c(lda_global_kind(control$global),
+    list(holds = lda_engine(control$local)$holds[[control$global]]))
+}
+
+# TRUE when engine `local` has ability `what` (the registry's `can`:
+# "top_L" its responsibilities keep the top L topics; "restarts" restart
+# proposals; "learn_eta" empirical Bayes eta; "reuse_dead" re-seeding dead
+# topics; "warm_start" documents starting from their previous lap; "elbo" an
+# exact objective with the memoized steps; "proportions" its documents'
+# topics are proportions, not expected counts).
+lda_engine_can <- function(local, what) {
+  what %in% sparsevi_engines$lda[[local]]$can
+}
+
+# The engine fit_lda() runs when `local` is not given.
+lda_default_local <- "cvb0"
 
 #' Valid combinations of LDA local and global steps
 #'
@@ -139,12 +205,13 @@ lda_engine_vb <- function() {
                   stochastic = lda_global_stochastic_lazy,
                   streaming = lda_global_streaming_lazy,
                   batch = lda_global_batch),
-    global_step = c(memoized = "memoized_lazy", stochastic = "stochastic_lazy",
-                    streaming = "streaming_lazy", batch = "batch"),
+    holds = c(memoized = "sums", stochastic = "scaled", streaming = "lambda",
+                    batch = "dense"),
     control = lda_vb_control,
     finish = lda_vb_finish,
     end_lap = lda_vb_end_lap,
-    infer = lda_infer_vb)
+    infer = lda_infer_vb,
+    columns = lda_columns_store)
 }
 
 lda_engine_ope <- function() {
@@ -157,13 +224,14 @@ lda_engine_ope <- function() {
                   stochastic = lda_global_stochastic_lazy,
                   streaming = lda_global_streaming_lazy,
                   memoized = lda_global_memoized_lazy),
-    global_step = c(ml = "ml_lazy", stochastic = "stochastic_lazy",
-                    streaming = "streaming_lazy", memoized = "memoized_lazy"),
+    holds = c(ml = "beta", stochastic = "scaled", streaming = "lambda",
+                    memoized = "sums"),
     control = lda_ope_control,
     finish = lda_ope_finish,
     end_lap = lda_ope_end_lap,
     infer = lda_infer_ope,
-    topic_sizes = lda_topic_sizes_ope)
+    topic_sizes = lda_topic_sizes_ope,
+    columns = lda_columns_store)
 }
 
 lda_engine_cvb0 <- function() {
@@ -172,10 +240,11 @@ lda_engine_cvb0 <- function() {
     local = lda_local_cvb0,
     # SCVB0's own topic step, in its lazy form (R/lda-cvb0.R)
     global = list(stochastic = lda_global_cvb0_lazy),
-    global_step = c(stochastic = "cvb0_lazy"),
+    holds = c(stochastic = "scaled"),
     control = lda_cvb0_control,
     finish = lda_cvb0_finish,
     infer = lda_infer_cvb0,
+    columns = lda_columns_cvb0,
     start = list(seeded = lda_cvb0_seeded_start))
 }
 
@@ -185,11 +254,12 @@ lda_engine_gibbs <- function() {
     local = lda_local_gibbs,
     # the sparse lazy implementation of the stochastic step (R/lda-gibbs.R)
     global = list(stochastic = lda_global_gibbs),
-    global_step = c(stochastic = "gibbs"),
+    holds = c(stochastic = "sparse"),
     control = lda_gibbs_control,
     finish = lda_gibbs_finish,
     end_lap = lda_gibbs_end_lap,
     infer = lda_infer_gibbs,
+    columns = lda_columns_gibbs,
     start = list(sparse = lda_gibbs_sparse_start, seeded = lda_gibbs_seeded_start,
                  bregman = lda_gibbs_bregman_start))
 }
@@ -198,12 +268,13 @@ lda_engine_gibbs <- function() {
 # with the engine's functions. Cheap (the table is built at each use); what
 # the loop relies on is checked by validate_lda_engine(), which
 # tests/testthat/test-engines.R runs on every entry.
-new_lda_engine <- function(name, local, global, global_step, control = NULL, finish = NULL,
-                           end_lap = NULL, infer, topic_sizes = NULL, start = list()) {
+new_lda_engine <- function(name, local, global, holds, control = NULL, finish = NULL,
+                           end_lap = NULL, infer, topic_sizes = NULL, columns = NULL,
+                           start = list()) {
   c(list(name = name), sparsevi_engines$lda[[name]],
-    list(local = local, global = global, global_step = global_step, control = control,
+    list(local = local, global = global, holds = holds, control = control,
          finish = finish, end_lap = end_lap, infer = infer, topic_sizes = topic_sizes,
-         start = start))
+         columns = columns, start = start))
 }
 
 # TRUE when `engine` has what the loop calls, else an internal error.
@@ -212,10 +283,12 @@ validate_lda_engine <- function(engine) {
   ok <- is.list(engine) && !is.null(engine$globals) && is.function(engine$local) &&
     is.function(engine$infer) && is.list(engine$global) &&
     identical(names(engine$global), engine$globals) &&
-    all(vapply(engine$global, is.function, TRUE)) && is.character(engine$global_step) &&
-    identical(names(engine$global_step), engine$globals) &&
+    all(vapply(engine$global, is.function, TRUE)) && is.character(engine$holds) &&
+    all(engine$holds %in% c("sums", "scaled", "lambda", "beta", "sparse", "dense")) &&
+    identical(names(engine$holds), engine$globals) &&
     fun_or_null(engine$control) && fun_or_null(engine$finish) &&
     fun_or_null(engine$end_lap) && fun_or_null(engine$topic_sizes) &&
+    fun_or_null(engine$columns) &&
     is.list(engine$start) && all(names(engine$start) %in% c("sparse", "seeded", "bregman")) &&
     all(vapply(engine$start, is.function, TRUE))
   if (!ok) abort(sprintf("internal error: invalid engine \"%s\" in the registry.",

@@ -6,7 +6,7 @@ lda_resolve_batches <- function(D, global, n_batches, batch_size, call = caller_
   if (!is.null(n_batches) && !is.null(batch_size)) {
     abort("Give `n_batches` or `batch_size`, not both.", "argument", call = call)
   }
-  if (global == "batch") {
+  if (lda_global_kind(global)$one_batch) {
     if ((!is.null(n_batches) && n_batches != 1) || (!is.null(batch_size) && batch_size < D)) {
       abort("`global = \"batch\"` uses all documents in one batch; drop `n_batches`/`batch_size` or use `global = \"memoized\"`.",
             "argument", call = call)
@@ -59,7 +59,7 @@ source_batches <- function(x, global, n_batches, batch_size, call = caller_call(
     abort(sprintf("A corpus on disk comes in the %d batches it was written in; drop `n_batches`/`batch_size`, or remake it with uci_source(batch_size = ).",
                   nb), "argument", call = call)
   }
-  if (global == "batch" && nb != 1L) {
+  if (lda_global_kind(global)$one_batch && nb != 1L) {
     abort("`global = \"batch\"` needs all documents in one batch; use `global = \"memoized\"` with a corpus on disk.",
           "argument", call = call)
   }
@@ -116,7 +116,7 @@ check_batches <- function(batches, D, n_batches, batch_size, global, call = call
     abort(sprintf("`batches` must be a list of non-empty vectors of document numbers that together hold each of the %s documents exactly once.",
                   fmt_int(D)), "argument", call = call)
   }
-  if (global == "batch" && length(batches) != 1L) {
+  if (lda_global_kind(global)$one_batch && length(batches) != 1L) {
     abort("`global = \"batch\"` uses one batch; give a single batch or use `global = \"memoized\"`.",
           "argument", call = call)
   }

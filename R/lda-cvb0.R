@@ -494,6 +494,28 @@ cvb0_new_store <- function(state, eta) {
   st
 }
 
+# What SCVB0's local step of the batches with words U (1-based, increasing)
+# needs of the state (lda_columns(), R/lda-store.R): the store's columns U,
+# or those of the dense lambda with the totals of the whole table.
+lda_columns_cvb0 <- function(state, control, U) {
+  st <- state$cvb0
+  if (!is.null(st)) {
+    state$cvb0 <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
+                       V = ncol(st$X))
+    state$lambda <- NULL
+  } else {
+    lambda <- state$lambda
+    if (!is.double(lambda)) storage.mode(lambda) <- "double"
+    # the totals lda_local_cvb0() would use, else those its C would sum
+    tot <- cvb0_totals(state)
+    if (is.null(tot)) tot <- .Call(ffi_lda_topic_totals, lambda)
+    state$lambda <- lda_table_columns(lambda, U)
+    state$tot <- tot
+    state$tot_t <- state$t
+  }
+  state
+}
+
 # The dense lambda of a state (materialised from the lazy store if any).
 cvb0_state_lambda <- function(state) {
   st <- state$cvb0

@@ -140,8 +140,18 @@ lda_gibbs_bregman_start <- function(x0, chosen, control, V) {
 # draws).
 gibbs_bregman_base <- 1
 
+# What a gibbs local step of the batches with words U (1-based,
+# increasing) needs of the state (lda_columns(), R/lda-store.R): the sparse
+# store's columns U, with the totals and the vocabulary size of the whole
+# (its smoothing V eta): the same draws as on the whole store.
+lda_columns_gibbs <- function(state, control, U) {
+  state$gibbs <- gibbs_store_columns(gibbs_state_store(state, control), U)
+  state$lambda <- NULL
+  state
+}
+
 # The columns U (1-based, increasing) of a store, for a cluster worker whose
-# batches hold those words only (lda_columns_state(), R/lda-store.R): the
+# batches hold those words only (lda_columns_gibbs()): the
 # entries of those columns, the totals of the whole store and, as a seventh
 # element, its vocabulary size, which the sampler's smoothing (V eta) reads
 # instead of the number of columns.

@@ -207,7 +207,7 @@ lda_global_streaming_lazy <- function(state, res, batch_id, control) {
 # X is read in place (the topic terms with S = X); a state whose topics are
 # not yet eta + S (a first lap with batches never cached) is made dense.
 lda_objective <- function(state, control) {
-  if (!control$global %in% c("memoized", "batch") || anyNA(state$doc_obj)) return(NA_real_)
+  if (!lda_step(control)$memoized || anyNA(state$doc_obj)) return(NA_real_)
   st <- state$vbstore
   if (!is.null(st) && is.null(state$lambda)) {
     return(sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, NULL, st$X, control$eta,

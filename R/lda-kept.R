@@ -96,7 +96,7 @@ lda_kept_parts <- function(x, members, control) {
   env$rows <- rows
   env$parts <- lapply(rows, function(r) if (length(r)) NULL else list(j = integer(0),
                                                                        x = numeric(0)))
-  alpha <- if (identical(control$local, "ope")) 0 else control$alpha
+  alpha <- if (lda_engine_can(control$local, "proportions")) 0 else control$alpha
   add <- function(res, b) {
     w <- res$doc_topic
     if (is.null(w) || !is.matrix(w) || ncol(w) != length(rows[[b]])) return(invisible())

@@ -61,7 +61,7 @@ print.sparsevi_lda <- function(x, ...) {
 # uses it (the "vb" step's top-L responsibilities).
 lda_engine_label <- function(fit) {
   label <- sparsevi_engines$lda[[fit$local]]$label
-  steps <- if (identical(fit$local, "vb")) {
+  steps <- if (lda_engine_can(fit$local, "top_L")) {
     sprintf("local \"vb\" (L = %d), global \"%s\"", fit$L, fit$global)
   } else {
     sprintf("local \"%s\", global \"%s\"", fit$local, fit$global)
@@ -71,7 +71,7 @@ lda_engine_label <- function(fit) {
 
 # Why a fit's trace has no objective (its `objective` column is NA).
 lda_no_objective_reason <- function(fit) {
-  if (identical(fit$local, "vb")) {
+  if (lda_engine_can(fit$local, "elbo")) {
     return(sprintf("global \"%s\" computes none; \"memoized\" and \"batch\" do", fit$global))
   }
   sprintf("%s has no training objective", sparsevi_engines$lda[[fit$local]]$label)
@@ -90,7 +90,7 @@ print_junk <- function(junk, cost = NULL, local = "vb") {
   shown <- utils::head(junk, 12L)
   cat(sprintf("  junk topics: %s: %s%s\n", paste(what, collapse = "; "),
               paste(shown, collapse = ", "), if (length(junk) > 12L) ", ..." else ""))
-  reseed <- if (local == "vb") "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
+  reseed <- if (lda_engine_can(local, "reuse_dead")) "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
   if (is.null(cost)) {
     cat(sprintf("    prune_topics(fit) removes them, at a held-out cost not measured (fit with `heldout` to measure it)%s\n",
                 reseed))
@@ -152,7 +152,7 @@ print.summary.sparsevi_lda <- function(x, ...) {
     format(x$objective, digits = 10)
   }
   cat(sprintf("objective: %s; held-out: %s%s\n", obj, format(x$heldout, digits = 5),
-              if (identical(x$local, "vb")) {
+              if (lda_engine_can(x$local, "restarts")) {
                 sprintf("; restart acceptance: %s", format(x$restart_accept, digits = 3))
               } else ""))
   if (!is.null(x$select)) print_select(x$select, x$K)
@@ -416,7 +416,7 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
     # new documents: a fresh memo, starting from the fitted topics
     control$n_docs <- nrow(x)
     b <- lda_resolve_batches(nrow(x), control$global, NULL,
-                             if (control$global == "batch") NULL else control$batch_size)
+                             if (lda_step(control)$one_batch) NULL else control$batch_size)
     control$n_batches <- b$n_batches
     control$batch_size <- b$batch_size
     state$S <- matrix(0, control$K, ncol(x))

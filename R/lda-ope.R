@@ -199,7 +199,7 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
   tp <- ope_topics(state, control)
   topics <- if (tp$table == "beta") state$beta else lda_store_table(state, tp)
   s <- ope_settings(control, nrow(topics))
-  summary <- if (identical(control$global, "ml")) "theta" else "phi"
+  summary <- if (lda_step(control)$point) "theta" else "phi"
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
                  ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size,
                  form = "blocks")
@@ -312,7 +312,7 @@ ope_topic_mass <- function(state, res, rho, control) {
 lda_ope_finish <- function(state, control, in_place = FALSE) {
   st <- state$vbstore
   if (is.null(st)) return(state)
-  if (!identical(control$global_step, "ml_lazy")) return(lda_vb_finish(state, control, in_place))
+  if (!identical(lda_step(control)$holds, "beta")) return(lda_vb_finish(state, control, in_place))
   # (as ffi_lda_normalise_rows(); in the store's table at the end of training,
   # in_place: the store ends here, no second K x V table)
   X <- st$X

@@ -30,12 +30,19 @@ lda_init_state <- function(x, control) {
     random = lda_init_random(x0, K, control$eta, control$seed)
   )
   state <- list(lambda = lambda, t = 0L)
-  if (control$global %in% c("memoized", "batch")) {
-    # a lazy memoized step starts from an empty store of its own
-    if (!identical(control$global_step, "memoized_lazy")) state$S <- matrix(0, K, ncol(x))
-    state$cache <- vector("list", control$n_batches)
-    state$doc_obj <- rep(NA_real_, control$n_batches)
-  }
+  lda_memo_start(state, control, K, ncol(x))
+}
+
+# The memo of a memoized step's start (lda_step(control)$memoized): an empty
+# cache of batch summaries and objective terms, and for the dense form the
+# K x V sums S (a store of sums starts empty, lda_global_memoized_lazy()).
+# Any other step's state is returned as it is.
+lda_memo_start <- function(state, control, K, V) {
+  step <- lda_step(control)
+  if (!step$memoized) return(state)
+  if (identical(step$holds, "dense")) state$S <- matrix(0, K, V)
+  state$cache <- vector("list", control$n_batches)
+  state$doc_obj <- rep(NA_real_, control$n_batches)
   state
 }
 

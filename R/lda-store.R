@@ -74,7 +74,7 @@ lda_store_lambda <- function(st, offset, in_place = FALSE) {
 }
 
 # Row sums of lambda from a store: V offset + scale xtot. A store of some
-# columns only (lda_columns_state(): a cluster worker's) keeps the
+# columns only (lda_columns(), engine$columns: a cluster worker's) keeps the
 # vocabulary size V of the whole table.
 lda_store_totals <- function(st, offset = st$eta) {
   (if (is.null(st$V)) ncol(st$X) else st$V) * offset + st$meta[1L] * st$meta[-(1:2)]
@@ -283,48 +283,24 @@ lda_summary_blocks_r <- function(S, K) {
 # arithmetic in C.
 
 # The column transfer of a fit over a vocabulary of V words (for
-# executor_run(columns = )): NULL for an engine whose local step reads its
-# topics in some other form (none now; gibbs sends its sparse store's
-# columns, gibbs_store_columns()).
+# executor_run(columns = )): each engine says what its local step needs of
+# the state's topics for the words U (engine$columns: lda_columns_store()
+# for vb and OPE, lda_columns_cvb0(), lda_columns_gibbs()); NULL for an
+# engine without one (its workers get the whole state).
 lda_columns <- function(control, V) {
-  if (!control$local %in% c("vb", "ope", "cvb0", "gibbs")) return(NULL)
+  columns <- lda_engine(control$local)$columns
+  if (is.null(columns)) return(NULL)
   list(view = function(shared, U) {
-         shared$state <- lda_columns_state(shared$state, control, U)
+         shared$state <- columns(shared$state, control, U)
          shared
        },
        result = function(res, U) lda_columns_result(res, U, V))
 }
 
-# What a local step of the batches with words U (1-based, increasing) needs
-# of the state: its topics as a store of those columns.
-lda_columns_state <- function(state, control, U) {
-  if (identical(control$local, "gibbs")) {
-    # the sparse store's columns U, with the totals and the vocabulary size
-    # of the whole (its smoothing V eta): the same draws as on the whole store
-    state$gibbs <- gibbs_store_columns(gibbs_state_store(state, control), U)
-    state$lambda <- NULL
-    return(state)
-  }
-  state$gibbs <- NULL
-  if (identical(control$local, "cvb0")) {
-    st <- state$cvb0
-    if (!is.null(st)) {
-      state$cvb0 <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
-                         V = ncol(st$X))
-      state$lambda <- NULL
-    } else {
-      lambda <- state$lambda
-      if (!is.double(lambda)) storage.mode(lambda) <- "double"
-      # the totals lda_local_cvb0() would use, else those its C would sum
-      tot <- cvb0_totals(state)
-      if (is.null(tot)) tot <- .Call(ffi_lda_topic_totals, lambda)
-      state$lambda <- lda_table_columns(lambda, U)
-      state$tot <- tot
-      state$tot_t <- state$t
-    }
-    return(state)
-  }
-  # vb and OPE: beta (ML-OPE's dense topics), a store, or a dense lambda
+# What a vb or OPE local step of the batches with words U (1-based,
+# increasing) needs of the state: its topics as a store of those columns,
+# from beta (ML-OPE's dense topics), a store, or a dense lambda.
+lda_columns_store <- function(state, control, U) {
   if (!is.null(state$beta)) {
     tab <- state$beta
     read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))

@@ -18,7 +18,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
   engine <- lda_engine(control$local)
   global_fun <- engine$global[[control$global]]
   nb <- control$n_batches
-  visit <- if (control$global %in% c("memoized", "batch")) {
+  visit <- if (identical(lda_step(control)$visits, "ordered")) {
     seq_len(nb)
   } else {
     order(lda_unif(control$seed, 600 + lap, nb))
@@ -151,7 +151,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                  })
   on.exit(executor_close(ex), add = TRUE)
   stops <- !is.null(control$converge_tol) && control$converge_tol > 0 &&
-    control$global %in% c("memoized", "batch")
+    lda_step(control)$memoized
   # with a convergence stop, `passes` is an upper bound and so is the ETA
   trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0), upper_bound = stops,
                          heldout_unit = "/token")
@@ -188,7 +188,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # vb warm start: each batch's document-topic counts of its latest local
   # step, sparse (K x n), the start of its next one
   warm <- NULL
-  if (identical(control$local, "vb") && isTRUE(control$warm_start) &&
+  if (lda_engine_can(control$local, "warm_start") && isTRUE(control$warm_start) &&
       !inherits(x, "sparsevi_source")) {
     warm <- new.env(parent = emptyenv())
     warm$N <- vector("list", control$n_batches)

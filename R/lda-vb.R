@@ -78,7 +78,7 @@ lda_store_view <- function(state, control) {
   if (is.null(st)) return(NULL)
   if (is.null(state$lambda)) {
     K <- nrow(st$X)
-    # (vocab_size: a store of some columns only, lda_columns_state())
+    # (vocab_size: a store of some columns only, lda_columns_store())
     return(list(table = "store",
                 read = c(if (is.null(st$offset)) control$eta else st$offset,
                          st$meta[1L], st$meta[2L + seq_len(K)]),
@@ -99,7 +99,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
     # the topics as a lazy store (lambda = offset + scale X): the C step reads
     # the batch's words of X only
     lambda <- lda_store_table(state, st)
-    opts <- vb_opts(control, 2L, objective = control$global %in% c("memoized", "batch"),
+    opts <- vb_opts(control, 2L, objective = lda_step(control)$memoized,
                     store = as.double(st$read))
     if (!is.null(st$vocab_size)) opts$vocab_size <- as.integer(st$vocab_size)
     res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda, opts,
@@ -107,7 +107,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
   } else {
     lambda <- state$lambda
     res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda,
-                 vb_opts(control, 0L, objective = control$global %in% c("memoized", "batch")),
+                 vb_opts(control, 0L, objective = lda_step(control)$memoized),
                  as.integer(threads), warm)
   }
   summary <- new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
@@ -138,10 +138,11 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
 lda_vb_finish <- function(state, control, in_place = FALSE) {
   st <- state$vbstore
   if (is.null(st)) return(state)
-  if (identical(control$global_step, "streaming_lazy")) {
+  holds <- lda_step(control)$holds
+  if (identical(holds, "lambda")) {
     # (a store made in a new fit's start carries its mark: removed)
     state$lambda <- .Call(ffi_lda_store_release, st$X)
-  } else if (identical(control$global_step, "memoized_lazy")) {
+  } else if (identical(holds, "sums")) {
     state$S <- .Call(ffi_lda_store_release, st$X)
     # at the end of training a large fit keeps S alone (one K x V table):
     # its lambda = eta + S is built when read (lda_fit_lambda())
@@ -160,12 +161,12 @@ lda_vb_finish <- function(state, control, in_place = FALSE) {
 # streaming store becomes lambda (no copy), a stochastic store is kept.
 lda_vb_end_lap <- function(state, control) {
   if (is.null(state$vbstore)) return(state)
-  switch(control$global_step %||% "",
-         memoized_lazy = {
+  switch(lda_step(control)$holds,
+         sums = {
            if (isTRUE(state$vbstore$pending)) state <- lda_memo_fill(state)
            state$vbstore$sealed <- TRUE
            state
          },
-         streaming_lazy = lda_vb_finish(state, control),
+         lambda = lda_vb_finish(state, control),
          state)
 }

@@ -19,7 +19,7 @@ check_engine <- function(local, global, call = caller_call()) {
     # the default engine changed from "vb" to "cvb0": say so when `global` is
     # one of vb's and `local` was left at its default
     hint <- ""
-    if (identical(local, "cvb0") && global %in% sparsevi_engines$lda$vb$globals) {
+    if (identical(local, lda_default_local) && global %in% sparsevi_engines$lda$vb$globals) {
       hint <- sprintf(" The default `local` is \"cvb0\" (SCVB0), whose only global step is \"stochastic\"; for global = \"%s\" give `local = \"vb\"`.",
                       global)
     }
@@ -397,7 +397,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   alpha <- check_positive(alpha, "alpha", call = here)
   eta_learn <- identical(eta, "learn")
   if (eta_learn) {
-    if (local != "vb") {
+    if (!lda_engine_can(local, "learn_eta")) {
       abort(sprintf("`eta = \"learn\"` is for the \"vb\" local step; give a number for `local = \"%s\"`.",
                     local), "argument", call = here)
     }
@@ -405,7 +405,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   }
   eta <- check_positive(eta, "eta", call = here)
   passes <- check_count(passes, "passes", min = 1, max = 1e6, call = here)
-  if (global == "streaming" && passes > 1) {
+  if (lda_global_kind(global)$one_pass && passes > 1) {
     if (passes_given) {
       warn("Streaming training makes a single pass over the data; `passes` is set to 1.",
            "passes", call = here)
@@ -482,7 +482,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   # the global step's form is the registry's choice (engine$global); its
   # label stays in the fit (the engine's finish and end_lap read it)
   engine <- lda_engine(local)
-  control$global_step <- engine$global_step[[global]]
+  control$global_step <- engine$holds[[global]]
   if (!is.null(engine$control)) control <- engine$control(control, call = here)
   # what lda_train() needs of a fit: no topics are built before training, and
   # the start is referenced by lda_train() alone (an engine that swaps it for
@@ -497,9 +497,9 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
 # with restart proposals); TRUE for another engine is an error rather than
 # a setting that silently does nothing; FALSE is what the others do anyway.
 check_restarts <- function(restarts, local, call = caller_call()) {
-  if (is.null(restarts)) return(identical(local, "vb"))
+  if (is.null(restarts)) return(lda_engine_can(local, "restarts"))
   restarts <- check_flag(restarts, "restarts", call = call)
-  if (restarts && !identical(local, "vb")) {
+  if (restarts && !lda_engine_can(local, "restarts")) {
     abort(sprintf("`restarts = TRUE` asks for the restart proposals of the \"vb\" local step; local = \"%s\" has none: drop `restarts` or use `local = \"vb\"`.",
                   local), "argument", call = call)
   }

@@ -118,7 +118,9 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
   lambda <- if (!is.null(fit$lambda)) fit$lambda[keep, , drop = FALSE]
             else unname(fit$topic_word[keep, , drop = FALSE])
   state <- list(lambda = unname(lambda), t = fit$state$t)
-  if (control$global %in% c("memoized", "batch")) {
+  # (every memoized form starts again from sums S: the dense form of the
+  # memo, which a store of sums reads at its first step)
+  if (lda_step(control)$memoized) {
     state$S <- matrix(0, K, length(fit$vocab))
     state$cache <- vector("list", control$n_batches)
     state$doc_obj <- rep(NA_real_, control$n_batches)
@@ -204,7 +206,7 @@ check_reuse_dead <- function(reuse_dead, local, call = caller_call()) {
     check_number(reuse_dead, "reuse_dead", lower = 0, upper = 1, lower_open = TRUE,
                  call = call)
   }
-  if (share > 0 && local != "vb") {
+  if (share > 0 && !lda_engine_can(local, "reuse_dead")) {
     abort(sprintf("`reuse_dead` re-seeds the topics of the \"vb\" local step; drop it for `local = \"%s\"` (prune_topics() works for every engine).",
                   local), "argument", call = call)
   }

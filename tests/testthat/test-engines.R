@@ -13,7 +13,7 @@ test_that("every LDA engine holds the functions the loop calls", {
     expect_true(is.function(e$infer))
     # one global step (a function) and one label per global it pairs with
     expect_identical(names(e$global), e$globals)
-    expect_identical(names(e$global_step), e$globals)
+    expect_identical(names(e$holds), e$globals)
     expect_true(all(vapply(e$global, is.function, TRUE)))
     for (f in c("control", "finish", "end_lap", "topic_sizes")) {
       expect_true(is.null(e[[f]]) || is.function(e[[f]]), label = paste(name, f))
@@ -24,10 +24,10 @@ test_that("every LDA engine holds the functions the loop calls", {
     expect_identical(environment(e$local), ns)
     expect_identical(e$local, get(paste0("lda_local_", name), envir = ns))
     expect_identical(e$infer, get(paste0("lda_infer_", name), envir = ns))
-    # the label of each global step names that step's function
+    # each global step is a namespace function, and its global a descriptor
     for (g in e$globals) {
-      expect_identical(e$global[[g]], get(paste0("lda_global_", e$global_step[[g]]), envir = ns),
-                       label = paste(name, g))
+      expect_identical(environment(e$global[[g]]), ns, label = paste(name, g))
+      expect_true(is.list(sparsevi:::lda_global_kind(g)), label = g)
     }
   }
   # a broken entry is an internal error

@@ -89,7 +89,7 @@ test_that("one registry describes every engine", {
     expect_identical(c(fit$local, fit$global), c(loc, glob))
     # the global step the registry chose (R/engines.R) is recorded in the fit
     expect_identical(fit$control$global_step,
-                     sparsevi:::lda_engine(loc)$global_step[[glob]])
+                     sparsevi:::lda_engine(loc)$holds[[glob]])
   }
   expect_error(fit_lda(sim$dtm, K = 2, local = "cvb0", global = "memoized"),
                "Valid combinations", class = "sparsevi_error_engine")
