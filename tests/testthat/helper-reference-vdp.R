@@ -44,8 +44,8 @@ ref_vdp_free_energy <- function(fit, X) {
   D <- ncol(X)
   a <- post$stick_a
   b <- post$stick_b
-  eln1v <- digamma(b) - digamma(a + b)
-  elnpi <- digamma(a) - digamma(a + b) + c(0, cumsum(eln1v))[seq_len(T)]
+  elnpi <- vapply(seq_len(T), ref_vdp_elnpi, numeric(1), a = a, b = b, a1 = pr$a1,
+                  a2 = pr$a2)
   ell <- function(m, beta, W, nu) {
     Xc <- sweep(X, 2, m)
     L <- sum(digamma((nu + 1 - seq_len(D)) / 2)) + D * log(2) + c(determinant(W)$modulus)
@@ -55,73 +55,159 @@ ref_vdp_free_energy <- function(fit, X) {
                 ell(post$m[k, ], post$beta[k], post$W[, , k], post$nu[k]))
   S <- matrix(S, nrow(X))
   e0 <- ell(pr$m0, pr$beta0, W0, pr$nu0)
-  elnv0 <- digamma(pr$a1) - digamma(pr$a1 + pr$a2)
-  eln1v0 <- digamma(pr$a2) - digamma(pr$a1 + pr$a2)
-  # tail components T+1 .. T+2000 summed term by term (geometric, converges)
-  j <- 0:1999
-  tail_log <- sum(eln1v) + elnv0 + log(sum(exp(j * eln1v0)))
-  S <- cbind(S, tail_log + e0)
+  # the tail components T+1, T+2, ... summed term by term
+  S <- cbind(S, ref_vdp_log_tail(a, b, pr$a1, pr$a2) + e0)
   mx <- apply(S, 1, max)
   kl - sum(mx + log(rowSums(exp(S - mx))))
 }
 
-# The pure-R predict() of a Fast-VDP fit (the reference for the C routine).
-# Per point (rows) and component (columns, tail last): E ln pi + E ln p(x),
-# Kurihara et al. eqs. 3-6, and the log predictive densities for eq. 7.
+# ---- the stick-breaking weights --------------------------------------------
+# These are written from the definitions, one stick at a time, and share no
+# code or closed forms with the package: pi_i = v_i prod_{j < i} (1 - v_j),
+# with q(v_i) = Beta(stick_a[i], stick_b[i]) for the T fitted components and
+# every stick past T at its prior Beta(a1, a2).
+
+# The Beta(a, b) distribution of stick i: the fit's for i <= T, else the
+# prior's.
+ref_stick <- function(i, a, b, a1, a2) {
+  if (i <= length(a)) c(a[i], b[i]) else c(a1, a2)
+}
+
+# E[ln pi_i] = E[ln v_i] + sum_{j < i} E[ln(1 - v_j)], with, for
+# v ~ Beta(a, b), E[ln v] = psi(a) - psi(a + b) and
+# E[ln(1 - v)] = psi(b) - psi(a + b).
+ref_vdp_elnpi <- function(i, a, b, a1, a2) {
+  ab <- ref_stick(i, a, b, a1, a2)
+  total <- digamma(ab[1]) - digamma(ab[1] + ab[2])
+  j <- 1
+  while (j < i) {
+    ab <- ref_stick(j, a, b, a1, a2)
+    total <- total + digamma(ab[2]) - digamma(ab[1] + ab[2])
+    j <- j + 1
+  }
+  total
+}
+
+# ln sum_{i > T} exp(E[ln pi_i]): the tail's share in q(z), summed term by
+# term (i = T + 1, T + 2, ...) until a term no longer changes the sum.
+# Quadratic in the number of terms (each E[ln pi_i] is summed afresh): for
+# priors with a2 of a few units at most, as in the tests.
+ref_vdp_log_tail <- function(a, b, a1, a2) {
+  T <- length(a)
+  first <- ref_vdp_elnpi(T + 1, a, b, a1, a2)
+  s <- 0
+  i <- T + 1
+  repeat {
+    term <- exp(ref_vdp_elnpi(i, a, b, a1, a2) - first)
+    s <- s + term
+    if (term < 1e-20 * s || i > T + 1e5) break
+    i <- i + 1
+  }
+  first + log(s)
+}
+
+# E[pi_i] = E[v_i] prod_{j < i} E[1 - v_j] (the sticks are independent under
+# q), E[v] = a / (a + b), for i = 1..T; the tail has the rest, 1 - sum.
+ref_vdp_weights <- function(a, b) {
+  T <- length(a)
+  w <- numeric(T)
+  for (i in seq_len(T)) {
+    w[i] <- a[i] / (a[i] + b[i])
+    for (j in seq_len(i - 1)) w[i] <- w[i] * b[j] / (a[j] + b[j])
+  }
+  c(w, 1 - sum(w))
+}
+
+# ---- one Gaussian component under its Normal-Wishart posterior -------------
+# q(mu, Lambda) = N(mu | m, (beta Lambda)^-1) Wishart(Lambda | W, nu).
+
+# E[ln N(x | mu, Lambda^-1)] for one point x:
+#   1/2 E[ln |Lambda|] - D/2 ln(2 pi) - 1/2 E[(x - mu)' Lambda (x - mu)],
+# E[ln |Lambda|] = sum_{d=1}^D psi((nu + 1 - d) / 2) + D ln 2 + ln |W|,
+# E[(x - mu)' Lambda (x - mu)] = D / beta + nu (x - m)' W (x - m).
+ref_nw_expected_loglik <- function(x, m, beta, W, nu) {
+  D <- length(x)
+  e_logdet <- D * log(2) + c(determinant(W, logarithm = TRUE)$modulus)
+  for (d in 1:D) e_logdet <- e_logdet + digamma((nu + 1 - d) / 2)
+  dx <- x - m
+  e_quad <- D / beta + nu * c(t(dx) %*% W %*% dx)
+  0.5 * e_logdet - D / 2 * log(2 * pi) - 0.5 * e_quad
+}
+
+# ln E[N(x | mu, Lambda^-1)]: the multivariate Student-t density with
+# dof = nu + 1 - D degrees of freedom, location m and precision
+# P = dof beta / (1 + beta) W:
+#   Gamma((dof + D) / 2) / Gamma(dof / 2) |P|^(1/2) / (dof pi)^(D/2)
+#     (1 + (x - m)' P (x - m) / dof)^(-(dof + D) / 2).
+ref_nw_log_predictive <- function(x, m, beta, W, nu) {
+  D <- length(x)
+  dof <- nu + 1 - D
+  P <- (dof * beta / (1 + beta)) * W
+  dx <- x - m
+  lgamma((dof + D) / 2) - lgamma(dof / 2) +
+    0.5 * c(determinant(P, logarithm = TRUE)$modulus) - D / 2 * log(dof * pi) -
+    (dof + D) / 2 * log(1 + c(t(dx) %*% P %*% dx) / dof)
+}
+
+# ---- predict ---------------------------------------------------------------
+
+# The pure-R predict() of a Fast-VDP fit (the reference for the C routine),
+# one point and one component at a time. Per point (rows) and component
+# (columns, the tail last):
+# - S: ln of q(z = i) up to a constant (Kurihara et al., eqs. 3-4),
+#   S_i = E[ln pi_i] + E[ln p(x | eta_i)]; for the tail, ln of the sum over
+#   i > T, where every component has the prior's parameters;
+# - logp: ln E[p(x | eta_i)], the predictive density of each component
+#   (the tail's under the prior), and logw: ln E[pi_i] (the tail's
+#   1 - sum_{i <= T} E[pi_i]), the two parts of eq. 7.
 ref_vdp_scores <- function(object, X) {
   post <- object$posterior
   pr <- object$prior
-  D <- object$dim
   T <- object$T
   a <- post$stick_a
   b <- post$stick_b
-  elnv <- digamma(a) - digamma(a + b)
-  eln1v <- digamma(b) - digamma(a + b)
-  elnpi <- elnv + c(0, cumsum(eln1v))[seq_len(T)]
-  ps0 <- digamma(pr$a1 + pr$a2)
-  elnpi_tail <- sum(eln1v) + digamma(pr$a1) - ps0 - log1p(-exp(digamma(pr$a2) - ps0))
-  ms <- c(lapply(seq_len(T), function(k) post$m[k, ]), list(pr$m0))
-  Ws <- c(lapply(seq_len(T), function(k) post$W[, , k]), list(solve(pr$W0inv)))
-  betas <- c(post$beta, pr$beta0)
-  nus <- c(post$nu, pr$nu0)
-  S <- matrix(0, nrow(X), T + 1L)
-  logp <- matrix(0, nrow(X), T + 1L)
-  for (k in seq_len(T + 1L)) {
-    Xc <- sweep(X, 2L, ms[[k]])
-    U <- chol(Ws[[k]])
-    quad <- rowSums((Xc %*% t(U))^2)
-    logdetW <- 2 * sum(log(diag(U)))
-    nu <- nus[k]
-    beta <- betas[k]
-    elogdet <- sum(digamma((nu + 1 - seq_len(D)) / 2)) + D * log(2) + logdetW
-    S[, k] <- 0.5 * elogdet - 0.5 * D * log(2 * pi) - 0.5 * D / beta - 0.5 * nu * quad
-    # Student-t predictive: dof nu + 1 - D, precision (dof) beta / (1 + beta) W
-    dof <- nu + 1 - D
-    sc <- dof * beta / (1 + beta)
-    logp[, k] <- lgamma((dof + D) / 2) - lgamma(dof / 2) - 0.5 * D * log(dof * pi) +
-      0.5 * (logdetW + D * log(sc)) -
-      0.5 * (dof + D) * log1p(sc * quad / dof)
+  comp <- function(k) {
+    if (k <= T) {
+      list(m = post$m[k, ], beta = post$beta[k], W = post$W[, , k], nu = post$nu[k])
+    } else {
+      list(m = pr$m0, beta = pr$beta0, W = solve(pr$W0inv), nu = pr$nu0)
+    }
   }
-  S <- sweep(S, 2L, c(elnpi, elnpi_tail), `+`)
-  list(S = S, logp = logp)
+  log_mix <- numeric(T + 1)
+  for (k in seq_len(T)) log_mix[k] <- ref_vdp_elnpi(k, a, b, pr$a1, pr$a2)
+  log_mix[T + 1] <- ref_vdp_log_tail(a, b, pr$a1, pr$a2)
+  S <- matrix(0, nrow(X), T + 1)
+  logp <- matrix(0, nrow(X), T + 1)
+  for (k in seq_len(T + 1)) {
+    ck <- comp(k)
+    for (n in seq_len(nrow(X))) {
+      x <- X[n, ]
+      S[n, k] <- log_mix[k] + ref_nw_expected_loglik(x, ck$m, ck$beta, ck$W, ck$nu)
+      logp[n, k] <- ref_nw_log_predictive(x, ck$m, ck$beta, ck$W, ck$nu)
+    }
+  }
+  list(S = S, logp = logp, logw = log(ref_vdp_weights(a, b)))
 }
 
+# ln sum_k exp(v_k), without overflow.
+ref_log_sum_exp <- function(v) max(v) + log(sum(exp(v - max(v))))
+
+# type: "cluster", "responsibilities" (q(z), eq. 3, the tail last) or
+# "density" (the predictive density, eq. 7).
 ref_vdp_predict <- function(object, X, type = "cluster", log = FALSE) {
   sc <- ref_vdp_scores(object, X)
+  N <- nrow(X)
   if (type == "density") {
-    lw <- log(c(object$weights, object$tail_weight))
-    L <- sweep(sc$logp, 2L, lw, `+`)
-    mx <- apply(L, 1L, max)
-    ld <- mx + log(rowSums(exp(L - mx)))
+    ld <- numeric(N)
+    for (n in seq_len(N)) ld[n] <- ref_log_sum_exp(sc$logw + sc$logp[n, ])
     return(if (log) ld else exp(ld))
   }
-  S <- sc$S
-  mx <- apply(S, 1L, max)
-  R <- exp(S - mx)
-  R <- R / rowSums(R)
+  R <- matrix(0, N, ncol(sc$S))
+  for (n in seq_len(N)) R[n, ] <- exp(sc$S[n, ] - ref_log_sum_exp(sc$S[n, ]))
   colnames(R) <- c(seq_len(object$T), "tail")
   if (type == "responsibilities") return(R)
-  cl <- max.col(R, ties.method = "first")
+  cl <- integer(N)
+  for (n in seq_len(N)) cl[n] <- which.max(R[n, ]) # the first largest
   cl[cl == object$T + 1L] <- NA_integer_
   cl
 }

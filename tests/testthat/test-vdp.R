@@ -126,6 +126,23 @@ test_that("predict in C matches the pure-R reference, for any thread count", {
   expect_error(predict(fit, X, threads = 0), class = "sparsevi_error_argument")
 })
 
+test_that("q(z) in C matches the reference on the log scale, under a prior with a1 != a2", {
+  # E ln pi (eqs. 3-4) and the tail's sum (eq. 6) show only in the small
+  # responsibilities, which a comparison of the probabilities cannot see
+  # (waldo compares values far below the tolerance absolutely): compare their
+  # logs, with a1 != a2 so that the two Beta parameters cannot be swapped
+  sim <- vdp_data(N = 300, D = 2, K = 3, separation = 3, seed = 14)
+  fit <- fit_vdp(sim$X, a2 = 3, seed = 1, threads = 1, progress = FALSE)
+  X <- rbind(sim$X[1:50, ], cbind(seq(0, 40, by = 0.5), 0))
+  got <- predict(fit, X, type = "responsibilities", threads = 1)
+  ref <- ref_vdp_predict(fit, X, "responsibilities")
+  keep <- got > 1e-300 & ref > 1e-300
+  expect_gt(mean(keep[, "tail"]), 0.25)
+  expect_equal(log(got[keep]), log(ref[keep]), tolerance = 1e-10)
+  expect_equal(predict(fit, X, type = "predictive", log = TRUE),
+               ref_vdp_predict(fit, X, "density", log = TRUE), tolerance = 1e-10)
+})
+
 test_that("the predictive density (eq. 7, tail included) integrates to one", {
   x <- c(-4, -3.9, -3.5, -3, 0.1, 0.3, 0.5, 1, 2.8, 3, 3.3, 4)
   sim <- simulate_mixture(N = 200, D = 1, K = 2, separation = 8, seed = 4)

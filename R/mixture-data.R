@@ -1,0 +1,162 @@
+# Mixtures (fit_mixture()): the data, validated and converted for C, and the prior.
+
+# ---- data ------------------------------------------------------------------
+
+# Validate and convert data for C: numeric data become a double matrix
+# (centred for the Gaussian and diagonal models); documents a CSR list.
+mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
+  if (likelihood == "multinomial") {
+    x <- as_dtm(X)
+    if (nrow(x) < 1L) abort(sprintf("`%s` has no documents.", arg), "data", call = call)
+    check_nonempty_dtm(x, arg, call = call)
+    return(list(lik = 3L, N = nrow(x), D = length(x$vocab), dtm = x,
+                data = list(x$doc_ptr, x$term, x$count), columns = x$vocab,
+                center = NULL, init_scale = NULL))
+  }
+  if (is.data.frame(X)) {
+    ok <- vapply(X, is.numeric, logical(1))
+    if (!all(ok)) {
+      abort(sprintf("`%s` has non-numeric columns (%s); drop or encode them.", arg,
+                    paste(names(X)[!ok], collapse = ", ")), "data", call = call)
+    }
+    X <- as.matrix(X)
+  }
+  if (is.numeric(X) && is.null(dim(X))) X <- matrix(X, ncol = 1L)
+  if (!is.matrix(X) || !is.numeric(X)) {
+    abort(sprintf("`%s` must be a numeric matrix or data frame with points in rows, not %s.",
+                  arg, describe(X)), "data", call = call)
+  }
+  if (nrow(X) < 1L || ncol(X) < 1L) {
+    abort(sprintf("`%s` is empty: it needs at least one row and one column.", arg), "data",
+          call = call)
+  }
+  if (!is.double(X)) storage.mode(X) <- "double"
+  # one pass in C: the finiteness check, column means, the centred copy and
+  # its column mean squares (the same values as colMeans() and sweep())
+  cc <- .Call(ffi_mix_center, X, likelihood == "zm_gaussian", as.integer(threads))
+  if (!is.null(cc$bad)) {
+    abort(sprintf("`%s` contains NA, NaN or Inf (first at row %d, column %d); remove or impute those values.",
+                  arg, cc$bad[1L], cc$bad[2L]), "data", call = call)
+  }
+  lik <- match(likelihood, mix_likelihoods) - 1L
+  v <- cc$spread
+  list(lik = lik, N = nrow(X), D = ncol(X), data = cc$Xc,
+       columns = colnames(X), center = cc$center, spread = v,
+       init_scale = 1 / pmax(v, max(v) * 1e-12, .Machine$double.xmin))
+}
+
+mix_check_covariance <- function(data, likelihood, call = caller_call()) {
+  if (!likelihood %in% c("gaussian", "zm_gaussian")) return(invisible())
+  if (data$D > data$N) {
+    abort(sprintf("`X` has more columns (%d) than rows (%d), too few points for a full covariance: use likelihood = \"diag_gaussian\" or reduce the dimension (e.g. with prcomp()).",
+                  data$D, data$N), "data", call = call)
+  }
+  const <- which(data$spread <= 1e-12 * max(1, max(data$spread)))
+  if (length(const)) {
+    nm <- if (is.null(data$columns)) as.character(const[1L]) else data$columns[const[1L]]
+    what <- if (likelihood == "zm_gaussian") "is all zero" else "is constant"
+    abort(sprintf("Column %s of `X` %s, so a full covariance is singular: drop that column or use likelihood = \"diag_gaussian\".",
+                  nm, what), "data", call = call)
+  }
+  invisible()
+}
+
+# Test data aligned to the training data's columns (or vocabulary).
+mix_newdata <- function(newdata, data, arg, call = caller_call()) {
+  likelihood <- mix_likelihoods[data$lik + 1L]
+  if (likelihood == "multinomial") {
+    x <- as_dtm(newdata)
+    al <- dtm_align(x, data$columns)
+    out <- list(lik = 3L, N = nrow(al$x), D = data$D,
+                data = list(al$x$doc_ptr, al$x$term, al$x$count),
+                dropped = al$dropped, dropped_tokens = al$dropped_tokens)
+    return(out)
+  }
+  if (is.data.frame(newdata)) newdata <- as.matrix(newdata)
+  if (is.numeric(newdata) && is.null(dim(newdata)) && data$D == length(newdata)) {
+    newdata <- matrix(newdata, nrow = 1L, dimnames = list(NULL, names(newdata)))
+  }
+  if (!is.matrix(newdata) || !is.numeric(newdata)) {
+    abort(sprintf("`%s` must be a numeric matrix or data frame like the training data, not %s.",
+                  arg, describe(newdata)), "data", call = call)
+  }
+  cols <- data$columns
+  if (!is.null(cols) && !is.null(colnames(newdata))) {
+    m <- match(cols, colnames(newdata))
+    if (anyNA(m)) {
+      abort(sprintf("`%s` lacks the training column(s) %s; give it the same columns as the training data.",
+                    arg, paste(cols[is.na(m)], collapse = ", ")), "data", call = call)
+    }
+    newdata <- newdata[, m, drop = FALSE]
+  } else if (ncol(newdata) != data$D) {
+    abort(sprintf("`%s` has %d columns but the model was fitted to %d; give it the same columns as the training data.",
+                  arg, ncol(newdata), data$D), "data", call = call)
+  }
+  if (anyNA(newdata) || any(!is.finite(newdata))) {
+    abort(sprintf("`%s` contains NA, NaN or Inf; remove or impute those values.", arg),
+          "data", call = call)
+  }
+  storage.mode(newdata) <- "double"
+  Xc <- sweep(newdata, 2L, data$center, check.margin = FALSE)
+  list(lik = data$lik, N = nrow(Xc), D = data$D, data = unname(Xc), dropped = 0L)
+}
+
+mix_permute <- function(data, perm, threads = 1L) {
+  if (data$lik == 3L) {
+    x <- dtm_subset(data$dtm, perm)
+    return(list(lik = 3L, N = data$N, D = data$D, data = list(x$doc_ptr, x$term, x$count)))
+  }
+  # rows gathered in C, column by column (the same values as X[perm, ])
+  list(lik = data$lik, N = data$N, D = data$D,
+       data = .Call(ffi_mix_rows, data$data, as.double(perm), as.integer(threads)))
+}
+
+mix_n_batches <- function(N, n_batches, batch_size, global, call = caller_call()) {
+  if (!is.null(n_batches) && !is.null(batch_size)) {
+    abort("Give at most one of `n_batches` and `batch_size`.", "argument", call = call)
+  }
+  if (global == "batch") return(1L)
+  if (!is.null(n_batches)) return(check_count(n_batches, "n_batches", max = N, call = call))
+  if (!is.null(batch_size)) {
+    bs <- check_count(batch_size, "batch_size", call = call)
+    return(as.integer(ceiling(N / min(bs, N))))
+  }
+  as.integer(max(1, min(20, N %/% 2000)))
+}
+
+# ---- prior -----------------------------------------------------------------
+
+pack_lower <- function(M) M[upper.tri(M, diag = TRUE)]
+
+unpack_lower <- function(p, D) {
+  M <- matrix(0, D, D)
+  M[upper.tri(M, diag = TRUE)] <- p
+  M + t(M) - diag(diag(M), D)
+}
+
+mix_hyper <- function(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, eta,
+                      call = caller_call()) {
+  D <- data$D
+  full <- likelihood %in% c("gaussian", "zm_gaussian")
+  if (is.null(nu)) {
+    nu <- if (full) D + 2 else 3
+  } else {
+    nu <- check_number(nu, "nu", lower = if (full) D - 1 else 0, lower_open = TRUE,
+                       call = call)
+  }
+  h <- list(lik = data$lik, prior = if (prior == "dp") 1L else 0L,
+            conc = if (prior == "dp") gamma else alpha, kappa0 = kappa0, nu0 = nu,
+            eta = eta, m0 = NULL, B0 = NULL, b0 = NULL, logdet_B0 = 0, D = D)
+  if (likelihood == "multinomial") return(h)
+  v <- pmax(data$spread, max(data$spread) * 1e-6)
+  if (!any(v > 0)) v <- rep(1, D)
+  if (full) {
+    B0 <- nu * scale * v
+    h$B0 <- pack_lower(diag(B0, D))
+    h$logdet_B0 <- sum(log(B0))
+  } else {
+    h$b0 <- nu / 2 * scale * v
+  }
+  if (likelihood != "zm_gaussian") h$m0 <- rep(0, D)
+  h
+}
