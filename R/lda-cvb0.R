@@ -213,7 +213,7 @@ lda_cvb0_seeded_start <- function(x0, chosen, control, V) {
   st <- .Call(ffi_lda_store_seeded, as.integer(control$K), as.integer(V), as.integer(s$k),
               as.integer(s$v), as.double(s$x))
   st$eta <- as.double(control$eta)
-  list(cvb0 = st, t = 0L, tot = lda_store_totals(st), tot_t = 0L)
+  list(store = st, t = 0L, tot = lda_store_totals(st), tot_t = 0L)
 }
 
 # The pure-R form of the seeded store (the reference of ffi_lda_store_seeded):
@@ -342,13 +342,13 @@ cvb0_stream_base <- function(state) {
 }
 
 # Local step of SCVB0 over one minibatch. The topics are read from the lazy
-# store state$cvb0 (lambda = eta + scale X) when training keeps one, else
+# store state$store (lambda = eta + scale X) when training keeps one, else
 # from the dense state$lambda.
 lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   settings <- control$cvb0_settings
   # (a fit saved by an older version holds them as a vector: resolve again)
   if (!is.list(settings)) settings <- cvb0_settings(control)
-  st <- state$cvb0
+  st <- state$store
   if (!is.null(st)) {
     lambda <- st$X
     tot <- lda_store_totals(st)
@@ -403,8 +403,8 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
   lambda <- cvb0_state_lambda(state)
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  tot <- if (is.null(state$cvb0)) cvb0_totals(state) else lda_store_totals(state$cvb0)
-  state$cvb0 <- NULL
+  tot <- if (is.null(state$store)) cvb0_totals(state) else lda_store_totals(state$store)
+  state$store <- NULL
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
   S <- cvb0_summary_parts(g$S, nrow(lambda))
@@ -440,7 +440,7 @@ cvb0_global_args <- function(state, res, control) {
 # The same update as lda_global_cvb0() without rewriting the K x V topics
 # every minibatch (MATH.md section 5; the form of the "gibbs" engine's lazy
 # update), on the topic store (R/lda-store.R):
-#   state$cvb0 = list(X, meta, eta),  lambda = eta + scale X,
+#   state$store = list(X, meta, eta),  lambda = eta + scale X,
 # meta = c(scale, t, xtot) with xtot the row sums of X and t the number of
 # global steps the store has taken. Each minibatch multiplies `scale` by
 # (1 - rho) and adds (rho C / |M| / scale) S to the columns of its words
@@ -458,15 +458,15 @@ cvb0_global_args <- function(state, res, control) {
 # read).
 lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
-  st <- state$cvb0
+  st <- state$store
   if (is.null(st)) {
     st <- cvb0_new_store(state, g$eta)
     state$start_owned <- NULL
-    state$cvb0 <- st
+    state$store <- st
     state$lambda <- NULL
   } else {
     st <- lda_store_own(st)
-    state$cvb0 <- st
+    state$store <- st
     # (a seeded start's store, lda_cvb0_seeded_start(): the training loop's own
     # until this first step; from here on each lap copies it)
     state$start_owned <- NULL
@@ -498,9 +498,9 @@ cvb0_new_store <- function(state, eta) {
 # needs of the state (lda_columns(), R/lda-store.R): the store's columns U,
 # or those of the dense lambda with the totals of the whole table.
 lda_columns_cvb0 <- function(state, control, U) {
-  st <- state$cvb0
+  st <- state$store
   if (!is.null(st)) {
-    state$cvb0 <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
+    state$store <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
                        V = ncol(st$X))
     state$lambda <- NULL
   } else {
@@ -518,7 +518,7 @@ lda_columns_cvb0 <- function(state, control, U) {
 
 # The dense lambda of a state (materialised from the lazy store if any).
 cvb0_state_lambda <- function(state) {
-  st <- state$cvb0
+  st <- state$store
   if (is.null(st)) return(state$lambda)
   lda_store_lambda(st, st$eta)$lambda
 }
@@ -528,9 +528,9 @@ cvb0_state_lambda <- function(state) {
 # fit or scores held-out documents; `in_place` (the end of training) builds
 # lambda in the store's own table.
 lda_cvb0_finish <- function(state, control, in_place = FALSE) {
-  st <- state$cvb0
+  st <- state$store
   if (is.null(st)) return(state)
-  state$cvb0 <- NULL
+  state$store <- NULL
   m <- lda_store_lambda(st, st$eta, in_place)
   state$lambda <- m$lambda
   state$tot <- m$tot

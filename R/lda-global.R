@@ -26,7 +26,7 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # The same step for the "vb" and "ope" local steps (their default for
 # memoized training, set by lda_vb_control() and lda_ope_control()),
 # O(K x batch vocabulary) per batch instead of O(K V): S lives in a store
-# (vbstore: X = max(S, 0), meta = c(1, t, row sums of X)) updated IN PLACE at
+# (state$store: X = max(S, 0), meta = c(1, t, row sums of X)) updated IN PLACE at
 # the words of the batch's old and new summaries, and once every batch is
 # cached the local step reads lambda = eta + X from it instead of a dense
 # lambda. The store outlives its lap, sealed (lda_vb_end_lap()): the next lap
@@ -37,14 +37,14 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # Until the cache is complete (first lap) the topics keep their value, as in
 # lda_global_memoized(), and the store keeps their totals (lambda_tot).
 lda_global_memoized_lazy <- function(state, res, batch_id, control) {
-  st <- state$vbstore
+  st <- state$store
   if ((is.null(st) && is.null(state$S) && !is.null(state$lambda)) || isTRUE(st$pending)) {
     # a new fit's first lap: the topics are the start's, held fixed, and the
     # summaries are cached; the store is built from the cache at the end of
     # the lap (lda_memo_fill()), in the start's own table, so the start and
     # the store are never two K x V tables at once
     if (is.null(st)) {
-      state$vbstore <- list(lambda_tot = .Call(ffi_lda_topic_totals, state$lambda),
+      state$store <- list(lambda_tot = .Call(ffi_lda_topic_totals, state$lambda),
                             t0 = as.double(state$t), pending = TRUE)
     }
     state$cache[batch_id] <- list(res$summary)
@@ -52,13 +52,13 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
     state$t <- state$t + 1L
     return(state)
   }
-  if (!is.null(st) && isTRUE(st$sealed) && !is.null(state$snapshots$vbstore)) {
+  if (!is.null(st) && isTRUE(st$sealed) && !is.null(state$snapshots$store)) {
     # a large store kept safe on disk (lda_store_protect()): the lap goes
     # on in its table, the same values as the copy below
     .Call(ffi_lda_store_recount, st$X, st$meta, list(t = as.double(state$t)))
     st$sealed <- NULL
     if (!is.null(state$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$lambda)
-    state$vbstore <- st
+    state$store <- st
     state$S <- NULL
   } else if (is.null(st) || isTRUE(st$sealed)) {
     from <- if (!is.null(st)) st$X else state$S
@@ -66,11 +66,11 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
     # topics held fixed while the cache fills (first lap): their totals, so
     # that the local steps read only the batch's words of them
     if (!is.null(state$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$lambda)
-    state$vbstore <- st
+    state$store <- st
     state$S <- NULL
   } else {
     st <- lda_store_own(st)
-    state$vbstore <- st
+    state$store <- st
   }
   K <- nrow(st$X)
   old <- state$cache[[batch_id]]
@@ -93,7 +93,7 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
 # into the start's table itself when the fit owns it and the cache is
 # complete (the topics are then eta + X, the start is no longer read).
 lda_memo_fill <- function(state) {
-  pend <- state$vbstore
+  pend <- state$store
   complete <- !any(vapply(state$cache, is.null, TRUE))
   K <- length(pend$lambda_tot)
   st <- if (complete && isTRUE(state$start_owned)) {
@@ -109,7 +109,7 @@ lda_memo_fill <- function(state) {
     lda_store_add(st, lda_summary_blocks(state$cache[[b]], K), 1)
     if (collect) gc(verbose = FALSE, full = FALSE)
   }
-  state$vbstore <- st
+  state$store <- st
   if (complete) {
     state$lambda <- NULL
     state$start_owned <- NULL
@@ -150,16 +150,16 @@ lda_global_stochastic <- function(state, res, batch_id, control) {
 lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
   rho <- lda_rho(state$t, control)
   mult <- control$n_docs / max(1, ncol(res$doc_topic))
-  st <- state$vbstore
+  st <- state$store
   if (is.null(st)) {
     st <- lda_store_new(state, rowSums(state$lambda), control$eta, state$t,
                         in_place = isTRUE(state$start_owned))
     state$start_owned <- NULL
-    state$vbstore <- st
+    state$store <- st
     state$lambda <- NULL
   } else {
     st <- lda_store_own(st)
-    state$vbstore <- st
+    state$store <- st
   }
   S <- lda_summary_blocks(res$summary, nrow(st$X))
   lda_store_update(st, S, rho, mult, state$t + 1L)
@@ -176,12 +176,12 @@ lda_global_streaming <- function(state, res, batch_id, control) {
 
 # The same step for the "vb" local step (its default for streaming training,
 # set by lda_vb_control()), O(K x batch vocabulary) per batch: lambda lives in
-# a store (vbstore: X = lambda, meta = c(1, t, row sums), offset 0, so the vb
+# a store (state$store: X = lambda, meta = c(1, t, row sums), offset 0, so the vb
 # step reads lambda = 0 + X) that each batch's summary is added to IN PLACE.
 # As for memoized training, a lap copies lambda into its store at its first
 # batch and lda_vb_end_lap() hands the store back as lambda.
 lda_global_streaming_lazy <- function(state, res, batch_id, control) {
-  st <- state$vbstore
+  st <- state$store
   if (is.null(st)) {
     # (a new fit's start, given up: the store in its own table, no second
     # K x V table, as lda_store_new(in_place = TRUE))
@@ -190,11 +190,11 @@ lda_global_streaming_lazy <- function(state, res, batch_id, control) {
                      in_place = isTRUE(state$start_owned), keep = 1L))
     state$start_owned <- NULL
     st$offset <- 0
-    state$vbstore <- st
+    state$store <- st
     state$lambda <- NULL
   } else {
     st <- lda_store_own(st)
-    state$vbstore <- st
+    state$store <- st
   }
   b <- lda_summary_blocks(res$summary, nrow(st$X))
   lda_store_add(st, b, 1)
@@ -208,7 +208,7 @@ lda_global_streaming_lazy <- function(state, res, batch_id, control) {
 # not yet eta + S (a first lap with batches never cached) is made dense.
 lda_objective <- function(state, control) {
   if (!lda_step(control)$memoized || anyNA(state$doc_obj)) return(NA_real_)
-  st <- state$vbstore
+  st <- state$store
   if (!is.null(st) && is.null(state$lambda)) {
     return(sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, NULL, st$X, control$eta,
                                       control$threads))

@@ -244,7 +244,7 @@ lda_global_ml <- function(state, res, batch_id, control) {
 
 # ML-OPE's step on a lazy store (the default, set by lda_ope_control()):
 # beta = scale X with rows normalised when read, X and meta = c(scale, t, row
-# sums of X) kept between minibatches (vbstore, offset 0) and updated IN PLACE:
+# sums of X) kept between minibatches (state$store, offset 0) and updated IN PLACE:
 # scale <- (1 - rho) scale and X[, batch words] += rho beta_hat / scale, as
 # SCVB0's store does (the topic store, R/lda-store.R), O(K x batch vocabulary). A topic the
 # batch never touched shrinks with the others and, normalised, keeps its row,
@@ -255,7 +255,7 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
   rho <- step_size(t + 1, control$tau %||% 1, control$kappa %||% 0.9,
                    control$step_scale %||% 1)
-  st <- state$vbstore
+  st <- state$store
   if (is.null(st)) {
     # a new table (never the beta of a fit being updated): the rows of beta,
     # or of the initial lambda, normalised (R's b0 / rowSums(b0), in C). A
@@ -272,12 +272,12 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     st <- list(X = X, meta = NULL, offset = 0)
     rm(X)
     st$meta <- c(1, as.double(t), rowSums(st$X))
-    state$vbstore <- st
+    state$store <- st
     state$beta <- NULL
     state$lambda <- NULL
   } else {
     st <- lda_store_own(st)
-    state$vbstore <- st
+    state$store <- st
   }
   K <- nrow(st$X)
   # beta_hat: the summary's rows normalised, in the summary's own values (R's
@@ -310,14 +310,14 @@ ope_topic_mass <- function(state, res, rho, control) {
 # normalised), lambda (and memoized S) for the variational learners
 # (lda_vb_finish()).
 lda_ope_finish <- function(state, control, in_place = FALSE) {
-  st <- state$vbstore
+  st <- state$store
   if (is.null(st)) return(state)
   if (!identical(lda_step(control)$holds, "beta")) return(lda_vb_finish(state, control, in_place))
   # (as ffi_lda_normalise_rows(); in the store's table at the end of training,
   # in_place: the store ends here, no second K x V table)
   X <- st$X
   st <- NULL
-  state$vbstore <- NULL
+  state$store <- NULL
   # (in place, beta stays marked as the store's own until the fit names it:
   # lda_ope_topic_word())
   state$beta <- .Call(ffi_lda_ope_rows, X,

@@ -103,8 +103,9 @@ lda_store_own <- function(st) {
   if (.Call(ffi_lda_store_shared, st$X, st$meta)) lda_store_copy(st) else st
 }
 
-# The start of a lap: the lap gets its own copy of the state's store (SCVB0's
-# `cvb0`, the vb / OPE learners' `vbstore`), so the state it started from --
+# The start of a lap: the lap gets its own copy of the state's store
+# (state$store, the one field every engine but gibbs keeps its store in), so
+# the state it started from --
 # the last completed lap's, which R/train.R returns if this lap fails --
 # is never written. A sealed memoized store is copied by its first batch
 # instead (lda_global_memoized_lazy()). The first lap of a fit has no store
@@ -123,7 +124,7 @@ lda_store_lap_start <- function(state, spare = NULL) {
   # a new fit's start given to the loop as a store (lda_cvb0_seeded_start()):
   # there is no completed lap to keep, so the first lap writes it in place
   if (isTRUE(state$start_owned)) return(state)
-  for (nm in c("cvb0", "vbstore")) {
+  for (nm in "store") {
     st <- state[[nm]]
     if (!is.null(st) && !isTRUE(st$sealed) && is.null(state$snapshots[[nm]])) {
       dest <- if (!is.null(spare)) spare[[nm]]
@@ -188,7 +189,7 @@ lda_store_protect <- function(state, files) {
   # is nothing to keep)
   if (isTRUE(state$start_owned)) return(state)
   limit <- NULL
-  for (nm in c("cvb0", "vbstore")) {
+  for (nm in "store") {
     st <- state[[nm]]
     if (!is.null(st) && is.null(limit)) limit <- lda_snapshot_bytes()
     if (is.null(st) || 8 * as.double(length(st$X)) <= limit) {
@@ -235,7 +236,7 @@ lda_store_forget <- function(files) {
 # list it drops), and the store's in-place updates would then refuse X as
 # shared.
 lda_store_table <- function(state, view) {
-  if (identical(view$table, "store")) state$vbstore$X else state$lambda
+  if (identical(view$table, "store")) state$store$X else state$lambda
 }
 
 # Whether a state's dense lambda was given up to a store (lda_store_new(
@@ -244,7 +245,7 @@ lda_store_table <- function(state, view) {
 # fit's start held as a store (start_owned): its first lap writes it in place.
 lda_store_consumed <- function(state) {
   (!is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_store"))) ||
-    (isTRUE(state$start_owned) && (!is.null(state$cvb0) || !is.null(state$vbstore)))
+    (isTRUE(state$start_owned) && !is.null(state$store))
 }
 
 # A batch summary (K x V, sparse or dense, or list(words, x)) as the store's
@@ -318,7 +319,7 @@ lda_columns_store <- function(state, control, U) {
   K <- nrow(tab)
   state$beta <- NULL
   state$lambda <- NULL
-  state$vbstore <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
+  state$store <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
                         offset = read[1L], V = ncol(tab))
   state
 }

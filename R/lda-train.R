@@ -106,7 +106,7 @@ trace_bind <- function(old, new) {
 lda_local_view <- function(state) {
   # a step reads a dense lambda when there is one (a memoized first lap
   # keeps its topics while its store fills)
-  if (!is.null(state$lambda)) state$vbstore <- NULL
+  if (!is.null(state$lambda)) state$store <- NULL
   state[setdiff(names(state), c("cache", "S", "doc_obj"))]
 }
 

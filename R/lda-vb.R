@@ -74,7 +74,7 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
 # fixed, those topics with the totals its store keeps (lambda_tot; table
 # "lambda"). The table itself comes from lda_store_table().
 lda_store_view <- function(state, control) {
-  st <- state$vbstore
+  st <- state$store
   if (is.null(st)) return(NULL)
   if (is.null(state$lambda)) {
     K <- nrow(st$X)
@@ -136,7 +136,7 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
 # fit, a held-out score, the moves between laps) gets the dense lambda, and
 # memoized training its S.
 lda_vb_finish <- function(state, control, in_place = FALSE) {
-  st <- state$vbstore
+  st <- state$store
   if (is.null(st)) return(state)
   holds <- lda_step(control)$holds
   if (identical(holds, "lambda")) {
@@ -153,18 +153,18 @@ lda_vb_finish <- function(state, control, in_place = FALSE) {
   } else {
     state$lambda <- lda_store_lambda(st, control$eta, in_place)$lambda
   }
-  state$vbstore <- NULL
+  state$store <- NULL
   state
 }
 
 # The end of a lap: a memoized store is sealed (the next lap copies it), a
 # streaming store becomes lambda (no copy), a stochastic store is kept.
 lda_vb_end_lap <- function(state, control) {
-  if (is.null(state$vbstore)) return(state)
+  if (is.null(state$store)) return(state)
   switch(lda_step(control)$holds,
          sums = {
-           if (isTRUE(state$vbstore$pending)) state <- lda_memo_fill(state)
-           state$vbstore$sealed <- TRUE
+           if (isTRUE(state$store$pending)) state <- lda_memo_fill(state)
+           state$store$sealed <- TRUE
            state
          },
          lambda = lda_vb_finish(state, control),

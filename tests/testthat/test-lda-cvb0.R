@@ -398,9 +398,9 @@ cvb0_lazy_vs_dense <- function(x, K, steps, control, batch_size = 40, seed = 5) 
     batch <- sparsevi:::dtm_subset(x, batches[[(i - 1) %% length(batches) + 1]])
     res <- sparsevi:::lda_local_cvb0(batch, dense, control, c(0, i), 1L)
     dense <- sparsevi:::lda_global_cvb0(dense, res, i, control)
-    old_scale <- if (is.null(lazy$cvb0)) 1 else lazy$cvb0$meta[1]
+    old_scale <- if (is.null(lazy$store)) 1 else lazy$store$meta[1]
     lazy <- sparsevi:::lda_global_cvb0_lazy(lazy, res, i, control)
-    if (lazy$cvb0$meta[1] == 1 || lazy$cvb0$meta[1] > old_scale) rescales <- rescales + 1
+    if (lazy$store$meta[1] == 1 || lazy$store$meta[1] > old_scale) rescales <- rescales + 1
     lam <- sparsevi:::cvb0_state_lambda(lazy)
     worst <- max(worst, max(abs(lam - dense$lambda) / abs(dense$lambda)),
                  max(abs(lazy$tot - dense$tot) / abs(dense$tot)))
@@ -418,7 +418,7 @@ test_that("the lazy SCVB0 global step equals the dense one, across rescalings", 
   a <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, paper))
   expect_lt(a$worst, 1e-10)
   expect_identical(a$rescales, 0)
-  expect_lt(a$lazy$cvb0$meta[1], 0.5)
+  expect_lt(a$lazy$store$meta[1], 0.5)
   # rescale whenever the running scale falls below 0.9: many rescalings
   b <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, paper, list(rescale_below = 0.9)))
   expect_lt(b$worst, 1e-10)
@@ -450,16 +450,16 @@ test_that("the lazy SCVB0 global step touches only the minibatch's words", {
   seen <- sort(unique(x$term)) + 1L
   unseen <- setdiff(seq_len(V), seen)
   expect_gt(length(unseen), 0)
-  expect_identical(s1$cvb0$X[, unseen], X0[, unseen])
-  expect_false(isTRUE(all.equal(s1$cvb0$X[, seen], X0[, seen])))
+  expect_identical(s1$store$X[, unseen], X0[, unseen])
+  expect_false(isTRUE(all.equal(s1$store$X[, seen], X0[, seen])))
   # the dense view decays the unseen words all the same
   rho <- s1$rho
   expect_equal(sparsevi:::cvb0_state_lambda(s1)[, unseen],
                (1 - rho) * state$lambda[, unseen] + rho * 0.01, tolerance = 1e-13)
   # the finish materialises lambda (as R's eta + scale X) and drops the store
   e <- sparsevi:::lda_cvb0_finish(s1, ctl)
-  expect_null(e$cvb0)
-  expect_identical(e$lambda, 0.01 + s1$cvb0$meta[1] * s1$cvb0$X)
+  expect_null(e$store)
+  expect_identical(e$lambda, 0.01 + s1$store$meta[1] * s1$store$X)
   expect_identical(e$lambda, sparsevi:::cvb0_state_lambda(s1))
   expect_equal(e$tot, rowSums(e$lambda), tolerance = 1e-12)
   expect_identical(e$t, s1$t)
@@ -515,7 +515,7 @@ test_that("training does not modify an earlier fit in place", {
   a <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, batch_size = 50, seed = 3,
                progress = FALSE)
   snap <- serialize(a, NULL)
-  expect_null(a$state$cvb0)
+  expect_null(a$state$store)
   u <- update(a, sim$dtm, passes = 2, progress = FALSE)
   expect_identical(serialize(a, NULL), snap)
   expect_false(isTRUE(all.equal(u$lambda, a$lambda)))
@@ -569,7 +569,7 @@ test_that("training keeps the lazy store across laps; fits and held-out scores m
   sim <- simulate_lda(D = 240, V = 50, K = 3, doc_length = 30, seed = 16)
   a <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 3, batch_size = 40, seed = 4,
                progress = FALSE)
-  expect_null(a$state$cvb0)
+  expect_null(a$state$store)
   expect_equal(a$state$t, 18)
   expect_equal(a$state$tot, rowSums(a$lambda), tolerance = 1e-12)
   # scoring held-out documents after every lap finishes a copy of the state,

@@ -379,7 +379,7 @@ test_that("every OPE learner on its lazy store equals its dense global step", {
     utils::assignInNamespace(lazy_name, dense_step, ns = "sparsevi")
     dense <- tryCatch(run(), finally = utils::assignInNamespace(lazy_name, orig,
                                                                 ns = "sparsevi"))
-    expect_null(lazy$state$vbstore)
+    expect_null(lazy$state$store)
     expect_equal(lazy$topic_word, dense$topic_word, tolerance = 1e-9, info = g)
     expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-9, info = g)
   }

@@ -95,14 +95,14 @@ test_that("in-place writes refuse a store R shares; the global steps copy it fir
   res <- list(summary = Matrix::sparseMatrix(i = 1:K, j = rep(5, K), x = 1, dims = c(K, V)),
               doc_topic = matrix(1, K, 2))
   ctl <- list(eta = 0.05, n_docs = 10, tau = 1, kappa = 0.6, step_scale = 1)
-  s0 <- list(lambda = NULL, t = 0L, vbstore = st)
+  s0 <- list(lambda = NULL, t = 0L, store = st)
   s1 <- sparsevi:::lda_global_stochastic_lazy(s0, res, 1L, ctl)
   expect_identical(held, snap)
-  expect_false(isTRUE(all.equal(s1$vbstore$X[, 5], snap[, 5])))
+  expect_false(isTRUE(all.equal(s1$store$X[, 5], snap[, 5])))
   # a store no one else holds is written in place (no copy per minibatch)
-  addr <- .Internal(address(s1$vbstore$X))
+  addr <- .Internal(address(s1$store$X))
   s2 <- sparsevi:::lda_global_stochastic_lazy(s1, res, 1L, ctl)
-  expect_identical(.Internal(address(s2$vbstore$X)), addr)
+  expect_identical(.Internal(address(s2$store$X)), addr)
   # the UCI parser's in-place outputs likewise
   doc <- integer(4)
   term <- doc

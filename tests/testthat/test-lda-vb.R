@@ -174,7 +174,7 @@ test_that("vb's memoized training on its store equals the dense memoized step", 
                              ns = "sparsevi")
     dense <- tryCatch(run(L), finally = utils::assignInNamespace("lda_global_memoized_lazy",
                                                                  orig, ns = "sparsevi"))
-    expect_null(lazy$state$vbstore)
+    expect_null(lazy$state$store)
     expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-9)
     expect_equal(lazy$state$S, dense$state$S, tolerance = 1e-9)
     expect_equal(lazy$trace$objective, dense$trace$objective, tolerance = 1e-9)
@@ -233,7 +233,7 @@ test_that("vb's streaming training on its store equals the dense streaming step"
   dense <- tryCatch(suppressWarnings(run()),
                     finally = utils::assignInNamespace("lda_global_streaming_lazy", orig,
                                                        ns = "sparsevi"))
-  expect_null(lazy$state$vbstore)
+  expect_null(lazy$state$store)
   expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-10)
   expect_equal(lazy$doc_topic, dense$doc_topic, tolerance = 1e-8)
 })
