@@ -1,5 +1,6 @@
 /* Kernels of the LDA engine shared by lda-vb.c, lda-global.c,
- * eval-completion.c and the glue in lda-ffi.c. No R API here. */
+ * eval-completion.c and the glue in lda-vb-ffi.c, lda-global-ffi.c and
+ * eval-ffi.c. No R API here. */
 #ifndef SPARSEVI_LDA_H
 #define SPARSEVI_LDA_H
 
