@@ -14,6 +14,7 @@ extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_doc_dot(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_dtm_batch_words(SEXP);
 /* K x V tables outside R's heap (table.c) */
 extern SEXP ffi_svi_table_alloc(SEXP, SEXP);
 extern SEXP ffi_svi_table_info(SEXP);
@@ -107,6 +108,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_dtm_doc_dot", (DL_FUNC)&ffi_dtm_doc_dot, 4},
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
+    {"ffi_dtm_batch_words", (DL_FUNC)&ffi_dtm_batch_words, 1},
     /* K x V tables outside R's heap (table.c) */
     {"ffi_svi_table_alloc", (DL_FUNC)&ffi_svi_table_alloc, 2},
     {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 1},

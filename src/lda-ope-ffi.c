@@ -74,7 +74,7 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   const svi_len nnz = x.doc_ptr[x.D];
   int *words = (int *)R_alloc(V, sizeof(int));
   int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
-  const int Vb = lda_batch_words(&x, words, loc);
+  const int Vb = svi_batch_words(x.term, nnz, x.V, NULL, loc, words);
   svi_dtm xl = x;
   xl.term = loc;
   xl.V = Vb;

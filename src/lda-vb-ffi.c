@@ -93,7 +93,7 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
   svi_len nnz = x.doc_ptr[D];
   int *words = (int *)R_alloc(V, sizeof(int));
   int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
-  int Vb = lda_batch_words(&x, words, loc);
+  int Vb = svi_batch_words(x.term, nnz, x.V, NULL, loc, words);
   size_t kvb = (size_t)K * (size_t)(Vb > 0 ? Vb : 1);
   /* le, a second K x Vb table, only for the dense step's objective */
   double *le = lda_vb_needs_le(&o) ? (double *)R_alloc(kvb, sizeof(double)) : NULL;

@@ -86,9 +86,6 @@ int lda_vb_word_sums(const lda_vb_wordsum *ws, int L, int w, double *row, int *t
 int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb,
                  const double *le, const lda_vb_opts *o, int threads, lda_vb_out *out);
 
-/* Distinct terms of x as batch-local words (increasing term order) and the
- * local index of every entry (eval-completion.c). Returns Vb. */
-int lda_batch_words(const svi_dtm *x, int *words, int *loc);
 /* Document completion: per-document held-out log-likelihood and tokens. */
 void lda_completion(const svi_dtm *obs, const svi_dtm *held, const double *beta,
                     const lda_vb_opts *o, int threads, double *ll, double *ntok);
