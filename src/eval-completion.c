@@ -18,7 +18,7 @@ void lda_completion(const svi_dtm *obs, const svi_dtm *held, const double *beta,
   double *le = lda_vb_needs_le(o) ? (double *)R_alloc((size_t)K * (Vb > 0 ? Vb : 1), sizeof(double))
                                   : NULL;
   double *eb = (double *)R_alloc((size_t)K * (Vb > 0 ? Vb : 1), sizeof(double));
-  lda_topic_weights(beta, K, V, words, Vb, 1, threads, le, eb);
+  lda_topic_weights(beta, K, V, words, Vb, 1, 0.0, 1.0, NULL, threads, le, eb);
   double *N = (double *)R_alloc((size_t)K * (D > 0 ? D : 1), sizeof(double));
   lda_vb_out out;
   memset(&out, 0, sizeof(out));

@@ -103,10 +103,10 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
      * some of its columns (a cluster worker receives the columns of its
      * batches' words, R/executor.R); else all of them */
     int Vs = svi_opt_int_or(opts, "vocab_size", 1, INT_MAX, V);
-    lda_topic_weights_store(REAL(topics), K, Vs, words, Vb, store[0], store[1], store + 2,
-                            threads, le, eb);
+    lda_topic_weights(REAL(topics), K, Vs, words, Vb, 0, store[0], store[1], store + 2,
+                      threads, le, eb);
   } else {
-    lda_topic_weights(REAL(topics), K, V, words, Vb, mode, threads, le, eb);
+    lda_topic_weights(REAL(topics), K, V, words, Vb, mode, 0.0, 1.0, NULL, threads, le, eb);
   }
 
   SEXP doc_topic = PROTECT(Rf_allocMatrix(REALSXP, K, D));

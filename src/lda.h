@@ -57,15 +57,16 @@ typedef struct {
  * term words[w]), le[w*K + k] = Elogb_kv - max_k Elogb_kv and eb = exp(le).
  * le may be NULL: only the dense step's objective reads it (lda_vb_needs_le),
  * and a K x Vb table less matters at large K.
- * mode 0: Elogb from Dirichlet parameters lambda (K x V, word-major);
- * mode 1: Elogb = log(beta) from a topic-word matrix beta (K x V). */
-/* lda_topic_weights() mode 0 over the lazy store lambda = eta + scale X
- * (row sums V eta + scale xtot), reading only the batch's words. */
-void lda_topic_weights_store(const double *X, int K, int V, const int *words, int Vb,
-                             double eta, double scale, const double *xtot, int threads,
-                             double *le, double *eb);
-void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb,
-                       int mode, int threads, double *le, double *eb);
+ * mode 0: Elogb from Dirichlet parameters lambda = eta + scale X (K x V,
+ * word-major; lambda itself: eta = 0, scale = 1), whose row sums are
+ * V eta + scale xtot (xtot NULL: summed here, as lda_topic_totals()). Only
+ * the batch's words are read, so over the lazy store of the global steps
+ * (R/lda-global.R) a minibatch costs O(K x its vocabulary), not O(K V).
+ * mode 1: Elogb = log(X) for a topic-word matrix beta = X (K x V); eta,
+ * scale and xtot are not read. */
+void lda_topic_weights(const double *X, int K, int V, const int *words, int Vb, int mode,
+                       double eta, double scale, const double *xtot, int threads,
+                       double *le, double *eb);
 
 /* Whether the local step reads le (the dense step's objective terms). */
 static inline int lda_vb_needs_le(const lda_vb_opts *o) {
