@@ -149,6 +149,7 @@ void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb
                        double *W, double *scratch);
 /* Per-thread scratch doubles needed by mix_block_weights. */
 svi_len mix_weights_scratch(const mix_obs *obs, int D, int K);
+
 svi_len mix_local_scratch(const mix_obs *obs, int D, int K);
 /* out[i] = ln sum_k exp(W[i K + k]) for nb rows of K log-weights.
  * d: K doubles of scratch. */
@@ -157,7 +158,7 @@ void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d);
  * values, L per point; for L = K only the values, component j at entry j,
  * and resp_idx may be NULL) and each point's entropy. Scratch: threads x
  * mix_local_scratch doubles and threads x K ints. Nk non-NULL (only with
- * one thread, L = K and a full-covariance model): the batch summary Nk, S
+ * one thread, L = K and a model with dense_local): the batch summary Nk, S
  * is computed along the way instead (mix_summary's scratch: sscratch,
  * irows), resp_r is not written and *t_summary gets the summary's share of
  * the time. */
