@@ -188,11 +188,11 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
 
 # The words of a batch of documents (a sparsevi_dtm): `vocab` its distinct
 # words (1-based, increasing) and `local` each entry's word as a 0-based
-# index into them; NULL for other batches (rows of a mixture's data).
+# index into them (src/batch-words.c, the local steps' own helper); NULL for
+# other batches (rows of a mixture's data).
 batch_columns <- function(batch) {
   if (!inherits(batch, "sparsevi_dtm")) return(NULL)
-  vocab <- sort.int(unique.default(batch$term)) + 1L
-  list(vocab = vocab, local = match(batch$term + 1L, vocab) - 1L)
+  .Call(ffi_dtm_batch_words, batch$term)
 }
 
 # A batch with its words renumbered into the columns U (1-based, increasing,

@@ -1,5 +1,6 @@
 /* Validation of a sparsevi_dtm's CSR invariants in one pass (the R side
  * would need several vector allocations for the same checks on big corpora). */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include "ffi.h"
@@ -163,5 +164,31 @@ SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state, SEXP doc, SEXP word,
   SET_VECTOR_ELT(out, 3, r_state);
   uci_state_to_r(&st, REAL(r_state));
   UNPROTECT(n_prot);
+  return out;
+}
+
+/* The distinct words of a batch (R/executor.R, batch_columns()) from its
+ * entries' 0-based terms: list(vocab = the words, 1-based and increasing,
+ * local = each entry's 0-based index into them), by svi_batch_words(). */
+SEXP ffi_dtm_batch_words(SEXP term) {
+  svi_need_int(term, -1, "term");
+  if (XLENGTH(term) > INT_MAX) Rf_error("internal error: too many entries");
+  const int *tm = INTEGER(term);
+  const svi_len nnz = XLENGTH(term);
+  int V = 1; /* one past the largest term: the words' range */
+  for (svi_len e = 0; e < nnz; e++) {
+    if (tm[e] < 0 || tm[e] == INT_MAX) Rf_error("internal error: term out of range");
+    if (tm[e] >= V) V = tm[e] + 1;
+  }
+  int *words = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+  const char *names[] = {"vocab", "local"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  SEXP local = Rf_allocVector(INTSXP, nnz);
+  SET_VECTOR_ELT(out, 1, local);
+  const int U = svi_batch_words(tm, nnz, V, NULL, INTEGER(local), words);
+  SEXP vocab = Rf_allocVector(INTSXP, U);
+  SET_VECTOR_ELT(out, 0, vocab);
+  for (int u = 0; u < U; u++) INTEGER(vocab)[u] = words[u] + 1;
+  UNPROTECT(1);
   return out;
 }

@@ -7,35 +7,18 @@
 #include <R_ext/Memory.h>
 #include "lda.h"
 
-/* Distinct terms of x as batch-local words (increasing term order) and the
- * local index of every entry. Returns Vb. */
-int lda_batch_words(const svi_dtm *x, int *words, int *loc) {
-  int *map = (int *)R_alloc(x->V > 0 ? x->V : 1, sizeof(int));
-  for (int v = 0; v < x->V; v++) map[v] = -1;
-  svi_len nnz = x->doc_ptr[x->D];
-  for (svi_len e = 0; e < nnz; e++) map[x->term[e]] = 0;
-  int Vb = 0;
-  for (int v = 0; v < x->V; v++)
-    if (map[v] == 0) {
-      map[v] = Vb;
-      words[Vb++] = v;
-    }
-  for (svi_len e = 0; e < nnz; e++) loc[e] = map[x->term[e]];
-  return Vb;
-}
-
 void lda_completion(const svi_dtm *obs, const svi_dtm *held, const double *beta,
                     const lda_vb_opts *o, int threads, double *ll, double *ntok) {
   int K = o->K, V = obs->V, D = obs->D;
   svi_len nnz = obs->doc_ptr[D];
   int *words = (int *)R_alloc(V > 0 ? V : 1, sizeof(int));
   int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
-  int Vb = lda_batch_words(obs, words, loc);
+  int Vb = svi_batch_words(obs->term, nnz, V, NULL, loc, words);
   /* le (a second K x Vb table) only if the step reads it */
   double *le = lda_vb_needs_le(o) ? (double *)R_alloc((size_t)K * (Vb > 0 ? Vb : 1), sizeof(double))
                                   : NULL;
   double *eb = (double *)R_alloc((size_t)K * (Vb > 0 ? Vb : 1), sizeof(double));
-  lda_topic_weights(beta, K, V, words, Vb, 1, threads, le, eb);
+  lda_topic_weights(beta, K, V, words, Vb, 1, 0.0, 1.0, NULL, threads, le, eb);
   double *N = (double *)R_alloc((size_t)K * (D > 0 ? D : 1), sizeof(double));
   lda_vb_out out;
   memset(&out, 0, sizeof(out));

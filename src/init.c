@@ -14,9 +14,17 @@ extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_doc_dot(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_dtm_batch_words(SEXP);
+/* K x V tables outside R's heap (table.c) */
+extern SEXP ffi_svi_table_alloc(SEXP, SEXP);
+extern SEXP ffi_svi_table_info(SEXP);
+extern SEXP ffi_svi_is_table(SEXP);
+extern void svi_table_register(DllInfo *dll);
 /* SCVB0 engine (lda-cvb0-ffi.c) */
 extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
+/* the LDA topic store and its columns (lda-store-ffi.c) */
 extern SEXP ffi_lda_store_new(SEXP, SEXP);
 extern SEXP ffi_lda_store_counts(SEXP, SEXP);
 extern SEXP ffi_lda_store_update(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -26,17 +34,18 @@ extern SEXP ffi_lda_store_copy(SEXP, SEXP);
 extern SEXP ffi_lda_store_copy_into(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_table_columns(SEXP, SEXP);
 extern SEXP ffi_lda_summary_blocks(SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_wire_pack(SEXP, SEXP);
-extern SEXP ffi_wire_unpack(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_shared(SEXP, SEXP);
 extern SEXP ffi_lda_store_release(SEXP);
 extern SEXP ffi_lda_store_save(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_load(SEXP);
 extern SEXP ffi_lda_store_recount(SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
-/* LDA engine: vb local step, global steps, completion (lda-ffi.c) */
+extern SEXP ffi_lda_store_seeded(SEXP, SEXP, SEXP, SEXP, SEXP);
+/* batch summaries on the wire (wire-ffi.c) */
+extern SEXP ffi_wire_pack(SEXP, SEXP);
+extern SEXP ffi_wire_unpack(SEXP, SEXP, SEXP, SEXP);
+/* vb engine: local step (lda-vb-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */
 extern SEXP ffi_lda_global_memoized(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_lambda_from_stats(SEXP, SEXP);
 extern SEXP ffi_lda_topic_totals(SEXP);
@@ -46,22 +55,27 @@ extern SEXP ffi_lda_global_streaming(SEXP, SEXP);
 extern SEXP ffi_lda_elbo_topics(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_svi_table_alloc(SEXP, SEXP);
-extern SEXP ffi_lda_store_seeded(SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_svi_table_info(SEXP);
-extern SEXP ffi_svi_is_table(SEXP);
-extern void svi_table_register(DllInfo *dll);
+/* kept topic words (lda-kept.c) */
 extern SEXP ffi_lda_top_share(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_kept_csc(SEXP, SEXP, SEXP, SEXP, SEXP);
+/* Bregman topic pick (lda-pick-ffi.c) */
 extern SEXP ffi_lda_bregman_pick(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-/* gibbs engine: Gibbs within SVI, left-to-right, UMass (lda-gibbs-ffi.c) */
+/* gibbs engine: Gibbs within SVI (lda-gibbs-ffi.c) */
 extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_materialise(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_store_dense(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* OPE engine: local step, ML-OPE global step (lda-ope-ffi.c) */
+extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_ope_rows(SEXP, SEXP);
+extern SEXP ffi_lda_ope_topic_word(SEXP, SEXP);
+extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
+/* evaluators: completion, left-to-right, UMass, NPMI counts (eval-ffi.c) */
+extern SEXP ffi_lda_completion(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_ltr(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_eval_umass(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP);
 /* mixtures with L-sparse posteriors (mix-ffi.c) */
 extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -82,25 +96,28 @@ extern SEXP ffi_vdp_worker_split_begin(SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-/* OPE engine: local step, ML-OPE global step, NPMI counts (lda-ope-ffi.c) */
-extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_ope_rows(SEXP, SEXP);
-extern SEXP ffi_lda_ope_topic_word(SEXP, SEXP);
-extern SEXP ffi_lda_global_ml(SEXP, SEXP, SEXP);
-extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
+    /* infrastructure (svi-ffi.c) */
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
     {"ffi_svi_select_top", (DL_FUNC)&ffi_svi_select_top, 3},
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
+    /* document-term layer (dtm-ffi.c) */
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
     {"ffi_dtm_doc_dot", (DL_FUNC)&ffi_dtm_doc_dot, 4},
     {"ffi_dtm_uci_state", (DL_FUNC)&ffi_dtm_uci_state, 0},
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
-    /* SCVB0 engine */
+    {"ffi_dtm_batch_words", (DL_FUNC)&ffi_dtm_batch_words, 1},
+    /* K x V tables outside R's heap (table.c) */
+    {"ffi_svi_table_alloc", (DL_FUNC)&ffi_svi_table_alloc, 2},
+    {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 1},
+    {"ffi_svi_is_table", (DL_FUNC)&ffi_svi_is_table, 1},
+    /* SCVB0 engine (lda-cvb0-ffi.c) */
     {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 8},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 8},
+    {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
+    /* the LDA topic store and its columns (lda-store-ffi.c) */
     {"ffi_lda_store_new", (DL_FUNC)&ffi_lda_store_new, 2},
     {"ffi_lda_store_counts", (DL_FUNC)&ffi_lda_store_counts, 2},
     {"ffi_lda_store_update", (DL_FUNC)&ffi_lda_store_update, 5},
@@ -110,17 +127,18 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_store_copy_into", (DL_FUNC)&ffi_lda_store_copy_into, 3},
     {"ffi_lda_table_columns", (DL_FUNC)&ffi_lda_table_columns, 2},
     {"ffi_lda_summary_blocks", (DL_FUNC)&ffi_lda_summary_blocks, 4},
-    {"ffi_wire_pack", (DL_FUNC)&ffi_wire_pack, 2},
-    {"ffi_wire_unpack", (DL_FUNC)&ffi_wire_unpack, 4},
     {"ffi_lda_store_shared", (DL_FUNC)&ffi_lda_store_shared, 2},
     {"ffi_lda_store_release", (DL_FUNC)&ffi_lda_store_release, 1},
     {"ffi_lda_store_save", (DL_FUNC)&ffi_lda_store_save, 3},
     {"ffi_lda_store_load", (DL_FUNC)&ffi_lda_store_load, 1},
     {"ffi_lda_store_recount", (DL_FUNC)&ffi_lda_store_recount, 3},
-    {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},
-    /* LDA engine */
+    {"ffi_lda_store_seeded", (DL_FUNC)&ffi_lda_store_seeded, 5},
+    /* batch summaries on the wire (wire-ffi.c) */
+    {"ffi_wire_pack", (DL_FUNC)&ffi_wire_pack, 2},
+    {"ffi_wire_unpack", (DL_FUNC)&ffi_wire_unpack, 4},
+    /* vb engine: local step (lda-vb-ffi.c) */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},
-    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 6},
+    /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */
     {"ffi_lda_global_memoized", (DL_FUNC)&ffi_lda_global_memoized, 4},
     {"ffi_lda_lambda_from_stats", (DL_FUNC)&ffi_lda_lambda_from_stats, 2},
     {"ffi_lda_topic_totals", (DL_FUNC)&ffi_lda_topic_totals, 1},
@@ -130,22 +148,28 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_elbo_topics", (DL_FUNC)&ffi_lda_elbo_topics, 4},
     {"ffi_lda_eb_eta", (DL_FUNC)&ffi_lda_eb_eta, 4},
     {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
-    {"ffi_svi_table_alloc", (DL_FUNC)&ffi_svi_table_alloc, 2},
-    {"ffi_lda_store_seeded", (DL_FUNC)&ffi_lda_store_seeded, 5},
-    {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 1},
-    {"ffi_svi_is_table", (DL_FUNC)&ffi_svi_is_table, 1},
+    /* kept topic words (lda-kept.c) */
     {"ffi_lda_top_share", (DL_FUNC)&ffi_lda_top_share, 3},
     {"ffi_lda_kept_csc", (DL_FUNC)&ffi_lda_kept_csc, 5},
+    /* Bregman topic pick (lda-pick-ffi.c) */
     {"ffi_lda_bregman_pick", (DL_FUNC)&ffi_lda_bregman_pick, 8},
-    /* gibbs engine */
+    /* gibbs engine: Gibbs within SVI (lda-gibbs-ffi.c) */
     {"ffi_lda_local_gibbs", (DL_FUNC)&ffi_lda_local_gibbs, 6},
     {"ffi_lda_global_gibbs", (DL_FUNC)&ffi_lda_global_gibbs, 5},
     {"ffi_lda_gibbs_materialise", (DL_FUNC)&ffi_lda_gibbs_materialise, 2},
     {"ffi_lda_gibbs_store_dense", (DL_FUNC)&ffi_lda_gibbs_store_dense, 2},
     {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
+    /* OPE engine: local step, ML-OPE global step (lda-ope-ffi.c) */
+    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 5},
+    {"ffi_lda_ope_rows", (DL_FUNC)&ffi_lda_ope_rows, 2},
+    {"ffi_lda_ope_topic_word", (DL_FUNC)&ffi_lda_ope_topic_word, 2},
+    {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
+    /* evaluators: completion, left-to-right, UMass, NPMI counts (eval-ffi.c) */
+    {"ffi_lda_completion", (DL_FUNC)&ffi_lda_completion, 6},
     {"ffi_eval_ltr", (DL_FUNC)&ffi_eval_ltr, 6},
     {"ffi_eval_umass", (DL_FUNC)&ffi_eval_umass, 5},
-    /* mixtures (mix-ffi.c) */
+    {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 3},
+    /* mixtures with L-sparse posteriors (mix-ffi.c) */
     {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 8},
     {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
     {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
@@ -158,19 +182,13 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_work", (DL_FUNC)&ffi_mix_work, 1},
     {"ffi_mix_simd", (DL_FUNC)&ffi_mix_simd, 1},
     {"ffi_mix_obs", (DL_FUNC)&ffi_mix_obs, 2},
-    /* Fast-VDP */
+    /* Fast-VDP (vdp-ffi.c) */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 5},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},
     {"ffi_vdp_worker_split_begin", (DL_FUNC)&ffi_vdp_worker_split_begin, 3},
     {"ffi_vdp_worker_split_iter", (DL_FUNC)&ffi_vdp_worker_split_iter, 4},
     {"ffi_vdp_prepare", (DL_FUNC)&ffi_vdp_prepare, 2},
     {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},
-    /* OPE engine (lda-ope-ffi.c) */
-    {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 5},
-    {"ffi_lda_ope_rows", (DL_FUNC)&ffi_lda_ope_rows, 2},
-    {"ffi_lda_ope_topic_word", (DL_FUNC)&ffi_lda_ope_topic_word, 2},
-    {"ffi_lda_global_ml", (DL_FUNC)&ffi_lda_global_ml, 3},
-    {"ffi_eval_npmi_counts", (DL_FUNC)&ffi_eval_npmi_counts, 3},
     {NULL, NULL, 0}};
 
 void R_init_sparsevi(DllInfo *dll) {

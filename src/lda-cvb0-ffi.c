@@ -10,11 +10,6 @@
 #include "ffi.h"
 #include "lda-cvb0.h"
 
-static int cmp_int(const void *a, const void *b) {
-  const int x = *(const int *)a, y = *(const int *)b;
-  return (x > y) - (x < y);
-}
-
 /* The document update's settings, by name (cvb0_settings(), R/lda-cvb0.R):
  * alpha, doc_s, doc_tau, doc_kappa, passes, shuffle and kernel, the vector
  * width (0 = widest available). */
@@ -54,73 +49,6 @@ static double *inv_totals(SEXP lambda, SEXP tot, int K, int V) {
   return inv;
 }
 
-/* Sorts n non-negative ints (increasing) by least-significant-digit radix,
- * 11 bits a pass, as many passes as the largest value needs; tmp holds n. */
-static void radix_sort_int(int *a, int n, int *tmp) {
-  int mx = 0;
-  for (int i = 0; i < n; i++)
-    if (a[i] > mx) mx = a[i];
-  int cnt[2048];
-  for (int shift = 0; shift < 31 && (mx >> shift) > 0; shift += 11) {
-    memset(cnt, 0, sizeof cnt);
-    for (int i = 0; i < n; i++) cnt[(a[i] >> shift) & 2047]++;
-    for (int b = 0, s = 0; b < 2048; b++) {
-      const int c = cnt[b];
-      cnt[b] = s;
-      s += c;
-    }
-    for (int i = 0; i < n; i++) tmp[cnt[(a[i] >> shift) & 2047]++] = a[i];
-    memcpy(a, tmp, sizeof(int) * (size_t)n);
-  }
-}
-
-/* The distinct words of a batch (increasing, wlist, U of them) and the column
- * of each entry's word (ecol). With `marks` (a V-long int table that R keeps
- * for the session) only the batch's entries are visited: O(nnz), not O(V).
- * The table needs no initialisation and no cleaning: an entry counts only
- * when it points into the list of words found so far at that very word (the
- * "sparse set" check), so whatever it holds (a previous batch's columns,
- * anything) cannot mislead it. Without it, a V-long R_alloc table, or
- * sorting when the vocabulary is very much larger than the batch. Returns
- * U. */
-static int batch_words(const svi_dtm *x, R_xlen_t nnz, int *marks, int *ecol, int *wlist) {
-  const int V = x->V;
-  int U = 0;
-  if (marks != NULL || (double)V <= 256.0 * (double)nnz) {
-    int *col_of = marks;
-    if (col_of == NULL) col_of = (int *)R_alloc(V, sizeof(int));
-    for (R_xlen_t e = 0; e < nnz; e++) {
-      const int v = x->term[e];
-      const int u = col_of[v];
-      if (!(u >= 0 && u < U && wlist[u] == v)) {
-        col_of[v] = U;
-        wlist[U++] = v;
-      }
-    }
-    radix_sort_int(wlist, U, ecol); /* ecol is free until filled below */
-    for (int u = 0; u < U; u++) col_of[wlist[u]] = u;
-    for (R_xlen_t e = 0; e < nnz; e++) ecol[e] = col_of[x->term[e]];
-  } else {
-    if (nnz > 0) memcpy(wlist, x->term, sizeof(int) * (size_t)nnz);
-    qsort(wlist, (size_t)nnz, sizeof(int), cmp_int);
-    for (R_xlen_t e = 0; e < nnz; e++)
-      if (U == 0 || wlist[e] != wlist[U - 1]) wlist[U++] = wlist[e];
-    for (R_xlen_t e = 0; e < nnz; e++) {
-      const int v = x->term[e];
-      int lo = 0, hi = U - 1;
-      while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (wlist[mid] < v)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      ecol[e] = lo;
-    }
-  }
-  return U;
-}
-
 /* Per-call working memory carved from the session's scratch vector
  * (buffers$scratch) while it lasts, else R_alloc: the entry columns, the
  * word list, P, the scratch tables and, when the caller does not want them
@@ -153,7 +81,7 @@ static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
  * of the lazy global step (lambda = shift + scale X); tot (or NULL) the row
  * sums of lambda. buffers, by name (each NULL or a vector): scratch, a
  * double vector this call may overwrite; marks, the session's V-long int
- * table (batch_words); summary, a buffer for the summary (see below).
+ * table (svi_batch_words()); summary, a buffer for the summary (see below).
  * Option theta FALSE: the K x D NTheta are working memory only and theta
  * is NULL. Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of
@@ -202,7 +130,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   const R_xlen_t nnz = XLENGTH(term);
   int *ecol = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
   int *wlist = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
-  const int U = batch_words(&x, nnz, mk, ecol, wlist);
+  const int U = svi_batch_words(x.term, nnz, x.V, mk, ecol, wlist);
   if ((double)K * (double)x.D > (double)R_XLEN_T_MAX ||
       (double)K * (double)U > 2147483647.0)
     Rf_error("internal error: SCVB0 output too large");

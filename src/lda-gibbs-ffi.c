@@ -1,7 +1,6 @@
-/* Glue of the "gibbs" engine (Gibbs within SVI with sparse lazy updates) and
- * of the left-to-right and UMass evaluators: unpack SEXPs, allocate, call
- * the kernels in lda-gibbs.c, lda-gibbs-global.c, eval-ltr.c and
- * eval-umass.c, pack the results. */
+/* Glue of the "gibbs" engine (Gibbs within SVI with sparse lazy updates):
+ * unpack SEXPs, allocate, call the kernels in lda-gibbs.c and
+ * lda-gibbs-global.c, pack the results. */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -250,74 +249,6 @@ SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP
   lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), word, ndraw,
                       &rng, iscr, dscr, REAL(out));
   UNPROTECT(1);
-  return out;
-}
-
-/* Left-to-right: x a sparsevi_dtm, beta K x V (rows: topics); options by
- * name: alpha (length K), particles, stream0. Returns list(loglik =
- * per-document log probability, tokens = per-document token counts). */
-SEXP ffi_eval_ltr(SEXP x_, SEXP V_, SEXP beta, SEXP opts, SEXP seed, SEXP threads_) {
-  int n_prot = 0;
-  svi_dtm x = svi_dtm_list(x_, V_);
-  svi_need_matrix(beta, REALSXP, -1, x.V, "beta");
-  int K = Rf_nrows(beta), R = svi_opt_int(opts, "particles", 1, 100000),
-      threads = svi_threads_from_r(threads_);
-  if (K < 1) Rf_error("internal error: dimensions");
-  SEXP alpha = svi_opt(opts, "alpha");
-  SEXP stream0 = svi_opt(opts, "stream0");
-  svi_need_real(alpha, K, "alpha");
-  svi_len maxlen = 1;
-  for (int d = 0; d < x.D; d++) {
-    svi_len n = 0;
-    for (int e = x.doc_ptr[d]; e < x.doc_ptr[d + 1]; e++)
-      n += (svi_len)floor(x.count[e] + 0.5);
-    if (n > maxlen) maxlen = n;
-  }
-  svi_len per = (svi_len)R * K + maxlen;
-  int *iscr = (int *)R_alloc(per * threads, sizeof(int));
-  double *dscr = (double *)R_alloc((size_t)K * threads, sizeof(double));
-  const char *names[] = {"loglik", "tokens"};
-  SEXP out = PROTECT(svi_named_list(2, names));
-  n_prot++;
-  SEXP ll = PROTECT(Rf_allocVector(REALSXP, x.D));
-  n_prot++;
-  SEXP nn = PROTECT(Rf_allocVector(REALSXP, x.D));
-  n_prot++;
-  eval_ltr(&x, REAL(beta), K, REAL(alpha), R, svi_seed_from_r(seed),
-           svi_stream_from_r(stream0), threads, iscr, per, dscr, REAL(ll), REAL(nn));
-  SET_VECTOR_ELT(out, 0, ll);
-  SET_VECTOR_ELT(out, 1, nn);
-  UNPROTECT(n_prot);
-  return out;
-}
-
-/* UMass coherence: top is an n x K integer matrix of 0-based word ids.
- * Returns list(score = per-topic coherence, skipped = pairs skipped). */
-SEXP ffi_eval_umass(SEXP doc_ptr, SEXP term, SEXP count, SEXP V_, SEXP top) {
-  int n_prot = 0;
-  svi_dtm x = svi_dtm_view(doc_ptr, term, count, V_);
-  svi_need_matrix(top, INTSXP, -1, -1, "top");
-  int n = Rf_nrows(top), K = Rf_ncols(top);
-  const int *tp = INTEGER(top);
-  for (R_xlen_t i = 0; i < XLENGTH(top); i++)
-    if (tp[i] < 0 || tp[i] >= x.V) Rf_error("internal error: top word out of range");
-  svi_len nk = (svi_len)n * K;
-  int *slot = (int *)R_alloc(x.V, sizeof(int));
-  svi_len *lptr = (svi_len *)R_alloc(nk + 1, sizeof(svi_len));
-  svi_len *fill = (svi_len *)R_alloc(nk + 1, sizeof(svi_len));
-  svi_len nnz = x.doc_ptr[x.D];
-  int *docs = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
-  const char *names[] = {"score", "skipped"};
-  SEXP out = PROTECT(svi_named_list(2, names));
-  n_prot++;
-  SEXP score = PROTECT(Rf_allocVector(REALSXP, K));
-  n_prot++;
-  SEXP skipped = PROTECT(Rf_allocVector(INTSXP, K));
-  n_prot++;
-  eval_umass(&x, tp, n, K, slot, lptr, docs, fill, REAL(score), INTEGER(skipped));
-  SET_VECTOR_ELT(out, 0, score);
-  SET_VECTOR_ELT(out, 1, skipped);
-  UNPROTECT(n_prot);
   return out;
 }
 

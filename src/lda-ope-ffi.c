@@ -1,13 +1,12 @@
-/* Glue of the OPE engine: the OPE local step and its summaries, the ML-OPE
- * global step, and the NPMI co-occurrence counts. Unpacks SEXPs, allocates
- * outputs and scratch, calls the kernels in lda-ope.c and eval-npmi.c. */
+/* Glue of the OPE engine: the OPE local step and its summaries and the
+ * ML-OPE global step. Unpacks SEXPs, allocates outputs and scratch, calls
+ * the kernels in lda-ope.c. */
 #include <limits.h>
 #include <string.h>
 #include <stdint.h>
 #include "ffi.h"
 #include "lda-ope.h"
 #include "lda.h"
-#include "eval-npmi.h"
 
 /* The entry points are internal, but a fuzz harness calls them with arbitrary
  * arguments: everything that would index memory is checked here. */
@@ -75,7 +74,7 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   const svi_len nnz = x.doc_ptr[x.D];
   int *words = (int *)R_alloc(V, sizeof(int));
   int *loc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
-  const int Vb = lda_batch_words(&x, words, loc);
+  const int Vb = svi_batch_words(x.term, nnz, x.V, NULL, loc, words);
   svi_dtm xl = x;
   xl.term = loc;
   xl.V = Vb;
@@ -101,7 +100,7 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
     scale = REAL(store)[1];
     if (!(offset >= 0.0) || !R_FINITE(offset) || !(scale > 0.0) || !R_FINITE(scale))
       Rf_error("internal error: topic store offset or scale out of range");
-    /* vocab_size: as for the vb step (src/lda-ffi.c), when `topics` holds
+    /* vocab_size: as for the vb step (src/lda-vb-ffi.c), when `topics` holds
      * only the columns of the batch's words */
     const int Vs = svi_opt_int_or(opts, "vocab_size", 1, INT_MAX, V);
     for (int k = 0; k < K; k++) inv[k] = Vs * offset + scale * REAL(store)[2 + k];
@@ -233,60 +232,6 @@ SEXP ffi_lda_global_ml(SEXP beta, SEXP S, SEXP rho) {
   n_prot++;
   double *rs = (double *)R_alloc(K, sizeof(double));
   lda_global_ml(REAL(beta), REAL(S), K, V, Rf_asReal(rho), REAL(out), rs);
-  UNPROTECT(n_prot);
-  return out;
-}
-
-/* Document frequencies of U words and co-occurrence counts of P pairs in x
- * (a sparsevi_dtm); the pairs as a named list (n_pairs = P and):
- * word_map: integer, length V, 0-based word-of-interest index or -1.
- * adj_ptr (U + 1), adj_partner, adj_pair: each pair listed under its first word.
- * Returns list(doc_freq = U doubles, pair_freq = P doubles). */
-SEXP ffi_eval_npmi_counts(SEXP x_, SEXP pairs, SEXP threads_) {
-  int n_prot = 0;
-  /* the word pairs by name (coherence_npmi(), R/eval.R) */
-  SEXP word_map = svi_opt(pairs, "word_map"), adj_ptr = svi_opt(pairs, "adj_ptr"),
-       adj_partner = svi_opt(pairs, "adj_partner"), adj_pair = svi_opt(pairs, "adj_pair"),
-       n_pairs = svi_opt(pairs, "n_pairs");
-  if (TYPEOF(word_map) != INTSXP || TYPEOF(adj_ptr) != INTSXP ||
-      TYPEOF(adj_partner) != INTSXP || TYPEOF(adj_pair) != INTSXP ||
-      XLENGTH(adj_ptr) < 1 || XLENGTH(adj_partner) != XLENGTH(adj_pair) ||
-      XLENGTH(word_map) > INT_MAX || XLENGTH(adj_ptr) > INT_MAX)
-    Rf_error("internal error: malformed word pairs");
-  SEXP Vs = PROTECT(Rf_ScalarInteger((int)XLENGTH(word_map)));
-  n_prot++;
-  svi_dtm x = svi_dtm_list(x_, Vs);
-  check_csr(&x);
-  const int U = (int)XLENGTH(adj_ptr) - 1, P = Rf_asInteger(n_pairs);
-  if (P == NA_INTEGER || P < 0 || P > XLENGTH(adj_pair))
-    Rf_error("internal error: malformed word pairs");
-  const int *wm = INTEGER(word_map), *ap = INTEGER(adj_ptr), *pa = INTEGER(adj_partner),
-            *pp = INTEGER(adj_pair);
-  for (int v = 0; v < x.V; v++)
-    if (wm[v] < -1 || wm[v] >= U) Rf_error("internal error: malformed word pairs");
-  if (ap[0] != 0 || ap[U] != XLENGTH(adj_partner))
-    Rf_error("internal error: malformed word pairs");
-  for (int u = 0; u < U; u++)
-    if (ap[u + 1] < ap[u]) Rf_error("internal error: malformed word pairs");
-  for (R_xlen_t a = 0; a < XLENGTH(adj_partner); a++)
-    if (pa[a] < 0 || pa[a] >= U || pp[a] < 0 || pp[a] >= P)
-      Rf_error("internal error: malformed word pairs");
-  const int threads = svi_threads_from_r(threads_);
-  npmi_pairs pr = {
-      U, P, INTEGER(word_map), INTEGER(adj_ptr), INTEGER(adj_partner), INTEGER(adj_pair)};
-  const char *names[] = {"doc_freq", "pair_freq"};
-  SEXP out = PROTECT(svi_named_list(2, names));
-  n_prot++;
-  SEXP df = PROTECT(Rf_allocVector(REALSXP, U));
-  n_prot++;
-  SEXP pf = PROTECT(Rf_allocVector(REALSXP, P));
-  n_prot++;
-  double *scratch =
-      (double *)R_alloc((R_xlen_t)threads * ((R_xlen_t)U + P) + 1, sizeof(double));
-  int *flags = (int *)R_alloc((R_xlen_t)threads * U + 1, sizeof(int));
-  eval_npmi_counts(&x, &pr, threads, REAL(df), REAL(pf), scratch, flags);
-  SET_VECTOR_ELT(out, 0, df);
-  SET_VECTOR_ELT(out, 1, pf);
   UNPROTECT(n_prot);
   return out;
 }

@@ -830,42 +830,21 @@ static void word_weights_finish(double *l, double m, double *e, int K) {
   svi_exp_inplace(e, K);
 }
 
-void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb, int mode,
-                       int threads, double *le, double *eb) {
+void lda_topic_weights(const double *X, int K, int V, const int *words, int Vb, int mode,
+                       double eta, double scale, const double *xtot, int threads,
+                       double *le, double *eb) {
+  double *psirs = NULL;
   if (mode == 0) {
-    /* Dirichlet parameters: the store form with offset 0 and scale 1 (the
-     * same arithmetic) */
-    double *rs = (double *)R_alloc(K, sizeof(double));
-    lda_topic_totals(lambda, K, V, rs);
-    lda_topic_weights_store(lambda, K, V, words, Vb, 0.0, 1.0, rs, threads, le, eb);
-    return;
-  }
-  double *scratch = le ? NULL : (double *)R_alloc((size_t)(threads > 0 ? threads : 1) * K, sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int w = 0; w < Vb; w++) {
-    const double *row = lambda + (svi_len)words[w] * K;
-    double *l = le ? le + (svi_len)w * K : scratch + (size_t)svi_thread_id() * K;
-    double m = -INFINITY;
-    for (int k = 0; k < K; k++) {
-      double v = log(row[k] > 1e-300 ? row[k] : 1e-300);
-      l[k] = v;
-      if (v > m) m = v;
+    /* Dirichlet parameters lambda = eta + scale X (lambda itself: eta 0,
+     * scale 1, the same arithmetic), row sums V eta + scale xtot */
+    if (xtot == NULL) {
+      double *rs = (double *)R_alloc(K, sizeof(double));
+      lda_topic_totals(X, K, V, rs);
+      xtot = rs;
     }
-    word_weights_finish(l, m, eb + (svi_len)w * K, K);
+    psirs = (double *)R_alloc(K, sizeof(double));
+    for (int k = 0; k < K; k++) psirs[k] = svi_digamma(V * eta + scale * xtot[k]);
   }
-}
-
-/* As lda_topic_weights() mode 0, for topics held as a lazy store of the
- * global steps (R/lda-global.R): lambda = eta + scale X with row sums
- * V eta + scale xtot (eta is the store's offset). Only the batch's words are
- * read, so a minibatch costs O(K x its vocabulary), not O(K V). */
-void lda_topic_weights_store(const double *X, int K, int V, const int *words, int Vb,
-                             double eta, double scale, const double *xtot, int threads,
-                             double *le, double *eb) {
-  double *psirs = (double *)R_alloc(K, sizeof(double));
-  for (int k = 0; k < K; k++) psirs[k] = svi_digamma(V * eta + scale * xtot[k]);
   double *scratch = le ? NULL : (double *)R_alloc((size_t)(threads > 0 ? threads : 1) * K, sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -875,7 +854,8 @@ void lda_topic_weights_store(const double *X, int K, int V, const int *words, in
     double *l = le ? le + (svi_len)w * K : scratch + (size_t)svi_thread_id() * K;
     double m = -INFINITY;
     for (int k = 0; k < K; k++) {
-      double v = svi_digamma(eta + scale * row[k]) - psirs[k];
+      double v = mode == 0 ? svi_digamma(eta + scale * row[k]) - psirs[k]
+                           : log(row[k] > 1e-300 ? row[k] : 1e-300);
       l[k] = v;
       if (v > m) m = v;
     }

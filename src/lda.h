@@ -1,5 +1,6 @@
 /* Kernels of the LDA engine shared by lda-vb.c, lda-global.c,
- * eval-completion.c and the glue in lda-ffi.c. No R API here. */
+ * eval-completion.c and the glue in lda-vb-ffi.c, lda-global-ffi.c and
+ * eval-ffi.c. No R API here. */
 #ifndef SPARSEVI_LDA_H
 #define SPARSEVI_LDA_H
 
@@ -56,15 +57,16 @@ typedef struct {
  * term words[w]), le[w*K + k] = Elogb_kv - max_k Elogb_kv and eb = exp(le).
  * le may be NULL: only the dense step's objective reads it (lda_vb_needs_le),
  * and a K x Vb table less matters at large K.
- * mode 0: Elogb from Dirichlet parameters lambda (K x V, word-major);
- * mode 1: Elogb = log(beta) from a topic-word matrix beta (K x V). */
-/* lda_topic_weights() mode 0 over the lazy store lambda = eta + scale X
- * (row sums V eta + scale xtot), reading only the batch's words. */
-void lda_topic_weights_store(const double *X, int K, int V, const int *words, int Vb,
-                             double eta, double scale, const double *xtot, int threads,
-                             double *le, double *eb);
-void lda_topic_weights(const double *lambda, int K, int V, const int *words, int Vb,
-                       int mode, int threads, double *le, double *eb);
+ * mode 0: Elogb from Dirichlet parameters lambda = eta + scale X (K x V,
+ * word-major; lambda itself: eta = 0, scale = 1), whose row sums are
+ * V eta + scale xtot (xtot NULL: summed here, as lda_topic_totals()). Only
+ * the batch's words are read, so over the lazy store of the global steps
+ * (R/lda-global.R) a minibatch costs O(K x its vocabulary), not O(K V).
+ * mode 1: Elogb = log(X) for a topic-word matrix beta = X (K x V); eta,
+ * scale and xtot are not read. */
+void lda_topic_weights(const double *X, int K, int V, const int *words, int Vb, int mode,
+                       double eta, double scale, const double *xtot, int threads,
+                       double *le, double *eb);
 
 /* Whether the local step reads le (the dense step's objective terms). */
 static inline int lda_vb_needs_le(const lda_vb_opts *o) {
@@ -85,9 +87,6 @@ int lda_vb_word_sums(const lda_vb_wordsum *ws, int L, int w, double *row, int *t
 int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb,
                  const double *le, const lda_vb_opts *o, int threads, lda_vb_out *out);
 
-/* Distinct terms of x as batch-local words (increasing term order) and the
- * local index of every entry (eval-completion.c). Returns Vb. */
-int lda_batch_words(const svi_dtm *x, int *words, int *loc);
 /* Document completion: per-document held-out log-likelihood and tokens. */
 void lda_completion(const svi_dtm *obs, const svi_dtm *held, const double *beta,
                     const lda_vb_opts *o, int threads, double *ll, double *ntok);

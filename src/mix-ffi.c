@@ -169,7 +169,7 @@ SEXP ffi_mix_local(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP range, SEXP L_,
   /* one thread, dense full-covariance: the summary is made block by block
    * during the local step (same result, the data and the responsibilities
    * read once) */
-  int fuse = threads == 1 && L == K && pr.obs->dense_full;
+  int fuse = threads == 1 && L == K && pr.obs->dense_local != NULL;
   double *rr =
       fuse ? NULL : (double *)arena_take(&ar, (size_t)(n * L) + 1, sizeof(double));
   double *ent = (double *)arena_take(&ar, (size_t)n + 1, sizeof(double));

@@ -6,9 +6,7 @@
  * does not depend on the thread count. */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 #include "mix.h"
-#include "obs-gauss.h"
 #include "mix-simd.h"
 
 void mix_alloc_weights(const mix_prior *pr, int K, const double *Nk, int point,
@@ -100,15 +98,6 @@ svi_len mix_weights_scratch(const mix_obs *obs, int D, int K) {
   return obs->weights_scratch(D, K);
 }
 
-void mix_gather_block(const mix_data *x, svi_len s, int nb, double *xb) {
-  for (int i = 0; i < x->D; i++) {
-    const double *xi = x->X + (svi_len)i * x->N + s;
-    double *xbi = xb + (svi_len)i * SVI_BLOCK;
-    for (int l = 0; l < nb; l++) xbi[l] = xi[l];
-    for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
-  }
-}
-
 void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb,
                        double *W, double *scratch) {
   ev->obs->block_weights(ev, x, n0, nb, W, scratch);
@@ -118,12 +107,6 @@ void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb
  * and a second block for the dense full-covariance path. */
 svi_len mix_local_scratch(const mix_obs *obs, int D, int K) {
   return 3 * (svi_len)SVI_BLOCK * K + mix_weights_scratch(obs, D, K) + K;
-}
-
-static double mix_clock(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* exp(x) underflows to exactly 0 below about -745.13. */
@@ -245,33 +228,12 @@ void mix_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1, in
   svi_len n = n1 - n0, nblocks = svi_n_blocks(n);
   const mix_obs *obs = ev->obs;
   svi_len dper = mix_local_scratch(obs, ev->D, K);
-  int D = ev->D, dense_gauss = L == K && obs->dense_full;
+  int D = ev->D, dense_gauss = L == K && obs->dense_local != NULL;
   (void)threads;
   (void)mix_simd_wide(); /* settled before the threads start */
   if (Nk) {
-    /* one thread, dense full-covariance: each block's points go into the
-     * summary right after their responsibilities (read once, from cache),
-     * in block order: the arithmetic of mix_summary's dense path */
-    gauss_dense_acc acc;
-    gauss_dense_thr th;
-    gauss_dense_begin(&acc, D, obs->zero_mean, K, Nk, S, sscratch);
-    gauss_dense_thread(&acc, sscratch, irows, &th);
-    double *W = dscratch, *xb = W + (svi_len)SVI_BLOCK * K;
-    double *Et = xb + mix_weights_scratch(obs, D, K), *rp = Et + (svi_len)SVI_BLOCK * K;
-    double ts = 0;
-    for (svi_len b = 0; b < nblocks; b++) {
-      svi_len s = n0 + b * SVI_BLOCK;
-      int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
-      mix_gather_block(x, s, nb, xb);
-      mix_simd_gauss_wt(ev, xb, nb, W);
-      mix_simd_softmax(W, nb, K, rp, ent + (s - n0), Et);
-      double t0 = mix_clock();
-      gauss_dense_points(&acc, &th, xb, SVI_BLOCK, 0, nb, rp, 0, acc.units);
-      ts += mix_clock() - t0;
-    }
-    gauss_dense_end(&acc, &th, 0, acc.units);
-    gauss_dense_finish(&acc);
-    *t_summary = ts;
+    /* one thread, dense full-covariance: the model's fused step */
+    obs->dense_local(ev, x, n0, n1, ent, dscratch, Nk, S, sscratch, irows, t_summary);
     return;
   }
 #ifdef _OPENMP
@@ -320,10 +282,9 @@ void mix_summary(const mix_data *x, svi_len n0, svi_len n1, int K, int L,
   svi_len n = n1 - n0, P = obs->stat_size(x->D);
   svi_len per = mix_summary_scratch(obs, x->D, K);
   (void)threads;
-  if (L == K && obs->dense_full) {
+  if (L == K && obs->dense_summary != NULL) {
     /* pbuf (threads x SVI_BLOCK svi_len) doubles as the row lists */
-    gauss_dense_summary(x->X, x->N, x->D, obs->zero_mean, n0, n1, K, resp_r, threads, Nk,
-                        S, xbuf, (int *)pbuf);
+    obs->dense_summary(x, n0, n1, K, resp_r, threads, Nk, S, xbuf, (int *)pbuf);
     return;
   }
   memset(S, 0, sizeof(double) * (size_t)(P * K));

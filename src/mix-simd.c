@@ -122,3 +122,12 @@ void mix_simd_phi_rows(const double *X, svi_len N, int D, int zero_mean, svi_len
                        int m, double *phi, int Fp, double *xr) {
   MIX_DISPATCH(phi_rows, (X, N, D, zero_mean, first, m, phi, Fp, xr))
 }
+
+void mix_gather_block(const mix_data *x, svi_len s, int nb, double *xb) {
+  for (int i = 0; i < x->D; i++) {
+    const double *xi = x->X + (svi_len)i * x->N + s;
+    double *xbi = xb + (svi_len)i * SVI_BLOCK;
+    for (int l = 0; l < nb; l++) xbi[l] = xi[l];
+    for (int l = nb; l < SVI_BLOCK; l++) xbi[l] = 0;
+  }
+}

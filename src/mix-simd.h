@@ -40,6 +40,10 @@ static inline double mix_exp_reduce(double x, double *r) {
   return scale;
 }
 
+/* The block's points, dimension-major with SVI_BLOCK lanes, zero past nb
+ * (xb: D SVI_BLOCK doubles): the input of mix_simd_gauss_wt(). */
+void mix_gather_block(const mix_data *x, svi_len s, int nb, double *xb);
+
 /* Points per chunk of the weights kernel (a multiple of 4 vectors of 4). */
 #define MIX_WT_CHUNK 16
 

@@ -68,9 +68,8 @@ struct mix_obs {
   /* the prior parameters the model reads (the FFI checks them) */
   int needs_m0, needs_B0, needs_b0;
   int documents; /* data are documents (a dtm, D = V) rather than points */
-  /* dense (L = K) full-covariance kernels of obs-gauss.h apply (fused local
-   * step and summary, mix_simd_gauss_wt): zero_mean is their flag */
-  int dense_full, zero_mean;
+  /* zero-mean full-covariance model (the flag of obs-gauss.h's kernels) */
+  int zero_mean;
   /* what the point estimates give besides the means: 0 nothing, 1 a D x D
    * covariance per component, 2 D variances per component */
   int spread;
@@ -108,6 +107,22 @@ struct mix_obs {
    * dist[n] = min(cur[n], d(n, seed)) (first: d itself); work: D + N */
   void (*seed_dist)(const mix_data *x, svi_len cidx, const double *scale, int threads,
                     const double *cur, double *dist, double *work, int first);
+  /* Optional: the dense (L = K) fast path of the full-covariance models
+   * (obs-gauss.c; NULL elsewhere, and then mix-local.c takes the general
+   * path). With it the dense local step computes the weights with
+   * mix_simd_gauss_wt(), and
+   * dense_local: one thread's local step over points [n0, n1) that adds
+   *   each block of points to the summary Nk, S right after its
+   *   responsibilities (mix_local() with Nk: same arguments, same scratch);
+   * dense_summary: mix_summary() for L = K (resp point-major (n1 - n0) x
+   *   K; scratch: threads x mix_summary_scratch doubles, irows: threads x
+   *   SVI_BLOCK ints). */
+  void (*dense_local)(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1,
+                      double *ent, double *dscratch, double *Nk, double *S,
+                      double *sscratch, int *irows, double *t_summary);
+  void (*dense_summary)(const mix_data *x, svi_len n0, svi_len n1, int K,
+                        const double *resp, int threads, double *Nk, double *S,
+                        double *scratch, int *irows);
 };
 extern const mix_obs mix_obs_gauss, mix_obs_zm, mix_obs_diag, mix_obs_mult;
 /* The table of likelihood lik (MIX_GAUSS..MIX_MULT), or NULL. */
@@ -134,9 +149,6 @@ void mix_block_weights(const mix_eval *ev, const mix_data *x, svi_len n0, int nb
                        double *W, double *scratch);
 /* Per-thread scratch doubles needed by mix_block_weights. */
 svi_len mix_weights_scratch(const mix_obs *obs, int D, int K);
-/* The block's points, dimension-major with SVI_BLOCK lanes, zero past nb
- * (xb: D SVI_BLOCK doubles). */
-void mix_gather_block(const mix_data *x, svi_len s, int nb, double *xb);
 
 svi_len mix_local_scratch(const mix_obs *obs, int D, int K);
 /* out[i] = ln sum_k exp(W[i K + k]) for nb rows of K log-weights.
@@ -146,7 +158,7 @@ void mix_logsumexp_rows(const double *W, int nb, int K, double *out, double *d);
  * values, L per point; for L = K only the values, component j at entry j,
  * and resp_idx may be NULL) and each point's entropy. Scratch: threads x
  * mix_local_scratch doubles and threads x K ints. Nk non-NULL (only with
- * one thread, L = K and a full-covariance model): the batch summary Nk, S
+ * one thread, L = K and a model with dense_local): the batch summary Nk, S
  * is computed along the way instead (mix_summary's scratch: sscratch,
  * irows), resp_r is not written and *t_summary gets the summary's share of
  * the time. */

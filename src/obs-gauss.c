@@ -5,6 +5,7 @@
  * points. */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 #include "obs-gauss.h"
 #include "mix-simd.h"
 
@@ -601,12 +602,59 @@ static void full_point(const mix_prior *pr, int D, double N, const double *S,
   }
 }
 
+/* Monotonic seconds (the fused step's summary time). */
+static double gauss_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The table's dense_local: mix_local()'s one-thread dense step with the
+ * summary fused. Each block's points go into the summary right after their
+ * responsibilities (read once, from cache), in block order: the arithmetic
+ * of the dense summary (gauss_dense_summary). *t_summary gets the
+ * summary's share of the time. */
+static void full_dense_local(const mix_eval *ev, const mix_data *x, svi_len n0, svi_len n1,
+                             double *ent, double *dscratch, double *Nk, double *S,
+                             double *sscratch, int *irows, double *t_summary) {
+  const mix_obs *obs = ev->obs;
+  int K = ev->K, D = ev->D;
+  svi_len nblocks = svi_n_blocks(n1 - n0);
+  gauss_dense_acc acc;
+  gauss_dense_thr th;
+  gauss_dense_begin(&acc, D, obs->zero_mean, K, Nk, S, sscratch);
+  gauss_dense_thread(&acc, sscratch, irows, &th);
+  double *W = dscratch, *xb = W + (svi_len)SVI_BLOCK * K;
+  double *Et = xb + obs->weights_scratch(D, K), *rp = Et + (svi_len)SVI_BLOCK * K;
+  double ts = 0;
+  for (svi_len b = 0; b < nblocks; b++) {
+    svi_len s = n0 + b * SVI_BLOCK;
+    int nb = (int)((s + SVI_BLOCK <= n1) ? SVI_BLOCK : n1 - s);
+    mix_gather_block(x, s, nb, xb);
+    mix_simd_gauss_wt(ev, xb, nb, W);
+    mix_simd_softmax(W, nb, K, rp, ent + (s - n0), Et);
+    double t0 = gauss_clock();
+    gauss_dense_points(&acc, &th, xb, SVI_BLOCK, 0, nb, rp, 0, acc.units);
+    ts += gauss_clock() - t0;
+  }
+  gauss_dense_end(&acc, &th, 0, acc.units);
+  gauss_dense_finish(&acc);
+  *t_summary = ts;
+}
+
+/* The table's dense_summary: gauss_dense_summary() on the data's points. */
+static void full_dense_summary(const mix_data *x, svi_len n0, svi_len n1, int K,
+                               const double *resp, int threads, double *Nk, double *S,
+                               double *scratch, int *irows) {
+  gauss_dense_summary(x->X, x->N, x->D, x->obs->zero_mean, n0, n1, K, resp, threads, Nk, S,
+                      scratch, irows);
+}
+
 const mix_obs mix_obs_gauss = {
     .lik = MIX_GAUSS,
     .name = "gaussian",
     .needs_m0 = 1,
     .needs_B0 = 1,
-    .dense_full = 1,
     .spread = 1,
     .stat_size = full_stat_size,
     .eval_sizes = full_eval_sizes,
@@ -619,13 +667,14 @@ const mix_obs mix_obs_gauss = {
     .objective = full_obj,
     .point_component = full_point,
     .seed_dist = mix_seed_dist_sq,
+    .dense_local = full_dense_local,
+    .dense_summary = full_dense_summary,
 };
 
 const mix_obs mix_obs_zm = {
     .lik = MIX_ZM,
     .name = "zm_gaussian",
     .needs_B0 = 1,
-    .dense_full = 1,
     .zero_mean = 1,
     .spread = 1,
     .stat_size = zm_stat_size,
@@ -639,4 +688,6 @@ const mix_obs mix_obs_zm = {
     .objective = full_obj,
     .point_component = full_point,
     .seed_dist = mix_seed_dist_axis,
+    .dense_local = full_dense_local,
+    .dense_summary = full_dense_summary,
 };

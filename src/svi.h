@@ -69,6 +69,13 @@ typedef struct {
   const double *count;
 } svi_dtm;
 
+/* The distinct words of a batch (batch-words.c): its nnz entries' terms
+ * (in [0, V)) give the U distinct words, increasing, in wlist (room for
+ * min(V, nnz)) and each entry's index into them in ecol (nnz). marks: NULL
+ * or a V-long int table of any content (kept by R for the session: the
+ * search is then O(nnz)). Returns U. */
+int svi_batch_words(const int *term, svi_len nnz, int V, int *marks, int *ecol, int *wlist);
+
 /* ---- thread helpers ---- */
 static inline int svi_thread_id(void) {
 #ifdef _OPENMP

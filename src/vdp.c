@@ -909,121 +909,101 @@ static double split_free_energy(vdp_state *s, int c, const double *acc, gauss_nw
 
 /* Tries splitting component c; returns the candidate's F (INFINITY when the
  * split leaves a child empty). The sub list, q_i and statistics are left in
- * s->sub_* and s->cand_acc. */
-static double try_split_remote(vdp_state *s, int c);
-
+ * s->sub_* and s->cand_acc. With the points on workers (s->remote) each
+ * worker rebuilds its part of the sub list from the globals of the last full
+ * step (lastG, the column where c was then), and runs the partial steps on
+ * it; the master adds the batches' sums in batch order, so the arithmetic is
+ * that of the local path with batches (*n_sub_out is then 0). */
 static double try_split(vdp_state *s, int c, int *n_sub_out) {
-  const int T = s->T, mK = s->max_K, D = s->D, SS = s->SS;
-  const vdp_control *ctl = s->ctl;
-  if (s->remote) {
-    *n_sub_out = 0;
-    return try_split_remote(s, c);
-  }
-  /* (a) the sub list: items with mass on c, expanded one level where c wins */
-  const double lim = s->tree ? split_limit(s, c) : 0.0;
-  int n_sub = 0;
-  for (int i = 0; i < s->n_items; i++) {
-    double m = s->q[(size_t)i * mK + c];
-    if (m > 0)
-      n_sub += expand_for_split(s, i, c) ? split_descend(s, s->item[i], 1, lim, NULL) : 1;
-  }
-  reserve_sub(s, n_sub);
-  int o = 0;
-  for (int i = 0; i < s->n_items; i++) {
-    double m = s->q[(size_t)i * mK + c];
-    if (!(m > 0)) continue;
-    int id = s->item[i];
-    int k = expand_for_split(s, i, c) ? split_descend(s, id, 1, lim, s->sub_item + o) : 1;
-    if (k == 1) s->sub_item[o] = expand_for_split(s, i, c) ? s->sub_item[o] : id;
-    for (int j = 0; j < k; j++) s->sub_m[o + j] = m;
-    o += k;
-  }
-  *n_sub_out = n_sub;
-  /* (b) split through the bisector of the principal axis */
-  double *mu = s->el2 + mK, *v = mu + D; /* scratch beyond the T+1 entries used */
-  principal_axis(s, c, mu, v);
-  int n_i = 0;
-  for (int k = 0; k < n_sub; k++) {
-    double n;
-    const double *s1, *s2;
-    item_view(s, s->sub_item[k], s->tscr + mK + 1, &n, &s1, &s2);
-    double proj = 0.0;
-    for (int d = 0; d < D; d++) proj += (s1[d] / n - mu[d]) * v[d];
-    int side_i = proj >= 0.0;
-    s->sub_qi[k] = side_i ? s->sub_m[k] : 0.0;
-    n_i += side_i;
-  }
-  if (n_i == 0 || n_i == n_sub) return INFINITY;
-  /* (c) update only the two children. Items whose mass on c is negligible
-   * keep their hard side (their statistics are added once), so a candidate
-   * costs in proportion to its own items, not to N; F accounts for the q
-   * actually used, so it stays exact. */
-  int n_act = 0;
-  for (int k = 0; k < n_sub; k++) n_act += s->sub_m[k] >= VDP_ACTIVE_MASS;
-  reserve_work(s, n_sub);
-  int *act_pos = s->act_pos, *act_item = s->act_item, *frz_item = s->frz_item;
-  double *act_m = s->act_m, *act_qi = s->act_qi, *frz_m = s->frz_m, *frz_qi = s->frz_qi;
-  int a = 0, f = 0;
-  for (int k = 0; k < n_sub; k++) {
-    if (s->sub_m[k] >= VDP_ACTIVE_MASS) {
-      act_pos[a] = k;
-      act_item[a] = s->sub_item[k];
-      act_m[a] = s->sub_m[k];
-      act_qi[a++] = s->sub_qi[k];
-    } else {
-      frz_item[f] = s->sub_item[k];
-      frz_m[f] = s->sub_m[k];
-      frz_qi[f++] = s->sub_qi[k];
-    }
-  }
-  double *frz_acc = s->frz_acc;
-  local_pair(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
-  gauss_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
-  double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
-  double Gothers = s->G[mK];
-  for (int k = 0; k < T; k++)
-    if (k != c) Gothers += s->G[k];
-  const double Nt = slot(s, mK)[0];
-  for (int it = 0; it <= ctl->partial_iter; it++) {
-    local_pair(s, n_act, act_item, act_m, act_qi, it > 0, gi, gj, ei, ej, acc);
-    for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
-    F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
-    if (F == INFINITY) return INFINITY;
-    if (it > 0 && Fprev - F <= ctl->update_tol * s->N) break;
-    Fprev = F;
-  }
-  for (int k = 0; k < n_act; k++) s->sub_qi[act_pos[k]] = act_qi[k];
-  return F;
-}
-
-/* try_split with the points on workers: each worker rebuilds its part of the
- * sub list from the globals of the last full step (lastG, the column where
- * c was then), and runs the partial steps on it; the master adds the
- * batches' sums in batch order, so the arithmetic is that of try_split with
- * batches. */
-static double try_split_remote(vdp_state *s, int c) {
   const int T = s->T, mK = s->max_K, D = s->D, SS = s->SS, nb = s->n_batches;
   const int gr = g_rows(D, s->P);
   const vdp_control *ctl = s->ctl;
   const vdp_remote *rm = s->remote;
-  double *mu = s->el2 + mK, *v = mu + D;
-  principal_axis(s, c, mu, v);
-  const size_t blen = 3 + 2 * (size_t)SS;
-  s->remote_calls++;
-  if (rm->split_begin(rm->ctx, T, s->lastG, s->lastperm[c], mu, v, s->rbuf)) {
-    s->interrupted = s->remote_failed = 1;
-    return INFINITY;
-  }
-  double n_sub = 0, n_i = 0;
+  double *mu = s->el2 + mK, *v = mu + D; /* scratch beyond the T+1 entries used */
   double *frz_acc = s->frz_acc;
-  memset(frz_acc, 0, sizeof(double) * 2 * SS);
-  for (int b = 0; b < nb; b++) {
-    const double *r = s->rbuf + (size_t)b * blen;
-    n_sub += r[0];
-    n_i += r[1];
-    for (int j = 0; j < 2 * SS; j++) frz_acc[j] += r[3 + j];
+  const size_t blen = 3 + 2 * (size_t)SS;
+  /* the local path's active items (the frozen ones are in frz_acc) */
+  int n_act = 0, *act_pos = NULL, *act_item = NULL;
+  double *act_m = NULL, *act_qi = NULL;
+  if (rm) {
+    *n_sub_out = 0;
+    principal_axis(s, c, mu, v);
+    s->remote_calls++;
+    if (rm->split_begin(rm->ctx, T, s->lastG, s->lastperm[c], mu, v, s->rbuf)) {
+      s->interrupted = s->remote_failed = 1;
+      return INFINITY;
+    }
+    double n_sub = 0, n_i = 0;
+    memset(frz_acc, 0, sizeof(double) * 2 * SS);
+    for (int b = 0; b < nb; b++) {
+      const double *r = s->rbuf + (size_t)b * blen;
+      n_sub += r[0];
+      n_i += r[1];
+      for (int j = 0; j < 2 * SS; j++) frz_acc[j] += r[3 + j];
+    }
+    if (n_i == 0 || n_i == n_sub) return INFINITY;
+  } else {
+    /* (a) the sub list: items with mass on c, expanded one level where c wins */
+    const double lim = s->tree ? split_limit(s, c) : 0.0;
+    int n_sub = 0;
+    for (int i = 0; i < s->n_items; i++) {
+      double m = s->q[(size_t)i * mK + c];
+      if (m > 0)
+        n_sub += expand_for_split(s, i, c) ? split_descend(s, s->item[i], 1, lim, NULL) : 1;
+    }
+    reserve_sub(s, n_sub);
+    int o = 0;
+    for (int i = 0; i < s->n_items; i++) {
+      double m = s->q[(size_t)i * mK + c];
+      if (!(m > 0)) continue;
+      int id = s->item[i];
+      int k = expand_for_split(s, i, c) ? split_descend(s, id, 1, lim, s->sub_item + o) : 1;
+      if (k == 1) s->sub_item[o] = expand_for_split(s, i, c) ? s->sub_item[o] : id;
+      for (int j = 0; j < k; j++) s->sub_m[o + j] = m;
+      o += k;
+    }
+    *n_sub_out = n_sub;
+    /* (b) split through the bisector of the principal axis */
+    principal_axis(s, c, mu, v);
+    int n_i = 0;
+    for (int k = 0; k < n_sub; k++) {
+      double n;
+      const double *s1, *s2;
+      item_view(s, s->sub_item[k], s->tscr + mK + 1, &n, &s1, &s2);
+      double proj = 0.0;
+      for (int d = 0; d < D; d++) proj += (s1[d] / n - mu[d]) * v[d];
+      int side_i = proj >= 0.0;
+      s->sub_qi[k] = side_i ? s->sub_m[k] : 0.0;
+      n_i += side_i;
+    }
+    if (n_i == 0 || n_i == n_sub) return INFINITY;
+    /* (c) update only the two children. Items whose mass on c is negligible
+     * keep their hard side (their statistics are added once), so a candidate
+     * costs in proportion to its own items, not to N; F accounts for the q
+     * actually used, so it stays exact. */
+    for (int k = 0; k < n_sub; k++) n_act += s->sub_m[k] >= VDP_ACTIVE_MASS;
+    reserve_work(s, n_sub);
+    act_pos = s->act_pos;
+    act_item = s->act_item;
+    act_m = s->act_m;
+    act_qi = s->act_qi;
+    int *frz_item = s->frz_item;
+    double *frz_m = s->frz_m, *frz_qi = s->frz_qi;
+    int a = 0, f = 0;
+    for (int k = 0; k < n_sub; k++) {
+      if (s->sub_m[k] >= VDP_ACTIVE_MASS) {
+        act_pos[a] = k;
+        act_item[a] = s->sub_item[k];
+        act_m[a] = s->sub_m[k];
+        act_qi[a++] = s->sub_qi[k];
+      } else {
+        frz_item[f] = s->sub_item[k];
+        frz_m[f] = s->sub_m[k];
+        frz_qi[f++] = s->sub_qi[k];
+      }
+    }
+    local_pair(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
   }
-  if (n_i == 0 || n_i == n_sub) return INFINITY;
   gauss_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
   double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
   double Gothers = s->G[mK];
@@ -1031,22 +1011,28 @@ static double try_split_remote(vdp_state *s, int c) {
     if (k != c) Gothers += s->G[k];
   const double Nt = slot(s, mK)[0];
   for (int it = 0; it <= ctl->partial_iter; it++) {
-    if (it > 0) {
-      pack_nw(gi, ei, s->gpair);
-      pack_nw(gj, ej, s->gpair + gr);
+    if (rm) {
+      if (it > 0) {
+        pack_nw(gi, ei, s->gpair);
+        pack_nw(gj, ej, s->gpair + gr);
+      }
+      s->remote_calls++;
+      if (rm->split_iter(rm->ctx, it > 0, s->gpair, ei, ej, s->rbuf)) {
+        s->interrupted = s->remote_failed = 1;
+        return INFINITY;
+      }
+      sum_batches(s->rbuf, nb, 2 * (size_t)SS, acc);
+    } else {
+      local_pair(s, n_act, act_item, act_m, act_qi, it > 0, gi, gj, ei, ej, acc);
     }
-    s->remote_calls++;
-    if (rm->split_iter(rm->ctx, it > 0, s->gpair, ei, ej, s->rbuf)) {
-      s->interrupted = s->remote_failed = 1;
-      return INFINITY;
-    }
-    sum_batches(s->rbuf, nb, 2 * (size_t)SS, acc);
     for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
     F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
     if (F == INFINITY) return INFINITY;
     if (it > 0 && Fprev - F <= ctl->update_tol * s->N) break;
     Fprev = F;
   }
+  if (!rm)
+    for (int k = 0; k < n_act; k++) s->sub_qi[act_pos[k]] = act_qi[k];
   return F;
 }
 
