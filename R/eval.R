@@ -1,4 +1,4 @@
-# Evaluation shared by every engine (MATH.md section 7), next to its kernels
+# Evaluation shared by every engine (notes/math.md §7), next to its kernels
 # src/eval-*.c: the heldout_loglik() generic with dispatch by method name
 # (the table lda_heldout_methods()), document completion
 # (src/eval-completion.c) and left-to-right (src/eval-ltr.c); the coherence()

@@ -1,5 +1,5 @@
 # The SCVB0 engine (Foulds et al. 2013): local step "cvb0", its global step
-# and the fold-in used by predict(method = "cvb0"). MATH.md section 5.
+# and the fold-in used by predict(method = "cvb0"). notes/math.md §4.
 # The C lives in src/lda-cvb0.c (kernels) and src/lda-cvb0-ffi.c (glue).
 
 #' Stochastic collapsed variational Bayes (SCVB0) for LDA
@@ -438,7 +438,7 @@ cvb0_global_args <- function(state, res, control) {
 # ---- the lazy global step ------------------------------------------------------
 #
 # The same update as lda_global_cvb0() without rewriting the K x V topics
-# every minibatch (MATH.md section 5; the form of the "gibbs" engine's lazy
+# every minibatch (notes/math.md §4 and §3.5; the form of the "gibbs" engine's lazy
 # update), on the topic store (R/lda-store.R):
 #   state$store = list(X, meta, eta),  lambda = eta + scale X,
 # meta = c(scale, t, xtot) with xtot the row sums of X and t the number of

@@ -1,6 +1,6 @@
-# Global steps of LDA (MATH.md section 1). Each takes the state, the local
+# Global steps of LDA (notes/math.md §3). Each takes the state, the local
 # step's result for one batch and the batch's id, and returns the new state.
-# The arithmetic runs in C (src/lda-global.c through src/lda-ffi.c).
+# The arithmetic runs in C (src/lda-global.c through src/lda-global-ffi.c).
 
 # Memoized: S <- S - S_b(old) + S_b(new); lambda = eta + S.
 # Until every batch has been cached once (the first lap of a fit, or of

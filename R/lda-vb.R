@@ -1,6 +1,6 @@
-# The "vb" local step of LDA (MATH.md section 1): dense (L = K) or L-sparse
+# The "vb" local step of LDA (notes/math.md §2): dense (L = K) or L-sparse
 # responsibilities, restart proposals and the batch summary, computed in C
-# (src/lda-vb.c through src/lda-ffi.c).
+# (src/lda-vb.c through src/lda-vb-ffi.c).
 
 # Resolve and check the vb step's own controls (given through `...` of
 # fit_lda()). Returns `control` with the fields filled in.
@@ -34,7 +34,7 @@ lda_vb_control <- function(control, call = caller_call()) {
 }
 
 # The options of the vb step, one named list read by name in C
-# (src/lda-ffi.c, opts_from_r()): mode (0 lambda, 1 a topic-word matrix, 2 a
+# (src/lda-vb-ffi.c, lda_vb_opts_from_r()): mode (0 lambda, 1 a topic-word matrix, 2 a
 # lazy store, then `store` = c(offset, scale, K totals)), L, the iteration
 # and restart controls, alpha, tol, active_eps, and whether to return the
 # objective terms and the summary. Document completion (R/eval.R) runs the

@@ -1,4 +1,5 @@
-# The one training loop of every engine, LDA and mixtures alike (DESIGN.md):
+# The one training loop of every engine, LDA and mixtures alike
+# (notes/architecture.md §4):
 #
 #   for each lap:
 #     for each round of `sync` batches (in the engine's order for the lap):

@@ -1,7 +1,7 @@
 # Fast-VDP and VDP (fit_vdp). Why this engine runs its own loop in C
 # (src/vdp.c, vdp_fit) rather than on train_laps() (R/train.R), in the terms
-# of DESIGN.md (the loop: laps of local steps over batches, each followed by
-# a global step, then an objective):
+# of notes/architecture.md §4 (the loop: laps of local steps over batches,
+# each followed by a global step, then an objective):
 # - its unit of work is not a lap over batches: it is a greedy search. Each
 #   step is either an update cycle over the outer nodes of a kd-tree that
 #   changes while the fit runs (nodes are expanded, and buckets of the lazily

@@ -1,4 +1,4 @@
-/* Document completion (Hughes & Sudderth App. E; MATH.md section 7): fit a
+/* Document completion (Hughes & Sudderth App. E; notes/math.md §7): fit a
  * document's topic proportions on its observed words with the topics fixed
  * at a point estimate beta (dense VB local step), then score its held-out
  * words by ln sum_k theta_k beta_kv. */

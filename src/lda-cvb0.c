@@ -1,6 +1,6 @@
 /* Stochastic collapsed variational Bayes for LDA, SCVB0 (Foulds, Boyles,
  * DuBois, Smyth & Welling 2013, Algorithm 2 with clumping, eq. 9).
- * MATH.md section 5. Plain C over arrays: no SEXP here.
+ * notes/math.md §4. Plain C over arrays: no SEXP here.
  *
  * Notation. lambda is K x V word-major (word v's K values contiguous) and
  * holds eta + NPhi, so (NPhi_vk + eta) / (NZ_k + V eta) = lambda_kv / tot_k with

@@ -1,4 +1,4 @@
-/* Global steps of LDA (MATH.md section 1) and the topic terms of the ELBO.
+/* Global steps of LDA (notes/math.md §3) and the topic terms of the ELBO.
  * Plain C over K x V word-major tables (a word's K values are contiguous). */
 #include <math.h>
 #include <string.h>

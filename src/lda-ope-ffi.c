@@ -197,7 +197,7 @@ SEXP ffi_lda_ope_rows(SEXP X, SEXP opts) {
   return out;
 }
 
-/* ML-OPE's topics as the fit's topic_word (new_sparsevi_lda(), R/lda.R):
+/* ML-OPE's topics as the fit's topic_word (new_sparsevi_lda(), R/lda-class.R):
  * beta with dimnames dn. A table given up at the end of training (marked
  * "sparsevi_store" by ffi_lda_ope_rows(mark = 1): the store's own, whose
  * other holders are never read again) is named in place and unmarked: no

@@ -4,7 +4,7 @@
 #include "lda-pick.h"
 
 /* x a sparsevi_dtm (V terms); p (per entry), self, lens (per document) and
- * u (K uniforms) from R/lda.R's lda_bregman_pick(). Returns the K chosen
+ * u (K uniforms) from R/lda-start.R's lda_bregman_pick(). Returns the K chosen
  * documents, 1-based. */
 SEXP ffi_lda_bregman_pick(SEXP x_, SEXP V_, SEXP K_, SEXP eta_, SEXP p, SEXP self,
                           SEXP lens, SEXP u) {

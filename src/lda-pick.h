@@ -6,7 +6,7 @@
 #include "svi.h"
 
 /* The K documents Bregman k-means++ picks, in topic order, 1-based, into
- * chosen (K): the documents R/lda.R's pure-R form lda_bregman_pick_r()
+ * chosen (K): the documents R/lda-start.R's pure-R form lda_bregman_pick_r()
  * picks (its sums and cumulative sums in long double as R's sum() and
  * cumsum(), findInterval()'s count of cumulative weights <= the target),
  * but each document's cross term sum_j p_j log mu_j read through an

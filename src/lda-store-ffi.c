@@ -9,7 +9,7 @@
  * lap, lda_store_lap_start()). One exception, by construction: a table a
  * new fit's start gave up to its store (ffi_lda_store_new(in_place = TRUE))
  * is still referenced by the lists of the start's state, which the training
- * loop never reads again (R/lda.R); such a table carries the attribute
+ * loop never reads again (R/lda-train.R); such a table carries the attribute
  * "sparsevi_store" and counts as the store's own. Every entry point takes
  * its settings as one named list (svi_opt*, ffi.h). */
 #include <limits.h>
@@ -68,7 +68,7 @@ int svi_check_summary(SEXP words, SEXP xv, int K, int V) {
  * X = lambda - eta, meta = c(1, t, tot - V eta), in one pass (the same
  * arithmetic as R's lambda - eta). opts: tot, eta, t, in_place. With
  * in_place = TRUE, X is lambda itself, converted (no second K x V table):
- * only for a table that R/lda.R knows to be the start's own (a new fit's,
+ * only for a table that R/lda-train.R knows to be the start's own (a new fit's,
  * never a user's matrix), whose states the loop never reads again. It loses
  * its dimnames and carries the attribute "sparsevi_store", so that anything
  * still holding the old lambda can tell (lda_store_consumed()). Returns

@@ -1,4 +1,4 @@
-/* The topic store of LDA training (MATH.md section 1): the topics
+/* The topic store of LDA training (notes/math.md §3.5): the topics
  * lambda = offset + scale X kept as a K x V table X (word-major: word v's K
  * values contiguous), a scale and the row sums xtot of X, so that a
  * minibatch's global step touches only the columns of its words. SCVB0,

@@ -1,4 +1,4 @@
-/* The "vb" local step of LDA (MATH.md section 1; Hughes & Sudderth, App. D):
+/* The "vb" local step of LDA (notes/math.md §2; Hughes & Sudderth, App. D):
  * dense (L >= K) and L-sparse responsibilities over a document's distinct
  * words, the active-set restriction and selection schedule of the sparse
  * step, restart proposals, and the per-document objective terms.

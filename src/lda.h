@@ -6,7 +6,7 @@
 
 #include "svi.h"
 
-/* Settings of the "vb" local step (MATH.md section 1). */
+/* Settings of the "vb" local step (notes/math.md §2). */
 typedef struct {
   int K;             /* topics */
   int L;             /* sparsity level; L >= K is the dense step */

@@ -1,7 +1,7 @@
 /* Glue of the mixture engine: unpacks SEXPs into the views of mix.h,
  * allocates outputs and scratch, calls the kernels of mix-local.c,
  * mix-global.c, mix-init.c and obs-*.c. The order of batches and laps and
- * the memoized caches live in R/mixture.R; every per-point, per-component
+ * the memoized caches live in R/mixture-train.R; every per-point, per-component
  * and per-summary computation is here. */
 #include <limits.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The mixture global step (Hughes & Sudderth §4, MATH.md §2): the memoized
+/* The mixture global step (Hughes & Sudderth §4, notes/math.md §8): the memoized
  * swap of one batch's cached summary and the stochastic blend of the global
  * summaries, and the conjugate posterior's point estimates (posterior-mean
  * weights; the components' are the observation tables' point_component),

@@ -16,7 +16,7 @@
  * serve the rest: duplicate() makes an ordinary vector, and serialize()
  * writes an ordinary vector, so a saved fit reads back without this class.
  * The block is freed by a finalizer when R collects the vector: memory
- * still belongs to R (STYLE.md), through the external pointer that holds
+ * still belongs to R (notes/style.md §5), through the external pointer that holds
  * it, and an error or interrupt leaves nothing to leak.
  *
  * Collection pressure. R does not know how much memory these tables hold,

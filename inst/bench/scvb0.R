@@ -478,7 +478,7 @@ kos <- read_uci_head("kos")
 xk <- as_dtm(kos)
 
 # Coherence: the package's coherence() when its measures are available,
-# else the same definitions computed here (MATH.md section 7).
+# else the same definitions computed here (notes/math.md §7).
 doc_sets <- function(x) {
   m <- as_dgCMatrix(x)
   m@x[] <- 1

@@ -1,4 +1,4 @@
-# Slow pure-R references of the LDA kernels (MATH.md section 1), written from
+# Slow pure-R references of the LDA kernels (notes/math.md §2-§3), written from
 # the equations, for oracle tests on tiny corpora.
 
 ref_elogb <- function(lambda) digamma(lambda) - digamma(rowSums(lambda))

@@ -1,5 +1,5 @@
 # Slow pure-R references of the mixture kernels (src/mix-local.c,
-# src/obs-*.c), written from MATH.md §2 for tiny inputs.
+# src/obs-*.c), written from notes/math.md §8 for tiny inputs.
 
 ref_unpack <- function(p, D) {
   M <- matrix(0, D, D)
