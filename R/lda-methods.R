@@ -211,8 +211,7 @@ lda_top_words <- function(fit, n) {
 #' Without `newdata`, returns the training documents' proportions stored on
 #' the fit (`fit$doc_topic`). **These are truncated**: by default the fit
 #' keeps only each document's `doc_topics = L` largest proportions,
-#' renormalised to sum to 1 (at K = 40 and L = 8, 8 non-zero entries per row,
-#' each up to about 0.1 away from the full posterior). For the full
+#' renormalised to sum to 1 (8 non-zero entries per row by default). For the full
 #' posterior of the training documents, fit with `doc_topics = K`, or call
 #' `predict(fit, training_corpus)`; `type = "full"` asks for the full
 #' posterior and is an error when the fit keeps only a truncated one.
