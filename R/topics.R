@@ -35,6 +35,7 @@ lda_topic_share <- function(fit) {
 #' sim <- simulate_lda(D = 80, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 8, passes = 5, seed = 1, progress = FALSE)
 #' dead_topics(fit)
+#' @importFrom Matrix sparseMatrix
 #' @export
 dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overlap = 0.8) {
   if (!inherits(fit, "sparsevi_lda")) {
@@ -62,7 +63,25 @@ dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overl
     }
   }
   o <- order(dead)
-  structure(dead[o], share = share, reason = reason[o])
+  structure(as.integer(dead[o]), share = share, reason = reason[o],
+            class = "sparsevi_dead_topics")
+}
+
+#' @export
+print.sparsevi_dead_topics <- function(x, ...) {
+  reason <- attr(x, "reason")
+  share <- attr(x, "share")
+  k <- as.vector(x)
+  if (!length(k)) {
+    cat("No dead or duplicate topics.\n")
+    return(invisible(x))
+  }
+  dead <- reason == "dead"
+  cat(sprintf("%d dead and %d duplicate of %d topics (prune_topics() removes them; print(fit) says whether that costs held-out score):\n",
+              sum(dead), sum(!dead), length(share)))
+  tab <- data.frame(topic = k, share = sprintf("%.2f%%", 100 * share[k]), reason = reason)
+  print(tab, row.names = FALSE, right = FALSE)
+  invisible(x)
 }
 
 #' Remove dead or duplicate topics from a topic model
