@@ -4,97 +4,50 @@
 
 #' Stochastic collapsed variational Bayes (SCVB0) for LDA
 #'
-#' `fit_lda(x, K, local = "cvb0", global = "stochastic")` runs SCVB0
-#' (Foulds, Boyles, DuBois, Smyth and Welling 2013, Algorithm 2 with the
-#' clumping of eq. 9). Each document keeps its own topic counts
-#' \eqn{N^\Theta_d}, updated word type by word type with the document step
-#' size \eqn{\rho^\Theta_t = s_d (\tau_d + t)^{-\kappa_d}}; after `burnin`
-#' passes over the document, one more pass also adds the word's
-#' responsibilities to the minibatch estimate of the topic statistics, which
-#' the global step scales by \eqn{C / |M|} (corpus tokens over minibatch
-#' tokens) and averages in with
-#' \eqn{\rho^\Phi_t = s (\tau + t)^{-\kappa}}. Topic totals
-#' \eqn{N^Z} are updated by the same rule (eq. 8), so they stay equal to the
-#' row sums of the topic-word statistics.
+#' `fit_lda(x, K)` runs SCVB0 (Foulds, Boyles, DuBois, Smyth and Welling
+#' 2013, Algorithm 2 with the clumping of eq. 9), the default engine
+#' (`local = "cvb0"`, `global = "stochastic"`). For each minibatch of 100
+#' documents, every document's topic counts are updated word type by word
+#' type with a document step size
+#' \eqn{\rho^\Theta_t = s_d (\tau_d + t)^{-\kappa_d}}; a final pass adds the
+#' words' responsibilities to a minibatch estimate of the topic statistics,
+#' which the topics average in with \eqn{\rho^\Phi_t = s (\tau + t)^{-\kappa}}.
+#' A minibatch's cost does not grow with the vocabulary. SCVB0 has no
+#' training objective: give `heldout` to [fit_lda()] to watch a held-out
+#' score per lap.
 #'
 #' The engine's settings are passed through the `...` of [fit_lda()]:
-#' * `doc_s` (default 1), `doc_tau` (default 10), `doc_kappa` (default 0.9):
-#'   the document step schedule; `doc_s / doc_tau^doc_kappa` must be at most 1.
+#' * `doc_s` (default 1), `doc_tau` (10), `doc_kappa` (0.9): the document
+#'   step schedule; `doc_s / doc_tau^doc_kappa` must be at most 1.
 #' * `burnin`: burn-in passes over each document before the pass that
-#'   updates the topics, a whole number from 0 to 100, default 0.
+#'   updates the topics, 0 to 100, default 0.
 #' * `shuffle`: visit each document's words in a random order on every pass
-#'   (default `TRUE`); `FALSE` visits them in vocabulary order.
+#'   (default `TRUE`).
 #' * `infer_passes`: passes over a new document in
-#'   `predict(fit, newdata, method = "cvb0")`, from 1 to 1000, default 10.
+#'   `predict(fit, newdata, method = "cvb0")`, 1 to 1000, default 10.
 #'
-#' Where the paper leaves a choice open: each document's \eqn{N^\Theta_d}
-#' starts at a random point (\eqn{N_d} times uniform draws, normalised); the
-#' document step counter \eqn{t} counts the word-type (clumped) updates of
-#' the document, continuing from the burn-in passes into the last pass; the
-#' corpus size \eqn{C} is the token count of the corpus given to
-#' [fit_lda()]. The fold-in of `predict(..., method = "cvb0")` runs the same
-#' document updates with the topics frozen at `topic_word` and returns
-#' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}.
-#'
-#' Defaults: the paper's minibatches of 100 documents, `alpha = 0.1`,
-#' `eta = 0.01` and document schedule; the topic schedule
-#' \eqn{\rho^\Phi_t = (1 + t)^{-0.6}} (`step_scale = 1`, `tau = 1`,
-#' `kappa = 0.6`) and `burnin = 0` (see "Differences from the paper").
-#' Each document of a minibatch has its own random stream, so
-#' the fit depends on `seed` and not on `threads`. Training runs its local
-#' step on one thread (the fixed-order summary is memory-bound: a second
-#' thread made it slower); `predict(..., method = "cvb0")` uses `threads`.
-#'
-#' The topic update is lazy: a minibatch touches only the topic statistics
-#' of its own words (the \eqn{(1 - \rho^\Phi)} decay of the others is kept as
-#' one running factor), so its cost does not grow with the vocabulary. This
-#' store is kept from lap to lap; the dense K x V topics are computed only
-#' when they are read: at the end of the fit (or of [update()]) and, with
-#' `heldout`, for each lap's score. If training stops during a lap (an
-#' interrupt or an error), the returned fit includes that lap's completed
-#' minibatches (its `state$t` counts them).
+#' Each document starts from random topic counts. The fit depends on `seed`
+#' and not on `threads`. `predict(fit, newdata, method = "cvb0")` runs the
+#' same document updates with the topics fixed and returns
+#' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}. The training documents'
+#' proportions (`doc_topic`) come from the last lap's document statistics.
 #'
 #' @section Differences from the paper:
-#' The minibatch size, priors, document schedule and clumping follow Foulds
-#' et al. (see above). Three choices differ by default, each measured by
-#' held-out score (document completion) on every corpus of the package's
-#' benchmark data (`inst/bench/scvb0.R`, part 6; `results/scvb0.txt`):
+#' The minibatch size, priors (`alpha = 0.1`, `eta = 0.01`), document
+#' schedule and clumping follow Foulds et al. Three choices differ by
+#' default, each chosen by held-out score (`vignette("benchmarks")`):
 #' * the topic schedule is \eqn{(1 + t)^{-0.6}}, not the paper's
-#'   \eqn{10 (1000 + t)^{-0.9}}: that one starts at 0.02, so the start of
-#'   the topic statistics (of about one pseudo-count per word and topic)
-#'   outweighs the data for hundreds of minibatches when K x V is large;
-#'   one pass at K = 1000 over 60,000 Wikipedia paragraphs in minibatches of
-#'   1,000 scored -11.17 nats per token with it and -9.53 with the default
-#'   schedule from the same start (give `step_scale = 10, tau = 1000,
-#'   kappa = 0.9` for the paper's);
-#' * `burnin = 0`: no burn-in pass (the paper used one; any number from 0
-#'   to 100 is accepted). With a burn-in pass each word's
-#'   responsibility is computed from document statistics that already hold
-#'   its own, and over several laps the held-out score falls (sotu_chunks,
-#'   K = 100: -7.77 after one lap, -7.81 after ten; with `burnin = 0`
-#'   -7.69 and -7.52);
-#' * the topic statistics start from Bregman k-means++ seeding over
-#'   documents (the start every engine of [fit_lda()] shares); the paper
-#'   starts them at random: give `init = "random"`. `init = "seeded"`
-#'   starts from the chosen documents' counts plus `eta`, without the
-#'   near-uniform random base of about one pseudo-count per word and topic
-#'   that the default start adds: better when the vocabulary is large
-#'   (one pass over 10,000 Wikipedia paragraphs, V = 129,289: -9.64 against
-#'   -10.12 nats per token at K = 1000, -8.86 against -9.20 at K = 100),
-#'   0.00 to 0.02 worse after 10 laps on five of six smaller corpora at
-#'   K = 100. It is the default when the caller gives no `init` and the
-#'   topics hold more than 2^25 entries (K x V; e.g. K = 1000 and V above
-#'   33,554): one pass over 60,000 Wikipedia paragraphs (V = 129,289) at
-#'   K = 1000 scored -8.95 nats per token with it and -9.53 from the
-#'   Bregman start with its random base (stochastic VB: -9.73). It is also
-#'   the default when K x V exceeds 4 times the corpus's tokens (the random
-#'   base would outweigh the data): at K = 100, 10 laps on 18,000 Wikipedia
-#'   paragraphs (K V / tokens = 6.4) -8.410 against -8.419, one pass over
-#'   54,000 (4.9) -8.607 against -8.609, and it skips the K x V random
-#'   draws; on moviereviews (2.7) the default start stays ahead (-8.281
-#'   against -8.284).
-#' The training documents' proportions (`doc_topic`) come from the last
-#' lap's document statistics, not from a separate inference pass.
+#'   \eqn{10 (1000 + t)^{-0.9}}, whose small first steps leave the random
+#'   start outweighing the data for hundreds of minibatches when K x V is
+#'   large; give `step_scale = 10, tau = 1000, kappa = 0.9` for the
+#'   paper's;
+#' * `burnin = 0`: no burn-in pass (the paper used one; over several laps
+#'   it lowered the held-out score);
+#' * the topics start from Bregman k-means++ seeding over documents;
+#'   `init = "random"` starts at random as the paper does. When K x V
+#'   exceeds 2^25 entries or 4 times the corpus's tokens, the default start
+#'   is `init = "seeded"`: the seed documents' counts plus `eta`, without
+#'   the random base that would outweigh the data.
 #'
 #' @name scvb0
 #' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.

@@ -6,73 +6,47 @@
 
 #' Gibbs sampling within stochastic variational inference
 #'
-#' `fit_lda(x, K, local = "gibbs", global = "stochastic")` fits LDA by the
-#' hybrid algorithm of Mimno, Hoffman & Blei (2012): for each minibatch,
-#' every document's topic assignments are Gibbs-sampled given the current
-#' topics (tokens initialised in turn, each conditioned on the earlier ones;
-#' `burnin` sweeps discarded; `samples` sweeps averaged into sparse
-#' topic-word counts), then the topics take a stochastic natural-gradient
-#' step, lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat).
-#'
-#' The topics are stored as their non-smoothing part lambda - eta, which is
-#' mostly zero, word by word; the step's (1 - rho_t) decay is applied lazily
-#' through a running product that is folded into the stored values before
-#' it underflows, so a minibatch only touches the (word, topic) pairs it
-#' sampled. A draw splits the sampling normaliser into parts that are
-#' constant per minibatch and parts over the document's topics, so its cost
-#' grows with the number of topics in the document and word, not with K.
-#' Documents are sampled in parallel (`threads`), with a random stream per
-#' block of documents: the fit depends on `seed` only.
+#' `fit_lda(x, K, local = "gibbs")` fits LDA by the hybrid algorithm of
+#' Mimno, Hoffman & Blei (2012): for each minibatch, every document's topic
+#' assignments are Gibbs-sampled given the current topics (`burnin` sweeps
+#' discarded, `samples` sweeps averaged into sparse topic-word counts), then
+#' the topics take a stochastic step,
+#' lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat).
+#' The topics are stored sparsely and a draw's cost grows with the number
+#' of topics in the document and word, not with K: use it for many topics
+#' (hundreds to thousands). Documents are sampled in parallel (`threads`);
+#' the fit depends on `seed` only. Counts must be whole numbers.
 #'
 #' @section Controls (through `...` of [fit_lda()]):
 #' - `burnin`: Gibbs sweeps discarded per document, a whole number >= 0
 #'   (default 3).
 #' - `samples`: sweeps averaged into the summary, a whole number >= 1
 #'   (default 2). The paper finds 3 to 5 sweeps in all enough.
-#' - `rescale_below`: the running product is folded into the stored values
-#'   when it falls below this, in (0, 1) (default 1e-100).
+#' - `rescale_below`: a numerical safeguard of the sparse store, in (0, 1)
+#'   (default 1e-100).
 #'
 #' Defaults of the engine: `alpha = 0.1`, `eta = 0.2` (the paper recommends
 #' eta between 0.2 and 0.5: small eta makes early random choices stick).
-#' Counts must be whole numbers. `predict(fit, newdata, method = "gibbs")`
-#' samples new documents' topics with the fitted topics fixed;
-#' [heldout_loglik()] with `method = "left_to_right"` and [coherence()] with
-#' `measure = "umass"` are the paper's evaluations and work for any LDA fit.
+#' `predict(fit, newdata, method = "gibbs")` samples new documents' topics
+#' with the fitted topics fixed; [heldout_loglik()] with
+#' `method = "left_to_right"` and [coherence()] with `measure = "umass"` are
+#' the paper's evaluations and work for any LDA fit.
 #' @section Differences from the paper:
 #' Mimno, Hoffman & Blei train with minibatches of 100 documents, the step
 #' size `(tau + t)^-0.6` with an offset `tau` of 3,000 or more, and random
 #' initial topics. Here, by default:
-#' * `tau = 1` (the default of [fit_lda()] for every stochastic step) where
-#'   the paper uses 3,000 to 300,000 over epochs of 500,000 documents: the
-#'   first steps are large, which suits the small corpora of R users; give
-#'   `tau = 3000` for the paper's smallest offset. Measured for this engine
-#'   at K = 100 (means of two seeds; `inst/bench/results/gibbs-tau.txt`):
-#'   `tau = 1000` gives higher UMass coherence (kos -402 against -468 after
-#'   5 passes; 20,000 Wikipedia paragraphs -583 against -678 after 3) but
-#'   lower held-out scores (-7.677 against -7.620 nats per token; -9.474
-#'   against -9.423), much lower after one pass (-0.22 and -1.04 nats per
-#'   token), and on kos its topics stay near the corpus word distribution
-#'   (median KL 0.72 against 1.58 nats), which UMass rewards; so the default
-#'   stays `tau = 1`. At the paper's minibatches of 100 with `tau = 1000`
-#'   the hybrid has fewer poor topics than online VB at the same `eta`
-#'   (lowest decile of UMass -667 against -714 on 30,000 Wikipedia
-#'   paragraphs, K = 100: `inst/bench/results/paper-mimno.txt`);
+#' * `tau = 1` (as for every stochastic step): the first steps are large,
+#'   which suits the small corpora of R users and gave higher held-out
+#'   scores; give `tau = 3000` for the paper's smallest offset (it gave
+#'   higher UMass coherence);
 #' * minibatches of `max(100, D / 10)` documents: give `batch_size = 100`;
 #' * the start is Bregman k-means++ seeding: each topic is `eta + 1` plus
-#'   the counts of one chosen document, the uniform 1 held as a single
-#'   number (the store's shared base, decayed by the steps like the rest),
-#'   so the start costs O(K + the chosen documents' words), not a K x V
-#'   table, and the first minibatch samples sparsely (the other engines add
-#'   a near-uniform random base, mean 1, in a dense table; against that
-#'   start, held-out scores differ by -0.008 to +0.015 nats per token on kos
-#'   and 20,000 Wikipedia paragraphs, means over three seeds whose own spread
-#'   is about 0.03: `inst/bench/results/gibbs-start.txt`), at every K x V
-#'   (the empty store of `init = "sparse"`, the default above 2^25 entries
-#'   before, scores 0.02 to 0.04 nats per token lower at K = 1000 on 20,000
-#'   Wikipedia paragraphs). Give `init = "random"` for a random start as in
-#'   the paper (a dense K x V table);
+#'   the counts of one chosen document, held sparsely, so the start costs
+#'   no K x V table; `init = "random"` starts at random as in the paper (a
+#'   dense K x V table);
 #' * `burnin = 3` and `samples = 2` sweeps per document (the paper's 3 to 5
 #'   sweeps in all); `kappa = 0.6` and `eta` in the paper's range.
+#' `vignette("benchmarks")` gives the measurements behind these choices.
 #'
 #' @name lda_gibbs
 #' @examples

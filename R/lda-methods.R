@@ -83,14 +83,22 @@ lda_no_objective_reason <- function(fit) {
 print_junk <- function(junk, cost = NULL, local = "vb") {
   if (!length(junk)) return(invisible())
   reason <- attr(junk, "reason")
-  n_dead <- sum(reason == "dead")
-  n_dup <- length(junk) - n_dead
-  what <- c(if (n_dead) sprintf("%d dead (under 0.1%% of the tokens each)", n_dead),
-            if (n_dup) sprintf("%d duplicating a bigger topic's top words", n_dup))
-  shown <- utils::head(junk, 12L)
-  cat(sprintf("  junk topics: %s: %s%s\n", paste(what, collapse = "; "),
-              paste(shown, collapse = ", "), if (length(junk) > 12L) ", ..." else ""))
-  reseed <- if (lda_engine_can(local, "reuse_dead")) "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
+  junk <- as.vector(junk)
+  dead <- junk[reason == "dead"]
+  dup <- junk[reason != "dead"]
+  list_topics <- function(k, label = NULL) {
+    shown <- utils::head(k, 12L)
+    txt <- if (is.null(label)) as.character(shown) else sprintf("%d (%s)", shown, utils::head(label, 12L))
+    paste0(paste(txt, collapse = ", "), if (length(k) > 12L) ", ..." else "")
+  }
+  if (length(dead)) {
+    cat(sprintf("  dead topics (under 0.1%% of the tokens each): %s\n", list_topics(dead)))
+  }
+  if (length(dup)) {
+    of <- sub("duplicate ", "", reason[reason != "dead"])
+    cat(sprintf("  duplicate topics (top words of a bigger topic): %s\n", list_topics(dup, of)))
+  }
+  reseed <- if (lda_engine_can(local, "reuse_dead") && length(dead)) "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
   if (is.null(cost)) {
     cat(sprintf("    prune_topics(fit) removes them, at a held-out cost not measured (fit with `heldout` to measure it)%s\n",
                 reseed))
@@ -211,8 +219,7 @@ lda_top_words <- function(fit, n) {
 #' Without `newdata`, returns the training documents' proportions stored on
 #' the fit (`fit$doc_topic`). **These are truncated**: by default the fit
 #' keeps only each document's `doc_topics = L` largest proportions,
-#' renormalised to sum to 1 (at K = 40 and L = 8, 8 non-zero entries per row,
-#' each up to about 0.1 away from the full posterior). For the full
+#' renormalised to sum to 1 (8 non-zero entries per row by default). For the full
 #' posterior of the training documents, fit with `doc_topics = K`, or call
 #' `predict(fit, training_corpus)`; `type = "full"` asks for the full
 #' posterior and is an error when the fit keeps only a truncated one.
@@ -301,7 +308,8 @@ align_newdata <- function(x, vocab, call = caller_call()) {
 #'
 #' `type = "trace"` (the default) draws the objective (left) and the
 #' held-out log-likelihood per token (right, when recorded) against seconds
-#' of training. `type = "words"` draws the `n` most probable words of each
+#' of training; a fit with neither (SCVB0 without `heldout`) draws the
+#' seconds of each lap. `type = "words"` draws the `n` most probable words of each
 #' chosen topic as bar charts (x axis: the word's probability in the
 #' topic). `type = "documents"` draws the topic proportions of chosen
 #' documents as stacked bars, with a legend giving each topic's top words:
@@ -359,8 +367,15 @@ plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents", "select
                    ylab = "held-out log-lik per token", main = "Held-out score", ...)
   }
   if (!has_obj && !has_ho) {
-    graphics::plot(tr$lap, tr$seconds, type = "b", xlab = "lap", ylab = "seconds",
-                   main = "Training time", ...)
+    # nothing to watch but time: seconds per lap (not cumulative), with a
+    # word on how to get a score
+    per_lap <- diff(c(0, tr$seconds)) # the trace's seconds are cumulative
+    graphics::plot(tr$lap, per_lap, type = "h", lwd = 8, lend = 1, col = "grey55",
+                   xlab = "lap", ylab = "seconds", ylim = c(0, max(per_lap, 1e-3) * 1.08),
+                   xaxt = "n", main = "Training time per lap", ...)
+    graphics::axis(1, at = tr$lap)
+    graphics::mtext(sprintf("no objective (%s): fit with `heldout` to plot a held-out score per lap",
+                            lda_no_objective_reason(x)), side = 3, line = 0.2, cex = 0.75)
   }
   invisible(x)
 }
@@ -431,13 +446,60 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
   lda_keep(fit, x, heldout, n_keep)
 }
 
+#' Log-likelihood of a topic model
+#'
+#' Without `newdata`, the score the fit itself can give: the training
+#' objective (the ELBO, a lower bound on the log-likelihood of the training
+#' documents) for memoized or batch training with `local = "vb"`; otherwise
+#' the held-out log-likelihood of the documents given as `heldout` to
+#' [fit_lda()]. A fit with neither (e.g. the default SCVB0 fit without
+#' `heldout`) has no such score: an error of class `sparsevi_error_loglik`
+#' says what to call. With `newdata`, the held-out log-likelihood of those
+#' documents by document completion, as [heldout_loglik()] computes it.
+#'
+#' @param object A `sparsevi_lda`.
+#' @param newdata Test documents: a `sparsevi_heldout` from
+#'   [split_heldout()], or a corpus (then split into observed and held-out
+#'   words as [heldout_loglik()] does).
+#' @param ... Passed to [heldout_loglik()] with `newdata` (e.g. `seed`,
+#'   `observed_frac`).
+#' @returns A `logLik` object: the total log-likelihood, with attributes
+#'   `nobs` (the tokens scored), `df` (K (V - 1)), `type` (`"objective"` or
+#'   `"heldout"`) and `per_token`.
+#' @examples
+#' sim <- simulate_lda(D = 80, V = 40, K = 3, seed = 1)
+#' sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 1)
+#' fit <- fit_lda(sp$train, K = 3, passes = 3, seed = 1, progress = FALSE)
+#' logLik(fit, sp$test)
+#' vb <- fit_lda(sp$train, K = 3, local = "vb", passes = 3, seed = 1, progress = FALSE)
+#' logLik(vb) # the ELBO
 #' @export
-logLik.sparsevi_lda <- function(object, ...) {
+logLik.sparsevi_lda <- function(object, newdata, ...) {
+  df <- object$K * (length(object$vocab) - 1)
+  heldout_ll <- function(score) {
+    tokens <- attr(score, "tokens")
+    structure(as.numeric(score) * tokens, df = df, nobs = tokens, type = "heldout",
+              per_token = as.numeric(score), class = "logLik")
+  }
+  if (!missing(newdata)) return(heldout_ll(heldout_loglik(object, newdata, ...)))
   tr <- object$trace
   val <- if (nrow(tr)) tr$objective[nrow(tr)] else NA_real_
   pi <- object$prune_info
   # pruned since the last lap: the trace's objective is the unpruned model's
   if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) val <- NA_real_
-  structure(val, df = object$K * (length(object$vocab) - 1), nobs = object$n_tokens,
-            class = "logLik")
+  if (!is.na(val)) {
+    return(structure(val, df = df, nobs = object$n_tokens, type = "objective",
+                     per_token = val / object$n_tokens, class = "logLik"))
+  }
+  if (!is.null(object$heldout)) {
+    return(heldout_ll(completion_score(object$topic_word, object$alpha, object$heldout,
+                                       object$control$threads, details = TRUE)))
+  }
+  why <- if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) {
+    "its objective is not recomputed since prune_topics(); update() does"
+  } else {
+    lda_no_objective_reason(object)
+  }
+  abort(sprintf("This fit has no log-likelihood of its own (%s) and no held-out documents. Score test documents with `logLik(fit, newdata)` or `heldout_loglik(fit, test)` (from split_heldout()), or fit with `heldout`.",
+                why), "loglik")
 }

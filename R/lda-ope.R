@@ -19,86 +19,53 @@
 #' Than & Doan's online maximum a posteriori estimation (OPE, Algorithm 1)
 #' infers a document's topic mixture by maximising
 #' `f(theta) = sum_v n_v log sum_k theta_k beta_kv + (alpha - 1) sum_k log theta_k`
-#' over the simplex with `theta_k >= eps`. Each iteration draws the
-#' likelihood or the prior part at random, and steps towards the vertex
-#' with the largest component of the averaged gradient; the iterate
-#' converges at rate O(1/T) to a local maximum (the global one when
-#' `alpha >= 1`). It needs no digamma or exp, so it is faster per document
-#' than the VB local step.
+#' over the simplex. Each iteration draws the likelihood or the prior part
+#' at random and steps towards the vertex with the largest component of the
+#' averaged gradient; the iterate converges at rate O(1/T) to a local
+#' maximum (the global one when `alpha >= 1`). It needs no digamma or exp.
 #'
-#' OPE is the local step `local = "ope"` of [fit_lda()], with the learners
-#' of the paper as global steps:
-#' * `global = "ml"` (the default for OPE): ML-OPE, topics updated directly
-#'   on the simplex, `beta <- (1 - rho_t) beta + rho_t beta_hat` with
-#'   `beta_hat_kv` proportional to `sum_d n_dv theta_dk` (Alg. 2); the fit
-#'   has `lambda = NULL`. Its topic sizes (`fit$state$topic_mass`, for
-#'   `print()` and `summary()`) are the expected tokens of each topic in
-#'   the corpus: each minibatch's `sum_d n_d theta_dk`, scaled by `D / |B|`,
-#'   averaged with the same steps `rho_t` as the topics.
-#' * `global = "stochastic"`: Online-OPE, the SVI update of `lambda` with
-#'   `phi_dvk` proportional to `theta_dk beta_kv` and `D / |B|` scaling (Alg. 3).
-#' * `global = "streaming"`: Streaming-OPE, `lambda <- lambda + S_B` (Alg. 4).
+#' OPE is the local step `local = "ope"` of [fit_lda()], with the paper's
+#' learners as global steps:
+#' * `global = "ml"` (default): ML-OPE, topics updated directly on the
+#'   simplex (Alg. 2); the fit has `lambda = NULL`, and its topic sizes are
+#'   the expected tokens of each topic.
+#' * `global = "stochastic"`: Online-OPE, the SVI update of `lambda`
+#'   (Alg. 3).
+#' * `global = "streaming"`: Streaming-OPE, `lambda <- lambda + S_B`
+#'   (Alg. 4).
 #' * `global = "memoized"`: `lambda = eta + sum_b S_b` over cached batch
 #'   summaries (no ELBO is recorded: OPE maximises another objective).
 #'
-#' Defaults for OPE: `alpha = eta = 1 / K`. The paper's settings are
-#' `kappa = 0.9`, `tau = 1` and minibatches of 5000 documents. On a corpus
-#' of fewer documents than that, one minibatch is the whole corpus and
-#' ML-OPE makes one update per lap: on `nips_f20` (1,350 documents)
-#' minibatches of 100 reached a better predictive probability, and much
-#' sooner (`inst/bench/results/ope.txt`).
-#' Engine controls, passed through `...` of [fit_lda()] or of
-#' [predict()][predict.sparsevi_lda]:
+#' Defaults: `alpha = eta = 1 / K`. Controls, through `...` of [fit_lda()]
+#' or of [predict()][predict.sparsevi_lda]:
 #' * `ope_iter`: iterations T of Algorithm 1 per document, 1 to 1e6
 #'   (default 50).
-#' * `ope_eps`: interior margin `eps` of the simplex, in (0, 1 / K)
-#'   (default `min(1e-10, 0.01 / K)`).
+#' * `ope_eps`: interior margin of the simplex, in (0, 1 / K) (default
+#'   `min(1e-10, 0.01 / K)`).
 #'
-#' `predict(fit, newdata, method = "ope")` infers the topic mixtures of new
-#' documents by OPE with the topics of any LDA fit; `seed` makes it
-#' reproducible (random streams belong to blocks of documents, so the
-#' result does not depend on `threads`). `coherence(fit, reference, measure =
-#' "npmi")` scores topics by NPMI (App. B), and `heldout_loglik(fit, test,
-#' method = "completion", by = "tokens", observed_frac = 0.7)` is the
-#' paper's log predictive probability (App. A).
-#'
-#' Three details differ from the paper's text, the first two as in the
-#' authors' public code: the step size is `1 / (t + 1)` rather than `1 / t`,
-#' so the random starting point is kept as the first of the averaged iterates
-#' instead of being discarded at `t = 1`; the likelihood part is counted once
-#' before the first random pick, so the first vertex follows the data rather
-#' than (half of the time) the largest component of the random start; and
-#' words that no topic can emit (probability zero in every topic) are left out
-#' of the objective. On `nips_f20` (K = 100, the paper's settings) the first
-#' two matter for ML-OPE: after 70 laps the paper's literal steps `1 / t` give
-#' a log predictive probability of -7.40 and a random first pick -7.32, against
-#' -7.28 with both (`inst/bench/results/ope.txt`).
+#' `predict(fit, newdata, method = "ope")` infers new documents' mixtures
+#' with the topics of any LDA fit; `seed` makes it reproducible, whatever
+#' `threads`. The paper's evaluations work for any LDA fit:
+#' `coherence(fit, reference, measure = "npmi")` (App. B) and
+#' `heldout_loglik(fit, test, method = "completion", by = "tokens",
+#' observed_frac = 0.7)`, the log predictive probability (App. A).
 #'
 #' @section Differences from the paper:
-#' Than & Doan's experiments use `kappa = 0.9`, `tau = 1`, minibatches of
-#' 5,000 documents, `alpha = eta = 1 / K`, T = 50 and topics started at
-#' random. Here, by default:
-#' * `kappa = 0.6` (the default of [fit_lda()] for every stochastic step):
-#'   give `kappa = 0.9`;
-#' * minibatches of `max(100, D / 10)` documents: on a corpus smaller than
-#'   5,000 documents one paper-sized minibatch is the whole corpus and
-#'   ML-OPE makes one update per lap (`inst/bench/results/ope.txt`); give
-#'   `batch_size = 5000` on a large corpus;
-#' * topics seeded by Bregman k-means++ over documents: give
-#'   `init = "random"`;
-#' * the step size of Algorithm 1 and its first pick, as described above
-#'   (as in the authors' public code); no setting restores the text's.
-#' `alpha`, `eta`, `tau` and T (`ope_iter = 50`) are the paper's.
-#'
-#' Measured here (2026-11-25; `inst/bench/results/ope.txt` and
-#' `paper-than.txt`): OPE's inference per document is 2-5 times faster than
-#' collapsed Gibbs on the same topics (the paper: many times) and 2-6 times
-#' faster than the package's VB step (the paper: hundreds of times; this VB
-#' step has no exp or digamma per entry); on `nips_f20` with the paper's
-#' settings ML-OPE ends 0.009 nats per token below Online-VB after 45 CPU
-#' seconds (-7.2825 against -7.2735); one pass over 300,000 Wikipedia
-#' paragraphs reproduces the paper's Fig. 3 for `kappa`, T and `tau`, but
-#' not "the larger the minibatch the better" (best at 500-1,000 documents).
+#' Than & Doan use `kappa = 0.9`, `tau = 1`, minibatches of 5,000
+#' documents, `alpha = eta = 1 / K`, T = 50 and random initial topics. Here,
+#' by default:
+#' * `kappa = 0.6` (as for every stochastic step): give `kappa = 0.9`;
+#' * minibatches of `max(100, D / 10)` documents: on a corpus of fewer than
+#'   5,000 documents one paper-sized minibatch is the whole corpus, and
+#'   ML-OPE would make one update per lap; give `batch_size = 5000` on a
+#'   large corpus;
+#' * topics seeded by Bregman k-means++: give `init = "random"`;
+#' * as in the authors' public code, the step size of Algorithm 1 is
+#'   `1 / (t + 1)` rather than `1 / t` (the random start stays among the
+#'   averaged iterates), and the likelihood part is counted once before the
+#'   first random pick; words no topic can emit are left out of the
+#'   objective. No setting restores the text's version.
+#' `vignette("benchmarks")` compares OPE with the paper's measurements.
 #'
 #' @name ope
 #' @references Than, K. and Doan, T. Guaranteed inference in topic models.

@@ -104,7 +104,25 @@ print_select <- function(sel, K) {
     cat(sprintf("  %s %6d  %9.4f  %9.2f  %8.2f\n", if (sel$chosen[i]) "*" else " ",
                 sel$K[i], sel$heldout[i], sel$coherence[i], sel$seconds[i]))
   }
+  edge <- select_edge(sel)
+  if (!is.null(edge)) cat("  ", edge, "\n", sep = "")
   invisible()
+}
+
+# A note when the chosen K is the grid's smallest or largest: the best K may
+# lie outside the grid. NULL when the chosen K is inside it.
+select_edge <- function(sel) {
+  best <- sel$K[sel$chosen]
+  if (length(best) != 1L || nrow(sel) < 2L) return(NULL)
+  if (best == max(sel$K)) {
+    return(sprintf("K = %d is the largest K of the grid: a larger K may score better; widen the grid upwards.",
+                   best))
+  }
+  if (best == min(sel$K)) {
+    return(sprintf("K = %d is the smallest K of the grid: a smaller K may score better; widen the grid downwards.",
+                   best))
+  }
+  NULL
 }
 
 # plot(fit, type = "select"): held-out score, coherence and time against K.
@@ -124,6 +142,12 @@ lda_plot_select <- function(x, ...) {
   }
   panel(sel$heldout, "log-lik per token (validation)",
         sprintf("Held-out: K = %d chosen", sel$K[best]))
+  edge <- select_edge(sel)
+  if (!is.null(edge)) {
+    graphics::mtext(sprintf("at the grid's %s edge: widen the grid",
+                            if (sel$K[best] == max(sel$K)) "upper" else "lower"),
+                    side = 3, line = 0.2, cex = 0.7, col = "firebrick")
+  }
   panel(sel$coherence, "mean UMass (closer to 0 better)", "Coherence")
   panel(sel$seconds, "training seconds", "Time per K")
   invisible(x)

@@ -49,6 +49,25 @@ lda_words_panels <- function(x, topics, n, share) {
 # stacked bar per document; the `n_topics` most used topics have their own
 # colour, the rest is grey ("other").
 lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...) {
+  d <- lda_documents_data(x, newdata, docs, n_topics)
+  op <- graphics::par(mar = c(4, 7, 2, 1), xpd = TRUE)
+  on.exit(graphics::par(op))
+  graphics::layout(matrix(1:2, 1), widths = c(3, 2))
+  on.exit(graphics::layout(1), add = TRUE)
+  graphics::barplot(d$m, names.arg = d$labels, horiz = TRUE, las = 1, col = d$cols,
+                    border = NA, xlab = "topic proportion", xlim = c(0, 1),
+                    main = d$main, ...)
+  graphics::par(mar = c(0, 0, 0, 0))
+  graphics::plot.new()
+  graphics::legend("center", legend = d$leg, fill = d$cols, border = NA, bty = "n",
+                   cex = 0.8, title = "topic: top words")
+  invisible(x)
+}
+
+# What plot(type = "documents") and autoplot() draw: `m`, the proportions
+# (one row per coloured topic, then "other"; one column per document), the
+# documents' `labels`, each row's legend `leg` and colour `cols`, and `main`.
+lda_documents_data <- function(x, newdata = NULL, docs = NULL, n_topics = 6) {
   training <- is.null(newdata)
   if (training && is.null(x$doc_topic)) {
     abort("`type = \"documents\"` without `newdata` draws the training documents' proportions, which this fit does not keep (`doc_topics = 0`): give `newdata`, the documents to show.",
@@ -92,18 +111,7 @@ lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...
     leg <- c(leg, "other topics")
     cols <- c(cols, "grey85")
   }
-  op <- graphics::par(mar = c(4, 7, 2, 1), xpd = TRUE)
-  on.exit(graphics::par(op))
-  graphics::layout(matrix(1:2, 1), widths = c(3, 2))
-  on.exit(graphics::layout(1), add = TRUE)
-  graphics::barplot(m, names.arg = labels, horiz = TRUE, las = 1, col = cols,
-                    border = NA, xlab = "topic proportion", xlim = c(0, 1),
-                    main = main, ...)
-  graphics::par(mar = c(0, 0, 0, 0))
-  graphics::plot.new()
-  graphics::legend("center", legend = leg, fill = cols, border = NA, bty = "n",
-                   cex = 0.8, title = "topic: top words")
-  invisible(x)
+  list(m = m, labels = labels, leg = leg, cols = cols, main = main)
 }
 
 # ---- mixtures: the data in its own variables, coloured by cluster ---------

@@ -26,13 +26,16 @@ lda_topic_share <- function(fit) {
 #' @param duplicates Also list duplicates of bigger topics (default `TRUE`).
 #' @param n,overlap Top words compared, and the share of them in common that
 #'   makes a duplicate (defaults 10 and 0.8).
-#' @returns The topic numbers (increasing), with an attribute `share` (every
-#'   topic's share of the tokens) and `reason` (`"dead"` or `"duplicate of
-#'   k"` for each listed topic).
+#' @returns The topic numbers (increasing), an integer vector of class
+#'   `sparsevi_dead_topics` that prints as a table of each listed topic's
+#'   share of the tokens and reason (`"dead"` or `"duplicate of k"`); its
+#'   attributes `share` (every topic's share) and `reason` hold the same.
+#'   It can be given to [prune_topics()] as it is.
 #' @examples
 #' sim <- simulate_lda(D = 80, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 8, passes = 5, seed = 1, progress = FALSE)
 #' dead_topics(fit)
+#' @importFrom Matrix sparseMatrix
 #' @export
 dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overlap = 0.8) {
   if (!inherits(fit, "sparsevi_lda")) {
@@ -60,7 +63,25 @@ dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overl
     }
   }
   o <- order(dead)
-  structure(dead[o], share = share, reason = reason[o])
+  structure(as.integer(dead[o]), share = share, reason = reason[o],
+            class = "sparsevi_dead_topics")
+}
+
+#' @export
+print.sparsevi_dead_topics <- function(x, ...) {
+  reason <- attr(x, "reason")
+  share <- attr(x, "share")
+  k <- as.vector(x)
+  if (!length(k)) {
+    cat("No dead or duplicate topics.\n")
+    return(invisible(x))
+  }
+  dead <- reason == "dead"
+  cat(sprintf("%d dead and %d duplicate of %d topics (prune_topics() removes them; print(fit) says whether that costs held-out score):\n",
+              sum(dead), sum(!dead), length(share)))
+  tab <- data.frame(topic = k, share = sprintf("%.2f%%", 100 * share[k]), reason = reason)
+  print(tab, row.names = FALSE, right = FALSE)
+  invisible(x)
 }
 
 #' Remove dead or duplicate topics from a topic model
@@ -72,14 +93,16 @@ dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overl
 #' (memoized training recomputes every batch's summary on its next lap, as
 #' for new documents).
 #'
+#' Pruning is not free: the removed topics' share of each document goes to
+#' the others, and the held-out score can fall, even for topics holding
+#' under 0.1% of the tokens. [print()] of a fit with held-out documents
+#' (fitted with `heldout`) measures the cost and recommends pruning
+#' only when it is negligible; a fit without them is not judged, so measure
+#' before you prune: `heldout_loglik(fit, test)` against
+#' `heldout_loglik(prune_topics(fit), test)`.
+#'
 #' @param fit A `sparsevi_lda`.
 #' @param topics Topic numbers to remove; default [dead_topics()]`(fit)`.
-#' Pruning is not free: the removed topics' share of each document goes to
-#' the others, and the held-out score can fall (a user reported pruning two
-#' dead topics holding 0.09% and 0.07% of the tokens cost 0.039 nats per
-#' held-out token). [print()] of a fit with held-out documents measures the
-#' cost and recommends pruning only when it is negligible; a fit without
-#' them is not judged.
 #'
 #' @returns A `sparsevi_lda` with `K - length(topics)` topics, renumbered in
 #'   their order; `pruned` records the removed topics' old numbers, and

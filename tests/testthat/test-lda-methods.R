@@ -215,3 +215,44 @@ test_that("with topicmodels loaded, its verbs work on our fits", {
   expect_identical(topicmodels::terms(fit, 3), terms(fit, 3))
   expect_s3_class(stats::logLik(fit), "logLik")
 })
+
+test_that("logLik() scores newdata, the fit's held-out documents, or says what to call", {
+  sim <- sim_small()
+  sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 1)
+  fit <- fit_lda(sp$train, K = 3, passes = 3, seed = 1, progress = FALSE)
+  # newdata is scored, not ignored
+  ll <- logLik(fit, sp$test)
+  score <- heldout_loglik(fit, sp$test)
+  expect_s3_class(ll, "logLik")
+  expect_identical(attr(ll, "type"), "heldout")
+  expect_equal(as.numeric(ll), as.numeric(score) * attr(score, "tokens"))
+  expect_equal(attr(ll, "per_token"), as.numeric(score))
+  expect_identical(attr(ll, "nobs"), attr(score, "tokens"))
+  other <- logLik(fit, sp$test$observed, seed = 2)
+  expect_false(isTRUE(all.equal(as.numeric(other), as.numeric(ll))))
+  # the default SCVB0 fit without heldout: a classed error naming what to call
+  expect_error(logLik(fit), "heldout_loglik", class = "sparsevi_error_loglik")
+  # with heldout: the held-out score of those documents
+  fh <- fit_lda(sp$train, K = 3, passes = 3, seed = 1, heldout = sp$test, progress = FALSE)
+  lh <- logLik(fh)
+  expect_equal(attr(lh, "per_token"), fh$trace$heldout[3])
+  expect_equal(as.numeric(lh), as.numeric(logLik(fh, sp$test)))
+  # memoized vb: the ELBO, as before
+  vb <- fit_lda(sp$train, K = 3, local = "vb", passes = 3, seed = 1, progress = FALSE)
+  expect_identical(attr(logLik(vb), "type"), "objective")
+  expect_equal(as.numeric(logLik(vb)), utils::tail(vb$trace$objective, 1))
+})
+
+test_that("plot() of a fit without objective or held-out score draws seconds per lap", {
+  sim <- sim_small()
+  fit <- fit_lda(sim$dtm, K = 3, passes = 4, seed = 1, progress = FALSE)
+  rec <- new.env()
+  trace(graphics::plot.default, bquote(assign("drawn", list(y = y, main = main), envir = .(rec))),
+        print = FALSE, where = asNamespace("graphics"))
+  on.exit(untrace(graphics::plot.default, where = asNamespace("graphics")))
+  grDevices::pdf(NULL)
+  plot(fit)
+  grDevices::dev.off()
+  expect_identical(rec$drawn$main, "Training time per lap")
+  expect_equal(rec$drawn$y, diff(c(0, fit$trace$seconds)))
+})

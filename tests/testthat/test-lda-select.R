@@ -80,3 +80,28 @@ test_that("choosing K scores the user's heldout with the final fit only, and wor
   expect_true("choosing K: K = 2 (1 of 2)" %in% out)
   expect_true(any(grepl("^choosing K: K = [23] is best; refitting it on all 96 documents$", out)))
 })
+
+test_that("print() and plot() say when the chosen K is at the grid's edge", {
+  sim <- select_corpus()
+  f <- fit_lda(sim$dtm, K = c(2, 3), passes = 3, seed = 7, progress = FALSE)
+  expect_identical(f$K, 3L) # 4 planted topics: the largest K of the grid wins
+  out <- capture.output(print(f))
+  expect_true(any(grepl("K = 3 is the largest K of the grid: .*widen the grid upwards", out)))
+  sel <- f$select
+  sel$chosen <- sel$K == 2L
+  expect_match(sparsevi:::select_edge(sel), "smallest K of the grid")
+  mid <- fit_lda(sim$dtm, K = c(2, 4, 12), passes = 3, seed = 7, progress = FALSE)
+  if (mid$K == 4L) {
+    expect_null(sparsevi:::select_edge(mid$select))
+    expect_false(any(grepl("of the grid", capture.output(print(mid)))))
+  }
+  rec <- new.env()
+  rec$texts <- character(0)
+  trace(graphics::mtext, bquote(assign("texts", c(get("texts", .(rec)), text), envir = .(rec))),
+        print = FALSE, where = asNamespace("graphics"))
+  on.exit(untrace(graphics::mtext, where = asNamespace("graphics")))
+  grDevices::pdf(NULL)
+  plot(f, type = "select")
+  grDevices::dev.off()
+  expect_true(any(grepl("grid's upper edge", rec$texts)))
+})

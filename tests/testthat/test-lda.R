@@ -70,9 +70,10 @@ test_that("methods print, summarise, plot and give terms and logLik", {
   tt <- terms(fit, 4)
   expect_equal(dim(tt), c(4L, 3L))
   expect_true(all(tt %in% sim$dtm$vocab))
-  ll <- logLik(fit)
+  # SCVB0 has no objective: logLik() scores documents given to it
+  ll <- logLik(fit, sim$dtm, seed = 1)
   expect_s3_class(ll, "logLik")
-  expect_equal(as.numeric(ll), fit$trace$objective[2])
+  expect_equal(attr(ll, "per_token"), as.numeric(heldout_loglik(fit, sim$dtm, seed = 1)))
   f <- tempfile(fileext = ".pdf")
   grDevices::pdf(f)
   expect_invisible(plot(fit))
@@ -192,7 +193,8 @@ test_that("the default engine is SCVB0, and print() and summary() say so (issue 
   # no objective: the trace's column is NA and print() says why and what to do
   expect_true(all(is.na(f$trace$objective)))
   expect_true(any(grepl("no objective (SCVB0 has no training objective)", out, fixed = TRUE)))
-  expect_true(is.na(logLik(f)))
+  # no objective and no held-out documents: a classed error saying what to call
+  expect_error(logLik(f), "logLik\\(fit, newdata\\)", class = "sparsevi_error_loglik")
   s <- capture.output(print(summary(f)))
   expect_match(s[1], "SCVB0: local \"cvb0\"")
   expect_true(any(grepl("objective: none (SCVB0 has no training objective)", s, fixed = TRUE)))

@@ -139,3 +139,38 @@ test_that("mixture plots: pairs view for D > 2, chosen variables, traces by lap"
   expect_identical(plot(v, X, vars = 1:2), v)
   expect_identical(graphics::par("mfrow"), mfrow)
 })
+
+test_that("autoplot() draws every LDA plot type as a ggplot, with plot()'s data", {
+  skip_if_not_installed("ggplot2")
+  sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 2)
+  sp <- split_heldout(sim$dtm, test_frac = 0.2, seed = 1)
+  fit <- fit_lda(sp$train, K = 3, passes = 3, seed = 1, progress = FALSE)
+  ho <- fit_lda(sp$train, K = 3, local = "vb", passes = 3, seed = 1, heldout = sp$test,
+                progress = FALSE)
+  pick <- fit_lda(sim$dtm, K = c(2, 3), passes = 2, seed = 1, progress = FALSE)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  plots <- list(ggplot2::autoplot(fit), ggplot2::autoplot(ho),
+                ggplot2::autoplot(fit, type = "words", n = 4),
+                ggplot2::autoplot(fit, type = "words", topics = c(1, 3)),
+                ggplot2::autoplot(fit, type = "documents", docs = 1:5),
+                ggplot2::autoplot(fit, type = "documents", newdata = sp$test$observed, n_topics = 2),
+                ggplot2::autoplot(pick, type = "select"))
+  for (p in plots) {
+    expect_s3_class(p, "ggplot")
+    expect_silent(ggplot2::ggplot_build(p))
+  }
+  # the same figures as plot(): seconds per lap without a score ...
+  expect_equal(plots[[1]]$data$seconds, diff(c(0, fit$trace$seconds)))
+  # ... the objective and held-out score against seconds with them
+  expect_equal(plots[[2]]$data$value, c(ho$trace$objective, ho$trace$heldout))
+  # top words with their probabilities; documents' proportions sum to 1
+  w <- plots[[4]]$data
+  expect_equal(w$p[w$rank == 1], apply(fit$topic_word[c(1, 3), ], 1, max))
+  d <- plots[[5]]$data
+  expect_equal(as.vector(tapply(d$proportion, d$document, sum)), rep(1, 5), tolerance = 1e-6)
+  # a two-K grid always ends at an edge: the subtitle says which
+  expect_match(plots[[7]]$labels$subtitle,
+               if (pick$K == 3L) "grid's upper edge" else "grid's lower edge")
+  expect_error(ggplot2::autoplot(fit, type = "select"), class = "sparsevi_error_argument")
+})

@@ -28,7 +28,18 @@ test_that("dead and duplicate topics are listed and reported by print() and summ
   }
   expect_identical(as.vector(dead_topics(fit, duplicates = FALSE)), which(share < 0.001))
   out <- capture.output(print(fit))
-  expect_true(any(grepl("junk topics: .* dead", out)))
+  # dead and duplicate topics are listed apart, duplicates with their bigger topic
+  dead_line <- grep("^  dead topics \\(under 0.1% of the tokens each\\): ", out, value = TRUE)
+  expect_length(dead_line, 1L)
+  expect_setequal(as.integer(strsplit(sub(".*: ", "", dead_line), ", ")[[1]]),
+                  d[attr(d, "reason") == "dead"])
+  if (length(dup)) {
+    dup_line <- grep("^  duplicate topics ", out, value = TRUE)
+    expect_length(dup_line, 1L)
+    expect_match(dup_line, sprintf("%d (of %s)", dup[1], sub("duplicate of ", "", attr(d, "reason")[match(dup[1], d)])),
+                 fixed = TRUE)
+    expect_false(grepl(sprintf("\\b%d\\b", dup[1]), sub(".*: ", "", dead_line)))
+  }
   largest <- out[grep("largest topics", out) + seq_len(3)]
   listed <- as.integer(sub("^ *([0-9]+) .*", "\\1", largest))
   expect_false(any(listed %in% d))
@@ -119,7 +130,11 @@ test_that("print() after prune_topics() shows figures of the pruned model, and r
   expect_false(any(grepl("final objective", out)))
   expect_true(any(grepl("pruned topics", out)))
   expect_output(print(summary(p)), "not recomputed since pruning")
-  expect_true(is.na(logLik(p)))
+  # pruned: no objective until update(), so logLik() is the held-out score
+  # of the fit's held-out documents, scored again
+  ll <- logLik(p)
+  expect_identical(attr(ll, "type"), "heldout")
+  expect_equal(attr(ll, "per_token"), info$heldout_after)
   expect_false(is.na(logLik(fit)))
   # update() trains the pruned model: the trace is true of it again
   up <- update(p, sp$train, passes = 1, progress = FALSE)
@@ -147,4 +162,46 @@ test_that("print() after prune_topics() shows figures of the pruned model, and r
   # without held-out documents the cost is not judged
   none <- capture.output(sparsevi:::print_junk(junk, NULL))
   expect_match(none[2], "not measured")
+})
+
+test_that("dead_topics() prints a table, not its attributes, and stays a vector of topic numbers", {
+  fit <- overfit()$fit
+  d <- dead_topics(fit)
+  expect_s3_class(d, "sparsevi_dead_topics")
+  out <- capture.output(print(d))
+  expect_false(any(grepl("attr\\(", out)))
+  expect_match(out[1], sprintf("^%d dead and %d duplicate of 12 topics",
+                               sum(attr(d, "reason") == "dead"), sum(attr(d, "reason") != "dead")))
+  expect_true(any(grepl("^ *topic +share +reason", out)))
+  expect_length(out, length(d) + 2L)
+  # usable as topic numbers
+  expect_identical(prune_topics(fit, d)$K, 12L - length(d))
+  expect_identical(setdiff(1:12, d), setdiff(1:12, as.vector(d)))
+  sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
+  clean <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 5, seed = 1, eta = 0.5, progress = FALSE)
+  expect_output(print(dead_topics(clean)), "No dead or duplicate topics")
+})
+
+test_that("prune_topics() works on a saved fit in a fresh session without library(Matrix)", {
+  skip_on_cran()
+  fit <- overfit()$fit
+  rds <- tempfile(fileext = ".rds")
+  saveRDS(fit, rds)
+  script <- tempfile(fileext = ".R")
+  writeLines(c(sprintf('f <- readRDS("%s")', rds),
+               'stopifnot(!"package:Matrix" %in% search())',
+               'p <- sparsevi::prune_topics(f)',
+               'cat("K =", p$K, "\n")',
+               '# nothing is loaded during a fit (lap 1 would count it)',
+               'sim <- sparsevi::simulate_lda(D = 50, V = 30, K = 3, seed = 1)',
+               'before <- loadedNamespaces()',
+               'g <- sparsevi::fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)',
+               'cat("loaded during the fit:", setdiff(loadedNamespaces(), before), "\n")'),
+             script)
+  rscript <- file.path(R.home("bin"), "Rscript")
+  out <- suppressWarnings(system2(rscript, c("--vanilla", script), stdout = TRUE, stderr = TRUE,
+                                  env = paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))))
+  expect_null(attr(out, "status"))
+  expect_true(any(out == sprintf("K = %d ", 12L - length(dead_topics(fit)))))
+  expect_true(any(out == "loaded during the fit:  "))
 })
