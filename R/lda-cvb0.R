@@ -269,6 +269,8 @@ cvb0_scratch <- function(n) {
   s <- cvb0_cache$scratch
   if (is.null(s) || length(s) < n) {
     s <- .Call(ffi_svi_table_alloc, 1L, as.integer(min(2^23, max(ceiling(1.25 * n), 2^16))))
+    # (the package's own: only the C glue writes it)
+    s <- .Call(ffi_svi_give_up, s)
     cvb0_cache$scratch <- s
   }
   s
@@ -281,7 +283,7 @@ cvb0_scratch <- function(n) {
 cvb0_marks <- function(V) {
   m <- cvb0_cache$marks
   if (is.null(m) || length(m) < V) {
-    m <- rep.int(-1L, max(V, 1024L))
+    m <- .Call(ffi_svi_give_up, rep.int(-1L, max(V, 1024L)))
     cvb0_cache$marks <- m
   }
   m

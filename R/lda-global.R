@@ -185,6 +185,7 @@ lda_global_streaming_lazy <- function(state, res, batch_id, control) {
   if (is.null(st)) {
     # (a new fit's start, given up: the store in its own table, no second
     # K x V table, as lda_store_new(in_place = TRUE))
+    if (isTRUE(state$start_owned)) lda_give_up(state$lambda)
     st <- .Call(ffi_lda_store_counts, state$lambda,
                 list(t = as.double(state$t), K = NULL, V = NULL,
                      in_place = isTRUE(state$start_owned), keep = 1L))

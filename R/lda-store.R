@@ -22,14 +22,22 @@
 # lambda becomes X, no second table) and the fit's lambda is built in place
 # from the store at the end of training (lda_store_lambda(in_place = TRUE)).
 
+# The loop gives an object up to the package (a new fit's start, a table
+# kept for a later lap): it carries the ownership flag from here on, so that
+# the C guard (src/own.c) lets an entry point write it in place although
+# lists the loop never reads again still hold it. Returns x.
+lda_give_up <- function(x) .Call(ffi_svi_give_up, x)
+
 # A new store from a state's dense lambda and its row sums tot: X = lambda -
 # eta, scale 1, step count t. in_place = TRUE converts state$lambda itself
-# (the caller gives it up; C copies instead when R shares it). The state, not
-# its lambda, is the argument: a matrix passed through an R function's
-# argument is shared by that function's frame, so only a .Call reading
-# state$lambda itself can convert it.
+# (the caller gives it up: lda_give_up(); C copies instead when it holds
+# neither the flag nor the only reference). The state, not its lambda, is
+# the argument: a matrix passed through an R function's argument is shared
+# by that function's frame, so only a .Call reading state$lambda itself can
+# convert it.
 lda_store_new <- function(state, tot, eta, t, in_place = FALSE) {
   if (!is.double(state$lambda)) storage.mode(state$lambda) <- "double"
+  if (isTRUE(in_place)) lda_give_up(state$lambda)
   .Call(ffi_lda_store_new, state$lambda,
         list(tot = as.double(tot), eta = as.double(eta), t = as.double(t),
              in_place = isTRUE(in_place)))
@@ -45,6 +53,7 @@ lda_store_counts <- function(S, t, K = NULL, V = NULL) {
 # owns, given up: its values are dropped), marked as lda_store_new(in_place =
 # TRUE) marks it.
 lda_store_empty_from_start <- function(state, t) {
+  lda_give_up(state$lambda)
   .Call(ffi_lda_store_counts, state$lambda,
         list(t = as.double(t), K = NULL, V = NULL, in_place = TRUE))
 }
@@ -133,8 +142,10 @@ lda_store_lap_start <- function(state, spare = NULL) {
       } else {
         lda_store_copy(st)
       }
-      # this lap's starting table: free once this lap has completed
-      if (!is.null(spare)) spare[[nm]] <- st$X
+      # this lap's starting table: free once this lap has completed, kept
+      # for a later lap's copy as the package's own (ffi_lda_store_copy_into()
+      # writes only a table so flagged)
+      if (!is.null(spare)) spare[[nm]] <- lda_give_up(st$X)
     }
   }
   state
@@ -244,7 +255,7 @@ lda_store_table <- function(state, view) {
 # and cannot be used (R/lda-class.R refuses to build a fit from it). So is a new
 # fit's start held as a store (start_owned): its first lap writes it in place.
 lda_store_consumed <- function(state) {
-  (!is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_store"))) ||
+  (!is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_owned"))) ||
     (isTRUE(state$start_owned) && !is.null(state$store))
 }
 

@@ -141,8 +141,9 @@ SEXP ffi_dtm_parse_uci(SEXP bytes, SEXP final, SEXP state, SEXP doc, SEXP word,
       XLENGTH(doc) != XLENGTH(count))
     Rf_error("internal error: malformed arguments of the UCI parser");
   /* written in place: only vectors read_uci_bow() alone holds */
-  if (MAYBE_SHARED(doc) || MAYBE_SHARED(word) || MAYBE_SHARED(count))
-    Rf_error("internal error: the UCI parser's output vectors are shared");
+  svi_need_own(doc, "the UCI parser's output vector `doc`");
+  svi_need_own(word, "the UCI parser's output vector `word`");
+  svi_need_own(count, "the UCI parser's output vector `count`");
   uci_state st;
   uci_state_from_r(state, &st);
   svi_len off = (svi_len)Rf_asReal(offset);

@@ -20,6 +20,9 @@ extern SEXP ffi_svi_table_alloc(SEXP, SEXP);
 extern SEXP ffi_svi_table_info(SEXP);
 extern SEXP ffi_svi_is_table(SEXP);
 extern void svi_table_register(DllInfo *dll);
+/* ownership of in-place writes (own.c) */
+extern SEXP ffi_svi_give_up(SEXP);
+extern SEXP ffi_svi_owns(SEXP);
 /* SCVB0 engine (lda-cvb0-ffi.c) */
 extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -113,6 +116,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_table_alloc", (DL_FUNC)&ffi_svi_table_alloc, 2},
     {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 1},
     {"ffi_svi_is_table", (DL_FUNC)&ffi_svi_is_table, 1},
+    /* ownership of in-place writes (own.c) */
+    {"ffi_svi_give_up", (DL_FUNC)&ffi_svi_give_up, 1},
+    {"ffi_svi_owns", (DL_FUNC)&ffi_svi_owns, 1},
     /* SCVB0 engine (lda-cvb0-ffi.c) */
     {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 8},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 8},

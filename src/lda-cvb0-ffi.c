@@ -82,6 +82,9 @@ static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
  * sums of lambda. buffers, by name (each NULL or a vector): scratch, a
  * double vector this call may overwrite; marks, the session's V-long int
  * table (svi_batch_words()); summary, a buffer for the summary (see below).
+ * Each is written only when the package owns it (svi_owns(): R gives the
+ * session's buffers up, R/lda-cvb0.R); one it does not own is left alone
+ * and the call uses memory of its own instead.
  * Option theta FALSE: the K x D NTheta are working memory only and theta
  * is NULL. Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of
@@ -101,8 +104,16 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   const int want = svi_opt_flag(opts, "summary");
   /* the documents' topic counts as a result (theta), or working memory only */
   const int want_theta = svi_opt_flag(opts, "theta");
-  const SEXP affine = svi_opt(opts, "affine"), scratch = svi_opt(buffers, "scratch"),
-             marks = svi_opt(buffers, "marks"), sbuf = svi_opt(buffers, "summary");
+  const SEXP affine = svi_opt(opts, "affine");
+  SEXP scratch = svi_opt(buffers, "scratch"), marks = svi_opt(buffers, "marks"),
+       sbuf = svi_opt(buffers, "summary");
+  /* (a buffer the package does not own is never written: none instead) */
+  if (!Rf_isNull(scratch) && !svi_owns(scratch)) scratch = R_NilValue;
+  if (!Rf_isNull(marks) && !svi_owns(marks)) marks = R_NilValue;
+  if (!Rf_isNull(sbuf) && !svi_owns(sbuf)) {
+    sbuf = PROTECT(Rf_allocVector(REALSXP, 0));
+    n_prot++;
+  }
   /* training (a summary) runs on one thread: see cvb0_local() */
   const int threads = want ? 1 : svi_threads_from_r(threads_);
   double shift = 0.0, scale = 1.0;
@@ -170,6 +181,8 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     const R_xlen_t len = (want && TYPEOF(sbuf) == REALSXP) ? s_len + s_len / 4 : s_len;
     summary = PROTECT(Rf_allocVector(REALSXP, len));
     n_prot++;
+    /* a buffer for the caller to give back (lda_lap()): the package's own */
+    if (want && TYPEOF(sbuf) == REALSXP) svi_give_up(summary);
   }
 
   /* scratch */

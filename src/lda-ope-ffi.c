@@ -162,21 +162,20 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
  * normalised: R/lda-ope.R). X: a double matrix, or a vector of opts$K rows.
  * opts: K, r_sums (sum as R's rowSums(), else as lda_topic_totals()),
  * divide (x / sum, as R's X / rowSums(X); else x times 1 / sum, or 0 for a
- * row summing to 0), in_place (write X itself unless R shares it; given =
- * also when it is shared: a new fit's start given up, whose other holders
- * are never read again, or a table marked "sparsevi_store"), mark (1: the
- * result loses its dimnames and is marked "sparsevi_store", a table given up
- * to its store; -1: it loses both). Returns the result. */
+ * row summing to 0), in_place (write X itself when the package owns it,
+ * svi_owns(); given = the caller gives X up although R shares it: a new
+ * fit's start, whose other holders are never read again; else X is
+ * copied), mark (1: the result loses its dimnames and carries the ownership
+ * flag, a table given up to its store; -1: it loses both). Returns the
+ * result. */
 SEXP ffi_lda_ope_rows(SEXP X, SEXP opts) {
   int n_prot = 0;
   if (TYPEOF(X) != REALSXP) Rf_error("internal error: the table must be doubles");
   const int K = Rf_isMatrix(X) ? Rf_nrows(X) : svi_opt_int(opts, "K", 1, INT_MAX);
   if (K < 1 || XLENGTH(X) % K != 0) Rf_error("internal error: malformed table");
   const svi_len V = (svi_len)(XLENGTH(X) / K);
-  SEXP mk = Rf_getAttrib(X, Rf_install("sparsevi_store"));
-  const int marked = TYPEOF(mk) == LGLSXP && XLENGTH(mk) == 1 && LOGICAL(mk)[0] == 1;
   const int in_place = svi_opt_flag(opts, "in_place") &&
-                       (!MAYBE_SHARED(X) || marked || svi_opt_flag(opts, "given"));
+                       (svi_owns(X) || svi_opt_flag(opts, "given"));
   const int mark = svi_opt_int_or(opts, "mark", -1, 1, 0);
   SEXP out = X;
   if (!in_place) {
@@ -191,29 +190,27 @@ SEXP ffi_lda_ope_rows(SEXP X, SEXP opts) {
                      svi_opt_flag(opts, "divide"), acc, f);
   if (mark != 0) {
     if (Rf_isMatrix(out)) Rf_setAttrib(out, R_DimNamesSymbol, R_NilValue);
-    Rf_setAttrib(out, Rf_install("sparsevi_store"), mark > 0 ? Rf_ScalarLogical(1) : R_NilValue);
+    if (mark > 0) svi_give_up(out); else svi_take_back(out);
   }
   UNPROTECT(n_prot);
   return out;
 }
 
 /* ML-OPE's topics as the fit's topic_word (new_sparsevi_lda(), R/lda-class.R):
- * beta with dimnames dn. A table given up at the end of training (marked
- * "sparsevi_store" by ffi_lda_ope_rows(mark = 1): the store's own, whose
- * other holders are never read again) is named in place and unmarked: no
+ * beta with dimnames dn. A table given up at the end of training (flagged
+ * as owned by ffi_lda_ope_rows(mark = 1): the store's own, whose other
+ * holders are never read again) is named in place and the flag removed: no
  * second K x V table; any other is copied. */
 SEXP ffi_lda_ope_topic_word(SEXP beta, SEXP dn) {
   int n_prot = 0;
   svi_need_matrix(beta, REALSXP, -1, -1, "beta");
-  SEXP mk = Rf_getAttrib(beta, Rf_install("sparsevi_store"));
-  const int marked = TYPEOF(mk) == LGLSXP && XLENGTH(mk) == 1 && LOGICAL(mk)[0] == 1;
   SEXP out = beta;
-  if (!marked) {
+  if (!svi_flagged(beta)) {
     out = PROTECT(Rf_duplicate(beta));
     n_prot++;
   }
   Rf_setAttrib(out, R_DimNamesSymbol, dn);
-  Rf_setAttrib(out, Rf_install("sparsevi_store"), R_NilValue);
+  svi_take_back(out);
   UNPROTECT(n_prot);
   return out;
 }

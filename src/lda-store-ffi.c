@@ -2,16 +2,18 @@
  * list(X, meta) with X the K x V table and meta = c(scale, t, xtot (K)), so
  * that lambda = offset + scale X with row sums V offset + scale xtot.
  *
- * The update entry points write X and meta IN PLACE. They refuse a store
- * that R may share (MAYBE_SHARED: also bound elsewhere), so that an in-place
- * write can never reach an object the caller did not hand over; R copies a
- * store explicitly where two states would otherwise hold it (the start of a
- * lap, lda_store_lap_start()). One exception, by construction: a table a
- * new fit's start gave up to its store (ffi_lda_store_new(in_place = TRUE))
- * is still referenced by the lists of the start's state, which the training
- * loop never reads again (R/lda-train.R); such a table carries the attribute
- * "sparsevi_store" and counts as the store's own. Every entry point takes
- * its settings as one named list (svi_opt*, ffi.h). */
+ * The update entry points write X and meta IN PLACE, through the package's
+ * one ownership guard (own.c): they refuse a store R may share
+ * (MAYBE_SHARED: also bound elsewhere) unless its table carries the
+ * ownership flag, so that an in-place write can never reach an object the
+ * caller did not hand over; R copies a store explicitly where two states
+ * would otherwise hold it (the start of a lap, lda_store_lap_start()). The
+ * flag marks a table the training loop holds alone although lists it never
+ * reads again still refer to it: a new fit's start given up to its store
+ * (ffi_lda_store_new(in_place = TRUE)), a store kept safe on disk, a table
+ * kept for a later lap's copy. The entry points with an in_place option
+ * write their input only when they own it, and copy it otherwise. Every
+ * entry point takes its settings as one named list (svi_opt*, ffi.h). */
 #include <limits.h>
 #include <stdio.h>
 #include <math.h>
@@ -28,18 +30,16 @@ static void store_dims(SEXP X, SEXP meta, int *K, int *V) {
     Rf_error("internal error: malformed topic store");
 }
 
-/* Whether X is a table given up to its store (see above). */
-static int store_marked(SEXP X) {
-  SEXP a = Rf_getAttrib(X, Rf_install("sparsevi_store"));
-  return TYPEOF(a) == LGLSXP && XLENGTH(a) == 1 && LOGICAL(a)[0] == 1;
+/* Whether the store (X, meta) may be written in place: both unshared, or
+ * X flagged as the package's own (its meta goes with it: the lists that
+ * share them are never read again). */
+static int store_owned(SEXP X, SEXP meta) {
+  return svi_flagged(X) || (svi_owns(X) && svi_owns(meta));
 }
 
-/* Errors unless the store may be written in place. A marked table's meta
- * goes with it (the lists that share them are never read again). */
+/* Errors unless the store may be written in place. */
 static void store_need_own(SEXP X, SEXP meta) {
-  if ((MAYBE_SHARED(X) || MAYBE_SHARED(meta)) && !store_marked(X))
-    Rf_error("internal error: the topic store is shared; copy it (lda_store_copy()) "
-             "before writing to it");
+  if (!store_owned(X, meta)) svi_need_own(X, "the topic store (copy it with lda_store_copy())");
 }
 
 /* list(X = X, meta = meta), the form of every store. */
@@ -69,8 +69,9 @@ int svi_check_summary(SEXP words, SEXP xv, int K, int V) {
  * arithmetic as R's lambda - eta). opts: tot, eta, t, in_place. With
  * in_place = TRUE, X is lambda itself, converted (no second K x V table):
  * only for a table that R/lda-train.R knows to be the start's own (a new fit's,
- * never a user's matrix), whose states the loop never reads again. It loses
- * its dimnames and carries the attribute "sparsevi_store", so that anything
+ * never a user's matrix), whose states the loop never reads again, and only
+ * when the package owns it (svi_owns(): else it is copied, never written).
+ * It loses its dimnames and carries the ownership flag, so that anything
  * still holding the old lambda can tell (lda_store_consumed()). Returns
  * list(X, meta). */
 SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
@@ -82,7 +83,7 @@ SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
     Rf_error("internal error: topic totals must be K doubles");
   const double e = svi_opt_real(opts, "eta", 0.0, HUGE_VAL),
                t = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
-  const int in_place = svi_opt_flag(opts, "in_place");
+  const int in_place = svi_opt_flag(opts, "in_place") && svi_owns(lambda);
   SEXP X = lambda;
   if (!in_place) {
     X = PROTECT(svi_table_alloc(K, V));
@@ -93,7 +94,7 @@ SEXP ffi_lda_store_new(SEXP lambda, SEXP opts) {
   store_from_lambda(K, V, REAL(lambda), e, REAL(X));
   if (in_place) {
     Rf_setAttrib(X, R_DimNamesSymbol, R_NilValue);
-    Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+    svi_give_up(X);
   }
   double *mt = REAL(meta);
   mt[0] = 1.0;
@@ -147,8 +148,9 @@ SEXP ffi_lda_store_seeded(SEXP K_, SEXP V_, SEXP k_, SEXP v_, SEXP x_) {
  * sums of X summed word by word). S = NULL gives an empty (all-zero) store
  * of opts$K x opts$V. opts: t, K, V, in_place, keep (optional, 0 or 1).
  * With in_place = TRUE, S is a table given up (a new fit's start, as in
- * ffi_lda_store_new()): the store is made in it, marked "sparsevi_store",
- * empty unless keep = 1 (then X = max(S, 0) in S's own table: streaming
+ * ffi_lda_store_new()): the store is made in it when the package owns it
+ * (else in a new table: S is never written), flagged as owned, empty
+ * unless keep = 1 (then X = max(S, 0) in S's own table: streaming
  * training's store of the start's lambda). Returns list(X, meta). */
 SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   int n_prot = 0;
@@ -157,7 +159,9 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   const int K = empty ? svi_opt_int(opts, "K", 1, INT_MAX) : Rf_nrows(S),
             V = empty ? svi_opt_int(opts, "V", 1, INT_MAX) : Rf_ncols(S);
   svi_need_size(K, V, 2147483647.0, "the topic store");
-  const int reuse = !empty && svi_opt_flag(opts, "in_place");
+  /* (asked for in place and not owned: the same store in a new table) */
+  const int asked = !empty && svi_opt_flag(opts, "in_place");
+  const int reuse = asked && svi_owns(S);
   const int keep = svi_opt_int_or(opts, "keep", 0, 1, 0);
   SEXP X = S;
   if (!reuse) {
@@ -170,10 +174,10 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
   mt[0] = 1.0;
   mt[1] = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
   /* (keep: element by element, so X may be S itself) */
-  store_from_counts(K, V, (empty || (reuse && !keep)) ? NULL : REAL(S), REAL(X), mt + 2);
+  store_from_counts(K, V, (empty || (asked && !keep)) ? NULL : REAL(S), REAL(X), mt + 2);
   if (reuse) {
     Rf_setAttrib(X, R_DimNamesSymbol, R_NilValue);
-    Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+    svi_give_up(X);
   }
   SEXP res = store_list(X, meta);
   UNPROTECT(n_prot);
@@ -222,14 +226,14 @@ SEXP ffi_lda_store_add(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts) {
 
 /* lambda = eta + scale X and its row sums tot = V eta + scale xtot, in one
  * pass (the same arithmetic as R's eta + scale * X). opts: eta, in_place.
- * With in_place = TRUE and X the store's own (not shared, or marked), lambda
- * is X itself (the store is used up: no second K x V table). Returns
- * list(lambda, tot). */
+ * With in_place = TRUE and X the package's own (svi_owns()), lambda is X
+ * itself, no longer flagged (the store is used up: no second K x V table).
+ * Returns list(lambda, tot). */
 SEXP ffi_lda_store_lambda(SEXP X, SEXP meta, SEXP opts) {
   int n_prot = 0, K, V;
   store_dims(X, meta, &K, &V);
   const double e = svi_opt_real(opts, "eta", 0.0, HUGE_VAL), sc = REAL(meta)[0];
-  const int in_place = svi_opt_flag(opts, "in_place") && (!MAYBE_SHARED(X) || store_marked(X));
+  const int in_place = svi_opt_flag(opts, "in_place") && svi_owns(X);
   SEXP lam = X;
   if (!in_place) {
     lam = PROTECT(svi_table_alloc(K, V));
@@ -238,7 +242,7 @@ SEXP ffi_lda_store_lambda(SEXP X, SEXP meta, SEXP opts) {
   SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
   n_prot++;
   store_lambda(K, V, REAL(X), REAL(meta) + 2, e, sc, REAL(lam), REAL(tot));
-  if (in_place) Rf_setAttrib(lam, Rf_install("sparsevi_store"), R_NilValue);
+  if (in_place) svi_take_back(lam);
   const char *names[] = {"lambda", "tot"};
   SEXP out = PROTECT(svi_named_list(2, names));
   n_prot++;
@@ -254,7 +258,7 @@ SEXP ffi_lda_store_lambda(SEXP X, SEXP meta, SEXP opts) {
 SEXP ffi_lda_store_shared(SEXP X, SEXP meta) {
   int K, V;
   store_dims(X, meta, &K, &V);
-  return Rf_ScalarLogical((MAYBE_SHARED(X) || MAYBE_SHARED(meta)) && !store_marked(X));
+  return Rf_ScalarLogical(!store_owned(X, meta));
 }
 
 /* Snapshots of a large store on disk (R/lda-store.R, lda_store_protect()):
@@ -289,9 +293,9 @@ static int read_all(FILE *f, void *p, size_t size, size_t n) {
   return 1;
 }
 
-/* Writes the store to `path` and marks X as the store's own (its last good
- * values are on disk). Errors (nothing marked) if the file cannot be
- * written whole. */
+/* Writes the store to `path` and flags X as the package's own (its last
+ * good values are on disk, so the lap may write it in place). Errors
+ * (nothing flagged) if the file cannot be written whole. */
 SEXP ffi_lda_store_save(SEXP X, SEXP meta, SEXP path) {
   int K, V;
   store_dims(X, meta, &K, &V);
@@ -309,7 +313,7 @@ SEXP ffi_lda_store_save(SEXP X, SEXP meta, SEXP path) {
     remove(p);
     Rf_error("cannot write the topic store's snapshot to %s (disk full?)", p);
   }
-  Rf_setAttrib(X, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+  svi_give_up(X);
   return R_NilValue;
 }
 
@@ -360,11 +364,12 @@ SEXP ffi_lda_store_recount(SEXP X, SEXP meta, SEXP opts) {
   return R_NilValue;
 }
 
-/* The store's table X as the state's own matrix when the store ends (its
- * mark "sparsevi_store" removed in place). Returns X. */
+/* The store's table X as the state's own matrix when the store ends: a
+ * table flagged as the package's own loses the flag in place; any other is
+ * returned as it is (nothing written). Returns X. */
 SEXP ffi_lda_store_release(SEXP X) {
   svi_need_matrix(X, REALSXP, -1, -1, "X");
-  Rf_setAttrib(X, Rf_install("sparsevi_store"), R_NilValue);
+  svi_take_back(X);
   return X;
 }
 
@@ -374,7 +379,7 @@ SEXP ffi_lda_store_copy(SEXP X, SEXP meta) {
   store_dims(X, meta, &K, &V);
   SEXP X2 = PROTECT(svi_table_copy(X));
   SEXP m2 = PROTECT(Rf_duplicate(meta));
-  Rf_setAttrib(X2, Rf_install("sparsevi_store"), R_NilValue);
+  svi_take_back(X2);
   SEXP out = store_list(X2, m2);
   UNPROTECT(2);
   return out;
@@ -383,18 +388,25 @@ SEXP ffi_lda_store_copy(SEXP X, SEXP meta) {
 /* The copy of the store (X, meta) a lap starts with, written into `dest`, a
  * table of the same size that an earlier lap of the same fit copied into
  * and whose state is no longer the last completed one (the lists that still
- * hold it are never read again): list(dest, a fresh meta), dest marked as
- * the store's own. R: lda_store_lap_start(). */
+ * hold it are never read again; R flagged it as the package's own when it
+ * kept it, lda_store_lap_start()): list(dest, a fresh meta), dest flagged
+ * as the store's own. A dest the package does not own is never written:
+ * the copy goes into a new table instead. */
 SEXP ffi_lda_store_copy_into(SEXP X, SEXP meta, SEXP dest) {
-  int K, V;
+  int K, V, n_prot = 0;
   store_dims(X, meta, &K, &V);
   svi_need_matrix(dest, REALSXP, K, V, "dest");
   if (dest == X) Rf_error("internal error: a store copied into itself");
+  if (!svi_owns(dest)) {
+    dest = PROTECT(svi_table_alloc(K, V));
+    n_prot++;
+  }
   memcpy(REAL(dest), REAL(X), sizeof(double) * (size_t)K * (size_t)V);
   SEXP m2 = PROTECT(Rf_duplicate(meta));
-  Rf_setAttrib(dest, Rf_install("sparsevi_store"), Rf_ScalarLogical(1));
+  n_prot++;
+  svi_give_up(dest);
   SEXP out = store_list(dest, m2);
-  UNPROTECT(1);
+  UNPROTECT(n_prot);
   return out;
 }
 

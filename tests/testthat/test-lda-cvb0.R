@@ -324,8 +324,9 @@ test_that("the local step writes its summary into a buffer it is given, and fits
   plain <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, seed, 1L)
   n <- K * length(plain$summary$words)
   expect_length(plain$summary$x, n)
-  # a large buffer full of junk: written in place, the first K x U values
-  buf <- rep(NaN, n + 37)
+  # a large buffer full of junk, given up to the package (as the loop's
+  # buffers are: src/own.c): written in place, the first K x U values
+  buf <- .Call(sparsevi:::ffi_svi_give_up, rep(NaN, n + 37))
   given <- seed
   attr(given, "summary_buffer") <- buf
   r <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, given, 1L)
@@ -336,6 +337,14 @@ test_that("the local step writes its summary into a buffer it is given, and fits
   attr(given, "summary_buffer") <- double(3)
   r <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, given, 1L)
   expect_length(r$summary$x, n + n %/% 4)
+  expect_identical(r$summary$x[seq_len(n)], plain$summary$x)
+  # ... the package's own, so the next call may write it
+  expect_true(attr(r$summary$x, "sparsevi_owned"))
+  # a buffer the package does not own is never written: a new one instead
+  mine <- rep(NaN, n + 37)
+  attr(given, "summary_buffer") <- mine
+  r <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, given, 1L)
+  expect_true(all(is.nan(mine)))
   expect_identical(r$summary$x[seq_len(n)], plain$summary$x)
   # the store's update reads the first K x U values of a longer x
   fit <- fit_lda(sim$dtm, K = 4, passes = 3, batch_size = 7, seed = 2, progress = FALSE)

@@ -463,7 +463,7 @@ test_that("ML-OPE's row normalisation in C is R's arithmetic, in place only when
   r4 <- .Call(sparsevi:::ffi_lda_ope_rows, Z,
               list(r_sums = TRUE, divide = TRUE, in_place = TRUE, given = TRUE, mark = 1L))
   expect_identical(as.vector(Z2), as.vector(keep / rowSums(keep)))
-  expect_true(attr(Z2, "sparsevi_store"))
+  expect_true(attr(Z2, "sparsevi_owned"))
 })
 
 test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
@@ -472,7 +472,7 @@ test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
                  progress = FALSE)
   expect_identical(fit$topic_word, fit$state$beta)
   expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
-  expect_null(attr(fit$topic_word, "sparsevi_store"))
+  expect_null(attr(fit$topic_word, "sparsevi_owned"))
   expect_equal(rowSums(fit$topic_word), rep(1, 3), tolerance = 1e-12)
   # the fit is usable further, and update() leaves it as it was
   tw0 <- fit$topic_word + 0
@@ -480,7 +480,7 @@ test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
   expect_identical(fit$topic_word, tw0)
   expect_false(isTRUE(all.equal(fit2$topic_word, tw0)))
   expect_identical(colnames(fit2$topic_word), sim$dtm$vocab)
-  expect_null(attr(fit2$topic_word, "sparsevi_store"))
+  expect_null(attr(fit2$topic_word, "sparsevi_owned"))
   expect_identical(colnames(fit$topic_word), sim$dtm$vocab) # fit itself untouched
 })
 
@@ -489,8 +489,8 @@ test_that("a streaming fit's lambda, made in its start's table, is the fit's own
   for (loc in c("ope", "vb")) {
     fit <- fit_lda(sim$dtm, K = 3, local = loc, global = "streaming", n_batches = 3,
                    seed = 1, progress = FALSE)
-    expect_null(attr(fit$lambda, "sparsevi_store"))
-    expect_null(attr(fit$topic_word, "sparsevi_store"))
+    expect_null(attr(fit$lambda, "sparsevi_owned"))
+    expect_null(attr(fit$topic_word, "sparsevi_owned"))
     expect_identical(dim(fit$lambda), c(3L, 30L))
     # predict() and update() work from it
     expect_identical(dim(predict(fit, sim$dtm[1:5, ], seed = 1)), c(5L, 3L))

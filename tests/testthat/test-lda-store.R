@@ -123,7 +123,7 @@ test_that("the start is given up to the store in place, a user's matrix never", 
   back <- sparsevi:::lda_store_lambda(st, 0.05, in_place = TRUE)
   expect_identical(.Internal(address(back$lambda)), .Internal(address(st$X)))
   expect_equal(back$lambda, lam, tolerance = 1e-15)
-  expect_null(attr(back$lambda, "sparsevi_store"))
+  expect_null(attr(back$lambda, "sparsevi_owned"))
   # fit_lda() with a start of its own ends with the same fit as before, and a
   # matrix the user gives as the start is left alone
   sim <- simulate_lda(D = 120, V = 30, K = 3, doc_length = 30, seed = 5)
@@ -173,8 +173,8 @@ test_that("later laps copy into the table the lap before last started from, and 
     # comes back intact
     four <- interrupted_store_fit(cfg[[1]], cfg[[2]], 4, fail_at = 15)
     expect_identical(four$lambda, three$lambda, label = paste(cfg[[1]], "lap 4 failed"))
-    expect_null(attr(four$lambda, "sparsevi_store"))
-    expect_null(attr(five$lambda, "sparsevi_store"))
+    expect_null(attr(four$lambda, "sparsevi_owned"))
+    expect_null(attr(five$lambda, "sparsevi_owned"))
   }
 })
 
@@ -284,7 +284,7 @@ test_that("memoized training builds its store in the start's table; a large fit 
   }
   small <- fit(2)
   expect_false(is.null(.subset2(small, "lambda")))
-  expect_null(attr(small$state$S, "sparsevi_store"))
+  expect_null(attr(small$state$S, "sparsevi_owned"))
   # the size above which a fit holds one table: lowered so a small fit is
   # "large"
   ns <- asNamespace("sparsevi")
