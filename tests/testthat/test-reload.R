@@ -2,17 +2,6 @@
 # each probe runs in its own R process (a crash there must not take the test
 # run with it) and prints "OK" when it gets to its end.
 
-run_child <- function(code) {
-  script <- tempfile(fileext = ".R")
-  on.exit(unlink(script))
-  writeLines(code, script)
-  rscript <- file.path(R.home("bin"), "Rscript")
-  env <- paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))
-  out <- suppressWarnings(system2(rscript, c("--vanilla", shQuote(script)),
-                                  stdout = TRUE, stderr = TRUE, env = env))
-  list(output = out, status = attr(out, "status") %||% 0L)
-}
-
 reload_fits <- c(
   'suppressMessages(library(sparsevi))',
   'x <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 40, alpha = 0.1, eta = 0.05, seed = 1)$dtm',
