@@ -19,9 +19,10 @@ lda_select_k <- function(args, call) {
           "argument", call = here)
   }
   Ks <- sort(unique(as.integer(Ks)))
+  run <- select_runner(call)
   if (length(Ks) < 2L) {
     args$K <- Ks
-    fit <- do.call(fit_lda, args)
+    fit <- run$fit(args)
     fit$call <- call
     return(fit)
   }
@@ -52,21 +53,45 @@ lda_select_k <- function(args, call) {
   per_k$heldout <- NULL
   per_k$doc_topics <- 0L
   threads <- if (is.null(args$threads)) getOption("sparsevi.threads", 1L) else args$threads
-  rows <- vector("list", length(Ks))
+  rows <- list()
+  # Ctrl-C stops the search: the K being fitted or scored is not compared
+  # with the others (a 3-lap fit against 30-lap ones); what was done is
+  # returned, flagged (lda_select_stopped())
+  stopped <- NULL
+  best_fit <- NULL
+  best_score <- -Inf
   for (i in seq_along(Ks)) {
     k <- Ks[i]
     if (progress) message(sprintf("choosing K: K = %d (%d of %d)", k, i, length(Ks)))
     a <- lda_select_args(per_k, k)
     t0 <- proc.time()[["elapsed"]]
-    f <- do.call(fit_lda, a)
+    f <- run$fit(a)
+    if (inherits(f, "condition") || identical(f$ended, "interrupted")) {
+      stopped <- list(K = k, fit = if (!inherits(f, "condition")) f)
+      break
+    }
     wall <- proc.time()[["elapsed"]] - t0
     tr <- f$trace
-    score <- heldout_loglik(f, split$test, threads = threads)
-    coh <- coherence(f, split$train, measure = "umass", n = min(10L, ncol(x)))
-    rows[[i]] <- data.frame(K = k, heldout = as.numeric(score),
-                            coherence = mean(as.numeric(coh)),
-                            seconds = max(tr$seconds), wall_seconds = wall,
-                            laps = nrow(tr))
+    row <- run$guard({
+      score <- heldout_loglik(f, split$test, threads = threads)
+      coh <- coherence(f, split$train, measure = "umass", n = min(10L, ncol(x)))
+      data.frame(K = k, heldout = as.numeric(score), coherence = mean(as.numeric(coh)),
+                 seconds = max(tr$seconds), wall_seconds = wall, laps = nrow(tr))
+    })
+    if (inherits(row, "condition")) {
+      stopped <- list(K = k, fit = NULL)
+      break
+    }
+    rows[[length(rows) + 1L]] <- row
+    # the best so far (the first of equal scores, as which.max() below)
+    if (!is.na(row$heldout) && row$heldout > best_score) {
+      best_fit <- f
+      best_score <- row$heldout
+    }
+    f <- NULL
+  }
+  if (!is.null(stopped)) {
+    return(lda_select_stopped(rows, stopped, best_fit, Ks, x, split, call))
   }
   tab <- do.call(rbind, rows)
   best <- which.max(tab$heldout)
@@ -77,12 +102,69 @@ lda_select_k <- function(args, call) {
   tab$chosen <- seq_len(nrow(tab)) == best
   if (progress) message(sprintf("choosing K: K = %d is best; refitting it on all %s documents",
                                 Ks[best], fmt_int(nrow(x))))
-  final <- do.call(fit_lda, lda_select_args(args, Ks[best]))
+  final <- run$fit(lda_select_args(args, Ks[best]))
+  if (inherits(final, "condition")) {
+    # interrupted before the refit's first lap completed: the best K's fit
+    # on the training part is what there is (kept for this until here)
+    return(lda_select_stopped(rows, list(K = Ks[best], fit = NULL, refit = TRUE),
+                              best_fit, Ks, x, split, call))
+  }
+  best_fit <- NULL
   final$call <- call
   attr(tab, "n_valid") <- length(split$test_index)
   attr(tab, "n_docs") <- nrow(x)
   final$select <- tab
   final
+}
+
+# How the grid runs fit_lda() and its scoring. run$fit(args): the fit, or
+# the condition when an interrupt stopped it before its first lap completed
+# (a later interrupt returns a fit whose `ended` is "interrupted"). run$guard(
+# expr): its value, or the interrupt condition.
+select_runner <- function(call) {
+  guard <- function(expr) {
+    tryCatch(expr, interrupt = function(e) e, sparsevi_error_interrupted = function(e) e)
+  }
+  fit <- function(args) guard(do.call(fit_lda, args))
+  list(fit = fit, guard = guard)
+}
+
+# The result of a K grid stopped by an interrupt: the best fit among the K
+# completed and scored (fitted on the training part of the split, not
+# refitted on all documents), else the interrupted K's own fit of its
+# completed laps; with a classed warning saying which. Its `select` table
+# holds the K done, attr "interrupted" the K that was stopped.
+lda_select_stopped <- function(rows, stopped, best_fit, Ks, x, split, call) {
+  tab <- if (length(rows)) do.call(rbind, rows)
+  done_txt <- if (length(rows)) sprintf("K = %s done", paste(tab$K, collapse = ", ")) else "no K done"
+  if (!is.null(best_fit)) {
+    best <- which(tab$K == best_fit$K)
+    tab$chosen <- seq_len(nrow(tab)) == best
+    fit <- best_fit
+    what <- sprintf("returning K = %d, the best of those scored, as fitted on the %s training documents (not refitted on all %s)",
+                    fit$K, fmt_int(nrow(split$train)), fmt_int(nrow(x)))
+  } else if (!is.null(stopped$fit)) {
+    fit <- stopped$fit
+    what <- sprintf("returning the unscored fit of K = %d after its completed laps", fit$K)
+  } else {
+    abort(sprintf("Choosing K was interrupted during K = %d, before any K was fitted: nothing to return.",
+                  stopped$K), "interrupted", call = call)
+  }
+  if (!is.null(tab)) {
+    attr(tab, "n_valid") <- length(split$test_index)
+    attr(tab, "n_docs") <- nrow(x)
+    attr(tab, "interrupted") <- stopped$K
+    attr(tab, "refitted") <- FALSE
+  }
+  fit$call <- call
+  fit$select <- tab
+  fit$ended <- "interrupted"
+  warning(warningCondition(
+    sprintf("Choosing K was interrupted %s K = %d (%s of %s); %s.",
+            if (isTRUE(stopped$refit)) "while refitting the chosen" else "during",
+            stopped$K, done_txt, paste(Ks, collapse = ", "), what),
+    class = c("sparsevi_warning_interrupted", "sparsevi_warning"), call = call))
+  fit
 }
 
 # fit_lda() arguments for one K: the user's, with L and doc_topics capped at K.
@@ -97,8 +179,14 @@ lda_select_args <- function(args, k) {
 
 # The table of fit$select, as print() and summary() show it.
 print_select <- function(sel, K) {
-  cat(sprintf("  K chosen by held-out log-likelihood per token on %d validation documents (of %s), then refitted on all:\n",
-              attr(sel, "n_valid"), fmt_int(attr(sel, "n_docs"))))
+  stopped <- attr(sel, "interrupted")
+  cat(sprintf("  K chosen by held-out log-likelihood per token on %d validation documents (of %s)%s:\n",
+              attr(sel, "n_valid"), fmt_int(attr(sel, "n_docs")),
+              if (is.null(stopped)) ", then refitted on all" else ""))
+  if (!is.null(stopped)) {
+    cat(sprintf("  (interrupted at K = %d: the K below only; the fit is the training part's, not refitted on all)\n",
+                stopped))
+  }
   cat(sprintf("    %6s  %9s  %9s  %8s\n", "K", "held-out", "coherence", "seconds"))
   for (i in seq_len(nrow(sel))) {
     cat(sprintf("  %s %6d  %9.4f  %9.2f  %8.2f\n", if (sel$chosen[i]) "*" else " ",
