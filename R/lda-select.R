@@ -13,12 +13,7 @@ select_valid_frac <- 0.1
 # `call`: fit_lda()'s matched call.
 lda_select_k <- function(args, call) {
   here <- call
-  Ks <- args$K
-  if (!is.numeric(Ks) || anyNA(Ks) || any(Ks != round(Ks)) || any(Ks < 2)) {
-    abort("`K` must be whole numbers of topics, each at least 2 (several K are fitted and the best kept).",
-          "argument", call = here)
-  }
-  Ks <- sort(unique(as.integer(Ks)))
+  Ks <- check_k_grid(args$K, call = here)
   run <- select_runner(call)
   if (length(Ks) < 2L) {
     args$K <- Ks
@@ -115,6 +110,29 @@ lda_select_k <- function(args, call) {
   attr(tab, "n_docs") <- nrow(x)
   final$select <- tab
   final
+}
+
+# `K` with several values: whole numbers of topics, each at least 2 and
+# finite (Inf or 3e9 would become NA as integers, and silently dropped);
+# duplicates are dropped with a message. Returns the sorted integer K.
+check_k_grid <- function(K, call = caller_call()) {
+  if (!is.numeric(K) || !length(K)) {
+    abort(sprintf("`K` must be whole numbers of topics, each at least 2, not %s.", describe(K)),
+          "argument", call = call)
+  }
+  bad <- which(is.na(K) | !is.finite(K) | K != round(K) | K < 2 | K > .Machine$integer.max)
+  if (length(bad)) {
+    abort(sprintf("`K` must be whole numbers of topics, each at least 2 and at most the vocabulary size (several K are fitted and the best kept); K[%d] is %s.",
+                  bad[1L], format(K[bad[1L]])), "argument", call = call)
+  }
+  dup <- unique(K[duplicated(K)])
+  if (length(dup)) {
+    msg <- sprintf("`K` lists %s more than once; each K is fitted once.\n",
+                   paste(format(dup), collapse = ", "))
+    message(structure(list(message = msg, call = call),
+                      class = c("sparsevi_message_duplicate_k", "message", "condition")))
+  }
+  sort(unique(as.integer(K)))
 }
 
 # How the grid runs fit_lda() and its scoring. run$fit(args): the fit, or
