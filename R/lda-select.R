@@ -14,6 +14,9 @@ select_valid_frac <- 0.1
 lda_select_k <- function(args, call) {
   here <- call
   Ks <- check_k_grid(args$K, call = here)
+  # a condition from a fit of the grid names the user's call, not the
+  # do.call() of fit_lda() with its body and the corpus (339 KB deparsed);
+  # a warning or note said once, not once per K
   run <- select_runner(call)
   if (length(Ks) < 2L) {
     args$K <- Ks
@@ -34,12 +37,29 @@ lda_select_k <- function(args, call) {
     abort(sprintf("Every K must be at most the vocabulary size (%d); the largest is %d.",
                   ncol(x), max(Ks)), "argument", call = here)
   }
+  # the user's settings that name documents or one K's topics cannot carry
+  # over to fits on a part of the documents with other K
+  if (is.matrix(args$init)) {
+    abort(sprintf("A matrix `init` holds the starting topics of one K (its %s rows); choosing among several K (%s) cannot use it: give one K, or `init = \"bregman\"` or `\"random\"`.",
+                  fmt_int(nrow(args$init)), paste(Ks, collapse = ", ")), "argument", call = here)
+  }
+  if (!is.null(args$batches)) {
+    abort(sprintf("`batches` names documents of `x` (%s of them); choosing among several K fits each K on %g%% of the documents, which `batches` does not describe: give one K, or drop `batches` (`n_batches` or `batch_size` work with several K).",
+                  fmt_int(nrow(x)), 100 * (1 - select_valid_frac)), "argument", call = here)
+  }
   # one seed for the split and every fit, so the table is reproducible
   resolve_seed(args$seed, call = here) # validates
   if (is.null(args$seed)) args$seed <- sample.int(.Machine$integer.max, 1L)
   progress <- if (is.null(args$progress)) interactive() else
     check_flag(args$progress, "progress", call = here)
   split <- split_heldout(x, test_frac = select_valid_frac, seed = args$seed)
+  n_train <- nrow(split$train)
+  if (is.numeric(args$n_batches) && length(args$n_batches) == 1L && !is.na(args$n_batches) &&
+      args$n_batches > n_train) {
+    abort(sprintf("`n_batches` = %s is more batches than choosing K can make: each K is fitted on the %s training documents (of the %s in `x`; %g%% are held out to score the K). Give at most %s batches, or one K.",
+                  format(args$n_batches), fmt_int(n_train), fmt_int(nrow(x)),
+                  100 * select_valid_frac, fmt_int(n_train)), "argument", call = here)
+  }
   per_k <- args
   per_k$x <- split$train
   # the per-K fits are compared, not used: no training-document proportions,
@@ -138,10 +158,31 @@ check_k_grid <- function(K, call = caller_call()) {
 # How the grid runs fit_lda() and its scoring. run$fit(args): the fit, or
 # the condition when an interrupt stopped it before its first lap completed
 # (a later interrupt returns a fit whose `ended` is "interrupted"). run$guard(
-# expr): its value, or the interrupt condition.
+# expr): its value, or the interrupt condition. Errors are signalled again
+# with the user's call (`call`); warnings and messages too, each text once.
 select_runner <- function(call) {
+  seen <- character(0)
+  once <- function(cnd, restart) {
+    txt <- conditionMessage(cnd)
+    if (txt %in% seen) invokeRestart(restart)
+    seen <<- c(seen, txt)
+    # the same condition with the user's call, and the original muffled
+    if (!identical(cnd$call, call) && !inherits(cnd, "sparsevi_warning_interrupted")) {
+      cnd$call <- call
+      if (inherits(cnd, "warning")) warning(cnd) else message(cnd)
+      invokeRestart(restart)
+    }
+  }
   guard <- function(expr) {
-    tryCatch(expr, interrupt = function(e) e, sparsevi_error_interrupted = function(e) e)
+    tryCatch(withCallingHandlers(expr,
+                                 warning = function(w) once(w, "muffleWarning"),
+                                 message = function(m) once(m, "muffleMessage")),
+             interrupt = function(e) e,
+             sparsevi_error_interrupted = function(e) e,
+             error = function(e) {
+               e$call <- call
+               stop(e)
+             })
   }
   fit <- function(args) guard(do.call(fit_lda, args))
   list(fit = fit, guard = guard)
