@@ -20,7 +20,7 @@ lda_select_k <- function(args, call) {
   run <- select_runner(call)
   if (length(Ks) < 2L) {
     args$K <- Ks
-    fit <- run$fit(args)
+    fit <- run$fit(args, interrupts = FALSE)
     fit$call <- call
     return(fit)
   }
@@ -173,18 +173,26 @@ select_runner <- function(call) {
       invokeRestart(restart)
     }
   }
-  guard <- function(expr) {
-    tryCatch(withCallingHandlers(expr,
-                                 warning = function(w) once(w, "muffleWarning"),
-                                 message = function(m) once(m, "muffleMessage")),
-             interrupt = function(e) e,
-             sparsevi_error_interrupted = function(e) e,
-             error = function(e) {
-               e$call <- call
-               stop(e)
-             })
+  guard <- function(expr, interrupts = TRUE) {
+    relay <- function(expr) {
+      withCallingHandlers(expr,
+                          warning = function(w) once(w, "muffleWarning"),
+                          message = function(m) {
+                            # (the package's notes; not progress lines)
+                            if (any(startsWith(class(m), "sparsevi_message"))) once(m, "muffleMessage")
+                          },
+                          error = function(e) {
+                            if (inherits(e, "sparsevi_error_interrupted") && interrupts) return()
+                            e$call <- call
+                            stop(e)
+                          })
+    }
+    if (!interrupts) return(relay(expr))
+    tryCatch(relay(expr), interrupt = function(e) e,
+             sparsevi_error_interrupted = function(e) e)
   }
-  fit <- function(args) guard(do.call(fit_lda, args))
+  # (one K left: an ordinary fit, its interrupts the user's as they come)
+  fit <- function(args, interrupts = TRUE) guard(do.call(fit_lda, args), interrupts)
   list(fit = fit, guard = guard)
 }
 
