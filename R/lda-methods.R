@@ -441,3 +441,56 @@ logLik.sparsevi_lda <- function(object, ...) {
   structure(val, df = object$K * (length(object$vocab) - 1), nobs = object$n_tokens,
             class = "logLik")
 }
+
+#' Model generics of a topic model: fitted proportions, coefficients, nobs
+#'
+#' The model-fit generics of R's stats package, for an LDA fit.
+#' `fitted()` gives the training documents' topic proportions, as
+#' `predict(fit)` does (the largest `doc_topics` per document that the fit
+#' keeps); `coef()` the topic-word distributions `fit$topic_word` (K x V,
+#' rows sum to 1); `nobs()` the number of training tokens, the observations
+#' of the likelihood (as `logLik()`'s `nobs`; the documents are
+#' `fit$n_docs`). A topic model has no residuals: `residuals()` is an error
+#' that says how to judge the fit instead ([heldout_loglik()],
+#' [coherence()], `logLik()`).
+#'
+#' @param object A `sparsevi_lda` fit.
+#' @param ... Passed to `predict()` by `fitted()` (e.g. `sparse = TRUE`);
+#'   unused by the others.
+#' @returns `fitted()`: a D x K matrix of proportions; `coef()`: a K x V
+#'   matrix; `nobs()`: a whole number.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
+#' head(fitted(fit))
+#' dim(coef(fit))
+#' nobs(fit)
+#' @name lda_generics
+#' @importFrom stats coef residuals
+#' @export
+fitted.sparsevi_lda <- function(object, ...) {
+  if (is.null(object$doc_topic)) {
+    abort("This fit keeps no training-document proportions (fitted with `doc_topics = 0`): call predict(fit, newdata = <the training documents>) for them.",
+          "method")
+  }
+  predict(object, ...)
+}
+
+#' @rdname lda_generics
+#' @export
+coef.sparsevi_lda <- function(object, ...) {
+  object$topic_word
+}
+
+#' @rdname lda_generics
+#' @export
+nobs.sparsevi_lda <- function(object, ...) {
+  object$n_tokens
+}
+
+#' @rdname lda_generics
+#' @export
+residuals.sparsevi_lda <- function(object, ...) {
+  abort("A topic model has no residuals. To judge the fit use heldout_loglik(fit, test) (held-out log-likelihood per token), coherence(fit, x) or logLik(fit); fitted(fit) gives the document-topic proportions.",
+        "method")
+}

@@ -215,3 +215,17 @@ test_that("with topicmodels loaded, its verbs work on our fits", {
   expect_identical(topicmodels::terms(fit, 3), terms(fit, 3))
   expect_s3_class(stats::logLik(fit), "logLik")
 })
+
+test_that("nobs, fitted, coef and residuals on an LDA fit work or say what to call (issue 36, item 8)", {
+  sim <- simulate_lda(D = 40, V = 20, K = 3, doc_length = 20, seed = 1)
+  fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  expect_identical(nobs(fit), fit$n_tokens)
+  expect_identical(nobs(fit), attr(logLik(fit), "nobs"))
+  expect_identical(fitted(fit), predict(fit))
+  expect_identical(dim(fitted(fit)), c(40L, 3L))
+  expect_identical(coef(fit), fit$topic_word)
+  expect_equal(unname(rowSums(coef(fit))), rep(1, 3))
+  expect_error(residuals(fit), "heldout_loglik\\(fit, test\\)", class = "sparsevi_error_method")
+  none <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, doc_topics = 0, progress = FALSE)
+  expect_error(fitted(none), "predict\\(fit, newdata = ", class = "sparsevi_error_method")
+})
