@@ -33,6 +33,7 @@ lda_select_k <- function(args, call) {
     abort(sprintf("Choosing K holds out %g%% of the documents for validation and needs at least 10 documents; `x` has %d. Give one K.",
                   100 * select_valid_frac, nrow(x)), "argument", call = here)
   }
+  check_lda_vocab(ncol(x), call = here)
   if (max(Ks) > ncol(x)) {
     abort(sprintf("Every K must be at most the vocabulary size (%d); the largest is %d.",
                   ncol(x), max(Ks)), "argument", call = here)

@@ -256,3 +256,18 @@ test_that("a K grid says each warning and note once (issue 36, item 9)", {
     })
   expect_length(grep("single pass", ws), 1L)
 })
+
+test_that("the whole split as test data, and a one-term corpus, say what to do (issue 36, item 9)", {
+  x <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 30, seed = 1)$dtm
+  sp <- split_heldout(x, seed = 1)
+  fit <- fit_lda(sp$train, K = 3, passes = 1, seed = 1, progress = FALSE)
+  expect_error(heldout_loglik(fit, sp), "`test = sp\\$test`", class = "sparsevi_error_argument")
+  expect_error(fit_lda(sp$train, K = 3, passes = 1, heldout = sp, progress = FALSE),
+               "`heldout` is the whole split .* `heldout = sp\\$test`",
+               class = "sparsevi_error_argument")
+  one <- as_dtm(rep(list(c("a", "a"), "a", c("a", "a", "a")), 4))
+  for (K in list(2, c(2, 3))) {
+    expect_error(fit_lda(one, K = K, progress = FALSE), "`x` has 1 term in its vocabulary",
+                 class = "sparsevi_error_data")
+  }
+})
