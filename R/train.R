@@ -161,7 +161,8 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
 #     keep a large table safe on disk rather than copy it (the lap may then
 #     write the state's tables in place);
 #   recover(state) -> state (optional): after a failed lap, the state as it
-#     was before the lap (e.g. read back from what protect() kept).
+#     was before the lap (e.g. read back from what protect() kept); not
+#     called when protect() itself failed (the state is then untouched).
 # An error or interrupt during a lap keeps the state of the last completed
 # lap (a lap works on its own copy) and warns with class
 # sparsevi_warning_interrupted; when no lap has completed yet and
@@ -180,12 +181,18 @@ train_laps <- function(state, laps, lap, evaluate, trainer, between = NULL,
   lap_complete <- TRUE
   for (i in seq_along(laps)) {
     l <- laps[i]
+    # recover() only after protect() has kept this state: when protect()
+    # itself fails (a snapshot that cannot be written, an interrupt while it
+    # is written) nothing has touched the state yet, and what an earlier
+    # protect() kept is an earlier lap's
+    protected <- FALSE
     out <- tryCatch({
       if (!is.null(protect)) state <- protect(state, l)
+      protected <- TRUE
       lap(state, l)
     }, interrupt = function(e) e, error = function(e) e)
     if (inherits(out, "condition")) {
-      if (!is.null(recover)) state <- recover(state)
+      if (!is.null(recover) && protected) state <- recover(state)
       if (inherits(out, "sparsevi_error_worker")) {
         if (!is.null(on_worker_error)) on_worker_error(out, state)
         stop(out)
