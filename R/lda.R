@@ -279,7 +279,10 @@ lda_available <- function() {
 #' and the fit's `lambda` is built in that table at the end; `topic_word`
 #' is computed from it when read. An error or interrupt (Ctrl-C) during a lap returns
 #' the fit after the last completed lap, with a warning of class
-#' `sparsevi_warning_interrupted`. To keep that lap's topics, a lap works on
+#' `sparsevi_warning_interrupted`; so does an interrupt while a completed
+#' lap is scored (its trace row then has no scores). A snapshot (below)
+#' that cannot be written stops training the same way, the error giving
+#' the system's reason. To keep that lap's topics, a lap works on
 #' a copy of the store while memory is plentiful. A store larger than
 #' `getOption("sparsevi.snapshot_bytes")` is instead written to a file in
 #' [tempdir()] before each lap and read back if the lap fails, so that the
@@ -317,7 +320,14 @@ lda_available <- function() {
 #' (K = 10, 20, 40), and 1.10 to 1.81 times with `"cvb0"` (K = 25 to 200);
 #' in all four runs it chose the K that scored best on test documents it
 #' never saw (`inst/bench/results/select-k.txt`). When the largest (or
-#' smallest) K of the grid is chosen, widen the grid.
+#' smallest) K of the grid is chosen, widen the grid. A K listed twice is
+#' fitted once (with a message). An interrupt (Ctrl-C) stops the search:
+#' the K being fitted is not compared with the others, and the result is
+#' the best K scored so far as fitted on the 90% (not refitted on all),
+#' with `ended = "interrupted"`, a `sparsevi_warning_interrupted` warning
+#' and the `select` table of the K done (attribute `"interrupted"`: the K
+#' that was stopped). `init` as a matrix and `batches` describe one K and
+#' all the documents, and cannot be used with several K.
 #'
 #' @section Differences from the paper:
 #' The default engine is Foulds et al.'s SCVB0; its departures from the
