@@ -79,7 +79,13 @@ heldout_loglik_completion <- function(object, test, observed_frac = 0.8,
 
 # Bring test documents to a sparsevi_heldout over the fitted vocabulary.
 as_heldout <- function(test, vocab, observed_frac = 0.8, by = c("types", "tokens"),
-                       seed = NULL, call = caller_call()) {
+                       seed = NULL, call = caller_call(), arg = "test") {
+  # the whole list split_heldout() returns, not its test part
+  if (is.list(test) && !is.object(test) && inherits(test$test, "sparsevi_heldout") &&
+      all(c("train", "test") %in% names(test))) {
+    abort(sprintf("%s is the whole split from split_heldout() (its training and test parts): give its test part, e.g. `%s = sp$test` for `sp <- split_heldout(x)`.",
+                  arg_label(arg), arg), "argument", call = call)
+  }
   if (!inherits(test, "sparsevi_heldout")) {
     x <- as_dtm(test)
     observed_frac <- check_probability(observed_frac, "observed_frac", call = call)

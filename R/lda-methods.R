@@ -278,9 +278,33 @@ predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb"
   threads <- sparsevi_threads(threads)
   seed <- resolve_seed(seed)
   ctl <- list(...)
-  theta <- fun(object, x, if (length(ctl)) ctl else NULL, seed, threads)
+  ctl <- if (length(ctl)) ctl else NULL
+  blocks <- if (identical(method, "vb")) predict_blocks(x, object$K) else list(NULL)
+  theta <- if (length(blocks) == 1L) {
+    fun(object, x, ctl, seed, threads)
+  } else {
+    # blocks of documents, so that Ctrl-C is answered between them (one
+    # call over 10,000 documents took 9.5 s to answer); vb inference is
+    # per document, so the proportions are those of one call, bit for bit
+    do.call(rbind, lapply(blocks, function(r) fun(object, dtm_subset(x, r), ctl, seed, threads)))
+  }
   dimnames(theta) <- list(x$doc_names, paste0("topic", seq_len(object$K)))
   if (sparse) methods::as(theta, "CsparseMatrix") else theta
+}
+
+# Work (document-term entries x K) per block of predict(): about 0.4 s of
+# vb inference on one core.
+predict_block_work <- 2e6
+
+# The rows of `x` in consecutive blocks of about predict_block_work each
+# (at least one document per block).
+predict_blocks <- function(x, K) {
+  D <- nrow(x)
+  if (D < 2L) return(list(seq_len(D)))
+  work <- as.double(diff(x$doc_ptr)) * K
+  id <- pmax(1, ceiling(cumsum(work) / predict_block_work))
+  id <- cumsum(c(TRUE, diff(id) != 0))
+  unname(split(seq_len(D), id))
 }
 
 # How many topics per training document the fit keeps in doc_topic.
@@ -502,4 +526,57 @@ logLik.sparsevi_lda <- function(object, newdata, ...) {
   }
   abort(sprintf("This fit has no log-likelihood of its own (%s) and no held-out documents. Score test documents with `logLik(fit, newdata)` or `heldout_loglik(fit, test)` (from split_heldout()), or fit with `heldout`.",
                 why), "loglik")
+}
+
+#' Model generics of a topic model: fitted proportions, coefficients, nobs
+#'
+#' The model-fit generics of R's stats package, for an LDA fit.
+#' `fitted()` gives the training documents' topic proportions, as
+#' `predict(fit)` does (the largest `doc_topics` per document that the fit
+#' keeps); `coef()` the topic-word distributions `fit$topic_word` (K x V,
+#' rows sum to 1); `nobs()` the number of training tokens, the observations
+#' of the likelihood (as `logLik()`'s `nobs`; the documents are
+#' `fit$n_docs`). A topic model has no residuals: `residuals()` is an error
+#' that says how to judge the fit instead ([heldout_loglik()],
+#' [coherence()], `logLik()`).
+#'
+#' @param object A `sparsevi_lda` fit.
+#' @param ... Passed to `predict()` by `fitted()` (e.g. `sparse = TRUE`);
+#'   unused by the others.
+#' @returns `fitted()`: a D x K matrix of proportions; `coef()`: a K x V
+#'   matrix; `nobs()`: a whole number.
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
+#' head(fitted(fit))
+#' dim(coef(fit))
+#' nobs(fit)
+#' @name lda_generics
+#' @importFrom stats coef residuals
+#' @export
+fitted.sparsevi_lda <- function(object, ...) {
+  if (is.null(object$doc_topic)) {
+    abort("This fit keeps no training-document proportions (fitted with `doc_topics = 0`): call predict(fit, newdata = <the training documents>) for them.",
+          "method")
+  }
+  predict(object, ...)
+}
+
+#' @rdname lda_generics
+#' @export
+coef.sparsevi_lda <- function(object, ...) {
+  object$topic_word
+}
+
+#' @rdname lda_generics
+#' @export
+nobs.sparsevi_lda <- function(object, ...) {
+  object$n_tokens
+}
+
+#' @rdname lda_generics
+#' @export
+residuals.sparsevi_lda <- function(object, ...) {
+  abort("A topic model has no residuals. To judge the fit use heldout_loglik(fit, test) (held-out log-likelihood per token), coherence(fit, x) or logLik(fit); fitted(fit) gives the document-topic proportions.",
+        "method")
 }

@@ -210,14 +210,55 @@ lda_store_protect <- function(state, files) {
     path <- files[[nm]] %||% tempfile(sprintf("sparsevi-%s-", nm), fileext = ".bin")
     files[[nm]] <- path
     part <- paste0(path, ".part")
-    .Call(ffi_lda_store_save, st$X, st$meta, part)
-    if (!file.rename(part, path)) {
+    saved <- tryCatch(.Call(ffi_lda_store_save, st$X, st$meta, part), error = function(e) e)
+    if (inherits(saved, "error")) {
       unlink(part)
-      abort(sprintf("Could not keep the topic store's snapshot at %s.", path), "io")
+      snapshot_fail(part, snapshot_reason(part))
+    }
+    why <- NULL
+    moved <- withCallingHandlers(file.rename(part, path), warning = function(w) {
+      why <<- conditionMessage(w)
+      invokeRestart("muffleWarning")
+    })
+    if (!moved) {
+      unlink(part)
+      snapshot_fail(path, reason_of(why) %||% "the file could not be renamed")
     }
     state$snapshots[[nm]] <- path
   }
   state
+}
+
+# A snapshot that could not be written: the system's reason and the ways
+# out. (train_laps() then keeps the last completed lap's state, which
+# nothing has written yet.)
+snapshot_fail <- function(path, reason) {
+  abort(sprintf("Could not write the topic store's snapshot to %s: %s. Snapshots of large topic tables go to tempdir() (%s): free space there or start R with TMPDIR on a disk with room, or keep them in memory with options(sparsevi.snapshot_bytes = Inf).",
+                path, reason, tempdir()), "io", call = NULL)
+}
+
+# Why a file cannot be written, in the system's words: creating it again
+# gives R's warning with the reason (no such directory, permission denied,
+# no space); when it can be created, the write itself failed.
+snapshot_reason <- function(path) {
+  why <- NULL
+  withCallingHandlers(tryCatch(file.create(path), error = function(e) {
+    why <<- conditionMessage(e)
+    FALSE
+  }), warning = function(w) {
+    why <<- conditionMessage(w)
+    invokeRestart("muffleWarning")
+  })
+  unlink(path)
+  reason_of(why) %||%
+    "the file could be created but not written: the disk is most likely full"
+}
+
+# The "reason '...'" of a file operation's warning, else its whole text.
+reason_of <- function(msg) {
+  if (is.null(msg)) return(NULL)
+  m <- regmatches(msg, regexpr("reason '[^']*'", msg))
+  if (length(m)) sub("^reason '([^']*)'$", "\\1", m) else msg
 }
 
 # The state of the last completed lap after a failed one: each store with a

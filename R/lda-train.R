@@ -259,7 +259,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)
   fit$ended <- run$ended
   # an interrupted lap kept some batches' proportions of its own: infer
-  # them all with the final topics instead (lda_keep())
-  fit$kept <- if (!identical(run$ended, "interrupted")) kept$env
+  # them all with the final topics instead (lda_keep()); an interrupt after
+  # the last lap completed (while it was scored) leaves that lap's own, when
+  # it kept them (hook_for())
+  kept_all <- !identical(run$ended, "interrupted") ||
+    (isTRUE(run$lap_complete) && run$laps_done > 0L && (stops || lap0 + run$laps_done == last_lap))
+  fit$kept <- if (kept_all) kept$env
   validate_sparsevi_lda(fit)
 }

@@ -131,6 +131,11 @@ lda_available <- function() {
 #' `coherence`, `seconds`, `wall_seconds`, `laps`, `chosen`), shown by
 #' [print()] and drawn by `plot(fit, type = "select")`. When the grid's
 #' smallest or largest K is chosen, both say so: widen the grid.
+#' A K listed twice is fitted once (with a message). An interrupt (Ctrl-C)
+#' stops the search and returns the best K scored so far, as fitted on the
+#' 90% (not refitted), with `ended = "interrupted"`, a warning and the
+#' `select` table of the K done. `init` as a matrix and `batches` describe
+#' one K and cannot be used with several.
 #' @section Differences from the paper:
 #' The engines' departures from their papers are listed on [scvb0], [ope]
 #' and [lda_gibbs]. With `local = "vb"` (Hughes & Sudderth):
@@ -175,6 +180,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   D <- nrow(x)
   V <- ncol(x)
   if (missing(K)) abort("`K`, the number of topics, is missing.", "argument", call = here)
+  check_lda_vocab(V, call = here)
   K <- check_count(K, "K", min = 2, max = V, call = here)
   if (!inherits(x, "sparsevi_source")) check_nonempty_dtm(x, "x", call = here)
   check_topic_table_size(K, V, call = here)
@@ -253,7 +259,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
     lda_resolve_batches(D, global, n_batches, batch_size, call = here)
   }
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, x$vocab, seed = 1,
-                                                        call = here)
+                                                        call = here, arg = "heldout")
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
     abort("Engine controls in `...` must be named, e.g. `max_iter = 50`.", "argument",
@@ -290,6 +296,16 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
                         trace = lda_empty_trace(), call = call),
                    x, passes, progress, heldout, cluster)
   lda_keep(fit, x, heldout, doc_topics)
+}
+
+# Topics are distributions over terms: a vocabulary of one term (or none)
+# has no topics to find, whatever K.
+check_lda_vocab <- function(V, call = caller_call()) {
+  if (V < 2) {
+    abort(sprintf("`x` has %d term%s in its vocabulary; topics need at least 2 terms to tell apart. Check how the corpus was built (tokenisation, a vocabulary filter such as `min_doc_freq`).",
+                  V, if (V == 1) "" else "s"), "data", call = call)
+  }
+  invisible(TRUE)
 }
 
 # `restarts`: NULL is the engine's default (TRUE for "vb", the only engine

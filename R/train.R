@@ -98,9 +98,13 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
     c_eval <- process_cpu()
     elapsed <- t_eval - env$start - env$eval_time
     cpu <- c_eval - env$cpu_start - env$eval_cpu
+    # (the evaluation's time is not training time, even when an interrupt
+    # cuts it short: train_laps() then records the lap without its scores)
+    on.exit({
+      env$eval_time <- env$eval_time + proc.time()[["elapsed"]] - t_eval
+      env$eval_cpu <- env$eval_cpu + process_cpu() - c_eval
+    })
     ev <- evaluate()
-    env$eval_time <- env$eval_time + proc.time()[["elapsed"]] - t_eval
-    env$eval_cpu <- env$eval_cpu + process_cpu() - c_eval
     row <- c(list(lap = as.integer(lap), seconds = offset[1] + elapsed,
                   cpu_seconds = offset[2] + cpu, objective = ev$objective,
                   heldout = ev$heldout,
@@ -158,25 +162,38 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
 #     keep a large table safe on disk rather than copy it (the lap may then
 #     write the state's tables in place);
 #   recover(state) -> state (optional): after a failed lap, the state as it
-#     was before the lap (e.g. read back from what protect() kept).
+#     was before the lap (e.g. read back from what protect() kept); not
+#     called when protect() itself failed (the state is then untouched).
 # An error or interrupt during a lap keeps the state of the last completed
 # lap (a lap works on its own copy) and warns with class
 # sparsevi_warning_interrupted; when no lap has completed yet and
-# `fail_first`, it is an error instead. Returns the state, the trainer, and
-# how the loop ended: "passes", "converged" or "interrupted".
+# `fail_first`, it is an error instead. An interrupt after a lap has
+# completed -- while it is scored (evaluate(), e.g. a held-out score over
+# many documents) or during the between-laps moves -- keeps that lap's state
+# (its trace row without the scores it did not finish) and warns the same
+# way. Returns the state, the trainer, how the loop ended ("passes",
+# "converged" or "interrupted"), the laps completed, and `lap_complete`:
+# TRUE unless a lap was cut short (the state is then the lap before's).
 train_laps <- function(state, laps, lap, evaluate, trainer, between = NULL,
                        converged = NULL, on_worker_error = NULL, fail_first = TRUE,
                        previous = NA_real_, protect = NULL, recover = NULL) {
   done <- 0L
   ended <- "passes"
+  lap_complete <- TRUE
   for (i in seq_along(laps)) {
     l <- laps[i]
+    # recover() only after protect() has kept this state: when protect()
+    # itself fails (a snapshot that cannot be written, an interrupt while it
+    # is written) nothing has touched the state yet, and what an earlier
+    # protect() kept is an earlier lap's
+    protected <- FALSE
     out <- tryCatch({
       if (!is.null(protect)) state <- protect(state, l)
+      protected <- TRUE
       lap(state, l)
     }, interrupt = function(e) e, error = function(e) e)
     if (inherits(out, "condition")) {
-      if (!is.null(recover)) state <- recover(state)
+      if (!is.null(recover) && protected) state <- recover(state)
       if (inherits(out, "sparsevi_error_worker")) {
         if (!is.null(on_worker_error)) on_worker_error(out, state)
         stop(out)
@@ -191,27 +208,51 @@ train_laps <- function(state, laps, lap, evaluate, trainer, between = NULL,
                 l - 1L),
         class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
       ended <- "interrupted"
+      lap_complete <- FALSE
       break
     }
     state <- out$state
     done <- done + 1L
-    note <- ""
     ev <- NULL
-    trainer$record(l, function() ev <<- evaluate(state), out$extras,
-                   note = "")
-    # converged: stop before the between-laps moves (they prepare a next lap)
-    if (!is.null(converged) && converged(previous, ev$objective)) {
+    rows <- trainer$n
+    # the lap is complete: an interrupt from here on (scoring it, the moves
+    # between laps) stops training with this lap's state
+    after <- tryCatch({
+      trainer$record(l, function() ev <<- evaluate(state), out$extras, note = "")
+      # converged: stop before the between-laps moves (they prepare a next lap)
+      if (!is.null(converged) && converged(previous, ev$objective)) {
+        "converged"
+      } else {
+        if (!is.null(between) && i < length(laps)) {
+          mv <- between(state, l)
+          state <- mv$state
+          if (nzchar(mv$note %||% "")) message_between(trainer, mv$note)
+        }
+        "next"
+      }
+    }, interrupt = function(e) e)
+    if (inherits(after, "interrupt")) {
+      scoring <- trainer$n == rows
+      if (scoring) {
+        trainer$record(l, function() list(objective = NA_real_, heldout = NA_real_),
+                       out$extras, note = "  (interrupted while scored)")
+      }
+      warning(warningCondition(
+        sprintf("Training was interrupted %s lap %d; returning the fit after lap %d%s.",
+                if (scoring) "while scoring" else "after", l, l,
+                if (scoring) " (its trace row has no objective or held-out score)" else ""),
+        class = c("sparsevi_warning_interrupted", "sparsevi_warning")))
+      ended <- "interrupted"
+      break
+    }
+    if (identical(after, "converged")) {
       ended <- "converged"
       break
     }
-    if (!is.null(between) && i < length(laps)) {
-      mv <- between(state, l)
-      state <- mv$state
-      if (nzchar(mv$note %||% "")) message_between(trainer, mv$note)
-    }
     previous <- ev$objective
   }
-  list(state = state, trainer = trainer, ended = ended, laps_done = done)
+  list(state = state, trainer = trainer, ended = ended, laps_done = done,
+       lap_complete = lap_complete)
 }
 
 # Seconds for a progress line: one decimal from 1 s up, two significant

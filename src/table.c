@@ -29,10 +29,16 @@
  * the policy R applies to its own heap, so memory held by dropped tables
  * stays within a factor of what is alive.
  *
- * Caveat: the class's methods live in this DLL, so a table must not outlive
- * it. R never unloads the DLL of a loaded namespace by itself (there is no
- * .onUnload here); a developer tool that unloads and reloads the package
- * should be given a session without such tables. */
+ * Unloading. The class's methods and the finalizer live in this DLL, so a
+ * table must not outlive it as a table. Every table is registered (a weak
+ * reference, keyed by its block's external pointer); when
+ * R unloads the DLL (pkgload::unload(), library.dynam.unload(), the
+ * .onUnload of R/zzz.R), R_unload_sparsevi() turns each live table into an
+ * ordinary vector held by one of R's own ALTREP wrappers (the class
+ * R_shallow_duplicate_attr() makes, which lives in R itself): the same SEXP,
+ * so every fit that holds it keeps working, prints and saves after the
+ * package is unloaded or reloaded. Its block is then freed and its finalizer
+ * run and cleared, so no finalizer points into an unloaded library. */
 #include "ffi.h"
 #include <R_ext/Altrep.h>
 #include <R_ext/Rdynload.h>
@@ -48,6 +54,16 @@ static double table_live = 0.0;  /* bytes in tables not yet finalized */
 static double table_trigger = SVI_TABLE_MIN_TRIGGER;
 static int table_collections = 0; /* collections run by table_new() */
 static double table_peak = 0.0;   /* most bytes live at once (since a reset) */
+/* the weak references of the tables made (a preserved pairlist with a dummy
+ * head; entries already finalized are dropped as new tables are made). Key:
+ * the block's external pointer; value: an external pointer whose address is
+ * the table itself, not a reference R counts (a counted one would make every
+ * table MAYBE_SHARED, and the stores refuse to write shared tables). The
+ * table is alive while its key is: after a full collection, which runs the
+ * finalizers of dropped tables, every key left is a live table's. */
+static SEXP table_registry = NULL;
+
+void R_unload_sparsevi(DllInfo *dll);
 
 /* data1: an external pointer to the block (tag: its length as a double);
  * data2: unused. */
@@ -96,6 +112,16 @@ static Rboolean table_Inspect(SEXP x, int pre, int deep, int pvec,
 }
 
 void svi_table_register(DllInfo *dll) {
+  /* R finds R_unload_sparsevi() through the DLL's registered symbols only
+   * (dynamic lookup is off, src/init.c), so it is registered, as a .C
+   * routine: this adds the .C table and leaves the .Call table as it was.
+   * R_registerRoutines() turns dynamic lookup back on and stops forcing
+   * symbols; both are set back as R_init_sparsevi() had them. */
+  static const R_CMethodDef unload_methods[] = {
+      {"R_unload_sparsevi", (DL_FUNC)&R_unload_sparsevi, 0}, {NULL, NULL, 0}};
+  R_registerRoutines(dll, unload_methods, NULL, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
   table_class = R_make_altreal_class("sparsevi_table", "sparsevi", dll);
   R_set_altrep_Length_method(table_class, table_Length);
   R_set_altrep_Inspect_method(table_class, table_Inspect);
@@ -103,6 +129,61 @@ void svi_table_register(DllInfo *dll) {
   R_set_altvec_Dataptr_or_null_method(table_class, table_Dataptr_or_null);
   R_set_altreal_Elt_method(table_class, table_Elt);
   R_set_altreal_Get_region_method(table_class, table_Get_region);
+}
+
+/* Adds a table's weak reference to the registry, dropping the entries of
+ * tables already finalized (their key is cleared). */
+static void table_register(SEXP w) {
+  PROTECT(w);
+  if (!table_registry) {
+    table_registry = Rf_cons(R_NilValue, R_NilValue);
+    R_PreserveObject(table_registry);
+  }
+  for (SEXP prev = table_registry, cur = CDR(prev); cur != R_NilValue; cur = CDR(cur)) {
+    if (R_WeakRefKey(CAR(cur)) == R_NilValue) SETCDR(prev, CDR(cur));
+    else prev = cur;
+  }
+  SETCDR(table_registry, Rf_cons(w, CDR(table_registry)));
+  UNPROTECT(1);
+}
+
+/* Before the DLL goes: every live table becomes an ordinary vector inside
+ * one of R's own wrapper objects (same SEXP, R's class, R's methods), its
+ * block freed and its finalizer run, so that nothing left in the session
+ * calls into this library. R calls this when it unloads the DLL. */
+void R_unload_sparsevi(DllInfo *dll) {
+  (void)dll;
+  if (!table_registry) return;
+  R_gc(); /* tables already dropped are freed as tables, not copied */
+  /* R's wrapper class and its metadata layout, from a wrapper R makes */
+  SEXP probe = PROTECT(Rf_allocVector(REALSXP, 64));
+  memset(REAL(probe), 0, 64 * sizeof(double));
+  SEXP wrap = PROTECT(R_shallow_duplicate_attr(probe));
+  const int can_wrap = ALTREP(wrap) && !R_altrep_inherits(wrap, table_class);
+  for (SEXP cur = CDR(table_registry); cur != R_NilValue; cur = CDR(cur)) {
+    SEXP w = CAR(cur);
+    SEXP p = R_WeakRefKey(w);
+    if (p == R_NilValue) continue;
+    SEXP x = (SEXP)R_ExternalPtrAddr(R_WeakRefValue(w));
+    double *block = (double *)R_ExternalPtrAddr(p);
+    if (can_wrap && x && block && ALTREP(x) && R_altrep_inherits(x, table_class) &&
+        R_altrep_data1(x) == p) {
+      PROTECT(x);
+      const R_xlen_t n = table_length(x);
+      SEXP v = PROTECT(Rf_allocVector(REALSXP, n));
+      if (n > 0) memcpy(REAL(v), block, (size_t)n * sizeof(double));
+      SEXP meta = PROTECT(Rf_duplicate(R_altrep_data2(wrap)));
+      SET_TAG(x, TAG(wrap)); /* an ALTREP object's class is its tag */
+      R_set_altrep_data1(x, v);
+      R_set_altrep_data2(x, meta);
+      UNPROTECT(3);
+    }
+    R_RunWeakRefFinalizer(w); /* frees the block, clears the finalizer */
+  }
+  SETCDR(table_registry, R_NilValue);
+  R_ReleaseObject(table_registry);
+  table_registry = NULL;
+  UNPROTECT(2);
 }
 
 /* A block of n doubles from the C heap, zero-filled when `zero`; NULL when
@@ -130,9 +211,13 @@ static SEXP table_new(int K, int V, int zero) {
   }
   SEXP len = PROTECT(Rf_ScalarReal((double)n));
   SEXP p = PROTECT(R_MakeExternalPtr(NULL, len, R_NilValue));
+  SEXP x = PROTECT(R_new_altrep(table_class, p, R_NilValue));
   /* the finalizer first: from the moment the block exists, R owns it (an
-   * error in what follows leaves it to the collector, never leaked) */
-  R_RegisterCFinalizerEx(p, table_finalize, TRUE);
+   * error in what follows leaves it to the collector, never leaked); its
+   * weak reference is registered, for R_unload_sparsevi() */
+  table_register(R_MakeWeakRefC(p, PROTECT(R_MakeExternalPtr(x, R_NilValue, R_NilValue)),
+                                table_finalize, TRUE));
+  UNPROTECT(1);
   double *block = table_block(count, zero);
   if (!block) {
     /* (dropped tables may be holding the memory) */
@@ -143,7 +228,6 @@ static SEXP table_new(int K, int V, int zero) {
   R_SetExternalPtrAddr(p, block);
   table_live += bytes;
   if (table_live > table_peak) table_peak = table_live;
-  SEXP x = PROTECT(R_new_altrep(table_class, p, R_NilValue));
   SEXP dim = PROTECT(Rf_allocVector(INTSXP, 2));
   INTEGER(dim)[0] = K;
   INTEGER(dim)[1] = V;

@@ -223,3 +223,51 @@ test_that("the bad-input suite tried enough cases", {
   message(sprintf("bad inputs tried: %d", n))
   expect_gt(n, 800)
 })
+
+test_that("errors inside a K grid name the user's call and describe the user's input (issue 36, item 6)", {
+  x <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 30, seed = 1)$dtm
+  # an error raised by a fit of the grid: the user's call, not a deparsed
+  # fit_lda() with its body and the corpus
+  err <- expect_error(fit_lda(x, K = c(2, 3), passes = 1, seed = 1, progress = FALSE,
+                              not_a_control = 1),
+                      class = "sparsevi_error_argument")
+  cl <- conditionCall(err)
+  expect_identical(cl[[1]], as.name("fit_lda"))
+  expect_lt(sum(nchar(deparse(cl))), 200)
+  expect_false(grepl("function (", paste(capture.output(print(err)), collapse = ""), fixed = TRUE))
+  # the user's input, not the 90% split
+  expect_error(fit_lda(x, K = c(2, 3), n_batches = 60, progress = FALSE),
+               "`n_batches` = 60 .* 54 training documents \\(of the 60 in `x`",
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = c(2, 3), batches = list(1:30, 31:60), progress = FALSE),
+               "`batches` names documents of `x` \\(60 of them\\)", class = "sparsevi_error_argument")
+  expect_error(fit_lda(x, K = c(2, 3), init = matrix(1, 2, 30), progress = FALSE),
+               "one K .* several K \\(2, 3\\)", class = "sparsevi_error_argument")
+})
+
+test_that("a K grid says each warning and note once (issue 36, item 9)", {
+  x <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 30, seed = 1)$dtm
+  ws <- character(0)
+  withCallingHandlers(
+    fit_lda(x, K = c(2, 3), local = "vb", global = "streaming", passes = 3, seed = 1, progress = FALSE),
+    warning = function(w) {
+      ws <<- c(ws, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  expect_length(grep("single pass", ws), 1L)
+})
+
+test_that("the whole split as test data, and a one-term corpus, say what to do (issue 36, item 9)", {
+  x <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 30, seed = 1)$dtm
+  sp <- split_heldout(x, seed = 1)
+  fit <- fit_lda(sp$train, K = 3, passes = 1, seed = 1, progress = FALSE)
+  expect_error(heldout_loglik(fit, sp), "`test = sp\\$test`", class = "sparsevi_error_argument")
+  expect_error(fit_lda(sp$train, K = 3, passes = 1, heldout = sp, progress = FALSE),
+               "`heldout` is the whole split .* `heldout = sp\\$test`",
+               class = "sparsevi_error_argument")
+  one <- as_dtm(rep(list(c("a", "a"), "a", c("a", "a", "a")), 4))
+  for (K in list(2, c(2, 3))) {
+    expect_error(fit_lda(one, K = K, progress = FALSE), "`x` has 1 term in its vocabulary",
+                 class = "sparsevi_error_data")
+  }
+})

@@ -103,3 +103,44 @@ test_that("no exported function modifies its inputs", {
   expect_identical(X, X0)
   expect_identical(m, m0)
 })
+
+test_that("Ctrl-C while a lap is scored returns that lap's fit (issue 36, item 2)", {
+  skip_on_cran()
+  res <- run_child(c(
+    'suppressMessages(library(sparsevi))',
+    'x <- simulate_lda(D = 100, V = 40, K = 3, doc_length = 40, alpha = 0.1, eta = 0.05, seed = 1)$dtm',
+    'sp <- split_heldout(x, test_frac = 0.2, seed = 1)',
+    'ref <- fit_lda(sp$train, K = 3, passes = 2, seed = 1, progress = FALSE)',
+    child_interrupt_at("completion_score", 2),
+    'w <- NULL',
+    'f <- withCallingHandlers(fit_lda(sp$train, K = 3, passes = 5, seed = 1, progress = FALSE,',
+    '                                 heldout = sp$test),',
+    '  warning = function(w0) { w <<- w0; invokeRestart("muffleWarning") })',
+    'stopifnot(inherits(w, "sparsevi_warning_interrupted"), grepl("lap 2", conditionMessage(w)))',
+    'stopifnot(identical(f$trace$lap, 1:2), is.na(f$trace$heldout[2]), !is.na(f$trace$heldout[1]))',
+    'stopifnot(identical(f$ended, "interrupted"), identical(f$lambda[, ], ref$lambda[, ]))',
+    'cat("OK\\n")'))
+  expect_identical(res$status, 0L, info = paste(res$output, collapse = "\n"))
+  expect_true("OK" %in% res$output)
+})
+
+test_that("Ctrl-C in a K grid stops the search and returns what was done, flagged (issue 36, item 4)", {
+  skip_on_cran()
+  # lap 8 is K = 4's second: K = 2 and 3 are done (3 laps each)
+  res <- run_child(c(
+    'suppressMessages(library(sparsevi))',
+    'x <- simulate_lda(D = 100, V = 40, K = 3, doc_length = 40, alpha = 0.1, eta = 0.05, seed = 1)$dtm',
+    child_interrupt_at("lda_lap", 8),
+    'ws <- list()',
+    'f <- withCallingHandlers(fit_lda(x, K = c(2, 3, 4), passes = 3, seed = 1, progress = FALSE),',
+    '  warning = function(w) { ws[[length(ws) + 1]] <<- w; invokeRestart("muffleWarning") })',
+    'last <- ws[[length(ws)]]',
+    'stopifnot(inherits(last, "sparsevi_warning_interrupted"), grepl("K = 4", conditionMessage(last)))',
+    'stopifnot(identical(f$ended, "interrupted"), identical(f$select$K, 2:3), f$select$laps == 3)',
+    'stopifnot(identical(attr(f$select, "interrupted"), 4L), f$K %in% 2:3, f$n_docs == 90)',
+    'stopifnot(f$K == f$select$K[f$select$chosen])',
+    'stopifnot(any(grepl("interrupted at K = 4", capture.output(print(f)))))',
+    'cat("OK\\n")'))
+  expect_identical(res$status, 0L, info = paste(res$output, collapse = "\n"))
+  expect_true("OK" %in% res$output)
+})

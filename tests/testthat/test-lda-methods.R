@@ -256,3 +256,40 @@ test_that("plot() of a fit without objective or held-out score draws seconds per
   expect_identical(rec$drawn$main, "Training time per lap")
   expect_equal(rec$drawn$y, diff(c(0, fit$trace$seconds)))
 })
+
+test_that("nobs, fitted, coef and residuals on an LDA fit work or say what to call (issue 36, item 8)", {
+  sim <- simulate_lda(D = 40, V = 20, K = 3, doc_length = 20, seed = 1)
+  fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  expect_identical(nobs(fit), fit$n_tokens)
+
+  expect_identical(fitted(fit), predict(fit))
+  expect_identical(dim(fitted(fit)), c(40L, 3L))
+  expect_identical(coef(fit), fit$topic_word)
+  expect_equal(unname(rowSums(coef(fit))), rep(1, 3))
+  expect_error(residuals(fit), "heldout_loglik\\(fit, test\\)", class = "sparsevi_error_method")
+  none <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, doc_topics = 0, progress = FALSE)
+  expect_error(fitted(none), "predict\\(fit, newdata = ", class = "sparsevi_error_method")
+})
+
+test_that("predict() infers in blocks of documents, the same proportions (issue 36, item 9)", {
+  sim <- simulate_lda(D = 300, V = 60, K = 4, doc_length = 40, seed = 3)
+  fit <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  one <- predict(fit, sim$dtm)
+  ns <- asNamespace("sparsevi")
+  old <- get("predict_block_work", ns)
+  utils::assignInNamespace("predict_block_work", 4 * 40, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("predict_block_work", old, ns = "sparsevi"))
+  # the blocks are answered one by one (Ctrl-C lands between them)
+  expect_gt(length(sparsevi:::predict_blocks(sim$dtm, 4)), 10)
+  orig <- get("lda_infer_vb", ns)
+  calls <- 0
+  utils::assignInNamespace("lda_infer_vb", function(...) {
+    calls <<- calls + 1
+    orig(...)
+  }, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_infer_vb", orig, ns = "sparsevi"), add = TRUE)
+  blocked <- predict(fit, sim$dtm)
+  expect_gt(calls, 10)
+  expect_identical(blocked, one)
+  expect_identical(predict(fit, sim$dtm, threads = 2), one)
+})

@@ -49,7 +49,8 @@ test_that("choosing K keeps the user's settings and checks K", {
   expect_identical(f$L, min(3L, f$K)) # L is capped at each K
   expect_length(f$select$K, 2L)
   # one distinct K is an ordinary fit
-  g <- fit_lda(sim$dtm, K = c(3, 3), passes = 1, seed = 1, progress = FALSE)
+  expect_message(g <- fit_lda(sim$dtm, K = c(3, 3), passes = 1, seed = 1, progress = FALSE),
+                 class = "sparsevi_message_duplicate_k")
   expect_null(g$select)
   expect_identical(g$K, 3L)
   expect_error(fit_lda(sim$dtm, K = c(2, 1.5)), class = "sparsevi_error_argument")
@@ -104,4 +105,17 @@ test_that("print() and plot() say when the chosen K is at the grid's edge", {
   plot(f, type = "select")
   grDevices::dev.off()
   expect_true(any(grepl("grid's upper edge", rec$texts)))
+})
+
+test_that("K values that are not counts of topics are errors naming the value (issue 36, item 5)", {
+  sim <- select_corpus()
+  for (bad in list(c(5, Inf), c(5, 3e9), c(5, NA), c(5, -Inf))) {
+    err <- expect_error(fit_lda(sim$dtm, K = bad, progress = FALSE),
+                        class = "sparsevi_error_argument")
+    expect_match(conditionMessage(err), sprintf("K[2] is %s", format(bad[2])), fixed = TRUE)
+  }
+  # duplicates are dropped, with a message naming them; the grid is the same
+  expect_message(f <- fit_lda(sim$dtm, K = c(3, 2, 3), passes = 1, seed = 1, progress = FALSE),
+                 "lists 3 more than once", class = "sparsevi_message_duplicate_k")
+  expect_identical(f$select$K, 2:3)
 })

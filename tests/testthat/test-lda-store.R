@@ -305,3 +305,41 @@ test_that("memoized training builds its store in the start's table; a large fit 
   u <- update(large, sim$dtm, passes = 1, progress = FALSE)
   expect_identical(u$lambda, update(small, sim$dtm, passes = 1, progress = FALSE)$lambda)
 })
+
+test_that("a failed snapshot write returns the lap the warning names (issue 36, item 3)", {
+  sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
+  fit <- function(passes) {
+    fit_lda(sim$dtm, K = 3, local = "cvb0", init = "seeded", passes = passes,
+            batch_size = 40, seed = 3, progress = FALSE)
+  }
+  old <- options(sparsevi.snapshot_bytes = 0)
+  on.exit(options(old))
+  two <- fit(2)
+  # lap 3's snapshot cannot be written: lap 2's state is untouched in memory,
+  # not the lap 1 state an earlier snapshot holds
+  fails <- counted("lda_store_protect", 3)
+  w <- NULL
+  three <- tryCatch(withCallingHandlers(fit(3), warning = function(w0) {
+    w <<- w0
+    invokeRestart("muffleWarning")
+  }), finally = fails$restore())
+  expect_s3_class(w, "sparsevi_warning_interrupted")
+  expect_match(conditionMessage(w), "during lap 3 .*after lap 2")
+  expect_identical(three$lambda, two$lambda)
+  expect_identical(three$trace$lap, 1:2)
+})
+
+test_that("a snapshot that cannot be written gives the system's reason (issue 36, item 9)", {
+  lam <- matrix(1, 3, 12)
+  st <- sparsevi:::lda_store_new(list(lambda = lam), rowSums(lam), 0.05, 0)
+  files <- new.env()
+  files$cvb0 <- file.path(tempdir(), "no-such-dir", "snap.bin")
+  old <- options(sparsevi.snapshot_bytes = 0)
+  on.exit(options(old))
+  reason <- tryCatch(file.create(paste0(files$cvb0, ".part")),
+                     warning = function(w) sub(".*reason '([^']*)'.*", "\\1", conditionMessage(w)))
+  err <- expect_error(sparsevi:::lda_store_protect(list(cvb0 = st), files),
+                      class = "sparsevi_error_io")
+  expect_match(conditionMessage(err), reason, fixed = TRUE)
+  expect_match(conditionMessage(err), "sparsevi.snapshot_bytes = Inf", fixed = TRUE)
+})
