@@ -333,12 +333,12 @@ test_that("a snapshot that cannot be written gives the system's reason (issue 36
   lam <- matrix(1, 3, 12)
   st <- sparsevi:::lda_store_new(list(lambda = lam), rowSums(lam), 0.05, 0)
   files <- new.env()
-  files$cvb0 <- file.path(tempdir(), "no-such-dir", "snap.bin")
+  files$store <- file.path(tempdir(), "no-such-dir", "snap.bin")
   old <- options(sparsevi.snapshot_bytes = 0)
   on.exit(options(old))
-  reason <- tryCatch(file.create(paste0(files$cvb0, ".part")),
+  reason <- tryCatch(file.create(paste0(files$store, ".part")),
                      warning = function(w) sub(".*reason '([^']*)'.*", "\\1", conditionMessage(w)))
-  err <- expect_error(sparsevi:::lda_store_protect(list(cvb0 = st), files),
+  err <- expect_error(sparsevi:::lda_store_protect(list(store = st), files),
                       class = "sparsevi_error_io")
   expect_match(conditionMessage(err), reason, fixed = TRUE)
   expect_match(conditionMessage(err), "sparsevi.snapshot_bytes = Inf", fixed = TRUE)
