@@ -70,18 +70,21 @@ bench_sim_corpus <- function(D = 60, V = 40, K = 4, seed = 1, doc_length = 40) {
 }
 
 # The commit of the checkout the benchmark runs in (short hash), with
-# "+uncommitted" when the package's sources differ from it; "unknown" outside
-# a git checkout (an installed package).
+# "+uncommitted" when the package's sources (R/, src/, DESCRIPTION), the
+# running script or the shared helpers differ from it; "unknown" outside a
+# git checkout (an installed package).
 bench_commit <- function() {
   h <- tryCatch(suppressWarnings(system2("git", c("rev-parse", "--short", "HEAD"),
                                          stdout = TRUE, stderr = FALSE)),
                 error = function(e) character(0))
   if (!length(h) || !is.null(attr(h, "status"))) return("unknown (not a git checkout)")
+  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  paths <- c("R", "src", "DESCRIPTION", file.path(bench_dir, c("bench-log.R", "bench-data.R")),
+             if (length(f)) f[1])
   dirty <- tryCatch(suppressWarnings(system2("git", c("status", "--porcelain", "--",
-                                                      "R", "src", "inst/bench", "DESCRIPTION"),
+                                                      shQuote(paths)),
                                              stdout = TRUE, stderr = FALSE)),
                     error = function(e) character(0))
-  dirty <- dirty[!grepl("inst/bench/results/", dirty)]
   paste0(h[1], if (length(dirty)) "+uncommitted" else "")
 }
 
