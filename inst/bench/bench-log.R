@@ -92,7 +92,7 @@ bench_commit <- function() {
 # that are set, then the script and its arguments.
 bench_command <- function() {
   env <- Sys.getenv()
-  keep <- grepl("^(SPARSEVI_|SCVB0_|OMP_|R_LIBS)", names(env)) &
+  keep <- (grepl("^(SPARSEVI_|SCVB0_|OMP_)", names(env)) | names(env) == "R_LIBS") &
     !names(env) %in% c("SPARSEVI_BENCH_SMOKE_DIR")
   vars <- if (any(keep)) paste0(names(env)[keep], "=", shQuote(env[keep]), collapse = " ")
   a <- commandArgs(FALSE)
