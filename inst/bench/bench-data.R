@@ -67,7 +67,17 @@ gen_separated <- function(N, D, c, K = 10, seed = 1) {
 # Runs `code` (lines of R) in a fresh Rscript process with the sparsevi of
 # library `lib` attached (first on the library path); the code leaves its
 # answer in `result`, which is returned. For A/B runs of two builds.
+# In smoke mode (bench-log.R), a child of the build already loaded runs in
+# this process (a fresh environment), which is quicker and checks the same
+# code.
 bench_child <- function(lib, code) {
+  if (exists("bench_smoke", mode = "function") && bench_smoke() &&
+      identical(normalizePath(lib, mustWork = FALSE),
+                normalizePath(dirname(find.package("sparsevi"))))) {
+    env <- new.env(parent = globalenv())
+    eval(parse(text = code), envir = env)
+    return(get("result", envir = env))
+  }
   script <- tempfile(fileext = ".R")
   out <- tempfile(fileext = ".rds")
   writeLines(c(sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),

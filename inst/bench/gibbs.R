@@ -27,6 +27,13 @@
 # settings below and the notes printed into the results file.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 ns <- asNamespace("sparsevi")
 data_dir <- Sys.getenv("SPARSEVI_DATA", file.path("..", "shared", "data"))
 if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")

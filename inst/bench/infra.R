@@ -10,6 +10,13 @@
 # Writes inst/bench/results/infra.txt.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 
 data_dir <- Sys.getenv("SPARSEVI_DATA", file.path("..", "shared", "data"))
 out_file <- file.path("inst", "bench", "results", "infra.txt")

@@ -33,7 +33,13 @@ doc_topics <- Sys.getenv("SPARSEVI_BENCH_DOC_TOPICS", "default")
 topic_word <- Sys.getenv("SPARSEVI_BENCH_TOPIC_WORD", "read")
 preload <- Sys.getenv("SPARSEVI_BENCH_PRELOAD", "Matrix")
 out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "large.txt"))
-source(file.path("inst", "bench", "bench-log.R"))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 say <- bench_logger(out_file)
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sparsevi))
@@ -41,7 +47,7 @@ suppressPackageStartupMessages(library(sparsevi))
 # it exists, e.g. for the whole of wikipara, several runs)
 corpus_rds <- Sys.getenv("SPARSEVI_BENCH_CORPUS_RDS",
                          file.path(tempdir(), sprintf("wikipara-%d.rds", n_docs)))
-source(file.path("inst", "bench", "bench-data.R"))
+source(file.path(bench_dir, "bench-data.R"))
 if (file.exists(corpus_rds)) {
   x <- readRDS(corpus_rds)
 } else {

@@ -8,6 +8,13 @@
 # Writes inst/bench/results/memory.txt.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 args <- commandArgs(trailingOnly = TRUE)
 n_fits <- if (length(args)) as.integer(args[1]) else 1000L
 out_file <- file.path("inst", "bench", "results", "memory.txt")

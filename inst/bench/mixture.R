@@ -36,6 +36,13 @@
 #    Mclust's BIC over 2:5 where the set has no labels). Needs mclust, MASS.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 args <- commandArgs(trailingOnly = TRUE)
 what <- if (length(args)) args else "all" # one or more parts
 data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)

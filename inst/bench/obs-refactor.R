@@ -38,7 +38,7 @@ commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TR
                    error = function(e) "unknown")
 
 # the data, made once (the VDP data: gen_separated() in bench-data.R)
-source(file.path("inst", "bench", "bench-data.R"))
+source(file.path(bench_dir, "bench-data.R"))
 mix_file <- tempfile(fileext = ".rds")
 vdp_file <- tempfile(fileext = ".rds")
 library(sparsevi, lib.loc = libs[["after"]])

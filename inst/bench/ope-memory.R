@@ -17,13 +17,19 @@ data_dir <- file.path("..", "shared", "data")
 lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "10000"))
 K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", "1000"))
-source(file.path("inst", "bench", "bench-log.R"))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 say <- bench_logger(file.path("inst", "bench", "results", "ope-memory.txt"))
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sparsevi))
 corpus_rds <- Sys.getenv("SPARSEVI_BENCH_CORPUS_RDS",
                          file.path(tempdir(), "wikipara-60000.rds"))
-source(file.path("inst", "bench", "bench-data.R"))
+source(file.path(bench_dir, "bench-data.R"))
 if (file.exists(corpus_rds)) {
   x <- readRDS(corpus_rds)
 } else {

@@ -37,6 +37,13 @@
 # Results are appended to the results file (earlier runs are kept).
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 ns <- asNamespace("sparsevi")
 args <- commandArgs(trailingOnly = TRUE)
 budgets <- c(nips_f20 = if (length(args) >= 1) as.numeric(args[1]) else 45,

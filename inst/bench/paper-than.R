@@ -37,8 +37,14 @@ ns <- asNamespace("sparsevi")
 data_dir <- file.path("..", "shared", "data")
 if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
 out_file <- file.path("inst", "bench", "results", "paper-than.txt")
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
 say <- bench_logger(out_file)
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args)) args[1] else "34"

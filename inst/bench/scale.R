@@ -6,6 +6,13 @@
 # inst/bench/results/scale.txt (appended per part). Figures are ratios
 # measured in one run: absolute times on a shared machine are noisy.
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args)) strsplit(args[1], ",")[[1]] else
   c("threads", "cluster", "memory", "workers", "project")

@@ -10,7 +10,13 @@
 # Appends to inst/bench/results/speed-levers.txt.
 suppressPackageStartupMessages(library(sparsevi))
 out_file <- file.path("inst", "bench", "results", "speed-levers.txt")
-source(file.path("inst", "bench", "bench-log.R"))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA", "kos,sotu_chunks,spamassassin"),
                     ",")[[1]]

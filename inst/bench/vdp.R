@@ -20,6 +20,13 @@
 # B = VDP.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 args <- commandArgs(trailingOnly = TRUE)
 vdp_limit <- if (length(args) >= 1) as.numeric(args[1]) else 300
 max_N <- if (length(args) >= 2) as.numeric(args[2]) else 1e6
@@ -35,7 +42,7 @@ say <- function(...) {
   cat(line, "\n", sep = "", file = out_file, append = TRUE)
 }
 
-source(file.path("inst", "bench", "bench-data.R")) # gen_separated()
+source(file.path(bench_dir, "bench-data.R")) # gen_separated()
 
 fit_timed <- function(X, kdtree, max_K = 50, ...) {
   st <- system.time(f <- fit_vdp(X, kdtree = kdtree, seed = 1, threads = 1,
