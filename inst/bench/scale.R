@@ -63,7 +63,7 @@ if ("threads" %in% parts) {
   # (the vb engine: its state and control feed the vb local steps below)
   topics <- fit_named(x, K1, "vb", passes = 1, seed = 1, progress = FALSE)
   bench_header(say, fits = list(`vb topics` = topics))
-  best <- function(f) min(replicate(3, cpu(f())[["elapsed"]]))
+  best <- function(f) min(replicate(if (smoke) 1 else 3, cpu(f())[["elapsed"]]))
   time_engine <- function(name, f) {
     t1 <- best(function() f(1L))
     t2 <- best(function() f(2L))

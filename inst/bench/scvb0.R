@@ -259,6 +259,7 @@ if (any(parts %in% c(1, 4))) {
     full = nonempty(m_all[seq_len(n_tp), ]),
     top7700 = nonempty(restrict_vocab(m_all, seq_len(wiki_docs), 7700)[seq_len(n_tp), ])
   )
+  if (smoke) tp_sets$full <- NULL # the same code as top7700
 }
 # A topic state as training has it (random lambda, tracked totals) and the
 # minibatches of 100 documents of a set.
@@ -482,7 +483,8 @@ fig1_corpus <- function(label, m_train, m_test, budget) {
     `svb-O0` = c(list("vb"), svb(0.1, 0.01, max_iter = 100))) # the paper's SVB-O0
   for (nm in intersect(names(specs), methods)) {
     sp <- specs[[nm]]
-    runs[[nm]] <- do.call(run_timed, c(list(x, K, sp[[1]], budget, heldout, budget / 10), sp[-1]))
+    runs[[nm]] <- do.call(run_timed, c(list(x, K, sp[[1]], budget, heldout,
+                                            if (smoke) budget else budget / 10), sp[-1]))
     say("  settings that ran [%s]: %s", nm, run_settings(runs[[nm]]))
   }
   print_traces(runs)
