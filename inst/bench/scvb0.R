@@ -302,8 +302,10 @@ local_pass <- function(s, ctl, threads = 1L) {
 # at its first minibatch) and laps run on it; older versions created it and
 # materialised lambda in every lap (their end_lap hook), which is timed.
 train_lap <- function(s, burnin = 1L) {
-  tmpl <- fit_lda(s$x[1:150, ], K = s$K, local = "cvb0", passes = 1, batch_size = 100,
-                  init = "random", seed = 1, progress = FALSE, burnin = burnin)
+  tmpl <- fit_lda(s$x[1:150, ], K = s$K, local = "cvb0", global = "stochastic", passes = 1,
+                  batch_size = 100, init = "random", seed = 1, progress = FALSE, burnin = burnin,
+                  alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6, doc_s = 1,
+                  doc_tau = 10, doc_kappa = 0.9)
   control <- tmpl$control
   control$n_docs <- nrow(s$x)
   control$n_tokens <- s$tok
@@ -381,6 +383,8 @@ for (nm in names(tp_sets)) {
     # the dense VB local step on the same minibatches, for reference
     vb_state <- list(lambda = s$state$lambda, t = 0L)
     fit_v <- fit_lda(s$x[1:150, ], K = s$K, local = "vb", global = "stochastic", L = s$K,
+                     alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6,
+                     max_iter = 100, tol = 0.05,
                      passes = 1, batch_size = 100, init = "random", seed = 1,
                      restarts = FALSE, progress = FALSE)
     vctl <- fit_v$control
