@@ -1,11 +1,15 @@
 # What the LDA benchmarks share for reading corpora and timing calls. Source
-# it from the package root: source(file.path("inst", "bench", "bench-data.R")).
+# it after bench-log.R: source(file.path(bench_dir, "bench-data.R")).
 
 # A corpus of ../shared/data by name; "wikipara<N>" is the first N paragraphs
 # of wikipara, with the terms they use (all_terms = TRUE keeps the whole
 # vocabulary, V = 129,289).
+# In smoke mode (bench-log.R) every name gives a small simulated corpus.
 bench_corpus <- function(name, data_dir = file.path("..", "shared", "data"),
                          all_terms = FALSE) {
+  if (exists("bench_smoke", mode = "function") && bench_smoke()) {
+    return(bench_sim_corpus(D = 80, V = 50, K = 4, seed = 1))
+  }
   if (!dir.exists(data_dir)) {
     stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
   }
@@ -63,13 +67,24 @@ gen_separated <- function(N, D, c, K = 10, seed = 1) {
 # Runs `code` (lines of R) in a fresh Rscript process with the sparsevi of
 # library `lib` attached (first on the library path); the code leaves its
 # answer in `result`, which is returned. For A/B runs of two builds.
+# In smoke mode (bench-log.R), a child of the build already loaded runs in
+# this process (a fresh environment), which is quicker and checks the same
+# code.
 bench_child <- function(lib, code) {
+  if (exists("bench_smoke", mode = "function") && bench_smoke() &&
+      identical(normalizePath(lib, mustWork = FALSE),
+                normalizePath(dirname(find.package("sparsevi"))))) {
+    env <- new.env(parent = globalenv())
+    eval(parse(text = code), envir = env)
+    return(get("result", envir = env))
+  }
   script <- tempfile(fileext = ".R")
   out <- tempfile(fileext = ".rds")
   writeLines(c(sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
                "suppressPackageStartupMessages(library(sparsevi))",
                code,
                sprintf("saveRDS(result, %s)", deparse(out))), script)
+  if (nzchar(lib) && !dir.exists(lib)) stop("no library at ", lib)
   if (system2(file.path(R.home("bin"), "Rscript"), script) != 0)
     stop("the child process failed: ", script)
   readRDS(out)

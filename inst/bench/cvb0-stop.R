@@ -16,25 +16,41 @@
 #   SPARSEVI_BENCH_CORPORA=... nice -n 10 Rscript inst/bench/cvb0-stop.R
 # Appends to inst/bench/results/cvb0-stop.txt.
 suppressPackageStartupMessages(library(sparsevi))
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
-out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "cvb0-stop.txt"))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
+smoke <- bench_smoke()
+out_file <- bench_out("cvb0-stop.txt")
 say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
   "kos,nips_f20,poliblog5k,sotu_chunks,spamassassin,moviereviews,wikipara20000"), ",")[[1]]
-K <- 100L
-laps <- as.integer(Sys.getenv("SPARSEVI_BENCH_LAPS", "20"))
-commit <- system("git rev-parse --short HEAD", intern = TRUE)
-say("")
-say("== SCVB0 stop signals, %s; commit %s; K = %d, %d laps, defaults (fit_lda(x, K), then update(passes = 1))",
-    format(Sys.time()), commit, K, laps)
+if (smoke) corpora <- corpora[1]
+K <- if (smoke) 5L else 100L
+laps <- as.integer(Sys.getenv("SPARSEVI_BENCH_LAPS", if (smoke) "11" else "20"))
+data_dir <- if (!smoke) bench_data_dir()
+bench_header(say, sprintf("== SCVB0 stop signals (inst/bench/cvb0-stop.R); K = %d, %d laps; the engine's defaults at 152e884, named (fit_lda(x, K, local = \"cvb0\", ...), then update(passes = 1))",
+                          K, laps))
+# The defaults this study is about, named so that a later change of them
+# does not change what it measures. The start is the engine's rule at
+# 06ddbb6: "seeded" when K V > 4 x tokens, else "bregman".
+cvb0_settings <- list(local = "cvb0", global = "stochastic", alpha = 0.1, eta = 0.01,
+                      step_scale = 1, tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 10,
+                      doc_kappa = 0.9, burnin = 0, batch_size = 100)
 tv_rows <- function(a, b) mean(Matrix::rowSums(abs(a - b))) / 2
 all <- list()
 for (cn in corpora) {
   x <- bench_corpus(cn)
   sp <- split_heldout(x, test_frac = 0.1, seed = 1)
   tr <- sp$train
-  f <- fit_lda(tr, K = K, seed = 1, passes = 1, heldout = sp$test, progress = FALSE)
+  init <- if (as.double(K) * ncol(tr) > 4 * sum(tr$count)) "seeded" else "bregman"
+  f <- do.call(fit_lda, c(list(tr, K = K, seed = 1, passes = 1, heldout = sp$test,
+                               progress = FALSE, init = init, threads = 1), cvb0_settings))
+  bench_header(say, fits = stats::setNames(list(f), cn))
   rows <- data.frame(lap = 1L, heldout = f$trace$heldout[1], doc = NA_real_, topic = NA_real_)
   for (l in 2:laps) {
     prev_dt <- f$doc_topic
@@ -59,12 +75,11 @@ for (sig in c("doc", "topic")) {
       r <- all[[cn]]
       s <- which(!is.na(r[[sig]]) & r[[sig]] < th)
       stop_at <- if (length(s)) min(s[1], 10L) else 10L
+      stop_at <- min(stop_at, nrow(r))
       sprintf("%s lap %d (%+.4f, %+.4f)", cn, stop_at, r$heldout[stop_at] - r$heldout[10],
               r$heldout[stop_at] - max(r$heldout))
     }, "")
     say("   %s < %g (capped at 10 laps): %s", sig, th, paste(parts, collapse = "; "))
   }
 }
-say("   command: SPARSEVI_BENCH_CORPORA=%s nice -n 10 Rscript inst/bench/cvb0-stop.R",
-    paste(corpora, collapse = ","))
 attr(say, "close")()

@@ -23,11 +23,17 @@
 #                          scikit-learn runs with /usr/bin/python3
 # Appends to inst/bench/results/defaults.txt.
 suppressPackageStartupMessages(library(sparsevi))
-data_dir <- file.path("..", "shared", "data")
-out_file <- Sys.getenv("SPARSEVI_BENCH_OUT",
-                       file.path("inst", "bench", "results", "defaults.txt"))
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
+smoke <- bench_smoke()
+data_dir <- if (!smoke) bench_data_dir()
+out_file <- bench_out("defaults.txt")
 read_corpus <- function(name) bench_corpus(name, data_dir)
 say <- bench_logger(out_file)
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
@@ -36,9 +42,13 @@ systems <- strsplit(Sys.getenv("SPARSEVI_BENCH_SYSTEMS",
   "vb_eta0.5,vb_learn,vb_eta0.01,cvb0,default,sk_batch,sk_online,tm_gibbs,t2v_warp"),
   ",")[[1]]
 # topicmodels and text2vec are peers only (never package dependencies)
-peer_lib <- Sys.getenv("SPARSEVI_PEER_LIB", "")
-if (dir.exists(peer_lib)) .libPaths(c(peer_lib, .libPaths()))
-K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", "100"))
+bench_use_peers()
+if (smoke) {
+  corpora <- corpora[1]
+  systems <- intersect(systems, c("vb_eta0.5", "vb_learn", "cvb0", "default"))
+}
+K <- as.integer(Sys.getenv("SPARSEVI_BENCH_K", if (smoke) "8" else "100"))
+laps <- if (smoke) 2 else 10
 # one small fit first, so that no corpus's default call is charged with the
 # one-off loading of the package's and Matrix's code (the peers are timed
 # after loading too: scikit-learn's fit() alone, topicmodels and text2vec
@@ -61,19 +71,10 @@ writeLines(c(
   "np.savetxt(sys.argv[1] + '/tw.txt', tw)",
   "print(el)"), py)
 
-say("")
-say("== defaults across corpora, %s; host %s; load %s; K = %d; 10 laps / iterations each",
-    format(Sys.time()), Sys.info()[["nodename"]],
-    paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""), K)
-env_of <- function(v) {
-  val <- Sys.getenv(v, "")
-  if (nzchar(val)) sprintf("%s=%s ", v, val) else ""
-}
-say("   commit %s; command: %snice -n 10 Rscript inst/bench/defaults.R",
-    system("git rev-parse --short HEAD", intern = TRUE),
-    paste0(vapply(c("SPARSEVI_PEER_LIB", "SPARSEVI_BENCH_OUT", "SPARSEVI_BENCH_SYSTEMS",
-                    "SPARSEVI_BENCH_CORPORA", "SPARSEVI_BENCH_K", "SPARSEVI_BENCH_PEERS_FILE"),
-                  env_of, ""), collapse = ""))
+bench_header(say, sprintf("== defaults across corpora (inst/bench/defaults.R); host %s; load %s; K = %d; %d laps / iterations each",
+                           Sys.info()[["nodename"]],
+                           paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""), K, laps))
+say("   the vb and cvb0 rows name every setting (the engines' values at 06ddbb6); the \"default\" row is fit_lda(x, K) as a user calls it, its settings read back below")
 say("   held-out: our document completion (80%% of each test document's word types observed), nats per token; CPU seconds of training")
 for (cn in corpora) {
   x <- read_corpus(cn)
@@ -89,16 +90,21 @@ for (cn in corpora) {
   for (s in systems) {
     if (s %in% c("vb_eta0.5", "vb_learn", "vb_eta0.01")) {
       eta <- switch(s, vb_eta0.5 = 0.5, vb_learn = "learn", vb_eta0.01 = 0.01)
-      f <- cpu_of(fit_lda(tr, K = K, eta = eta, passes = 10, seed = 1, heldout = sp$test,
-                          progress = FALSE, doc_topics = 0))$value
+      f <- cpu_of(fit_lda(tr, K = K, local = "vb", global = "memoized", L = 8, alpha = 0.1,
+                          eta = eta, init = "bregman", restarts = TRUE, passes = laps,
+                          seed = 1, heldout = sp$test, progress = FALSE, doc_topics = 0))$value
+      bench_header(say, fits = stats::setNames(list(f), s))
       tc <- f$trace$cpu_seconds
       add(sprintf("sparsevi vb memoized L=8 eta=%s", format(eta)), max(tc),
           f$trace$heldout[nrow(f$trace)],
           sprintf("eta %.4g; by lap %s", f$eta,
                   paste(sprintf("%.3f", f$trace$heldout), collapse = " ")))
     } else if (s == "cvb0") {
-      f <- fit_lda(tr, K = K, local = "cvb0", passes = 10, seed = 1, heldout = sp$test,
-                   progress = FALSE, doc_topics = 0)
+      f <- fit_lda(tr, K = K, local = "cvb0", global = "stochastic", alpha = 0.1, eta = 0.01,
+                   init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, doc_s = 1,
+                   doc_tau = 10, doc_kappa = 0.9, burnin = 0, batch_size = 100,
+                   passes = laps, seed = 1, heldout = sp$test, progress = FALSE, doc_topics = 0)
+      bench_header(say, fits = stats::setNames(list(f), s))
       add("sparsevi cvb0 (SCVB0) defaults", max(f$trace$cpu_seconds),
           f$trace$heldout[nrow(f$trace)],
           sprintf("by lap %s", paste(sprintf("%.3f", f$trace$heldout), collapse = " ")))
@@ -110,6 +116,7 @@ for (cn in corpora) {
       # are the same: scoring does not touch the training)
       wc <- cpu_of(fit_lda(tr, K = K, seed = 1, progress = FALSE))
       f <- fit_lda(tr, K = K, seed = 1, heldout = sp$test, progress = FALSE)
+      bench_header(say, fits = list(`fit_lda(x, K) as called, read back` = f))
       default_trace <- f$trace
       default_call <- wc$cpu
       add("sparsevi fit_lda(x, K) defaults", wc$cpu, f$trace$heldout[nrow(f$trace)],

@@ -13,52 +13,73 @@
 #   SPARSEVI_BASE_LIB=/path/to/lib/with/base/build SPARSEVI_BASE_COMMIT=<its commit> \
 #     nice -n 10 Rscript inst/bench/engines.R [reps]
 # (the build under test is the first sparsevi on .libPaths(), e.g. with
-# R_LIBS=/path/to/lib). Results: inst/bench/results/engines.txt.
+# R_LIBS=/path/to/lib). Results: inst/bench/results/engines.txt (rewritten).
+# Every fit names its engine, global step, start and priors (each engine's
+# values at 06ddbb6), so both builds run the same settings whatever their
+# defaults. Smoke mode (SPARSEVI_BENCH_SMOKE=1): this build against itself,
+# a simulated corpus, one run each.
+suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+smoke <- bench_smoke()
 
 args <- commandArgs(TRUE)
-reps <- if (length(args)) as.integer(args[1]) else 3L
-base_lib <- Sys.getenv("SPARSEVI_BASE_LIB")
-if (!nzchar(base_lib)) stop("Set SPARSEVI_BASE_LIB to a library holding the base build.")
-base_commit <- Sys.getenv("SPARSEVI_BASE_COMMIT", "unknown")
+reps <- if (length(args)) as.integer(args[1]) else if (smoke) 1L else 3L
 this_lib <- dirname(find.package("sparsevi"))
+base_lib <- Sys.getenv("SPARSEVI_BASE_LIB", if (smoke) this_lib else "")
+if (!nzchar(base_lib)) stop("Set SPARSEVI_BASE_LIB to a library holding the base build.")
+base_commit <- Sys.getenv("SPARSEVI_BASE_COMMIT", if (smoke) "this build (smoke)" else "unknown")
+K <- if (smoke) 5L else 50L
 
+# each engine's settings at 06ddbb6, named
+vb_args <- "alpha = 0.1, eta = 0.01, L = min(8L, K), restarts = TRUE, tau = 1, kappa = 0.6"
 runs <- list(
-  "vb x memoized"   = list(local = "vb", global = "memoized"),
-  "vb x stochastic" = list(local = "vb", global = "stochastic"),
-  "ope x ml"        = list(local = "ope", global = "ml"),
-  "cvb0 x stochastic" = list(local = "cvb0", global = "stochastic"),
-  "gibbs x stochastic" = list(local = "gibbs", global = "stochastic")
+  "vb x memoized"   = list(local = "vb", global = "memoized", args = vb_args),
+  "vb x stochastic" = list(local = "vb", global = "stochastic", args = vb_args),
+  "ope x ml"        = list(local = "ope", global = "ml", args = "alpha = 1 / K, eta = 1 / K"),
+  "cvb0 x stochastic" = list(local = "cvb0", global = "stochastic",
+                             args = "alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6, burnin = 0"),
+  "gibbs x stochastic" = list(local = "gibbs", global = "stochastic",
+                              args = "alpha = 0.1, eta = 0.2, step_scale = 1, tau = 1, kappa = 0.6")
 )
 
-source(file.path("inst", "bench", "bench-data.R")) # bench_child()
+source(file.path(bench_dir, "bench-data.R")) # bench_child()
 
 # One fit in a fresh R process with `lib` first on the library path: its
 # CPU seconds and a digest of its topics.
 one_fit <- function(lib, run) {
   bench_child(lib, c(
-    "source(file.path('inst', 'bench', 'bench-data.R'))",
+    sprintf("bench_dir <- %s", deparse(normalizePath(bench_dir))),
+    "source(file.path(bench_dir, 'bench-log.R'))",
+    "source(file.path(bench_dir, 'bench-data.R'))",
     "x <- bench_corpus('kos')",
-    sprintf("r <- cpu_of(fit_lda(x, K = 50, local = %s, global = %s, passes = 1,",
-            deparse(run$local), deparse(run$global)),
+    sprintf("K <- %dL", K),
+    sprintf("r <- cpu_of(fit_lda(x, K = K, local = %s, global = %s, %s, init = 'bregman', passes = 1,",
+            deparse(run$local), deparse(run$global), run$args),
     "  batch_size = 100, seed = 1, threads = 1, progress = FALSE, doc_topics = 0))",
-    "result <- list(cpu = r$cpu, tw = r$value$topic_word)"))
+    "result <- list(cpu = r$cpu, tw = r$value$topic_word, settings = bench_settings(r$value))"))
 }
 
-commit <- system("git rev-parse --short HEAD", intern = TRUE)
-lines <- c(sprintf("# inst/bench/engines.R at commit %s (%s), %d alternating runs per build",
-                   commit, format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), reps),
+lines <- c(sprintf("# inst/bench/engines.R at commit %s (%s), %d alternating runs per build%s",
+                   bench_commit(), format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), reps,
+                   if (smoke) "; SMOKE MODE" else ""),
            sprintf("# base build: commit %s, installed in %s", base_commit, base_lib),
-           sprintf("# command: SPARSEVI_BASE_LIB=%s SPARSEVI_BASE_COMMIT=%s R_LIBS=%s nice -n 10 Rscript inst/bench/engines.R %d",
-                   base_lib, base_commit, this_lib, reps),
-           "# kos (D = 3,430, V = 6,906), K = 50, one pass, batch_size = 100 (35 batches), threads = 1",
+           sprintf("# command: %s", bench_command()),
+           sprintf("# kos (D = 3,430, V = 6,906), K = %d, one pass, batch_size = 100 (35 batches), threads = 1", K),
            "# best CPU seconds of each build; ratio = this / base; identical = same topic_word bits",
            sprintf("%-20s %9s %9s %7s %9s", "engine", "base_s", "this_s", "ratio", "identical"))
 for (nm in names(runs)) {
   base <- this <- numeric(0)
   same <- TRUE
   for (r in seq_len(reps)) {
-    b <- one_fit(base_lib, runs[[nm]])
     t <- one_fit(this_lib, runs[[nm]])
+    b <- if (smoke) t else one_fit(base_lib, runs[[nm]])
+    if (r == 1L) lines <- c(lines, sprintf("# settings that ran [%s, this build]: %s", nm, t$settings))
     base <- c(base, b$cpu)
     this <- c(this, t$cpu)
     same <- same && identical(b$tw, t$tw)
@@ -72,7 +93,7 @@ for (nm in names(runs)) {
 call_costs <- function(lib) {
   bench_child(lib, c(
     "ns <- asNamespace('sparsevi')",
-    "n <- 20000L",
+    sprintf("n <- %dL", if (smoke) 200L else 20000L),
     "sim <- simulate_lda(D = 1, V = 20, K = 3, doc_length = 5, seed = 1)",
     "x <- sim$dtm",
     "lambda <- sim$topic_word * 10 + 0.1",
@@ -88,7 +109,7 @@ call_costs <- function(lib) {
     "result <- c(vb_call, step)"))
 }
 cb <- ct <- NULL
-for (r in 1:3) {
+for (r in seq_len(if (smoke) 1L else 3L)) {
   cb <- pmin(if (is.null(cb)) Inf else cb, call_costs(base_lib))
   ct <- pmin(if (is.null(ct)) Inf else ct, call_costs(this_lib))
 }
@@ -99,5 +120,4 @@ lines <- c(lines, "",
            sprintf("%-20s %9.2f %9.2f %7.3f", c("lda_vb_call", "lda_batch_step"), cb, ct,
                    ct / cb))
 cat(tail(lines, 2), sep = "\n")
-dir.create(file.path("inst", "bench", "results"), showWarnings = FALSE)
-writeLines(lines, file.path("inst", "bench", "results", "engines.txt"))
+writeLines(lines, bench_out("engines.txt"))

@@ -17,15 +17,26 @@ lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sparsevi))
 ns <- asNamespace("sparsevi")
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
-say <- bench_logger(file.path("inst", "bench", "results", "gibbs-start.txt"))
-commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?")
-say("")
-say("== gibbs start: sparse Bregman (new default) vs dense Bregman (old default), %s; commit %s; load %s",
-    format(Sys.time(), "%Y-%m-%d %H:%M"), commit, paste(readLines("/proc/loadavg"), collapse = ""))
-say("   command: SPARSEVI_BENCH_LIB=%s nice -n 10 Rscript inst/bench/gibbs-start.R",
-    if (nzchar(lib)) lib else "<default>")
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
+smoke <- bench_smoke()
+say <- bench_logger(bench_out("gibbs-start.txt"))
+bench_header(say, sprintf("== gibbs start (inst/bench/gibbs-start.R): init = \"bregman\" held sparsely (the default at 06ddbb6) vs dense Bregman (old default, given as a matrix); sparsevi from %s; load %s",
+                          if (nzchar(lib)) lib else "default library",
+                          paste(readLines("/proc/loadavg"), collapse = "")))
+say("   every fit names: local gibbs, global stochastic, alpha 0.1, eta 0.2, step_scale 1, kappa 0.6, batches of max(100, D / 10)")
+# gibbs's settings at 06ddbb6, named in every fit
+gibbs_fit <- function(train, ...) {
+  fit_lda(train, local = "gibbs", global = "stochastic", alpha = 0.1, eta = 0.2,
+          step_scale = 1, kappa = 0.6,
+          batch_size = max(100L, as.integer(ceiling(nrow(train) / 10))), ...)
+}
 
 # The dense Bregman start exactly as lda_init_state() built it by default
 # before (same seed pool for corpora above bregman_pool(K) documents).
@@ -39,24 +50,20 @@ dense_start <- function(x, K, eta, seed) {
   ns$lda_init_bregman(x0, K, eta, s)
 }
 
-seeds <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_SEEDS", "1,2,3"), ",")[[1]])
+seeds <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_SEEDS", if (smoke) "1" else "1,2,3"), ",")[[1]])
 diffs <- list()
 run <- function(label, train, test, K, passes, tau) {
-  say("-- %s: %d training documents, %d held out, V = %d, K = %d, %d pass(es), tau = %g, otherwise defaults (local = \"gibbs\", one thread), seeds %s",
+  say("-- %s: %d training documents, %d held out, V = %d, K = %d, %d pass(es), tau = %g, gibbs settings named (see above; one thread), seeds %s",
       label, nrow(train), nrow(test$observed), ncol(train), K, passes, tau,
       paste(seeds, collapse = ","))
-  eta <- ns$lda_engine_defaults$gibbs$eta
+  eta <- 0.2
   h_of <- list()
   for (seed in seeds) for (start in c("sparse Bregman (default)", "dense Bregman (old)")) {
     init <- if (startsWith(start, "dense")) dense_start(train, K, eta, seed) else NULL
     t0 <- proc.time()
-    f <- if (is.null(init)) {
-      fit_lda(train, K = K, local = "gibbs", passes = passes, tau = tau, seed = seed,
-              threads = 1, progress = FALSE)
-    } else {
-      fit_lda(train, K = K, local = "gibbs", passes = passes, tau = tau, seed = seed,
-              threads = 1, progress = FALSE, init = init)
-    }
+    f <- gibbs_fit(train, K = K, passes = passes, tau = tau, seed = seed, threads = 1,
+                   progress = FALSE, init = if (is.null(init)) "bregman" else init)
+    if (seed == seeds[1]) bench_header(say, fits = stats::setNames(list(f), sprintf("%s K %d %s", label, K, start)))
     t1 <- proc.time() - t0
     u <- as.numeric(coherence(f, train, measure = "umass", n = 20))
     h <- heldout_loglik(f, test)
@@ -80,8 +87,9 @@ if (Sys.getenv("SPARSEVI_BENCH_PART") == "sparse") {
       nrow(sp$train), nrow(sp$test$observed), ncol(sp$train))
   for (seed in 1:2) for (init in c("bregman", "sparse")) {
     t0 <- proc.time()
-    f <- fit_lda(sp$train, K = 1000, local = "gibbs", passes = 1, seed = seed, init = init,
-                 threads = 1, progress = FALSE, doc_topics = 0)
+    f <- gibbs_fit(sp$train, K = 1000, tau = 1, passes = 1, seed = seed, init = init,
+                   threads = 1, progress = FALSE, doc_topics = 0)
+    bench_header(say, fits = stats::setNames(list(f), sprintf("seed %d init %s", seed, init)))
     t1 <- proc.time() - t0
     u <- as.numeric(coherence(f, sp$train, measure = "umass", n = 20))
     say("   seed %d init = %-9s %6.2f CPU s  held-out %.4f/token  UMass mean %8.2f  lowest decile %8.2f",
@@ -95,9 +103,15 @@ if (Sys.getenv("SPARSEVI_BENCH_PART") == "sparse") {
 }
 
 kos <- bench_corpus("kos")
-sp <- split_heldout(kos, n_test = 343L, seed = 1)
+sp <- split_heldout(kos, n_test = if (smoke) 10L else 343L, seed = 1)
 # warm-up (the first fit of a process pays for loading the package's code)
-invisible(fit_lda(sp$train[1:200, ], K = 5, local = "gibbs", passes = 1, progress = FALSE))
+invisible(fit_lda(sp$train[seq_len(min(200, nrow(sp$train))), ], K = 5, local = "gibbs",
+                  passes = 1, progress = FALSE))
+if (smoke) {
+  run("kos", sp$train, sp$test, 5L, passes = 1L, tau = 1)
+  attr(say, "close")()
+  quit(save = "no")
+}
 for (K in c(100L, 1000L)) run("kos", sp$train, sp$test, K, passes = 3L, tau = 1)
 run("kos", sp$train, sp$test, 100L, passes = 1L, tau = 1000)
 wiki <- bench_corpus("wikipara21000")

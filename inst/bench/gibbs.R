@@ -27,12 +27,18 @@
 # settings below and the notes printed into the results file.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 ns <- asNamespace("sparsevi")
-data_dir <- Sys.getenv("SPARSEVI_DATA", file.path("..", "shared", "data"))
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
-out_file <- file.path("inst", "bench", "results", "gibbs.txt")
-dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
-quick <- nzchar(Sys.getenv("SPARSEVI_BENCH_QUICK"))
+smoke <- bench_smoke()
+data_dir <- if (!smoke) bench_data_dir()
+out_file <- bench_out("gibbs.txt")
+quick <- nzchar(Sys.getenv("SPARSEVI_BENCH_QUICK")) || smoke
 lines <- character(0)
 say <- function(...) {
   txt <- sprintf(...)
@@ -43,6 +49,7 @@ say <- function(...) {
 
 # UCI bag-of-words reader (only the first max_docs documents).
 read_bow <- function(name, max_docs = Inf) {
+  if (smoke) return(bench_sim_corpus(D = 200, V = 60, K = 5, seed = 1, doc_length = 30))
   path <- file.path(data_dir, name, sprintf("docword.%s.txt.gz", name))
   con <- gzfile(path, "r")
   on.exit(close(con))
@@ -69,23 +76,26 @@ read_bow <- function(name, max_docs = Inf) {
 }
 
 threads <- 1L
-parts <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", "1,2,3"), ",")[[1]])
+parts <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", if (smoke) "1,2,3,5" else "1,2,3"), ",")[[1]])
 # CPU seconds of this process (the machine is shared: wall-clock time
 # includes waiting for a core; with one thread CPU time is the work done).
 cpu <- function() {
   p <- proc.time()
   p[["user.self"]] + p[["sys.self"]]
 }
-say("\nsparsevi gibbs benchmark, %s, R %s, threads = %d%s, parts %s, commit %s, load %s",
-    format(Sys.time()), getRversion(), threads, if (quick) " (QUICK mode)" else "",
-    paste(parts, collapse = ","),
-    tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
-    paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
+bench_header(say, sprintf("sparsevi gibbs benchmark (inst/bench/gibbs.R), threads = %d%s, parts %s, load %s",
+                           threads, if (quick) " (QUICK mode)" else "",
+                           paste(parts, collapse = ","),
+                           paste(readLines("/proc/loadavg", warn = FALSE), collapse = " ")))
 
 # ---------------------------------------------------------------------------
 # 1. seconds per minibatch of 100 documents
 # ---------------------------------------------------------------------------
 nips <- read_bow("nips_f20")
+# nips_f20's split (documents 1-1350 train, 1351-1500 test, as in the source)
+n_tr <- if (smoke) 150L else 1350L
+tr_rows <- seq_len(n_tr)
+te_rows <- n_tr + seq_len(if (smoke) 50L else 150L)
 if (1 %in% parts) {
 say("\n## 1. Seconds per minibatch of 100 documents (nips_f20: D = %d, V = %d)",
     nrow(nips), ncol(nips))
@@ -138,27 +148,27 @@ time_engine <- function(local, K, warm, timed, eta = 0.3, alpha = 0.1) {
 }
 
 if (1 %in% parts) {
-Ks <- if (quick) c(100, 1000, 2000) else c(100, 500, 1000, 2000)
+Ks <- if (smoke) c(5, 10, 20) else if (quick) c(100, 1000, 2000) else c(100, 500, 1000, 2000)
 res1 <- data.frame(K = Ks, hybrid = NA_real_, online_vb = NA_real_)
 for (i in seq_along(Ks)) {
   K <- Ks[i]
-  h <- time_engine("gibbs", K, warm = 4, timed = if (quick) 2 else 4)
+  h <- time_engine("gibbs", K, warm = if (smoke) 1 else 4, timed = if (quick) 2 else 4)
   v <- time_engine("vb", K, warm = 1, timed = 2)
   res1$hybrid[i] <- h$sec
   res1$online_vb[i] <- v$sec
   say("K = %4d  hybrid %.3f s  online VB %.3f s  (VB / hybrid %.1fx)  [%s]", K,
       h$sec, v$sec, v$sec / h$sec, h$extra)
 }
-i1 <- match(1000, Ks); i2 <- match(2000, Ks)
-say("hybrid K=2000 / K=1000: %.2f (target <= 2); online VB K=2000 / K=1000: %.2f",
-    res1$hybrid[i2] / res1$hybrid[i1], res1$online_vb[i2] / res1$online_vb[i1])
+i1 <- length(Ks) - 1L; i2 <- length(Ks)
+say("hybrid K=%d / K=%d: %.2f (target <= 2); online VB K=%d / K=%d: %.2f", Ks[i2], Ks[i1],
+    res1$hybrid[i2] / res1$hybrid[i1], Ks[i2], Ks[i1], res1$online_vb[i2] / res1$online_vb[i1])
 say("(online VB here runs 5 coordinate-ascent iterations per document, as many as the hybrid's 3 + 2 sweeps, as in the paper)")
 }
 
 # ---------------------------------------------------------------------------
 # 2. K = 200: per-topic UMass and left-to-right held-out probability
 # ---------------------------------------------------------------------------
-compare_quality <- function(train, test, label, K = 200, passes = 1, particles = 10,
+compare_quality <- function(train, test, label, K = if (smoke) 8 else 200, passes = 1, particles = if (smoke) 2 else 10,
                             eta = 0.3, alpha = 0.1, vb_max_iter = 100L, tau = 1,
                             init = "bregman", part = 2) {
   say("\n## %d. %s: K = %d, %d training documents x %d pass(es), minibatches of 100; test %d documents",
@@ -170,15 +180,17 @@ compare_quality <- function(train, test, label, K = 200, passes = 1, particles =
   fits$hybrid <- fit_lda(train, K = K, local = "gibbs", global = "stochastic",
                          alpha = alpha, eta = eta, batch_size = 100, passes = passes,
                          seed = 1, threads = threads, progress = FALSE,
-                         burnin = 3, samples = 2, tau = tau, kappa = 0.6, init = init)
+                         burnin = 3, samples = 2, tau = tau, kappa = 0.6, init = init,
+                         step_scale = 1)
   t_h <- cpu() - t0
   t0 <- cpu()
   fits$online_vb <- fit_lda(train, K = K, local = "vb", global = "stochastic", L = K,
                             alpha = alpha, eta = eta, batch_size = 100,
                             passes = passes, seed = 1, threads = threads,
                             progress = FALSE, restarts = FALSE, tau = tau, kappa = 0.6,
-                            init = init, max_iter = vb_max_iter)
+                            init = init, max_iter = vb_max_iter, tol = 0.05, step_scale = 1)
   t_v <- cpu() - t0
+  bench_header(say, fits = fits)
   out <- list()
   for (nm in names(fits)) {
     f <- fits[[nm]]
@@ -217,15 +229,16 @@ compare_quality <- function(train, test, label, K = 200, passes = 1, particles =
 
 if (2 %in% parts) {
 # nips_f20: documents 1-1350 train, 1351-1500 test, as in the source.
-compare_quality(nips[1:1350, ], nips[1351:1500, ], "nips_f20",
+compare_quality(nips[tr_rows, ], nips[te_rows, ], "nips_f20",
                 passes = if (quick) 1 else 2, particles = if (quick) 3 else 10)
 
 # wikipara: the first paragraphs of the dump (the full corpus has 615,012).
-n_wiki <- if (quick) 4000 else 20000
+n_wiki <- if (smoke) 150 else if (quick) 4000 else 20000
 wiki <- read_bow("wikipara", max_docs = n_wiki + 500)
 say("\n(wikipara subset: the first %d paragraphs, %d terms in use)", nrow(wiki), ncol(wiki))
 nw <- nrow(wiki)
-compare_quality(wiki[1:(nw - 500), ], wiki[(nw - 499):nw, ], "wikipara subset",
+n_wt <- if (smoke) 50L else 500L
+compare_quality(wiki[1:(nw - n_wt), ], wiki[(nw - n_wt + 1L):nw, ], "wikipara subset",
                 passes = 1, particles = if (quick) 3 else 10)
 rm(wiki)
 }
@@ -234,14 +247,16 @@ rm(wiki)
 # 3. coherence against eta
 # ---------------------------------------------------------------------------
 if (3 %in% parts) {
-K3 <- 100
+K3 <- if (smoke) 5 else 100
 say("\n## 3. Hybrid UMass coherence (top 10 words, reference = training set) against eta; nips_f20 train, K = %d, %d passes",
     K3, if (quick) 1 else 2)
-for (eta in c(0.1, 0.2, 0.3, 0.4, 0.5, 0.6)) {
-  f <- fit_lda(nips[1:1350, ], K = K3, local = "gibbs", alpha = 0.1, eta = eta,
-               batch_size = 100, passes = if (quick) 1 else 2, seed = 1,
+for (eta in if (smoke) 0.2 else c(0.1, 0.2, 0.3, 0.4, 0.5, 0.6)) {
+  f <- fit_lda(nips[tr_rows, ], K = K3, local = "gibbs", global = "stochastic", alpha = 0.1,
+               eta = eta, init = "bregman", burnin = 3, samples = 2, step_scale = 1, tau = 1,
+               kappa = 0.6, batch_size = 100, passes = if (quick) 1 else 2, seed = 1,
                threads = threads, progress = FALSE)
-  coh <- as.numeric(coherence(f, nips[1:1350, ], measure = "umass", n = 10))
+  bench_header(say, fits = stats::setNames(list(f), sprintf("eta %g", eta)))
+  coh <- as.numeric(coherence(f, nips[tr_rows, ], measure = "umass", n = 10))
   say("eta = %.1f  UMass mean %8.2f  median %8.2f  10%%-quantile %8.2f  worst %8.2f",
       eta, mean(coh), stats::median(coh), stats::quantile(coh, 0.1), min(coh))
 }
@@ -253,7 +268,7 @@ for (eta in c(0.1, 0.2, 0.3, 0.4, 0.5, 0.6)) {
 if (4 %in% parts) {
 for (tau in c(1, 14)) {
   for (vb_it in c(5L, 100L)) {
-    compare_quality(nips[1:1350, ], nips[1351:1500, ],
+    compare_quality(nips[tr_rows, ], nips[te_rows, ],
                     sprintf("nips_f20, online VB max_iter = %d, tau = %g", vb_it, tau),
                     passes = if (quick) 1 else 2, particles = if (quick) 3 else 10,
                     vb_max_iter = vb_it, tau = tau, init = "random", part = 4)
@@ -264,7 +279,7 @@ for (tau in c(1, 14)) {
 # 6. as part 4 with tau = 14, after 10 passes (13,500 documents)
 if (6 %in% parts) {
 for (vb_it in c(5L, 100L)) {
-  compare_quality(nips[1:1350, ], nips[1351:1500, ],
+  compare_quality(nips[tr_rows, ], nips[te_rows, ],
                   sprintf("nips_f20, 10 passes, online VB max_iter = %d, tau = 14", vb_it),
                   passes = 10, particles = 10, vb_max_iter = vb_it, tau = 14,
                   init = "random", part = 6)
@@ -275,7 +290,7 @@ for (vb_it in c(5L, 100L)) {
 #    distance of each topic from the corpus' word distribution
 if (7 %in% parts) {
 for (ps in c(2L, 10L)) {
-  compare_quality(nips[1:1350, ], nips[1351:1500, ],
+  compare_quality(nips[tr_rows, ], nips[te_rows, ],
                   sprintf("nips_f20, %d passes, online VB max_iter = 5, tau = 14", ps),
                   passes = ps, particles = 10, vb_max_iter = 5L, tau = 14,
                   init = "random", part = 7)
@@ -286,14 +301,19 @@ for (ps in c(2L, 10L)) {
 # 5. threads: local step alone and whole one-pass fit, 1 and 2 threads
 # ---------------------------------------------------------------------------
 if (5 %in% parts) {
-x5 <- nips[1:600, ]
-say("\n## 5. threads: nips_f20 first 600 documents, K = 100, minibatches of 100 (elapsed seconds, best of 3, one run)")
-ref5 <- fit_lda(x5, K = 100, local = "gibbs", passes = 1, seed = 1, progress = FALSE)
+x5 <- nips[seq_len(min(600L, nrow(nips))), ]
+K5 <- if (smoke) 5 else 100
+say("\n## 5. threads: nips_f20 first 600 documents, K = %d, minibatches of 100 (elapsed seconds, best of 3, one run)", K5)
+# gibbs's settings at 06ddbb6, named
+gibbs5 <- list(local = "gibbs", global = "stochastic", alpha = 0.1, eta = 0.2, init = "bregman",
+               burnin = 3, samples = 2, step_scale = 1, tau = 1, kappa = 0.6, batch_size = 100)
+ref5 <- do.call(fit_lda, c(list(x5, K = K5, passes = 1, seed = 1, progress = FALSE), gibbs5))
+bench_header(say, fits = list(`part 5` = ref5))
 b5 <- ns$dtm_subset(x5, 1:100)
 best5 <- function(f) min(replicate(3, system.time(f())[["elapsed"]]))
 loc5 <- function(th) for (i in 1:6) ns$lda_local_gibbs(b5, ref5$state, ref5$control, c(1, 2), th)
-fit5 <- function(th) fit_lda(x5, K = 100, local = "gibbs", passes = 1, seed = 1,
-                             threads = th, progress = FALSE)
+fit5 <- function(th) do.call(fit_lda, c(list(x5, K = K5, passes = 1, seed = 1, threads = th,
+                                             progress = FALSE), gibbs5))
 for (w in list(list("local step, 6 x 100 documents", loc5),
                list("whole fit_lda, 1 pass", fit5))) {
   t1 <- best5(function() w[[2]](1L))

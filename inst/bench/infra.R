@@ -10,10 +10,20 @@
 # Writes inst/bench/results/infra.txt.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 
-data_dir <- Sys.getenv("SPARSEVI_DATA", file.path("..", "shared", "data"))
-out_file <- file.path("inst", "bench", "results", "infra.txt")
-dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
+# (no model is fitted here: no settings to name; smoke mode: 1/100 of the
+# sizes, no read of the shared data)
+smoke <- bench_smoke()
+data_dir <- if (smoke) tempfile() else Sys.getenv("SPARSEVI_DATA", file.path("..", "shared", "data"))
+out_file <- bench_out("infra.txt")
+n_vals <- if (smoke) 2e4 else 2e6
 lines <- character(0)
 say <- function(...) {
   s <- sprintf(...)
@@ -23,11 +33,12 @@ say <- function(...) {
 
 # Median of `reps` timings (seconds) of expression `f`.
 time_it <- function(f, reps = 5) {
+  if (smoke) return(system.time(f(), gcFirst = FALSE)[["elapsed"]])
   f() # warm up
   stats::median(vapply(seq_len(reps), function(i) system.time(f())[["elapsed"]], 0))
 }
 
-say("sparsevi infrastructure benchmark, %s", format(Sys.time(), "%Y-%m-%d %H:%M"))
+bench_header(say, "sparsevi infrastructure benchmark (inst/bench/infra.R)")
 say("R %s on %s; 1 thread", getRversion(), R.version$platform)
 if (file.exists("/proc/loadavg")) {
   say("load average at start (shared machine; timings are medians): %s",
@@ -41,7 +52,7 @@ say("Top-L selection vs full sort (%s), about 2e6 values per timing",
 say("%7s %4s %12s %12s %8s", "K", "L", "select (s)", "sort (s)", "ratio")
 src <- sparsevi:::uniform_source(1)
 for (K in c(10, 100, 1000, 10000)) {
-  n <- as.integer(2e6 / K)
+  n <- max(1L, as.integer(n_vals / K))
   W <- matrix(src(K * n), K, n)
   for (L in c(1L, 4L, 16L)) {
     if (L > K) next
@@ -57,9 +68,9 @@ say("")
 say("Special functions on 2e6 arguments (ffi_svi_special)")
 say("%-8s %-22s %12s %12s %8s", "function", "arguments", "sparsevi (s)", "R (s)", "ratio")
 args <- list(
-  "log-unif (1e-3, 1e3)" = 10^(src(2e6) * 6 - 3),
-  "unif (10, 1000)" = 10 + src(2e6) * 990,
-  "unif (-50, 0)" = (src(2e6) - 1) * 50
+  "log-unif (1e-3, 1e3)" = 10^(src(n_vals) * 6 - 3),
+  "unif (10, 1000)" = 10 + src(n_vals) * 990,
+  "unif (-50, 0)" = (src(n_vals) - 1) * 50
 )
 cases <- list(c("digamma", 0, 3, 1), c("digamma", 0, 3, 2), c("lgamma", 1, 4, 1),
               c("lgamma", 1, 4, 2), c("exp", 2, 5, 3))

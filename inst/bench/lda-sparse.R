@@ -17,7 +17,11 @@
 #  5. (not in the default) alpha/eta sweep on a validation split carved out of
 #     the training documents (env SPARSEVI_BENCH_SWEEP_CORPORA, _ALPHA, _ETA,
 #     _LAPS; a corpus "wikipara20000" = the first 20,000 paragraphs)
-# Writes inst/bench/results/lda-sparse.txt.
+# Writes inst/bench/results/lda-sparse.txt (or SPARSEVI_BENCH_OUT); every
+# fit names its engine, global step, start, priors and schedule, and each
+# section's header gives the commit, the command and the settings that ran
+# (read back from the fits). Smoke mode (SPARSEVI_BENCH_SMOKE=1): every part
+# on small simulated corpora, no peers, results in a temporary directory.
 # Options (environment):
 #  SPARSEVI_BENCH_PART2_CORPUS  part 2 corpus: nips_f20 (default) or wikipara
 #  SPARSEVI_BENCH_WIKI_DOCS     wikipara: use the first N + 1,000 paragraphs,
@@ -33,19 +37,26 @@
 #                               memoized8, memoized, stochastic8, batch, batch8
 #                               (default all five)
 suppressPackageStartupMessages(library(sparsevi))
-data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
-parts <- strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", "1234"), "")[[1]]
-out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "lda-sparse.txt"))
-dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+smoke <- bench_smoke()
+data_dir <- if (!smoke) normalizePath(bench_data_dir())
+parts <- strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", if (smoke) "1234567" else "1234"), "")[[1]]
+out_file <- bench_out("lda-sparse.txt")
 # appends (earlier results stay for comparison); SPARSEVI_BENCH_APPEND=0 starts the file afresh
-log_con <- file(out_file, open = if (Sys.getenv("SPARSEVI_BENCH_APPEND", "1") == "0") "w" else "a")
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = log_con)
-  flush(log_con)
-}
+say <- bench_logger(out_file, append = Sys.getenv("SPARSEVI_BENCH_APPEND", "1") != "0")
+# The settings every vb fit here names (never a default that may change):
+# vb's priors, Bregman k-means++ start, the stochastic schedule (read by the
+# stochastic global step only).
+vb_alpha <- 0.1
+vb_eta <- 0.01
+vb_tau <- 1
+vb_kappa <- 0.6
 cpu <- function(expr) {
   t <- system.time(val <- force(expr))
   list(value = val, user = t[["user.self"]] + t[["user.child"]], elapsed = t[["elapsed"]])
@@ -57,6 +68,7 @@ tsec <- function(tr) if (!is.null(tr$cpu_seconds)) tr$cpu_seconds else tr$second
 tsec_label <- function(tr) if (!is.null(tr$cpu_seconds)) "CPU" else "wall"
 
 read_corpus <- function(name) {
+  if (smoke) return(bench_sim_corpus(D = 80, V = 50, K = 4, seed = 1))
   dir <- file.path(data_dir, name)
   docword <- file.path(dir, sprintf("docword.%s.txt.gz", name))
   vocab <- file.path(dir, sprintf("vocab.%s.txt", name))
@@ -74,6 +86,7 @@ read_corpus <- function(name) {
 # read with read_uci_bow() from a truncated copy, the vocabulary restricted to
 # the terms these documents use.
 read_corpus_head <- function(name, n) {
+  if (smoke) return(bench_sim_corpus(D = 80, V = 50, K = 4, seed = 2))
   dir <- file.path(data_dir, name)
   docword <- file.path(dir, sprintf("docword.%s.txt.gz", name))
   vocab <- file.path(dir, sprintf("vocab.%s.txt", name))
@@ -97,11 +110,8 @@ theta_of <- function(res, alpha) {
   (N + alpha) / (rowSums(N) + ncol(N) * alpha)
 }
 
-say("sparsevi LDA benchmark, %s; host %s; threads = 1 unless said", format(Sys.time()),
-    Sys.info()[["nodename"]])
-say("commit %s; command: SPARSEVI_BENCH_PARTS=%s nice -n 10 Rscript inst/bench/lda-sparse.R",
-    tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
-    paste(parts, collapse = ""))
+bench_header(say, sprintf("sparsevi LDA benchmark (inst/bench/lda-sparse.R), parts %s; host %s; threads = 1 unless said",
+                           paste(parts, collapse = ""), Sys.info()[["nodename"]]))
 say("load average at start: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 say("times are CPU seconds of this process (user), the machine being shared; wall seconds in brackets")
 
@@ -110,21 +120,27 @@ say("nips_f20: %d documents, %d terms, %d tokens", nrow(nips), ncol(nips), sum(n
 
 ## ---- 1. local step vs L and K -------------------------------------------
 if ("1" %in% parts) {
-  Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_K", "100,400,800"), ",")[[1]])
-  n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "300"))
+  Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_K", if (smoke) "4,12" else "100,400,800"), ",")[[1]])
+  n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", if (smoke) "30" else "300"))
   docs <- nips[seq_len(n_docs), ]
   say("")
   say("== 1. local step time (one pass, no restarts) over the same %d nips_f20 documents (%d tokens)",
       n_docs, sum(docs$count))
   for (K in Ks) {
-    tr <- cpu(fit_lda(nips, K = K, L = 8, passes = 2, restarts = FALSE, seed = 1,
+    # the topics: memoized L-sparse VB (Hughes & Sudderth's own learner),
+    # every setting named
+    tr <- cpu(fit_lda(nips, K = K, local = "vb", global = "memoized", L = min(8L, K),
+                      alpha = vb_alpha, eta = vb_eta, init = "bregman", tau = vb_tau,
+                      kappa = vb_kappa, passes = 2, restarts = FALSE, seed = 1,
                       threads = 1, progress = FALSE))
     fit <- tr$value
-    say("K = %d: topics from a 2-lap memoized L = 8 fit (%.0f s)", K, tr$user)
+    if (fit$local != "vb" || fit$global != "memoized") stop("part 1 must time vb's local step on vb's topics")
+    say("K = %d: topics from a 2-lap memoized vb L = 8 fit (%.0f s)", K, tr$user)
+    bench_header(say, fits = stats::setNames(list(fit), sprintf("part 1 topics, K = %d", K)))
     ctl <- sparsevi:::lda_vb_control(list(alpha = fit$alpha))
     res <- list()
     times <- c()
-    for (L in unique(c(1, 2, 4, 8, 16, K))) {
+    for (L in unique(c(1, 2, 4, min(8, K), 16, K))) {
       if (L > K) next
       r <- cpu(sparsevi:::lda_vb_call(docs, fit$lambda, 0L, ctl, 1L, L = L, restarts = FALSE))
       res[[as.character(L)]] <- r$value
@@ -133,20 +149,20 @@ if ("1" %in% parts) {
           r$elapsed, mean(r$value$iters), format(round(sum(docs$count) / r$user), big.mark = ","))
     }
     dense <- theta_of(res[[as.character(K)]], fit$alpha)
-    for (L in c(1, 8)) {
+    for (L in unique(c(1, min(8, K)))) {
       th <- theta_of(res[[as.character(L)]], fit$alpha)
       say("  mean L1 distance of L = %d document-topic proportions from dense: %.4f", L,
           mean(rowSums(abs(th - dense))))
     }
     say("  speed-up of L = 8 over dense: %.2fx; of L = 1: %.2fx",
-        times[as.character(K)] / times["8"], times[as.character(K)] / times["1"])
+        times[as.character(K)] / times[as.character(min(8, K))], times[as.character(K)] / times["1"])
     # Hughes & Sudderth Fig. 3b at the defaults: the whole local step as
     # training runs it, restart proposals included (restart_max 4,
     # restart_iter 10), L = 8 against the dense product-form step (L = K,
     # the same proposals), best of 3 CPU times each, interleaved
     best <- c(sparse = Inf, dense = Inf)
     for (rep in 1:3) {
-      for (L in c(8L, K)) {
+      for (L in unique(c(min(8L, K), K))) {
         r <- cpu(sparsevi:::lda_vb_call(docs, fit$lambda, 0L, ctl, 1L, L = L, restarts = TRUE))
         nm <- if (L == K) "dense" else "sparse"
         best[nm] <- min(best[nm], r$user)
@@ -154,7 +170,7 @@ if ("1" %in% parts) {
     }
     say("  Fig. 3b, restarts included (best of 3): L = 8 %.2f s, dense %.2f s: speed-up %.2fx",
         best["sparse"], best["dense"], best["dense"] / best["sparse"])
-    if (K == 100) {
+    if (K == 100 && !smoke) {
       r <- cpu(sparsevi:::lda_vb_call(nips, fit$lambda, 0L, ctl, 1L, L = 8, restarts = FALSE))
       say("  K = 100, L = 8, all %d documents, one core: %.2f s, %s tokens/s per pass",
           nrow(nips), r$user, format(round(sum(nips$count) / r$user), big.mark = ","))
@@ -167,10 +183,10 @@ if ("1" %in% parts) {
 
 ## ---- 2. held-out score vs seconds ---------------------------------------
 if ("2" %in% parts) {
-  K <- 100L
-  passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "6"))
+  K <- if (smoke) 8L else 100L
+  passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", if (smoke) "2" else "6"))
   corpus2 <- Sys.getenv("SPARSEVI_BENCH_PART2_CORPUS", "nips_f20")
-  svi_batch <- as.integer(Sys.getenv("SPARSEVI_BENCH_SVI_BATCH", "100"))
+  svi_batch <- as.integer(Sys.getenv("SPARSEVI_BENCH_SVI_BATCH", if (smoke) "20" else "100"))
   say("")
   if (corpus2 == "nips_f20") {
     sp <- split_heldout(nips, test_frac = 0.1, seed = 1)
@@ -193,13 +209,16 @@ if ("2" %in% parts) {
       corpus2, K, passes, nrow(sp$train), nrow(sp$test$observed), svi_batch, note2)
   runs <- list()
   globals2 <- strsplit(Sys.getenv("SPARSEVI_BENCH_PART2_GLOBAL", "memoized,stochastic"), ",")[[1]]
-  Ls2 <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_PART2_L", sprintf("1,8,%d", K)), ",")[[1]])
+  Ls2 <- unique(as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_PART2_L", sprintf("1,8,%d", K)), ",")[[1]]))
   for (g in globals2) {
     for (L in Ls2) {
-      fit <- fit_lda(sp$train, K = K, L = L, global = g, passes = passes, seed = 1,
+      fit <- fit_lda(sp$train, K = K, local = "vb", L = L, global = g, alpha = vb_alpha,
+                     eta = vb_eta, init = "bregman", tau = vb_tau, kappa = vb_kappa,
+                     restarts = TRUE, passes = passes, seed = 1,
                      threads = 1, progress = FALSE, heldout = sp$test,
                      batch_size = if (g == "stochastic") svi_batch else NULL)
       key <- sprintf("%s L=%d", g, L)
+      bench_header(say, fits = stats::setNames(list(fit), sprintf("part 2 vb %s", key)))
       runs[[key]] <- fit$trace
       say("  %-16s seconds: %s", key, paste(sprintf("%.1f", tsec(fit$trace)), collapse = " "))
       say("  %-16s heldout: %s", key, paste(sprintf("%.4f", fit$trace$heldout), collapse = " "))
@@ -222,7 +241,8 @@ if ("2" %in% parts) {
 
 ## ---- 3. peers --------------------------------------------------------------
 if ("3" %in% parts) {
-  K <- 100L
+  K <- if (smoke) 8L else 100L
+  has_peers <- bench_use_peers()
   corpus_name <- Sys.getenv("SPARSEVI_BENCH_PEER_CORPUS", "kos")
   x <- if (corpus_name == "nips_f20") nips else read_corpus(corpus_name)
   sp <- split_heldout(x, test_frac = 0.1, seed = 1)
@@ -249,16 +269,22 @@ if ("3" %in% parts) {
                     stochastic8 = list(g = "stochastic", L = 8L),
                     batch = list(g = "batch", L = K, alpha = 0.01, eta = 0.01),
                     batch8 = list(g = "batch", L = 8L, alpha = 0.01, eta = 0.01))
+  if (smoke) ours_cfgs <- ours_cfgs[c("memoized8", "batch8")]
   ours_sel <- strsplit(Sys.getenv("SPARSEVI_BENCH_OURS", paste(names(ours_cfgs), collapse = ",")),
                        ",")[[1]]
   vem_em <- as.integer(Sys.getenv("SPARSEVI_BENCH_VEM_EM", "10"))
   ours_traces <- list()
   for (nm in intersect(names(ours_cfgs), ours_sel)) {
     cfg <- ours_cfgs[[nm]]
-    tf <- cpu(fit_lda(train, K = K, L = cfg$L, global = cfg$g, passes = 10, seed = 1,
-                      threads = 1, progress = FALSE, heldout = sp$test, alpha = cfg$alpha,
-                      eta = cfg$eta, batch_size = if (cfg$g == "stochastic") 100 else NULL))
+    tf <- cpu(fit_lda(train, K = K, local = "vb", L = cfg$L, global = cfg$g,
+                      passes = if (smoke) 2 else 10, seed = 1,
+                      threads = 1, progress = FALSE, heldout = sp$test,
+                      alpha = if (is.null(cfg$alpha)) vb_alpha else cfg$alpha,
+                      eta = if (is.null(cfg$eta)) vb_eta else cfg$eta, init = "bregman",
+                      tau = vb_tau, kappa = vb_kappa, restarts = TRUE,
+                      batch_size = if (cfg$g == "stochastic") 100 else NULL))
     fit <- tf$value
+    bench_header(say, fits = stats::setNames(list(fit), sprintf("part 3 %s", nm)))
     add(sprintf("sparsevi %s L=%d%s (10 laps)", cfg$g, cfg$L,
                 if (is.null(cfg$alpha)) "" else " alpha=eta=0.01"),
         max(tsec(fit$trace)), max(fit$trace$heldout), fit$topic_word, fit$alpha)
@@ -269,8 +295,8 @@ if ("3" %in% parts) {
     if (cfg$L == 8L) ours_traces[[sprintf("%s L=8%s", cfg$g, if (is.null(cfg$alpha)) "" else
       " alpha=eta=0.01")]] <- fit$trace
   }
-  if (Sys.getenv("SPARSEVI_BENCH_PEERS", "1") == "0") {
-    say("  (peers skipped: SPARSEVI_BENCH_PEERS=0)")
+  if (smoke || Sys.getenv("SPARSEVI_BENCH_PEERS", "1") == "0") {
+    say("  (peers skipped: %s)", if (smoke) "smoke mode" else "SPARSEVI_BENCH_PEERS=0")
   } else {
   # export for python: UCI-like docword (1-based) and vocab
   tmp <- tempfile("lda-peers-")
@@ -387,14 +413,19 @@ if ("4" %in% parts) {
   # few topics per document (small alpha)
   alphas4 <- Sys.getenv("SPARSEVI_BENCH_RESTART_ALPHA", "default,0.5")
   alphas4 <- strsplit(alphas4, ",")[[1]]
-  say("== 4. restart proposals: kos, K = 50, memoized, 6 laps, same seed; alpha: %s",
-      paste(alphas4, collapse = ", "))
-  for (a4 in alphas4) for (L in c(8L, 50L)) {
-    a <- if (a4 == "default") NULL else as.numeric(a4)
-    on <- fit_lda(kos, K = 50, L = L, alpha = a, passes = 6, seed = 1, restarts = TRUE,
-                  progress = FALSE, threads = 1)
-    off <- fit_lda(kos, K = 50, L = L, alpha = a, passes = 6, seed = 1, restarts = FALSE,
-                   progress = FALSE, threads = 1)
+  K4 <- if (smoke) 6L else 50L
+  say("== 4. restart proposals: kos, K = %d, vb memoized, %d laps, same seed; alpha: %s (\"default\" = %g, named in the call)",
+      K4, if (smoke) 2L else 6L, paste(alphas4, collapse = ", "), vb_alpha)
+  for (a4 in alphas4) for (L in unique(c(min(8L, K4), K4))) {
+    a <- if (a4 == "default") vb_alpha else as.numeric(a4)
+    on <- fit_lda(kos, K = K4, local = "vb", global = "memoized", L = L, alpha = a,
+                  eta = vb_eta, init = "bregman", passes = if (smoke) 2 else 6, seed = 1,
+                  restarts = TRUE, progress = FALSE, threads = 1)
+    off <- fit_lda(kos, K = K4, local = "vb", global = "memoized", L = L, alpha = a,
+                   eta = vb_eta, init = "bregman", passes = if (smoke) 2 else 6, seed = 1,
+                   restarts = FALSE, progress = FALSE, threads = 1)
+    bench_header(say, fits = stats::setNames(list(on, off), sprintf("part 4 alpha %g L %d restarts %s",
+                                                                   a, L, c("on", "off"))))
     say("  alpha = %g, L = %d: acceptance rate per lap %s; final ELBO with restarts %.1f, without %.1f (gain %.1f, %.4f per token); seconds %.1f vs %.1f",
         on$alpha, L, paste(sprintf("%.3f", on$trace$restart_accept), collapse = " "),
         utils::tail(on$trace$objective, 1), utils::tail(off$trace$objective, 1),
@@ -411,23 +442,26 @@ if ("4" %in% parts) {
 # fitting part and scored on the validation part (completion evaluator, with
 # the alpha of the fit), every lap.
 if ("5" %in% parts) {
-  K <- 100L
+  K <- if (smoke) 8L else 100L
   corpora5 <- strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_CORPORA", "kos,nips_f20"), ",")[[1]]
-  alphas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ALPHA", "0.01,0.05,0.1,0.5"), ",")[[1]])
-  etas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ETA", "0.01,0.05,0.1"), ",")[[1]])
-  laps5 <- as.integer(Sys.getenv("SPARSEVI_BENCH_SWEEP_LAPS", "10"))
+  alphas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ALPHA", if (smoke) "0.1" else "0.01,0.05,0.1,0.5"), ",")[[1]])
+  etas <- as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_SWEEP_ETA", if (smoke) "0.01" else "0.01,0.05,0.1"), ",")[[1]])
+  laps5 <- as.integer(Sys.getenv("SPARSEVI_BENCH_SWEEP_LAPS", if (smoke) "2" else "10"))
+  if (smoke) corpora5 <- corpora5[1]
   for (cn in corpora5) {
     x5 <- if (cn == "nips_f20") nips else if (grepl("^wikipara", cn))
       read_corpus_head("wikipara", as.integer(sub("wikipara", "", cn))) else read_corpus(cn)
     tr5 <- split_heldout(x5, test_frac = 0.1, seed = 1)$train
     sv <- split_heldout(tr5, test_frac = 0.1, seed = 2)
     say("")
-    say("== 5. prior sweep, %s: memoized L = 8, K = %d, %d laps; fitted on %d, validated on %d of the %d training documents (test split untouched)",
+    say("== 5. prior sweep, %s: vb memoized L = 8, restarts on, K = %d, %d laps; fitted on %d, validated on %d of the %d training documents (test split untouched)",
         cn, K, laps5, nrow(sv$train), nrow(sv$test$observed), nrow(tr5))
     say("  %-6s %-6s %8s %8s %5s %8s  %s", "alpha", "eta", "best", "final", "lap", "seconds", "validation score by lap")
     for (a in alphas) for (e in etas) {
-      fit <- fit_lda(sv$train, K = K, L = 8, alpha = a, eta = e, passes = laps5, seed = 1,
+      fit <- fit_lda(sv$train, K = K, local = "vb", global = "memoized", L = 8, alpha = a,
+                     eta = e, init = "bregman", restarts = TRUE, passes = laps5, seed = 1,
                      threads = 1, progress = FALSE, heldout = sv$test)
+      bench_header(say, fits = stats::setNames(list(fit), sprintf("part 5 %s alpha %g eta %g", cn, a, e)))
       h <- fit$trace$heldout
       say("  %-6g %-6g %8.4f %8.4f %5d %8.1f  %s", a, e, max(h), utils::tail(h, 1), which.max(h),
           max(tsec(fit$trace)), paste(sprintf("%.4f", h), collapse = " "))
@@ -442,15 +476,19 @@ if ("5" %in% parts) {
 # sum S * Elogb), which restarts should raise, free of the training trajectory.
 if ("6" %in% parts) {
   kos <- read_corpus("kos")
-  docs <- kos[seq_len(800), ]
+  K6 <- if (smoke) 6L else 50L
+  docs <- kos[seq_len(min(800L, nrow(kos))), ]
   say("")
-  say("== 6. restarts at fixed topics: kos, K = 50, topics from a 2-lap memoized L = 8 fit (default priors), one local step over its first 800 documents")
-  fit <- fit_lda(kos, K = 50, L = 8, passes = 2, restarts = FALSE, seed = 1, threads = 1,
-                 progress = FALSE)
+  say("== 6. restarts at fixed topics: kos, K = %d, topics from a 2-lap vb memoized L = 8 fit (alpha %g, eta %g), one local step over its first %d documents",
+      K6, vb_alpha, vb_eta, nrow(docs))
+  fit <- fit_lda(kos, K = K6, local = "vb", global = "memoized", L = min(8L, K6),
+                 alpha = vb_alpha, eta = vb_eta, init = "bregman", passes = 2,
+                 restarts = FALSE, seed = 1, threads = 1, progress = FALSE)
+  bench_header(say, fits = list(`part 6 topics` = fit))
   lam <- fit$lambda
   Elogb <- digamma(lam) - digamma(rowSums(lam))
   ctl <- sparsevi:::lda_vb_control(list(alpha = fit$alpha))
-  for (L in c(8L, 50L)) {
+  for (L in unique(c(min(8L, K6), K6))) {
     val <- function(rs) {
       r <- sparsevi:::lda_vb_call(docs, lam, 0L, ctl, 1L, L = L, restarts = rs, objective = TRUE)
       S <- if (is.null(r$summary)) {
@@ -467,16 +505,22 @@ if ("6" %in% parts) {
 }
 if ("7" %in% parts) {
   say("")
-  say("== 7. restarts and the trained model: fit_lda(train, K = 100, local = \"vb\") (memoized, L = 8, up to 10 laps with its ELBO stop), seed 1, held-out = 10%% of the documents (split seed 1)")
+  K7 <- if (smoke) 8L else 100L
+  say("== 7. restarts and the trained model: fit_lda(train, K = %d, local = \"vb\", global = \"memoized\", L = 8, alpha = %g, eta = %g, init = \"bregman\", passes = 10) (its ELBO stop), seed 1, held-out = 10%% of the documents (split seed 1)",
+      K7, vb_alpha, vb_eta)
   rc <- strsplit(Sys.getenv("SPARSEVI_BENCH_RESTART_CORPORA",
                             "kos,sotu_chunks,nips_f20,spamassassin"), ",")[[1]]
+  if (smoke) rc <- rc[1]
   for (cn in rc) {
     x <- read_corpus(cn)
     sp <- split_heldout(x, test_frac = 0.1, seed = 1)
     for (rl in c(Inf, 1, 0)) {
-      f <- fit_lda(sp$train, K = 100, local = "vb", seed = 1, heldout = sp$test,
+      f <- fit_lda(sp$train, K = K7, local = "vb", global = "memoized", L = 8,
+                   alpha = vb_alpha, eta = vb_eta, init = "bregman", passes = if (smoke) 2 else 10,
+                   seed = 1, heldout = sp$test,
                    progress = FALSE, doc_topics = 0, restarts = rl > 0,
                    restart_laps = if (is.finite(rl)) max(rl, 1) else 1e6, threads = 1)
+      bench_header(say, fits = stats::setNames(list(f), sprintf("part 7 %s restart laps %g", cn, rl)))
       n <- nrow(f$trace)
       say("  %-13s restarts in %-9s laps %2d  ELBO/token %.4f  held-out %.4f  CPU %5.1f s  held-out by lap %s",
           cn, if (is.infinite(rl)) "every lap" else if (rl == 0) "no lap" else "lap 1", n,
@@ -487,4 +531,4 @@ if ("7" %in% parts) {
 }
 say("")
 say("done %s", format(Sys.time()))
-close(log_con)
+attr(say, "close")()

@@ -8,9 +8,18 @@
 # Writes inst/bench/results/memory.txt.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 args <- commandArgs(trailingOnly = TRUE)
-n_fits <- if (length(args)) as.integer(args[1]) else 1000L
-out_file <- file.path("inst", "bench", "results", "memory.txt")
+smoke <- bench_smoke()
+n_fits <- if (length(args)) as.integer(args[1]) else if (smoke) 2L else 1000L
+every <- max(1L, n_fits %/% 10L)
+out_file <- bench_out("memory.txt")
 
 rss_mb <- function() {
   st <- readLines("/proc/self/status")
@@ -20,18 +29,30 @@ rss_mb <- function() {
 
 x <- simulate_lda(D = 40, V = 60, K = 3, doc_length = 30, seed = 1)$dtm
 X <- simulate_mixture(N = 150, D = 2, K = 3, seed = 1)$X
+# every setting named (each engine's values at 06ddbb6): which C paths run
+# (restarts, the start, the kd-tree) must not move with a default
 fits <- list(
-  lda_vb = function(i) fit_lda(x, K = 3, local = "vb", passes = 2, seed = i,
-                               progress = FALSE),
-  lda_cvb0 = function(i) fit_lda(x, K = 3, local = "cvb0", passes = 2, seed = i,
+  lda_vb = function(i) fit_lda(x, K = 3, local = "vb", global = "memoized", L = 3,
+                               alpha = 0.1, eta = 0.01, init = "bregman", restarts = TRUE,
+                               passes = 2, seed = i, progress = FALSE),
+  lda_cvb0 = function(i) fit_lda(x, K = 3, local = "cvb0", global = "stochastic",
+                                 alpha = 0.1, eta = 0.01, init = "bregman", step_scale = 1,
+                                 tau = 1, kappa = 0.6, burnin = 0, passes = 2, seed = i,
                                  progress = FALSE),
   # SCVB0's seeded start: its store's table comes from malloc (src/table.c)
-  lda_seeded = function(i) fit_lda(x, K = 3, local = "cvb0", init = "seeded", passes = 2,
+  lda_seeded = function(i) fit_lda(x, K = 3, local = "cvb0", global = "stochastic",
+                                   alpha = 0.1, eta = 0.01, init = "seeded", step_scale = 1,
+                                   tau = 1, kappa = 0.6, burnin = 0, passes = 2,
                                    seed = i, progress = FALSE),
-  lda_gibbs = function(i) fit_lda(x, K = 3, local = "gibbs", passes = 2, seed = i,
+  lda_gibbs = function(i) fit_lda(x, K = 3, local = "gibbs", global = "stochastic",
+                                  alpha = 0.1, eta = 0.2, init = "bregman", step_scale = 1,
+                                  tau = 1, kappa = 0.6, passes = 2, seed = i,
                                   progress = FALSE),
-  mixture = function(i) fit_mixture(X, K = 3, passes = 3, seed = i, progress = FALSE),
-  vdp = function(i) fit_vdp(X, seed = i, progress = FALSE, max_iter = 10)
+  mixture = function(i) fit_mixture(X, K = 3, likelihood = "gaussian", prior = "dirichlet",
+                                    global = "memoized", init = "kmeans", n_init = 1, tol = 1e-6,
+                                    passes = 3, seed = i, progress = FALSE),
+  vdp = function(i) fit_vdp(X, kdtree = TRUE, candidates = 10, tol = 1e-3, max_K = 50,
+                            seed = i, progress = FALSE, max_iter = 10)
 )
 # each fit also predicts, so prediction paths are covered
 use <- function(f, i) {
@@ -40,19 +61,20 @@ use <- function(f, i) {
   invisible(NULL)
 }
 
-commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE),
-                   error = function(e) "unknown")
-lines <- c(sprintf("# inst/bench/memory.R: %d fits per engine, RSS (MB) every 100 fits", n_fits),
+lines <- c(sprintf("# inst/bench/memory.R: %d fits per engine, RSS (MB) every %d fits%s", n_fits,
+                   every, if (smoke) "; SMOKE MODE" else ""),
            sprintf("# %s, R %s, sparsevi %s, commit %s", format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"),
-                   getRversion(), utils::packageVersion("sparsevi"), commit),
-           sprintf("# command: Rscript inst/bench/memory.R %d (from the package root)", n_fits))
+                   getRversion(), utils::packageVersion("sparsevi"), bench_commit()),
+           sprintf("# command: %s", bench_command()),
+           sprintf("# settings that ran [%s]: %s", names(fits),
+                   vapply(fits, function(f) bench_settings(f(1)), "")))
 cat(lines, sep = "\n")
 for (nm in names(fits)) {
   invisible(gc())
   rss <- rss_mb()
   for (i in seq_len(n_fits)) {
     use(fits[[nm]], i)
-    if (i %% 100L == 0L) {
+    if (i %% every == 0L) {
       invisible(gc())
       rss <- c(rss, rss_mb())
     }
@@ -65,5 +87,4 @@ for (nm in names(fits)) {
   cat(line, "\n")
   lines <- c(lines, line)
 }
-dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
 writeLines(lines, out_file)

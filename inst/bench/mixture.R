@@ -34,28 +34,52 @@
 #    mclust's EuroUnemployment, state.x77, USJudgeRatings, rock,
 #    LifeCycleSavings, six continuous columns of mtcars, attitude; K by
 #    Mclust's BIC over 2:5 where the set has no labels). Needs mclust, MASS.
+#
+# Parts 1-4 name every setting of their fits (likelihood, prior and its
+# hyperparameters, global step, start, starts, schedule: the values at
+# 06ddbb6); parts 5 and 6 are about the defaults and call fit_mixture(X, K)
+# as users do. Every part writes the settings that ran, read back from the
+# fits, under a header with the commit and the command. Peers (mclust,
+# mlbench, MASS) come from SPARSEVI_PEER_LIB. Smoke mode
+# (SPARSEVI_BENCH_SMOKE=1): parts throughput, threads and kernels on small
+# simulated data, no peers.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+smoke <- bench_smoke()
 args <- commandArgs(trailingOnly = TRUE)
-what <- if (length(args)) args else "all" # one or more parts
-data_dir <- normalizePath(file.path("..", "shared", "data"), mustWork = FALSE)
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
-out_file <- file.path("inst", "bench", "results", "mixture.txt")
-dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
+what <- if (length(args)) args else if (smoke) c("throughput", "threads", "kernels") else "all"
+data_dir <- if (!smoke) normalizePath(bench_data_dir())
+out_file <- bench_out("mixture.txt")
+bench_use_peers()
+# The prior's hyperparameters and the schedule at 06ddbb6, named in parts
+# 1-4 (alpha = K is the Dirichlet's default)
+mix_hyper <- list(prior = "dirichlet", gamma = 1, scale = 0.003, kappa0 = 0.01, eta = 0.1,
+                  tau = 1, kappa = 0.6)
+mix_fit <- function(X, K, ...) {
+  do.call(fit_mixture, c(list(X, K = K, alpha = K), utils::modifyList(mix_hyper, list(...))))
+}
+said_settings <- character(0)
+say_settings <- function(label, fit) {
+  if (label %in% said_settings) return(invisible())
+  said_settings <<- c(said_settings, label)
+  say("  settings that ran [%s]: %s", label, bench_settings(fit))
+}
 budget <- as.numeric(Sys.getenv("SPARSEVI_BENCH_BUDGET", "2400")) # seconds
 t_bench <- proc.time()[["elapsed"]]
 over_budget <- function() proc.time()[["elapsed"]] - t_bench > budget
 # each run appends a dated section: earlier results stay for comparison
-cat("\n", file = out_file, append = TRUE)
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = out_file, append = TRUE) # results survive a timeout
-}
+say <- bench_logger(out_file) # results survive a timeout
 options(sparsevi.threads = 1L)
 Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1")
-say("# sparsevi mixture benchmark, %s, %s", format(Sys.time(), "%Y-%m-%d %H:%M"),
-    R.version.string)
+bench_header(say, sprintf("# sparsevi mixture benchmark (inst/bench/mixture.R), parts %s, %s",
+                           paste(what, collapse = ","), R.version.string))
 say("machine: %d cores shared with other jobs; load average at the start: %s",
     parallel::detectCores(), paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
 say("all timings are wall-clock and noisy on a shared machine")
@@ -93,10 +117,11 @@ bench_patches <- function(n_train = 4000, n_test = 1500, Ks = c(800, 400, 100),
           say("%-10s %5d %5d  skipped: time budget (%gs) used up", global, K, L, budget)
           next
         }
-        fit <- fit_mixture(Xtr, K = K, likelihood = "zm_gaussian", L = L, global = global,
-                           n_batches = n_batches, passes = passes, tol = 0, seed = 1,
-                           threads = 1, progress = FALSE, heldout = Xte,
-                           init = "kmeanspp", n_init = 1) # as before issue 23
+        fit <- mix_fit(Xtr, K = K, likelihood = "zm_gaussian", L = L, global = global,
+                       n_batches = n_batches, passes = passes, tol = 0, seed = 1,
+                       threads = 1, progress = FALSE, heldout = Xte,
+                       init = "kmeanspp", n_init = 1) # as before issue 23
+        say_settings(sprintf("part 1 %s", global), fit)
         tr <- fit$trace
         traces[[sprintf("%s K=%d L=%d", global, K, L)]] <- tr
         say("%-10s %5d %5d %9.2f %12.4f %10.2f %10.2f %10.2f", global, K, L,
@@ -138,7 +163,7 @@ bench_patches <- function(n_train = 4000, n_test = 1500, Ks = c(800, 400, 100),
 # ---------------------------------------------------------------------------
 py <- "/usr/bin/python3"
 sklearn_rate <- function(X, K, iters, bayes = FALSE) {
-  if (!file.exists(py)) return(NA)
+  if (smoke || !file.exists(py)) return(NA)
   f <- tempfile(fileext = ".csv")
   utils::write.table(X, f, sep = ",", row.names = FALSE, col.names = FALSE)
   code <- sprintf(paste(
@@ -163,7 +188,7 @@ sklearn_rate <- function(X, K, iters, bayes = FALSE) {
 }
 
 mclust_rate <- function(X, K, iters) {
-  if (!requireNamespace("mclust", quietly = TRUE)) return(NA)
+  if (!bench_has("mclust")) return(NA)
   u <- sparsevi:::uniform_source(3)
   z <- matrix(u(nrow(X) * K), nrow(X), K)
   z <- z / rowSums(z)
@@ -177,15 +202,16 @@ mclust_rate <- function(X, K, iters) {
 }
 
 ours_rate <- function(X, K, iters) {
-  fit <- fit_mixture(X, K = K, global = "batch", passes = iters, tol = 0, seed = 1,
-                     threads = 1, progress = FALSE, n_init = 1)
+  fit <- mix_fit(X, K = K, likelihood = "gaussian", L = K, global = "batch", init = "kmeans",
+                 passes = iters, tol = 0, seed = 1, threads = 1, progress = FALSE, n_init = 1)
+  say_settings("part 2", fit)
   tr <- fit$trace[fit$trace$lap > 0, ]
   t_lap <- sum(tr$local_seconds + tr$summary_seconds) / nrow(tr)
   t_all <- max(fit$trace$seconds) / nrow(fit$trace)
   c(em = nrow(X) * K / t_lap, loop = nrow(X) * K / t_all)
 }
 
-bench_throughput <- function(iters = 5, N = 10000) {
+bench_throughput <- function(iters = 5, N = if (smoke) 1000 else 10000) {
   say("")
   say("## 2. Throughput of full-covariance E+M steps, one thread (N*K per second; higher is better)")
   say("ours: mean over laps of (local step + summary step) time [and of whole-lap time incl. R loop]; peers: fit time / iterations")
@@ -194,7 +220,7 @@ bench_throughput <- function(iters = 5, N = 10000) {
     sim <- simulate_mixture(N = N, D = D, K = 16, seed = D)
     sets[[sprintf("simulated D=%d", D)]] <- list(X = sim$X, K = 16)
   }
-  if (requireNamespace("mlbench", quietly = TRUE)) {
+  if (bench_has("mlbench")) {
     e <- new.env()
     utils::data("Shuttle", package = "mlbench", envir = e)
     utils::data("LetterRecognition", package = "mlbench", envir = e)
@@ -222,15 +248,18 @@ bench_throughput <- function(iters = 5, N = 10000) {
 }
 
 # ---------------------------------------------------------------------------
-bench_threads <- function(reps = 5) {
+bench_threads <- function(reps = if (smoke) 1 else 5) {
   say("")
   say("## 3. Threads 1 -> 2 (best of %d, wall-clock; the machine's other jobs compete for both cores)", reps)
-  sim <- simulate_mixture(N = 40000, D = 10, K = 20, seed = 1)
+  n3 <- if (smoke) 2000 else 40000
+  sim <- simulate_mixture(N = n3, D = 10, K = 20, seed = 1)
   fit <- function(th) {
-    fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE,
-                n_init = 1)
+    suppressWarnings(mix_fit(sim$X, K = 20, likelihood = "gaussian", L = 20,
+                             global = "memoized", init = "kmeans", tol = 1e-6, passes = 3,
+                             seed = 1, threads = th, progress = FALSE, n_init = 1))
   }
   f1 <- fit(1L)
+  say_settings("part 3", f1)
   f2 <- fit(2L)
   same <- identical(f1$state, f2$state) && identical(f1$trace$objective, f2$trace$objective)
   best <- function(f) min(replicate(reps, system.time(f())[["elapsed"]]))
@@ -242,7 +271,7 @@ bench_threads <- function(reps = 5) {
   data <- ns$mix_data(sim$X, "gaussian", "X")
   st <- f1$state
   local <- function(th) {
-    .Call(ns$ffi_mix_local, data$data, f1$hyper, st$N, st$S, c(0, 40000), 20L, th, NULL)
+    .Call(ns$ffi_mix_local, data$data, f1$hyper, st$N, st$S, c(0, n3), 20L, th, NULL)
   }
   l1 <- best(function() for (i in 1:10) local(1L)) / 10
   l2 <- best(function() for (i in 1:10) local(2L)) / 10
@@ -281,17 +310,19 @@ bench_kernels <- function() {
     r
   }
   for (D in c(2, 10, 64)) {
-    sim <- simulate_mixture(N = 10000, D = D, K = 16, seed = D)
+    sim <- simulate_mixture(N = if (smoke) 1000 else 10000, D = D, K = 16, seed = D)
     data <- ns$mix_data(sim$X, "gaussian", "X")
     h <- ns$mix_hyper(data, "gaussian", "dirichlet", 1, 1, NULL, 0.1, 0.01, 0.1)
     st0 <- ns$mix_seed_state(list(data = data$data), h,
-                             round(seq(1, 10000, length.out = 16)))
-    fit <- fit_mixture(sim$X, K = 16, global = "batch", passes = 3, tol = 0, seed = 1,
-                       threads = 1, progress = FALSE, n_init = 1)
-    reps <- if (D > 20) 5 else 40
+                             round(seq(1, nrow(sim$X), length.out = 16)))
+    fit <- mix_fit(sim$X, K = 16, likelihood = "gaussian", L = 16, global = "batch",
+                   init = "kmeans", passes = 3, tol = 0, seed = 1, threads = 1,
+                   progress = FALSE, n_init = 1)
+    say_settings("part 4", fit)
+    reps <- if (smoke) 1 else if (D > 20) 5 else 40
     best <- function(st) {
       min(replicate(3, cpu(function() {
-        call_local(data$data, h, st$N, st$S, c(0, 10000), 16L, 1L)
+        call_local(data$data, h, st$N, st$S, c(0, nrow(sim$X)), 16L, 1L)
       }, reps)))
     }
     a <- best(st0)
@@ -357,8 +388,6 @@ bench_robust <- function(seeds = 1:10) {
                              passes = 20))
   say("\n## 5. Robust defaults against Mclust (VVV, same K), seeds %s",
       paste(range(seeds), collapse = ".."))
-  say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R robust",
-      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
   say("sets: chose = used to choose the defaults (session 1); held1 = held out in session 1,")
   say("  used in session 2 to find the faults fixed there; held2 = never used to choose anything.")
   say("  K: as given, or (K marked *) Mclust's choice by BIC among G = 2:5 (VVV).")
@@ -402,6 +431,7 @@ bench_robust <- function(seeds = 1:10) {
             w <<- w + 1L
             invokeRestart("muffleWarning")
           })
+        if (seed == seeds[1]) say_settings(sprintf("part 5 config %s (as called)", cf), f)
         cl <- predict(f, s$X)
         c(ari = ari(cl, ref), mc = ari(cl, m$classification), ll = f$loglik,
           sec = proc.time()[["elapsed"]] - t0, warn = w, conv = isTRUE(f$converged),
@@ -472,6 +502,7 @@ bench_starts <- function(seeds = 1:3) {
       run <- function(...) {
         t0 <- proc.time()[["elapsed"]]
         f <- suppressWarnings(fit_mixture(s$X, K = s$K, seed = seed, progress = FALSE, ...))
+        say_settings(sprintf("part 6 %s %s", nm, paste(names(list(...)), list(...), sep = "=", collapse = " ")), f)
         list(sec = proc.time()[["elapsed"]] - t0, ll = f$loglik)
       }
       a <- run(n_init = 1)
@@ -535,6 +566,7 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
       t0 <- proc.time()[["elapsed"]]
       r <- vapply(seeds, function(seed) {
         f <- suppressWarnings(fit_mixture(st$X, K = st$K, seed = seed, progress = FALSE))
+        say_settings("short robust default (as called)", f)
         c(ari = ari(predict(f, st$X), ref), ll = f$loglik)
       }, numeric(2))
       tot_sec[j] <- tot_sec[j] + proc.time()[["elapsed"]] - t0
@@ -566,6 +598,7 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
       run <- function(...) {
         t0 <- proc.time()[["elapsed"]]
         f <- suppressWarnings(fit_mixture(st$X, K = st$K, seed = seed, progress = FALSE, ...))
+        say_settings(sprintf("short %s", paste(names(list(...)), list(...), sep = "=", collapse = " ")), f)
         c(sec = proc.time()[["elapsed"]] - t0, ll = f$loglik)
       }
       one <- run(n_init = 1)

@@ -37,17 +37,22 @@
 # Results are appended to the results file (earlier runs are kept).
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
 ns <- asNamespace("sparsevi")
 args <- commandArgs(trailingOnly = TRUE)
-budgets <- c(nips_f20 = if (length(args) >= 1) as.numeric(args[1]) else 45,
-             wikipara = if (length(args) >= 2) as.numeric(args[2]) else 30)
-data_dir <- file.path("..", "shared", "data")
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
-parts <- Sys.getenv("OPE_BENCH_PARTS", "123")
-out_file <- file.path("inst", "bench", "results",
-                      if (parts %in% c("123", "4", "T", "E", "C")) "ope.txt"
+smoke <- bench_smoke()
+budgets <- c(nips_f20 = if (length(args) >= 1) as.numeric(args[1]) else if (smoke) 0.05 else 45,
+             wikipara = if (length(args) >= 2) as.numeric(args[2]) else if (smoke) 0.05 else 30)
+data_dir <- if (!smoke) bench_data_dir()
+parts <- Sys.getenv("OPE_BENCH_PARTS", if (smoke) "123T" else "123")
+out_file <- bench_out(if (parts %in% c("123", "123T", "4", "T", "E", "C")) "ope.txt"
                       else sprintf("ope-parts%s.txt", parts))
-dir.create(dirname(out_file), recursive = TRUE, showWarnings = FALSE)
 lines <- character(0)
 say <- function(...) {
   s <- sprintf(...)
@@ -55,12 +60,13 @@ say <- function(...) {
   lines <<- c(lines, s)
   cat(s, "\n", sep = "", file = out_file, append = TRUE)
 }
-K <- 100L
+K <- if (smoke) 5L else 100L
 threads <- 1L
 
 # A UCI bag-of-words corpus, or its first `max_docs` documents (the file is
 # sorted by document).
 read_corpus <- function(name, max_docs = Inf) {
+  if (smoke) return(bench_sim_corpus(D = 250, V = 60, K = 5, seed = 1, doc_length = 30))
   dir <- file.path(data_dir, name)
   con <- gzfile(file.path(dir, sprintf("docword.%s.txt.gz", name)), "r")
   on.exit(close(con))
@@ -100,14 +106,13 @@ timed <- function(expr) {
 }
 
 # ---- corpora ---------------------------------------------------------------
-say("")
-say("# OPE benchmark (inst/bench/ope.R), %s, parts %s, commit %s", format(Sys.time(), "%Y-%m-%d %H:%M"),
-    parts, tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
+bench_header(say, sprintf("# OPE benchmark (inst/bench/ope.R), parts %s", parts))
 say("# one thread; times are CPU seconds (user + system); K = %d; machine shared (load average %s)", K,
     paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
 nips <- read_corpus("nips_f20")
+n_tr <- if (smoke) 150L else 1350L
 corpora <- list(
-  nips_f20 = list(train = nips[1:1350, ], test = nips[1351:1500, ],
+  nips_f20 = list(train = nips[seq_len(n_tr), ], test = nips[n_tr + seq_len(if (smoke) 100L else 150L), ],
                   note = "documents 1-1350 train, 1351-1500 test (the source split)")
 )
 if (grepl("[123]", parts)) {
@@ -115,7 +120,8 @@ wiki_docs <- as.numeric(Sys.getenv("OPE_BENCH_WIKI_DOCS", "21000"))
 wiki <- read_corpus("wikipara", max_docs = wiki_docs)
 wiki <- wiki[ns$doc_lengths(wiki) > 0, ]
 nw <- nrow(wiki)
-corpora$wikipara <- list(train = wiki[1:(nw - 1000), ], test = wiki[(nw - 999):nw, ],
+n_wt <- if (smoke) 100L else 1000L
+corpora$wikipara <- list(train = wiki[1:(nw - n_wt), ], test = wiki[(nw - n_wt + 1L):nw, ],
                          note = sprintf("subset: the first %d paragraphs (of 615,012); last 1000 are the test set",
                                         nw))
 }
@@ -139,10 +145,15 @@ run_learner <- function(cc, spec, budget, split) {
                alpha = 1 / K, eta = 1 / K, batch_size = batch_size, passes = 1,
                kappa = 0.9, tau = 1, init = "random", seed = 1, threads = threads,
                progress = FALSE)
+  # each engine's own controls, named: OPE's T = 50; online VB dense, no
+  # restarts; the step scale 1
+  args$step_scale <- 1
+  if (spec$local == "ope") args$ope_iter <- 50L
   args[names(spec$args)] <- spec$args # a setting changed from the paper's
   if (spec$local == "vb") args$restarts <- FALSE
   tr <- timed(suppressWarnings(do.call(fit_lda, args)))
   fit <- tr$value
+  say("    settings that ran: %s", bench_settings(fit))
   secs <- tr$seconds
   rows <- list()
   # evaluate after laps 1, 2, 3, 5, 8, 12, 18, ... and after the last one
@@ -173,7 +184,8 @@ if (grepl("[12]", parts) && !grepl("3", parts)) {
     fit <- fit_lda(cc$train, K = K, local = "ope", global = "ml", alpha = 1 / K,
                    eta = 1 / K, batch_size = min(5000L, nrow(cc$train)), passes = 20,
                    kappa = 0.9, tau = 1, init = "random", seed = 1, threads = threads,
-                   progress = FALSE)
+                   progress = FALSE, ope_iter = 50L, step_scale = 1)
+    say("    settings that ran [%s ML-OPE, 20 laps]: %s", nm, bench_settings(fit))
     results[[nm]] <- list("ML-OPE" = list(fit = fit))
   }
 }
@@ -281,7 +293,8 @@ if (grepl("E", parts)) {
                  list("init random, minibatch 100", "random", 100L))) {
     fit <- fit_lda(cc$train, K = K, local = "ope", global = "ml", alpha = 1 / K,
                    eta = 1 / K, batch_size = v[[3]], passes = 40, kappa = 0.9, tau = 1,
-                   init = v[[2]], seed = 1, threads = threads, progress = FALSE)
+                   init = v[[2]], seed = 1, threads = threads, progress = FALSE,
+                   ope_iter = 50L, step_scale = 1)
     th <- predict(fit, split$observed, method = "ope", seed = 1)
     say("%-44s VB theta %.4f  OPE theta %.4f", v[[1]],
         as.numeric(heldout_loglik(fit, split)), score_theta(th, fit$topic_word))
@@ -296,7 +309,8 @@ if (grepl("C", parts)) {
   fit <- fit_lda(cc$train, K = K, local = "ope", global = "ml", alpha = 1 / K,
                  eta = 1 / K, batch_size = min(5000L, nrow(cc$train)), passes = laps,
                  kappa = 0.9, tau = 1, init = "random", seed = 1, threads = threads,
-                 progress = FALSE)
+                 progress = FALSE, ope_iter = 50L, step_scale = 1)
+  say("settings that ran: %s", bench_settings(fit))
   b <- fit$topic_word
   say("")
   say("## C. ML-OPE on nips_f20 after %d laps (paper's settings; predictive %.4f)", laps,
@@ -325,16 +339,20 @@ if (grepl("C", parts)) {
 
 # ---- T. threads ---------------------------------------------------------------
 if (grepl("T", parts)) {
-  x5 <- nips[1:600, ]
+  x5 <- nips[seq_len(min(600L, nrow(nips))), ]
+  # ML-OPE's settings at 06ddbb6 (its minibatches of 100 here), named
+  ope5 <- list(local = "ope", global = "ml", alpha = 1 / K, eta = 1 / K, init = "bregman",
+               batch_size = 100L, ope_iter = 50L, tau = 1, kappa = 0.6, step_scale = 1)
   say("")
-  say("## T. threads: nips_f20 first 600 documents, K = 100, ML-OPE, default minibatches of 100 (elapsed seconds, best of 3, one run; load %s)",
+  say("## T. threads: nips_f20 first 600 documents, K = 100, ML-OPE, minibatches of 100, alpha = eta = 1/K, init bregman, T = 50, kappa 0.6 (named) (elapsed seconds, best of 3, one run; load %s)",
       paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
-  ref5 <- fit_lda(x5, K = K, local = "ope", passes = 1, seed = 1, progress = FALSE)
+  ref5 <- do.call(fit_lda, c(list(x5, K = K, passes = 1, seed = 1, progress = FALSE), ope5))
+  say("settings that ran: %s", bench_settings(ref5))
   b5 <- ns$dtm_subset(x5, 1:100)
   best5 <- function(f) min(replicate(3, system.time(f())[["elapsed"]]))
   loc5 <- function(th) for (i in 1:6) ns$lda_local_ope(b5, ref5$state, ref5$control, c(1, 2), th)
-  fit5 <- function(th) fit_lda(x5, K = K, local = "ope", passes = 1, seed = 1,
-                               threads = th, progress = FALSE)
+  fit5 <- function(th) do.call(fit_lda, c(list(x5, K = K, passes = 1, seed = 1,
+                                               threads = th, progress = FALSE), ope5))
   for (w in list(list("local step, 6 x 100 documents", loc5),
                  list("whole fit_lda, 1 pass", fit5))) {
     t1 <- best5(function() w[[2]](1L))
@@ -421,7 +439,7 @@ say("")
 say("## 2. stability of OPE (Fig. 5): 100 test documents, 10 seeds each")
 for (nm in names(corpora)) {
   fit <- results[[nm]][["ML-OPE"]]$fit
-  x <- ns$dtm_align(corpora[[nm]]$test, fit$vocab)$x[1:100, ]
+  x <- ns$dtm_align(corpora[[nm]]$test, fit$vocab)$x[1:min(100L, nrow(corpora[[nm]]$test)), ]
   tw <- unname(fit$topic_word)
   for (T in c(20L, 50L, 100L)) {
     f <- sapply(1:10, function(s) ns$ope_run(x, tw, 1 / K, T, 1e-10, "none",

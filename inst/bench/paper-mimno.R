@@ -11,28 +11,30 @@
 # (1,000 of them, at random, held out);
 # appends to inst/bench/results/paper-mimno.txt.
 suppressPackageStartupMessages(library(sparsevi))
-data_dir <- file.path("..", "shared", "data")
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
-out_file <- file.path("inst", "bench", "results", "paper-mimno.txt")
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
-say <- bench_logger(out_file)
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
+smoke <- bench_smoke()
+data_dir <- if (!smoke) bench_data_dir()
+say <- bench_logger(bench_out("paper-mimno.txt"))
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "30000"))
-K <- 100L
-
+K <- if (smoke) 10L else 100L
+n_test <- if (smoke) 10L else 1000L
 
 x <- bench_corpus(sprintf("wikipara%d", n_docs + 1000L), data_dir)
-sp <- split_heldout(x, n_test = 1000L, seed = 1)
+sp <- split_heldout(x, n_test = n_test, seed = 1)
 train <- sp$train
 test <- sp$test
-commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?")
-say("== Mimno, Hoffman & Blei Fig. 2 at the paper's settings, %s; commit %s; load %s",
-    format(Sys.time(), "%Y-%m-%d %H:%M"), commit,
-    paste(readLines("/proc/loadavg"), collapse = ""))
-say("   command: SPARSEVI_BENCH_DOCS=%d nice -n 10 Rscript inst/bench/paper-mimno.R", n_docs)
+bench_header(say, sprintf("== Mimno, Hoffman & Blei Fig. 2 at the paper's settings (inst/bench/paper-mimno.R); load %s",
+                          paste(readLines("/proc/loadavg"), collapse = "")))
 say("   wikipara: the first %d paragraphs, 1,000 of them (at random, seed 1) held out for document completion; V = %d",
     n_docs + 1000L, length(train$vocab))
-say("   K = %d, minibatches of 100, one pass, kappa = 0.6, alpha = 0.1, seed 1, one thread; UMass over the top 20 words on the training paragraphs",
+say("   K = %d, minibatches of 100, one pass, kappa = 0.6, alpha = 0.1, step_scale 1, start bregman unless said, gibbs burnin 3 samples 2 unless said, vb dense with restart proposals, seed 1, one thread; UMass over the top 20 words on the training paragraphs",
     K)
 
 runs <- list(
@@ -54,19 +56,30 @@ coh <- list()
 for (r in runs) {
   args <- list(train, K = K, local = r$local, global = "stochastic", batch_size = 100,
                passes = if (is.null(r$passes)) 1L else r$passes, kappa = 0.6, tau = r$tau,
-               alpha = 0.1, eta = r$eta, seed = 1, threads = 1, progress = FALSE,
-               doc_topics = 0)
-  if (!is.null(r$init)) args$init <- r$init
-  if (!is.null(r$burnin)) args[c("burnin", "samples")] <- list(r$burnin, r$samples)
-  if (r$local == "vb") args$L <- K
+               alpha = 0.1, eta = r$eta, step_scale = 1, seed = 1, threads = 1,
+               progress = FALSE, doc_topics = 0,
+               init = if (is.null(r$init)) "bregman" else r$init)
+  if (r$local == "gibbs") {
+    # gibbs's sweeps at 06ddbb6 (burnin 3, samples 2) unless the row sets them
+    args$burnin <- if (is.null(r$burnin)) 3L else r$burnin
+    args$samples <- if (is.null(r$samples)) 2L else r$samples
+  }
+  if (r$local == "vb") {
+    # online VB dense (L = K), with vb's restart proposals as every earlier
+    # run of this script had them (vb's default); the paper's online VB has none
+    args$L <- K
+    args$restarts <- TRUE
+  }
+  if (smoke) args$passes <- 1L
   t0 <- proc.time()[["user.self"]]
   fit <- do.call(fit_lda, args)
   sec <- proc.time()[["user.self"]] - t0
+  bench_header(say, fits = stats::setNames(list(fit), r$name))
   u <- as.numeric(coherence(fit, train, measure = "umass", n = 20))
   h <- heldout_loglik(fit, test)
   coh[[r$name]] <- u
   say("  %-28s %6.1f CPU s  UMass mean %8.2f  median %8.2f  lowest decile mean %8.2f  held-out %.4f",
-      r$name, sec, mean(u), stats::median(u), mean(sort(u)[seq_len(K %/% 10)]), h)
+      r$name, sec, mean(u), stats::median(u), mean(sort(u)[seq_len(max(1L, K %/% 10))]), h)
 }
 welch <- function(a, b) {
   tt <- stats::t.test(coh[[a]], coh[[b]], var.equal = FALSE)

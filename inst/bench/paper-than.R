@@ -26,42 +26,43 @@
 #   (b) OPE iterations T, (c) kappa, (d) tau.
 # Fig. 1 / Fig. 4: ML-OPE, Online-OPE, Streaming-OPE against Online-VB
 #   (dense VB local step: L = K, no restarts, global "stochastic"),
-#   Online-CGS (Mimno et al.'s Gibbs within SVI: local "gibbs") and SCVB0
-#   (local "cvb0", its own step schedule), each for one pass; predictive
+#   Online-CGS (Mimno et al.'s Gibbs within SVI: local "gibbs", burnin 3,
+#   samples 2) and SCVB0 (local "cvb0" at the same alpha, eta and topic
+#   schedule as the rest, step_scale 1, no burn-in pass), each for one pass; predictive
 #   probability against CPU seconds of training, the time each takes to
 #   reach Online-VB's and Online-CGS's final score, and (Fig. 4 proper)
 #   the inference time per document of OPE, VB, CVB0 and CGS with the same
 #   topics (the ML-OPE model after the first chunk and after the pass).
 suppressPackageStartupMessages(library(sparsevi))
 ns <- asNamespace("sparsevi")
-data_dir <- file.path("..", "shared", "data")
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
-out_file <- file.path("inst", "bench", "results", "paper-than.txt")
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
-say <- bench_logger(out_file)
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
+smoke <- bench_smoke()
+data_dir <- if (!smoke) bench_data_dir()
+say <- bench_logger(bench_out("paper-than.txt"))
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args)) args[1] else "34"
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "100000"))
-chunk <- as.integer(Sys.getenv("SPARSEVI_BENCH_CHUNK", "10000"))
-K <- 100L
+chunk <- as.integer(Sys.getenv("SPARSEVI_BENCH_CHUNK", if (smoke) "35" else "10000"))
+K <- if (smoke) 5L else 100L
 
 x <- bench_corpus(sprintf("wikipara%d", n_docs + 1000L), data_dir)
 x <- x[ns$doc_lengths(x) > 0, ]
-sp <- split_heldout(x, n_test = 1000L, observed_frac = 0.7, by = "tokens", seed = 1)
+sp <- split_heldout(x, n_test = if (smoke) 10L else 1000L, observed_frac = 0.7, by = "tokens", seed = 1)
 train <- sp$train
 test <- sp$test
 set.seed(1)
 train <- train[sample.int(nrow(train)), ]
 D <- nrow(train)
 chunks <- split(seq_len(D), ceiling(seq_len(D) / chunk))
-commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?")
-say("")
-say("== Than & Doan at the paper's settings (inst/bench/paper-than.R), parts %s, %s; commit %s; load %s",
-    parts, format(Sys.time(), "%Y-%m-%d %H:%M"), commit,
-    paste(readLines("/proc/loadavg"), collapse = ""))
-say("   command: SPARSEVI_BENCH_DOCS=%d SPARSEVI_BENCH_CHUNK=%d nice -n 10 Rscript inst/bench/paper-than.R %s",
-    n_docs, chunk, parts)
+bench_header(say, sprintf("== Than & Doan at the paper's settings (inst/bench/paper-than.R), parts %s; load %s",
+                           parts, paste(readLines("/proc/loadavg"), collapse = "")))
 say("   wikipara: the first %d non-empty paragraphs; 1,000 held out at random (split_heldout, seed 1, 70/30 tokens); %d training paragraphs (%.1f M tokens), shuffled once, one pass in chunks of %d; V = %d",
     nrow(x), D, sum(train$count) / 1e6, chunk, ncol(train))
 say("   paper's settings unless a row says otherwise: K = %d, alpha = eta = 1/K, minibatch 5000, kappa = 0.9, tau = 1, T = 50, init random; one thread; CPU seconds of training (scoring excluded); score = heldout_loglik() per held-out token",
@@ -71,16 +72,23 @@ say("   paper's settings unless a row says otherwise: K = %d, alpha = eta = 1/K,
 # (over the paper's). Returns the curve (docs seen, CPU s, score) and the fit.
 one_pass <- function(spec, score_every = 1L, keep_first = FALSE) {
   a <- list(K = K, local = "ope", global = "ml", L = K, alpha = 1 / K, eta = 1 / K,
-            batch_size = 5000L, kappa = 0.9, tau = 1, init = "random", seed = 1,
-            threads = 1L, progress = FALSE, doc_topics = 0)
+            batch_size = 5000L, kappa = 0.9, tau = 1, step_scale = 1, init = "random",
+            seed = 1, threads = 1L, progress = FALSE, doc_topics = 0)
   a[names(spec)] <- spec
+  # each engine's own controls, named
+  if (a$local == "ope" && is.null(a$ope_iter)) a$ope_iter <- 50L
   if (a$local == "vb") a$restarts <- FALSE
-  if (a$local == "cvb0") a$global <- NULL
+  if (a$local == "gibbs") a[c("burnin", "samples")] <- list(3L, 2L)
+  if (a$local == "cvb0") {
+    a$global <- "stochastic"
+    a$burnin <- 0L
+  }
   bs <- a$batch_size
   # the control of a fit over the whole training set: fit_lda() on the first
   # chunk, then D, the batches and the start set for the stream
   first <- train[chunks[[1]], ]
   probe <- suppressWarnings(do.call(fit_lda, c(list(first), a)))
+  say("    settings that ran: %s", bench_settings(probe))
   ctl <- probe$control
   ctl$n_docs <- D
   ctl$doc_topics <- 0
@@ -156,7 +164,7 @@ if (grepl("4", parts)) {
     "Streaming-OPE" = list(local = "ope", global = "streaming"),
     "Online-VB (dense, L = K)" = list(local = "vb", global = "stochastic"),
     "Online-CGS (gibbs)" = list(local = "gibbs", global = "stochastic"),
-    "SCVB0 (cvb0)" = list(local = "cvb0")
+    "SCVB0 (cvb0, the OPE schedule)" = list(local = "cvb0")
   )
   f4 <- list()
   for (nm in names(learners)) {

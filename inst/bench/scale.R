@@ -6,29 +6,52 @@
 # inst/bench/results/scale.txt (appended per part). Figures are ratios
 # measured in one run: absolute times on a shared machine are noisy.
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+smoke <- bench_smoke()
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args)) strsplit(args[1], ",")[[1]] else
-  c("threads", "cluster", "memory", "workers", "project")
-data_dir <- Sys.getenv("SPARSEVI_DATA", "../shared/data")
-out_file <- "inst/bench/results/scale.txt"
-dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = out_file, append = TRUE)
+  if (smoke) "threads" else c("threads", "cluster", "memory", "workers", "project")
+data_dir <- if (!smoke) bench_data_dir()
+say <- bench_logger(bench_out("scale.txt"))
+# Every engine's settings at 06ddbb6, named in every fit (never a default
+# that may change): vb memoized L = 8 with restarts unless a part says
+# otherwise; each engine's priors, start and schedule.
+eng_args <- function(eng, K) {
+  switch(eng,
+    vb = list(local = "vb", global = "memoized", L = min(8L, K), alpha = 0.1, eta = 0.01,
+              init = "bregman", restarts = TRUE, step_scale = 1, tau = 1, kappa = 0.6),
+    cvb0 = list(local = "cvb0", global = "stochastic", alpha = 0.1, eta = 0.01,
+                init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, burnin = 0),
+    gibbs = list(local = "gibbs", global = "stochastic", alpha = 0.1, eta = 0.2,
+                 init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, burnin = 3,
+                 samples = 2),
+    ope = list(local = "ope", global = "ml", alpha = 1 / K, eta = 1 / K, init = "bregman",
+               ope_iter = 50L, step_scale = 1, tau = 1, kappa = 0.6),
+    stop("unknown engine ", eng))
 }
+fit_named <- function(x, K, eng, ...) {
+  a <- utils::modifyList(eng_args(eng, K), list(...))
+  do.call(fit_lda, c(list(x, K = K), a))
+}
+K1 <- if (smoke) 8L else 100L
 cpu <- function(expr) {
   t0 <- proc.time()
   force(expr)
   t <- proc.time() - t0
   c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]])
 }
-say("== scale benchmark, %s, R %s, commit %s, load %s", format(Sys.time()),
-    getRversion(), tryCatch(system("git rev-parse --short HEAD", intern = TRUE),
-                            error = function(e) "?"),
-    paste(readLines("/proc/loadavg", warn = FALSE), collapse = " "))
+bench_header(say, sprintf("== scale benchmark (inst/bench/scale.R), parts %s, load %s",
+                           paste(parts, collapse = ","),
+                           paste(readLines("/proc/loadavg", warn = FALSE), collapse = " ")))
 
 nips <- function() {
+  if (smoke) return(bench_sim_corpus(D = 600, V = 60, K = 5, seed = 1, doc_length = 15))
   read_uci_bow(file.path(data_dir, "nips_f20", "docword.nips_f20.txt.gz"),
                file.path(data_dir, "nips_f20", "vocab.nips_f20.txt"))
 }
@@ -38,8 +61,9 @@ if ("threads" %in% parts) {
   say("-- threads: elapsed seconds with 1 and 2 threads (best of 3) and speed-up")
   x <- nips()[1:600, ]
   # (the vb engine: its state and control feed the vb local steps below)
-  topics <- fit_lda(x, K = 100, L = 8, local = "vb", passes = 1, seed = 1, progress = FALSE)
-  best <- function(f) min(replicate(3, cpu(f())[["elapsed"]]))
+  topics <- fit_named(x, K1, "vb", passes = 1, seed = 1, progress = FALSE)
+  bench_header(say, fits = list(`vb topics` = topics))
+  best <- function(f) min(replicate(if (smoke) 1 else 3, cpu(f())[["elapsed"]]))
   time_engine <- function(name, f) {
     t1 <- best(function() f(1L))
     t2 <- best(function() f(2L))
@@ -54,7 +78,7 @@ if ("threads" %in% parts) {
   })
   time_engine("lda local vb, dense, K = 100", function(th) {
     c2 <- ctl
-    c2$L <- 100L
+    c2$L <- K1
     ns$lda_local_vb(x, state, c2, c(0, 1), th)
   })
   time_engine("heldout completion, K = 100", function(th) {
@@ -62,42 +86,45 @@ if ("threads" %in% parts) {
   })
   # the local steps of the other engines, from a fitted state (compute-bound)
   for (eng in c("cvb0", "gibbs", "ope")) {
-    glob <- if (eng == "ope") "ml" else "stochastic"
-    f_eng <- fit_lda(x, K = 100, local = eng, global = glob, passes = 1, seed = 1,
-                     progress = FALSE)
+    f_eng <- fit_named(x, K1, eng, passes = 1, seed = 1, progress = FALSE)
+    bench_header(say, fits = stats::setNames(list(f_eng), eng))
     fun <- get(paste0("lda_local_", eng), envir = ns)
     time_engine(sprintf("lda local %s, K = 100", eng), function(th) {
       fun(x, f_eng$state, f_eng$control, c(0, 1), th)
     })
   }
   time_engine("fit_lda cvb0, 1 pass, K = 100", function(th) {
-    fit_lda(x, K = 100, local = "cvb0", passes = 1, seed = 1, threads = th,
-            progress = FALSE)
+    fit_named(x, K1, "cvb0", passes = 1, seed = 1, threads = th, progress = FALSE)
   })
   time_engine("fit_lda gibbs, 1 pass, K = 100", function(th) {
-    fit_lda(x, K = 100, local = "gibbs", passes = 1, seed = 1, threads = th,
-            progress = FALSE)
+    fit_named(x, K1, "gibbs", passes = 1, seed = 1, threads = th, progress = FALSE)
   })
   if (!is.null(get0("lda_local_ope", envir = ns))) {
     time_engine("fit_lda ope (ml), 1 pass, K = 100", function(th) {
-      fit_lda(x, K = 100, local = "ope", global = "ml", passes = 1, seed = 1,
-              threads = th, progress = FALSE)
+      fit_named(x, K1, "ope", passes = 1, seed = 1, threads = th, progress = FALSE)
     })
   }
-  sim <- simulate_mixture(N = 40000, D = 10, K = 20, seed = 1)
-  time_engine("fit_mixture gaussian, N=4e4 D=10 K=20", function(th) {
-    fit_mixture(sim$X, K = 20, passes = 3, seed = 1, threads = th, progress = FALSE)
-  })
-  fm <- fit_mixture(sim$X, K = 20, passes = 3, seed = 1, progress = FALSE)
+  sim <- simulate_mixture(N = if (smoke) 2000 else 40000, D = 10, K = 20, seed = 1)
+  # the mixture's settings at 06ddbb6, named
+  mix <- function(th) fit_mixture(sim$X, K = 20, likelihood = "gaussian", prior = "dirichlet",
+                                  global = "memoized", L = 20, init = "kmeans", n_init = 1,
+                                  tol = 1e-6, passes = 3, seed = 1, threads = th,
+                                  progress = FALSE)
+  time_engine("fit_mixture gaussian, N=4e4 D=10 K=20", function(th) suppressWarnings(mix(th)))
+  fm <- suppressWarnings(mix(1L))
+  bench_header(say, fits = list(mixture = fm))
   time_engine("mixture responsibilities, N=4e4 K=20", function(th) {
     predict(fm, sim$X, type = "responsibilities", threads = th)
   })
-  fv <- fit_vdp(sim$X, max_K = 20, seed = 1, progress = FALSE)
+  fv <- fit_vdp(sim$X, kdtree = TRUE, candidates = 10, tol = 1e-3, max_K = 20, seed = 1,
+                progress = FALSE)
+  bench_header(say, fits = list(vdp = fv))
   time_engine("vdp predict density, N=4e4", function(th) {
     predict(fv, sim$X, type = "density", threads = th)
   })
   time_engine("fit_vdp kdtree = FALSE, N=4e4 D=10", function(th) {
-    fit_vdp(sim$X, kdtree = FALSE, max_K = 20, seed = 1, threads = th, progress = FALSE)
+    fit_vdp(sim$X, kdtree = FALSE, candidates = 10, tol = 1e-3, max_K = 20, seed = 1,
+            threads = th, progress = FALSE)
   })
 }
 
@@ -115,7 +142,6 @@ if ("threads" %in% parts) {
 # sessions keep the cores busy.
 if ("cluster" %in% parts) {
   say("-- cluster: nips_f20, K = 100, 8 batches, sync = 2, 3 laps, threads = 1; 2 PSOCK workers against the same rounds locally")
-  say("   command: nice -n 10 Rscript inst/bench/scale.R cluster")
   x <- nips()
   loadNamespace("Matrix") # the master reads sparse summaries in both runs
   cl <- parallel::makePSOCKcluster(2L)
@@ -134,8 +160,8 @@ if ("cluster" %in% parts) {
   # SPARSEVI_BENCH_CLUSTER_ENGINES: the engines of this part (default
   # vb,cvb0,gibbs)
   for (eng in strsplit(Sys.getenv("SPARSEVI_BENCH_CLUSTER_ENGINES", "vb,cvb0,gibbs"), ",")[[1]]) {
-    args <- list(x, K = 100, local = eng, n_batches = 8, passes = 3, seed = 1, sync = 2,
-                 threads = 1, progress = FALSE)
+    args <- c(list(x, K = 100, n_batches = 8, passes = 3, seed = 1, sync = 2,
+                   threads = 1, progress = FALSE), eng_args(eng, 100L))
     tl <- tc <- 0
     for (r in seq_len(reps)) {
       l0 <- load_now()
@@ -166,14 +192,15 @@ if ("cluster" %in% parts) {
   if (requireNamespace("future", quietly = TRUE)) {
     old <- future::plan(future::multisession, workers = 2)
     invisible(future::value(future::future(.libPaths(p), globals = list(p = .libPaths()))))
-    fit <- fit_lda(x, K = 100, L = 8, n_batches = 4, passes = 3, seed = 1,
-                   cluster = "future", sync = 2, progress = FALSE)
+    fit <- fit_named(x, 100L, "vb", n_batches = 4, passes = 3, seed = 1,
+                     cluster = "future", sync = 2, progress = FALSE)
+    bench_header(say, fits = list(`future, vb` = fit))
     tr <- fit$trace
     say("future multisession, 2 workers, L =   8: %.1f s/lap; sent %.2f MB/lap, received %.2f MB/lap; identical fit: %s",
         mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,
         mean(tr$bytes_received) / 1e6,
-        identical(fit$topic_word, fit_lda(x, K = 100, L = 8, n_batches = 4, passes = 3,
-                                          seed = 1, sync = 2, progress = FALSE)$topic_word))
+        identical(fit$topic_word, fit_named(x, 100L, "vb", n_batches = 4, passes = 3,
+                                            seed = 1, sync = 2, progress = FALSE)$topic_word))
     future::plan(old)
   } else {
     say("future: not installed, skipped")
@@ -182,7 +209,8 @@ if ("cluster" %in% parts) {
 
 # ---- 3. peak memory: in memory against from disk, wikipara ------------------
 if ("memory" %in% parts) {
-  say("-- memory: one stochastic pass over wikipara, K = 20, batches of 10,000 documents")
+  say("-- memory: one stochastic pass over wikipara, K = 20, batches of 10,000 documents; local vb, L = 8, alpha 0.1, eta 0.01, init bregman, restarts on, tau 1, kappa 0.6 (named)")
+  vb_mem <- "local = 'vb', L = 8, alpha = 0.1, eta = 0.01, init = 'bregman', restarts = TRUE, step_scale = 1, tau = 1, kappa = 0.6"
   dw <- normalizePath(file.path(data_dir, "wikipara", "docword.wikipara.txt.gz"))
   vc <- normalizePath(file.path(data_dir, "wikipara", "vocab.wikipara.txt"))
   # peak resident memory of a fresh R process running `code`: from
@@ -207,11 +235,11 @@ if ("memory" %in% parts) {
     list(mb = mb, seconds = as.numeric(difftime(Sys.time(), t0, units = "secs")))
   }
   base <- peak_of("invisible(NULL)")
-  mem <- peak_of(sprintf("x <- read_uci_bow('%s', '%s'); fit <- fit_lda(x, K = 20, global = 'stochastic', batch_size = 10000, passes = 1, seed = 1, progress = FALSE)", dw, vc))
+  mem <- peak_of(sprintf("x <- read_uci_bow('%s', '%s'); fit <- fit_lda(x, K = 20, global = 'stochastic', %s, batch_size = 10000, passes = 1, seed = 1, progress = FALSE)", dw, vc, vb_mem))
   split <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, dir = '%s')",
                            dw, vc, file.path(tempdir(), "wikisrc")))
-  disk <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, dir = '%s'); fit <- fit_lda(src, K = 20, global = 'stochastic', passes = 1, seed = 1, progress = FALSE)",
-                          dw, vc, file.path(tempdir(), "wikisrc2")))
+  disk <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, dir = '%s'); fit <- fit_lda(src, K = 20, global = 'stochastic', %s, passes = 1, seed = 1, progress = FALSE)",
+                          dw, vc, file.path(tempdir(), "wikisrc2"), vb_mem))
   say("R with sparsevi loaded (Matrix not loaded): %.0f MB", base$mb)
   say("in memory (read_uci_bow + fit): peak %.0f MB, %.0f s", mem$mb, mem$seconds)
   say("uci_source() one-pass split:     peak %.0f MB, %.0f s", split$mb, split$seconds)
@@ -221,13 +249,14 @@ if ("memory" %in% parts) {
 
 # ---- 4. simulated many-worker runs: processes on this machine --------------
 if ("workers" %in% parts) {
-  say("-- workers: nips_f20 first 600 documents, K = 50, L = 8, memoized, 12 batches, 2 laps")
+  say("-- workers: nips_f20 first 600 documents, K = 50, vb L = 8, memoized, 12 batches, 2 laps (vb's settings named)")
   x <- nips()[1:600, ]
   for (W in c(1L, 2L, 4L, 6L)) {
     cl <- parallel::makePSOCKcluster(W)
     parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
-    t <- cpu(fit <- fit_lda(x, K = 50, L = 8, n_batches = 12, passes = 2, seed = 1,
-                            cluster = cl, sync = W, progress = FALSE))
+    t <- cpu(fit <- fit_named(x, 50L, "vb", n_batches = 12, passes = 2, seed = 1,
+                              cluster = cl, sync = W, progress = FALSE))
+    if (W == 1L) bench_header(say, fits = list(workers = fit))
     tr <- fit$trace
     say("%d workers: %.2f s/lap, sent %.2f MB/lap, received %.2f MB/lap", W,
         mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,
@@ -252,7 +281,6 @@ if ("workers" %in% parts) {
 #   speed-up(W) = W (c + g) / round(W)     (against one process, one thread)
 if ("project" %in% parts) {
   say("-- project: wikipara, K = 1000, per batch of paragraphs (one thread, CPU seconds); 10 Gb/s, latency 1 ms per round")
-  say("   command: nice -n 10 Rscript inst/bench/scale.R project")
   ns <- asNamespace("sparsevi")
   dw <- normalizePath(file.path(data_dir, "wikipara", "docword.wikipara.txt.gz"))
   vc <- normalizePath(file.path(data_dir, "wikipara", "vocab.wikipara.txt"))
@@ -265,10 +293,14 @@ if ("project" %in% parts) {
   # controls as fit_lda() makes them (a tiny corpus: only the controls are kept)
   tiny <- simulate_lda(D = 50, V = 1200, K = 3, seed = 1)$dtm
   controls <- list(
-    vb = fit_lda(tiny, K = K, local = "vb", global = "stochastic", init = "random",
-                 passes = 1, seed = 1, progress = FALSE)$control,
-    cvb0 = fit_lda(tiny, K = K, local = "cvb0", init = "random", passes = 1, seed = 1,
-                   progress = FALSE)$control)
+    vb = fit_named(tiny, K, "vb", global = "stochastic", init = "random",
+                   passes = 1, seed = 1, progress = FALSE)$control,
+    cvb0 = fit_named(tiny, K, "cvb0", init = "random", passes = 1, seed = 1,
+                     progress = FALSE)$control)
+  for (nm in names(controls)) {
+    say("   settings that ran [%s]: %s", nm,
+        bench_settings(structure(list(control = controls[[nm]]), class = "sparsevi_lda")))
+  }
   # CPU seconds (user + system) of this process: on a shared machine the
   # elapsed seconds also count the other processes' share of the cores
   timed <- function(expr) {

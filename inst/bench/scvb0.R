@@ -8,7 +8,11 @@
 #
 # Run from the package root with sparsevi installed (R_LIBS=...). Reads the
 # corpora from ../shared/data (relative to the package root). Appends a
-# dated section to inst/bench/results/scvb0.txt (earlier sections are kept).
+# dated section to inst/bench/results/scvb0.txt (earlier sections are kept),
+# headed by the commit, the command and, for every run, the settings that
+# ran (read back from the fit's control list). Smoke mode
+# (SPARSEVI_BENCH_SMOKE=1): every part on small simulated corpora with short
+# budgets, results in a temporary directory.
 # Clocks are CPU seconds of this process (user + system): the benchmark
 # machine is shared, so wall time would mostly measure the neighbours. One
 # thread throughout, except part 4 (threads), which must use wall time and
@@ -25,7 +29,18 @@
 #   SCVB0_WIKI_SECS  CPU seconds per method on wikipara (default 40)
 #   SCVB0_NIPS_SECS  CPU seconds per method on nips_f20 (default 30)
 #   SCVB0_PARTS      which parts to run, e.g. "1" or "2,3" (default "1,2,3,4,5")
-#   SCVB0_METHODS    methods of part 2 (default "scvb0,svb,svb-5it,svb-O0")
+#   SCVB0_METHODS    methods of part 2 (default
+#                    "scvb0,scvb0-default,svb,svb-5it,svb-O0"): scvb0 = the
+#                    paper's settings (Foulds et al. Fig. 1: topics s = 10,
+#                    tau = 1000, kappa = 0.9; documents s = 1, tau = 10,
+#                    kappa = 0.9; one burn-in pass; alpha 0.1, eta 0.01);
+#                    scvb0-default = the engine's schedule now, named
+#                    (s = 1, tau = 1, kappa = 0.6, burnin 0; same priors);
+#                    svb = stochastic VB with the paper's +0.5 offset
+#                    (alpha 0.6, eta 0.51); svb-5it = the same, at most 5
+#                    local iterations; svb-O0 = SCVB0's priors (alpha 0.1,
+#                    eta 0.01). Every SVB row: L = K, no restarts,
+#                    rho_t = (1 + t)^-0.6 (step_scale 1, tau 1, kappa 0.6).
 #   SCVB0_LABEL      a label for the report's header (e.g. "before", "after")
 #   SCVB0_TP_DOCS    documents of the throughput sets (default 20000)
 #   SCVB0_P6_CORPORA corpora of part 6 (default kos,nips_f20,poliblog5k,
@@ -34,22 +49,32 @@
 #                    "10000"; e.g. "10000,60000", the second as in large.R)
 
 suppressMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+smoke <- bench_smoke()
 
 args <- commandArgs(trailingOnly = TRUE)
-out_file <- if (length(args)) args[1] else "inst/bench/results/scvb0.txt"
-data_dir <- file.path("..", "shared", "data")
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
+out_file <- if (length(args) && !smoke) args[1] else bench_out("scvb0.txt")
+data_dir <- if (!smoke) bench_data_dir()
 env_num <- function(name, default) {
   v <- Sys.getenv(name)
   if (nzchar(v)) as.numeric(v) else default
 }
-wiki_docs <- env_num("SCVB0_WIKI_DOCS", 5e4)
-wiki_secs <- env_num("SCVB0_WIKI_SECS", 40)
-nips_secs <- env_num("SCVB0_NIPS_SECS", 30)
-parts <- as.integer(strsplit(Sys.getenv("SCVB0_PARTS", "1,2,3,4,5"), ",")[[1]])
+wiki_docs <- env_num("SCVB0_WIKI_DOCS", if (smoke) 150 else 5e4)
+wiki_secs <- env_num("SCVB0_WIKI_SECS", if (smoke) 0.05 else 40)
+nips_secs <- env_num("SCVB0_NIPS_SECS", if (smoke) 0.05 else 30)
+kos_secs <- if (smoke) 0.05 else 5
+parts <- as.integer(strsplit(Sys.getenv("SCVB0_PARTS", if (smoke) "1,2,3,4,5,6" else "1,2,3,4,5"), ",")[[1]])
 label <- Sys.getenv("SCVB0_LABEL")
-tp_docs <- env_num("SCVB0_TP_DOCS", 2e4)
-methods <- strsplit(Sys.getenv("SCVB0_METHODS", "scvb0,svb,svb-5it,svb-O0"), ",")[[1]]
+tp_docs <- env_num("SCVB0_TP_DOCS", if (smoke) 150 else 2e4)
+methods <- strsplit(Sys.getenv("SCVB0_METHODS", "scvb0,scvb0-default,svb,svb-5it,svb-O0"), ",")[[1]]
+# K of parts 2, 3 (20 there) and 6; the smoke corpora have V = 150
+K2 <- if (smoke) 10 else 100
 
 report <- character(0)
 say <- function(...) {
@@ -71,6 +96,12 @@ cpu <- function() {
 # The first n_docs documents of a UCI bag-of-words file (all with Inf), read
 # in chunks so that a subset of a large file stays cheap.
 read_uci_head <- function(name, n_docs = Inf) {
+  if (smoke) {
+    m <- as_dgCMatrix(bench_sim_corpus(D = if (is.finite(n_docs)) n_docs else 300, V = 150,
+                                       K = 5, seed = 1, doc_length = 30))
+    dimnames(m) <- list(paste0("d", seq_len(nrow(m))), colnames(m))
+    return(m)
+  }
   path <- file.path(data_dir, name, sprintf("docword.%s.txt.gz", name))
   vocab <- readLines(file.path(data_dir, name, sprintf("vocab.%s.txt", name)))
   con <- gzfile(path, "r")
@@ -204,18 +235,18 @@ make_test <- function(m_test, seed = 7) {
   sparsevi:::as_heldout(x, x$vocab, observed_frac = 0.5, by = "tokens", seed = seed)
 }
 
-say("")
-say("SCVB0 benchmark (inst/bench/scvb0.R), %s%s", format(Sys.time(), "%Y-%m-%d %H:%M"),
-    if (nzchar(label)) sprintf(" [%s]", label) else "")
+bench_header(say, sprintf("SCVB0 benchmark (inst/bench/scvb0.R), parts %s%s", paste(parts, collapse = ","),
+                           if (nzchar(label)) sprintf(" [%s]", label) else ""))
 say("load average at start: %s (2 cores)", load_average())
-say("R %s; sparsevi %s; one thread; clocks are CPU seconds (shared machine).",
-    getRversion(), utils::packageVersion("sparsevi"))
-
-if (6 %in% parts) say("commit %s", system("git rev-parse --short HEAD", intern = TRUE))
+say("one thread; clocks are CPU seconds (shared machine).")
+# the settings a run_timed() run actually ran, read back from its control
+run_settings <- function(run) bench_settings(structure(list(control = run$control),
+                                                       class = c("sparsevi_lda", "sparsevi_fit")))
 
 # --- 1. throughput ------------------------------------------------------------
 
-m_all <- if (any(parts %in% c(1, 2, 4, 5))) read_uci_head("wikipara", wiki_docs + 2000)
+n_wiki_test <- if (smoke) 50 else 2000
+m_all <- if (any(parts %in% c(1, 2, 4, 5))) read_uci_head("wikipara", wiki_docs + n_wiki_test)
 ns <- asNamespace("sparsevi")
 kernel_width <- function(want) {
   f <- get0("ffi_lda_cvb0_kernel_width", ns, inherits = FALSE)
@@ -228,12 +259,13 @@ if (any(parts %in% c(1, 4))) {
     full = nonempty(m_all[seq_len(n_tp), ]),
     top7700 = nonempty(restrict_vocab(m_all, seq_len(wiki_docs), 7700)[seq_len(n_tp), ])
   )
+  if (smoke) tp_sets$full <- NULL # the same code as top7700
 }
 # A topic state as training has it (random lambda, tracked totals) and the
 # minibatches of 100 documents of a set.
 tp_setup <- function(m, batch_size = 100) {
   x <- as_dtm(m)
-  K <- 100
+  K <- if (smoke) 10 else 100
   V <- ncol(x)
   u <- sparsevi:::uniform_source(1)(K * V)
   lambda <- matrix(0.01 + u, K, V)
@@ -246,6 +278,7 @@ tp_setup <- function(m, batch_size = 100) {
 }
 # CPU (or wall) seconds of f(), best of `reps`
 best_of <- function(reps, f, wall = FALSE) {
+  if (smoke) reps <- 1
   best <- Inf
   for (r in seq_len(reps)) {
     invisible(gc())
@@ -269,8 +302,10 @@ local_pass <- function(s, ctl, threads = 1L) {
 # at its first minibatch) and laps run on it; older versions created it and
 # materialised lambda in every lap (their end_lap hook), which is timed.
 train_lap <- function(s, burnin = 1L) {
-  tmpl <- fit_lda(s$x[1:150, ], K = s$K, local = "cvb0", passes = 1, batch_size = 100,
-                  init = "random", seed = 1, progress = FALSE, burnin = burnin)
+  tmpl <- fit_lda(s$x[1:150, ], K = s$K, local = "cvb0", global = "stochastic", passes = 1,
+                  batch_size = 100, init = "random", seed = 1, progress = FALSE, burnin = burnin,
+                  alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6, doc_s = 1,
+                  doc_tau = 10, doc_kappa = 0.9)
   control <- tmpl$control
   control$n_docs <- nrow(s$x)
   control$n_tokens <- s$tok
@@ -348,6 +383,8 @@ for (nm in names(tp_sets)) {
     # the dense VB local step on the same minibatches, for reference
     vb_state <- list(lambda = s$state$lambda, t = 0L)
     fit_v <- fit_lda(s$x[1:150, ], K = s$K, local = "vb", global = "stochastic", L = s$K,
+                     alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6,
+                     max_iter = 100, tol = 0.05,
                      passes = 1, batch_size = 100, init = "random", seed = 1,
                      restarts = FALSE, progress = FALSE)
     vctl <- fit_v$control
@@ -370,14 +407,17 @@ say("  load average at the end of part 1: %s", load_average())
 
 if (5 %in% parts) {
 say("")
-say("5. The whole fit as users run it: fit_lda(<wikipara first %s docs, full vocabulary>, K = 100, local = \"cvb0\", passes = 3, seed = 1, threads = 1), CPU seconds (initialisation included)",
+say("5. The whole fit as users run it (the engine's defaults at 152e884, named; init \"seeded\", the default start here): fit_lda(<wikipara first %s docs, full vocabulary>, K = 100, local = \"cvb0\", passes = 3, seed = 1, threads = 1), CPU seconds (initialisation included)",
     format(wiki_docs, big.mark = ","))
 x5 <- as_dtm(nonempty(m_all[seq_len(wiki_docs), ]))
 tok5 <- sum(x5$count)
 invisible(gc())
 c0 <- cpu()
 f5 <- fit_lda(x5, K = 100, local = "cvb0", passes = 3, seed = 1, threads = 1,
-              progress = FALSE)
+              alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6, doc_s = 1,
+              doc_tau = 10, doc_kappa = 0.9, burnin = 0, init = "seeded",
+              batch_size = 100, progress = FALSE)
+say("  settings that ran: %s", bench_settings(f5))
 c5 <- cpu() - c0
 invisible(gc())
 c0 <- cpu()
@@ -413,13 +453,15 @@ say("  load average after: %s", load_average())
 
 if (2 %in% parts) {
 say("")
-say("2. Held-out log-likelihood per token (half of each test document observed, half scored) against CPU seconds, K = 100")
-say("   SCVB0: paper defaults (alpha 0.1, eta 0.01, topics s=10 tau=1000 kappa=0.9, documents s=1 tau=10 kappa=0.9, one burn-in pass).")
-say("   SVB: our stochastic VB, dense (L = K), no restarts, its defaults (alpha 0.5, eta 0.1: the paper's +0.5 offset; rho = (1 + t)^-0.6); local step to convergence (svb) or at most 5 iterations (svb-5it); svb-O0: to convergence with SCVB0's priors alpha 0.1, eta 0.01.")
-say("   All: minibatches of 100 documents, random initialisation, one thread.")
+say("2. Foulds et al. Fig. 1: held-out log-likelihood per token (half of each test document observed, half scored) against CPU seconds, K = %d", K2)
+say("   scvb0: the paper's settings, named in the call: alpha 0.1, eta 0.01, topics s=10 tau=1000 kappa=0.9, documents s=1 tau=10 kappa=0.9, one burn-in pass.")
+say("   scvb0-default: the engine's schedule now, named: topics s=1 tau=1 kappa=0.6, no burn-in; documents and priors as scvb0.")
+say("   svb: our stochastic VB, dense (L = K), no restarts, rho = (1 + t)^-0.6, with the paper's +0.5 offset (alpha 0.6, eta 0.51), local step to convergence;")
+say("   svb-5it: the same with at most 5 local iterations; svb-O0: to convergence with SCVB0's priors alpha 0.1, eta 0.01.")
+say("   All: minibatches of 100 documents, random initialisation, one thread. Each row's settings as read back from its control list follow.")
 }
 
-bench_corpus <- function(label, m_train, m_test, budget) {
+fig1_corpus <- function(label, m_train, m_test, budget) {
   x <- as_dtm(nonempty(m_train))
   heldout <- make_test(nonempty(m_test))
   say("")
@@ -428,21 +470,26 @@ bench_corpus <- function(label, m_train, m_test, budget) {
       format(sum(x$count), big.mark = ","), format(nrow(heldout$observed), big.mark = ","),
       format(sum(heldout$heldout$count), big.mark = ","), budget)
   runs <- list()
-  if ("scvb0" %in% methods) {
-    runs$scvb0 <- run_timed(x, 100, "cvb0", budget, heldout, budget / 10)
-  }
-  if ("svb" %in% methods) {
-    runs$svb <- run_timed(x, 100, "vb", budget, heldout, budget / 10, L = 100,
-                          restarts = FALSE)
-  }
-  if ("svb-5it" %in% methods) {
-    runs$`svb-5it` <- run_timed(x, 100, "vb", budget, heldout, budget / 10, L = 100,
-                                restarts = FALSE, max_iter = 5)
-  }
-  if ("svb-O0" %in% methods) {
-    # the paper's SVB-B1-O0: SCVB0's priors
-    runs$`svb-O0` <- run_timed(x, 100, "vb", budget, heldout, budget / 10, L = 100,
-                               restarts = FALSE, alpha = 0.1, eta = 0.01)
+  K <- K2
+  # every setting each row relies on, named (run_timed() adds
+  # global = "stochastic", batch_size = 100, init = "random")
+  cvb0_paper <- list(alpha = 0.1, eta = 0.01, step_scale = 10, tau = 1000, kappa = 0.9,
+                     doc_s = 1, doc_tau = 10, doc_kappa = 0.9, burnin = 1)
+  cvb0_now <- list(alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6,
+                   doc_s = 1, doc_tau = 10, doc_kappa = 0.9, burnin = 0)
+  svb <- function(alpha, eta, ...) list(L = K, restarts = FALSE, alpha = alpha, eta = eta,
+                                        step_scale = 1, tau = 1, kappa = 0.6, ...)
+  specs <- list(
+    scvb0 = c(list("cvb0"), cvb0_paper),
+    `scvb0-default` = c(list("cvb0"), cvb0_now),
+    svb = c(list("vb"), svb(0.6, 0.51, max_iter = 100)),   # the paper's +0.5 offset
+    `svb-5it` = c(list("vb"), svb(0.6, 0.51, max_iter = 5)),
+    `svb-O0` = c(list("vb"), svb(0.1, 0.01, max_iter = 100))) # the paper's SVB-O0
+  for (nm in intersect(names(specs), methods)) {
+    sp <- specs[[nm]]
+    runs[[nm]] <- do.call(run_timed, c(list(x, K, sp[[1]], budget, heldout,
+                                            if (smoke) budget else budget / 10), sp[-1]))
+    say("  settings that ran [%s]: %s", nm, run_settings(runs[[nm]]))
   }
   print_traces(runs)
   say("  interpolated at common times:")
@@ -456,14 +503,17 @@ bench_corpus <- function(label, m_train, m_test, budget) {
 }
 
 if (2 %in% parts) {
-nips <- read_uci_head("nips_f20")
-nips_runs <- bench_corpus("nips_f20 (train = documents 1-1350, test = 1351-1500)",
-                          nips[1:1350, ], nips[1351:1500, ], nips_secs)
+nips <- read_uci_head("nips_f20", if (smoke) 200 else Inf)
+n_nips_train <- if (smoke) 150 else 1350
+n_nips_test <- if (smoke) 50 else 150
+nips_runs <- fig1_corpus(sprintf("nips_f20 (train = documents 1-%d, test = %d-%d)", n_nips_train,
+                                  n_nips_train + 1L, n_nips_train + n_nips_test),
+                          nips[1:n_nips_train, ], nips[n_nips_train + 1:n_nips_test, ], nips_secs)
 
 wiki <- restrict_vocab(m_all, seq_len(wiki_docs), 7700)
-wiki_runs <- bench_corpus(sprintf("wikipara subset (train = first %s paragraphs, test = next 2,000; vocabulary: the 7,700 most frequent words of the training part)",
+wiki_runs <- fig1_corpus(sprintf("wikipara subset (train = first %s paragraphs, test = next 2,000; vocabulary: the 7,700 most frequent words of the training part)",
                                   format(wiki_docs, big.mark = ",")),
-                          wiki[seq_len(wiki_docs), ], wiki[wiki_docs + seq_len(2000), ],
+                          wiki[seq_len(wiki_docs), ], wiki[wiki_docs + seq_len(n_wiki_test), ],
                           wiki_secs)
 rm(wiki)
 }
@@ -473,7 +523,7 @@ rm(m_all)
 
 if (3 %in% parts) {
 say("")
-say("3. kos, K = 20, 5 CPU seconds each: top words and coherence (reference corpus: kos itself, top 10 words)")
+say("3. kos, K = 20, 5 CPU seconds each (scvb0: engine schedule s=1 tau=1 kappa=0.6, burnin 0; svb: L = K, no restarts; both alpha 0.1, eta 0.01): top words and coherence (reference corpus: kos itself, top 10 words)")
 kos <- read_uci_head("kos")
 xk <- as_dtm(kos)
 
@@ -517,10 +567,15 @@ pkg_coherence <- function(tw, measure) {
   as.numeric(unlist(coherence(tw, xk, measure = measure, n = 10)))
 }
 
+Kk <- if (smoke) 5 else 20
 kos_runs <- list(
-  scvb0 = run_timed(xk, 20, "cvb0", 5, NULL, 5),
-  svb = run_timed(xk, 20, "vb", 5, NULL, 5, L = 20, restarts = FALSE)
+  scvb0 = run_timed(xk, Kk, "cvb0", kos_secs, NULL, kos_secs, alpha = 0.1, eta = 0.01,
+                    step_scale = 1, tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 10,
+                    doc_kappa = 0.9, burnin = 0),
+  svb = run_timed(xk, Kk, "vb", kos_secs, NULL, kos_secs, L = Kk, restarts = FALSE,
+                  alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6)
 )
+for (nm in names(kos_runs)) say("  settings that ran [%s]: %s", nm, run_settings(kos_runs[[nm]]))
 for (nm in names(kos_runs)) {
   tw <- kos_runs[[nm]]$topic_word
   colnames(tw) <- colnames(kos)
@@ -553,27 +608,37 @@ for (nm in names(kos_runs)) {
 # the engine's defaults now (rho_t = (1 + t)^-0.6, no burn-in pass).
 
 if (6 %in% parts) {
-source(file.path("inst", "bench", "bench-data.R"))
+source(file.path(bench_dir, "bench-data.R"))
 p6_corpora <- strsplit(Sys.getenv("SCVB0_P6_CORPORA",
   "kos,nips_f20,poliblog5k,sotu_chunks,spamassassin,moviereviews"), ",")[[1]]
 p6_corpora <- p6_corpora[nzchar(p6_corpora)]
 p6_large <- as.integer(strsplit(Sys.getenv("SCVB0_P6_LARGE", "10000"), ",")[[1]])
-paper <- list(step_scale = 10, tau = 1000, kappa = 0.9, burnin = 1, init = "bregman")
+if (smoke) {
+  p6_corpora <- p6_corpora[1]
+  p6_large <- p6_large[1]
+}
+p6_K <- if (smoke) c(5, 10) else c(100, 1000)
+p6_laps <- if (smoke) 2 else 10
+# every setting named: "paper" = Foulds et al.'s; "default" = the engine's now
+now <- list(alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6, doc_s = 1,
+            doc_tau = 10, doc_kappa = 0.9, burnin = 0)
+paper <- utils::modifyList(now, list(step_scale = 10, tau = 1000, kappa = 0.9, burnin = 1,
+                                     init = "bregman"))
 p6_settings <- list(
   "paper (old defaults)" = paper,
   "paper, burnin = 0" = utils::modifyList(paper, list(burnin = 0)),
-  "default, burnin = 1" = list(burnin = 1),
-  "default" = list())
+  "default, burnin = 1" = utils::modifyList(now, list(burnin = 1)),
+  "default" = now)
 p6_sotu_extra <- list(
   "paper, burnin = 3" = utils::modifyList(paper, list(burnin = 3)),
-  "paper, alpha = 0.5" = c(paper, list(alpha = 0.5)),
+  "paper, alpha = 0.5" = utils::modifyList(paper, list(alpha = 0.5)),
   "paper, step_scale = 1" = utils::modifyList(paper, list(step_scale = 1)),
-  "paper, eta = 0.1" = c(paper, list(eta = 0.1)),
-  "paper, doc_s = 500, doc_tau = 1000" = c(paper, list(doc_s = 500, doc_tau = 1000)),
-  "default, burnin = 3" = list(burnin = 3),
-  "default, kappa = 0.7" = list(kappa = 0.7),
-  "default, kappa = 0.9" = list(kappa = 0.9),
-  "default, tau = 10" = list(tau = 10))
+  "paper, eta = 0.1" = utils::modifyList(paper, list(eta = 0.1)),
+  "paper, doc_s = 500, doc_tau = 1000" = utils::modifyList(paper, list(doc_s = 500, doc_tau = 1000)),
+  "default, burnin = 3" = utils::modifyList(now, list(burnin = 3)),
+  "default, kappa = 0.7" = utils::modifyList(now, list(kappa = 0.7)),
+  "default, kappa = 0.9" = utils::modifyList(now, list(kappa = 0.9)),
+  "default, tau = 10" = utils::modifyList(now, list(tau = 10)))
 p6_fit <- function(tr, test, K, passes, extra, batch_size = NULL) {
   args <- list(tr, K = K, local = "cvb0", passes = passes, seed = 1, heldout = test,
                doc_topics = 0, progress = FALSE, threads = 1)
@@ -596,10 +661,11 @@ for (cn in p6_corpora) {
   sets <- p6_settings
   if (cn == "sotu_chunks") sets <- c(sets, p6_sotu_extra)
   for (nm in names(sets)) {
-    r <- p6_fit(sp$train, sp$test, 100, 10, sets[[nm]])
+    r <- p6_fit(sp$train, sp$test, p6_K[1], p6_laps, sets[[nm]])
     ho <- r$fit$trace$heldout
-    say("  %-36s lap 10 %.4f  best %.4f (lap %2d)  CPU %5.1f s  by lap %s", nm, ho[10],
+    say("  %-36s lap 10 %.4f  best %.4f (lap %2d)  CPU %5.1f s  by lap %s", nm, ho[length(ho)],
         max(ho), which.max(ho), r$cpu, paste(sprintf("%.3f", ho), collapse = " "))
+    say("  %-36s settings that ran: %s", "", bench_settings(r$fit))
   }
 }
 say("")
@@ -619,15 +685,20 @@ say("   \"seeded\" where K x V > 2^25 (here K = 1000), else \"bregman\"; paper u
 for (n in p6_large) {
   x <- bench_corpus(sprintf("wikipara%d", n), all_terms = TRUE)
   sp <- split_heldout(x, test_frac = 0.1, seed = 1)
-  for (K in c(100, 1000)) {
+  for (K in p6_K) {
     for (nm in c("paper (old defaults)", "default, init = bregman", "default, burnin = 1",
                  "default", "vb stochastic")) {
-      extra <- switch(nm, "vb stochastic" = list(local = "vb", global = "stochastic"),
-                      "default, init = bregman" = list(init = "bregman"), p6_settings[[nm]])
+      extra <- switch(nm, "vb stochastic" = list(local = "vb", global = "stochastic",
+                                                 alpha = 0.1, eta = 0.01, step_scale = 1,
+                                                 tau = 1, kappa = 0.6, init = "bregman",
+                                                 restarts = TRUE),
+                      "default, init = bregman" = utils::modifyList(now, list(init = "bregman")),
+                      p6_settings[[nm]])
       r <- p6_fit(sp$train, sp$test, K, 1, extra, batch_size = 1000)
       say("  wikipara%d K = %4d %-24s held-out %.4f  CPU %6.1f s  (start: %s)", n, K, nm,
           r$fit$trace$heldout[1], r$cpu, r$fit$control$init)
-      if (nm == "paper (old defaults)" && K == 1000) {
+      say("  %-36s settings that ran: %s", "", bench_settings(r$fit))
+      if (nm == "paper (old defaults)" && K == max(p6_K)) {
         # the evaluator's own inference is not what fails: ten times its iterations
         tw <- r$fit$topic_word
         ho <- sparsevi:::as_heldout(sp$test, r$fit$vocab, seed = 1)

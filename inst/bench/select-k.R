@@ -16,30 +16,42 @@
 # completion, nats per token) of the model each would hand the user.
 # Appends to inst/bench/results/select-k.txt.
 suppressPackageStartupMessages(library(sparsevi))
-data_dir <- file.path("..", "shared", "data")
-if (!dir.exists(data_dir)) stop("Run the benchmarks from the package root, with the shared data in ../shared/data.")
-if (!dir.exists(data_dir)) data_dir <- normalizePath(file.path("..", "shared", "data"))
-out_file <- file.path("inst", "bench", "results", "select-k.txt")
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
+smoke <- bench_smoke()
+data_dir <- if (!smoke) bench_data_dir()
 read_corpus <- function(name) bench_corpus(name, data_dir)
-say <- bench_logger(out_file)
+say <- bench_logger(bench_out("select-k.txt"))
 corpora <- strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA", "kos,poliblog5k"), ",")[[1]]
-Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "10,20,40"), ",")[[1]])
-passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "10"))
+Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", if (smoke) "8,10" else "10,20,40"), ",")[[1]])
+passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", if (smoke) "2" else "10"))
 local_step <- Sys.getenv("SPARSEVI_BENCH_LOCAL", "vb")
-commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?")
-say("== choosing K, %s; commit %s; host load %s", format(Sys.time()), commit,
-    paste(readLines("/proc/loadavg"), collapse = ""))
-say("   command: SPARSEVI_BENCH_CORPORA=%s SPARSEVI_BENCH_KS=%s SPARSEVI_BENCH_PASSES=%d SPARSEVI_BENCH_LOCAL=%s nice -n 10 Rscript inst/bench/select-k.R; threads = 1, the engine's defaults",
-    paste(corpora, collapse = ","), paste(Ks, collapse = ","), passes, local_step)
+if (smoke) corpora <- corpora[1]
+# every setting named (the engine's values at 06ddbb6): vb memoized L = 8 with
+# restarts, or SCVB0's schedule; both with alpha 0.1, Bregman start
+engine_args <- switch(local_step,
+  vb = list(local = "vb", global = "memoized", L = 8, alpha = 0.1, eta = 0.01,
+            init = "bregman", restarts = TRUE),
+  cvb0 = list(local = "cvb0", global = "stochastic", alpha = 0.1, eta = 0.01,
+              init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, burnin = 0,
+              batch_size = 100),
+  stop("SPARSEVI_BENCH_LOCAL: vb or cvb0"))
+bench_header(say, sprintf("== choosing K (inst/bench/select-k.R), engine %s; host load %s; threads = 1", local_step,
+                          paste(readLines("/proc/loadavg"), collapse = "")))
 for (name in corpora) {
   x <- read_corpus(name)
   sp <- split_heldout(x, test_frac = 0.1, seed = 1)
   say("-- %s: %d documents (%d train), V = %d", name, nrow(x), nrow(sp$train), ncol(x))
-  sel <- cpu_of(fit_lda(sp$train, K = Ks, passes = passes, seed = 1, threads = 1,
-                        local = local_step, progress = FALSE))
+  sel <- cpu_of(do.call(fit_lda, c(list(sp$train, K = Ks, passes = passes, seed = 1,
+                                         threads = 1, progress = FALSE), engine_args)))
   f <- sel$value
+  bench_header(say, fits = stats::setNames(list(f), sprintf("%s select", name)))
   test_sel <- as.numeric(heldout_loglik(f, sp$test))
   for (i in seq_len(nrow(f$select))) {
     r <- f$select[i, ]
@@ -53,8 +65,8 @@ for (name in corpora) {
   scores <- numeric(length(Ks))
   for (i in seq_along(Ks)) {
     one <- cpu_of({
-      g <- fit_lda(sp$train, K = Ks[i], passes = passes, seed = 1, threads = 1,
-                   local = local_step, progress = FALSE)
+      g <- do.call(fit_lda, c(list(sp$train, K = Ks[i], passes = passes, seed = 1,
+                                   threads = 1, progress = FALSE), engine_args))
       as.numeric(heldout_loglik(g, sp$test))
     })
     scores[i] <- one$value

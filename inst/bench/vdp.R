@@ -10,6 +10,11 @@
 # Parts 1, 2 and 5 are Kurihara et al.'s Fig. 2 (and a real data set): VDP
 # against Fast-VDP in the paper mode (fit_vdp(paper = TRUE)) and with the
 # defaults.
+# The "default" column is fit_vdp(X) as users call it (the claim is about
+# the default); every section writes the settings each of the three calls
+# ran, read back from the fits (fit$control), with the commit and command.
+# Smoke mode (SPARSEVI_BENCH_SMOKE=1): parts 1-3 on small simulated data, no
+# scikit-learn, no mlbench, no shared data.
 # Appends a dated section to inst/bench/results/vdp.txt. One thread
 # everywhere (BLAS included). Seconds are wall time; cpu_s columns are the
 # process's user + system time, steadier on a shared machine.
@@ -20,22 +25,23 @@
 # B = VDP.
 
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+smoke <- bench_smoke()
 args <- commandArgs(trailingOnly = TRUE)
 vdp_limit <- if (length(args) >= 1) as.numeric(args[1]) else 300
-max_N <- if (length(args) >= 2) as.numeric(args[2]) else 1e6
+max_N <- if (length(args) >= 2) as.numeric(args[2]) else if (smoke) 1e3 else 1e6
 parts <- if (length(args) >= 3) as.integer(strsplit(args[3], ",")[[1]]) else 1:3
 Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1", MKL_NUM_THREADS = "1")
 
-out_dir <- file.path("inst", "bench", "results")
-dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
-out_file <- file.path(out_dir, "vdp.txt")
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  cat(line, "\n", sep = "", file = out_file, append = TRUE)
-}
+say <- bench_logger(bench_out("vdp.txt"))
 
-source(file.path("inst", "bench", "bench-data.R")) # gen_separated()
+source(file.path(bench_dir, "bench-data.R")) # gen_separated()
 
 fit_timed <- function(X, kdtree, max_K = 50, ...) {
   st <- system.time(f <- fit_vdp(X, kdtree = kdtree, seed = 1, threads = 1,
@@ -74,7 +80,14 @@ fig2_header <- function(first) {
       first, "paper_s", "tree_s", "fit_s", "vdp_s", "whole_x", "fit_x", "cpu_x", "fcpu_x",
       "F_rat", "T", "Tv", "", "nodes", "whole_x", "fit_x", "cpu_x", "F_rat", "T", "nodes")
 }
+settings_said <- FALSE
 fig2_say <- function(first, r) {
+  if (!settings_said) {
+    # the settings of the section's first row, read back from its fits
+    bench_header(say, fits = Filter(Negate(is.null), list(
+      paper = r$fp$fit, default = r$fd$fit, VDP = if (!is.null(r$fb)) r$fb$fit)))
+    settings_said <<- TRUE
+  }
   f <- function(v, fmt) if (is.na(v)) sprintf(gsub("\\.[0-9]+f", "s", fmt), "-") else sprintf(fmt, v)
   say("%s %8.3f %7.3f %7.3f %8s %8s %7s %7s %7s %7s %7d %3s %3s %6d | %7s %7s %7s %7s %3d %6d",
       first, r$fp$seconds, r$fp$fit$timings[["tree"]], r$fp$fit$timings[["fit"]],
@@ -119,14 +132,8 @@ fashion_data <- function() {
 
 ratio <- function(fa, fb) 1 + (fa - fb) / abs(fb)
 
-say("")
-say("# Fast-VDP benchmark (%s, R %s, sparsevi %s)", format(Sys.time(), "%Y-%m-%d %H:%M"),
-    getRversion(), utils::packageVersion("sparsevi"))
-say("# command: nice -n 10 Rscript inst/bench/vdp.R %s", paste(args, collapse = " "))
+bench_header(say, sprintf("# Fast-VDP benchmark (inst/bench/vdp.R), parts %s", paste(parts, collapse = ",")))
 say("# load average at start: %s", loadavg())
-commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE,
-                           stderr = FALSE), error = function(e) character(0), warning = function(w) character(0))
-if (length(commit) == 1L) say("# code: commit %s", commit)
 say("# one thread; seconds are elapsed wall time of fit_vdp() (tree build included)")
 say("# on a shared 2-core machine, so absolute times are noisy; ratios less so.")
 
@@ -135,6 +142,7 @@ if (1L %in% parts) {
 say("")
 say("## 1. Fig. 2 left: against N (D = 16, c = 2); VDP skipped once its projected time > %g s",
     vdp_limit)
+settings_said <- FALSE
 fig2_header(sprintf("%8s", "N"))
 Ns <- c(1e3, 1e4, 1e5, 1e6)
 Ns <- Ns[Ns <= max_N]
@@ -157,10 +165,12 @@ say("# load average after part 1: %s", loadavg())
 if (2L %in% parts) {
 say("")
 say("## 2. Fig. 2 centre: against D (N = 1e4, c = 2); right: against c (N = 1e4, D = 16)")
+settings_said <- FALSE
 fig2_header(sprintf("%4s %4s", "D", "c"))
 grid <- rbind(c(16, 2), c(32, 2), c(64, 2), c(128, 2), c(16, 1), c(16, 3), c(16, 4))
+if (smoke) grid <- grid[c(1, 5), , drop = FALSE]
 for (g in seq_len(nrow(grid))) {
-  d <- gen_separated(1e4, grid[g, 1], grid[g, 2], seed = 2)
+  d <- gen_separated(if (smoke) 1e3 else 1e4, grid[g, 1], grid[g, 2], seed = 2)
   fig2_say(sprintf("%4d %4d", as.integer(grid[g, 1]), as.integer(grid[g, 2])),
            fig2_row(d$X))
 }
@@ -177,7 +187,7 @@ say("##    predictive with tail; sklearn: score() with its point estimates).")
 say("##    fit_vdp(max_K = 30) to match sklearn's truncation; K = components found")
 say("##    (sklearn: weights > 0.01).")
 py <- "/usr/bin/python3"
-have_py <- file.exists(py) &&
+have_py <- !smoke && file.exists(py) &&
   system2(py, c("-c", shQuote("import sklearn")), stdout = FALSE, stderr = FALSE) == 0
 sk_script <- tempfile(fileext = ".py")
 writeLines(c(
@@ -200,9 +210,15 @@ run_sklearn <- function(train, test) {
   as.numeric(strsplit(utils::tail(res, 1), " ")[[1]])
 }
 datasets <- list()
-d <- gen_separated(25000, 16, 2, seed = 3)
-datasets[["synthetic D=16 c=2 (20000 + 5000)"]] <- list(X = d$X, test = 20001:25000)
-if (requireNamespace("mlbench", quietly = TRUE)) {
+if (smoke) {
+  d <- gen_separated(2500, 16, 2, seed = 3)
+  datasets[["synthetic D=16 c=2 (2000 + 500), smoke"]] <- list(X = d$X, test = 2001:2500)
+} else {
+  d <- gen_separated(25000, 16, 2, seed = 3)
+  datasets[["synthetic D=16 c=2 (20000 + 5000)"]] <- list(X = d$X, test = 20001:25000)
+}
+bench_use_peers()
+if (bench_has("mlbench")) {
   e <- new.env()
   utils::data("Shuttle", package = "mlbench", envir = e)
   utils::data("LetterRecognition", package = "mlbench", envir = e)
@@ -216,7 +232,7 @@ if (requireNamespace("mlbench", quietly = TRUE)) {
 } else {
   say("# mlbench not installed: real data sets skipped")
 }
-fm <- fashion_data()
+fm <- if (!smoke) fashion_data()
 if (!is.null(fm)) {
   datasets[["Fashion-MNIST PCA-50 (10000 + 2000)"]] <- fm
 } else {
@@ -233,6 +249,7 @@ for (nm in names(datasets)) {
   } else {
     say("%-46s %-10s %9.2f %9.2f %11.4f %5d", nm, "Fast-VDP", fa$seconds, fa$cpu,
         heldout_loglik(fa$fit, test), fa$fit$T)
+    say("#   settings that ran: %s", bench_settings(fa$fit))
   }
   if (have_py) {
     sk <- tryCatch(run_sklearn(train, test), error = function(e) rep(NA, 5))
@@ -262,6 +279,7 @@ if (4L %in% parts) {
       say("%8.0e %9.2f %9.2f %11.4f %5d %8d", tl, st[["elapsed"]],
           sum(st[c("user.self", "sys.self")]), heldout_loglik(f, test), f$T,
           f$n_outer_nodes)
+      say("#   settings that ran: %s", bench_settings(f))
     }
   }
   say("# load average after part 4: %s", loadavg())
@@ -285,6 +303,7 @@ if (!length(files)) {
   set.seed(5)
   P <- (P + stats::runif(length(P))) / 256
   say("# images: %s", paste(basename(files), collapse = ", "))
+  settings_said <- FALSE
   fig2_header(sprintf("%8s", "N"))
   fig2_say(sprintf("%8d", nrow(P)), fig2_row(P))
 }
