@@ -150,8 +150,8 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
   if (!is.null(control$n_tokens)) control$n_tokens <- sum(x$count)
   state <- sparsevi:::lda_init_state(x, control)
   local_fun <- get(paste0("lda_local_", local), asNamespace("sparsevi"))
-  gname <- if (is.null(control$global_step)) control$global else control$global_step
-  global_fun <- get(paste0("lda_global_", gname), asNamespace("sparsevi"))
+  # (the engine's own global step for this `global`, from the registry)
+  global_fun <- sparsevi:::lda_engine(local)$global[[control$global]]
   end_lap <- get0(paste0("lda_", local, "_end_lap"), asNamespace("sparsevi"),
                   inherits = FALSE)
   score <- function() {
@@ -193,11 +193,11 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
 }
 
 # The dense topics of a training state: SCVB0 keeps them lazily during a lap
-# (state$cvb0) in this version; older versions kept state$lambda.
+# (state$store) in this version; older versions kept state$lambda.
 state_lambda <- function(state, control = NULL) {
   ns <- asNamespace("sparsevi")
   f <- get0("cvb0_state_lambda", ns, inherits = FALSE)
-  if (!is.null(f) && !is.null(state$cvb0)) return(f(state))
+  if (!is.null(f) && !is.null(state$store$eta)) return(f(state)) # (SCVB0's store)
   # (the store era: the engine's finish builds lambda, leaving the state's
   # store as it is)
   fin <- get0("lda_finish_state", ns, inherits = FALSE)
@@ -309,13 +309,12 @@ train_lap <- function(s, burnin = 1L) {
   control <- tmpl$control
   control$n_docs <- nrow(s$x)
   control$n_tokens <- s$tok
-  gname <- if (is.null(control$global_step)) control$global else control$global_step
-  global_fun <- get(paste0("lda_global_", gname), ns)
+  global_fun <- ns$lda_engine("cvb0")$global[[control$global]]
   end_lap <- get0("lda_cvb0_end_lap", ns, inherits = FALSE)
   new_store <- get0("cvb0_new_store", ns, inherits = FALSE)
   state0 <- s$state
   if (!is.null(new_store)) {
-    state0$cvb0 <- new_store(state0, control$eta)
+    state0$store <- new_store(state0, control$eta)
     state0$lambda <- NULL
   }
   function(r) {
@@ -336,7 +335,7 @@ store_costs <- function(s) {
   if (is.null(new_store) || is.null(finish)) return(NULL)
   mk <- best_of(3, function(r) new_store(s$state, 0.01))
   st <- s$state
-  st$cvb0 <- new_store(st, 0.01)
+  st$store <- new_store(st, 0.01)
   st$lambda <- NULL
   fin <- best_of(3, function(r) finish(st, list()))
   c(make = mk, finish = fin)
