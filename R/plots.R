@@ -50,17 +50,19 @@ lda_words_panels <- function(x, topics, n, share) {
 # colour, the rest is grey ("other").
 lda_plot_documents <- function(x, newdata = NULL, docs = NULL, n_topics = 6, ...) {
   d <- lda_documents_data(x, newdata, docs, n_topics)
-  op <- graphics::par(mar = c(4, 7, 2, 1), xpd = TRUE)
+  # the title over the whole figure (bars and legend), the legend in a panel
+  # of its own with keys as large as its text
+  op <- graphics::par(mar = c(4, 7, 1, 1), oma = c(0, 0, 2, 0), xpd = TRUE)
   on.exit(graphics::par(op))
   graphics::layout(matrix(1:2, 1), widths = c(3, 2))
   on.exit(graphics::layout(1), add = TRUE)
   graphics::barplot(d$m, names.arg = d$labels, horiz = TRUE, las = 1, col = d$cols,
-                    border = NA, xlab = "topic proportion", xlim = c(0, 1),
-                    main = d$main, ...)
+                    border = "white", xlab = "topic proportion", xlim = c(0, 1), ...)
+  graphics::mtext(d$main, side = 3, outer = TRUE, font = 2, cex = 1.1, line = 0.5)
   graphics::par(mar = c(0, 0, 0, 0))
   graphics::plot.new()
-  graphics::legend("center", legend = d$leg, fill = d$cols, border = NA, bty = "n",
-                   cex = 0.8, title = "topic: top words")
+  graphics::legend("left", legend = d$leg, fill = d$cols, border = NA, bty = "n",
+                   cex = 0.95, y.intersp = 1.4, title = "topic: top words", title.adj = 0)
   invisible(x)
 }
 
@@ -106,12 +108,20 @@ lda_documents_data <- function(x, newdata = NULL, docs = NULL, n_topics = 6) {
   if (n_topics < x$K) m <- rbind(m, other = pmax(1 - colSums(m), 0))
   tt <- terms(x, 3)
   leg <- sprintf("%d: %s", keep, apply(tt[, keep, drop = FALSE], 2L, paste, collapse = " "))
-  cols <- grDevices::hcl.colors(length(keep), "Dark 3")
+  cols <- lda_topic_colours(length(keep))
   if (n_topics < x$K) {
     leg <- c(leg, "other topics")
     cols <- c(cols, "grey85")
   }
   list(m = m, labels = labels, leg = leg, cols = cols, main = main)
+}
+
+# n colours that differ at a glance: the Okabe-Ito palette (distinct in hue
+# and lightness, and for readers with colour-blindness) without its black
+# and grey, for up to 7 topics; more take the hues of "Dark 3".
+lda_topic_colours <- function(n) {
+  oi <- grDevices::palette.colors(9L, "Okabe-Ito")[c(2:8)]
+  if (n <= length(oi)) unname(oi[seq_len(n)]) else grDevices::hcl.colors(n, "Dark 3")
 }
 
 # ---- mixtures: the data in its own variables, coloured by cluster ---------
