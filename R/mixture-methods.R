@@ -81,6 +81,7 @@ print.sparsevi_mixture <- function(x, ...) {
     b <- x$bic
     cat(paste0("    ", utils::capture.output(print(
       data.frame(K = b$K, BIC = round(b$BIC, 2), loglik = round(b$loglik, 2), df = b$df,
+                 converged = b$converged,
                  best = ifelse(b$K == x$K, "*", "")), row.names = FALSE)), collapse = "\n"), "\n")
   }
   o <- order(x$weights, decreasing = TRUE)
@@ -231,6 +232,48 @@ heldout_loglik.sparsevi_mixture <- function(object, newdata,
                                             threads = getOption("sparsevi.threads", 1L),
                                             ...) {
   mean(predict(object, newdata, type = "density", log = TRUE, threads = threads))
+}
+
+#' Coefficients of a mixture fit; what it has no residuals or terms of
+#'
+#' `coef()` gives the fitted parameters (posterior means): the mixing
+#' `weights`, and for Gaussian mixtures the `means` (K x D) with the
+#' `covariances` (D x D x K) or, for diagonal models, the `variances` (K x
+#' D); for multinomial mixtures the `topic_word` distributions (K x V); for
+#' [fit_vdp()] fits also the `tail_weight` of the infinite tail.
+#' A mixture has no residuals (there is no response: see [fitted()],
+#' `fit$uncertainty` or `predict(fit, X, type = "density")`) and no terms
+#' (those are the top terms of an LDA fit's topics, [terms.sparsevi_lda()]):
+#' `residuals()` and `terms()` give errors of class
+#' `sparsevi_error_unsupported` that say what to call instead.
+#'
+#' @param object A `sparsevi_mixture` or `sparsevi_vdp` fit.
+#' @param x A `sparsevi_mixture` or `sparsevi_vdp` fit.
+#' @param ... Unused.
+#' @returns `coef()`: a named list of the parameters.
+#' @examples
+#' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+#' str(coef(fit))
+#' @importFrom stats coef residuals terms
+#' @export
+coef.sparsevi_mixture <- function(object, ...) {
+  fields <- c("weights", "tail_weight", "means", "covariances", "variances", "topic_word")
+  object <- unclass(object)
+  object[intersect(fields, names(object))]
+}
+
+#' @rdname coef.sparsevi_mixture
+#' @export
+residuals.sparsevi_mixture <- function(object, ...) {
+  abort("A mixture has no residuals (it models the points, with no response to predict): use fitted(fit) or predict(fit, X) for the components, fit$uncertainty for how sure each assignment is, or predict(fit, X, type = \"density\") for each point's density.",
+        "unsupported")
+}
+
+#' @rdname coef.sparsevi_mixture
+#' @export
+terms.sparsevi_mixture <- function(x, ...) {
+  abort("A mixture has no model terms (terms() gives the top terms of an LDA fit's topics): use coef(fit) for its weights, means and covariances (their dimnames name the variables).",
+        "unsupported")
 }
 
 #' @export

@@ -74,7 +74,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   the best BIC kept, with the table of all in `bic`. BIC here follows
 #'   R's [BIC()]: \eqn{-2 \log L + df \log n} with the log-likelihood at the
 #'   point estimates, **lower is better** (mclust's BIC is the negative:
-#'   higher is better).
+#'   higher is better). Repeated values are fitted once (with a message);
+#'   fits of the grid that use all `passes` give one warning naming their
+#'   K, and the table's `converged` column says which converged.
 #' @param likelihood One of `"gaussian"` (full covariance, default),
 #'   `"zm_gaussian"` (zero-mean, full covariance), `"diag_gaussian"`,
 #'   `"multinomial"`.
@@ -246,9 +248,12 @@ fit_mixture <- function(X, K,
   call <- match.call()
   check_dots_empty(...)
   if (is.numeric(K) && length(K) > 1L) {
-    # several K: fit each, keep the best by BIC
-    args <- mget(setdiff(names(formals(fit_mixture)), "..."), environment())
-    return(mix_select_K(args, K, missing(L), call))
+    K <- mix_check_K(K)
+    if (length(K) > 1L) {
+      # several K: fit each, keep the best by BIC
+      args <- mget(setdiff(names(formals(fit_mixture)), "..."), environment())
+      return(mix_select_K(args, K, missing(L), call))
+    }
   }
   cluster <- check_cluster(cluster)
   sync <- resolve_sync(sync, cluster)
@@ -259,7 +264,7 @@ fit_mixture <- function(X, K,
   threads <- sparsevi_threads(threads)
   data <- mix_data(X, likelihood, "X", threads)
   N <- data$N
-  K <- check_count(K, "K")
+  K <- mix_check_K(K)
   if (K > N) {
     abort(sprintf("`K` (%d) exceeds the number of points (%d): use K <= %d.", K, N, N),
           "argument")
@@ -447,19 +452,49 @@ mix_add_assignments <- function(fit, data) {
 
 # fit_mixture(X, K = 1:9): one fit per K (each with the fit's defaults, L =
 # K unless given, the same seed), the best by BIC kept with the table.
-mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
-  if (anyNA(Ks) || any(Ks != round(Ks)) || any(Ks < 1)) {
-    abort(sprintf("`K` must be whole numbers >= 1 (one K, or several to choose among by BIC), not %s.",
-                  describe(Ks)), "argument", call = env)
+# `K` of fit_mixture(): one or several whole numbers from 1 to the largest
+# integer (an error names the first value that is not); duplicates are
+# dropped with a message; returned sorted, as integers.
+mix_check_K <- function(K, call = caller_call()) {
+  if (!is.numeric(K) || !length(K)) {
+    abort(sprintf("`K` must be one whole number >= 1, or several to choose among by BIC, not %s.",
+                  describe(K)), "argument", call = call)
   }
-  Ks <- sort(unique(as.integer(Ks)))
+  bad <- which(is.na(K) | !is.finite(K) | K != round(K) | K < 1 | K > .Machine$integer.max)
+  if (length(bad)) {
+    abort(sprintf("`K` must hold whole numbers from 1 to the number of points; %s%s is not one.",
+                  if (length(K) > 1L) sprintf("K[%d] = ", bad[1L]) else "",
+                  format(K[bad[1L]])), "argument", call = call)
+  }
+  dup <- unique(K[duplicated(K)])
+  if (length(dup)) {
+    message(sprintf("fit_mixture(): `K` repeats %s; each K is fitted once.",
+                    paste(format(dup), collapse = ", ")))
+  }
+  sort(unique(as.integer(K)))
+}
+
+# The last relative change of a fit's objective (the test of `tol`).
+mix_last_change <- function(trace) {
+  obj <- trace$objective
+  obj <- obj[is.finite(obj)]
+  if (length(obj) < 2L) return(NA_real_)
+  abs(obj[length(obj)] - obj[length(obj) - 1L]) / abs(obj[length(obj) - 1L])
+}
+
+mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
   if (is.null(args$seed)) args$seed <- floor(stats::runif(1L) * 2147483647)
   fits <- vector("list", length(Ks))
   for (j in seq_along(Ks)) {
     a <- args
     a$K <- Ks[j]
     a$L <- if (L_missing) Ks[j] else min(args$L, Ks[j])
-    fits[[j]] <- do.call(fit_mixture, a)
+    # each fit's own "did not converge" warning is replaced by one for the
+    # grid below, which names the K
+    fits[[j]] <- withCallingHandlers(do.call(fit_mixture, a),
+                                     sparsevi_warning_unconverged = function(w) {
+                                       invokeRestart("muffleWarning")
+                                     })
   }
   tab <- data.frame(K = Ks,
                     loglik = vapply(fits, function(f) f$loglik, numeric(1)),
@@ -475,7 +510,30 @@ mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
   fit <- fits[[best]]
   fit$bic <- tab
   fit$call <- call
+  mix_warn_grid_unconverged(fits, Ks, best, args, env)
   fit
+}
+
+# One warning for the fits of a K grid that used all their laps, naming
+# each K and whether the chosen one is among them (interrupted fits, which
+# warned of that, are not counted).
+mix_warn_grid_unconverged <- function(fits, Ks, best, args, call) {
+  un <- which(vapply(fits, function(f) identical(f$converged, FALSE), logical(1)))
+  if (!length(un)) return(invisible())
+  changes <- vapply(fits[un], function(f) mix_last_change(f$trace), numeric(1))
+  what <- sprintf("K = %s (last relative change %s)", Ks[un], format(changes, digits = 3))
+  chosen <- if (best %in% un) {
+    sprintf("K = %d, chosen by BIC, is among them: continue it with update(fit, X, passes = ), or give more `passes` or a larger `tol`.",
+            Ks[best])
+  } else {
+    sprintf("K = %d, chosen by BIC, converged; see the `converged` column of fit$bic.",
+            Ks[best])
+  }
+  warning(warningCondition(
+    sprintf("The mixture did not converge in %d laps (relative change of the objective above `tol` = %.3g) for %s. %s",
+            args$passes, args$tol, paste(what, collapse = ", "), chosen),
+    class = c("sparsevi_warning_unconverged", "sparsevi_warning"), call = call))
+  invisible()
 }
 
 check_dots_empty <- function(...) {

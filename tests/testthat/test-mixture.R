@@ -698,3 +698,84 @@ test_that("option sparsevi.mix_hc_max turns the hierarchical start off and is ch
   expect_error(with_hc_max("a", fit_mixture(X, K = 2, seed = 1, progress = FALSE)),
                class = "sparsevi_error_argument")
 })
+
+test_that("K: a value that is not a whole number in range is named; duplicates dropped with a message", {
+  expect_error(fit_mixture(faithful, K = c(5, Inf), progress = FALSE),
+               "K\\[2\\] = Inf", class = "sparsevi_error_argument")
+  expect_error(fit_mixture(faithful, K = c(5, 3e9), progress = FALSE),
+               "3e\\+09", class = "sparsevi_error_argument")
+  expect_error(fit_mixture(faithful, K = 3e9, progress = FALSE), "3e\\+09",
+               class = "sparsevi_error_argument")
+  expect_error(fit_mixture(faithful, K = c(2, NA), progress = FALSE), "NA",
+               class = "sparsevi_error_argument")
+  expect_message(f <- fit_mixture(faithful, K = c(2, 2), seed = 1, progress = FALSE),
+                 "repeats 2")
+  expect_identical(f$K, 2L)
+  expect_equal(f$loglik, fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)$loglik)
+})
+
+test_that("a K grid names the K of fits that did not converge, and its table says which", {
+  w <- NULL
+  f <- withCallingHandlers(
+    fit_mixture(faithful, K = 1:3, passes = 2, seed = 1, progress = FALSE),
+    sparsevi_warning_unconverged = function(cnd) {
+      w <<- c(w, conditionMessage(cnd))
+      invokeRestart("muffleWarning")
+    })
+  expect_length(w, 1L) # one warning for the grid, not one per K
+  un <- f$bic$K[!f$bic$converged]
+  expect_true(length(un) >= 1L)
+  for (k in un) expect_match(w, sprintf("K = %d \\(last relative change", k))
+  expect_match(w, sprintf("K = %d, chosen by BIC", f$K))
+  expect_match(paste(capture.output(print(f)), collapse = "\n"), "converged")
+})
+
+test_that("extreme scales: overflow and underflow are said, with rescaling, not a constant column", {
+  X <- as.matrix(faithful)
+  for (lik in c("gaussian", "diag_gaussian")) {
+    expect_error(fit_mixture(X * 1e300, K = 2, likelihood = lik, progress = FALSE),
+                 "too large.*Rescale", class = "sparsevi_error_scale")
+    expect_error(fit_mixture(X * 1e-300, K = 2, likelihood = lik, progress = FALSE),
+                 "too small.*Rescale", class = "sparsevi_error_scale")
+  }
+  expect_error(fit_vdp(X * 1e-160, progress = FALSE), "too small.*Rescale",
+               class = "sparsevi_error_scale")
+  expect_error(fit_vdp(X * 1e300, progress = FALSE), "too large.*Rescale",
+               class = "sparsevi_error_scale")
+  # small but representable data fit as the data do: the log-likelihood
+  # moves by N D log(c) (the prior and the starts scale with the data)
+  f1 <- fit_mixture(X, K = 2, seed = 1, progress = FALSE)
+  f2 <- fit_mixture(X * 1e-10, K = 2, seed = 1, progress = FALSE)
+  expect_equal(f2$loglik, f1$loglik + nrow(X) * 2 * log(1e10), tolerance = 1e-8)
+  expect_identical(f2$classification, f1$classification)
+})
+
+test_that("coef() gives the parameters; residuals() and terms() say what to call instead", {
+  f <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+  cf <- coef(f)
+  expect_named(cf, c("weights", "means", "covariances"))
+  expect_identical(cf$means, f$means)
+  expect_identical(cf$covariances, f$covariances)
+  fd <- fit_mixture(faithful, K = 2, likelihood = "diag_gaussian", seed = 1, progress = FALSE)
+  expect_named(coef(fd), c("weights", "means", "variances"))
+  expect_error(residuals(f), "fitted\\(fit\\)", class = "sparsevi_error_unsupported")
+  expect_error(terms(f), "coef\\(fit\\)", class = "sparsevi_error_unsupported")
+  v <- fit_vdp(as.matrix(faithful), seed = 1, progress = FALSE)
+  expect_named(coef(v), c("weights", "tail_weight", "means", "covariances"))
+  expect_error(terms(v), class = "sparsevi_error_unsupported")
+  expect_error(residuals(v), class = "sparsevi_error_unsupported")
+})
+
+test_that("predict() and augment() pick the training columns of a data frame by name", {
+  f <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
+  expect_identical(predict(f, iris), predict(f, iris[, 1:4]))
+  expect_identical(predict(f, iris[, c(5, 4:1)], type = "density"),
+                   predict(f, iris[, 1:4], type = "density"))
+  a <- sparsevi:::augment.sparsevi_mixture(f, iris)
+  expect_identical(a$Species, iris$Species)
+  expect_identical(a$.cluster, predict(f, iris[, 1:4]))
+  expect_error(predict(f, iris[, -1]), "Sepal.Length", class = "sparsevi_error_data")
+  v <- fit_vdp(iris[, 1:4], seed = 1, progress = FALSE)
+  expect_identical(predict(v, iris), predict(v, iris[, 1:4]))
+  expect_identical(sparsevi:::augment.sparsevi_vdp(v, iris)$.cluster, predict(v, iris[, 1:4]))
+})
