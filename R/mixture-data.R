@@ -47,9 +47,9 @@ mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
 }
 
 mix_check_covariance <- function(data, likelihood, call = caller_call()) {
-  if (!likelihood %in% c("gaussian", "zm_gaussian")) return(invisible())
+  if (!likelihood %in% c("gaussian", "zm_gaussian", "tied_gaussian")) return(invisible())
   if (data$D > data$N) {
-    abort(sprintf("`X` has more columns (%d) than rows (%d), too few points for a full covariance: use likelihood = \"diag_gaussian\" or reduce the dimension (e.g. with prcomp()).",
+    abort(sprintf("`X` has more columns (%d) than rows (%d), too few points for a full covariance: use covariance = \"diag\" (likelihood = \"diag_gaussian\") or \"spherical\", or reduce the dimension (e.g. with prcomp()).",
                   data$D, data$N), "data", call = call)
   }
   # relative to the widest column only: data on any scale that
@@ -58,7 +58,7 @@ mix_check_covariance <- function(data, likelihood, call = caller_call()) {
   if (length(const)) {
     nm <- if (is.null(data$columns)) as.character(const[1L]) else data$columns[const[1L]]
     what <- if (likelihood == "zm_gaussian") "is all zero" else "is constant"
-    abort(sprintf("Column %s of `X` %s, so a full covariance is singular: drop that column or use likelihood = \"diag_gaussian\".",
+    abort(sprintf("Column %s of `X` %s, so a full covariance is singular: drop that column or use covariance = \"diag\" (likelihood = \"diag_gaussian\").",
                   nm, what), "data", call = call)
   }
   invisible()
@@ -193,7 +193,10 @@ unpack_lower <- function(p, D) {
 mix_hyper <- function(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, eta,
                       call = caller_call()) {
   D <- data$D
-  full <- likelihood %in% c("gaussian", "zm_gaussian")
+  # full and tied covariances: a Wishart prior on the precision; diagonal
+  # and spherical: Gamma priors on the precisions (spherical pools the
+  # per-dimension b0, see src/obs-spherical.c)
+  full <- likelihood %in% c("gaussian", "zm_gaussian", "tied_gaussian")
   if (is.null(nu)) {
     nu <- if (full) D + 2 else 3
   } else {

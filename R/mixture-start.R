@@ -20,7 +20,10 @@ mix_seed_state <- function(train, hyper, seeds) {
       switch(hyper$lik + 1L,
              c(x, pack_lower(tcrossprod(x))),
              pack_lower(tcrossprod(x)),
-             c(x, x^2))
+             c(x, x^2),
+             NULL,
+             c(x, pack_lower(tcrossprod(x))),
+             c(x, sum(x^2)))
     }, numeric(mix_stat_size(hyper$lik, D)))
     S <- matrix(S, ncol = K)
   }
@@ -121,11 +124,15 @@ mix_partition_state <- function(train, hyper, cl, K) {
     switch(hyper$lik + 1L,
            c(colSums(Xk), pack_lower(crossprod(Xk))),
            pack_lower(crossprod(Xk)),
-           c(colSums(Xk), colSums(Xk^2)))
+           c(colSums(Xk), colSums(Xk^2)),
+           NULL,
+           c(colSums(Xk), pack_lower(crossprod(Xk))),
+           c(colSums(Xk), sum(Xk^2)))
   }, numeric(mix_stat_size(hyper$lik, hyper$D)))
   list(N = as.double(tabulate(cl, K)), S = matrix(S, ncol = K))
 }
 
 mix_stat_size <- function(lik, D) {
-  switch(lik + 1L, D + D * (D + 1) / 2, D * (D + 1) / 2, 2 * D, D)
+  switch(lik + 1L, D + D * (D + 1) / 2, D * (D + 1) / 2, 2 * D, D, D + D * (D + 1) / 2,
+         D + 1)
 }

@@ -11,7 +11,48 @@
 # (starts), mixture-train.R (the training loop glue), mixture-methods.R (the
 # fitted object and its methods).
 
-mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
+# The observation models, in the order of the C tables' codes (MIX_* in
+# src/mix.h): the user's likelihoods, then the Gaussian covariance
+# structures that `covariance` chooses ("diag" is "diag_gaussian").
+mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial",
+                     "tied_gaussian", "spherical_gaussian")
+
+# covariance = (scikit-learn's names, and mclust's model names as synonyms)
+mix_covariances <- c(full = "gaussian", tied = "tied_gaussian", diag = "diag_gaussian",
+                     spherical = "spherical_gaussian")
+mix_covariance_synonyms <- c(VVV = "full", EEE = "tied", VVI = "diag", VII = "spherical")
+
+# The covariance structures asked for (NULL: the likelihood's own), checked
+# against the likelihood; returns the scikit-learn names, unique, in the
+# order given.
+mix_check_covariances <- function(covariance, likelihood, call = caller_call()) {
+  if (is.null(covariance)) {
+    return(switch(likelihood, gaussian = , zm_gaussian = "full", diag_gaussian = "diag",
+                  multinomial = NA_character_))
+  }
+  ok <- c(names(mix_covariances), names(mix_covariance_synonyms))
+  if (!is.character(covariance) || !length(covariance) || anyNA(covariance) ||
+      !all(covariance %in% ok)) {
+    bad <- if (is.character(covariance)) setdiff(covariance, ok) else covariance
+    abort(sprintf("`covariance` must hold some of %s (or mclust's %s), not %s.",
+                  paste0('"', names(mix_covariances), '"', collapse = ", "),
+                  paste0('"', names(mix_covariance_synonyms), '"', collapse = ", "),
+                  describe(bad)), "argument", call = call)
+  }
+  cov <- unique(ifelse(covariance %in% names(mix_covariance_synonyms),
+                       mix_covariance_synonyms[covariance], covariance))
+  allowed <- switch(likelihood, gaussian = names(mix_covariances), zm_gaussian = "full",
+                    diag_gaussian = "diag", multinomial = character(0))
+  if (!all(cov %in% allowed)) {
+    abort(sprintf("`covariance = \"%s\"` does not go with likelihood = \"%s\"%s.",
+                  setdiff(cov, allowed)[1L], likelihood,
+                  if (likelihood == "multinomial") " (documents have no covariance)"
+                  else if (likelihood == "zm_gaussian") " (the zero-mean model has full covariances)"
+                  else "; use likelihood = \"gaussian\" with any covariance"),
+          "argument", call = call)
+  }
+  unname(cov)
+}
 
 #' Fit a mixture model with sparse variational posteriors
 #'
@@ -77,9 +118,10 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   higher is better). Repeated values are fitted once (with a message);
 #'   fits of the grid that use all `passes` give one warning naming their
 #'   K, and the table's `converged` column says which converged.
-#' @param likelihood One of `"gaussian"` (full covariance, default),
-#'   `"zm_gaussian"` (zero-mean, full covariance), `"diag_gaussian"`,
-#'   `"multinomial"`.
+#' @param likelihood One of `"gaussian"` (default; its covariance
+#'   structure is `covariance`, full by default), `"zm_gaussian"`
+#'   (zero-mean, full covariance), `"diag_gaussian"` (the same as
+#'   `covariance = "diag"`), `"multinomial"`.
 #' @param prior `"dirichlet"` (default; symmetric Dirichlet with total
 #'   concentration `alpha`) or `"dp"` (stick-breaking, truncated at K, with
 #'   concentration `gamma`).
@@ -162,13 +204,29 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   at about 0.8 times their cost on mid-size data (median 2.25 against 2.84
 #'   times one start; 10 laps would save more, 2.00, but agree on only 2
 #'   USArrests seeds).
+#' @param covariance For Gaussian data, the covariance structure of the
+#'   components, with scikit-learn's names (mclust's in brackets):
+#'   `"full"` (`"VVV"`, the default: each its own covariance), `"tied"`
+#'   (`"EEE"`: one covariance shared by all), `"diag"` (`"VVI"`: each its
+#'   own diagonal covariance, the same model as `likelihood =
+#'   "diag_gaussian"`) or `"spherical"` (`"VII"`: each its own variance,
+#'   the same in every direction). Several (e.g. `c("full", "tied")`, or
+#'   all four) are fitted for each `K` and the best by BIC kept, as
+#'   `Mclust(modelNames = )`; the table is `bic`, with a `covariance`
+#'   column, and `plot(fit, which = "bic")` draws it. Priors: full and tied
+#'   covariances a Wishart with `nu` and `scale` as above (one for the
+#'   tied covariance, whose posterior pools every component's scatter);
+#'   diagonal a Gamma per dimension, spherical one Gamma(`nu D / 2`, `nu / 2
+#'   * scale * sum(v)`) per component (the diagonal prior pooled over the
+#'   dimensions); each with the Normal prior on the mean.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
 #'   data), `covariances` (D x D x K array, full models; posterior means) or `variances`
 #'   (K x D, diagonal model), `topic_word` (K x V, rows sum to 1;
 #'   multinomial), `sizes` (expected number of points per component),
-#'   `likelihood`, `prior`, `K`, `L`, `loglik` (training log-likelihood at
+#'   `likelihood` (`"tied_gaussian"` or `"spherical_gaussian"` for those
+#'   covariances), `covariance` (`NA` for documents), `prior`, `K`, `L`, `loglik` (training log-likelihood at
 #'   the point estimates), `n` (number of points), `state` (the global
 #'   summaries `N` and `S` the posterior is computed from), `hyper` (prior
 #'   hyperparameters), `center` (column means removed before fitting),
@@ -194,7 +252,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   1 minus its responsibility, and the N x K responsibilities, kept when
 #'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
 #'   `K`: a data frame of `K`, `loglik`, `df`, `BIC`, `objective`,
-#'   `converged`, one row per K) and `call`.
+#'   `converged`, one row per K; with several `covariance`, a row per K
+#'   and covariance, with a `covariance` column) and `call`.
 #' @section Differences from the paper:
 #' Hughes & Sudderth's mixtures (their Sec. 3 and experiments), and what
 #' this function does differently by default, with the setting that restores
@@ -244,20 +303,21 @@ fit_mixture <- function(X, K,
                         tau = 1, kappa = 0.6, tol = 1e-6, seed = NULL,
                         threads = getOption("sparsevi.threads", 1L),
                         progress = interactive(), heldout = NULL, cluster = NULL,
-                        sync = NULL, n_init = NULL, ...) {
+                        sync = NULL, n_init = NULL, covariance = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
-  if (is.numeric(K) && length(K) > 1L) {
-    K <- mix_check_K(K)
-    if (length(K) > 1L) {
-      # several K: fit each, keep the best by BIC
-      args <- mget(setdiff(names(formals(fit_mixture)), "..."), environment())
-      return(mix_select_K(args, K, missing(L), call))
-    }
+  likelihood <- check_choice(likelihood, mix_likelihoods[1:4], "likelihood")
+  covs <- mix_check_covariances(covariance, likelihood)
+  if (length(K) > 1L || length(covs) > 1L) K <- mix_check_K(K)
+  if (length(K) > 1L || length(covs) > 1L) {
+    # several K or covariance structures: fit each, keep the best by BIC
+    args <- mget(setdiff(names(formals(fit_mixture)), "..."), environment())
+    return(mix_select_K(args, K, covs, missing(L), call))
   }
+  covariance <- covs
+  if (likelihood == "gaussian") likelihood <- mix_covariances[[covariance]]
   cluster <- check_cluster(cluster)
   sync <- resolve_sync(sync, cluster)
-  likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, sparsevi_engines$mixture$globals, "global")
   init <- check_choice(init, c("kmeans", "kmeanspp", "random"), "init")
@@ -402,6 +462,7 @@ fit_mixture <- function(X, K,
   fit <- runs[[best$i]]$fit
   fit$control$short_laps <- if (is.null(short)) NA_real_ else short
   fit$heldout <- heldout
+  fit$covariance <- covariance
   fit$init_objectives <- scores[seq_len(i)]
   fit$init_loglik <- lls[seq_len(i)]
   fit$best_init <- best$i
@@ -482,13 +543,16 @@ mix_last_change <- function(trace) {
   abs(obj[length(obj)] - obj[length(obj) - 1L]) / abs(obj[length(obj) - 1L])
 }
 
-mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
+mix_select_K <- function(args, Ks, covs, L_missing, call, env = caller_call()) {
   if (is.null(args$seed)) args$seed <- floor(stats::runif(1L) * 2147483647)
-  fits <- vector("list", length(Ks))
-  for (j in seq_along(Ks)) {
+  grid <- expand.grid(K = Ks, covariance = covs, stringsAsFactors = FALSE)
+  fits <- vector("list", nrow(grid))
+  for (j in seq_len(nrow(grid))) {
     a <- args
-    a$K <- Ks[j]
-    a$L <- if (L_missing) Ks[j] else min(args$L, Ks[j])
+    a$K <- grid$K[j]
+    a$covariance <- grid$covariance[j]
+    if (is.na(a$covariance)) a["covariance"] <- list(NULL)
+    a$L <- if (L_missing) grid$K[j] else min(args$L, grid$K[j])
     # each fit's own "did not converge" warning is replaced by one for the
     # grid below, which names the K
     fits[[j]] <- withCallingHandlers(do.call(fit_mixture, a),
@@ -496,7 +560,8 @@ mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
                                        invokeRestart("muffleWarning")
                                      })
   }
-  tab <- data.frame(K = Ks,
+  Ks <- grid$K
+  tab <- data.frame(K = Ks, covariance = grid$covariance,
                     loglik = vapply(fits, function(f) f$loglik, numeric(1)),
                     df = vapply(fits, function(f) attr(logLik(f), "df"), numeric(1)),
                     BIC = vapply(fits, function(f) stats::BIC(f), numeric(1)),
@@ -508,26 +573,30 @@ mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
                     converged = vapply(fits, function(f) isTRUE(f$converged), logical(1)))
   best <- which.min(tab$BIC)
   fit <- fits[[best]]
+  if (length(covs) == 1L) tab$covariance <- NULL
   fit$bic <- tab
   fit$call <- call
-  mix_warn_grid_unconverged(fits, Ks, best, args, env)
+  mix_warn_grid_unconverged(fits, Ks, best, args, env, grid$covariance)
   fit
 }
 
 # One warning for the fits of a K grid that used all their laps, naming
 # each K and whether the chosen one is among them (interrupted fits, which
 # warned of that, are not counted).
-mix_warn_grid_unconverged <- function(fits, Ks, best, args, call) {
+mix_warn_grid_unconverged <- function(fits, Ks, best, args, call, covs = NA) {
   un <- which(vapply(fits, function(f) identical(f$converged, FALSE), logical(1)))
   if (!length(un)) return(invisible())
   changes <- vapply(fits[un], function(f) mix_last_change(f$trace), numeric(1))
-  what <- sprintf("K = %s (last relative change %s)", Ks[un], format(changes, digits = 3))
+  covs <- rep_len(covs, length(Ks))
+  label <- if (length(unique(covs)) > 1L) sprintf("K = %s (%s)", Ks, covs)
+           else sprintf("K = %s", Ks)
+  what <- sprintf("%s (last relative change %s)", label[un], format(changes, digits = 3))
   chosen <- if (best %in% un) {
-    sprintf("K = %d, chosen by BIC, is among them: continue it with update(fit, X, passes = ), or give more `passes` or a larger `tol`.",
-            Ks[best])
+    sprintf("%s, chosen by BIC, is among them: continue it with update(fit, X, passes = ), or give more `passes` or a larger `tol`.",
+            label[best])
   } else {
-    sprintf("K = %d, chosen by BIC, converged; see the `converged` column of fit$bic.",
-            Ks[best])
+    sprintf("%s, chosen by BIC, converged; see the `converged` column of fit$bic.",
+            label[best])
   }
   warning(warningCondition(
     sprintf("The mixture did not converge in %d laps (relative change of the objective above `tol` = %.3g) for %s. %s",

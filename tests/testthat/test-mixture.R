@@ -34,7 +34,8 @@ tiny_state <- function(h, Xd, K) {
   ref_summary(h, Xd, R)
 }
 
-for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
+for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial", "tied_gaussian",
+             "spherical_gaussian")) {
   for (pr in c("dirichlet", "dp")) {
     test_that(sprintf("%s / %s weights, summaries and objective match the R reference", lik, pr), {
       K <- 4L
@@ -93,9 +94,9 @@ test_that("each likelihood code chooses its own observation table", {
       expect_identical(obs$documents, mix_likelihoods[i] == "multinomial")
     }
   }
-  expect_identical(vapply(0:3, function(l) .Call(ffi_mix_obs, l, 2L)$spread, 1L),
-                   c(1L, 1L, 2L, 0L))
-  expect_error(.Call(ffi_mix_obs, 4L, 2L), "lik")
+  expect_identical(vapply(0:5, function(l) .Call(ffi_mix_obs, l, 2L)$spread, 1L),
+                   c(1L, 1L, 2L, 0L, 1L, 2L))
+  expect_error(.Call(ffi_mix_obs, 6L, 2L), "lik")
   # a dimension whose packed covariance would overflow is refused
   expect_error(.Call(ffi_mix_obs, 0L, 1e6), "46340")
 })
@@ -778,4 +779,130 @@ test_that("predict() and augment() pick the training columns of a data frame by 
   v <- fit_vdp(iris[, 1:4], seed = 1, progress = FALSE)
   expect_identical(predict(v, iris), predict(v, iris[, 1:4]))
   expect_identical(sparsevi:::augment.sparsevi_vdp(v, iris)$.cluster, predict(v, iris[, 1:4]))
+})
+
+test_that("covariance: mclust's names are synonyms, \"diag\" is likelihood = \"diag_gaussian\", \"full\" the default", {
+  X <- as.matrix(faithful)
+  fit <- function(...) fit_mixture(X, K = 3, seed = 1, progress = FALSE, ...)
+  f0 <- fit()
+  expect_identical(f0$covariance, "full")
+  expect_identical(fit(covariance = "full")$loglik, f0$loglik)
+  expect_identical(fit(covariance = "VVV")$loglik, f0$loglik)
+  ft <- fit(covariance = "tied")
+  expect_identical(ft$likelihood, "tied_gaussian")
+  expect_identical(fit(covariance = "EEE")$loglik, ft$loglik)
+  fd <- fit(covariance = "diag")
+  fl <- fit(likelihood = "diag_gaussian")
+  expect_identical(fd$loglik, fl$loglik)
+  expect_identical(fd$variances, fl$variances)
+  expect_identical(fl$covariance, "diag")
+  expect_identical(fit(covariance = "VVI")$loglik, fd$loglik)
+  fs <- fit(covariance = "spherical")
+  expect_identical(fit(covariance = "VII")$loglik, fs$loglik)
+  # spherical: one variance per component, in every direction
+  expect_true(all(apply(fs$variances, 1L, function(v) diff(range(v))) == 0))
+  # tied: one covariance for all
+  expect_equal(ft$covariances[, , 1], ft$covariances[, , 3])
+  expect_error(fit(covariance = "round"), "full", class = "sparsevi_error_argument")
+  expect_error(fit(covariance = "tied", likelihood = "diag_gaussian"),
+               class = "sparsevi_error_argument")
+  expect_error(fit(covariance = "tied", likelihood = "zm_gaussian"),
+               class = "sparsevi_error_argument")
+  # the zero-mean model keeps its likelihood (its covariance is full)
+  fz <- fit(likelihood = "zm_gaussian")
+  expect_identical(fz$likelihood, "zm_gaussian")
+  expect_identical(fz$covariance, "full")
+  expect_identical(fit(likelihood = "zm_gaussian", covariance = "VVV")$loglik, fz$loglik)
+  expect_error(fit_mixture(simulate_lda(D = 12, V = 9, K = 2, seed = 3)$dtm, K = 2,
+                           likelihood = "multinomial", covariance = "full"),
+               "documents", class = "sparsevi_error_argument")
+  # free parameters as mclust counts them (EEE, VVI, VII at K = 3, D = 2)
+  expect_identical(attr(logLik(ft), "df"), 2 + 3 * 2 + 3)
+  expect_identical(attr(logLik(fd), "df"), 2 + 3 * 2 + 3 * 2)
+  expect_identical(attr(logLik(fs), "df"), 2 + 3 * 2 + 3)
+})
+
+test_that("tied and spherical models reduce to the full and diagonal ones where they coincide", {
+  X <- as.matrix(faithful)
+  # one component: a tied covariance is a full one
+  a <- fit_mixture(X, K = 1, seed = 1, progress = FALSE)
+  b <- fit_mixture(X, K = 1, covariance = "tied", seed = 1, progress = FALSE)
+  expect_equal(b$loglik, a$loglik, tolerance = 1e-12)
+  expect_equal(b$trace$objective, a$trace$objective, tolerance = 1e-12)
+  expect_equal(b$covariances, a$covariances, tolerance = 1e-12)
+  # one dimension: a spherical variance is a diagonal one
+  x <- X[, 1, drop = FALSE]
+  a <- fit_mixture(x, K = 3, covariance = "diag", seed = 1, progress = FALSE)
+  b <- fit_mixture(x, K = 3, covariance = "spherical", seed = 1, progress = FALSE)
+  expect_equal(b$loglik, a$loglik, tolerance = 1e-10)
+  expect_equal(b$trace$objective, a$trace$objective, tolerance = 1e-10)
+  expect_equal(b$variances, a$variances, tolerance = 1e-10)
+})
+
+test_that("tied and spherical fits: density and held-out score from their parameters", {
+  sim <- simulate_mixture(N = 300, D = 3, K = 3, seed = 5)
+  test <- simulate_mixture(N = 50, D = 3, K = 3, seed = 6)$X
+  for (cv in c("tied", "spherical")) {
+    f <- fit_mixture(sim$X, K = 3, covariance = cv, seed = 1, progress = FALSE)
+    cf <- coef(f)
+    S <- if (cv == "tied") cf$covariances else
+      array(apply(cf$variances, 1L, function(v) diag(v, 3)), c(3, 3, 3))
+    dens <- rowSums(sapply(1:3, function(k) {
+      Y <- sweep(test, 2, cf$means[k, ])
+      Si <- solve(S[, , k])
+      cf$weights[k] * exp(-0.5 * rowSums((Y %*% Si) * Y) -
+                            0.5 * as.numeric(determinant(2 * pi * S[, , k])$modulus))
+    }))
+    expect_equal(predict(f, test, type = "density"), dens, tolerance = 1e-10)
+    expect_equal(heldout_loglik(f, test), mean(log(dens)), tolerance = 1e-10)
+    expect_equal(f$loglik, sum(predict(f, sim$X, type = "density", log = TRUE)),
+                 tolerance = 1e-10)
+    g <- fit_mixture(sim$X, K = 3, covariance = cv, seed = 1, progress = FALSE,
+                     heldout = test, passes = 5, n_init = 1)
+    expect_equal(g$trace$heldout[nrow(g$trace)], heldout_loglik(g, test), tolerance = 1e-12)
+    # the ELBO never decreases in memoized training
+    expect_true(all(diff(g$trace$objective) >= -1e-9 * abs(g$trace$objective[-1])))
+  }
+})
+
+test_that("K and covariance chosen together by BIC (faithful: tied, K = 3, as Mclust's EEE)", {
+  f <- suppressWarnings(fit_mixture(faithful, K = 2:4, covariance = c("VVV", "EEE", "VVI", "VII"),
+                                    seed = 1, progress = FALSE))
+  expect_identical(f$covariance, "tied")
+  expect_identical(f$K, 3L)
+  expect_named(f$bic, c("K", "covariance", "loglik", "df", "BIC", "objective", "converged"))
+  expect_identical(nrow(f$bic), 12L)
+  expect_identical(f$bic$covariance[which.min(f$bic$BIC)], "tied")
+  # Mclust(faithful): EEE, 3 components, log-likelihood -1126.326, BIC
+  # -2314.316 (mclust's sign) with mclust 6.1.3
+  # (the weak prior moves the point estimates by about 1e-3 nats)
+  expect_equal(f$loglik, -1126.326, tolerance = 1e-5)
+  expect_equal(stats::BIC(f), 2314.316, tolerance = 1e-5)
+  out <- paste(capture.output(print(f)), collapse = "\n")
+  expect_match(out, "covariance \"tied\"")
+  expect_match(out, "spherical")
+  # the BIC plot, and a grid over one structure keeps the old table
+  pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_silent(plot(f, type = "bic"))
+  expect_silent(plot(f, faithful))
+  g <- fit_mixture(faithful, K = 1:3, seed = 1, progress = FALSE)
+  expect_named(g$bic, c("K", "loglik", "df", "BIC", "objective", "converged"))
+  expect_silent(plot(g, which = "bic"))
+  expect_error(plot(fit_mixture(faithful, K = 2, seed = 1, progress = FALSE), which = "bic"),
+               class = "sparsevi_error_argument")
+})
+
+test_that("the BIC choice matches Mclust's on faithful", {
+  skip_if_not_installed("mclust")
+  mclustBIC <- mclust::mclustBIC # Mclust() looks it up in the caller
+  m <- mclust::Mclust(faithful, G = 1:9, modelNames = c("VVV", "EEE", "VVI", "VII"),
+                      verbose = FALSE)
+  f <- suppressWarnings(fit_mixture(faithful, K = 1:9, covariance = c("VVV", "EEE", "VVI", "VII"),
+                                    seed = 1, progress = FALSE))
+  expect_identical(f$K, as.integer(m$G))
+  expect_identical(names(mix_covariance_synonyms)[match(f$covariance, mix_covariance_synonyms)],
+                   m$modelName)
+  expect_equal(f$loglik, m$loglik, tolerance = 1e-5)
+  expect_gte(ari(f$classification, m$classification), 0.99)
 })
