@@ -41,6 +41,8 @@ new_sparsevi_mixture <- function(res, data, hyper, control, likelihood, prior, K
   }
   fit$sizes <- stats::setNames(res$state$N, comp)
   fit$likelihood <- likelihood
+  fit$covariance_type <- names(mix_covariances)[match(likelihood, mix_covariances)]
+  if (likelihood == "zm_gaussian") fit$covariance_type <- "full"
   fit$prior <- prior
   fit$K <- K
   fit$L <- control$L
@@ -82,7 +84,7 @@ print.sparsevi_mixture <- function(x, ...) {
     by_cov <- !is.null(b$covariance)
     cat(sprintf("  %s chosen by BIC (-2 logLik + df log n, lower is better; mclust's sign is the opposite): K = %d%s\n",
                 if (by_cov) "K and covariance" else "K", x$K,
-                if (by_cov) sprintf(", covariance \"%s\"", x$covariance) else ""))
+                if (by_cov) sprintf(", covariance \"%s\"", x$covariance_type) else ""))
     tab <- data.frame(K = b$K, BIC = round(b$BIC, 2), loglik = round(b$loglik, 2),
                       df = b$df, converged = b$converged,
                       best = ifelse(seq_len(nrow(b)) == which.min(b$BIC), "*", ""))

@@ -226,7 +226,8 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #'   (K x D, diagonal model), `topic_word` (K x V, rows sum to 1;
 #'   multinomial), `sizes` (expected number of points per component),
 #'   `likelihood` (`"tied_gaussian"` or `"spherical_gaussian"` for those
-#'   covariances), `covariance` (`NA` for documents), `prior`, `K`, `L`, `loglik` (training log-likelihood at
+#'   covariances), `covariance_type` (`"full"`, `"tied"`, `"diag"` or
+#'   `"spherical"`, as scikit-learn's; `NA` for documents), `prior`, `K`, `L`, `loglik` (training log-likelihood at
 #'   the point estimates), `n` (number of points), `state` (the global
 #'   summaries `N` and `S` the posterior is computed from), `hyper` (prior
 #'   hyperparameters), `center` (column means removed before fitting),
@@ -462,7 +463,6 @@ fit_mixture <- function(X, K,
   fit <- runs[[best$i]]$fit
   fit$control$short_laps <- if (is.null(short)) NA_real_ else short
   fit$heldout <- heldout
-  fit$covariance <- covariance
   fit$init_objectives <- scores[seq_len(i)]
   fit$init_loglik <- lls[seq_len(i)]
   fit$best_init <- best$i

@@ -785,7 +785,7 @@ test_that("covariance: mclust's names are synonyms, \"diag\" is likelihood = \"d
   X <- as.matrix(faithful)
   fit <- function(...) fit_mixture(X, K = 3, seed = 1, progress = FALSE, ...)
   f0 <- fit()
-  expect_identical(f0$covariance, "full")
+  expect_identical(f0$covariance_type, "full")
   expect_identical(fit(covariance = "full")$loglik, f0$loglik)
   expect_identical(fit(covariance = "VVV")$loglik, f0$loglik)
   ft <- fit(covariance = "tied")
@@ -795,7 +795,7 @@ test_that("covariance: mclust's names are synonyms, \"diag\" is likelihood = \"d
   fl <- fit(likelihood = "diag_gaussian")
   expect_identical(fd$loglik, fl$loglik)
   expect_identical(fd$variances, fl$variances)
-  expect_identical(fl$covariance, "diag")
+  expect_identical(fl$covariance_type, "diag")
   expect_identical(fit(covariance = "VVI")$loglik, fd$loglik)
   fs <- fit(covariance = "spherical")
   expect_identical(fit(covariance = "VII")$loglik, fs$loglik)
@@ -811,7 +811,7 @@ test_that("covariance: mclust's names are synonyms, \"diag\" is likelihood = \"d
   # the zero-mean model keeps its likelihood (its covariance is full)
   fz <- fit(likelihood = "zm_gaussian")
   expect_identical(fz$likelihood, "zm_gaussian")
-  expect_identical(fz$covariance, "full")
+  expect_identical(fz$covariance_type, "full")
   expect_identical(fit(likelihood = "zm_gaussian", covariance = "VVV")$loglik, fz$loglik)
   expect_error(fit_mixture(simulate_lda(D = 12, V = 9, K = 2, seed = 3)$dtm, K = 2,
                            likelihood = "multinomial", covariance = "full"),
@@ -868,7 +868,7 @@ test_that("tied and spherical fits: density and held-out score from their parame
 test_that("K and covariance chosen together by BIC (faithful: tied, K = 3, as Mclust's EEE)", {
   f <- suppressWarnings(fit_mixture(faithful, K = 2:4, covariance = c("VVV", "EEE", "VVI", "VII"),
                                     seed = 1, progress = FALSE))
-  expect_identical(f$covariance, "tied")
+  expect_identical(f$covariance_type, "tied")
   expect_identical(f$K, 3L)
   expect_named(f$bic, c("K", "covariance", "loglik", "df", "BIC", "objective", "converged"))
   expect_identical(nrow(f$bic), 12L)
@@ -901,8 +901,29 @@ test_that("the BIC choice matches Mclust's on faithful", {
   f <- suppressWarnings(fit_mixture(faithful, K = 1:9, covariance = c("VVV", "EEE", "VVI", "VII"),
                                     seed = 1, progress = FALSE))
   expect_identical(f$K, as.integer(m$G))
-  expect_identical(names(mix_covariance_synonyms)[match(f$covariance, mix_covariance_synonyms)],
+  expect_identical(names(mix_covariance_synonyms)[match(f$covariance_type, mix_covariance_synonyms)],
                    m$modelName)
   expect_equal(f$loglik, m$loglik, tolerance = 1e-5)
   expect_gte(ari(f$classification, m$classification), 0.99)
+})
+
+test_that("tied and spherical fits: the same for any thread count, sparse L, update() and stochastic training", {
+  sim <- simulate_mixture(N = 700, D = 4, K = 5, seed = 2)
+  for (cv in c("tied", "spherical")) {
+    a <- fit_mixture(sim$X, K = 5, covariance = cv, seed = 3, progress = FALSE, n_init = 2,
+                     threads = 1)
+    b <- fit_mixture(sim$X, K = 5, covariance = cv, seed = 3, progress = FALSE, n_init = 2,
+                     threads = 2)
+    expect_identical(b$loglik, a$loglik)
+    expect_identical(b$means, a$means)
+    expect_gte(ari(a$classification, sim$cluster), 0.9)
+    s <- fit_mixture(sim$X, K = 5, L = 2, covariance = cv, seed = 3, progress = FALSE)
+    expect_true(all(diff(s$trace$objective) >= -1e-9 * abs(s$trace$objective[-1])))
+    u <- update(s, sim$X, passes = 2)
+    expect_identical(u$covariance_type, cv)
+    expect_identical(nrow(u$trace), nrow(s$trace) + 2L)
+    st <- fit_mixture(sim$X, K = 5, covariance = cv, global = "stochastic", passes = 5,
+                      seed = 3, progress = FALSE)
+    expect_true(is.finite(st$loglik))
+  }
 })
