@@ -203,7 +203,12 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #'   than 50 points (on USArrests, 50 points, 6 seeds of 10 agree against 7),
 #'   at about 0.8 times their cost on mid-size data (median 2.25 against 2.84
 #'   times one start; 10 laps would save more, 2.00, but agree on only 2
-#'   USArrests seeds).
+#'   USArrests seeds). With `options(sparsevi.mix_sub_start = n)`, the
+#'   default starts on more than `n` points run on a random subsample of
+#'   `getOption("sparsevi.mix_sub_size", 2000)` points (at least 20 K (D +
+#'   1)), as many as for data of that size and with the hierarchical start,
+#'   and only the best is trained on all the points (as mclust's start for
+#'   large data); `control$sub_start` is then the subsample's size.
 #' @param covariance For Gaussian data, the covariance structure of the
 #'   components, with scikit-learn's names (mclust's in brackets):
 #'   `"full"` (`"VVV"`, the default: each its own covariance), `"tied"`
@@ -334,9 +339,13 @@ fit_mixture <- function(X, K,
   passes <- check_count(passes, "passes", min = 0)
   # several starts where they are cheap: numeric data, memoized or batch
   # training (measured in inst/bench/mixture.R, part robust)
+  # the default starts on large data run on a subsample (mix_sub_size()),
+  # as many as for data of its size
+  m <- if (is.null(n_init) && init == "kmeans") mix_sub_size(N, data$D, K, global, data$lik)
   if (is.null(n_init)) {
+    n_start <- if (is.null(m)) N else m
     n_init <- if (likelihood == "multinomial" || global == "stochastic") 1L
-              else if (N <= 10000) 10L else if (N <= 100000) 3L else 1L
+              else if (n_start <= 10000) 10L else if (n_start <= 100000) 3L else 1L
   }
   n_init <- check_count(n_init, "n_init", min = 1, max = 1000)
   if (is.null(alpha)) alpha <- K
@@ -357,103 +366,142 @@ fit_mixture <- function(X, K,
 
   perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
   train <- mix_permute(data, perm, threads)
-  # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
-  # fit), the others from seeds of their own streams, and with init =
-  # "kmeans" on up to mix_hc_max() points the hierarchical start last; the
-  # start of highest log-likelihood at its point estimates is kept
-  best <- NULL
-  # init = "kmeans" on small numeric data: one more start, deterministic,
-  # from a hierarchical clustering (mix_hc_state())
-  hc <- init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic" &&
-    N <= mix_hc_max()
-  n_all <- n_init + hc
-  scores <- lls <- numeric(n_all)
-  # short runs (emEM, Biernacki, Celeux & Govaert 2003): with several starts
-  # of memoized or batch training, each runs mix_short_laps() laps (or
-  # fewer, when it converges), they are ranked by the rule below, and only
-  # the best is continued to convergence (mix_train()'s pause and resume:
-  # the same fit as that start run alone)
-  short <- if (n_all > 1L && global != "stochastic") mix_short_laps() else Inf
-  if (short >= passes) short <- NULL
-  runs <- vector("list", n_all)
-  # the start kept: the highest log-likelihood at the point estimates (as
-  # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
-  # component nearly empty (iris, K = 3), which a user who fixed K does
-  # not want
-  # The hierarchical start (last) also wins ties within `mix_hc_margin`
-  # nats: a likelihood ratio below e is no evidence for either start, and
-  # the deterministic start makes small data's fit the same for every
-  # seed (trees: two optima 0.05 apart, reached by different seeds)
-  # Before both: a start whose components all hold at least D + 1 points
-  # (mix_degenerate()) beats one that does not, whose covariance is the
-  # prior's in some direction (swiss: 6 points in 6 dimensions, a
-  # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
-  # reaches)
-  better <- function(i, best) {
-    margin <- if (i > n_init) mix_hc_margin else 0
-    degen <- runs[[i]]$degen
-    is.null(best) || (best$degen && !degen) ||
-      (best$degen == degen && lls[i] > lls[best$i] - margin)
+  # The starts on `data` (its rows permuted by `perm` into `train`, in `B`
+  # batches), each trained, and the best kept by the rule of better():
+  # list(runs, best, scores, lls, i (the starts run), short).
+  run_starts <- function(data, train, perm, B, test) {
+    # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
+    # fit), the others from seeds of their own streams, and with init =
+    # "kmeans" on up to mix_hc_max() points the hierarchical start last; the
+    # start of highest log-likelihood at its point estimates is kept
+    best <- NULL
+    # init = "kmeans" on small numeric data: one more start, deterministic,
+    # from a hierarchical clustering (mix_hc_state())
+    hc <- init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic" &&
+      data$N <= mix_hc_max()
+    n_all <- n_init + hc
+    scores <- lls <- numeric(n_all)
+    # short runs (emEM, Biernacki, Celeux & Govaert 2003): with several starts
+    # of memoized or batch training, each runs mix_short_laps() laps (or
+    # fewer, when it converges), they are ranked by the rule below, and only
+    # the best is continued to convergence (mix_train()'s pause and resume:
+    # the same fit as that start run alone)
+    short <- if (n_all > 1L && global != "stochastic") mix_short_laps() else Inf
+    if (short >= passes) short <- NULL
+    runs <- vector("list", n_all)
+    # the start kept: the highest log-likelihood at the point estimates (as
+    # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
+    # component nearly empty (iris, K = 3), which a user who fixed K does
+    # not want
+    # The hierarchical start (last) also wins ties within `mix_hc_margin`
+    # nats: a likelihood ratio below e is no evidence for either start, and
+    # the deterministic start makes small data's fit the same for every
+    # seed (trees: two optima 0.05 apart, reached by different seeds)
+    # Before both: a start whose components all hold at least D + 1 points
+    # (mix_degenerate()) beats one that does not, whose covariance is the
+    # prior's in some direction (swiss: 6 points in 6 dimensions, a
+    # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
+    # reaches)
+    better <- function(i, best) {
+      margin <- if (i > n_init) mix_hc_margin else 0
+      degen <- runs[[i]]$degen
+      is.null(best) || (best$degen && !degen) ||
+        (best$degen == degen && lls[i] > lls[best$i] - margin)
+    }
+    for (i in seq_len(n_all)) {
+      seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
+                                                 4294967296)
+      t_init <- proc.time()[["elapsed"]]
+      state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm)
+      seeds <- NULL
+      if (is.null(state)) {
+        seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
+                       data$init_scale, seed_i, threads)
+      }
+      # init = "kmeans": odd starts from the k-means partition, even ones from
+      # the k-means++ seed points alone (k-means lands in one basin from every
+      # seeding; single points reach others, and the ELBO picks among them)
+      if (is.null(state) && init == "kmeans" && i %% 2L == 1L) {
+        state <- mix_kmeans_state(train, hyper, seeds, data$init_scale)
+      }
+      if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
+      control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
+                      tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
+                      sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
+                      n_init = n_init)
+      res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
+                       cluster = cluster, stop_after = short)
+      fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,
+                                  threads)
+      obj <- res$trace$objective[is.finite(res$trace$objective)]
+      scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
+      lls[i] <- fit$loglik
+      runs[[i]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+      if (better(i, best)) best <- list(i = i, degen = runs[[i]]$degen)
+      if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
+    }
+    # the best mix_short_keep() starts after the short runs (by the same
+    # rule), each continued to convergence, and the best of them kept
+    done <- seq_len(i)
+    if (!is.null(short) && !isTRUE(runs[[i]]$res$interrupted)) {
+      keep <- best$i
+      while (length(keep) < min(mix_short_keep(), length(done))) {
+        nxt <- NULL
+        for (j in setdiff(done, keep)) if (better(j, nxt)) nxt <- list(i = j, degen = runs[[j]]$degen)
+        keep <- c(keep, nxt$i)
+      }
+      best <- NULL
+      for (j in sort(keep)) {
+        res <- runs[[j]]$res
+        if (isTRUE(res$paused)) {
+          ctl <- runs[[j]]$fit$control
+          res <- mix_train(train, hyper, NULL, ctl, test, progress, cluster = cluster,
+                           resume = res$resume)
+          fit <- new_sparsevi_mixture(res, data, hyper, ctl, likelihood, prior, K, call, threads)
+          obj <- res$trace$objective[is.finite(res$trace$objective)]
+          scores[j] <- obj[length(obj)]
+          lls[j] <- fit$loglik
+          runs[[j]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+        }
+        if (better(j, best)) best <- list(i = j, degen = runs[[j]]$degen)
+        if (isTRUE(res$interrupted)) break # the user asked to stop
+      }
+    }
+    list(runs = runs, best = best, scores = scores, lls = lls, i = i, short = short,
+         n_init = n_init)
   }
-  for (i in seq_len(n_all)) {
-    seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
-                                               4294967296)
-    t_init <- proc.time()[["elapsed"]]
-    state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm)
-    seeds <- NULL
-    if (is.null(state)) {
-      seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
-                     data$init_scale, seed_i, threads)
-    }
-    # init = "kmeans": odd starts from the k-means partition, even ones from
-    # the k-means++ seed points alone (k-means lands in one basin from every
-    # seeding; single points reach others, and the ELBO picks among them)
-    if (is.null(state) && init == "kmeans" && i %% 2L == 1L) {
-      state <- mix_kmeans_state(train, hyper, seeds, data$init_scale)
-    }
-    if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
-    control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
-                    tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
-                    sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
-                    n_init = n_init)
-    res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
-                     cluster = cluster, stop_after = short)
+  # On large data (mix_sub_start()), the starts run on a random subsample
+  # and only the best is trained on all the data (as mclust's large-N start)
+  if (is.null(m)) {
+    st <- run_starts(data, train, perm, B, test)
+  } else {
+    t_sub <- proc.time()[["elapsed"]]
+    rows <- seq_len(m)
+    sub <- list(lik = data$lik, N = m, D = data$D, columns = data$columns,
+                center = data$center, init_scale = data$init_scale,
+                data = train$data[rows, , drop = FALSE])
+    st <- run_starts(sub, sub, rows, mix_n_batches(m, NULL, NULL, global), NULL)
+    # its state, scaled to the full data's counts, starts one run on all
+    # the points (lap 0 keeps it until the lap is complete, as update())
+    s0 <- st$runs[[st$best$i]]$res$state
+    state <- list(N = s0$N * (N / m), S = s0$S * (N / m))
+    control <- st$runs[[st$best$i]]$fit$control
+    control$n_batches <- B
+    control$init_seconds <- proc.time()[["elapsed"]] - t_sub
+    control$sub_start <- m
+    res <- mix_train(train, hyper, state, control, test, progress, fresh = FALSE,
+                     cluster = cluster)
     fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,
                                 threads)
-    obj <- res$trace$objective[is.finite(res$trace$objective)]
-    scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
-    lls[i] <- fit$loglik
-    runs[[i]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
-    if (better(i, best)) best <- list(i = i, degen = runs[[i]]$degen)
-    if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
+    st$runs <- list(list(fit = fit, res = res, degen = mix_degenerate(fit)))
+    st$best <- list(i = 1L, degen = st$runs[[1L]]$degen, sub = st$best$i)
   }
-  # the best mix_short_keep() starts after the short runs (by the same
-  # rule), each continued to convergence, and the best of them kept
-  done <- seq_len(i)
-  if (!is.null(short) && !isTRUE(runs[[i]]$res$interrupted)) {
-    keep <- best$i
-    while (length(keep) < min(mix_short_keep(), length(done))) {
-      nxt <- NULL
-      for (j in setdiff(done, keep)) if (better(j, nxt)) nxt <- list(i = j, degen = runs[[j]]$degen)
-      keep <- c(keep, nxt$i)
-    }
-    best <- NULL
-    for (j in sort(keep)) {
-      res <- runs[[j]]$res
-      if (isTRUE(res$paused)) {
-        ctl <- runs[[j]]$fit$control
-        res <- mix_train(train, hyper, NULL, ctl, test, progress, cluster = cluster,
-                         resume = res$resume)
-        fit <- new_sparsevi_mixture(res, data, hyper, ctl, likelihood, prior, K, call, threads)
-        obj <- res$trace$objective[is.finite(res$trace$objective)]
-        scores[j] <- obj[length(obj)]
-        lls[j] <- fit$loglik
-        runs[[j]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
-      }
-      if (better(j, best)) best <- list(i = j, degen = runs[[j]]$degen)
-      if (isTRUE(res$interrupted)) break # the user asked to stop
-    }
-  }
+  runs <- st$runs
+  best <- st$best
+  scores <- st$scores
+  lls <- st$lls
+  i <- st$i
+  short <- st$short
   res <- runs[[best$i]]$res
   # interrupted during the short runs: the best short run, without the
   # warning that it did not converge (the interruption warned)
@@ -465,7 +513,7 @@ fit_mixture <- function(X, K,
   fit$heldout <- heldout
   fit$init_objectives <- scores[seq_len(i)]
   fit$init_loglik <- lls[seq_len(i)]
-  fit$best_init <- best$i
+  fit$best_init <- if (is.null(best$sub)) best$i else best$sub
   fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(best$res, fit$control)
   fit

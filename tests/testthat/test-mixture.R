@@ -927,3 +927,45 @@ test_that("tied and spherical fits: the same for any thread count, sparse L, upd
     expect_true(is.finite(st$loglik))
   }
 })
+
+test_that("the hierarchical tree is built once for a K grid, with the same fits", {
+  X <- as.matrix(iris[, 1:4])
+  rm(list = ls(mix_hc_cache), envir = mix_hc_cache)
+  cold <- fit_mixture(X, K = 3, seed = 2, progress = FALSE)
+  fit_mixture(faithful, K = 2, seed = 1, progress = FALSE) # another tree in between
+  other <- fit_mixture(X, K = 4, seed = 2, progress = FALSE)
+  warm <- fit_mixture(X, K = 3, seed = 2, progress = FALSE) # the tree of `other`
+  expect_identical(warm$loglik, cold$loglik)
+  expect_identical(warm$classification, cold$classification)
+  expect_identical(warm$init_loglik, cold$init_loglik)
+  g <- fit_mixture(X, K = 3:4, seed = 2, progress = FALSE)
+  expect_identical(g$bic$loglik, c(cold$loglik, other$loglik))
+})
+
+test_that("option sparsevi.mix_sub_start: the default starts run on a subsample of large data", {
+  sim <- simulate_mixture(N = 6000, D = 3, K = 4, seed = 8)
+  plain <- fit_mixture(sim$X, K = 4, seed = 1, progress = FALSE)
+  expect_null(plain$control$sub_start)
+  old <- options(sparsevi.mix_sub_start = 3000, sparsevi.mix_sub_size = 600)
+  on.exit(options(old))
+  a <- fit_mixture(sim$X, K = 4, seed = 1, progress = FALSE)
+  expect_identical(a$control$sub_start, 600L)
+  expect_identical(a$control$n_init, 10L) # as many starts as for 600 points
+  expect_length(a$init_loglik, 11L)       # and the hierarchical one
+  expect_gte(ari(a$classification, sim$cluster), 0.95)
+  expect_lt(abs(a$loglik - plain$loglik) / abs(plain$loglik), 1e-4)
+  expect_true(a$converged)
+  expect_identical(fit_mixture(sim$X, K = 4, seed = 1, progress = FALSE)$loglik, a$loglik)
+  # given starts, other inits, stochastic training and small data: no subsample
+  expect_null(fit_mixture(sim$X, K = 4, seed = 1, n_init = 2, progress = FALSE)$control$sub_start)
+  expect_null(fit_mixture(sim$X, K = 4, seed = 1, init = "kmeanspp",
+                          progress = FALSE)$control$sub_start)
+  expect_null(fit_mixture(sim$X[1:2000, ], K = 4, seed = 1, progress = FALSE)$control$sub_start)
+  # a K grid and the other covariance structures
+  g <- fit_mixture(sim$X, K = 3:5, covariance = c("full", "spherical"), seed = 1,
+                   progress = FALSE)
+  expect_identical(g$K, 4L)
+  options(sparsevi.mix_sub_start = "a")
+  expect_error(fit_mixture(sim$X, K = 2, progress = FALSE), "mix_sub_start",
+               class = "sparsevi_error_argument")
+})
