@@ -522,8 +522,9 @@ grid_data <- function(N, D = 10, K = 6, seed = 1) {
 
 bench_grid <- function(Ns = 1e5, seeds = 1:3) {
   say("\n## 8. K grids at scale: fit_mixture(X, K = 1:9) against Mclust(G = 1:9, VVV, 2,000-point subsample start)")
-  say("commit %s; command: nice -n 19 Rscript inst/bench/mixture.R grid",
-      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
+  say("commit %s; command: SPARSEVI_BENCH_GRID_N=%s nice -n 19 Rscript inst/bench/mixture.R grid",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
+      paste(format(Ns, scientific = TRUE), collapse = ","))
   say("data: D = 10, six components (means sd 3, random full covariances, weights 0.3 to 0.05), seed 1; one thread")
   say("all = options(sparsevi.mix_sub_start = Inf) (starts on all the points, the default up to 5184615); sub = options(sparsevi.mix_sub_start = 2e4) (the subsample start, the default after it); ratio = seconds / Mclust's seconds")
   say("%-8s %8s | %8s %2s %6s %14s | %8s %2s %6s %14s | %8s %2s %6s %14s | %6s %6s", "N", "",
@@ -663,7 +664,10 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
   say("%-12s | %s", "median ratio", paste(sprintf("%15.2f", apply(rat, 2, stats::median)), collapse = " "))
 }
 
-if ("grid" %in% what) bench_grid()
+if ("grid" %in% what) {
+  # SPARSEVI_BENCH_GRID_N: the sizes N of the K grids, e.g. "1e5,1e6"
+  bench_grid(Ns = as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_GRID_N", "1e5"), ",")[[1L]]))
+}
 if (any(c("robust", "all") %in% what)) bench_robust()
 if ("short" %in% what) bench_short()
 if (any(c("starts", "all") %in% what)) bench_starts()
