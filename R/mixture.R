@@ -337,7 +337,7 @@ fit_mixture <- function(X, K,
   global <- check_choice(global, sparsevi_engines$mixture$globals, "global")
   init <- check_choice(init, c("kmeans", "kmeanspp", "random"), "init")
   threads <- sparsevi_threads(threads)
-  data <- mix_data(X, likelihood, "X", threads)
+  data <- mix_grid_data(X, likelihood, threads)
   N <- data$N
   K <- mix_check_K(K)
   if (K > N) {
@@ -373,8 +373,9 @@ fit_mixture <- function(X, K,
   test <- if (is.null(heldout)) NULL else mix_newdata(heldout, data, "heldout")
   seed2 <- resolve_seed(seed)
 
-  perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
-  train <- mix_permute(data, perm, threads)
+  pt <- mix_grid_train(data, seed2, threads)
+  perm <- pt$perm
+  train <- pt$train
   # The starts on `data` (its rows permuted by `perm` into `train`, in `B`
   # batches), each trained, and the best kept by the rule of better():
   # list(runs, best, scores, lls, i (the starts run), short).
@@ -523,9 +524,49 @@ fit_mixture <- function(X, K,
   fit$init_objectives <- scores[seq_len(i)]
   fit$init_loglik <- lls[seq_len(i)]
   fit$best_init <- if (is.null(best$sub)) best$i else best$sub
-  fit <- mix_add_assignments(fit, data)
+  # (a K grid assigns the points of the fit it keeps only: mix_select_K())
+  if (!mix_grid$active) fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(best$res, fit$control)
   fit
+}
+
+# A K grid (mix_select_K()) fits the same data at each K (and covariance):
+# while it runs, the checked and centred data and the permuted training
+# rows of the last fit are kept and reused when the data are identical
+# (compared exactly) and, for the rows, the seed is the same; only the
+# fit it keeps gets the training points' assignments. The same values as
+# computed anew (bit for bit), without the passes over the data.
+mix_grid <- new.env(parent = emptyenv())
+mix_grid$active <- FALSE
+
+mix_grid_data <- function(X, likelihood, threads, call = caller_call()) {
+  zm <- likelihood == "zm_gaussian"
+  c <- mix_grid$data
+  if (mix_grid$active && !is.null(c) && identical(c$zm, zm) && identical(c$X, X)) {
+    data <- c$data
+  } else {
+    data <- mix_data(X, likelihood, "X", threads, call = call)
+    if (mix_grid$active) {
+      mix_grid$data <- list(X = X, zm = zm, data = data)
+      mix_grid$train <- NULL
+    }
+  }
+  data$lik <- match(likelihood, mix_likelihoods) - 1L
+  data
+}
+
+mix_grid_train <- function(data, seed, threads) {
+  c <- mix_grid$train
+  if (mix_grid$active && !is.null(c) && identical(c$seed, seed) &&
+      identical(c$lik3, data$lik == 3L)) {
+    pt <- c$pt
+  } else {
+    perm <- order(.Call(ffi_svi_rng_unif, seed, 1, as.double(data$N)))
+    pt <- list(perm = perm, train = mix_permute(data, perm, threads))
+    if (mix_grid$active) mix_grid$train <- list(seed = seed, lik3 = data$lik == 3L, pt = pt)
+  }
+  pt$train$lik <- data$lik
+  pt
 }
 
 # The training points' assignments, in the order of `X` (as mclust keeps
@@ -602,6 +643,12 @@ mix_last_change <- function(trace) {
 
 mix_select_K <- function(args, Ks, covs, L_missing, call, env = caller_call()) {
   if (is.null(args$seed)) args$seed <- floor(stats::runif(1L) * 2147483647)
+  old <- mix_grid$active
+  mix_grid$active <- TRUE
+  on.exit({
+    mix_grid$active <- old
+    mix_grid$data <- mix_grid$train <- NULL
+  }, add = TRUE)
   grid <- expand.grid(K = Ks, covariance = covs, stringsAsFactors = FALSE)
   fits <- vector("list", nrow(grid))
   for (j in seq_len(nrow(grid))) {
@@ -630,6 +677,8 @@ mix_select_K <- function(args, Ks, covs, L_missing, call, env = caller_call()) {
                     converged = vapply(fits, function(f) isTRUE(f$converged), logical(1)))
   best <- which.min(tab$BIC)
   fit <- fits[[best]]
+  # the assignments of the fit kept (its data from the grid's store)
+  fit <- mix_add_assignments(fit, mix_grid_data(args$X, fit$likelihood, fit$control$threads))
   if (length(covs) == 1L) tab$covariance <- NULL
   fit$bic <- tab
   fit$call <- call

@@ -969,3 +969,27 @@ test_that("option sparsevi.mix_sub_start: the default starts run on a subsample 
   expect_error(fit_mixture(sim$X, K = 2, progress = FALSE), "mix_sub_start",
                class = "sparsevi_error_argument")
 })
+
+test_that("a K grid reuses its data between fits: the kept fit equals the one fitted alone", {
+  X <- as.matrix(iris[, 1:4])
+  g <- fit_mixture(X, K = 2:4, covariance = c("full", "tied"), seed = 2, progress = FALSE)
+  s <- fit_mixture(X, K = g$K, covariance = g$covariance_type, seed = 2, progress = FALSE)
+  for (nm in c("weights", "means", "covariances", "loglik", "state", "classification",
+               "uncertainty", "z", "init_loglik", "best_init")) {
+    expect_identical(g[[nm]], s[[nm]])
+  }
+  expect_false(mix_grid$active)
+  expect_null(mix_grid$data)
+  # an error inside the grid leaves nothing behind
+  expect_error(fit_mixture(X, K = c(2, 500), progress = FALSE), class = "sparsevi_error_argument")
+  expect_false(mix_grid$active)
+  expect_null(mix_grid$train)
+  # documents and the zero-mean model through a grid
+  d <- simulate_lda(D = 30, V = 20, K = 3, seed = 3)$dtm
+  gd <- fit_mixture(d, K = 2:3, likelihood = "multinomial", seed = 1, progress = FALSE)
+  expect_identical(gd$loglik, fit_mixture(d, K = gd$K, likelihood = "multinomial", seed = 1,
+                                          progress = FALSE)$loglik)
+  gz <- fit_mixture(X, K = 2:3, likelihood = "zm_gaussian", seed = 1, progress = FALSE)
+  sz <- fit_mixture(X, K = gz$K, likelihood = "zm_gaussian", seed = 1, progress = FALSE)
+  expect_identical(gz$classification, sz$classification)
+})
