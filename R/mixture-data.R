@@ -38,6 +38,7 @@ mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
     abort(sprintf("`%s` contains NA, NaN or Inf (first at row %d, column %d); remove or impute those values.",
                   arg, cc$bad[1L], cc$bad[2L]), "data", call = call)
   }
+  check_magnitude(X, cc$center, arg, call = call)
   lik <- match(likelihood, mix_likelihoods) - 1L
   v <- cc$spread
   list(lik = lik, N = nrow(X), D = ncol(X), data = cc$Xc,
@@ -46,16 +47,18 @@ mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
 }
 
 mix_check_covariance <- function(data, likelihood, call = caller_call()) {
-  if (!likelihood %in% c("gaussian", "zm_gaussian")) return(invisible())
+  if (!likelihood %in% c("gaussian", "zm_gaussian", "tied_gaussian")) return(invisible())
   if (data$D > data$N) {
-    abort(sprintf("`X` has more columns (%d) than rows (%d), too few points for a full covariance: use likelihood = \"diag_gaussian\" or reduce the dimension (e.g. with prcomp()).",
+    abort(sprintf("`X` has more columns (%d) than rows (%d), too few points for a full covariance: use covariance = \"diag\" (likelihood = \"diag_gaussian\") or \"spherical\", or reduce the dimension (e.g. with prcomp()).",
                   data$D, data$N), "data", call = call)
   }
-  const <- which(data$spread <= 1e-12 * max(1, max(data$spread)))
+  # relative to the widest column only: data on any scale that
+  # check_magnitude() lets through are judged alike
+  const <- which(data$spread <= 1e-12 * max(data$spread))
   if (length(const)) {
     nm <- if (is.null(data$columns)) as.character(const[1L]) else data$columns[const[1L]]
     what <- if (likelihood == "zm_gaussian") "is all zero" else "is constant"
-    abort(sprintf("Column %s of `X` %s, so a full covariance is singular: drop that column or use likelihood = \"diag_gaussian\".",
+    abort(sprintf("Column %s of `X` %s, so a full covariance is singular: drop that column or use covariance = \"diag\" (likelihood = \"diag_gaussian\").",
                   nm, what), "data", call = call)
   }
   invisible()
@@ -72,6 +75,7 @@ mix_newdata <- function(newdata, data, arg, call = caller_call()) {
                 dropped = al$dropped, dropped_tokens = al$dropped_tokens)
     return(out)
   }
+  newdata <- pick_columns(newdata, data$columns, arg, call)
   if (is.data.frame(newdata)) newdata <- as.matrix(newdata)
   if (is.numeric(newdata) && is.null(dim(newdata)) && data$D == length(newdata)) {
     newdata <- matrix(newdata, nrow = 1L, dimnames = list(NULL, names(newdata)))
@@ -99,6 +103,58 @@ mix_newdata <- function(newdata, data, arg, call = caller_call()) {
   storage.mode(newdata) <- "double"
   Xc <- sweep(newdata, 2L, data$center, check.margin = FALSE)
   list(lik = data$lik, N = nrow(Xc), D = data$D, data = unname(Xc), dropped = 0L)
+}
+
+# A data frame given for prediction keeps the training columns, picked by
+# name before any conversion, so other columns (a label such as iris's
+# Species) are ignored, as predict methods do; a missing one is named.
+pick_columns <- function(newdata, cols, arg, call = caller_call()) {
+  if (!is.data.frame(newdata) || is.null(cols)) return(newdata)
+  miss <- setdiff(cols, names(newdata))
+  if (length(miss)) {
+    abort(sprintf("`%s` lacks the training column(s) %s; give it the same columns as the training data.",
+                  arg, paste(miss, collapse = ", ")), "data", call = call)
+  }
+  newdata[cols]
+}
+
+# Values whose squares overflow or underflow double precision (covariances,
+# their determinants and the squared distances are formed from squares of
+# the centred values): a classed error that says so and suggests rescaling,
+# where the fit would otherwise call a column constant or fail in a
+# factorisation. Per column of X (finite): the largest distance from
+# `center` and the range.
+mix_magnitude_max <- 1e150
+mix_magnitude_min <- 1e-140
+
+check_magnitude <- function(X, center, arg, call = caller_call()) {
+  D <- ncol(X)
+  if (is.null(center)) center <- numeric(D)
+  dev <- spread <- numeric(D)
+  for (j in seq_len(D)) {
+    r <- range(X[, j])
+    dev[j] <- max(abs(r - center[j]))
+    spread[j] <- r[2L] - r[1L]
+  }
+  name <- function(j) {
+    nm <- colnames(X)
+    if (is.null(nm)) as.character(j) else nm[j]
+  }
+  big <- which(dev > mix_magnitude_max)
+  if (length(big)) {
+    j <- big[which.max(dev[big])]
+    abort(sprintf("The values of `%s` are too large for double precision: column %s lies up to %.3g from its mean, so its squares (and the covariances) overflow. Rescale the data first, e.g. with scale(%s), or divide by 1e%d.",
+                  arg, name(j), dev[j], arg, floor(log10(dev[j]))), c("scale", "data"),
+          call = call)
+  }
+  small <- which(spread > 0 & spread < mix_magnitude_min)
+  if (length(small)) {
+    j <- small[which.min(spread[small])]
+    abort(sprintf("The values of `%s` are too small for double precision: column %s varies by only %.3g, so its squares (and the covariances) underflow and it would look constant. Rescale the data first, e.g. with scale(%s), or multiply by 1e%d.",
+                  arg, name(j), spread[j], arg, -floor(log10(spread[j]))), c("scale", "data"),
+          call = call)
+  }
+  invisible()
 }
 
 mix_permute <- function(data, perm, threads = 1L) {
@@ -137,7 +193,10 @@ unpack_lower <- function(p, D) {
 mix_hyper <- function(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, eta,
                       call = caller_call()) {
   D <- data$D
-  full <- likelihood %in% c("gaussian", "zm_gaussian")
+  # full and tied covariances: a Wishart prior on the precision; diagonal
+  # and spherical: Gamma priors on the precisions (spherical pools the
+  # per-dimension b0, see src/obs-spherical.c)
+  full <- likelihood %in% c("gaussian", "zm_gaussian", "tied_gaussian")
   if (is.null(nu)) {
     nu <- if (full) D + 2 else 3
   } else {

@@ -11,7 +11,9 @@ mix_point_estimates <- function(hyper, state) {
          out[c("means", "covariances")] <- p[c("means", "spread")],
          out[c("means", "covariances")] <- p[c("means", "spread")],
          out[c("means", "variances")] <- p[c("means", "spread")],
-         out$topic_word <- p$means)
+         out$topic_word <- p$means,
+         out[c("means", "covariances")] <- p[c("means", "spread")],
+         out[c("means", "variances")] <- p[c("means", "spread")])
   out
 }
 
@@ -39,6 +41,8 @@ new_sparsevi_mixture <- function(res, data, hyper, control, likelihood, prior, K
   }
   fit$sizes <- stats::setNames(res$state$N, comp)
   fit$likelihood <- likelihood
+  fit$covariance_type <- names(mix_covariances)[match(likelihood, mix_covariances)]
+  if (likelihood == "zm_gaussian") fit$covariance_type <- "full"
   fit$prior <- prior
   fit$K <- K
   fit$L <- control$L
@@ -76,12 +80,17 @@ print.sparsevi_mixture <- function(x, ...) {
   if (!is.na(last$heldout)) cat(sprintf("  held-out log-likelihood: %.6g per point\n", last$heldout))
   cat(sprintf("  log-likelihood: %.6g\n", x$loglik))
   if (!is.null(x$bic)) {
-    cat(sprintf("  K chosen by BIC (-2 logLik + df log n, lower is better; mclust's sign is the opposite): K = %d\n",
-                x$K))
     b <- x$bic
-    cat(paste0("    ", utils::capture.output(print(
-      data.frame(K = b$K, BIC = round(b$BIC, 2), loglik = round(b$loglik, 2), df = b$df,
-                 best = ifelse(b$K == x$K, "*", "")), row.names = FALSE)), collapse = "\n"), "\n")
+    by_cov <- !is.null(b$covariance)
+    cat(sprintf("  %s chosen by BIC (-2 logLik + df log n, lower is better; mclust's sign is the opposite): K = %d%s\n",
+                if (by_cov) "K and covariance" else "K", x$K,
+                if (by_cov) sprintf(", covariance \"%s\"", x$covariance_type) else ""))
+    tab <- data.frame(K = b$K, BIC = round(b$BIC, 2), loglik = round(b$loglik, 2),
+                      df = b$df, converged = b$converged,
+                      best = ifelse(seq_len(nrow(b)) == which.min(b$BIC), "*", ""))
+    if (by_cov) tab <- cbind(covariance = b$covariance, tab)
+    cat(paste0("    ", utils::capture.output(print(tab, row.names = FALSE)), collapse = "\n"),
+        "\n")
   }
   o <- order(x$weights, decreasing = TRUE)
   top <- utils::head(o, 8L)
@@ -233,14 +242,60 @@ heldout_loglik.sparsevi_mixture <- function(object, newdata,
   mean(predict(object, newdata, type = "density", log = TRUE, threads = threads))
 }
 
+#' Coefficients of a mixture fit; what it has no residuals or terms of
+#'
+#' `coef()` gives the fitted parameters (posterior means): the mixing
+#' `weights`, and for Gaussian mixtures the `means` (K x D) with the
+#' `covariances` (D x D x K) or, for diagonal models, the `variances` (K x
+#' D); for multinomial mixtures the `topic_word` distributions (K x V); for
+#' [fit_vdp()] fits also the `tail_weight` of the infinite tail.
+#' A mixture has no residuals (there is no response: see [fitted()],
+#' `fit$uncertainty` or `predict(fit, X, type = "density")`) and no terms
+#' (those are the top terms of an LDA fit's topics, [terms.sparsevi_lda()]):
+#' `residuals()` and `terms()` give errors of class
+#' `sparsevi_error_unsupported` that say what to call instead.
+#'
+#' @param object A `sparsevi_mixture` or `sparsevi_vdp` fit.
+#' @param x A `sparsevi_mixture` or `sparsevi_vdp` fit.
+#' @param ... Unused.
+#' @returns `coef()`: a named list of the parameters.
+#' @examples
+#' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+#' str(coef(fit))
+#' @importFrom stats coef residuals terms
+#' @export
+coef.sparsevi_mixture <- function(object, ...) {
+  fields <- c("weights", "tail_weight", "means", "covariances", "variances", "topic_word")
+  object <- unclass(object)
+  object[intersect(fields, names(object))]
+}
+
+#' @rdname coef.sparsevi_mixture
+#' @export
+residuals.sparsevi_mixture <- function(object, ...) {
+  abort("A mixture has no residuals (it models the points, with no response to predict): use fitted(fit) or predict(fit, X) for the components, fit$uncertainty for how sure each assignment is, or predict(fit, X, type = \"density\") for each point's density.",
+        "unsupported")
+}
+
+#' @rdname coef.sparsevi_mixture
+#' @export
+terms.sparsevi_mixture <- function(x, ...) {
+  abort("A mixture has no model terms (terms() gives the top terms of an LDA fit's topics): use coef(fit) for its weights, means and covariances (their dimnames name the variables).",
+        "unsupported")
+}
+
 #' @export
 logLik.sparsevi_mixture <- function(object, ...) {
   K <- object$K
   D <- object$hyper$D
+  # free parameters as mclust counts them (VVV, EEE, VVI, VII): the tied
+  # covariance once, the others per component
   per <- switch(object$likelihood, gaussian = D + D * (D + 1) / 2,
                 zm_gaussian = D * (D + 1) / 2, diag_gaussian = 2 * D,
-                multinomial = D - 1)
-  structure(object$loglik, df = (K - 1) + K * per, nobs = object$n, class = "logLik")
+                multinomial = D - 1, tied_gaussian = D, spherical_gaussian = D + 1)
+  shared <- if (object$likelihood == "tied_gaussian") D * (D + 1) / 2 else 0
+  structure(object$loglik, df = (K - 1) + K * per + shared, nobs = object$n,
+            class = "logLik")
 }
 
 #' Continue training a fitted mixture
@@ -331,12 +386,21 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
 #' (`which = "components"`, with the points of `X` when given). Each
 #' component has the same colour in every panel.
 #'
+#' For a fit that chose K (or K and the covariance structure) by BIC,
+#' `which = "bic"` draws the BIC of every fit against K, one line per
+#' covariance structure, the chosen fit ringed (mclust's BIC plot, with
+#' this package's sign: lower is better); it replaces the trace in the
+#' default panels.
+#'
 #' @param x A `sparsevi_mixture`.
 #' @param X Optional data of the fitted form (the training data, or new
 #'   points) to draw.
-#' @param which Which panels: any of `"trace"`, `"clusters"` (needs `X`,
-#'   numeric data with at least two columns) and `"components"`. Default
-#'   `c("trace", "clusters")` with `X`, else `"trace"`.
+#' @param which Which panels: any of `"trace"`, `"bic"` (a fit with several
+#'   `K` or `covariance`), `"clusters"` (needs `X`, numeric data with at
+#'   least two columns) and `"components"`. Default `c("trace",
+#'   "clusters")` with `X`, else `"trace"`, with `"bic"` in place of
+#'   `"trace"` for a fit that chose by BIC.
+#' @param type A synonym of `which` (`plot(fit, type = "bic")`).
 #' @param vars For `"clusters"`: two or more variables to draw, by name or
 #'   number (default as above).
 #' @param ... Passed to [graphics::plot()].
@@ -349,10 +413,19 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
 #' plot(iris_fit, iris[, 1:4], which = "clusters")
 #' plot(iris_fit, iris[, 1:4], which = "components")
 #' @export
-plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
+plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, type = NULL,
+                                  ...) {
   numeric_data <- !is.null(x$means) && x$hyper$D >= 2L
-  if (is.null(which)) which <- if (is.null(X) || !numeric_data) "trace" else c("trace", "clusters")
-  panels <- c("trace", "clusters", "components")
+  if (is.null(which)) which <- type
+  if (is.null(which)) {
+    which <- if (is.null(X) || !numeric_data) "trace" else c("trace", "clusters")
+    if (!is.null(x$bic)) which[1L] <- "bic"
+  }
+  panels <- c("trace", "bic", "clusters", "components")
+  if ("bic" %in% which && is.null(x$bic)) {
+    abort("`which = \"bic\"` draws the BIC of a choice among fits: this fit has one K and one covariance (fit with several, e.g. K = 1:9).",
+          "argument")
+  }
   if (!is.character(which) || !length(which) || anyNA(which) || !all(which %in% panels)) {
     abort(sprintf("`which` must hold some of %s.", paste0('"', panels, '"', collapse = ", ")),
           "argument")
@@ -396,6 +469,7 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
                    ylab = if (use_obj) "objective (ELBO)" else "held-out log-likelihood",
                    main = "Training trace", ...)
   }
+  if ("bic" %in% which) mix_plot_bic(x$bic, ...)
   if ("components" %in% which) {
     mu <- colSums(x$weights * x$means)
     tot <- matrix(0, D, D)
@@ -429,4 +503,46 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
     plot_clusters(Xo, cl, x$means, covs, x$weights, v, "Clusters", ...)
   }
   invisible(x)
+}
+
+# The BIC of a choice among fits (fit$bic: K, BIC, converged, and
+# covariance when several structures were fitted) against K, one line per
+# covariance structure, the chosen fit (lowest BIC) ringed; open points for
+# fits that did not converge. The one BIC plot of K grids and of the
+# covariance choice.
+mix_plot_bic <- function(tab, ...) {
+  cov <- if (is.null(tab$covariance)) rep("", nrow(tab)) else tab$covariance
+  groups <- unique(cov)
+  cols <- mix_colours(max(2L, length(groups)))[seq_along(groups)]
+  ok <- is.finite(tab$BIC)
+  graphics::plot(range(tab$K), range(tab$BIC[ok]), type = "n", xaxt = "n", xlab = "K",
+                 ylab = "BIC (lower is better)", main = "BIC against K", ...)
+  graphics::axis(1L, at = sort(unique(tab$K)))
+  for (g in seq_along(groups)) {
+    i <- which(cov == groups[g] & ok)
+    i <- i[order(tab$K[i])]
+    graphics::lines(tab$K[i], tab$BIC[i], col = cols[g], lwd = 2)
+    graphics::points(tab$K[i], tab$BIC[i], col = cols[g], lwd = 2,
+                     pch = ifelse(tab$converged[i], 19, 1))
+  }
+  best <- which.min(tab$BIC)
+  graphics::points(tab$K[best], tab$BIC[best], cex = 2.6, lwd = 2)
+  leg <- if (length(groups) > 1L) {
+    syn <- names(mix_covariance_synonyms)[match(groups, mix_covariance_synonyms)]
+    sprintf("%s (%s)", groups, syn)
+  } else "BIC"
+  if (!all(tab$converged)) {
+    leg <- c(leg, "did not converge")
+    cols <- c(cols, "black")
+  }
+  # the corner with the fewest points, to keep the legend off the lines
+  xm <- mean(range(tab$K))
+  ym <- mean(range(tab$BIC[ok]))
+  corners <- c("topright", "topleft", "bottomright", "bottomleft")
+  hits <- c(sum(tab$K[ok] >= xm & tab$BIC[ok] >= ym), sum(tab$K[ok] <= xm & tab$BIC[ok] >= ym),
+            sum(tab$K[ok] >= xm & tab$BIC[ok] <= ym), sum(tab$K[ok] <= xm & tab$BIC[ok] <= ym))
+  graphics::legend(corners[which.min(hits)], legend = leg, col = cols, lwd = 2,
+                   pch = c(rep(19, length(groups)), if (!all(tab$converged)) 1),
+                   bg = grDevices::adjustcolor("white", 0.8), cex = 0.8)
+  invisible()
 }

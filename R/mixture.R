@@ -11,7 +11,48 @@
 # (starts), mixture-train.R (the training loop glue), mixture-methods.R (the
 # fitted object and its methods).
 
-mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
+# The observation models, in the order of the C tables' codes (MIX_* in
+# src/mix.h): the user's likelihoods, then the Gaussian covariance
+# structures that `covariance` chooses ("diag" is "diag_gaussian").
+mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial",
+                     "tied_gaussian", "spherical_gaussian")
+
+# covariance = (scikit-learn's names, and mclust's model names as synonyms)
+mix_covariances <- c(full = "gaussian", tied = "tied_gaussian", diag = "diag_gaussian",
+                     spherical = "spherical_gaussian")
+mix_covariance_synonyms <- c(VVV = "full", EEE = "tied", VVI = "diag", VII = "spherical")
+
+# The covariance structures asked for (NULL: the likelihood's own), checked
+# against the likelihood; returns the scikit-learn names, unique, in the
+# order given.
+mix_check_covariances <- function(covariance, likelihood, call = caller_call()) {
+  if (is.null(covariance)) {
+    return(switch(likelihood, gaussian = , zm_gaussian = "full", diag_gaussian = "diag",
+                  multinomial = NA_character_))
+  }
+  ok <- c(names(mix_covariances), names(mix_covariance_synonyms))
+  if (!is.character(covariance) || !length(covariance) || anyNA(covariance) ||
+      !all(covariance %in% ok)) {
+    bad <- if (is.character(covariance)) setdiff(covariance, ok) else covariance
+    abort(sprintf("`covariance` must hold some of %s (or mclust's %s), not %s.",
+                  paste0('"', names(mix_covariances), '"', collapse = ", "),
+                  paste0('"', names(mix_covariance_synonyms), '"', collapse = ", "),
+                  describe(bad)), "argument", call = call)
+  }
+  cov <- unique(ifelse(covariance %in% names(mix_covariance_synonyms),
+                       mix_covariance_synonyms[covariance], covariance))
+  allowed <- switch(likelihood, gaussian = names(mix_covariances), zm_gaussian = "full",
+                    diag_gaussian = "diag", multinomial = character(0))
+  if (!all(cov %in% allowed)) {
+    abort(sprintf("`covariance = \"%s\"` does not go with likelihood = \"%s\"%s.",
+                  setdiff(cov, allowed)[1L], likelihood,
+                  if (likelihood == "multinomial") " (documents have no covariance)"
+                  else if (likelihood == "zm_gaussian") " (the zero-mean model has full covariances)"
+                  else "; use likelihood = \"gaussian\" with any covariance"),
+          "argument", call = call)
+  }
+  unname(cov)
+}
 
 #' Fit a mixture model with sparse variational posteriors
 #'
@@ -74,10 +115,13 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   the best BIC kept, with the table of all in `bic`. BIC here follows
 #'   R's [BIC()]: \eqn{-2 \log L + df \log n} with the log-likelihood at the
 #'   point estimates, **lower is better** (mclust's BIC is the negative:
-#'   higher is better).
-#' @param likelihood One of `"gaussian"` (full covariance, default),
-#'   `"zm_gaussian"` (zero-mean, full covariance), `"diag_gaussian"`,
-#'   `"multinomial"`.
+#'   higher is better). Repeated values are fitted once (with a message);
+#'   fits of the grid that use all `passes` give one warning naming their
+#'   K, and the table's `converged` column says which converged.
+#' @param likelihood One of `"gaussian"` (default; its covariance
+#'   structure is `covariance`, full by default), `"zm_gaussian"`
+#'   (zero-mean, full covariance), `"diag_gaussian"` (the same as
+#'   `covariance = "diag"`), `"multinomial"`.
 #' @param prior `"dirichlet"` (default; symmetric Dirichlet with total
 #'   concentration `alpha`) or `"dp"` (stick-breaking, truncated at K, with
 #'   concentration `gamma`).
@@ -145,8 +189,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   (expected counts) is kept over any start that leaves fewer in one
 #'   (whose covariance is then the prior's in some direction). Default, for
 #'   numeric data with memoized or batch training: 10 starts up to 10,000
-#'   points, 3 up to 100,000, else 1; 1 for documents and stochastic
-#'   training. Several starts with memoized or batch training are short
+#'   points and on the subsample of larger data (see below); without the
+#'   subsample (another `init`, or the option off) 3 up to 100,000 points,
+#'   else 1; 1 for documents and stochastic training. Several starts with memoized or batch training are short
 #'   runs (the emEM strategy of Biernacki, Celeux and Govaert, 2003): each
 #'   trains for `getOption("sparsevi.mix_short_laps", 20)` laps (fewer if
 #'   it converges), the best `getOption("sparsevi.mix_short_keep", 2)` of
@@ -159,14 +204,43 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   than 50 points (on USArrests, 50 points, 6 seeds of 10 agree against 7),
 #'   at about 0.8 times their cost on mid-size data (median 2.25 against 2.84
 #'   times one start; 10 laps would save more, 2.00, but agree on only 2
-#'   USArrests seeds).
+#'   USArrests seeds). On more than
+#'   `getOption("sparsevi.mix_sub_start", 20000)` points (with memoized or
+#'   batch training, `init = "kmeans"` and `n_init` not given), the
+#'   default starts run on a random subsample of
+#'   `getOption("sparsevi.mix_sub_size", 2000)` points (at least 20 K (D +
+#'   1)), as many as for data of that size and with the hierarchical start,
+#'   and only the best is trained on all the points (mclust's start for
+#'   large data is its hierarchical start on a subsample);
+#'   `control$sub_start` is then the subsample's size, and `init_loglik`
+#'   and `init_objectives` are the subsample's. At N = 100,000, D = 10,
+#'   `K = 1:9` this took 1.75 s against 6.22 s for the starts on all the
+#'   points, with the same choice of K (`inst/bench/mixture.R`, part
+#'   `grid`); `options(sparsevi.mix_sub_start = Inf)` turns it off.
+#' @param covariance For Gaussian data, the covariance structure of the
+#'   components, with scikit-learn's names (mclust's in brackets):
+#'   `"full"` (`"VVV"`, the default: each its own covariance), `"tied"`
+#'   (`"EEE"`: one covariance shared by all), `"diag"` (`"VVI"`: each its
+#'   own diagonal covariance, the same model as `likelihood =
+#'   "diag_gaussian"`) or `"spherical"` (`"VII"`: each its own variance,
+#'   the same in every direction). Several (e.g. `c("full", "tied")`, or
+#'   all four) are fitted for each `K` and the best by BIC kept, as
+#'   `Mclust(modelNames = )`; the table is `bic`, with a `covariance`
+#'   column, and `plot(fit, which = "bic")` draws it. Priors: full and tied
+#'   covariances a Wishart with `nu` and `scale` as above (one for the
+#'   tied covariance, whose posterior pools every component's scatter);
+#'   diagonal a Gamma per dimension, spherical one Gamma(`nu D / 2`, `nu / 2
+#'   * scale * sum(v)`) per component (the diagonal prior pooled over the
+#'   dimensions); each with the Normal prior on the mean.
 #' @param ... Unused; must be empty.
 #' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
 #'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
 #'   data), `covariances` (D x D x K array, full models; posterior means) or `variances`
 #'   (K x D, diagonal model), `topic_word` (K x V, rows sum to 1;
 #'   multinomial), `sizes` (expected number of points per component),
-#'   `likelihood`, `prior`, `K`, `L`, `loglik` (training log-likelihood at
+#'   `likelihood` (`"tied_gaussian"` or `"spherical_gaussian"` for those
+#'   covariances), `covariance_type` (`"full"`, `"tied"`, `"diag"` or
+#'   `"spherical"`, as scikit-learn's; `NA` for documents), `prior`, `K`, `L`, `loglik` (training log-likelihood at
 #'   the point estimates), `n` (number of points), `state` (the global
 #'   summaries `N` and `S` the posterior is computed from), `hyper` (prior
 #'   hyperparameters), `center` (column means removed before fitting),
@@ -192,7 +266,8 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #'   1 minus its responsibility, and the N x K responsibilities, kept when
 #'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
 #'   `K`: a data frame of `K`, `loglik`, `df`, `BIC`, `objective`,
-#'   `converged`, one row per K) and `call`.
+#'   `converged`, one row per K; with several `covariance`, a row per K
+#'   and covariance, with a `covariance` column) and `call`.
 #' @section Differences from the paper:
 #' Hughes & Sudderth's mixtures (their Sec. 3 and experiments), and what
 #' this function does differently by default, with the setting that restores
@@ -200,8 +275,9 @@ mix_likelihoods <- c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")
 #' * **Start.** The paper seeds by Bregman k-means++ (for Gaussians, plain
 #'   k-means++ on the data) once per run and reports the best of many runs.
 #'   Here the default starts from the k-means partition and from k-means++
-#'   seed points alternately, ten starts up to 10,000 points (three up to
-#'   100,000), then on up to 2,000 points from Ward's hierarchical
+#'   seed points alternately, ten starts (on a 2,000-point subsample of
+#'   more than 20,000 points, the best then trained on all of them),
+#'   then on up to 2,000 points from Ward's hierarchical
 #'   clustering (as mclust starts from its hierarchical clustering), runs
 #'   each for 20 laps, continues the best two to convergence, and
 #'   keeps the start of highest log-likelihood, because one start gave
@@ -242,24 +318,28 @@ fit_mixture <- function(X, K,
                         tau = 1, kappa = 0.6, tol = 1e-6, seed = NULL,
                         threads = getOption("sparsevi.threads", 1L),
                         progress = interactive(), heldout = NULL, cluster = NULL,
-                        sync = NULL, n_init = NULL, ...) {
+                        sync = NULL, n_init = NULL, covariance = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
-  if (is.numeric(K) && length(K) > 1L) {
-    # several K: fit each, keep the best by BIC
+  likelihood <- check_choice(likelihood, mix_likelihoods[1:4], "likelihood")
+  covs <- mix_check_covariances(covariance, likelihood)
+  if (length(K) > 1L || length(covs) > 1L) K <- mix_check_K(K)
+  if (length(K) > 1L || length(covs) > 1L) {
+    # several K or covariance structures: fit each, keep the best by BIC
     args <- mget(setdiff(names(formals(fit_mixture)), "..."), environment())
-    return(mix_select_K(args, K, missing(L), call))
+    return(mix_select_K(args, K, covs, missing(L), call))
   }
+  covariance <- covs
+  if (likelihood == "gaussian") likelihood <- mix_covariances[[covariance]]
   cluster <- check_cluster(cluster)
   sync <- resolve_sync(sync, cluster)
-  likelihood <- check_choice(likelihood, mix_likelihoods, "likelihood")
   prior <- check_choice(prior, c("dirichlet", "dp"), "prior")
   global <- check_choice(global, sparsevi_engines$mixture$globals, "global")
   init <- check_choice(init, c("kmeans", "kmeanspp", "random"), "init")
   threads <- sparsevi_threads(threads)
-  data <- mix_data(X, likelihood, "X", threads)
+  data <- mix_grid_data(X, likelihood, threads)
   N <- data$N
-  K <- check_count(K, "K")
+  K <- mix_check_K(K)
   if (K > N) {
     abort(sprintf("`K` (%d) exceeds the number of points (%d): use K <= %d.", K, N, N),
           "argument")
@@ -268,9 +348,13 @@ fit_mixture <- function(X, K,
   passes <- check_count(passes, "passes", min = 0)
   # several starts where they are cheap: numeric data, memoized or batch
   # training (measured in inst/bench/mixture.R, part robust)
+  # the default starts on large data run on a subsample (mix_sub_size()),
+  # as many as for data of its size
+  m <- if (is.null(n_init) && init == "kmeans") mix_sub_size(N, data$D, K, global, data$lik)
   if (is.null(n_init)) {
+    n_start <- if (is.null(m)) N else m
     n_init <- if (likelihood == "multinomial" || global == "stochastic") 1L
-              else if (N <= 10000) 10L else if (N <= 100000) 3L else 1L
+              else if (n_start <= 10000) 10L else if (n_start <= 100000) 3L else 1L
   }
   n_init <- check_count(n_init, "n_init", min = 1, max = 1000)
   if (is.null(alpha)) alpha <- K
@@ -289,105 +373,145 @@ fit_mixture <- function(X, K,
   test <- if (is.null(heldout)) NULL else mix_newdata(heldout, data, "heldout")
   seed2 <- resolve_seed(seed)
 
-  perm <- order(.Call(ffi_svi_rng_unif, seed2, 1, as.double(N)))
-  train <- mix_permute(data, perm, threads)
-  # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
-  # fit), the others from seeds of their own streams, and with init =
-  # "kmeans" on up to mix_hc_max() points the hierarchical start last; the
-  # start of highest log-likelihood at its point estimates is kept
-  best <- NULL
-  # init = "kmeans" on small numeric data: one more start, deterministic,
-  # from a hierarchical clustering (mix_hc_state())
-  hc <- init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic" &&
-    N <= mix_hc_max()
-  n_all <- n_init + hc
-  scores <- lls <- numeric(n_all)
-  # short runs (emEM, Biernacki, Celeux & Govaert 2003): with several starts
-  # of memoized or batch training, each runs mix_short_laps() laps (or
-  # fewer, when it converges), they are ranked by the rule below, and only
-  # the best is continued to convergence (mix_train()'s pause and resume:
-  # the same fit as that start run alone)
-  short <- if (n_all > 1L && global != "stochastic") mix_short_laps() else Inf
-  if (short >= passes) short <- NULL
-  runs <- vector("list", n_all)
-  # the start kept: the highest log-likelihood at the point estimates (as
-  # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
-  # component nearly empty (iris, K = 3), which a user who fixed K does
-  # not want
-  # The hierarchical start (last) also wins ties within `mix_hc_margin`
-  # nats: a likelihood ratio below e is no evidence for either start, and
-  # the deterministic start makes small data's fit the same for every
-  # seed (trees: two optima 0.05 apart, reached by different seeds)
-  # Before both: a start whose components all hold at least D + 1 points
-  # (mix_degenerate()) beats one that does not, whose covariance is the
-  # prior's in some direction (swiss: 6 points in 6 dimensions, a
-  # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
-  # reaches)
-  better <- function(i, best) {
-    margin <- if (i > n_init) mix_hc_margin else 0
-    degen <- runs[[i]]$degen
-    is.null(best) || (best$degen && !degen) ||
-      (best$degen == degen && lls[i] > lls[best$i] - margin)
+  pt <- mix_grid_train(data, seed2, threads)
+  perm <- pt$perm
+  train <- pt$train
+  # The starts on `data` (its rows permuted by `perm` into `train`, in `B`
+  # batches), each trained, and the best kept by the rule of better():
+  # list(runs, best, scores, lls, i (the starts run), short).
+  run_starts <- function(data, train, perm, B, test) {
+    # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
+    # fit), the others from seeds of their own streams, and with init =
+    # "kmeans" on up to mix_hc_max() points the hierarchical start last; the
+    # start of highest log-likelihood at its point estimates is kept
+    best <- NULL
+    # init = "kmeans" on small numeric data: one more start, deterministic,
+    # from a hierarchical clustering (mix_hc_state())
+    hc <- init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic" &&
+      data$N <= mix_hc_max()
+    n_all <- n_init + hc
+    scores <- lls <- numeric(n_all)
+    # short runs (emEM, Biernacki, Celeux & Govaert 2003): with several starts
+    # of memoized or batch training, each runs mix_short_laps() laps (or
+    # fewer, when it converges), they are ranked by the rule below, and only
+    # the best is continued to convergence (mix_train()'s pause and resume:
+    # the same fit as that start run alone)
+    short <- if (n_all > 1L && global != "stochastic") mix_short_laps() else Inf
+    if (short >= passes) short <- NULL
+    runs <- vector("list", n_all)
+    # the start kept: the highest log-likelihood at the point estimates (as
+    # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
+    # component nearly empty (iris, K = 3), which a user who fixed K does
+    # not want
+    # The hierarchical start (last) also wins ties within `mix_hc_margin`
+    # nats: a likelihood ratio below e is no evidence for either start, and
+    # the deterministic start makes small data's fit the same for every
+    # seed (trees: two optima 0.05 apart, reached by different seeds)
+    # Before both: a start whose components all hold at least D + 1 points
+    # (mix_degenerate()) beats one that does not, whose covariance is the
+    # prior's in some direction (swiss: 6 points in 6 dimensions, a
+    # log-likelihood 7 nats above mclust's that no maximum-likelihood fit
+    # reaches)
+    better <- function(i, best) {
+      margin <- if (i > n_init) mix_hc_margin else 0
+      degen <- runs[[i]]$degen
+      is.null(best) || (best$degen && !degen) ||
+        (best$degen == degen && lls[i] > lls[best$i] - margin)
+    }
+    for (i in seq_len(n_all)) {
+      seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
+                                                 4294967296)
+      t_init <- proc.time()[["elapsed"]]
+      state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm)
+      seeds <- NULL
+      if (is.null(state)) {
+        seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
+                       data$init_scale, seed_i, threads)
+      }
+      # init = "kmeans": odd starts from the k-means partition, even ones from
+      # the k-means++ seed points alone (k-means lands in one basin from every
+      # seeding; single points reach others, and the ELBO picks among them)
+      if (is.null(state) && init == "kmeans" && i %% 2L == 1L) {
+        state <- mix_kmeans_state(train, hyper, seeds, data$init_scale)
+      }
+      if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
+      control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
+                      tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
+                      sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
+                      n_init = n_init)
+      res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
+                       cluster = cluster, stop_after = short)
+      fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,
+                                  threads)
+      obj <- res$trace$objective[is.finite(res$trace$objective)]
+      scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
+      lls[i] <- fit$loglik
+      runs[[i]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+      if (better(i, best)) best <- list(i = i, degen = runs[[i]]$degen)
+      if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
+    }
+    # the best mix_short_keep() starts after the short runs (by the same
+    # rule), each continued to convergence, and the best of them kept
+    done <- seq_len(i)
+    if (!is.null(short) && !isTRUE(runs[[i]]$res$interrupted)) {
+      keep <- best$i
+      while (length(keep) < min(mix_short_keep(), length(done))) {
+        nxt <- NULL
+        for (j in setdiff(done, keep)) if (better(j, nxt)) nxt <- list(i = j, degen = runs[[j]]$degen)
+        keep <- c(keep, nxt$i)
+      }
+      best <- NULL
+      for (j in sort(keep)) {
+        res <- runs[[j]]$res
+        if (isTRUE(res$paused)) {
+          ctl <- runs[[j]]$fit$control
+          res <- mix_train(train, hyper, NULL, ctl, test, progress, cluster = cluster,
+                           resume = res$resume)
+          fit <- new_sparsevi_mixture(res, data, hyper, ctl, likelihood, prior, K, call, threads)
+          obj <- res$trace$objective[is.finite(res$trace$objective)]
+          scores[j] <- obj[length(obj)]
+          lls[j] <- fit$loglik
+          runs[[j]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
+        }
+        if (better(j, best)) best <- list(i = j, degen = runs[[j]]$degen)
+        if (isTRUE(res$interrupted)) break # the user asked to stop
+      }
+    }
+    list(runs = runs, best = best, scores = scores, lls = lls, i = i, short = short,
+         n_init = n_init)
   }
-  for (i in seq_len(n_all)) {
-    seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
-                                               4294967296)
-    t_init <- proc.time()[["elapsed"]]
-    state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm)
-    seeds <- NULL
-    if (is.null(state)) {
-      seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
-                     data$init_scale, seed_i, threads)
-    }
-    # init = "kmeans": odd starts from the k-means partition, even ones from
-    # the k-means++ seed points alone (k-means lands in one basin from every
-    # seeding; single points reach others, and the ELBO picks among them)
-    if (is.null(state) && init == "kmeans" && i %% 2L == 1L) {
-      state <- mix_kmeans_state(train, hyper, seeds, data$init_scale)
-    }
-    if (is.null(state)) state <- mix_seed_state(train, hyper, seeds)
-    control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
-                    tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
-                    sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
-                    n_init = n_init)
-    res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
-                     cluster = cluster, stop_after = short)
+  # On large data (mix_sub_start()), the starts run on a random subsample
+  # and only the best is trained on all the data (as mclust's large-N start)
+  if (is.null(m)) {
+    st <- run_starts(data, train, perm, B, test)
+  } else {
+    t_sub <- proc.time()[["elapsed"]]
+    rows <- seq_len(m)
+    sub <- list(lik = data$lik, N = m, D = data$D, columns = data$columns,
+                center = data$center, init_scale = data$init_scale,
+                data = train$data[rows, , drop = FALSE])
+    st <- run_starts(sub, sub, rows, mix_n_batches(m, NULL, NULL, global), NULL)
+    # its state, scaled to the full data's counts, starts one run on all
+    # the points (lap 0 keeps it until the lap is complete, as update())
+    s0 <- st$runs[[st$best$i]]$res$state
+    state <- list(N = s0$N * (N / m), S = s0$S * (N / m))
+    control <- st$runs[[st$best$i]]$fit$control
+    control$n_batches <- B
+    control$init_seconds <- proc.time()[["elapsed"]] - t_sub
+    control$sub_start <- m
+    res <- mix_train(train, hyper, state, control, test, progress, fresh = FALSE,
+                     cluster = cluster)
     fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,
                                 threads)
-    obj <- res$trace$objective[is.finite(res$trace$objective)]
-    scores[i] <- if (length(obj)) obj[length(obj)] else fit$loglik
-    lls[i] <- fit$loglik
-    runs[[i]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
-    if (better(i, best)) best <- list(i = i, degen = runs[[i]]$degen)
-    if (isTRUE(res$interrupted)) break # the user asked to stop: no further starts
+    st$runs <- list(list(fit = fit, res = res, degen = mix_degenerate(fit)))
+    st$best <- list(i = 1L, degen = st$runs[[1L]]$degen, sub = st$best$i)
   }
-  # the best mix_short_keep() starts after the short runs (by the same
-  # rule), each continued to convergence, and the best of them kept
-  done <- seq_len(i)
-  if (!is.null(short) && !isTRUE(runs[[i]]$res$interrupted)) {
-    keep <- best$i
-    while (length(keep) < min(mix_short_keep(), length(done))) {
-      nxt <- NULL
-      for (j in setdiff(done, keep)) if (better(j, nxt)) nxt <- list(i = j, degen = runs[[j]]$degen)
-      keep <- c(keep, nxt$i)
-    }
-    best <- NULL
-    for (j in sort(keep)) {
-      res <- runs[[j]]$res
-      if (isTRUE(res$paused)) {
-        ctl <- runs[[j]]$fit$control
-        res <- mix_train(train, hyper, NULL, ctl, test, progress, cluster = cluster,
-                         resume = res$resume)
-        fit <- new_sparsevi_mixture(res, data, hyper, ctl, likelihood, prior, K, call, threads)
-        obj <- res$trace$objective[is.finite(res$trace$objective)]
-        scores[j] <- obj[length(obj)]
-        lls[j] <- fit$loglik
-        runs[[j]] <- list(fit = fit, res = res, degen = mix_degenerate(fit))
-      }
-      if (better(j, best)) best <- list(i = j, degen = runs[[j]]$degen)
-      if (isTRUE(res$interrupted)) break # the user asked to stop
-    }
-  }
+  runs <- st$runs
+  best <- st$best
+  scores <- st$scores
+  lls <- st$lls
+  i <- st$i
+  short <- st$short
   res <- runs[[best$i]]$res
   # interrupted during the short runs: the best short run, without the
   # warning that it did not converge (the interruption warned)
@@ -399,10 +523,50 @@ fit_mixture <- function(X, K,
   fit$heldout <- heldout
   fit$init_objectives <- scores[seq_len(i)]
   fit$init_loglik <- lls[seq_len(i)]
-  fit$best_init <- best$i
-  fit <- mix_add_assignments(fit, data)
+  fit$best_init <- if (is.null(best$sub)) best$i else best$sub
+  # (a K grid assigns the points of the fit it keeps only: mix_select_K())
+  if (!mix_grid$active) fit <- mix_add_assignments(fit, data)
   mix_warn_unconverged(best$res, fit$control)
   fit
+}
+
+# A K grid (mix_select_K()) fits the same data at each K (and covariance):
+# while it runs, the checked and centred data and the permuted training
+# rows of the last fit are kept and reused when the data are identical
+# (compared exactly) and, for the rows, the seed is the same; only the
+# fit it keeps gets the training points' assignments. The same values as
+# computed anew (bit for bit), without the passes over the data.
+mix_grid <- new.env(parent = emptyenv())
+mix_grid$active <- FALSE
+
+mix_grid_data <- function(X, likelihood, threads, call = caller_call()) {
+  zm <- likelihood == "zm_gaussian"
+  c <- mix_grid$data
+  if (mix_grid$active && !is.null(c) && identical(c$zm, zm) && identical(c$X, X)) {
+    data <- c$data
+  } else {
+    data <- mix_data(X, likelihood, "X", threads, call = call)
+    if (mix_grid$active) {
+      mix_grid$data <- list(X = X, zm = zm, data = data)
+      mix_grid$train <- NULL
+    }
+  }
+  data$lik <- match(likelihood, mix_likelihoods) - 1L
+  data
+}
+
+mix_grid_train <- function(data, seed, threads) {
+  c <- mix_grid$train
+  if (mix_grid$active && !is.null(c) && identical(c$seed, seed) &&
+      identical(c$lik3, data$lik == 3L)) {
+    pt <- c$pt
+  } else {
+    perm <- order(.Call(ffi_svi_rng_unif, seed, 1, as.double(data$N)))
+    pt <- list(perm = perm, train = mix_permute(data, perm, threads))
+    if (mix_grid$active) mix_grid$train <- list(seed = seed, lik3 = data$lik == 3L, pt = pt)
+  }
+  pt$train$lik <- data$lik
+  pt
 }
 
 # The training points' assignments, in the order of `X` (as mclust keeps
@@ -447,21 +611,61 @@ mix_add_assignments <- function(fit, data) {
 
 # fit_mixture(X, K = 1:9): one fit per K (each with the fit's defaults, L =
 # K unless given, the same seed), the best by BIC kept with the table.
-mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
-  if (anyNA(Ks) || any(Ks != round(Ks)) || any(Ks < 1)) {
-    abort(sprintf("`K` must be whole numbers >= 1 (one K, or several to choose among by BIC), not %s.",
-                  describe(Ks)), "argument", call = env)
+# `K` of fit_mixture(): one or several whole numbers from 1 to the largest
+# integer (an error names the first value that is not); duplicates are
+# dropped with a message; returned sorted, as integers.
+mix_check_K <- function(K, call = caller_call()) {
+  if (!is.numeric(K) || !length(K)) {
+    abort(sprintf("`K` must be one whole number >= 1, or several to choose among by BIC, not %s.",
+                  describe(K)), "argument", call = call)
   }
-  Ks <- sort(unique(as.integer(Ks)))
+  bad <- which(is.na(K) | !is.finite(K) | K != round(K) | K < 1 | K > .Machine$integer.max)
+  if (length(bad)) {
+    abort(sprintf("`K` must hold whole numbers from 1 to the number of points; %s%s is not one.",
+                  if (length(K) > 1L) sprintf("K[%d] = ", bad[1L]) else "",
+                  format(K[bad[1L]])), "argument", call = call)
+  }
+  dup <- unique(K[duplicated(K)])
+  if (length(dup)) {
+    message(sprintf("fit_mixture(): `K` repeats %s; each K is fitted once.",
+                    paste(format(dup), collapse = ", ")))
+  }
+  sort(unique(as.integer(K)))
+}
+
+# The last relative change of a fit's objective (the test of `tol`).
+mix_last_change <- function(trace) {
+  obj <- trace$objective
+  obj <- obj[is.finite(obj)]
+  if (length(obj) < 2L) return(NA_real_)
+  abs(obj[length(obj)] - obj[length(obj) - 1L]) / abs(obj[length(obj) - 1L])
+}
+
+mix_select_K <- function(args, Ks, covs, L_missing, call, env = caller_call()) {
   if (is.null(args$seed)) args$seed <- floor(stats::runif(1L) * 2147483647)
-  fits <- vector("list", length(Ks))
-  for (j in seq_along(Ks)) {
+  old <- mix_grid$active
+  mix_grid$active <- TRUE
+  on.exit({
+    mix_grid$active <- old
+    mix_grid$data <- mix_grid$train <- NULL
+  }, add = TRUE)
+  grid <- expand.grid(K = Ks, covariance = covs, stringsAsFactors = FALSE)
+  fits <- vector("list", nrow(grid))
+  for (j in seq_len(nrow(grid))) {
     a <- args
-    a$K <- Ks[j]
-    a$L <- if (L_missing) Ks[j] else min(args$L, Ks[j])
-    fits[[j]] <- do.call(fit_mixture, a)
+    a$K <- grid$K[j]
+    a$covariance <- grid$covariance[j]
+    if (is.na(a$covariance)) a["covariance"] <- list(NULL)
+    a$L <- if (L_missing) grid$K[j] else min(args$L, grid$K[j])
+    # each fit's own "did not converge" warning is replaced by one for the
+    # grid below, which names the K
+    fits[[j]] <- withCallingHandlers(do.call(fit_mixture, a),
+                                     sparsevi_warning_unconverged = function(w) {
+                                       invokeRestart("muffleWarning")
+                                     })
   }
-  tab <- data.frame(K = Ks,
+  Ks <- grid$K
+  tab <- data.frame(K = Ks, covariance = grid$covariance,
                     loglik = vapply(fits, function(f) f$loglik, numeric(1)),
                     df = vapply(fits, function(f) attr(logLik(f), "df"), numeric(1)),
                     BIC = vapply(fits, function(f) stats::BIC(f), numeric(1)),
@@ -473,9 +677,38 @@ mix_select_K <- function(args, Ks, L_missing, call, env = caller_call()) {
                     converged = vapply(fits, function(f) isTRUE(f$converged), logical(1)))
   best <- which.min(tab$BIC)
   fit <- fits[[best]]
+  # the assignments of the fit kept (its data from the grid's store)
+  fit <- mix_add_assignments(fit, mix_grid_data(args$X, fit$likelihood, fit$control$threads))
+  if (length(covs) == 1L) tab$covariance <- NULL
   fit$bic <- tab
   fit$call <- call
+  mix_warn_grid_unconverged(fits, Ks, best, args, env, grid$covariance)
   fit
+}
+
+# One warning for the fits of a K grid that used all their laps, naming
+# each K and whether the chosen one is among them (interrupted fits, which
+# warned of that, are not counted).
+mix_warn_grid_unconverged <- function(fits, Ks, best, args, call, covs = NA) {
+  un <- which(vapply(fits, function(f) identical(f$converged, FALSE), logical(1)))
+  if (!length(un)) return(invisible())
+  changes <- vapply(fits[un], function(f) mix_last_change(f$trace), numeric(1))
+  covs <- rep_len(covs, length(Ks))
+  label <- if (length(unique(covs)) > 1L) sprintf("K = %s (%s)", Ks, covs)
+           else sprintf("K = %s", Ks)
+  what <- sprintf("%s (last relative change %s)", label[un], format(changes, digits = 3))
+  chosen <- if (best %in% un) {
+    sprintf("%s, chosen by BIC, is among them: continue it with update(fit, X, passes = ), or give more `passes` or a larger `tol`.",
+            label[best])
+  } else {
+    sprintf("%s, chosen by BIC, converged; see the `converged` column of fit$bic.",
+            label[best])
+  }
+  warning(warningCondition(
+    sprintf("The mixture did not converge in %d laps (relative change of the objective above `tol` = %.3g) for %s. %s",
+            args$passes, args$tol, paste(what, collapse = ", "), chosen),
+    class = c("sparsevi_warning_unconverged", "sparsevi_warning"), call = call))
+  invisible()
 }
 
 check_dots_empty <- function(...) {

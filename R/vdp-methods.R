@@ -227,6 +227,8 @@ predict.sparsevi_vdp <- function(object, newdata,
 }
 
 vdp_newdata <- function(object, newdata, call = caller_call()) {
+  # a data frame's training columns by name (extra columns ignored)
+  newdata <- pick_columns(newdata, object$colnames, "newdata", call)
   X <- check_vdp_data(newdata, "newdata", D = object$dim, call = call)
   if (!is.null(object$colnames) && !is.null(colnames(X))) {
     if (!setequal(colnames(X), object$colnames)) {

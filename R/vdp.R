@@ -249,6 +249,9 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
   # builds the centred transpose the kernels read
   prep <- .Call(ffi_vdp_prepare, X, FALSE)
   vdp_scan_errors(prep, "X")
+  # values whose squares overflow or underflow: say so (not a failed
+  # factorisation of cov0)
+  check_magnitude(X, prep$center, "X")
   N <- nrow(X)
   D <- ncol(X)
   kdtree <- check_flag(kdtree, "kdtree")

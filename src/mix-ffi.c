@@ -31,7 +31,7 @@ static const double *real_or_null(SEXP x, R_xlen_t n, const char *what) {
 static mix_prior unpack_prior(SEXP p, int *D) {
   mix_prior pr;
   memset(&pr, 0, sizeof(pr));
-  pr.lik = svi_opt_int(p, "lik", MIX_GAUSS, MIX_MULT);
+  pr.lik = svi_opt_int(p, "lik", MIX_GAUSS, MIX_LIK_MAX);
   pr.obs = mix_obs_of(pr.lik); /* the observation model, chosen once */
   pr.prior = svi_opt_int(p, "prior", MIX_DIRICHLET, MIX_DP);
   pr.conc = Rf_asReal(svi_opt(p, "conc"));
@@ -93,9 +93,19 @@ static void eval_alloc(mix_eval *ev, const mix_obs *obs, int K, int D) {
     if (sz[i]) *arr[i] = (double *)R_alloc((size_t)K * sz[i], sizeof(double));
 }
 
-static int build(mix_eval *ev, const mix_prior *pr, int K, int D, SEXP Nk, SEXP S,
-                 int point, int threads) {
+/* The shared posterior of a model whose components share a parameter (the
+ * tied model), from the summaries, before any component is used; 0, or
+ * nonzero when it is not positive definite. Nothing for the other models. */
+static int prepare_shared(mix_prior *pr, int K, int D, SEXP Nk, SEXP S) {
+  if (!pr->obs->prepare) return 0;
+  double *buf = (double *)R_alloc((size_t)pr->obs->shared_size(D), sizeof(double));
+  return pr->obs->prepare(pr, K, D, REAL(Nk), REAL(S), buf);
+}
+
+static int build(mix_eval *ev, mix_prior *pr, int K, int D, SEXP Nk, SEXP S, int point,
+                 int threads) {
   eval_alloc(ev, pr->obs, K, D);
+  if (prepare_shared(pr, K, D, Nk, S)) return 1;
   double *aw = (double *)R_alloc(2 * (size_t)K, sizeof(double));
   return mix_eval_build(ev, pr, K, D, REAL(Nk), REAL(S), point, threads, aw);
 }
@@ -267,7 +277,8 @@ SEXP ffi_mix_objective(SEXP prior, SEXP Nk, SEXP S) {
   check_state(Nk, S, pr.obs, D, &K);
   svi_len P = pr.obs->stat_size(D);
   const double *pN = REAL(Nk), *pS = REAL(S);
-  double out = mix_alloc_objective(&pr, K, pN);
+  if (prepare_shared(&pr, K, D, Nk, S)) return Rf_ScalarReal(R_NaN);
+  double out = mix_alloc_objective(&pr, K, pN) + pr.shared_objective;
   double *scratch = (double *)R_alloc((size_t)(P + D), sizeof(double));
   for (int k = 0; k < K; k++) {
     const double *Sk = pS + (svi_len)k * P;
@@ -279,7 +290,7 @@ SEXP ffi_mix_objective(SEXP prior, SEXP Nk, SEXP S) {
 /* Seeds for initialisation: K distinct 1-based point indices. */
 SEXP ffi_mix_init(SEXP data, SEXP lik_, SEXP D_, SEXP K_, SEXP plusplus, SEXP scale,
                   SEXP seed, SEXP threads_) {
-  int n_prot = 0, lik = svi_int_arg(lik_, MIX_GAUSS, MIX_MULT, "lik"),
+  int n_prot = 0, lik = svi_int_arg(lik_, MIX_GAUSS, MIX_LIK_MAX, "lik"),
       D = svi_int_arg(D_, 1, 1000000, "D"), K = svi_int_arg(K_, 1, INT_MAX, "K");
   const mix_obs *obs = mix_obs_of(lik);
   mix_data x = unpack_data(data, obs, D);
@@ -368,6 +379,8 @@ SEXP ffi_mix_point(SEXP prior, SEXP Nk, SEXP S) {
   check_state(Nk, S, pr.obs, D, &K);
   svi_len P = pr.obs->stat_size(D), tri = (svi_len)D * (D + 1) / 2;
   int full = pr.obs->spread == 1;
+  if (prepare_shared(&pr, K, D, Nk, S))
+    Rf_error("internal error: the shared covariance is not positive definite");
   const char *names[] = {"weights", "means", "spread"};
   SEXP out = PROTECT(svi_named_list(3, names));
   n_prot++;
@@ -479,7 +492,7 @@ SEXP ffi_mix_work(SEXP bytes) {
  * stat_size (doubles of a component's statistic at dimension D), spread,
  * documents). */
 SEXP ffi_mix_obs(SEXP lik_, SEXP D_) {
-  const mix_obs *obs = mix_obs_of(svi_int_arg(lik_, MIX_GAUSS, MIX_MULT, "lik"));
+  const mix_obs *obs = mix_obs_of(svi_int_arg(lik_, MIX_GAUSS, MIX_LIK_MAX, "lik"));
   /* (svi_packed_size(D) is an int: D (D + 1) / 2 fits for D <= 46340) */
   int D = svi_int_arg(D_, 1, 46340, "D");
   const char *names[] = {"name", "stat_size", "spread", "documents"};

@@ -53,7 +53,7 @@ void mix_point_weights(const mix_prior *pr, int K, const double *Nk, double *w) 
 
 /* The tables, in the order of the MIX_* codes. */
 const mix_obs *mix_obs_of(int lik) {
-  static const mix_obs *const table[] = {&mix_obs_gauss, &mix_obs_zm, &mix_obs_diag,
-                                         &mix_obs_mult};
-  return lik >= 0 && lik < 4 ? table[lik] : NULL;
+  static const mix_obs *const table[] = {&mix_obs_gauss, &mix_obs_zm,   &mix_obs_diag,
+                                         &mix_obs_mult,  &mix_obs_tied, &mix_obs_sph};
+  return lik >= 0 && lik <= MIX_LIK_MAX ? table[lik] : NULL;
 }

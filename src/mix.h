@@ -8,7 +8,9 @@
 #include "svi.h"
 #include "linalg.h"
 
-enum { MIX_GAUSS = 0, MIX_ZM = 1, MIX_DIAG = 2, MIX_MULT = 3 };
+enum { MIX_GAUSS = 0, MIX_ZM = 1, MIX_DIAG = 2, MIX_MULT = 3, MIX_TIED = 4, MIX_SPH = 5 };
+/* The largest MIX_* code. */
+#define MIX_LIK_MAX MIX_SPH
 enum { MIX_DIRICHLET = 0, MIX_DP = 1 };
 
 /* Random stream offset of the mixture engine ("MIX" in ASCII, shifted). */
@@ -38,6 +40,12 @@ typedef struct {
   const double *B0; /* D (D + 1) / 2 */
   const double *b0; /* D */
   double logdet_B0; /* ln |B0|, set by the caller */
+  /* a model whose components share a parameter (the tied model's common
+   * precision): its posterior, computed from every component's summary by
+   * the table's `prepare` before a component is used (mix-ffi.c), and its
+   * part of the ELBO, added once; NULL and 0 for the other models */
+  const double *shared;
+  double shared_objective;
 } mix_prior;
 
 /* Evaluator of log-weights W_nk = c_k + (observation term of x_n):
@@ -123,8 +131,16 @@ struct mix_obs {
   void (*dense_summary)(const mix_data *x, svi_len n0, svi_len n1, int K,
                         const double *resp, int threads, double *Nk, double *S,
                         double *scratch, int *irows);
+  /* optional (NULL for models of independent components): doubles of the
+   * shared posterior, and its computation into buf from the K components'
+   * counts and statistics (sets pr->shared = buf and pr->shared_objective;
+   * returns 0, or nonzero when a matrix is not positive definite) */
+  svi_len (*shared_size)(int D);
+  int (*prepare)(mix_prior *pr, int K, int D, const double *Nk, const double *S,
+                 double *buf);
 };
-extern const mix_obs mix_obs_gauss, mix_obs_zm, mix_obs_diag, mix_obs_mult;
+extern const mix_obs mix_obs_gauss, mix_obs_zm, mix_obs_diag, mix_obs_mult, mix_obs_tied,
+    mix_obs_sph;
 /* The table of likelihood lik (MIX_GAUSS..MIX_MULT), or NULL. */
 const mix_obs *mix_obs_of(int lik);
 

@@ -1,6 +1,6 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [short] [patches] [throughput] [threads] [kernels]
-# (default all but short)
+#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [short] [grid] [patches] [throughput] [threads] [kernels]
+# (default all but short and grid)
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
 # inst/bench/results/mixture.txt.
@@ -522,6 +522,87 @@ bench_starts <- function(seeds = 1:3) {
 }
 
 # ---------------------------------------------------------------------------
+# 8. K grids at scale (issue 39): N = 1e5, D = 10, six planted components
+#    (means drawn with sd 3, each its own random full covariance, weights
+#    0.3 to 0.05), fit_mixture(X, K = 1:9) with the starts on all the points
+#    (options(sparsevi.mix_sub_start = Inf), the default up to 5184615)
+#    and with the subsample start (sparsevi.mix_sub_start = 2e4, the
+#    default after it), against
+#    Mclust(X, G = 1:9, modelNames = "VVV") started from a 2,000-point
+#    subsample (mclust's documented large-N start), in one run: seconds, the
+#    K chosen, ARI against the planted labels, log-likelihood at the chosen
+#    K. Then simulate_mixture(N = 50,000, D = 10, K = 20) (part starts'
+#    set), seeds 1..3: the default fit with and without the subsample start.
+#    Needs mclust.
+grid_data <- function(N, D = 10, K = 6, seed = 1) {
+  set.seed(seed)
+  w <- seq(0.3, 0.05, length.out = K)
+  w <- w / sum(w)
+  mu <- matrix(stats::rnorm(K * D, sd = 3), K, D)
+  cl <- sample(K, N, TRUE, prob = w)
+  X <- matrix(0, N, D)
+  for (k in seq_len(K)) {
+    A <- matrix(stats::rnorm(D * D), D, D)
+    S <- crossprod(A) / D + diag(0.1, D)
+    i <- which(cl == k)
+    X[i, ] <- matrix(stats::rnorm(length(i) * D), ncol = D) %*% chol(S) +
+      rep(mu[k, ], each = length(i))
+  }
+  list(X = X, cl = cl)
+}
+
+bench_grid <- function(Ns = 1e5, seeds = 1:3) {
+  say("\n## 8. K grids at scale: fit_mixture(X, K = 1:9) against Mclust(G = 1:9, VVV, 2,000-point subsample start)")
+  say("commit %s; command: SPARSEVI_BENCH_GRID_N=%s nice -n 19 Rscript inst/bench/mixture.R grid",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
+      paste(format(Ns, scientific = TRUE), collapse = ","))
+  say("data: D = 10, six components (means sd 3, random full covariances, weights 0.3 to 0.05), seed 1; one thread")
+  say("all = options(sparsevi.mix_sub_start = Inf) (starts on all the points, the default up to 5184615); sub = options(sparsevi.mix_sub_start = 2e4) (the subsample start, the default after it); ratio = seconds / Mclust's seconds")
+  say("%-8s %8s | %8s %2s %6s %14s | %8s %2s %6s %14s | %8s %2s %6s %14s | %6s %6s", "N", "",
+      "sec_all", "K", "ARI", "loglik", "sec_sub", "K", "ARI", "loglik", "sec_mcl", "K", "ARI",
+      "loglik", "r_all", "r_sub")
+  ari <- mclust::adjustedRandIndex
+  for (N in Ns) {
+    d <- grid_data(N)
+    run <- function(sub) {
+      op <- options(sparsevi.mix_sub_start = if (sub) 2e4 else Inf)
+      on.exit(options(op))
+      t0 <- proc.time()[["elapsed"]]
+      f <- suppressWarnings(fit_mixture(d$X, K = 1:9, seed = 1, progress = FALSE))
+      list(sec = proc.time()[["elapsed"]] - t0, K = f$K, ari = ari(f$classification, d$cl),
+           ll = f$loglik)
+    }
+    a <- run(FALSE)
+    b <- run(TRUE)
+    set.seed(1)
+    sub <- sample(N, 2000)
+    mclustBIC <- mclust::mclustBIC # Mclust() looks it up in the caller
+    t0 <- proc.time()[["elapsed"]]
+    m <- mclust::Mclust(d$X, G = 1:9, modelNames = "VVV", initialization = list(subset = sub),
+                        verbose = FALSE)
+    mt <- proc.time()[["elapsed"]] - t0
+    say("%-8d %8s | %8.2f %2d %6.3f %14.1f | %8.2f %2d %6.3f %14.1f | %8.2f %2d %6.3f %14.1f | %6.3f %6.3f",
+        as.integer(N), "", a$sec, a$K, a$ari, a$ll, b$sec, b$K, b$ari, b$ll, mt, m$G,
+        ari(m$classification, d$cl), m$loglik, a$sec / mt, b$sec / mt)
+  }
+  X <- simulate_mixture(N = 50000, D = 10, K = 20, seed = 1)$X
+  say("simulate_mixture(N = 50000, D = 10, K = 20, seed = 1), K = 20, the default starts on all the points and on the subsample:")
+  say("%4s | %8s %14s | %8s %14s", "seed", "sec_all", "loglik_all", "sec_sub", "loglik_sub")
+  for (seed in seeds) {
+    run <- function(sub) {
+      op <- options(sparsevi.mix_sub_start = if (sub) 2e4 else Inf)
+      on.exit(options(op))
+      t0 <- proc.time()[["elapsed"]]
+      f <- suppressWarnings(fit_mixture(X, K = 20, seed = seed, progress = FALSE))
+      list(sec = proc.time()[["elapsed"]] - t0, ll = f$loglik)
+    }
+    a <- run(FALSE)
+    b <- run(TRUE)
+    say("%4d | %8.3f %14.1f | %8.3f %14.1f", seed, a$sec, a$ll, b$sec, b$ll)
+  }
+}
+
+# ---------------------------------------------------------------------------
 # 7. Choosing the laps of the short runs: the default fit with
 #    options(sparsevi.mix_short_laps = s), s in `laps` (Inf: every start to
 #    convergence), on all 22 sets of part robust (seeds 1..10: ARI ok count
@@ -616,6 +697,10 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
   say("%-12s | %s", "median ratio", paste(sprintf("%15.2f", apply(rat, 2, stats::median)), collapse = " "))
 }
 
+if ("grid" %in% what) {
+  # SPARSEVI_BENCH_GRID_N: the sizes N of the K grids, e.g. "1e5,1e6"
+  bench_grid(Ns = as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_GRID_N", "1e5"), ",")[[1L]]))
+}
 if (any(c("robust", "all") %in% what)) bench_robust()
 if ("short" %in% what) bench_short()
 if (any(c("starts", "all") %in% what)) bench_starts()

@@ -50,15 +50,38 @@ ref_posterior <- function(h, Nk, S) {
       list(kappa = kap, m = m, a = a, b = b)
     }, {
       list(lambda = h$eta + s)
+    }, {
+      # tied: this component's mean; the shared B and nu are filled below
+      kap <- h$kappa0 + n
+      m <- (h$kappa0 * h$m0 + s[1:D]) / kap
+      list(kappa = kap, m = m, scatter = ref_unpack(s[-(1:D)], D) +
+             h$kappa0 * tcrossprod(h$m0) - kap * tcrossprod(m))
+    }, {
+      # spherical: one Gamma(nu0 D / 2 + n D / 2, b) precision per component,
+      # b0 the diagonal prior's per-dimension b0 summed
+      kap <- h$kappa0 + n
+      m <- (h$kappa0 * h$m0 + s[1:D]) / kap
+      a <- h$nu0 * D / 2 + n * D / 2
+      b <- sum(h$b0) + 0.5 * (s[D + 1] + h$kappa0 * sum(h$m0^2) - kap * sum(m^2))
+      list(kappa = kap, m = m, a = a, b = b)
     })
   })
+}
+
+# ref_posterior(), with the tied model's shared Wishart posterior: B = B0 +
+# the components' scatters, nu = nu0 + N, on every component.
+ref_posterior_all <- function(h, Nk, S) {
+  post <- ref_posterior(h, Nk, S)
+  if (h$lik != 4L) return(post)
+  B <- ref_unpack(h$B0, h$D) + Reduce(`+`, lapply(post, `[[`, "scatter"))
+  lapply(post, function(p) c(p, list(B = B, nu = h$nu0 + sum(Nk))))
 }
 
 # K x N log-weights for data X (rows = points; already centred as in the fit)
 # or, for the multinomial, a dense count matrix.
 ref_weights <- function(h, Nk, S, X, point = FALSE) {
   D <- h$D
-  post <- ref_posterior(h, Nk, S)
+  post <- ref_posterior_all(h, Nk, S)
   lw <- ref_alloc(h, Nk, point)
   W <- sapply(seq_along(Nk), function(k) {
     p <- post[[k]]
@@ -68,6 +91,12 @@ ref_weights <- function(h, Nk, S, X, point = FALSE) {
       return(as.vector(X %*% lb))
     }
     Y <- sweep(X, 2, p$m)
+    if (h$lik == 5L) {
+      prec <- (if (point) ref_point_divisor(p$a, 1) else p$a) / p$b
+      c0 <- if (point) D / 2 * (log(prec) - log(2 * pi)) else
+        D / 2 * (digamma(p$a) - log(p$b) - log(2 * pi)) - D / (2 * p$kappa)
+      return(c0 - 0.5 * prec * rowSums(Y^2))
+    }
     if (h$lik == 2L) {
       prec <- (if (point) ref_point_divisor(p$a, 1) else p$a) / p$b
       q <- as.vector(Y^2 %*% prec)
@@ -83,7 +112,7 @@ ref_weights <- function(h, Nk, S, X, point = FALSE) {
       elogdet <- sum(digamma((p$nu + 1 - seq_len(D)) / 2)) + D * log(2) -
         as.numeric(determinant(p$B)$modulus)
       c0 <- -D / 2 * log(2 * pi) + 0.5 * elogdet
-      if (h$lik == 0L) c0 <- c0 - D / (2 * p$kappa)
+      if (h$lik %in% c(0L, 4L)) c0 <- c0 - D / (2 * p$kappa)
     }
     c0 - 0.5 * q
   })
@@ -110,7 +139,9 @@ ref_summary <- function(h, X, R) {
            c(colSums(r * X), crossprod(X, r * X)[upper.tri(diag(D), diag = TRUE)]),
            crossprod(X, r * X)[upper.tri(diag(D), diag = TRUE)],
            c(colSums(r * X), colSums(r * X^2)),
-           colSums(r * X))
+           colSums(r * X),
+           c(colSums(r * X), crossprod(X, r * X)[upper.tri(diag(D), diag = TRUE)]),
+           c(colSums(r * X), sum(r * X^2)))
   })
   list(N = colSums(R), S = matrix(S, ncol = ncol(R)))
 }
@@ -127,7 +158,15 @@ ref_objective <- function(h, Nk, S) {
     k <- seq_len(K - 1)
     alloc <- sum(lbeta(1 + Nk[k], h$conc + rest[k]) + log(h$conc))
   }
-  post <- ref_posterior(h, Nk, S)
+  post <- ref_posterior_all(h, Nk, S)
+  if (h$lik == 4L) {
+    # tied: each component's mean, and the shared Wishart once
+    p <- post[[1L]]
+    obs <- sum(-Nk * D / 2 * log(pi) + D / 2 * log(h$kappa0 / (h$kappa0 + Nk))) +
+      h$nu0 / 2 * h$logdet_B0 - p$nu / 2 * as.numeric(determinant(p$B)$modulus) +
+      ref_lmvgamma(p$nu / 2, D) - ref_lmvgamma(h$nu0 / 2, D)
+    return(alloc + obs)
+  }
   obs <- sum(vapply(seq_len(K), function(k) {
     p <- post[[k]]
     n <- Nk[k]
@@ -146,6 +185,11 @@ ref_objective <- function(h, Nk, S) {
     }, {
       V <- length(p$lambda)
       sum(lgamma(p$lambda)) - lgamma(sum(p$lambda)) - V * lgamma(h$eta) + lgamma(V * h$eta)
+    }, NULL, {
+      a0 <- h$nu0 * D / 2
+      b0 <- sum(h$b0)
+      -n * D / 2 * log(2 * pi) + D / 2 * log(h$kappa0 / p$kappa) + a0 * log(b0) -
+        p$a * log(p$b) + lgamma(p$a) - lgamma(a0)
     })
   }, numeric(1)))
   alloc + obs
@@ -196,15 +240,17 @@ ref_point_estimates <- function(h, Nk, S) {
     ev[K] <- 1
     w <- ev * c(1, cumprod(1 - ev)[-K])
   }
-  post <- ref_posterior(h, Nk, S)
+  post <- ref_posterior_all(h, Nk, S)
   out <- list(weights = w)
   if (h$lik == 3L) {
     out$topic_word <- t(vapply(post, function(p) p$lambda / sum(p$lambda), numeric(D)))
     return(out)
   }
   out$means <- t(vapply(post, function(p) p$m, numeric(D)))
-  if (h$lik == 2L) {
-    out$variances <- t(vapply(post, function(p) p$b / ref_point_divisor(p$a, 1), numeric(D)))
+  if (h$lik %in% c(2L, 5L)) {
+    # spherical: one variance, repeated in each dimension
+    out$variances <- t(vapply(post, function(p) rep_len(p$b / ref_point_divisor(p$a, 1), D),
+                              numeric(D)))
   } else {
     out$covariances <- array(vapply(post, function(p) p$B / ref_point_divisor(p$nu, D + 1),
                                     numeric(D * D)),

@@ -34,7 +34,8 @@ tiny_state <- function(h, Xd, K) {
   ref_summary(h, Xd, R)
 }
 
-for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial")) {
+for (lik in c("gaussian", "zm_gaussian", "diag_gaussian", "multinomial", "tied_gaussian",
+             "spherical_gaussian")) {
   for (pr in c("dirichlet", "dp")) {
     test_that(sprintf("%s / %s weights, summaries and objective match the R reference", lik, pr), {
       K <- 4L
@@ -93,9 +94,9 @@ test_that("each likelihood code chooses its own observation table", {
       expect_identical(obs$documents, mix_likelihoods[i] == "multinomial")
     }
   }
-  expect_identical(vapply(0:3, function(l) .Call(ffi_mix_obs, l, 2L)$spread, 1L),
-                   c(1L, 1L, 2L, 0L))
-  expect_error(.Call(ffi_mix_obs, 4L, 2L), "lik")
+  expect_identical(vapply(0:5, function(l) .Call(ffi_mix_obs, l, 2L)$spread, 1L),
+                   c(1L, 1L, 2L, 0L, 1L, 2L))
+  expect_error(.Call(ffi_mix_obs, 6L, 2L), "lik")
   # a dimension whose packed covariance would overflow is refused
   expect_error(.Call(ffi_mix_obs, 0L, 1e6), "46340")
 })
@@ -697,4 +698,298 @@ test_that("option sparsevi.mix_hc_max turns the hierarchical start off and is ch
   expect_length(fit_mixture(X, K = 1, seed = 1, n_init = 2, progress = FALSE)$init_loglik, 2L)
   expect_error(with_hc_max("a", fit_mixture(X, K = 2, seed = 1, progress = FALSE)),
                class = "sparsevi_error_argument")
+})
+
+test_that("K: a value that is not a whole number in range is named; duplicates dropped with a message", {
+  expect_error(fit_mixture(faithful, K = c(5, Inf), progress = FALSE),
+               "K\\[2\\] = Inf", class = "sparsevi_error_argument")
+  expect_error(fit_mixture(faithful, K = c(5, 3e9), progress = FALSE),
+               "3e\\+09", class = "sparsevi_error_argument")
+  expect_error(fit_mixture(faithful, K = 3e9, progress = FALSE), "3e\\+09",
+               class = "sparsevi_error_argument")
+  expect_error(fit_mixture(faithful, K = c(2, NA), progress = FALSE), "NA",
+               class = "sparsevi_error_argument")
+  expect_message(f <- fit_mixture(faithful, K = c(2, 2), seed = 1, progress = FALSE),
+                 "repeats 2")
+  expect_identical(f$K, 2L)
+  expect_equal(f$loglik, fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)$loglik)
+})
+
+test_that("a K grid names the K of fits that did not converge, and its table says which", {
+  w <- NULL
+  f <- withCallingHandlers(
+    fit_mixture(faithful, K = 1:3, passes = 2, seed = 1, progress = FALSE),
+    sparsevi_warning_unconverged = function(cnd) {
+      w <<- c(w, conditionMessage(cnd))
+      invokeRestart("muffleWarning")
+    })
+  expect_length(w, 1L) # one warning for the grid, not one per K
+  un <- f$bic$K[!f$bic$converged]
+  expect_true(length(un) >= 1L)
+  for (k in un) expect_match(w, sprintf("K = %d \\(last relative change", k))
+  expect_match(w, sprintf("K = %d, chosen by BIC", f$K))
+  expect_match(paste(capture.output(print(f)), collapse = "\n"), "converged")
+})
+
+test_that("extreme scales: overflow and underflow are said, with rescaling, not a constant column", {
+  X <- as.matrix(faithful)
+  for (lik in c("gaussian", "diag_gaussian")) {
+    expect_error(fit_mixture(X * 1e300, K = 2, likelihood = lik, progress = FALSE),
+                 "too large.*Rescale", class = "sparsevi_error_scale")
+    expect_error(fit_mixture(X * 1e-300, K = 2, likelihood = lik, progress = FALSE),
+                 "too small.*Rescale", class = "sparsevi_error_scale")
+  }
+  expect_error(fit_vdp(X * 1e-160, progress = FALSE), "too small.*Rescale",
+               class = "sparsevi_error_scale")
+  expect_error(fit_vdp(X * 1e300, progress = FALSE), "too large.*Rescale",
+               class = "sparsevi_error_scale")
+  # small but representable data fit as the data do: the log-likelihood
+  # moves by N D log(c) (the prior and the starts scale with the data)
+  f1 <- fit_mixture(X, K = 2, seed = 1, progress = FALSE)
+  f2 <- fit_mixture(X * 1e-10, K = 2, seed = 1, progress = FALSE)
+  expect_equal(f2$loglik, f1$loglik + nrow(X) * 2 * log(1e10), tolerance = 1e-8)
+  expect_identical(f2$classification, f1$classification)
+})
+
+test_that("coef() gives the parameters; residuals() and terms() say what to call instead", {
+  f <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+  cf <- coef(f)
+  expect_named(cf, c("weights", "means", "covariances"))
+  expect_identical(cf$means, f$means)
+  expect_identical(cf$covariances, f$covariances)
+  fd <- fit_mixture(faithful, K = 2, likelihood = "diag_gaussian", seed = 1, progress = FALSE)
+  expect_named(coef(fd), c("weights", "means", "variances"))
+  expect_error(residuals(f), "fitted\\(fit\\)", class = "sparsevi_error_unsupported")
+  expect_error(terms(f), "coef\\(fit\\)", class = "sparsevi_error_unsupported")
+  v <- fit_vdp(as.matrix(faithful), seed = 1, progress = FALSE)
+  expect_named(coef(v), c("weights", "tail_weight", "means", "covariances"))
+  expect_error(terms(v), class = "sparsevi_error_unsupported")
+  expect_error(residuals(v), class = "sparsevi_error_unsupported")
+})
+
+test_that("predict() and augment() pick the training columns of a data frame by name", {
+  f <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
+  expect_identical(predict(f, iris), predict(f, iris[, 1:4]))
+  expect_identical(predict(f, iris[, c(5, 4:1)], type = "density"),
+                   predict(f, iris[, 1:4], type = "density"))
+  a <- sparsevi:::augment.sparsevi_mixture(f, iris)
+  expect_identical(a$Species, iris$Species)
+  expect_identical(a$.cluster, predict(f, iris[, 1:4]))
+  expect_error(predict(f, iris[, -1]), "Sepal.Length", class = "sparsevi_error_data")
+  v <- fit_vdp(iris[, 1:4], seed = 1, progress = FALSE)
+  expect_identical(predict(v, iris), predict(v, iris[, 1:4]))
+  expect_identical(sparsevi:::augment.sparsevi_vdp(v, iris)$.cluster, predict(v, iris[, 1:4]))
+})
+
+test_that("covariance: mclust's names are synonyms, \"diag\" is likelihood = \"diag_gaussian\", \"full\" the default", {
+  X <- as.matrix(faithful)
+  fit <- function(...) fit_mixture(X, K = 3, seed = 1, progress = FALSE, ...)
+  f0 <- fit()
+  expect_identical(f0$covariance_type, "full")
+  expect_identical(fit(covariance = "full")$loglik, f0$loglik)
+  expect_identical(fit(covariance = "VVV")$loglik, f0$loglik)
+  ft <- fit(covariance = "tied")
+  expect_identical(ft$likelihood, "tied_gaussian")
+  expect_identical(fit(covariance = "EEE")$loglik, ft$loglik)
+  fd <- fit(covariance = "diag")
+  fl <- fit(likelihood = "diag_gaussian")
+  expect_identical(fd$loglik, fl$loglik)
+  expect_identical(fd$variances, fl$variances)
+  expect_identical(fl$covariance_type, "diag")
+  expect_identical(fit(covariance = "VVI")$loglik, fd$loglik)
+  fs <- fit(covariance = "spherical")
+  expect_identical(fit(covariance = "VII")$loglik, fs$loglik)
+  # spherical: one variance per component, in every direction
+  expect_true(all(apply(fs$variances, 1L, function(v) diff(range(v))) == 0))
+  # tied: one covariance for all
+  expect_equal(ft$covariances[, , 1], ft$covariances[, , 3])
+  expect_error(fit(covariance = "round"), "full", class = "sparsevi_error_argument")
+  expect_error(fit(covariance = "tied", likelihood = "diag_gaussian"),
+               class = "sparsevi_error_argument")
+  expect_error(fit(covariance = "tied", likelihood = "zm_gaussian"),
+               class = "sparsevi_error_argument")
+  # the zero-mean model keeps its likelihood (its covariance is full)
+  fz <- fit(likelihood = "zm_gaussian")
+  expect_identical(fz$likelihood, "zm_gaussian")
+  expect_identical(fz$covariance_type, "full")
+  expect_identical(fit(likelihood = "zm_gaussian", covariance = "VVV")$loglik, fz$loglik)
+  expect_error(fit_mixture(simulate_lda(D = 12, V = 9, K = 2, seed = 3)$dtm, K = 2,
+                           likelihood = "multinomial", covariance = "full"),
+               "documents", class = "sparsevi_error_argument")
+  # free parameters as mclust counts them (EEE, VVI, VII at K = 3, D = 2)
+  expect_identical(attr(logLik(ft), "df"), 2 + 3 * 2 + 3)
+  expect_identical(attr(logLik(fd), "df"), 2 + 3 * 2 + 3 * 2)
+  expect_identical(attr(logLik(fs), "df"), 2 + 3 * 2 + 3)
+})
+
+test_that("tied and spherical models reduce to the full and diagonal ones where they coincide", {
+  X <- as.matrix(faithful)
+  # one component: a tied covariance is a full one
+  a <- fit_mixture(X, K = 1, seed = 1, progress = FALSE)
+  b <- fit_mixture(X, K = 1, covariance = "tied", seed = 1, progress = FALSE)
+  expect_equal(b$loglik, a$loglik, tolerance = 1e-12)
+  expect_equal(b$trace$objective, a$trace$objective, tolerance = 1e-12)
+  expect_equal(b$covariances, a$covariances, tolerance = 1e-12)
+  # one dimension: a spherical variance is a diagonal one
+  x <- X[, 1, drop = FALSE]
+  a <- fit_mixture(x, K = 3, covariance = "diag", seed = 1, progress = FALSE)
+  b <- fit_mixture(x, K = 3, covariance = "spherical", seed = 1, progress = FALSE)
+  expect_equal(b$loglik, a$loglik, tolerance = 1e-10)
+  expect_equal(b$trace$objective, a$trace$objective, tolerance = 1e-10)
+  expect_equal(b$variances, a$variances, tolerance = 1e-10)
+})
+
+test_that("tied and spherical fits: density and held-out score from their parameters", {
+  sim <- simulate_mixture(N = 300, D = 3, K = 3, seed = 5)
+  test <- simulate_mixture(N = 50, D = 3, K = 3, seed = 6)$X
+  for (cv in c("tied", "spherical")) {
+    f <- fit_mixture(sim$X, K = 3, covariance = cv, seed = 1, progress = FALSE)
+    cf <- coef(f)
+    S <- if (cv == "tied") cf$covariances else
+      array(apply(cf$variances, 1L, function(v) diag(v, 3)), c(3, 3, 3))
+    dens <- rowSums(sapply(1:3, function(k) {
+      Y <- sweep(test, 2, cf$means[k, ])
+      Si <- solve(S[, , k])
+      cf$weights[k] * exp(-0.5 * rowSums((Y %*% Si) * Y) -
+                            0.5 * as.numeric(determinant(2 * pi * S[, , k])$modulus))
+    }))
+    expect_equal(predict(f, test, type = "density"), dens, tolerance = 1e-10)
+    expect_equal(heldout_loglik(f, test), mean(log(dens)), tolerance = 1e-10)
+    expect_equal(f$loglik, sum(predict(f, sim$X, type = "density", log = TRUE)),
+                 tolerance = 1e-10)
+    g <- fit_mixture(sim$X, K = 3, covariance = cv, seed = 1, progress = FALSE,
+                     heldout = test, passes = 5, n_init = 1)
+    expect_equal(g$trace$heldout[nrow(g$trace)], heldout_loglik(g, test), tolerance = 1e-12)
+    # the ELBO never decreases in memoized training
+    expect_true(all(diff(g$trace$objective) >= -1e-9 * abs(g$trace$objective[-1])))
+  }
+})
+
+test_that("K and covariance chosen together by BIC (faithful: tied, K = 3, as Mclust's EEE)", {
+  f <- suppressWarnings(fit_mixture(faithful, K = 2:4, covariance = c("VVV", "EEE", "VVI", "VII"),
+                                    seed = 1, progress = FALSE))
+  expect_identical(f$covariance_type, "tied")
+  expect_identical(f$K, 3L)
+  expect_named(f$bic, c("K", "covariance", "loglik", "df", "BIC", "objective", "converged"))
+  expect_identical(nrow(f$bic), 12L)
+  expect_identical(f$bic$covariance[which.min(f$bic$BIC)], "tied")
+  # Mclust(faithful): EEE, 3 components, log-likelihood -1126.326, BIC
+  # -2314.316 (mclust's sign) with mclust 6.1.3
+  # (the weak prior moves the point estimates by about 1e-3 nats)
+  expect_equal(f$loglik, -1126.326, tolerance = 1e-5)
+  expect_equal(stats::BIC(f), 2314.316, tolerance = 1e-5)
+  out <- paste(capture.output(print(f)), collapse = "\n")
+  expect_match(out, "covariance \"tied\"")
+  expect_match(out, "spherical")
+  # the BIC plot, and a grid over one structure keeps the old table
+  pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_silent(plot(f, type = "bic"))
+  expect_silent(plot(f, faithful))
+  g <- fit_mixture(faithful, K = 1:3, seed = 1, progress = FALSE)
+  expect_named(g$bic, c("K", "loglik", "df", "BIC", "objective", "converged"))
+  expect_silent(plot(g, which = "bic"))
+  expect_error(plot(fit_mixture(faithful, K = 2, seed = 1, progress = FALSE), which = "bic"),
+               class = "sparsevi_error_argument")
+})
+
+test_that("the BIC choice matches Mclust's on faithful", {
+  skip_if_not_installed("mclust")
+  mclustBIC <- mclust::mclustBIC # Mclust() looks it up in the caller
+  m <- mclust::Mclust(faithful, G = 1:9, modelNames = c("VVV", "EEE", "VVI", "VII"),
+                      verbose = FALSE)
+  f <- suppressWarnings(fit_mixture(faithful, K = 1:9, covariance = c("VVV", "EEE", "VVI", "VII"),
+                                    seed = 1, progress = FALSE))
+  expect_identical(f$K, as.integer(m$G))
+  expect_identical(names(mix_covariance_synonyms)[match(f$covariance_type, mix_covariance_synonyms)],
+                   m$modelName)
+  expect_equal(f$loglik, m$loglik, tolerance = 1e-5)
+  expect_gte(ari(f$classification, m$classification), 0.99)
+})
+
+test_that("tied and spherical fits: the same for any thread count, sparse L, update() and stochastic training", {
+  sim <- simulate_mixture(N = 700, D = 4, K = 5, seed = 2)
+  for (cv in c("tied", "spherical")) {
+    a <- fit_mixture(sim$X, K = 5, covariance = cv, seed = 3, progress = FALSE, n_init = 2,
+                     threads = 1)
+    b <- fit_mixture(sim$X, K = 5, covariance = cv, seed = 3, progress = FALSE, n_init = 2,
+                     threads = 2)
+    expect_identical(b$loglik, a$loglik)
+    expect_identical(b$means, a$means)
+    expect_gte(ari(a$classification, sim$cluster), 0.9)
+    s <- fit_mixture(sim$X, K = 5, L = 2, covariance = cv, seed = 3, progress = FALSE)
+    expect_true(all(diff(s$trace$objective) >= -1e-9 * abs(s$trace$objective[-1])))
+    u <- update(s, sim$X, passes = 2)
+    expect_identical(u$covariance_type, cv)
+    expect_identical(nrow(u$trace), nrow(s$trace) + 2L)
+    st <- fit_mixture(sim$X, K = 5, covariance = cv, global = "stochastic", passes = 5,
+                      seed = 3, progress = FALSE)
+    expect_true(is.finite(st$loglik))
+  }
+})
+
+test_that("the hierarchical tree is built once for a K grid, with the same fits", {
+  X <- as.matrix(iris[, 1:4])
+  rm(list = ls(mix_hc_cache), envir = mix_hc_cache)
+  cold <- fit_mixture(X, K = 3, seed = 2, progress = FALSE)
+  fit_mixture(faithful, K = 2, seed = 1, progress = FALSE) # another tree in between
+  other <- fit_mixture(X, K = 4, seed = 2, progress = FALSE)
+  warm <- fit_mixture(X, K = 3, seed = 2, progress = FALSE) # the tree of `other`
+  expect_identical(warm$loglik, cold$loglik)
+  expect_identical(warm$classification, cold$classification)
+  expect_identical(warm$init_loglik, cold$init_loglik)
+  g <- fit_mixture(X, K = 3:4, seed = 2, progress = FALSE)
+  expect_identical(g$bic$loglik, c(cold$loglik, other$loglik))
+})
+
+test_that("option sparsevi.mix_sub_start: the default starts run on a subsample of large data", {
+  sim <- simulate_mixture(N = 6000, D = 3, K = 4, seed = 8)
+  plain <- fit_mixture(sim$X, K = 4, seed = 1, progress = FALSE)
+  expect_null(plain$control$sub_start)
+  old <- options(sparsevi.mix_sub_start = 3000, sparsevi.mix_sub_size = 600)
+  on.exit(options(old))
+  a <- fit_mixture(sim$X, K = 4, seed = 1, progress = FALSE)
+  expect_identical(a$control$sub_start, 600L)
+  expect_identical(a$control$n_init, 10L) # as many starts as for 600 points
+  expect_length(a$init_loglik, 11L)       # and the hierarchical one
+  expect_gte(ari(a$classification, sim$cluster), 0.95)
+  expect_lt(abs(a$loglik - plain$loglik) / abs(plain$loglik), 1e-4)
+  expect_true(a$converged)
+  expect_identical(fit_mixture(sim$X, K = 4, seed = 1, progress = FALSE)$loglik, a$loglik)
+  # given starts, other inits, stochastic training and small data: no subsample
+  expect_null(fit_mixture(sim$X, K = 4, seed = 1, n_init = 2, progress = FALSE)$control$sub_start)
+  expect_null(fit_mixture(sim$X, K = 4, seed = 1, init = "kmeanspp",
+                          progress = FALSE)$control$sub_start)
+  expect_null(fit_mixture(sim$X[1:2000, ], K = 4, seed = 1, progress = FALSE)$control$sub_start)
+  # a K grid and the other covariance structures
+  g <- fit_mixture(sim$X, K = 3:5, covariance = c("full", "spherical"), seed = 1,
+                   progress = FALSE)
+  expect_identical(g$K, 4L)
+  options(sparsevi.mix_sub_start = "a")
+  expect_error(fit_mixture(sim$X, K = 2, progress = FALSE), "mix_sub_start",
+               class = "sparsevi_error_argument")
+})
+
+test_that("a K grid reuses its data between fits: the kept fit equals the one fitted alone", {
+  X <- as.matrix(iris[, 1:4])
+  g <- fit_mixture(X, K = 2:4, covariance = c("full", "tied"), seed = 2, progress = FALSE)
+  s <- fit_mixture(X, K = g$K, covariance = g$covariance_type, seed = 2, progress = FALSE)
+  for (nm in c("weights", "means", "covariances", "loglik", "state", "classification",
+               "uncertainty", "z", "init_loglik", "best_init")) {
+    expect_identical(g[[nm]], s[[nm]])
+  }
+  expect_false(mix_grid$active)
+  expect_null(mix_grid$data)
+  # an error inside the grid leaves nothing behind
+  expect_error(fit_mixture(X, K = c(2, 500), progress = FALSE), class = "sparsevi_error_argument")
+  expect_false(mix_grid$active)
+  expect_null(mix_grid$train)
+  # documents and the zero-mean model through a grid
+  d <- simulate_lda(D = 30, V = 20, K = 3, seed = 3)$dtm
+  gd <- fit_mixture(d, K = 2:3, likelihood = "multinomial", seed = 1, progress = FALSE)
+  expect_identical(gd$loglik, fit_mixture(d, K = gd$K, likelihood = "multinomial", seed = 1,
+                                          progress = FALSE)$loglik)
+  gz <- fit_mixture(X, K = 2:3, likelihood = "zm_gaussian", seed = 1, progress = FALSE)
+  sz <- fit_mixture(X, K = gz$K, likelihood = "zm_gaussian", seed = 1, progress = FALSE)
+  expect_identical(gz$classification, sz$classification)
 })
