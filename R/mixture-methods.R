@@ -372,137 +372,122 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
 
 #' Plot a fitted mixture
 #'
-#' With data `X`, draws the points in the data's own variables, coloured by
-#' their most likely component, with each component's mean (a cross) and,
-#' for Gaussian likelihoods, the ellipse of two standard deviations of its
-#' covariance, and a legend of the components and their weights
-#' (`which = "clusters"`): one panel for two variables, a pairs view (every
-#' pair, on a page of its own) for more. `vars` chooses the variables; by
-#' default every one up to six, beyond that the five along which the
-#' components are most separated (between-component over within-component
-#' variance). Also the training trace (`which = "trace"`: the objective, or
-#' the held-out log-likelihood, against the lap) and the components
-#' projected on the first two principal axes of the fitted mixture
-#' (`which = "components"`, with the points of `X` when given). Each
-#' component has the same colour in every panel.
+#' Draws the clusters found in the data, how sure each point's assignment
+#' is, the components, the choice of K, or the training trace. Each
+#' component has the same colour in every figure; [ggplot2::autoplot()]
+#' draws the same figures with ggplot2.
 #'
-#' For a fit that chose K (or K and the covariance structure) by BIC,
-#' `which = "bic"` draws the BIC of every fit against K, one line per
-#' covariance structure, the chosen fit ringed (mclust's BIC plot, with
-#' this package's sign: lower is better); it replaces the trace in the
-#' default panels.
+#' * `"clusters"` (needs `X`): the points in the data's own variables,
+#'   coloured by their most likely component, each component's mean (a
+#'   cross) and the ellipse of two standard deviations of its covariance,
+#'   with a legend of the components and their weights beside the panel.
+#'   One panel for two variables, a pairs view (every pair, on a page of
+#'   its own) for more. `vars` chooses the variables; by default every one
+#'   up to six, beyond that the five along which the components are most
+#'   separated (between-component over within-component variance).
+#' * `"uncertainty"` (needs `X`): as mclust's uncertainty plot, the points
+#'   in the first two of `vars`, larger and darker the less sure their
+#'   component is (the uncertainty, 1 minus the largest responsibility), and
+#'   beside them every point's uncertainty, sorted (on a page of its own).
+#' * `"components"`: the components projected on the first two principal
+#'   axes of the fitted mixture, with the points of `X` when given.
+#' * `"bic"` (a fit that chose K, or K and the covariance structure, by
+#'   BIC): the BIC of every fit against K, one line per covariance
+#'   structure, the chosen fit ringed (mclust's BIC plot, with R's sign:
+#'   lower is better).
+#' * `"trace"`: the objective (or the held-out log-likelihood) against the
+#'   lap.
+#'
+#' By default: without `X`, the trace (the BIC for a fit that chose by
+#' BIC); with `X`, the clusters, after the BIC for a fit that chose by BIC,
+#' and after the trace when the trace shows something (more than two laps
+#' and a change of more than 0.01% of the objective; a fit from a good
+#' start is flat from its first lap).
 #'
 #' @param x A `sparsevi_mixture`.
 #' @param X Optional data of the fitted form (the training data, or new
 #'   points) to draw.
-#' @param which Which panels: any of `"trace"`, `"bic"` (a fit with several
-#'   `K` or `covariance`), `"clusters"` (needs `X`, numeric data with at
-#'   least two columns) and `"components"`. Default `c("trace",
-#'   "clusters")` with `X`, else `"trace"`, with `"bic"` in place of
-#'   `"trace"` for a fit that chose by BIC.
+#' @param which Which figures: any of `"trace"`, `"bic"`, `"clusters"`,
+#'   `"components"` and `"uncertainty"` (default as above).
 #' @param type A synonym of `which` (`plot(fit, type = "bic")`).
-#' @param vars For `"clusters"`: two or more variables to draw, by name or
-#'   number (default as above).
+#' @param vars For `"clusters"` and `"uncertainty"`: two or more variables
+#'   to draw, by name or number (default as above).
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
+#' @seealso [autoplot.sparsevi_mixture()] for the same figures with ggplot2.
 #' @examples
 #' fit <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
 #' plot(fit, faithful)
+#' plot(fit, faithful, which = "uncertainty")
 #' plot(fit, faithful, which = "clusters", vars = c("waiting", "eruptions"))
 #' iris_fit <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
 #' plot(iris_fit, iris[, 1:4], which = "clusters")
 #' plot(iris_fit, iris[, 1:4], which = "components")
+#' grid <- fit_mixture(faithful, K = 1:4, seed = 1, progress = FALSE)
+#' plot(grid, type = "bic")
 #' @export
 plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, type = NULL,
                                   ...) {
   numeric_data <- !is.null(x$means) && x$hyper$D >= 2L
-  if (is.null(which)) which <- type
-  if (is.null(which)) {
-    which <- if (is.null(X) || !numeric_data) "trace" else c("trace", "clusters")
-    if (!is.null(x$bic)) which[1L] <- "bic"
+  which <- mix_plot_which(x, X, if (is.null(which)) type else which, numeric_data)
+  d <- if (is.null(X) || !numeric_data) {
+    if (numeric_data) mix_plot_components(x)
+  } else {
+    mix_plot_data(x, X, if (any(c("clusters", "uncertainty") %in% which)) vars)
   }
-  panels <- c("trace", "bic", "clusters", "components")
-  if ("bic" %in% which && is.null(x$bic)) {
-    abort("`which = \"bic\"` draws the BIC of a choice among fits: this fit has one K and one covariance (fit with several, e.g. K = 1:9).",
-          "argument")
+  # a pairs view and the uncertainty figure take a page each, after the
+  # others; in a row of panels the components' key is a panel of its own
+  pairs_view <- "clusters" %in% which && length(d$vars) > 2L
+  row <- setdiff(which, c("uncertainty", if (pairs_view) "clusters"))
+  key_panel <- length(row) >= 2L && any(c("clusters", "components") %in% row)
+  if (length(row) >= 2L) {
+    op <- graphics::par(no.readonly = TRUE)[c("mar", "cex")]
+    graphics::layout(matrix(seq_len(length(row) + key_panel), 1L),
+                     widths = c(rep(3, length(row)), if (key_panel) 1.7))
+    graphics::par(cex = 0.83) # layout() shrinks text to 0.66 for three columns
+    on.exit({graphics::layout(1); graphics::par(op)})
+  }
+  if ("trace" %in% which) plot_mix_trace(mix_trace_data(x), ...)
+  if ("bic" %in% which) mix_plot_bic(x$bic, ...)
+  if ("clusters" %in% which && !pairs_view) plot_clusters(d, legend = !key_panel, ...)
+  if ("components" %in% which) plot_components(d, legend = !key_panel, ...)
+  if (key_panel) mix_legend_panel(mix_clusters_legend(d))
+  if (length(row) >= 2L) {
+    graphics::layout(1)
+    graphics::par(op)
+  }
+  if (pairs_view) plot_clusters(d, ...)
+  if ("uncertainty" %in% which) plot_uncertainty(d, ...)
+  invisible(x)
+}
+
+# The figures plot() and autoplot() draw for a mixture fit: `which` as
+# given (checked), or the default.
+mix_plot_which <- function(x, X, which, numeric_data, call = caller_call()) {
+  panels <- c("trace", "bic", "clusters", "components", "uncertainty")
+  if (is.null(which)) {
+    # the trace only where it shows something: not a flat one beside data
+    which <- if (is.null(X) || !numeric_data) "trace" else
+      c(if (!mix_trace_data(x)$flat) "trace", "clusters")
+    if (!is.null(x$bic)) which <- c("bic", setdiff(which, "trace"))
   }
   if (!is.character(which) || !length(which) || anyNA(which) || !all(which %in% panels)) {
     abort(sprintf("`which` must hold some of %s.", paste0('"', panels, '"', collapse = ", ")),
-          "argument")
+          "argument", call = call)
   }
-  which <- panels[panels %in% which]
-  if ("clusters" %in% which && (is.null(X) || !numeric_data)) {
-    abort(if (is.null(X)) "`which = \"clusters\"` draws data: give `X`."
-          else "`which = \"clusters\"` needs numeric data with at least two columns (a multinomial mixture has none: see `which = \"trace\"`).",
-          "argument")
+  if ("bic" %in% which && is.null(x$bic)) {
+    abort("`which = \"bic\"` draws the BIC of a choice among fits: this fit has one K and one covariance (fit with several, e.g. K = 1:9).",
+          "argument", call = call)
+  }
+  for (w in intersect(c("clusters", "uncertainty"), which)) {
+    if (is.null(X) || !numeric_data) {
+      abort(if (is.null(X)) sprintf("`which = \"%s\"` draws data: give `X`.", w)
+            else sprintf("`which = \"%s\"` needs numeric data with at least two columns (a multinomial mixture has none: see `which = \"trace\"`).", w),
+            "argument", call = call)
+    }
   }
   if (!numeric_data) which <- setdiff(which, "components")
-  D <- x$hyper$D
-  covs <- NULL
-  if (numeric_data) {
-    covs <- if (!is.null(x$covariances)) x$covariances else
-      array(apply(x$variances, 1L, function(v) diag(v, D)), c(D, D, x$K))
-  }
-  Xo <- cl <- NULL
-  if (!is.null(X) && numeric_data) {
-    nd <- mix_newdata(X, mix_fit_data(x), "X")
-    Xo <- nd$data + rep(x$center, each = nd$N)
-    colnames(Xo) <- colnames(x$means)
-    cl <- predict(x, X)
-  }
-  v <- if ("clusters" %in% which) {
-    mix_plot_vars(vars, colnames(x$means), D, x$means, covs, x$weights)
-  }
-  # a pairs view takes a page of its own, after the other panels
-  row <- setdiff(which, if (length(v) > 2L) "clusters")
-  if (length(row) >= 2L) {
-    op <- graphics::par(mfrow = c(1L, length(row)))
-    on.exit(graphics::par(op))
-  }
-  cols <- mix_colours(x$K)
-  if ("trace" %in% which) {
-    tr <- x$trace
-    use_obj <- any(!is.na(tr$objective))
-    y <- if (use_obj) tr$objective else tr$heldout
-    if (all(is.na(y))) y <- rep(NA_real_, nrow(tr))
-    graphics::plot(tr$lap, y, type = "b", pch = 20, xlab = "lap",
-                   ylab = if (use_obj) "objective (ELBO)" else "held-out log-likelihood",
-                   main = "Training trace", ...)
-  }
-  if ("bic" %in% which) mix_plot_bic(x$bic, ...)
-  if ("components" %in% which) {
-    mu <- colSums(x$weights * x$means)
-    tot <- matrix(0, D, D)
-    for (k in seq_len(x$K)) {
-      tot <- tot + x$weights[k] * (covs[, , k] + tcrossprod(x$means[k, ] - mu))
-    }
-    P <- eigen(tot, symmetric = TRUE)$vectors[, 1:2, drop = FALSE]
-    M <- sweep(x$means, 2L, mu) %*% P
-    ell <- lapply(seq_len(x$K), function(k) {
-      C <- crossprod(P, covs[, , k] %*% P)
-      e <- eigen(C, symmetric = TRUE)
-      th <- seq(0, 2 * pi, length.out = 60)
-      circ <- cbind(cos(th), sin(th)) %*% (t(e$vectors) * (2 * sqrt(pmax(e$values, 0))))
-      sweep(circ, 2L, M[k, ], `+`)
-    })
-    pts <- if (is.null(Xo)) NULL else sweep(Xo, 2L, mu) %*% P
-    allp <- rbind(do.call(rbind, ell), pts)
-    graphics::plot(allp, type = "n", xlab = "PC1", ylab = "PC2", main = "Components", ...)
-    if (!is.null(pts)) {
-      graphics::points(pts, pch = 19, cex = if (nrow(pts) <= 500L) 1 else 0.5,
-                       col = grDevices::adjustcolor(cols[cl], 0.6))
-    }
-    used <- x$weights >= 1e-3
-    for (k in which(used)) graphics::lines(ell[[k]], col = cols[k], lwd = 2)
-    graphics::points(M[used, , drop = FALSE], pch = 3, cex = 1.6, lwd = 3)
-    graphics::legend("topright", legend = sprintf("%d (%.2f)", which(used), x$weights[used]),
-                     col = cols[used], lwd = 2, bg = grDevices::adjustcolor("white", 0.7),
-                     title = "component (weight)", cex = 0.8)
-  }
-  if ("clusters" %in% which) {
-    plot_clusters(Xo, cl, x$means, covs, x$weights, v, "Clusters", ...)
-  }
-  invisible(x)
+  panels[panels %in% which]
 }
 
 # The BIC of a choice among fits (fit$bic: K, BIC, converged, and

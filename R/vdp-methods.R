@@ -378,63 +378,74 @@ vdp_plugin_params <- function(object) {
 #' With data `X`, draws the points in the data's own variables coloured by
 #' their most likely component (points the infinite tail claims as grey
 #' crosses), with each component's mean, the ellipse of two standard
-#' deviations of its covariance and a legend (`which = "clusters"`): one
-#' panel for two variables, a pairs view (on a page of its own) for more, as
-#' for [plot.sparsevi_mixture()]. The course of the fit (`which = "trace"`)
-#' is two panels against the step of the fit: the free energy and the
-#' number of components T.
+#' deviations of its covariance and a legend beside the panel (`which =
+#' "clusters"`): one panel for two variables, a pairs view (on a page of its
+#' own) for more, as for [plot.sparsevi_mixture()]. `which = "uncertainty"`
+#' draws how sure each point's component is, as for
+#' [plot.sparsevi_mixture()]. The course of the fit (`which = "trace"`) is
+#' two panels against the step of the fit: the free energy and the number
+#' of components T. The clusters come first: with two variables beside the
+#' trace, with more on the page before it. [ggplot2::autoplot()] draws the
+#' same figures with ggplot2.
 #'
 #' @param x A `sparsevi_vdp` fit.
 #' @param X Optional data with the fitted columns (the training data, or
 #'   new points) to draw.
-#' @param which Any of `"clusters"` (needs `X` and at least two columns) and
-#'   `"trace"`. Default `c("clusters", "trace")` with `X`, else `"trace"`.
-#' @param vars For `"clusters"`: two or more variables to draw, by name or
-#'   number; default every one up to six, beyond that the five along which
-#'   the components are most separated.
+#' @param which Any of `"clusters"` and `"uncertainty"` (both need `X` and
+#'   at least two columns) and `"trace"`. Default `c("clusters", "trace")`
+#'   with `X`, else `"trace"`.
+#' @param vars For `"clusters"` and `"uncertainty"`: two or more variables
+#'   to draw, by name or number; default every one up to six, beyond that
+#'   the five along which the components are most separated.
+#' @param type A synonym of `which`.
 #' @param ... Passed to [graphics::plot()].
 #' @returns `x`, invisibly.
+#' @seealso [autoplot.sparsevi_vdp()] for the same figures with ggplot2.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
 #' fit <- fit_vdp(sim$X, seed = 1, threads = 1)
 #' plot(fit, sim$X)
+#' plot(fit, sim$X, which = "uncertainty")
 #' plot(fit)
 #' @export
-plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, ...) {
+plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, type = NULL, ...) {
+  which <- vdp_plot_which(x, X, if (is.null(which)) type else which)
+  d <- if (any(c("clusters", "uncertainty") %in% which)) mix_plot_data(x, X, vars)
+  pairs_view <- "clusters" %in% which && length(d$vars) > 2L
+  if ("clusters" %in% which && !pairs_view && "trace" %in% which) {
+    # the clusters large on the left, free energy and T stacked beside them
+    graphics::layout(matrix(c(1L, 1L, 2L, 3L), 2L), widths = c(3, 2))
+    on.exit(graphics::layout(1))
+    plot_clusters(d, ...)
+    op <- graphics::par(mar = c(4, 4.5, 2.5, 1))
+    plot_vdp_trace(vdp_trace_data(x), ...)
+    graphics::par(op)
+  } else {
+    if ("clusters" %in% which) plot_clusters(d, ...)
+    if ("trace" %in% which) {
+      op <- graphics::par(mfrow = c(1L, 2L))
+      plot_vdp_trace(vdp_trace_data(x), ...)
+      graphics::par(op)
+    }
+  }
+  if ("uncertainty" %in% which) plot_uncertainty(d, ...)
+  invisible(x)
+}
+
+# The figures plot() and autoplot() draw for a Fast-VDP fit: `which` as
+# given (checked), or the default.
+vdp_plot_which <- function(x, X, which, call = caller_call()) {
   if (is.null(which)) which <- if (is.null(X) || x$dim < 2L) "trace" else c("clusters", "trace")
-  panels <- c("clusters", "trace")
+  panels <- c("clusters", "uncertainty", "trace")
   if (!is.character(which) || !length(which) || anyNA(which) || !all(which %in% panels)) {
     abort(sprintf("`which` must hold some of %s.", paste0('"', panels, '"', collapse = ", ")),
-          "argument")
+          "argument", call = call)
   }
-  which <- panels[panels %in% which]
-  if ("clusters" %in% which && is.null(X)) {
-    abort("`which = \"clusters\"` draws data: give `X`.", "argument")
+  for (w in intersect(c("clusters", "uncertainty"), which)) {
+    if (is.null(X)) abort(sprintf("`which = \"%s\"` draws data: give `X`.", w), "argument",
+                          call = call)
   }
-  v <- if ("clusters" %in% which) {
-    mix_plot_vars(vars, x$colnames, x$dim, x$means, x$covariances, x$weights)
-  }
-  pairs_view <- length(v) > 2L
-  n_panels <- ("clusters" %in% which && !pairs_view) + 2L * ("trace" %in% which)
-  if (n_panels >= 2L) {
-    op <- graphics::par(mfrow = c(1L, n_panels))
-    on.exit(graphics::par(op))
-  }
-  Xn <- if ("clusters" %in% which) vdp_newdata(x, X)
-  if ("clusters" %in% which && !pairs_view) {
-    plot_clusters(Xn, predict(x, Xn), x$means, x$covariances, x$weights, v, "Clusters", ...)
-  }
-  if ("trace" %in% which) {
-    tr <- x$trace
-    graphics::plot(tr$lap, tr$free_energy, type = "b", pch = 20, xlab = "step",
-                   ylab = "free energy", main = "Free energy", ...)
-    graphics::plot(tr$lap, tr$T, type = "s", xlab = "step", ylab = "T",
-                   main = "Components", ...)
-  }
-  if ("clusters" %in% which && pairs_view) {
-    plot_clusters(Xn, predict(x, Xn), x$means, x$covariances, x$weights, v, "Clusters", ...)
-  }
-  invisible(x)
+  panels[panels %in% which]
 }
 
 # Inverse of a symmetric positive (semi)definite matrix: through its Cholesky

@@ -174,3 +174,97 @@ test_that("autoplot() draws every LDA plot type as a ggplot, with plot()'s data"
                if (pick$K == 3L) "grid's upper edge" else "grid's lower edge")
   expect_error(ggplot2::autoplot(fit, type = "select"), class = "sparsevi_error_argument")
 })
+
+test_that("every plot type of every fit class draws, in base graphics and ggplot2", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  # LDA: every type, plot() and autoplot()
+  sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
+  lda <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE)
+  pick <- fit_lda(sim$dtm, K = c(2, 3), passes = 2, seed = 1, progress = FALSE)
+  for (t in c("trace", "words", "documents")) expect_identical(plot(lda, type = t), lda)
+  expect_identical(plot(pick, type = "select"), pick)
+  # mixtures: two columns, four columns, a K grid, documents
+  mix2 <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+  mix4 <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
+  grid <- suppressWarnings(fit_mixture(faithful, K = 1:3, seed = 1, progress = FALSE))
+  docs <- fit_mixture(sim$dtm, K = 2, likelihood = "multinomial", seed = 1,
+                      progress = FALSE)
+  types <- c("trace", "clusters", "components", "uncertainty")
+  for (t in types) {
+    expect_identical(plot(mix2, faithful, which = t), mix2)
+    expect_identical(plot(mix4, iris, which = t), mix4)
+  }
+  expect_identical(plot(mix4, iris, which = types), mix4)
+  expect_identical(plot(grid, faithful), grid)
+  expect_identical(plot(grid, type = "bic"), grid)
+  expect_identical(plot(mix2, which = "components"), mix2)
+  expect_identical(plot(docs), docs)
+  # Fast-VDP: two columns and four
+  ms <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
+  vdp2 <- fit_vdp(ms$X, seed = 1, threads = 1)
+  vdp4 <- fit_vdp(as.matrix(iris[, 1:4]), seed = 1, threads = 1)
+  for (t in c("clusters", "uncertainty", "trace")) {
+    expect_identical(plot(vdp2, ms$X, which = t), vdp2)
+    expect_identical(plot(vdp4, iris[, 1:4], which = t), vdp4)
+  }
+  expect_identical(plot(vdp2, ms$X), vdp2)
+  expect_identical(plot(vdp4, iris[, 1:4]), vdp4)
+  skip_if_not_installed("ggplot2")
+  gg <- list(ggplot2::autoplot(lda), ggplot2::autoplot(lda, type = "words"),
+             ggplot2::autoplot(lda, type = "documents"),
+             ggplot2::autoplot(pick, type = "select"),
+             ggplot2::autoplot(mix2), ggplot2::autoplot(grid), ggplot2::autoplot(docs),
+             ggplot2::autoplot(mix2, type = "components"))
+  for (t in types) {
+    gg <- c(gg, list(ggplot2::autoplot(mix2, faithful, type = t),
+                     ggplot2::autoplot(mix4, iris, type = t)))
+  }
+  for (t in c("clusters", "uncertainty", "trace")) {
+    gg <- c(gg, list(ggplot2::autoplot(vdp2, ms$X, type = t),
+                     ggplot2::autoplot(vdp4, iris[, 1:4], type = t)))
+  }
+  for (p in gg) {
+    expect_s3_class(p, "ggplot")
+    expect_no_error(print(p))
+  }
+})
+
+test_that("mixture and VDP figures: defaults, shared data, integer counts", {
+  mix2 <- fit_mixture(faithful, K = 2, seed = 1, progress = FALSE)
+  # a flat trace (a fit from a good start) is left out of the default figure
+  expect_true(mix_trace_data(mix2)$flat)
+  expect_identical(mix_plot_which(mix2, faithful, NULL, TRUE), "clusters")
+  expect_identical(mix_plot_which(mix2, NULL, NULL, TRUE), "trace")
+  expect_error(mix_plot_which(mix2, NULL, "uncertainty", TRUE), "give `X`",
+               class = "sparsevi_error_argument")
+  expect_error(mix_plot_which(mix2, faithful, "bic", TRUE), "several",
+               class = "sparsevi_error_argument")
+  expect_identical(vdp_plot_which(list(dim = 2L), matrix(0, 1, 2), NULL),
+                   c("clusters", "trace"))
+  # the uncertainty drawn is mclust's, the fit's own
+  d <- mix_plot_data(mix2, faithful)
+  expect_equal(d$uncertainty, mix2$uncertainty)
+  expect_identical(d$cluster, mix2$classification)
+  # its two variables: the two that separate the components most
+  mix4 <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
+  d4 <- mix_plot_data(mix4, iris)
+  expect_identical(d4$vars, 1:4)
+  expect_identical(d4$names[d4$uvars], c("Petal.Length", "Petal.Width"))
+  expect_identical(mix_plot_data(mix4, iris, vars = c(2, 1, 3))$uvars, c(2L, 1L))
+  # counts and laps get whole-number ticks
+  expect_identical(int_breaks(c(1, 2)), c(1, 2))
+  expect_true(all(int_breaks(c(0, 9)) %% 1 == 0))
+  expect_identical(gg_count_breaks(c(0.95, 2.05)), 1:2)
+  skip_if_not_installed("ggplot2")
+  # autoplot() draws plot()'s data
+  p <- ggplot2::autoplot(mix2, faithful, type = "uncertainty")
+  expect_equal(sort(p$data$uncertainty), sort(mix2$uncertainty))
+  p <- ggplot2::autoplot(mix4, iris, type = "clusters")
+  expect_identical(nrow(p$data), 6L * 150L) # six pairs of four variables
+  ms <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
+  vdp <- fit_vdp(ms$X, seed = 1, threads = 1)
+  p <- ggplot2::autoplot(vdp, type = "trace")
+  expect_equal(p$data$value, c(vdp$trace$free_energy, vdp$trace$T))
+  expect_error(ggplot2::autoplot(vdp, type = "components"), class = "sparsevi_error_argument")
+})
