@@ -423,7 +423,7 @@ update.sparsevi_mixture <- function(object, X, passes = 5, heldout,
 #' iris_fit <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
 #' plot(iris_fit, iris[, 1:4], which = "clusters")
 #' plot(iris_fit, iris[, 1:4], which = "components")
-#' grid <- fit_mixture(faithful, K = 1:4, seed = 1, progress = FALSE)
+#' grid <- fit_mixture(faithful, K = 1:3, seed = 1, progress = FALSE)
 #' plot(grid, type = "bic")
 #' @export
 plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, type = NULL,

@@ -56,256 +56,113 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 
 #' Fit a mixture model with sparse variational posteriors
 #'
-#' Fits a finite (Dirichlet) or truncated Dirichlet-process mixture by
-#' variational inference in which each point's responsibilities are the
-#' optimal **L-sparse** ones: the L largest of its K weights, renormalised
-#' (Hughes and Sudderth). With `L = K` this is ordinary dense mean-field VB.
-#' Responsibilities below \eqn{2^{-53}} times a point's largest (beneath
-#' rounding in their sum) are set to zero and the rest renormalised; the
-#' objective uses the entropy of these responsibilities, so it stays exact.
-#' Training sweeps over batches of points: memoized (exact, cached batch
-#' summaries; the objective never decreases), stochastic (step size
-#' \eqn{(\tau + t)^{-\kappa}}) or batch.
+#' Fits a finite (Dirichlet) or truncated Dirichlet-process mixture of
+#' Gaussians, or of multinomials for documents, by variational inference in
+#' which each point keeps only its `L` largest responsibilities (Hughes and
+#' Sudderth); `L = K`, the default, is ordinary mean-field variational
+#' Bayes. Several `K` (or covariance structures) are chosen among by BIC,
+#' as `mclust::Mclust()` does.
 #'
-#' Priors default to data-scaled values. Gaussian models use the column
-#' variances `v` (or, for `"zm_gaussian"`, the column mean squares):
-#' a Wishart prior with `nu = D + 2` degrees of freedom and scale matrix
-#' `B0 = nu * scale * diag(v)`, so a component's prior covariance is about
-#' `scale` times the data's; `"gaussian"` adds a Normal prior on the mean
-#' centred on the data mean with `kappa0` pseudo-points. The fitted
-#' `covariances` (and `predict()`, `loglik`) are the posterior means of the
-#' covariances, \eqn{B_k / (\nu_k - D - 1)}{B_k / (nu_k - D - 1)} with
-#' \eqn{\nu_k = \nu + N_k}{nu_k = nu + N_k} (the variances', \eqn{b / (a -
-#' 1)}, for `"diag_gaussian"`), close to the maximum-likelihood ones
-#' (\eqn{N_k + 1} in place of \eqn{N_k} with the default `nu`). `"diag_gaussian"`
-#' uses per dimension a Gamma(`nu / 2`, `nu / 2 * scale * v`) prior on the
-#' precision (default `nu = 3`). `"multinomial"` clusters documents (any
-#' input [as_dtm()] accepts) with a Dirichlet(`eta`) prior on each
-#' component's word distribution; its densities leave out the multinomial
-#' coefficient.
+#' The default fit is meant to be used as is: it tries several starts
+#' (k-means, k-means++ seed points and, on up to 2,000 points, Ward's
+#' hierarchical clustering, as mclust), runs each a few laps, continues the
+#' best to convergence and keeps the one of highest log-likelihood, so
+#' small data give the same fit for every seed. On more than 20,000 points
+#' the starts run on a 2,000-point subsample. `vignette("benchmarks")`
+#' compares these defaults with mclust on 22 data sets.
 #'
-#' Training starts from K clusters: by default k-means++ seeds refined by
-#' k-means on the scaled columns, each component holding its cluster's
-#' points (with `init = "kmeanspp"` or `"random"`, or for documents, each
-#' component holds its one seed point). With the default `init = "kmeans"`
-#' on up to 2,000 points (option `sparsevi.mix_hc_max`), one more start
-#' follows, deterministic, as mclust's default: Ward's hierarchical
-#' clustering ([stats::hclust()]) of the whitened data (principal component
-#' scores scaled to unit variance) cut at K clusters. Several starts are
-#' short runs (emEM): each trains for 20 laps, and only the best two are
-#' continued to convergence (see `n_init`). The defaults (k-means
-#' and seed-point starts, ten for small data, and the hierarchical one, kept
-#' by log-likelihood; a uniform Dirichlet prior on the weights; a weak
-#' covariance prior; up to 200 laps) were chosen by measurement against
-#' mclust on eight real data sets and checked on fourteen more
-#' (`inst/bench/mixture.R`, part `robust`; results in
-#' `inst/bench/results/mixture.txt`).
-#' Lap 0 visits every batch once, the
-#' globals after each batch coming from the batches seen so far; it fills the
-#' memoized caches, and laps 1 to `passes` follow (the objective is
-#' non-decreasing from lap 0 on). Stochastic training starts from the seeds directly. The trace's
-#' `objective` is the evidence lower bound (without the multinomial
-#' coefficient), exact for memoized and batch training; the held-out score
-#' is [heldout_loglik()].
+#' Priors are scaled to the data: a weak Normal-Wishart (prior covariance
+#' about `scale` times the data's; Gamma variances for diagonal and
+#' spherical structures). Fitted `covariances` are posterior means, close
+#' to the maximum-likelihood ones.
 #'
-#' @param X Data: a numeric matrix or data frame with points in rows; for
-#'   `likelihood = "multinomial"`, a corpus in any form [as_dtm()] accepts.
-#' @param K Number of components, 1 <= K <= number of points; or several
-#'   (e.g. `K = 1:9`, as `Mclust(G = 1:9)`): a fit for each, the one with
-#'   the best BIC kept, with the table of all in `bic`. BIC here follows
-#'   R's [BIC()]: \eqn{-2 \log L + df \log n} with the log-likelihood at the
-#'   point estimates, **lower is better** (mclust's BIC is the negative:
-#'   higher is better). Repeated values are fitted once (with a message);
-#'   fits of the grid that use all `passes` give one warning naming their
-#'   K, and the table's `converged` column says which converged.
-#' @param likelihood One of `"gaussian"` (default; its covariance
-#'   structure is `covariance`, full by default), `"zm_gaussian"`
-#'   (zero-mean, full covariance), `"diag_gaussian"` (the same as
-#'   `covariance = "diag"`), `"multinomial"`.
-#' @param prior `"dirichlet"` (default; symmetric Dirichlet with total
-#'   concentration `alpha`) or `"dp"` (stick-breaking, truncated at K, with
-#'   concentration `gamma`).
-#' @param L Number of nonzero responsibilities per point, 1..K; default K
-#'   (dense).
-#' @param global `"memoized"` (default), `"stochastic"` or `"batch"`.
+#' @param X Data: a numeric matrix or data frame, points in rows; for
+#'   `likelihood = "multinomial"`, documents in any form [as_dtm()] accepts.
+#' @param K Number of components; or several (e.g. `K = 1:9`): each is
+#'   fitted and the one with the lowest BIC kept, the table of all in `bic`.
+#'   BIC follows R's [BIC()], \eqn{-2 \log L + df \log n}: **lower is
+#'   better** (mclust's has the opposite sign).
+#' @param likelihood `"gaussian"` (default; see `covariance`),
+#'   `"zm_gaussian"` (zero mean, full covariance), `"diag_gaussian"` (the
+#'   same as `covariance = "diag"`) or `"multinomial"` (documents).
+#' @param covariance For Gaussian data, the components' covariance
+#'   structure: `"full"` (default; mclust's `"VVV"`), `"tied"` (`"EEE"`: one
+#'   shared by all), `"diag"` (`"VVI"`) or `"spherical"` (`"VII"`). Several
+#'   are each fitted and the best by BIC kept, as `Mclust(modelNames = )`.
+#' @param prior `"dirichlet"` (default; total concentration `alpha`) or
+#'   `"dp"` (stick-breaking truncated at K; concentration `gamma`).
+#' @param L Nonzero responsibilities per point, 1 to K; default K (dense).
+#' @param global `"memoized"` (default), `"stochastic"` (step size
+#'   \eqn{(\tau + t)^{-\kappa}}) or `"batch"`.
 #' @param n_batches,batch_size Number of batches, or points per batch (give
-#'   at most one). Default: one batch per 2,000 points, at most 20.
-#'   `global = "batch"` always uses one batch.
-#' @param passes Maximum number of passes over the data (laps), default 200
-#'   (fits stop earlier once the objective's relative change is below `tol`).
-#' @param init `"kmeans"` (default for numeric data: k-means++ seeding, then
-#'   Hartigan-Wong k-means, [stats::kmeans()], on the columns scaled to unit
-#'   variance; each component starts from its cluster's points; plus the
-#'   hierarchical start on small data, see `n_init`),
-#'   `"kmeanspp"` (k-means++ seeding with a divergence matching the
-#'   likelihood; each component starts from its one seed point; also what
-#'   `"kmeans"` does for documents) or `"random"` (K distinct random points).
-#' @param alpha Dirichlet total concentration (> 0), default `K` (a uniform
-#'   Dirichlet(1, ..., 1) prior on the weights).
+#'   at most one). Default one batch per 2,000 points, at most 20.
+#' @param passes Maximum number of laps (passes over the data), default 200.
+#' @param init How starts are seeded: `"kmeans"` (default: k-means on the
+#'   scaled columns, alternating with k-means++ seed points, plus the
+#'   hierarchical start on small data), `"kmeanspp"` (k-means++ seed points,
+#'   the paper's start) or `"random"`.
+#' @param n_init Number of starts besides the hierarchical one. Default 10
+#'   for numeric data with memoized or batch training, 1 for documents and
+#'   stochastic training. The fit of highest log-likelihood is kept (the
+#'   hierarchical start's unless another is higher by more than one nat).
+#' @param alpha Dirichlet total concentration (> 0), default `K` (uniform).
 #' @param gamma DP concentration (> 0), default 1.
-#' @param nu Prior degrees of freedom: default D + 2 (full covariance) or 3
-#'   (diagonal); must exceed D - 1.
-#' @param scale Prior covariance scale relative to the data's (> 0),
-#'   default 0.003.
-#' @param kappa0 Prior pseudo-count of the mean (> 0), default 0.01.
+#' @param nu,scale,kappa0 Gaussian prior: degrees of freedom (default D + 2;
+#'   3 for diagonal covariances), covariance scale relative to the data's
+#'   (default 0.003) and the mean's pseudo-count (default 0.01).
 #' @param eta Dirichlet prior of multinomial components (> 0), default 0.1.
-#' @param tau,kappa Stochastic step size \eqn{(\tau + t)^{-\kappa}}:
-#'   `tau >= 0` (default 1), `kappa` in (0.5, 1] (default 0.6).
-#' @param tol Memoized/batch training stops when the objective's relative
-#'   change over a lap is below `tol` (>= 0, default 1e-6).
-#'   A memoized or batch fit that uses all `passes` first warns (class
-#'   `sparsevi_warning_unconverged`) with the last relative change.
+#' @param tau,kappa Stochastic step size: `tau >= 0` (default 1), `kappa` in
+#'   (0.5, 1] (default 0.6).
+#' @param tol Memoized and batch training stop when the objective's relative
+#'   change over a lap is below `tol` (default 1e-6); a fit that uses all
+#'   `passes` warns (class `sparsevi_warning_unconverged`).
 #' @param seed `NULL` or a whole number, for reproducible fits.
 #' @param threads Number of threads (default
 #'   `getOption("sparsevi.threads", 1)`); results do not depend on it.
 #' @param progress Print one line per lap? Default `interactive()`.
-#' @param heldout Optional test data of the same form as `X`; its held-out
-#'   log-likelihood is recorded after every lap.
-#' @param cluster `NULL`, or a cluster from [parallel::makePSOCKcluster()]:
-#'   each batch of points is sent once to a worker and stays there; every
-#'   round the workers run the C local step on their batches and return only
-#'   the batch summaries. The fit equals the fit without a cluster (for the
-#'   same `sync`, which does not depend on the cluster). `"future"` (the current `future::plan()`) or a future plan
-#'   object work too; see [sparsevi_cluster].
-#' @param sync Batches whose local steps share one set of global parameters
-#'   (a round, run in parallel on a cluster). Default 1, with or without a
-#'   cluster, so a fit on a cluster equals the fit without one; set it to the
-#'   number of workers to run a round's batches in parallel.
-#' @param n_init Number of starts: each seeds and trains the mixture anew
-#'   (the first from `seed`, the others from streams derived from it), and
-#'   the fit with the highest log-likelihood at its point estimates is kept
-#'   (as mclust keeps the EM fit of highest likelihood: the ELBO's prior
-#'   terms can prefer a fit that leaves a component nearly empty). With
-#'   `init = "kmeans"`, odd starts begin from the k-means partition and even
-#'   ones from the k-means++ seed points alone (k-means tends to reach the
-#'   same partition from every seeding). With `init = "kmeans"`, K >= 2,
-#'   memoized or batch training and at most
-#'   `getOption("sparsevi.mix_hc_max", 2000)` points, one more start follows
-#'   the `n_init`: the hierarchical one (see Details), which uses no random
-#'   numbers and is kept unless another start's log-likelihood is higher by
-#'   more than one nat (a likelihood ratio below e is no evidence for either
-#'   start; so small data give the same fit for every seed). For full
-#'   covariances, a start whose components all hold at least D + 1 points
-#'   (expected counts) is kept over any start that leaves fewer in one
-#'   (whose covariance is then the prior's in some direction). Default, for
-#'   numeric data with memoized or batch training: 10 starts up to 10,000
-#'   points and on the subsample of larger data (see below); without the
-#'   subsample (another `init`, or the option off) 3 up to 100,000 points,
-#'   else 1; 1 for documents and stochastic training. Several starts with memoized or batch training are short
-#'   runs (the emEM strategy of Biernacki, Celeux and Govaert, 2003): each
-#'   trains for `getOption("sparsevi.mix_short_laps", 20)` laps (fewer if
-#'   it converges), the best `getOption("sparsevi.mix_short_keep", 2)` of
-#'   them by the rules above are continued to convergence, each exactly as
-#'   if it had been run alone (the same fit, bit for bit), and the best of
-#'   those is kept. `options(sparsevi.mix_short_laps = Inf)` runs every
-#'   start to convergence. These defaults were chosen by measurement
-#'   (`inst/bench/mixture.R`, parts `short`, `robust` and `starts`): they
-#'   keep the agreement with mclust of the full runs on every set of more
-#'   than 50 points (on USArrests, 50 points, 6 seeds of 10 agree against 7),
-#'   at about 0.8 times their cost on mid-size data (median 2.25 against 2.84
-#'   times one start; 10 laps would save more, 2.00, but agree on only 2
-#'   USArrests seeds). On more than
-#'   `getOption("sparsevi.mix_sub_start", 20000)` points (with memoized or
-#'   batch training, `init = "kmeans"` and `n_init` not given), the
-#'   default starts run on a random subsample of
-#'   `getOption("sparsevi.mix_sub_size", 2000)` points (at least 20 K (D +
-#'   1)), as many as for data of that size and with the hierarchical start,
-#'   and only the best is trained on all the points (mclust's start for
-#'   large data is its hierarchical start on a subsample);
-#'   `control$sub_start` is then the subsample's size, and `init_loglik`
-#'   and `init_objectives` are the subsample's. At N = 100,000, D = 10,
-#'   `K = 1:9` this took 1.75 s against 6.22 s for the starts on all the
-#'   points, with the same choice of K (`inst/bench/mixture.R`, part
-#'   `grid`); `options(sparsevi.mix_sub_start = Inf)` turns it off.
-#' @param covariance For Gaussian data, the covariance structure of the
-#'   components, with scikit-learn's names (mclust's in brackets):
-#'   `"full"` (`"VVV"`, the default: each its own covariance), `"tied"`
-#'   (`"EEE"`: one covariance shared by all), `"diag"` (`"VVI"`: each its
-#'   own diagonal covariance, the same model as `likelihood =
-#'   "diag_gaussian"`) or `"spherical"` (`"VII"`: each its own variance,
-#'   the same in every direction). Several (e.g. `c("full", "tied")`, or
-#'   all four) are fitted for each `K` and the best by BIC kept, as
-#'   `Mclust(modelNames = )`; the table is `bic`, with a `covariance`
-#'   column, and `plot(fit, which = "bic")` draws it. Priors: full and tied
-#'   covariances a Wishart with `nu` and `scale` as above (one for the
-#'   tied covariance, whose posterior pools every component's scatter);
-#'   diagonal a Gamma per dimension, spherical one Gamma(`nu D / 2`, `nu / 2
-#'   * scale * sum(v)`) per component (the diagonal prior pooled over the
-#'   dimensions); each with the Normal prior on the mean.
+#' @param heldout Optional test data, scored after every lap.
+#' @param cluster `NULL`, a cluster from [parallel::makePSOCKcluster()], or
+#'   `"future"`: batches stay on the workers; the fit equals the fit without
+#'   one. See [sparsevi_cluster].
+#' @param sync Batches sharing one set of global parameters, run in
+#'   parallel on a cluster; default 1.
 #' @param ... Unused; must be empty.
-#' @returns A `c("sparsevi_mixture", "sparsevi_fit")` object, a list with
-#'   `weights` (K mixing weights, posterior means), `means` (K x D; numeric
-#'   data), `covariances` (D x D x K array, full models; posterior means) or `variances`
-#'   (K x D, diagonal model), `topic_word` (K x V, rows sum to 1;
-#'   multinomial), `sizes` (expected number of points per component),
-#'   `likelihood` (`"tied_gaussian"` or `"spherical_gaussian"` for those
-#'   covariances), `covariance_type` (`"full"`, `"tied"`, `"diag"` or
-#'   `"spherical"`, as scikit-learn's; `NA` for documents), `prior`, `K`, `L`, `loglik` (training log-likelihood at
-#'   the point estimates), `n` (number of points), `state` (the global
-#'   summaries `N` and `S` the posterior is computed from), `hyper` (prior
-#'   hyperparameters), `center` (column means removed before fitting),
-#'   `columns` (column names or vocabulary), `control` (settings, with
-#'   `init_seconds`, the time of the seeding, and `short_laps`, the laps of
-#'   the short runs, `NA` without them),
-#'   `trace` (data frame: `lap`, `seconds` (training time since the start of
-#'   the loop, held-out scoring excluded), `objective` (the ELBO; `NA` for
-#'   stochastic training), `heldout`, and the lap's `local_seconds` and
-#'   `summary_seconds` spent in the local step and the summary step),
-#'   `converged`, `heldout` (the `heldout` data, scored again by [update()]),
-#'   `init_objectives` (the final objective of each start, the `n_init` and
-#'   then the hierarchical one if it ran:
-#'   the ELBO, or for stochastic training the log-likelihood at the point
-#'   estimates; for a start not continued after its short run, the value at
-#'   its end), `init_loglik` (each start's log-likelihood at its point
-#'   estimates, likewise), `best_init` (the start kept: the one of highest
-#'   `init_loglik`, or the hierarchical one within one nat of it, among the
-#'   starts without a component of fewer than D + 1 points if there are
-#'   any, among the starts continued),
-#'   `classification`,
-#'   `uncertainty` and `z` (the training points' most responsible component,
-#'   1 minus its responsibility, and the N x K responsibilities, kept when
-#'   N * K <= 5e6; see [fitted.sparsevi_mixture()]), `bic` (with several
-#'   `K`: a data frame of `K`, `loglik`, `df`, `BIC`, `objective`,
-#'   `converged`, one row per K; with several `covariance`, a row per K
-#'   and covariance, with a `covariance` column) and `call`.
+#' @returns A `sparsevi_mixture` object, a list with `weights`, `means` (K x
+#'   D), `covariances` (D x D x K) or `variances` (K x D, diagonal
+#'   structures), `topic_word` (K x V, documents), `sizes` (expected points
+#'   per component), `loglik` (at the point estimates), `classification`,
+#'   `uncertainty` and `z` (as mclust's: each training point's component,
+#'   1 minus its responsibility, and the responsibilities when N K <= 5e6),
+#'   `bic` (with several K or covariances: one row per fit, with `K`,
+#'   `covariance`, `loglik`, `df`, `BIC`, `converged`), `trace` (a row per
+#'   lap: `lap`, `seconds`, `objective` (the evidence lower bound),
+#'   `heldout`), `converged`, `covariance_type`, `K`, `L`, `n`,
+#'   `init_loglik` and `best_init` (each start's log-likelihood, the start
+#'   kept), `control`, `call`, and internals (`state`, `hyper`, `center`,
+#'   `columns`).
+#' @seealso [plot.sparsevi_mixture()], [predict.sparsevi_mixture()],
+#'   [fitted.sparsevi_mixture()], [update.sparsevi_mixture()]; [fit_vdp()]
+#'   finds the number of components itself.
 #' @section Differences from the paper:
-#' Hughes & Sudderth's mixtures (their Sec. 3 and experiments), and what
-#' this function does differently by default, with the setting that restores
-#' the paper's choice:
-#' * **Start.** The paper seeds by Bregman k-means++ (for Gaussians, plain
-#'   k-means++ on the data) once per run and reports the best of many runs.
-#'   Here the default starts from the k-means partition and from k-means++
-#'   seed points alternately, ten starts (on a 2,000-point subsample of
-#'   more than 20,000 points, the best then trained on all of them),
-#'   then on up to 2,000 points from Ward's hierarchical
-#'   clustering (as mclust starts from its hierarchical clustering), runs
-#'   each for 20 laps, continues the best two to convergence, and
-#'   keeps the start of highest log-likelihood, because one start gave
-#'   seed-dependent answers (iris: adjusted Rand index 0.90 or 0.57 by seed)
-#'   where mclust does not (`inst/bench/results/mixture.txt`, part
-#'   `robust`). Paper: `init = "kmeanspp", n_init = 1`.
-#' * **Responsibility floor.** Within the L kept entries, responsibilities
-#'   below \eqn{2^{-53}} times a point's largest are set to zero and the rest
-#'   renormalised (beneath rounding in their sum); the objective uses the
-#'   entropy of the responsibilities in use, so it stays exact. The paper's
-#'   top-L step has no floor. No setting removes it; `L = K` is the dense
-#'   step with the same floor.
-#' * **Priors.** A uniform Dirichlet on the weights (`alpha = K`) and a weak
-#'   data-scaled Normal-Wishart (`scale = 0.003`, `nu = D + 2`); the paper
-#'   does not fix these for its mixtures. Give `alpha`, `scale`, `nu` to
-#'   change them. Point estimates are posterior means (of the weights, means
-#'   and covariances).
-#' * **First memoized lap.** Lap 0 fills the memoized caches with the
-#'   globals after each batch coming from the batches seen so far, as the
-#'   paper's first memoized lap does; stopping is by the objective's relative
-#'   change (`tol`) within at most `passes` laps, where the paper runs a
-#'   fixed number of laps (`tol = 0` stops only at a lap that leaves the
-#'   objective unchanged).
+#' * **Start.** The paper seeds once by Bregman k-means++; the default tries
+#'   several starts (above), because one start gave seed-dependent answers.
+#'   Paper: `init = "kmeanspp", n_init = 1`.
+#' * **Responsibility floor.** Responsibilities below \eqn{2^{-53}} of a
+#'   point's largest are dropped; the objective stays exact. No setting
+#'   removes it.
+#' * **Priors.** The paper does not fix them for mixtures: here a uniform
+#'   Dirichlet on the weights and a weak data-scaled Normal-Wishart.
+#' * **Stopping.** By `tol` within `passes` laps, where the paper runs a
+#'   fixed number of laps (`tol = 0`).
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
 #' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)
 #' fit
 #' table(predict(fit, sim$X), sim$cluster)
+#' # choose K by BIC, as mclust does
+#' grid <- fit_mixture(faithful, K = 1:3, seed = 1, progress = FALSE)
+#' grid$bic
+#' plot(grid, faithful)
 #' @export
 fit_mixture <- function(X, K,
                         likelihood = c("gaussian", "zm_gaussian", "diag_gaussian",

@@ -398,12 +398,13 @@ plot_uncertainty <- function(d, ...) {
   graphics::par(mar = c(4.5, 4, 3, 1))
   s <- sort(u, decreasing = TRUE)
   graphics::plot(seq_along(s), s, type = "l", col = "grey60", xlab = "point (sorted)",
-                 ylab = "1 - largest responsibility", main = "Sorted", ylim = c(0, umax))
+                 ylab = "1 - largest responsibility", main = "Sorted",
+                 ylim = c(0, umax), cex.lab = 0.9)
   graphics::points(seq_along(s), s, pch = 19, cex = 0.5, col = col[order(-u)])
   # the sizes' key where the sorted profile has fallen: off the data
   graphics::legend("topright", legend = sprintf("%.2g", umax * c(0.1, 0.5, 1)),
                    pt.cex = 0.4 + 2 * c(0.1, 0.5, 1), pch = 19, col = "grey30",
-                   title = "uncertainty", title.adj = 0, bty = "n", cex = 0.9,
+                   title = "point size", title.adj = 0, bty = "n", cex = 0.9,
                    y.intersp = 1.3, inset = c(0.04, 0))
   invisible()
 }

@@ -168,9 +168,14 @@ vdp_predict_params <- function(object) {
 #' Predict with a Fast-VDP fit
 #'
 #' @param object A `sparsevi_vdp` fit from [fit_vdp()].
-#' @param newdata A numeric matrix with the fitted number of columns (points
-#'   in rows); default the training data is not stored, so `newdata` is
-#'   required.
+#' @param newdata A numeric matrix or data frame with the fitted columns
+#'   (points in rows; a data frame's columns are matched by name, others
+#'   ignored). Missing: the training points, from the assignments the fit
+#'   keeps (`type = "cluster"`, or `"responsibilities"` when N (T + 1) <=
+#'   5e6; a fit with
+#'   `paper = TRUE` or `assignments = FALSE` keeps none), as [fitted()];
+#'   `"density"` and `"predictive"` need `newdata`, since the fit keeps no
+#'   data.
 #' @param type `"cluster"` (the component with the largest responsibility;
 #'   `NA` where the infinite tail has it), `"responsibilities"` (N x (T + 1)
 #'   matrix q(z), eq. 3, the last column the tail), `"density"` (the density
@@ -192,6 +197,7 @@ vdp_predict_params <- function(object) {
 #' fit <- fit_vdp(sim$X, seed = 1, threads = 1)
 #' head(predict(fit, sim$X, type = "responsibilities"))
 #' head(predict(fit, sim$X, type = "density", log = TRUE))
+#' table(predict(fit)) # the training points
 #' @export
 predict.sparsevi_vdp <- function(object, newdata,
                                  type = c("cluster", "responsibilities", "density",

@@ -45,55 +45,27 @@
 #' split lowers the free energy by no more than `tol` nats per point. The
 #' number of components is found, not given.
 #'
-#' With `kdtree = TRUE` the data sit in a kd-tree built once; all points of an
-#' outer node share one responsibility vector computed from the node's cached
-#' count, sum and sum of outer products, and nodes are expanded (every third
-#' update cycle) where their children disagree with them. Expanding never
-#' raises the free energy. The tree is built once, top-down in O(N log N)
-#' (each node splits at the median of a sample of its points' projections on
-#' its principal direction), but lazily: nodes of at most 256 points
-#' ("buckets") get their statistics from their points at once and are split
-#' further only when the fit first asks for their children. The tree is the
-#' one the whole build would give, node for node with the same statistics,
-#' so the fit is identical (`lazy_tree = FALSE` builds everything up front);
-#' at a million points the outer nodes used hold hundreds of points each and
-#' over 90% of the tree's nodes are never built. In `timings`, `tree` is the
-#' build up front (but for the root's projections, computed in the pass that
-#' makes the centred copy of the data); buckets split later count in `fit`. `kdtree = FALSE` runs the same algorithm on every
-#' point (the paper's "VDP" baseline). In the full local step,
-#' responsibilities below 1e-10 are set to zero and the rest renormalised,
-#' so the statistics skip them; the free energy stays exact for the
-#' responsibilities in use.
+#' With `kdtree = TRUE` (Fast-VDP) the data sit in a kd-tree: all points of
+#' an outer node share one responsibility vector computed from the node's
+#' cached statistics, and nodes are expanded where their children disagree
+#' with them, which never raises the free energy. The tree is built lazily
+#' (the same tree, and the same fit, as building it whole). `kdtree = FALSE`
+#' runs the same algorithm on every point (the paper's "VDP" baseline).
 #'
 #' **Delete moves (not in the paper).** When splitting stops, the fit tries
-#' removing components, smallest first (only those holding less than half
-#' the average component size, at most `candidates` tries): the component is
-#' dropped, everything is updated to convergence, and the result is kept
-#' only if the free energy is lower, else the fit is restored exactly.
-#' Greedy splitting from T = 1 can leave slivers of one cluster as separate
-#' components; deletes remove those that do not pay for themselves, so T
-#' can end below its largest value (the trace marks them `"delete"`, and
-#' `splits["deletes"]` counts them). `deletes = FALSE` (in `...`) turns them
-#' off and gives Kurihara et al.'s algorithm as published.
+#' removing small components (smallest first, at most `candidates` tries)
+#' and keeps a removal only if the free energy is lower. Greedy splitting
+#' from T = 1 can leave slivers of one cluster as separate components;
+#' deletes remove those that do not pay for themselves. `deletes = FALSE`
+#' (in `...`) turns them off.
 #'
 #' **Paper mode.** `paper = TRUE` (in `...`) runs Kurihara et al.'s
 #' algorithm as published: nodes are expanded by the paper's test alone
-#' (`expand_sd = 0`: a child's optimal responsibilities differ from its
-#' node's by more than `expand_threshold`; the spread test is skipped) and
-#' there are no delete moves (`deletes = FALSE`); `expand_sd` or `deletes`
-#' given explicitly override it. It is the fastest setting: on 10^6 points
-#' in 16 dimensions from 10 Gaussians (c = 2, the paper's Fig. 2) it keeps
-#' about a third of the default's outer nodes (1,261 against 3,591); the fit
-#' after the tree took 0.10-0.11 s, 160 times less than VDP's (median of
-#' three runs; 158-180 over six), and the whole call 0.33 s, 53 times less
-#' (51-58; the kd-tree build, 0.15 s, is about half of it), with a free
-#' energy 0.5% above VDP's (the default: 0.06%, at 33 times). The
-#' default's spread test catches nodes whose two children both straddle a
-#' boundary, which the paper's test misses, so the default stays closer to
-#' VDP where that matters (at N = 10^4 and D = 64 or 128 the paper mode's
-#' free energy is 2-6% above VDP's, the default's under 1%); on data where
-#' the spread test expands most nodes (4 x 4 image patches) the paper mode
-#' is far faster. Figures: `inst/bench/results/vdp.txt`.
+#' (`expand_sd = 0`) and there are no delete moves. It is the fastest
+#' setting, keeping fewer outer nodes, with a free energy slightly further
+#' from VDP's; the default's extra expansion test keeps it closer to VDP's
+#' where nodes straddle a boundary. `vignette("benchmarks")` gives the
+#' figures.
 #'
 #' The prior is Normal-Wishart: \eqn{\Lambda_k \sim} Wishart(`nu0`, \eqn{W_0})
 #' with \eqn{W_0^{-1}} = (`nu0` - D - 1) `cov0`, so that `cov0` is the prior
@@ -111,8 +83,8 @@
 #'   of its mean, the winning component's responsibility would vary by more
 #'   than `expand_threshold` (a node whose children both straddle a
 #'   boundary, which the paper's test misses). It keeps the free energy
-#'   within 1% of VDP's where the paper's test alone drifts (2-6% at D = 64
-#'   and 128), at the price of more outer nodes: `expand_sd = 0`.
+#'   closer to VDP's in high dimensions, at the price of more outer nodes:
+#'   `expand_sd = 0`.
 #' * **Truncation cap** `max_K = 50` components (the paper grows T without
 #'   a cap); a fit that reaches it warns. Raise `max_K` (up to 10,000).
 #' * **Responsibility floor:** in the full local step (`kdtree = FALSE`),
@@ -141,13 +113,8 @@
 #' @param tol Stopping tolerance in nats per point: a split is kept only
 #'   when it lowers the free energy by more than `tol` times the number of
 #'   points, and the fit stops when the best candidate does not (in (0, 1);
-#'   default 1e-3). Per point rather than relative to the free energy, whose
-#'   value shifts with the units of `X` (differences between models do not),
-#'   so the components found do not depend on the units; a new component must
-#'   raise the evidence bound by `tol` nats per point (10 nats at N = 10^4).
-#'   The default matches the old relative 1e-4 on data whose free energy is
-#'   about 10 nats per point; smaller values mostly lengthen the split
-#'   candidates' partial updates (`update_tol`), VDP's most of all.
+#'   default 1e-3; 10 nats at N = 10^4). Per point, so the components found
+#'   do not depend on the units of `X`; smaller values make fits slower.
 #' @param max_K Largest number of components (whole number >= 1; default 50).
 #' @param seed `NULL` (draw from R's random number generator) or a whole
 #'   number; candidate sampling uses sparsevi's own random streams.
@@ -192,10 +159,8 @@
 #'   or `FALSE`: after the fit, two passes over the points keep their
 #'   `classification`, `uncertainty`, responsibilities `z` (when small) and
 #'   the `loglik` behind [logLik()] and [BIC()] on the fit; default `TRUE`
-#'   up to 100,000 points, else `FALSE`, and `FALSE` in the paper mode,
-#'   whose figures time the algorithm alone: their cost grows with N where
-#'   the kd-tree fit's hardly does, and at 10^6 points in 16 dimensions they
-#'   took 1.4 s against 0.65 s for the whole fit without them; without
+#'   up to 100,000 points, else `FALSE` (their cost grows with N where the
+#'   kd-tree fit's hardly does), and `FALSE` in the paper mode; without
 #'   them, `predict(fit, X)` gives the same assignments).
 #' @returns An object of class `c("sparsevi_vdp", "sparsevi_mixture",
 #'   "sparsevi_fit")`, a list with

@@ -209,6 +209,22 @@ test_that("bad input gets classed errors naming the argument", {
   expect_error(predict(fit, type = "density"), "newdata", class = "sparsevi_error_argument")
 })
 
+test_that("predict() without newdata gives the training points, as ?predict.sparsevi_vdp says", {
+  sim <- simulate_mixture(N = 300, D = 2, K = 3, separation = 6, seed = 1)
+  fit <- fit_vdp(sim$X, seed = 1, threads = 1, progress = FALSE)
+  expect_identical(predict(fit), predict(fit, sim$X))
+  expect_equal(predict(fit, type = "responsibilities"),
+               predict(fit, sim$X, type = "responsibilities"))
+  expect_error(predict(fit, type = "predictive"), "newdata", class = "sparsevi_error_argument")
+  # the help page says so (it said `newdata` was required: issue 37)
+  rd <- tools::Rd_db("sparsevi")[["predict.sparsevi_vdp.Rd"]]
+  skip_if(is.null(rd), "help pages not installed")
+  txt <- paste(utils::capture.output(tools::Rd2txt(rd, options = list(underline_titles = FALSE))),
+               collapse = " ")
+  expect_false(grepl("newdata. is required", txt))
+  expect_match(txt, "training points")
+})
+
 test_that("the lazily built tree gives the fit of the tree built at once", {
   # buckets (<= 256 points) are split only when the fit first asks for their
   # children; the nodes and statistics are those of the eager build
