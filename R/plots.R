@@ -302,7 +302,7 @@ mix_legend_panel <- function(lg) {
 # Lines of right margin that legend text `leg` (and `title`) needs.
 mix_legend_mar <- function(leg, title = "") {
   w <- max(graphics::strwidth(c(leg, title), units = "inches", cex = 0.85))
-  ceiling(w / graphics::par("csi") + 4)
+  ceiling(w / graphics::par("csi") + 2.5)
 }
 
 # The points of d in variables a and b coloured by component (tail: grey

@@ -420,7 +420,7 @@ plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, type = NUL
   pairs_view <- "clusters" %in% which && length(d$vars) > 2L
   if ("clusters" %in% which && !pairs_view && "trace" %in% which) {
     # the clusters large on the left, free energy and T stacked beside them
-    graphics::layout(matrix(c(1L, 1L, 2L, 3L), 2L), widths = c(3, 2))
+    graphics::layout(matrix(c(1L, 1L, 2L, 3L), 2L), widths = c(3.4, 2))
     on.exit(graphics::layout(1))
     plot_clusters(d, ...)
     op <- graphics::par(mar = c(4, 4.5, 2.5, 1))
