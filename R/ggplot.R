@@ -185,10 +185,10 @@ autoplot.sparsevi_mixture <- function(object, X = NULL, type = NULL, vars = NULL
   switch(type,
          trace = mix_gg_trace(mix_trace_data(object)),
          bic = mix_gg_bic(object$bic),
-         clusters = mix_gg_clusters(mix_plot_data(object, X, vars)),
+         clusters = mix_gg_clusters(mix_plot_data(object, X, vars, uncertainty = FALSE)),
          uncertainty = mix_gg_uncertainty(mix_plot_data(object, X, vars)),
          components = mix_gg_components(if (is.null(X)) mix_plot_components(object)
-                                        else mix_plot_data(object, X)))
+                                        else mix_plot_data(object, X, uncertainty = FALSE)))
 }
 
 #' @rdname autoplot.sparsevi_mixture
@@ -200,7 +200,7 @@ autoplot.sparsevi_vdp <- function(object, X = NULL, type = NULL, vars = NULL, ..
   type <- vdp_plot_which(object, X, type)
   switch(type,
          trace = vdp_gg_trace(vdp_trace_data(object)),
-         clusters = mix_gg_clusters(mix_plot_data(object, X, vars)),
+         clusters = mix_gg_clusters(mix_plot_data(object, X, vars, uncertainty = FALSE)),
          uncertainty = mix_gg_uncertainty(mix_plot_data(object, X, vars)))
 }
 

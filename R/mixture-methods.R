@@ -433,7 +433,8 @@ plot.sparsevi_mixture <- function(x, X = NULL, which = NULL, vars = NULL, type =
   d <- if (is.null(X) || !numeric_data) {
     if (numeric_data) mix_plot_components(x)
   } else {
-    mix_plot_data(x, X, if (any(c("clusters", "uncertainty") %in% which)) vars)
+    mix_plot_data(x, X, if (any(c("clusters", "uncertainty") %in% which)) vars,
+                  uncertainty = "uncertainty" %in% which)
   }
   # a pairs view and the uncertainty figure take a page each, after the
   # others; in a row of panels the components' key is a panel of its own

@@ -182,10 +182,11 @@ mix_plot_components <- function(x) {
 
 # The points of `X` (original scale, the fitted columns) with their most
 # responsible component (`NA`: a VDP fit's infinite tail) and uncertainty
-# (1 - the largest responsibility, as mclust's), and the variables `vars`
+# (1 - the largest responsibility, as mclust's; with `uncertainty`, which
+# costs the N x K responsibilities), and the variables `vars`
 # to draw (`vars`; `uvars`, the two of the uncertainty figure). What the "clusters", "components" and "uncertainty" figures of
 # plot() and autoplot() draw.
-mix_plot_data <- function(x, X, vars = NULL, call = caller_call()) {
+mix_plot_data <- function(x, X, vars = NULL, uncertainty = TRUE, call = caller_call()) {
   comp <- mix_plot_components(x)
   if (is.null(X)) {
     abort("This figure draws data: give `X`, the training data or new points.", "argument",
@@ -198,10 +199,17 @@ mix_plot_data <- function(x, X, vars = NULL, call = caller_call()) {
     Xo <- nd$data + rep(x$center, each = nd$N)
   }
   Xo <- unname(as.matrix(Xo))
-  R <- predict(x, X, type = "responsibilities")
-  best <- max.col(R, ties.method = "first")
-  cluster <- best
-  cluster[best > comp$K] <- NA_integer_ # the VDP tail
+  u <- NULL
+  if (uncertainty) {
+    R <- predict(x, X, type = "responsibilities")
+    best <- max.col(R, ties.method = "first")
+    u <- 1 - R[cbind(seq_len(nrow(R)), best)]
+    rm(R)
+    cluster <- best
+    cluster[best > comp$K] <- NA_integer_ # the VDP tail
+  } else {
+    cluster <- predict(x, X) # without the N x K responsibilities
+  }
   v <- mix_plot_vars(vars, comp$names, comp$D, comp$means, comp$covs, comp$weights,
                      call = call)
   # the uncertainty figure's two: the first two given, else the two that
@@ -210,7 +218,7 @@ mix_plot_data <- function(x, X, vars = NULL, call = caller_call()) {
     mix_plot_vars(NULL, comp$names, comp$D, comp$means, comp$covs, comp$weights, top = 2L)
   } else v[1:2]
   c(comp, list(X = Xo, cluster = cluster,
-               uncertainty = 1 - R[cbind(seq_len(nrow(R)), best)], vars = v, uvars = uv))
+               uncertainty = u, vars = v, uvars = uv))
 }
 
 # The ellipse of two standard deviations of a 2 x 2 covariance `C` about

@@ -416,7 +416,9 @@ vdp_plugin_params <- function(object) {
 #' @export
 plot.sparsevi_vdp <- function(x, X = NULL, which = NULL, vars = NULL, type = NULL, ...) {
   which <- vdp_plot_which(x, X, if (is.null(which)) type else which)
-  d <- if (any(c("clusters", "uncertainty") %in% which)) mix_plot_data(x, X, vars)
+  d <- if (any(c("clusters", "uncertainty") %in% which)) {
+    mix_plot_data(x, X, vars, uncertainty = "uncertainty" %in% which)
+  }
   pairs_view <- "clusters" %in% which && length(d$vars) > 2L
   if ("clusters" %in% which && !pairs_view && "trace" %in% which) {
     # the clusters large on the left, free energy and T stacked beside them

@@ -246,6 +246,8 @@ test_that("mixture and VDP figures: defaults, shared data, integer counts", {
   d <- mix_plot_data(mix2, faithful)
   expect_equal(d$uncertainty, mix2$uncertainty)
   expect_identical(d$cluster, mix2$classification)
+  # the same clusters without the N x K responsibilities
+  expect_identical(mix_plot_data(mix2, faithful, uncertainty = FALSE)$cluster, d$cluster)
   # its two variables: the two that separate the components most
   mix4 <- fit_mixture(iris[, 1:4], K = 3, seed = 1, progress = FALSE)
   d4 <- mix_plot_data(mix4, iris)
