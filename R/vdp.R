@@ -70,7 +70,7 @@
 #' The prior is Normal-Wishart: \eqn{\Lambda_k \sim} Wishart(`nu0`, \eqn{W_0})
 #' with \eqn{W_0^{-1}} = (`nu0` - D - 1) `cov0`, so that `cov0` is the prior
 #' expected component covariance, and \eqn{\mu_k | \Lambda_k \sim}
-#' N(`m0`, (`beta0` \eqn{\Lambda_k})^{-1}). Sticks are Beta(`a1`, `a2`).
+#' N(`m0`, \eqn{(\beta_0 \Lambda_k)^{-1}}) with \eqn{\beta_0} = `beta0`. Sticks are Beta(`a1`, `a2`).
 #'
 #' @section Differences from the paper:
 #' Kurihara, Welling & Vlassis's algorithm, and what the default does
