@@ -147,9 +147,17 @@ lda_global_kind <- function(global) {
 # gibbs's sparse store; "dense" a dense lambda and sums S). Read from the
 # registry, so a fit saved by an older version gets the same.
 lda_step <- function(control) {
-  c(lda_global_kind(control$global),
-    list(holds = lda_engine(control$local)$holds[[control$global]]))
+  # (the fit records its form as control$global_step; a fit saved by an
+  # older version recorded a label of another kind: the registry's then)
+  holds <- control$global_step
+  if (!is.character(holds) || length(holds) != 1L || !holds %in% lda_holds_forms) {
+    holds <- lda_engine(control$local)$holds[[control$global]]
+  }
+  c(lda_global_kind(control$global), list(holds = holds))
 }
+
+# The forms an engine's global step may hold its topics in (lda_step()).
+lda_holds_forms <- c("sums", "scaled", "lambda", "beta", "sparse", "dense")
 
 # TRUE when engine `local` has ability `what` (the registry's `can`:
 # "top_L" its responsibilities keep the top L topics; "restarts" restart
@@ -284,7 +292,7 @@ validate_lda_engine <- function(engine) {
     is.function(engine$infer) && is.list(engine$global) &&
     identical(names(engine$global), engine$globals) &&
     all(vapply(engine$global, is.function, TRUE)) && is.character(engine$holds) &&
-    all(engine$holds %in% c("sums", "scaled", "lambda", "beta", "sparse", "dense")) &&
+    all(engine$holds %in% lda_holds_forms) &&
     identical(names(engine$holds), engine$globals) &&
     fun_or_null(engine$control) && fun_or_null(engine$finish) &&
     fun_or_null(engine$end_lap) && fun_or_null(engine$topic_sizes) &&

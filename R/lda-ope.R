@@ -166,7 +166,7 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
   tp <- ope_topics(state, control)
   topics <- if (tp$table == "beta") state$beta else lda_store_table(state, tp)
   s <- ope_settings(control, nrow(topics))
-  summary <- if (lda_step(control)$point) "theta" else "phi"
+  summary <- if (lda_global_kind(control$global)$point) "theta" else "phi"
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
                  ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size,
                  form = "blocks")

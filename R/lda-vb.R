@@ -99,7 +99,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
     # the topics as a lazy store (lambda = offset + scale X): the C step reads
     # the batch's words of X only
     lambda <- lda_store_table(state, st)
-    opts <- vb_opts(control, 2L, objective = lda_step(control)$memoized,
+    opts <- vb_opts(control, 2L, objective = lda_global_kind(control$global)$memoized,
                     store = as.double(st$read))
     if (!is.null(st$vocab_size)) opts$vocab_size <- as.integer(st$vocab_size)
     res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda, opts,
@@ -107,7 +107,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
   } else {
     lambda <- state$lambda
     res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda,
-                 vb_opts(control, 0L, objective = lda_step(control)$memoized),
+                 vb_opts(control, 0L, objective = lda_global_kind(control$global)$memoized),
                  as.integer(threads), warm)
   }
   summary <- new_dgc(i = res$i, p = res$p, x = res$x, Dim = c(nrow(lambda), ncol(lambda)))
