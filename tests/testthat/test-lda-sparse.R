@@ -1,6 +1,6 @@
 # The sparse kind of a fit's topics (issue 33): a gibbs fit that keeps its
 # sparse store instead of a dense K x V lambda, read by the methods without
-# the dense table.
+# the dense table; the default engine at large K x V.
 
 # Replace a binding of the namespace until the calling test ends
 # (testthat 3.1.6 has no local_mocked_bindings()).
@@ -126,4 +126,35 @@ test_that("a gibbs fit keeps the sparse kind above 2^25 K x V entries", {
   expect_false(sparsevi:::gibbs_sparse_kind(list(), small))
   big <- list(p = integer(2^16 + 1), tot = double(1000))
   expect_true(sparsevi:::gibbs_sparse_kind(list(), big))
+})
+
+test_that("the default engine is gibbs, sparse, above 2^28 K x V entries, and print says why", {
+  expect_identical(sparsevi:::lda_default_engine(1000, 129289)$local, "cvb0")
+  expect_null(sparsevi:::lda_default_engine(2000, 129289)$reason)
+  pick <- sparsevi:::lda_default_engine(10000, 129289)
+  expect_identical(pick$local, "gibbs")
+  expect_match(pick$reason, "2\\^28")
+  sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+  swap_binding("lda_default_large", list(local = "gibbs", above = 100))
+  fit <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, progress = FALSE)
+  expect_identical(fit$local, "gibbs")
+  expect_match(fit$control$engine_reason, "chosen by default")
+  expect_output(print(fit), "chosen by default")
+  # a given engine is kept, without a reason
+  fit2 <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(fit2$local, "cvb0")
+  expect_null(fit2$control$engine_reason)
+})
+
+test_that("gibbs caps its default batch size by K x batch documents", {
+  sim <- simulate_lda(D = 200, V = 40, K = 3, seed = 1)
+  eng <- sparsevi:::sparsevi_engines
+  eng$lda$gibbs$doc_topic_entries_max <- 4 * 25
+  swap_binding("sparsevi_engines", eng)
+  fit <- fit_lda(sim$dtm, K = 4, local = "gibbs", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(fit$control$batch_size, 25L)
+  # given sizes are kept
+  fit <- fit_lda(sim$dtm, K = 4, local = "gibbs", passes = 1, seed = 1, progress = FALSE,
+                 batch_size = 50)
+  expect_identical(fit$control$batch_size, 50L)
 })
