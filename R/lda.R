@@ -60,7 +60,7 @@ lda_available <- function() {
 #' @param local The engine: `"cvb0"` (default, SCVB0), `"vb"` (L-sparse
 #'   variational Bayes), `"gibbs"` or `"ope"`. See "Which engine". Missing
 #'   and K x V above 2^28 entries (dense tables of 2 GiB): `"gibbs"`, whose
-#'   topics are sparse; `print()` says so.
+#'   topics are sparse, with `eta = 0.01` unless given; `print()` says so.
 #' @param global How the topics are updated: `NULL` (default) takes the
 #'   engine's own (`"stochastic"` for `"cvb0"`, `"memoized"` for `"vb"`).
 #'   Also `"streaming"` (one pass) and `"batch"`; [lda_combinations]
@@ -191,6 +191,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
     pick <- lda_default_engine(K, V)
     local <- pick$local
     engine_reason <- pick$reason
+    if (is.null(eta)) eta <- pick$eta
   }
   check_topic_table_size(K, V, call = here)
   local <- check_string(local, "local", call = here)

@@ -135,9 +135,12 @@ test_that("the default engine is gibbs, sparse, above 2^28 K x V entries, and pr
   expect_identical(pick$local, "gibbs")
   expect_match(pick$reason, "2\\^28")
   sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
-  swap_binding("lda_default_large", list(local = "gibbs", above = 100))
+  swap_binding("lda_default_large", list(local = "gibbs", above = 100, eta = 0.01))
   fit <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, progress = FALSE)
   expect_identical(fit$local, "gibbs")
+  expect_identical(fit$eta, 0.01)
+  expect_identical(fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, eta = 0.3,
+                           progress = FALSE)$eta, 0.3)
   expect_match(fit$control$engine_reason, "chosen by default")
   expect_output(print(fit), "chosen by default")
   # a given engine is kept, without a reason
