@@ -52,6 +52,9 @@ print.sparsevi_lda <- function(x, ...) {
   size <- lda_topic_sizes(x)
   junk <- dead_topics(x)
   top <- setdiff(order(-size), junk)[seq_len(min(5L, x$K - length(junk)))]
+  # every topic under dead_topics()'s share (at K >= 1000 the average share
+  # 1 / K is below it): the largest ones all the same
+  if (!length(top)) top <- order(-size)[seq_len(min(5L, x$K))]
   tt <- terms(x, 6)
   cat("  largest topics:\n")
   for (k in top) {

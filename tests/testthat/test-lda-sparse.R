@@ -161,3 +161,14 @@ test_that("gibbs caps its default batch size by K x batch documents", {
                  batch_size = 50)
   expect_identical(fit$control$batch_size, 50L)
 })
+
+test_that("print() shows the largest topics even when every topic is under dead_topics()'s share", {
+  sim <- simulate_lda(D = 200, V = 60, K = 4, seed = 11)
+  fit <- fit_lda(sim$dtm, K = 12, local = "gibbs", passes = 1, seed = 1, progress = FALSE)
+  swap_binding("dead_topics", function(fit, ...) {
+    structure(seq_len(fit$K), reason = rep("dead", fit$K), class = "sparsevi_dead_topics")
+  })
+  out <- capture.output(print(fit))
+  i <- grep("largest topics", out)
+  expect_match(out[i + 1L], "%\\): w")
+})
