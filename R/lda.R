@@ -233,6 +233,13 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
       as.double(K) * V > defaults$sparse_start_above) {
     init <- "sparse" # a large table: the engine's sparse start
   }
+  # the large-K default (gibbs) with fewer start documents than topics: its
+  # empty sparse start, not the random start's dense K x V table (Bregman
+  # seeding needs K documents)
+  if (missing(init) && !is.null(engine_reason) &&
+      (if (inherits(x, "sparsevi_source")) x$n_docs[1L] else D) < K) {
+    init <- "sparse"
+  }
   if (is.matrix(init)) {
     init_lambda <- check_init_lambda(init, K, V, call = here)
     init <- "given"

@@ -143,6 +143,10 @@ test_that("the default engine is gibbs, sparse, above 2^28 K x V entries, and pr
                            progress = FALSE)$eta, 0.3)
   expect_match(fit$control$engine_reason, "chosen by default")
   expect_output(print(fit), "chosen by default")
+  # fewer documents than topics: the sparse start, not a dense random one
+  few <- fit_lda(sim$dtm[1:10, ], K = 12, passes = 1, seed = 1, progress = FALSE)
+  expect_identical(few$control$init, "sparse")
+  expect_identical(few$topics_kind, "dense")
   # a given engine is kept, without a reason
   fit2 <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, seed = 1, progress = FALSE)
   expect_identical(fit2$local, "cvb0")
