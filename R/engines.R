@@ -101,7 +101,12 @@ sparsevi_engines <- list(
       # entries is gone; at K = 1000 on 20,000 Wikipedia paragraphs the
       # Bregman start scores 0.02-0.04 nats/token higher, issue 20)
       defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1),
-      controls = c("burnin", "samples", "rescale_below", "step_scale"))
+      controls = c("burnin", "samples", "rescale_below", "step_scale"),
+      # its local step returns the batch's K x (batch documents) topic
+      # counts densely: the default batch size is capped so that they stay
+      # under this many entries (fit_lda(); at K = 10,000 a batch of
+      # 61,500 documents, D / 10 of wikipara, would be 4.9 GB)
+      doc_topic_entries_max = 2^25)
   ),
   mixture = list(globals = c("memoized", "stochastic", "batch"))
 )
@@ -171,6 +176,35 @@ lda_engine_can <- function(local, what) {
 
 # The engine fit_lda() runs when `local` is not given.
 lda_default_local <- "cvb0"
+
+# ... unless K x V is larger than this: then the sparse engine (issue 33).
+# SCVB0 holds dense K x V tables (its store, the fit's lambda, and for a
+# held-out score the topics and the completion step's K x (test words)
+# tables): at K = 5000, V = 129,289 (6.5e8 entries) a fit and a held-out
+# score peaked at 15.9 GB. Above 2^28 entries (2 GiB per table) the default
+# is "gibbs", whose topics are a sparse store whose size grows with the
+# (topic, word) pairs sampled, and whose cost per token hardly grows with K.
+# It runs with the default engine's eta (0.01), not gibbs's own 0.2: with V
+# eta = 25,858 pseudo-counts per topic against some 3,000 tokens per topic
+# at K = 10,000 on wikipara, eta = 0.2 blurs every topic (one pass over
+# 59,000 paragraphs, 1,000 held out: -11.50 against -10.44 nats/token with
+# eta = 0.01; alpha 0.01 or 0.001 instead of 0.1 did not help;
+# inst/bench/results/large.txt).
+lda_default_large <- list(local = "gibbs", above = 2^28, eta = 0.01)
+
+# The default engine for K topics over V terms: list(local, reason), reason
+# NULL for the usual default, else the sentence print() shows. The one place
+# of this rule (fit_lda() calls it when `local` is missing).
+lda_default_engine <- function(K, V) {
+  size <- as.double(K) * V
+  if (size <= lda_default_large$above) {
+    return(list(local = lda_default_local, reason = NULL, eta = NULL))
+  }
+  list(local = lda_default_large$local, eta = lda_default_large$eta,
+       reason = sprintf("chosen by default for K x V = %s > 2^28 entries: the default engine \"%s\" would hold dense K x V tables of %.1f GB each; \"%s\" holds its topics sparsely (eta = %g unless given); give `local` to choose",
+                        formatC(size, format = "g", digits = 3), lda_default_local,
+                        size * 8 / 1e9, lda_default_large$local, lda_default_large$eta))
+}
 
 #' Valid combinations of LDA local and global steps
 #'

@@ -74,7 +74,7 @@ heldout_loglik_completion <- function(object, test, observed_frac = 0.8,
                                       threads = getOption("sparsevi.threads", 1L), ...) {
   ho <- as_heldout(test, object$vocab, observed_frac, by, seed)
   threads <- sparsevi_threads(threads)
-  completion_score(object$topic_word, object$alpha, ho, threads, details = TRUE)
+  completion_score(lda_eval_topics(object), object$alpha, ho, threads, details = TRUE)
 }
 
 # Bring test documents to a sparsevi_heldout over the fitted vocabulary.
@@ -109,6 +109,10 @@ as_heldout <- function(test, vocab, observed_frac = 0.8, by = c("types", "tokens
 # sparsevi_heldout over the same vocabulary.
 completion_score <- function(topic_word, alpha, heldout, threads = 1L, details = FALSE,
                              max_iter = 100L, tol = 0.05) {
+  if (inherits(topic_word, "sparsevi_sparse_topics")) {
+    return(completion_score_sparse(topic_word, alpha, heldout, threads, details, max_iter,
+                                   tol))
+  }
   tw <- unname(topic_word)
   storage.mode(tw) <- "double"
   K <- nrow(tw)
@@ -126,6 +130,62 @@ completion_score <- function(topic_word, alpha, heldout, threads = 1L, details =
     class(val) <- "sparsevi_score"
   }
   val
+}
+
+# The same score for topics held sparsely (the sparse kind of a fit, issue
+# 33: new_sparse_topics()), without their dense K x V table: documents in
+# blocks whose words x K stay under lda_dense_topics_max entries, each
+# scored as above on the beta columns of its own words (the same kernel;
+# each document's score depends on its own words only). Equal to the dense
+# score up to the order of lambda's row sums (~1e-15 relative).
+completion_score_sparse <- function(topics, alpha, heldout, threads = 1L, details = FALSE,
+                                    max_iter = 100L, tol = 0.05) {
+  store <- topics$store
+  K <- length(store$tot)
+  obs <- heldout$observed
+  held <- heldout$heldout
+  opts <- list(L = K, max_iter = as.integer(max_iter), select_every = 0L, restart_max = 0L,
+               restart_iter = 1L, alpha = as.double(alpha), tol = as.double(tol),
+               active_eps = 0)
+  ll <- tokens <- numeric(nrow(obs))
+  for (r in sparse_doc_blocks(list(obs, held), K)) {
+    part <- dtm_blocks_compact(list(dtm_subset(obs, r), dtm_subset(held, r)))
+    beta <- gibbs_store_cols(store, topics$eta, part$U, "beta")
+    res <- .Call(ffi_lda_completion, part$x[[1L]], part$x[[2L]], length(part$U), beta, opts,
+                 as.integer(threads))
+    ll[r] <- res$loglik
+    tokens[r] <- res$tokens
+  }
+  val <- sum(ll) / sum(tokens)
+  if (details) {
+    attr(val, "tokens") <- sum(tokens)
+    attr(val, "per_doc") <- ll
+    class(val) <- "sparsevi_score"
+  }
+  val
+}
+
+# Consecutive blocks of the documents of `parts` (dtms of the same documents)
+# whose entries (an upper bound of their words) x K stay under `entries`
+# (at least one document per block).
+sparse_doc_blocks <- function(parts, K, entries = lda_dense_topics_max) {
+  D <- length(parts[[1L]]$doc_ptr) - 1L
+  if (D < 1L) return(list())
+  words <- Reduce(`+`, lapply(parts, function(x) as.double(diff(x$doc_ptr))))
+  id <- pmax(1, ceiling(cumsum(words) * K / entries))
+  id <- cumsum(c(TRUE, diff(id) != 0))
+  unname(split(seq_len(D), id))
+}
+
+# dtms over their own words: U (1-based, increasing: the words' order is
+# kept) and the dtms with terms renumbered into U.
+dtm_blocks_compact <- function(parts) {
+  U <- sort(unique(unlist(lapply(parts, `[[`, "term"), use.names = FALSE)))
+  list(U = U + 1L, x = lapply(parts, function(x) {
+    x$term <- match(x$term, U) - 1L
+    x$vocab <- NULL
+    x
+  }))
 }
 
 #' @export
@@ -177,6 +237,8 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
                               ...) {
   measure <- check_choice(measure, c("npmi", "umass"), "measure")
   n <- check_count(n, "n", min = 2)
+  # a sparse fit (issue 33): its top words from the store, no K x V table
+  if (!is.null(lda_sparse_store(object))) return(coherence_sparse(object, reference, measure, n))
   tw <- if (is.matrix(object)) object else object$topic_word
   if (!is.matrix(tw) || is.null(colnames(tw))) {
     abort("`object` must be a fitted topic model or a topic-word matrix with the vocabulary as column names.",
@@ -193,6 +255,21 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
           "vocab")
   }
   fun(tw, ref, n)
+}
+
+# coherence() of a sparse fit: the measures on the topics' top words (from
+# the store, lda_top_words()), with the vocabulary aligned as for a dense fit.
+coherence_sparse <- function(fit, reference, measure, n) {
+  vocab <- fit$vocab
+  ref <- dtm_align(as_dtm(reference), vocab)$x
+  if (length(ref$term) == 0L) {
+    abort("`reference` shares no terms with the fitted vocabulary; give a reference corpus over the same terms.",
+          "vocab")
+  }
+  n <- min(as.integer(n), length(vocab))
+  top <- lda_top_words(fit, n)
+  if (identical(measure, "umass")) return(coherence_umass_top(top, vocab, ref, n))
+  coherence_npmi(NULL, ref, n, top = top, vocab = vocab)
 }
 
 # The one type every coherence measure returns (coherence(), coherence_umass(),
@@ -233,17 +310,24 @@ print.sparsevi_coherence <- function(x, ...) {
 #   NPMI(t) = mean over pairs i < j of ln(P(wi, wj) / (P(wi) P(wj))) / -ln P(wi, wj).
 # A pair that never co-occurs scores -1 (the limit as P(wi, wj) -> 0); a pair
 # present in every document scores 1.
-coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L) {
-  K <- nrow(topic_word)
-  V <- ncol(topic_word)
-  n <- min(as.integer(n), V)
-  top <- t(apply(topic_word, 1L, function(p) order(p, decreasing = TRUE)[seq_len(n)]))
-  if (n == 1L) top <- matrix(top, ncol = 1L)
+coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L, top = NULL,
+                           vocab = colnames(topic_word)) {
+  if (is.null(top)) {
+    K <- nrow(topic_word)
+    V <- ncol(topic_word)
+    n <- min(as.integer(n), V)
+    top <- t(apply(topic_word, 1L, function(p) order(p, decreasing = TRUE)[seq_len(n)]))
+    if (n == 1L) top <- matrix(top, ncol = 1L)
+  } else {
+    # given: n x K word numbers, best first (a sparse fit's, lda_top_words())
+    n <- nrow(top)
+    K <- ncol(top)
+    top <- t(top)
+  }
   words <- sort(unique(as.vector(top)))
   U <- length(words)
   # the reference's term indices of the words of interest (by name when both
   # have a vocabulary)
-  vocab <- colnames(topic_word)
   if (!is.null(vocab)) {
     ref_idx <- match(vocab[words], reference_dtm$vocab)
   } else {
@@ -344,6 +428,8 @@ heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL
   call <- caller_call(1)
   particles <- check_count(particles, "particles", min = 1, max = 1e5, call = call)
   threads <- sparsevi_threads(threads)
+  store <- lda_sparse_store(fit)
+  if (!is.null(store)) return(ltr_sparse(fit, store, test, particles, seed, threads, call))
   beta <- fit$topic_word
   if (!is.matrix(beta) || !is.numeric(beta) || anyNA(beta) || any(beta < 0)) {
     abort("`fit` must be a topic-model fit with a numeric K x V `topic_word` matrix.",
@@ -378,6 +464,41 @@ heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL
   tok <- res$tokens
   structure(sum(res$loglik) / max(1, sum(tok)), tokens = sum(tok),
             per_doc = res$loglik, doc_tokens = tok)
+}
+
+# Left-to-right for a sparse fit (issue 33): documents in blocks, each on the
+# beta columns of its own words (sparse_doc_blocks()); document d keeps its
+# stream (2^52 + d - 1), so the scores are those of one call on the dense
+# topic_word up to the order of lambda's row sums.
+ltr_sparse <- function(fit, store, test, particles, seed, threads, call) {
+  dtm <- ltr_test_dtm(test, call)
+  al <- dtm_align(dtm, fit$vocab)
+  if (al$dropped > 0L) {
+    message(sprintf("Dropped %d test terms (%s tokens) not in the fitted vocabulary.",
+                    al$dropped, format(al$dropped_tokens)))
+  }
+  dtm <- al$x
+  if (any(dtm$count != round(dtm$count))) {
+    abort("Left-to-right evaluation samples a topic per token and needs whole-number counts in `test`.",
+          "count", call = call)
+  }
+  K <- length(store$tot)
+  alpha <- gibbs_alpha(fit$alpha %||% 0.1, K)
+  if (length(alpha) != K) {
+    abort("`fit$alpha` must have length 1 or K.", "argument", call = call)
+  }
+  seed <- resolve_seed(seed, call = call)
+  ll <- tok <- numeric(nrow(dtm))
+  for (r in sparse_doc_blocks(list(dtm), K)) {
+    part <- dtm_blocks_compact(list(dtm_subset(dtm, r)))
+    beta <- gibbs_store_cols(store, fit$eta, part$U, "beta")
+    res <- .Call(ffi_eval_ltr, part$x[[1L]], length(part$U), beta,
+                 list(alpha = alpha, particles = particles, stream0 = 2^52 + (r[1L] - 1)),
+                 seed, threads)
+    ll[r] <- res$loglik
+    tok[r] <- res$tokens
+  }
+  structure(sum(ll) / max(1, sum(tok)), tokens = sum(tok), per_doc = ll, doc_tokens = tok)
 }
 
 ltr_test_dtm <- function(test, call) {
@@ -442,6 +563,12 @@ coherence_umass <- function(topic_word, reference, n = 10L) {
                 function(k) order(topic_word[k, ], decreasing = TRUE)[seq_len(n)],
                 integer(n))
   top <- matrix(top, nrow = n)
+  coherence_umass_top(top, vocab, ref, n, V)
+}
+
+# UMass of given top words (n x K word numbers, best first) on a reference
+# over the same V words.
+coherence_umass_top <- function(top, vocab, ref, n, V = length(vocab)) {
   res <- .Call(ffi_eval_umass, ref$doc_ptr, ref$term, ref$count, V, top - 1L)
   words <- if (is.null(vocab)) top else matrix(vocab[top], nrow = n)
   new_sparsevi_coherence(res$score, "umass", n, words, skipped = res$skipped)

@@ -10,6 +10,11 @@ lda_empty_trace <- function() train_empty_trace(lda_trace_extras)
 # the `beta` a point-estimate learner (e.g. ML-OPE) keeps.
 lda_state_topic_word <- function(state) {
   if (!is.null(state$beta)) return(state$beta)
+  # the sparse kind (a gibbs store alone, gibbs_sparse_state()): the
+  # evaluators read its columns (completion_score())
+  if (is.null(state$lambda) && !is.null(state$gibbs) && !is.null(state$gibbs_eta)) {
+    return(new_sparse_topics(state$gibbs, state$gibbs_eta))
+  }
   lda_normalise_rows(state$lambda)
 }
 
@@ -51,8 +56,15 @@ new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
     state$beta <- lda_ope_topic_word(state$beta, x$vocab)
     tw <- state$beta
   }
+  # the sparse kind of the topics (the gibbs engine's store alone, issue 33):
+  # no lambda; `$` builds it when read, the methods read the store
+  kind <- if (is.null(state$beta) && is.null(state$lambda) && !is.null(state$gibbs)) "sparse"
+          else "dense"
+  # (recorded for the engine too, so that update() keeps the kind)
+  if (!is.null(state$gibbs)) control$sparse_topics <- identical(kind, "sparse")
   structure(
     list(topic_word = tw, lambda = if (is.null(state$beta)) state$lambda else NULL,
+         topics_kind = kind,
          alpha = control$alpha, eta = control$eta, K = control$K, vocab = x$vocab,
          local = control$local, global = control$global, L = control$L,
          control = control, trace = trace, n_docs = nrow(x), n_tokens = corpus_tokens(x),
@@ -62,6 +74,15 @@ new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
 }
 
 validate_sparsevi_lda <- function(fit) {
+  store <- lda_sparse_store(fit)
+  if (!is.null(store)) {
+    # the sparse kind: the store's dimensions and finite totals, O(K)
+    if (length(store$tot) != fit$K || length(store$p) != length(fit$vocab) + 1L ||
+        !all(is.finite(store$tot)) || !is.finite(store$scale)) {
+      abort("internal error: invalid sparse topics.", "internal")
+    }
+    return(fit)
+  }
   # the stored table, or lambda (a large fit builds topic_word when read);
   # entries are positive, so finite row sums mean finite entries
   tw <- .subset2(fit, "topic_word")
@@ -105,11 +126,40 @@ validate_sparsevi_lda <- function(fit) {
 }
 
 # A fit's lambda: its own, or built from the memoized sums S it keeps
-# instead (a large memoized fit, lda_vb_finish()); NULL for ML-OPE (beta).
+# instead (a large memoized fit, lda_vb_finish()), or from the sparse store
+# of a sparse fit (a dense K x V table, built at each read); NULL for ML-OPE
+# (beta).
 lda_fit_lambda <- function(fit) {
   lam <- .subset2(fit, "lambda")
   if (!is.null(lam)) return(lam)
+  store <- lda_sparse_store(fit)
+  if (!is.null(store)) return(gibbs_materialise(store, .subset2(fit, "eta")))
   S <- .subset2(.subset2(fit, "state"), "S")
   if (is.null(S) || !is.null(.subset2(.subset2(fit, "state"), "beta"))) return(NULL)
   .Call(ffi_lda_lambda_from_stats, S, .subset2(fit, "eta"))
+}
+
+# ---- the sparse kind of a fit's topics (issue 33) ---------------------------
+
+# The store of a sparse fit (fit$topics_kind "sparse": the gibbs engine's
+# lambda = eta + scale (base + x), x sparse and word-major, with its K
+# totals; R/lda-gibbs.R), or NULL for a fit with dense topics.
+lda_sparse_store <- function(fit) {
+  if (!is.list(fit) || !identical(.subset2(fit, "topics_kind"), "sparse")) return(NULL)
+  .subset2(.subset2(fit, "state"), "gibbs")
+}
+
+# Topics held as a store, as the evaluators read them instead of a dense K x
+# V topic_word (completion_score(), heldout_loglik_left_to_right(),
+# coherence()): the store and eta.
+new_sparse_topics <- function(store, eta) {
+  structure(list(store = store, eta = as.double(eta)), class = "sparsevi_sparse_topics")
+}
+
+# The topics of a fit as the evaluators read them: the sparse topics of a
+# sparse fit, else the dense topic_word.
+lda_eval_topics <- function(fit) {
+  store <- lda_sparse_store(fit)
+  if (!is.null(store)) return(new_sparse_topics(store, fit$eta))
+  fit$topic_word
 }

@@ -31,6 +31,16 @@
 #' with the fitted topics fixed; [heldout_loglik()] with
 #' `method = "left_to_right"` and [coherence()] with `measure = "umass"` are
 #' the paper's evaluations and work for any LDA fit.
+#' @section Sparse topics:
+#' When K x V exceeds 2^25 entries, the fit keeps its topics as the sparse
+#' store it trained with (`fit$topics_kind` is `"sparse"`, `fit$lambda` is
+#' not stored): lambda = eta + scale (base + x), x the (topic, word) entries
+#' sampled, word-major, with the K topic totals. [heldout_loglik()] (both
+#' methods), [predict()], [terms()], `print()`, `summary()`, [coherence()],
+#' `as.data.frame(fit, n = )` and `augment()` read only the entries they
+#' need. Reading `fit$lambda` or `fit$topic_word` (or `coef(fit)`,
+#' `tidy(fit)`, [prune_topics()]) builds the **dense** K x V table (8 bytes
+#' per entry) at each read.
 #' @section Differences from the paper:
 #' Mimno, Hoffman & Blei train with minibatches of 100 documents, the step
 #' size `(tau + t)^-0.6` with an offset `tau` of 3,000 or more, and random
@@ -279,6 +289,9 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
 # held-out score), materialised from the store if the lap has not done so.
 lda_gibbs_finish <- function(state, control, in_place = FALSE) {
   if (is.null(state$lambda) && !is.null(state$gibbs)) {
+    # the sparse kind: the store is the topics (lda_state_topic_word() reads
+    # it without a dense table)
+    if (gibbs_sparse_kind(control, state$gibbs)) return(gibbs_sparse_state(state, control))
     state$lambda <- gibbs_materialise(state$gibbs, control$eta)
   }
   state
@@ -287,6 +300,7 @@ lda_gibbs_finish <- function(state, control, in_place = FALSE) {
 # Called by the loop after the last batch of each lap.
 lda_gibbs_end_lap <- function(state, control) {
   if (!is.null(state$gibbs)) {
+    if (gibbs_sparse_kind(control, state$gibbs)) return(gibbs_sparse_state(state, control))
     state$lambda <- gibbs_materialise(state$gibbs, control$eta)
     # and its row sums, V (eta + scale base) + scale (the store's topic
     # totals), O(K): the fit's validation then makes no pass over lambda
@@ -296,6 +310,69 @@ lda_gibbs_end_lap <- function(state, control) {
     state$tot_t <- state$t
   }
   state
+}
+
+# ---- the sparse kind of a fit's topics (issue 33) ---------------------------
+#
+# Above this many K x V entries, a gibbs fit
+# keeps its topics as the sparse store alone (fit$topics_kind "sparse"): no
+# dense lambda at the end of a lap or of training; whatever reads the topics
+# reads the store (R/lda-class.R, R/eval.R, R/lda-methods.R). At K = 10,000
+# and V = 129,289 one dense table is 10.3 GB.
+gibbs_sparse_topics_above <- 2^25
+
+# TRUE when a fit keeps the sparse kind: as the fit recorded it
+# (control$sparse_topics, new_sparsevi_lda(): update() keeps the choice),
+# else by size (the store gives K and V).
+gibbs_sparse_kind <- function(control, store) {
+  if (is.logical(control$sparse_topics)) return(isTRUE(control$sparse_topics))
+  as.double(length(store$tot)) * (length(store$p) - 1) > gibbs_sparse_topics_above
+}
+
+# The state of the sparse kind: no dense lambda; lambda's row sums from the
+# store's totals (O(K), as lda_gibbs_end_lap() sets them), and eta, for
+# lda_state_topic_word() (R/lda-class.R) to read the store.
+gibbs_sparse_state <- function(state, control) {
+  st <- state$gibbs
+  state$lambda <- NULL
+  state$tot <- (length(st$p) - 1) * (control$eta + st$scale * st$base) + st$scale * st$tot
+  state$tot_t <- state$t
+  state$gibbs_eta <- control$eta
+  state
+}
+
+# Columns U (1-based word numbers) of a store's topics without the dense
+# table: what = "lambda" (the values of gibbs_materialise()), "beta" (lambda
+# over its row sums) or "x" (the stored entries alone). K x length(U).
+gibbs_store_cols <- function(store, eta, U, what = c("lambda", "beta", "x")) {
+  mode <- match(match.arg(what), c("lambda", "beta", "x")) - 1L
+  .Call(ffi_lda_gibbs_columns, store, as.double(eta), as.integer(U) - 1L, mode)
+}
+
+# The n words of largest lambda per topic of a store (n x K, 1-based, best
+# first, ties by word order), with their lambda and the K row sums.
+gibbs_store_top <- function(store, eta, n) {
+  .Call(ffi_lda_gibbs_top, store, as.double(eta), as.integer(n))
+}
+
+# predict(method = "vb") of a sparse fit: lda_infer_vb()'s inference with the
+# topics read as a store (lambda = eta' + scale x, eta' = eta + scale base,
+# row sums over the whole vocabulary) at the documents' words only; the same
+# digamma arguments as the dense lambda's, row sums added in another order.
+lda_infer_vb_sparse <- function(fit, dtm, control, seed, threads) {
+  store <- lda_sparse_store(fit)
+  ctl <- lda_vb_control(fit$control)
+  if (!is.null(control)) ctl[names(control)] <- control
+  U <- sort(unique(dtm$term)) + 1L
+  X <- gibbs_store_cols(store, fit$eta, U, "x")
+  d <- dtm
+  d$term <- match(dtm$term, U - 1L) - 1L
+  opts <- vb_opts(ctl, 2L, fit$L, isTRUE(ctl$restarts), summary = FALSE,
+                  store = c(fit$eta + store$scale * store$base, store$scale, store$tot))
+  opts$vocab_size <- length(store$p) - 1L
+  res <- .Call(ffi_lda_local_vb, d, length(U), X, opts, as.integer(threads), NULL)
+  N <- t(res$doc_topic)
+  (N + fit$alpha) / (rowSums(N) + fit$K * fit$alpha)
 }
 
 # Dense lambda of a state (materialised from the store when needed).

@@ -9,6 +9,12 @@ print.sparsevi_lda <- function(x, ...) {
               fmt_int(x$n_docs), fmt_int(x$n_tokens), fmt_int(length(x$vocab))))
   cat(sprintf("  engine: %s; %d laps in %.2fs\n", lda_engine_label(x), nrow(tr),
               if (nrow(tr)) max(tr$seconds) else 0))
+  # the default call chose this engine for its size (lda_default_engine())
+  if (!is.null(x$control$engine_reason)) cat(sprintf("  (%s)\n", x$control$engine_reason))
+  if (identical(x$topics_kind, "sparse")) {
+    cat(sprintf("  topics held sparsely: %s (topic, word) entries of %s; fit$lambda and fit$topic_word build the dense K x V table when read\n",
+                fmt_int(length(x$state$gibbs$x)), fmt_int(as.double(x$K) * length(x$vocab))))
+  }
   if (!is.null(x$select)) print_select(x$select, x$K)
   if (!is.null(x$ended)) {
     cat(sprintf("  training ended: %s\n", switch(x$ended,
@@ -46,6 +52,9 @@ print.sparsevi_lda <- function(x, ...) {
   size <- lda_topic_sizes(x)
   junk <- dead_topics(x)
   top <- setdiff(order(-size), junk)[seq_len(min(5L, x$K - length(junk)))]
+  # every topic under dead_topics()'s share (at K >= 1000 the average share
+  # 1 / K is below it): the largest ones all the same
+  if (!length(top)) top <- order(-size)[seq_len(min(5L, x$K))]
   tt <- terms(x, 6)
   cat("  largest topics:\n")
   for (k in top) {
@@ -117,6 +126,9 @@ lda_topic_sizes <- function(fit) {
   hook <- lda_engine(fit$local)$topic_sizes
   size <- if (!is.null(hook)) hook(fit)
   if (!is.null(size)) return(size)
+  # a sparse fit: lambda's row sums less V eta from the store's totals, O(K)
+  store <- lda_sparse_store(fit)
+  if (!is.null(store)) return(store$scale * (length(fit$vocab) * store$base + store$tot))
   if (!is.null(fit$lambda)) rowSums(fit$lambda) - length(fit$vocab) * fit$eta else
     rep(1, fit$K)
 }
@@ -201,6 +213,12 @@ terms.sparsevi_lda <- function(x, n = 10, ...) {
 # that builds topic_word when read is ranked by lambda (the same order within
 # a topic) without building it.
 lda_top_words <- function(fit, n) {
+  # a sparse fit: from the store's entries, by lambda, ties by word order
+  store <- lda_sparse_store(fit)
+  if (!is.null(store)) {
+    n <- min(as.integer(n), length(store$p) - 1L)
+    return(gibbs_store_top(store, .subset2(fit, "eta"), n)$word)
+  }
   tw <- .subset2(fit, "topic_word")
   if (is.null(tw)) tw <- lda_fit_lambda(fit)
   V <- ncol(tw)
@@ -274,6 +292,9 @@ predict.sparsevi_lda <- function(object, newdata, type = "topics", method = "vb"
     abort(sprintf("`method = \"%s\"` is not available for LDA predictions; use \"vb\".",
                   method), "argument")
   }
+  # a sparse fit: vb inference reads the store's columns of the documents'
+  # words (lda_infer_vb_sparse(), R/lda-gibbs.R), not a dense lambda
+  if (identical(method, "vb") && !is.null(lda_sparse_store(object))) fun <- lda_infer_vb_sparse
   x <- align_newdata(as_dtm(newdata), object$vocab)
   threads <- sparsevi_threads(threads)
   seed <- resolve_seed(seed)

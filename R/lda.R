@@ -58,7 +58,9 @@ lda_available <- function() {
 #' @param K Number of topics, at least 2 and at most the vocabulary size.
 #'   Several values (e.g. `K = c(20, 50, 100)`) choose K: see "Choosing K".
 #' @param local The engine: `"cvb0"` (default, SCVB0), `"vb"` (L-sparse
-#'   variational Bayes), `"gibbs"` or `"ope"`. See "Which engine".
+#'   variational Bayes), `"gibbs"` or `"ope"`. See "Which engine". Missing
+#'   and K x V above 2^28 entries (dense tables of 2 GiB): `"gibbs"`, whose
+#'   topics are sparse, with `eta = 0.01` unless given; `print()` says so.
 #' @param global How the topics are updated: `NULL` (default) takes the
 #'   engine's own (`"stochastic"` for `"cvb0"`, `"memoized"` for `"vb"`).
 #'   Also `"streaming"` (one pass) and `"batch"`; [lda_combinations]
@@ -183,6 +185,14 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   check_lda_vocab(V, call = here)
   K <- check_count(K, "K", min = 2, max = V, call = here)
   if (!inherits(x, "sparsevi_source")) check_nonempty_dtm(x, "x", call = here)
+  # the default engine depends on K x V (lda_default_engine(), R/engines.R)
+  engine_reason <- NULL
+  if (missing(local)) {
+    pick <- lda_default_engine(K, V)
+    local <- pick$local
+    engine_reason <- pick$reason
+    if (is.null(eta)) eta <- pick$eta
+  }
   check_topic_table_size(K, V, call = here)
   local <- check_string(local, "local", call = here)
   if (is.null(lda_engine_defaults[[local]])) {
@@ -223,6 +233,13 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
       as.double(K) * V > defaults$sparse_start_above) {
     init <- "sparse" # a large table: the engine's sparse start
   }
+  # the large-K default (gibbs) with fewer start documents than topics: its
+  # empty sparse start, not the random start's dense K x V table (Bregman
+  # seeding needs K documents)
+  if (missing(init) && !is.null(engine_reason) &&
+      (if (inherits(x, "sparsevi_source")) x$n_docs[1L] else D) < K) {
+    init <- "sparse"
+  }
   if (is.matrix(init)) {
     init_lambda <- check_init_lambda(init, K, V, call = here)
     init <- "given"
@@ -256,7 +273,15 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   } else if (!is.null(user_batches)) {
     list(n_batches = length(user_batches), batch_size = max(lengths(user_batches)))
   } else {
-    lda_resolve_batches(D, global, n_batches, batch_size, call = here)
+    b <- lda_resolve_batches(D, global, n_batches, batch_size, call = here)
+    # an engine whose local step returns dense K x (batch documents) counts
+    # caps its default batch size (the registry's doc_topic_entries_max)
+    cap <- sparsevi_engines$lda[[local]]$doc_topic_entries_max
+    if (is.null(n_batches) && is.null(batch_size) && !is.null(cap) &&
+        as.double(b$batch_size) * K > cap) {
+      b <- lda_resolve_batches(D, global, NULL, max(1, floor(cap / K)), call = here)
+    }
+    b
   }
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, x$vocab, seed = 1,
                                                         call = here, arg = "heldout")
@@ -280,7 +305,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
                     n_docs = D, sync = sync, batches = user_batches,
                     reuse_dead = dead_share > 0, dead_share = dead_share,
                     eta_learn = eta_learn, doc_topics = doc_topics,
-                    init_lambda = init_lambda),
+                    init_lambda = init_lambda, engine_reason = engine_reason),
                dots)
   control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
     check_positive(dots$step_scale, "step_scale", call = here)

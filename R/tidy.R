@@ -44,6 +44,17 @@ as.data.frame.sparsevi_lda <- function(x, row.names = NULL, optional = FALSE, ..
   if (type == "topic_word") {
     V <- length(x$vocab)
     n <- if (is.null(n)) V else check_count(n, "n", min = 1, max = V)
+    store <- lda_sparse_store(x)
+    if (!is.null(store) && n < V) {
+      # a sparse fit: each topic's n most probable terms from the store (no
+      # K x V table); beta = lambda over its row sums
+      top <- gibbs_store_top(store, x$eta, n)
+      out <- data.frame(topic = rep(seq_len(x$K), each = n),
+                        term = x$vocab[as.vector(top$word)],
+                        beta = as.vector(t(t(top$lambda) / top$row_sums)),
+                        stringsAsFactors = FALSE)
+      return(out)
+    }
     tw <- x$topic_word
     rows <- lapply(seq_len(x$K), function(k) {
       o <- order(-tw[k, ])[seq_len(n)]
@@ -270,12 +281,16 @@ augment.sparsevi_lda <- function(x, data, ...) {
   doc_of <- rep.int(seq_len(nrow(dtm)), diff(dtm$doc_ptr))
   term <- dtm$term + 1L
   topic <- integer(length(term))
-  tw <- x$topic_word
+  # a sparse fit: the beta columns of the documents' words only (no K x V table)
+  store <- lda_sparse_store(x)
+  U <- if (!is.null(store)) sort(unique(term))
+  tw <- if (is.null(store)) x$topic_word else gibbs_store_cols(store, x$eta, U, "beta")
+  col <- if (is.null(store)) term else match(term, U)
   # blocks of pairs keep the pairs x K scores small
   for (s in seq(1L, max(1L, length(term)), by = 65536L)) {
     idx <- s:min(length(term), s + 65535L)
     if (!length(term)) break
-    score <- as.matrix(theta[doc_of[idx], , drop = FALSE]) * t(tw[, term[idx], drop = FALSE])
+    score <- as.matrix(theta[doc_of[idx], , drop = FALSE]) * t(tw[, col[idx], drop = FALSE])
     topic[idx] <- max.col(score, ties.method = "first")
   }
   docs <- dtm$doc_names

@@ -280,3 +280,47 @@ SEXP ffi_lda_gibbs_store_dense(SEXP lambda, SEXP eta_) {
   UNPROTECT(5);
   return res;
 }
+
+/* The columns U (0-based words, an integer vector) of the store's topics
+ * without the K x V table (the sparse kind of a fit, issue 33): mode 0
+ * lambda (the values of ffi_lda_gibbs_materialise()), 1 beta = lambda over
+ * its row sums, 2 the stored x alone. A fresh K x length(U) matrix. */
+SEXP ffi_lda_gibbs_columns(SEXP store, SEXP eta, SEXP U, SEXP mode_) {
+  gibbs_topics tw = topics_view(store, eta);
+  int mode = svi_int_arg(mode_, 0, 2, "mode");
+  if (TYPEOF(U) != INTSXP || XLENGTH(U) > INT_MAX) Rf_error("internal error: malformed U");
+  int nU = (int)XLENGTH(U);
+  const int *pu = INTEGER(U);
+  for (int u = 0; u < nU; u++)
+    if (pu[u] < 0 || pu[u] >= tw.V) Rf_error("internal error: word out of range");
+  double *rs = (double *)R_alloc(tw.K, sizeof(double));
+  lda_gibbs_row_sums(&tw, rs);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, tw.K, nU));
+  lda_gibbs_columns(&tw, pu, nU, mode, rs, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* The n most probable words of each topic of the store (issue 33: terms()
+ * of a sparse fit without its K x V table): list(word = n x K 1-based word
+ * numbers, best first, ties by word order; lambda = their lambda; row_sums
+ * = the K row sums of lambda). */
+SEXP ffi_lda_gibbs_top(SEXP store, SEXP eta, SEXP n_) {
+  gibbs_topics tw = topics_view(store, eta);
+  int n = svi_int_arg(n_, 1, tw.V, "n");
+  const char *names[] = {"word", "lambda", "row_sums"};
+  SEXP out = PROTECT(svi_named_list(3, names));
+  SEXP word = PROTECT(Rf_allocMatrix(INTSXP, n, tw.K));
+  SEXP val = PROTECT(Rf_allocMatrix(REALSXP, n, tw.K));
+  SEXP rs = PROTECT(Rf_allocVector(REALSXP, tw.K));
+  int *fill = (int *)R_alloc(tw.K, sizeof(int));
+  lda_gibbs_top(&tw, n, INTEGER(word), REAL(val), fill);
+  int *pw = INTEGER(word);
+  for (R_xlen_t i = 0; i < XLENGTH(word); i++) pw[i] += 1;
+  lda_gibbs_row_sums(&tw, REAL(rs));
+  SET_VECTOR_ELT(out, 0, word);
+  SET_VECTOR_ELT(out, 1, val);
+  SET_VECTOR_ELT(out, 2, rs);
+  UNPROTECT(4);
+  return out;
+}

@@ -107,3 +107,127 @@ svi_len lda_gibbs_store_dense(const double *lambda, int K, int V, double eta, in
   }
   return n;
 }
+
+/* ---- reading the store without a dense K x V table (the sparse kind of a
+ * fit's topics, issue 33) ---- */
+
+void lda_gibbs_row_sums(const gibbs_topics *tw, double *rs) {
+  double e = tw->eta + tw->scale * tw->base;
+  for (int kk = 0; kk < tw->K; kk++) rs[kk] = tw->vocab * e + tw->scale * tw->tot[kk];
+}
+
+void lda_gibbs_columns(const gibbs_topics *tw, const int *U, int nU, int mode,
+                       const double *rs, double *out) {
+  int K = tw->K;
+  double e = tw->eta + tw->scale * tw->base;
+  for (int u = 0; u < nU; u++) {
+    double *col = out + (svi_len)K * u;
+    int v = U[u];
+    if (mode == 2) {
+      for (int kk = 0; kk < K; kk++) col[kk] = 0.0;
+      for (int j = tw->p[v]; j < tw->p[v + 1]; j++) col[tw->k[j]] = tw->x[j];
+      continue;
+    }
+    /* lambda as lda_gibbs_materialise() computes it, bit for bit */
+    for (int kk = 0; kk < K; kk++) col[kk] = e;
+    for (int j = tw->p[v]; j < tw->p[v + 1]; j++) col[tw->k[j]] += tw->scale * tw->x[j];
+    if (mode == 1)
+      for (int kk = 0; kk < K; kk++) col[kk] /= rs[kk];
+  }
+}
+
+/* (a, va) ranks after (b, vb): a smaller value, or the same value and a
+ * later word (order(-p) is stable: ties by word order) */
+static inline int ranks_after(double a, int va, double b, int vb) {
+  return a < b || (a == b && va > vb);
+}
+
+static void heap_down(double *hv, int *hw, int m, int i) {
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, w = i;
+    if (l < m && ranks_after(hv[l], hw[l], hv[w], hw[w])) w = l;
+    if (r < m && ranks_after(hv[r], hw[r], hv[w], hw[w])) w = r;
+    if (w == i) return;
+    double tv = hv[i];
+    int tw_ = hw[i];
+    hv[i] = hv[w];
+    hw[i] = hw[w];
+    hv[w] = tv;
+    hw[w] = tw_;
+    i = w;
+  }
+}
+
+static void heap_up(double *hv, int *hw, int i) {
+  while (i > 0) {
+    int p = (i - 1) / 2;
+    if (!ranks_after(hv[i], hw[i], hv[p], hw[p])) return;
+    double tv = hv[i];
+    int tw_ = hw[i];
+    hv[i] = hv[p];
+    hw[i] = hw[p];
+    hv[p] = tv;
+    hw[p] = tw_;
+    i = p;
+  }
+}
+
+void lda_gibbs_top(const gibbs_topics *tw, int n, int *word, double *val, int *fill) {
+  int K = tw->K, V = tw->V;
+  double e = tw->eta + tw->scale * tw->base;
+  /* per topic a heap of its n best entries above the smoothing e (the
+   * worst at the root), one pass over the store in word order */
+  for (int kk = 0; kk < K; kk++) fill[kk] = 0;
+  for (int v = 0; v < V; v++) {
+    for (int j = tw->p[v]; j < tw->p[v + 1]; j++) {
+      int kk = tw->k[j];
+      double l = e;
+      l += tw->scale * tw->x[j];
+      if (!(l > e)) continue; /* ties with the words without an entry */
+      double *hv = val + (svi_len)n * kk;
+      int *hw = word + (svi_len)n * kk;
+      int m = fill[kk];
+      if (m < n) {
+        hv[m] = l;
+        hw[m] = v;
+        fill[kk] = m + 1;
+        heap_up(hv, hw, m);
+      } else if (ranks_after(hv[0], hw[0], l, v)) {
+        hv[0] = l;
+        hw[0] = v;
+        heap_down(hv, hw, n, 0);
+      }
+    }
+  }
+  for (int kk = 0; kk < K; kk++) {
+    double *hv = val + (svi_len)n * kk;
+    int *hw = word + (svi_len)n * kk;
+    int m = fill[kk];
+    /* best first: pop the heap into the slots from the back */
+    for (int s = m - 1; s > 0; s--) {
+      double tv = hv[0];
+      int tw_ = hw[0];
+      hv[0] = hv[s];
+      hw[0] = hw[s];
+      hv[s] = tv;
+      hw[s] = tw_;
+      heap_down(hv, hw, s, 0);
+    }
+    /* (popping the worst to the back leaves the best first) */
+    /* then the words at the smoothing value, in word order, skipping the
+     * m already taken */
+    int v = 0;
+    for (int s = m; s < n && v < V; v++) {
+      int taken = 0;
+      for (int i = 0; i < m; i++)
+        if (hw[i] == v) {
+          taken = 1;
+          break;
+        }
+      if (taken) continue;
+      hw[s] = v;
+      hv[s] = e;
+      s++;
+    }
+  }
+}

@@ -112,6 +112,20 @@ svi_len lda_gibbs_store_dense(const double *lambda, int K, int V, double eta, in
 /* Dense lambda (K x V, word-major) = eta + scale * (base + x). */
 void lda_gibbs_materialise(const gibbs_topics *tw, double *lambda);
 
+/* ---- reading the store without a dense K x V table (the sparse kind of a
+ * fit's topics, issue 33; lda-gibbs-global.c) ---- */
+/* rs[k] = the row sums of lambda, vocab (eta + scale base) + scale tot[k]. */
+void lda_gibbs_row_sums(const gibbs_topics *tw, double *rs);
+/* The columns U[0..nU) (0-based words) of lambda (mode 0, the values of
+ * lda_gibbs_materialise()), of beta = lambda / rs (mode 1) or of the stored
+ * x alone (mode 2), into out (K x nU, word-major). */
+void lda_gibbs_columns(const gibbs_topics *tw, const int *U, int nU, int mode,
+                       const double *rs, double *out);
+/* The n (<= V) words of each topic with the largest lambda, best first, ties
+ * by word order (as order(-lambda[k, ]) gives): word and val (n x K,
+ * 0-based words, their lambda). Scratch: fill of K ints. O(nnz log n + K n^2). */
+void lda_gibbs_top(const gibbs_topics *tw, int n, int *word, double *val, int *fill);
+
 /* ---- evaluators of the same paper (eval-ltr.c, eval-umass.c) ---- */
 void eval_ltr(const svi_dtm *x, const double *beta, int K, const double *alpha,
               int particles, uint64_t seed, uint64_t stream0, int threads, int *iscr,

@@ -27,6 +27,155 @@
 # with the start each took by default at this size: cvb0 "seeded", the
 # others "bregman"); "default" is the default call, its settings read back.
 # Appends to inst/bench/results/large.txt.
+data_dir <- file.path("..", "shared", "data")
+
+# ---- Issue 33: fit + held-out score at large K, peak RSS; sublinearity ----
+# SPARSEVI_BENCH_SECTION=heldout runs this section instead of the one below
+# and quits. Each run is a child process under GNU time (/usr/bin/time -v)
+# that reads the training corpus, fits and then scores the held-out
+# documents with heldout_loglik() (document completion); its peak RSS is
+# GNU time's "Maximum resident set size" of that child. The split: all of
+# wikipara (615,012 paragraphs; SPARSEVI_BENCH_DOCS to use fewer) with 1,000
+# held out by split_heldout(x, n_test = 1000, seed = 1), made once by this
+# process. Runs: SPARSEVI_BENCH_RUNS (default
+# "default:1000,default:2000,default:10000"; "<engine>:<K>", "default" the
+# default call fit_lda(x, K, passes = 1), else local = <engine> with its
+# defaults), seed 1, SPARSEVI_BENCH_THREADS (default 1) threads. Then the
+# sublinearity check (SPARSEVI_BENCH_SUBLINEAR, default "1000,10000"; "" to
+# skip): the whole fit_lda(x, K, local = "gibbs", passes = 1, threads = 1)
+# call over the first 60,000 paragraphs, wall clock, largest K over
+# smallest. Tokens/s/core: training tokens over the fit's CPU seconds (one
+# thread: its core) and over its wall seconds. Corpora are kept in
+# SPARSEVI_BENCH_CORPUS_RDS (the whole, default <tempdir>/wikipara-615012.rds)
+# and SPARSEVI_BENCH_SMALL_RDS (the first 60,000). Appends to
+# inst/bench/results/large.txt. Run from the package root:
+#   SPARSEVI_BENCH_SECTION=heldout nice -n 19 Rscript inst/bench/large.R
+if (identical(Sys.getenv("SPARSEVI_BENCH_SECTION"), "heldout")) {
+  lib <- Sys.getenv("SPARSEVI_BENCH_LIB", "")
+  if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
+  suppressPackageStartupMessages(library(sparsevi))
+  source(file.path("inst", "bench", "bench-log.R"))
+  source(file.path("inst", "bench", "bench-data.R"))
+  out_file <- Sys.getenv("SPARSEVI_BENCH_OUT", file.path("inst", "bench", "results", "large.txt"))
+  say <- bench_logger(out_file)
+  n_all <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "615012"))
+  runs <- strsplit(strsplit(Sys.getenv("SPARSEVI_BENCH_RUNS",
+                                       "default:1000,default:2000,default:10000"), ",")[[1]], ":")
+  sub_K <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_SUBLINEAR", "1000,10000"), ",")[[1]])
+  threads <- as.integer(Sys.getenv("SPARSEVI_BENCH_THREADS", "1"))
+  corpus_of <- function(n, rds) {
+    if (file.exists(rds)) return(rds)
+    saveRDS(bench_corpus(sprintf("wikipara%d", n), data_dir, all_terms = TRUE), rds,
+            compress = FALSE)
+    rds
+  }
+  all_rds <- corpus_of(n_all, Sys.getenv("SPARSEVI_BENCH_CORPUS_RDS",
+                                         file.path(tempdir(), sprintf("wikipara-%d.rds", n_all))))
+  x <- readRDS(all_rds)
+  sp <- split_heldout(x, n_test = 1000, seed = 1)
+  train_rds <- tempfile(fileext = ".rds")
+  test_rds <- tempfile(fileext = ".rds")
+  saveRDS(sp$train, train_rds, compress = FALSE)
+  saveRDS(sp$test, test_rds, compress = FALSE)
+  n_train_tok <- sum(sp$train$count)
+  rm(x, sp)
+  child <- tempfile(fileext = ".R")
+  writeLines(c(
+    "`%||%` <- function(a, b) if (is.null(a)) b else a",
+    "a <- commandArgs(TRUE)",
+    "if (nzchar(a[5])) .libPaths(c(a[5], .libPaths()))",
+    "suppressPackageStartupMessages(library(sparsevi))",
+    "loadNamespace('Matrix')",
+    "x <- readRDS(a[1]); K <- as.integer(a[4]); th <- as.integer(a[6])",
+    "args <- list(x, K = K, passes = 1, seed = 1, threads = th, progress = FALSE)",
+    "if (a[3] != 'default') args$local <- a[3]",
+    "t0 <- proc.time()",
+    "fit <- do.call(fit_lda, args)",
+    "t1 <- proc.time() - t0",
+    "h <- NA_real_; t2 <- c(elapsed = NA, user.self = NA, sys.self = NA)",
+    "if (a[2] != '-') { test <- readRDS(a[2]); t0 <- proc.time(); h <- heldout_loglik(fit, test, threads = th); t2 <- proc.time() - t0 }",
+    "cat(sprintf('RESULT %.2f %.2f %.2f %.2f %.6f %s %s %d %.0f\\n', t1[['elapsed']],",
+    "            t1[['user.self']] + t1[['sys.self']], max(fit$trace$seconds), t2[['elapsed']],",
+    "            as.numeric(h), fit$local, fit$topics_kind %||% 'dense', fit$control$batch_size,",
+    "            if (is.null(fit$state$gibbs)) NA_real_ else length(fit$state$gibbs$x)))"), child)
+  run_child <- function(train, test, eng, K) {
+    tf <- tempfile()
+    out <- suppressWarnings(system2("/usr/bin/time",
+                                    c("-v", file.path(R.home("bin"), "Rscript"), child, train,
+                                      test, eng, K, shQuote(lib), threads),
+                                    stdout = TRUE, stderr = tf))
+    err <- readLines(tf)
+    rss <- as.numeric(sub(".*: ", "", grep("Maximum resident set size", err, value = TRUE)))
+    res <- grep("^RESULT", out, value = TRUE)
+    if (!length(res)) {
+      return(list(ok = FALSE, msg = paste(utils::tail(err[!grepl("^\t", err)], 2),
+                                          collapse = " | ")))
+    }
+    v <- strsplit(res, " ")[[1]][-1]
+    num <- function(s) suppressWarnings(as.numeric(s)) # "NA" when not measured
+    list(ok = TRUE, wall = num(v[1]), cpu = num(v[2]), train = num(v[3]), hwall = num(v[4]),
+         score = num(v[5]), local = v[6], kind = v[7], batch = as.integer(v[8]),
+         nnz = num(v[9]), rss = rss / 1024^2)
+  }
+  load <- function() paste(readLines("/proc/loadavg", warn = FALSE), collapse = "")
+  say("")
+  say("== issue 33: fit + held-out at large K, %s; host %s; load %s; sparsevi %s",
+      format(Sys.time()), Sys.info()[["nodename"]], load(),
+      as.character(utils::packageVersion("sparsevi")))
+  say("   commit %s; command: %sSPARSEVI_BENCH_SECTION=heldout nice -n 19 Rscript inst/bench/large.R",
+      system("git rev-parse --short HEAD", intern = TRUE),
+      paste0(vapply(c("SPARSEVI_BENCH_DOCS", "SPARSEVI_BENCH_RUNS", "SPARSEVI_BENCH_SUBLINEAR",
+                      "SPARSEVI_BENCH_THREADS", "SPARSEVI_BENCH_LIB", "SPARSEVI_BENCH_OUT"),
+                    function(v) if (nzchar(Sys.getenv(v))) sprintf("%s=%s ", v, Sys.getenv(v)) else "",
+                    ""), collapse = ""))
+  say("   wikipara first %d paragraphs, V = 129,289; 1,000 held out (split_heldout(x, n_test = 1000, seed = 1)); %s training tokens; one pass, seed 1, %d thread(s)",
+      n_all, format(n_train_tok, big.mark = ","), threads)
+  say("   child per run under /usr/bin/time -v: fit_lda() then heldout_loglik(fit, test) (completion); peak RSS of the child (GiB)")
+  say("   %-8s %6s %-6s %-6s %6s %10s %8s %8s %8s %9s %10s %12s %12s", "call", "K", "engine",
+      "topics", "batch", "store nnz", "fit s", "fit CPU", "held s", "peak RSS", "held-out",
+      "tok/s/core", "tok/s (wall)")
+  for (r in runs) {
+    res <- run_child(train_rds, test_rds, r[1], r[2])
+    if (!res$ok) {
+      say("   %-8s %6s  failed: %s", r[1], r[2], res$msg)
+      next
+    }
+    say("   %-8s %6s %-6s %-6s %6d %10s %8.1f %8.1f %8.1f %6.2f GiB %10.4f %12s %12s", r[1], r[2],
+        res$local, res$kind, res$batch,
+        if (is.na(res$nnz)) "-" else format(res$nnz, big.mark = ","), res$wall, res$cpu,
+        res$hwall, res$rss, res$score,
+        format(round(n_train_tok / res$cpu), big.mark = ","),
+        format(round(n_train_tok / res$wall), big.mark = ","))
+  }
+  say("   load after the runs: %s", load())
+  if (length(sub_K) >= 2L && !anyNA(sub_K)) {
+    small_rds <- corpus_of(60000L, Sys.getenv("SPARSEVI_BENCH_SMALL_RDS",
+                                              file.path(tempdir(), "wikipara-60000.rds")))
+    tok <- sum(readRDS(small_rds)$count)
+    say("   sublinearity: fit_lda(x, K, local = \"gibbs\", passes = 1, threads = 1) over the first 60,000 paragraphs (%s tokens), whole call; load %s",
+        format(tok, big.mark = ","), load())
+    walls <- c()
+    for (K in sub_K) {
+      res <- run_child(small_rds, "-", "gibbs", K)
+      if (!res$ok) {
+        say("   gibbs    %6d  failed: %s", K, res$msg)
+        next
+      }
+      walls[as.character(K)] <- res$wall
+      say("   gibbs    %6d %-6s %6d %10s  wall %7.1f s  CPU %7.1f s  peak %5.2f GiB  %s tok/s/core",
+          K, res$kind, res$batch, format(res$nnz, big.mark = ","), res$wall, res$cpu, res$rss,
+          format(round(tok / res$cpu), big.mark = ","))
+    }
+    if (length(walls) == length(sub_K)) {
+      say("   K = %d over K = %d, whole-call wall clock: %.2fx (target <= 3x)", max(sub_K),
+          min(sub_K), walls[[as.character(max(sub_K))]] / walls[[as.character(min(sub_K))]])
+    }
+  }
+  say("   load at end: %s", load())
+  attr(say, "close")()
+  quit(save = "no")
+}
+
 smoke <- identical(Sys.getenv("SPARSEVI_BENCH_SMOKE"), "1")
 n_docs <- as.integer(Sys.getenv("SPARSEVI_BENCH_DOCS", "60000"))
 Ks <- as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", if (smoke) "5" else "1000,2000"), ",")[[1]])
