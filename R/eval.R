@@ -379,6 +379,16 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L, top
                          t(if (!is.null(vocab)) matrix(vocab[top], K, n) else top))
 }
 
+# Topic diversity (Dieng, Ruiz & Blei 2020): distinct words among all
+# topics' n most probable (ties by word order), over n K; from 1/K (every
+# topic has the same top words) to 1. summary() reports it with n = 25.
+topic_diversity <- function(topic_word, n = 25L) {
+  K <- nrow(topic_word)
+  n <- min(as.integer(n), ncol(topic_word))
+  top <- lda_top_words(list(topic_word = topic_word), n)
+  length(unique(as.vector(top))) / (n * K)
+}
+
 npmi_value <- function(p12, pa, pb) {
   out <- log(p12 / (pa * pb)) / -log(p12)
   out[p12 <= 0] <- -1

@@ -133,8 +133,35 @@ lda_topic_sizes <- function(fit) {
     rep(1, fit$K)
 }
 
+#' Summary of a topic model
+#'
+#' What [print()] shows, and for every topic its share of the tokens and top
+#' words, with two measures of topic quality beside the held-out score:
+#' * **diversity**: the share of distinct words among all topics' 25 most
+#'   probable (from 1/K, every topic the same, to 1; Dieng, Ruiz & Blei
+#'   2020). Computed from the topics alone.
+#' * **coherence** (NPMI of each topic's 10 most probable words, see
+#'   [coherence()]): it needs documents, which a fit does not keep, so it is
+#'   reported when `x` is given, normally the training corpus (document
+#'   co-occurrences on the training documents, as in `coherence(fit, x)`).
+#'   Each topic's NPMI is then shown beside its words.
+#'
+#' @param object A `sparsevi_lda`.
+#' @param x `NULL` (default) or a corpus (anything [as_dtm()] accepts, terms
+#'   matched by name): the reference documents of the NPMI coherence,
+#'   normally the training corpus.
+#' @param ... Unused.
+#' @returns A `summary.sparsevi_lda` (a list, printed as a table): besides
+#'   the fields of the fit it describes, `diversity` (a number), `npmi` (the
+#'   mean over topics, `NA` without `x`) and `coherence` (the per-topic
+#'   [coherence()] result, `NULL` without `x`).
+#' @examples
+#' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
+#' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1, progress = FALSE)
+#' summary(fit)
+#' summary(fit, x = sim$dtm) # with coherence on the training documents
 #' @export
-summary.sparsevi_lda <- function(object, ...) {
+summary.sparsevi_lda <- function(object, x = NULL, ...) {
   tr <- object$trace
   size <- lda_topic_sizes(object)
   pi <- object$prune_info
@@ -155,6 +182,10 @@ summary.sparsevi_lda <- function(object, ...) {
                  doc_topics = lda_doc_topics_kept(object)),
             class = "summary.sparsevi_lda")
   out$prune_cost <- lda_prune_cost(object, out$junk)
+  tw <- lda_fit_topic_word(object)
+  out$diversity <- topic_diversity(tw, 25L)
+  out$coherence <- if (!is.null(x)) coherence(object, x, measure = "npmi", n = 10L)
+  out$npmi <- if (is.null(out$coherence)) NA_real_ else mean(out$coherence)
   out
 }
 
@@ -175,12 +206,24 @@ print.summary.sparsevi_lda <- function(x, ...) {
               if (lda_engine_can(x$local, "restarts")) {
                 sprintf("; restart acceptance: %s", format(x$restart_accept, digits = 3))
               } else ""))
+  if (!is.null(x$diversity)) {
+    cat(sprintf("topic quality: diversity %s (distinct words among the topics' top 25); %s\n",
+                format(x$diversity, digits = 3),
+                if (is.null(x$coherence)) {
+                  "coherence: give the training corpus, summary(fit, x = corpus), for NPMI"
+                } else {
+                  sprintf("NPMI coherence %s (top 10 words, mean over topics)",
+                          format(x$npmi, digits = 3))
+                }))
+  }
   if (!is.null(x$select)) print_select(x$select, x$K)
   o <- order(-x$topic_share)
   reason <- attr(x$junk, "reason")
+  coh <- if (!is.null(x$coherence)) as.vector(unclass(x$coherence))
   for (k in o) {
     j <- match(k, x$junk)
-    cat(sprintf("%3d %5.1f%%  %s%s\n", k, 100 * x$topic_share[k],
+    cat(sprintf("%3d %5.1f%%  %s%s%s\n", k, 100 * x$topic_share[k],
+                if (is.null(coh)) "" else sprintf("%6.3f  ", coh[k]),
                 paste(x$top_terms[, k], collapse = " "),
                 if (is.na(j)) "" else sprintf("  [%s]", reason[j])))
   }
@@ -190,21 +233,121 @@ print.summary.sparsevi_lda <- function(x, ...) {
 
 #' Top terms of each topic
 #'
+#' `type = "prob"` (default) lists each topic's most probable words. The
+#' most probable words are often frequent words that several topics share;
+#' the two other types, as in the stm package's `labelTopics()`, favour the
+#' words that set a topic apart:
+#' * `"frex"` (Bischof & Airoldi 2012): the weighted harmonic mean of a
+#'   word's rank in the topic by probability (frequency, \eqn{\beta_{kv}})
+#'   and by exclusivity (\eqn{\beta_{kv} / \sum_j \beta_{jv}}), each rank
+#'   as an empirical CDF over the vocabulary (ties share their mean rank):
+#'   \eqn{1 / (w / F + (1 - w) / E)} with `w = frexw` the weight of
+#'   frequency (0.5). This is stm's `calcfrex()` without word counts, i.e.
+#'   without the James-Stein shrinkage of exclusivity that `labelTopics()`
+#'   adds.
+#' * `"lift"`: \eqn{\beta_{kv} / p_v}, with \eqn{p_v} the word's share of
+#'   the tokens of `corpus` (stm's `calclift()`), or, without `corpus`, of
+#'   the fitted model (\eqn{\sum_k s_k \beta_{kv}} with \eqn{s_k} the
+#'   topics' shares of the tokens). Lift ranks rare words high.
+#'
 #' @param x A `sparsevi_lda`.
 #' @param n Number of terms per topic (default 10).
+#' @param type `"prob"` (default), `"frex"` or `"lift"`.
+#' @param frexw For `"frex"`: the weight of frequency, in \[0, 1\]
+#'   (default 0.5; 1 gives the `"prob"` order, 0 exclusivity alone).
+#' @param corpus For `"lift"`: `NULL` (the model's word shares) or the
+#'   training corpus (anything [as_dtm()] accepts, terms matched by name),
+#'   whose word shares are used.
 #' @param ... Unused.
-#' @returns A character matrix, `n` rows (most probable first), one column
-#'   per topic.
+#' @returns A character matrix, `n` rows (best first), one column per
+#'   topic.
+#' @references Bischof, J. and Airoldi, E. (2012). Summarizing topical
+#'   content with word frequency and exclusivity. *ICML*.
+#'   Roberts, M., Stewart, B. and Tingley, D. (2019). stm: An R package for
+#'   structural topic models. *Journal of Statistical Software* 91(2).
 #' @examples
 #' sim <- simulate_lda(D = 60, V = 40, K = 3, seed = 1)
 #' fit <- fit_lda(sim$dtm, K = 3, passes = 3, seed = 1)
 #' terms(fit, 4)
+#' terms(fit, 4, type = "frex")
+#' terms(fit, 4, type = "lift", corpus = sim$dtm)
 #' @export
-terms.sparsevi_lda <- function(x, n = 10, ...) {
+terms.sparsevi_lda <- function(x, n = 10, type = c("prob", "frex", "lift"), frexw = 0.5,
+                               corpus = NULL, ...) {
   n <- check_count(n, "n", min = 1)
   n <- min(n, length(x$vocab))
-  out <- matrix(x$vocab[lda_top_words(x, n)], nrow = n)
+  type <- check_choice(type, c("prob", "frex", "lift"), "type")
+  idx <- switch(type,
+    prob = lda_top_words(x, n),
+    frex = {
+      frexw <- check_number(frexw, "frexw", lower = 0, upper = 1)
+      top_by_score(lda_fit_topic_word(x), n, function(tw, k, cs) frex_row(tw[k, ], cs, frexw))
+    },
+    lift = {
+      tw <- lda_fit_topic_word(x)
+      p <- lda_word_shares(x, tw, corpus)
+      top_by_score(tw, n, function(tw, k, cs) tw[k, ] / p)
+    })
+  out <- matrix(x$vocab[idx], nrow = n)
   colnames(out) <- paste0("topic", seq_len(x$K))
+  out
+}
+
+# A fit's K x V topic-word matrix (rows sum to 1), unnamed.
+lda_fit_topic_word <- function(fit) {
+  tw <- .subset2(fit, "topic_word")
+  if (is.null(tw)) tw <- fit$topic_word
+  tw <- unname(as.matrix(tw))
+  storage.mode(tw) <- "double"
+  tw
+}
+
+# The n best words of each topic (n x K indices, best first, ties by word
+# order) by score(tw, k, colsums), computed one topic at a time (O(V) memory
+# beyond the topics).
+top_by_score <- function(tw, n, score) {
+  cs <- colSums(tw)
+  out <- vapply(seq_len(nrow(tw)), function(k) {
+    order(-score(tw, k, cs))[seq_len(n)]
+  }, integer(n))
+  matrix(out, nrow = n)
+}
+
+# FREX of one topic's words (stm's calcfrex() without word counts): beta the
+# topic's probabilities, colsums the column sums of the K x V topics.
+frex_row <- function(beta, colsums, w) {
+  V <- length(beta)
+  freq <- rank(beta, ties.method = "average") / V
+  excl <- rank(beta / colsums, ties.method = "average") / V
+  1 / (w / freq + (1 - w) / excl)
+}
+
+# Each word's share of the tokens: of `corpus` when given (terms matched by
+# name; words absent from it get the smallest positive share), else of the
+# model (topic sizes times topics).
+lda_word_shares <- function(fit, tw, corpus = NULL, call = caller_call()) {
+  if (!is.null(corpus)) {
+    cx <- dtm_align(as_dtm(corpus), fit$vocab)$x
+    cnt <- tabulate_weighted(cx$term + 1L, cx$count, length(fit$vocab))
+    if (sum(cnt) <= 0) {
+      abort("`corpus` shares no terms with the fitted vocabulary.", "vocab", call = call)
+    }
+    p <- cnt / sum(cnt)
+    p[p <= 0] <- min(p[p > 0])
+    return(p)
+  }
+  size <- lda_topic_sizes(fit)
+  p <- colSums(tw * (size / sum(size)))
+  p[p <= 0] <- min(c(p[p > 0], 1e-300))
+  p
+}
+
+tabulate_weighted <- function(i, w, n) {
+  out <- numeric(n)
+  if (length(i)) {
+    s <- rowsum(as.double(w), i)
+    out[as.integer(rownames(s))] <- s[, 1L]
+  }
   out
 }
 

@@ -67,3 +67,14 @@ test_that("every coherence measure returns the same type", {
   # the exported function and the generic agree
   expect_equal(coherence_umass(fit$topic_word, sim$dtm, n = 4), u)
 })
+
+test_that("topic_diversity() counts distinct top words over n K (issue 35)", {
+  tw <- rbind(c(0.4, 0.3, 0.2, 0.1, 0), c(0.35, 0.3, 0.05, 0.1, 0.2), c(0, 0.1, 0.2, 0.3, 0.4))
+  # top 2: {1, 2}, {1, 2}, {5, 4} -> 4 distinct of 6
+  expect_equal(sparsevi:::topic_diversity(tw, 2), 4 / 6)
+  # top 1: 1, 1, 5
+  expect_equal(sparsevi:::topic_diversity(tw, 1), 2 / 3)
+  expect_equal(sparsevi:::topic_diversity(tw[c(1, 1), ], 3), 0.5)
+  # n beyond V: every word of the vocabulary
+  expect_equal(sparsevi:::topic_diversity(tw, 25), 5 / 15)
+})

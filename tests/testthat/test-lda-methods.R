@@ -293,3 +293,79 @@ test_that("predict() infers in blocks of documents, the same proportions (issue 
   expect_identical(blocked, one)
   expect_identical(predict(fit, sim$dtm, threads = 2), one)
 })
+
+# The pure-R references of terms(type = "frex" / "lift") (stm's calcfrex()
+# without word counts, and calclift()): ranks as empirical CDFs, ties at
+# their mean rank, counted word by word.
+ref_ecdf_rank <- function(v) {
+  vapply(v, function(a) (sum(v < a) + (sum(v == a) + 1) / 2) / length(v), 0)
+}
+ref_frex <- function(tw, w) {
+  excl <- sweep(tw, 2L, colSums(tw), "/")
+  t(vapply(seq_len(nrow(tw)), function(k) {
+    1 / (w / ref_ecdf_rank(tw[k, ]) + (1 - w) / ref_ecdf_rank(excl[k, ]))
+  }, numeric(ncol(tw))))
+}
+ref_top <- function(score, vocab, n) {
+  apply(score, 1L, function(s) vocab[order(-s)[seq_len(n)]])
+}
+
+test_that("terms(type = \"frex\") and (type = \"lift\") match a pure-R reference (issue 35)", {
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, passes = 3, seed = 1, progress = FALSE)
+  tw <- unname(fit$topic_word)
+  for (w in c(0.5, 0.2, 0.9)) {
+    ref <- ref_top(ref_frex(tw, w), fit$vocab, 6)
+    expect_identical(unname(terms(fit, 6, type = "frex", frexw = w)), ref)
+  }
+  expect_identical(colnames(terms(fit, 6, type = "frex")), paste0("topic", 1:4))
+  # frequency alone is the "prob" order
+  expect_identical(terms(fit, 6, type = "frex", frexw = 1), terms(fit, 6))
+  # lift against the training corpus's word shares
+  cnt <- tabulate(rep(sim$dtm$term + 1L, sim$dtm$count), nbins = 60)
+  p <- pmax(cnt, min(cnt[cnt > 0])) / sum(cnt)
+  expect_identical(unname(terms(fit, 5, type = "lift", corpus = sim$dtm)),
+                   ref_top(sweep(tw, 2L, p, "/"), fit$vocab, 5))
+  # without a corpus: the model's own word shares (topic sizes x topics)
+  size <- rowSums(fit$lambda) - 60 * fit$eta
+  pm <- colSums(tw * size) / sum(size)
+  expect_identical(unname(terms(fit, 5, type = "lift")),
+                   ref_top(sweep(tw, 2L, pm, "/"), fit$vocab, 5))
+  expect_error(terms(fit, 5, type = "nope"), class = "sparsevi_error_argument")
+  expect_error(terms(fit, 5, type = "frex", frexw = 2), class = "sparsevi_error_argument")
+})
+
+test_that("terms(type = \"frex\") on a tiny hand-made model, ties included", {
+  tw <- rbind(c(0.5, 0.3, 0.1, 0.1), c(0.1, 0.1, 0.4, 0.4))
+  fit <- structure(list(topic_word = `colnames<-`(tw, c("a", "b", "c", "d")), K = 2L,
+                        vocab = c("a", "b", "c", "d")), class = c("sparsevi_lda", "sparsevi_fit"))
+  # topic 1: frequency ranks a 1, b 0.75, c/d 0.375; exclusivity (0.5/0.6,
+  # 0.3/0.4, 0.1/0.5, 0.1/0.5) ranks a 1, b 0.75, c/d 0.375
+  expect_identical(unname(terms(fit, 4, type = "frex")[, 1]), c("a", "b", "c", "d"))
+  expect_identical(unname(terms(fit, 2, type = "frex")),
+                   ref_top(ref_frex(tw, 0.5), fit$vocab, 2))
+})
+
+test_that("summary() reports diversity, and NPMI coherence when given the corpus (issue 35)", {
+  sim <- methods_corpus()
+  fit <- fit_lda(sim$dtm, K = 4, passes = 3, seed = 1, progress = FALSE)
+  s <- summary(fit)
+  top <- apply(fit$topic_word, 1L, function(p) order(p, decreasing = TRUE)[1:25])
+  expect_equal(s$diversity, length(unique(as.vector(top))) / (25 * 4))
+  expect_true(is.na(s$npmi))
+  expect_null(s$coherence)
+  expect_output(print(s), "diversity .*summary\\(fit, x = corpus\\)")
+  sx <- summary(fit, x = sim$dtm)
+  coh <- coherence(fit, sim$dtm, measure = "npmi", n = 10)
+  expect_equal(sx$npmi, mean(coh))
+  expect_identical(sx$coherence, coh)
+  out <- capture.output(print(sx))
+  expect_true(any(grepl(sprintf("NPMI coherence %s", format(mean(coh), digits = 3)), out,
+                        fixed = TRUE)))
+  # each topic's line shows its NPMI before its words
+  k <- which.max(s$topic_share)
+  expect_true(any(grepl(sprintf("%6.3f  %s", coh[k], paste(terms(fit, 10)[, k], collapse = " ")),
+                        out, fixed = TRUE)))
+  # the held-out score is still there
+  expect_output(print(sx), "held-out")
+})
