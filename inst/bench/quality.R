@@ -20,6 +20,9 @@
 #  SPARSEVI_QUALITY_OUT      results file (default inst/bench/results/quality.txt)
 #  SPARSEVI_PEER_LIB         library holding the peers (default ../peerlib);
 #                            they are never dependencies of the package
+#  SPARSEVI_BENCH_SMOKE=1    smoke mode (the test suite): a small simulated
+#                            corpus, K = 3, the package's engines only, the
+#                            results in a temporary directory
 #
 # The same for every system:
 #  - one split per corpus: 1,000 documents held out, or 10% when that is
@@ -40,16 +43,25 @@
 # words a topic never drew, so its topics are its counts plus its prior
 # (topic_word_prior = 1 / K), normalised.
 suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R"))
+smoke <- bench_smoke()
 data_dir <- file.path("..", "shared", "data")
-out_file <- Sys.getenv("SPARSEVI_QUALITY_OUT", file.path("inst", "bench", "results", "quality.txt"))
-source(file.path("inst", "bench", "bench-log.R"))
-source(file.path("inst", "bench", "bench-data.R"))
+out_file <- if (smoke) bench_out("quality.txt") else
+  Sys.getenv("SPARSEVI_QUALITY_OUT", file.path(bench_dir, "results", "quality.txt"))
 say <- bench_logger(out_file)
 env_list <- function(v, default) strsplit(Sys.getenv(v, default), ",")[[1]]
-corpora <- env_list("SPARSEVI_QUALITY_CORPORA",
+corpora <- if (smoke) "simulated" else env_list("SPARSEVI_QUALITY_CORPORA",
   "kos,nips_f20,poliblog5k,sotu_chunks,spamassassin,moviereviews,wikipara20000")
-Ks <- as.integer(env_list("SPARSEVI_QUALITY_K", "20,100,200"))
-systems <- env_list("SPARSEVI_QUALITY_SYSTEMS", "cvb0,vb,ope,gibbs,tm_gibbs,t2v_warp")
+Ks <- if (smoke) 3L else as.integer(env_list("SPARSEVI_QUALITY_K", "20,100,200"))
+systems <- if (smoke) c("cvb0", "vb", "ope", "gibbs") else
+  env_list("SPARSEVI_QUALITY_SYSTEMS", "cvb0,vb,ope,gibbs,tm_gibbs,t2v_warp")
 peer_lib <- Sys.getenv("SPARSEVI_PEER_LIB", file.path("..", "peerlib"))
 if (dir.exists(peer_lib)) .libPaths(c(peer_lib, .libPaths()))
 
@@ -164,8 +176,8 @@ env_of <- function(v) {
   val <- Sys.getenv(v, "")
   if (nzchar(val)) sprintf("%s=%s ", v, val) else ""
 }
-commit <- system("git rev-parse --short HEAD", intern = TRUE)
-dirty <- length(system("git status --porcelain -- R src", intern = TRUE)) > 0
+commit <- bench_commit()
+dirty <- FALSE # (bench_commit() says "+uncommitted" itself)
 command <- sprintf("%snice -n 19 Rscript inst/bench/quality.R",
                    paste0(vapply(c("SPARSEVI_QUALITY_CORPORA", "SPARSEVI_QUALITY_K",
                                    "SPARSEVI_QUALITY_SYSTEMS", "SPARSEVI_QUALITY_OUT",
