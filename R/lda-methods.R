@@ -92,6 +92,7 @@ lda_no_objective_reason <- function(fit) {
 print_junk <- function(junk, cost = NULL, local = "vb") {
   if (!length(junk)) return(invisible())
   reason <- attr(junk, "reason")
+  K <- length(attr(junk, "share"))
   junk <- as.vector(junk)
   dead <- junk[reason == "dead"]
   dup <- junk[reason != "dead"]
@@ -101,7 +102,9 @@ print_junk <- function(junk, cost = NULL, local = "vb") {
     paste0(paste(txt, collapse = ", "), if (length(k) > 12L) ", ..." else "")
   }
   if (length(dead)) {
-    cat(sprintf("  dead topics (under 0.1%% of the tokens each): %s\n", list_topics(dead)))
+    cat(sprintf("  dead topics (under %s%% of the tokens each): %s\n",
+                format(100 * dead_share_default(K), digits = 3),
+                list_topics(dead)))
   }
   if (length(dup)) {
     of <- sub("duplicate ", "", reason[reason != "dead"])
@@ -182,8 +185,9 @@ summary.sparsevi_lda <- function(object, x = NULL, ...) {
                  doc_topics = lda_doc_topics_kept(object)),
             class = "summary.sparsevi_lda")
   out$prune_cost <- lda_prune_cost(object, out$junk)
-  tw <- lda_fit_topic_word(object)
-  out$diversity <- topic_diversity(tw, 25L)
+  # (from each topic's top words: a sparse fit builds no dense table)
+  top <- lda_top_words(object, 25L)
+  out$diversity <- length(unique(as.vector(top))) / length(top)
   out$coherence <- if (!is.null(x)) coherence(object, x, measure = "npmi", n = 10L)
   out$npmi <- if (is.null(out$coherence)) NA_real_ else mean(out$coherence)
   out

@@ -21,8 +21,10 @@ lda_topic_share <- function(fit) {
 #' during training.
 #'
 #' @param fit A `sparsevi_lda`.
-#' @param min_share Smallest share of the tokens a live topic holds (default
-#'   0.001, a tenth of a percent).
+#' @param min_share Smallest share of the tokens a live topic holds. The
+#'   default, `NULL`, is 0.001 (a tenth of a percent) up to K = 100 and a
+#'   tenth of the average share, 0.1 / K, above: with 10,000 topics the
+#'   average topic holds 0.01% of the tokens.
 #' @param duplicates Also list duplicates of bigger topics (default `TRUE`).
 #' @param n,overlap Top words compared, and the share of them in common that
 #'   makes a duplicate (defaults 10 and 0.8).
@@ -37,11 +39,12 @@ lda_topic_share <- function(fit) {
 #' dead_topics(fit)
 #' @importFrom Matrix sparseMatrix
 #' @export
-dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overlap = 0.8) {
+dead_topics <- function(fit, min_share = NULL, duplicates = TRUE, n = 10, overlap = 0.8) {
   if (!inherits(fit, "sparsevi_lda")) {
     abort("`fit` must be a topic model from fit_lda().", "argument")
   }
-  min_share <- check_probability(min_share, "min_share")
+  min_share <- if (is.null(min_share)) dead_share_default(fit$K) else
+    check_probability(min_share, "min_share")
   duplicates <- check_flag(duplicates, "duplicates")
   n <- check_count(n, "n", min = 1)
   overlap <- check_probability(overlap, "overlap")
@@ -66,6 +69,10 @@ dead_topics <- function(fit, min_share = 0.001, duplicates = TRUE, n = 10, overl
   structure(as.integer(dead[o]), share = share, reason = reason[o],
             class = "sparsevi_dead_topics")
 }
+
+# The share below which a topic counts as dead by default: 0.1% up to
+# K = 100, a tenth of the average share (0.1 / K) above.
+dead_share_default <- function(K) min(0.001, 0.1 / K)
 
 #' @export
 print.sparsevi_dead_topics <- function(x, ...) {

@@ -205,3 +205,18 @@ test_that("prune_topics() works on a saved fit in a fresh session without librar
   expect_true(any(out == sprintf("K = %d ", 12L - length(dead_topics(fit)))))
   expect_true(any(out == "loaded during the fit:  "))
 })
+
+test_that("a topic counts as dead below 0.1% up to K = 100, below a tenth of the average share above", {
+  expect_equal(sparsevi:::dead_share_default(20), 0.001)
+  expect_equal(sparsevi:::dead_share_default(100), 0.001)
+  expect_equal(sparsevi:::dead_share_default(1000), 1e-4)
+  expect_equal(sparsevi:::dead_share_default(10000), 1e-5)
+  # a fit whose topics all hold about 1 / K of the tokens: none is dead
+  sim <- simulate_lda(D = 400, V = 300, K = 3, doc_length = 40, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 150, passes = 1, seed = 1, progress = FALSE)
+  share <- attr(dead_topics(fit, duplicates = FALSE), "share")
+  expect_identical(as.vector(dead_topics(fit, duplicates = FALSE)),
+                   which(share < 0.1 / 150))
+  expect_identical(as.vector(dead_topics(fit, min_share = 0.001, duplicates = FALSE)),
+                   which(share < 0.001))
+})
