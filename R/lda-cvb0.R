@@ -43,6 +43,8 @@
 #'   paper's;
 #' * `burnin = 0`: no burn-in pass (the paper used one; over several laps
 #'   it lowered the held-out score);
+#' * the topic step counter \eqn{t} counts minibatches (global steps), not
+#'   documents;
 #' * the topics start from Bregman k-means++ seeding over documents;
 #'   `init = "random"` starts at random as the paper does. When K x V
 #'   exceeds 2^25 entries or 4 times the corpus's tokens, the default start

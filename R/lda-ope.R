@@ -64,7 +64,11 @@
 #'   `1 / (t + 1)` rather than `1 / t` (the random start stays among the
 #'   averaged iterates), and the likelihood part is counted once before the
 #'   first random pick; words no topic can emit are left out of the
-#'   objective. No setting restores the text's version.
+#'   objective. No setting restores the text's version;
+#' * held-out scores ([heldout_loglik()]) infer each test document's
+#'   proportions by the package's VB fold-in for every engine, OPE
+#'   included, on one split of each document's words; the paper scores OPE
+#'   learners with OPE inference and averages five random splits.
 #' `vignette("benchmarks")` compares OPE with the paper's measurements.
 #'
 #' @name ope

@@ -58,9 +58,9 @@ lda_available <- function() {
 #' @param K Number of topics, at least 2 and at most the vocabulary size.
 #'   Several values (e.g. `K = c(20, 50, 100)`) choose K: see "Choosing K".
 #' @param local The engine: `"cvb0"` (default, SCVB0), `"vb"` (L-sparse
-#'   variational Bayes), `"gibbs"` or `"ope"`. See "Which engine". Missing
-#'   and K x V above 2^28 entries (dense tables of 2 GiB): `"gibbs"`, whose
-#'   topics are sparse, with `eta = 0.01` unless given; `print()` says so.
+#'   variational Bayes), `"gibbs"` or `"ope"`. See "Which engine". Above
+#'   2^28 K x V entries the default is `"gibbs"` (sparse topics), and
+#'   `print()` says so.
 #' @param global How the topics are updated: `NULL` (default) takes the
 #'   engine's own (`"stochastic"` for `"cvb0"`, `"memoized"` for `"vb"`).
 #'   Also `"streaming"` (one pass) and `"batch"`; [lda_combinations]
@@ -80,10 +80,9 @@ lda_available <- function() {
 #'   training with `local = "vb"` stop earlier once a lap moves the
 #'   objective by less than `converge_tol` (see `...`).
 #' @param restarts For `local = "vb"`: restart proposals (default `TRUE`).
-#' @param init `"bregman"` (default: K diverse seed documents by Bregman
-#'   k-means++), `"random"`, `"sparse"` (`"gibbs"` only), `"seeded"`
-#'   (`"gibbs"`, `"cvb0"`: the seeds' counts without noise, the default
-#'   for very large K x V), or a K x V matrix such as a fit's `lambda`.
+#' @param init `"bregman"` (default: K seed documents by Bregman
+#'   k-means++), `"random"`, `"sparse"` (`"gibbs"`), `"seeded"` (`"gibbs"`,
+#'   `"cvb0"`: the seeds' counts alone), or a K x V matrix.
 #' @param tau,kappa Step sizes of stochastic training,
 #'   \eqn{\rho_t = (\tau + t)^{-\kappa}}; defaults 1 and 0.6.
 #' @param seed `NULL` or a whole number. The fit depends on the seed only,
@@ -98,46 +97,37 @@ lda_available <- function() {
 #' @param sync Batches run in parallel per round on a cluster (default 1).
 #' @param doc_topics Topic proportions kept per training document in
 #'   `doc_topic` (default `L`; `K`: all; `0`: none).
-#' @param reuse_dead For `local = "vb"`: `TRUE` (or a share of the tokens,
-#'   default 0.001) re-seeds topics holding less than that share after each
-#'   lap. See also [prune_topics()].
-#' @param ... Engine controls, e.g. for `"vb"` `max_iter` (100), `tol`
-#'   (0.05), `converge_tol` (0.005; 0 runs every lap) and `warm_start`;
-#'   for `"cvb0"` see [scvb0]; for `"gibbs"` see [lda_gibbs]; for `"ope"`
-#'   see [ope]. An unknown control is an error.
-#' @returns A `sparsevi_lda`: a list with `topic_word` (K x V, rows sum to
-#'   1), `lambda` (or `NULL`), `alpha`, `eta`, `K`, `vocab`, `doc_topic`
-#'   (sparse D x K), `trace` (per lap: `seconds`, `cpu_seconds`,
-#'   `objective` (ELBO of memoized or batch `"vb"`, else `NA`), `heldout`),
-#'   `ended` and, with several `K`, `select`. An interrupt (Ctrl-C) during
-#'   a lap returns the fit of the last completed lap, with a warning.
+#' @param reuse_dead For `local = "vb"`: `TRUE` or a share of the tokens
+#'   (default 0.001): re-seed topics under it after each lap.
+#' @param ... Engine controls: for `"vb"` `max_iter`, `tol`, `converge_tol`
+#'   and `warm_start`; see [scvb0], [lda_gibbs] and [ope] for the others.
+#' @returns A `sparsevi_lda`: a list with `topic_word` (K x V), `lambda`,
+#'   `alpha`, `eta`, `K`, `vocab`, `doc_topic` (sparse D x K), `trace` (per
+#'   lap: seconds, `objective` (memoized or batch `"vb"`), `heldout`),
+#'   `ended` and, with several `K`, `select`. Ctrl-C during a lap returns
+#'   the last completed lap's fit, with a warning.
 #' @section Which engine:
 #' * `"cvb0"` (default): the fastest engine here, with the best held-out
 #'   score on the corpora we measured. It has no training objective: give
 #'   `heldout` to watch its progress.
-#' * `"vb"`: an exact objective that never decreases and a convergence
-#'   stop; continues cleanly with [update()]; offers `eta = "learn"`,
-#'   `reuse_dead` and sparse responsibilities (`L`). Slower than `"cvb0"`.
+#' * `"vb"`: an exact objective that never decreases, a convergence stop,
+#'   `eta = "learn"`, `reuse_dead` and sparse responsibilities (`L`).
+#'   Slower than `"cvb0"`.
 #' * `"gibbs"`: for many topics (hundreds to thousands): its cost per
 #'   document hardly grows with K.
 #' * `"ope"`: online MAP inference, for streams of documents.
 #'
-#' `vignette("engines")` compares them, and `vignette("benchmarks")` gives
-#' the measurements.
+#' See `vignette("engines")` and `vignette("benchmarks")`.
 #' @section Choosing K:
 #' Give several values, e.g. `fit_lda(x, K = c(10, 20, 40))`. Each K is
-#' fitted with the same settings and seed on 90% of the documents and
+#' fitted on 90% of the documents and
 #' scored by document completion ([heldout_loglik()]) on the other 10%;
 #' the best K is then refitted on all documents. The result is
-#' `fit_lda(x, K = <best>, ...)` with a `select` table (`K`, `heldout`,
-#' `coherence`, `seconds`, `wall_seconds`, `laps`, `chosen`), shown by
-#' [print()] and drawn by `plot(fit, type = "select")`. When the grid's
+#' `fit_lda(x, K = <best>, ...)` with a `select` table (one row per K),
+#' shown by [print()] and drawn by `plot(fit, type = "select")`. When the grid's
 #' smallest or largest K is chosen, both say so: widen the grid.
-#' A K listed twice is fitted once (with a message). An interrupt (Ctrl-C)
-#' stops the search and returns the best K scored so far, as fitted on the
-#' 90% (not refitted), with `ended = "interrupted"`, a warning and the
-#' `select` table of the K done. `init` as a matrix and `batches` describe
-#' one K and cannot be used with several.
+#' Ctrl-C stops the search and returns the best K so far, fitted on the
+#' 90%, with `ended = "interrupted"`.
 #' @section Differences from the paper:
 #' The engines' departures from their papers are listed on [scvb0], [ope]
 #' and [lda_gibbs]. With `local = "vb"` (Hughes & Sudderth):
@@ -147,7 +137,12 @@ lda_available <- function() {
 #' * training stops at convergence (`converge_tol`), so `passes` is an
 #'   upper bound; `converge_tol = 0` runs every lap;
 #' * batches of `max(100, D / 10)` documents: give `n_batches` or
-#'   `batch_size` for the paper's.
+#'   `batch_size` for the paper's;
+#' * one step schedule, `tau = 1`, `kappa = 0.6`, where the paper searched;
+#' * Bregman k-means++ seeds from a random pool of `max(5000, 10 K)`
+#'   documents of a larger corpus;
+#' * restarts: at most `restart_max = 4` proposals per document, of
+#'   `restart_iter = 10` iterations, every lap.
 #' @seealso [predict()][predict.sparsevi_lda], [plot()][plot.sparsevi_lda],
 #'   [prune_topics()], `vignette("topics")`.
 #' @examples

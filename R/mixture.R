@@ -64,12 +64,11 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #' as `mclust::Mclust()` does.
 #'
 #' The default fit is meant to be used as is: it tries several starts
-#' (k-means, k-means++ seed points and, on up to 2,000 points, Ward's
-#' hierarchical clustering, as mclust), runs each a few laps, continues the
-#' best to convergence and keeps the one of highest log-likelihood, so
-#' small data give the same fit for every seed. On more than 20,000 points
-#' the starts run on a 2,000-point subsample. `vignette("benchmarks")`
-#' compares these defaults with mclust on 22 data sets.
+#' (k-means, k-means++ seeds and, on up to 2,000 points, Ward's
+#' hierarchical clustering), runs each a few laps and continues the best,
+#' so small data give the same fit for every seed; above 20,000 points the
+#' starts run on a 2,000-point subsample. `vignette("benchmarks")`
+#' compares these defaults with mclust.
 #'
 #' Priors are scaled to the data: a weak Normal-Wishart (prior covariance
 #' about `scale` times the data's; Gamma variances for diagonal and
@@ -150,10 +149,14 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #' * **Responsibility floor.** Responsibilities below \eqn{2^{-53}} of a
 #'   point's largest are dropped; the objective stays exact. No setting
 #'   removes it.
-#' * **Priors.** The paper does not fix them for mixtures: here a uniform
-#'   Dirichlet on the weights and a weak data-scaled Normal-Wishart.
+#' * **Priors.** Not fixed by the paper: a uniform Dirichlet on the
+#'   weights and a weak data-scaled Normal-Wishart.
 #' * **Stopping.** By `tol` within `passes` laps, where the paper runs a
 #'   fixed number of laps (`tol = 0`).
+#' * **Likelihood.** Means are estimated; the paper's patches use a
+#'   zero-mean Gaussian: `likelihood = "zm_gaussian"`.
+#' * **Schedule.** One, `tau = 1`, `kappa = 0.6`, where the paper compared
+#'   several.
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
 #' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)

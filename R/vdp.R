@@ -85,6 +85,11 @@
 #'   boundary, which the paper's test misses). It keeps the free energy
 #'   closer to VDP's in high dimensions, at the price of more outer nodes:
 #'   `expand_sd = 0`.
+#' * **Splits:** the kd-tree divides its nodes, and a component is split,
+#'   along principal directions (the bisector of the principal axis), not
+#'   along the coordinate axes; components are reordered by size only when
+#'   that lowers the free energy. No setting restores the axis-aligned
+#'   splits.
 #' * **Truncation cap** `max_K = 50` components (the paper grows T without
 #'   a cap); a fit that reaches it warns. Raise `max_K` (up to 10,000).
 #' * **Responsibility floor:** in the full local step (`kdtree = FALSE`),
