@@ -67,8 +67,8 @@
 #'   objective. No setting restores the text's version;
 #' * held-out scores ([heldout_loglik()]) infer each test document's
 #'   proportions by the package's VB fold-in for every engine, OPE
-#'   included, on one split of each document's words; the paper scores OPE
-#'   learners with OPE inference and averages five random splits.
+#'   included, on one split of each document's words; the paper splits each
+#'   test document 70:30 and averages five random splits.
 #' `vignette("benchmarks")` compares OPE with the paper's measurements.
 #'
 #' @name ope
