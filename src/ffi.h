@@ -59,15 +59,12 @@ void svi_table_register(DllInfo *dll);
 
 /* Ownership of in-place writes (own.c): svi_owns(x) is TRUE when no other
  * binding can reach x or x carries the package's ownership flag;
- * svi_need_own() errors unless it does; svi_own_or_copy() returns x when
- * owned, else a fresh copy (a table outside R's heap for a double matrix);
- * svi_give_up() sets the flag on an object the package holds alone,
+ * svi_need_own() errors unless it does; svi_give_up() sets the flag on an object the package holds alone,
  * svi_take_back() removes it (when the object becomes a fit's own);
  * svi_flagged() reads it. */
 int svi_owns(SEXP x);
 int svi_flagged(SEXP x);
 void svi_need_own(SEXP x, const char *what);
-SEXP svi_own_or_copy(SEXP x);
 void svi_give_up(SEXP x);
 void svi_take_back(SEXP x);
 

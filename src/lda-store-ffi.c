@@ -37,9 +37,11 @@ static int store_owned(SEXP X, SEXP meta) {
   return svi_flagged(X) || (svi_owns(X) && svi_owns(meta));
 }
 
-/* Errors unless the store may be written in place. */
+/* Errors unless the store may be written in place (X or meta shared). */
 static void store_need_own(SEXP X, SEXP meta) {
-  if (!store_owned(X, meta)) svi_need_own(X, "the topic store (copy it with lda_store_copy())");
+  if (!store_owned(X, meta))
+    Rf_error("internal error: the topic store is shared; the package writes only what it "
+             "owns (copy it with lda_store_copy())");
 }
 
 /* list(X = X, meta = meta), the form of every store. */

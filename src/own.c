@@ -12,7 +12,7 @@
  * table kept safe on disk or kept for reuse by a later lap, a session's
  * scratch buffers. It is removed when such a table becomes a fit's own
  * (svi_take_back()). An entry point that finds a shared, unflagged input
- * copies it (svi_own_or_copy()) or refuses it (svi_need_own()): it never
+ * works on new memory instead or refuses it (svi_need_own()): it never
  * writes it. */
 #include "ffi.h"
 
@@ -35,12 +35,6 @@ void svi_need_own(SEXP x, const char *what) {
   if (!svi_owns(x))
     Rf_error("internal error: %s is shared; the package writes only what it owns "
              "(copy it first)", what);
-}
-
-SEXP svi_own_or_copy(SEXP x) {
-  if (svi_owns(x)) return x;
-  if (TYPEOF(x) == REALSXP && Rf_isMatrix(x)) return svi_table_copy(x);
-  return Rf_duplicate(x);
 }
 
 void svi_give_up(SEXP x) {

@@ -94,6 +94,13 @@ test_that("the store's in-place updates refuse a shared store", {
                "shared")
   expect_error(.Call(ns$ffi_lda_store_recount, X, st$meta, list(t = 2)), "shared")
   expect_identical(X + 0, keep)
+  # a shared meta alone is refused too (X and meta are written together)
+  st2 <- ns$lda_store_counts(table_of(seed = 8), 1)
+  meta <- st2$meta
+  m0 <- meta + 0
+  expect_error(.Call(ns$ffi_lda_store_add, st2$X, meta, S$words, S$x, list(sign = 1)),
+               "shared")
+  expect_identical(meta, m0)
   # the R side copies a shared store before writing (lda_store_own())
   own <- ns$lda_store_own(st)
   ns$lda_store_add(own, S, 1)
