@@ -382,11 +382,11 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L, top
 # Topic diversity (Dieng, Ruiz & Blei 2020): distinct words among all
 # topics' n most probable (ties by word order), over n K; from 1/K (every
 # topic has the same top words) to 1. summary() reports it with n = 25.
-topic_diversity <- function(topic_word, n = 25L) {
-  K <- nrow(topic_word)
-  n <- min(as.integer(n), ncol(topic_word))
-  top <- lda_top_words(list(topic_word = topic_word), n)
-  length(unique(as.vector(top))) / (n * K)
+# `topics`: a fit (a sparse one reads its store's top entries, no dense
+# table) or a K x V topic-word matrix.
+topic_diversity <- function(topics, n = 25L) {
+  top <- lda_top_words(if (is.matrix(topics)) list(topic_word = topics) else topics, n)
+  length(unique(as.vector(top))) / length(top)
 }
 
 npmi_value <- function(p12, pa, pb) {

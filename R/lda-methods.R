@@ -185,9 +185,7 @@ summary.sparsevi_lda <- function(object, x = NULL, ...) {
                  doc_topics = lda_doc_topics_kept(object)),
             class = "summary.sparsevi_lda")
   out$prune_cost <- lda_prune_cost(object, out$junk)
-  # (from each topic's top words: a sparse fit builds no dense table)
-  top <- lda_top_words(object, 25L)
-  out$diversity <- length(unique(as.vector(top))) / length(top)
+  out$diversity <- topic_diversity(object, 25L)
   out$coherence <- if (!is.null(x)) coherence(object, x, measure = "npmi", n = 10L)
   out$npmi <- if (is.null(out$coherence)) NA_real_ else mean(out$coherence)
   out

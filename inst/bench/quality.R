@@ -79,7 +79,7 @@ score_topics <- function(tw, alpha, tr, test) {
   freq10 <- order(freq, decreasing = TRUE)[1:10]
   list(heldout = sparsevi:::completion_score(tw, alpha, test),
        npmi = mean(sparsevi:::coherence_npmi(tw, tr, n = 10L)),
-       diversity = length(unique(as.vector(top25))) / (25 * nrow(tw)),
+       diversity = sparsevi:::topic_diversity(tw, 25L), # (the package's own measure)
        # how far frequent words spread: topics holding each of the corpus's
        # 10 most frequent words among their top 10, averaged over the words
        spread = mean(vapply(freq10, function(v) sum(top25[1:10, ] == v), 0)),
