@@ -624,9 +624,7 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
                              if (lda_step(control)$one_batch) NULL else control$batch_size)
     control$n_batches <- b$n_batches
     control$batch_size <- b$batch_size
-    state$S <- matrix(0, control$K, ncol(x))
-    state$cache <- vector("list", control$n_batches)
-    state$doc_obj <- rep(NA_real_, control$n_batches)
+    state <- lda_memo_reset(state, control, control$K, ncol(x))
   }
   control$n_docs <- nrow(x)
   object$control <- control

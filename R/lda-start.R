@@ -46,6 +46,16 @@ lda_memo_start <- function(state, control, K, V) {
   state
 }
 
+# A fresh memo for memoized training that goes on from dense topics (update()
+# on other documents, prune_topics()): sums S at zero in every form (a store
+# of sums is made from them at its first step), an empty cache.
+lda_memo_reset <- function(state, control, K, V) {
+  state$S <- matrix(0, K, V)
+  state$cache <- vector("list", control$n_batches)
+  state$doc_obj <- rep(NA_real_, control$n_batches)
+  state
+}
+
 
 check_init_lambda <- function(init, K, V, call = caller_call()) {
   if (!is.numeric(init) || !identical(dim(init), c(as.integer(K), as.integer(V))) ||

@@ -148,13 +148,7 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
   lambda <- if (!is.null(fit$lambda)) fit$lambda[keep, , drop = FALSE]
             else unname(fit$topic_word[keep, , drop = FALSE])
   state <- list(lambda = unname(lambda), t = fit$state$t)
-  # (every memoized form starts again from sums S: the dense form of the
-  # memo, which a store of sums reads at its first step)
-  if (lda_step(control)$memoized) {
-    state$S <- matrix(0, K, length(fit$vocab))
-    state$cache <- vector("list", control$n_batches)
-    state$doc_obj <- rep(NA_real_, control$n_batches)
-  }
+  if (lda_step(control)$memoized) state <- lda_memo_reset(state, control, K, length(fit$vocab))
   control$K <- K
   control$L <- min(control$L, K)
   if (!is.null(control$doc_topics)) control$doc_topics <- min(control$doc_topics, K)
