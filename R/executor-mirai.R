@@ -64,8 +64,9 @@
 #'   workers listen for their daemons (one, with port 0, or `n`).
 #' @param remote `NULL`, a mirai launch configuration used for each worker,
 #'   or a list of `n` of them (only with `url`).
-#' @param ... Passed to [mirai::daemons()] for each worker: the daemons'
-#'   settings (e.g. `output = TRUE`) and `tls`.
+#' @param ... For `sparsevi_workers()`: passed to [mirai::daemons()] for
+#'   each worker (the daemons' settings, e.g. `output = TRUE`, and `tls`).
+#'   Not used by `close()`.
 #' @param timeout Seconds to wait for every worker's daemon to connect.
 #' @return An object of class `sparsevi_workers`: a list with one element
 #'   per worker (its profile, address, host and process id). `close()` stops
@@ -127,7 +128,7 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
       mirai::daemons(url = mirai::local_url(), dispatcher = FALSE, ..., .compute = profiles[i])
       mirai::launch_local(1L, .compute = profiles[i])
     } else {
-      mirai::daemons(url = url[i], remote = if (!is.null(remote)) remote[[i]],
+      mirai::daemons(1L, url = url[i], remote = if (!is.null(remote)) remote[[i]],
                      dispatcher = FALSE, ..., .compute = profiles[i])
     }
   }

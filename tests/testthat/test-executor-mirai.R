@@ -1,7 +1,7 @@
-# Persistent workers over mirai daemons (sparsevi_workers()): two local
-# daemons, the fits equal to the local ones with the same sync, the same
-# traffic as a `parallel` cluster, several fits on the same workers, and a
-# worker that dies.
+# Persistent workers over mirai daemons (sparsevi_workers()): two daemons
+# on this machine, the fits equal to the local ones with the same sync, the
+# same traffic as a `parallel` cluster, several fits on the same workers,
+# daemons started by a launcher at TCP addresses, and a worker that dies.
 
 test_that("fits on persistent workers equal the local fits, with a PSOCK cluster's traffic", {
   skip_on_cran()
@@ -64,8 +64,15 @@ test_that("a worker that dies gives a classed error that keeps the last model", 
   skip_on_cran()
   skip_on_os("windows")
   skip_if_not_installed("mirai")
-  w <- sparsevi_workers(2)
+  # workers that listen at TCP ports and whose daemons a launcher starts, as
+  # for other hosts or a scheduler (here the launcher is a shell on this
+  # machine)
+  launcher <- mirai::remote_config(command = "sh", args = c("-c", "."), quote = TRUE,
+                                   rscript = file.path(R.home("bin"), "Rscript"))
+  w <- sparsevi_workers(2, url = "tcp://127.0.0.1:0", remote = launcher, timeout = 60)
   on.exit(close(w), add = TRUE)
+  expect_match(w[[1]]$url, "^tcp://127.0.0.1:[0-9]+$")
+  expect_false(identical(w[[1]]$url, w[[2]]$url))
   x <- cluster_corpus()
   args <- list(x, local = "vb", K = 4, L = 2, n_batches = 4, seed = 9, sync = 2,
                progress = FALSE)
@@ -100,5 +107,8 @@ test_that("a worker that dies gives a classed error that keeps the last model", 
   expect_output(print(w), "closed")
   expect_error(fit_lda(x, K = 4, cluster = w), class = "sparsevi_error_argument")
   expect_error(sparsevi_workers(0), class = "sparsevi_error_argument")
+  # a daemon that never dials in
+  expect_error(sparsevi_workers(1, url = "tcp://127.0.0.1:0", timeout = 0.2),
+               class = "sparsevi_error_worker")
   expect_error(sparsevi_workers(2, remote = list()), class = "sparsevi_error_argument")
 })
