@@ -247,8 +247,9 @@ mirai_calls <- function(workers, ws, payloads, step) {
   }
   ms <- vector("list", length(ws))
   for (j in seq_along(ws)) {
+    payload <- payloads[[j]]
     ms[[j]] <- mirai::mirai(asNamespace("sparsevi")$cluster_dispatch_raw(payload, step),
-                            payload = payloads[[j]], step = step,
+                            payload = payload, step = step,
                             .compute = workers[[ws[j]]]$profile)
   }
   out <- vector("list", length(ws))
