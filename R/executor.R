@@ -182,8 +182,10 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
   owner <- batch_owner(n_batches, W)
   # a name for this fit's batches on the workers (not drawn from the user's
   # RNG; the same workers may serve several fits, one after another)
+  # (of fixed width: the bytes sent do not depend on how many fits ran
+  # before this one)
   fit_id$n <- fit_id$n + 1L
-  token <- sprintf("fit_%d_%d_%.0f", Sys.getpid(), fit_id$n, as.numeric(Sys.time()) * 1e6)
+  token <- sprintf("fit_%d_%09d_%.0f", Sys.getpid(), fit_id$n, as.numeric(Sys.time()) * 1e6)
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
              workers = W, sizes = sizes,
              transport = if (inherits(cluster, "sparsevi_workers")) "mirai" else "parallel")
