@@ -47,10 +47,11 @@
 #' `mirai::cluster_config()` for Slurm, SGE, PBS or LSF,
 #' `mirai::remote_config()`), used once per worker, or a list of `n`
 #' configurations, one per worker (e.g. one `ssh_config()` per host). Without
-#' `remote`, start the daemons yourself (the commands are given by
-#' `mirai::launch_remote()` with the worker's `.compute`, printed by
-#' `print()`). The workers must have the same version of sparsevi as this
-#' session; it is checked when they connect.
+#' `remote`, give fixed ports and start one daemon for each URL yourself
+#' within `timeout` seconds, e.g. on a host
+#' `Rscript -e 'mirai::daemon("tcp://head:5555", dispatcher = FALSE)'`.
+#' The workers must have the same version of sparsevi as this session; it
+#' is checked when they connect.
 #'
 #' A fit on the workers equals the fit without them with the same `sync`
 #' (batches per round): set `sync = length(workers)` to run a round's
@@ -61,7 +62,8 @@
 #'
 #' @param n Number of workers.
 #' @param url `NULL` for workers on this machine, or the URLs at which the
-#'   workers listen for their daemons (one, with port 0, or `n`).
+#'   workers listen for their daemons: `n` of them, or with `remote` one
+#'   whose port is 0.
 #' @param remote `NULL`, a mirai launch configuration used for each worker,
 #'   or a list of `n` of them (only with `url`).
 #' @param ... For `sparsevi_workers()`: passed to [mirai::daemons()] for
@@ -99,6 +101,10 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
                     n, describe(url)), "argument")
     }
     url <- rep_len(url, n)
+    if (is.null(remote) && any(grepl(":0(/.*)?$", url))) {
+      abort("A `url` with port 0 listens at a port the daemons cannot know: give fixed ports, or `remote` to start the daemons.",
+            "argument")
+    }
   }
   if (!is.null(remote)) {
     if (is.null(url)) {

@@ -107,8 +107,12 @@ test_that("a worker that dies gives a classed error that keeps the last model", 
   expect_output(print(w), "closed")
   expect_error(fit_lda(x, K = 4, cluster = w), class = "sparsevi_error_argument")
   expect_error(sparsevi_workers(0), class = "sparsevi_error_argument")
-  # a daemon that never dials in
-  expect_error(sparsevi_workers(1, url = "tcp://127.0.0.1:0", timeout = 0.2),
+  # a daemon that never dials in (a launcher that starts nothing)
+  nothing <- mirai::remote_config(command = "true")
+  expect_error(sparsevi_workers(1, url = "tcp://127.0.0.1:0", remote = nothing, timeout = 0.2),
                class = "sparsevi_error_worker")
+  # a free port without a launcher: the daemons could not know where to dial
+  expect_error(sparsevi_workers(1, url = "tcp://127.0.0.1:0"),
+               class = "sparsevi_error_argument")
   expect_error(sparsevi_workers(2, remote = list()), class = "sparsevi_error_argument")
 })
