@@ -1,6 +1,7 @@
 # The executor of every fit's local steps, LDA and mixtures alike: in this
 # process, on an R cluster (parallel::makePSOCKcluster(), including workers on
-# other hosts) or through a `future` plan. The loop is map-reduce over
+# other hosts), on persistent mirai workers (sparsevi_workers(),
+# R/executor-mirai.R) or through a `future` plan. The loop is map-reduce over
 # batches: each batch is sent once to the worker that owns it and stays there;
 # every round the master sends the global parameters (once per worker), each
 # worker runs the same registered C local step on its batches and returns only
@@ -26,6 +27,11 @@
 # reference to its namespace, so the worker runs its own installed copy and
 # no closure environment travels with it.
 #
+# Transports: a `parallel` cluster and sparsevi_workers() run the same
+# executor (kind "cluster": batches placed once, the same payloads, the same
+# byte counts); only the call that carries a payload to a worker and its
+# result back differs (worker_calls()).
+#
 # Future plans (`cluster = "future"` or a plan object): a plan whose workers
 # persist (multisession, cluster) runs on its underlying `parallel` cluster, so
 # batches stay on the workers as above. Any other plan (sequential, multicore,
@@ -50,6 +56,11 @@
 #'   of a round grows with the batches' vocabulary, not with the whole
 #'   vocabulary (engines "vb", "ope" and "cvb0"; "gibbs" sends its sparse
 #'   topics whole).
+#' * workers from [sparsevi_workers()]: persistent worker processes over
+#'   \pkg{mirai} daemons, on this machine, on hosts reached by ssh or started
+#'   by a cluster scheduler (Slurm, SGE, PBS, LSF). They behave as a
+#'   `parallel` cluster does (batches placed once, the same traffic) and
+#'   serve several fits in turn; `close()` stops them.
 #' * `"future"`: the current [future::plan()] (the \pkg{future} package must be
 #'   installed). A plan whose workers persist (`future::multisession`,
 #'   `future::cluster`) is run on its underlying `parallel` cluster, so batches
@@ -76,6 +87,7 @@
 #' `sparsevi_error_worker` naming it, whose `fit` field holds the last
 #' completed model.
 #' @name sparsevi_cluster
+#' @seealso [sparsevi_workers()]
 #' @examples
 #' sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 1)
 #' if (requireNamespace("future", quietly = TRUE)) {
@@ -95,15 +107,19 @@ NULL
 # Worker-side storage: batches by fit token. An environment in the namespace
 # (mutable although the namespace is locked).
 worker_store <- new.env(parent = emptyenv())
+# Numbers the fits of this session that placed batches on workers.
+fit_id <- new.env(parent = emptyenv())
+fit_id$n <- 0L
 
 check_cluster <- function(cluster, call = caller_call()) {
   if (is.null(cluster)) return(NULL)
   if (inherits(cluster, "sparsevi_future")) return(cluster)
+  if (inherits(cluster, "sparsevi_workers")) return(check_workers(cluster, call = call))
   if (identical(cluster, "future") || (is.function(cluster) && inherits(cluster, "future"))) {
     return(future_cluster(cluster, call = call))
   }
   if (!inherits(cluster, "cluster") || length(cluster) < 1L) {
-    abort(sprintf("`cluster` must be NULL, a cluster made by parallel::makePSOCKcluster() or parallel::makeCluster(), \"future\" (the current future::plan()) or a future plan, not %s.",
+    abort(sprintf("`cluster` must be NULL, a cluster made by parallel::makePSOCKcluster() or parallel::makeCluster(), workers from sparsevi_workers(), \"future\" (the current future::plan()) or a future plan, not %s.",
                   describe(cluster)), "argument", call = call)
   }
   cluster
@@ -164,10 +180,15 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
   }
   W <- length(cluster)
   owner <- batch_owner(n_batches, W)
-  # a name for this fit's batches on the workers (not drawn from the user's RNG)
-  token <- sprintf("fit_%d_%.0f", Sys.getpid(), as.numeric(Sys.time()) * 1e6)
+  # a name for this fit's batches on the workers (not drawn from the user's
+  # RNG; the same workers may serve several fits, one after another)
+  # (of fixed width: the bytes sent do not depend on how many fits ran
+  # before this one)
+  fit_id$n <- fit_id$n + 1L
+  token <- sprintf("fit_%d_%09d_%.0f", Sys.getpid(), fit_id$n, as.numeric(Sys.time()) * 1e6)
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
-             workers = W, sizes = sizes)
+             workers = W, sizes = sizes,
+             transport = if (inherits(cluster, "sparsevi_workers")) "mirai" else "parallel")
   sent <- 0
   vocab <- vector("list", n_batches)
   for (w in seq_len(W)) {
@@ -360,23 +381,39 @@ future_task_run <- function(payload) {
 # `payload` on worker w; a worker that fails or died gets a classed error
 # naming it.
 cluster_call <- function(ex, w, fun, payload, call = caller_call()) {
-  node <- ex$cluster[w]
-  res <- tryCatch(
-    parallel::clusterCall(node, cluster_dispatch_raw, payload, step = fun)[[1L]],
-    error = function(e) e
-  )
-  if (inherits(res, "error")) cluster_fail(ex, w, res, call)
-  unserialize(res)
+  unserialize(worker_calls(ex, w, list(payload), fun, call)[[1L]])
+}
+
+# The transport: runs the sparsevi function `step` (by name) with the
+# serialised arguments payloads[[j]] on worker ws[j], the workers at once,
+# and returns their raw results in the order of `ws`. A worker that fails or
+# died gets a classed error naming it.
+worker_calls <- function(ex, ws, payloads, step, call = caller_call()) {
+  if (identical(ex$transport, "mirai")) {
+    res <- mirai_calls(ex$cluster, ws, payloads, step)
+    if (inherits(res, "error")) cluster_fail(ex, ws[res$worker], res, call)
+    return(res)
+  }
+  res <- tryCatch(parallel::clusterApply(ex$cluster[ws], payloads, cluster_dispatch_raw,
+                                         step = step),
+                  error = function(e) e)
+  if (inherits(res, "error")) cluster_fail(ex, find_failed_worker(ex, ws), res, call)
+  res
 }
 
 cluster_host <- function(ex, w) {
   if (ex$kind == "future") return("a future worker")
+  if (identical(ex$transport, "mirai")) {
+    host <- ex$cluster[[w]]$host
+    return(if (is.null(host)) "unknown host" else
+      sprintf("%s, process %s", host, format(ex$cluster[[w]]$pid)))
+  }
   host <- tryCatch(ex$cluster[[w]]$host, error = function(e) NULL)
   if (is.null(host)) "unknown host" else host
 }
 
 cluster_fail <- function(ex, w, err, call) {
-  abort(sprintf("Worker %d of the cluster (%s) failed: %s. The last completed model is kept; check the worker, or restart the cluster and continue with update().",
+  abort(sprintf("Worker %d of the cluster (%s) failed: %s. The last completed model is kept; check the worker, or start the workers again and continue with update().",
                 w, cluster_host(ex, w), conditionMessage(err)),
         "worker", call = call, worker = w)
 }
@@ -434,11 +471,8 @@ executor_run <- function(ex, round, fun, shared, per = vector("list", length(rou
       wire(list(token = ex$token, ids = round[sels[[j]]], per = per[sels[[j]]], fun = fun,
                 shared = worker_shared(j), packages = packages, U = Us[[j]]))
     })
-    res <- tryCatch(parallel::clusterApply(ex$cluster[ws], payloads, cluster_dispatch_raw,
-                                           step = "cluster_worker_run"),
-                    error = function(e) e)
-    if (inherits(res, "error")) cluster_fail(ex, find_failed_worker(ex, ws), res, call)
-    res <- list(raw = res, sent = sum(lengths(payloads)))
+    res <- list(raw = worker_calls(ex, ws, payloads, "cluster_worker_run", call),
+                sent = sum(lengths(payloads)))
   }
   out <- vector("list", length(round))
   for (j in seq_along(ws)) {
@@ -488,8 +522,8 @@ executor_close <- function(ex) {
   if (ex$kind == "cluster") {
     payload <- wire(list(token = ex$token))
     for (w in seq_len(ex$workers)) {
-      try(parallel::clusterCall(ex$cluster[w], cluster_dispatch_raw, payload,
-                                step = "cluster_worker_free"), silent = TRUE)
+      # (a worker that died has nothing left to free)
+      try(worker_calls(ex, w, list(payload), "cluster_worker_free"), silent = TRUE)
     }
   }
   if (!is.null(ex$old_plan)) future::plan(ex$old_plan)

@@ -1,0 +1,268 @@
+# Persistent workers over mirai daemons: the transport under
+# `cluster = sparsevi_workers(...)` (the executor itself, its rounds and its
+# byte counts, is R/executor.R).
+#
+# Affinity: the executor places each batch once on the worker that owns it
+# and later sends that worker only the globals of a round, so every call
+# for worker w must run on the very process that holds w's batches. A
+# mirai compute profile with several daemons gives no such guarantee (tasks
+# go to whichever daemon is free, as with mirai::make_cluster(), whose nodes
+# share one profile). Here each worker is a compute profile of its own with
+# one daemon (mirai::daemons(1, dispatcher = FALSE, .compute = <profile>)):
+# every task sent to that profile runs on that daemon, as mirai documents
+# for one-daemon profiles (?mirai::with_daemons). Without a dispatcher the
+# host talks to the daemon directly and no queueing thread stands between
+# them; each worker has at most one task at a time anyway.
+#
+# Failures: a daemon that dies during a task resolves it to mirai's error
+# value 19 (connection reset); a task sent to a profile with no connected
+# daemon would wait for one to connect, so every call first checks that
+# the worker's daemon is still connected (mirai::status()).
+#
+# The daemons evaluate with mirai's cleanup (their global environment is
+# reset after each task); the batches are kept in the sparsevi namespace
+# (worker_store, R/executor.R), which cleanup leaves alone, under the key of
+# each fit, freed when the fit ends.
+
+#' Persistent workers for training, over mirai daemons
+#'
+#' Starts `n` worker processes that fits run their local steps on, passed as
+#' the `cluster` argument of [fit_lda()], [fit_mixture()], [fit_vdp()] and
+#' the [update()] methods. Each worker keeps the batches of a fit placed on
+#' it for the whole fit: every round it receives only the global parameters
+#' (for a topic model, only the topic columns of its batches' words) and
+#' returns the batch summaries, as with a `parallel` cluster (see
+#' [sparsevi_cluster]). The same workers serve any number of fits, one after
+#' another: each fit stores its batches under a key of its own and frees them
+#' when it ends. Call `close()` on the object to stop the workers.
+#'
+#' The workers are daemons of the \pkg{mirai} package (which must be
+#' installed, here and on every host), one mirai compute profile per worker,
+#' so that every task for a worker reaches the process that holds its
+#' batches. With `url = NULL` they run on this machine. With `url`, each
+#' worker listens at its own address for a daemon to dial in: give `n` URLs
+#' (e.g. `mirai::host_url(port = 5555 + 0:(n - 1))`) or one whose port is 0
+#' (a free port for each). `remote` then starts the daemons: a launch
+#' configuration (`mirai::ssh_config()` for hosts reached by ssh,
+#' `mirai::cluster_config()` for Slurm, SGE, PBS or LSF,
+#' `mirai::remote_config()`), used once per worker, or a list of `n`
+#' configurations, one per worker (e.g. one `ssh_config()` per host). Without
+#' `remote`, give fixed ports and start one daemon for each URL yourself
+#' within `timeout` seconds, e.g. on a host
+#' `Rscript -e 'mirai::daemon("tcp://head:5555", dispatcher = FALSE)'`.
+#' The workers must have the same version of sparsevi as this session; it
+#' is checked when they connect.
+#'
+#' A fit on the workers equals the fit without them with the same `sync`
+#' (batches per round): set `sync = length(workers)` to run a round's
+#' batches in parallel. A worker that fails or whose daemon dies gives an
+#' error of class `sparsevi_error_worker` naming it, whose `fit` field holds
+#' the last completed model; the trace records the bytes sent and received
+#' per lap.
+#'
+#' @param n Number of workers.
+#' @param url `NULL` for workers on this machine, or the URLs at which the
+#'   workers listen for their daemons: `n` of them, or with `remote` one
+#'   whose port is 0.
+#' @param remote `NULL`, a mirai launch configuration used for each worker,
+#'   or a list of `n` of them (only with `url`).
+#' @param ... For `sparsevi_workers()`: passed to [mirai::daemons()] for
+#'   each worker (the daemons' settings, e.g. `output = TRUE`, and `tls`).
+#'   Not used by `close()`.
+#' @param timeout Seconds to wait for every worker's daemon to connect.
+#' @return An object of class `sparsevi_workers`: a list with one element
+#'   per worker (its profile, address, host and process id). `close()` stops
+#'   the workers and returns the object invisibly.
+#' @seealso [sparsevi_cluster] for `parallel` clusters and future plans.
+#' @examples
+#' \dontrun{
+#' workers <- sparsevi_workers(2)
+#' fit <- fit_lda(corpus, K = 100, n_batches = 8, sync = 2, cluster = workers)
+#' fit <- update(fit, corpus, passes = 3, cluster = workers) # the same workers
+#' close(workers)
+#'
+#' # one worker on each of two hosts reached by ssh
+#' workers <- sparsevi_workers(2, url = mirai::host_url(port = 0),
+#'                             remote = lapply(c("ssh://node1", "ssh://node2"),
+#'                                             mirai::ssh_config))
+#' }
+#' @export
+sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 60) {
+  if (!requireNamespace("mirai", quietly = TRUE)) {
+    abort("sparsevi_workers() needs the mirai package: install it, or pass a cluster made by parallel::makePSOCKcluster().",
+          "argument")
+  }
+  check_count(n, "n", min = 1, max = 10000)
+  n <- as.integer(n)
+  check_positive(timeout, "timeout")
+  if (!is.null(url)) {
+    if (!is.character(url) || !(length(url) %in% c(1L, n)) || anyNA(url)) {
+      abort(sprintf("`url` must be NULL, one URL or %d URLs (one per worker), not %s.",
+                    n, describe(url)), "argument")
+    }
+    url <- rep_len(url, n)
+    if (is.null(remote) && any(grepl(":0(/.*)?$", url))) {
+      abort("A `url` with port 0 listens at a port the daemons cannot know: give fixed ports, or `remote` to start the daemons.",
+            "argument")
+    }
+  }
+  if (!is.null(remote)) {
+    if (is.null(url)) {
+      abort("`remote` starts daemons that dial in to `url`: give `url` too (e.g. mirai::host_url(port = 0)).",
+            "argument")
+    }
+    one <- function(r) is.list(r) && !is.null(names(r)) && any(c("command", "type") %in% names(r))
+    if (one(remote)) {
+      remote <- rep(list(remote), n)
+    } else if (!is.list(remote) || length(remote) != n || !all(vapply(remote, one, TRUE))) {
+      abort(sprintf("`remote` must be a mirai launch configuration (mirai::ssh_config(), mirai::cluster_config(), mirai::remote_config()) or a list of %d of them, not %s.",
+                    n, describe(remote)), "argument")
+    }
+  }
+  workers_id$n <- workers_id$n + 1L
+  profiles <- sprintf("sparsevi_%d_%d_%d", Sys.getpid(), workers_id$n, seq_len(n))
+  state <- new.env(parent = emptyenv())
+  state$open <- TRUE
+  out <- structure(lapply(profiles, function(p) list(profile = p)), class = "sparsevi_workers",
+                   state = state)
+  ok <- FALSE
+  on.exit(if (!ok) close(out), add = TRUE)
+  for (i in seq_len(n)) {
+    if (is.null(url)) {
+      # (all the daemons start at once: mirai::daemons(1) would wait for each
+      # to connect before the next starts)
+      mirai::daemons(url = mirai::local_url(), dispatcher = FALSE, ..., .compute = profiles[i])
+      mirai::launch_local(1L, .compute = profiles[i])
+    } else {
+      mirai::daemons(1L, url = url[i], remote = if (!is.null(remote)) remote[[i]],
+                     dispatcher = FALSE, ..., .compute = profiles[i])
+    }
+  }
+  # the daemons dial in (those on this machine then take this session's
+  # library path)
+  deadline <- Sys.time() + timeout
+  for (i in seq_len(n)) {
+    while (!mirai_connected(profiles[i])) {
+      if (Sys.time() > deadline) {
+        abort(sprintf("Worker %d did not connect within %g seconds (it listens at %s). Check that the daemons were started and can reach this machine.",
+                      i, timeout, mirai_url(profiles[i])), "worker", worker = i)
+      }
+      Sys.sleep(0.05)
+    }
+  }
+  lib <- if (is.null(url)) .libPaths()
+  version <- as.character(utils::packageVersion("sparsevi"))
+  ms <- lapply(profiles, function(p) {
+    mirai::mirai({
+      if (!is.null(lib)) .libPaths(lib)
+      loadNamespace("sparsevi")
+      list(version = as.character(utils::packageVersion("sparsevi")),
+           host = Sys.info()[["nodename"]], pid = Sys.getpid())
+    }, lib = lib, .compute = p)
+  })
+  for (i in seq_len(n)) {
+    r <- ms[[i]][]
+    if (mirai::is_error_value(r)) {
+      abort(sprintf("Worker %d could not load sparsevi: %s.", i, mirai_error_text(r)),
+            "worker", worker = i)
+    }
+    if (!identical(r$version, version)) {
+      abort(sprintf("Worker %d (%s) has sparsevi %s, this session %s: install the same version on every host.",
+                    i, r$host, r$version, version), "worker", worker = i)
+    }
+    out[[i]] <- list(profile = profiles[i], url = mirai_url(profiles[i]), host = r$host,
+                     pid = r$pid)
+  }
+  ok <- TRUE
+  out
+}
+
+# Numbers the sets of workers of this session (their profiles' names).
+workers_id <- new.env(parent = emptyenv())
+workers_id$n <- 0L
+
+#' @rdname sparsevi_workers
+#' @param con A `sparsevi_workers` object.
+#' @export
+close.sparsevi_workers <- function(con, ...) {
+  state <- attr(con, "state")
+  if (isTRUE(state$open)) {
+    state$open <- FALSE
+    for (w in con) try(mirai::daemons(0L, .compute = w$profile), silent = TRUE)
+  }
+  invisible(con)
+}
+
+#' @export
+print.sparsevi_workers <- function(x, ...) {
+  open <- isTRUE(attr(x, "state")$open)
+  cat(sprintf("<sparsevi_workers> %d worker(s) over mirai daemons%s\n", length(x),
+              if (open) "" else " (closed)"))
+  if (open) {
+    for (i in seq_along(x)) {
+      w <- x[[i]]
+      cat(sprintf("  %d: %s, process %s, %s (profile %s)\n", i,
+                  if (is.null(w$host)) "?" else w$host,
+                  if (is.null(w$pid)) "?" else format(w$pid),
+                  if (mirai_connected(w$profile)) "connected" else "NOT connected",
+                  w$profile))
+    }
+  }
+  invisible(x)
+}
+
+# check_cluster() of a sparsevi_workers object: open, with mirai here.
+check_workers <- function(cluster, call = caller_call()) {
+  if (!isTRUE(attr(cluster, "state")$open)) {
+    abort("These workers were closed: start new ones with sparsevi_workers().", "argument",
+          call = call)
+  }
+  cluster
+}
+
+mirai_connected <- function(profile) {
+  s <- tryCatch(mirai::status(.compute = profile), error = function(e) NULL)
+  is.list(s) && is.numeric(s$connections) && isTRUE(s$connections >= 1)
+}
+
+mirai_url <- function(profile) {
+  s <- tryCatch(mirai::status(.compute = profile), error = function(e) NULL)
+  if (is.list(s) && is.character(s$daemons)) s$daemons[1L] else "an unknown address"
+}
+
+# What a failed task says: the worker's R error, or how its connection ended.
+mirai_error_text <- function(r) {
+  if (mirai::is_mirai_error(r)) return(conditionMessage(r))
+  code <- suppressWarnings(as.integer(unclass(r)))
+  if (identical(code, 19L)) return("its connection was reset (the worker's process died or was stopped)")
+  sprintf("mirai error value %s", format(code))
+}
+
+# Runs the sparsevi function `step` on the serialised arguments
+# payloads[[j]] on worker ws[j] of `workers`, all at once. Returns the raw
+# results, or an error condition whose `worker` (an index into ws) failed.
+mirai_calls <- function(workers, ws, payloads, step) {
+  fail <- function(j, what) {
+    structure(class = c("error", "condition"),
+              list(message = what, call = NULL, worker = j))
+  }
+  for (j in seq_along(ws)) {
+    if (!mirai_connected(workers[[ws[j]]]$profile)) {
+      return(fail(j, "its daemon is not connected (the worker's process died or was stopped)"))
+    }
+  }
+  ms <- vector("list", length(ws))
+  for (j in seq_along(ws)) {
+    payload <- payloads[[j]]
+    ms[[j]] <- mirai::mirai(asNamespace("sparsevi")$cluster_dispatch_raw(payload, step),
+                            payload = payload, step = step,
+                            .compute = workers[[ws[j]]]$profile)
+  }
+  out <- vector("list", length(ws))
+  for (j in seq_along(ws)) {
+    r <- ms[[j]][]
+    if (mirai::is_error_value(r)) return(fail(j, mirai_error_text(r)))
+    out[[j]] <- r
+  }
+  out
+}

@@ -1,0 +1,123 @@
+# Benchmark of the cluster executors (issue 34): the same rounds of the
+# default engine run locally on one thread, on a 2-worker PSOCK cluster
+# (parallel) and on 2 persistent workers over mirai daemons
+# (sparsevi_workers()), in one run: elapsed-time ratios, the CPU seconds of
+# the master and of each worker, bytes per lap, and whether the fits are
+# identical.
+# Run from the package root with sparsevi installed:
+#   nice -n 10 Rscript inst/bench/cluster.R
+# Data: nips_f20 from ../shared/data (SPARSEVI_DATA overrides), K = 100, 8
+# batches, sync = 2, 3 laps, threads = 1. SPARSEVI_BENCH_REPS repetitions
+# (default 3) of the three runs, in that order. Results are appended to
+# inst/bench/results/cluster.txt. On a machine shared with other jobs the
+# elapsed times are noisy: the load average is printed with every repetition.
+suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+smoke <- bench_smoke()
+say <- bench_logger(bench_out("cluster.txt"))
+load_now <- function() paste(strsplit(readLines("/proc/loadavg", warn = FALSE), " ")[[1]][1:3],
+                             collapse = " ")
+bench_header(say, sprintf("== cluster executors (inst/bench/cluster.R): local, PSOCK, mirai workers; load %s",
+                          load_now()))
+
+x <- if (smoke) {
+  bench_sim_corpus(D = 400, V = 60, K = 5, seed = 1, doc_length = 15)
+} else {
+  d <- bench_data_dir()
+  read_uci_bow(file.path(d, "nips_f20", "docword.nips_f20.txt.gz"),
+               file.path(d, "nips_f20", "vocab.nips_f20.txt"))
+}
+K <- if (smoke) 8L else 100L
+D <- nrow(x)
+# the default engine with its defaults (the settings that ran are printed
+# from the fit); 8 batches of equal size, rounds of 2, 3 laps, one thread
+args <- list(x, K = K, batch_size = ceiling(D / 8), sync = 2, passes = 3, seed = 1,
+             threads = 1, progress = FALSE)
+reps <- if (smoke) 1L else as.integer(Sys.getenv("SPARSEVI_BENCH_REPS", "3"))
+has_mirai <- requireNamespace("mirai", quietly = TRUE)
+
+invisible(loadNamespace("Matrix")) # the master reads sparse summaries in every run
+cpu_now <- function() sum(proc.time()[c("user.self", "sys.self")])
+cl <- parallel::makePSOCKcluster(2L)
+invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))
+invisible(parallel::clusterCall(cl, function() {
+  loadNamespace("sparsevi")
+  loadNamespace("Matrix")
+  NULL
+}))
+psock_cpu <- function() {
+  unlist(parallel::clusterCall(cl, function() sum(proc.time()[c("user.self", "sys.self")])))
+}
+w <- NULL
+if (has_mirai) {
+  w <- sparsevi_workers(2)
+  mirai_cpu <- function() {
+    ms <- lapply(w, function(wk) {
+      mirai::mirai({
+        loadNamespace("Matrix")
+        sum(proc.time()[c("user.self", "sys.self")])
+      }, .compute = wk$profile)
+    })
+    vapply(ms, function(m) m[], 0)
+  }
+  invisible(mirai_cpu())
+} else {
+  say("mirai is not installed: the mirai workers are left out")
+}
+
+# one timed fit: elapsed, the master's CPU seconds, each worker's
+# (a collection first, outside both counts: system.time()'s own would fall
+# inside the CPU count and outside the elapsed one)
+timed <- function(cluster = NULL, workers_cpu = function() 0) {
+  invisible(gc())
+  w0 <- workers_cpu()
+  m0 <- cpu_now()
+  t <- system.time(fit <- do.call(fit_lda, c(args, list(cluster = cluster))),
+                   gcFirst = FALSE)[["elapsed"]]
+  list(fit = fit, elapsed = t, cpu = cpu_now() - m0, workers = workers_cpu() - w0)
+}
+same <- function(a, b) {
+  identical(a$topic_word, b$topic_word) && identical(a$lambda, b$lambda) &&
+    identical(a$trace$objective, b$trace$objective)
+}
+tot <- c(local = 0, psock = 0, mirai = 0)
+for (r in seq_len(reps)) {
+  l0 <- load_now()
+  loc <- timed()
+  ps <- timed(cl, psock_cpu)
+  mi <- if (has_mirai) timed(w, mirai_cpu)
+  if (r == 1L) bench_header(say, fits = list(local = loc$fit))
+  tot <- tot + c(loc$elapsed, ps$elapsed, if (has_mirai) mi$elapsed else NA)
+  # the speed-up the CPU seconds allow when every process has a core of its
+  # own: the local run's CPU seconds against the master's plus the busier
+  # worker's (one batch each per round, of equal size)
+  crit <- function(run) loc$cpu / (run$cpu + max(run$workers))
+  line <- function(name, run) {
+    sprintf("%s %.2f s (CPU master %.2f s, workers %s s; %.2fx elapsed, %.2fx by CPU critical path; identical fit: %s)",
+            name, run$elapsed, run$cpu, paste(sprintf("%.2f", run$workers), collapse = " + "),
+            loc$elapsed / run$elapsed, crit(run), same(run$fit, loc$fit))
+  }
+  say("rep %d (load at start %s, at end %s): local %.2f s (CPU %.2f s); %s; %s", r, l0,
+      load_now(), loc$elapsed, loc$cpu, line("PSOCK", ps),
+      if (has_mirai) line("mirai", mi) else "mirai not run")
+}
+say("over %d rep(s): local/PSOCK %.2fx, local/mirai %.2fx (elapsed: local %.2f s, PSOCK %.2f s, mirai %.2f s); %d batches of <= %d documents, K = %d",
+    reps, tot[["local"]] / tot[["psock"]], tot[["local"]] / tot[["mirai"]], tot[["local"]],
+    tot[["psock"]], tot[["mirai"]], loc$fit$control$n_batches, ceiling(D / 8), K)
+per_lap <- function(run) {
+  sprintf("sent %.3f MB, received %.3f MB", mean(run$fit$trace$bytes_sent) / 1e6,
+          mean(run$fit$trace$bytes_received) / 1e6)
+}
+say("bytes per lap: PSOCK %s; mirai %s; the same bytes lap by lap: %s", per_lap(ps),
+    if (has_mirai) per_lap(mi) else "not run",
+    if (has_mirai) identical(ps$fit$trace[c("bytes_sent", "bytes_received")],
+                             mi$fit$trace[c("bytes_sent", "bytes_received")]) else NA)
+parallel::stopCluster(cl)
+if (!is.null(w)) close(w)
+attr(say, "close")()

@@ -1,0 +1,118 @@
+# Persistent workers over mirai daemons (sparsevi_workers()): two daemons
+# on this machine, the fits equal to the local ones with the same sync, the
+# same traffic as a `parallel` cluster, several fits on the same workers,
+# daemons started by a launcher at TCP addresses, and a worker that dies.
+
+test_that("fits on persistent workers equal the local fits, with a PSOCK cluster's traffic", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  w <- sparsevi_workers(2)
+  on.exit(close(w), add = TRUE)
+  expect_s3_class(w, "sparsevi_workers")
+  expect_length(w, 2L)
+  pids <- vapply(w, function(x) x$pid, 0)
+  expect_true(all(pids != Sys.getpid()) && pids[1] != pids[2])
+  x <- cluster_corpus()
+  # the default engine and vb, memoized and stochastic
+  for (args in list(list(), list(local = "vb", L = 2, global = "memoized"))) {
+    args <- c(list(x, K = 4, n_batches = 4, passes = 3, seed = 9, sync = 2, progress = FALSE),
+              args)
+    a <- do.call(fit_lda, c(args, list(cluster = w)))
+    b <- do.call(fit_lda, args)
+    expect_same_lda(a, b)
+    expect_true(all(a$trace$bytes_sent > 0) && all(a$trace$bytes_received > 0))
+  }
+  # the same workers serve the next call: update() equals the local update()
+  expect_same_lda(update(a, x, passes = 2, cluster = w, progress = FALSE),
+                  update(b, x, passes = 2, progress = FALSE))
+  # each fit's batches are freed on the workers when it ends
+  left <- lapply(w, function(wk) {
+    mirai::mirai(ls(asNamespace("sparsevi")$worker_store), .compute = wk$profile)[]
+  })
+  expect_identical(left, list(character(0), character(0)))
+  # each batch runs on the worker that owns it, every lap: batch b on worker
+  # (b - 1) mod 2 + 1 (a step that records its process id)
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  where <- function(batch, per) c(batch, Sys.getpid())
+  environment(where) <- globalenv() # (travels without this test's frame)
+  ex <- sparsevi:::new_executor(w, 4L, function(b) b, rep(1L, 4))
+  seen <- lapply(1:3, function(lap) {
+    r <- sparsevi:::executor_run(ex, 1:4, where, list())$results
+    vapply(r, `[`, 0, 2)
+  })
+  sparsevi:::executor_close(ex)
+  for (s in seen) expect_identical(s, pids[c(1, 2, 1, 2)])
+  # the same bytes as a parallel cluster, lap by lap
+  p <- do.call(fit_lda, c(args, list(cluster = cl)))
+  expect_same_lda(p, a)
+  expect_identical(p$trace$bytes_sent, a$trace$bytes_sent)
+  expect_identical(p$trace$bytes_received, a$trace$bytes_received)
+  # mixtures too
+  sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 4)
+  # (3 laps do not converge: its warning is not what this checks)
+  a <- suppressWarnings(fit_mixture(sim$X, K = 3, n_batches = 4, passes = 3, seed = 2,
+                                    sync = 2, cluster = w, progress = FALSE))
+  b <- suppressWarnings(fit_mixture(sim$X, K = 3, n_batches = 4, passes = 3, seed = 2,
+                                    sync = 2, progress = FALSE))
+  expect_identical(a$state, b$state)
+  expect_output(print(w), "2 worker\\(s\\)")
+})
+
+test_that("a worker that dies gives a classed error that keeps the last model", {
+  skip_on_cran()
+  skip_on_os("windows")
+  skip_if_not_installed("mirai")
+  # workers that listen at TCP ports and whose daemons a launcher starts, as
+  # for other hosts or a scheduler (here the launcher is a shell on this
+  # machine)
+  launcher <- mirai::remote_config(command = "sh", args = c("-c", "."), quote = TRUE,
+                                   rscript = file.path(R.home("bin"), "Rscript"))
+  w <- sparsevi_workers(2, url = "tcp://127.0.0.1:0", remote = launcher, timeout = 60)
+  on.exit(close(w), add = TRUE)
+  expect_match(w[[1]]$url, "^tcp://127.0.0.1:[0-9]+$")
+  expect_false(identical(w[[1]]$url, w[[2]]$url))
+  x <- cluster_corpus()
+  args <- list(x, local = "vb", K = 4, L = 2, n_batches = 4, seed = 9, sync = 2,
+               progress = FALSE)
+  # worker 2 dies in its third local step: in the first round of lap 2
+  mirai::mirai({
+    ns <- asNamespace("sparsevi")
+    orig <- get("cluster_worker_run", envir = ns)
+    count <- 0
+    unlockBinding("cluster_worker_run", ns)
+    assign("cluster_worker_run", function(...) {
+      count <<- count + 1
+      if (count >= 3) tools::pskill(Sys.getpid(), tools::SIGKILL)
+      orig(...)
+    }, envir = ns)
+    TRUE
+  }, .compute = w[[2]]$profile)[]
+  err <- tryCatch(do.call(fit_lda, c(args, list(passes = 3, cluster = w))),
+                  sparsevi_error_worker = function(e) e)
+  expect_s3_class(err, "sparsevi_error_worker")
+  expect_match(conditionMessage(err), "Worker 2")
+  expect_s3_class(err$fit, "sparsevi_lda")
+  expect_identical(nrow(err$fit$trace), 1L)
+  expect_same_lda(err$fit, do.call(fit_lda, c(args, list(passes = 1))))
+  # the dead worker is found before anything is sent to it
+  err2 <- tryCatch(update(err$fit, x, passes = 1, cluster = w, progress = FALSE),
+                   sparsevi_error_worker = function(e) e)
+  expect_s3_class(err2, "sparsevi_error_worker")
+  expect_match(conditionMessage(err2), "Worker 2")
+  expect_identical(err2$fit$topic_word, err$fit$topic_word)
+  # closed workers are refused
+  close(w)
+  expect_output(print(w), "closed")
+  expect_error(fit_lda(x, K = 4, cluster = w), class = "sparsevi_error_argument")
+  expect_error(sparsevi_workers(0), class = "sparsevi_error_argument")
+  # a daemon that never dials in (a launcher that starts nothing)
+  nothing <- mirai::remote_config(command = "true")
+  expect_error(sparsevi_workers(1, url = "tcp://127.0.0.1:0", remote = nothing, timeout = 0.2),
+               class = "sparsevi_error_worker")
+  # a free port without a launcher: the daemons could not know where to dial
+  expect_error(sparsevi_workers(1, url = "tcp://127.0.0.1:0"),
+               class = "sparsevi_error_argument")
+  expect_error(sparsevi_workers(2, remote = list()), class = "sparsevi_error_argument")
+})
