@@ -92,8 +92,9 @@ NULL
 # responsibility to the document state its summary is computed from, and the
 # held-out score then falls lap after lap (sotu_chunks).
 cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
-                      tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 10,
+                      tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 4,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
+                      doc_start = "topics",
                       infer_passes = 10L, seeded_start_above = 2^25,
                       seeded_start_ratio = 4)
 
@@ -153,7 +154,8 @@ lda_cvb0_control <- function(control, call = caller_call()) {
     control$n_tokens <- tokens
     control$n_tokens_docs <- control$n_docs
   }
-  for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {
+  for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
+              "doc_start")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
   }
   control$cvb0_settings <- cvb0_settings(control, call = call)
@@ -222,10 +224,15 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   }
   shuffle <- check_flag(get("shuffle"), "shuffle", call = call)
   kernel <- if (is.null(control$cvb0_kernel)) 0L else as.integer(control$cvb0_kernel)
+  doc_start <- check_choice(get("doc_start"), cvb0_doc_starts, "doc_start", call = call)
   list(alpha = as.double(alpha), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
        doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
-       kernel = kernel)
+       kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L)
 }
+
+# The starts of a document's topic counts, in the order of the C code's
+# numbering (src/lda-cvb0.h: 0, 1, 2).
+cvb0_doc_starts <- c("random", "topics", "uniform")
 
 # The options of one call of the local step (ffi_lda_local_cvb0): the
 # settings, the first random stream, whether to return a summary, and
