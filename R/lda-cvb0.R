@@ -17,8 +17,12 @@
 #' score per lap.
 #'
 #' The engine's settings are passed through the `...` of [fit_lda()]:
-#' * `doc_s` (default 1), `doc_tau` (10), `doc_kappa` (0.9): the document
+#' * `doc_s` (default 1), `doc_tau` (4), `doc_kappa` (0.9): the document
 #'   step schedule; `doc_s / doc_tau^doc_kappa` must be at most 1.
+#' * `doc_start`: where each document's topic counts start: `"topics"`
+#'   (default) the responsibilities of its words under the current topics,
+#'   summed; `"random"` random counts (the paper's); `"uniform"` equal
+#'   counts.
 #' * `burnin`: burn-in passes over each document before the pass that
 #'   updates the topics, 0 to 100, default 0.
 #' * `shuffle`: visit each document's words in a random order on every pass
@@ -26,7 +30,7 @@
 #' * `infer_passes`: passes over a new document in
 #'   `predict(fit, newdata, method = "cvb0")`, 1 to 1000, default 10.
 #'
-#' Each document starts from random topic counts. The fit depends on `seed`
+#' The fit depends on `seed`
 #' and not on `threads`. `predict(fit, newdata, method = "cvb0")` runs the
 #' same document updates with the topics fixed and returns
 #' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}. The training documents'
@@ -43,6 +47,10 @@
 #'   paper's;
 #' * `burnin = 0`: no burn-in pass (the paper used one; over several laps
 #'   it lowered the held-out score);
+#' * each document's topic counts start from its words' responsibilities
+#'   under the current topics (`doc_start = "topics"`), not at random, and
+#'   the document steps start larger (`doc_tau = 4`, the paper's 10): see
+#'   "Topic quality";
 #' * the topic step counter \eqn{t} counts minibatches (global steps), not
 #'   documents;
 #' * the topics start from Bregman k-means++ seeding over documents;
@@ -52,20 +60,22 @@
 #'   the random base that would outweigh the data.
 #'
 #' @section Topic quality:
-#' The default's topics predict held-out words better than the peers' but
-#' share more frequent words (measured in `inst/bench/results/quality.txt`,
-#' issue 35): each document's words are visited once, and a word's
-#' responsibilities are taken from document topic counts that do not yet
-#' summarise the document (their random start, then the few words seen so
-#' far), so a frequent word's expected counts spread over the topics that
-#' already hold it, and it stays near the top of many topics. At K = 100 on seven corpora, diversity (distinct words
-#' among the topics' top 25) was 0.27-0.61 against 0.46-0.72 for
-#' topicmodels' Gibbs sampler. A burn-in pass (`burnin = 1`) sharpens the
-#' documents' topics first: diversity rose by 0.05-0.33, but the held-out
-#' score fell on five of the seven corpora (by 0.02-0.30 nats per token;
-#' it rose by 0.004 on the other two). Slower steps (`kappa = 0.9`, or
-#' minibatches of 1,000 documents) lowered diversity (by up to 0.23); the
-#' start, `eta` and more laps changed it by at most 0.04.
+#' Each document's words are visited once, and a word's responsibilities
+#' come from the document's topic counts as they stand when it is visited.
+#' Started at random (the paper's start), those counts say little about the
+#' document for its first words, so a frequent word's expected counts spread
+#' over many topics and it heads several of them. The default start gives
+#' every word the document's context from the first word on (measured in
+#' `inst/bench/results/quality.txt`): on seven corpora at K = 20,
+#' 100 and 200 (15 cases) topic diversity (distinct words among the topics'
+#' top 25) rose in 14 (by up to 0.15), NPMI coherence in 12, and the held-out
+#' score in 10 (it fell by 0.003-0.05 nats per token in four, on
+#' sotu_chunks and poliblog5k), for about a third more time per lap.
+#' Diversity still trails topicmodels' Gibbs sampler by 0.04-0.21 at K = 100
+#' while the held-out score leads it everywhere. A burn-in pass
+#' (`burnin = 1`) sharpens further at a cost in held-out score (0.03-0.35
+#' nats per token on five of seven corpora); `doc_start = "random",
+#' doc_tau = 10` gives the previous default.
 #' To label topics by the words that set them apart, use
 #' `terms(fit, type = "frex")`; `summary(fit, x = corpus)` reports
 #' diversity and NPMI coherence.
@@ -85,15 +95,22 @@ NULL
 # Engine defaults: the paper's priors, minibatches and document schedule; the
 # topic schedule rho_t = (1 + t)^-0.6 and no burn-in pass were chosen by
 # held-out score on every corpus of ../shared/data (inst/bench/scvb0.R,
-# part 6; results/scvb0.txt). The paper's s = 10, tau = 1000, kappa = 0.9
+# part 6; results/scvb0.txt). The document start ("topics", with doc_tau = 4
+# instead of the paper's random start and 10) was chosen on diversity, NPMI
+# and held-out score over the seven corpora at K = 20, 100 and 200
+# (inst/bench/quality.R; results/quality.txt, the section of 2026-11-26):
+# doc_tau = 10 with this start sharpened more but cost up to 0.12 nats per
+# token (sotu_chunks), doc_tau = 1 or 2 undid most of the diversity gain.
+# The paper's s = 10, tau = 1000, kappa = 0.9
 # starts at rho = 0.02 and so keeps most of the (arbitrary) start for
 # hundreds of minibatches (-11.7 against -9.9 nats per token at K = 1000
 # after one pass of 10 minibatches); a burn-in pass adds each word's own
 # responsibility to the document state its summary is computed from, and the
 # held-out score then falls lap after lap (sotu_chunks).
 cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
-                      tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 10,
+                      tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 4,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
+                      doc_start = "topics",
                       infer_passes = 10L, seeded_start_above = 2^25,
                       seeded_start_ratio = 4)
 
@@ -153,7 +170,8 @@ lda_cvb0_control <- function(control, call = caller_call()) {
     control$n_tokens <- tokens
     control$n_tokens_docs <- control$n_docs
   }
-  for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes")) {
+  for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
+              "doc_start")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
   }
   control$cvb0_settings <- cvb0_settings(control, call = call)
@@ -222,10 +240,15 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   }
   shuffle <- check_flag(get("shuffle"), "shuffle", call = call)
   kernel <- if (is.null(control$cvb0_kernel)) 0L else as.integer(control$cvb0_kernel)
+  doc_start <- check_choice(get("doc_start"), cvb0_doc_starts, "doc_start", call = call)
   list(alpha = as.double(alpha), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
        doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
-       kernel = kernel)
+       kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L)
 }
+
+# The starts of a document's topic counts, in the order of the C code's
+# numbering (src/lda-cvb0.h: 0, 1, 2).
+cvb0_doc_starts <- c("random", "topics", "uniform")
 
 # The options of one call of the local step (ffi_lda_local_cvb0): the
 # settings, the first random stream, whether to return a summary, and

@@ -23,6 +23,7 @@ static cvb0_settings settings_from_r(SEXP opts, int K) {
   if (!(cs.alpha > 0)) Rf_error("internal error: `alpha` must be positive");
   cs.passes = svi_opt_int(opts, "passes", 1, 10000);
   cs.shuffle = svi_opt_flag(opts, "shuffle");
+  cs.doc_start = svi_opt_int(opts, "doc_start", 0, 2);
   cs.kernel = svi_opt_int(opts, "kernel", 0, 8);
   if (cs.kernel != 0 && cs.kernel != 2 && cs.kernel != 4 && cs.kernel != 8)
     Rf_error("internal error: SCVB0 kernel width must be 0, 2, 4 or 8");
@@ -153,7 +154,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
    * one per session: fresh R_alloc blocks of a few MB per minibatch cost
    * page faults and garbage collections), else R_alloc */
   double *P = (double *)arena_take(&arena, (size_t)K * (size_t)(U > 0 ? U : 1), sizeof(double));
-  cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
+  cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, cs.doc_start == 1, P);
   SEXP theta = R_NilValue;
   double *th;
   if (want_theta) {

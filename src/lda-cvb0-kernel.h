@@ -146,6 +146,18 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_add)(int K, const double *restrict a
   for (; k < K; k++) dst[k] += a[k];
 }
 
+/* dst += w p. */
+CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double *restrict p,
+                                                 double *restrict dst) {
+  int k = 0;
+#if CVB0_VW > 0
+  const CVB0_V ww = CVB0_FN(vsplat)(w);
+  for (; k + CVB0_VW <= K; k += CVB0_VW)
+    CVB0_FN(vstore)(dst + k, CVB0_FN(vload)(dst + k) + ww * CVB0_FN(vload)(p + k));
+#endif
+  for (; k < K; k++) dst[k] += w * p[k];
+}
+
 /* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
  * of column u; ecol[e] is the column of the word of entry e of the batch.
  * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. With acc
@@ -171,14 +183,25 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
     if (acc) memset(acc, 0, sizeof(double) * (size_t)n * (size_t)K);
     return;
   }
-  /* random start */
-  double su = 0.0;
-  for (int k = 0; k < K; k++) {
-    theta[k] = svi_rng_unif(r);
-    su += theta[k];
+  if (cs->doc_start == 1) {
+    /* the topics' responsibilities of the document's words, each word's
+     * lambda_kv / tot_k normalised over k (P's columns sum to 1 for this
+     * start: cvb0_topic_columns()), weighted by its count */
+    for (int k = 0; k < K; k++) theta[k] = 0.0;
+    for (int j = 0; j < n; j++) CVB0_FN(cvb0_axpy)(K, cnt[j], P + (svi_len)col[j] * K, theta);
+  } else if (cs->doc_start == 2) {
+    /* uniform */
+    for (int k = 0; k < K; k++) theta[k] = Nd / (double)K;
+  } else {
+    /* random start */
+    double su = 0.0;
+    for (int k = 0; k < K; k++) {
+      theta[k] = svi_rng_unif(r);
+      su += theta[k];
+    }
+    const double sc = Nd / su;
+    for (int k = 0; k < K; k++) theta[k] *= sc;
   }
-  const double sc = Nd / su;
-  for (int k = 0; k < K; k++) theta[k] *= sc;
 
   int t = 0;
   for (int pass = 0; pass < cs->passes; pass++) {

@@ -125,9 +125,10 @@ static cvb0_doc_fn cvb0_pick(int width) {
  * step is lazy (shift = eta, scale the running product of (1 - rho)); shift
  * 0 and scale 1 give lambda itself, bit for bit. The columns sit far apart in
  * a large lambda, so the next columns are prefetched while the current one
- * is scaled. */
+ * is scaled. With normalise, each column is then divided by its sum. */
 void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
-                        const double *inv_tot, int U, const int *w, double *P) {
+                        const double *inv_tot, int U, const int *w, int normalise,
+                        double *P) {
   const int ahead = 4;
   for (int u = 0; u < U; u++) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -140,6 +141,18 @@ void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
     const double *src = lambda + (svi_len)w[u] * K;
     double *dst = P + (svi_len)u * K;
     for (int k = 0; k < K; k++) dst[k] = (shift + scale * src[k]) * inv_tot[k];
+    if (normalise) {
+      /* each column summing to 1 (the responsibilities, and so the fit, are
+       * the same: they are normalised over k), for the "topics" start */
+      double q[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;
+      int k = 0;
+      for (; k + 8 <= K; k += 8)
+        for (int j = 0; j < 8; j++) q[j] += dst[k + j];
+      sum = ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
+      for (; k < K; k++) sum += dst[k];
+      const double inv = 1.0 / sum;
+      for (k = 0; k < K; k++) dst[k] *= inv;
+    }
   }
 }
 

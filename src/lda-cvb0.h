@@ -9,13 +9,16 @@ typedef struct {
   double doc_s, doc_tau, doc_kappa; /* document step schedule */
   int passes;                       /* burn-in passes + 1 */
   int shuffle;                      /* visit words in random order */
+  int doc_start;                    /* NTheta's start: 0 random counts, 1 the topics'
+                                       responsibilities, 2 uniform */
   int kernel;                       /* vector width, 0: automatic */
 } cvb0_settings;
 
 int cvb0_kernel_width(int want);
 
 void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
-                        const double *inv_tot, int U, const int *w, double *P);
+                        const double *inv_tot, int U, const int *w, int normalise,
+                        double *P);
 svi_len cvb0_thread_stride(int K);
 svi_len cvb0_order_stride(int max_types);
 void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m);

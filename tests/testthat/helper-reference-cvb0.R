@@ -2,10 +2,13 @@
 # with clumping, eq. 9), token type by token type, drawing the same random
 # numbers as src/lda-cvb0.c: per document one stream (7 * 2^48 +
 # stream_base + document index, from 0); from it K uniforms for the start of
-# NTheta, then per pass a Fisher-Yates shuffle of its distinct words.
+# NTheta when it is random, then per pass a Fisher-Yates shuffle of its
+# distinct words. start: NTheta's start, "random" (uniforms scaled to the
+# document's length), "topics" (the sum over the document's words of their
+# count times lambda_kv / tot_k normalised over k) or "uniform" (N_d / K).
 ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
-                           doc_s = 1, doc_tau = 10, doc_kappa = 0.9,
-                           passes = 2L, shuffle = TRUE) {
+                           doc_s = 1, doc_tau = 4, doc_kappa = 0.9,
+                           passes = 2L, shuffle = TRUE, start = "topics") {
   K <- nrow(lambda)
   V <- ncol(lambda)
   D <- length(dtm$doc_ptr) - 1L
@@ -18,7 +21,7 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
     need <- 0
     for (d in docs) {
       n <- dtm$doc_ptr[d + 1L] - dtm$doc_ptr[d]
-      need <- need + K + passes * max(n - 1, 0)
+      need <- need + (if (start == "random") K else 0) + passes * max(n - 1, 0)
     }
     u <- .Call(sparsevi:::ffi_svi_rng_unif, seed, 7 * 2^48 + stream_base + b,
                need + 1)
@@ -35,8 +38,16 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
       words <- dtm$term[idx] + 1L
       m <- dtm$count[idx]
       Nd <- sum(m)
-      theta <- draw(K)
-      theta <- Nd * theta / sum(theta)
+      theta <- switch(start,
+        random = {
+          u0 <- draw(K)
+          Nd * u0 / sum(u0)
+        },
+        topics = {
+          p <- lambda[, words, drop = FALSE] / tot
+          drop(p %*% (m / colSums(p)))
+        },
+        uniform = rep(Nd / K, K))
       t <- 0
       for (pass in seq_len(passes)) {
         ord <- seq_len(n)

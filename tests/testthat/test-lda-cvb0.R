@@ -31,13 +31,19 @@ cvb0_loop <- function(x, K, passes, batch_size = 50, seed = c(0, 7), threads = 1
 test_that("one SCVB0 minibatch local step matches the pure-R reference of Algorithm 2", {
   f <- cvb0_fixture()
   seed <- c(0, 12345)
-  for (case in list(list(burnin = 1L, shuffle = TRUE), list(burnin = 0L, shuffle = FALSE),
-                    list(burnin = 3L, shuffle = TRUE))) {
-    ctl <- list(alpha = 0.1, burnin = case$burnin, shuffle = case$shuffle)
+  for (case in list(list(burnin = 1L, shuffle = TRUE, start = "random"),
+                    list(burnin = 0L, shuffle = FALSE, start = "random"),
+                    list(burnin = 3L, shuffle = TRUE, start = "random"),
+                    list(burnin = 0L, shuffle = TRUE, start = "topics"),
+                    list(burnin = 1L, shuffle = FALSE, start = "topics"),
+                    list(burnin = 0L, shuffle = TRUE, start = "uniform"))) {
+    ctl <- list(alpha = 0.1, burnin = case$burnin, shuffle = case$shuffle,
+                doc_start = case$start, doc_tau = 10)
     state <- list(lambda = f$lambda, t = 5)
     res <- sparsevi:::lda_local_cvb0(f$x, state, ctl, seed, 1L)
     ref <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 5 * 2^26,
-                          passes = case$burnin + 1L, shuffle = case$shuffle)
+                          passes = case$burnin + 1L, shuffle = case$shuffle,
+                          start = case$start, doc_tau = 10)
     expect_equal(res$doc_topic, ref$theta, tolerance = 1e-12)
     expect_equal(cvb0_dense(res, f$V), ref$summary, tolerance = 1e-12)
   }
@@ -48,7 +54,7 @@ test_that("the document schedule arguments reach the kernel", {
   ctl <- list(alpha = 0.3, doc_s = 0.5, doc_tau = 3, doc_kappa = 0.7, burnin = 2L)
   res <- sparsevi:::lda_local_cvb0(f$x, list(lambda = f$lambda, t = 0), ctl, c(1, 2), 1L)
   ref <- ref_cvb0_local(f$x, f$lambda, 0.3, c(1, 2), doc_s = 0.5, doc_tau = 3,
-                        doc_kappa = 0.7, passes = 3L)
+                        doc_kappa = 0.7, passes = 3L, start = "topics")
   expect_equal(res$doc_topic, ref$theta, tolerance = 1e-12)
   expect_equal(cvb0_dense(res, f$V), ref$summary, tolerance = 1e-12)
 })
@@ -217,7 +223,7 @@ test_that("by default a word's topic statistics come from a document state witho
   # lap after lap: the held-out score on sotu_chunks fell from lap 1 on).
   # By default (burnin = 0) the summary of a word is computed from the start
   # and the document's other words only: for a document of one distinct
-  # word, from the random start alone.
+  # word, from the start alone.
   f <- cvb0_fixture(D = 30)
   defaults <- sparsevi:::cvb0_settings(list())
   expect_identical(defaults$passes, 1L)
