@@ -563,6 +563,36 @@ test_that("fit_mixture(K = 1:5) keeps the best K by BIC, lower is better", {
   expect_error(fit_mixture(X, K = c(0, 2)), class = "sparsevi_error_argument")
 })
 
+test_that("the training points' assignments in C equal the pure-R reference", {
+  X <- rbind(as.matrix(iris[, 1:4]), as.matrix(iris[1:5, 1:4])) # ties between rows too
+  docs <- simulate_lda(D = 40, V = 30, K = 3, seed = 1)$dtm
+  cases <- list(list(X = X, lik = "gaussian", cov = "full"),
+                list(X = X, lik = "gaussian", cov = "tied"),
+                list(X = X, lik = "gaussian", cov = "diag"),
+                list(X = X, lik = "gaussian", cov = "spherical"),
+                list(X = X, lik = "zm_gaussian", cov = NULL),
+                list(X = docs, lik = "multinomial", cov = NULL))
+  for (cs in cases) {
+    f <- suppressWarnings(fit_mixture(cs$X, K = 3, likelihood = cs$lik, covariance = cs$cov,
+                                      seed = 1, progress = FALSE, passes = 5))
+    data <- sparsevi:::mix_data(cs$X, f$likelihood, "X")
+    W <- .Call(sparsevi:::ffi_mix_weights, data$data, f$hyper, f$state$N, f$state$S, FALSE,
+               FALSE, 1L)
+    ref <- ref_assign(W)
+    expect_identical(f$classification, ref$classification)
+    expect_identical(f$uncertainty, ref$uncertainty)
+    expect_identical(unname(f$z), ref$z)
+    # the same with two threads, and without z
+    for (th in 1:2) {
+      a <- .Call(sparsevi:::ffi_mix_assign, data$data, f$hyper, f$state$N, f$state$S,
+                 th == 1L, th)
+      expect_identical(a$classification, ref$classification)
+      expect_identical(a$uncertainty, ref$uncertainty)
+      if (th == 1L) expect_identical(a$z, ref$z) else expect_null(a$z)
+    }
+  }
+})
+
 test_that("fitted(), nobs(), predict() without newdata and the mclust fields", {
   X <- iris[, 1:4]
   m <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
