@@ -761,6 +761,25 @@ test_that("a K grid names the K of fits that did not converge, and its table say
   expect_match(paste(capture.output(print(f)), collapse = "\n"), "converged")
 })
 
+test_that("a column in small units beside large ones gives the same fit (issue 39)", {
+  # the Wishart prior takes each column's own spread: a column 1e-5 times
+  # the others' units changes the log-likelihood by N log(1e5) and nothing
+  # else (its spread was floored at 1e-6 of the widest column's, which
+  # inflated its prior variance)
+  X <- as.matrix(iris[, 1:4])
+  X2 <- X
+  X2[, 2] <- X2[, 2] * 1e-5
+  for (cov in c("full", "tied")) {
+    f1 <- fit_mixture(X, K = 3, covariance = cov, seed = 1, progress = FALSE)
+    f2 <- fit_mixture(X2, K = 3, covariance = cov, seed = 1, progress = FALSE)
+    expect_identical(f2$classification, f1$classification)
+    # (within 1e-5: `tol` is relative to the objective, which the units shift)
+    expect_equal(f2$loglik, f1$loglik + 150 * log(1e5), tolerance = 1e-5)
+    expect_equal(sparsevi:::unpack_lower(f2$hyper$B0, 4)[2, 2],
+                 f2$hyper$nu0 * 0.003 * mean((X2[, 2] - mean(X2[, 2]))^2))
+  }
+})
+
 test_that("extreme scales: overflow and underflow are said, with rescaling, not a constant column", {
   X <- as.matrix(faithful)
   for (lik in c("gaussian", "diag_gaussian")) {
