@@ -215,9 +215,9 @@ mix_hyper <- function(data, likelihood, prior, alpha, gamma, nu, scale, kappa0, 
     # (as the diagonal models' Gamma priors are, for constant columns, which
     # mix_check_covariance() refuses here): the floor inflated the prior of
     # columns in small units beside large ones (state.x77's Illiteracy
-    # beside its Area; rock), 158 and 14 nats below Mclust's optimum at the
-    # same K, against 7 above and 0.1 below without it
-    # (inst/bench/results/mixture.txt, part robust, issue 39)
+    # beside its Area; rock): median log-likelihoods 157 and 14 nats below
+    # Mclust's at the same K, against 1.6 and 0.1 below without it
+    # (inst/bench/results/mixture.txt, part 5b, issue 39)
     if (all(data$spread > 0)) v <- data$spread
     B0 <- nu * scale * v
     h$B0 <- pack_lower(diag(B0, D))
