@@ -137,9 +137,13 @@ mix_hc_max <- function() {
 # Summaries of a partition `cl` (1..K, in the order of `train`'s rows): each
 # component holds its cluster's points.
 mix_partition_state <- function(train, hyper, cl, K) {
-  X <- train$data
+  # the rows sorted by component once (a stable sort: each component's rows
+  # in their order, the same matrices as X[cl == k, ]), then sliced
+  n <- tabulate(cl, K)
+  Xs <- train$data[order(cl, method = "radix"), , drop = FALSE]
+  end <- cumsum(n)
   S <- vapply(seq_len(K), function(k) {
-    Xk <- X[cl == k, , drop = FALSE]
+    Xk <- Xs[seq.int(end[k] - n[k] + 1L, length.out = n[k]), , drop = FALSE]
     switch(hyper$lik + 1L,
            c(colSums(Xk), pack_lower(crossprod(Xk))),
            pack_lower(crossprod(Xk)),
@@ -148,7 +152,7 @@ mix_partition_state <- function(train, hyper, cl, K) {
            c(colSums(Xk), pack_lower(crossprod(Xk))),
            c(colSums(Xk), sum(Xk^2)))
   }, numeric(mix_stat_size(hyper$lik, hyper$D)))
-  list(N = as.double(tabulate(cl, K)), S = matrix(S, ncol = K))
+  list(N = as.double(n), S = matrix(S, ncol = K))
 }
 
 mix_stat_size <- function(lik, D) {

@@ -433,39 +433,19 @@ mix_grid_train <- function(data, seed, threads) {
 # them): `classification` (the most responsible component), `uncertainty`
 # (1 minus its responsibility) and `z`, the N x K responsibilities, kept
 # when N * K <= mix_z_max (else NULL; predict(fit, X, type =
-# "responsibilities") gives them). Numeric data are scored in row blocks.
+# "responsibilities") gives them). One pass in C (ffi_mix_assign), the same
+# values as the pure-R reference of tests/testthat/helper-reference-mixture.R.
 mix_z_max <- 5e6
 
 mix_add_assignments <- function(fit, data) {
-  N <- data$N
-  K <- fit$K
   st <- fit$state
-  th <- as.integer(fit$control$threads)
-  keep_z <- as.double(N) * K <= mix_z_max
-  cls <- integer(N)
-  unc <- numeric(N)
-  z <- if (keep_z) matrix(0, N, K, dimnames = list(NULL, names(fit$weights))) else NULL
-  score <- function(x, rows) {
-    W <- t(.Call(ffi_mix_weights, x, fit$hyper, st$N, st$S, FALSE, FALSE, th))
-    k <- max.col(W, ties.method = "first")
-    R <- exp(W - W[cbind(seq_along(k), k)])
-    R <- R / rowSums(R)
-    cls[rows] <<- k
-    unc[rows] <<- 1 - R[cbind(seq_along(k), k)]
-    if (keep_z) z[rows, ] <<- R
-  }
-  if (data$lik == 3L) {
-    score(data$data, seq_len(N))
-  } else {
-    step <- max(1L, as.integer(1e6 %/% K))
-    for (s in seq(1L, N, by = step)) {
-      rows <- s:min(N, s + step - 1L)
-      score(data$data[rows, , drop = FALSE], rows)
-    }
-  }
-  fit$classification <- cls
-  fit$uncertainty <- unc
-  fit$z <- z
+  keep_z <- as.double(data$N) * fit$K <= mix_z_max
+  a <- .Call(ffi_mix_assign, data$data, fit$hyper, st$N, st$S, keep_z,
+             as.integer(fit$control$threads))
+  fit$classification <- a$classification
+  fit$uncertainty <- a$uncertainty
+  if (keep_z) dimnames(a$z) <- list(NULL, names(fit$weights))
+  fit$z <- a$z
   fit
 }
 

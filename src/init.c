@@ -84,6 +84,7 @@ extern SEXP ffi_eval_npmi_counts(SEXP, SEXP, SEXP);
 /* mixtures with L-sparse posteriors (mix-ffi.c) */
 extern SEXP ffi_mix_local(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_weights(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_mix_assign(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_objective(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_init(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_global_memoized(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -182,6 +183,7 @@ static const R_CallMethodDef call_methods[] = {
     /* mixtures with L-sparse posteriors (mix-ffi.c) */
     {"ffi_mix_local", (DL_FUNC)&ffi_mix_local, 8},
     {"ffi_mix_weights", (DL_FUNC)&ffi_mix_weights, 7},
+    {"ffi_mix_assign", (DL_FUNC)&ffi_mix_assign, 6},
     {"ffi_mix_objective", (DL_FUNC)&ffi_mix_objective, 3},
     {"ffi_mix_init", (DL_FUNC)&ffi_mix_init, 8},
     {"ffi_mix_global_memoized", (DL_FUNC)&ffi_mix_global_memoized, 6},

@@ -12,6 +12,7 @@
 #ifndef SPARSEVI_LINALG_H
 #define SPARSEVI_LINALG_H
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include "svi.h"
@@ -53,7 +54,19 @@ static inline int svi_power_iteration(const double *C, int D, double *v, int ite
       u[a] = s;
       nrm += s * s;
     }
-    if (!(nrm > 0)) return 1;
+    if (!(nrm > 0) || nrm > DBL_MAX) {
+      /* the squares underflowed or overflowed (data on a scale such as
+       * 1e-100 or 1e100): scale u by its largest entry first, so the
+       * direction does not depend on the data's units */
+      double big = 0.0;
+      for (int a = 0; a < D; a++) big = fabs(u[a]) > big ? fabs(u[a]) : big;
+      if (!(big > 0) || big > DBL_MAX) return 1;
+      nrm = 0.0;
+      for (int a = 0; a < D; a++) {
+        u[a] /= big;
+        nrm += u[a] * u[a];
+      }
+    }
     nrm = sqrt(nrm);
     for (int a = 0; a < D; a++) v[a] = u[a] / nrm;
   }

@@ -268,6 +268,83 @@ SEXP ffi_mix_weights(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP point, SEXP re
   return out;
 }
 
+/* The training points' assignments (mix_add_assignments() in R): for each
+ * point of `data`, the first component of largest variational weight
+ * (1-based), 1 minus its responsibility, and with `keep_z` the N x K
+ * responsibilities (else NULL). The softmax is formed as the pure-R
+ * reference does (max.col(ties "first"), exp of the differences, rowSums'
+ * long double sum in component order, one division), so the values are the
+ * same bit for bit; one pass, no K x N matrix of weights. */
+SEXP ffi_mix_assign(SEXP data, SEXP prior, SEXP Nk, SEXP S, SEXP keep_z_, SEXP threads_) {
+  int n_prot = 0, D, K;
+  mix_prior pr = unpack_prior(prior, &D);
+  check_state(Nk, S, pr.obs, D, &K);
+  mix_data x = unpack_data(data, pr.obs, D);
+  int threads = svi_threads_from_r(threads_), keep_z = svi_flag_arg(keep_z_, "keep_z");
+  if (x.N > INT_MAX) Rf_error("internal error: too many points");
+  if (keep_z) svi_need_size((double)K, (double)x.N, (double)R_XLEN_T_MAX, "responsibilities");
+  mix_eval ev;
+  if (build(&ev, &pr, K, D, Nk, S, 0, threads))
+    Rf_error("internal error: a component is not positive definite");
+  svi_len N = x.N, nblocks = svi_n_blocks(N);
+  SEXP cls = PROTECT(Rf_allocVector(INTSXP, N));
+  SEXP unc = PROTECT(Rf_allocVector(REALSXP, N));
+  SEXP z = PROTECT(keep_z ? Rf_allocMatrix(REALSXP, (int)N, K) : R_NilValue);
+  n_prot += 3;
+  int *pc = INTEGER(cls);
+  double *pu = REAL(unc), *pz = keep_z ? REAL(z) : NULL;
+  /* per thread: the block's weights, the kernel's scratch, and its sums */
+  svi_len per = (svi_len)SVI_BLOCK * K + mix_weights_scratch(pr.obs, D, K) + K + SVI_BLOCK;
+  double *dsc = (double *)R_alloc((size_t)(per * threads), sizeof(double));
+  (void)mix_simd_wide(); /* settled before the threads start */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+  for (svi_len b = 0; b < nblocks; b++) {
+    double *W = dsc + (svi_len)svi_thread_id() * per;
+    double *sums = W + per - SVI_BLOCK;
+    svi_len s = b * SVI_BLOCK;
+    int nb = (int)((s + SVI_BLOCK <= N) ? SVI_BLOCK : N - s);
+    mix_block_weights(&ev, &x, s, nb, W, W + (svi_len)SVI_BLOCK * K);
+    for (int i = 0; i < nb; i++) {
+      double *w = W + (svi_len)i * K;
+      int k = 0;
+      for (int j = 1; j < K; j++)
+        if (w[j] > w[k]) k = j;
+      const double top = w[k];
+      long double acc = 0.0L;
+      for (int j = 0; j < K; j++) {
+        /* exp() of a difference below -746 is 0 exactly: skip the call */
+        const double d = w[j] - top;
+        w[j] = d < -746.0 ? 0.0 : exp(d);
+        acc += w[j];
+      }
+      const double sum = (double)acc;
+      sums[i] = sum;
+      pc[s + i] = k + 1;
+      pu[s + i] = 1.0 - w[k] / sum;
+    }
+    /* z column by column: runs of the block's points, not a stride of N */
+    if (pz)
+      for (int j = 0; j < K; j++) {
+        double *zj = pz + s + (svi_len)j * N;
+        for (int i = 0; i < nb; i++) zj[i] = W[(svi_len)i * K + j] / sums[i];
+      }
+  }
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+  SEXP nms = PROTECT(Rf_allocVector(STRSXP, 3));
+  n_prot += 2;
+  SET_VECTOR_ELT(out, 0, cls);
+  SET_VECTOR_ELT(out, 1, unc);
+  SET_VECTOR_ELT(out, 2, z);
+  SET_STRING_ELT(nms, 0, Rf_mkChar("classification"));
+  SET_STRING_ELT(nms, 1, Rf_mkChar("uncertainty"));
+  SET_STRING_ELT(nms, 2, Rf_mkChar("z"));
+  Rf_setAttrib(out, R_NamesSymbol, nms);
+  UNPROTECT(n_prot);
+  return out;
+}
+
 /* The ELBO without the entropy of the responsibilities: allocation term
  * plus each component's observation term, at the conjugate posterior of the
  * summaries (Nk, S). NaN when a scale matrix is not positive definite. */
@@ -423,9 +500,11 @@ SEXP ffi_mix_center(SEXP X, SEXP zero_mean, SEXP threads_) {
   int zm = svi_flag_arg(zero_mean, "zero_mean"), threads = svi_threads_from_r(threads_);
   svi_len N = Rf_nrows(X);
   int D = Rf_ncols(X);
-  const char *names[] = {"Xc", "center", "spread", "bad"};
-  SEXP out = PROTECT(svi_named_list(4, names));
+  const char *names[] = {"Xc", "center", "spread", "bad", "range"};
+  SEXP out = PROTECT(svi_named_list(5, names));
   n_prot++;
+  SEXP range = Rf_allocMatrix(REALSXP, 2, D);
+  SET_VECTOR_ELT(out, 4, range);
   SEXP Xc = Rf_allocMatrix(REALSXP, (int)N, D);
   SET_VECTOR_ELT(out, 0, Xc);
   SEXP center = Rf_allocVector(REALSXP, D);
@@ -434,7 +513,7 @@ SEXP ffi_mix_center(SEXP X, SEXP zero_mean, SEXP threads_) {
   SET_VECTOR_ELT(out, 2, spread);
   svi_len *bad = (svi_len *)R_alloc((size_t)D + 1, sizeof(svi_len));
   if (mix_center_columns(REAL(X), N, D, zm, threads, REAL(Xc), REAL(center), REAL(spread),
-                         bad)) {
+                         REAL(range), bad)) {
     /* the first bad value in column-major order, as which() finds it */
     for (int d = 0; d < D; d++) {
       if (bad[d] < 0) continue;

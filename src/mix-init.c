@@ -184,7 +184,8 @@ void mix_init_seeds(const mix_data *x, int K, int plusplus, const double *scale,
 }
 
 int mix_center_columns(const double *X, svi_len N, int D, int zero_mean, int threads,
-                       double *Xc, double *center, double *spread, svi_len *bad) {
+                       double *Xc, double *center, double *spread, double *range,
+                       svi_len *bad) {
   int any_bad = 0;
   (void)threads;
   /* columns are independent: the same values for any thread count */
@@ -195,14 +196,19 @@ int mix_center_columns(const double *X, svi_len N, int D, int zero_mean, int thr
     const double *x = X + (svi_len)d * N;
     double *y = Xc + (svi_len)d * N;
     bad[d] = -1;
+    double lo_d = N > 0 ? x[0] : 0.0, hi_d = lo_d;
     for (svi_len n = 0; n < N; n++) {
       if (!isfinite(x[n])) {
         bad[d] = n;
         any_bad = 1;
         break;
       }
+      lo_d = x[n] < lo_d ? x[n] : lo_d;
+      hi_d = x[n] > hi_d ? x[n] : hi_d;
     }
     if (bad[d] >= 0) continue;
+    range[2 * d] = lo_d;
+    range[2 * d + 1] = hi_d;
     /* long double sums divided in long double, as R's colMeans() does */
     long double s = 0;
     if (!zero_mean)

@@ -233,9 +233,12 @@ void mix_seed_dist_kl(const mix_data *x, svi_len cidx, const double *scale, int 
 
 /* Centre the columns of X (N x D, column-major) into Xc (zero_mean: copy),
  * with the column means center[D] and the mean squares of Xc spread[D]
- * (sums in long double, as R's colMeans()). bad[d] gets the first row of
- * column d that is NA, NaN or infinite, or -1; returns 1 if any is. */
+ * (sums in long double, as R's colMeans()), and each column's smallest and
+ * largest value in range[2 d], range[2 d + 1] (for the magnitude check).
+ * bad[d] gets the first row of column d that is NA, NaN or infinite, or -1;
+ * returns 1 if any is. */
 int mix_center_columns(const double *X, svi_len N, int D, int zero_mean, int threads,
-                       double *Xc, double *center, double *spread, svi_len *bad);
+                       double *Xc, double *center, double *spread, double *range,
+                       svi_len *bad);
 
 #endif

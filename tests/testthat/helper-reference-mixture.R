@@ -258,3 +258,15 @@ ref_point_estimates <- function(h, Nk, S) {
   }
   out
 }
+
+# The training points' assignments from a K x N weight matrix W (as
+# fit_mixture() formed them in R before ffi_mix_assign): the first most
+# responsible component, 1 minus its responsibility, the N x K
+# responsibilities.
+ref_assign <- function(W) {
+  W <- t(W)
+  k <- max.col(W, ties.method = "first")
+  R <- exp(W - W[cbind(seq_along(k), k)])
+  R <- R / rowSums(R)
+  list(classification = k, uncertainty = 1 - R[cbind(seq_along(k), k)], z = R)
+}

@@ -563,6 +563,36 @@ test_that("fit_mixture(K = 1:5) keeps the best K by BIC, lower is better", {
   expect_error(fit_mixture(X, K = c(0, 2)), class = "sparsevi_error_argument")
 })
 
+test_that("the training points' assignments in C equal the pure-R reference", {
+  X <- rbind(as.matrix(iris[, 1:4]), as.matrix(iris[1:5, 1:4])) # ties between rows too
+  docs <- simulate_lda(D = 40, V = 30, K = 3, seed = 1)$dtm
+  cases <- list(list(X = X, lik = "gaussian", cov = "full"),
+                list(X = X, lik = "gaussian", cov = "tied"),
+                list(X = X, lik = "gaussian", cov = "diag"),
+                list(X = X, lik = "gaussian", cov = "spherical"),
+                list(X = X, lik = "zm_gaussian", cov = NULL),
+                list(X = docs, lik = "multinomial", cov = NULL))
+  for (cs in cases) {
+    f <- suppressWarnings(fit_mixture(cs$X, K = 3, likelihood = cs$lik, covariance = cs$cov,
+                                      seed = 1, progress = FALSE, passes = 5))
+    data <- sparsevi:::mix_data(cs$X, f$likelihood, "X")
+    W <- .Call(sparsevi:::ffi_mix_weights, data$data, f$hyper, f$state$N, f$state$S, FALSE,
+               FALSE, 1L)
+    ref <- ref_assign(W)
+    expect_identical(f$classification, ref$classification)
+    expect_identical(f$uncertainty, ref$uncertainty)
+    expect_identical(unname(f$z), ref$z)
+    # the same with two threads, and without z
+    for (th in 1:2) {
+      a <- .Call(sparsevi:::ffi_mix_assign, data$data, f$hyper, f$state$N, f$state$S,
+                 th == 1L, th)
+      expect_identical(a$classification, ref$classification)
+      expect_identical(a$uncertainty, ref$uncertainty)
+      if (th == 1L) expect_identical(a$z, ref$z) else expect_null(a$z)
+    }
+  }
+})
+
 test_that("fitted(), nobs(), predict() without newdata and the mclust fields", {
   X <- iris[, 1:4]
   m <- fit_mixture(X, K = 3, seed = 1, progress = FALSE)
@@ -729,6 +759,25 @@ test_that("a K grid names the K of fits that did not converge, and its table say
   for (k in un) expect_match(w, sprintf("K = %d \\(last relative change", k))
   expect_match(w, sprintf("K = %d, chosen by BIC", f$K))
   expect_match(paste(capture.output(print(f)), collapse = "\n"), "converged")
+})
+
+test_that("a column in small units beside large ones gives the same fit (issue 39)", {
+  # the Wishart prior takes each column's own spread: a column 1e-5 times
+  # the others' units changes the log-likelihood by N log(1e5) and nothing
+  # else (its spread was floored at 1e-6 of the widest column's, which
+  # inflated its prior variance)
+  X <- as.matrix(iris[, 1:4])
+  X2 <- X
+  X2[, 2] <- X2[, 2] * 1e-5
+  for (cov in c("full", "tied")) {
+    f1 <- fit_mixture(X, K = 3, covariance = cov, seed = 1, progress = FALSE)
+    f2 <- fit_mixture(X2, K = 3, covariance = cov, seed = 1, progress = FALSE)
+    expect_identical(f2$classification, f1$classification)
+    # (within 1e-5: `tol` is relative to the objective, which the units shift)
+    expect_equal(f2$loglik, f1$loglik + 150 * log(1e5), tolerance = 1e-5)
+    expect_equal(sparsevi:::unpack_lower(f2$hyper$B0, 4)[2, 2],
+                 f2$hyper$nu0 * 0.003 * mean((X2[, 2] - mean(X2[, 2]))^2))
+  }
 })
 
 test_that("extreme scales: overflow and underflow are said, with rescaling, not a constant column", {

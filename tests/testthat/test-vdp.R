@@ -252,6 +252,24 @@ test_that("the tolerances are per point: a change of units changes nothing", {
   }
 })
 
+test_that("data on extreme scales give the same components (faithful x 1e-100 to 1e100)", {
+  # the principal directions of splits and tree nodes are found by power
+  # iteration, whose squared norms overflowed at 1e100 (no split: K = 1)
+  X <- as.matrix(faithful)
+  f1 <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE)
+  expect_gt(f1$K, 1L)
+  for (s in c(1e-100, 1e-50, 1e50, 1e100)) {
+    for (kd in c(TRUE, FALSE)) {
+      fs <- fit_vdp(s * X, kdtree = kd, seed = 1, threads = 1, progress = FALSE)
+      f0 <- if (kd) f1 else fit_vdp(X, kdtree = FALSE, seed = 1, threads = 1, progress = FALSE)
+      expect_identical(fs$K, f0$K)
+      expect_identical(fitted(fs), fitted(f0))
+      expect_equal(fs$free_energy - f0$free_energy, nrow(X) * 2 * log(s),
+                   tolerance = 1e-6)
+    }
+  }
+})
+
 test_that("max_K caps the number of components", {
   sim <- simulate_mixture(N = 800, D = 2, K = 6, separation = 8, seed = 12)
   fit <- fit_vdp(sim$X, max_K = 3, seed = 1, threads = 1, progress = FALSE)
