@@ -29,16 +29,16 @@
 lda_give_up <- function(x) .Call(ffi_svi_give_up, x)
 
 # A new store from a state's dense lambda and its row sums tot: X = lambda -
-# eta, scale 1, step count t. in_place = TRUE converts state$lambda itself
+# eta, scale 1, step count t. in_place = TRUE converts state$topics$lambda itself
 # (the caller gives it up: lda_give_up(); C copies instead when it holds
 # neither the flag nor the only reference). The state, not its lambda, is
 # the argument: a matrix passed through an R function's argument is shared
-# by that function's frame, so only a .Call reading state$lambda itself can
+# by that function's frame, so only a .Call reading state$topics$lambda itself can
 # convert it.
 lda_store_new <- function(state, tot, eta, t, in_place = FALSE) {
-  if (!is.double(state$lambda)) storage.mode(state$lambda) <- "double"
-  if (isTRUE(in_place)) lda_give_up(state$lambda)
-  .Call(ffi_lda_store_new, state$lambda,
+  if (!is.double(state$topics$lambda)) storage.mode(state$topics$lambda) <- "double"
+  if (isTRUE(in_place)) lda_give_up(state$topics$lambda)
+  .Call(ffi_lda_store_new, state$topics$lambda,
         list(tot = as.double(tot), eta = as.double(eta), t = as.double(t),
              in_place = isTRUE(in_place)))
 }
@@ -53,8 +53,8 @@ lda_store_counts <- function(S, t, K = NULL, V = NULL) {
 # owns, given up: its values are dropped), marked as lda_store_new(in_place =
 # TRUE) marks it.
 lda_store_empty_from_start <- function(state, t) {
-  lda_give_up(state$lambda)
-  .Call(ffi_lda_store_counts, state$lambda,
+  lda_give_up(state$topics$lambda)
+  .Call(ffi_lda_store_counts, state$topics$lambda,
         list(t = as.double(t), K = NULL, V = NULL, in_place = TRUE))
 }
 
@@ -113,7 +113,7 @@ lda_store_own <- function(st) {
 }
 
 # The start of a lap: the lap gets its own copy of the state's store
-# (state$store, the one field every engine but gibbs keeps its store in), so
+# (state$topics$store, the one field every engine but gibbs keeps its store in), so
 # the state it started from --
 # the last completed lap's, which R/train.R returns if this lap fails --
 # is never written. A sealed memoized store is copied by its first batch
@@ -132,22 +132,8 @@ lda_store_own <- function(st) {
 lda_store_lap_start <- function(state, spare = NULL) {
   # a new fit's start given to the loop as a store (lda_cvb0_seeded_start()):
   # there is no completed lap to keep, so the first lap writes it in place
-  if (isTRUE(state$start_owned)) return(state)
-  for (nm in "store") {
-    st <- state[[nm]]
-    if (!is.null(st) && !isTRUE(st$sealed) && is.null(state$snapshots[[nm]])) {
-      dest <- if (!is.null(spare)) spare[[nm]]
-      state[[nm]] <- if (is.matrix(dest) && identical(dim(dest), dim(st$X))) {
-        lda_store_copy_into(st, dest)
-      } else {
-        lda_store_copy(st)
-      }
-      # this lap's starting table: free once this lap has completed, kept
-      # for a later lap's copy as the package's own (ffi_lda_store_copy_into()
-      # writes only a table so flagged)
-      if (!is.null(spare)) spare[[nm]] <- lda_give_up(st$X)
-    }
-  }
+  if (isTRUE(state$topics$owned) || !is.null(state$snapshots$store)) return(state)
+  state$topics <- lda_topics_copy(state$topics, spare)
   state
 }
 
@@ -198,12 +184,12 @@ mem_available_bytes <- function() {
 lda_store_protect <- function(state, files) {
   # (a new fit's start held as a store: a failed first lap is an error, there
   # is nothing to keep)
-  if (isTRUE(state$start_owned)) return(state)
+  if (isTRUE(state$topics$owned)) return(state)
   limit <- NULL
   for (nm in "store") {
-    st <- state[[nm]]
-    if (!is.null(st) && is.null(limit)) limit <- lda_snapshot_bytes()
-    if (is.null(st) || 8 * as.double(length(st$X)) <= limit) {
+    st <- state$topics$store
+    if (!is.null(st$X) && is.null(limit)) limit <- lda_snapshot_bytes()
+    if (is.null(st$X) || 8 * as.double(length(st$X)) <= limit) {
       state$snapshots[nm] <- list(NULL)
       next
     }
@@ -266,11 +252,11 @@ reason_of <- function(msg) {
 lda_store_recover <- function(state) {
   for (nm in names(state$snapshots)) {
     path <- state$snapshots[[nm]]
-    st <- state[[nm]]
+    st <- state$topics$store
     if (is.null(path) || is.null(st) || !file.exists(path)) next
     rd <- .Call(ffi_lda_store_load, path)
     for (f in setdiff(names(st), c("X", "meta"))) rd[f] <- list(st[[f]])
-    state[[nm]] <- rd
+    state$topics$store <- rd
   }
   state$snapshots <- NULL
   state
@@ -288,7 +274,7 @@ lda_store_forget <- function(files) {
 # list it drops), and the store's in-place updates would then refuse X as
 # shared.
 lda_store_table <- function(state, view) {
-  if (identical(view$table, "store")) state$store$X else state$lambda
+  if (identical(view$table, "store")) state$topics$store$X else state$topics$lambda
 }
 
 # Whether a state's dense lambda was given up to a store (lda_store_new(
@@ -296,8 +282,8 @@ lda_store_table <- function(state, view) {
 # and cannot be used (R/lda-class.R refuses to build a fit from it). So is a new
 # fit's start held as a store (start_owned): its first lap writes it in place.
 lda_store_consumed <- function(state) {
-  (!is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_owned"))) ||
-    (isTRUE(state$start_owned) && !is.null(state$store))
+  (!is.null(state$topics$lambda) && isTRUE(attr(state$topics$lambda, "sparsevi_owned"))) ||
+    (isTRUE(state$topics$owned) && !is.null(state$topics$store))
 }
 
 # A batch summary (K x V, sparse or dense, or list(words, x)) as the store's
@@ -354,8 +340,8 @@ lda_columns <- function(control, V) {
 # increasing) needs of the state: its topics as a store of those columns,
 # from beta (ML-OPE's dense topics), a store, or a dense lambda.
 lda_columns_store <- function(state, control, U) {
-  if (!is.null(state$beta)) {
-    tab <- state$beta
+  if (!is.null(state$topics$beta)) {
+    tab <- state$topics$beta
     read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
   } else {
     view <- lda_store_view(state, control)
@@ -363,15 +349,15 @@ lda_columns_store <- function(state, control, U) {
       tab <- lda_store_table(state, view)
       read <- view$read
     } else {
-      tab <- state$lambda
+      tab <- state$topics$lambda
       if (!is.double(tab)) storage.mode(tab) <- "double"
       read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
     }
   }
   K <- nrow(tab)
-  state$beta <- NULL
-  state$lambda <- NULL
-  state$store <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
+  state$topics$beta <- NULL
+  state$topics$lambda <- NULL
+  state$topics$store <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
                         offset = read[1L], V = ncol(tab))
   state
 }
