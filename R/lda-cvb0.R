@@ -327,7 +327,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   st <- state$topics$store
   if (!is.null(st)) {
     lambda <- st$X
-    tot <- lda_store_totals(st)
+    tot <- lda_topics_totals(state$topics)
     affine <- c(st$eta, st$meta[1L])
   } else {
     lambda <- state$topics$lambda
@@ -379,7 +379,7 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
   lambda <- cvb0_state_lambda(state)
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  tot <- if (is.null(state$topics$store)) cvb0_totals(state) else lda_store_totals(state$topics$store)
+  tot <- if (is.null(state$topics$store)) cvb0_totals(state) else lda_topics_totals(state$topics)
   state$topics$store <- NULL
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
@@ -445,7 +445,7 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
     state$topics$store <- st
     # (a seeded start's store, lda_cvb0_seeded_start(): the training loop's own
     # until this first step; from here on each lap copies it)
-    state$topics$owned <- NULL
+    if (!is.null(state$topics$owned)) state$topics$owned <- NULL
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
   S <- g$S
@@ -453,7 +453,7 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   t_new <- g$t + 1L
   lda_store_update(st, S, g$rho, g$mult, t_new, below)
   state$t <- t_new
-  state$tot <- lda_store_totals(st)
+  state$tot <- lda_topics_totals(state$topics)
   state$tot_t <- t_new
   state$rho <- g$rho
   state
@@ -493,11 +493,7 @@ lda_columns_cvb0 <- function(state, control, U) {
 }
 
 # The dense lambda of a state (materialised from the lazy store if any).
-cvb0_state_lambda <- function(state) {
-  st <- state$topics$store
-  if (is.null(st)) return(state$topics$lambda)
-  lda_store_lambda(st, st$eta)$lambda
-}
+cvb0_state_lambda <- function(state) lda_topics_lambda(state$topics)
 
 # The state with its dense lambda (and row sums) in place of the store:
 # called by the shared loop (R/lda-class.R, lda_finish_state()) before it builds a

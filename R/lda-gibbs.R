@@ -285,7 +285,7 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
   state$topics$sparse <- .Call(ffi_lda_global_gibbs, store, batch, as.double(rho),
                        as.double(mult), as.double(ctl$rescale_below))
   state$t <- t + 1L
-  state$topics$lambda <- NULL
+  if (!is.null(state$topics$lambda)) state$topics$lambda <- NULL
   state
 }
 
@@ -296,7 +296,7 @@ lda_gibbs_finish <- function(state, control, in_place = FALSE) {
     # the sparse kind: the store is the topics (lda_state_topic_word() reads
     # it without a dense table)
     if (gibbs_sparse_kind(control, state$topics$sparse)) return(gibbs_sparse_state(state, control))
-    state$topics$lambda <- gibbs_materialise(state$topics$sparse, control$eta)
+    state$topics <- lda_topics_finish(state$topics, control$eta)
   }
   state
 }
@@ -309,8 +309,7 @@ lda_gibbs_end_lap <- function(state, control) {
     # and its row sums, V (eta + scale base) + scale (the store's topic
     # totals), O(K): the fit's validation then makes no pass over lambda
     # (0.29 s of a 4.2 s one-pass call at K = 1000, V = 129,289)
-    st <- state$topics$sparse
-    state$tot <- ncol(state$topics$lambda) * (control$eta + st$scale * st$base) + st$scale * st$tot
+    state$tot <- lda_topics_totals(state$topics, control$eta)
     state$tot_t <- state$t
   }
   state
@@ -337,9 +336,8 @@ gibbs_sparse_kind <- function(control, store) {
 # store's totals (O(K), as lda_gibbs_end_lap() sets them), and eta, for
 # lda_state_topic_word() (R/lda-class.R) to read the store.
 gibbs_sparse_state <- function(state, control) {
-  st <- state$topics$sparse
-  state$topics$lambda <- NULL
-  state$tot <- (length(st$p) - 1) * (control$eta + st$scale * st$base) + st$scale * st$tot
+  state$topics <- lda_topics_finish(state$topics, control$eta, keep_sparse = TRUE)
+  state$tot <- lda_topics_totals(state$topics, control$eta)
   state$tot_t <- state$t
   state$gibbs_eta <- control$eta
   state
@@ -380,10 +378,7 @@ lda_infer_vb_sparse <- function(fit, dtm, control, seed, threads) {
 }
 
 # Dense lambda of a state (materialised from the store when needed).
-gibbs_state_lambda <- function(state, control) {
-  if (!is.null(state$topics$sparse)) return(gibbs_materialise(state$topics$sparse, control$eta))
-  state$topics$lambda
-}
+gibbs_state_lambda <- function(state, control) lda_topics_lambda(state$topics, control$eta)
 
 # ---- predict(method = "gibbs") --------------------------------------------
 

@@ -342,7 +342,7 @@ lda_columns <- function(control, V) {
 lda_columns_store <- function(state, control, U) {
   if (!is.null(state$topics$beta)) {
     tab <- state$topics$beta
-    read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
+    read <- c(0, 1, lda_topics_totals(state$topics))
   } else {
     view <- lda_store_view(state, control)
     if (!is.null(view)) {
@@ -351,7 +351,7 @@ lda_columns_store <- function(state, control, U) {
     } else {
       tab <- state$topics$lambda
       if (!is.double(tab)) storage.mode(tab) <- "double"
-      read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
+      read <- c(0, 1, lda_topics_totals(state$topics))
     }
   }
   K <- nrow(tab)

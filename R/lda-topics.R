@@ -65,14 +65,20 @@ lda_topics_kind <- function(tp) {
   "dense"
 }
 
-lda_topics_class <- function(tp) c(paste0("lda_topics_", lda_topics_kind(tp)), "lda_topics")
+lda_topics_class <- function(tp) lda_topics_classes[[lda_topics_kind(tp)]]
+lda_topics_classes <- lapply(c(dense = "dense", store = "store", sparse = "sparse", beta = "beta"),
+                             function(k) c(paste0("lda_topics_", k), "lda_topics"))
 
-# Setting a field keeps the class in step with the kind.
+# Setting a field keeps the class in step with the kind. (A few global
+# steps per minibatch set a field: this stays a few microseconds.)
 #' @export
 `$<-.lda_topics` <- function(x, name, value) {
-  x <- unclass(x)
+  oldClass(x) <- NULL
   x[[name]] <- value
-  class(x) <- lda_topics_class(x)
+  oldClass(x) <- if (!is.null(x[["beta"]])) lda_topics_classes$beta
+                 else if (!is.null(x[["store"]])) lda_topics_classes$store
+                 else if (!is.null(x[["sparse"]])) lda_topics_classes$sparse
+                 else lda_topics_classes$dense
   x
 }
 

@@ -151,7 +151,9 @@ lda_vb_finish <- function(state, control, in_place = FALSE) {
       state$topics$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
     }
   } else {
-    state$topics$lambda <- lda_store_lambda(st, control$eta, in_place)$lambda
+    # lambda = eta + scale X (the stochastic step's store)
+    state$topics <- lda_topics_finish(state$topics, control$eta, in_place)
+    return(state)
   }
   state$topics$store <- NULL
   state
