@@ -9,13 +9,14 @@ lda_empty_trace <- function() train_empty_trace(lda_trace_extras)
 # Topic-word point estimate of a state: the posterior mean of the topics, or
 # the `beta` a point-estimate learner (e.g. ML-OPE) keeps.
 lda_state_topic_word <- function(state) {
-  if (!is.null(state$topics$beta)) return(state$topics$beta)
-  # the sparse kind (a gibbs store alone, gibbs_sparse_state()): the
-  # evaluators read its columns (completion_score())
-  if (is.null(state$topics$lambda) && !is.null(state$topics$sparse) && !is.null(state$gibbs_eta)) {
-    return(new_sparse_topics(state$topics$sparse, state$gibbs_eta))
+  tp <- state$topics
+  if (inherits(tp, "lda_topics_beta")) return(tp$beta)
+  # the sparse kind kept for a fit (a gibbs store alone, gibbs_sparse_state()):
+  # the evaluators read its columns (completion_score())
+  if (inherits(tp, "lda_topics_sparse") && is.null(tp$lambda) && !is.null(state$gibbs_eta)) {
+    return(new_sparse_topics(tp$sparse, state$gibbs_eta))
   }
-  lda_normalise_rows(state$topics$lambda)
+  lda_normalise_rows(tp$lambda)
 }
 
 # lambda / rowSums(lambda), bit for bit (long double row sums column after
@@ -58,7 +59,7 @@ new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
   }
   # the sparse kind of the topics (the gibbs engine's store alone, issue 33):
   # no lambda; `$` builds it when read, the methods read the store
-  kind <- if (is.null(state$topics$beta) && is.null(state$topics$lambda) && !is.null(state$topics$sparse)) "sparse"
+  kind <- if (inherits(state$topics, "lda_topics_sparse") && is.null(state$topics$lambda)) "sparse"
           else "dense"
   # (recorded for the engine too, so that update() keeps the kind)
   if (!is.null(state$topics$sparse)) control$sparse_topics <- identical(kind, "sparse")

@@ -112,11 +112,12 @@ lda_store_own <- function(st) {
   if (.Call(ffi_lda_store_shared, st$X, st$meta)) lda_store_copy(st) else st
 }
 
-# The start of a lap: the lap gets its own copy of the state's store
-# (state$topics$store, the one field every engine but gibbs keeps its store in), so
-# the state it started from --
-# the last completed lap's, which R/train.R returns if this lap fails --
-# is never written. A sealed memoized store is copied by its first batch
+# The start of a lap: the lap gets its own copy of the state's topics
+# (lda_topics_copy(), R/lda-topics.R: a store is copied; the other kinds are
+# never written in place), so the state it started from -- the last
+# completed lap's, which R/train.R returns if this lap fails -- is never
+# written. A store kept safe on disk (lda_store_protect()) is written in
+# place instead. A sealed memoized store is copied by its first batch
 # instead (lda_global_memoized_lazy()). The first lap of a fit has no store
 # yet (its global step makes one from the start), or one made as the start
 # (lda_cvb0_seeded_start()), which is the training loop's own: no copy.
@@ -280,7 +281,7 @@ lda_store_table <- function(state, view) {
 # Whether a state's dense lambda was given up to a store (lda_store_new(
 # in_place = TRUE)): a state from before that step holds the converted table
 # and cannot be used (R/lda-class.R refuses to build a fit from it). So is a new
-# fit's start held as a store (start_owned): its first lap writes it in place.
+# fit's start held as a store (state$topics$owned): its first lap writes it in place.
 lda_store_consumed <- function(state) {
   (!is.null(state$topics$lambda) && isTRUE(attr(state$topics$lambda, "sparsevi_owned"))) ||
     (isTRUE(state$topics$owned) && !is.null(state$topics$store))
