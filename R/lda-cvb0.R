@@ -441,11 +441,14 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
     state$topics$store <- st
     state$topics$lambda <- NULL
   } else {
-    st <- lda_store_own(st)
-    state$topics$store <- st
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    if (lda_store_shared(st)) {
+      st <- lda_store_copy(st)
+      state$topics$store <- st
+    }
     # (a seeded start's store, lda_cvb0_seeded_start(): the training loop's own
     # until this first step; from here on each lap copies it)
-    if (!is.null(state$topics$owned)) state$topics$owned <- NULL
+    if (!is.null(.subset2(state$topics, "owned"))) state$topics$owned <- NULL
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
   S <- g$S

@@ -68,8 +68,9 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
     if (!is.null(state$topics$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$topics$lambda)
     state$topics$store <- st
     state$topics$S <- NULL
-  } else {
-    st <- lda_store_own(st)
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
     state$topics$store <- st
   }
   K <- nrow(st$X)
@@ -157,8 +158,9 @@ lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
     state$topics$owned <- NULL
     state$topics$store <- st
     state$topics$lambda <- NULL
-  } else {
-    st <- lda_store_own(st)
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
     state$topics$store <- st
   }
   S <- lda_summary_blocks(res$summary, nrow(st$X))
@@ -193,8 +195,9 @@ lda_global_streaming_lazy <- function(state, res, batch_id, control) {
     st$offset <- 0
     state$topics$store <- st
     state$topics$lambda <- NULL
-  } else {
-    st <- lda_store_own(st)
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
     state$topics$store <- st
   }
   b <- lda_summary_blocks(res$summary, nrow(st$X))

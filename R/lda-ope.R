@@ -246,8 +246,9 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     state$topics$store <- st
     state$topics$beta <- NULL
     state$topics$lambda <- NULL
-  } else {
-    st <- lda_store_own(st)
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
     state$topics$store <- st
   }
   K <- nrow(st$X)

@@ -106,11 +106,16 @@ lda_store_fields <- function(cp, st) {
 # The store itself when its in-place updates may write to it, else a copy:
 # R may come to share X (MAYBE_SHARED) when something outside the store
 # holds it (e.g. a future plan's globals): the copy, not the shared table,
-# is then written. Every global step that writes takes its store through
-# this and puts the result back in the state.
+# is then written. Every global step that writes checks its store so
+# (lda_store_shared()) and puts the copy, when it made one, in the state's
+# topics object (setting the object's field only then: once per minibatch
+# it was a few microseconds of SCVB0's step).
 lda_store_own <- function(st) {
-  if (.Call(ffi_lda_store_shared, st$X, st$meta)) lda_store_copy(st) else st
+  if (lda_store_shared(st)) lda_store_copy(st) else st
 }
+
+# Whether R may share the store's table (its in-place updates would refuse it).
+lda_store_shared <- function(st) .Call(ffi_lda_store_shared, st$X, st$meta)
 
 # The start of a lap: the lap gets its own copy of the state's topics
 # (lda_topics_copy(), R/lda-topics.R: a store is copied; the other kinds are
