@@ -480,7 +480,7 @@ lda_columns_cvb0 <- function(state, control, U) {
   st <- state$topics$store
   if (!is.null(st)) {
     state$topics$store <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
-                       V = ncol(st$X))
+                               V = ncol(st$X))
     state$topics$lambda <- NULL
   } else {
     lambda <- state$topics$lambda

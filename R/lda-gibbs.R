@@ -283,7 +283,7 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
   S <- res$summary
   batch <- list(p = S@p, k = S@i, x = S@x)
   state$topics$sparse <- .Call(ffi_lda_global_gibbs, store, batch, as.double(rho),
-                       as.double(mult), as.double(ctl$rescale_below))
+                               as.double(mult), as.double(ctl$rescale_below))
   state$t <- t + 1L
   if (!is.null(state$topics$lambda)) state$topics$lambda <- NULL
   state

@@ -38,14 +38,15 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # lda_global_memoized(), and the store keeps their totals (lambda_tot).
 lda_global_memoized_lazy <- function(state, res, batch_id, control) {
   st <- state$topics$store
-  if ((is.null(st) && is.null(state$topics$S) && !is.null(state$topics$lambda)) || isTRUE(st$pending)) {
+  if ((is.null(st) && is.null(state$topics$S) && !is.null(state$topics$lambda)) ||
+      isTRUE(st$pending)) {
     # a new fit's first lap: the topics are the start's, held fixed, and the
     # summaries are cached; the store is built from the cache at the end of
     # the lap (lda_memo_fill()), in the start's own table, so the start and
     # the store are never two K x V tables at once
     if (is.null(st)) {
       state$topics$store <- list(lambda_tot = .Call(ffi_lda_topic_totals, state$topics$lambda),
-                            t0 = as.double(state$t), pending = TRUE)
+                                 t0 = as.double(state$t), pending = TRUE)
     }
     state$cache[batch_id] <- list(res$summary)
     state$doc_obj[batch_id] <- res$stats$objective
@@ -57,7 +58,9 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
     # on in its table, the same values as the copy below
     .Call(ffi_lda_store_recount, st$X, st$meta, list(t = as.double(state$t)))
     st$sealed <- NULL
-    if (!is.null(state$topics$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$topics$lambda)
+    if (!is.null(state$topics$lambda)) {
+      st$lambda_tot <- .Call(ffi_lda_topic_totals, state$topics$lambda)
+    }
     state$topics$store <- st
     state$topics$S <- NULL
   } else if (is.null(st) || isTRUE(st$sealed)) {
@@ -65,7 +68,9 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
     st <- lda_store_counts(from, state$t, nrow(res$summary), ncol(res$summary))
     # topics held fixed while the cache fills (first lap): their totals, so
     # that the local steps read only the batch's words of them
-    if (!is.null(state$topics$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$topics$lambda)
+    if (!is.null(state$topics$lambda)) {
+      st$lambda_tot <- .Call(ffi_lda_topic_totals, state$topics$lambda)
+    }
     state$topics$store <- st
     state$topics$S <- NULL
   } else if (lda_store_shared(st)) {
@@ -132,8 +137,8 @@ lda_rho <- function(t, control) {
 lda_global_stochastic <- function(state, res, batch_id, control) {
   rho <- lda_rho(state$t, control)
   scale <- control$n_docs / max(1, ncol(res$doc_topic))
-  state$topics$lambda <- .Call(ffi_lda_global_stochastic, state$topics$lambda, res$summary, control$eta,
-                        rho, scale)
+  state$topics$lambda <- .Call(ffi_lda_global_stochastic, state$topics$lambda, res$summary,
+                               control$eta, rho, scale)
   state$t <- state$t + 1L
   state
 }

@@ -234,9 +234,12 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     # is normalised in its own table and marked as the store's, as
     # lda_store_new(in_place = TRUE) does: no second K x V table.
     own <- is.null(state$topics$beta) && isTRUE(state$topics$owned)
-    if (is.null(state$topics$beta) && !is.double(state$topics$lambda)) storage.mode(state$topics$lambda) <- "double"
+    if (is.null(state$topics$beta) && !is.double(state$topics$lambda)) {
+      storage.mode(state$topics$lambda) <- "double"
+    }
     # (X only in the store: its update writes in place, R/lda-store.R)
-    X <- .Call(ffi_lda_ope_rows, if (is.null(state$topics$beta)) state$topics$lambda else state$topics$beta,
+    X <- .Call(ffi_lda_ope_rows,
+               if (is.null(state$topics$beta)) state$topics$lambda else state$topics$beta,
                list(r_sums = TRUE, divide = TRUE, in_place = own, given = own,
                     mark = if (own) 1L else 0L))
     state$topics$owned <- NULL

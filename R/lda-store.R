@@ -364,7 +364,7 @@ lda_columns_store <- function(state, control, U) {
   state$topics$beta <- NULL
   state$topics$lambda <- NULL
   state$topics$store <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
-                        offset = read[1L], V = ncol(tab))
+                             offset = read[1L], V = ncol(tab))
   state
 }
 

@@ -241,7 +241,9 @@ lda_topics_finish.lda_topics_beta <- function(tp, eta = NULL, in_place = FALSE,
 lda_topics_finish.lda_topics_store <- function(tp, eta = NULL, in_place = FALSE,
                                                keep_sparse = FALSE) {
   st <- tp$store
-  if (is.null(tp$lambda)) tp$lambda <- lda_store_lambda(st, lda_store_offset(st, eta), in_place)$lambda
+  if (is.null(tp$lambda)) {
+    tp$lambda <- lda_store_lambda(st, lda_store_offset(st, eta), in_place)$lambda
+  }
   tp$store <- NULL
   tp$owned <- NULL
   tp
