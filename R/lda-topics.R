@@ -44,9 +44,10 @@
 # the step count and totals the fit records) and their cluster views
 # (engine$columns) are written on these fields.
 #
-# Saved fits from older versions hold the fields in the state itself
-# (state$lambda, $S, $store, $gibbs, $beta, $start_owned): lda_state_topics()
-# moves them into the object (the start of lda_train(), the fit's readers).
+# Saved fits from older versions hold the topics as fields of the state
+# itself (lambda, S, store, gibbs, beta and start_owned): lda_state_topics()
+# moves them into the object (the start of lda_train(), update(), the fit's
+# readers).
 
 lda_topics_fields <- c("lambda", "S", "store", "sparse", "beta", "owned")
 

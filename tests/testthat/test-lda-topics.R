@@ -87,6 +87,11 @@ test_that("a copy of the topics is independent of the original", {
   for (k in c("dense", "sparse", "beta")) {
     expect_identical(ns$lda_topics_copy(f$kinds[[k]]), f$kinds[[k]], info = k)
   }
+  # ... and R copies them on write: a global step on the copy leaves the original
+  dense <- ns$lda_topics_copy(f$kinds$dense)
+  dense$lambda[1, 1] <- 99
+  expect_identical(f$kinds$dense$lambda, f$lam)
+  expect_s3_class(dense, "lda_topics_dense")
 })
 
 test_that("finishing each kind gives the same dense topics", {
