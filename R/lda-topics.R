@@ -9,7 +9,9 @@
 # method sets a field and the class with it, so the class always names the
 # kind the fields hold.
 #
-#   kind "beta"    beta: ML-OPE's topics (K x V, rows sum to 1).
+#   kind "beta"    beta: ML-OPE's topics (K x V, rows sum to 1): its fit's
+#                  form and an update()'s start; its laps hold them as a
+#                  store whose normalised rows they are.
 #   kind "store"   store: the lazy affine topic store of R/lda-store.R,
 #                  list(X, meta, eta or offset, ...), lambda = offset +
 #                  scale X. While a new memoized fit's first lap holds its
@@ -48,8 +50,6 @@
 # itself (lambda, S, store, gibbs, beta and start_owned): lda_state_topics()
 # moves them into the object (the start of lda_train(), update(), the fit's
 # readers).
-
-lda_topics_fields <- c("lambda", "S", "store", "sparse", "beta", "owned")
 
 # A topics object of the given fields.
 new_lda_topics <- function(lambda = NULL, S = NULL, store = NULL, sparse = NULL, beta = NULL,
