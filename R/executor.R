@@ -268,7 +268,8 @@ wire <- function(x) serialize(x, NULL, xdr = FALSE)
 # Unpacking gives back the identical vector. Lists are packed element by
 # element; other objects (S4 sparse matrices, data frames) travel as they are.
 pack_doubles <- function(x, min_length = 1024L, min_fill = 0.1) {
-  if (is.list(x) && !is.object(x)) {
+  # (lists, and the topics object of a training state, R/lda-topics.R)
+  if (is.list(x) && (!is.object(x) || inherits(x, "lda_topics"))) {
     for (i in seq_along(x)) {
       if (!is.null(x[[i]])) x[i] <- list(pack_doubles(x[[i]], min_length, min_fill))
     }
@@ -296,7 +297,7 @@ unpack_doubles <- function(x) {
     attributes(out) <- x$attrs
     return(out)
   }
-  if (is.list(x) && !is.object(x)) {
+  if (is.list(x) && (!is.object(x) || inherits(x, "lda_topics"))) {
     for (i in seq_along(x)) {
       if (!is.null(x[[i]])) x[i] <- list(unpack_doubles(x[[i]]))
     }

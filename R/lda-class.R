@@ -9,13 +9,14 @@ lda_empty_trace <- function() train_empty_trace(lda_trace_extras)
 # Topic-word point estimate of a state: the posterior mean of the topics, or
 # the `beta` a point-estimate learner (e.g. ML-OPE) keeps.
 lda_state_topic_word <- function(state) {
-  if (!is.null(state$beta)) return(state$beta)
-  # the sparse kind (a gibbs store alone, gibbs_sparse_state()): the
-  # evaluators read its columns (completion_score())
-  if (is.null(state$lambda) && !is.null(state$gibbs) && !is.null(state$gibbs_eta)) {
-    return(new_sparse_topics(state$gibbs, state$gibbs_eta))
+  tp <- state$topics
+  if (inherits(tp, "lda_topics_beta")) return(tp$beta)
+  # the sparse kind kept for a fit (a gibbs store alone, gibbs_sparse_state()):
+  # the evaluators read its columns (completion_score())
+  if (inherits(tp, "lda_topics_sparse") && is.null(tp$lambda) && !is.null(state$gibbs_eta)) {
+    return(new_sparse_topics(tp$sparse, state$gibbs_eta))
   }
-  lda_normalise_rows(state$lambda)
+  lda_normalise_rows(tp$lambda)
 }
 
 # lambda / rowSums(lambda), bit for bit (long double row sums column after
@@ -50,20 +51,20 @@ new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
   # size: the fit holds one K x V table, and the call does not pay for a
   # second (at K = 100, V = 129,289 it was a tenth of a default one-pass call)
   tw <- NULL
-  if (!is.null(state$beta)) {
+  if (!is.null(state$topics$beta)) {
     # a point-estimate learner's beta (ML-OPE) is the fit's topic_word
     # itself, named in place at the end of training: one K x V table, not two
-    state$beta <- lda_ope_topic_word(state$beta, x$vocab)
-    tw <- state$beta
+    state$topics$beta <- lda_ope_topic_word(state$topics$beta, x$vocab)
+    tw <- state$topics$beta
   }
   # the sparse kind of the topics (the gibbs engine's store alone, issue 33):
   # no lambda; `$` builds it when read, the methods read the store
-  kind <- if (is.null(state$beta) && is.null(state$lambda) && !is.null(state$gibbs)) "sparse"
+  kind <- if (inherits(state$topics, "lda_topics_sparse") && is.null(state$topics$lambda)) "sparse"
           else "dense"
   # (recorded for the engine too, so that update() keeps the kind)
-  if (!is.null(state$gibbs)) control$sparse_topics <- identical(kind, "sparse")
+  if (!is.null(state$topics$sparse)) control$sparse_topics <- identical(kind, "sparse")
   structure(
-    list(topic_word = tw, lambda = if (is.null(state$beta)) state$lambda else NULL,
+    list(topic_word = tw, lambda = if (is.null(state$topics$beta)) state$topics$lambda else NULL,
          topics_kind = kind,
          alpha = control$alpha, eta = control$eta, K = control$K, vocab = x$vocab,
          local = control$local, global = control$global, L = control$L,
@@ -87,7 +88,7 @@ validate_sparsevi_lda <- function(fit) {
   # entries are positive, so finite row sums mean finite entries
   tw <- .subset2(fit, "topic_word")
   if (is.null(tw)) tw <- .subset2(fit, "lambda")
-  if (is.null(tw)) tw <- .subset2(.subset2(fit, "state"), "S") # lambda when read
+  if (is.null(tw)) tw <- lda_fit_topics(fit)$S # lambda when read
   # a large fit's lambda with the row sums its engine tracked for it (SCVB0):
   # those, not another O(K V) pass
   st <- .subset2(fit, "state")
@@ -134,9 +135,17 @@ lda_fit_lambda <- function(fit) {
   if (!is.null(lam)) return(lam)
   store <- lda_sparse_store(fit)
   if (!is.null(store)) return(gibbs_materialise(store, .subset2(fit, "eta")))
-  S <- .subset2(.subset2(fit, "state"), "S")
-  if (is.null(S) || !is.null(.subset2(.subset2(fit, "state"), "beta"))) return(NULL)
-  .Call(ffi_lda_lambda_from_stats, S, .subset2(fit, "eta"))
+  tp <- lda_fit_topics(fit)
+  if (is.null(tp$S) || !is.null(tp$beta)) return(NULL)
+  lda_topics_lambda(tp, .subset2(fit, "eta"))
+}
+
+# The topics object of a fit's state (R/lda-topics.R), also of a fit saved
+# by an older version (its topic fields in the state itself).
+lda_fit_topics <- function(fit) {
+  st <- .subset2(fit, "state")
+  tp <- .subset2(st, "topics")
+  if (inherits(tp, "lda_topics")) tp else lda_state_topics(st)$topics
 }
 
 # ---- the sparse kind of a fit's topics (issue 33) ---------------------------
@@ -146,7 +155,7 @@ lda_fit_lambda <- function(fit) {
 # totals; R/lda-gibbs.R), or NULL for a fit with dense topics.
 lda_sparse_store <- function(fit) {
   if (!is.list(fit) || !identical(.subset2(fit, "topics_kind"), "sparse")) return(NULL)
-  .subset2(.subset2(fit, "state"), "gibbs")
+  lda_fit_topics(fit)$sparse
 }
 
 # Topics held as a store, as the evaluators read them instead of a dense K x

@@ -198,14 +198,14 @@ lda_cvb0_control <- function(control, call = caller_call()) {
 # it comes zero-filled from the system, outside R's heap (src/table.c),
 # and the first global step updates this store in place where it used to
 # convert a dense start (X = lambda - eta, and its row sums) into one. The
-# store is the training loop's own (state$start_owned, lda_train()): the
+# store is the training loop's own (state$topics$owned, lda_train()): the
 # first lap writes it without a copy, as it wrote the dense start.
 lda_cvb0_seeded_start <- function(x0, chosen, control, V) {
   s <- lda_seed_counts(x0, chosen)
   st <- .Call(ffi_lda_store_seeded, as.integer(control$K), as.integer(V), as.integer(s$k),
               as.integer(s$v), as.double(s$x))
   st$eta <- as.double(control$eta)
-  list(store = st, t = 0L, tot = lda_store_totals(st), tot_t = 0L)
+  list(topics = new_lda_topics(store = st), t = 0L, tot = lda_store_totals(st), tot_t = 0L)
 }
 
 # The pure-R form of the seeded store (the reference of ffi_lda_store_seeded):
@@ -341,19 +341,19 @@ cvb0_stream_base <- function(state) {
 }
 
 # Local step of SCVB0 over one minibatch. The topics are read from the lazy
-# store state$store (lambda = eta + scale X) when training keeps one, else
-# from the dense state$lambda.
+# store state$topics$store (lambda = eta + scale X) when training keeps one, else
+# from the dense state$topics$lambda.
 lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   settings <- control$cvb0_settings
   # (a fit saved by an older version holds them as a vector: resolve again)
   if (!is.list(settings)) settings <- cvb0_settings(control)
-  st <- state$store
+  st <- state$topics$store
   if (!is.null(st)) {
     lambda <- st$X
-    tot <- lda_store_totals(st)
+    tot <- lda_topics_totals(state$topics)
     affine <- c(st$eta, st$meta[1L])
   } else {
-    lambda <- state$lambda
+    lambda <- state$topics$lambda
     if (!is.double(lambda)) storage.mode(lambda) <- "double"
     tot <- cvb0_totals(state)
     affine <- NULL
@@ -402,14 +402,14 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
   lambda <- cvb0_state_lambda(state)
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  tot <- if (is.null(state$store)) cvb0_totals(state) else lda_store_totals(state$store)
-  state$store <- NULL
+  tot <- if (is.null(state$topics$store)) cvb0_totals(state) else lda_topics_totals(state$topics)
+  state$topics$store <- NULL
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
   S <- cvb0_summary_parts(g$S, nrow(lambda))
   out <- .Call(ffi_lda_global_cvb0, lambda, as.double(tot), g$eta, g$rho, g$mult,
                S$words, S$x, threads)
-  state$lambda <- out$lambda
+  state$topics$lambda <- out$lambda
   state$t <- g$t + 1L
   state$tot <- out$tot
   state$tot_t <- state$t
@@ -439,7 +439,7 @@ cvb0_global_args <- function(state, res, control) {
 # The same update as lda_global_cvb0() without rewriting the K x V topics
 # every minibatch (notes/math.md §4 and §3.5; the form of the "gibbs" engine's lazy
 # update), on the topic store (R/lda-store.R):
-#   state$store = list(X, meta, eta),  lambda = eta + scale X,
+#   state$topics$store = list(X, meta, eta),  lambda = eta + scale X,
 # meta = c(scale, t, xtot) with xtot the row sums of X and t the number of
 # global steps the store has taken. Each minibatch multiplies `scale` by
 # (1 - rho) and adds (rho C / |M| / scale) S to the columns of its words
@@ -452,23 +452,26 @@ cvb0_global_args <- function(state, res, control) {
 # its own copy (lda_store_lap_start()). lambda is materialised only when
 # someone reads the topics: at the end of the fit (lda_cvb0_finish(), which
 # the shared loop calls before building the fit, and which drops the store)
-# and for the held-out score of a lap. While the store lives, state$lambda is
+# and for the held-out score of a lap. While the store lives, state$topics$lambda is
 # NULL (the store is the only copy the local steps and a cluster's workers
 # read).
 lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   g <- cvb0_global_args(state, res, control)
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) {
     st <- cvb0_new_store(state, g$eta)
-    state$start_owned <- NULL
-    state$store <- st
-    state$lambda <- NULL
+    state$topics$owned <- NULL
+    state$topics$store <- st
+    state$topics$lambda <- NULL
   } else {
-    st <- lda_store_own(st)
-    state$store <- st
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    if (lda_store_shared(st)) {
+      st <- lda_store_copy(st)
+      state$topics$store <- st
+    }
     # (a seeded start's store, lda_cvb0_seeded_start(): the training loop's own
     # until this first step; from here on each lap copies it)
-    state$start_owned <- NULL
+    if (!is.null(.subset2(state$topics, "owned"))) state$topics$owned <- NULL
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
   S <- g$S
@@ -476,7 +479,7 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   t_new <- g$t + 1L
   lda_store_update(st, S, g$rho, g$mult, t_new, below)
   state$t <- t_new
-  state$tot <- lda_store_totals(st)
+  state$tot <- lda_topics_totals(state$topics)
   state$tot_t <- t_new
   state$rho <- g$rho
   state
@@ -486,9 +489,9 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
 # lambda - eta, made from the start's table itself when the fit owns it.
 cvb0_new_store <- function(state, eta) {
   tot <- cvb0_totals(state)
-  if (is.null(tot)) tot <- rowSums(state$lambda)
+  if (is.null(tot)) tot <- rowSums(state$topics$lambda)
   t <- if (is.null(state$t)) 0 else state$t
-  st <- lda_store_new(state, tot, eta, t, in_place = isTRUE(state$start_owned))
+  st <- lda_store_new(state, tot, eta, t, in_place = isTRUE(state$topics$owned))
   st$eta <- as.double(eta)
   st
 }
@@ -497,18 +500,18 @@ cvb0_new_store <- function(state, eta) {
 # needs of the state (lda_columns(), R/lda-store.R): the store's columns U,
 # or those of the dense lambda with the totals of the whole table.
 lda_columns_cvb0 <- function(state, control, U) {
-  st <- state$store
+  st <- state$topics$store
   if (!is.null(st)) {
-    state$store <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
-                       V = ncol(st$X))
-    state$lambda <- NULL
+    state$topics$store <- list(X = lda_table_columns(st$X, U), meta = st$meta, eta = st$eta,
+                               V = ncol(st$X))
+    state$topics$lambda <- NULL
   } else {
-    lambda <- state$lambda
+    lambda <- state$topics$lambda
     if (!is.double(lambda)) storage.mode(lambda) <- "double"
     # the totals lda_local_cvb0() would use, else those its C would sum
     tot <- cvb0_totals(state)
     if (is.null(tot)) tot <- .Call(ffi_lda_topic_totals, lambda)
-    state$lambda <- lda_table_columns(lambda, U)
+    state$topics$lambda <- lda_table_columns(lambda, U)
     state$tot <- tot
     state$tot_t <- state$t
   }
@@ -516,22 +519,18 @@ lda_columns_cvb0 <- function(state, control, U) {
 }
 
 # The dense lambda of a state (materialised from the lazy store if any).
-cvb0_state_lambda <- function(state) {
-  st <- state$store
-  if (is.null(st)) return(state$lambda)
-  lda_store_lambda(st, st$eta)$lambda
-}
+cvb0_state_lambda <- function(state) lda_topics_lambda(state$topics)
 
 # The state with its dense lambda (and row sums) in place of the store:
 # called by the shared loop (R/lda-class.R, lda_finish_state()) before it builds a
 # fit or scores held-out documents; `in_place` (the end of training) builds
 # lambda in the store's own table.
 lda_cvb0_finish <- function(state, control, in_place = FALSE) {
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) return(state)
-  state$store <- NULL
+  state$topics$store <- NULL
   m <- lda_store_lambda(st, st$eta, in_place)
-  state$lambda <- m$lambda
+  state$topics$lambda <- m$lambda
   state$tot <- m$tot
   # the store's own step count
   if (!identical(as.double(state$t), st$meta[2L])) state$t <- as.integer(st$meta[2L])

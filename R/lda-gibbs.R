@@ -88,7 +88,7 @@ gibbs_store_empty <- function(K, V, base = 0) {
 # fit_lda(init = "sparse"): the start as an empty store (lambda = eta), no
 # dense K x V table.
 lda_gibbs_sparse_start <- function(control, V) {
-  list(lambda = NULL, t = 0L, gibbs = gibbs_store_empty(control$K, V))
+  list(topics = new_lda_topics(sparse = gibbs_store_empty(control$K, V)), t = 0L)
 }
 
 # fit_lda(init = "seeded") (issue 20): each topic is eta plus the counts of
@@ -106,7 +106,7 @@ lda_gibbs_seeded_start <- function(x0, chosen, control, V) {
   tot <- vapply(split(s$x, factor(s$k, levels = seq_len(K) - 1L)), sum, 0, USE.NAMES = FALSE)
   store <- list(p = c(0L, cumsum(tabulate(s$v + 1L, nbins = V))), k = as.integer(s$k[o]),
                 x = s$x[o], tot = tot, scale = 1, base = 0)
-  list(lambda = NULL, t = 0L, gibbs = store)
+  list(topics = new_lda_topics(sparse = store), t = 0L)
 }
 
 # fit_lda(init = "bregman"), the default (issue 20): the Bregman seeding of
@@ -120,7 +120,7 @@ lda_gibbs_seeded_start <- function(x0, chosen, control, V) {
 # the base's +-10% noise, which the chosen documents' counts dwarf.
 lda_gibbs_bregman_start <- function(x0, chosen, control, V) {
   st <- lda_gibbs_seeded_start(x0, chosen, control, V)
-  st$gibbs$base <- gibbs_bregman_base
+  st$topics$sparse$base <- gibbs_bregman_base
   st
 }
 
@@ -133,8 +133,8 @@ gibbs_bregman_base <- 1
 # store's columns U, with the totals and the vocabulary size of the whole
 # (its smoothing V eta): the same draws as on the whole store.
 lda_columns_gibbs <- function(state, control, U) {
-  state$gibbs <- gibbs_store_columns(gibbs_state_store(state, control), U)
-  state$lambda <- NULL
+  state$topics$sparse <- gibbs_store_columns(gibbs_state_store(state, control), U)
+  state$topics$lambda <- NULL
   state
 }
 
@@ -260,17 +260,17 @@ lda_local_gibbs <- function(batch, state, control, seed, threads) {
   )
 }
 
-# The store of a state: kept in state$gibbs; built from state$lambda the
+# The store of a state: kept in state$topics$sparse; built from state$topics$lambda the
 # first time (lambda = eta everywhere gives the empty store).
 gibbs_state_store <- function(state, control) {
-  if (!is.null(state$gibbs)) return(state$gibbs)
-  gibbs_store_from_lambda(state$lambda, control$eta)
+  if (!is.null(state$topics$sparse)) return(state$topics$sparse)
+  gibbs_store_from_lambda(state$topics$lambda, control$eta)
 }
 
 # ---- the sparse lazy global step ------------------------------------------
 
 # lambda <- (1 - rho_t) lambda + rho_t (eta + (D / |B|) N_hat), applied
-# lazily on the sparse store state$gibbs. The dense state$lambda that the
+# lazily on the sparse store state$topics$sparse. The dense state$topics$lambda that the
 # loop and the fitted object read is materialised at the end of each lap
 # (lda_gibbs_end_lap(), once per lap, not per minibatch); within a lap it is
 # NULL.
@@ -282,35 +282,34 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
   mult <- control$n_docs / max(1, ncol(res$doc_topic))
   S <- res$summary
   batch <- list(p = S@p, k = S@i, x = S@x)
-  state$gibbs <- .Call(ffi_lda_global_gibbs, store, batch, as.double(rho),
-                       as.double(mult), as.double(ctl$rescale_below))
+  state$topics$sparse <- .Call(ffi_lda_global_gibbs, store, batch, as.double(rho),
+                               as.double(mult), as.double(ctl$rescale_below))
   state$t <- t + 1L
-  state$lambda <- NULL
+  if (!is.null(state$topics$lambda)) state$topics$lambda <- NULL
   state
 }
 
 # The state with its dense lambda for whatever reads the topics (a fit, a
 # held-out score), materialised from the store if the lap has not done so.
 lda_gibbs_finish <- function(state, control, in_place = FALSE) {
-  if (is.null(state$lambda) && !is.null(state$gibbs)) {
+  if (is.null(state$topics$lambda) && !is.null(state$topics$sparse)) {
     # the sparse kind: the store is the topics (lda_state_topic_word() reads
     # it without a dense table)
-    if (gibbs_sparse_kind(control, state$gibbs)) return(gibbs_sparse_state(state, control))
-    state$lambda <- gibbs_materialise(state$gibbs, control$eta)
+    if (gibbs_sparse_kind(control, state$topics$sparse)) return(gibbs_sparse_state(state, control))
+    state$topics <- lda_topics_finish(state$topics, control$eta)
   }
   state
 }
 
 # Called by the loop after the last batch of each lap.
 lda_gibbs_end_lap <- function(state, control) {
-  if (!is.null(state$gibbs)) {
-    if (gibbs_sparse_kind(control, state$gibbs)) return(gibbs_sparse_state(state, control))
-    state$lambda <- gibbs_materialise(state$gibbs, control$eta)
+  if (!is.null(state$topics$sparse)) {
+    if (gibbs_sparse_kind(control, state$topics$sparse)) return(gibbs_sparse_state(state, control))
+    state$topics$lambda <- gibbs_materialise(state$topics$sparse, control$eta)
     # and its row sums, V (eta + scale base) + scale (the store's topic
     # totals), O(K): the fit's validation then makes no pass over lambda
     # (0.29 s of a 4.2 s one-pass call at K = 1000, V = 129,289)
-    st <- state$gibbs
-    state$tot <- ncol(state$lambda) * (control$eta + st$scale * st$base) + st$scale * st$tot
+    state$tot <- lda_topics_totals(state$topics, control$eta)
     state$tot_t <- state$t
   }
   state
@@ -337,9 +336,8 @@ gibbs_sparse_kind <- function(control, store) {
 # store's totals (O(K), as lda_gibbs_end_lap() sets them), and eta, for
 # lda_state_topic_word() (R/lda-class.R) to read the store.
 gibbs_sparse_state <- function(state, control) {
-  st <- state$gibbs
-  state$lambda <- NULL
-  state$tot <- (length(st$p) - 1) * (control$eta + st$scale * st$base) + st$scale * st$tot
+  state$topics <- lda_topics_finish(state$topics, control$eta, keep_sparse = TRUE)
+  state$tot <- lda_topics_totals(state$topics, control$eta)
   state$tot_t <- state$t
   state$gibbs_eta <- control$eta
   state
@@ -380,10 +378,7 @@ lda_infer_vb_sparse <- function(fit, dtm, control, seed, threads) {
 }
 
 # Dense lambda of a state (materialised from the store when needed).
-gibbs_state_lambda <- function(state, control) {
-  if (!is.null(state$gibbs)) return(gibbs_materialise(state$gibbs, control$eta))
-  state$lambda
-}
+gibbs_state_lambda <- function(state, control) lda_topics_lambda(state$topics, control$eta)
 
 # ---- predict(method = "gibbs") --------------------------------------------
 
@@ -398,7 +393,7 @@ lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
     abort("The \"gibbs\" method samples a topic per token and needs whole-number counts.",
           "count")
   }
-  store <- if (!is.null(fit$state$gibbs)) fit$state$gibbs else
+  store <- if (!is.null(lda_fit_topics(fit)$sparse)) lda_fit_topics(fit)$sparse else
     gibbs_store_from_lambda(gibbs_fit_lambda(fit), fit$eta)
   K <- length(store$tot)
   alpha <- gibbs_alpha(fit$alpha, K)

@@ -13,11 +13,11 @@
 # vs -7.3516 after 10 on nips_f20; inst/bench/results/lda-sparse.txt).
 lda_global_memoized <- function(state, res, batch_id, control) {
   old <- state$cache[[batch_id]]
-  S <- state$S %||% matrix(0, nrow(res$summary), ncol(res$summary)) # none yet: zeros
+  S <- state$topics$S %||% matrix(0, nrow(res$summary), ncol(res$summary)) # none yet: zeros
   out <- .Call(ffi_lda_global_memoized, S, old, res$summary, control$eta)
-  state$S <- out$S
+  state$topics$S <- out$S
   state$cache[batch_id] <- list(res$summary)
-  if (!any(vapply(state$cache, is.null, TRUE))) state$lambda <- out$lambda
+  if (!any(vapply(state$cache, is.null, TRUE))) state$topics$lambda <- out$lambda
   state$doc_obj[batch_id] <- res$stats$objective
   state$t <- state$t + 1L
   state
@@ -26,7 +26,7 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # The same step for the "vb" and "ope" local steps (their default for
 # memoized training, set by lda_vb_control() and lda_ope_control()),
 # O(K x batch vocabulary) per batch instead of O(K V): S lives in a store
-# (state$store: X = max(S, 0), meta = c(1, t, row sums of X)) updated IN PLACE at
+# (state$topics$store: X = max(S, 0), meta = c(1, t, row sums of X)) updated IN PLACE at
 # the words of the batch's old and new summaries, and once every batch is
 # cached the local step reads lambda = eta + X from it instead of a dense
 # lambda. The store outlives its lap, sealed (lda_vb_end_lap()): the next lap
@@ -37,15 +37,16 @@ lda_global_memoized <- function(state, res, batch_id, control) {
 # Until the cache is complete (first lap) the topics keep their value, as in
 # lda_global_memoized(), and the store keeps their totals (lambda_tot).
 lda_global_memoized_lazy <- function(state, res, batch_id, control) {
-  st <- state$store
-  if ((is.null(st) && is.null(state$S) && !is.null(state$lambda)) || isTRUE(st$pending)) {
+  st <- state$topics$store
+  if ((is.null(st) && is.null(state$topics$S) && !is.null(state$topics$lambda)) ||
+      isTRUE(st$pending)) {
     # a new fit's first lap: the topics are the start's, held fixed, and the
     # summaries are cached; the store is built from the cache at the end of
     # the lap (lda_memo_fill()), in the start's own table, so the start and
     # the store are never two K x V tables at once
     if (is.null(st)) {
-      state$store <- list(lambda_tot = .Call(ffi_lda_topic_totals, state$lambda),
-                            t0 = as.double(state$t), pending = TRUE)
+      state$topics$store <- list(lambda_tot = .Call(ffi_lda_topic_totals, state$topics$lambda),
+                                 t0 = as.double(state$t), pending = TRUE)
     }
     state$cache[batch_id] <- list(res$summary)
     state$doc_obj[batch_id] <- res$stats$objective
@@ -57,20 +58,25 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
     # on in its table, the same values as the copy below
     .Call(ffi_lda_store_recount, st$X, st$meta, list(t = as.double(state$t)))
     st$sealed <- NULL
-    if (!is.null(state$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$lambda)
-    state$store <- st
-    state$S <- NULL
+    if (!is.null(state$topics$lambda)) {
+      st$lambda_tot <- .Call(ffi_lda_topic_totals, state$topics$lambda)
+    }
+    state$topics$store <- st
+    state$topics$S <- NULL
   } else if (is.null(st) || isTRUE(st$sealed)) {
-    from <- if (!is.null(st)) st$X else state$S
+    from <- if (!is.null(st)) st$X else state$topics$S
     st <- lda_store_counts(from, state$t, nrow(res$summary), ncol(res$summary))
     # topics held fixed while the cache fills (first lap): their totals, so
     # that the local steps read only the batch's words of them
-    if (!is.null(state$lambda)) st$lambda_tot <- .Call(ffi_lda_topic_totals, state$lambda)
-    state$store <- st
-    state$S <- NULL
-  } else {
-    st <- lda_store_own(st)
-    state$store <- st
+    if (!is.null(state$topics$lambda)) {
+      st$lambda_tot <- .Call(ffi_lda_topic_totals, state$topics$lambda)
+    }
+    state$topics$store <- st
+    state$topics$S <- NULL
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
+    state$topics$store <- st
   }
   K <- nrow(st$X)
   old <- state$cache[[batch_id]]
@@ -81,7 +87,7 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
   b <- lda_summary_blocks(res$summary, K)
   lda_store_add(st, b, 1)
   state$cache[batch_id] <- list(res$summary)
-  if (!any(vapply(state$cache, is.null, TRUE))) state$lambda <- NULL
+  if (!any(vapply(state$cache, is.null, TRUE))) state$topics$lambda <- NULL
   state$doc_obj[batch_id] <- res$stats$objective
   state$t <- state$t + 1L
   state
@@ -93,13 +99,13 @@ lda_global_memoized_lazy <- function(state, res, batch_id, control) {
 # into the start's table itself when the fit owns it and the cache is
 # complete (the topics are then eta + X, the start is no longer read).
 lda_memo_fill <- function(state) {
-  pend <- state$store
+  pend <- state$topics$store
   complete <- !any(vapply(state$cache, is.null, TRUE))
   K <- length(pend$lambda_tot)
-  st <- if (complete && isTRUE(state$start_owned)) {
+  st <- if (complete && isTRUE(state$topics$owned)) {
     lda_store_empty_from_start(state, pend$t0)
   } else {
-    lda_store_counts(NULL, pend$t0, K, ncol(state$lambda))
+    lda_store_counts(NULL, pend$t0, K, ncol(state$topics$lambda))
   }
   if (!complete) st$lambda_tot <- pend$lambda_tot
   # (a large table: each batch's K x (batch vocabulary) blocks freed at once)
@@ -109,10 +115,10 @@ lda_memo_fill <- function(state) {
     lda_store_add(st, lda_summary_blocks(state$cache[[b]], K), 1)
     if (collect) gc(verbose = FALSE, full = FALSE)
   }
-  state$store <- st
+  state$topics$store <- st
   if (complete) {
-    state$lambda <- NULL
-    state$start_owned <- NULL
+    state$topics$lambda <- NULL
+    state$topics$owned <- NULL
   }
   state
 }
@@ -131,8 +137,8 @@ lda_rho <- function(t, control) {
 lda_global_stochastic <- function(state, res, batch_id, control) {
   rho <- lda_rho(state$t, control)
   scale <- control$n_docs / max(1, ncol(res$doc_topic))
-  state$lambda <- .Call(ffi_lda_global_stochastic, state$lambda, res$summary, control$eta,
-                        rho, scale)
+  state$topics$lambda <- .Call(ffi_lda_global_stochastic, state$topics$lambda, res$summary,
+                               control$eta, rho, scale)
   state$t <- state$t + 1L
   state
 }
@@ -150,16 +156,17 @@ lda_global_stochastic <- function(state, res, batch_id, control) {
 lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
   rho <- lda_rho(state$t, control)
   mult <- control$n_docs / max(1, ncol(res$doc_topic))
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) {
-    st <- lda_store_new(state, rowSums(state$lambda), control$eta, state$t,
-                        in_place = isTRUE(state$start_owned))
-    state$start_owned <- NULL
-    state$store <- st
-    state$lambda <- NULL
-  } else {
-    st <- lda_store_own(st)
-    state$store <- st
+    st <- lda_store_new(state, rowSums(state$topics$lambda), control$eta, state$t,
+                        in_place = isTRUE(state$topics$owned))
+    state$topics$owned <- NULL
+    state$topics$store <- st
+    state$topics$lambda <- NULL
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
+    state$topics$store <- st
   }
   S <- lda_summary_blocks(res$summary, nrow(st$X))
   lda_store_update(st, S, rho, mult, state$t + 1L)
@@ -169,33 +176,34 @@ lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
 
 # Streaming (Broderick et al.): lambda <- lambda + S_B.
 lda_global_streaming <- function(state, res, batch_id, control) {
-  state$lambda <- .Call(ffi_lda_global_streaming, state$lambda, res$summary)
+  state$topics$lambda <- .Call(ffi_lda_global_streaming, state$topics$lambda, res$summary)
   state$t <- state$t + 1L
   state
 }
 
 # The same step for the "vb" local step (its default for streaming training,
 # set by lda_vb_control()), O(K x batch vocabulary) per batch: lambda lives in
-# a store (state$store: X = lambda, meta = c(1, t, row sums), offset 0, so the vb
+# a store (state$topics$store: X = lambda, meta = c(1, t, row sums), offset 0, so the vb
 # step reads lambda = 0 + X) that each batch's summary is added to IN PLACE.
 # As for memoized training, a lap copies lambda into its store at its first
 # batch and lda_vb_end_lap() hands the store back as lambda.
 lda_global_streaming_lazy <- function(state, res, batch_id, control) {
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) {
     # (a new fit's start, given up: the store in its own table, no second
     # K x V table, as lda_store_new(in_place = TRUE))
-    if (isTRUE(state$start_owned)) lda_give_up(state$lambda)
-    st <- .Call(ffi_lda_store_counts, state$lambda,
+    if (isTRUE(state$topics$owned)) lda_give_up(state$topics$lambda)
+    st <- .Call(ffi_lda_store_counts, state$topics$lambda,
                 list(t = as.double(state$t), K = NULL, V = NULL,
-                     in_place = isTRUE(state$start_owned), keep = 1L))
-    state$start_owned <- NULL
+                     in_place = isTRUE(state$topics$owned), keep = 1L))
+    state$topics$owned <- NULL
     st$offset <- 0
-    state$store <- st
-    state$lambda <- NULL
-  } else {
-    st <- lda_store_own(st)
-    state$store <- st
+    state$topics$store <- st
+    state$topics$lambda <- NULL
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
+    state$topics$store <- st
   }
   b <- lda_summary_blocks(res$summary, nrow(st$X))
   lda_store_add(st, b, 1)
@@ -209,14 +217,14 @@ lda_global_streaming_lazy <- function(state, res, batch_id, control) {
 # not yet eta + S (a first lap with batches never cached) is made dense.
 lda_objective <- function(state, control) {
   if (!lda_step(control)$memoized || anyNA(state$doc_obj)) return(NA_real_)
-  st <- state$store
-  if (!is.null(st) && is.null(state$lambda)) {
+  st <- state$topics$store
+  if (!is.null(st) && is.null(state$topics$lambda)) {
     return(sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, NULL, st$X, control$eta,
                                       control$threads))
   }
   state <- lda_finish_state(state, control)
-  if (is.null(state$S)) return(NA_real_)
-  sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, state$lambda, state$S, control$eta,
+  if (is.null(state$topics$S)) return(NA_real_)
+  sum(state$doc_obj) + .Call(ffi_lda_elbo_topics, state$topics$lambda, state$topics$S, control$eta,
                              control$threads)
 }
 
@@ -227,9 +235,9 @@ lda_objective <- function(state, control) {
 # the counts S; stochastic and streaming training's lambda - eta is their
 # running estimate of them.
 lda_learn_eta <- function(state, control) {
-  S <- if (!is.null(state$S)) state$S else pmax(state$lambda - control$eta, 0)
+  S <- if (!is.null(state$topics$S)) state$topics$S else pmax(state$topics$lambda - control$eta, 0)
   eb <- .Call(ffi_lda_eb_eta, S, control$eta, 500L, 1e-7)
-  state$lambda <- eb[1L] + pmax(S, 0)
+  state$topics$lambda <- eb[1L] + pmax(S, 0)
   list(state = state, eta = eb[1L], iters = as.integer(eb[2L]))
 }
 

@@ -13,7 +13,8 @@ print.sparsevi_lda <- function(x, ...) {
   if (!is.null(x$control$engine_reason)) cat(sprintf("  (%s)\n", x$control$engine_reason))
   if (identical(x$topics_kind, "sparse")) {
     cat(sprintf("  topics held sparsely: %s (topic, word) entries of %s; fit$lambda and fit$topic_word build the dense K x V table when read\n",
-                fmt_int(length(x$state$gibbs$x)), fmt_int(as.double(x$K) * length(x$vocab))))
+                fmt_int(length(lda_fit_topics(x)$sparse$x)),
+                fmt_int(as.double(x$K) * length(x$vocab))))
   }
   if (!is.null(x$select)) print_select(x$select, x$K)
   if (!is.null(x$ended)) {
@@ -615,7 +616,7 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
   progress <- check_flag(progress, "progress")
   if (missing(heldout)) heldout <- object$heldout
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, object$vocab, seed = 1)
-  state <- object$state
+  state <- lda_state_topics(object$state)
   control <- object$control
   if (!is.null(state$cache) && control$n_docs != nrow(x)) {
     # new documents: a fresh memo, starting from the fitted topics

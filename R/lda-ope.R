@@ -153,11 +153,11 @@ ope_blocks_dgc <- function(S, K, V) {
 }
 
 # Topics OPE reads: beta of a point-estimate learner (ML-OPE keeps it in
-# state$beta), else the lazy store of the global steps (lda_ope_control(),
+# state$topics$beta), else the lazy store of the global steps (lda_ope_control(),
 # lda_store_view()): the table (lda_store_table(): never inside a list) and
 # `store` = c(offset, scale, totals), else lambda (normalised per topic in C).
 ope_topics <- function(state, control) {
-  if (!is.null(state$beta)) return(list(table = "beta", store = NULL))
+  if (!is.null(state$topics$beta)) return(list(table = "beta", store = NULL))
   st <- lda_store_view(state, control)
   if (!is.null(st)) return(list(table = st$table, store = st$read, vocab_size = st$vocab_size))
   list(table = "lambda", store = NULL)
@@ -168,7 +168,7 @@ ope_topics <- function(state, control) {
 # summary S_kv = sum_d n_dv phi_dvk for the variational globals.
 lda_local_ope <- function(batch, state, control, seed, threads) {
   tp <- ope_topics(state, control)
-  topics <- if (tp$table == "beta") state$beta else lda_store_table(state, tp)
+  topics <- if (tp$table == "beta") state$topics$beta else lda_store_table(state, tp)
   s <- ope_settings(control, nrow(topics))
   summary <- if (lda_global_kind(control$global)$point) "theta" else "phi"
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
@@ -203,11 +203,11 @@ lda_global_ml <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
   rho <- step_size(t + 1, control$tau %||% 1, control$kappa %||% 0.9,
                    control$step_scale %||% 1)
-  beta <- state$beta %||% lda_normalise_rows(state$lambda)
+  beta <- state$topics$beta %||% lda_normalise_rows(state$topics$lambda)
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)
   if (is.list(summary)) summary <- cvb0_summary_dense(summary, nrow(beta), ncol(beta))
-  state$beta <- .Call(ffi_lda_global_ml, unname(beta), summary, as.double(rho))
+  state$topics$beta <- .Call(ffi_lda_global_ml, unname(beta), summary, as.double(rho))
   state <- ope_topic_mass(state, res, rho, control)
   state$t <- t + 1L
   state
@@ -215,7 +215,7 @@ lda_global_ml <- function(state, res, batch_id, control) {
 
 # ML-OPE's step on a lazy store (the default, set by lda_ope_control()):
 # beta = scale X with rows normalised when read, X and meta = c(scale, t, row
-# sums of X) kept between minibatches (state$store, offset 0) and updated IN PLACE:
+# sums of X) kept between minibatches (state$topics$store, offset 0) and updated IN PLACE:
 # scale <- (1 - rho) scale and X[, batch words] += rho beta_hat / scale, as
 # SCVB0's store does (the topic store, R/lda-store.R), O(K x batch vocabulary). A topic the
 # batch never touched shrinks with the others and, normalised, keeps its row,
@@ -226,29 +226,33 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
   t <- state$t %||% 0
   rho <- step_size(t + 1, control$tau %||% 1, control$kappa %||% 0.9,
                    control$step_scale %||% 1)
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) {
     # a new table (never the beta of a fit being updated): the rows of beta,
     # or of the initial lambda, normalised (R's b0 / rowSums(b0), in C). A
-    # new fit's start, given up to the store (state$start_owned, R/lda-start.R),
+    # new fit's start, given up to the store (state$topics$owned, R/lda-start.R),
     # is normalised in its own table and marked as the store's, as
     # lda_store_new(in_place = TRUE) does: no second K x V table.
-    own <- is.null(state$beta) && isTRUE(state$start_owned)
-    if (is.null(state$beta) && !is.double(state$lambda)) storage.mode(state$lambda) <- "double"
+    own <- is.null(state$topics$beta) && isTRUE(state$topics$owned)
+    if (is.null(state$topics$beta) && !is.double(state$topics$lambda)) {
+      storage.mode(state$topics$lambda) <- "double"
+    }
     # (X only in the store: its update writes in place, R/lda-store.R)
-    X <- .Call(ffi_lda_ope_rows, if (is.null(state$beta)) state$lambda else state$beta,
+    X <- .Call(ffi_lda_ope_rows,
+               if (is.null(state$topics$beta)) state$topics$lambda else state$topics$beta,
                list(r_sums = TRUE, divide = TRUE, in_place = own, given = own,
                     mark = if (own) 1L else 0L))
-    state$start_owned <- NULL
+    state$topics$owned <- NULL
     st <- list(X = X, meta = NULL, offset = 0)
     rm(X)
     st$meta <- c(1, as.double(t), rowSums(st$X))
-    state$store <- st
-    state$beta <- NULL
-    state$lambda <- NULL
-  } else {
-    st <- lda_store_own(st)
-    state$store <- st
+    state$topics$store <- st
+    state$topics$beta <- NULL
+    state$topics$lambda <- NULL
+  } else if (lda_store_shared(st)) {
+    # (lda_store_own(): a copy when R shares the table, put in the object)
+    st <- lda_store_copy(st)
+    state$topics$store <- st
   }
   K <- nrow(st$X)
   # beta_hat: the summary's rows normalised, in the summary's own values (R's
@@ -281,17 +285,17 @@ ope_topic_mass <- function(state, res, rho, control) {
 # normalised), lambda (and memoized S) for the variational learners
 # (lda_vb_finish()).
 lda_ope_finish <- function(state, control, in_place = FALSE) {
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) return(state)
   if (!identical(lda_step(control)$holds, "beta")) return(lda_vb_finish(state, control, in_place))
   # (as ffi_lda_normalise_rows(); in the store's table at the end of training,
   # in_place: the store ends here, no second K x V table)
   X <- st$X
   st <- NULL
-  state$store <- NULL
+  state$topics$store <- NULL
   # (in place, beta stays marked as the store's own until the fit names it:
   # lda_ope_topic_word())
-  state$beta <- .Call(ffi_lda_ope_rows, X,
+  state$topics$beta <- .Call(ffi_lda_ope_rows, X,
                       list(r_sums = FALSE, divide = FALSE, in_place = isTRUE(in_place),
                            given = FALSE, mark = if (isTRUE(in_place)) 1L else -1L))
   state
@@ -300,7 +304,7 @@ lda_ope_finish <- function(state, control, in_place = FALSE) {
 # ML-OPE's beta as the fit's topic_word, with the vocabulary as column names
 # (new_sparsevi_lda(), R/lda-class.R): the table lda_ope_finish(in_place = TRUE)
 # built in the store's own is named in place (the fit's topic_word and
-# state$beta are then one table), any other is copied.
+# state$topics$beta are then one table), any other is copied.
 lda_ope_topic_word <- function(beta, vocab) {
   .Call(ffi_lda_ope_topic_word, beta, list(NULL, vocab))
 }

@@ -29,7 +29,7 @@ lda_init_state <- function(x, control) {
     bregman = lda_init_bregman(x0, K, control$eta, control$seed),
     random = lda_init_random(x0, K, control$eta, control$seed)
   )
-  state <- list(lambda = lambda, t = 0L)
+  state <- list(topics = new_lda_topics(lambda = lambda), t = 0L)
   lda_memo_start(state, control, K, ncol(x))
 }
 
@@ -40,7 +40,7 @@ lda_init_state <- function(x, control) {
 lda_memo_start <- function(state, control, K, V) {
   step <- lda_step(control)
   if (!step$memoized) return(state)
-  if (identical(step$holds, "dense")) state$S <- matrix(0, K, V)
+  if (identical(step$holds, "dense")) state$topics$S <- matrix(0, K, V)
   state$cache <- vector("list", control$n_batches)
   state$doc_obj <- rep(NA_real_, control$n_batches)
   state
@@ -50,7 +50,7 @@ lda_memo_start <- function(state, control, K, V) {
 # on other documents, prune_topics()): sums S at zero in every form (a store
 # of sums is made from them at its first step), an empty cache.
 lda_memo_reset <- function(state, control, K, V) {
-  state$S <- matrix(0, K, V)
+  state$topics$S <- matrix(0, K, V)
   state$cache <- vector("list", control$n_batches)
   state$doc_obj <- rep(NA_real_, control$n_batches)
   state

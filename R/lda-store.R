@@ -29,16 +29,16 @@
 lda_give_up <- function(x) .Call(ffi_svi_give_up, x)
 
 # A new store from a state's dense lambda and its row sums tot: X = lambda -
-# eta, scale 1, step count t. in_place = TRUE converts state$lambda itself
+# eta, scale 1, step count t. in_place = TRUE converts state$topics$lambda itself
 # (the caller gives it up: lda_give_up(); C copies instead when it holds
 # neither the flag nor the only reference). The state, not its lambda, is
 # the argument: a matrix passed through an R function's argument is shared
-# by that function's frame, so only a .Call reading state$lambda itself can
+# by that function's frame, so only a .Call reading state$topics$lambda itself can
 # convert it.
 lda_store_new <- function(state, tot, eta, t, in_place = FALSE) {
-  if (!is.double(state$lambda)) storage.mode(state$lambda) <- "double"
-  if (isTRUE(in_place)) lda_give_up(state$lambda)
-  .Call(ffi_lda_store_new, state$lambda,
+  if (!is.double(state$topics$lambda)) storage.mode(state$topics$lambda) <- "double"
+  if (isTRUE(in_place)) lda_give_up(state$topics$lambda)
+  .Call(ffi_lda_store_new, state$topics$lambda,
         list(tot = as.double(tot), eta = as.double(eta), t = as.double(t),
              in_place = isTRUE(in_place)))
 }
@@ -53,8 +53,8 @@ lda_store_counts <- function(S, t, K = NULL, V = NULL) {
 # owns, given up: its values are dropped), marked as lda_store_new(in_place =
 # TRUE) marks it.
 lda_store_empty_from_start <- function(state, t) {
-  lda_give_up(state$lambda)
-  .Call(ffi_lda_store_counts, state$lambda,
+  lda_give_up(state$topics$lambda)
+  .Call(ffi_lda_store_counts, state$topics$lambda,
         list(t = as.double(t), K = NULL, V = NULL, in_place = TRUE))
 }
 
@@ -106,17 +106,23 @@ lda_store_fields <- function(cp, st) {
 # The store itself when its in-place updates may write to it, else a copy:
 # R may come to share X (MAYBE_SHARED) when something outside the store
 # holds it (e.g. a future plan's globals): the copy, not the shared table,
-# is then written. Every global step that writes takes its store through
-# this and puts the result back in the state.
+# is then written. Every global step that writes checks its store so
+# (lda_store_shared()) and puts the copy, when it made one, in the state's
+# topics object (setting the object's field only then: once per minibatch
+# it was a few microseconds of SCVB0's step).
 lda_store_own <- function(st) {
-  if (.Call(ffi_lda_store_shared, st$X, st$meta)) lda_store_copy(st) else st
+  if (lda_store_shared(st)) lda_store_copy(st) else st
 }
 
-# The start of a lap: the lap gets its own copy of the state's store
-# (state$store, the one field every engine but gibbs keeps its store in), so
-# the state it started from --
-# the last completed lap's, which R/train.R returns if this lap fails --
-# is never written. A sealed memoized store is copied by its first batch
+# Whether R may share the store's table (its in-place updates would refuse it).
+lda_store_shared <- function(st) .Call(ffi_lda_store_shared, st$X, st$meta)
+
+# The start of a lap: the lap gets its own copy of the state's topics
+# (lda_topics_copy(), R/lda-topics.R: a store is copied; the other kinds are
+# never written in place), so the state it started from -- the last
+# completed lap's, which R/train.R returns if this lap fails -- is never
+# written. A store kept safe on disk (lda_store_protect()) is written in
+# place instead. A sealed memoized store is copied by its first batch
 # instead (lda_global_memoized_lazy()). The first lap of a fit has no store
 # yet (its global step makes one from the start), or one made as the start
 # (lda_cvb0_seeded_start()), which is the training loop's own: no copy.
@@ -132,22 +138,8 @@ lda_store_own <- function(st) {
 lda_store_lap_start <- function(state, spare = NULL) {
   # a new fit's start given to the loop as a store (lda_cvb0_seeded_start()):
   # there is no completed lap to keep, so the first lap writes it in place
-  if (isTRUE(state$start_owned)) return(state)
-  for (nm in "store") {
-    st <- state[[nm]]
-    if (!is.null(st) && !isTRUE(st$sealed) && is.null(state$snapshots[[nm]])) {
-      dest <- if (!is.null(spare)) spare[[nm]]
-      state[[nm]] <- if (is.matrix(dest) && identical(dim(dest), dim(st$X))) {
-        lda_store_copy_into(st, dest)
-      } else {
-        lda_store_copy(st)
-      }
-      # this lap's starting table: free once this lap has completed, kept
-      # for a later lap's copy as the package's own (ffi_lda_store_copy_into()
-      # writes only a table so flagged)
-      if (!is.null(spare)) spare[[nm]] <- lda_give_up(st$X)
-    }
-  }
+  if (isTRUE(state$topics$owned) || !is.null(state$snapshots$store)) return(state)
+  state$topics <- lda_topics_copy(state$topics, spare)
   state
 }
 
@@ -198,12 +190,12 @@ mem_available_bytes <- function() {
 lda_store_protect <- function(state, files) {
   # (a new fit's start held as a store: a failed first lap is an error, there
   # is nothing to keep)
-  if (isTRUE(state$start_owned)) return(state)
+  if (isTRUE(state$topics$owned)) return(state)
   limit <- NULL
   for (nm in "store") {
-    st <- state[[nm]]
-    if (!is.null(st) && is.null(limit)) limit <- lda_snapshot_bytes()
-    if (is.null(st) || 8 * as.double(length(st$X)) <= limit) {
+    st <- state$topics$store
+    if (!is.null(st$X) && is.null(limit)) limit <- lda_snapshot_bytes()
+    if (is.null(st$X) || 8 * as.double(length(st$X)) <= limit) {
       state$snapshots[nm] <- list(NULL)
       next
     }
@@ -266,11 +258,11 @@ reason_of <- function(msg) {
 lda_store_recover <- function(state) {
   for (nm in names(state$snapshots)) {
     path <- state$snapshots[[nm]]
-    st <- state[[nm]]
+    st <- state$topics$store
     if (is.null(path) || is.null(st) || !file.exists(path)) next
     rd <- .Call(ffi_lda_store_load, path)
     for (f in setdiff(names(st), c("X", "meta"))) rd[f] <- list(st[[f]])
-    state[[nm]] <- rd
+    state$topics$store <- rd
   }
   state$snapshots <- NULL
   state
@@ -288,16 +280,16 @@ lda_store_forget <- function(files) {
 # list it drops), and the store's in-place updates would then refuse X as
 # shared.
 lda_store_table <- function(state, view) {
-  if (identical(view$table, "store")) state$store$X else state$lambda
+  if (identical(view$table, "store")) state$topics$store$X else state$topics$lambda
 }
 
 # Whether a state's dense lambda was given up to a store (lda_store_new(
 # in_place = TRUE)): a state from before that step holds the converted table
 # and cannot be used (R/lda-class.R refuses to build a fit from it). So is a new
-# fit's start held as a store (start_owned): its first lap writes it in place.
+# fit's start held as a store (state$topics$owned): its first lap writes it in place.
 lda_store_consumed <- function(state) {
-  (!is.null(state$lambda) && isTRUE(attr(state$lambda, "sparsevi_owned"))) ||
-    (isTRUE(state$start_owned) && !is.null(state$store))
+  (!is.null(state$topics$lambda) && isTRUE(attr(state$topics$lambda, "sparsevi_owned"))) ||
+    (isTRUE(state$topics$owned) && !is.null(state$topics$store))
 }
 
 # A batch summary (K x V, sparse or dense, or list(words, x)) as the store's
@@ -354,25 +346,25 @@ lda_columns <- function(control, V) {
 # increasing) needs of the state: its topics as a store of those columns,
 # from beta (ML-OPE's dense topics), a store, or a dense lambda.
 lda_columns_store <- function(state, control, U) {
-  if (!is.null(state$beta)) {
-    tab <- state$beta
-    read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
+  if (!is.null(state$topics$beta)) {
+    tab <- state$topics$beta
+    read <- c(0, 1, lda_topics_totals(state$topics))
   } else {
     view <- lda_store_view(state, control)
     if (!is.null(view)) {
       tab <- lda_store_table(state, view)
       read <- view$read
     } else {
-      tab <- state$lambda
+      tab <- state$topics$lambda
       if (!is.double(tab)) storage.mode(tab) <- "double"
-      read <- c(0, 1, .Call(ffi_lda_topic_totals, tab))
+      read <- c(0, 1, lda_topics_totals(state$topics))
     }
   }
   K <- nrow(tab)
-  state$beta <- NULL
-  state$lambda <- NULL
-  state$store <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
-                        offset = read[1L], V = ncol(tab))
+  state$topics$beta <- NULL
+  state$topics$lambda <- NULL
+  state$topics$store <- list(X = lda_table_columns(tab, U), meta = c(read[2L], 0, read[-(1:2)]),
+                             offset = read[1L], V = ncol(tab))
   state
 }
 

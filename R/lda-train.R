@@ -106,17 +106,21 @@ trace_bind <- function(old, new) {
 lda_local_view <- function(state) {
   # a step reads a dense lambda when there is one (a memoized first lap
   # keeps its topics while its store fills)
-  if (!is.null(state$lambda)) state$store <- NULL
-  state[setdiff(names(state), c("cache", "S", "doc_obj"))]
+  tp <- state$topics
+  if (!is.null(tp$lambda)) tp$store <- NULL
+  tp$S <- NULL
+  state$topics <- tp
+  state[setdiff(names(state), c("cache", "doc_obj"))]
 }
 
 # Training laps of a topic model, through the one training loop (R/train.R).
 lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
-  start <- fit$state
+  # (a fit saved by an older version holds its topics in the state itself)
+  start <- lda_state_topics(fit$state)
   # a large memoized fit keeps S alone: its lambda again, as training left it
-  if (is.null(start$lambda) && !is.null(start$S) && is.null(start$beta)) {
-    start$lambda <- .Call(ffi_lda_lambda_from_stats, start$S, control$eta)
+  if (is.null(start$topics$lambda) && !is.null(start$topics$S) && is.null(start$topics$beta)) {
+    start$topics$lambda <- .Call(ffi_lda_lambda_from_stats, start$topics$S, control$eta)
   }
   trace <- fit$trace
   # a new fit's start is referenced by the training loop alone from here on
@@ -127,7 +131,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
     # ... and an engine's store may take the start's table itself (no second
     # K x V table: R/lda-store.R; a failed first lap is an error anyway), unless
     # it is the user's matrix (init = a matrix, kept in the control)
-    if (!identical(control$init, "given")) start$start_owned <- TRUE
+    if (!identical(control$init, "given")) start$topics$owned <- TRUE
   }
   take_start <- function() {
     s <- start
@@ -213,7 +217,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
     # the first lap failed after its store took the start's table, or wrote
     # the start's own store)
     consumed <- lda_store_consumed(state)
-    state$start_owned <- NULL
+    state$topics$owned <- NULL
     err$fit <- if (!consumed) {
       new_sparsevi_lda(state, control, x, trace_bind(trace, trainer$frame(lda_trace_extras)),
                        fit$call)
@@ -254,7 +258,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   run$state <- NULL
   state$snapshots <- NULL
   lda_store_forget(snapshot_files)
-  state$start_owned <- NULL
+  state$topics$owned <- NULL
   # the fit's lambda is built in the store's table (the store ends here)
   fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)
   fit$ended <- run$ended

@@ -74,9 +74,9 @@ lda_vb_call <- function(x, topics, mode, control, threads, L = control$L,
 # fixed, those topics with the totals its store keeps (lambda_tot; table
 # "lambda"). The table itself comes from lda_store_table().
 lda_store_view <- function(state, control) {
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) return(NULL)
-  if (is.null(state$lambda)) {
+  if (is.null(state$topics$lambda)) {
     K <- nrow(st$X)
     # (vocab_size: a store of some columns only, lda_columns_store())
     return(list(table = "store",
@@ -105,7 +105,7 @@ lda_local_vb <- function(batch, state, control, seed, threads) {
     res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda, opts,
                  as.integer(threads), warm)
   } else {
-    lambda <- state$lambda
+    lambda <- state$topics$lambda
     res <- .Call(ffi_lda_local_vb, batch, ncol(lambda), lambda,
                  vb_opts(control, 0L, objective = lda_global_kind(control$global)$memoized),
                  as.integer(threads), warm)
@@ -136,35 +136,37 @@ lda_infer_vb <- function(fit, dtm, control, seed, threads) {
 # fit, a held-out score, the moves between laps) gets the dense lambda, and
 # memoized training its S.
 lda_vb_finish <- function(state, control, in_place = FALSE) {
-  st <- state$store
+  st <- state$topics$store
   if (is.null(st)) return(state)
   holds <- lda_step(control)$holds
   if (identical(holds, "lambda")) {
     # (a store made in a new fit's start carries its mark: removed)
-    state$lambda <- .Call(ffi_lda_store_release, st$X)
+    state$topics$lambda <- .Call(ffi_lda_store_release, st$X)
   } else if (identical(holds, "sums")) {
-    state$S <- .Call(ffi_lda_store_release, st$X)
+    state$topics$S <- .Call(ffi_lda_store_release, st$X)
     # at the end of training a large fit keeps S alone (one K x V table):
     # its lambda = eta + S is built when read (lda_fit_lambda())
     large <- in_place && as.double(nrow(st$X)) * ncol(st$X) > lda_dense_topics_max
-    if (is.null(state$lambda) && !large) {
-      state$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
+    if (is.null(state$topics$lambda) && !large) {
+      state$topics$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
     }
   } else {
-    state$lambda <- lda_store_lambda(st, control$eta, in_place)$lambda
+    # lambda = eta + scale X (the stochastic step's store)
+    state$topics <- lda_topics_finish(state$topics, control$eta, in_place)
+    return(state)
   }
-  state$store <- NULL
+  state$topics$store <- NULL
   state
 }
 
 # The end of a lap: a memoized store is sealed (the next lap copies it), a
 # streaming store becomes lambda (no copy), a stochastic store is kept.
 lda_vb_end_lap <- function(state, control) {
-  if (is.null(state$store)) return(state)
+  if (is.null(state$topics$store)) return(state)
   switch(lda_step(control)$holds,
          sums = {
-           if (isTRUE(state$store$pending)) state <- lda_memo_fill(state)
-           state$store$sealed <- TRUE
+           if (isTRUE(state$topics$store$pending)) state <- lda_memo_fill(state)
+           state$topics$store$sealed <- TRUE
            state
          },
          lambda = lda_vb_finish(state, control),

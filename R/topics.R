@@ -147,7 +147,7 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
   # point-estimate learner its topics
   lambda <- if (!is.null(fit$lambda)) fit$lambda[keep, , drop = FALSE]
             else unname(fit$topic_word[keep, , drop = FALSE])
-  state <- list(lambda = unname(lambda), t = fit$state$t)
+  state <- list(topics = new_lda_topics(lambda = unname(lambda)), t = fit$state$t)
   if (lda_step(control)$memoized) state <- lda_memo_reset(state, control, K, length(fit$vocab))
   control$K <- K
   control$L <- min(control$L, K)
@@ -194,8 +194,8 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
 # next lap's batches fill it from what the new topic explains. Returns the
 # state and the number of topics re-seeded.
 lda_reuse_dead <- function(state, x, control, lap) {
-  V <- ncol(state$lambda)
-  size <- rowSums(state$lambda) - V * control$eta
+  V <- ncol(state$topics$lambda)
+  size <- rowSums(state$topics$lambda) - V * control$eta
   share <- pmax(size, 0) / max(sum(pmax(size, 0)), .Machine$double.xmin)
   dead <- which(share < control$dead_share)
   if (!length(dead)) return(list(state = state, n = 0L))
@@ -214,9 +214,9 @@ lda_reuse_dead <- function(state, x, control, lap) {
     idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
     row <- control$eta + gamma100_quantile(lda_unif(control$seed, 5e6 + 1e4 * lap + 2 + i, V))
     row[x$term[idx] + 1L] <- row[x$term[idx] + 1L] + x$count[idx]
-    state$lambda[k, ] <- row
-    if (!is.null(state$S)) {
-      state$S[k, ] <- 0
+    state$topics$lambda[k, ] <- row
+    if (!is.null(state$topics$S)) {
+      state$topics$S[k, ] <- 0
       for (j in seq_along(state$cache)) {
         if (!is.null(state$cache[[j]])) state$cache[[j]][k, ] <- 0
       }

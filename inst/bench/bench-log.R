@@ -102,6 +102,36 @@ bench_command <- function() {
   paste(c(vars, "nice -n 19 Rscript", script, if (length(args)) shQuote(args)), collapse = " ")
 }
 
+# An LDA training state for scripts that call an engine's steps directly,
+# from its fields (lambda, store, gibbs, ...): builds with the topics object
+# (notes/architecture.md §5) hold the topic fields in it, older ones in the
+# state itself.
+bench_lda_state <- function(...) {
+  state <- list(...)
+  to <- get0("lda_state_topics", asNamespace("sparsevi"), inherits = FALSE)
+  if (is.null(to)) state else to(state)
+}
+
+# A topic field of an LDA training state or fit state (by its old name:
+# lambda, S, store, gibbs, beta), in either form.
+bench_lda_topics <- function(state, name) {
+  tp <- state$topics
+  if (is.null(tp)) return(state[[name]])
+  tp[[if (identical(name, "gibbs")) "sparse" else name]]
+}
+
+# The state with the store `st` in place of its dense topics, in either form.
+bench_lda_with_store <- function(state, st) {
+  if (is.null(state$topics)) {
+    state$store <- st
+    state$lambda <- NULL
+    return(state)
+  }
+  state$topics$store <- st
+  state$topics$lambda <- NULL
+  state
+}
+
 # The settings that actually ran, read back from a fit: an LDA fit's control
 # list (engine, global step, start, priors, schedule, batches, restarts and
 # the engine's own controls), a mixture's likelihood, prior, hyperparameters

@@ -108,6 +108,8 @@ call_costs <- function(lib) {
     "control$global <- 'batch'",
     "control$threads <- 1L",
     "state <- list(lambda = lambda, t = 0L)",
+    # (a build with the topics object, R/lda-topics.R, holds them in it)
+    "if (exists('lda_state_topics', ns)) state <- ns$lda_state_topics(state)",
     "step <- best(function() ns$lda_batch_step(x, c(0, 1), state, control))",
     "result <- c(vb_call, step)"))
 }

@@ -119,12 +119,12 @@ time_engine <- function(local, K, warm, timed, eta = 0.3, alpha = 0.1) {
   D <- nrow(nips)
   if (local == "vb") {
     ctl <- make_control("vb", K, D, eta, alpha, max_iter = 5L)
-    state <- list(lambda = ns$lda_init_random(nips, K, eta, c(0, 7)), t = 0L)
+    state <- bench_lda_state(lambda = ns$lda_init_random(nips, K, eta, c(0, 7)), t = 0L)
     local_fun <- ns$lda_local_vb
     global_fun <- ns$lda_global_stochastic
   } else {
     ctl <- make_control("gibbs", K, D, eta, alpha, burnin = 3L, samples = 2L)
-    state <- list(gibbs = ns$gibbs_store_empty(K, ncol(nips)), t = 0L)
+    state <- bench_lda_state(gibbs = ns$gibbs_store_empty(K, ncol(nips)), t = 0L)
     local_fun <- ns$lda_local_gibbs
     global_fun <- ns$lda_global_gibbs
   }
@@ -141,7 +141,7 @@ time_engine <- function(local, K, warm, timed, eta = 0.3, alpha = 0.1) {
   }
   if (local == "gibbs") {
     extra <- sprintf("store non-zeros %.2f%% of K x V; word-doc part entries/draw %.1f",
-                     100 * length(state$gibbs$x) / (K * ncol(nips)),
+                     100 * length(bench_lda_topics(state, "gibbs")$x) / (K * ncol(nips)),
                      res$stats$entries_per_draw)
   }
   list(sec = mean(utils::tail(secs, timed)), extra = extra)

@@ -94,10 +94,11 @@ if (identical(Sys.getenv("SPARSEVI_BENCH_SECTION"), "heldout")) {
     "t1 <- proc.time() - t0",
     "h <- NA_real_; t2 <- c(elapsed = NA, user.self = NA, sys.self = NA)",
     "if (a[2] != '-') { test <- readRDS(a[2]); t0 <- proc.time(); h <- heldout_loglik(fit, test, threads = th); t2 <- proc.time() - t0 }",
+    "st <- fit$state; g <- if (is.null(st$topics)) st$gibbs else st$topics$sparse",
     "cat(sprintf('RESULT %.2f %.2f %.2f %.2f %.6f %s %s %d %.0f\\n', t1[['elapsed']],",
     "            t1[['user.self']] + t1[['sys.self']], max(fit$trace$seconds), t2[['elapsed']],",
     "            as.numeric(h), fit$local, fit$topics_kind %||% 'dense', fit$control$batch_size,",
-    "            if (is.null(fit$state$gibbs)) NA_real_ else length(fit$state$gibbs$x)))"), child)
+    "            if (is.null(g)) NA_real_ else length(g$x)))"), child)
   run_child <- function(train, test, eng, K) {
     tf <- tempfile()
     out <- suppressWarnings(system2("/usr/bin/time",

@@ -323,9 +323,9 @@ if ("project" %in% parts) {
       ctl$n_docs <- 60000
       ctl$n_tokens <- 60000 * sum(batch$count) / nrow(batch)
       state <- if (eng == "vb") {
-        list(store = list(X = X, meta = c(1, 0, tot), offset = ctl$eta, V = V), t = 0L)
+        bench_lda_state(store = list(X = X, meta = c(1, 0, tot), offset = ctl$eta, V = V), t = 0L)
       } else {
-        list(store = list(X = X, meta = c(1, 0, tot), eta = ctl$eta, V = V), t = 0L)
+        bench_lda_state(store = list(X = X, meta = c(1, 0, tot), eta = ctl$eta, V = V), t = 0L)
       }
       shared <- list(state = state, control = ns$shared_for_workers(list(control = ctl))$control)
       seed <- ns$lda_batch_seed(ctl$seed, 1L, 1L)

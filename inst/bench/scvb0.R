@@ -193,21 +193,23 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
 }
 
 # The dense topics of a training state: SCVB0 keeps them lazily during a lap
-# (state$store) in this version; older versions kept state$lambda.
+# (a store) in this version; older versions kept a dense lambda. The topic
+# fields are read in either form of the state (bench_lda_topics()).
 state_lambda <- function(state, control = NULL) {
   ns <- asNamespace("sparsevi")
   f <- get0("cvb0_state_lambda", ns, inherits = FALSE)
-  if (!is.null(f) && !is.null(state$store$eta)) return(f(state)) # (SCVB0's store)
+  if (!is.null(f) && !is.null(bench_lda_topics(state, "store")$eta)) return(f(state)) # (SCVB0's store)
   # (the store era: the engine's finish builds lambda, leaving the state's
   # store as it is)
   fin <- get0("lda_finish_state", ns, inherits = FALSE)
-  if (is.null(state$lambda) && !is.null(fin) && !is.null(control)) {
-    return(fin(state, control)$lambda)
+  if (is.null(bench_lda_topics(state, "lambda")) && !is.null(fin) && !is.null(control)) {
+    return(bench_lda_topics(fin(state, control), "lambda"))
   }
-  state$lambda
+  bench_lda_topics(state, "lambda")
 }
 state_topic_word <- function(state, control = NULL) {
-  if (!is.null(state$beta)) return(state$beta)
+  beta <- bench_lda_topics(state, "beta")
+  if (!is.null(beta)) return(beta)
   lam <- state_lambda(state, control)
   lam / rowSums(lam)
 }
@@ -271,8 +273,8 @@ tp_setup <- function(m, batch_size = 100) {
   lambda <- matrix(0.01 + u, K, V)
   D <- nrow(x)
   list(x = x, K = K, V = V, tok = sum(x$count),
-       state = list(lambda = lambda, t = 0L, tot = rowSums(lambda), tot_t = 0L,
-                    n_tokens = sum(x$count)),
+       state = bench_lda_state(lambda = lambda, t = 0L, tot = rowSums(lambda), tot_t = 0L,
+                               n_tokens = sum(x$count)),
        batches = lapply(split(seq_len(D), ceiling(seq_len(D) / batch_size)),
                         function(i) sparsevi:::dtm_subset(x, i)))
 }
@@ -314,8 +316,7 @@ train_lap <- function(s, burnin = 1L) {
   new_store <- get0("cvb0_new_store", ns, inherits = FALSE)
   state0 <- s$state
   if (!is.null(new_store)) {
-    state0$store <- new_store(state0, control$eta)
-    state0$lambda <- NULL
+    state0 <- bench_lda_with_store(state0, new_store(state0, control$eta))
   }
   function(r) {
     state <- state0
@@ -335,8 +336,7 @@ store_costs <- function(s) {
   if (is.null(new_store) || is.null(finish)) return(NULL)
   mk <- best_of(3, function(r) new_store(s$state, 0.01))
   st <- s$state
-  st$store <- new_store(st, 0.01)
-  st$lambda <- NULL
+  st <- bench_lda_with_store(st, new_store(st, 0.01))
   fin <- best_of(3, function(r) finish(st, list()))
   c(make = mk, finish = fin)
 }
@@ -380,7 +380,7 @@ for (nm in names(tp_sets)) {
   }
   if (nm == "top7700") {
     # the dense VB local step on the same minibatches, for reference
-    vb_state <- list(lambda = s$state$lambda, t = 0L)
+    vb_state <- bench_lda_state(lambda = bench_lda_topics(s$state, "lambda"), t = 0L)
     fit_v <- fit_lda(s$x[1:150, ], K = s$K, local = "vb", global = "stochastic", L = s$K,
                      alpha = 0.1, eta = 0.01, step_scale = 1, tau = 1, kappa = 0.6,
                      max_iter = 100, tol = 0.05,

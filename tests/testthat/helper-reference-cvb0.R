@@ -94,6 +94,6 @@ cvb0_test_batch <- function(D, V, K, doc_length, seed, n_docs, rng_seed, tokens_
   x <- sparsevi:::dtm_subset(sim$dtm, seq_len(n_docs))
   Vx <- ncol(x)
   list(x = x, K = K, V = Vx,
-       state = list(lambda = matrix(0.01 + uniform_source(rng_seed)(K * Vx), K, Vx), t = 0,
+       state = lda_test_state(lambda = matrix(0.01 + uniform_source(rng_seed)(K * Vx), K, Vx), t = 0,
                     n_tokens = tokens_mult * sum(x$count)))
 }

@@ -88,7 +88,7 @@ ref_gibbs_train <- function(dtm, K, laps = 5, batches = 4, seed = 1, threads = 1
   ns <- asNamespace("sparsevi")
   V <- ncol(dtm)
   D <- nrow(dtm)
-  state <- list(gibbs = ns$gibbs_store_empty(K, V), t = 0)
+  state <- lda_test_state(gibbs = ns$gibbs_store_empty(K, V), t = 0)
   control <- list(eta = eta, alpha = alpha, n_docs = D, burnin = burnin,
                   samples = samples, tau = 1, kappa = 0.6, step_scale = 1,
                   n_batches = batches)

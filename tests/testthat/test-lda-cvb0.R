@@ -12,7 +12,7 @@ cvb0_loop <- function(x, K, passes, batch_size = 50, seed = c(0, 7), threads = 1
                       init_seed = 11) {
   V <- ncol(x)
   rng <- uniform_source(init_seed)
-  state <- list(lambda = matrix(0.01 + rng(K * V), K, V), t = 0,
+  state <- lda_test_state(lambda = matrix(0.01 + rng(K * V), K, V), t = 0,
                 n_tokens = sum(x$count))
   control <- list(alpha = 0.1, eta = 0.01, step_scale = 1, tau = 10, kappa = 0.6,
                   threads = threads)
@@ -39,7 +39,7 @@ test_that("one SCVB0 minibatch local step matches the pure-R reference of Algori
                     list(burnin = 0L, shuffle = TRUE, start = "uniform"))) {
     ctl <- list(alpha = 0.1, burnin = case$burnin, shuffle = case$shuffle,
                 doc_start = case$start, doc_tau = 10)
-    state <- list(lambda = f$lambda, t = 5)
+    state <- lda_test_state(lambda = f$lambda, t = 5)
     res <- sparsevi:::lda_local_cvb0(f$x, state, ctl, seed, 1L)
     ref <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 5 * 2^26,
                           passes = case$burnin + 1L, shuffle = case$shuffle,
@@ -52,7 +52,7 @@ test_that("one SCVB0 minibatch local step matches the pure-R reference of Algori
 test_that("the document schedule arguments reach the kernel", {
   f <- cvb0_fixture(D = 20)
   ctl <- list(alpha = 0.3, doc_s = 0.5, doc_tau = 3, doc_kappa = 0.7, burnin = 2L)
-  res <- sparsevi:::lda_local_cvb0(f$x, list(lambda = f$lambda, t = 0), ctl, c(1, 2), 1L)
+  res <- sparsevi:::lda_local_cvb0(f$x, lda_test_state(lambda = f$lambda, t = 0), ctl, c(1, 2), 1L)
   ref <- ref_cvb0_local(f$x, f$lambda, 0.3, c(1, 2), doc_s = 0.5, doc_tau = 3,
                         doc_kappa = 0.7, passes = 3L, start = "topics")
   expect_equal(res$doc_topic, ref$theta, tolerance = 1e-12)
@@ -61,7 +61,7 @@ test_that("the document schedule arguments reach the kernel", {
 
 test_that("one SCVB0 global step matches eqs. 7-8 with C / |M| scaling", {
   f <- cvb0_fixture()
-  state <- list(lambda = f$lambda, t = 3, n_tokens = 10 * sum(f$x$count))
+  state <- lda_test_state(lambda = f$lambda, t = 3, n_tokens = 10 * sum(f$x$count))
   ctl <- list(alpha = 0.1, eta = 0.01)
   res <- sparsevi:::lda_local_cvb0(f$x, state, ctl, c(0, 1), 1L)
   new <- sparsevi:::lda_global_cvb0(state, res, 1L, ctl)
@@ -70,7 +70,7 @@ test_that("one SCVB0 global step matches eqs. 7-8 with C / |M| scaling", {
   expect_equal(new$rho, rho)
   expect_equal(new$t, 4)
   ref <- ref_cvb0_global(f$lambda, cvb0_dense(res, f$V), 0.01, rho, 10)
-  expect_equal(new$lambda, ref, tolerance = 1e-13)
+  expect_equal(new$topics$lambda, ref, tolerance = 1e-13)
   # the paper's schedule when asked for
   paper <- c(ctl, list(step_scale = 10, tau = 1000, kappa = 0.9))
   expect_equal(sparsevi:::lda_global_cvb0(state, res, 1L, paper)$rho, 10 * (1000 + 3)^(-0.9))
@@ -80,7 +80,7 @@ test_that("one SCVB0 global step matches eqs. 7-8 with C / |M| scaling", {
 
 test_that("SCVB0 conserves counts and keeps topic totals consistent", {
   f <- cvb0_fixture()
-  res <- sparsevi:::lda_local_cvb0(f$x, list(lambda = f$lambda, t = 0),
+  res <- sparsevi:::lda_local_cvb0(f$x, lda_test_state(lambda = f$lambda, t = 0),
                                    list(alpha = 0.1), c(0, 9), 1L)
   # each document's NTheta sums to its length, the summary to the batch tokens
   expect_equal(colSums(res$doc_topic), sparsevi:::doc_lengths(f$x), tolerance = 1e-12)
@@ -94,7 +94,7 @@ test_that("SCVB0 conserves counts and keeps topic totals consistent", {
   expect_equal(colSums(cvb0_dense(res, f$V)), word_count, tolerance = 1e-12)
   # after many stochastic updates NZ + V eta still equals the row sums of lambda
   state <- cvb0_loop(f$x, K = 4, passes = 3)
-  expect_equal(state$tot, rowSums(state$lambda), tolerance = 1e-10)
+  expect_equal(state$tot, rowSums(state$topics$lambda), tolerance = 1e-10)
   expect_equal(state$t, 9)
 })
 
@@ -102,7 +102,7 @@ test_that("SCVB0 recovers planted topics", {
   sim <- simulate_lda(D = 400, V = 60, K = 4, doc_length = 80, alpha = 0.1,
                       eta = 0.05, seed = 21)
   state <- cvb0_loop(sim$dtm, K = 4, passes = 15, batch_size = 100)
-  tw <- state$lambda / rowSums(state$lambda)
+  tw <- state$topics$lambda / rowSums(state$topics$lambda)
   # greedy matching of true topics to fitted ones by L1 distance
   dist <- as.matrix(stats::dist(rbind(sim$topic_word, tw), method = "manhattan"))[1:4, 5:8]
   worst <- 0
@@ -120,11 +120,11 @@ test_that("SCVB0 is reproducible by seed and identical across thread counts", {
   a <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, threads = 1L)
   b <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, threads = 1L)
   c2 <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, threads = 2L)
-  expect_identical(a$lambda, b$lambda)
-  expect_identical(a$lambda, c2$lambda)
+  expect_identical(a$topics$lambda, b$topics$lambda)
+  expect_identical(a$topics$lambda, c2$topics$lambda)
   expect_identical(a$tot, c2$tot)
   d <- cvb0_loop(f$x, K = 4, passes = 2, batch_size = 200, seed = c(0, 8))
-  expect_false(isTRUE(all.equal(a$lambda, d$lambda)))
+  expect_false(isTRUE(all.equal(a$topics$lambda, d$topics$lambda)))
 })
 
 test_that("the SCVB0 fold-in returns proportions and finds the planted mixtures", {
@@ -145,7 +145,7 @@ test_that("the SCVB0 fold-in returns proportions and finds the planted mixtures"
 
 test_that("bad SCVB0 settings raise classed errors", {
   f <- cvb0_fixture(D = 5)
-  st <- list(lambda = f$lambda, t = 0)
+  st <- lda_test_state(lambda = f$lambda, t = 0)
   expect_error(sparsevi:::lda_local_cvb0(f$x, st, list(doc_s = 20), c(0, 1), 1L),
                class = "sparsevi_error_argument")
   expect_error(sparsevi:::lda_local_cvb0(f$x, st, list(burnin = -1), c(0, 1), 1L),
@@ -186,7 +186,7 @@ test_that("fit_lda(local = 'cvb0') uses its defaults and recovers planted topics
   expect_equal(fit$control$n_tokens, sum(sim$dtm$count))
   expect_equal(fit$state$t, 40L)
   # NZ + V eta tracked by eq. 8 equals the row sums of NPhi + eta
-  expect_equal(fit$state$tot, rowSums(fit$state$lambda), tolerance = 1e-10)
+  expect_equal(fit$state$tot, rowSums(fit$state$topics$lambda), tolerance = 1e-10)
   expect_lt(cvb0_worst_match(sim$topic_word, fit$topic_word), 0.2)
   # user-given schedule and minibatches win over the engine defaults
   fit2 <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 1, tau = 10, kappa = 0.7,
@@ -234,13 +234,13 @@ test_that("by default a word's topic statistics come from a document state witho
   x1$count <- x1$count[first] + 2
   x1$doc_ptr <- c(0L, seq_len(30L))
   seed <- c(0, 99)
-  res <- sparsevi:::lda_local_cvb0(x1, list(lambda = f$lambda, t = 0), list(alpha = 0.1),
+  res <- sparsevi:::lda_local_cvb0(x1, lda_test_state(lambda = f$lambda, t = 0), list(alpha = 0.1),
                                    seed, 1L)
   ref <- ref_cvb0_local(x1, f$lambda, 0.1, seed, passes = 1L)
   expect_equal(cvb0_dense(res, f$V), ref$summary, tolerance = 1e-12)
   # each summary column is m p_v (theta_start + alpha), normalised: the same
   # columns with a burn-in pass differ (they include the word's own update)
-  burn <- sparsevi:::lda_local_cvb0(x1, list(lambda = f$lambda, t = 0),
+  burn <- sparsevi:::lda_local_cvb0(x1, lda_test_state(lambda = f$lambda, t = 0),
                                     list(alpha = 0.1, burnin = 1L), seed, 1L)
   expect_false(isTRUE(all.equal(cvb0_dense(burn, f$V), ref$summary)))
 })
@@ -267,7 +267,7 @@ test_that("SCVB0 fits are reproducible, thread-independent and survive saveRDS",
   # continuing training works from the restored fit
   u <- update(r, sim$dtm, passes = 1, progress = FALSE)
   expect_equal(nrow(u$trace), 3L)
-  expect_equal(u$state$tot, rowSums(u$state$lambda), tolerance = 1e-10)
+  expect_equal(u$state$tot, rowSums(u$state$topics$lambda), tolerance = 1e-10)
 })
 
 test_that("fit_lda(local = 'cvb0') rejects bad engine controls with classed errors", {
@@ -324,7 +324,7 @@ test_that("the local step writes its summary into a buffer it is given, and fits
   sim <- simulate_lda(D = 30, V = 50, K = 4, doc_length = 25, seed = 8)
   K <- 4
   lambda <- matrix(0.01 + seq_len(K * 50) / 100, K, 50)
-  st <- list(lambda = lambda, t = 0)
+  st <- lda_test_state(lambda = lambda, t = 0)
   ctl <- list(alpha = 0.1)
   seed <- c(0, 3)
   plain <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, seed, 1L)
@@ -381,7 +381,7 @@ test_that("a local step whose document-topic counts nobody reads returns none, a
   expect_identical(b$summary$x, a$summary$x)
   expect_identical(b$stats$docs, 40L)
   # with the session's scratch too small for the working memory, the same
-  c2 <- .Call(sparsevi:::ffi_lda_local_cvb0, x, tb$V, state$lambda, NULL,
+  c2 <- .Call(sparsevi:::ffi_lda_local_cvb0, x, tb$V, state$topics$lambda, NULL,
               sparsevi:::cvb0_opts(sparsevi:::cvb0_settings(ctl), 0, TRUE, NULL, FALSE), seed, 1L,
               sparsevi:::cvb0_buffers(scratch = double(3)))
   expect_null(c2$theta)
@@ -402,7 +402,7 @@ test_that("a local step whose document-topic counts nobody reads returns none, a
 cvb0_lazy_vs_dense <- function(x, K, steps, control, batch_size = 40, seed = 5) {
   V <- ncol(x)
   rng <- uniform_source(seed)
-  dense <- list(lambda = matrix(0.01 + rng(K * V), K, V), t = 0,
+  dense <- lda_test_state(lambda = matrix(0.01 + rng(K * V), K, V), t = 0,
                 n_tokens = sum(x$count))
   lazy <- dense
   D <- nrow(x)
@@ -413,13 +413,13 @@ cvb0_lazy_vs_dense <- function(x, K, steps, control, batch_size = 40, seed = 5) 
     batch <- sparsevi:::dtm_subset(x, batches[[(i - 1) %% length(batches) + 1]])
     res <- sparsevi:::lda_local_cvb0(batch, dense, control, c(0, i), 1L)
     dense <- sparsevi:::lda_global_cvb0(dense, res, i, control)
-    old_scale <- if (is.null(lazy$store)) 1 else lazy$store$meta[1]
+    old_scale <- if (is.null(lazy$topics$store)) 1 else lazy$topics$store$meta[1]
     lazy <- sparsevi:::lda_global_cvb0_lazy(lazy, res, i, control)
-    if (lazy$store$meta[1] == 1 || lazy$store$meta[1] > old_scale) rescales <- rescales + 1
+    if (lazy$topics$store$meta[1] == 1 || lazy$topics$store$meta[1] > old_scale) rescales <- rescales + 1
     lam <- sparsevi:::cvb0_state_lambda(lazy)
-    worst <- max(worst, max(abs(lam - dense$lambda) / abs(dense$lambda)),
+    worst <- max(worst, max(abs(lam - dense$topics$lambda) / abs(dense$topics$lambda)),
                  max(abs(lazy$tot - dense$tot) / abs(dense$tot)))
-    expect_null(lazy$lambda)
+    expect_null(lazy$topics$lambda)
     expect_identical(lazy$t, dense$t)
   }
   list(worst = worst, rescales = rescales, dense = dense, lazy = lazy)
@@ -433,7 +433,7 @@ test_that("the lazy SCVB0 global step equals the dense one, across rescalings", 
   a <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, paper))
   expect_lt(a$worst, 1e-10)
   expect_identical(a$rescales, 0)
-  expect_lt(a$lazy$store$meta[1], 0.5)
+  expect_lt(a$lazy$topics$store$meta[1], 0.5)
   # rescale whenever the running scale falls below 0.9: many rescalings
   b <- cvb0_lazy_vs_dense(sim$dtm, 4, 60, c(base, paper, list(rescale_below = 0.9)))
   expect_lt(b$worst, 1e-10)
@@ -461,22 +461,22 @@ test_that("the lazy SCVB0 global step touches only the minibatch's words", {
   ctl <- list(alpha = 0.1, eta = 0.01, step_scale = 10, tau = 1000, kappa = 0.9)
   res <- sparsevi:::lda_local_cvb0(x, state, ctl, c(0, 1), 1L)
   s1 <- sparsevi:::lda_global_cvb0_lazy(state, res, 1L, ctl)
-  X0 <- state$lambda - 0.01
+  X0 <- state$topics$lambda - 0.01
   seen <- sort(unique(x$term)) + 1L
   unseen <- setdiff(seq_len(V), seen)
   expect_gt(length(unseen), 0)
-  expect_identical(s1$store$X[, unseen], X0[, unseen])
-  expect_false(isTRUE(all.equal(s1$store$X[, seen], X0[, seen])))
+  expect_identical(s1$topics$store$X[, unseen], X0[, unseen])
+  expect_false(isTRUE(all.equal(s1$topics$store$X[, seen], X0[, seen])))
   # the dense view decays the unseen words all the same
   rho <- s1$rho
   expect_equal(sparsevi:::cvb0_state_lambda(s1)[, unseen],
-               (1 - rho) * state$lambda[, unseen] + rho * 0.01, tolerance = 1e-13)
+               (1 - rho) * state$topics$lambda[, unseen] + rho * 0.01, tolerance = 1e-13)
   # the finish materialises lambda (as R's eta + scale X) and drops the store
   e <- sparsevi:::lda_cvb0_finish(s1, ctl)
-  expect_null(e$store)
-  expect_identical(e$lambda, 0.01 + s1$store$meta[1] * s1$store$X)
-  expect_identical(e$lambda, sparsevi:::cvb0_state_lambda(s1))
-  expect_equal(e$tot, rowSums(e$lambda), tolerance = 1e-12)
+  expect_null(e$topics$store)
+  expect_identical(e$topics$lambda, 0.01 + s1$topics$store$meta[1] * s1$topics$store$X)
+  expect_identical(e$topics$lambda, sparsevi:::cvb0_state_lambda(s1))
+  expect_equal(e$tot, rowSums(e$topics$lambda), tolerance = 1e-12)
   expect_identical(e$t, s1$t)
 })
 
@@ -485,7 +485,7 @@ test_that("the lazy SCVB0 loop is thread-independent and equals the dense loop",
   x <- sim$dtm
   run <- function(global, threads) {
     rng <- uniform_source(4)
-    state <- list(lambda = matrix(0.01 + rng(4 * ncol(x)), 4, ncol(x)), t = 0,
+    state <- lda_test_state(lambda = matrix(0.01 + rng(4 * ncol(x)), 4, ncol(x)), t = 0,
                   n_tokens = sum(x$count))
     ctl <- list(alpha = 0.1, eta = 0.01, threads = threads)
     gfun <- get(paste0("lda_global_", global), asNamespace("sparsevi"))
@@ -511,7 +511,7 @@ test_that("the threaded local step draws per-document streams in any schedule", 
   K <- 4
   lambda <- matrix(0.01 + stats::qgamma(uniform_source(9)(K * 40), 1), K, 40)
   ctl <- list(alpha = 0.1, burnin = 1L)
-  st <- list(lambda = lambda, t = 2)
+  st <- lda_test_state(lambda = lambda, t = 2)
   r1 <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 4), 1L)
   r2 <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 4), 2L)
   expect_identical(r1$doc_topic, r2$doc_topic)
@@ -530,7 +530,7 @@ test_that("training does not modify an earlier fit in place", {
   a <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, batch_size = 50, seed = 3,
                progress = FALSE)
   snap <- serialize(a, NULL)
-  expect_null(a$state$store)
+  expect_null(a$state$topics$store)
   u <- update(a, sim$dtm, passes = 2, progress = FALSE)
   expect_identical(serialize(a, NULL), snap)
   expect_false(isTRUE(all.equal(u$lambda, a$lambda)))
@@ -545,7 +545,7 @@ test_that("every kernel width gives the same bits", {
   # K = 13: eight-topic groups plus a tail of five
   K <- 13
   lambda <- matrix(0.01 + stats::qgamma(uniform_source(2)(K * 60), 1), K, 60)
-  st <- list(lambda = lambda, t = 1)
+  st <- lda_test_state(lambda = lambda, t = 1)
   out <- lapply(c(2, 4, 8), function(w) {
     ctl <- list(alpha = 0.1, burnin = 1L, cvb0_kernel = w)
     list(one = sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 3), 1L),
@@ -568,7 +568,7 @@ test_that("a minibatch far smaller than the vocabulary finds its words by sortin
   lambda <- matrix(0.01 + stats::qgamma(uniform_source(5)(K * 5000), 1), K, 5000)
   sub <- sparsevi:::dtm_subset(sim$dtm, c(3, 9))
   expect_gt(5000, 256 * length(sub$term))
-  st <- list(lambda = lambda, t = 0)
+  st <- lda_test_state(lambda = lambda, t = 0)
   ctl <- list(alpha = 0.1, burnin = 1L)
   r1 <- sparsevi:::lda_local_cvb0(sub, st, ctl, c(0, 6), 1L)
   r2 <- sparsevi:::lda_local_cvb0(sub, st, ctl, c(0, 6), 2L)
@@ -584,7 +584,7 @@ test_that("training keeps the lazy store across laps; fits and held-out scores m
   sim <- simulate_lda(D = 240, V = 50, K = 3, doc_length = 30, seed = 16)
   a <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 3, batch_size = 40, seed = 4,
                progress = FALSE)
-  expect_null(a$state$store)
+  expect_null(a$state$topics$store)
   expect_equal(a$state$t, 18)
   expect_equal(a$state$tot, rowSums(a$lambda), tolerance = 1e-12)
   # scoring held-out documents after every lap finishes a copy of the state,
@@ -596,15 +596,15 @@ test_that("training keeps the lazy store across laps; fits and held-out scores m
   # the loop's end-of-lap hook no longer materialises (the store lives on)
   expect_null(get0("lda_cvb0_end_lap", asNamespace("sparsevi"), inherits = FALSE))
   # the finish hook is found by the shared loop
-  st <- sparsevi:::lda_finish_state(list(lambda = a$lambda, t = 1L), a$control)
-  expect_identical(st$lambda, a$lambda)
+  st <- sparsevi:::lda_finish_state(lda_test_state(lambda = a$lambda, t = 1L), a$control)
+  expect_identical(st$topics$lambda, a$lambda)
 })
 
 test_that("a state left behind by an interrupted lap finishes consistently", {
   sim <- simulate_lda(D = 200, V = 40, K = 3, doc_length = 30, seed = 17)
   x <- sim$dtm
   K <- 4
-  st <- list(lambda = matrix(0.01 + uniform_source(6)(K * 40), K, 40), t = 0L,
+  st <- lda_test_state(lambda = matrix(0.01 + uniform_source(6)(K * 40), K, 40), t = 0L,
              n_tokens = sum(x$count))
   ctl <- list(alpha = 0.1, eta = 0.01)
   step <- function(state, b) {
@@ -617,14 +617,14 @@ test_that("a state left behind by an interrupted lap finishes consistently", {
   fa <- sparsevi:::lda_finish_state(a, list(local = "cvb0"))
   fb <- sparsevi:::lda_finish_state(b, list(local = "cvb0"))
   # the stale state sees the store as it is: the same topics, totals and t
-  expect_identical(fa$lambda, fb$lambda)
+  expect_identical(fa$topics$lambda, fb$topics$lambda)
   expect_identical(fa$tot, fb$tot)
   expect_identical(fa$t, 3L)
-  expect_equal(fb$tot, rowSums(fb$lambda), tolerance = 1e-12)
+  expect_equal(fb$tot, rowSums(fb$topics$lambda), tolerance = 1e-12)
   # continuing from the finished state equals continuing from the store
   c1 <- sparsevi:::lda_finish_state(step(fb, 151:200), list(local = "cvb0"))
   c2 <- sparsevi:::lda_finish_state(step(b, 151:200), list(local = "cvb0"))
-  expect_equal(c1$lambda, c2$lambda, tolerance = 1e-12)
+  expect_equal(c1$topics$lambda, c2$topics$lambda, tolerance = 1e-12)
   expect_identical(c1$t, c2$t)
 })
 
@@ -632,7 +632,7 @@ test_that("the session's word table finds the batch's words whatever it holds", 
   sim <- simulate_lda(D = 80, V = 300, K = 3, doc_length = 25, seed = 18)
   K <- 5
   lambda <- matrix(0.01 + uniform_source(8)(K * 300), K, 300)
-  st <- list(lambda = lambda, t = 0)
+  st <- lda_test_state(lambda = lambda, t = 0)
   ctl <- list(alpha = 0.1)
   r1 <- sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 2), 1L)
   expect_identical(r1$summary$words, sort(unique(sim$dtm$term)))

@@ -42,7 +42,7 @@ test_that("eta = \"learn\" learns eta between laps; the memoized ELBO never decr
   expect_true(all(diff(f$trace$objective) >= -1e-6 * abs(f$trace$objective[-1])))
   # each learned eta is the maximiser for the counts of its lap, and lambda
   # follows it
-  expect_equal(f$lambda, f$eta + pmax(f$state$S, 0), tolerance = 1e-12)
+  expect_equal(f$lambda, f$eta + pmax(f$state$topics$S, 0), tolerance = 1e-12)
   # planted eta = 0.05: the learned one moves from the start towards it
   start <- sparsevi:::eta_learn_start(ncol(sim$dtm))
   expect_lt(abs(log(f$eta / 0.05)), abs(log(start / 0.05)))

@@ -85,7 +85,7 @@ test_that("the local step conserves tokens and is reproducible across threads", 
   u <- sparsevi:::uniform_source(9)
   nstar <- matrix(0, 3, 40)
   nstar[u(120) < 0.3] <- 5
-  state <- list(gibbs = ref_store(nstar), t = 4)
+  state <- lda_test_state(gibbs = ref_store(nstar), t = 4)
   control <- list(eta = 0.3, alpha = 0.1, burnin = 2, samples = 3)
   r1 <- ns$lda_local_gibbs(dtm, state, control, c(0, 1), 1L)
   r2 <- ns$lda_local_gibbs(dtm, state, control, c(0, 1), 2L)
@@ -111,7 +111,7 @@ test_that("planted topics are recovered and training is reproducible", {
   b <- ref_gibbs_train(sim$dtm, 4, laps = 8, seed = 3, threads = 2L)
   expect_identical(a$state, b$state)
   # the store stays sparse (most word-topic pairs are exactly eta)
-  expect_lt(length(a$state$gibbs$x), 0.8 * 4 * 60)
+  expect_lt(length(a$state$topics$sparse$x), 0.8 * 4 * 60)
 })
 
 test_that("left-to-right matches the pure-R sampler on the same random stream", {
@@ -175,7 +175,7 @@ test_that("UMass coherence matches the pure-R computation", {
 test_that("gibbs controls and counts are checked", {
   sim <- simulate_lda(D = 5, V = 10, K = 2, doc_length = 10, seed = 1)
   ns <- asNamespace("sparsevi")
-  state <- list(gibbs = ns$gibbs_store_empty(2, 10), t = 0)
+  state <- lda_test_state(gibbs = ns$gibbs_store_empty(2, 10), t = 0)
   ctl <- list(eta = 0.3, alpha = 0.1, burnin = -1)
   expect_error(ns$lda_local_gibbs(sim$dtm, state, ctl, c(0, 1), 1L),
                class = "sparsevi_error_argument")
@@ -203,7 +203,7 @@ test_that("fit_lda(local = \"gibbs\") plugs into the loop", {
   expect_equal(unname(rowSums(fit$topic_word)), rep(1, 3))
   expect_gt(min(ref_topic_match(fit$topic_word, sim$topic_word)), 0.9)
   # the fit's lambda is the materialised sparse store
-  expect_equal(fit$lambda, sparsevi:::gibbs_materialise(fit$state$gibbs, fit$eta),
+  expect_equal(fit$lambda, sparsevi:::gibbs_materialise(fit$state$topics$sparse, fit$eta),
                ignore_attr = TRUE)
   expect_equal(nrow(fit$trace), 6L)
   expect_true(all(is.finite(fit$trace$heldout)))
@@ -249,8 +249,8 @@ test_that("the sparse lazy global step tracks the package's dense stochastic ste
                   samples = 2L, tau = 1, kappa = 0.55, step_scale = 1, n_batches = 4L,
                   rescale_below = 0.05)
   lam0 <- ns$lda_init_bregman(sim$dtm, 3L, control$eta, c(0, 5))
-  sparse <- list(lambda = lam0, t = 0L)
-  dense <- list(lambda = lam0, t = 0L)
+  sparse <- lda_test_state(lambda = lam0, t = 0L)
+  dense <- lda_test_state(lambda = lam0, t = 0L)
   idx <- split(seq_len(120), rep_len(1:4, 120))
   rescaled <- 0
   for (lap in 1:15) for (b in 1:4) {
@@ -258,14 +258,14 @@ test_that("the sparse lazy global step tracks the package's dense stochastic ste
                               as.double(c(lap, b)), 1L)
     sparse <- ns$lda_global_gibbs(sparse, res, b, control)
     dense <- ns$lda_global_stochastic(dense, res, b, control)
-    rescaled <- rescaled + (sparse$gibbs$scale == 1)
+    rescaled <- rescaled + (sparse$topics$sparse$scale == 1)
   }
   expect_gt(rescaled, 2)
-  got <- ns$gibbs_materialise(sparse$gibbs, control$eta)
-  expect_lt(max(abs(got - dense$lambda) / dense$lambda), 1e-10)
-  expect_null(sparse$lambda) # materialised by the loop at the end of a lap
+  got <- ns$gibbs_materialise(sparse$topics$sparse, control$eta)
+  expect_lt(max(abs(got - dense$topics$lambda) / dense$topics$lambda), 1e-10)
+  expect_null(sparse$topics$lambda) # materialised by the loop at the end of a lap
   ended <- ns$lda_gibbs_end_lap(sparse, control)
-  expect_equal(ended$lambda, got)
+  expect_equal(ended$topics$lambda, got)
   # with its row sums from the store's totals, for the lap they belong to
   expect_equal(ended$tot, rowSums(got), tolerance = 1e-12)
   expect_identical(ended$tot_t, sparse$t)
@@ -275,9 +275,9 @@ test_that("the sparse lazy global step tracks the package's dense stochastic ste
 test_that("init = \"sparse\" starts Gibbs within SVI from an empty store", {
   sim <- simulate_lda(D = 80, V = 60, K = 3, doc_length = 50, seed = 4)
   st <- sparsevi:::lda_gibbs_sparse_start(list(K = 3L), 60L)
-  expect_null(st$lambda)
-  expect_length(st$gibbs$x, 0L)
-  expect_identical(st$gibbs$p, integer(61))
+  expect_null(st$topics$lambda)
+  expect_length(st$topics$sparse$x, 0L)
+  expect_identical(st$topics$sparse$p, integer(61))
   f <- fit_lda(sim$dtm, K = 3, local = "gibbs", init = "sparse", passes = 3, batch_size = 20,
                seed = 1, progress = FALSE)
   expect_identical(f$control$init, "sparse")
@@ -335,23 +335,23 @@ test_that("the default start is the dense Bregman seeding with its noise at its 
   control <- list(K = 5L, init = "bregman", local = "gibbs", global = "stochastic",
                   eta = eta, seed = seed)
   st <- ns$lda_init_state(sim$dtm, control)
-  expect_null(st$lambda)
-  expect_identical(st$gibbs$base, 1)
+  expect_null(st$topics$lambda)
+  expect_identical(st$topics$sparse$base, 1)
   # no K x V table: only the chosen documents' distinct words are stored
   chosen <- ns$lda_bregman_pick(sim$dtm, 5L, eta, seed)
-  expect_identical(length(st$gibbs$x), sum(diff(sim$dtm$doc_ptr)[chosen]))
+  expect_identical(length(st$topics$sparse$x), sum(diff(sim$dtm$doc_ptr)[chosen]))
   # the old dense start: eta + Gamma(100, 100) draws + the same documents'
   # counts; the new one holds 1 (their mean) in place of the draws
   dense <- ns$lda_init_bregman(sim$dtm, 5L, eta, seed)
   draws <- ns$lda_init_random(sim$dtm, 5L, eta, seed) - eta
   expect_equal(abs(mean(draws) - 1) < 0.02, TRUE)
-  got <- ns$gibbs_materialise(st$gibbs, eta)
+  got <- ns$gibbs_materialise(st$topics$sparse, eta)
   expect_equal(got, dense - draws + 1, tolerance = 1e-13)
-  expect_equal(st$gibbs$tot, rowSums(got - eta - 1), tolerance = 1e-13)
+  expect_equal(st$topics$sparse$tot, rowSums(got - eta - 1), tolerance = 1e-13)
   # init = "seeded" is the same store without the base
   sd <- ns$lda_init_state(sim$dtm, utils::modifyList(control, list(init = "seeded")))
-  expect_identical(sd$gibbs[c("p", "k", "x", "tot")], st$gibbs[c("p", "k", "x", "tot")])
-  expect_identical(sd$gibbs$base, 0)
+  expect_identical(sd$topics$sparse[c("p", "k", "x", "tot")], st$topics$sparse[c("p", "k", "x", "tot")])
+  expect_identical(sd$topics$sparse$base, 0)
 })
 
 test_that("a store with a shared base samples like its materialised lambda", {
@@ -411,20 +411,20 @@ test_that("fits from the sparse Bregman start are reproducible and read old stor
   f1 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
                 progress = FALSE)
   expect_identical(f1$control$init, "bregman")
-  expect_identical(f1$state$gibbs$base, 0) # tau = 1: the first step drops the start
+  expect_identical(f1$state$topics$sparse$base, 0) # tau = 1: the first step drops the start
   f2 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
                 threads = 2, progress = FALSE)
   expect_identical(f2$state, f1$state)
   g <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 1, batch_size = 30, seed = 1,
                tau = 100, progress = FALSE)
   # tau = 100: the base decays (the store holds it over the running product)
-  expect_gt(g$state$gibbs$scale * g$state$gibbs$base, 0)
-  expect_lt(g$state$gibbs$scale * g$state$gibbs$base, 0.9)
-  expect_equal(g$lambda, sparsevi:::gibbs_materialise(g$state$gibbs, g$eta), ignore_attr = TRUE)
+  expect_gt(g$state$topics$sparse$scale * g$state$topics$sparse$base, 0)
+  expect_lt(g$state$topics$sparse$scale * g$state$topics$sparse$base, 0.9)
+  expect_equal(g$lambda, sparsevi:::gibbs_materialise(g$state$topics$sparse, g$eta), ignore_attr = TRUE)
   # a store saved before the base existed (five elements) reads as base 0
-  old <- f1$state$gibbs[c("p", "k", "x", "tot", "scale")]
+  old <- f1$state$topics$sparse[c("p", "k", "x", "tot", "scale")]
   expect_identical(sparsevi:::gibbs_materialise(old, f1$eta),
-                   sparsevi:::gibbs_materialise(f1$state$gibbs, f1$eta))
+                   sparsevi:::gibbs_materialise(f1$state$topics$sparse, f1$eta))
 })
 
 test_that("the Bregman pick in C picks the documents of its pure-R form (issue 20)", {
@@ -454,15 +454,15 @@ test_that("a worker's columns of the store sample as the whole store does", {
   fit <- fit_lda(x, K = 5, local = "gibbs", passes = 1, batch_size = 10, seed = 2,
                  progress = FALSE)
   control <- fit$control
-  state <- list(lambda = fit$lambda, t = 4L)
+  state <- lda_test_state(lambda = fit$lambda, t = 4L)
   batch <- ns$dtm_subset(x, 1:6)
   cols <- ns$batch_columns(batch)
   # U: the batch's words and a few more (a worker's union over its batches)
   U <- sort(unique(c(cols$vocab, 1L, 80L)))
   whole <- ns$lda_local_gibbs(batch, state, control, c(0, 7), 1L)
   view <- ns$lda_columns_gibbs(state, control, U)
-  expect_identical(length(view$gibbs$p), length(U) + 1L)
-  expect_identical(view$gibbs$vocab, 80)
+  expect_identical(length(view$topics$sparse$p), length(U) + 1L)
+  expect_identical(view$topics$sparse$vocab, 80)
   part <- ns$lda_local_gibbs(ns$batch_in_columns(batch, cols, U), view, control, c(0, 7), 1L)
   back <- ns$lda_columns_result(part, U, 80L)
   expect_identical(back$summary, whole$summary)
@@ -470,6 +470,6 @@ test_that("a worker's columns of the store sample as the whole store does", {
   # the store's columns hold that store's entries
   st <- ns$gibbs_state_store(state, control)
   dense <- .Call(ns$ffi_lda_gibbs_materialise, st, control$eta)
-  dview <- .Call(ns$ffi_lda_gibbs_materialise, view$gibbs[1:6], control$eta)
+  dview <- .Call(ns$ffi_lda_gibbs_materialise, view$topics$sparse[1:6], control$eta)
   expect_identical(dview, dense[, U, drop = FALSE])
 })

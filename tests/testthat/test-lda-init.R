@@ -61,8 +61,8 @@ test_that("the seeded start's store in C equals its R form, and its lambda the s
   at <- cbind(s$k + 1L, s$v + 1L)
   table[at] <- table[at] + s$x
   st <- sparsevi:::lda_cvb0_seeded_start(x, chosen, list(K = 5L, eta = 0.01), 50L)
-  expect_null(st$lambda)
-  expect_identical(sparsevi:::lda_store_lambda(st$store, 0.01)$lambda + 0, table)
+  expect_null(st$topics$lambda)
+  expect_identical(sparsevi:::lda_store_lambda(st$topics$store, 0.01)$lambda + 0, table)
   expect_equal(st$tot, rowSums(table), tolerance = 1e-14)
   expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 5L, 0L, 1),
                "outside the table")

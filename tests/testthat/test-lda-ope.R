@@ -379,7 +379,7 @@ test_that("every OPE learner on its lazy store equals its dense global step", {
     utils::assignInNamespace(lazy_name, dense_step, ns = "sparsevi")
     dense <- tryCatch(run(), finally = utils::assignInNamespace(lazy_name, orig,
                                                                 ns = "sparsevi"))
-    expect_null(lazy$state$store)
+    expect_null(lazy$state$topics$store)
     expect_equal(lazy$topic_word, dense$topic_word, tolerance = 1e-9, info = g)
     expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-9, info = g)
   }
@@ -470,7 +470,7 @@ test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
   sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 4)
   fit <- fit_lda(sim$dtm, K = 3, local = "ope", passes = 2, n_batches = 2, seed = 1,
                  progress = FALSE)
-  expect_identical(fit$topic_word, fit$state$beta)
+  expect_identical(fit$topic_word, fit$state$topics$beta)
   expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
   expect_null(attr(fit$topic_word, "sparsevi_owned"))
   expect_equal(rowSums(fit$topic_word), rep(1, 3), tolerance = 1e-12)

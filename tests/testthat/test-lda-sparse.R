@@ -30,7 +30,7 @@ test_that("a sparse fit holds the store, no lambda, and builds the same lambda w
   expect_identical(p$dense$topics_kind, "dense")
   expect_null(.subset2(fs, "lambda"))
   expect_null(.subset2(fs, "topic_word"))
-  expect_false(is.null(fs$state$gibbs))
+  expect_false(is.null(fs$state$topics$sparse))
   # read: the dense table, bit for bit the dense fit's
   expect_identical(fs$lambda, p$dense$lambda)
   expect_identical(fs$topic_word, p$dense$topic_word)
@@ -38,7 +38,7 @@ test_that("a sparse fit holds the store, no lambda, and builds the same lambda w
   expect_identical(coef(fs), coef(p$dense))
   # the same training: trace (held-out aside) and training proportions
   expect_identical(fs$doc_topic, p$dense$doc_topic)
-  expect_identical(fs$state$gibbs, p$dense$state$gibbs)
+  expect_identical(fs$state$topics$sparse, p$dense$state$topics$sparse)
 })
 
 test_that("the methods of a sparse fit read the store and agree with the dense fit", {
@@ -76,7 +76,7 @@ test_that("the methods of a sparse fit read the store and agree with the dense f
 test_that("a sparse fit's top words break ties by word order, as the dense ranking", {
   # many topics for few documents: topics with fewer stored entries than n
   p <- sparse_pair(K = 30, passes = 1, init = "sparse", batch_size = 10)
-  expect_true(any(tabulate(p$sparse$state$gibbs$k + 1L, nbins = 30) < 10))
+  expect_true(any(tabulate(p$sparse$state$topics$sparse$k + 1L, nbins = 30) < 10))
   expect_identical(terms(p$sparse, 10), terms(p$dense, 10))
   expect_identical(terms(p$sparse, 60), terms(p$dense, 60))
   expect_identical(sparsevi:::lda_top_words(p$sparse, 10), sparsevi:::lda_top_words(p$dense, 10))

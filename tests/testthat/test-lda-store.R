@@ -50,7 +50,7 @@ test_that("a store holds lambda = eta + scale X and its update is the dense step
   V <- 12
   lam <- store_lambda0(K, V, 1)
   eta <- 0.05
-  state <- list(lambda = lam)
+  state <- lda_test_state(lambda = lam)
   st <- sparsevi:::lda_store_new(state, rowSums(lam), eta, 0)
   expect_identical(st$X, lam - eta)
   expect_identical(st$meta, c(1, 0, rowSums(lam) - V * eta))
@@ -83,7 +83,7 @@ test_that("in-place writes refuse a store R shares; the global steps copy it fir
   K <- 3
   V <- 10
   lam <- store_lambda0(K, V, 3)
-  state <- list(lambda = lam)
+  state <- lda_test_state(lambda = lam)
   st <- sparsevi:::lda_store_new(state, rowSums(lam), 0.05, 0)
   held <- st$X # a second reference: MAYBE_SHARED
   snap <- held + 0
@@ -95,14 +95,14 @@ test_that("in-place writes refuse a store R shares; the global steps copy it fir
   res <- list(summary = Matrix::sparseMatrix(i = 1:K, j = rep(5, K), x = 1, dims = c(K, V)),
               doc_topic = matrix(1, K, 2))
   ctl <- list(eta = 0.05, n_docs = 10, tau = 1, kappa = 0.6, step_scale = 1)
-  s0 <- list(lambda = NULL, t = 0L, store = st)
+  s0 <- lda_test_state(lambda = NULL, t = 0L, store = st)
   s1 <- sparsevi:::lda_global_stochastic_lazy(s0, res, 1L, ctl)
   expect_identical(held, snap)
-  expect_false(isTRUE(all.equal(s1$store$X[, 5], snap[, 5])))
+  expect_false(isTRUE(all.equal(s1$topics$store$X[, 5], snap[, 5])))
   # a store no one else holds is written in place (no copy per minibatch)
-  addr <- .Internal(address(s1$store$X))
+  addr <- .Internal(address(s1$topics$store$X))
   s2 <- sparsevi:::lda_global_stochastic_lazy(s1, res, 1L, ctl)
-  expect_identical(.Internal(address(s2$store$X)), addr)
+  expect_identical(.Internal(address(s2$topics$store$X)), addr)
   # the UCI parser's in-place outputs likewise
   doc <- integer(4)
   term <- doc
@@ -115,11 +115,11 @@ test_that("the start is given up to the store in place, a user's matrix never", 
   K <- 3
   V <- 8
   lam <- store_lambda0(K, V, 4)
-  state <- list(lambda = lam + 0)
+  state <- lda_test_state(lambda = lam + 0)
   st <- sparsevi:::lda_store_new(state, rowSums(lam), 0.05, 0, in_place = TRUE)
   # the state's table is the store's now, and says so
   expect_true(sparsevi:::lda_store_consumed(state))
-  expect_identical(.Internal(address(st$X)), .Internal(address(state$lambda)))
+  expect_identical(.Internal(address(st$X)), .Internal(address(state$topics$lambda)))
   back <- sparsevi:::lda_store_lambda(st, 0.05, in_place = TRUE)
   expect_identical(.Internal(address(back$lambda)), .Internal(address(st$X)))
   expect_equal(back$lambda, lam, tolerance = 1e-15)
@@ -204,7 +204,7 @@ test_that("a seeded start is a store the first lap writes in place; later laps k
   # on_worker_error builds one only from a state no lap has written)
   st <- sparsevi:::lda_init_state(sim$dtm, one$control)
   expect_false(sparsevi:::lda_store_consumed(st))
-  st$start_owned <- TRUE
+  st$topics$owned <- TRUE
   expect_true(sparsevi:::lda_store_consumed(st))
   # the seeded store, read as a dense start, gives the same fit up to rounding
   # (X - eta + eta): the start as a given matrix
@@ -263,7 +263,7 @@ test_that("a large store is kept on disk, not copied: a failed lap is read back 
 test_that("a local step's summary is its own vector, never a buffer the next one reuses", {
   sim <- simulate_lda(D = 90, V = 70, K = 3, doc_length = 25, seed = 19)
   K <- 4
-  st <- list(lambda = store_lambda0(K, 70, 9), t = 0)
+  st <- lda_test_state(lambda = store_lambda0(K, 70, 9), t = 0)
   ctl <- list(alpha = 0.1, eta = 0.01, sync = 1L)
   b1 <- sparsevi:::dtm_subset(sim$dtm, 1:40)
   b2 <- sparsevi:::dtm_subset(sim$dtm, 41:60)
@@ -284,7 +284,7 @@ test_that("memoized training builds its store in the start's table; a large fit 
   }
   small <- fit(2)
   expect_false(is.null(.subset2(small, "lambda")))
-  expect_null(attr(small$state$S, "sparsevi_owned"))
+  expect_null(attr(small$state$topics$S, "sparsevi_owned"))
   # the size above which a fit holds one table: lowered so a small fit is
   # "large"
   ns <- asNamespace("sparsevi")
@@ -294,7 +294,7 @@ test_that("memoized training builds its store in the start's table; a large fit 
   large <- fit(2)
   expect_null(.subset2(large, "lambda"))
   expect_null(.subset2(large, "topic_word"))
-  expect_null(large$state$lambda)
+  expect_null(large$state$topics$lambda)
   # lambda and topic_word when read: the same bits as the fit that holds them
   expect_identical(large$lambda, small$lambda)
   expect_identical(large[["lambda"]], small$lambda)
@@ -331,14 +331,14 @@ test_that("a failed snapshot write returns the lap the warning names (issue 36, 
 
 test_that("a snapshot that cannot be written gives the system's reason (issue 36, item 9)", {
   lam <- matrix(1, 3, 12)
-  st <- sparsevi:::lda_store_new(list(lambda = lam), rowSums(lam), 0.05, 0)
+  st <- sparsevi:::lda_store_new(lda_test_state(lambda = lam), rowSums(lam), 0.05, 0)
   files <- new.env()
   files$store <- file.path(tempdir(), "no-such-dir", "snap.bin")
   old <- options(sparsevi.snapshot_bytes = 0)
   on.exit(options(old))
   reason <- tryCatch(file.create(paste0(files$store, ".part")),
                      warning = function(w) sub(".*reason '([^']*)'.*", "\\1", conditionMessage(w)))
-  err <- expect_error(sparsevi:::lda_store_protect(list(store = st), files),
+  err <- expect_error(sparsevi:::lda_store_protect(lda_test_state(store = st), files),
                       class = "sparsevi_error_io")
   expect_match(conditionMessage(err), reason, fixed = TRUE)
   expect_match(conditionMessage(err), "sparsevi.snapshot_bytes = Inf", fixed = TRUE)

@@ -174,15 +174,15 @@ test_that("vb's memoized training on its store equals the dense memoized step", 
                              ns = "sparsevi")
     dense <- tryCatch(run(L), finally = utils::assignInNamespace("lda_global_memoized_lazy",
                                                                  orig, ns = "sparsevi"))
-    expect_null(lazy$state$store)
+    expect_null(lazy$state$topics$store)
     expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-9)
-    expect_equal(lazy$state$S, dense$state$S, tolerance = 1e-9)
+    expect_equal(lazy$state$topics$S, dense$state$topics$S, tolerance = 1e-9)
     expect_equal(lazy$trace$objective, dense$trace$objective, tolerance = 1e-9)
     expect_true(all(diff(lazy$trace$objective) > -1e-6 * abs(lazy$trace$objective[-1])))
   }
   # the vb step's batch summary is sparse at L = K too: O(K x batch vocabulary)
   x <- as_dtm(sim$dtm)
-  st <- list(lambda = matrix(1 + seq_len(4 * ncol(sim$dtm)) %% 7, 4))
+  st <- lda_test_state(lambda = matrix(1 + seq_len(4 * ncol(sim$dtm)) %% 7, 4))
   ctl <- ns$lda_vb_control(list(L = 4L, K = 4L, alpha = 0.1, eta = 0.5, global = "memoized"))
   res <- ns$lda_local_vb(x, st, ctl, 1L, 1L)
   expect_s4_class(res$summary, "dgCMatrix")
@@ -233,7 +233,7 @@ test_that("vb's streaming training on its store equals the dense streaming step"
   dense <- tryCatch(suppressWarnings(run()),
                     finally = utils::assignInNamespace("lda_global_streaming_lazy", orig,
                                                        ns = "sparsevi"))
-  expect_null(lazy$state$store)
+  expect_null(lazy$state$topics$store)
   expect_equal(lazy$lambda, dense$lambda, tolerance = 1e-10)
   expect_equal(lazy$doc_topic, dense$doc_topic, tolerance = 1e-8)
 })

@@ -103,7 +103,7 @@ test_that("an error in a later lap returns the last completed fit with a warning
   expect_equal(nrow(fit$trace), 1L)
   # the model of lap 1, untouched by the failed lap
   expect_identical(fit$lambda, one$lambda)
-  expect_identical(fit$state$S, one$state$S)
+  expect_identical(fit$state$topics$S, one$state$topics$S)
   calls <- 0
   utils::assignInNamespace("lda_global_memoized_lazy", function(...) stop("boom"),
                            ns = "sparsevi")
