@@ -91,7 +91,13 @@ child <- function(first, n, seed, progress_file) {
     if (!any(grepl(".Call", deparse(b), fixed = TRUE))) next
     body(fun) <- rewrite(b)
     environment(fun) <- list2env(list(.fuzz_record = record), parent = ns)
-    utils::assignInNamespace(f, fun, ns)
+    # (not utils::assignInNamespace(): for a registered S3 method of an
+    # internal generic, such as lda_topics_lambda(), it looks the generic up
+    # from the caller's frame and fails)
+    locked <- bindingIsLocked(f, ns)
+    if (locked) unlockBinding(f, ns)
+    assign(f, fun, ns)
+    if (locked) lockBinding(f, ns)
     # exported copies and registered S3 methods are separate bindings
     pkg <- as.environment("package:sparsevi")
     if (exists(f, pkg, inherits = FALSE)) {
