@@ -114,8 +114,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     sbuf = PROTECT(Rf_allocVector(REALSXP, 0));
     n_prot++;
   }
-  /* training (a summary) runs on one thread: see cvb0_local() */
-  const int threads = want ? 1 : svi_threads_from_r(threads_);
+  const int threads = svi_threads_from_r(threads_);
   double shift = 0.0, scale = 1.0;
   if (!Rf_isNull(affine)) {
     if (TYPEOF(affine) != REALSXP || XLENGTH(affine) != 2 || !isfinite(REAL(affine)[0]) ||
@@ -153,7 +152,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
    * one per session: fresh R_alloc blocks of a few MB per minibatch cost
    * page faults and garbage collections), else R_alloc */
   double *P = (double *)arena_take(&arena, (size_t)K * (size_t)(U > 0 ? U : 1), sizeof(double));
-  cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P);
+  cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P, threads);
   SEXP theta = R_NilValue;
   double *th;
   if (want_theta) {
@@ -195,8 +194,19 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   double *g_all =
       (double *)arena_take(&arena, (size_t)threads * cvb0_thread_stride(K), sizeof(double));
   int *order_all = (int *)arena_take(&arena, (size_t)threads * cvb0_order_stride(mt), sizeof(int));
+  /* training on several threads: each entry's part of the summary in its
+   * own place first (cvb0_summary_plan()) */
+  cvb0_plan plan, *pl = NULL;
+  if (want && (threads > 1 || getenv("CVB0_PLAN1") != NULL)) {
+    plan.dest = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
+    plan.xptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
+    plan.xslot = (int *)arena_take(&arena, (size_t)(nnz - U), sizeof(int));
+    const int n_extra = cvb0_summary_plan(nnz, ecol, U, plan.dest, plan.xptr, plan.xslot);
+    plan.extra = (double *)arena_take(&arena, (size_t)K * (size_t)n_extra, sizeof(double));
+    pl = &plan;
+  }
   cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, th,
-             want ? REAL(summary) : NULL, tables, g_all, order_all);
+             want ? REAL(summary) : NULL, pl, tables, g_all, order_all);
 
   const char *names[] = {"theta", "words", "x"};
   SEXP out = PROTECT(svi_named_list(3, names));

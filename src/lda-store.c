@@ -26,32 +26,52 @@
  *
  * The columns of X sit far apart (X is K x V and the minibatch's words are
  * scattered over the vocabulary): the next columns are prefetched while the
- * current one is updated, as in cvb0_topic_columns(). */
+ * current one is updated, as in cvb0_topic_columns(). The threads share
+ * the topics (rows k, in blocks of 8): each cell of X and each total is
+ * written by one thread, words in order, so the result does not depend on
+ * threads. */
 double store_update(int K, int V, double *X, const double *xtot, double scale,
                         double rho, double mult, int U, const int *w, const double *val,
-                        double rescale_below, double *ssum, double *xtot_new) {
+                        double rescale_below, double *ssum, double *xtot_new, int threads) {
   const double scale_new = scale * (1.0 - rho);
   const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
   const double c = dense ? rho * mult : rho * mult / scale_new;
+  (void)threads;
   if (dense) {
     const svi_len n = (svi_len)K * V;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+#endif
     for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
   }
   /* row sums of S in word order (as the dense step) */
-  for (int k = 0; k < K; k++) ssum[k] = 0.0;
-  const int ahead = 4;
-  for (int u = 0; u < U; u++) {
-#if defined(__GNUC__) || defined(__clang__)
-    if (u + ahead < U) {
-      const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
-      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-        __builtin_prefetch(nx + off, 1, 0);
-    }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1 && K >= 16 && (double)K * U >= 8192.0)
 #endif
-    double *restrict col = X + (svi_len)w[u] * K;
-    const double *restrict sv = val + (svi_len)u * K;
-    for (int k = 0; k < K; k++) col[k] += c * sv[k];
-    for (int k = 0; k < K; k++) ssum[k] += sv[k];
+  {
+    int nt = 1, tid = 0;
+#ifdef _OPENMP
+    nt = omp_get_num_threads();
+    tid = omp_get_thread_num();
+#endif
+    const int chunk = (((K + nt - 1) / nt + 7) / 8) * 8;
+    const int k0 = tid * chunk < K ? tid * chunk : K;
+    const int k1 = k0 + chunk < K ? k0 + chunk : K;
+    for (int k = k0; k < k1; k++) ssum[k] = 0.0;
+    const int ahead = 4;
+    for (int u = 0; u < U; u++) {
+#if defined(__GNUC__) || defined(__clang__)
+      if (u + ahead < U) {
+        const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K + k0);
+        for (size_t off = 0; off < sizeof(double) * (size_t)(k1 - k0); off += 64)
+          __builtin_prefetch(nx + off, 1, 0);
+      }
+#endif
+      double *restrict col = X + (svi_len)w[u] * K;
+      const double *restrict sv = val + (svi_len)u * K;
+      for (int k = k0; k < k1; k++) col[k] += c * sv[k];
+      for (int k = k0; k < k1; k++) ssum[k] += sv[k];
+    }
   }
   if (dense) {
     for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * ssum[k];
