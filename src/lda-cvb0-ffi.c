@@ -148,11 +148,11 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   n_prot++;
   if (want && U > 0) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
   /* P = lambda / tot over the batch's words (topics are frozen within a
-   * batch), in the session's scratch when it has room (R/lda-cvb0.R keeps
+   * batch; cvb0_local() fills it), in the session's scratch when it has room (R/lda-cvb0.R keeps
    * one per session: fresh R_alloc blocks of a few MB per minibatch cost
    * page faults and garbage collections), else R_alloc */
   double *P = (double *)arena_take(&arena, (size_t)K * (size_t)(U > 0 ? U : 1), sizeof(double));
-  cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, P, threads);
+  const cvb0_topics tp = {REAL(lambda), shift, scale, inv_tot, wlist};
   SEXP theta = R_NilValue;
   double *th;
   if (want_theta) {
@@ -205,7 +205,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     plan.extra = (double *)arena_take(&arena, (size_t)K * (size_t)n_extra, sizeof(double));
     pl = &plan;
   }
-  cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, th,
+  cvb0_local(&x, &tp, P, ecol, U, &cs, sd, sb, threads, th,
              want ? REAL(summary) : NULL, pl, tables, g_all, order_all);
 
   const char *names[] = {"theta", "words", "x"};

@@ -120,32 +120,28 @@ static cvb0_doc_fn cvb0_pick(int width) {
   return CVB0_BASE_DOC;
 }
 
-/* P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k] for the U
- * words w (increasing): lambda is stored as shift + scale X when the global
- * step is lazy (shift = eta, scale the running product of (1 - rho)); shift
- * 0 and scale 1 give lambda itself, bit for bit. The columns sit far apart in
- * a large lambda, so the next columns are prefetched while the current one
- * is scaled; the threads share the words (each column is written by one). */
-void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
-                        const double *inv_tot, int U, const int *w, double *P,
-                        int threads) {
+/* Column u of P: P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k]
+ * for the batch's U words w (increasing): lambda is stored as shift +
+ * scale X when the global step is lazy (shift = eta, scale the running
+ * product of (1 - rho)); shift 0 and scale 1 give lambda itself, bit for
+ * bit. The columns sit far apart in a large lambda, so the column `ahead`
+ * places on is prefetched while this one is scaled. */
+static inline void cvb0_topic_column(int K, const cvb0_topics *tp, int u, int U, double *P) {
   const int ahead = 4;
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && U > 64)
-#endif
-  for (int u = 0; u < U; u++) {
 #if defined(__GNUC__) || defined(__clang__)
-    if (u + ahead < U) {
-      const char *c = (const char *)(lambda + (svi_len)w[u + ahead] * K);
-      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-        __builtin_prefetch(c + off, 0, 0);
-    }
-#endif
-    const double *src = lambda + (svi_len)w[u] * K;
-    double *dst = P + (svi_len)u * K;
-    for (int k = 0; k < K; k++) dst[k] = (shift + scale * src[k]) * inv_tot[k];
+  if (u + ahead < U) {
+    const char *c = (const char *)(tp->lambda + (svi_len)tp->w[u + ahead] * K);
+    for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+      __builtin_prefetch(c + off, 0, 0);
   }
+#else
+  (void)U;
+  (void)ahead;
+#endif
+  const double *src = tp->lambda + (svi_len)tp->w[u] * K;
+  const double shift = tp->shift, scale = tp->scale, *inv_tot = tp->inv_tot;
+  double *dst = P + (svi_len)u * K;
+  for (int k = 0; k < K; k++) dst[k] = (shift + scale * src[k]) * inv_tot[k];
 }
 
 /* Largest number of distinct words in one document. */
@@ -202,8 +198,9 @@ int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
 
 /* The local step over a minibatch (or the fold-in when summary is NULL).
  *
- * P: K x U, lambda_kv / tot_k for the U distinct words of the batch, ecol[e]
- * the column of the word of entry e. theta: K x D output (NTheta per document).
+ * P: K x U output, lambda_kv / tot_k for the U distinct words of the batch
+ * (cvb0_topic_column(); the threads share the words), ecol[e] the column
+ * of the word of entry e. theta: K x D output (NTheta per document).
  * summary: K x U output, column u the sum over the batch's entries of word
  * u, in document order, of m gamma.
  *
@@ -220,7 +217,7 @@ int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
  * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
  * cvb0_order_stride(max types) ints). */
-void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
+void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
                 double *theta, double *summary, const cvb0_plan *plan, double *tables,
                 double *g_all, int *order_all) {
@@ -233,6 +230,7 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
   const cvb0_doc_fn doc_fn = cvb0_pick(cvb0_kernel_width(cs->kernel));
 
   if (summary && !plan) {
+    for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
     for (int d = 0; d < x->D; d++) {
       svi_rng r;
@@ -252,6 +250,10 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
     const int tid = svi_thread_id();
     double *g = g_all + (svi_len)tid * gstride;
     int *order = order_all + (svi_len)tid * ostride;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 32)
+#endif
+    for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif

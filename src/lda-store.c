@@ -26,8 +26,8 @@
  *
  * The columns of X sit far apart (X is K x V and the minibatch's words are
  * scattered over the vocabulary): the next columns are prefetched while the
- * current one is updated, as in cvb0_topic_columns(). The threads share
- * the topics (rows k, in blocks of 8): each cell of X and each total is
+ * current one is updated, as in cvb0_topic_column(). The threads share
+ * the topics (rows k, in blocks of 32): each cell of X and each total is
  * written by one thread, words in order, so the result does not depend on
  * threads. */
 double store_update(int K, int V, double *X, const double *xtot, double scale,
@@ -44,19 +44,15 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
 #endif
     for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
   }
-  /* row sums of S in word order (as the dense step) */
+  /* row sums of S in word order (as the dense step); the threads take
+   * blocks of 32 topics (rows) in turn */
+  const int nb = (K + 31) / 32;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1 && K >= 16 && (double)K * U >= 8192.0)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) \
+    if (threads > 1 && nb > 1 && (double)K * U >= 8192.0)
 #endif
-  {
-    int nt = 1, tid = 0;
-#ifdef _OPENMP
-    nt = omp_get_num_threads();
-    tid = omp_get_thread_num();
-#endif
-    const int chunk = (((K + nt - 1) / nt + 7) / 8) * 8;
-    const int k0 = tid * chunk < K ? tid * chunk : K;
-    const int k1 = k0 + chunk < K ? k0 + chunk : K;
+  for (int b = 0; b < nb; b++) {
+    const int k0 = 32 * b, k1 = k0 + 32 < K ? k0 + 32 : K;
     for (int k = k0; k < k1; k++) ssum[k] = 0.0;
     const int ahead = 4;
     for (int u = 0; u < U; u++) {
