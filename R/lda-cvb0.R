@@ -27,7 +27,11 @@
 #'   `predict(fit, newdata, method = "cvb0")`, 1 to 1000, default 10.
 #'
 #' Each document starts from random topic counts. The fit depends on `seed`
-#' and not on `threads`. `predict(fit, newdata, method = "cvb0")` runs the
+#' and not on `threads`: training spreads each minibatch's documents over
+#' the threads (each document draws from its own random stream), keeps
+#' every word's share of the minibatch summary apart until all are done,
+#' then adds them up document by document, as one thread would; the topic
+#' update is shared by topics. `predict(fit, newdata, method = "cvb0")` runs the
 #' same document updates with the topics fixed and returns
 #' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}. The training documents'
 #' proportions (`doc_topic`) come from the last lap's document statistics.

@@ -197,7 +197,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   /* training on several threads: each entry's part of the summary in its
    * own place first (cvb0_summary_plan()) */
   cvb0_plan plan, *pl = NULL;
-  if (want && (threads > 1 || getenv("CVB0_PLAN1") != NULL)) {
+  if (want && threads > 1) {
     plan.dest = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
     plan.xptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
     plan.xslot = (int *)arena_take(&arena, (size_t)(nnz - U), sizeof(int));

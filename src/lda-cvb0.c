@@ -265,9 +265,9 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     }
     if (summary) {
       /* each column's later entries, in document order (the slots of a
-       * column increase) */
+       * column increase); the region's end waits for all */
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, 16)
+#pragma omp for schedule(dynamic, 16) nowait
 #endif
       for (int u = 0; u < U; u++) {
         double *dst = summary + (svi_len)u * K;
