@@ -26,10 +26,9 @@
  *
  * The columns of X sit far apart (X is K x V and the minibatch's words are
  * scattered over the vocabulary): the next columns are prefetched while the
- * current one is updated, as in cvb0_topic_column(). The threads share
- * the topics (rows k, in blocks of 32): each cell of X and each total is
- * written by one thread, words in order, so the result does not depend on
- * threads. */
+ * current one is updated, as in cvb0_topic_column(). On several threads
+ * each column of X, and each block of row sums, is written by one thread,
+ * the sums in word order, so the result does not depend on threads. */
 double store_update(int K, int V, double *X, const double *xtot, double scale,
                         double rho, double mult, int U, const int *w, const double *val,
                         double rescale_below, double *ssum, double *xtot_new, int threads) {
@@ -44,29 +43,58 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
 #endif
     for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
   }
-  /* row sums of S in word order (as the dense step); the threads take
-   * blocks of 32 topics (rows) in turn */
-  const int nb = (K + 31) / 32;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) \
-    if (threads > 1 && nb > 1 && (double)K * U >= 8192.0)
-#endif
-  for (int b = 0; b < nb; b++) {
-    const int k0 = 32 * b, k1 = k0 + 32 < K ? k0 + 32 : K;
-    for (int k = k0; k < k1; k++) ssum[k] = 0.0;
-    const int ahead = 4;
+  const int ahead = 4;
+  if (threads <= 1 || (double)K * U < 8192.0) {
+    /* one pass: each column, then the row sums of S in word order (as the
+     * dense step) */
+    for (int k = 0; k < K; k++) ssum[k] = 0.0;
     for (int u = 0; u < U; u++) {
 #if defined(__GNUC__) || defined(__clang__)
       if (u + ahead < U) {
-        const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K + k0);
-        for (size_t off = 0; off < sizeof(double) * (size_t)(k1 - k0); off += 64)
+        const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
+        for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
           __builtin_prefetch(nx + off, 1, 0);
       }
 #endif
       double *restrict col = X + (svi_len)w[u] * K;
       const double *restrict sv = val + (svi_len)u * K;
-      for (int k = k0; k < k1; k++) col[k] += c * sv[k];
-      for (int k = k0; k < k1; k++) ssum[k] += sv[k];
+      for (int k = 0; k < K; k++) col[k] += c * sv[k];
+      for (int k = 0; k < K; k++) ssum[k] += sv[k];
+    }
+  } else {
+    /* the threads take the words (columns of X) in turn, then blocks of 32
+     * topics of the row sums, each summed in word order */
+    const int nb = (K + 31) / 32;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 16) nowait
+#endif
+      for (int u = 0; u < U; u++) {
+#if defined(__GNUC__) || defined(__clang__)
+        if (u + ahead < U) {
+          const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
+          for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+            __builtin_prefetch(nx + off, 1, 0);
+        }
+#endif
+        double *restrict col = X + (svi_len)w[u] * K;
+        const double *restrict sv = val + (svi_len)u * K;
+        for (int k = 0; k < K; k++) col[k] += c * sv[k];
+      }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1) nowait
+#endif
+      for (int b = 0; b < nb; b++) {
+        const int k0 = 32 * b, k1 = k0 + 32 < K ? k0 + 32 : K;
+        for (int k = k0; k < k1; k++) ssum[k] = 0.0;
+        for (int u = 0; u < U; u++) {
+          const double *restrict sv = val + (svi_len)u * K;
+          for (int k = k0; k < k1; k++) ssum[k] += sv[k];
+        }
+      }
     }
   }
   if (dense) {
