@@ -35,7 +35,6 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
   const double scale_new = scale * (1.0 - rho);
   const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
   const double c = dense ? rho * mult : rho * mult / scale_new;
-  (void)threads;
   if (dense) {
     const svi_len n = (svi_len)K * V;
 #ifdef _OPENMP
@@ -62,9 +61,12 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
       for (int k = 0; k < K; k++) ssum[k] += sv[k];
     }
   } else {
-    /* the threads take the words (columns of X) in turn, then blocks of 32
-     * topics of the row sums, each summed in word order */
-    const int nb = (K + 31) / 32;
+    /* the threads take the words (columns of X) in turn, then blocks of
+     * at most 256 topics of the row sums, each summed in word order */
+    int B = (K + 2 * threads - 1) / (2 * threads);
+    B = ((B + 7) / 8) * 8;
+    if (B > 256) B = 256;
+    const int nb = (K + B - 1) / B;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -88,12 +90,14 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
 #pragma omp for schedule(dynamic, 1) nowait
 #endif
       for (int b = 0; b < nb; b++) {
-        const int k0 = 32 * b, k1 = k0 + 32 < K ? k0 + 32 : K;
-        for (int k = k0; k < k1; k++) ssum[k] = 0.0;
+        const int k0 = B * b, n = k0 + B < K ? B : K - k0;
+        double acc[256];
+        for (int k = 0; k < n; k++) acc[k] = 0.0;
         for (int u = 0; u < U; u++) {
-          const double *restrict sv = val + (svi_len)u * K;
-          for (int k = k0; k < k1; k++) ssum[k] += sv[k];
+          const double *restrict sv = val + (svi_len)u * K + k0;
+          for (int k = 0; k < n; k++) acc[k] += sv[k];
         }
+        memcpy(ssum + k0, acc, sizeof(double) * (size_t)n);
       }
     }
   }
