@@ -148,9 +148,10 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   n_prot++;
   if (want && U > 0) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
   /* P = lambda / tot over the batch's words (topics are frozen within a
-   * batch; cvb0_local() fills it), in the session's scratch when it has room (R/lda-cvb0.R keeps
-   * one per session: fresh R_alloc blocks of a few MB per minibatch cost
-   * page faults and garbage collections), else R_alloc */
+   * batch; cvb0_local() fills it), in the session's scratch when it has
+   * room (R/lda-cvb0.R keeps one per session: fresh R_alloc blocks of a
+   * few MB per minibatch cost page faults and garbage collections), else
+   * R_alloc */
   double *P = (double *)arena_take(&arena, (size_t)K * (size_t)(U > 0 ? U : 1), sizeof(double));
   const cvb0_topics tp = {REAL(lambda), shift, scale, inv_tot, wlist};
   SEXP theta = R_NilValue;
