@@ -8,8 +8,8 @@
 # to the first one-thread fit (its topics, training proportions, topic
 # totals and trace without the seconds). Part "engines" (SPARSEVI_BENCH_PARTS)
 # times one pass of every engine's default fit at K = 100 over the first
-# 20,000 paragraphs on 1 and 2 threads, the same way: the evidence for the
-# default thread count. The machine's load (/proc/loadavg) is printed
+# SPARSEVI_BENCH_ENGINE_DOCS (default 5,000) paragraphs on 1 and 2 threads,
+# the same way: the evidence for the default thread count. The machine's load (/proc/loadavg) is printed
 # before and after each K: on a busy machine the second thread shares its
 # core and the ratio is understated. Run from the package root:
 #   nice -n 10 Rscript inst/bench/threads.R
@@ -114,7 +114,8 @@ if ("default" %in% parts) {
 
 if ("engines" %in% parts) {
   x <- corpus(n_docs)
-  x <- x[seq_len(min(nrow(x), if (smoke) 300L else 20000L)), ]
+  x <- x[seq_len(min(nrow(x), if (smoke) 300L else
+    as.integer(Sys.getenv("SPARSEVI_BENCH_ENGINE_DOCS", "5000")))), ]
   K <- if (smoke) 4L else 100L
   say("-- every engine's default fit, one pass, K = %d, %s documents: fit_lda(x, K, local = <engine>, passes = 1, seed = 1, threads = th, progress = FALSE)",
       K, format(nrow(x), big.mark = ","))
