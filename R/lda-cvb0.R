@@ -31,7 +31,11 @@
 #'   `predict(fit, newdata, method = "cvb0")`, 1 to 1000, default 10.
 #'
 #' The fit depends on `seed`
-#' and not on `threads`. `predict(fit, newdata, method = "cvb0")` runs the
+#' and not on `threads`: training spreads each minibatch's documents over
+#' the threads (each document draws from its own random stream), keeps
+#' every word's share of the minibatch summary apart until all are done,
+#' then adds them up document by document, as one thread would; the topic
+#' update is shared by topics. `predict(fit, newdata, method = "cvb0")` runs the
 #' same document updates with the topics fixed and returns
 #' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}. The training documents'
 #' proportions (`doc_topic`) come from the last lap's document statistics.
@@ -319,6 +323,19 @@ cvb0_scratch <- function(n) {
   }
   s
 }
+# Doubles of scratch one training call of the local step takes
+# (ffi_lda_local_cvb0): P (K per distinct word) and, on several threads,
+# K more per entry that is not its word's first in the batch (each
+# entry's part of the summary, before they are added in document order);
+# the documents' topic counts; per-thread vectors, step tables and
+# integer indexes (a few per entry). More than that is left unused; less,
+# and the C allocates the rest.
+cvb0_scratch_need <- function(batch, K, settings, threads) {
+  nnz <- length(batch$term)
+  K * (nnz + nrow(batch)) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
+    3 * nnz + 4096
+}
+
 # An integer vector of at least V entries that the local step's C code uses
 # to find the batch's distinct words in O(batch) rather than O(V) time (a
 # "sparse set": its contents need no cleaning between calls, any values are
@@ -366,7 +383,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
   res <- .Call(ffi_lda_local_cvb0, batch, V, lambda, tot,
                cvb0_opts(settings, cvb0_stream_base(state), TRUE, affine, theta), seed,
                as.integer(threads),
-               cvb0_buffers(scratch = cvb0_scratch(K * length(batch$term)),
+               cvb0_buffers(scratch = cvb0_scratch(cvb0_scratch_need(batch, K, settings, threads)),
                             marks = cvb0_marks(V),
                             summary = attr(seed, "summary_buffer", exact = TRUE)))
   list(summary = list(words = res$words, x = res$x),
@@ -477,7 +494,8 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   S <- g$S
   if (!is.list(S) || is.object(S) || is.null(S$words)) S <- cvb0_summary_parts(S, nrow(st$X))
   t_new <- g$t + 1L
-  lda_store_update(st, S, g$rho, g$mult, t_new, below)
+  lda_store_update(st, S, g$rho, g$mult, t_new, below,
+                   if (is.null(control$threads)) 1L else control$threads)
   state$t <- t_new
   state$tot <- lda_topics_totals(state$topics)
   state$tot_t <- t_new

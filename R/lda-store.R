@@ -62,10 +62,11 @@ lda_store_empty_from_start <- function(state, t) {
 # (lambda - offset) + rho mult S, with S given by its words and K values per
 # word (lda_summary_blocks()); t the step count after it. Returns the new
 # scale.
-lda_store_update <- function(st, S, rho, mult, t, rescale_below = 1e-100) {
+lda_store_update <- function(st, S, rho, mult, t, rescale_below = 1e-100, threads = 1L) {
   .Call(ffi_lda_store_update, st$X, st$meta, S$words, S$x,
         list(rho = as.double(rho), mult = as.double(mult),
-             rescale_below = as.double(rescale_below), t = as.double(t)))
+             rescale_below = as.double(rescale_below), t = as.double(t),
+             threads = as.integer(threads)))
 }
 
 # X[, words] <- max(X[, words] + sign S, 0) in place (memoized and streaming

@@ -115,8 +115,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     sbuf = PROTECT(Rf_allocVector(REALSXP, 0));
     n_prot++;
   }
-  /* training (a summary) runs on one thread: see cvb0_local() */
-  const int threads = want ? 1 : svi_threads_from_r(threads_);
+  const int threads = svi_threads_from_r(threads_);
   double shift = 0.0, scale = 1.0;
   if (!Rf_isNull(affine)) {
     if (TYPEOF(affine) != REALSXP || XLENGTH(affine) != 2 || !isfinite(REAL(affine)[0]) ||
@@ -150,11 +149,12 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   n_prot++;
   if (want && U > 0) memcpy(INTEGER(words), wlist, sizeof(int) * (size_t)U);
   /* P = lambda / tot over the batch's words (topics are frozen within a
-   * batch), in the session's scratch when it has room (R/lda-cvb0.R keeps
-   * one per session: fresh R_alloc blocks of a few MB per minibatch cost
-   * page faults and garbage collections), else R_alloc */
+   * batch; cvb0_local() fills it), in the session's scratch when it has
+   * room (R/lda-cvb0.R keeps one per session: fresh R_alloc blocks of a
+   * few MB per minibatch cost page faults and garbage collections), else
+   * R_alloc */
   double *P = (double *)arena_take(&arena, (size_t)K * (size_t)(U > 0 ? U : 1), sizeof(double));
-  cvb0_topic_columns(K, REAL(lambda), shift, scale, inv_tot, U, wlist, cs.doc_start == 1, P);
+  const cvb0_topics tp = {REAL(lambda), shift, scale, inv_tot, wlist, cs.doc_start == 1};
   SEXP theta = R_NilValue;
   double *th;
   if (want_theta) {
@@ -196,8 +196,19 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   double *g_all =
       (double *)arena_take(&arena, (size_t)threads * cvb0_thread_stride(K), sizeof(double));
   int *order_all = (int *)arena_take(&arena, (size_t)threads * cvb0_order_stride(mt), sizeof(int));
-  cvb0_local(&x, P, ecol, U, &cs, sd, sb, threads, th,
-             want ? REAL(summary) : NULL, tables, g_all, order_all);
+  /* training on several threads: each entry's part of the summary in its
+   * own place first (cvb0_summary_plan()) */
+  cvb0_plan plan, *pl = NULL;
+  if (want && threads > 1) {
+    plan.dest = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
+    plan.xptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
+    plan.xslot = (int *)arena_take(&arena, (size_t)(nnz - U), sizeof(int));
+    const int n_extra = cvb0_summary_plan(nnz, ecol, U, plan.dest, plan.xptr, plan.xslot);
+    plan.extra = (double *)arena_take(&arena, (size_t)K * (size_t)n_extra, sizeof(double));
+    pl = &plan;
+  }
+  cvb0_local(&x, &tp, P, ecol, U, &cs, sd, sb, threads, th,
+             want ? REAL(summary) : NULL, pl, tables, g_all, order_all);
 
   const char *names[] = {"theta", "words", "x"};
   SEXP out = PROTECT(svi_named_list(3, names));

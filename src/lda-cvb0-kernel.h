@@ -136,6 +136,19 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_scale)(int K, double w,
 #endif
   for (; k < K; k++) a[k] = w * g[k];
 }
+/* dst = w g + 0, the first term of a summary column: the one-thread order
+ * starts each column at 0 and adds, and 0 + a is a (for a = -0, +0). */
+CVB0_TARGET static inline void CVB0_FN(cvb0_scale_first)(int K, double w,
+                                                        const double *restrict g,
+                                                        double *restrict a) {
+  int k = 0;
+#if CVB0_VW > 0
+  const CVB0_V ww = CVB0_FN(vsplat)(w), z = CVB0_FN(vsplat)(0.0);
+  for (; k + CVB0_VW <= K; k += CVB0_VW)
+    CVB0_FN(vstore)(a + k, z + ww * CVB0_FN(vload)(g + k));
+#endif
+  for (; k < K; k++) a[k] = 0.0 + w * g[k];
+}
 CVB0_TARGET static inline void CVB0_FN(cvb0_add)(int K, const double *restrict a,
                                                 double *restrict dst) {
   int k = 0;
@@ -160,17 +173,23 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
 
 /* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
  * of column u; ecol[e] is the column of the word of entry e of the batch.
- * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. With acc
- * not NULL, the last pass writes m gamma of the j-th distinct word to
- * acc + j K (the document's stored order); with sum not NULL (one thread)
- * it adds m gamma of each word to its column of sum instead, through g2 (K
- * scratch), in the same order and arithmetic. */
+ * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. The last
+ * pass gives m gamma of each of the document's words to the summary:
+ * - with dest not NULL (the batch's entries, cvb0_summary_plan()), entry e
+ *   of this document writes it to column dest[e] of sum when dest[e] >= 0
+ *   (the word's first entry in the batch: 0 + m gamma, as the one-thread
+ *   order starts), else to slot -dest[e] - 1 of extra (K each), which
+ *   cvb0_local() later adds to the column in document order; documents
+ *   then write disjoint memory and may run on any thread;
+ * - else, with sum not NULL (one thread, documents in order), it adds m
+ *   gamma to the word's column of sum through g2 (K scratch).
+ * Both give the same bits. */
 CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double *P,
                                          const int *ecol, const cvb0_settings *cs,
                                          const double *rho, const double *log1m,
                                          svi_rng *r, double *theta, double *g,
-                                         double *g2, int *order, double *acc,
-                                         double *sum) {
+                                         double *g2, int *order, const int *dest,
+                                         double *extra, double *sum) {
   const int K = cs->K;
   const double alpha = cs->alpha;
   const int start = x->doc_ptr[d], n = x->doc_ptr[d + 1] - start;
@@ -180,7 +199,14 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
   for (int j = 0; j < n; j++) Nd += cnt[j];
   if (n == 0 || Nd <= 0.0) {
     for (int k = 0; k < K; k++) theta[k] = 0.0;
-    if (acc) memset(acc, 0, sizeof(double) * (size_t)n * (size_t)K);
+    if (dest) {
+      /* nothing to add: a first entry's column starts at 0 */
+      for (int j = 0; j < n; j++) {
+        const int slot = dest[start + j];
+        double *a = slot >= 0 ? sum + (svi_len)slot * K : extra + (svi_len)(-slot - 1) * K;
+        memset(a, 0, sizeof(double) * (size_t)K);
+      }
+    }
     return;
   }
   if (cs->doc_start == 1) {
@@ -224,10 +250,15 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
       const double decay = (m == 1.0) ? 1.0 - rho[t] : exp(m * log1m[t]);
       t++;
       const double c = Nd * (1.0 - decay) / s;
-      if (last && (acc || sum)) {
-        double *a = acc ? acc + (svi_len)j * K : g2;
-        CVB0_FN(cvb0_scale)(K, m / s, g, a);
-        if (!acc) CVB0_FN(cvb0_add)(K, g2, sum + (svi_len)col[j] * K);
+      if (last && dest) {
+        const int slot = dest[start + j];
+        if (slot >= 0)
+          CVB0_FN(cvb0_scale_first)(K, m / s, g, sum + (svi_len)slot * K);
+        else
+          CVB0_FN(cvb0_scale)(K, m / s, g, extra + (svi_len)(-slot - 1) * K);
+      } else if (last && sum) {
+        CVB0_FN(cvb0_scale)(K, m / s, g, g2);
+        CVB0_FN(cvb0_add)(K, g2, sum + (svi_len)col[j] * K);
       }
       if (jo + 1 < n) {
         const double *pn = P + (svi_len)col[order[jo + 1]] * K;

@@ -89,8 +89,8 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
 
 typedef void (*cvb0_doc_fn)(const svi_dtm *, int, const double *, const int *,
                             const cvb0_settings *, const double *, const double *,
-                            svi_rng *, double *, double *, double *, int *, double *,
-                            double *);
+                            svi_rng *, double *, double *, double *, int *, const int *,
+                            double *, double *);
 
 /* Width of the kernel: `want` 0 picks AVX2 when the processor runs it (on
  * the benchmark machine, an AMD EPYC, AVX-512 was no faster: inst/bench/
@@ -120,39 +120,40 @@ static cvb0_doc_fn cvb0_pick(int width) {
   return CVB0_BASE_DOC;
 }
 
-/* P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k] for the U
- * words w (increasing): lambda is stored as shift + scale X when the global
- * step is lazy (shift = eta, scale the running product of (1 - rho)); shift
- * 0 and scale 1 give lambda itself, bit for bit. The columns sit far apart in
- * a large lambda, so the next columns are prefetched while the current one
- * is scaled. With normalise, each column is then divided by its sum. */
-void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
-                        const double *inv_tot, int U, const int *w, int normalise,
-                        double *P) {
+/* Column u of P: P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k]
+ * for the batch's U words w (increasing): lambda is stored as shift +
+ * scale X when the global step is lazy (shift = eta, scale the running
+ * product of (1 - rho)); shift 0 and scale 1 give lambda itself, bit for
+ * bit. The columns sit far apart in a large lambda, so the column `ahead`
+ * places on is prefetched while this one is scaled. With tp->normalise,
+ * the column is then divided by its sum. */
+static inline void cvb0_topic_column(int K, const cvb0_topics *tp, int u, int U, double *P) {
   const int ahead = 4;
-  for (int u = 0; u < U; u++) {
 #if defined(__GNUC__) || defined(__clang__)
-    if (u + ahead < U) {
-      const char *c = (const char *)(lambda + (svi_len)w[u + ahead] * K);
-      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-        __builtin_prefetch(c + off, 0, 0);
-    }
+  if (u + ahead < U) {
+    const char *c = (const char *)(tp->lambda + (svi_len)tp->w[u + ahead] * K);
+    for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+      __builtin_prefetch(c + off, 0, 0);
+  }
+#else
+  (void)U;
+  (void)ahead;
 #endif
-    const double *src = lambda + (svi_len)w[u] * K;
-    double *dst = P + (svi_len)u * K;
-    for (int k = 0; k < K; k++) dst[k] = (shift + scale * src[k]) * inv_tot[k];
-    if (normalise) {
-      /* each column summing to 1 (the responsibilities, and so the fit, are
-       * the same: they are normalised over k), for the "topics" start */
-      double q[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;
-      int k = 0;
-      for (; k + 8 <= K; k += 8)
-        for (int j = 0; j < 8; j++) q[j] += dst[k + j];
-      sum = ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
-      for (; k < K; k++) sum += dst[k];
-      const double inv = 1.0 / sum;
-      for (k = 0; k < K; k++) dst[k] *= inv;
-    }
+  const double *src = tp->lambda + (svi_len)tp->w[u] * K;
+  const double shift = tp->shift, scale = tp->scale, *inv_tot = tp->inv_tot;
+  double *dst = P + (svi_len)u * K;
+  for (int k = 0; k < K; k++) dst[k] = (shift + scale * src[k]) * inv_tot[k];
+  if (tp->normalise) {
+    /* each column summing to 1 (the responsibilities, and so the fit, are
+     * the same: they are normalised over k), for the "topics" start */
+    double q[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;
+    int k = 0;
+    for (; k + 8 <= K; k += 8)
+      for (int j = 0; j < 8; j++) q[j] += dst[k + j];
+    sum = ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
+    for (; k < K; k++) sum += dst[k];
+    const double inv = 1.0 / sum;
+    for (k = 0; k < K; k++) dst[k] *= inv;
   }
 }
 
@@ -178,24 +179,61 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
   return 2 * (svi_len)(max_doc_types(x) + 1) * cs->passes;
 }
 
+/* Where each entry of a batch puts its last-pass m gamma (cvb0_doc()), so
+ * that documents can run on several threads and the summary still be
+ * summed in document order, as on one thread: the first entry of each
+ * word (in entry order: documents in order) writes its column of the
+ * summary, dest[e] = its column u; every later entry of the word writes
+ * its own slot of K values, dest[e] = -(slot + 1), slots numbered in entry
+ * order. The slots of column u are xslot[xptr[u] .. xptr[u + 1]),
+ * increasing. ecol[e] is the column of entry e (nnz entries, U columns);
+ * xptr has U + 1 ints, xslot room for nnz - U. Returns the number of
+ * slots. O(nnz + U). */
+int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
+                      int *xslot) {
+  for (int u = 0; u <= U; u++) xptr[u] = 0;
+  int n_extra = 0;
+  for (svi_len e = 0; e < nnz; e++) {
+    const int u = ecol[e];
+    dest[e] = (xptr[u]++ == 0) ? u : -(++n_extra);
+  }
+  /* xptr[u]: the end of column u's slots, then (filled backwards) its start */
+  int end = 0;
+  for (int u = 0; u < U; u++) {
+    end += xptr[u] > 0 ? xptr[u] - 1 : 0;
+    xptr[u] = end;
+  }
+  xptr[U] = n_extra;
+  for (svi_len e = nnz - 1; e >= 0; e--)
+    if (dest[e] < 0) xslot[--xptr[ecol[e]]] = -dest[e] - 1;
+  return n_extra;
+}
+
 /* The local step over a minibatch (or the fold-in when summary is NULL).
  *
- * P: K x U, lambda_kv / tot_k for the U distinct words of the batch, ecol[e]
- * the column of the word of entry e. theta: K x D output (NTheta per document).
- * summary: K x U output (zeroed here), added to by each document in document
- * order. Training (a summary) runs on one thread: keeping that order with
- * several threads needs a per-entry buffer of K values whose memory traffic
- * cost more than a second core gave (inst/bench/results/scale.txt). The
- * fold-in has no summary and spreads the documents over the threads (one at
- * a time, dynamically: each has its own stream).
+ * P: K x U output, lambda_kv / tot_k for the U distinct words of the batch
+ * (cvb0_topic_column(); the threads share the words), ecol[e] the column
+ * of the word of entry e. theta: K x D output (NTheta per document).
+ * summary: K x U output, column u the sum over the batch's entries of word
+ * u, in document order, of m gamma.
+ *
+ * The documents are spread over the threads one at a time, dynamically:
+ * each has its own random stream. Training (a summary) with plan not NULL
+ * (cvb0_summary_plan(); extra holds K doubles per slot) writes each
+ * entry's m gamma to its own place, then the threads share the summary's
+ * columns and each adds its columns' slots in document order: every cell
+ * of the summary is the same sum in the same order as with documents added
+ * one after another, so the fit does not depend on threads. With plan NULL
+ * training runs on one thread, documents in order, adding into the summary
+ * directly.
  *
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
  * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
  * cvb0_order_stride(max types) ints). */
-void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
+void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
-                double *theta, double *summary, double *tables, double *g_all,
-                int *order_all) {
+                double *theta, double *summary, const cvb0_plan *plan, double *tables,
+                double *g_all, int *order_all) {
   const int K = cs->K;
   const int mt = max_doc_types(x);
   const int T = (mt + 1) * cs->passes;
@@ -204,24 +242,31 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
   const svi_len gstride = cvb0_thread_stride(K), ostride = cvb0_order_stride(mt);
   const cvb0_doc_fn doc_fn = cvb0_pick(cvb0_kernel_width(cs->kernel));
 
-  if (summary) {
+  if (summary && !plan) {
+    for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
     for (int d = 0; d < x->D; d++) {
       svi_rng r;
       svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
       doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g_all,
-             g_all + K, order_all, NULL, summary);
+             g_all + K, order_all, NULL, NULL, summary);
     }
     return;
   }
+  const int *dest = summary ? plan->dest : NULL;
+  double *extra = summary ? plan->extra : NULL;
   (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
   {
     const int tid = svi_thread_id();
     double *g = g_all + (svi_len)tid * gstride;
     int *order = order_all + (svi_len)tid * ostride;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 32)
+#endif
+    for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -229,7 +274,21 @@ void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
       svi_rng r;
       svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
       doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K, order,
-             NULL, NULL);
+             dest, extra, summary);
+    }
+    if (summary) {
+      /* each column's later entries, in document order (the slots of a
+       * column increase); the region's end waits for all */
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 16) nowait
+#endif
+      for (int u = 0; u < U; u++) {
+        double *dst = summary + (svi_len)u * K;
+        for (int i = plan->xptr[u]; i < plan->xptr[u + 1]; i++) {
+          const double *a = extra + (svi_len)plan->xslot[i] * K;
+          for (int k = 0; k < K; k++) dst[k] += a[k];
+        }
+      }
     }
   }
 }
@@ -253,6 +312,9 @@ void cvb0_global(int K, int V, const double *lambda, const double *tot, double e
     double *dst = lambda_new + (svi_len)v * K;
     for (int k = 0; k < K; k++) dst[k] = a * src[k] + b;
   }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
   for (int u = 0; u < U; u++) {
     double *dst = lambda_new + (svi_len)w[u] * K;
     const double *sv = val + (svi_len)u * K;

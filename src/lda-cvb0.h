@@ -16,17 +16,32 @@ typedef struct {
 
 int cvb0_kernel_width(int want);
 
-void cvb0_topic_columns(int K, const double *lambda, double shift, double scale,
-                        const double *inv_tot, int U, const int *w, int normalise,
-                        double *P);
+/* The topics a local step reads: lambda = shift + scale X with X K x V
+ * (shift 0, scale 1: lambda itself), 1 / tot_k, the batch's words w. */
+typedef struct {
+  const double *lambda;
+  double shift, scale;
+  const double *inv_tot;
+  const int *w;
+  int normalise; /* each column divided by its sum (the "topics" start) */
+} cvb0_topics;
 svi_len cvb0_thread_stride(int K);
 svi_len cvb0_order_stride(int max_types);
 void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m);
 svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs);
-void cvb0_local(const svi_dtm *x, const double *P, const int *ecol, int U,
+/* Where a batch's entries put their part of the summary (cvb0_summary_plan()). */
+typedef struct {
+  int *dest;     /* nnz: the column of a word's first entry, else -(slot + 1) */
+  int *xptr;     /* U + 1: column u's slots are xslot[xptr[u] .. xptr[u + 1]) */
+  int *xslot;    /* nnz - U */
+  double *extra; /* K doubles per slot */
+} cvb0_plan;
+int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
+                      int *xslot);
+void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
-                double *theta, double *summary, double *tables, double *g_all,
-                int *order_all);
+                double *theta, double *summary, const cvb0_plan *plan, double *tables,
+                double *g_all, int *order_all);
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
                  double rho, double scale, int U, const int *w, const double *val,
                  int threads, double *lambda_new, double *tot_new);

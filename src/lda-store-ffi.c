@@ -190,7 +190,8 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
  * rho) scale and X[, words] += rho mult values / scale, IN PLACE, X and meta
  * together and without any R call in between (an interrupted lap leaves no
  * half-applied step). `values` holds K doubles per word. opts: rho, mult,
- * rescale_below, t (the step count after this step). Returns the new
+ * rescale_below, t (the step count after this step) and, optionally,
+ * threads (default 1; the result does not depend on it). Returns the new
  * scale. */
 SEXP ffi_lda_store_update(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts) {
   int K, V;
@@ -204,9 +205,10 @@ SEXP ffi_lda_store_update(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts)
                tn = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
   if (!(sc > 0.0) || !isfinite(sc) || !(below < 1.0))
     Rf_error("internal error: topic store update settings out of range");
+  const int threads = svi_opt_int_or(opts, "threads", 1, 1024, 1);
   double *scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
   const double sc_new = store_update(K, V, REAL(X), mt + 2, sc, r, m, U, INTEGER(words),
-                                     REAL(values), below, scr, scr + K);
+                                     REAL(values), below, scr, scr + K, threads);
   memcpy(mt + 2, scr + K, sizeof(double) * (size_t)K);
   mt[0] = sc_new;
   mt[1] = tn;

@@ -26,32 +26,80 @@
  *
  * The columns of X sit far apart (X is K x V and the minibatch's words are
  * scattered over the vocabulary): the next columns are prefetched while the
- * current one is updated, as in cvb0_topic_columns(). */
+ * current one is updated, as in cvb0_topic_column(). On several threads
+ * each column of X, and each block of row sums, is written by one thread,
+ * the sums in word order, so the result does not depend on threads. */
 double store_update(int K, int V, double *X, const double *xtot, double scale,
                         double rho, double mult, int U, const int *w, const double *val,
-                        double rescale_below, double *ssum, double *xtot_new) {
+                        double rescale_below, double *ssum, double *xtot_new, int threads) {
   const double scale_new = scale * (1.0 - rho);
   const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
   const double c = dense ? rho * mult : rho * mult / scale_new;
   if (dense) {
     const svi_len n = (svi_len)K * V;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+#endif
     for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
   }
-  /* row sums of S in word order (as the dense step) */
-  for (int k = 0; k < K; k++) ssum[k] = 0.0;
   const int ahead = 4;
-  for (int u = 0; u < U; u++) {
+  if (threads <= 1 || (double)K * U < 8192.0) {
+    /* one pass: each column, then the row sums of S in word order (as the
+     * dense step) */
+    for (int k = 0; k < K; k++) ssum[k] = 0.0;
+    for (int u = 0; u < U; u++) {
 #if defined(__GNUC__) || defined(__clang__)
-    if (u + ahead < U) {
-      const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
-      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-        __builtin_prefetch(nx + off, 1, 0);
-    }
+      if (u + ahead < U) {
+        const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
+        for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+          __builtin_prefetch(nx + off, 1, 0);
+      }
 #endif
-    double *restrict col = X + (svi_len)w[u] * K;
-    const double *restrict sv = val + (svi_len)u * K;
-    for (int k = 0; k < K; k++) col[k] += c * sv[k];
-    for (int k = 0; k < K; k++) ssum[k] += sv[k];
+      double *restrict col = X + (svi_len)w[u] * K;
+      const double *restrict sv = val + (svi_len)u * K;
+      for (int k = 0; k < K; k++) col[k] += c * sv[k];
+      for (int k = 0; k < K; k++) ssum[k] += sv[k];
+    }
+  } else {
+    /* the threads take the words (columns of X) in turn, then blocks of
+     * at most 256 topics of the row sums, each summed in word order */
+    int B = (K + 2 * threads - 1) / (2 * threads);
+    B = ((B + 7) / 8) * 8;
+    if (B > 256) B = 256;
+    const int nb = (K + B - 1) / B;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 16) nowait
+#endif
+      for (int u = 0; u < U; u++) {
+#if defined(__GNUC__) || defined(__clang__)
+        if (u + ahead < U) {
+          const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
+          for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
+            __builtin_prefetch(nx + off, 1, 0);
+        }
+#endif
+        double *restrict col = X + (svi_len)w[u] * K;
+        const double *restrict sv = val + (svi_len)u * K;
+        for (int k = 0; k < K; k++) col[k] += c * sv[k];
+      }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1) nowait
+#endif
+      for (int b = 0; b < nb; b++) {
+        const int k0 = B * b, n = k0 + B < K ? B : K - k0;
+        double acc[256];
+        for (int k = 0; k < n; k++) acc[k] = 0.0;
+        for (int u = 0; u < U; u++) {
+          const double *restrict sv = val + (svi_len)u * K + k0;
+          for (int k = 0; k < n; k++) acc[k] += sv[k];
+        }
+        memcpy(ssum + k0, acc, sizeof(double) * (size_t)n);
+      }
+    }
   }
   if (dense) {
     for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * ssum[k];

@@ -525,6 +525,69 @@ test_that("the threaded local step draws per-document streams in any schedule", 
   expect_equal(cvb0_dense(r2, ncol(sim$dtm)), ref$summary, tolerance = 1e-12)
 })
 
+test_that("training on two threads sums each word's summary in document order, bit for bit", {
+  sim <- simulate_lda(D = 120, V = 30, K = 3, doc_length = 40, seed = 12)
+  x <- sim$dtm
+  # an empty document, a document whose one entry counts 0, and a word only
+  # that document has (its summary column is 0)
+  p <- x$doc_ptr
+  x <- sparsevi:::new_sparsevi_dtm(
+    doc_ptr = as.integer(c(p[1:3], p[3], p[3] + 1L, p[-(1:3)] + 1L)),
+    term = as.integer(c(x$term[seq_len(p[3])], 30L, x$term[-seq_len(p[3])])),
+    count = c(x$count[seq_len(p[3])], 0, x$count[-seq_len(p[3])]),
+    vocab = c(x$vocab, "only0"))
+  expect_identical(nrow(x), 122L)
+  K <- 13L
+  lambda <- matrix(0.01 + stats::qgamma(uniform_source(2)(K * 31), 1), K, 31)
+  for (ctl in list(list(alpha = 0.1), list(alpha = 0.1, burnin = 2L),
+                   list(alpha = 0.5, shuffle = FALSE, cvb0_kernel = 2L),
+                   list(alpha = 0.1, cvb0_kernel = 8L),
+                   list(alpha = 0.1, doc_start = "random", doc_tau = 10))) {
+    st <- lda_test_state(lambda = lambda, t = 3)
+    r1 <- sparsevi:::lda_local_cvb0(x, st, ctl, c(1, 9), 1L)
+    r2 <- sparsevi:::lda_local_cvb0(x, st, ctl, c(1, 9), 2L)
+    r3 <- sparsevi:::lda_local_cvb0(x, st, ctl, c(1, 9), 3L)
+    expect_identical(r2$summary, r1$summary)
+    expect_identical(r3$summary, r1$summary)
+    expect_identical(r2$doc_topic, r1$doc_topic)
+    expect_identical(r3$doc_topic, r1$doc_topic)
+    expect_identical(r2$summary$words[length(r2$summary$words)], 30L)
+    expect_identical(cvb0_dense(r2, 31)[, 31], double(K))
+    expect_identical(r2$doc_topic[, 3], double(K))
+  }
+  # the pure-R reference, on the corpus without the zero count
+  ref <- ref_cvb0_local(sim$dtm, lambda[, 1:30], 0.1, c(1, 9), stream_base = 3 * 2^26,
+                        passes = 1L)
+  r2 <- sparsevi:::lda_local_cvb0(sim$dtm, lda_test_state(lambda = lambda[, 1:30], t = 3),
+                                  list(alpha = 0.1), c(1, 9), 2L)
+  expect_equal(r2$doc_topic, ref$theta, tolerance = 1e-12)
+  expect_equal(cvb0_dense(r2, 30), ref$summary, tolerance = 1e-12)
+})
+
+test_that("the store's update gives the same bits on any number of threads", {
+  K <- 37L
+  V <- 900L
+  rng <- uniform_source(21)
+  X0 <- matrix(rng(K * V), K, V)
+  words <- as.integer(seq(1L, V - 1L, by = 2L))[seq_len(400)]
+  vals <- rng(K * 400L)
+  run <- function(threads, rescale_below) {
+    st <- list(X = .Call(sparsevi:::ffi_svi_give_up, X0 + 0),
+               meta = .Call(sparsevi:::ffi_svi_give_up, c(0.5, 0, rowSums(X0))))
+    sparsevi:::lda_store_update(st, list(words = words, x = vals), 0.3, 7, 1,
+                                rescale_below, threads)
+    st
+  }
+  for (below in c(1e-100, 0.9)) {
+    a <- run(1L, below)
+    b <- run(2L, below)
+    expect_identical(b$X, a$X)
+    expect_identical(b$meta, a$meta)
+    expect_false(identical(a$X, X0))
+  }
+  expect_identical(a$meta[1], 1)
+})
+
 test_that("training does not modify an earlier fit in place", {
   sim <- simulate_lda(D = 200, V = 40, K = 3, doc_length = 30, seed = 12)
   a <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, batch_size = 50, seed = 3,
