@@ -43,8 +43,12 @@
 #include <R_ext/Altrep.h>
 #include <R_ext/Rdynload.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 /* Bytes that tables may hold before a collection runs first (256 MB). */
 #define SVI_TABLE_MIN_TRIGGER (256.0 * 1048576.0)
@@ -186,10 +190,34 @@ void R_unload_sparsevi(DllInfo *dll) {
   UNPROTECT(2);
 }
 
+/* Asks Linux to back a large block with 2 MB pages (transparent huge pages
+ * in "madvise" mode; a hint the system may ignore): the 2 MB-aligned part of
+ * a block of 32 MB or more. A table's pages are first touched by the local
+ * and global steps, on every thread; with 4 kB pages a one-pass K = 1000 fit
+ * over 30,000 Wikipedia paragraphs took 565,000 page faults, and on two
+ * threads they cost 2.8-3.3 s of system time against 0.7 s on one
+ * (concurrent faults in one address space); with 2 MB pages, 73,000.
+ * (calloc's large blocks are fresh pages, zeroed by the system when first
+ * touched, huge or not.) */
+static void table_advise(void *p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (bytes < (size_t)(16 * huge)) return;
+  const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  const uintptr_t b = ((uintptr_t)p + bytes) & ~(huge - 1);
+  if (b > a) (void)madvise((void *)a, (size_t)(b - a), MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 /* A block of n doubles from the C heap, zero-filled when `zero`; NULL when
  * the system has none. */
 static double *table_block(size_t n, int zero) {
-  return zero ? (double *)calloc(n, sizeof(double)) : (double *)malloc(n * sizeof(double));
+  double *p = zero ? (double *)calloc(n, sizeof(double)) : (double *)malloc(n * sizeof(double));
+  if (p) table_advise(p, n * sizeof(double));
+  return p;
 }
 
 /* A K x V double matrix outside R's heap: zero-filled when `zero` (calloc,
