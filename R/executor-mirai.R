@@ -260,9 +260,30 @@ mirai_calls <- function(workers, ws, payloads, step) {
   }
   out <- vector("list", length(ws))
   for (j in seq_along(ws)) {
-    r <- ms[[j]][]
+    r <- mirai_wait(ms[[j]], workers[[ws[j]]]$profile)
+    if (is.null(r)) {
+      return(fail(j, "its daemon disconnected during the task (the worker's process died or was stopped)"))
+    }
     if (mirai::is_error_value(r)) return(fail(j, mirai_error_text(r)))
     out[[j]] <- r
   }
   out
+}
+
+# The value of mirai `m`, or NULL when its worker's daemon disconnected
+# before it resolved. (Waiting with m[] alone can wait for ever: a task whose
+# daemon dies mid-task is not always resolved with an error value; the
+# request stays queued for a daemon that will never come back.) Polls every
+# millisecond, and checks the connection about every quarter second.
+mirai_wait <- function(m, profile) {
+  i <- 0L
+  while (mirai::unresolved(m)) {
+    Sys.sleep(0.001)
+    i <- i + 1L
+    if (i %% 250L == 0L && !mirai_connected(profile)) {
+      Sys.sleep(0.1)
+      if (mirai::unresolved(m)) return(NULL)
+    }
+  }
+  m$data
 }
