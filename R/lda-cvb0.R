@@ -566,8 +566,10 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
   if (is.null(passes)) passes <- fit$control$infer_passes
   if (is.null(passes)) passes <- cvb0_defaults$infer_passes
   passes <- check_count(passes, "infer_passes", min = 1, max = 1000)
-  settings <- cvb0_settings(utils::modifyList(as.list(fit$control), as.list(control)),
-                            passes = passes)
+  fc <- as.list(fit$control)
+  # (a fit saved before doc_start existed was trained with the random start)
+  if (is.null(fc$doc_start)) fc$doc_start <- "random"
+  settings <- cvb0_settings(utils::modifyList(fc, as.list(control)), passes = passes)
   tw <- fit$topic_word
   K <- nrow(tw)
   topic_names <- rownames(tw)

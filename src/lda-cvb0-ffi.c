@@ -23,7 +23,9 @@ static cvb0_settings settings_from_r(SEXP opts, int K) {
   if (!(cs.alpha > 0)) Rf_error("internal error: `alpha` must be positive");
   cs.passes = svi_opt_int(opts, "passes", 1, 10000);
   cs.shuffle = svi_opt_flag(opts, "shuffle");
-  cs.doc_start = svi_opt_int(opts, "doc_start", 0, 2);
+  /* (absent in the settings of a fit saved before the option existed: the
+   * random start it was trained with) */
+  cs.doc_start = svi_opt_int_or(opts, "doc_start", 0, 2, 0);
   cs.kernel = svi_opt_int(opts, "kernel", 0, 8);
   if (cs.kernel != 0 && cs.kernel != 2 && cs.kernel != 4 && cs.kernel != 8)
     Rf_error("internal error: SCVB0 kernel width must be 0, 2, 4 or 8");

@@ -716,3 +716,16 @@ test_that("the session's word table finds the batch's words whatever it holds", 
   expect_identical(r2$theta, r1$doc_topic)
   expect_equal(length(r1$summary$x), K * length(r1$summary$words))
 })
+
+test_that("a fit saved before doc_start existed goes on with its random start", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 20, seed = 4)
+  a <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 2, doc_start = "random", doc_tau = 10,
+               progress = FALSE)
+  old <- a
+  old$control$cvb0_settings$doc_start <- NULL
+  old$control$doc_start <- NULL
+  expect_identical(update(old, sim$dtm, passes = 1, progress = FALSE)$topic_word,
+                   update(a, sim$dtm, passes = 1, progress = FALSE)$topic_word)
+  expect_identical(predict(old, sim$dtm[1:5, ], method = "cvb0", seed = 1),
+                   predict(a, sim$dtm[1:5, ], method = "cvb0", seed = 1))
+})
