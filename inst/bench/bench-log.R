@@ -88,8 +88,15 @@ bench_commit <- function() {
   paste0(h[1], if (length(dirty)) "+uncommitted" else "")
 }
 
+# The niceness this process runs at, as the command's prefix ("nice -n 19 "
+# or "" at 0): read from the system, not assumed.
+bench_nice <- function() {
+  n <- suppressWarnings(tools::psnice(Sys.getpid()))
+  if (is.na(n) || n == 0L) "" else sprintf("nice -n %d ", n)
+}
+
 # The command that reproduces this run: the benchmark environment variables
-# that are set, then the script and its arguments.
+# that are set, the niceness it ran at, then the script and its arguments.
 bench_command <- function() {
   env <- Sys.getenv()
   keep <- (grepl("^(SPARSEVI_|SCVB0_|OMP_)", names(env)) | names(env) == "R_LIBS") &
@@ -99,7 +106,8 @@ bench_command <- function() {
   f <- sub("^--file=", "", grep("^--file=", a, value = TRUE))
   script <- if (length(f)) f[1] else "<sourced>"
   args <- commandArgs(trailingOnly = TRUE)
-  paste(c(vars, "nice -n 19 Rscript", script, if (length(args)) shQuote(args)), collapse = " ")
+  paste(c(vars, paste0(bench_nice(), "Rscript"), script, if (length(args)) shQuote(args)),
+        collapse = " ")
 }
 
 # An LDA training state for scripts that call an engine's steps directly,

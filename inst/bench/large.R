@@ -123,12 +123,12 @@ if (identical(Sys.getenv("SPARSEVI_BENCH_SECTION"), "heldout")) {
   say("== issue 33: fit + held-out at large K, %s; host %s; load %s; sparsevi %s",
       format(Sys.time()), Sys.info()[["nodename"]], load(),
       as.character(utils::packageVersion("sparsevi")))
-  say("   commit %s; command: %sSPARSEVI_BENCH_SECTION=heldout nice -n 19 Rscript inst/bench/large.R",
+  say("   commit %s; command: %sSPARSEVI_BENCH_SECTION=heldout %sRscript inst/bench/large.R",
       system("git rev-parse --short HEAD", intern = TRUE),
       paste0(vapply(c("SPARSEVI_BENCH_DOCS", "SPARSEVI_BENCH_RUNS", "SPARSEVI_BENCH_SUBLINEAR",
                       "SPARSEVI_BENCH_THREADS", "SPARSEVI_BENCH_LIB", "SPARSEVI_BENCH_OUT"),
                     function(v) if (nzchar(Sys.getenv(v))) sprintf("%s=%s ", v, Sys.getenv(v)) else "",
-                    ""), collapse = ""))
+                    ""), collapse = ""), bench_nice())
   say("   wikipara first %d paragraphs, V = 129,289; 1,000 held out (split_heldout(x, n_test = 1000, seed = 1)); %s training tokens; one pass, seed 1, %d thread(s)",
       n_all, format(n_train_tok, big.mark = ","), threads)
   say("   child per run under /usr/bin/time -v: fit_lda() then heldout_loglik(fit, test) (completion); peak RSS of the child (GiB)")

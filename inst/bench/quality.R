@@ -178,7 +178,7 @@ env_of <- function(v) {
 }
 commit <- bench_commit()
 dirty <- FALSE # (bench_commit() says "+uncommitted" itself)
-command <- sprintf("%snice -n 19 Rscript inst/bench/quality.R",
+command <- sprintf("%s%sRscript inst/bench/quality.R", bench_nice(),
                    paste0(vapply(c("SPARSEVI_QUALITY_CORPORA", "SPARSEVI_QUALITY_K",
                                    "SPARSEVI_QUALITY_SYSTEMS", "SPARSEVI_QUALITY_OUT",
                                    "SPARSEVI_PEER_LIB", "R_LIBS"), env_of, ""), collapse = ""))
