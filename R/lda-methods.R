@@ -581,8 +581,9 @@ plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents", "select
 #' @param heldout As in [fit_lda()]. Missing (the default): the held-out
 #'   documents given when the model was fitted (its `heldout`), scored
 #'   after every lap again; `NULL` to score none.
-#' @param cluster `NULL` or a cluster from [parallel::makePSOCKcluster()], as
-#'   in [fit_lda()]; the rounds are those of the fit (its `sync`).
+#' @param cluster `NULL`, workers from [sparsevi_workers()] or a cluster
+#'   from [parallel::makePSOCKcluster()], as in [fit_lda()]; the rounds are
+#'   those of the fit (its `sync`).
 #' @param ... Nothing else: any other argument (a misspelt one, or a setting
 #'   of the model such as `alpha`) is an error of class
 #'   `sparsevi_error_argument`.

@@ -92,8 +92,9 @@ lda_available <- function() {
 #' @param progress Print a line per lap; default `interactive()`.
 #' @param heldout `NULL`, or test documents (from [split_heldout()], or a
 #'   corpus) scored by [heldout_loglik()] after every lap.
-#' @param cluster `NULL`, a cluster from [parallel::makePSOCKcluster()], or
-#'   `"future"`: see [sparsevi_cluster].
+#' @param cluster `NULL`, persistent workers from [sparsevi_workers()], a
+#'   cluster from [parallel::makePSOCKcluster()], or `"future"`: see
+#'   [sparsevi_cluster].
 #' @param sync Batches run in parallel per round on a cluster (default 1).
 #' @param doc_topics Topic proportions kept per training document in
 #'   `doc_topic` (default `L`; `K`: all; `0`: none).

@@ -310,8 +310,8 @@ logLik.sparsevi_mixture <- function(object, ...) {
 #'   default): the `heldout` data given when the model was fitted (kept on
 #'   the fit as `heldout`); `NULL` to score none.
 #' @param progress Print one line per lap?
-#' @param cluster `NULL` or a cluster from [parallel::makePSOCKcluster()], as
-#'   in [fit_mixture()].
+#' @param cluster `NULL`, workers from [sparsevi_workers()] or a cluster
+#'   from [parallel::makePSOCKcluster()], as in [fit_mixture()].
 #' @param ... Nothing else: any other argument (a misspelt one, or a setting
 #'   of the model such as `K`) is an error of class
 #'   `sparsevi_error_argument`.
