@@ -62,6 +62,13 @@
 # scikit-learn's batch LDA on all six; 0.5 fell 0.28 behind on spamassassin
 # (V = 13.7k). Priors NA mean 1 / K; step_scale is the s of the step size
 # rho_t = s (tau + t)^-kappa.
+#
+# seeded_start (cvb0, gibbs): when fit_lda() is given no `init`, the engine
+# starts "seeded" above `above` K x V entries or when K x V exceeds `ratio`
+# times the corpus's tokens (lda_default_init(), R/lda-start.R, with the
+# measurements behind it).
+lda_seeded_start_rule <- list(above = 2^25, ratio = 4)
+
 sparsevi_engines <- list(
   lda = list(
     vb = list(
@@ -91,16 +98,18 @@ sparsevi_engines <- list(
       # buffer the loop gives it and takes back after the global step
       # (lda_lap()): a fresh one per minibatch was a third of a default fit's
       # CPU time in garbage collection (kos, K = 100)
-      summary_buffers = TRUE),
+      summary_buffers = TRUE,
+      # the default start: "seeded" on large tables (lda_default_init())
+      seeded_start = lda_seeded_start_rule),
     gibbs = list(
       label = "Gibbs within SVI",
       paper = "Mimno, Hoffman & Blei (Gibbs within SVI)",
       globals = "stochastic",
-      # (init = "bregman" at every size: its start is sparse, one number for
-      # the base, so the former switch to init = "sparse" above 2^25 K x V
-      # entries is gone; at K = 1000 on 20,000 Wikipedia paragraphs the
-      # Bregman start scores 0.02-0.04 nats/token higher, issue 20)
+      # (its starts are sparse: "bregman" holds the base as one number,
+      # "seeded" none; no start builds a K x V table)
       defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1),
+      # the default start: "seeded" on large tables (lda_default_init())
+      seeded_start = lda_seeded_start_rule,
       controls = c("burnin", "samples", "rescale_below", "step_scale"),
       # its local step returns the batch's K x (batch documents) topic
       # counts densely: the default batch size is capped so that they stay

@@ -115,34 +115,7 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
                       tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 4,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
                       doc_start = "topics",
-                      infer_passes = 10L, seeded_start_above = 2^25,
-                      seeded_start_ratio = 4)
-
-# The start SCVB0 takes when the caller gave no `init`: "seeded" (no random
-# base, lda_cvb0_seeded_start()) when the topics have more than
-# cvb0_defaults$seeded_start_above (2^25, a 256 MB table: the threshold of
-# the gibbs engine's sparse start) entries, else NULL (fit_lda()'s default).
-# One pass over 60,000 wikipara paragraphs (V = 129,289) at K = 1000:
-# -8.95 nats per token seeded, -9.53 from the default start; it also skips
-# the start's K x V random draws (4.1 of 15.5 CPU s of training there).
-#
-# Also when the random base's pseudo-counts (about one per word and topic,
-# K x V in all) would outweigh the corpus's tokens more than
-# cvb0_defaults$seeded_start_ratio (4) to 1 (issue 20): K = 100, 10 laps on
-# wikipara20000 (K V / tokens = 6.4): -8.4102 seeded against -8.4185; one
-# pass over 60,000 wikipara paragraphs, all terms (4.9): -8.6069 against
-# -8.6085 (and its K x V random draws were half of the whole call's time
-# outside training); moviereviews (2.7), the largest ratio of the six
-# other corpora: -8.2844 against -8.2805, so those keep the default start
-# (inst/bench/results/cvb0-stop.txt, the note at its end).
-cvb0_default_init <- function(K, V, tokens = NULL) {
-  kv <- as.double(K) * V
-  if (kv > cvb0_defaults$seeded_start_above) return("seeded")
-  if (!is.null(tokens) && tokens > 0 && kv > cvb0_defaults$seeded_start_ratio * tokens) {
-    return("seeded")
-  }
-  NULL
-}
+                      infer_passes = 10L)
 
 # Resolves SCVB0's settings once, when fit_lda() builds its control list
 # (fit_lda() calls the engine's `control`, R/engines.R). The engine's topic schedule
@@ -161,10 +134,6 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   if (!"kappa" %in% given) control$kappa <- cvb0_defaults$kappa
   x <- get0("x", envir = env, inherits = FALSE)
   tokens <- if (inherits(x, c("sparsevi_dtm", "sparsevi_source"))) corpus_tokens(x)
-  if (!"init" %in% given && !is.null(x) && !is.null(control$K)) {
-    init <- cvb0_default_init(control$K, ncol(x), tokens)
-    if (!is.null(init)) control$init <- init
-  }
   if (!inherits(x, "sparsevi_source") && !any(c("n_batches", "batch_size") %in% given)) {
     bs <- as.integer(min(cvb0_defaults$batch_size, control$n_docs))
     control$batch_size <- bs

@@ -33,6 +33,36 @@ lda_init_state <- function(x, control) {
   lda_memo_start(state, control, K, ncol(x))
 }
 
+# The start a fit takes when the caller gave no `init`: "seeded" (the chosen
+# documents' counts plus eta, no random base) for an engine whose registry
+# entry has a `seeded_start` rule, when the topics have more than
+# rule$above entries (2^25, a 256 MB table) or when the base's
+# pseudo-counts (about one per word and topic, K x V in all) would outweigh
+# the corpus's tokens more than rule$ratio (4) to 1; else "bregman".
+# With the base, the first minibatch barely tells the topics apart when V is
+# large; without it they follow their seed documents. Measured:
+# - SCVB0, one pass over 60,000 wikipara paragraphs (V = 129,289), K = 1000:
+#   -8.95 nats per token seeded, -9.53 from the Bregman start (and no K x V
+#   random draws: 4.1 of 15.5 CPU s of training there); K = 100, 10 laps on
+#   wikipara20000 (K V / tokens = 6.4): -8.4102 against -8.4185;
+#   moviereviews (2.7), the largest ratio of the six other corpora: -8.2844
+#   against -8.2805, so those keep the Bregman start
+#   (inst/bench/results/scvb0.txt part 6, cvb0-stop.txt);
+# - gibbs (issue 33), 59,000 wikipara paragraphs (V = 85,936), K = 1000, one
+#   pass, eta = 0.01: held-out -9.29 against -9.49, NPMI 0.096 against -0.390
+#   (its topics were mostly rare words); K = 100, 10 laps on wikipara20000:
+#   -9.18 against -9.26, NPMI -0.136 against -0.291 (quality.txt, issue 33
+#   section). On the corpora below the ratio the Bregman start scored 0.02 to
+#   0.10 higher for gibbs, so the rule is not "seeded everywhere".
+lda_default_init <- function(local, K, V, tokens = NULL) {
+  rule <- sparsevi_engines$lda[[local]]$seeded_start
+  if (is.null(rule)) return("bregman")
+  kv <- as.double(K) * V
+  if (kv > rule$above) return("seeded")
+  if (!is.null(tokens) && tokens > 0 && kv > rule$ratio * tokens) return("seeded")
+  "bregman"
+}
+
 # The memo of a memoized step's start (lda_step(control)$memoized): an empty
 # cache of batch summaries and objective terms, and for the dense form the
 # K x V sums S (a store of sums starts empty, lda_global_memoized_lazy()).

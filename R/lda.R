@@ -225,16 +225,16 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   }
   restarts <- check_restarts(restarts, local, call = here)
   init_lambda <- NULL
-  if (missing(init) && !is.null(defaults$sparse_start_above) &&
-      as.double(K) * V > defaults$sparse_start_above) {
-    init <- "sparse" # a large table: the engine's sparse start
-  }
-  # the large-K default (gibbs) with fewer start documents than topics: its
-  # empty sparse start, not the random start's dense K x V table (Bregman
-  # seeding needs K documents)
-  if (missing(init) && !is.null(engine_reason) &&
-      (if (inherits(x, "sparsevi_source")) x$n_docs[1L] else D) < K) {
-    init <- "sparse"
+  if (missing(init)) {
+    # the large-K default (gibbs) with fewer start documents than topics: its
+    # empty sparse start, not the random start's dense K x V table (Bregman
+    # seeding needs K documents); else the engine's rule (R/lda-start.R)
+    init <- if (!is.null(engine_reason) &&
+                (if (inherits(x, "sparsevi_source")) x$n_docs[1L] else D) < K) {
+      "sparse"
+    } else {
+      lda_default_init(local, K, V, corpus_tokens(x))
+    }
   }
   if (is.matrix(init)) {
     init_lambda <- check_init_lambda(init, K, V, call = here)

@@ -94,9 +94,7 @@ score_topics <- function(tw, alpha, tr, test) {
 # (SCVB0 switches to "seeded" on large tables); `extra` changes some (probes).
 engine_call <- function(tr, K, local, extra = list()) {
   d <- sparsevi:::lda_engine_defaults[[local]]
-  init <- if (local == "cvb0") {
-    sparsevi:::cvb0_default_init(K, ncol(tr), sum(tr$count)) %||% "bregman"
-  } else "bregman"
+  init <- sparsevi:::lda_default_init(local, K, ncol(tr), sum(tr$count))
   args <- list(x = tr, K = K, local = local, global = d$global,
                alpha = if (is.na(d$alpha)) 1 / K else d$alpha,
                eta = if (is.na(d$eta)) 1 / K else d$eta,

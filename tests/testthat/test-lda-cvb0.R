@@ -299,27 +299,6 @@ test_that("init = 'seeded' starts SCVB0 from the chosen documents without a rand
   expect_false(isTRUE(all.equal(f$topic_word, g$topic_word)))
 })
 
-test_that("SCVB0 starts seeded by default only when the topics are a large table", {
-  expect_identical(sparsevi:::cvb0_default_init(1000, 129289), "seeded")
-  expect_null(sparsevi:::cvb0_default_init(100, 129289))
-  expect_null(sparsevi:::cvb0_default_init(1000, 2^25 / 1000))
-  sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 30, seed = 3)
-  f <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, seed = 1, progress = FALSE)
-  expect_identical(f$control$init, "bregman")
-  # ... or when the random base (K x V pseudo-counts) would outweigh the
-  # corpus's tokens 4 to 1 (issue 20), unless the caller chose a start
-  expect_identical(sparsevi:::cvb0_default_init(100, 129289, tokens = 2.6e6), "seeded")
-  expect_null(sparsevi:::cvb0_default_init(100, 13119, tokens = 491657))
-  wide <- simulate_lda(D = 60, V = 2000, K = 3, doc_length = 10, seed = 3)$dtm
-  expect_gt(6 * ncol(wide), 4 * sum(wide$count))
-  expect_identical(fit_lda(wide, K = 6, passes = 1, seed = 1, progress = FALSE)$control$init,
-                   "seeded")
-  expect_identical(fit_lda(wide, K = 6, passes = 1, seed = 1, init = "bregman",
-                           progress = FALSE)$control$init, "bregman")
-  expect_identical(fit_lda(wide, K = 6, local = "vb", passes = 1, seed = 1,
-                           progress = FALSE)$control$init, "bregman")
-})
-
 test_that("the local step writes its summary into a buffer it is given, and fits are unchanged", {
   sim <- simulate_lda(D = 30, V = 50, K = 4, doc_length = 25, seed = 8)
   K <- 4

@@ -69,3 +69,34 @@ test_that("the seeded start's store in C equals its R form, and its lambda the s
   expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 0L, 0L, -1),
                "non-negative")
 })
+
+test_that("SCVB0 and gibbs start seeded by default only on large tables", {
+  for (local in c("cvb0", "gibbs")) {
+    expect_identical(sparsevi:::lda_default_init(local, 1000, 129289), "seeded")
+    expect_identical(sparsevi:::lda_default_init(local, 100, 129289), "bregman")
+    expect_identical(sparsevi:::lda_default_init(local, 1000, 2^25 / 1000), "bregman")
+    # ... or when the random base (K x V pseudo-counts) would outweigh the
+    # corpus's tokens 4 to 1 (issue 20; gibbs: issue 33)
+    expect_identical(sparsevi:::lda_default_init(local, 100, 129289, tokens = 2.6e6), "seeded")
+    expect_identical(sparsevi:::lda_default_init(local, 100, 13119, tokens = 491657), "bregman")
+  }
+  # engines without the rule keep the Bregman start at any size
+  expect_identical(sparsevi:::lda_default_init("vb", 1000, 129289), "bregman")
+  expect_identical(sparsevi:::lda_default_init("ope", 1000, 129289), "bregman")
+  sim <- simulate_lda(D = 60, V = 40, K = 3, doc_length = 30, seed = 3)
+  f <- fit_lda(sim$dtm, K = 3, local = "cvb0", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(f$control$init, "bregman")
+  wide <- simulate_lda(D = 60, V = 2000, K = 3, doc_length = 10, seed = 3)$dtm
+  expect_gt(6 * ncol(wide), 4 * sum(wide$count))
+  for (local in c("cvb0", "gibbs")) {
+    expect_identical(fit_lda(wide, K = 6, local = local, passes = 1, seed = 1,
+                             progress = FALSE)$control$init, "seeded")
+    # unless the caller chose a start
+    expect_identical(fit_lda(wide, K = 6, local = local, passes = 1, seed = 1,
+                             init = "bregman", progress = FALSE)$control$init, "bregman")
+  }
+  expect_identical(fit_lda(wide, K = 6, passes = 1, seed = 1, progress = FALSE)$control$init,
+                   "seeded")
+  expect_identical(fit_lda(wide, K = 6, local = "vb", passes = 1, seed = 1,
+                           progress = FALSE)$control$init, "bregman")
+})
