@@ -52,14 +52,23 @@
 #' * minibatches of `max(100, D / 10)` documents: give `batch_size = 100`;
 #' * the start is Bregman k-means++ seeding: each topic is `eta + 1` plus
 #'   the counts of one chosen document, held sparsely, so the start costs
-#'   no K x V table; `init = "random"` starts at random as in the paper (a
-#'   dense K x V table);
+#'   no K x V table; when K x V exceeds 2^25 entries or 4 times the
+#'   corpus's tokens, the start is `init = "seeded"`, the chosen documents'
+#'   counts plus `eta` without the base of 1, whose K x V pseudo-counts
+#'   would hide the seed documents (on 59,000 Wikipedia paragraphs at
+#'   K = 1000 the topics were then mostly rare words); `init = "random"`
+#'   starts at random as in the paper (a dense K x V table);
 #' * `burnin = 3` and `samples = 2` sweeps per document (the paper's 3 to 5
 #'   sweeps in all); `kappa = 0.6`;
 #' * `eta = 0.2`, below the value of about 0.4 that the paper found best on
 #'   its corpora; the large-K default call (more than 2^28 topic-word
 #'   entries) uses `eta = 0.01`, which scored higher after one pass over a
 #'   large vocabulary.
+#' The paper compares the hybrid with online VB whose document steps have
+#' no restarts. `fit_lda(local = "vb", global = "stochastic")` runs each
+#' document to convergence (`tol`, at most `max_iter` iterations) with
+#' restart proposals by default: give `restarts = FALSE` for the paper's
+#' baseline (both are rows of the comparison in `vignette("benchmarks")`).
 #' `vignette("benchmarks")` gives the measurements behind these choices.
 #'
 #' @name lda_gibbs

@@ -82,7 +82,9 @@ lda_available <- function() {
 #' @param restarts For `local = "vb"`: restart proposals (default `TRUE`).
 #' @param init `"bregman"` (default: K seed documents by Bregman
 #'   k-means++), `"random"`, `"sparse"` (`"gibbs"`), `"seeded"` (`"gibbs"`,
-#'   `"cvb0"`: the seeds' counts alone), or a K x V matrix.
+#'   `"cvb0"`: the seeds' counts alone), or a K x V matrix. Not given,
+#'   `"cvb0"` and `"gibbs"` start `"seeded"` when K x V exceeds 2^25 entries
+#'   or 4 times the corpus's tokens.
 #' @param tau,kappa Step sizes of stochastic training,
 #'   \eqn{\rho_t = (\tau + t)^{-\kappa}}; defaults 1 and 0.6.
 #' @param seed `NULL` or a whole number. The fit depends on the seed only,
