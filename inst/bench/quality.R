@@ -176,10 +176,11 @@ env_of <- function(v) {
 }
 commit <- bench_commit()
 dirty <- FALSE # (bench_commit() says "+uncommitted" itself)
-command <- sprintf("%s%sRscript inst/bench/quality.R", bench_nice(),
+command <- sprintf("%s%sRscript inst/bench/quality.R",
                    paste0(vapply(c("SPARSEVI_QUALITY_CORPORA", "SPARSEVI_QUALITY_K",
                                    "SPARSEVI_QUALITY_SYSTEMS", "SPARSEVI_QUALITY_OUT",
-                                   "SPARSEVI_PEER_LIB", "R_LIBS"), env_of, ""), collapse = ""))
+                                   "SPARSEVI_PEER_LIB", "R_LIBS"), env_of, ""), collapse = ""),
+                   bench_nice())
 
 for (cn in corpora) {
   x <- bench_corpus(cn, data_dir)
