@@ -236,7 +236,9 @@ gibbs_stream <- function(t) 2^51 + as.double(t) * 2^20
 
 # The "gibbs" local step on one batch: returns list(summary = K x V
 # dgCMatrix of the batch's averaged topic-word counts (not scaled),
-# doc_topic = K x Db average topic counts, stats).
+# doc_topic = K x Db dgCMatrix of the documents' average topic counts (a
+# document holds few of K topics: a dense block was 80 KB per document at
+# K = 10,000), stats).
 lda_local_gibbs <- function(batch, state, control, seed, threads) {
   ctl <- gibbs_control(control)
   if (any(batch$count != round(batch$count))) {
@@ -252,12 +254,14 @@ lda_local_gibbs <- function(batch, state, control, seed, threads) {
                seed, as.integer(threads))
   V <- length(store$p) - 1L
   summary <- new_dgc(i = res$k, p = res$p, x = res$x, Dim = c(K, V))
+  dt <- res$doc_topic
+  doc_topic <- new_dgc(i = dt$k, p = dt$p, x = dt$x, Dim = c(K, length(dt$p) - 1L))
   st <- res$stats
   draws <- sum(st[1:4])
   frac <- function(i) if (draws > 0) st[i] / draws else NA_real_
   list(
     summary = summary,
-    doc_topic = res$doc_topic,
+    doc_topic = doc_topic,
     stats = list(
       tokens = st[6],
       word_doc_fraction = frac(1),
@@ -410,7 +414,10 @@ lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
                list(eta = as.double(fit$eta), alpha = alpha, burnin = ctl$burnin,
                     samples = ctl$samples, stream0 = 2^50),
                seed, as.integer(threads))
-  theta <- t(res$doc_topic + alpha)
+  dt <- res$doc_topic
+  N <- matrix(0, K, length(dt$p) - 1L)
+  N[cbind(dt$k + 1L, rep.int(seq_len(ncol(N)), diff(dt$p)))] <- dt$x
+  theta <- t(N + alpha)
   theta / rowSums(theta)
 }
 

@@ -99,12 +99,25 @@ lda_kept_parts <- function(x, members, control) {
   alpha <- if (lda_engine_can(control$local, "proportions")) 0 else control$alpha
   add <- function(res, b) {
     w <- res$doc_topic
-    if (is.null(w) || !is.matrix(w) || ncol(w) != length(rows[[b]])) return(invisible())
-    if (!is.double(w)) storage.mode(w) <- "double"
-    env$parts[[b]] <- .Call(ffi_lda_top_share, w, n_keep, alpha)
+    if (is.null(w) || ncol(w) != length(rows[[b]])) return(invisible())
+    part <- lda_top_share(w, n_keep, alpha)
+    if (!is.null(part)) env$parts[[b]] <- part
     invisible()
   }
   list(env = env, add = add)
+}
+
+# Each column's n_keep largest (w + alpha), renormalised (list(j, x), as
+# ffi_lda_top_share() gives): w a dense K x n matrix, or a dgCMatrix (the
+# gibbs engine's counts), read without its dense form, with the same result.
+lda_top_share <- function(w, n_keep, alpha) {
+  if (inherits(w, "dgCMatrix")) {
+    return(.Call(ffi_lda_top_share_csc, w@p, w@i, w@x, nrow(w), as.integer(n_keep),
+                 as.double(alpha)))
+  }
+  if (!is.matrix(w)) return(NULL)
+  if (!is.double(w)) storage.mode(w) <- "double"
+  .Call(ffi_lda_top_share, w, n_keep, alpha)
 }
 
 # The kept proportions as a D x K dgCMatrix, or NULL unless every batch's

@@ -60,6 +60,7 @@ extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* kept topic words (lda-kept.c) */
 extern SEXP ffi_lda_top_share(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_top_share_csc(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_kept_csc(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* Bregman topic pick (lda-pick-ffi.c) */
 extern SEXP ffi_lda_bregman_pick(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -159,6 +160,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
     /* kept topic words (lda-kept.c) */
     {"ffi_lda_top_share", (DL_FUNC)&ffi_lda_top_share, 3},
+    {"ffi_lda_top_share_csc", (DL_FUNC)&ffi_lda_top_share_csc, 6},
     {"ffi_lda_kept_csc", (DL_FUNC)&ffi_lda_kept_csc, 5},
     /* Bregman topic pick (lda-pick-ffi.c) */
     {"ffi_lda_bregman_pick", (DL_FUNC)&ffi_lda_bregman_pick, 8},

@@ -63,7 +63,8 @@ static void prepare(const gibbs_topics *tw, const double *alpha,
 
 /* The local step on one batch. ctl = c(burnin, samples). Returns
  * list(p, k, x) of the K x V summary (average of the saved sweeps),
- * doc_topic (K x D average topic counts) and stats (draws from the
+ * doc_topic (K x D average topic counts, list(p, k, x) of its CSC slots)
+ * and stats (draws from the
  * word-document, word-alpha, document and alpha parts; entries visited for
  * the word-document part; tokens). */
 /* The Gibbs local step over a batch (x: a sparsevi_dtm) given the sparse
@@ -114,16 +115,34 @@ SEXP ffi_lda_local_gibbs(SEXP x_, SEXP V_, SEXP store, SEXP opts, SEXP seed,
   const char *names[] = {"p", "k", "x", "doc_topic", "stats"};
   SEXP out = PROTECT(svi_named_list(5, names));
   n_prot++;
-  SEXP doc_topic = PROTECT(Rf_allocMatrix(REALSXP, K, x.D));
-  n_prot++;
-  SET_VECTOR_ELT(out, 3, doc_topic);
-
   svi_len nd1 = x.D > 0 ? x.D : 1;
   svi_rng *doc_rng = (svi_rng *)R_alloc(2 * nd1, sizeof(svi_rng));
   if (lda_gibbs_local(&x, &tw, &pp, burnin, samples, s, st, threads, tok_off, tok_word,
-                      zcur, tok_z, iscr, dscr, REAL(doc_topic), stats, doc_rng,
-                      doc_rng + nd1) != 0)
+                      zcur, tok_z, iscr, dscr, stats, doc_rng, doc_rng + nd1) != 0)
     Rf_error("internal error: the sampler drew another number of uniforms than planned");
+
+  /* the documents' topic counts, sparse (serially: the draws are fixed) */
+  {
+    svi_len room = nt1 * samples;
+    if (room > (svi_len)K * nd1) room = (svi_len)K * nd1;
+    int *dp = (int *)R_alloc((size_t)x.D + 1, sizeof(int));
+    int *dk = (int *)R_alloc(room, sizeof(int));
+    double *dx = (double *)R_alloc(room, sizeof(double));
+    svi_len dnz = lda_gibbs_doc_topic(K, x.D, n_tok, samples, tok_off, tok_z, dp, dk, dx,
+                                      iscr, iscr + K);
+    const char *dnames[] = {"p", "k", "x"};
+    SEXP dt = PROTECT(svi_named_list(3, dnames));
+    n_prot++;
+    SEXP dtp = SET_VECTOR_ELT(dt, 0, Rf_allocVector(INTSXP, (R_xlen_t)x.D + 1));
+    SEXP dtk = SET_VECTOR_ELT(dt, 1, Rf_allocVector(INTSXP, dnz));
+    SEXP dtx = SET_VECTOR_ELT(dt, 2, Rf_allocVector(REALSXP, dnz));
+    for (int d = 0; d <= x.D; d++) INTEGER(dtp)[d] = dp[d];
+    for (svi_len j = 0; j < dnz; j++) {
+      INTEGER(dtk)[j] = dk[j];
+      REAL(dtx)[j] = dx[j];
+    }
+    SET_VECTOR_ELT(out, 3, dt);
+  }
 
   /* summary, reduced serially (counts are integers: order-free) */
   int *pw = (int *)R_alloc((size_t)V + 1, sizeof(int));

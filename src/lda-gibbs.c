@@ -190,7 +190,7 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
                             const gibbs_prep *pp, int d, int burnin, int samples,
                             svi_len n_tok, svi_rng *rng, const svi_len *tok_off,
                             int *tok_word, int *zcur, int *tok_z, int *iscr, double *dscr,
-                            double *doc_topic, double *stats) {
+                            double *stats) {
   int K = tw->K;
   svi_len a = tok_off[d], n = tok_off[d + 1] - a;
   int *words = tok_word + a, *z = zcur + a;
@@ -198,9 +198,7 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
    * sampled: neighbouring documents run on other threads, and their
    * counters in `stats` would share cache lines updated on every draw */
   double part[GIBBS_NSTAT];
-  double *theta = doc_topic + (svi_len)K * d;
   for (int i = 0; i < GIBBS_NSTAT; i++) part[i] = 0.0;
-  for (int k = 0; k < K; k++) theta[k] = 0.0;
   /* expand the bag of words and shuffle it: the order tokens are visited in */
   svi_len t = 0;
   for (int e = x->doc_ptr[d]; e < x->doc_ptr[d + 1]; e++) {
@@ -231,10 +229,8 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
     if (sweep >= burnin) {
       int *out = tok_z + (svi_len)(sweep - burnin) * n_tok + a;
       for (svi_len i = 0; i < n; i++) out[i] = z[i];
-      for (int i = 0; i < s.nlist; i++) theta[s.list[i]] += s.ndk[s.list[i]];
     }
   }
-  for (int k = 0; k < K; k++) theta[k] /= samples;
   for (int i = 0; i < GIBBS_NSTAT; i++) stats[GIBBS_NSTAT * (svi_len)d + i] = part[i];
 }
 
@@ -254,7 +250,7 @@ static uint64_t gibbs_doc_draws(int d, const void *ctx) {
 int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
                      int burnin, int samples, uint64_t seed, uint64_t stream0,
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
-                     int *tok_z, int *iscr, double *dscr, double *doc_topic,
+                     int *tok_z, int *iscr, double *dscr,
                      double *stats, svi_rng *doc_rng, svi_rng *doc_end) {
   int K = tw->K;
   svi_len n_tok = tok_off[x->D];
@@ -280,7 +276,7 @@ int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *
       svi_rng rng = doc_rng[d];
       sample_document(x, tw, pp, d, burnin, samples, n_tok, &rng, tok_off, tok_word, zcur,
                       tok_z, iscr + (svi_len)4 * K * tid, dscr + (svi_len)K * tid,
-                      doc_topic, stats);
+                      stats);
       doc_end[d] = rng;
     }
   }
@@ -326,6 +322,35 @@ svi_len lda_gibbs_summary(int K, int V, svi_len n_tok, int samples, const int *t
     start = end;
   }
   p[V] = (int)nnz;
+  return nnz;
+}
+
+svi_len lda_gibbs_doc_topic(int K, int D, svi_len n_tok, int samples, const svi_len *tok_off,
+                            const int *tok_z, int *p, int *k, double *x, int *cnt,
+                            int *touched) {
+  for (int kk = 0; kk < K; kk++) cnt[kk] = 0;
+  svi_len nnz = 0;
+  p[0] = 0;
+  for (int d = 0; d < D; d++) {
+    int nt = 0;
+    for (int s = 0; s < samples; s++) {
+      const int *zs = tok_z + (svi_len)s * n_tok;
+      for (svi_len t = tok_off[d]; t < tok_off[d + 1]; t++) {
+        int kk = zs[t];
+        if (cnt[kk]++ == 0) touched[nt++] = kk;
+      }
+    }
+    qsort(touched, (size_t)nt, sizeof(int), cmp_int);
+    for (int i = 0; i < nt; i++) {
+      k[nnz] = touched[i];
+      /* the sum of the saved sweeps' counts over their number, as the
+       * average N_dk was before it was kept sparsely */
+      x[nnz] = (double)cnt[touched[i]] / samples;
+      cnt[touched[i]] = 0;
+      nnz++;
+    }
+    p[d + 1] = (int)nnz;
+  }
   return nnz;
 }
 

@@ -64,8 +64,7 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
 /* The local step on a batch. Tokens of document d occupy positions
  * tok_off[d] .. tok_off[d+1] of tok_word / zcur; saved sweep s writes its
  * topics to tok_z[s * n_tok + position]. Scratch: iscr of threads * 4K ints,
- * dscr of threads * K doubles. doc_topic (K x D) receives the average of
- * N_dk over the saved sweeps; stats (GIBBS_NSTAT x D) per document: draws
+ * dscr of threads * K doubles. stats (GIBBS_NSTAT x D) per document: draws
  * from the word-document, word-alpha, document and alpha parts, and the
  * entries visited to form the word-document part. The documents of block b
  * (SVI_BLOCK documents) draw in turn from stream stream0 + b; documents run
@@ -75,8 +74,18 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
 int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
                      int burnin, int samples, uint64_t seed, uint64_t stream0,
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
-                     int *tok_z, int *iscr, double *dscr, double *doc_topic,
+                     int *tok_z, int *iscr, double *dscr,
                      double *stats, svi_rng *doc_rng, svi_rng *doc_end);
+
+/* The documents' topic counts averaged over the saved sweeps, from the
+ * saved draws tok_z, as a sparse K x D matrix (CSC, document-major,
+ * topics increasing): p (D+1), k and x with room for min(K, samples *
+ * n_tok) entries. O(samples * n_tok), not O(K D): at K = 10,000 a dense
+ * K x D block was 80 KB per document. Scratch: cnt and touched of K ints.
+ * Returns the number of non-zeros. */
+svi_len lda_gibbs_doc_topic(int K, int D, svi_len n_tok, int samples, const svi_len *tok_off,
+                            const int *tok_z, int *p, int *k, double *x, int *cnt,
+                            int *touched);
 
 /* Counts the saved draws into a sparse K x V summary (CSC, word-major):
  * p (V+1), k and x (values count / samples) with room for samples * n_tok

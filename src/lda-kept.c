@@ -46,6 +46,69 @@ SEXP ffi_lda_top_share(SEXP W, SEXP L_, SEXP alpha_) {
   return out;
 }
 
+/* ffi_lda_top_share() of a sparse K x n matrix given by its CSC slots (p,
+ * 0-based k increasing within a column, x), without the dense columns: a
+ * column's top L under the total order of svi_select_top() (larger value
+ * first, then lower topic) lie among its non-zeros and its L lowest topics
+ * without an entry (value alpha), so only those are ranked, in topic order.
+ * The same output as on the dense matrix, bit for bit. */
+SEXP ffi_lda_top_share_csc(SEXP p_, SEXP k_, SEXP x_, SEXP K_, SEXP L_, SEXP alpha_) {
+  const int K = svi_int_arg(K_, 1, SVI_MAX_TOPICS, "K");
+  const int L = svi_int_arg(L_, 1, K, "L");
+  const double alpha = svi_real_arg(alpha_, 0, 1e300, "alpha");
+  if (TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP || TYPEOF(x_) != REALSXP ||
+      XLENGTH(p_) < 1 || XLENGTH(k_) != XLENGTH(x_))
+    Rf_error("internal error: malformed sparse columns");
+  const int n = (int)XLENGTH(p_) - 1;
+  const int *p = INTEGER(p_), *kk = INTEGER(k_);
+  const double *xx = REAL(x_);
+  if (p[0] != 0 || p[n] != XLENGTH(k_)) Rf_error("internal error: malformed sparse columns");
+  for (int t = 0; t < n; t++) {
+    if (p[t + 1] < p[t] || p[t + 1] - p[t] > K) Rf_error("internal error: malformed sparse columns");
+    for (int j = p[t]; j < p[t + 1]; j++)
+      if (kk[j] < 0 || kk[j] >= K || (j > p[t] && kk[j] <= kk[j - 1]))
+        Rf_error("internal error: malformed sparse columns");
+  }
+  const int room = K; /* at most K candidates a column */
+  double *wa = (double *)R_alloc(room, sizeof(double));
+  int *cand = (int *)R_alloc(room, sizeof(int)), *idx = (int *)R_alloc(room, sizeof(int));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SEXP jj = SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, (R_xlen_t)L * n));
+  SEXP xo = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, (R_xlen_t)L * n));
+  SEXP nm = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_STRING_ELT(nm, 0, Rf_mkChar("j"));
+  SET_STRING_ELT(nm, 1, Rf_mkChar("x"));
+  Rf_setAttrib(out, R_NamesSymbol, nm);
+  int *pj = INTEGER(jj);
+  double *px = REAL(xo);
+  for (int t = 0; t < n; t++) {
+    /* merge the column's entries with its lowest L empty topics, in topic
+     * order, so that position order is topic order for the ties */
+    int m = 0, j = p[t], zeros = 0;
+    for (int k = 0; k < K && (j < p[t + 1] || zeros < L); k++) {
+      if (j < p[t + 1] && kk[j] == k) {
+        cand[m] = k;
+        wa[m++] = xx[j++] + alpha;
+      } else if (zeros < L) {
+        cand[m] = k;
+        wa[m++] = 0.0 + alpha;
+        zeros++;
+      }
+    }
+    int ml = L < m ? L : m;
+    svi_select_top(wa, m, ml, idx);
+    svi_sort_top(wa, idx, ml);
+    double s = 0;
+    for (int l = 0; l < ml; l++) s += wa[idx[l]];
+    for (int l = 0; l < ml; l++) {
+      pj[(R_xlen_t)t * L + l] = cand[idx[l]] + 1;
+      px[(R_xlen_t)t * L + l] = wa[idx[l]] / s;
+    }
+  }
+  UNPROTECT(2);
+  return out;
+}
+
 /* The D x K column-compressed matrix of kept proportions: parts[[b]] a
  * list(j, x) from ffi_lda_top_share() for the documents rows[[b]] (1-based
  * rows of the matrix, L entries each, every row in exactly one part).

@@ -94,7 +94,7 @@ test_that("the local step conserves tokens and is reproducible across threads", 
   expect_false(identical(r1$summary, r3$summary))
   n_tok <- sum(dtm$count)
   expect_equal(sum(r1$summary), n_tok)
-  expect_equal(colSums(r1$doc_topic), ns$doc_lengths(dtm))
+  expect_equal(colSums(as.matrix(r1$doc_topic)), ns$doc_lengths(dtm))
   # per word, the summary counts that word's tokens
   expect_equal(unname(Matrix::colSums(r1$summary)),
                tabulate(rep(dtm$term + 1L, dtm$count), 40))

@@ -56,6 +56,25 @@ test_that("kept proportions in C equal their R forms", {
     expect_identical(.Call(sparsevi:::ffi_lda_top_share, W, L, alpha),
                      sparsevi:::lda_top_share_r(W, L, alpha))
   }
+  # a sparse matrix of counts (the gibbs engine's) gives the same, bit for
+  # bit, without its dense form: ties among its empty topics, a column with
+  # fewer entries than L, an empty column, an entry in the last topic
+  S <- matrix(0, 8, 7)
+  S[c(2, 5), 1] <- c(3, 1)
+  S[, 2] <- c(0, 2, 0, 2, 0, 0.5, 0, 4)
+  S[8, 4] <- 1.5
+  S[, 5] <- 1
+  S[c(1, 3), 6] <- c(2, 2)
+  S[7, 7] <- 10
+  Sc <- methods::as(S, "CsparseMatrix")
+  for (alpha in c(0, 0.1, 2)) for (L in c(1L, 3L, 8L)) {
+    expect_identical(sparsevi:::lda_top_share(Sc, L, alpha),
+                     sparsevi:::lda_top_share_r(S, L, alpha))
+    expect_identical(sparsevi:::lda_top_share(Sc, L, alpha),
+                     .Call(sparsevi:::ffi_lda_top_share, S, L, alpha))
+  }
+  Wc <- methods::as(W, "CsparseMatrix")
+  expect_identical(sparsevi:::lda_top_share(Wc, 3L, 0.1), sparsevi:::lda_top_share_r(W, 3L, 0.1))
   # batches of documents in any order, one empty; names kept
   rows <- list(c(5L, 2L, 9L), integer(0), c(1L, 3L, 4L, 6L, 7L, 8L))
   parts <- lapply(rows, function(r) .Call(sparsevi:::ffi_lda_top_share, W[, r, drop = FALSE], 3L, 0.1))
