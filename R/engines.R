@@ -110,12 +110,9 @@ sparsevi_engines <- list(
       defaults = list(global = "stochastic", alpha = 0.1, eta = 0.2, step_scale = 1),
       # the default start: "seeded" on large tables (lda_default_init())
       seeded_start = lda_seeded_start_rule,
-      controls = c("burnin", "samples", "rescale_below", "step_scale"),
-      # its local step returns the batch's K x (batch documents) topic
-      # counts densely: the default batch size is capped so that they stay
-      # under this many entries (fit_lda(); at K = 10,000 a batch of
-      # 61,500 documents, D / 10 of wikipara, would be 4.9 GB)
-      doc_topic_entries_max = 2^25)
+      # (its local step returns the documents' topic counts sparsely, so
+      # its batches need no cap at large K: issue 33)
+      controls = c("burnin", "samples", "rescale_below", "step_scale"))
   ),
   mixture = list(globals = c("memoized", "stochastic", "batch"))
 )

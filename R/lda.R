@@ -271,15 +271,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   } else if (!is.null(user_batches)) {
     list(n_batches = length(user_batches), batch_size = max(lengths(user_batches)))
   } else {
-    b <- lda_resolve_batches(D, global, n_batches, batch_size, call = here)
-    # an engine whose local step returns dense K x (batch documents) counts
-    # caps its default batch size (the registry's doc_topic_entries_max)
-    cap <- sparsevi_engines$lda[[local]]$doc_topic_entries_max
-    if (is.null(n_batches) && is.null(batch_size) && !is.null(cap) &&
-        as.double(b$batch_size) * K > cap) {
-      b <- lda_resolve_batches(D, global, NULL, max(1, floor(cap / K)), call = here)
-    }
-    b
+    lda_resolve_batches(D, global, n_batches, batch_size, call = here)
   }
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, x$vocab, seed = 1,
                                                         call = here, arg = "heldout")

@@ -153,17 +153,20 @@ test_that("the default engine is gibbs, sparse, above 2^28 K x V entries, and pr
   expect_null(fit2$control$engine_reason)
 })
 
-test_that("gibbs caps its default batch size by K x batch documents", {
-  sim <- simulate_lda(D = 200, V = 40, K = 3, seed = 1)
-  eng <- sparsevi:::sparsevi_engines
-  eng$lda$gibbs$doc_topic_entries_max <- 4 * 25
-  swap_binding("sparsevi_engines", eng)
-  fit <- fit_lda(sim$dtm, K = 4, local = "gibbs", passes = 1, seed = 1, progress = FALSE)
-  expect_identical(fit$control$batch_size, 25L)
-  # given sizes are kept
-  fit <- fit_lda(sim$dtm, K = 4, local = "gibbs", passes = 1, seed = 1, progress = FALSE,
-                 batch_size = 50)
-  expect_identical(fit$control$batch_size, 50L)
+test_that("gibbs keeps its documents' topic counts sparse, with batches of the usual size at any K", {
+  sim <- simulate_lda(D = 1200, V = 40, K = 3, doc_length = 8, seed = 1)
+  K <- 40
+  fg <- fit_lda(sim$dtm, K = K, local = "gibbs", passes = 1, seed = 1, progress = FALSE)
+  fv <- fit_lda(sim$dtm, K = K, local = "vb", global = "stochastic", passes = 1, seed = 1,
+                progress = FALSE)
+  expect_identical(fg$control$batch_size, fv$control$batch_size)
+  # a local step's counts: one entry per topic a document drew, never K
+  ns <- asNamespace("sparsevi")
+  res <- ns$lda_local_gibbs(ns$dtm_subset(sim$dtm, 1:50), fg$state, fg$control, c(0, 1), 1L)
+  expect_s4_class(res$doc_topic, "dgCMatrix")
+  expect_identical(dim(res$doc_topic), c(as.integer(K), 50L))
+  expect_true(all(diff(res$doc_topic@p) <= 8 * fg$control$samples))
+  expect_equal(unname(Matrix::colSums(res$doc_topic)), ns$doc_lengths(ns$dtm_subset(sim$dtm, 1:50)))
 })
 
 test_that("print() shows the largest topics even when every topic is under dead_topics()'s share", {
