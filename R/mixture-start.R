@@ -191,10 +191,13 @@ mix_short_laps <- function() {
 # Does a fit of a full-covariance model have a component of fewer than D + 1
 # points (expected counts)? Its points' scatter is singular, so its
 # covariance is the prior's in some direction and its likelihood there
-# grows as `scale` shrinks (mclust's EM fails on such a component).
+# grows as `scale` shrinks (mclust's EM fails on such a component). A
+# component of exactly D + 1 points is not: its expected count can fall
+# below D + 1 by rounding (mtcars6's 7 points in 6 dimensions, Mclust's own
+# partition: 6.999999999991), hence the 1e-6.
 mix_degenerate <- function(fit) {
   if (!fit$likelihood %in% c("gaussian", "zm_gaussian")) return(FALSE)
-  any(fit$sizes < fit$hyper$D + 1)
+  any(fit$sizes < fit$hyper$D + 1 - 1e-6)
 }
 
 mix_hc_max <- function() {

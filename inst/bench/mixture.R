@@ -85,10 +85,7 @@ Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1")
 # (options(sparsevi.mix_hc_kinds), e.g. "ward" for the starts before the
 # model-based one; default both; part robust sets its own per config)
 hc_kinds <- Sys.getenv("SPARSEVI_BENCH_HC_KINDS", "")
-if (nzchar(hc_kinds)) {
-  options(sparsevi.mix_hc_kinds = strsplit(hc_kinds, ",")[[1L]])
-  say("hierarchical starts: options(sparsevi.mix_hc_kinds = \"%s\")", hc_kinds)
-}
+if (nzchar(hc_kinds)) options(sparsevi.mix_hc_kinds = strsplit(hc_kinds, ",")[[1L]])
 bench_header(say, sprintf("# sparsevi mixture benchmark (inst/bench/mixture.R), parts %s, %s",
                            paste(what, collapse = ","), R.version.string))
 say("machine: %d cores shared with other jobs; load average at the start: %s",

@@ -92,10 +92,14 @@ test_that("option sparsevi.mix_hc_kinds chooses the hierarchical starts and is c
 })
 
 test_that("small data: the model-based start reaches the partition of mclust's start", {
-  # swiss (47 points, D = 6, K = 3) and LifeCycleSavings (50 points, D = 5,
-  # K = 2): every seed keeps the fit from the model-based start (the 12th),
-  # which the k-means and Ward starts miss (inst/bench/results/mixture.txt)
-  for (case in list(list(X = swiss, K = 3L), list(X = LifeCycleSavings, K = 2L))) {
+  # swiss (47 points, D = 6, K = 3), LifeCycleSavings (50 points, D = 5,
+  # K = 2) and six columns of mtcars (32 points, D = 6, K = 3, a component
+  # of D + 1 points): every seed keeps the fit from the model-based start
+  # (the 12th), which the k-means and Ward starts miss
+  # (inst/bench/results/mixture.txt)
+  mt <- mtcars[, c("mpg", "disp", "hp", "drat", "wt", "qsec")]
+  for (case in list(list(X = swiss, K = 3L), list(X = LifeCycleSavings, K = 2L),
+                    list(X = mt, K = 3L))) {
     cl0 <- mix_mbhc_cut(mix_mbhc_tree(as.matrix(case$X)), case$K)
     for (s in 1:3) {
       f <- fit_mixture(case$X, K = case$K, seed = s, progress = FALSE)

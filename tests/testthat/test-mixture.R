@@ -711,6 +711,9 @@ test_that("a start with a component of fewer than D + 1 points loses to one with
   expect_false(mix_degenerate(fit))
   fit$sizes <- c(10, 3.9, 20)
   expect_true(mix_degenerate(fit))
+  # exactly D + 1 points, below by rounding: not degenerate
+  fit$sizes <- c(10, 4 - 1e-11, 20)
+  expect_false(mix_degenerate(fit))
   fit$likelihood <- "diag_gaussian"
   expect_false(mix_degenerate(fit))
   # swiss, K = 3: some starts leave 6 points (D = 6) in a component, with a
