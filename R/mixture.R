@@ -2,9 +2,10 @@
 # loop (local step in C -> batch summary -> memoized / stochastic / batch
 # global step), the fitted object and its methods. The kernels are in
 # src/mix-local.c (local step, summaries), src/mix-global.c (global step,
-# point estimates), src/mix-init.c (centring, seeding) and src/obs-*.c;
-# src/mix-ffi.c is their glue. R keeps only the order of batches and laps and
-# the memoized caches.
+# point estimates), src/mix-init.c (centring, seeding), src/mix-hc.c (the
+# model-based hierarchical start) and src/obs-*.c; src/mix-ffi.c and
+# src/mix-hc-ffi.c are their glue. R keeps only the order of batches and
+# laps and the memoized caches.
 #
 # This file: fit_mixture(), K selection and the training points' assignments.
 # The rest: mixture-data.R (data checks and the prior), mixture-start.R
