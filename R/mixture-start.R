@@ -45,30 +45,55 @@ mix_kmeans_state <- function(train, hyper, seeds, init_scale) {
   mix_partition_state(train, hyper, km$cluster, K)
 }
 
-# The hierarchical start (as mclust's default start, its model-based
-# agglomerative hc on the data's scaled singular vectors): Ward's
-# agglomeration (stats::hclust(), "ward.D2") of the whitened data (principal
-# component scores scaled to unit variance, directions of no variance
-# dropped) cut at K clusters. It uses no random numbers, so every seed
-# shares it; its cost is quadratic in N (the distance matrix), hence only up
-# to getOption("sparsevi.mix_hc_max", 2000) points. On small data it reaches
-# optima of higher likelihood that the k-means starts miss (crabs, swiss:
-# inst/bench/results/mixture.txt, part robust). The points are in the
-# order of `data` and each component starts holding its cluster's points;
-# NULL when a cluster would be empty (K above the distinct points).
-mix_hc_state <- function(data, train, hyper, K, perm) {
-  tree <- mix_hc_tree(data$data)
-  if (is.null(tree)) return(NULL)
-  cl <- stats::cutree(tree, K)
+# The hierarchical starts: a partition of the data by agglomerative
+# hierarchical clustering, cut at K clusters; each component starts holding
+# its cluster's points. They use no random numbers, so every seed shares
+# them; their cost is quadratic in N, hence only up to
+# getOption("sparsevi.mix_hc_max", 2000) points. Two trees
+# (mix_hc_kinds()):
+# * "model": the model-based agglomeration of mclust's default start
+#   (mix_mbhc_tree(): the merge that least raises the unconstrained
+#   Gaussian classification criterion, on the data's scaled singular
+#   vectors);
+# * "ward": Ward's agglomeration (stats::hclust(), "ward.D2") of the
+#   whitened data (principal component scores scaled to unit variance,
+#   directions of no variance dropped).
+# On small data they reach optima of higher likelihood that the k-means
+# starts miss (crabs, swiss: inst/bench/results/mixture.txt, part robust).
+# The points are in the order of `data`; NULL when a cluster would be empty
+# (K above the distinct points) or the data have no variance.
+mix_hc_state <- function(data, train, hyper, K, perm, kind = "ward") {
+  cl <- if (kind == "model") {
+    tree <- mix_mbhc_tree(data$data)
+    if (is.null(tree)) return(NULL)
+    mix_mbhc_cut(tree, K)
+  } else {
+    tree <- mix_hc_tree(data$data)
+    if (is.null(tree)) return(NULL)
+    stats::cutree(tree, K)
+  }
   if (any(tabulate(cl, K) == 0L)) return(NULL)
   mix_partition_state(train, hyper, cl[perm], K)
 }
 
-# The hierarchical clustering of mix_hc_state() (NULL for data without
-# variance). The last tree is kept with its data: a K grid (fit_mixture(X,
-# K = 1:9)) cuts one tree at each K, as mclust does, instead of building
-# the same tree again (the data are compared exactly, so the tree is the
-# one these data give).
+# The hierarchical starts that run on N points, in the order they run (the
+# last wins ties within mix_hc_margin): getOption("sparsevi.mix_hc_kinds")
+# (an internal option for benchmarks), by default both trees.
+mix_hc_kinds <- function(N) {
+  if (!(N <= mix_hc_max())) return(character(0))
+  kinds <- getOption("sparsevi.mix_hc_kinds", c("ward", "model"))
+  if (!is.character(kinds) || anyNA(kinds) || !all(kinds %in% c("ward", "model"))) {
+    abort("Option `sparsevi.mix_hc_kinds` must hold \"ward\" and/or \"model\".",
+          "argument", call = NULL)
+  }
+  unique(kinds)
+}
+
+# The trees of mix_hc_state() (NULL for data without variance). The last
+# tree of each kind is kept with its data: a K grid (fit_mixture(X, K =
+# 1:9)) cuts one tree at each K, as mclust does, instead of building the
+# same tree again (the data are compared exactly, so the tree is the one
+# these data give).
 mix_hc_cache <- new.env(parent = emptyenv())
 
 mix_hc_tree <- function(X) {
@@ -85,6 +110,53 @@ mix_hc_tree <- function(X) {
   mix_hc_cache$X <- X
   mix_hc_cache$tree <- tree
   tree
+}
+
+# The model-based tree (src/mix-hc.c; Fraley 1998, mclust's hc() with its
+# defaults, model "VVV" and use "SVD"): the columns scaled to unit
+# variance (constant columns dropped), rotated to their singular vectors
+# and each scaled by 1 / sqrt(its singular value) (halfway to whitening:
+# directions of little variance are stretched, not to unit variance);
+# directions without variance dropped. The criterion's regularization
+# alpha is the transformed data's mean variance (tr W / (N D)), beta = 1.
+# Returns list(merges ((N - 1) x 2: the clusters merged at each step, each
+# named by its smallest point, the first kept), cost), or NULL.
+mix_mbhc_data <- function(X) {
+  N <- nrow(X)
+  if (N < 2L) return(NULL)
+  sdv <- sqrt(colSums(scale(X, scale = FALSE)^2) / (N - 1))
+  ok <- is.finite(sdv) & sdv > 0
+  if (!any(ok)) return(NULL)
+  Xs <- scale(X[, ok, drop = FALSE], center = TRUE, scale = sdv[ok])
+  sv <- svd(Xs, nu = 0L)
+  keep <- sv$d > sv$d[1L] * 1e-8
+  Z <- Xs %*% sv$v[, keep, drop = FALSE]
+  Z <- Z * rep(1 / sqrt(sv$d[keep]), each = N)
+  dimnames(Z) <- NULL
+  Z
+}
+
+mix_mbhc_alpha <- function(Z) max(sum(scale(Z, scale = FALSE)^2) / length(Z), .Machine$double.eps)
+
+mix_mbhc_tree <- function(X) {
+  if (identical(mix_hc_cache$Xm, X)) return(mix_hc_cache$mtree)
+  Z <- mix_mbhc_data(X)
+  tree <- if (!is.null(Z)) .Call(ffi_mix_hc, Z, mix_mbhc_alpha(Z), 1)
+  mix_hc_cache$Xm <- X
+  mix_hc_cache$mtree <- tree
+  tree
+}
+
+# The partition of N points into K clusters from a model-based tree: the
+# first N - K merges, the clusters numbered in the order of their first
+# point.
+mix_mbhc_cut <- function(tree, K) {
+  N <- nrow(tree$merges) + 1L
+  lab <- seq_len(N)
+  for (s in seq_len(N - K)) {
+    lab[lab == tree$merges[s, 2L]] <- tree$merges[s, 1L]
+  }
+  match(lab, unique(lab))
 }
 
 mix_hc_margin <- 1
@@ -119,10 +191,13 @@ mix_short_laps <- function() {
 # Does a fit of a full-covariance model have a component of fewer than D + 1
 # points (expected counts)? Its points' scatter is singular, so its
 # covariance is the prior's in some direction and its likelihood there
-# grows as `scale` shrinks (mclust's EM fails on such a component).
+# grows as `scale` shrinks (mclust's EM fails on such a component). A
+# component of exactly D + 1 points is not: its expected count can fall
+# below D + 1 by rounding (mtcars6's 7 points in 6 dimensions, Mclust's own
+# partition: 6.999999999991), hence the 1e-6.
 mix_degenerate <- function(fit) {
   if (!fit$likelihood %in% c("gaussian", "zm_gaussian")) return(FALSE)
-  any(fit$sizes < fit$hyper$D + 1)
+  any(fit$sizes < fit$hyper$D + 1 - 1e-6)
 }
 
 mix_hc_max <- function() {

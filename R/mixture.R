@@ -2,9 +2,10 @@
 # loop (local step in C -> batch summary -> memoized / stochastic / batch
 # global step), the fitted object and its methods. The kernels are in
 # src/mix-local.c (local step, summaries), src/mix-global.c (global step,
-# point estimates), src/mix-init.c (centring, seeding) and src/obs-*.c;
-# src/mix-ffi.c is their glue. R keeps only the order of batches and laps and
-# the memoized caches.
+# point estimates), src/mix-init.c (centring, seeding), src/mix-hc.c (the
+# model-based hierarchical start) and src/obs-*.c; src/mix-ffi.c and
+# src/mix-hc-ffi.c are their glue. R keeps only the order of batches and
+# laps and the memoized caches.
 #
 # This file: fit_mixture(), K selection and the training points' assignments.
 # The rest: mixture-data.R (data checks and the prior), mixture-start.R
@@ -64,10 +65,10 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #' as `mclust::Mclust()` does.
 #'
 #' The default fit is meant to be used as is: it tries several starts
-#' (k-means, k-means++ seeds and, on up to 2,000 points, Ward's
-#' hierarchical clustering), runs each a few laps and continues the best,
-#' so small data give the same fit for every seed; above 20,000 points the
-#' starts run on a 2,000-point subsample. `vignette("benchmarks")`
+#' (k-means, k-means++ seeds and, on up to 2,000 points, two hierarchical
+#' clusterings: Ward's and mclust's model-based one), runs each a few laps
+#' and continues the best, so small data give the same fit for every seed;
+#' above 20,000 points the starts run on a 2,000-point subsample. `vignette("benchmarks")`
 #' compares these defaults with mclust.
 #'
 #' Priors are scaled to the data: a weak Normal-Wishart (prior covariance
@@ -98,11 +99,11 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #' @param passes Maximum number of laps (passes over the data), default 200.
 #' @param init How starts are seeded: `"kmeans"` (default: k-means on the
 #'   scaled columns, alternating with k-means++ seed points, plus the
-#'   hierarchical start on small data), `"kmeanspp"` (k-means++ seed points,
+#'   hierarchical starts on small data), `"kmeanspp"` (k-means++ seed points,
 #'   the paper's start) or `"random"`.
-#' @param n_init Number of starts besides the hierarchical one. Default 10
+#' @param n_init Number of starts besides the hierarchical ones. Default 10
 #'   for numeric data with memoized or batch training, 1 for documents and
-#'   stochastic training. The fit of highest log-likelihood is kept (the
+#'   stochastic training. The fit of highest log-likelihood is kept (a
 #'   hierarchical start's unless another is higher by more than one nat).
 #' @param alpha Dirichlet total concentration (> 0), default `K` (uniform).
 #' @param gamma DP concentration (> 0), default 1.
@@ -145,7 +146,11 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #' @section Differences from the paper:
 #' * **Start.** The paper seeds once by Bregman k-means++; the default tries
 #'   several starts (above), because one start gave seed-dependent answers.
-#'   Paper: `init = "kmeanspp", n_init = 1`.
+#'   The model-based hierarchical start is mclust's (Fraley 1998: merge the
+#'   pair of clusters whose merge least lowers the Gaussian classification
+#'   likelihood, on the scaled singular vectors of the columns); on several
+#'   data sets of 50 points or fewer it reaches the partition mclust finds,
+#'   which the other starts missed. Paper: `init = "kmeanspp", n_init = 1`.
 #' * **Responsibility floor.** Responsibilities below \eqn{2^{-53}} of a
 #'   point's largest are dropped; the objective stays exact. No setting
 #'   removes it.
@@ -153,10 +158,22 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #'   weights and a weak data-scaled Normal-Wishart.
 #' * **Stopping.** By `tol` within `passes` laps, where the paper runs a
 #'   fixed number of laps (`tol = 0`).
-#' * **Likelihood.** Means are estimated; the paper's patches use a
-#'   zero-mean Gaussian: `likelihood = "zm_gaussian"`.
-#' * **Schedule.** One, `tau = 1`, `kappa = 0.6`, where the paper compared
-#'   several.
+#' * **Likelihood.** By default each component's mean is estimated. The
+#'   paper's image patches are first made zero-mean, each patch minus its
+#'   own average pixel, and then fitted by a zero-mean Gaussian mixture.
+#'   `likelihood = "zm_gaussian"` is that model, but it does not remove the
+#'   points' means: subtract them first (`X - rowMeans(X)`) to fit as the
+#'   paper did. (Such points lie in a subspace of dimension D - 1; the
+#'   Wishart prior keeps the covariances invertible.)
+#' * **Stochastic schedule.** The paper's stochastic training draws each
+#'   batch at random from all the data and steps with size
+#'   \eqn{(\tau + t)^{-\kappa}} at iteration t, choosing the delay and
+#'   decay by grid search (for its topic models). `global = "stochastic"`
+#'   shuffles the points once (by `seed`) into fixed batches and visits
+#'   each batch once per lap, in the same order every lap, with step
+#'   \eqn{\min(1, (\tau + t)^{-\kappa})} at the t-th batch, one default
+#'   schedule (`tau = 1`, `kappa = 0.6`), and no convergence test (it runs
+#'   all `passes`).
 #' @examples
 #' sim <- simulate_mixture(N = 300, D = 2, K = 3, seed = 1)
 #' fit <- fit_mixture(sim$X, K = 3, seed = 1, progress = FALSE)
@@ -242,14 +259,15 @@ fit_mixture <- function(X, K,
   run_starts <- function(data, train, perm, B, test) {
     # n_init starts: the first from the fit's seed (so n_init = 1 is the plain
     # fit), the others from seeds of their own streams, and with init =
-    # "kmeans" on up to mix_hc_max() points the hierarchical start last; the
+    # "kmeans" on up to mix_hc_max() points the hierarchical starts last; the
     # start of highest log-likelihood at its point estimates is kept
     best <- NULL
-    # init = "kmeans" on small numeric data: one more start, deterministic,
-    # from a hierarchical clustering (mix_hc_state())
-    hc <- init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic" &&
-      data$N <= mix_hc_max()
-    n_all <- n_init + hc
+    # init = "kmeans" on small numeric data: two more starts, deterministic,
+    # from hierarchical clusterings (mix_hc_kinds(), mix_hc_state())
+    hc <- if (init == "kmeans" && data$lik != 3L && K >= 2L && global != "stochastic") {
+      mix_hc_kinds(data$N)
+    } else character(0)
+    n_all <- n_init + length(hc)
     scores <- lls <- numeric(n_all)
     # short runs (emEM, Biernacki, Celeux & Govaert 2003): with several starts
     # of memoized or batch training, each runs mix_short_laps() laps (or
@@ -263,8 +281,8 @@ fit_mixture <- function(X, K,
     # mclust's EM); the ELBO's prior terms can prefer a start that leaves a
     # component nearly empty (iris, K = 3), which a user who fixed K does
     # not want
-    # The hierarchical start (last) also wins ties within `mix_hc_margin`
-    # nats: a likelihood ratio below e is no evidence for either start, and
+    # A hierarchical start (last) also wins ties within `mix_hc_margin`
+    # nats of the best before it: a likelihood ratio below e is no evidence for either start, and
     # the deterministic start makes small data's fit the same for every
     # seed (trees: two optima 0.05 apart, reached by different seeds)
     # Before both: a start whose components all hold at least D + 1 points
@@ -282,7 +300,7 @@ fit_mixture <- function(X, K,
       seed_i <- if (i == 1L) seed2 else floor(.Call(ffi_svi_rng_unif, seed2, 4000 + i, 2) *
                                                  4294967296)
       t_init <- proc.time()[["elapsed"]]
-      state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm)
+      state <- if (i > n_init) mix_hc_state(data, train, hyper, K, perm, hc[i - n_init])
       seeds <- NULL
       if (is.null(state)) {
         seeds <- .Call(ffi_mix_init, train$data, hyper$lik, hyper$D, K, init != "random",
@@ -298,7 +316,7 @@ fit_mixture <- function(X, K,
       control <- list(L = L, global = global, n_batches = B, passes = passes, init = init,
                       tau = tau, kappa = kappa, tol = tol, seed = seed2, threads = threads,
                       sync = sync, init_seconds = proc.time()[["elapsed"]] - t_init,
-                      n_init = n_init)
+                      n_init = n_init, hc_starts = if (length(hc)) hc else "none")
       res <- mix_train(train, hyper, state, control, test, progress, fresh = TRUE,
                        cluster = cluster, stop_after = short)
       fit <- new_sparsevi_mixture(res, data, hyper, control, likelihood, prior, K, call,

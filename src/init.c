@@ -96,6 +96,8 @@ extern SEXP ffi_mix_rows(SEXP, SEXP, SEXP);
 extern SEXP ffi_mix_work(SEXP);
 extern SEXP ffi_mix_simd(SEXP);
 extern SEXP ffi_mix_obs(SEXP, SEXP);
+/* model-based hierarchical clustering (mix-hc-ffi.c) */
+extern SEXP ffi_mix_hc(SEXP, SEXP, SEXP);
 /* Fast-VDP (vdp-ffi.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_worker_full(SEXP, SEXP, SEXP);
@@ -196,6 +198,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_work", (DL_FUNC)&ffi_mix_work, 1},
     {"ffi_mix_simd", (DL_FUNC)&ffi_mix_simd, 1},
     {"ffi_mix_obs", (DL_FUNC)&ffi_mix_obs, 2},
+    /* model-based hierarchical clustering (mix-hc-ffi.c) */
+    {"ffi_mix_hc", (DL_FUNC)&ffi_mix_hc, 3},
     /* Fast-VDP (vdp-ffi.c) */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 5},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},

@@ -20,12 +20,15 @@
 #    two fits, and the one-thread split of a fit's CPU time between the C
 #    local steps (parallel) and everything else.
 # 4. Kernels: CPU time of one C local step + summary for D = 2, 10, 64.
-# 5. Robust defaults (issue 23): fit_mixture(X, K) with every default
+# 5. Robust defaults (issues 23, 39): fit_mixture(X, K) with every default
 #    against Mclust(X, G = K, modelNames = "VVV"), seeds 1..10: ARI against
 #    the labels (sets without labels: against Mclust's partition), the
-#    log-likelihood, seconds, warnings and convergence; also the defaults
-#    without the hierarchical start and the old defaults (init = "kmeanspp",
-#    n_init = 1, alpha = 1, scale = 0.1, passes = 20). 22 real data sets in
+#    log-likelihood, seconds, warnings and convergence, and wins / ties /
+#    losses against Mclust per seed; also the defaults without the
+#    hierarchical starts, with one of them (Ward's, the model-based one),
+#    with a weaker covariance prior, and the old defaults (init =
+#    "kmeanspp", n_init = 1, alpha = 1, scale = 0.1, passes = 20);
+#    SPARSEVI_BENCH_ROBUST_CONFIGS chooses among them. 22 real data sets in
 #    three groups: eight chose the defaults in session 1 (iris, faithful,
 #    mclust's banknote, diabetes, thyroid, wdbc's first ten and all thirty
 #    features, wreath); five were held out then and used in session 2 to
@@ -78,6 +81,11 @@ over_budget <- function() proc.time()[["elapsed"]] - t_bench > budget
 say <- bench_logger(out_file) # results survive a timeout
 options(sparsevi.threads = 1L)
 Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1")
+# SPARSEVI_BENCH_HC_KINDS: the hierarchical starts of every default fit
+# (options(sparsevi.mix_hc_kinds), e.g. "ward" for the starts before the
+# model-based one; default both; part robust sets its own per config)
+hc_kinds <- Sys.getenv("SPARSEVI_BENCH_HC_KINDS", "")
+if (nzchar(hc_kinds)) options(sparsevi.mix_hc_kinds = strsplit(hc_kinds, ",")[[1L]])
 bench_header(say, sprintf("# sparsevi mixture benchmark (inst/bench/mixture.R), parts %s, %s",
                            paste(what, collapse = ","), R.version.string))
 say("machine: %d cores shared with other jobs; load average at the start: %s",
@@ -383,9 +391,22 @@ bench_robust <- function(seeds = 1:10) {
   ari <- mclust::adjustedRandIndex
   configs <- list(default = list(),
                   full = list(), # the default with every start run to convergence
-                  no_hc = list(), # the default without the hierarchical start
+                  no_hc = list(), # the default without the hierarchical starts
+                  ward = list(), # the default with Ward's hierarchical start alone
+                  model = list(), # the default with the model-based one alone
+                  scale_lo = list(scale = 3e-4), # the default with a weaker covariance prior
                   old = list(init = "kmeanspp", n_init = 1, alpha = 1, scale = 0.1,
                              passes = 20))
+  # SPARSEVI_BENCH_ROBUST_CONFIGS: the configs run, e.g. "default,ward"
+  # (default: all but model)
+  cfs <- Sys.getenv("SPARSEVI_BENCH_ROBUST_CONFIGS", "default,full,no_hc,ward,old")
+  configs <- configs[intersect(strsplit(cfs, ",")[[1L]], names(configs))]
+  # each config's options (NULL: the default)
+  config_options <- function(cf) {
+    list(sparsevi.mix_hc_max = if (cf == "no_hc") 0 else 2000,
+         sparsevi.mix_short_laps = if (cf == "full") Inf,
+         sparsevi.mix_hc_kinds = if (cf %in% c("ward", "model")) cf)
+  }
   say("\n## 5. Robust defaults against Mclust (VVV, same K), seeds %s",
       paste(range(seeds), collapse = ".."))
   say("sets: chose = used to choose the defaults (session 1); held1 = held out in session 1,")
@@ -395,15 +416,22 @@ bench_robust <- function(seeds = 1:10) {
   say("  ok = seeds with ARI >= Mclust's ARI - 0.02; vsMC = median ARI against Mclust's partition;")
   say("  llok = seeds with log-likelihood >= Mclust's - 1 (ours at the posterior-mean estimates,")
   say("  Mclust's at its MLE); dll = median of ours - Mclust's; seconds: median per fit.")
-  say("configs: default (short runs: every start for a few laps, the best continued); full =")
+  say("configs (%s): default (short runs: every start for a few laps, the best continued); full =",
+      paste(names(configs), collapse = ", "))
   say("  default with options(sparsevi.mix_short_laps = Inf) (every start run to convergence, as")
   say("  before the short runs); no_hc = default with options(sparsevi.mix_hc_max = 0) (no hierarchical")
-  say("  start); old = init = \"kmeanspp\", n_init = 1, alpha = 1, scale = 0.1, passes = 20.")
+  say("  start); ward / model = default with options(sparsevi.mix_hc_kinds = \"ward\" / \"model\") (one")
+  say("  hierarchical start: Ward's / the model-based one); old = init = \"kmeanspp\", n_init = 1,")
+  say("  alpha = 1, scale = 0.1, passes = 20; scale_lo = default with scale = 3e-4 (a prior covariance")
+  say("  ten times smaller).")
+  say("llWTL = seeds whose log-likelihood is above Mclust's + 1 / within 1 / below Mclust's - 1;")
+  say("  ariWTL = seeds whose ARI against ref is above Mclust's + 0.02 / within 0.02 / below - 0.02;")
+  say("  mc = seeds whose partition matches Mclust's (ARI against it >= 0.98).")
   say("mcNk = points in Mclust's smallest component (a component of about D + 1 points has a nearly")
   say("  singular covariance: a likelihood that the covariance prior declines to follow).")
-  say("%-9s %-5s %4s %3s %3s %-7s | %6s %10s %6s %4s | %5s %6s %6s %6s %5s %8s %6s %4s %4s %4s",
+  say("%-9s %-5s %4s %3s %3s %-7s | %6s %10s %6s %4s | %5s %6s %6s %6s %5s %8s %6s %4s %4s %4s | %8s %8s %5s",
       "data", "group", "N", "D", "K", "config", "mc_ARI", "mc_ll", "mc_sec", "mcNk", "ok", "ARImin",
-      "ARImed", "vsMC", "llok", "dll", "sec", "warn", "conv", "laps")
+      "ARImed", "vsMC", "llok", "dll", "sec", "warn", "conv", "laps", "llWTL", "ariWTL", "mc")
   summary <- character(0)
   for (j in seq_along(sets)) {
     nm <- names(sets)[j]
@@ -419,8 +447,7 @@ bench_robust <- function(seeds = 1:10) {
     ref <- if (is.null(s$y)) m$classification else s$y
     a0 <- ari(m$classification, ref)
     for (cf in names(configs)) {
-      op <- options(sparsevi.mix_hc_max = if (cf == "no_hc") 0 else 2000,
-                    sparsevi.mix_short_laps = if (cf == "full") Inf) # NULL: the default
+      op <- options(config_options(cf))
       r <- vapply(seeds, function(seed) {
         w <- 0L
         t0 <- proc.time()[["elapsed"]]
@@ -441,12 +468,15 @@ bench_robust <- function(seeds = 1:10) {
       ok <- sum(r["ari", ] >= a0 - 0.02)
       llok <- sum(r["ll", ] >= m$loglik - 1)
       dll <- stats::median(r["ll", ]) - m$loglik
-      say("%-9s %-5s %4d %3d %2d%s %-7s | %6.3f %10.1f %6.3f %4d | %2d/%2d %6.3f %6.3f %6.3f %2d/%2d %8.1f %6.3f %4d %4d %4d",
+      wtl <- function(d, eps) sprintf("%d/%d/%d", sum(d > eps), sum(abs(d) <= eps), sum(d < -eps))
+      say("%-9s %-5s %4d %3d %2d%s %-7s | %6.3f %10.1f %6.3f %4d | %2d/%2d %6.3f %6.3f %6.3f %2d/%2d %8.1f %6.3f %4d %4d %4d | %8s %8s %2d/%2d",
           nm, group[j], nrow(s$X), ncol(s$X), s$K, star, cf, a0, m$loglik, tm,
           min(tabulate(m$classification, s$K)), ok,
           length(seeds), min(r["ari", ]), stats::median(r["ari", ]), stats::median(r["mc", ]),
           llok, length(seeds), dll, stats::median(r["sec", ]), as.integer(sum(r["warn", ])),
-          as.integer(sum(r["conv", ])), as.integer(max(r["laps", ])))
+          as.integer(sum(r["conv", ])), as.integer(max(r["laps", ])),
+          wtl(r["ll", ] - m$loglik, 1), wtl(r["ari", ] - a0, 0.02), sum(r["mc", ] >= 0.98),
+          length(seeds))
       if (cf == "default") {
         # EM (mclust's me(), VVV, no prior) from the default fit's partition
         # (seed 1): the maximum likelihood at that partition's optimum, to
@@ -456,10 +486,19 @@ bench_robust <- function(seeds = 1:10) {
                                                                             seq_len(s$K)))$loglik,
                        error = function(e) NA_real_)
         if (is.null(em)) em <- NA_real_
+        # our model-based tree (the default's hierarchical start) cut at K
+        # against mclust's hc() with Mclust's defaults (VVV, use = "SVD")
+        hc_ari <- tryCatch({
+          X <- data.matrix(s$X)
+          ns <- asNamespace("sparsevi")
+          mclust::adjustedRandIndex(
+            ns$mix_mbhc_cut(ns$mix_mbhc_tree(X), s$K),
+            mclust::hclass(mclust::hc(X, modelName = "VVV", use = "SVD"), s$K))
+        }, error = function(e) NA_real_)
         summary <- c(summary, sprintf(
-          "%-9s %-5s N=%4d D=%2d K=%2d: ARI ok %2d/%d (median %.3f vs Mclust %.3f); log-lik >= Mclust's - 1 in %2d/%d (median %+.1f); EM from our partition %+.2f; %.3fs vs Mclust %.3fs",
+          "%-9s %-5s N=%4d D=%2d K=%2d: ARI ok %2d/%d (median %.3f vs Mclust %.3f); log-lik >= Mclust's - 1 in %2d/%d (median %+.1f); EM from our partition %+.2f; %.3fs vs Mclust %.3fs; model-based tree vs mclust's hc() at K: ARI %.3f",
           nm, group[j], nrow(s$X), ncol(s$X), s$K, ok, length(seeds), stats::median(r["ari", ]),
-          a0, llok, length(seeds), dll, em - m$loglik, stats::median(r["sec", ]), tm))
+          a0, llok, length(seeds), dll, em - m$loglik, stats::median(r["sec", ]), tm, hc_ari))
       }
     }
   }

@@ -270,3 +270,39 @@ ref_assign <- function(W) {
   R <- R / rowSums(R)
   list(classification = k, uncertainty = 1 - R[cbind(seq_along(k), k)], z = R)
 }
+
+# Model-based agglomerative hierarchical clustering (src/mix-hc.c), naively:
+# every pair's merge cost recomputed at every step from the clusters'
+# points. The criterion of a cluster of n points with scatter W is
+# n log(|W / n| + beta (tr W + alpha) / n), |W / n| = 0 while n <= D; each
+# step merges the pair of lowest T(merged) - T(a) - T(b) (ties: the pair
+# (a, b), a > b, of lowest a, then lowest b). Returns the (N - 1) x 2
+# matrix of merges (clusters named by their smallest point, kept first)
+# and the costs.
+ref_mbhc <- function(Z, alpha, beta = 1) {
+  N <- nrow(Z)
+  D <- ncol(Z)
+  term <- function(idx) {
+    n <- length(idx)
+    Y <- Z[idx, , drop = FALSE]
+    W <- crossprod(sweep(Y, 2L, colMeans(Y)))
+    det <- if (n > D) max(det(W / n), 0) else 0
+    n * log(det + beta * (sum(diag(W)) + alpha) / n)
+  }
+  members <- as.list(seq_len(N))
+  merges <- matrix(0L, N - 1L, 2L)
+  cost <- numeric(N - 1L)
+  for (s in seq_len(N - 1L)) {
+    best <- NULL
+    live <- which(!vapply(members, is.null, TRUE))
+    for (a in live) for (b in live[live < a]) {
+      cst <- term(c(members[[a]], members[[b]])) - term(members[[a]]) - term(members[[b]])
+      if (is.null(best) || cst < best[3]) best <- c(a, b, cst)
+    }
+    merges[s, ] <- as.integer(best[2:1])
+    cost[s] <- best[3]
+    members[[best[2]]] <- c(members[[best[2]]], members[[best[1]]])
+    members[best[1]] <- list(NULL)
+  }
+  list(merges = merges, cost = cost)
+}
