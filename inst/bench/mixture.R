@@ -525,8 +525,9 @@ bench_starts <- function(seeds = 1:3) {
     sets$gvhd9 <- list(X = gv, K = 9)
   }
   say("\n## 6. Cost of the default starts on mid-size data (one thread)")
-  say("commit %s; command: nice -n 10 Rscript inst/bench/mixture.R starts",
-      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"))
+  say("commit %s; command: %sRscript inst/bench/mixture.R starts",
+      tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
+      bench_nice())
   say("one = n_init = 1; dflt = the default (short runs: each start %s laps, the best continued);",
       format(sparsevi:::mix_short_laps()))
   say("  full = the default with options(sparsevi.mix_short_laps = Inf) (every start to convergence);")
@@ -592,9 +593,9 @@ grid_data <- function(N, D = 10, K = 6, seed = 1) {
 
 bench_grid <- function(Ns = 1e5, seeds = 1:3) {
   say("\n## 8. K grids at scale: fit_mixture(X, K = 1:9) against Mclust(G = 1:9, VVV, 2,000-point subsample start)")
-  say("commit %s; command: SPARSEVI_BENCH_GRID_N=%s nice -n 19 Rscript inst/bench/mixture.R grid",
+  say("commit %s; command: SPARSEVI_BENCH_GRID_N=%s %sRscript inst/bench/mixture.R grid",
       tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
-      paste(format(Ns, scientific = TRUE), collapse = ","))
+      paste(format(Ns, scientific = TRUE), collapse = ","), bench_nice())
   say("data: D = 10, six components (means sd 3, random full covariances, weights 0.3 to 0.05), seed 1; one thread")
   say("all = options(sparsevi.mix_sub_start = Inf) (starts on all the points, the default up to 5184615); sub = options(sparsevi.mix_sub_start = 2e4) (the subsample start, the default after it); ratio = seconds / Mclust's seconds")
   say("%-8s %8s | %8s %2s %6s %14s | %8s %2s %6s %14s | %8s %2s %6s %14s | %6s %6s", "N", "",
@@ -663,10 +664,10 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
   ari <- mclust::adjustedRandIndex
   lab <- ifelse(is.finite(laps), format(laps), "full")
   say("\n## 7. Laps of the short runs: default fit with options(sparsevi.mix_short_laps = s)")
-  say("commit %s; command: %snice -n 10 Rscript inst/bench/mixture.R short",
+  say("commit %s; command: %s%sRscript inst/bench/mixture.R short",
       tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
       paste0(if (keep != 1) sprintf("SPARSEVI_BENCH_SHORT_KEEP=%g ", keep),
-             if (nzchar(ltxt)) sprintf("SPARSEVI_BENCH_SHORT_LAPS=%s ", ltxt)))
+             if (nzchar(ltxt)) sprintf("SPARSEVI_BENCH_SHORT_LAPS=%s ", ltxt)), bench_nice())
   say("continued after the short runs: the best %g start(s) (option sparsevi.mix_short_keep)", keep)
   say("robust sets, seeds %s: per s, ok = seeds with ARI >= Mclust's - 0.02 (as part robust),",
       paste(range(seeds), collapse = ".."))
