@@ -21,12 +21,6 @@ static int count_le(const double *cum, int D, double t) {
   return lo;
 }
 
-static double sum_ld(const double *w, int D) {
-  long double acc = 0.0L;
-  for (int d = 0; d < D; d++) acc += w[d];
-  return (double)acc;
-}
-
 void lda_bregman_pick(const svi_dtm *x, int K, double eta, const double *p,
                       const double *self, const double *lens, const double *u,
                       int *chosen, int *tp, int *tdoc, double *tval, double *psum,
@@ -58,33 +52,52 @@ void lda_bregman_pick(const svi_dtm *x, int K, double eta, const double *p,
   for (int k = 0; k < K; k++) {
     int any = 0;
     for (int d = 0; d < D && !any; d++) any = isfinite(mind[d]) && mind[d] > 0;
+    /* the weights' running sums in one pass (w[d] = cumsum; bit 2 of flag:
+     * positive weight), their total the last sum: the same long double
+     * additions, in the same order, as summing first and then accumulating
+     * (at K = 10,000 over 60,000 documents the pick's O(K D) passes were
+     * a third of a one-pass gibbs call) */
+    long double acc = 0.0L;
     if (k == 0 || !any) {
-      for (int d = 0; d < D; d++) w[d] = (lens[d] > 0 && !(flag[d] & 1)) ? 1.0 : 0.0;
+      for (int d = 0; d < D; d++) {
+        double wd = (lens[d] > 0 && !(flag[d] & 1)) ? 1.0 : 0.0;
+        if (wd > 0) flag[d] |= 2;
+        acc += wd;
+        w[d] = (double)acc;
+      }
     } else {
-      for (int d = 0; d < D; d++) w[d] = isfinite(mind[d]) ? mind[d] : 0.0;
+      for (int d = 0; d < D; d++) {
+        double wd = isfinite(mind[d]) ? mind[d] : 0.0;
+        if (wd > 0) flag[d] |= 2;
+        acc += wd;
+        w[d] = (double)acc;
+      }
     }
-    double sw = sum_ld(w, D);
+    double sw = D > 0 ? w[D - 1] : 0.0;
     if (sw <= 0) {
-      for (int d = 0; d < D; d++) w[d] = (flag[d] & 1) ? 0.0 : 1.0;
-      sw = sum_ld(w, D);
+      acc = 0.0L;
+      for (int d = 0; d < D; d++) {
+        double wd = (flag[d] & 1) ? 0.0 : 1.0;
+        flag[d] = (unsigned char)((flag[d] & 1) | (wd > 0 ? 2 : 0));
+        acc += wd;
+        w[d] = (double)acc;
+      }
+      sw = D > 0 ? w[D - 1] : 0.0;
     }
     if (sw <= 0) {
-      for (int d = 0; d < D; d++) w[d] = 1.0;
-      sw = sum_ld(w, D);
+      acc = 0.0L;
+      for (int d = 0; d < D; d++) {
+        flag[d] |= 2;
+        acc += 1.0;
+        w[d] = (double)acc;
+      }
+      sw = D > 0 ? w[D - 1] : 0.0;
     }
     double target = u[k] * sw;
-    long double acc = 0.0L;
-    for (int d = 0; d < D; d++) {
-      if (w[d] > 0) flag[d] |= 2;
-      acc += w[d];
-      w[d] = (double)acc; /* cumsum(w) */
-    }
     int dd = count_le(w, D, target) + 1; /* 1-based */
     if (dd > D) dd = D;
     while (!(flag[dd - 1] & 2) && dd > 1) dd--;
-    for (int d = 0; d < D; d++) flag[d] &= 1;
     chosen[k] = dd;
-    flag[dd - 1] |= 1;
 
     /* log mu of the chosen document's smoothed words: l0 off its words */
     int a = x->doc_ptr[dd - 1], b = x->doc_ptr[dd];
@@ -92,7 +105,11 @@ void lda_bregman_pick(const svi_dtm *x, int K, double eta, const double *p,
     for (int e = a; e < b; e++) nacc += x->count[e];
     double nc = (double)nacc, den = nc + (double)V * smooth;
     double l0 = log(smooth / den);
-    for (int d = 0; d < D; d++) cross[d] = l0 * psum[d];
+    for (int d = 0; d < D; d++) {
+      flag[d] &= 1;
+      cross[d] = l0 * psum[d];
+    }
+    flag[dd - 1] |= 1;
     for (int e = a; e < b; e++) {
       int v = x->term[e];
       double dl = log((smooth + x->count[e]) / den) - l0;
