@@ -143,7 +143,8 @@ static void *vdp_mem_alloc(SEXP holder, size_t n, size_t size) {
 /* The controls of a fit, read by name from the named list `control` (R
  * built and validated it; see fit_vdp): kdtree, candidates, initial_depth,
  * max_K, leaf_size, max_iter, partial_iter, progress, lazy_tree, deletes,
- * a1, a2, tol, update_tol, expand_threshold, expand_sd, seed, threads and
+ * a1, a2, tol, update_tol, expand_threshold, expand_sd, expand_tol, seed,
+ * threads and
  * batch_bounds (n_batches + 1 row offsets 0, ..., N). */
 static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_size,
                              int *lazy) {
@@ -164,6 +165,7 @@ static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_si
   ctl->update_tol = svi_opt_real(control, "update_tol", -DBL_MAX, DBL_MAX);
   ctl->expand_threshold = svi_opt_real(control, "expand_threshold", -DBL_MAX, DBL_MAX);
   ctl->expand_sd = svi_opt_real(control, "expand_sd", -DBL_MAX, DBL_MAX);
+  ctl->expand_tol = svi_opt_real(control, "expand_tol", -DBL_MAX, DBL_MAX);
   ctl->seed = svi_seed_from_r(svi_opt(control, "seed"));
   ctl->threads = svi_threads_from_r(svi_opt(control, "threads"));
   SEXP bb = svi_opt(control, "batch_bounds");

@@ -70,6 +70,10 @@ typedef struct {
   int deletes; /* 1: try the delete moves after splitting (not in the paper) */
   int threads;
   double a1, a2, tol, update_tol, expand_threshold, expand_sd;
+  /* the spread test expands a node whose points would lower F by more than
+   * expand_tol N nats in all, by its estimate, with q of their own
+   * (expand_tree); expand_sd scales the node's spread in it (0: no test) */
+  double expand_tol;
   uint64_t seed;
   /* VDP only: the points fall in n_batches row ranges [bounds[b], bounds[b+1])
    * whose sums are added in batch order; with remote, on workers */

@@ -62,6 +62,38 @@ test_that("expand_sd = 0 gives the fit of a vanishing spread test", {
   expect_equal(a$free_energy, b$free_energy, tolerance = 1e-12)
 })
 
+test_that("the spread test's threshold is per node: overlapping components keep a coarse tree", {
+  # two components with one mean and different scales overlap everywhere (as
+  # image patches do): a per-point rule refines such a tree to most of the
+  # points (the rule before issue 38 kept 10,550 outer nodes here, half of
+  # N); the per-node threshold keeps it coarse, close to VDP's free energy
+  set.seed(21)
+  N <- 20000
+  X <- rbind(matrix(rnorm(N / 2 * 4), ncol = 4), matrix(rnorm(N / 2 * 4, sd = 3), ncol = 4))
+  fd <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE)
+  fv <- fit_vdp(X, kdtree = FALSE, seed = 1, threads = 1, progress = FALSE, deletes = FALSE)
+  expect_identical(fd$control$expand_tol, fd$control$update_tol)
+  expect_identical(fd$T, fv$T)
+  expect_lt(fd$n_outer_nodes, N / 4)
+  expect_lte(1 + (fd$free_energy - fv$free_energy) / abs(fv$free_energy), 1.005)
+  # the tree's bound is above the exact free energy of its globals, and not
+  # far: the points lose little by sharing their nodes' responsibilities
+  ref <- ref_vdp_free_energy(fd, X)
+  expect_gte(fd$free_energy, ref - 1e-8 * abs(ref))
+  expect_lt((fd$free_energy - ref) / N, 0.02)
+  # a smaller expand_tol refines further, a larger one less
+  fine <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE, expand_tol = 1e-6)
+  coarse <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE, expand_tol = 1e-2)
+  expect_gt(fine$n_outer_nodes, fd$n_outer_nodes)
+  expect_lt(coarse$n_outer_nodes, fd$n_outer_nodes)
+  # the refinement (its repeated passes) does not depend on the thread count
+  f2 <- fit_vdp(X, seed = 1, threads = 2, progress = FALSE)
+  expect_identical(f2$free_energy, fd$free_energy)
+  expect_identical(f2$n_outer_nodes, fd$n_outer_nodes)
+  expect_error(fit_vdp(X, progress = FALSE, expand_tol = -1),
+               class = "sparsevi_error_argument")
+})
+
 test_that("the default cov0 is cov(X) / 10 with and without the tree", {
   sim <- speed_data(N = 1500, D = 5, seed = 15)
   X <- sim$X + 100 # an offset: the covariance is of the centred data
