@@ -52,9 +52,9 @@ test_that("the paper mode does not depend on the thread count", {
 })
 
 test_that("expand_sd = 0 gives the fit of a vanishing spread test", {
-  # the spread test's range is exactly zero at expand_sd = 0, so skipping it
-  # must give what a tiny positive expand_sd nearly gives (same decisions
-  # unless a node sits on the threshold)
+  # the spread test's estimated gain is exactly zero at expand_sd = 0, so
+  # skipping it must give what a tiny positive expand_sd nearly gives (same
+  # decisions unless a node sits on the threshold)
   sim <- speed_data(N = 2500, seed = 14)
   a <- fit_vdp(sim$X, seed = 3, threads = 1, progress = FALSE, expand_sd = 0)
   b <- fit_vdp(sim$X, seed = 3, threads = 1, progress = FALSE, expand_sd = 1e-12)
