@@ -171,7 +171,8 @@
 #'   this; default 0.05), `expand_tol` (the spread test: a node is expanded
 #'   when its points' estimated gain from responsibilities of their own
 #'   exceeds this many nats per point of `X`, i.e. `expand_tol` times N
-#'   nats; default `update_tol`; smaller is more exact and slower),
+#'   nats, in (0, 1); default `update_tol`; smaller is more exact and
+#'   slower),
 #'   `expand_sd` (the scale of a node's spread in the spread test, default
 #'   1; 0 turns the test off, as in the paper mode),
 #'   `n_batches` (`kdtree = FALSE`: row blocks whose statistics are summed
