@@ -48,7 +48,8 @@ source(file.path(bench_dir, "bench-data.R")) # gen_separated()
 
 # A call shorter than a quarter second is repeated (the same fit: seed = 1)
 # until the calls add up to half a second, at most 25 times, and the mean is
-# taken: single calls of a few milliseconds are too noisy to compare.
+# taken: single calls of a few milliseconds are too noisy to compare (smoke
+# mode: once).
 fit_timed <- function(X, kdtree, max_K = 50, ...) {
   el <- cpu <- 0
   reps <- 0L
@@ -58,7 +59,7 @@ fit_timed <- function(X, kdtree, max_K = 50, ...) {
     el <- el + st[["elapsed"]]
     cpu <- cpu + sum(st[c("user.self", "sys.self")], na.rm = TRUE)
     reps <- reps + 1L
-    if (reps == 1L && el >= 0.25 || el >= 0.5 || reps >= 25L) break
+    if (smoke || reps == 1L && el >= 0.25 || el >= 0.5 || reps >= 25L) break
   }
   list(fit = f, seconds = el / reps, cpu = cpu / reps, reps = reps)
 }
