@@ -591,3 +591,15 @@ SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP active, SEXP step, SEXP threads) {
   UNPROTECT(n_prot);
   return out;
 }
+
+/* vdp_spread_loss over two numeric vectors of the same length (for the test
+ * holding it to its R reference, ref_vdp_spread_loss) */
+SEXP ffi_vdp_spread_loss(SEXP margin, SEXP sd) {
+  if (!Rf_isReal(margin) || !Rf_isReal(sd) || XLENGTH(margin) != XLENGTH(sd))
+    Rf_error("internal error: margin and sd must be double vectors of one length");
+  R_xlen_t n = XLENGTH(margin);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+  for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = vdp_spread_loss(REAL(margin)[i], REAL(sd)[i]);
+  UNPROTECT(1);
+  return out;
+}

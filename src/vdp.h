@@ -8,6 +8,11 @@
 #include "obs-gauss.h"
 #include "kdtree.h"
 
+/* The spread test's estimate of the free energy per point that a node's
+ * points lose by sharing one q, from one competitor whose score difference
+ * over the points has mean `margin` and standard deviation `sd` (vdp.c) */
+double vdp_spread_loss(double margin, double sd);
+
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
 /* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
  * when column j takes one value (N > 1). */

@@ -62,6 +62,24 @@ test_that("expand_sd = 0 gives the fit of a vanishing spread test", {
   expect_equal(a$free_energy, b$free_energy, tolerance = 1e-12)
 })
 
+test_that("the spread test's loss estimate matches its R reference and the exact loss", {
+  g <- expand.grid(margin = c(-20, -5, -3, -1, 0, 0.5, 2, 3, 3.5, 8, 12, 800),
+                   sd = c(0, 0.05, 0.5, 1, 2, 4, 8, 400))
+  est <- .Call(sparsevi:::ffi_vdp_spread_loss, as.double(g$margin), as.double(g$sd))
+  expect_equal(est, ref_vdp_spread_loss(g$margin, g$sd), tolerance = 1e-12)
+  expect_identical(est[g$sd == 0], rep(0, sum(g$sd == 0)))
+  # symmetric in the margin, and larger with the spread
+  expect_equal(est[g$margin == -3], est[g$margin == 3], tolerance = 1e-12)
+  for (m in unique(g$margin)) expect_true(all(diff(est[g$margin == m]) >= 0))
+  # against the exact loss: within 10% for |margin| <= 3, and between 0.27
+  # and 1.01 times it beyond (mostly below it: where the loss is small)
+  h <- g[g$sd > 0 & abs(g$margin) < 100 & g$sd < 100, ]
+  r <- ref_vdp_spread_loss(h$margin, h$sd) / ref_vdp_spread_loss_exact(h$margin, h$sd)
+  near <- abs(h$margin) <= 3
+  expect_true(all(r[near] > 0.9 & r[near] < 1.1))
+  expect_true(all(r[!near] > 0.27 & r[!near] < 1.01))
+})
+
 test_that("the spread test's threshold is per node: overlapping components keep a coarse tree", {
   # two components with one mean and different scales overlap everywhere (as
   # image patches do): a per-point rule refines such a tree to most of the
