@@ -93,7 +93,7 @@
 #'   outer nodes: `expand_sd = 0` turns it off. Its threshold is per node,
 #'   not per point, so the tree stays coarse where the components overlap
 #'   everywhere: on 438,784 image patches (D = 16) the default keeps about
-#'   13,000 outer nodes and runs more than 10 times faster than VDP
+#'   12,500 outer nodes and runs about 15 times faster than VDP
 #'   (`inst/bench/results/vdp.txt`). Fits of the default changed with this
 #'   test (issue 38): before, a node was expanded whenever its points'
 #'   responsibilities might range by more than `expand_threshold`, which on
