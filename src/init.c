@@ -105,6 +105,7 @@ extern SEXP ffi_vdp_worker_split_begin(SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_spread_loss(SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     /* infrastructure (svi-ffi.c) */
@@ -202,6 +203,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_mix_hc", (DL_FUNC)&ffi_mix_hc, 3},
     /* Fast-VDP (vdp-ffi.c) */
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 5},
+    {"ffi_vdp_spread_loss", (DL_FUNC)&ffi_vdp_spread_loss, 2},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},
     {"ffi_vdp_worker_split_begin", (DL_FUNC)&ffi_vdp_worker_split_begin, 3},
     {"ffi_vdp_worker_split_iter", (DL_FUNC)&ffi_vdp_worker_split_iter, 4},

@@ -143,7 +143,8 @@ static void *vdp_mem_alloc(SEXP holder, size_t n, size_t size) {
 /* The controls of a fit, read by name from the named list `control` (R
  * built and validated it; see fit_vdp): kdtree, candidates, initial_depth,
  * max_K, leaf_size, max_iter, partial_iter, progress, lazy_tree, deletes,
- * a1, a2, tol, update_tol, expand_threshold, expand_sd, seed, threads and
+ * a1, a2, tol, update_tol, expand_threshold, expand_sd, expand_tol, seed,
+ * threads and
  * batch_bounds (n_batches + 1 row offsets 0, ..., N). */
 static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_size,
                              int *lazy) {
@@ -164,6 +165,7 @@ static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_si
   ctl->update_tol = svi_opt_real(control, "update_tol", -DBL_MAX, DBL_MAX);
   ctl->expand_threshold = svi_opt_real(control, "expand_threshold", -DBL_MAX, DBL_MAX);
   ctl->expand_sd = svi_opt_real(control, "expand_sd", -DBL_MAX, DBL_MAX);
+  ctl->expand_tol = svi_opt_real(control, "expand_tol", -DBL_MAX, DBL_MAX);
   ctl->seed = svi_seed_from_r(svi_opt(control, "seed"));
   ctl->threads = svi_threads_from_r(svi_opt(control, "threads"));
   SEXP bb = svi_opt(control, "batch_bounds");
@@ -587,5 +589,17 @@ SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP active, SEXP step, SEXP threads) {
                         svi_opt_real(step, "ej", -INFINITY, INFINITY),
                         svi_threads_from_r(threads), REAL(sum));
   UNPROTECT(n_prot);
+  return out;
+}
+
+/* vdp_spread_loss over two numeric vectors of the same length (for the test
+ * holding it to its R reference, ref_vdp_spread_loss) */
+SEXP ffi_vdp_spread_loss(SEXP margin, SEXP sd) {
+  if (!Rf_isReal(margin) || !Rf_isReal(sd) || XLENGTH(margin) != XLENGTH(sd))
+    Rf_error("internal error: margin and sd must be double vectors of one length");
+  R_xlen_t n = XLENGTH(margin);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+  for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = vdp_spread_loss(REAL(margin)[i], REAL(sd)[i]);
+  UNPROTECT(1);
   return out;
 }

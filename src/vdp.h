@@ -8,6 +8,11 @@
 #include "obs-gauss.h"
 #include "kdtree.h"
 
+/* The spread test's estimate of the free energy per point that a node's
+ * points lose by sharing one q, from one competitor whose score difference
+ * over the points has mean `margin` and standard deviation `sd` (vdp.c) */
+double vdp_spread_loss(double margin, double sd);
+
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
 /* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
  * when column j takes one value (N > 1). */
@@ -70,6 +75,10 @@ typedef struct {
   int deletes; /* 1: try the delete moves after splitting (not in the paper) */
   int threads;
   double a1, a2, tol, update_tol, expand_threshold, expand_sd;
+  /* the spread test expands a node whose points would lower F by more than
+   * expand_tol N nats in all, by its estimate, with q of their own
+   * (expand_tree); expand_sd scales the node's spread in it (0: no test) */
+  double expand_tol;
   uint64_t seed;
   /* VDP only: the points fall in n_batches row ranges [bounds[b], bounds[b+1])
    * whose sums are added in batch order; with remote, on workers */

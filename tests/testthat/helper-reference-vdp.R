@@ -211,3 +211,30 @@ ref_vdp_predict <- function(object, X, type = "cluster", log = FALSE) {
   cl[cl == object$T + 1L] <- NA_integer_
   cl
 }
+
+# The spread test's estimate (src/vdp.c, vdp_spread_loss) of the free energy
+# per point that a node's points lose by sharing one q, from one competitor
+# whose score difference over the points is N(margin, sd^2):
+# E[softplus(-delta)] - softplus(-margin), by the probit approximation of the
+# sigmoid, with the second-order term where |margin| > 3 when larger.
+ref_vdp_spread_loss <- function(margin, sd) {
+  k0 <- sqrt(8 / pi)
+  ramp <- function(mu, k) {
+    t <- mu / k
+    k * (t * stats::pnorm(t) + stats::dnorm(t))
+  }
+  m <- abs(margin)
+  gap <- ramp(-m, sqrt(sd^2 + k0^2)) - ramp(-m, k0)
+  p <- 1 / (1 + exp(pmin(m, 700)))
+  out <- ifelse(m <= 3, gap, pmax(gap, 0.5 * sd^2 * p * (1 - p)))
+  ifelse(sd > 0, out, 0)
+}
+
+# The exact loss the estimate stands for, by numerical integration.
+ref_vdp_spread_loss_exact <- function(margin, sd) {
+  softplus <- function(x) ifelse(x > 0, x + log1p(exp(-x)), log1p(exp(x)))
+  mapply(function(m, s) {
+    stats::integrate(function(z) softplus(-(m + s * z)) * stats::dnorm(z), -Inf, Inf,
+                     rel.tol = 1e-10)$value - softplus(-m)
+  }, margin, sd)
+}

@@ -52,14 +52,64 @@ test_that("the paper mode does not depend on the thread count", {
 })
 
 test_that("expand_sd = 0 gives the fit of a vanishing spread test", {
-  # the spread test's range is exactly zero at expand_sd = 0, so skipping it
-  # must give what a tiny positive expand_sd nearly gives (same decisions
-  # unless a node sits on the threshold)
+  # the spread test's estimated gain is exactly zero at expand_sd = 0, so
+  # skipping it must give what a tiny positive expand_sd nearly gives (same
+  # decisions unless a node sits on the threshold)
   sim <- speed_data(N = 2500, seed = 14)
   a <- fit_vdp(sim$X, seed = 3, threads = 1, progress = FALSE, expand_sd = 0)
   b <- fit_vdp(sim$X, seed = 3, threads = 1, progress = FALSE, expand_sd = 1e-12)
   expect_identical(a$n_outer_nodes, b$n_outer_nodes)
   expect_equal(a$free_energy, b$free_energy, tolerance = 1e-12)
+})
+
+test_that("the spread test's loss estimate matches its R reference and the exact loss", {
+  g <- expand.grid(margin = c(-20, -5, -3, -1, 0, 0.5, 2, 3, 3.5, 8, 12, 800),
+                   sd = c(0, 0.05, 0.5, 1, 2, 4, 8, 400))
+  est <- .Call(sparsevi:::ffi_vdp_spread_loss, as.double(g$margin), as.double(g$sd))
+  expect_equal(est, ref_vdp_spread_loss(g$margin, g$sd), tolerance = 1e-12)
+  expect_identical(est[g$sd == 0], rep(0, sum(g$sd == 0)))
+  # symmetric in the margin, and larger with the spread
+  expect_equal(est[g$margin == -3], est[g$margin == 3], tolerance = 1e-12)
+  for (m in unique(g$margin)) expect_true(all(diff(est[g$margin == m]) >= 0))
+  # against the exact loss: within 10% for |margin| <= 3, and between 0.27
+  # and 1.01 times it beyond (mostly below it: where the loss is small)
+  h <- g[g$sd > 0 & abs(g$margin) < 100 & g$sd < 100, ]
+  r <- ref_vdp_spread_loss(h$margin, h$sd) / ref_vdp_spread_loss_exact(h$margin, h$sd)
+  near <- abs(h$margin) <= 3
+  expect_true(all(r[near] > 0.9 & r[near] < 1.1))
+  expect_true(all(r[!near] > 0.27 & r[!near] < 1.01))
+})
+
+test_that("the spread test's threshold is per node: overlapping components keep a coarse tree", {
+  # two components with one mean and different scales overlap everywhere (as
+  # image patches do): a per-point rule refines such a tree to most of the
+  # points (the rule before issue 38 kept 10,550 outer nodes here, half of
+  # N); the per-node threshold keeps it coarse, close to VDP's free energy
+  set.seed(21)
+  N <- 20000
+  X <- rbind(matrix(rnorm(N / 2 * 4), ncol = 4), matrix(rnorm(N / 2 * 4, sd = 3), ncol = 4))
+  fd <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE)
+  fv <- fit_vdp(X, kdtree = FALSE, seed = 1, threads = 1, progress = FALSE, deletes = FALSE)
+  expect_identical(fd$control$expand_tol, fd$control$update_tol)
+  expect_identical(fd$T, fv$T)
+  expect_lt(fd$n_outer_nodes, N / 4)
+  expect_lte(1 + (fd$free_energy - fv$free_energy) / abs(fv$free_energy), 1.005)
+  # the tree's bound is above the exact free energy of its globals, and not
+  # far: the points lose little by sharing their nodes' responsibilities
+  ref <- ref_vdp_free_energy(fd, X)
+  expect_gte(fd$free_energy, ref - 1e-8 * abs(ref))
+  expect_lt((fd$free_energy - ref) / N, 0.02)
+  # a smaller expand_tol refines further, a larger one less
+  fine <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE, expand_tol = 1e-6)
+  coarse <- fit_vdp(X, seed = 1, threads = 1, progress = FALSE, expand_tol = 1e-2)
+  expect_gt(fine$n_outer_nodes, fd$n_outer_nodes)
+  expect_lt(coarse$n_outer_nodes, fd$n_outer_nodes)
+  # the refinement (its repeated passes) does not depend on the thread count
+  f2 <- fit_vdp(X, seed = 1, threads = 2, progress = FALSE)
+  expect_identical(f2$free_energy, fd$free_energy)
+  expect_identical(f2$n_outer_nodes, fd$n_outer_nodes)
+  expect_error(fit_vdp(X, progress = FALSE, expand_tol = -1),
+               class = "sparsevi_error_argument")
 })
 
 test_that("the default cov0 is cov(X) / 10 with and without the tree", {
