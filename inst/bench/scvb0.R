@@ -572,7 +572,7 @@ say("")
 say("7. Foulds et al. Fig. 3 (issue 38): SCVB0 on every training paragraph against batch VB on subsets of N paragraphs;")
 say("   held-out log-likelihood per token (half of each test document observed, half scored, one evaluator) against CPU seconds, K = %d.", K7)
 say("   wikipara: %s training paragraphs (the first %s, empty ones dropped), %s terms (the 7,700 most frequent of them), %s tokens;",
-    format(nrow(x7), big.mark = ","), format(fig3_docs, big.mark = ","), format(ncol(x7), big.mark = ","),
+    format(nrow(x7), big.mark = ","), format(as.integer(fig3_docs), big.mark = ","), format(ncol(x7), big.mark = ","),
     format(sum(x7$count), big.mark = ","))
 say("   %s test paragraphs (the next ones; %s held-out tokens); %.0f CPU s per row, one thread, scored about every %.1f CPU s",
     format(nrow(heldout7$observed), big.mark = ","), format(sum(heldout7$heldout$count), big.mark = ","),
