@@ -2,7 +2,9 @@
 # time versus our stochastic VB, and 5-second topics on kos. Part 6 (issues
 # 20 and 22): SCVB0's held-out score by lap on every corpus of ../shared/data
 # under the paper's settings and the engine's defaults, and one pass at
-# K = 1000 (SCVB0_PARTS=6).
+# K = 1000 (SCVB0_PARTS=6). Part 7 (issue 38): Foulds et al. Fig. 3, SCVB0
+# on every training paragraph of wikipara against batch VB on subsets of N
+# paragraphs, held-out score against CPU seconds (SCVB0_PARTS=7).
 #
 #   nice -n 10 Rscript inst/bench/scvb0.R [results file]
 #
@@ -47,6 +49,10 @@
 #                    sotu_chunks,spamassassin,moviereviews)
 #   SCVB0_P6_LARGE   wikipara heads of part 6's K = 1000 pass (default
 #                    "10000"; e.g. "10000,60000", the second as in large.R)
+#   SCVB0_FIG3_DOCS  training paragraphs of wikipara in part 7 (default 100000)
+#   SCVB0_FIG3_SECS  CPU seconds per method in part 7 (default 60)
+#   SCVB0_FIG3_N     batch VB's subset sizes in part 7 (default
+#                    "1000,10000,all"; "all" = every training paragraph)
 
 suppressMessages(library(sparsevi))
 bench_dir <- local({
@@ -69,7 +75,7 @@ wiki_docs <- env_num("SCVB0_WIKI_DOCS", if (smoke) 150 else 5e4)
 wiki_secs <- env_num("SCVB0_WIKI_SECS", if (smoke) 0.05 else 40)
 nips_secs <- env_num("SCVB0_NIPS_SECS", if (smoke) 0.05 else 30)
 kos_secs <- if (smoke) 0.05 else 5
-parts <- as.integer(strsplit(Sys.getenv("SCVB0_PARTS", if (smoke) "1,2,3,4,5,6" else "1,2,3,4,5"), ",")[[1]])
+parts <- as.integer(strsplit(Sys.getenv("SCVB0_PARTS", if (smoke) "1,2,3,4,5,6,7" else "1,2,3,4,5"), ",")[[1]])
 label <- Sys.getenv("SCVB0_LABEL")
 tp_docs <- env_num("SCVB0_TP_DOCS", if (smoke) 150 else 2e4)
 methods <- strsplit(Sys.getenv("SCVB0_METHODS", "scvb0,scvb0-default,svb,svb-5it,svb-O0"), ",")[[1]]
@@ -138,15 +144,23 @@ nonempty <- function(m) m[Matrix::rowSums(m) > 0, , drop = FALSE]
 # The same loop as fit_lda() (local step, then global step, per minibatch of
 # 100 documents, documents reshuffled every pass), stopped by a CPU budget and
 # scored every `eval_every` CPU seconds (scoring time not counted). Held-out
-# score: document completion, topics fixed at their posterior mean.
-run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
+# score: document completion, topics fixed at their posterior mean. `global`
+# "batch" (part 7's batch VB) makes every lap one batch of all documents: one
+# local step over the corpus, then the topics' update; it is scored after
+# every lap (give eval_every = 0) and can only stop at the end of a lap, so
+# its last lap may end past the budget (the trace has its true CPU time).
+# `laps` stops training after that many laps whatever the budget.
+run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1,
+                      global = "stochastic", laps = Inf, init = "random", ...) {
   D <- nrow(x)
-  tmpl <- fit_lda(x[seq_len(min(D, 150)), ], K = K, local = local, global = "stochastic",
-                  passes = 1, batch_size = 100, init = "random", seed = seed,
-                  progress = FALSE, ...)
+  one_batch <- identical(global, "batch")
+  tmpl <- do.call(fit_lda, c(list(x[seq_len(min(D, 150)), ], K = K, local = local, global = global,
+                                  passes = 1, init = init, seed = seed, progress = FALSE),
+                             if (!one_batch) list(batch_size = 100), list(...)))
   control <- tmpl$control
   control$n_docs <- D
-  control$n_batches <- as.integer(ceiling(D / 100))
+  control$n_batches <- if (one_batch) 1L else as.integer(ceiling(D / 100))
+  if (one_batch) control$batch_size <- D
   if (!is.null(control$n_tokens)) control$n_tokens <- sum(x$count)
   state <- sparsevi:::lda_init_state(x, control)
   local_fun <- get(paste0("lda_local_", local), asNamespace("sparsevi"))
@@ -164,7 +178,7 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
   next_eval <- eval_every
   lap <- 0
   nb <- control$n_batches
-  while (clock < budget) {
+  while (clock < budget && lap < laps) {
     lap <- lap + 1
     batch_of <- sparsevi:::lda_assign_batches(D, nb, control$seed, stream = 600 + lap)
     members <- split(seq_len(D), factor(batch_of, levels = seq_len(nb)))
@@ -176,7 +190,7 @@ run_timed <- function(x, K, local, budget, heldout, eval_every, seed = 1, ...) {
       state <- global_fun(state, res, b, control)
       clock <- clock + cpu() - t0
       docs <- docs + length(members[[b]])
-      if (clock >= next_eval || clock >= budget) {
+      if (clock >= next_eval || clock >= budget || (b == nb && lap >= laps)) {
         trace <- rbind(trace, data.frame(seconds = clock, docs = docs, heldout = score()))
         next_eval <- next_eval + eval_every
       }
@@ -248,7 +262,15 @@ run_settings <- function(run) bench_settings(structure(list(control = run$contro
 # --- 1. throughput ------------------------------------------------------------
 
 n_wiki_test <- if (smoke) 50 else 2000
-m_all <- if (any(parts %in% c(1, 2, 4, 5))) read_uci_head("wikipara", wiki_docs + n_wiki_test)
+fig3_docs <- env_num("SCVB0_FIG3_DOCS", if (smoke) 150 else 1e5)
+fig3_secs <- env_num("SCVB0_FIG3_SECS", if (smoke) 0.05 else 60)
+fig3_n <- strsplit(Sys.getenv("SCVB0_FIG3_N", if (smoke) "20,100,all" else "1000,10000,all"), ",")[[1]]
+# (part 7's paragraphs and its 2,000 test paragraphs after them; the other
+# parts take the first rows of the same read)
+m_all <- if (any(parts %in% c(1, 2, 4, 5, 7))) {
+  read_uci_head("wikipara", max(if (any(parts %in% c(1, 2, 4, 5))) wiki_docs,
+                                if (7 %in% parts) fig3_docs) + n_wiki_test)
+}
 ns <- asNamespace("sparsevi")
 kernel_width <- function(want) {
   f <- get0("ffi_lda_cvb0_kernel_width", ns, inherits = FALSE)
@@ -515,6 +537,120 @@ wiki_runs <- fig1_corpus(sprintf("wikipara subset (train = first %s paragraphs, 
                           wiki[seq_len(wiki_docs), ], wiki[wiki_docs + seq_len(n_wiki_test), ],
                           wiki_secs)
 rm(wiki)
+}
+
+# --- 7. Foulds et al. Fig. 3: SCVB0 against batch VB on subsets -----------------
+#
+# The paper's Fig. 3 (Wikipedia, K = 100 in Hoffman et al.'s setting): batch
+# VB cannot make one pass over the whole corpus in the time allowed, so it is
+# trained on subsets of N documents; SCVB0 streams over all of them and
+# reaches a better held-out score sooner. Here: the first `fig3_docs`
+# wikipara paragraphs (vocabulary: the 7,700 most frequent words of them, as
+# the paper's Wikipedia dictionary), the next 2,000 as test documents, one
+# evaluator for every row (run_timed()'s: document completion, half of each
+# test document observed, the topics at their posterior mean, the row's
+# alpha). Batch VB on N paragraphs drawn at random (seeded) from the
+# training ones; N = "all" is every one of them.
+
+fig3_time_to <- function(tr, target) {
+  # first CPU time the trace reaches `target` (linear between its points)
+  i <- which(tr$heldout >= target)[1]
+  if (is.na(i)) return(NA_real_)
+  if (i == 1L) return(tr$seconds[1])
+  f <- (target - tr$heldout[i - 1L]) / (tr$heldout[i] - tr$heldout[i - 1L])
+  tr$seconds[i - 1L] + f * (tr$seconds[i] - tr$seconds[i - 1L])
+}
+fig3_at <- function(tr, t) stats::approx(tr$seconds, tr$heldout, xout = t, rule = 2, ties = "ordered")$y
+
+if (7 %in% parts) {
+wiki7 <- restrict_vocab(m_all, seq_len(fig3_docs), 7700)
+x7 <- as_dtm(nonempty(wiki7[seq_len(fig3_docs), ]))
+heldout7 <- make_test(nonempty(wiki7[fig3_docs + seq_len(n_wiki_test), ]))
+rm(wiki7)
+K7 <- K2
+say("")
+say("7. Foulds et al. Fig. 3 (issue 38): SCVB0 on every training paragraph against batch VB on subsets of N paragraphs;")
+say("   held-out log-likelihood per token (half of each test document observed, half scored, one evaluator) against CPU seconds, K = %d.", K7)
+say("   wikipara: %s training paragraphs (the first %s, empty ones dropped), %s terms (the 7,700 most frequent of them), %s tokens;",
+    format(nrow(x7), big.mark = ","), format(as.integer(fig3_docs), big.mark = ","), format(ncol(x7), big.mark = ","),
+    format(sum(x7$count), big.mark = ","))
+say("   %s test paragraphs (the next ones; %s held-out tokens); %.0f CPU s per row, one thread, scored about every %.1f CPU s",
+    format(nrow(heldout7$observed), big.mark = ","), format(sum(heldout7$heldout$count), big.mark = ","),
+    fig3_secs, fig3_secs / 40)
+say("   (batch VB: at the end of the first lap after each mark, so at least once per lap; its last lap may end past the budget).")
+say("   scvb0: the paper's settings (Foulds et al. section 4.1): minibatches of 100, topics s=10 tau=1000 kappa=0.9, documents s=1")
+say("   tau=10 kappa=0.9, one burn-in pass, alpha 0.1, eta 0.01; scvb0-default: the engine's schedule (s=1 tau=1 kappa=0.6, no burn-in).")
+say("   vb-N: batch VB (local = vb, global = batch: one local step over the N paragraphs, to convergence (max_iter 100, tol 0.05),")
+say("   then the topics' update, every lap), dense (L = K), no restarts, alpha 0.1, eta 0.01 (SCVB0's priors, the paper's O0);")
+say("   vb-all-O0.5: the same on every paragraph with the +0.5 offset (alpha 0.6, eta 0.51). All rows start from init = random, seed 1.")
+cvb0_paper7 <- list(alpha = 0.1, eta = 0.01, step_scale = 10, tau = 1000, kappa = 0.9,
+                    doc_s = 1, doc_tau = 10, doc_kappa = 0.9, burnin = 1)
+cvb0_now7 <- utils::modifyList(cvb0_paper7, list(step_scale = 1, tau = 1, kappa = 0.6, burnin = 0))
+vb7 <- function(alpha, eta) list(global = "batch", L = K7, restarts = FALSE, alpha = alpha, eta = eta,
+                                 max_iter = 100, tol = 0.05, converge_tol = 0)
+specs7 <- list(scvb0 = list(local = "cvb0", n = "all", args = cvb0_paper7),
+               `scvb0-default` = list(local = "cvb0", n = "all", args = cvb0_now7))
+for (n in fig3_n) {
+  specs7[[paste0("vb-", n)]] <- list(local = "vb", n = n, args = vb7(0.1, 0.01))
+}
+specs7[["vb-all-O0.5"]] <- list(local = "vb", n = "all", args = vb7(0.6, 0.51))
+runs7 <- list()
+for (nm in names(specs7)) {
+  sp <- specs7[[nm]]
+  xs <- x7
+  if (sp$n != "all") {
+    n <- min(as.integer(sp$n), nrow(x7))
+    rows <- sort(order(sparsevi:::lda_unif(c(0, 7), 700, nrow(x7)))[seq_len(n)])
+    xs <- sparsevi:::dtm_subset(x7, rows)
+  }
+  runs7[[nm]] <- do.call(run_timed, c(list(xs, K7, sp$local, fig3_secs, heldout7, fig3_secs / 40,
+                                           seed = 1, init = "random"), sp$args))
+  tr <- runs7[[nm]]$trace
+  say("  settings that ran [%s]: N = %s paragraphs; %s", nm, format(nrow(xs), big.mark = ","),
+      run_settings(runs7[[nm]]))
+  rm(xs)
+  invisible(gc())
+}
+print_traces(runs7)
+say("  interpolated at common times:")
+compare_at(runs7, fig3_secs * c(0.05, 0.1, 0.25, 0.5, 1))
+for (nm in names(runs7)) {
+  tr <- runs7[[nm]]$trace
+  say("  %-22s documents processed: %s in %.1f CPU s (%.0f docs/CPU s); best held-out %.4f at %.1f s, last %.4f",
+      nm, format(max(tr$docs), big.mark = ","), max(tr$seconds), max(tr$docs) / max(tr$seconds),
+      max(tr$heldout), tr$seconds[which.max(tr$heldout)], tr$heldout[nrow(tr)])
+}
+# The figure as ratios: each batch VB row against SCVB0 (both settings).
+say("  The figure as ratios against each batch VB row (held-out differences in nats per token, SCVB0 minus VB;")
+say("  perplexity ratio = exp(-difference), below 1 favours SCVB0): t_VB = CPU s until VB first comes within 0.01 of its best;")
+say("  SCVB0's score at t_VB; t_S = CPU s until SCVB0 first reaches VB's best; speed-up = t_VB / t_S; and at the budget's end.")
+for (s_nm in intersect(c("scvb0", "scvb0-default"), names(runs7))) {
+  ts <- runs7[[s_nm]]$trace
+  for (v_nm in grep("^vb-", names(runs7), value = TRUE)) {
+    tv <- runs7[[v_nm]]$trace
+    best <- max(tv$heldout)
+    t_vb <- fig3_time_to(tv, best - 0.01)
+    t_s <- fig3_time_to(ts, best)
+    d_at <- fig3_at(ts, t_vb) - fig3_at(tv, t_vb)
+    end <- min(max(ts$seconds), max(tv$seconds))
+    d_end <- fig3_at(ts, end) - fig3_at(tv, end)
+    say("  %-14s vs %-12s VB best %.4f; t_VB %6.1f s: SCVB0 %.4f (%+.4f, perplexity x%.3f); t_S %s; speed-up %s; at %.0f s %+.4f (x%.3f)",
+        s_nm, v_nm, best, t_vb, fig3_at(ts, t_vb), d_at, exp(-d_at),
+        if (is.na(t_s)) "never (within the budget)" else sprintf("%.1f s", t_s),
+        if (is.na(t_s)) "-" else if (t_s > 0) sprintf("%.1fx", t_vb / t_s) else "inf",
+        end, d_end, exp(-d_end))
+  }
+}
+ahead <- vapply(grep("^vb-", names(runs7), value = TRUE), function(v_nm) {
+  tv <- runs7[[v_nm]]$trace
+  tt <- fig3_secs * c(0.05, 0.1, 0.25, 0.5, 1)
+  all(fig3_at(runs7$scvb0$trace, tt) > fig3_at(tv, tt))
+}, TRUE)
+say("  scvb0 (the paper's settings) ahead of every batch VB row at every common time: %s%s",
+    if (all(ahead)) "yes" else "no", if (all(ahead)) "" else
+      sprintf(" (not of %s)", paste(names(ahead)[!ahead], collapse = ", ")))
+say("  load average at the end of part 7: %s", load_average())
+rm(x7, runs7)
 }
 rm(m_all)
 
