@@ -84,16 +84,18 @@ SEXP ffi_lda_top_share_csc(SEXP p_, SEXP k_, SEXP x_, SEXP K_, SEXP L_, SEXP alp
   for (int t = 0; t < n; t++) {
     /* merge the column's entries with its lowest L empty topics, in topic
      * order, so that position order is topic order for the ties */
-    int m = 0, j = p[t], zeros = 0;
-    for (int k = 0; k < K && (j < p[t + 1] || zeros < L); k++) {
-      if (j < p[t + 1] && kk[j] == k) {
-        cand[m] = k;
-        wa[m++] = xx[j++] + alpha;
-      } else if (zeros < L) {
+    /* (walking the entries, not the topics: O(entries + L) a column) */
+    int m = 0, zeros = 0, k = 0;
+    for (int j = p[t];; j++) {
+      int next = j < p[t + 1] ? kk[j] : K;
+      for (; k < next && zeros < L; k++, zeros++) {
         cand[m] = k;
         wa[m++] = 0.0 + alpha;
-        zeros++;
       }
+      if (j == p[t + 1]) break;
+      cand[m] = next;
+      wa[m++] = xx[j] + alpha;
+      k = next + 1;
     }
     int ml = L < m ? L : m;
     svi_select_top(wa, m, ml, idx);
