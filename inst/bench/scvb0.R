@@ -236,12 +236,23 @@ print_traces <- function(runs) {
   }
 }
 
+# A trace's held-out score at the given CPU times, held constant beyond its
+# ends; a trace with one scored point (a very short budget can give one)
+# holds that score at every time, as approx()'s rule = 2 would.
+trace_at <- function(tr, times) {
+  ok <- is.finite(tr$seconds) & is.finite(tr$heldout)
+  if (sum(ok) >= 2L) {
+    return(stats::approx(tr$seconds[ok], tr$heldout[ok], xout = times, rule = 2, ties = "ordered")$y)
+  }
+  rep(if (any(ok)) tr$heldout[ok][1L] else NA_real_, length(times))
+}
+
 # Held-out score of each run interpolated at common times.
 compare_at <- function(runs, times) {
   say("  %-22s %s", "CPU seconds", paste(sprintf("%8.0f", times), collapse = ""))
   for (nm in names(runs)) {
     tr <- runs[[nm]]$trace
-    v <- stats::approx(tr$seconds, tr$heldout, xout = times, rule = 2)$y
+    v <- trace_at(tr, times)
     say("  %-22s %s", nm, paste(sprintf("%8.3f", v), collapse = ""))
   }
 }
@@ -560,7 +571,7 @@ fig3_time_to <- function(tr, target) {
   f <- (target - tr$heldout[i - 1L]) / (tr$heldout[i] - tr$heldout[i - 1L])
   tr$seconds[i - 1L] + f * (tr$seconds[i] - tr$seconds[i - 1L])
 }
-fig3_at <- function(tr, t) stats::approx(tr$seconds, tr$heldout, xout = t, rule = 2, ties = "ordered")$y
+fig3_at <- function(tr, t) trace_at(tr, t)
 
 if (7 %in% parts) {
 wiki7 <- restrict_vocab(m_all, seq_len(fig3_docs), 7700)
