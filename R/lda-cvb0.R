@@ -116,7 +116,7 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
                       doc_start = "topics",
                       infer_passes = 10L, seeded_start_above = 2^25,
-                      seeded_start_ratio = 4)
+                      seeded_start_ratio = 4, L = NA_integer_)
 
 # The start SCVB0 takes when the caller gave no `init`: "seeded" (no random
 # base, lda_cvb0_seeded_start()) when the topics have more than
@@ -177,6 +177,11 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
               "doc_start")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
+  }
+  # the summary's responsibilities per entry: fit_lda()'s `L` when given,
+  # else the engine's default (NA: all K, the dense summary)
+  if (is.null(control$cvb0_L)) {
+    control$cvb0_L <- if ("L" %in% given) control$L else cvb0_defaults$L
   }
   control$cvb0_settings <- cvb0_settings(control, call = call)
   control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
@@ -247,7 +252,14 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   doc_start <- check_choice(get("doc_start"), cvb0_doc_starts, "doc_start", call = call)
   list(alpha = as.double(alpha), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
        doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
-       kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L)
+       kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L,
+       top_L = cvb0_top_L(control$cvb0_L, control$K))
+}
+
+# The summary's responsibilities per entry as the C settings hold them: L
+# when it is below K, else 0 (all K: the dense summary, also for NA or NULL).
+cvb0_top_L <- function(L, K) {
+  if (is.null(L) || is.na(L) || is.null(K) || L >= K) 0L else as.integer(L)
 }
 
 # The starts of a document's topic counts, in the order of the C code's
@@ -282,7 +294,21 @@ cvb0_totals <- function(state) {
 # values. cvb0_summary_parts() trims x to K x U values, and also
 # accepts a K x V matrix or Matrix (e.g. from a test);
 # cvb0_summary_dense() gives the K x V matrix.
+#
+# With settings top_L = L < K (fit_lda()'s `L`, notes/internals.md) the
+# summary is sparse instead: list(words, p, k, v), column u (word words[u])
+# holding the topics k[p[u] + 1 .. p[u + 1]] (0-based, increasing) with sums
+# v, at most L x (the word's entries in the batch) per column; the store's
+# step reads it as it is (lda_store_update()), and a cluster worker sends
+# it back so.
 cvb0_summary_parts <- function(S, K) {
+  if (is.list(S) && !is.object(S) && !is.null(S$p)) {
+    # a sparse summary (top_L < K, see below): its K x U block
+    U <- length(S$words)
+    x <- numeric(K * U)
+    x[(rep.int(seq_len(U), diff(S$p)) - 1L) * K + S$k + 1L] <- S$v
+    return(list(words = S$words, x = x))
+  }
   if (is.list(S) && !is.object(S) && !is.null(S$words)) {
     n <- K * length(S$words)
     if (length(S$x) != n) S$x <- S$x[seq_len(n)]
@@ -328,11 +354,17 @@ cvb0_scratch <- function(n) {
 # K more per entry that is not its word's first in the batch (each
 # entry's part of the summary, before they are added in document order);
 # the documents' topic counts; per-thread vectors, step tables and
-# integer indexes (a few per entry). More than that is left unused; less,
+# integer indexes (a few per entry); with a sparse summary (top_L = L < K)
+# 1.5 L per entry twice (each entry's top L, each column's sums) in place
+# of the K. More than that is left unused; less,
 # and the C allocates the rest.
 cvb0_scratch_need <- function(batch, K, settings, threads) {
   nnz <- length(batch$term)
-  K * (nnz + nrow(batch)) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
+  L <- if (is.null(settings$top_L)) 0L else settings$top_L
+  # (a sparse summary: each entry's L topics and values and each column's
+  # room, instead of K per entry)
+  extra <- if (L > 0L) (3 * L + 2) * nnz + 3 * threads * K else K * nnz
+  extra + K * nrow(batch) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
     3 * nnz + 4096
 }
 
@@ -386,7 +418,9 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
                cvb0_buffers(scratch = cvb0_scratch(cvb0_scratch_need(batch, K, settings, threads)),
                             marks = cvb0_marks(V),
                             summary = attr(seed, "summary_buffer", exact = TRUE)))
-  list(summary = list(words = res$words, x = res$x),
+  summary <- if (is.null(res$p)) list(words = res$words, x = res$x) else
+    list(words = res$words, p = res$p, k = res$k, v = res$v)
+  list(summary = summary,
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count), docs = nrow(batch)))
 }

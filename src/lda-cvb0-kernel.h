@@ -171,6 +171,45 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
   for (; k < K; k++) dst[k] += w * p[k];
 }
 
+/* The L largest of g[0..K) (cs->top_L = L < K), larger first, the lower
+ * topic first among equal values, as m gamma renormalised over them: entry
+ * e's slots tk[e L + l] (topic) and tv[e L + l] = m g_k / (sum of the L
+ * chosen g), so the entry still adds its whole count m. A zero count gives
+ * topics -1 (nothing to add). Plain scalar code: every width gives the same
+ * bits. ix and gv are L ints and doubles of scratch. */
+CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, double m,
+                                                const double *restrict g, int *restrict ix,
+                                                double *restrict gv, int *restrict tk,
+                                                double *restrict tv) {
+  if (m == 0.0) {
+    for (int l = 0; l < L; l++) {
+      tk[l] = -1;
+      tv[l] = 0.0;
+    }
+    return;
+  }
+  int n = 0;
+  for (int k = 0; k < K; k++) {
+    const double v = g[k];
+    if (n == L && !(v > gv[L - 1])) continue;
+    int j = n < L ? n++ : L - 1;
+    while (j > 0 && v > gv[j - 1]) {
+      gv[j] = gv[j - 1];
+      ix[j] = ix[j - 1];
+      j--;
+    }
+    gv[j] = v;
+    ix[j] = k;
+  }
+  double sl = 0.0;
+  for (int l = 0; l < L; l++) sl += gv[l];
+  const double w = sl > 0.0 ? m / sl : 0.0;
+  for (int l = 0; l < L; l++) {
+    tk[l] = ix[l];
+    tv[l] = w * gv[l];
+  }
+}
+
 /* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
  * of column u; ecol[e] is the column of the word of entry e of the batch.
  * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. The last
@@ -183,13 +222,19 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
  *   then write disjoint memory and may run on any thread;
  * - else, with sum not NULL (one thread, documents in order), it adds m
  *   gamma to the word's column of sum through g2 (K scratch).
- * Both give the same bits. */
+ * Both give the same bits.
+ * With cs->top_L = L < K and tk not NULL, the last pass instead keeps each
+ * entry's L largest responsibilities (cvb0_top(): L topics and values at
+ * tk, tv + e L for the batch's entry e), for the sparse summary
+ * cvb0_local() builds from them; g2 (L doubles) and il (L ints) are then
+ * its scratch. */
 CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double *P,
                                          const int *ecol, const cvb0_settings *cs,
                                          const double *rho, const double *log1m,
                                          svi_rng *r, double *theta, double *g,
                                          double *g2, int *order, const int *dest,
-                                         double *extra, double *sum) {
+                                         double *extra, double *sum, int *tk, double *tv,
+                                         int *il) {
   const int K = cs->K;
   const double alpha = cs->alpha;
   const int start = x->doc_ptr[d], n = x->doc_ptr[d + 1] - start;
@@ -199,7 +244,12 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
   for (int j = 0; j < n; j++) Nd += cnt[j];
   if (n == 0 || Nd <= 0.0) {
     for (int k = 0; k < K; k++) theta[k] = 0.0;
-    if (dest) {
+    if (tk) {
+      for (svi_len e = (svi_len)start * cs->top_L; e < (svi_len)(start + n) * cs->top_L; e++) {
+        tk[e] = -1;
+        tv[e] = 0.0;
+      }
+    } else if (dest) {
       /* nothing to add: a first entry's column starts at 0 */
       for (int j = 0; j < n; j++) {
         const int slot = dest[start + j];
@@ -250,7 +300,10 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
       const double decay = (m == 1.0) ? 1.0 - rho[t] : exp(m * log1m[t]);
       t++;
       const double c = Nd * (1.0 - decay) / s;
-      if (last && dest) {
+      if (last && tk) {
+        const svi_len o = (svi_len)(start + j) * cs->top_L;
+        CVB0_FN(cvb0_top)(K, cs->top_L, m, g, il, g2, tk + o, tv + o);
+      } else if (last && dest) {
         const int slot = dest[start + j];
         if (slot >= 0)
           CVB0_FN(cvb0_scale_first)(K, m / s, g, sum + (svi_len)slot * K);

@@ -6,9 +6,13 @@
 # distinct words. start: NTheta's start, "random" (uniforms scaled to the
 # document's length), "topics" (the sum over the document's words of their
 # count times lambda_kv / tot_k normalised over k) or "uniform" (N_d / K).
+# L < K: in the last pass each entry adds only its L largest
+# responsibilities (the lower topic first among equal ones), renormalised
+# to its whole count (the sparse summary); the document's own counts still
+# take the whole gamma.
 ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
                            doc_s = 1, doc_tau = 4, doc_kappa = 0.9,
-                           passes = 2L, shuffle = TRUE, start = "topics") {
+                           passes = 2L, shuffle = TRUE, start = "topics", L = NULL) {
   K <- nrow(lambda)
   V <- ncol(lambda)
   D <- length(dtm$doc_ptr) - 1L
@@ -67,7 +71,14 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
           t <- t + 1
           decay <- (1 - rho)^m[j]
           theta <- decay * theta + Nd * gamma * (1 - decay)
-          if (pass == passes) S[, v] <- S[, v] + m[j] * gamma
+          if (pass == passes) {
+            if (!is.null(L) && L < K) {
+              top <- order(-gamma, seq_len(K))[seq_len(L)]
+              S[top, v] <- S[top, v] + m[j] * gamma[top] / sum(gamma[top])
+            } else {
+              S[, v] <- S[, v] + m[j] * gamma
+            }
+          }
         }
       }
       theta_all[, d] <- theta
