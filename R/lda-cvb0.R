@@ -116,7 +116,8 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
                       doc_start = "topics",
                       infer_passes = 10L, seeded_start_above = 2^25,
-                      seeded_start_ratio = 4, L = NA_integer_)
+                      seeded_start_ratio = 4, L = NA_integer_,
+                      sparse_rest = "sample")
 
 # The start SCVB0 takes when the caller gave no `init`: "seeded" (no random
 # base, lda_cvb0_seeded_start()) when the topics have more than
@@ -175,7 +176,7 @@ lda_cvb0_control <- function(control, call = caller_call()) {
     control$n_tokens_docs <- control$n_docs
   }
   for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
-              "doc_start")) {
+              "doc_start", "sparse_rest")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
   }
   # the summary's responsibilities per entry: fit_lda()'s `L` when given,
@@ -253,8 +254,18 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   list(alpha = as.double(alpha), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
        doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
        kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L,
-       top_L = cvb0_top_L(control$cvb0_L, control$K))
+       top_L = cvb0_top_L(control$cvb0_L, control$K),
+       top_rest = match(check_choice(get("sparse_rest"), cvb0_rests, "sparse_rest",
+                                     call = call), cvb0_rests) - 1L)
 }
+
+# The sparse summary's forms (top_L < K), in the order of the C code's
+# numbering (src/lda-cvb0-kernel.h, cvb0_top()): "renormalise" each entry's
+# L largest responsibilities renormalised to its count; "sample" its L - 1
+# largest and the rest of its count on one other topic drawn in proportion
+# (unbiased). The engine control `sparse_rest`, default
+# cvb0_defaults$sparse_rest.
+cvb0_rests <- c("renormalise", "sample")
 
 # The summary's responsibilities per entry as the C settings hold them: L
 # when it is below K, else 0 (all K: the dense summary, also for NA or NULL).
@@ -355,16 +366,16 @@ cvb0_scratch <- function(n) {
 # entry's part of the summary, before they are added in document order);
 # the documents' topic counts; per-thread vectors, step tables and
 # integer indexes (a few per entry); with a sparse summary (top_L = L < K)
-# 1.5 L per entry twice (each entry's top L, each column's sums) in place
-# of the K. More than that is left unused; less,
+# 1.5 L per entry twice more (each entry's top L, each column's sums) and
+# two per entry. More than that is left unused; less,
 # and the C allocates the rest.
 cvb0_scratch_need <- function(batch, K, settings, threads) {
   nnz <- length(batch$term)
   L <- if (is.null(settings$top_L)) 0L else settings$top_L
   # (a sparse summary: each entry's L topics and values and each column's
   # room, instead of K per entry)
-  extra <- if (L > 0L) (3 * L + 2) * nnz + 3 * threads * K else K * nnz
-  extra + K * nrow(batch) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
+  extra <- if (L > 0L) (3 * L + 2) * nnz + 3 * threads * K else 0
+  extra + K * (nnz + nrow(batch)) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
     3 * nnz + 4096
 }
 

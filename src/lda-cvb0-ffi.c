@@ -30,6 +30,7 @@ static cvb0_settings settings_from_r(SEXP opts, int K) {
   /* (absent in a fit saved before the option existed: dense) */
   cs.top_L = svi_opt_int_or(opts, "top_L", 0, INT_MAX, 0);
   if (cs.top_L >= K) cs.top_L = 0;
+  cs.top_rest = svi_opt_int_or(opts, "top_rest", 0, 1, 0);
   if (cs.kernel != 0 && cs.kernel != 2 && cs.kernel != 4 && cs.kernel != 8)
     Rf_error("internal error: SCVB0 kernel width must be 0, 2, 4 or 8");
   return cs;
@@ -219,7 +220,8 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     const svi_len ne = (svi_len)nnz * L;
     sp.tk = (int *)arena_take(&arena, (size_t)ne, sizeof(int));
     sp.tv = (double *)arena_take(&arena, (size_t)ne, sizeof(double));
-    sp.il = (int *)arena_take(&arena, (size_t)threads * L, sizeof(int));
+    sp.il = (int *)arena_take(&arena, (size_t)threads * (L + K), sizeof(int));
+    memset(sp.il, 0, sizeof(int) * (size_t)threads * (size_t)(L + K));
     sp.cptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
     sp.cent = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
     sp.cap = (svi_len *)arena_take(&arena, (size_t)U + 1, sizeof(svi_len));

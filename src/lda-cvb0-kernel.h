@@ -171,15 +171,23 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
   for (; k < K; k++) dst[k] += w * p[k];
 }
 
-/* The L largest of g[0..K) (cs->top_L = L < K), larger first, the lower
- * topic first among equal values, as m gamma renormalised over them: entry
- * e's slots tk[e L + l] (topic) and tv[e L + l] = m g_k / (sum of the L
- * chosen g), so the entry still adds its whole count m. A zero count gives
- * topics -1 (nothing to add). Plain scalar code: every width gives the same
- * bits. ix and gv are L ints and doubles of scratch. */
-CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, double m,
-                                                const double *restrict g, int *restrict ix,
-                                                double *restrict gv, int *restrict tk,
+/* The sparse part of one entry's m gamma (cs->top_L = L < K), to
+ * tk, tv (its L slots), gamma_k = g_k / s:
+ * - rest = 0: its L largest responsibilities (larger first, the lower topic
+ *   first among equal values), renormalised over them, m g_k / (their sum
+ *   of g), so the entry still adds its whole count m;
+ * - rest = 1: its L - 1 largest exactly, m g_k / s, and the rest of its
+ *   mass, m (sum of the other g) / s, on one of the other topics, drawn
+ *   with probability g_j / (their sum) from the uniform u: the expected
+ *   contribution is m gamma itself (unbiased; a sampled form as in Mimno,
+ *   Hoffman and Blei 2012).
+ * A zero count gives topics -1 (nothing to add). Plain scalar code: every
+ * width gives the same bits. ix (L ints), gv (L doubles) and flag (K ints,
+ * all 0, left so) are scratch. */
+CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, int rest, double m, double s,
+                                                double u, const double *restrict g,
+                                                int *restrict ix, double *restrict gv,
+                                                int *restrict flag, int *restrict tk,
                                                 double *restrict tv) {
   if (m == 0.0) {
     for (int l = 0; l < L; l++) {
@@ -188,26 +196,55 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, double m,
     }
     return;
   }
-  int n = 0;
-  for (int k = 0; k < K; k++) {
-    const double v = g[k];
-    if (n == L && !(v > gv[L - 1])) continue;
-    int j = n < L ? n++ : L - 1;
-    while (j > 0 && v > gv[j - 1]) {
-      gv[j] = gv[j - 1];
-      ix[j] = ix[j - 1];
-      j--;
+  const int T = rest ? L - 1 : L;
+  if (T > 0) {
+    int n = 0;
+    for (int k = 0; k < K; k++) {
+      const double v = g[k];
+      if (n == T && !(v > gv[T - 1])) continue;
+      int j = n < T ? n++ : T - 1;
+      while (j > 0 && v > gv[j - 1]) {
+        gv[j] = gv[j - 1];
+        ix[j] = ix[j - 1];
+        j--;
+      }
+      gv[j] = v;
+      ix[j] = k;
     }
-    gv[j] = v;
-    ix[j] = k;
   }
-  double sl = 0.0;
-  for (int l = 0; l < L; l++) sl += gv[l];
-  const double w = sl > 0.0 ? m / sl : 0.0;
-  for (int l = 0; l < L; l++) {
+  if (!rest) {
+    double sl = 0.0;
+    for (int l = 0; l < L; l++) sl += gv[l];
+    const double w = sl > 0.0 ? m / sl : 0.0;
+    for (int l = 0; l < L; l++) {
+      tk[l] = ix[l];
+      tv[l] = w * gv[l];
+    }
+    return;
+  }
+  const double w = m / s;
+  for (int l = 0; l < T; l++) {
     tk[l] = ix[l];
     tv[l] = w * gv[l];
+    flag[ix[l]] = 1;
   }
+  double rs = 0.0;
+  for (int k = 0; k < K; k++)
+    if (!flag[k]) rs += g[k];
+  int pick = -1;
+  if (rs > 0.0) {
+    const double target = u * rs;
+    double c = 0.0;
+    for (int k = 0; k < K; k++) {
+      if (flag[k] || !(g[k] > 0.0)) continue;
+      pick = k;
+      c += g[k];
+      if (c > target) break;
+    }
+  }
+  for (int l = 0; l < T; l++) flag[ix[l]] = 0;
+  tk[T] = pick;
+  tv[T] = pick >= 0 ? w * rs : 0.0;
 }
 
 /* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
@@ -226,8 +263,8 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, double m,
  * With cs->top_L = L < K and tk not NULL, the last pass instead keeps each
  * entry's L largest responsibilities (cvb0_top(): L topics and values at
  * tk, tv + e L for the batch's entry e), for the sparse summary
- * cvb0_local() builds from them; g2 (L doubles) and il (L ints) are then
- * its scratch. */
+ * cvb0_local() builds from them; g2 (L doubles) and il (L + K ints, the
+ * last K all 0) are then its scratch. */
 CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double *P,
                                          const int *ecol, const cvb0_settings *cs,
                                          const double *rho, const double *log1m,
@@ -302,7 +339,11 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
       const double c = Nd * (1.0 - decay) / s;
       if (last && tk) {
         const svi_len o = (svi_len)(start + j) * cs->top_L;
-        CVB0_FN(cvb0_top)(K, cs->top_L, m, g, il, g2, tk + o, tv + o);
+        /* (the sampled form draws one uniform per entry of positive count
+         * in the last pass, in visiting order) */
+        const double u = (cs->top_rest && m != 0.0) ? svi_rng_unif(r) : 0.0;
+        CVB0_FN(cvb0_top)(K, cs->top_L, cs->top_rest, m, s, u, g, il, g2, il + cs->top_L,
+                          tk + o, tv + o);
       } else if (last && dest) {
         const int slot = dest[start + j];
         if (slot >= 0)

@@ -18,7 +18,9 @@
  * still draw the same numbers), consumed in this order: K uniforms u for the start
  * NTheta_dk = N_d u_k / sum(u); then, when shuffling, for every pass a
  * Fisher-Yates permutation of the document's distinct words (starting from
- * their stored order; for i = n-1 .. 1, j = floor(u (i + 1))). The pure-R
+ * their stored order; for i = n-1 .. 1, j = floor(u (i + 1))); with the
+ * sampled sparse summary (top_L < K, top_rest = 1), one uniform per entry
+ * of positive count in the last pass, as it is visited. The pure-R
  * reference in tests/testthat/helper-reference-cvb0.R draws the same numbers.
  */
 #include <math.h>
@@ -323,7 +325,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       const int tid = svi_thread_id();
       double *g = g_all + (svi_len)tid * gstride;
       int *order = order_all + (svi_len)tid * ostride;
-      int *il = sp->il + (svi_len)tid * L;
+      int *il = sp->il + (svi_len)tid * (L + K);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 32)
 #endif

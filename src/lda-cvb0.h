@@ -14,6 +14,8 @@ typedef struct {
   int kernel;                       /* vector width, 0: automatic */
   int top_L;                        /* 0: dense summary; L (< K): each entry's L
                                        largest responsibilities (sparse) */
+  int top_rest;                     /* sparse: 0 the L renormalised, 1 the L - 1
+                                       largest and the rest on a sampled topic */
 } cvb0_settings;
 
 int cvb0_kernel_width(int want);
@@ -44,7 +46,7 @@ typedef struct {
 typedef struct {
   int *tk;        /* nnz x L: each entry's topics (-1: none) */
   double *tv;     /* nnz x L: their values */
-  int *il;        /* threads x L: scratch */
+  int *il;        /* threads x (L + K): scratch, the last K of each all 0 */
   int *cptr;      /* U + 1: column u's entries are cent[cptr[u] .. cptr[u + 1]) */
   int *cent;      /* nnz: entries by column, increasing */
   svi_len *cap;   /* U + 1: room of column u: ok, ov + cap[u] */

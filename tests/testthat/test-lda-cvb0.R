@@ -747,7 +747,9 @@ test_that("the sparse summary (top L per entry) matches the pure-R reference, on
   lambda <- matrix(0.01 + stats::qgamma(uniform_source(5)(K * 31), 1), K, 31)
   for (L in c(1L, 2L, 4L, K - 1L)) {
     for (ctl in list(list(alpha = 0.1), list(alpha = 0.1, burnin = 1L, shuffle = FALSE),
-                     list(alpha = 0.3, doc_start = "random", cvb0_kernel = 2L))) {
+                     list(alpha = 0.3, doc_start = "random", cvb0_kernel = 2L),
+                     list(alpha = 0.1, sparse_rest = "renormalise"),
+                     list(alpha = 0.1, burnin = 1L, sparse_rest = "renormalise"))) {
       ctl <- c(ctl, list(K = K, cvb0_L = L))
       st <- lda_test_state(lambda = lambda, t = 3)
       r1 <- sparsevi:::lda_local_cvb0(x0, st, ctl, c(1, 9), 1L)
@@ -772,7 +774,8 @@ test_that("the sparse summary (top L per entry) matches the pure-R reference, on
                             passes = if (is.null(ctl$burnin)) 1L else ctl$burnin + 1L,
                             shuffle = !isFALSE(ctl$shuffle),
                             start = if (is.null(ctl$doc_start)) "topics" else ctl$doc_start,
-                            L = L)
+                            L = L, rest = if (is.null(ctl$sparse_rest)) "sample" else
+                              ctl$sparse_rest)
       expect_equal(r1$doc_topic, ref$theta, tolerance = 1e-12)
       expect_equal(cvb0_dense(r1, 31L), ref$summary, tolerance = 1e-12)
     }
@@ -836,7 +839,15 @@ test_that("fit_lda(L = ) gives SCVB0 sparse summaries, the same fit on any threa
   s1 <- do.call(fit_lda, c(args, L = 2, threads = 1))
   s2 <- do.call(fit_lda, c(args, L = 2, threads = 2))
   expect_identical(s1$control$cvb0_settings$top_L, 2L)
+  expect_identical(s1$control$cvb0_settings$top_rest, 1L)
   expect_same_lda(s1, s2)
+  r1 <- do.call(fit_lda, c(args, L = 2, threads = 1, sparse_rest = "renormalise"))
+  r2 <- do.call(fit_lda, c(args, L = 2, threads = 2, sparse_rest = "renormalise"))
+  expect_identical(r1$control$cvb0_settings$top_rest, 0L)
+  expect_same_lda(r1, r2)
+  expect_false(identical(r1$lambda, s1$lambda))
+  expect_error(do.call(fit_lda, c(args, L = 2, sparse_rest = "drop")),
+               class = "sparsevi_error_argument")
   expect_false(identical(s1$lambda, dense$lambda))
   # update() keeps the sparse summaries
   u <- update(s1, x, passes = 1, progress = FALSE)
