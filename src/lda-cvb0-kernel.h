@@ -184,7 +184,7 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
  * A zero count gives topics -1 (nothing to add). Plain scalar code: every
  * width gives the same bits. ix (L ints), gv (L doubles) and flag (K ints,
  * all 0, left so) are scratch. */
-CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, int rest, double m, double s,
+CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L, int rest, double m, double s,
                                                 double u, const double *restrict g,
                                                 int *restrict ix, double *restrict gv,
                                                 int *restrict flag, int *restrict tk,
@@ -198,8 +198,34 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, int rest, double 
   }
   const int T = rest ? L - 1 : L;
   if (T > 0) {
-    int n = 0;
+    /* the candidates: the topics with g_k >= thr for a threshold that
+     * leaves at least T of them (then the T largest are among them: every
+     * other value is below each) and, found by halving the interval, at
+     * most 4 T when a few halvings reach that; gathered in increasing k
+     * without branches (in flag, left all 0), so the insertion below keeps
+     * the lower topic first among equal values, as over all K */
+    double gmax = 0.0;
+    for (int k = 0; k < K; k++) gmax = g[k] > gmax ? g[k] : gmax;
+    double lo = 0.0, hi = gmax;
+    for (int it = 0; it < 8; it++) {
+      const double mid = lo == 0.0 ? hi * 0.0625 : 0.5 * (lo + hi);
+      int c = 0;
+      for (int k = 0; k < K; k++) c += g[k] >= mid;
+      if (c < T) {
+        hi = mid;
+      } else {
+        lo = mid;
+        if (c <= 4 * T) break;
+      }
+    }
+    int nc = 0;
     for (int k = 0; k < K; k++) {
+      flag[nc] = k;
+      nc += g[k] >= lo;
+    }
+    int n = 0;
+    for (int c = 0; c < nc; c++) {
+      const int k = flag[c];
       const double v = g[k];
       if (n == T && !(v > gv[T - 1])) continue;
       int j = n < T ? n++ : T - 1;
@@ -211,6 +237,8 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_top)(int K, int L, int rest, double 
       gv[j] = v;
       ix[j] = k;
     }
+    /* (the gathering wrote flag[0 .. nc], nc <= K) */
+    for (int c = 0; c <= nc && c < K; c++) flag[c] = 0;
   }
   if (!rest) {
     double sl = 0.0;
