@@ -97,9 +97,10 @@
 #' to its whole count. The documents' own topic counts still use all K.
 #' A minibatch's summary then has at most `L` values per entry, which is
 #' what a cluster's workers send back ([sparsevi_cluster]). It costs
-#' held-out score and, on one thread, time: at K = 100, 10 laps, `L = 16`
-#' scored 0.06 nats per token below the dense summary on kos and took
-#' about seven times the CPU time; `"renormalise"` lost 0.08 to 0.15
+#' held-out score and, on one thread, time: at K = 100, 10 laps, on seven
+#' corpora, `L = 16` scored 0.01 to 0.08 nats per token below the dense
+#' summary (`L = 32`: 0.007 to 0.05) and took 4.6 to 10 times its CPU
+#' time; `"renormalise"` lost 0.02 to 0.15 at `L = 16`
 #' (`inst/bench/results/cvb0-sparse.txt`). So the default stays dense
 #' (`L` not given, or `L = K`, gives the same fit as before, bit for bit).
 #'
