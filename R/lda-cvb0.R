@@ -29,6 +29,9 @@
 #'   (default `TRUE`).
 #' * `infer_passes`: passes over a new document in
 #'   `predict(fit, newdata, method = "cvb0")`, 1 to 1000, default 10.
+#' * `sparse_rest`: with [fit_lda()]'s `L` below K, how a word's
+#'   responsibilities beyond its most likely topics reach the summary:
+#'   `"sample"` (default) or `"renormalise"` (see "Sparse summaries").
 #'
 #' The fit depends on `seed`
 #' and not on `threads`: training spreads each minibatch's documents over
@@ -84,6 +87,23 @@
 #' `terms(fit, type = "frex")`; `summary(fit, x = corpus)` reports
 #' diversity and NPMI coherence.
 #'
+#' @section Sparse summaries:
+#' Give `L` (below K) to [fit_lda()] and each (document, word) entry of a
+#' minibatch adds only `L` topics to the minibatch's summary, instead of
+#' its count times all K responsibilities: with `sparse_rest = "sample"`
+#' (default) its `L - 1` most likely topics as they are and the rest of its
+#' count on one other topic, drawn in proportion (so the summary is right
+#' on average); with `"renormalise"` its `L` most likely topics, scaled up
+#' to its whole count. The documents' own topic counts still use all K.
+#' A minibatch's summary then has at most `L` values per entry, which is
+#' what a cluster's workers send back ([sparsevi_cluster]). It costs
+#' held-out score and, on one thread, time: at K = 100, 10 laps, on seven
+#' corpora, `L = 16` scored 0.01 to 0.08 nats per token below the dense
+#' summary (`L = 32`: 0.007 to 0.05) and took 4.6 to 10 times its CPU
+#' time; `"renormalise"` lost 0.02 to 0.15 at `L = 16`
+#' (`inst/bench/results/cvb0-sparse.txt`). So the default stays dense
+#' (`L` not given, or `L = K`, gives the same fit as before, bit for bit).
+#'
 #' @name scvb0
 #' @references Foulds, J., Boyles, L., DuBois, C., Smyth, P. and Welling, M.
 #'   (2013). Stochastic collapsed variational Bayesian inference for latent
@@ -115,7 +135,8 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
                       tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 4,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
                       doc_start = "topics",
-                      infer_passes = 10L)
+                      infer_passes = 10L, L = NA_integer_,
+                      sparse_rest = "sample")
 
 # Resolves SCVB0's settings once, when fit_lda() builds its control list
 # (fit_lda() calls the engine's `control`, R/engines.R). The engine's topic schedule
@@ -144,8 +165,13 @@ lda_cvb0_control <- function(control, call = caller_call()) {
     control$n_tokens_docs <- control$n_docs
   }
   for (nm in c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
-              "doc_start")) {
+              "doc_start", "sparse_rest")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
+  }
+  # the summary's responsibilities per entry: fit_lda()'s `L` when given,
+  # else the engine's default (NA: all K, the dense summary)
+  if (is.null(control$cvb0_L)) {
+    control$cvb0_L <- if ("L" %in% given) control$L else cvb0_defaults$L
   }
   control$cvb0_settings <- cvb0_settings(control, call = call)
   control$burnin <- check_count(control$burnin, "burnin", min = 0, max = 100, call = call)
@@ -216,7 +242,24 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   doc_start <- check_choice(get("doc_start"), cvb0_doc_starts, "doc_start", call = call)
   list(alpha = as.double(alpha), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
        doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
-       kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L)
+       kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L,
+       top_L = cvb0_top_L(control$cvb0_L, control$K),
+       top_rest = match(check_choice(get("sparse_rest"), cvb0_rests, "sparse_rest",
+                                     call = call), cvb0_rests) - 1L)
+}
+
+# The sparse summary's forms (top_L < K), in the order of the C code's
+# numbering (src/lda-cvb0-kernel.h, cvb0_top()): "renormalise" each entry's
+# L largest responsibilities renormalised to its count; "sample" its L - 1
+# largest and the rest of its count on one other topic drawn in proportion
+# (unbiased). The engine control `sparse_rest`, default
+# cvb0_defaults$sparse_rest.
+cvb0_rests <- c("renormalise", "sample")
+
+# The summary's responsibilities per entry as the C settings hold them: L
+# when it is below K, else 0 (all K: the dense summary, also for NA or NULL).
+cvb0_top_L <- function(L, K) {
+  if (is.null(L) || is.na(L) || is.null(K) || L >= K) 0L else as.integer(L)
 }
 
 # The starts of a document's topic counts, in the order of the C code's
@@ -251,7 +294,21 @@ cvb0_totals <- function(state) {
 # values. cvb0_summary_parts() trims x to K x U values, and also
 # accepts a K x V matrix or Matrix (e.g. from a test);
 # cvb0_summary_dense() gives the K x V matrix.
+#
+# With settings top_L = L < K (fit_lda()'s `L`, notes/internals.md) the
+# summary is sparse instead: list(words, p, k, v), column u (word words[u])
+# holding the topics k[p[u] + 1 .. p[u + 1]] (0-based, increasing) with sums
+# v, at most L x (the word's entries in the batch) per column; the store's
+# step reads it as it is (lda_store_update()), and a cluster worker sends
+# it back so.
 cvb0_summary_parts <- function(S, K) {
+  if (is.list(S) && !is.object(S) && !is.null(S$p)) {
+    # a sparse summary (top_L < K, see below): its K x U block
+    U <- length(S$words)
+    x <- numeric(K * U)
+    x[(rep.int(seq_len(U), diff(S$p)) - 1L) * K + S$k + 1L] <- S$v
+    return(list(words = S$words, x = x))
+  }
   if (is.list(S) && !is.object(S) && !is.null(S$words)) {
     n <- K * length(S$words)
     if (length(S$x) != n) S$x <- S$x[seq_len(n)]
@@ -297,11 +354,17 @@ cvb0_scratch <- function(n) {
 # K more per entry that is not its word's first in the batch (each
 # entry's part of the summary, before they are added in document order);
 # the documents' topic counts; per-thread vectors, step tables and
-# integer indexes (a few per entry). More than that is left unused; less,
+# integer indexes (a few per entry); with a sparse summary (top_L = L < K)
+# 1.5 L per entry twice more (each entry's top L, each column's sums) and
+# two per entry. More than that is left unused; less,
 # and the C allocates the rest.
 cvb0_scratch_need <- function(batch, K, settings, threads) {
   nnz <- length(batch$term)
-  K * (nnz + nrow(batch)) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
+  L <- if (is.null(settings$top_L)) 0L else settings$top_L
+  # (a sparse summary: each entry's L topics and values and each column's
+  # room, instead of K per entry)
+  extra <- if (L > 0L) (3 * L + 2) * nnz + 3 * threads * K else 0
+  extra + K * (nnz + nrow(batch)) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
     3 * nnz + 4096
 }
 
@@ -355,7 +418,9 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
                cvb0_buffers(scratch = cvb0_scratch(cvb0_scratch_need(batch, K, settings, threads)),
                             marks = cvb0_marks(V),
                             summary = attr(seed, "summary_buffer", exact = TRUE)))
-  list(summary = list(words = res$words, x = res$x),
+  summary <- if (is.null(res$p)) list(words = res$words, x = res$x) else
+    list(words = res$words, p = res$p, k = res$k, v = res$v)
+  list(summary = summary,
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count), docs = nrow(batch)))
 }

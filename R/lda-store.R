@@ -60,13 +60,17 @@ lda_store_empty_from_start <- function(state, t) {
 
 # The stochastic global step, in place: lambda - offset <- (1 - rho)
 # (lambda - offset) + rho mult S, with S given by its words and K values per
-# word (lda_summary_blocks()); t the step count after it. Returns the new
+# word (lda_summary_blocks()), or sparse, list(words, p, k, v) (SCVB0's
+# sparse summary, R/lda-cvb0.R); t the step count after it. Returns the new
 # scale.
 lda_store_update <- function(st, S, rho, mult, t, rescale_below = 1e-100, threads = 1L) {
-  .Call(ffi_lda_store_update, st$X, st$meta, S$words, S$x,
-        list(rho = as.double(rho), mult = as.double(mult),
-             rescale_below = as.double(rescale_below), t = as.double(t),
-             threads = as.integer(threads)))
+  opts <- list(rho = as.double(rho), mult = as.double(mult),
+               rescale_below = as.double(rescale_below), t = as.double(t),
+               threads = as.integer(threads))
+  # a sparse summary (SCVB0 with top_L < K: list(words, p, k, v)) is added
+  # entry by entry
+  if (!is.null(S$p)) return(.Call(ffi_lda_store_update_sparse, st$X, st$meta, S$words, S, opts))
+  .Call(ffi_lda_store_update, st$X, st$meta, S$words, S$x, opts)
 }
 
 # X[, words] <- max(X[, words] + sign S, 0) in place (memoized and streaming

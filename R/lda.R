@@ -66,7 +66,13 @@ lda_available <- function() {
 #'   Also `"streaming"` (one pass) and `"batch"`; [lda_combinations]
 #'   lists the valid pairs.
 #' @param L For `local = "vb"`: each word keeps its `L` most likely topics
-#'   (`L = K`: classic dense VB). Otherwise the default of `doc_topics`.
+#'   (`L = K`: classic dense VB). For `"cvb0"`, only when given: each
+#'   word of a minibatch adds to the topics' minibatch estimate only `L`
+#'   topics (its `L - 1` most likely and one drawn from the rest; see
+#'   [scvb0], "Sparse summaries"), so a minibatch's summary holds at most
+#'   `L` values per (document, word) entry instead of K per word; without
+#'   `L` (or with `L = K`) the summary is dense. Otherwise the default of
+#'   `doc_topics`.
 #' @param alpha,eta Document-topic and topic-word smoothing (> 0). `NULL`
 #'   takes the engine's defaults (0.1 and 0.01 for `"cvb0"` and `"vb"`).
 #'   With `local = "vb"`, `eta = "learn"` estimates eta between laps

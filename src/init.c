@@ -31,6 +31,7 @@ extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
 extern SEXP ffi_lda_store_new(SEXP, SEXP);
 extern SEXP ffi_lda_store_counts(SEXP, SEXP);
 extern SEXP ffi_lda_store_update(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_update_sparse(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_lambda(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_copy(SEXP, SEXP);
@@ -134,6 +135,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_store_new", (DL_FUNC)&ffi_lda_store_new, 2},
     {"ffi_lda_store_counts", (DL_FUNC)&ffi_lda_store_counts, 2},
     {"ffi_lda_store_update", (DL_FUNC)&ffi_lda_store_update, 5},
+    {"ffi_lda_store_update_sparse", (DL_FUNC)&ffi_lda_store_update_sparse, 5},
     {"ffi_lda_store_add", (DL_FUNC)&ffi_lda_store_add, 5},
     {"ffi_lda_store_lambda", (DL_FUNC)&ffi_lda_store_lambda, 3},
     {"ffi_lda_store_copy", (DL_FUNC)&ffi_lda_store_copy, 2},

@@ -27,6 +27,10 @@ static cvb0_settings settings_from_r(SEXP opts, int K) {
    * random start it was trained with) */
   cs.doc_start = svi_opt_int_or(opts, "doc_start", 0, 2, 0);
   cs.kernel = svi_opt_int(opts, "kernel", 0, 8);
+  /* (absent in a fit saved before the option existed: dense) */
+  cs.top_L = svi_opt_int_or(opts, "top_L", 0, INT_MAX, 0);
+  if (cs.top_L >= K) cs.top_L = 0;
+  cs.top_rest = svi_opt_int_or(opts, "top_rest", 0, 1, 0);
   if (cs.kernel != 0 && cs.kernel != 2 && cs.kernel != 4 && cs.kernel != 8)
     Rf_error("internal error: SCVB0 kernel width must be 0, 2, 4 or 8");
   return cs;
@@ -92,7 +96,11 @@ static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
  * is NULL. Returns list(theta = K x D NTheta, words = the 0-based distinct words of
  * the batch (increasing), x = the K x U summary: column u holds the sum of
  * m gamma over the last pass for word words[u]). A training summary is
- * these two vectors and nothing else: no K x V object per minibatch. */
+ * these two vectors and nothing else: no K x V object per minibatch.
+ * With option top_L = L < K (training only) the summary is sparse instead
+ * (each entry's L largest responsibilities, cvb0_top()): x is NULL and p
+ * (U + 1), k, v give column u's topics k[p[u] .. p[u + 1]) (0-based,
+ * increasing) and their sums v; p, k, v are NULL otherwise. */
 SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP seed,
                         SEXP threads_, SEXP buffers) {
   int n_prot = 0;
@@ -108,6 +116,9 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   /* the documents' topic counts as a result (theta), or working memory only */
   const int want_theta = svi_opt_flag(opts, "theta");
   const SEXP affine = svi_opt(opts, "affine");
+  /* the sparse summary (top_L < K): only when training */
+  if (!want) cs.top_L = 0;
+  const int sparse = cs.top_L > 0;
   SEXP scratch = svi_opt(buffers, "scratch"), marks = svi_opt(buffers, "marks"),
        sbuf = svi_opt(buffers, "summary");
   /* (a buffer the package does not own is never written: none instead) */
@@ -176,9 +187,11 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
    * new vector with a quarter to spare, which the caller keeps instead. A
    * fresh 2.4 MB summary per minibatch of 100 kos documents made R collect
    * garbage 34 times in a default fit, a third of its CPU time. */
-  const R_xlen_t s_len = want ? (R_xlen_t)K * U : 0;
+  const R_xlen_t s_len = (want && !sparse) ? (R_xlen_t)K * U : 0;
   SEXP summary;
-  if (want && TYPEOF(sbuf) == REALSXP && XLENGTH(sbuf) >= s_len) {
+  if (sparse) {
+    summary = R_NilValue;
+  } else if (want && TYPEOF(sbuf) == REALSXP && XLENGTH(sbuf) >= s_len) {
     summary = sbuf;
   } else {
     const R_xlen_t len = (want && TYPEOF(sbuf) == REALSXP) ? s_len + s_len / 4 : s_len;
@@ -201,7 +214,28 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   /* training on several threads: each entry's part of the summary in its
    * own place first (cvb0_summary_plan()) */
   cvb0_plan plan, *pl = NULL;
-  if (want && threads > 1) {
+  cvb0_sparse sp, *spp = NULL;
+  if (sparse) {
+    const int L = cs.top_L;
+    const svi_len ne = (svi_len)nnz * L;
+    sp.tk = (int *)arena_take(&arena, (size_t)ne, sizeof(int));
+    sp.tv = (double *)arena_take(&arena, (size_t)ne, sizeof(double));
+    sp.il = (int *)arena_take(&arena, (size_t)threads * (L + K), sizeof(int));
+    memset(sp.il, 0, sizeof(int) * (size_t)threads * (size_t)(L + K));
+    sp.cptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
+    sp.cent = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
+    sp.cap = (svi_len *)arena_take(&arena, (size_t)U + 1, sizeof(svi_len));
+    const svi_len room = cvb0_sparse_plan(nnz, ecol, U, K, L, sp.cptr, sp.cent, sp.cap);
+    sp.ok = (int *)arena_take(&arena, (size_t)room, sizeof(int));
+    sp.ov = (double *)arena_take(&arena, (size_t)room, sizeof(double));
+    sp.nz = (int *)arena_take(&arena, (size_t)U, sizeof(int));
+    sp.acc = (double *)arena_take(&arena, (size_t)threads * K, sizeof(double));
+    sp.mark = (int *)arena_take(&arena, (size_t)threads * K, sizeof(int));
+    sp.touched = (int *)arena_take(&arena, (size_t)threads * K, sizeof(int));
+    memset(sp.acc, 0, sizeof(double) * (size_t)threads * (size_t)K);
+    memset(sp.mark, 0, sizeof(int) * (size_t)threads * (size_t)K);
+    spp = &sp;
+  } else if (want && threads > 1) {
     plan.dest = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
     plan.xptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
     plan.xslot = (int *)arena_take(&arena, (size_t)(nnz - U), sizeof(int));
@@ -210,14 +244,39 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     pl = &plan;
   }
   cvb0_local(&x, &tp, P, ecol, U, &cs, sd, sb, threads, th,
-             want ? REAL(summary) : NULL, pl, tables, g_all, order_all);
+             (want && !sparse) ? REAL(summary) : NULL, pl, spp, tables, g_all, order_all);
 
-  const char *names[] = {"theta", "words", "x"};
-  SEXP out = PROTECT(svi_named_list(3, names));
+  const char *names[] = {"theta", "words", "x", "p", "k", "v"};
+  SEXP out = PROTECT(svi_named_list(6, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, theta);
   SET_VECTOR_ELT(out, 1, words);
   SET_VECTOR_ELT(out, 2, summary);
+  if (sparse) {
+    /* the sparse summary: column u (word words[u]) holds topics k[p[u] ..
+     * p[u + 1]) (0-based, increasing) with sums v */
+    SEXP pp = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)U + 1));
+    n_prot++;
+    int *p = INTEGER(pp);
+    svi_len tot = 0;
+    p[0] = 0;
+    for (int u = 0; u < U; u++) {
+      tot += sp.nz[u];
+      if (tot > INT_MAX) Rf_error("internal error: SCVB0 sparse summary too large");
+      p[u + 1] = (int)tot;
+    }
+    SEXP kk = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)tot));
+    SEXP vv = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)tot));
+    n_prot += 2;
+    for (int u = 0; u < U; u++) {
+      if (sp.nz[u] == 0) continue;
+      memcpy(INTEGER(kk) + p[u], sp.ok + sp.cap[u], sizeof(int) * (size_t)sp.nz[u]);
+      memcpy(REAL(vv) + p[u], sp.ov + sp.cap[u], sizeof(double) * (size_t)sp.nz[u]);
+    }
+    SET_VECTOR_ELT(out, 3, pp);
+    SET_VECTOR_ELT(out, 4, kk);
+    SET_VECTOR_ELT(out, 5, vv);
+  }
   UNPROTECT(n_prot);
   return out;
 }

@@ -171,6 +171,110 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
   for (; k < K; k++) dst[k] += w * p[k];
 }
 
+/* The sparse part of one entry's m gamma (cs->top_L = L < K), to
+ * tk, tv (its L slots), gamma_k = g_k / s:
+ * - rest = 0: its L largest responsibilities (larger first, the lower topic
+ *   first among equal values), renormalised over them, m g_k / (their sum
+ *   of g), so the entry still adds its whole count m;
+ * - rest = 1: its L - 1 largest exactly, m g_k / s, and the rest of its
+ *   mass, m (sum of the other g) / s, on one of the other topics, drawn
+ *   with probability g_j / (their sum) from the uniform u: the expected
+ *   contribution is m gamma itself (unbiased; a sampled form as in Mimno,
+ *   Hoffman and Blei 2012).
+ * A zero count gives topics -1 (nothing to add). Plain scalar code: every
+ * width gives the same bits. ix (L ints), gv (L doubles) and flag (K ints,
+ * all 0, left so) are scratch. */
+CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L, int rest, double m, double s,
+                                                double u, const double *restrict g,
+                                                int *restrict ix, double *restrict gv,
+                                                int *restrict flag, int *restrict tk,
+                                                double *restrict tv) {
+  if (m == 0.0) {
+    for (int l = 0; l < L; l++) {
+      tk[l] = -1;
+      tv[l] = 0.0;
+    }
+    return;
+  }
+  const int T = rest ? L - 1 : L;
+  if (T > 0) {
+    /* the candidates: the topics with g_k >= thr for a threshold that
+     * leaves at least T of them (then the T largest are among them: every
+     * other value is below each) and, found by halving the interval, at
+     * most 4 T when a few halvings reach that; gathered in increasing k
+     * without branches (in flag, left all 0), so the insertion below keeps
+     * the lower topic first among equal values, as over all K */
+    double gmax = 0.0;
+    for (int k = 0; k < K; k++) gmax = g[k] > gmax ? g[k] : gmax;
+    double lo = 0.0, hi = gmax;
+    for (int it = 0; it < 8; it++) {
+      const double mid = lo == 0.0 ? hi * 0.0625 : 0.5 * (lo + hi);
+      int c = 0;
+      for (int k = 0; k < K; k++) c += g[k] >= mid;
+      if (c < T) {
+        hi = mid;
+      } else {
+        lo = mid;
+        if (c <= 4 * T) break;
+      }
+    }
+    int nc = 0;
+    for (int k = 0; k < K; k++) {
+      flag[nc] = k;
+      nc += g[k] >= lo;
+    }
+    int n = 0;
+    for (int c = 0; c < nc; c++) {
+      const int k = flag[c];
+      const double v = g[k];
+      if (n == T && !(v > gv[T - 1])) continue;
+      int j = n < T ? n++ : T - 1;
+      while (j > 0 && v > gv[j - 1]) {
+        gv[j] = gv[j - 1];
+        ix[j] = ix[j - 1];
+        j--;
+      }
+      gv[j] = v;
+      ix[j] = k;
+    }
+    /* (the gathering wrote flag[0 .. nc], nc <= K) */
+    for (int c = 0; c <= nc && c < K; c++) flag[c] = 0;
+  }
+  if (!rest) {
+    double sl = 0.0;
+    for (int l = 0; l < L; l++) sl += gv[l];
+    const double w = sl > 0.0 ? m / sl : 0.0;
+    for (int l = 0; l < L; l++) {
+      tk[l] = ix[l];
+      tv[l] = w * gv[l];
+    }
+    return;
+  }
+  const double w = m / s;
+  for (int l = 0; l < T; l++) {
+    tk[l] = ix[l];
+    tv[l] = w * gv[l];
+    flag[ix[l]] = 1;
+  }
+  double rs = 0.0;
+  for (int k = 0; k < K; k++)
+    if (!flag[k]) rs += g[k];
+  int pick = -1;
+  if (rs > 0.0) {
+    const double target = u * rs;
+    double c = 0.0;
+    for (int k = 0; k < K; k++) {
+      if (flag[k] || !(g[k] > 0.0)) continue;
+      pick = k;
+      c += g[k];
+      if (c > target) break;
+    }
+  }
+  for (int l = 0; l < T; l++) flag[ix[l]] = 0;
+  tk[T] = pick;
+  tv[T] = pick >= 0 ? w * rs : 0.0;
+}
+
 /* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
  * of column u; ecol[e] is the column of the word of entry e of the batch.
  * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. The last
@@ -183,13 +287,19 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
  *   then write disjoint memory and may run on any thread;
  * - else, with sum not NULL (one thread, documents in order), it adds m
  *   gamma to the word's column of sum through g2 (K scratch).
- * Both give the same bits. */
+ * Both give the same bits.
+ * With cs->top_L = L < K and tk not NULL, the last pass instead keeps each
+ * entry's L largest responsibilities (cvb0_top(): L topics and values at
+ * tk, tv + e L for the batch's entry e), for the sparse summary
+ * cvb0_local() builds from them; g2 (L doubles) and il (L + K ints, the
+ * last K all 0) are then its scratch. */
 CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double *P,
                                          const int *ecol, const cvb0_settings *cs,
                                          const double *rho, const double *log1m,
                                          svi_rng *r, double *theta, double *g,
                                          double *g2, int *order, const int *dest,
-                                         double *extra, double *sum) {
+                                         double *extra, double *sum, int *tk, double *tv,
+                                         int *il) {
   const int K = cs->K;
   const double alpha = cs->alpha;
   const int start = x->doc_ptr[d], n = x->doc_ptr[d + 1] - start;
@@ -199,7 +309,12 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
   for (int j = 0; j < n; j++) Nd += cnt[j];
   if (n == 0 || Nd <= 0.0) {
     for (int k = 0; k < K; k++) theta[k] = 0.0;
-    if (dest) {
+    if (tk) {
+      for (svi_len e = (svi_len)start * cs->top_L; e < (svi_len)(start + n) * cs->top_L; e++) {
+        tk[e] = -1;
+        tv[e] = 0.0;
+      }
+    } else if (dest) {
       /* nothing to add: a first entry's column starts at 0 */
       for (int j = 0; j < n; j++) {
         const int slot = dest[start + j];
@@ -250,7 +365,14 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
       const double decay = (m == 1.0) ? 1.0 - rho[t] : exp(m * log1m[t]);
       t++;
       const double c = Nd * (1.0 - decay) / s;
-      if (last && dest) {
+      if (last && tk) {
+        const svi_len o = (svi_len)(start + j) * cs->top_L;
+        /* (the sampled form draws one uniform per entry of positive count
+         * in the last pass, in visiting order) */
+        const double u = (cs->top_rest && m != 0.0) ? svi_rng_unif(r) : 0.0;
+        CVB0_FN(cvb0_top)(K, cs->top_L, cs->top_rest, m, s, u, g, il, g2, il + cs->top_L,
+                          tk + o, tv + o);
+      } else if (last && dest) {
         const int slot = dest[start + j];
         if (slot >= 0)
           CVB0_FN(cvb0_scale_first)(K, m / s, g, sum + (svi_len)slot * K);

@@ -18,10 +18,13 @@
  * still draw the same numbers), consumed in this order: K uniforms u for the start
  * NTheta_dk = N_d u_k / sum(u); then, when shuffling, for every pass a
  * Fisher-Yates permutation of the document's distinct words (starting from
- * their stored order; for i = n-1 .. 1, j = floor(u (i + 1))). The pure-R
+ * their stored order; for i = n-1 .. 1, j = floor(u (i + 1))); with the
+ * sampled sparse summary (top_L < K, top_rest = 1), one uniform per entry
+ * of positive count in the last pass, as it is visited. The pure-R
  * reference in tests/testthat/helper-reference-cvb0.R draws the same numbers.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "svi.h"
 #include "lda-cvb0.h"
@@ -90,7 +93,7 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
 typedef void (*cvb0_doc_fn)(const svi_dtm *, int, const double *, const int *,
                             const cvb0_settings *, const double *, const double *,
                             svi_rng *, double *, double *, double *, int *, const int *,
-                            double *, double *);
+                            double *, double *, int *, double *, int *);
 
 /* Width of the kernel: `want` 0 picks AVX2 when the processor runs it (on
  * the benchmark machine, an AMD EPYC, AVX-512 was no faster: inst/bench/
@@ -209,6 +212,73 @@ int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
   return n_extra;
 }
 
+/* The plan of a sparse summary (settings top_L = L < K): cptr, cent the
+ * batch's entries by column (entry order within a column), cap[u] the
+ * start of column u's room, min(K, L x its entries). Returns cap[U]. */
+svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int *cptr,
+                         int *cent, svi_len *cap) {
+  for (int u = 0; u <= U; u++) cptr[u] = 0;
+  for (svi_len e = 0; e < nnz; e++) cptr[ecol[e] + 1]++;
+  cap[0] = 0;
+  for (int u = 0; u < U; u++) {
+    const svi_len room = (svi_len)L * cptr[u + 1];
+    cap[u + 1] = cap[u] + (room < K ? room : K);
+    cptr[u + 1] += cptr[u];
+  }
+  for (svi_len e = 0; e < nnz; e++) cent[cptr[ecol[e]]++] = (int)e;
+  for (int u = U; u > 0; u--) cptr[u] = cptr[u - 1];
+  cptr[0] = 0;
+  return cap[U];
+}
+
+static int cmp_int(const void *a, const void *b) {
+  const int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* Column u of the sparse summary: the sums, topic by topic, of its entries'
+ * values in entry order (each starts at 0), written as increasing topics
+ * ok and sums ov from cap[u]; nz[u] their number. acc (K, all 0), mark (K,
+ * all 0) and touched (K) are scratch, left as found. */
+static void cvb0_sparse_column(int K, int L, const cvb0_sparse *sp, int u, double *acc,
+                               int *mark, int *touched) {
+  int nt = 0;
+  for (int i = sp->cptr[u]; i < sp->cptr[u + 1]; i++) {
+    const svi_len o = (svi_len)sp->cent[i] * L;
+    for (int l = 0; l < L; l++) {
+      const int k = sp->tk[o + l];
+      if (k < 0) continue;
+      if (!mark[k]) {
+        mark[k] = 1;
+        touched[nt++] = k;
+      }
+      acc[k] += sp->tv[o + l];
+    }
+  }
+  int *ok = sp->ok + sp->cap[u];
+  double *ov = sp->ov + sp->cap[u];
+  if ((svi_len)nt * 8 > K) {
+    int n = 0;
+    for (int k = 0; k < K; k++) {
+      if (!mark[k]) continue;
+      ok[n] = k;
+      ov[n++] = acc[k];
+      acc[k] = 0.0;
+      mark[k] = 0;
+    }
+  } else {
+    qsort(touched, (size_t)nt, sizeof(int), cmp_int);
+    for (int n = 0; n < nt; n++) {
+      const int k = touched[n];
+      ok[n] = k;
+      ov[n] = acc[k];
+      acc[k] = 0.0;
+      mark[k] = 0;
+    }
+  }
+  sp->nz[u] = nt;
+}
+
 /* The local step over a minibatch (or the fold-in when summary is NULL).
  *
  * P: K x U output, lambda_kv / tot_k for the U distinct words of the batch
@@ -232,8 +302,8 @@ int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
  * cvb0_order_stride(max types) ints). */
 void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
-                double *theta, double *summary, const cvb0_plan *plan, double *tables,
-                double *g_all, int *order_all) {
+                double *theta, double *summary, const cvb0_plan *plan,
+                const cvb0_sparse *sp, double *tables, double *g_all, int *order_all) {
   const int K = cs->K;
   const int mt = max_doc_types(x);
   const int T = (mt + 1) * cs->passes;
@@ -242,6 +312,42 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
   const svi_len gstride = cvb0_thread_stride(K), ostride = cvb0_order_stride(mt);
   const cvb0_doc_fn doc_fn = cvb0_pick(cvb0_kernel_width(cs->kernel));
 
+  if (sp) {
+    /* the sparse summary: each entry's top L in its own place (documents
+     * on any thread), then the threads share the columns, each summed in
+     * entry order: the same bits on any number of threads */
+    const int L = cs->top_L;
+    (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+    {
+      const int tid = svi_thread_id();
+      double *g = g_all + (svi_len)tid * gstride;
+      int *order = order_all + (svi_len)tid * ostride;
+      int *il = sp->il + (svi_len)tid * (L + K);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 32)
+#endif
+      for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (int d = 0; d < x->D; d++) {
+        svi_rng r;
+        svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
+        doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K, order,
+               NULL, NULL, NULL, sp->tk, sp->tv, il);
+      }
+      double *acc = sp->acc + (svi_len)tid * K;
+      int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 16)
+#endif
+      for (int u = 0; u < U; u++) cvb0_sparse_column(K, L, sp, u, acc, mark, touched);
+    }
+    return;
+  }
   if (summary && !plan) {
     for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
@@ -249,7 +355,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       svi_rng r;
       svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
       doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g_all,
-             g_all + K, order_all, NULL, NULL, summary);
+             g_all + K, order_all, NULL, NULL, summary, NULL, NULL, NULL);
     }
     return;
   }
@@ -274,7 +380,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       svi_rng r;
       svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
       doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K, order,
-             dest, extra, summary);
+             dest, extra, summary, NULL, NULL, NULL);
     }
     if (summary) {
       /* each column's later entries, in document order (the slots of a

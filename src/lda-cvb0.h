@@ -12,6 +12,10 @@ typedef struct {
   int doc_start;                    /* NTheta's start: 0 random counts, 1 the topics'
                                        responsibilities, 2 uniform */
   int kernel;                       /* vector width, 0: automatic */
+  int top_L;                        /* 0: dense summary; L (< K): each entry's L
+                                       largest responsibilities (sparse) */
+  int top_rest;                     /* sparse: 0 the L renormalised, 1 the L - 1
+                                       largest and the rest on a sampled topic */
 } cvb0_settings;
 
 int cvb0_kernel_width(int want);
@@ -36,12 +40,31 @@ typedef struct {
   int *xslot;    /* nnz - U */
   double *extra; /* K doubles per slot */
 } cvb0_plan;
+/* The sparse summary (settings top_L = L < K, cvb0_sparse_plan()): each
+ * entry's L topics and values, then per column the sums over its entries
+ * in entry order, at most min(K, L x its entries) topics each. */
+typedef struct {
+  int *tk;        /* nnz x L: each entry's topics (-1: none) */
+  double *tv;     /* nnz x L: their values */
+  int *il;        /* threads x (L + K): scratch, the last K of each all 0 */
+  int *cptr;      /* U + 1: column u's entries are cent[cptr[u] .. cptr[u + 1]) */
+  int *cent;      /* nnz: entries by column, increasing */
+  svi_len *cap;   /* U + 1: room of column u: ok, ov + cap[u] */
+  int *ok;        /* cap[U]: each column's topics, increasing */
+  double *ov;     /* cap[U]: their sums */
+  int *nz;        /* U: topics of each column */
+  double *acc;    /* threads x K: scratch */
+  int *mark;      /* threads x K: scratch */
+  int *touched;   /* threads x K: scratch */
+} cvb0_sparse;
+svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int *cptr,
+                         int *cent, svi_len *cap);
 int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
                       int *xslot);
 void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
-                double *theta, double *summary, const cvb0_plan *plan, double *tables,
-                double *g_all, int *order_all);
+                double *theta, double *summary, const cvb0_plan *plan,
+                const cvb0_sparse *sp, double *tables, double *g_all, int *order_all);
 void cvb0_global(int K, int V, const double *lambda, const double *tot, double eta,
                  double rho, double scale, int U, const int *w, const double *val,
                  int threads, double *lambda_new, double *tot_new);

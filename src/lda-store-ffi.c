@@ -215,6 +215,45 @@ SEXP ffi_lda_store_update(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts)
   return Rf_ScalarReal(sc_new);
 }
 
+/* ffi_lda_store_update() with a sparse summary (store_update_sparse()):
+ * word words[u] has the values v[p[u] .. p[u + 1]) at topics k (0-based,
+ * each column's topics distinct). Same opts; returns the new scale. */
+SEXP ffi_lda_store_update_sparse(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opts) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  store_need_own(X, meta);
+  const SEXP p_ = svi_opt(S, "p"), k_ = svi_opt(S, "k"), v_ = svi_opt(S, "v");
+  if (TYPEOF(words) != INTSXP || TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP ||
+      TYPEOF(v_) != REALSXP || XLENGTH(p_) != XLENGTH(words) + 1 ||
+      XLENGTH(k_) != XLENGTH(v_))
+    Rf_error("internal error: malformed sparse batch summary");
+  const int U = (int)XLENGTH(words);
+  const int *w = INTEGER(words), *p = INTEGER(p_), *k = INTEGER(k_);
+  if (p[0] != 0 || p[U] != XLENGTH(k_)) Rf_error("internal error: malformed sparse batch summary");
+  for (int u = 0; u < U; u++) {
+    if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]) || p[u + 1] < p[u])
+      Rf_error("internal error: malformed sparse batch summary");
+    for (int e = p[u]; e < p[u + 1]; e++)
+      if (k[e] < 0 || k[e] >= K || (e > p[u] && k[e] <= k[e - 1]))
+        Rf_error("internal error: malformed sparse batch summary");
+  }
+  double *mt = REAL(meta);
+  const double sc = mt[0], r = svi_opt_real(opts, "rho", 0.0, 1.0),
+               m = svi_opt_real(opts, "mult", -HUGE_VAL, HUGE_VAL),
+               below = svi_opt_real(opts, "rescale_below", 0.0, 1.0),
+               tn = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
+  if (!(sc > 0.0) || !isfinite(sc) || !(below < 1.0))
+    Rf_error("internal error: topic store update settings out of range");
+  const int threads = svi_opt_int_or(opts, "threads", 1, 1024, 1);
+  double *scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
+  const double sc_new = store_update_sparse(K, V, REAL(X), mt + 2, sc, r, m, U, w, p, k,
+                                            REAL(v_), below, scr, scr + K, threads);
+  memcpy(mt + 2, scr + K, sizeof(double) * (size_t)K);
+  mt[0] = sc_new;
+  mt[1] = tn;
+  return Rf_ScalarReal(sc_new);
+}
+
 /* X[, words] <- max(X[, words] + sign * values, 0) IN PLACE, and the row
  * sums in meta by the same changes (store_add()): O(K x the words). opts:
  * sign. */

@@ -109,6 +109,45 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
   return scale_new;
 }
 
+/* store_update() with a sparse S: word w[u] has the values val[p[u] ..
+ * p[u + 1]) at topics k (0-based; SCVB0's sparse summary, R/lda-cvb0.R).
+ * The same step: scale_new = (1 - rho) scale and X[k, w] += (rho mult /
+ * scale_new) val at those entries only, O(entries), or the dense form below
+ * rescale_below; the row sums of S are added serially in word order, so
+ * the totals stay exact and the result does not depend on threads (each
+ * column of X is written by one thread). ssum, xtot_new: K doubles. */
+double store_update_sparse(int K, int V, double *X, const double *xtot, double scale,
+                           double rho, double mult, int U, const int *w, const int *p,
+                           const int *k, const double *val, double rescale_below,
+                           double *ssum, double *xtot_new, int threads) {
+  const double scale_new = scale * (1.0 - rho);
+  const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
+  const double c = dense ? rho * mult : rho * mult / scale_new;
+  if (dense) {
+    const svi_len n = (svi_len)K * V;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+#endif
+    for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
+  }
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1 && p[U] >= 8192)
+#endif
+  for (int u = 0; u < U; u++) {
+    double *restrict col = X + (svi_len)w[u] * K;
+    for (int e = p[u]; e < p[u + 1]; e++) col[k[e]] += c * val[e];
+  }
+  for (int j = 0; j < K; j++) ssum[j] = 0.0;
+  for (int e = 0; e < p[U]; e++) ssum[k[e]] += val[e];
+  if (dense) {
+    for (int j = 0; j < K; j++) xtot_new[j] = scale_new * xtot[j] + c * ssum[j];
+    return 1.0;
+  }
+  for (int j = 0; j < K; j++) xtot_new[j] = xtot[j] + c * ssum[j];
+  return scale_new;
+}
+
 /* lambda = eta + scale X (K x V) and tot = V eta + scale xtot (K). lambda
  * may be X itself (the store turned into lambda in place: each entry is read
  * before it is written). */

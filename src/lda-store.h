@@ -7,6 +7,10 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
                     double rho, double mult, int U, const int *w, const double *val,
                     double rescale_below, double *ssum, double *xtot_new,
                     int threads);
+double store_update_sparse(int K, int V, double *X, const double *xtot, double scale,
+                           double rho, double mult, int U, const int *w, const int *p,
+                           const int *k, const double *val, double rescale_below,
+                           double *ssum, double *xtot_new, int threads);
 void store_lambda(int K, int V, const double *X, const double *xtot, double eta,
                   double scale, double *lambda, double *tot);
 void store_from_lambda(int K, int V, const double *lambda, double eta, double *X);

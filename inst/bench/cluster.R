@@ -11,6 +11,10 @@
 # (default 3) of the three runs, in that order. Results are appended to
 # inst/bench/results/cluster.txt. On a machine shared with other jobs the
 # elapsed times are noisy: the load average is printed with every repetition.
+# SPARSEVI_CLUSTER_L (comma-separated, default "default"): the fits' `L`,
+# each a part of its own: "default" the call without `L` (SCVB0's dense
+# summaries), a number SCVB0's sparse summaries (each entry's L topics),
+# "K" L = K (the dense summaries again); smoke mode runs "default" and 2.
 suppressPackageStartupMessages(library(sparsevi))
 bench_dir <- local({
   a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
@@ -40,6 +44,9 @@ D <- nrow(x)
 args <- list(x, K = K, batch_size = ceiling(D / 8), sync = 2, passes = 3, seed = 1,
              threads = 1, progress = FALSE)
 reps <- if (smoke) 1L else as.integer(Sys.getenv("SPARSEVI_BENCH_REPS", "3"))
+Ls <- if (smoke) c("default", "2") else
+  strsplit(Sys.getenv("SPARSEVI_CLUSTER_L", "default"), ",")[[1]]
+base_args <- args
 has_mirai <- requireNamespace("mirai", quietly = TRUE)
 
 invisible(loadNamespace("Matrix")) # the master reads sparse summaries in every run
@@ -86,6 +93,14 @@ same <- function(a, b) {
   identical(a$topic_word, b$topic_word) && identical(a$lambda, b$lambda) &&
     identical(a$trace$objective, b$trace$objective)
 }
+for (Lp in Ls) {
+args <- base_args
+if (Lp != "default") {
+  args$L <- if (Lp == "K") K else as.integer(Lp)
+  args$doc_topics <- min(8L, K) # (the default call's: `doc_topics` follows `L`)
+}
+say("-- part L = %s (%s)", Lp, if (Lp == "default") "the default call" else
+    sprintf("fit_lda(L = %d)", args$L))
 tot <- c(local = 0, psock = 0, mirai = 0)
 for (r in seq_len(reps)) {
   l0 <- load_now()
@@ -118,6 +133,11 @@ say("bytes per lap: PSOCK %s; mirai %s; the same bytes lap by lap: %s", per_lap(
     if (has_mirai) per_lap(mi) else "not run",
     if (has_mirai) identical(ps$fit$trace[c("bytes_sent", "bytes_received")],
                              mi$fit$trace[c("bytes_sent", "bytes_received")]) else NA)
+ct <- loc$fit$control
+say("ran: L = %s, SCVB0 summary %s", format(ct$cvb0_L),
+    if (identical(ct$cvb0_settings$top_L, 0L)) "dense" else
+      sprintf("sparse (top_L %d, sparse_rest %s)", ct$cvb0_settings$top_L, ct$sparse_rest))
+}
 parallel::stopCluster(cl)
 if (!is.null(w)) close(w)
 attr(say, "close")()

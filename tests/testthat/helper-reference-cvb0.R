@@ -6,9 +6,16 @@
 # distinct words. start: NTheta's start, "random" (uniforms scaled to the
 # document's length), "topics" (the sum over the document's words of their
 # count times lambda_kv / tot_k normalised over k) or "uniform" (N_d / K).
+# L < K: in the last pass each entry adds only some of its responsibilities
+# (the sparse summary), rest = "renormalise": its L largest (the lower topic
+# first among equal ones), renormalised to its whole count; rest = "sample":
+# its L - 1 largest as they are and the rest of its count on one other
+# topic, drawn in proportion with one uniform per entry of positive count.
+# The document's own counts still take the whole gamma.
 ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
                            doc_s = 1, doc_tau = 4, doc_kappa = 0.9,
-                           passes = 2L, shuffle = TRUE, start = "topics") {
+                           passes = 2L, shuffle = TRUE, start = "topics", L = NULL,
+                           rest = "sample") {
   K <- nrow(lambda)
   V <- ncol(lambda)
   D <- length(dtm$doc_ptr) - 1L
@@ -21,7 +28,7 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
     need <- 0
     for (d in docs) {
       n <- dtm$doc_ptr[d + 1L] - dtm$doc_ptr[d]
-      need <- need + (if (start == "random") K else 0) + passes * max(n - 1, 0)
+      need <- need + (if (start == "random") K else 0) + passes * max(n - 1, 0) + n
     }
     u <- .Call(sparsevi:::ffi_svi_rng_unif, seed, 7 * 2^48 + stream_base + b,
                need + 1)
@@ -67,7 +74,24 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
           t <- t + 1
           decay <- (1 - rho)^m[j]
           theta <- decay * theta + Nd * gamma * (1 - decay)
-          if (pass == passes) S[, v] <- S[, v] + m[j] * gamma
+          if (pass == passes) {
+            if (!is.null(L) && L < K && rest == "renormalise") {
+              top <- order(-gamma, seq_len(K))[seq_len(L)]
+              S[top, v] <- S[top, v] + m[j] * gamma[top] / sum(gamma[top])
+            } else if (!is.null(L) && L < K && m[j] > 0) {
+              top <- order(-gamma, seq_len(K))[seq_len(L - 1L)]
+              S[top, v] <- S[top, v] + m[j] * gamma[top]
+              others <- setdiff(seq_len(K), top)
+              rs <- sum(gamma[others])
+              u1 <- draw(1)
+              pick <- others[gamma[others] > 0][which(cumsum(gamma[others][gamma[others] > 0]) >
+                                                        u1 * rs)[1L]]
+              if (is.na(pick)) pick <- max(others[gamma[others] > 0])
+              S[pick, v] <- S[pick, v] + m[j] * rs
+            } else if (is.null(L) || L >= K) {
+              S[, v] <- S[, v] + m[j] * gamma
+            }
+          }
         }
       }
       theta_all[, d] <- theta

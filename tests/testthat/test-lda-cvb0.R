@@ -708,3 +708,141 @@ test_that("a fit saved before doc_start existed goes on with its random start", 
   expect_identical(predict(old, sim$dtm[1:5, ], method = "cvb0", seed = 1),
                    predict(a, sim$dtm[1:5, ], method = "cvb0", seed = 1))
 })
+
+# ---- sparse summaries (fit_lda()'s L for SCVB0) --------------------------------
+
+test_that("the sparse summary (top L per entry) matches the pure-R reference, on any threads", {
+  sim <- simulate_lda(D = 120, V = 30, K = 3, doc_length = 40, seed = 12)
+  x <- sim$dtm
+  # an empty document, a document whose one entry counts 0, and a word only
+  # that document has (its column has no topics)
+  p <- x$doc_ptr
+  x0 <- sparsevi:::new_sparsevi_dtm(
+    doc_ptr = as.integer(c(p[1:3], p[3], p[3] + 1L, p[-(1:3)] + 1L)),
+    term = as.integer(c(x$term[seq_len(p[3])], 30L, x$term[-seq_len(p[3])])),
+    count = c(x$count[seq_len(p[3])], 0, x$count[-seq_len(p[3])]),
+    vocab = c(x$vocab, "only0"))
+  K <- 9L
+  lambda <- matrix(0.01 + stats::qgamma(uniform_source(5)(K * 31), 1), K, 31)
+  for (L in c(1L, 2L, 4L, K - 1L)) {
+    for (ctl in list(list(alpha = 0.1), list(alpha = 0.1, burnin = 1L, shuffle = FALSE),
+                     list(alpha = 0.3, doc_start = "random", cvb0_kernel = 2L),
+                     list(alpha = 0.1, sparse_rest = "renormalise"),
+                     list(alpha = 0.1, burnin = 1L, sparse_rest = "renormalise"))) {
+      ctl <- c(ctl, list(K = K, cvb0_L = L))
+      st <- lda_test_state(lambda = lambda, t = 3)
+      r1 <- sparsevi:::lda_local_cvb0(x0, st, ctl, c(1, 9), 1L)
+      r2 <- sparsevi:::lda_local_cvb0(x0, st, ctl, c(1, 9), 2L)
+      r3 <- sparsevi:::lda_local_cvb0(x0, st, ctl, c(1, 9), 3L)
+      S <- r1$summary
+      expect_named(S, c("words", "p", "k", "v"))
+      expect_identical(r2$summary, S)
+      expect_identical(r3$summary, S)
+      expect_identical(r3$doc_topic, r1$doc_topic)
+      # at most L topics per entry, increasing within a column; the word
+      # only the zero count has gets none
+      n_entries <- tabulate(x0$term + 1L, 31L)[S$words + 1L]
+      expect_true(all(diff(S$p) <= pmin(K, L * n_entries)))
+      expect_identical(S$p[length(S$p)] - S$p[length(S$p) - 1L], 0L)
+      expect_true(all(vapply(seq_along(S$words), function(u) {
+        !is.unsorted(S$k[S$p[u] + seq_len(S$p[u + 1L] - S$p[u])], strictly = TRUE)
+      }, logical(1))))
+      # every entry adds its whole count
+      expect_equal(sum(S$v), sum(x0$count), tolerance = 1e-12)
+      ref <- ref_cvb0_local(x0, lambda, ctl$alpha, c(1, 9), stream_base = 3 * 2^26,
+                            passes = if (is.null(ctl$burnin)) 1L else ctl$burnin + 1L,
+                            shuffle = !isFALSE(ctl$shuffle),
+                            start = if (is.null(ctl$doc_start)) "topics" else ctl$doc_start,
+                            L = L, rest = if (is.null(ctl$sparse_rest)) "sample" else
+                              ctl$sparse_rest)
+      expect_equal(r1$doc_topic, ref$theta, tolerance = 1e-12)
+      expect_equal(cvb0_dense(r1, 31L), ref$summary, tolerance = 1e-12)
+    }
+  }
+  # L = K is the dense summary, bit for bit
+  st <- lda_test_state(lambda = lambda, t = 3)
+  dense <- sparsevi:::lda_local_cvb0(x0, st, list(alpha = 0.1), c(1, 9), 2L)
+  full <- sparsevi:::lda_local_cvb0(x0, st, list(alpha = 0.1, K = K, cvb0_L = K), c(1, 9), 2L)
+  expect_named(full$summary, c("words", "x"))
+  expect_identical(full, dense)
+})
+
+test_that("the store's sparse update equals its dense update and keeps exact totals", {
+  K <- 11L
+  V <- 300L
+  rng <- uniform_source(31)
+  X0 <- matrix(rng(K * V), K, V)
+  words <- as.integer(seq(3L, V - 1L, by = 3L))
+  U <- length(words)
+  set.seed(4)
+  n <- sample(0:4, U, replace = TRUE)
+  k <- unlist(lapply(n, function(m) sort(sample(K, m)) - 1L))
+  S <- list(words = words, p = c(0L, cumsum(n)), k = as.integer(k), v = rng(sum(n)))
+  blocks <- sparsevi:::cvb0_summary_parts(S, K)
+  expect_identical(length(blocks$x), K * U)
+  expect_identical(sum(blocks$x), sum(S$v))
+  run <- function(S, threads, below) {
+    st <- list(X = .Call(sparsevi:::ffi_svi_give_up, X0 + 0),
+               meta = .Call(sparsevi:::ffi_svi_give_up, c(0.5, 0, rowSums(X0))))
+    sparsevi:::lda_store_update(st, S, 0.3, 7, 1, below, threads)
+    st
+  }
+  for (below in c(1e-100, 0.9)) {
+    a <- run(S, 1L, below)
+    expect_identical(run(S, 2L, below), a)
+    d <- run(blocks, 1L, below)
+    expect_equal(a$X, d$X, tolerance = 1e-14)
+    expect_equal(a$meta, d$meta, tolerance = 1e-14)
+    # the totals stay the row sums of X
+    expect_equal(a$meta[-(1:2)], rowSums(a$X), tolerance = 1e-13)
+    # only the summary's entries move (a lazy step)
+    if (below < 0.5) {
+      moved <- a$X != X0
+      expect_identical(sum(moved), length(S$k))
+    }
+  }
+  bad <- S
+  bad$k[2:1] <- bad$k[1:2]
+  if (S$p[2] >= 2) expect_error(run(bad, 1L, 1e-100), "malformed")
+})
+
+test_that("fit_lda(L = ) gives SCVB0 sparse summaries, the same fit on any threads and cluster", {
+  x <- cluster_corpus()
+  args <- list(x, K = 6, n_batches = 4, passes = 3, seed = 5, progress = FALSE)
+  dense <- do.call(fit_lda, c(args, threads = 1))
+  expect_true(is.na(dense$control$cvb0_L))
+  expect_identical(dense$control$cvb0_settings$top_L, 0L)
+  # L = K: the dense fit, bit for bit
+  full <- do.call(fit_lda, c(args, L = 6, threads = 2))
+  expect_identical(full$lambda, dense$lambda)
+  s1 <- do.call(fit_lda, c(args, L = 2, threads = 1))
+  s2 <- do.call(fit_lda, c(args, L = 2, threads = 2))
+  expect_identical(s1$control$cvb0_settings$top_L, 2L)
+  expect_identical(s1$control$cvb0_settings$top_rest, 1L)
+  expect_same_lda(s1, s2)
+  r1 <- do.call(fit_lda, c(args, L = 2, threads = 1, sparse_rest = "renormalise"))
+  r2 <- do.call(fit_lda, c(args, L = 2, threads = 2, sparse_rest = "renormalise"))
+  expect_identical(r1$control$cvb0_settings$top_rest, 0L)
+  expect_same_lda(r1, r2)
+  expect_false(identical(r1$lambda, s1$lambda))
+  expect_error(do.call(fit_lda, c(args, L = 2, sparse_rest = "drop")),
+               class = "sparsevi_error_argument")
+  expect_false(identical(s1$lambda, dense$lambda))
+  # update() keeps the sparse summaries
+  u <- update(s1, x, passes = 1, progress = FALSE)
+  expect_identical(u$control$cvb0_settings$top_L, 2L)
+  # what a cluster worker runs: the local step over its batch's topic
+  # columns, its sparse summary put back in the V columns (lda_columns())
+  X <- unname(s1$lambda - 0.01)
+  state <- sparsevi:::lda_state_topics(list(
+    store = list(X = X, meta = c(0.5, 3, rowSums(X)), eta = 0.01), t = 3L))
+  batch <- sparsevi:::dtm_subset(x, 1:30)
+  U <- sort(unique(batch$term)) + 1L
+  cols <- sparsevi:::lda_columns(s1$control, ncol(x))
+  view <- cols$view(list(state = state), U)$state
+  inside <- sparsevi:::batch_in_columns(batch, sparsevi:::batch_columns(batch), U)
+  here <- sparsevi:::lda_local_cvb0(batch, state, s1$control, c(0, 3), 1L)
+  there <- cols$result(sparsevi:::lda_local_cvb0(inside, view, s1$control, c(0, 3), 1L), U)
+  expect_named(there$summary, c("words", "p", "k", "v"))
+  expect_identical(there$summary, here$summary)
+})
