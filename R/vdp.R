@@ -144,10 +144,10 @@
 #'   1)`); results do not depend on it.
 #' @param progress Print one line per accepted split (default
 #'   `interactive()`).
-#' @param cluster `NULL` (default), or a cluster from
-#'   [parallel::makePSOCKcluster()] (workers may be on other hosts, each with
-#'   sparsevi installed). With `kdtree = FALSE` the rows of `X` are split into
-#'   `n_batches` blocks (default: one per worker) sent once to the workers;
+#' @param cluster `NULL` (default), persistent workers from
+#'   [sparsevi_workers()], or a cluster from [parallel::makePSOCKcluster()]
+#'   (workers may be on other hosts, each with sparsevi installed). With
+#'   `kdtree = FALSE` the rows of `X` are split into `n_batches` blocks (default: one per worker) sent once to the workers;
 #'   every per-point step (the full local step, and each split candidate's
 #'   sub list and partial steps) runs there, and only the globals and the
 #'   blocks' statistics travel. The batches' sums are added in batch order,
