@@ -7,7 +7,9 @@
 # parts: which sections to run, e.g. "1,2" or "3" (default "1,2,3"; "4" is
 # the tolerance study on Fashion-MNIST, "5" Fig. 2's comparison on image
 # patches from ../shared/data/images, VDP_BENCH_IMAGES of them, default all 10,
-# "6" the same on Fashion-MNIST in 50 dimensions, at N up to max_N).
+# "6" the same on Fashion-MNIST in 50 dimensions, at N up to max_N; the
+# sizes from SPARSEVI_BENCH_FASHION_N, default "10000,20000", at most the
+# 60,000 training images).
 # SPARSEVI_LIB_COMMIT names the commit of the sparsevi build measured, when it
 # is not this checkout's (e.g. R_LIBS pointing at a build of main).
 # Parts 1, 2 and 5 are Kurihara et al.'s Fig. 2 (and a real data set): VDP
@@ -336,9 +338,10 @@ if (6L %in% parts) {
 say("")
 say("## 6. Real data in 50 dimensions, as Fig. 2 (the paper's MNIST experiment): Fashion-MNIST")
 say("##    training images (pixels / 255) reduced to 50 principal components (prcomp on the")
-say("##    images used); N = 10000 (the training part of part 3's set) and 20000")
-fm_n <- if (smoke) integer(0) else c(10000L, 20000L)
+fm_n <- if (smoke) integer(0) else
+  as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_FASHION_N", "10000,20000"), ",")[[1]])
 fm_n <- fm_n[fm_n <= max_N]
+say("##    images used); N = %s (10000 is the training part of part 3's set)", paste(fm_n, collapse = ", "))
 if (!length(fm_n) || !file.exists(file.path("/usr/share/datasets/fashion-mnist",
                                             "train-images-idx3-ubyte.gz"))) {
   say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here, or smoke mode: skipped")
