@@ -1,6 +1,8 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [short] [grid] [patches] [throughput] [threads] [kernels]
-# (default all but short and grid)
+#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [short] [grid] [sklearn] [patches] [throughput] [threads] [kernels]
+# (default all but short, grid and sklearn). Issue 39's figures in one run:
+#   SPARSEVI_BENCH_GRID_N=1e5,1e6 SPARSEVI_BENCH_ROBUST_CONFIGS=default \
+#   nice -n 10 Rscript inst/bench/mixture.R grid sklearn robust starts
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
 # inst/bench/results/mixture.txt.
@@ -37,6 +39,11 @@
 #    mclust's EuroUnemployment, state.x77, USJudgeRatings, rock,
 #    LifeCycleSavings, six continuous columns of mtcars, attitude; K by
 #    Mclust's BIC over 2:5 where the set has no labels). Needs mclust, MASS.
+#
+# 8. grid: K grids at scale against Mclust (bench_grid() below).
+# 9. sklearn: one fit_mixture() call against scikit-learn's GaussianMixture,
+#    whole calls (inst/bench/mixture-call-split.R, sourced; needs
+#    /usr/bin/python3 with scikit-learn, or SPARSEVI_PYTHON).
 #
 # Parts 1-4 name every setting of their fits (likelihood, prior and its
 # hyperparameters, global step, start, starts, schedule: the values at
@@ -740,6 +747,10 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
 if ("grid" %in% what) {
   # SPARSEVI_BENCH_GRID_N: the sizes N of the K grids, e.g. "1e5,1e6"
   bench_grid(Ns = as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_GRID_N", "1e5"), ",")[[1L]]))
+}
+if ("sklearn" %in% what) {
+  source(file.path(bench_dir, "mixture-call-split.R"), local = TRUE)
+  bench_call_split(say, smoke)
 }
 if (any(c("robust", "all") %in% what)) bench_robust()
 if ("short" %in% what) bench_short()
