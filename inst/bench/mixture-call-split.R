@@ -75,7 +75,7 @@ bench_call_split <- function(say, smoke, py = Sys.getenv("SPARSEVI_PYTHON", "/us
   say("  %s; load average at the start of the fits: %s", if (smoke) "smoke" else "one run, both sides",
       paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
   say("  data: simulate_mixture(N = %d, D = 10, K = 20, seed = 1)$X; one thread (sparsevi.threads = 1, OMP/OpenBLAS 1)", N)
-  say("  ours: fit_mixture(Y, K = 20, L = 20, global = \"batch\", passes = 10, n_init = 1, seed = 1), default start, default tol = 1e-6; and the same with tol = 0 (all 10 laps); median of %d calls each", reps)
+  say("  ours: fit_mixture(Y, K = 20, L = 20, global = \"batch\", passes = 10, n_init = 1, seed = 1), default start, default tol = 1e-6; and the same with tol = 0 (stops only when the objective repeats exactly); median of %d calls each", reps)
   say("  scikit-learn %s: GaussianMixture(n_components = 20, covariance_type = \"full\", max_iter = 10, n_init = 1), default start (k-means), tol = 0 (all 10 iterations) and its default tol = 1e-3; median of %d fits",
       if (smoke) "(not run)" else tryCatch(system2(py, c("-c", shQuote("import sklearn; print(sklearn.__version__)")),
                                                    stdout = TRUE, stderr = FALSE)[1], error = function(e) "?"),

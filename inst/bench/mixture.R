@@ -572,7 +572,7 @@ bench_starts <- function(seeds = 1:3) {
 # 8. K grids at scale (issue 39): N = 1e5, D = 10, six planted components
 #    (means drawn with sd 3, each its own random full covariance, weights
 #    0.3 to 0.05), fit_mixture(X, K = 1:9) with the starts on all the points
-#    (options(sparsevi.mix_sub_start = Inf), the default up to 5184615)
+#    (options(sparsevi.mix_sub_start = Inf), the default up to 20,000 points)
 #    and with the subsample start (sparsevi.mix_sub_start = 2e4, the
 #    default after it), against
 #    Mclust(X, G = 1:9, modelNames = "VVV") started from a 2,000-point
@@ -604,7 +604,7 @@ bench_grid <- function(Ns = 1e5, seeds = 1:3) {
       tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
       paste(format(Ns, scientific = TRUE), collapse = ","), bench_nice())
   say("data: D = 10, six components (means sd 3, random full covariances, weights 0.3 to 0.05), seed 1; one thread")
-  say("all = options(sparsevi.mix_sub_start = Inf) (starts on all the points, the default up to 5184615); sub = options(sparsevi.mix_sub_start = 2e4) (the subsample start, the default after it); ratio = seconds / Mclust's seconds")
+  say("all = options(sparsevi.mix_sub_start = Inf) (starts on all the points, the default up to 20,000 points); sub = options(sparsevi.mix_sub_start = 2e4) (the subsample start, the default after it); ratio = seconds / Mclust's seconds")
   say("%-8s %8s | %8s %2s %6s %14s | %8s %2s %6s %14s | %8s %2s %6s %14s | %6s %6s", "N", "",
       "sec_all", "K", "ARI", "loglik", "sec_sub", "K", "ARI", "loglik", "sec_mcl", "K", "ARI",
       "loglik", "r_all", "r_sub")
