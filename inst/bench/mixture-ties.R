@@ -12,7 +12,7 @@
 #   the ARI against Mclust's partition; for the points that move, their
 #   responsibilities under the variational posterior and under the point
 #   estimates;
-# * mclust's EM (me(), VVV, no prior) from 200 random partitions (set.seed
+# * mclust's EM (meVVV(), no prior) from 200 random partitions (set.seed
 #   1): how many optima, how many above Mclust's log-likelihood + 1, and EM
 #   from the seed-1 default fit's partition.
 # Run from the package root:
@@ -127,14 +127,14 @@ for (nm in names(sets)) {
   if (length(moved) > 5L) say("    (and %d more points moved)", length(moved) - 5L)
   if (have_mclust) {
     em_ll <- function(z) {
-      r <- tryCatch(mclust::me(X, modelName = "VVV", z = z)$loglik, error = function(e) NA_real_)
+      r <- tryCatch(mclust::meVVV(X, z = z)$loglik, error = function(e) NA_real_)
       if (is.null(r)) NA_real_ else r
     }
     own <- em_ll(mclust::unmap(fits[[1]]$classification, seq_len(K)))
     set.seed(1)
     lls <- replicate(200, em_ll(mclust::unmap(sample(seq_len(K), N, TRUE), seq_len(K))))
     ok <- is.finite(lls)
-    say("  mclust's EM (me(), VVV, no prior): from the seed-1 default fit's partition loglik %.2f (Mclust %+.2f); from 200 random partitions: %d ended, %d distinct optima (to 0.01), %d above Mclust's + 1, loglik quantiles 0/25/50/75/100%%: %s",
+    say("  mclust's EM (meVVV(), no prior): from the seed-1 default fit's partition loglik %.2f (Mclust %+.2f); from 200 random partitions: %d ended, %d distinct optima (to 0.01), %d above Mclust's + 1, loglik quantiles 0/25/50/75/100%%: %s",
         own, own - ref_ll, sum(ok), length(unique(round(lls[ok], 2))), sum(lls[ok] > ref_ll + 1),
         paste(sprintf("%.1f", stats::quantile(lls[ok], c(0, 0.25, 0.5, 0.75, 1))), collapse = " / "))
   }
