@@ -1,6 +1,8 @@
 # Benchmark of fit_mixture() (issue 4). Run from the package root:
-#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [short] [grid] [patches] [throughput] [threads] [kernels]
-# (default all but short and grid)
+#   nice -n 10 Rscript inst/bench/mixture.R [robust] [starts] [short] [grid] [sklearn] [patches] [throughput] [threads] [kernels]
+# (default all but short, grid and sklearn). Issue 39's figures in one run:
+#   SPARSEVI_BENCH_GRID_N=1e5,1e6 SPARSEVI_BENCH_ROBUST_CONFIGS=default \
+#   nice -n 10 Rscript inst/bench/mixture.R grid sklearn robust starts
 # Needs the installed sparsevi (R_LIBS), data in ../shared/data (relative to
 # the package root: /work/shared/data). Appends a dated section to
 # inst/bench/results/mixture.txt.
@@ -37,6 +39,11 @@
 #    mclust's EuroUnemployment, state.x77, USJudgeRatings, rock,
 #    LifeCycleSavings, six continuous columns of mtcars, attitude; K by
 #    Mclust's BIC over 2:5 where the set has no labels). Needs mclust, MASS.
+#
+# 8. grid: K grids at scale against Mclust (bench_grid() below).
+# 9. sklearn: one fit_mixture() call against scikit-learn's GaussianMixture,
+#    whole calls (inst/bench/mixture-call-split.R, sourced; needs
+#    /usr/bin/python3 with scikit-learn, or SPARSEVI_PYTHON).
 #
 # Parts 1-4 name every setting of their fits (likelihood, prior and its
 # hyperparameters, global step, start, starts, schedule: the values at
@@ -565,7 +572,7 @@ bench_starts <- function(seeds = 1:3) {
 # 8. K grids at scale (issue 39): N = 1e5, D = 10, six planted components
 #    (means drawn with sd 3, each its own random full covariance, weights
 #    0.3 to 0.05), fit_mixture(X, K = 1:9) with the starts on all the points
-#    (options(sparsevi.mix_sub_start = Inf), the default up to 5184615)
+#    (options(sparsevi.mix_sub_start = Inf), the default up to 20,000 points)
 #    and with the subsample start (sparsevi.mix_sub_start = 2e4, the
 #    default after it), against
 #    Mclust(X, G = 1:9, modelNames = "VVV") started from a 2,000-point
@@ -597,7 +604,7 @@ bench_grid <- function(Ns = 1e5, seeds = 1:3) {
       tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "?"),
       paste(format(Ns, scientific = TRUE), collapse = ","), bench_nice())
   say("data: D = 10, six components (means sd 3, random full covariances, weights 0.3 to 0.05), seed 1; one thread")
-  say("all = options(sparsevi.mix_sub_start = Inf) (starts on all the points, the default up to 5184615); sub = options(sparsevi.mix_sub_start = 2e4) (the subsample start, the default after it); ratio = seconds / Mclust's seconds")
+  say("all = options(sparsevi.mix_sub_start = Inf) (starts on all the points, the default up to 20,000 points); sub = options(sparsevi.mix_sub_start = 2e4) (the subsample start, the default after it); ratio = seconds / Mclust's seconds")
   say("%-8s %8s | %8s %2s %6s %14s | %8s %2s %6s %14s | %8s %2s %6s %14s | %6s %6s", "N", "",
       "sec_all", "K", "ARI", "loglik", "sec_sub", "K", "ARI", "loglik", "sec_mcl", "K", "ARI",
       "loglik", "r_all", "r_sub")
@@ -740,6 +747,10 @@ bench_short <- function(laps = c(2, 3, 5, 10, 20, Inf), seeds = 1:10, start_seed
 if ("grid" %in% what) {
   # SPARSEVI_BENCH_GRID_N: the sizes N of the K grids, e.g. "1e5,1e6"
   bench_grid(Ns = as.numeric(strsplit(Sys.getenv("SPARSEVI_BENCH_GRID_N", "1e5"), ",")[[1L]]))
+}
+if ("sklearn" %in% what) {
+  source(file.path(bench_dir, "mixture-call-split.R"), local = TRUE)
+  bench_call_split(say, smoke)
 }
 if (any(c("robust", "all") %in% what)) bench_robust()
 if ("short" %in% what) bench_short()
