@@ -121,9 +121,10 @@ mix_check_covariances <- function(covariance, likelihood, call = caller_call()) 
 #'   `getOption("sparsevi.threads", 1)`); results do not depend on it.
 #' @param progress Print one line per lap? Default `interactive()`.
 #' @param heldout Optional test data, scored after every lap.
-#' @param cluster `NULL`, a cluster from [parallel::makePSOCKcluster()], or
-#'   `"future"`: batches stay on the workers; the fit equals the fit without
-#'   one. See [sparsevi_cluster].
+#' @param cluster `NULL`, persistent workers from [sparsevi_workers()], a
+#'   cluster from [parallel::makePSOCKcluster()], or `"future"`: batches stay
+#'   on the workers; the fit equals the fit without one. See
+#'   [sparsevi_cluster].
 #' @param sync Batches sharing one set of global parameters, run in
 #'   parallel on a cluster; default 1.
 #' @param ... Unused; must be empty.
