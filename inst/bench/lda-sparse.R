@@ -14,6 +14,11 @@
 #     the first lap only, and never, on four corpora: final ELBO per token,
 #     held-out score (our document completion, 10% of documents) and CPU
 #     (env SPARSEVI_BENCH_RESTART_CORPORA, default kos,sotu_chunks,nips_f20,spamassassin)
+#  8. (not in the default) Hughes & Sudderth Fig. 4 at large K: held-out
+#     score vs CPU seconds of training on nips_f20 (part 2's split), vb
+#     memoized and stochastic, restarts on, every lap run, for each L and
+#     prior pair; per (K, global, priors) each L's best, the dense plateau,
+#     the seconds to within 0.005 of it and the ratio to dense's seconds
 #  5. (not in the default) alpha/eta sweep on a validation split carved out of
 #     the training documents (env SPARSEVI_BENCH_SWEEP_CORPORA, _ALPHA, _ETA,
 #     _LAPS; a corpus "wikipara20000" = the first 20,000 paragraphs)
@@ -27,10 +32,19 @@
 #  SPARSEVI_BENCH_WIKI_DOCS     wikipara: use the first N + 1,000 paragraphs,
 #                               1,000 of them held out (default 50000); "all"
 #                               reads the whole corpus
-#  SPARSEVI_BENCH_SVI_BATCH     stochastic batch size in part 2 (default 100)
+#  SPARSEVI_BENCH_SVI_BATCH     stochastic batch size in parts 2 and 8 (default 100)
 #  SPARSEVI_BENCH_PART2_GLOBAL  part 2 global steps (default memoized,stochastic)
 #  SPARSEVI_BENCH_PART2_L       part 2 values of L (default 1,8,100; must hold 100)
 #  SPARSEVI_BENCH_PASSES        part 2 laps (default 6)
+#  SPARSEVI_BENCH_FIG4_K       part 8 values of K (default 400,800)
+#  SPARSEVI_BENCH_FIG4_L       part 8 values of L, "K" for dense (default
+#                              1,4,8,16,K; dense always runs)
+#  SPARSEVI_BENCH_FIG4_PRIORS  part 8 alpha/eta pairs (default 0.1/0.01,0.5/0.1:
+#                              vb's defaults and the authors' code's)
+#  SPARSEVI_BENCH_FIG4_GLOBAL  part 8 global steps (default memoized,stochastic)
+#  SPARSEVI_BENCH_FIG4_LAPS    part 8 laps, all run (default 6)
+#  SPARSEVI_BENCH_FIG4_MEMO_BATCHES  part 8 memoized batches (default 10);
+#                              stochastic batch size: SPARSEVI_BENCH_SVI_BATCH
 #  SPARSEVI_BENCH_PEER_CORPUS   part 3 corpus: kos (default) or nips_f20
 #  SPARSEVI_BENCH_VEM_EM        topicmodels VEM EM iterations (default 10)
 #  SPARSEVI_BENCH_OURS          part 3 sparsevi fits, comma-separated among
@@ -46,7 +60,7 @@ bench_dir <- local({
 source(file.path(bench_dir, "bench-log.R"))
 smoke <- bench_smoke()
 data_dir <- if (!smoke) normalizePath(bench_data_dir())
-parts <- strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", if (smoke) "1234567" else "1234"), "")[[1]]
+parts <- strsplit(Sys.getenv("SPARSEVI_BENCH_PARTS", if (smoke) "12345678" else "1234"), "")[[1]]
 out_file <- bench_out("lda-sparse.txt")
 # appends (earlier results stay for comparison); SPARSEVI_BENCH_APPEND=0 starts the file afresh
 say <- bench_logger(out_file, append = Sys.getenv("SPARSEVI_BENCH_APPEND", "1") != "0")
@@ -526,6 +540,71 @@ if ("7" %in% parts) {
           cn, if (is.infinite(rl)) "every lap" else if (rl == 0) "no lap" else "lap 1", n,
           f$trace$objective[n] / sum(sp$train$count), f$trace$heldout[n],
           max(f$trace$cpu_seconds), paste(sprintf("%.3f", f$trace$heldout), collapse = " "))
+    }
+  }
+}
+
+## ---- 8. Hughes & Sudderth Fig. 4 at large K ------------------------------
+# Held-out score against CPU seconds of training on nips_f20 (the part 2
+# split) for each L, memoized and stochastic vb with restart proposals, at
+# each prior pair; every lap runs (converge_tol = 0). Per (K, global step,
+# priors): each L's best score, the dense (L = K) plateau (its best score),
+# the first lap end at which the fit is within 0.005 of that plateau, the
+# ratio of dense's seconds to it, and the final score's difference to
+# dense's final score.
+if ("8" %in% parts) {
+  env_list <- function(name, default) strsplit(Sys.getenv(name, default), ",")[[1]]
+  Ks8 <- as.integer(env_list("SPARSEVI_BENCH_FIG4_K", if (smoke) "8" else "400,800"))
+  L8_spec <- env_list("SPARSEVI_BENCH_FIG4_L", if (smoke) "1,4,K" else "1,4,8,16,K")
+  priors8 <- lapply(strsplit(env_list("SPARSEVI_BENCH_FIG4_PRIORS", "0.1/0.01,0.5/0.1"), "/"),
+                    as.numeric)
+  globals8 <- env_list("SPARSEVI_BENCH_FIG4_GLOBAL", "memoized,stochastic")
+  laps8 <- as.integer(Sys.getenv("SPARSEVI_BENCH_FIG4_LAPS", if (smoke) "2" else "6"))
+  svi_batch8 <- as.integer(Sys.getenv("SPARSEVI_BENCH_SVI_BATCH", if (smoke) "20" else "100"))
+  memo_batches8 <- as.integer(Sys.getenv("SPARSEVI_BENCH_FIG4_MEMO_BATCHES", "10"))
+  sp8 <- split_heldout(nips, test_frac = 0.1, seed = 1)
+  for (K in Ks8) {
+    Ls8 <- unique(vapply(L8_spec, function(l) if (l == "K") K else as.integer(l), 1L))
+    Ls8 <- sort(unique(c(Ls8[Ls8 <= K], K)))
+    for (g in globals8) for (pr in priors8) {
+      bench_header(say, sprintf(
+        "== 8. Hughes & Sudderth Fig. 4: nips_f20, K = %d, vb %s, alpha %g / eta %g, L in {%s}, %d laps (every lap: converge_tol = 0), restarts on, %d train / %d test documents, %s",
+        K, g, pr[1], pr[2], paste(Ls8, collapse = ", "), laps8, nrow(sp8$train),
+        nrow(sp8$test$observed), if (g == "stochastic") sprintf("batch size %d", svi_batch8) else
+          sprintf("%d batches", memo_batches8)))
+      say("  load average: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
+      runs8 <- list()
+      for (L in Ls8) {
+        fit <- fit_lda(sp8$train, K = K, local = "vb", global = g, L = L, alpha = pr[1],
+                       eta = pr[2], init = "bregman", tau = vb_tau, kappa = vb_kappa,
+                       restarts = TRUE, passes = laps8, converge_tol = 0, seed = 1,
+                       threads = 1, progress = FALSE, heldout = sp8$test, doc_topics = 0,
+                       n_batches = if (g == "memoized") memo_batches8 else NULL,
+                       batch_size = if (g == "stochastic") svi_batch8 else NULL)
+        if (fit$local != "vb" || fit$global != g || fit$K != K) stop("part 8: the fit is not the one asked")
+        bench_header(say, fits = stats::setNames(list(fit), sprintf("K=%d %s L=%d", K, g, L)))
+        runs8[[as.character(L)]] <- fit$trace
+        say("  L = %-4d %s s: %s", L, tsec_label(fit$trace),
+            paste(sprintf("%.1f", tsec(fit$trace)), collapse = " "))
+        say("  L = %-4d held-out: %s", L, paste(sprintf("%.4f", fit$trace$heldout), collapse = " "))
+      }
+      dense <- runs8[[as.character(K)]]
+      plateau <- max(dense$heldout)
+      t_dense <- tsec(dense)[which(dense$heldout >= plateau - 0.005)[1]]
+      final_dense <- utils::tail(dense$heldout, 1)
+      say("  %-6s %9s %9s %12s %9s %8s %12s", "L", "best", "dense", "s to reach", "dense s",
+          "x sooner", "final - dense")
+      for (L in Ls8) {
+        tr <- runs8[[as.character(L)]]
+        hit <- which(tr$heldout >= plateau - 0.005)[1]
+        t_hit <- if (is.na(hit)) NA_real_ else tsec(tr)[hit]
+        say("  %-6d %9.4f %9.4f %12s %9.1f %8s %+12.4f", L, max(tr$heldout), plateau,
+            if (is.na(hit)) "never" else sprintf("%.1f", t_hit), t_dense,
+            if (is.na(hit)) "-" else sprintf("%.2fx", t_dense / t_hit),
+            utils::tail(tr$heldout, 1) - final_dense)
+      }
+      say("  (reach = first lap end with held-out >= dense plateau - 0.005; seconds = %s seconds of training recorded by fit_lda, one thread, evaluation excluded)",
+          tsec_label(dense))
     }
   }
 }
