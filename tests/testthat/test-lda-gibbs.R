@@ -272,6 +272,38 @@ test_that("the sparse lazy global step tracks the package's dense stochastic ste
   expect_identical(sparse$t, dense$t)
 })
 
+test_that("the default step_scale 0.2 keeps 80% of the start in the first step, sparse as dense", {
+  expect_identical(sparsevi:::gibbs_step_scale("bregman"), 0.2)
+  expect_identical(sparsevi:::gibbs_step_scale("sparse"), 1)
+  sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 20, seed = 13)
+  fit <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 1, n_batches = 2, seed = 1)
+  expect_identical(fit$control$step_scale, 0.2)
+  expect_identical(fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 1, n_batches = 2, seed = 1,
+                           step_scale = 0.7)$control$step_scale, 0.7)
+  ns <- asNamespace("sparsevi")
+  control <- list(K = 3L, eta = 0.2, alpha = 0.1, n_docs = 60, burnin = 1L, samples = 1L,
+                  tau = 1, kappa = 0.6, step_scale = 0.2, n_batches = 2L,
+                  rescale_below = 1e-100)
+  lam0 <- ns$lda_init_bregman(sim$dtm, 3L, control$eta, c(0, 7))
+  sparse <- lda_test_state(lambda = lam0, t = 0L)
+  dense <- lda_test_state(lambda = lam0, t = 0L)
+  idx <- split(seq_len(60), rep_len(1:2, 60))
+  for (step in 1:4) {
+    b <- 1L + (step - 1L) %% 2L
+    res <- ns$lda_local_gibbs(ns$dtm_subset(sim$dtm, idx[[b]]), sparse, control,
+                              as.double(c(step, b)), 1L)
+    if (step == 1L) {
+      # lambda_1 = 0.8 lambda_0 + 0.2 (eta + (D / |B|) N_hat)
+      want <- 0.8 * lam0 + 0.2 * (control$eta + 2 * as.matrix(res$summary))
+    }
+    sparse <- ns$lda_global_gibbs(sparse, res, b, control)
+    dense <- ns$lda_global_stochastic(dense, res, b, control)
+    got <- ns$gibbs_materialise(sparse$topics$sparse, control$eta)
+    if (step == 1L) expect_lt(max(abs(got - want) / want), 1e-12)
+    expect_lt(max(abs(got - dense$topics$lambda) / dense$topics$lambda), 1e-10)
+  }
+})
+
 test_that("init = \"sparse\" starts Gibbs within SVI from an empty store", {
   sim <- simulate_lda(D = 80, V = 60, K = 3, doc_length = 50, seed = 4)
   st <- sparsevi:::lda_gibbs_sparse_start(list(K = 3L), 60L)
@@ -281,6 +313,7 @@ test_that("init = \"sparse\" starts Gibbs within SVI from an empty store", {
   f <- fit_lda(sim$dtm, K = 3, local = "gibbs", init = "sparse", passes = 3, batch_size = 20,
                seed = 1, progress = FALSE)
   expect_identical(f$control$init, "sparse")
+  expect_identical(f$control$step_scale, 1) # the engine's rule for an empty start
   expect_equal(unname(rowSums(f$topic_word)), rep(1, 3), tolerance = 1e-12)
   # the symmetry is broken: distinct topics that recover the planted ones
   cors <- stats::cor(t(f$topic_word), t(sim$topic_word))
@@ -409,14 +442,22 @@ test_that("the lazy update decays a shared base like the dense update, across re
 test_that("fits from the sparse Bregman start are reproducible and read old stores", {
   sim <- simulate_lda(D = 120, V = 60, K = 3, doc_length = 40, seed = 2)
   f1 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
-                progress = FALSE)
+                step_scale = 1, progress = FALSE)
   expect_identical(f1$control$init, "bregman")
-  expect_identical(f1$state$topics$sparse$base, 0) # tau = 1: the first step drops the start
+  # tau = 1 and step_scale = 1: the first step (rho = 1) drops the start
+  expect_identical(f1$state$topics$sparse$base, 0)
   f2 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
-                threads = 2, progress = FALSE)
+                step_scale = 1, threads = 2, progress = FALSE)
   expect_identical(f2$state, f1$state)
+  # the default step_scale (0.2) keeps a decayed base, bit-identical across threads
+  d1 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
+                progress = FALSE)
+  expect_gt(d1$state$topics$sparse$scale * d1$state$topics$sparse$base, 0)
+  d2 <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 2, batch_size = 30, seed = 1,
+                threads = 2, progress = FALSE)
+  expect_identical(d2$state, d1$state)
   g <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 1, batch_size = 30, seed = 1,
-               tau = 100, progress = FALSE)
+               tau = 100, step_scale = 1, progress = FALSE)
   # tau = 100: the base decays (the store holds it over the running product)
   expect_gt(g$state$topics$sparse$scale * g$state$topics$sparse$base, 0)
   expect_lt(g$state$topics$sparse$scale * g$state$topics$sparse$base, 0.9)
