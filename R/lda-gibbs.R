@@ -25,7 +25,8 @@
 #' - `rescale_below`: a numerical safeguard of the sparse store, in (0, 1)
 #'   (default 1e-100).
 #' - `step_scale`: the s of the step size `rho_t = s (tau + t)^-kappa`
-#'   (default 0.2, and 1 from the empty `init = "sparse"` start; see
+#'   (default 0.2; 1 from the empty `init = "sparse"` start and from the
+#'   `"seeded"` start of large tables; see
 #'   "Differences from the paper (why these defaults)").
 #'
 #' Defaults of the engine: `alpha = 0.1`, `eta = 0.2` (the paper recommends
@@ -54,16 +55,20 @@
 #'   replaced the start: the topics that minibatch barely sampled were left
 #'   near eta, drew rare words, and many never recovered (on kos at
 #'   K = 100, 42 of 100 topics held under a quarter of the mean topic
-#'   size); NPMI fell far below the other engines'. On seven corpora at
-#'   K = 100 (10 passes), 0.2 raised NPMI on five (kos -0.096 to 0.113,
-#'   moviereviews -0.270 to 0.155, wikipara -0.136 to 0.047) and lowered it
-#'   on two (poliblog -0.009, sotu -0.019), and raised the held-out score
-#'   on six (by 0.04 to 0.17 nats per token; wikipara fell 0.10); on kos
-#'   at K = 200 NPMI rose from -0.218 to 0.104. At K = 20 it cost NPMI (kos
-#'   0.163 to 0.073, poliblog 0.135 to 0.109): for few topics,
-#'   `step_scale = 1` may read better. Give `step_scale = 1` for the
-#'   paper's step sizes, `tau = 3000` for the paper's smallest
-#'   offset (it gave higher UMass coherence, but more dead topics);
+#'   size); NPMI fell far below the other engines'. On the six corpora
+#'   at K = 100 (10 passes) that start from Bregman seeding, 0.2 raised
+#'   NPMI on four (kos -0.096 to 0.113, moviereviews -0.270 to 0.155,
+#'   spamassassin 0.045 to 0.183, nips 0.072 to 0.101) and lowered it on
+#'   two (poliblog -0.009, sotu -0.019), and raised the held-out score on
+#'   all six (by 0.04 to 0.17 nats per token); on kos at K = 200 NPMI rose
+#'   from -0.218 to 0.104. At K = 20 it cost NPMI (kos 0.163 to 0.073,
+#'   poliblog 0.135 to 0.109): for few topics, `step_scale = 1` may read
+#'   better. The `"seeded"` start of large tables keeps `step_scale = 1`:
+#'   its topics are their seed documents alone, and there 0.2 cost 0.10
+#'   nats per token (wikipara, 20,000 paragraphs, K = 100; NPMI -0.136 to
+#'   0.047). Give `step_scale = 1` for the paper's step sizes,
+#'   `tau = 3000` for the paper's smallest offset (it gave higher UMass
+#'   coherence, but more dead topics);
 #' * minibatches of `max(100, D / 10)` documents: give `batch_size = 100`;
 #' * the start is Bregman k-means++ seeding: each topic is `eta + 1` plus
 #'   the counts of one chosen document, held sparsely, so the start costs
@@ -242,13 +247,17 @@ lda_gibbs_control <- function(control, call = caller_call()) {
 }
 
 # The default step_scale of the engine (issue 35): 0.2 from a start that
-# holds documents' counts ("bregman", "seeded", "random", a given lambda),
-# whose first step (rho = 0.2 at tau = 1) then keeps 80% of the start; 1
-# from the empty "sparse" start, which has nothing to keep (there a small
-# step slowed the breaking of its symmetry: 3 passes on a simulated corpus
-# recovered the planted topics at correlation 0.69 instead of 0.997).
+# holds a base under its documents' counts ("bregman", "random", a given
+# lambda), whose first step (rho = 0.2 at tau = 1) then keeps 80% of the
+# start; 1 from the empty "sparse" start, which has nothing to keep (there
+# a small step slowed the breaking of its symmetry: 3 passes on a simulated
+# corpus recovered the planted topics at correlation 0.69 instead of
+# 0.997), and from the "seeded" start of large tables (lda_default_init()),
+# whose topics are their seed documents alone: there 0.2 cost 0.096 nats per
+# token on wikipara20000 at K = 100, and the large-K default call (issue
+# 33: K = 1000 readability, K = 10,000 on all of wikipara) was measured at 1.
 # Measured at K = 100 on seven corpora: inst/bench/results/quality.txt.
-gibbs_step_scale <- function(init) if (identical(init, "sparse")) 1 else 0.2
+gibbs_step_scale <- function(init) if (isTRUE(init %in% c("sparse", "seeded"))) 1 else 0.2
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
 

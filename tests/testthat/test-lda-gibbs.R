@@ -275,9 +275,14 @@ test_that("the sparse lazy global step tracks the package's dense stochastic ste
 test_that("the default step_scale 0.2 keeps 80% of the start in the first step, sparse as dense", {
   expect_identical(sparsevi:::gibbs_step_scale("bregman"), 0.2)
   expect_identical(sparsevi:::gibbs_step_scale("sparse"), 1)
+  expect_identical(sparsevi:::gibbs_step_scale("seeded"), 1)
+  expect_identical(sparsevi:::gibbs_step_scale("random"), 0.2)
   sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 20, seed = 13)
   fit <- fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 1, n_batches = 2, seed = 1)
   expect_identical(fit$control$step_scale, 0.2)
+  # the seeded start of large tables keeps the full first step
+  expect_identical(fit_lda(sim$dtm, K = 3, local = "gibbs", init = "seeded", passes = 1,
+                           n_batches = 2, seed = 1)$control$step_scale, 1)
   expect_identical(fit_lda(sim$dtm, K = 3, local = "gibbs", passes = 1, n_batches = 2, seed = 1,
                            step_scale = 0.7)$control$step_scale, 0.7)
   ns <- asNamespace("sparsevi")
