@@ -193,26 +193,49 @@ SEXP ffi_lda_store_counts(SEXP S, SEXP opts) {
  * rescale_below, t (the step count after this step) and, optionally,
  * threads (default 1; the result does not depend on it). Returns the new
  * scale. */
+/* The settings of a stochastic step on a store (opts: rho, mult,
+ * rescale_below, t, threads) with its current scale, checked, and 2 K
+ * doubles of scratch (the row sums of the summary, then the new totals). */
+typedef struct {
+  double scale, rho, mult, below, t;
+  int threads;
+  double *scr;
+} store_step;
+
+static store_step store_step_opts(SEXP meta, SEXP opts, int K) {
+  store_step st;
+  st.scale = REAL(meta)[0];
+  st.rho = svi_opt_real(opts, "rho", 0.0, 1.0);
+  st.mult = svi_opt_real(opts, "mult", -HUGE_VAL, HUGE_VAL);
+  st.below = svi_opt_real(opts, "rescale_below", 0.0, 1.0);
+  st.t = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
+  if (!(st.scale > 0.0) || !isfinite(st.scale) || !(st.below < 1.0))
+    Rf_error("internal error: topic store update settings out of range");
+  st.threads = svi_opt_int_or(opts, "threads", 1, 1024, 1);
+  st.scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
+  return st;
+}
+
+/* Writes a step's result into meta: the new scale, the step counter t and
+ * the new totals (the second half of st->scr); returns the new scale. */
+static SEXP store_step_done(SEXP meta, int K, const store_step *st, double sc_new) {
+  double *mt = REAL(meta);
+  memcpy(mt + 2, st->scr + K, sizeof(double) * (size_t)K);
+  mt[0] = sc_new;
+  mt[1] = st->t;
+  return Rf_ScalarReal(sc_new);
+}
+
 SEXP ffi_lda_store_update(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts) {
   int K, V;
   store_dims(X, meta, &K, &V);
   store_need_own(X, meta);
   const int U = svi_check_summary(words, values, K, V);
-  double *mt = REAL(meta);
-  const double sc = mt[0], r = svi_opt_real(opts, "rho", 0.0, 1.0),
-               m = svi_opt_real(opts, "mult", -HUGE_VAL, HUGE_VAL),
-               below = svi_opt_real(opts, "rescale_below", 0.0, 1.0),
-               tn = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
-  if (!(sc > 0.0) || !isfinite(sc) || !(below < 1.0))
-    Rf_error("internal error: topic store update settings out of range");
-  const int threads = svi_opt_int_or(opts, "threads", 1, 1024, 1);
-  double *scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
-  const double sc_new = store_update(K, V, REAL(X), mt + 2, sc, r, m, U, INTEGER(words),
-                                     REAL(values), below, scr, scr + K, threads);
-  memcpy(mt + 2, scr + K, sizeof(double) * (size_t)K);
-  mt[0] = sc_new;
-  mt[1] = tn;
-  return Rf_ScalarReal(sc_new);
+  const store_step st = store_step_opts(meta, opts, K);
+  const double sc_new = store_update(K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho, st.mult, U,
+                                     INTEGER(words), REAL(values), st.below, st.scr, st.scr + K,
+                                     st.threads);
+  return store_step_done(meta, K, &st, sc_new);
 }
 
 /* ffi_lda_store_update() with a sparse summary (store_update_sparse()):
@@ -237,21 +260,11 @@ SEXP ffi_lda_store_update_sparse(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opt
       if (k[e] < 0 || k[e] >= K || (e > p[u] && k[e] <= k[e - 1]))
         Rf_error("internal error: malformed sparse batch summary");
   }
-  double *mt = REAL(meta);
-  const double sc = mt[0], r = svi_opt_real(opts, "rho", 0.0, 1.0),
-               m = svi_opt_real(opts, "mult", -HUGE_VAL, HUGE_VAL),
-               below = svi_opt_real(opts, "rescale_below", 0.0, 1.0),
-               tn = svi_opt_real(opts, "t", 0.0, 9007199254740992.0);
-  if (!(sc > 0.0) || !isfinite(sc) || !(below < 1.0))
-    Rf_error("internal error: topic store update settings out of range");
-  const int threads = svi_opt_int_or(opts, "threads", 1, 1024, 1);
-  double *scr = (double *)R_alloc((size_t)2 * K, sizeof(double));
-  const double sc_new = store_update_sparse(K, V, REAL(X), mt + 2, sc, r, m, U, w, p, k,
-                                            REAL(v_), below, scr, scr + K, threads);
-  memcpy(mt + 2, scr + K, sizeof(double) * (size_t)K);
-  mt[0] = sc_new;
-  mt[1] = tn;
-  return Rf_ScalarReal(sc_new);
+  const store_step st = store_step_opts(meta, opts, K);
+  const double sc_new = store_update_sparse(K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho,
+                                            st.mult, U, w, p, k, REAL(v_), st.below, st.scr,
+                                            st.scr + K, st.threads);
+  return store_step_done(meta, K, &st, sc_new);
 }
 
 /* X[, words] <- max(X[, words] + sign * values, 0) IN PLACE, and the row

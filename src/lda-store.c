@@ -9,6 +9,38 @@
 #include "svi.h"
 #include "lda-store.h"
 
+/* The start of a stochastic step on the store (both forms below): the new
+ * scale (1 - rho) scale; when it falls below rescale_below (or reaches 0)
+ * the step is dense: X is scaled by it now (*dense = 1) and the summary
+ * enters with weight rho mult, else with rho mult / scale_new (*c). */
+static double store_step_begin(int K, int V, double *X, double scale, double rho, double mult,
+                               double rescale_below, int threads, int *dense, double *c) {
+  const double scale_new = scale * (1.0 - rho);
+  *dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
+  *c = *dense ? rho * mult : rho * mult / scale_new;
+  (void)threads;
+  if (*dense) {
+    const svi_len n = (svi_len)K * V;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+#endif
+    for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
+  }
+  return scale_new;
+}
+
+/* The end of the step: the new totals from the old and the summary's row
+ * sums ssum; returns the store's new scale (1 after a dense step). */
+static double store_step_end(int K, const double *xtot, const double *ssum, double *xtot_new,
+                             int dense, double scale_new, double c) {
+  if (dense) {
+    for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * ssum[k];
+    return 1.0;
+  }
+  for (int k = 0; k < K; k++) xtot_new[k] = xtot[k] + c * ssum[k];
+  return scale_new;
+}
+
 /* The stochastic global step on the store (the form of src/lda-gibbs-global.c),
  * as SCVB0, stochastic vb and ML-OPE take it (cvb0_global() is its dense
  * form). With
@@ -32,16 +64,10 @@
 double store_update(int K, int V, double *X, const double *xtot, double scale,
                         double rho, double mult, int U, const int *w, const double *val,
                         double rescale_below, double *ssum, double *xtot_new, int threads) {
-  const double scale_new = scale * (1.0 - rho);
-  const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
-  const double c = dense ? rho * mult : rho * mult / scale_new;
-  if (dense) {
-    const svi_len n = (svi_len)K * V;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-#endif
-    for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
-  }
+  int dense;
+  double c;
+  const double scale_new = store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads,
+                                            &dense, &c);
   const int ahead = 4;
   if (threads <= 1 || (double)K * U < 8192.0) {
     /* one pass: each column, then the row sums of S in word order (as the
@@ -101,12 +127,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
       }
     }
   }
-  if (dense) {
-    for (int k = 0; k < K; k++) xtot_new[k] = scale_new * xtot[k] + c * ssum[k];
-    return 1.0;
-  }
-  for (int k = 0; k < K; k++) xtot_new[k] = xtot[k] + c * ssum[k];
-  return scale_new;
+  return store_step_end(K, xtot, ssum, xtot_new, dense, scale_new, c);
 }
 
 /* store_update() with a sparse S: word w[u] has the values val[p[u] ..
@@ -120,16 +141,10 @@ double store_update_sparse(int K, int V, double *X, const double *xtot, double s
                            double rho, double mult, int U, const int *w, const int *p,
                            const int *k, const double *val, double rescale_below,
                            double *ssum, double *xtot_new, int threads) {
-  const double scale_new = scale * (1.0 - rho);
-  const int dense = !(scale_new >= rescale_below) || !(scale_new > 0.0);
-  const double c = dense ? rho * mult : rho * mult / scale_new;
-  if (dense) {
-    const svi_len n = (svi_len)K * V;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-#endif
-    for (svi_len j = 0; j < n; j++) X[j] *= scale_new;
-  }
+  int dense;
+  double c;
+  const double scale_new = store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads,
+                                            &dense, &c);
   (void)threads;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1 && p[U] >= 8192)
@@ -140,12 +155,7 @@ double store_update_sparse(int K, int V, double *X, const double *xtot, double s
   }
   for (int j = 0; j < K; j++) ssum[j] = 0.0;
   for (int e = 0; e < p[U]; e++) ssum[k[e]] += val[e];
-  if (dense) {
-    for (int j = 0; j < K; j++) xtot_new[j] = scale_new * xtot[j] + c * ssum[j];
-    return 1.0;
-  }
-  for (int j = 0; j < K; j++) xtot_new[j] = xtot[j] + c * ssum[j];
-  return scale_new;
+  return store_step_end(K, xtot, ssum, xtot_new, dense, scale_new, c);
 }
 
 /* lambda = eta + scale X (K x V) and tot = V eta + scale xtot (K). lambda
