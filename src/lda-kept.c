@@ -8,6 +8,34 @@
 #include "ffi.h"
 #include "svi.h"
 
+/* The result list(j, x) of the two forms below, L entries for each of n
+ * documents; *pj and *px point at its vectors. Protected once (the caller
+ * unprotects one). */
+static SEXP top_share_out(int L, int n, int **pj, double **px) {
+  const char *names[] = {"j", "x"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, (R_xlen_t)L * n));
+  SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, (R_xlen_t)L * n));
+  *pj = INTEGER(VECTOR_ELT(out, 0));
+  *px = REAL(VECTOR_ELT(out, 1));
+  return out;
+}
+
+/* One document's part: the L largest of wa[0 .. m) (idx: m ints of
+ * scratch) in canonical order, their topics (cand[i], or i when cand is
+ * NULL; 1-based in pj) and their values over their sum. */
+static void top_share_column(double *wa, int m, int L, const int *cand, int *idx, int *pj,
+                             double *px) {
+  svi_select_top(wa, m, L, idx);
+  svi_sort_top(wa, idx, L); /* the L chosen in canonical order */
+  double s = 0;
+  for (int l = 0; l < L; l++) s += wa[idx[l]];
+  for (int l = 0; l < L; l++) {
+    pj[l] = (cand ? cand[idx[l]] : idx[l]) + 1;
+    px[l] = wa[idx[l]] / s;
+  }
+}
+
 /* W a K x n matrix (a column per document), alpha added to each entry
  * (0 for proportions already smoothed). Returns list(j, x): for document t
  * entries t L .. t L + L - 1, its L largest (w + alpha) in decreasing
@@ -20,29 +48,16 @@ SEXP ffi_lda_top_share(SEXP W, SEXP L_, SEXP alpha_) {
   if (L > K) Rf_error("internal error: L out of range");
   double *wa = (double *)R_alloc(K > 0 ? K : 1, sizeof(double));
   int *idx = (int *)R_alloc(K > 0 ? K : 1, sizeof(int));
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-  SEXP jj = SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, (R_xlen_t)L * n));
-  SEXP xx = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, (R_xlen_t)L * n));
-  SEXP nm = PROTECT(Rf_allocVector(STRSXP, 2));
-  SET_STRING_ELT(nm, 0, Rf_mkChar("j"));
-  SET_STRING_ELT(nm, 1, Rf_mkChar("x"));
-  Rf_setAttrib(out, R_NamesSymbol, nm);
+  int *pj;
+  double *px;
+  SEXP out = top_share_out(L, n, &pj, &px);
   const double *w = REAL(W);
-  int *pj = INTEGER(jj);
-  double *px = REAL(xx);
   for (int t = 0; t < n; t++) {
     const double *wt = w + (R_xlen_t)t * K;
     for (int k = 0; k < K; k++) wa[k] = wt[k] + alpha;
-    svi_select_top(wa, K, L, idx);
-    svi_sort_top(wa, idx, L); /* the L chosen in canonical order */
-    double s = 0;
-    for (int l = 0; l < L; l++) s += wa[idx[l]];
-    for (int l = 0; l < L; l++) {
-      pj[(R_xlen_t)t * L + l] = idx[l] + 1;
-      px[(R_xlen_t)t * L + l] = wa[idx[l]] / s;
-    }
+    top_share_column(wa, K, L, NULL, idx, pj + (R_xlen_t)t * L, px + (R_xlen_t)t * L);
   }
-  UNPROTECT(2);
+  UNPROTECT(1);
   return out;
 }
 
@@ -72,15 +87,9 @@ SEXP ffi_lda_top_share_csc(SEXP p_, SEXP k_, SEXP x_, SEXP K_, SEXP L_, SEXP alp
   const int room = K; /* at most K candidates a column */
   double *wa = (double *)R_alloc(room, sizeof(double));
   int *cand = (int *)R_alloc(room, sizeof(int)), *idx = (int *)R_alloc(room, sizeof(int));
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-  SEXP jj = SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, (R_xlen_t)L * n));
-  SEXP xo = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, (R_xlen_t)L * n));
-  SEXP nm = PROTECT(Rf_allocVector(STRSXP, 2));
-  SET_STRING_ELT(nm, 0, Rf_mkChar("j"));
-  SET_STRING_ELT(nm, 1, Rf_mkChar("x"));
-  Rf_setAttrib(out, R_NamesSymbol, nm);
-  int *pj = INTEGER(jj);
-  double *px = REAL(xo);
+  int *pj;
+  double *px;
+  SEXP out = top_share_out(L, n, &pj, &px);
   for (int t = 0; t < n; t++) {
     /* merge the column's entries with its lowest L empty topics, in topic
      * order, so that position order is topic order for the ties */
@@ -97,17 +106,10 @@ SEXP ffi_lda_top_share_csc(SEXP p_, SEXP k_, SEXP x_, SEXP K_, SEXP L_, SEXP alp
       wa[m++] = xx[j] + alpha;
       k = next + 1;
     }
-    int ml = L < m ? L : m;
-    svi_select_top(wa, m, ml, idx);
-    svi_sort_top(wa, idx, ml);
-    double s = 0;
-    for (int l = 0; l < ml; l++) s += wa[idx[l]];
-    for (int l = 0; l < ml; l++) {
-      pj[(R_xlen_t)t * L + l] = cand[idx[l]] + 1;
-      px[(R_xlen_t)t * L + l] = wa[idx[l]] / s;
-    }
+    /* (m >= L: the entries and the empty topics up to L make at least L) */
+    top_share_column(wa, m, L, cand, idx, pj + (R_xlen_t)t * L, px + (R_xlen_t)t * L);
   }
-  UNPROTECT(2);
+  UNPROTECT(1);
   return out;
 }
 
