@@ -21,6 +21,31 @@ static int count_le(const double *cum, int D, double t) {
   return lo;
 }
 
+/* The draw weights of the next pick, as running sums: w[d] = the sum of
+ * the weights of documents 0..d, added in long double in document order;
+ * returns their total (0 for D = 0). Bit 2 of flag[d] is set when document
+ * d's weight is positive (the draw never lands on a document of weight 0),
+ * bit 1 (chosen) is kept. */
+enum { PICK_UNCHOSEN_NONEMPTY, PICK_DIVERGENCE, PICK_UNCHOSEN, PICK_ALL };
+static double pick_weights(int D, int mode, const double *lens, const double *mind,
+                           unsigned char *flag, double *w) {
+  long double acc = 0.0L;
+  for (int d = 0; d < D; d++) {
+    const int chosen = flag[d] & 1;
+    double wd;
+    switch (mode) {
+    case PICK_UNCHOSEN_NONEMPTY: wd = (lens[d] > 0 && !chosen) ? 1.0 : 0.0; break;
+    case PICK_DIVERGENCE: wd = isfinite(mind[d]) ? mind[d] : 0.0; break;
+    case PICK_UNCHOSEN: wd = chosen ? 0.0 : 1.0; break;
+    default: wd = 1.0;
+    }
+    flag[d] = (unsigned char)(chosen | (wd > 0 ? 2 : 0));
+    acc += wd;
+    w[d] = (double)acc;
+  }
+  return D > 0 ? w[D - 1] : 0.0;
+}
+
 void lda_bregman_pick(const svi_dtm *x, int K, double eta, const double *p,
                       const double *self, const double *lens, const double *u,
                       int *chosen, int *tp, int *tdoc, double *tval, double *psum,
@@ -52,47 +77,15 @@ void lda_bregman_pick(const svi_dtm *x, int K, double eta, const double *p,
   for (int k = 0; k < K; k++) {
     int any = 0;
     for (int d = 0; d < D && !any; d++) any = isfinite(mind[d]) && mind[d] > 0;
-    /* the weights' running sums in one pass (w[d] = cumsum; bit 2 of flag:
-     * positive weight), their total the last sum: the same long double
-     * additions, in the same order, as summing first and then accumulating
-     * (at K = 10,000 over 60,000 documents the pick's O(K D) passes were
-     * a third of a one-pass gibbs call) */
-    long double acc = 0.0L;
-    if (k == 0 || !any) {
-      for (int d = 0; d < D; d++) {
-        double wd = (lens[d] > 0 && !(flag[d] & 1)) ? 1.0 : 0.0;
-        if (wd > 0) flag[d] |= 2;
-        acc += wd;
-        w[d] = (double)acc;
-      }
-    } else {
-      for (int d = 0; d < D; d++) {
-        double wd = isfinite(mind[d]) ? mind[d] : 0.0;
-        if (wd > 0) flag[d] |= 2;
-        acc += wd;
-        w[d] = (double)acc;
-      }
-    }
-    double sw = D > 0 ? w[D - 1] : 0.0;
-    if (sw <= 0) {
-      acc = 0.0L;
-      for (int d = 0; d < D; d++) {
-        double wd = (flag[d] & 1) ? 0.0 : 1.0;
-        flag[d] = (unsigned char)((flag[d] & 1) | (wd > 0 ? 2 : 0));
-        acc += wd;
-        w[d] = (double)acc;
-      }
-      sw = D > 0 ? w[D - 1] : 0.0;
-    }
-    if (sw <= 0) {
-      acc = 0.0L;
-      for (int d = 0; d < D; d++) {
-        flag[d] |= 2;
-        acc += 1.0;
-        w[d] = (double)acc;
-      }
-      sw = D > 0 ? w[D - 1] : 0.0;
-    }
+    /* the weights' running sums (at K = 10,000 over 60,000 documents the
+     * pick's O(K D) passes were a third of a one-pass gibbs call): the
+     * unchosen documents' smallest divergences, or evenly the unchosen
+     * non-empty documents for the first topic (and when no divergence is
+     * positive), else the unchosen ones, else all */
+    double sw = pick_weights(D, (k == 0 || !any) ? PICK_UNCHOSEN_NONEMPTY : PICK_DIVERGENCE,
+                             lens, mind, flag, w);
+    if (sw <= 0) sw = pick_weights(D, PICK_UNCHOSEN, lens, mind, flag, w);
+    if (sw <= 0) sw = pick_weights(D, PICK_ALL, lens, mind, flag, w);
     double target = u[k] * sw;
     int dd = count_le(w, D, target) + 1; /* 1-based */
     if (dd > D) dd = D;
