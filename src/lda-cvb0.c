@@ -279,6 +279,45 @@ static void cvb0_sparse_column(int K, int L, const cvb0_sparse *sp, int u, doubl
   sp->nz[u] = nt;
 }
 
+/* What every document of a local step reads: the batch, its topics (and
+ * the U columns P they fill), the settings, the kernel, the step tables,
+ * the random streams' seed and base, and the documents' topic counts. */
+typedef struct {
+  const svi_dtm *x;
+  const cvb0_topics *tp;
+  double *P;
+  const int *ecol;
+  int U;
+  const cvb0_settings *cs;
+  cvb0_doc_fn doc_fn;
+  const double *rho, *log1m;
+  uint64_t seed, stream_base;
+  double *theta;
+} cvb0_pass;
+
+/* The batch's topic columns P, then every document (its own random stream),
+ * writing its summary parts where dest / extra / summary or tk / tv / il
+ * say (cvb0_doc()); g and order are the calling thread's scratch. Inside a
+ * parallel region the threads share both loops; outside it one thread runs
+ * them in order. */
+static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, const int *dest,
+                          double *extra, double *summary, int *tk, double *tv, int *il) {
+  const int K = ps->cs->K, U = ps->U;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 32)
+#endif
+  for (int u = 0; u < U; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+  for (int d = 0; d < ps->x->D; d++) {
+    svi_rng r;
+    svi_rng_init(&r, ps->seed, CVB0_STREAM_OFFSET + ps->stream_base + (uint64_t)d);
+    ps->doc_fn(ps->x, d, ps->P, ps->ecol, ps->cs, ps->rho, ps->log1m, &r,
+               ps->theta + (svi_len)d * K, g, g + K, order, dest, extra, summary, tk, tv, il);
+  }
+}
+
 /* The local step over a minibatch (or the fold-in when summary is NULL).
  *
  * P: K x U output, lambda_kv / tot_k for the U distinct words of the batch
@@ -310,7 +349,8 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
   double *rho = tables, *log1m = tables + T;
   cvb0_step_table(cs, T, rho, log1m);
   const svi_len gstride = cvb0_thread_stride(K), ostride = cvb0_order_stride(mt);
-  const cvb0_doc_fn doc_fn = cvb0_pick(cvb0_kernel_width(cs->kernel));
+  const cvb0_pass ps = {x, tp, P, ecol, U, cs, cvb0_pick(cvb0_kernel_width(cs->kernel)),
+                        rho, log1m, seed, stream_base, theta};
 
   if (sp) {
     /* the sparse summary: each entry's top L in its own place (documents
@@ -326,19 +366,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       double *g = g_all + (svi_len)tid * gstride;
       int *order = order_all + (svi_len)tid * ostride;
       int *il = sp->il + (svi_len)tid * (L + K);
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 32)
-#endif
-      for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-      for (int d = 0; d < x->D; d++) {
-        svi_rng r;
-        svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
-        doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K, order,
-               NULL, NULL, NULL, sp->tk, sp->tv, il);
-      }
+      cvb0_pass_run(&ps, g, order, NULL, NULL, NULL, sp->tk, sp->tv, il);
       double *acc = sp->acc + (svi_len)tid * K;
       int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
 #ifdef _OPENMP
@@ -349,14 +377,8 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     return;
   }
   if (summary && !plan) {
-    for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
-    for (int d = 0; d < x->D; d++) {
-      svi_rng r;
-      svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
-      doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g_all,
-             g_all + K, order_all, NULL, NULL, summary, NULL, NULL, NULL);
-    }
+    cvb0_pass_run(&ps, g_all, order_all, NULL, NULL, summary, NULL, NULL, NULL);
     return;
   }
   const int *dest = summary ? plan->dest : NULL;
@@ -369,19 +391,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     const int tid = svi_thread_id();
     double *g = g_all + (svi_len)tid * gstride;
     int *order = order_all + (svi_len)tid * ostride;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 32)
-#endif
-    for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (int d = 0; d < x->D; d++) {
-      svi_rng r;
-      svi_rng_init(&r, seed, CVB0_STREAM_OFFSET + stream_base + (uint64_t)d);
-      doc_fn(x, d, P, ecol, cs, rho, log1m, &r, theta + (svi_len)d * K, g, g + K, order,
-             dest, extra, summary, NULL, NULL, NULL);
-    }
+    cvb0_pass_run(&ps, g, order, dest, extra, summary, NULL, NULL, NULL);
     if (summary) {
       /* each column's later entries, in document order (the slots of a
        * column increase); the region's end waits for all */
