@@ -2,3 +2,15 @@
 sim_small <- function(seed = 1, D = 120, V = 40, K = 3) {
   simulate_lda(D = D, V = V, K = K, doc_length = 60, alpha = 0.1, eta = 0.05, seed = seed)
 }
+
+# The 30-word corpus x (e.g. simulate_lda(V = 30)$dtm) with three edge cases
+# added after its first two documents: an empty document, and a document
+# whose one entry counts 0, of a 31st word ("only0") no other document has.
+cvb0_edge_corpus <- function(x) {
+  p <- x$doc_ptr
+  sparsevi:::new_sparsevi_dtm(
+    doc_ptr = as.integer(c(p[1:3], p[3], p[3] + 1L, p[-(1:3)] + 1L)),
+    term = as.integer(c(x$term[seq_len(p[3])], 30L, x$term[-seq_len(p[3])])),
+    count = c(x$count[seq_len(p[3])], 0, x$count[-seq_len(p[3])]),
+    vocab = c(x$vocab, "only0"))
+}

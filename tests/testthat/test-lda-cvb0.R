@@ -506,15 +506,8 @@ test_that("the threaded local step draws per-document streams in any schedule", 
 
 test_that("training on two threads sums each word's summary in document order, bit for bit", {
   sim <- simulate_lda(D = 120, V = 30, K = 3, doc_length = 40, seed = 12)
-  x <- sim$dtm
-  # an empty document, a document whose one entry counts 0, and a word only
-  # that document has (its summary column is 0)
-  p <- x$doc_ptr
-  x <- sparsevi:::new_sparsevi_dtm(
-    doc_ptr = as.integer(c(p[1:3], p[3], p[3] + 1L, p[-(1:3)] + 1L)),
-    term = as.integer(c(x$term[seq_len(p[3])], 30L, x$term[-seq_len(p[3])])),
-    count = c(x$count[seq_len(p[3])], 0, x$count[-seq_len(p[3])]),
-    vocab = c(x$vocab, "only0"))
+  # (its word only0's summary column is 0)
+  x <- cvb0_edge_corpus(sim$dtm)
   expect_identical(nrow(x), 122L)
   K <- 13L
   lambda <- matrix(0.01 + stats::qgamma(uniform_source(2)(K * 31), 1), K, 31)
@@ -713,15 +706,8 @@ test_that("a fit saved before doc_start existed goes on with its random start", 
 
 test_that("the sparse summary (top L per entry) matches the pure-R reference, on any threads", {
   sim <- simulate_lda(D = 120, V = 30, K = 3, doc_length = 40, seed = 12)
-  x <- sim$dtm
-  # an empty document, a document whose one entry counts 0, and a word only
-  # that document has (its column has no topics)
-  p <- x$doc_ptr
-  x0 <- sparsevi:::new_sparsevi_dtm(
-    doc_ptr = as.integer(c(p[1:3], p[3], p[3] + 1L, p[-(1:3)] + 1L)),
-    term = as.integer(c(x$term[seq_len(p[3])], 30L, x$term[-seq_len(p[3])])),
-    count = c(x$count[seq_len(p[3])], 0, x$count[-seq_len(p[3])]),
-    vocab = c(x$vocab, "only0"))
+  # (its word only0's column has no topics)
+  x0 <- cvb0_edge_corpus(sim$dtm)
   K <- 9L
   lambda <- matrix(0.01 + stats::qgamma(uniform_source(5)(K * 31), 1), K, 31)
   for (L in c(1L, 2L, 4L, K - 1L)) {
