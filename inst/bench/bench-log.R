@@ -215,3 +215,18 @@ bench_logger <- function(out_file, append = TRUE) {
   attr(say, "close") <- function() close(con)
   say
 }
+
+# Runs the Python script `code` (lines) with interpreter `py` on one BLAS /
+# OpenMP thread and returns the numbers on the last line it printed
+# (numeric(0) when it printed nothing, e.g. a missing module).
+bench_python_numbers <- function(py, code) {
+  pf <- tempfile(fileext = ".py")
+  on.exit(unlink(pf))
+  writeLines(code, pf)
+  res <- tryCatch(system2(py, pf, stdout = TRUE, stderr = FALSE,
+                          env = c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1",
+                                  "MKL_NUM_THREADS=1")),
+                  error = function(e) character())
+  if (!length(res)) return(numeric(0))
+  suppressWarnings(as.numeric(strsplit(utils::tail(res, 1), " ")[[1]]))
+}

@@ -39,14 +39,8 @@ bench_call_split <- function(say, smoke, py = Sys.getenv("SPARSEVI_PYTHON", "/us
       "  m = GaussianMixture(n_components=20, covariance_type='full', max_iter=10, n_init=1, tol=%s, random_state=r)",
       "  t = time.perf_counter(); m.fit(X); ts.append(time.perf_counter() - t)",
       "print(m.n_iter_, np.median(ts))", sep = "\n"), f, reps, tol)
-    pf <- tempfile(fileext = ".py")
-    writeLines(code, pf)
-    res <- tryCatch(system2(py, pf, stdout = TRUE, stderr = FALSE,
-                            env = c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1",
-                                    "MKL_NUM_THREADS=1")),
-                    error = function(e) character())
-    unlink(c(f, pf))
-    v <- suppressWarnings(as.numeric(strsplit(utils::tail(res, 1), " ")[[1]]))
+    v <- bench_python_numbers(py, code)
+    unlink(f)
     if (length(v) != 2 || anyNA(v)) return(c(sec = NA, iter = NA))
     c(sec = v[2], iter = v[1])
   }

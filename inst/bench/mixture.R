@@ -190,14 +190,8 @@ sklearn_rate <- function(X, K, iters, bayes = FALSE) {
     "m = cls(n_components=%d, covariance_type='full', max_iter=%d, tol=0.0, init_params='random_from_data', random_state=0, reg_covar=1e-6)",
     "t = time.perf_counter(); m.fit(X); t = time.perf_counter() - t",
     "print(m.n_iter_, t)", sep = "\n"), f, if (bayes) "True" else "False", K, iters)
-  pf <- tempfile(fileext = ".py")
-  writeLines(code, pf)
-  res <- tryCatch(system2(py, pf, stdout = TRUE, stderr = FALSE,
-                          env = c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1",
-                                  "MKL_NUM_THREADS=1")),
-                  error = function(e) character())
-  unlink(c(f, pf))
-  v <- suppressWarnings(as.numeric(strsplit(utils::tail(res, 1), " ")[[1]]))
+  v <- bench_python_numbers(py, code)
+  unlink(f)
   if (length(v) != 2 || anyNA(v)) return(NA)
   nrow(X) * K * v[1] / v[2]
 }
