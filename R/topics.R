@@ -238,7 +238,10 @@ lda_reuse_docs <- function(x, control, lap, n) {
   })
 }
 
+# fit_lda()'s reuse_dead as a share of the tokens (0: off); NULL is the
+# engine's default (its registry entry's defaults$reuse_dead, else off).
 check_reuse_dead <- function(reuse_dead, local, call = caller_call()) {
+  if (is.null(reuse_dead)) reuse_dead <- isTRUE(lda_engine_defaults[[local]]$reuse_dead)
   share <- if (isFALSE(reuse_dead)) 0 else if (isTRUE(reuse_dead)) 0.001 else {
     check_number(reuse_dead, "reuse_dead", lower = 0, upper = 1, lower_open = TRUE,
                  call = call)

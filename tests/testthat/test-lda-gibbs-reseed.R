@@ -49,7 +49,8 @@ reseed_fit <- function(...) {
 }
 
 test_that("gibbs re-seeds its dead topics between laps, the same across threads and kinds", {
-  plain <- reseed_fit()
+  plain <- reseed_fit(reuse_dead = FALSE)
+  expect_false(plain$control$reuse_dead)
   # (0.06 of the tokens: half the average share of 12 topics)
   r <- reseed_fit(reuse_dead = 0.06)
   expect_identical(r$control$dead_share, 0.06)
@@ -65,8 +66,16 @@ test_that("gibbs re-seeds its dead topics between laps, the same across threads 
   expect_identical(s$topics_kind, "sparse")
   expect_identical(s$state$reused, r$state$reused)
   expect_identical(s$lambda, r$lambda)
-  # the default share (0.001) finds no dead topic on this corpus: the plain fit
-  expect_identical(reseed_fit(reuse_dead = TRUE)$lambda, plain$lambda)
+  # the default (reuse_dead = NULL: TRUE, 0.001 of the tokens) finds no dead
+  # topic on this corpus: the plain fit
+  d <- reseed_fit()
+  expect_true(d$control$reuse_dead)
+  expect_identical(d$control$dead_share, 0.001)
+  expect_identical(d$lambda, plain$lambda)
+  # (vb's default stays off)
+  vb <- fit_lda(simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm, K = 2, local = "vb",
+                passes = 1, seed = 1, progress = FALSE)
+  expect_false(vb$control$reuse_dead)
 })
 
 test_that("a dead gibbs topic is one with a small share of the sampled tokens", {
