@@ -434,6 +434,9 @@ lda_global_gibbs <- function(state, res, batch_id, control) {
 # The state with its dense lambda for whatever reads the topics (a fit, a
 # held-out score), materialised from the store if the lap has not done so.
 lda_gibbs_finish <- function(state, control, in_place = FALSE) {
+  # (the end of training, the one finish in place: the fit keeps no count of
+  # its last lap's draws, so that update() starts its own; lda_reuse_dead_gibbs())
+  if (isTRUE(in_place)) state$lap_tokens <- NULL
   if (is.null(state$topics$lambda) && !is.null(state$topics$sparse)) {
     # the sparse kind: the store is the topics (lda_state_topic_word() reads
     # it without a dense table)

@@ -58,6 +58,12 @@ test_that("gibbs re-seeds its dead topics between laps, the same across threads 
   expect_true(all(r$state$reused > 0))
   expect_false(identical(r$lambda, plain$lambda))
   expect_identical(reseed_fit(reuse_dead = 0.06, threads = 2)$lambda, r$lambda)
+  # the last lap's draws are not kept in the fit; update() re-seeds too
+  expect_null(r$state$lap_tokens)
+  sim <- simulate_lda(D = 200, V = 60, K = 3, doc_length = 50, seed = 1)
+  up <- update(r, sim$dtm, passes = 2, progress = FALSE)
+  expect_length(up$state$reused, 4L)
+  expect_gt(up$state$reused[4], 0L)
   # the sparse kind re-seeds its store alone: the same fit
   orig <- get("gibbs_sparse_topics_above", envir = asNamespace("sparsevi"))
   utils::assignInNamespace("gibbs_sparse_topics_above", 0, ns = "sparsevi")
