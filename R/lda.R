@@ -213,7 +213,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   check_engine(local, global, call = here)
   L <- check_count(L, "L", min = 1, max = K, call = here)
   doc_topics <- check_doc_topics(doc_topics, K, call = here)
-  dead_share <- check_reuse_dead(reuse_dead, local, call = here)
+  dead_share <- check_reuse_dead(reuse_dead, local, K, call = here)
   if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
   if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
   alpha <- check_positive(alpha, "alpha", call = here)

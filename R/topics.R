@@ -238,11 +238,17 @@ lda_reuse_docs <- function(x, control, lap, n) {
   })
 }
 
-# fit_lda()'s reuse_dead as a share of the tokens (0: off); NULL is the
-# engine's default (its registry entry's defaults$reuse_dead, else off).
-check_reuse_dead <- function(reuse_dead, local, call = caller_call()) {
-  if (is.null(reuse_dead)) reuse_dead <- isTRUE(lda_engine_defaults[[local]]$reuse_dead)
-  share <- if (isFALSE(reuse_dead)) 0 else if (isTRUE(reuse_dead)) 0.001 else {
+# fit_lda()'s reuse_dead as a share of the tokens (0: off) for K topics; NULL
+# is the engine's default (its registry entry's defaults$reuse_dead, else
+# off), TRUE its defaults$dead_share: 0.001 when it has none, NA for
+# dead_topics()'s default, dead_share_default(K) (0.001 up to K = 100, a
+# tenth of the average share above).
+check_reuse_dead <- function(reuse_dead, local, K, call = caller_call()) {
+  defaults <- lda_engine_defaults[[local]]
+  if (is.null(reuse_dead)) reuse_dead <- isTRUE(defaults$reuse_dead)
+  true_share <- if (is.null(defaults$dead_share)) 0.001 else if (is.na(defaults$dead_share))
+    dead_share_default(K) else defaults$dead_share
+  share <- if (isFALSE(reuse_dead)) 0 else if (isTRUE(reuse_dead)) true_share else {
     check_number(reuse_dead, "reuse_dead", lower = 0, upper = 1, lower_open = TRUE,
                  call = call)
   }

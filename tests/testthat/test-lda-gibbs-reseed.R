@@ -78,6 +78,10 @@ test_that("gibbs re-seeds its dead topics between laps, the same across threads 
   expect_true(d$control$reuse_dead)
   expect_identical(d$control$dead_share, 0.001)
   expect_identical(d$lambda, plain$lambda)
+  # TRUE is dead_topics()'s default share: a tenth of the average above K = 100
+  wide <- fit_lda(simulate_lda(D = 30, V = 400, K = 2, seed = 1)$dtm, K = 400, local = "gibbs",
+                  passes = 1, seed = 1, progress = FALSE)
+  expect_identical(wide$control$dead_share, 0.1 / 400)
   # (vb's default stays off)
   vb <- fit_lda(simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm, K = 2, local = "vb",
                 passes = 1, seed = 1, progress = FALSE)
