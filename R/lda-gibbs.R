@@ -37,7 +37,8 @@
 #' the paper's evaluations and work for any LDA fit.
 #' @section Dead topics:
 #' By default (`fit_lda(reuse_dead = NULL)`, which is `TRUE` here) a topic
-#' that drew less than 0.1% of the tokens sampled in a lap is dead, and is
+#' that drew less than 0.1% of the tokens sampled in a lap (above K = 100,
+#' a tenth of the average share, `0.1 / K`, as [dead_topics()]) is dead, and is
 #' re-seeded before the next lap from one training document drawn with
 #' probability proportional to its length: its topic-word counts are
 #' replaced by that document's counts (over the smoothing every topic
@@ -46,7 +47,8 @@
 #' counts the lap's draws, not the topic's decayed total: the step size
 #' falls from lap to lap, so a new topic that documents do draw holds a
 #' small total for several laps. `reuse_dead = 0.003` (a share) re-seeds
-#' more, `reuse_dead = FALSE` never; a one-pass fit is never re-seeded (it
+#' more (at K = 100 it cost held-out score on spamassassin),
+#' `reuse_dead = FALSE` never; a one-pass fit is never re-seeded (it
 #' has no lap after the first). Measured at K = 100 on seven corpora (10
 #' passes): NPMI of the top ten words is within 0.05 of the default call
 #' `fit_lda(x, K)` on five corpora instead of three (kos 0.113 to 0.186,
@@ -55,9 +57,10 @@
 #' 0.061: its topics repeat rather than die) and 20,000 Wikipedia
 #' paragraphs (-0.136 to 0.030); the held-out score stays within 0.005
 #' nats per token or rises (spamassassin +0.11). At K = 200: kos 0.104 to
-#' 0.162, spamassassin 0.131 to 0.251, poliblog 0.095 to 0.112; at K = 20
-#' few topics die (kos 0.073 to 0.120, none on poliblog and spamassassin;
-#' kos still misses by 0.07). The re-seeding
+#' 0.180, spamassassin 0.131 to 0.269, poliblog 0.095 to 0.109; at K = 1000
+#' on kos -0.396 to 0.184 (held-out +0.04); at K = 20 few topics die (kos
+#' 0.073 to 0.120, none on poliblog and spamassassin; kos still misses by
+#' 0.07). The re-seeding
 #' works on the sparse store in place (no K x V table) and the fit stays
 #' the same for any number of threads.
 #' @section Sparse topics:

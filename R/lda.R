@@ -107,10 +107,12 @@ lda_available <- function() {
 #' @param doc_topics Topic proportions kept per training document in
 #'   `doc_topic` (default `L`; `K`: all; `0`: none).
 #' @param reuse_dead For `local = "vb"` and `"gibbs"`: `TRUE` or a share of
-#'   the tokens (`TRUE` is 0.001): after each lap, re-seed the topics under
-#'   it from a document each; `FALSE`: never. `NULL` (the default) is the
-#'   engine's own: `TRUE` for `"gibbs"` (its share counts the tokens a topic
-#'   drew in the lap; see [lda_gibbs]), `FALSE` for `"vb"`.
+#'   the tokens: after each lap, re-seed the topics under it from a
+#'   document each; `FALSE`: never. `TRUE` is 0.001 for `"vb"`, and for
+#'   `"gibbs"` the default share of [dead_topics()] (0.001 up to K = 100,
+#'   `0.1 / K` above). `NULL` (the default) is the engine's own: `TRUE` for
+#'   `"gibbs"` (its share counts the tokens a topic drew in the lap; see
+#'   [lda_gibbs]), `FALSE` for `"vb"`.
 #' @param ... Engine controls: for `"vb"` `max_iter`, `tol`, `converge_tol`
 #'   and `warm_start`; see [scvb0], [lda_gibbs] and [ope] for the others.
 #' @returns A `sparsevi_lda`: a list with `topic_word` (K x V), `lambda`,
