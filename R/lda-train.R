@@ -170,7 +170,9 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # control's eta changes for the laps that follow)
   between <- function(state, lap) {
     note <- ""
-    state <- lda_finish_state(state, control) # the dense topics (a store is dropped)
+    # the dense topics (a store is dropped); gibbs keeps its sparse store,
+    # which its re-seeding writes (lda_reuse_dead_gibbs(), R/lda-gibbs.R)
+    state <- lda_finish_state(state, control)
     if (isTRUE(control$eta_learn)) {
       eb <- lda_learn_eta(state, control)
       state <- eb$state

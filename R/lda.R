@@ -106,8 +106,13 @@ lda_available <- function() {
 #' @param sync Batches run in parallel per round on a cluster (default 1).
 #' @param doc_topics Topic proportions kept per training document in
 #'   `doc_topic` (default `L`; `K`: all; `0`: none).
-#' @param reuse_dead For `local = "vb"`: `TRUE` or a share of the tokens
-#'   (default 0.001): re-seed topics under it after each lap.
+#' @param reuse_dead For `local = "vb"` and `"gibbs"`: `TRUE` or a share of
+#'   the tokens: after each lap, re-seed the topics under it from a
+#'   document each; `FALSE`: never. `TRUE` is 0.001 for `"vb"`, and for
+#'   `"gibbs"` the default share of [dead_topics()] (0.001 up to K = 100,
+#'   `0.1 / K` above). `NULL` (the default) is the engine's own: `TRUE` for
+#'   `"gibbs"` (its share counts the tokens a topic drew in the lap; see
+#'   [lda_gibbs]), `FALSE` for `"vb"`.
 #' @param ... Engine controls: for `"vb"` `max_iter`, `tol`, `converge_tol`
 #'   and `warm_start`; see [scvb0], [lda_gibbs] and [ope] for the others.
 #' @returns A `sparsevi_lda`: a list with `topic_word` (K x V), `lambda`,
@@ -171,7 +176,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
                     restarts = NULL, init = c("bregman", "random", "sparse", "seeded"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), heldout = NULL, batches = NULL,
-                    cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = FALSE, ...) {
+                    cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = NULL, ...) {
   if (!missing(K) && length(K) > 1L) {
     # several K: fit each and keep the best (R/lda-select.R), with the
     # arguments the user gave (their values, forced here)
@@ -210,7 +215,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   check_engine(local, global, call = here)
   L <- check_count(L, "L", min = 1, max = K, call = here)
   doc_topics <- check_doc_topics(doc_topics, K, call = here)
-  dead_share <- check_reuse_dead(reuse_dead, local, call = here)
+  dead_share <- check_reuse_dead(reuse_dead, local, K, call = here)
   if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
   if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
   alpha <- check_positive(alpha, "alpha", call = here)

@@ -191,29 +191,23 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
 # lap): lambda_k = eta + near-uniform noise + the document's counts, as the
 # Bregman start seeds a topic. Memoized training forgets the topic's cached
 # statistics (its rows of S and of every batch's summary become 0), so the
-# next lap's batches fill it from what the new topic explains. Returns the
-# state and the number of topics re-seeded.
+# next lap's batches fill it from what the new topic explains. The gibbs
+# engine's sparse store is re-seeded in its own form instead
+# (lda_reuse_dead_gibbs(), R/lda-gibbs.R). Returns the state and the number
+# of topics re-seeded.
 lda_reuse_dead <- function(state, x, control, lap) {
+  if (!is.null(state$topics$sparse)) return(lda_reuse_dead_gibbs(state, x, control, lap))
   V <- ncol(state$topics$lambda)
   size <- rowSums(state$topics$lambda) - V * control$eta
   share <- pmax(size, 0) / max(sum(pmax(size, 0)), .Machine$double.xmin)
   dead <- which(share < control$dead_share)
   if (!length(dead)) return(list(state = state, n = 0L))
-  # documents: one batch (on disk) or the whole corpus, by length
-  b <- 1L
-  if (inherits(x, "sparsevi_source")) {
-    b <- 1L + floor(lda_unif(control$seed, 5e6 + lap, 1) * length(x$files))
-    x <- source_batch(x, b)
-  }
-  lens <- diff(x$doc_ptr) # distinct words: long documents seed richer topics
-  u <- lda_unif(control$seed, 5e6 + 1e4 * lap + 1, length(dead))
-  cum <- cumsum(as.double(lens))
+  docs <- lda_reuse_docs(x, control, lap, length(dead))
   for (i in seq_along(dead)) {
     k <- dead[i]
-    d <- min(nrow(x), findInterval(u[i] * cum[length(cum)], cum) + 1L)
-    idx <- (x$doc_ptr[d] + 1L):x$doc_ptr[d + 1L]
     row <- control$eta + gamma100_quantile(lda_unif(control$seed, 5e6 + 1e4 * lap + 2 + i, V))
-    row[x$term[idx] + 1L] <- row[x$term[idx] + 1L] + x$count[idx]
+    w <- docs[[i]]$term + 1L
+    row[w] <- row[w] + docs[[i]]$count
     state$topics$lambda[k, ] <- row
     if (!is.null(state$topics$S)) {
       state$topics$S[k, ] <- 0
@@ -225,14 +219,43 @@ lda_reuse_dead <- function(state, x, control, lap) {
   list(state = state, n = length(dead))
 }
 
-check_reuse_dead <- function(reuse_dead, local, call = caller_call()) {
-  share <- if (isFALSE(reuse_dead)) 0 else if (isTRUE(reuse_dead)) 0.001 else {
+# The n documents that re-seed n dead topics after lap `lap`: each drawn with
+# probability proportional to its number of distinct words (long documents
+# seed richer topics), from the whole corpus or, on disk, from one batch
+# drawn for the lap. A list of list(term = 0-based words, count).
+lda_reuse_docs <- function(x, control, lap, n) {
+  if (inherits(x, "sparsevi_source")) {
+    b <- 1L + floor(lda_unif(control$seed, 5e6 + lap, 1) * length(x$files))
+    x <- source_batch(x, b)
+  }
+  lens <- diff(x$doc_ptr)
+  u <- lda_unif(control$seed, 5e6 + 1e4 * lap + 1, n)
+  cum <- cumsum(as.double(lens))
+  lapply(seq_len(n), function(i) {
+    d <- min(nrow(x), findInterval(u[i] * cum[length(cum)], cum) + 1L)
+    idx <- x$doc_ptr[d] + seq_len(lens[d])
+    list(term = x$term[idx], count = x$count[idx])
+  })
+}
+
+# fit_lda()'s reuse_dead as a share of the tokens (0: off) for K topics; NULL
+# is the engine's default (its registry entry's defaults$reuse_dead, else
+# off), TRUE its defaults$dead_share: 0.001 when it has none, NA for
+# dead_topics()'s default, dead_share_default(K) (0.001 up to K = 100, a
+# tenth of the average share above).
+check_reuse_dead <- function(reuse_dead, local, K, call = caller_call()) {
+  defaults <- lda_engine_defaults[[local]]
+  if (is.null(reuse_dead)) reuse_dead <- isTRUE(defaults$reuse_dead)
+  true_share <- if (is.null(defaults$dead_share)) 0.001 else if (is.na(defaults$dead_share))
+    dead_share_default(K) else defaults$dead_share
+  share <- if (isFALSE(reuse_dead)) 0 else if (isTRUE(reuse_dead)) true_share else {
     check_number(reuse_dead, "reuse_dead", lower = 0, upper = 1, lower_open = TRUE,
                  call = call)
   }
   if (share > 0 && !lda_engine_can(local, "reuse_dead")) {
-    abort(sprintf("`reuse_dead` re-seeds the topics of the \"vb\" local step; drop it for `local = \"%s\"` (prune_topics() works for every engine).",
-                  local), "argument", call = call)
+    can <- names(Filter(function(e) "reuse_dead" %in% e$can, sparsevi_engines$lda))
+    abort(sprintf("`reuse_dead` re-seeds the topics of the %s local steps; drop it for `local = \"%s\"` (prune_topics() works for every engine).",
+                  paste0('"', can, '"', collapse = " and "), local), "argument", call = call)
   }
   share
 }

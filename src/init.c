@@ -73,6 +73,7 @@ extern SEXP ffi_lda_gibbs_store_dense(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_columns(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_top(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_gibbs_reseed(SEXP, SEXP, SEXP);
 /* OPE engine: local step, ML-OPE global step (lda-ope-ffi.c) */
 extern SEXP ffi_lda_local_ope(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_ope_rows(SEXP, SEXP);
@@ -177,6 +178,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
     {"ffi_lda_gibbs_columns", (DL_FUNC)&ffi_lda_gibbs_columns, 4},
     {"ffi_lda_gibbs_top", (DL_FUNC)&ffi_lda_gibbs_top, 3},
+    {"ffi_lda_gibbs_reseed", (DL_FUNC)&ffi_lda_gibbs_reseed, 3},
     /* OPE engine: local step, ML-OPE global step (lda-ope-ffi.c) */
     {"ffi_lda_local_ope", (DL_FUNC)&ffi_lda_local_ope, 5},
     {"ffi_lda_ope_rows", (DL_FUNC)&ffi_lda_ope_rows, 2},

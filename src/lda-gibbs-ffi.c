@@ -4,6 +4,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 #include "ffi.h"
 #include "lda-gibbs.h"
 
@@ -341,5 +342,55 @@ SEXP ffi_lda_gibbs_top(SEXP store, SEXP eta, SEXP n_) {
   SET_VECTOR_ELT(out, 1, val);
   SET_VECTOR_ELT(out, 2, rs);
   UNPROTECT(4);
+  return out;
+}
+
+/* fit_lda(reuse_dead = TRUE) (issue 35): the store with the topics `dead`
+ * (0-based, an integer vector) re-seeded: their entries dropped and the
+ * seed's entries (list(p, k, x), a K x V CSC of the seed documents' counts,
+ * only dead topics) put in their place as x = count / scale, so that
+ * lambda = eta + scale (base + x) holds each seed document's counts on top
+ * of the smoothing every topic shares. The other entries, scale and base
+ * are kept; the totals are summed again. No K x V table. */
+SEXP ffi_lda_gibbs_reseed(SEXP store, SEXP dead_, SEXP seed) {
+  SEXP eta0 = PROTECT(Rf_ScalarReal(1.0));
+  gibbs_topics tw = topics_view(store, eta0);
+  int K = tw.K, V = tw.V;
+  if (TYPEOF(dead_) != INTSXP) Rf_error("internal error: malformed dead topics");
+  unsigned char *dead = (unsigned char *)R_alloc(K, 1);
+  memset(dead, 0, K);
+  const int *pd = INTEGER(dead_);
+  for (R_xlen_t i = 0; i < XLENGTH(dead_); i++) {
+    if (pd[i] < 0 || pd[i] >= K) Rf_error("internal error: dead topic out of range");
+    dead[pd[i]] = 1;
+  }
+  svi_need_list(seed, 3, "seed");
+  check_csc(VECTOR_ELT(seed, 0), VECTOR_ELT(seed, 1), VECTOR_ELT(seed, 2), K, "seed");
+  if (XLENGTH(VECTOR_ELT(seed, 0)) != (R_xlen_t)V + 1)
+    Rf_error("internal error: seed dimensions");
+  const int *p1 = INTEGER(VECTOR_ELT(seed, 0)), *k1 = INTEGER(VECTOR_ELT(seed, 1));
+  const double *x1 = REAL(VECTOR_ELT(seed, 2));
+  for (int v = 0; v < V; v++)
+    for (int j = p1[v]; j < p1[v + 1]; j++)
+      if (!dead[k1[j]] || (j > p1[v] && k1[j] <= k1[j - 1]))
+        Rf_error("internal error: malformed seed");
+  if (!(tw.scale > 0.0)) Rf_error("internal error: store scale");
+  double a1 = 1.0 / tw.scale;
+  svi_len nnz = lda_gibbs_reseed(V, tw.p, tw.k, tw.x, dead, p1, k1, x1, a1, NULL, NULL, NULL);
+  if (nnz > INT_MAX) Rf_error("internal error: too many topic-word non-zeros");
+  SEXP out = PROTECT(svi_named_list(6, store_names));
+  SEXP p = PROTECT(Rf_allocVector(INTSXP, (R_xlen_t)V + 1));
+  SEXP k = PROTECT(Rf_allocVector(INTSXP, nnz));
+  SEXP x = PROTECT(Rf_allocVector(REALSXP, nnz));
+  SEXP tot = PROTECT(Rf_allocVector(REALSXP, K));
+  lda_gibbs_reseed(V, tw.p, tw.k, tw.x, dead, p1, k1, x1, a1, INTEGER(p), INTEGER(k), REAL(x));
+  lda_gibbs_totals(K, V, INTEGER(p), INTEGER(k), REAL(x), REAL(tot));
+  SET_VECTOR_ELT(out, 0, p);
+  SET_VECTOR_ELT(out, 1, k);
+  SET_VECTOR_ELT(out, 2, x);
+  SET_VECTOR_ELT(out, 3, tot);
+  SET_VECTOR_ELT(out, 4, Rf_ScalarReal(tw.scale));
+  SET_VECTOR_ELT(out, 5, Rf_ScalarReal(tw.base));
+  UNPROTECT(6);
   return out;
 }

@@ -231,3 +231,38 @@ void lda_gibbs_top(const gibbs_topics *tw, int n, int *word, double *val, int *f
     }
   }
 }
+
+/* ---- re-seeding dead topics (fit_lda(reuse_dead = TRUE), issue 35) ---- */
+
+svi_len lda_gibbs_reseed(int V, const int *p0, const int *k0, const double *x0,
+                         const unsigned char *dead, const int *p1, const int *k1,
+                         const double *x1, double a1, int *p, int *k, double *x) {
+  svi_len n = 0;
+  if (k) p[0] = 0;
+  for (int v = 0; v < V; v++) {
+    int i = p0[v], ie = p0[v + 1], j = p1[v], je = p1[v + 1];
+    /* both columns hold their topics in increasing order, the seed's only
+     * dead topics: a merge that skips the old entries of dead topics */
+    while (i < ie || j < je) {
+      if (i < ie && dead[k0[i]]) {
+        i++;
+      } else if (j >= je || (i < ie && k0[i] < k1[j])) {
+        if (k) {
+          k[n] = k0[i];
+          x[n] = x0[i];
+        }
+        n++;
+        i++;
+      } else {
+        if (k) {
+          k[n] = k1[j];
+          x[n] = a1 * x1[j];
+        }
+        n++;
+        j++;
+      }
+    }
+    if (k) p[v + 1] = (int)n;
+  }
+  return n;
+}

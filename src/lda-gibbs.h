@@ -115,6 +115,14 @@ void lda_gibbs_merge(int V, const int *p0, const int *k0, const double *x0, doub
 /* tot[k] = sum_v x_kv, in word order. */
 void lda_gibbs_totals(int K, int V, const int *p, const int *k, const double *x,
                       double *tot);
+/* Re-seeding dead topics (fit_lda(reuse_dead = TRUE)): the store (p0, k0,
+ * x0) without the entries of the topics with dead[k] != 0, merged with the
+ * seed entries (p1, k1, x1; word-major, topics increasing within a word,
+ * only dead topics) times a1. Counts the entries when k is NULL (p unused),
+ * else writes p (V+1), k and x. Returns the number of entries. */
+svi_len lda_gibbs_reseed(int V, const int *p0, const int *k0, const double *x0,
+                         const unsigned char *dead, const int *p1, const int *k1,
+                         const double *x1, double a1, int *p, int *k, double *x);
 /* The store of a dense K x V lambda (base 0). */
 svi_len lda_gibbs_store_dense(const double *lambda, int K, int V, double eta, int *p, int *k,
                               double *x, double *tot);

@@ -137,6 +137,11 @@ run_system <- function(s, tr, K) {
     ran <- paste(vapply(shown, function(nm) sprintf("%s=%s", nm, paste(val(nm), collapse = "/")),
                         ""), collapse = " ")
     ran <- sprintf("%s; laps %d (%s)", ran, nrow(f$trace), f$ended %||% "?")
+    # fit_lda(reuse_dead = ): the topics re-seeded after each lap but the last
+    if (isTRUE(ct$reuse_dead)) {
+      ran <- sprintf("%s; dead_share %s, re-seeded %s", ran, format(ct$dead_share),
+                     paste(f$state$reused %||% 0L, collapse = "/"))
+    }
     return(list(name = sprintf("sparsevi %s", s), tw = f$topic_word, alpha = f$alpha,
                 cpu = wc$cpu, ran = ran))
   }
