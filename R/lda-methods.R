@@ -62,7 +62,7 @@ print.sparsevi_lda <- function(x, ...) {
     cat(sprintf("   %3d (%4.1f%%): %s\n", k, 100 * size[k] / sum(size),
                 paste(tt[, k], collapse = " ")))
   }
-  print_junk(junk, lda_prune_cost(x, junk), x$local)
+  print_junk(junk, lda_prune_cost(x, junk), lda_can_suggest_reseed(x))
   invisible(x)
 }
 
@@ -87,10 +87,17 @@ lda_no_objective_reason <- function(fit) {
   sprintf("%s has no training objective", sparsevi_engines$lda[[fit$local]]$label)
 }
 
+# Whether print() and summary() point to fit_lda(reuse_dead = TRUE): the
+# engine can re-seed dead topics and this fit did not (gibbs does by default).
+lda_can_suggest_reseed <- function(fit) {
+  lda_engine_can(fit$local, "reuse_dead") && !isTRUE(fit$control$reuse_dead)
+}
+
 # Dead and duplicate topics, as print() and summary() report them; pruning
 # is recommended only when the held-out documents show it costs (almost)
-# nothing (`cost`, from lda_prune_cost(); NULL: not measured).
-print_junk <- function(junk, cost = NULL, local = "vb") {
+# nothing (`cost`, from lda_prune_cost(); NULL: not measured). `reseed`:
+# also point to fit_lda(reuse_dead = TRUE) (lda_can_suggest_reseed()).
+print_junk <- function(junk, cost = NULL, reseed = FALSE) {
   if (!length(junk)) return(invisible())
   reason <- attr(junk, "reason")
   K <- length(attr(junk, "share"))
@@ -111,7 +118,7 @@ print_junk <- function(junk, cost = NULL, local = "vb") {
     of <- sub("duplicate ", "", reason[reason != "dead"])
     cat(sprintf("  duplicate topics (top words of a bigger topic): %s\n", list_topics(dup, of)))
   }
-  reseed <- if (lda_engine_can(local, "reuse_dead") && length(dead)) "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
+  reseed <- if (reseed && length(dead)) "; fit_lda(..., reuse_dead = TRUE) re-seeds dead topics while training" else ""
   if (is.null(cost)) {
     cat(sprintf("    prune_topics(fit) removes them, at a held-out cost not measured (fit with `heldout` to measure it)%s\n",
                 reseed))
@@ -186,6 +193,7 @@ summary.sparsevi_lda <- function(object, x = NULL, ...) {
                  doc_topics = lda_doc_topics_kept(object)),
             class = "summary.sparsevi_lda")
   out$prune_cost <- lda_prune_cost(object, out$junk)
+  out$suggest_reseed <- lda_can_suggest_reseed(object)
   out$diversity <- topic_diversity(object, 25L)
   out$coherence <- if (!is.null(x)) coherence(object, x, measure = "npmi", n = 10L)
   out$npmi <- if (is.null(out$coherence)) NA_real_ else mean(out$coherence)
@@ -230,7 +238,7 @@ print.summary.sparsevi_lda <- function(x, ...) {
                 paste(x$top_terms[, k], collapse = " "),
                 if (is.na(j)) "" else sprintf("  [%s]", reason[j])))
   }
-  print_junk(x$junk, x$prune_cost, x$local)
+  print_junk(x$junk, x$prune_cost, isTRUE(x$suggest_reseed))
   invisible(x)
 }
 

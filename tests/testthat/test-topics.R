@@ -220,3 +220,19 @@ test_that("a topic counts as dead below 0.1% up to K = 100, below a tenth of the
   expect_identical(as.vector(dead_topics(fit, min_share = 0.001, duplicates = FALSE)),
                    which(share < 0.001))
 })
+
+test_that("print() points to reuse_dead only for a fit that could and did not re-seed", {
+  o <- overfit()
+  expect_true(length(dead_topics(o$fit, duplicates = FALSE)) > 0)
+  expect_output(print(o$fit), "reuse_dead = TRUE")
+  expect_output(print(summary(o$fit)), "reuse_dead = TRUE")
+  r <- overfit(reuse_dead = TRUE)$fit
+  # (topics the last lap killed are still reported, without the pointer)
+  expect_true(length(dead_topics(r, duplicates = FALSE)) > 0)
+  expect_output(print(r), "dead topics")
+  expect_false(any(grepl("reuse_dead", capture.output(print(r)))))
+  expect_false(any(grepl("reuse_dead", capture.output(print(summary(r))))))
+  # cvb0 cannot re-seed: never pointed to
+  cv <- fit_lda(o$sim$dtm, K = 12, local = "cvb0", passes = 2, seed = 1, progress = FALSE)
+  expect_false(any(grepl("reuse_dead", capture.output(print(cv)))))
+})
