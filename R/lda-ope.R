@@ -105,11 +105,29 @@ ope_settings <- function(control, K, call = caller_call()) {
 # lda_global_stochastic_lazy()), Streaming- and memoized OPE the store their
 # summaries are added to (lda_global_streaming_lazy(), lda_global_memoized_lazy()).
 # The registry chooses these steps (lda_engine_ope(), R/engines.R).
+#
+# fit_lda()'s `L` counts for OPE only when given (its default, min(8, K), is
+# the vb step's): control$ope_L is then L, and each document's summary keeps
+# the topics of its L largest proportions (ope_run(top_L = )); NA (not given,
+# or L = K) keeps the dense summary.
 lda_ope_control <- function(control, call = caller_call()) {
+  env <- parent.frame()
   s <- ope_settings(control, control$K, call = call)
   control$ope_iter <- s$iter
   control$ope_eps <- s$eps
+  if (is.null(control$ope_L)) {
+    fcall <- get0("call", envir = env, inherits = FALSE)
+    given <- if (is.call(fcall)) names(as.list(fcall)) else character(0)
+    control$ope_L <- if ("L" %in% given) control$L else NA_integer_
+  }
+  control$ope_L <- ope_top_L(control$ope_L, control$K)
   control
+}
+
+# The summary's topics per document as C takes them: L when it is below K,
+# else 0 (all K: the dense summary, also for NA or NULL).
+ope_top_L <- function(L, K) {
+  if (is.null(L) || is.na(L) || L >= K) 0L else as.integer(L)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
@@ -121,6 +139,12 @@ lda_ope_control <- function(control, call = caller_call()) {
 # (Online/Streaming). Returns list(theta = K x D proportions, summary = a
 # sparse K x V dgCMatrix over the batch's words, or NULL, f_start, f_end):
 # the objective f(theta) at the start and at the end of each document.
+# top_L = L in 1 .. K - 1 makes the summary sparse (fit_lda(L = )): each
+# document counts only the topics of its L largest proportions, divided by
+# their sum (ope_doc_top() in src/lda-ope.c); the summary is then
+# list(words, p, k, v) in either form (word words[u] has the sums
+# v[p[u] + 1 .. p[u + 1]] at topics k, 0-based), the form the store's sparse
+# update reads (lda_store_update()).
 # form = "blocks" gives the summary as list(words, x) instead: the batch's
 # words (0-based) and their K values each, the form the learners' store
 # updates read (lda_summary_blocks()), which C builds in place of the batch's
@@ -129,7 +153,7 @@ lda_ope_control <- function(control, call = caller_call()) {
 ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                     summary = c("none", "theta", "phi"), seed, stream0 = 0,
                     threads = 1L, store = NULL, vocab_size = NULL,
-                    form = c("sparse", "blocks")) {
+                    form = c("sparse", "blocks"), top_L = 0L) {
   form <- match.arg(form)
   mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
@@ -137,9 +161,10 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                mode = mode, stream0 = as.double(stream0),
                store = if (is.null(store)) NULL else as.double(store))
   if (!is.null(vocab_size)) opts$vocab_size <- as.integer(vocab_size)
+  if (top_L > 0L) opts$top_L <- as.integer(top_L)
   res <- .Call(ffi_lda_local_ope, x, lambda, opts, seed, as.integer(threads))
   S <- res$summary
-  if (!is.null(S) && form == "sparse") S <- ope_blocks_dgc(S, nrow(lambda), ncol(lambda))
+  if (!is.null(S) && form == "sparse" && is.null(S$p)) S <- ope_blocks_dgc(S, nrow(lambda), ncol(lambda))
   list(theta = res$theta, summary = S, f_start = res$f_start, f_end = res$f_end)
 }
 
@@ -173,7 +198,7 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
   summary <- if (lda_global_kind(control$global)$point) "theta" else "phi"
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
                  ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size,
-                 form = "blocks")
+                 form = "blocks", top_L = control$ope_L %||% 0L)
   D <- nrow(batch)
   list(
     summary = res$summary,
@@ -255,6 +280,16 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     state$topics$store <- st
   }
   K <- nrow(st$X)
+  if (!is.null(res$summary$p)) {
+    # a sparse summary (fit_lda(L = )): beta_hat is its rows normalised too,
+    # and the store adds it entry by entry
+    S <- res$summary
+    S$v <- S$v * ope_inverse_sums(S$v, S$k, K)[S$k + 1L]
+    lda_store_update(st, S, rho, 1, t + 1L)
+    state <- ope_topic_mass(state, res, rho, control)
+    state$t <- t + 1L
+    return(state)
+  }
   # beta_hat: the summary's rows normalised, in the summary's own values (R's
   # x * ifelse(rs > 0, 1 / rs, 0) with rs = rowSums(); the summary is this
   # step's to use up: no copy of K x the batch vocabulary)
@@ -266,6 +301,17 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
   state <- ope_topic_mass(state, res, rho, control)
   state$t <- t + 1L
   state
+}
+
+# 1 / (the sum of v over each topic k, 0-based), or 0 for a topic without
+# any: a sparse summary's row sums, inverted.
+ope_inverse_sums <- function(v, k, K) {
+  rs <- numeric(K)
+  if (length(v)) {
+    g <- rowsum(v, k, reorder = TRUE)
+    rs[as.integer(rownames(g)) + 1L] <- g[, 1L]
+  }
+  ifelse(rs > 0, 1 / rs, 0)
 }
 
 # Topic sizes of ML-OPE: expected tokens per topic in the corpus, the batch's
