@@ -121,6 +121,9 @@ lda_ope_control <- function(control, call = caller_call()) {
     control$ope_L <- if ("L" %in% given) control$L else NA_integer_
   }
   control$ope_L <- ope_top_L(control$ope_L, control$K)
+  if (is.null(control$ope_sparse_rest)) {
+    control$ope_sparse_rest <- as.integer(getOption("sparsevi.ope_sparse_rest", 1L))
+  }
   control
 }
 
@@ -153,7 +156,7 @@ ope_top_L <- function(L, K) {
 ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                     summary = c("none", "theta", "phi"), seed, stream0 = 0,
                     threads = 1L, store = NULL, vocab_size = NULL,
-                    form = c("sparse", "blocks"), top_L = 0L) {
+                    form = c("sparse", "blocks"), top_L = 0L, sparse_rest = 1L) {
   form <- match.arg(form)
   mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
@@ -161,7 +164,10 @@ ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                mode = mode, stream0 = as.double(stream0),
                store = if (is.null(store)) NULL else as.double(store))
   if (!is.null(vocab_size)) opts$vocab_size <- as.integer(vocab_size)
-  if (top_L > 0L) opts$top_L <- as.integer(top_L)
+  if (top_L > 0L) {
+    opts$top_L <- as.integer(top_L)
+    opts$sparse_rest <- as.integer(sparse_rest)
+  }
   res <- .Call(ffi_lda_local_ope, x, lambda, opts, seed, as.integer(threads))
   S <- res$summary
   if (!is.null(S) && form == "sparse" && is.null(S$p)) S <- ope_blocks_dgc(S, nrow(lambda), ncol(lambda))
@@ -198,7 +204,8 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
   summary <- if (lda_global_kind(control$global)$point) "theta" else "phi"
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
                  ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size,
-                 form = "blocks", top_L = control$ope_L %||% 0L)
+                 form = "blocks", top_L = control$ope_L %||% 0L,
+                 sparse_rest = control$ope_sparse_rest %||% 1L)
   D <- nrow(batch)
   list(
     summary = res$summary,
@@ -280,7 +287,7 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     state$topics$store <- st
   }
   K <- nrow(st$X)
-  if (!is.null(res$summary$p)) {
+  if (is.list(res$summary) && !is.object(res$summary) && !is.null(res$summary$p)) {
     # a sparse summary (fit_lda(L = )): beta_hat is its rows normalised too,
     # and the store adds it entry by entry
     S <- res$summary

@@ -38,7 +38,8 @@ static int max_doc_nnz(const svi_dtm *x) {
  * renumbered 0 .. Vb - 1 (words[] their numbers in the vocabulary); beta: the
  * normalised topics at those words (K x Vb); theta: K x D. */
 static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const double *beta,
-                               const double *theta, int mode, int L, int threads) {
+                               const double *theta, int mode, int L, int rest, uint64_t seed,
+                               uint64_t stream, int threads) {
   const int Vb = xl->V, D = xl->D;
   const svi_len nnz = xl->doc_ptr[D];
   int *col_ptr = (int *)R_alloc((R_xlen_t)Vb + 1, sizeof(int));
@@ -47,7 +48,7 @@ static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const
   ope_transpose(xl, col_ptr, col_doc, col_count);
   int *top_k = (int *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(int));
   double *top_w = (double *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(double));
-  ope_doc_top(theta, K, D, L, top_k, top_w);
+  ope_doc_top(theta, K, D, L, rest, seed, stream, top_k, top_w);
   /* room for each word: min(K, L x its documents) topics */
   svi_len *cap = (svi_len *)R_alloc((R_xlen_t)Vb + 1, sizeof(svi_len));
   cap[0] = 0;
@@ -130,6 +131,8 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
    * largest proportions (lda_summary_ope_sparse()); 0 or K: the dense one */
   const int top_L = svi_opt_int_or(opts, "top_L", 0, K, 0);
   const int sparse = mode != 0 && top_L > 0 && top_L < K;
+  /* sparse_rest: 0 renormalise the top L, 1 sample the rest (ope_doc_top()) */
+  const int sparse_rest = svi_opt_int_or(opts, "sparse_rest", 0, 1, 1);
   const int threads = svi_threads_from_r(threads_);
   const uint64_t sd = svi_seed_from_r(seed);
   const double st_r = Rf_asReal(svi_opt(opts, "stream0"));
@@ -197,7 +200,10 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   R_CheckUserInterrupt();
 
   if (sparse) {
+    /* the sampled rest: document d's uniform from stream stream0 + 2^32 + d,
+     * apart from the blocks' streams stream0 + b */
     SET_VECTOR_ELT(out, 1, ope_sparse_summary(&xl, K, words, beta, REAL(theta), mode, top_L,
+                                              sparse_rest, sd, st + ((uint64_t)1 << 32),
                                               threads));
   } else if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
     int *col_ptr = (int *)R_alloc((R_xlen_t)Vb + 1, sizeof(int));

@@ -283,13 +283,15 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
   }
 }
 
-void ope_doc_top(const double *theta, int K, int D, int L, int *top_k, double *top_w) {
+void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
+                 uint64_t stream, int *top_k, double *top_w) {
+  const int keep = rest ? L - 1 : L;
   for (int d = 0; d < D; d++) {
     const double *th = theta + (svi_len)d * K;
     int *tk = top_k + (svi_len)d * L;
     double *tw = top_w + (svi_len)d * L;
-    /* the L largest by repeated selection, O(K L): L is small */
-    for (int j = 0; j < L; j++) {
+    /* the `keep` largest by repeated selection, O(K L): L is small */
+    for (int j = 0; j < keep; j++) {
       int best = -1;
       for (int k = 0; k < K; k++) {
         int taken = 0;
@@ -299,19 +301,54 @@ void ope_doc_top(const double *theta, int K, int D, int L, int *top_k, double *t
         if (best < 0 || th[k] > th[best]) best = k;
       }
       tk[j] = best;
+      tw[j] = th[best];
     }
-    /* in increasing topic order (insertion sort of L values) */
+    if (rest) {
+      /* the rest of the mass on one topic drawn in proportion to its share
+       * from the others (increasing topic order), one uniform of the
+       * document's own stream */
+      long double r = 0.0L;
+      for (int k = 0; k < K; k++) {
+        int taken = 0;
+        for (int i = 0; i < keep; i++)
+          if (tk[i] == k) { taken = 1; break; }
+        if (!taken) r += th[k];
+      }
+      svi_rng g;
+      svi_rng_init(&g, seed, stream + (uint64_t)d);
+      const long double target = (long double)svi_rng_unif(&g) * r;
+      long double c = 0.0L;
+      int pick = -1;
+      for (int k = 0; k < K; k++) {
+        int taken = 0;
+        for (int i = 0; i < keep; i++)
+          if (tk[i] == k) { taken = 1; break; }
+        if (taken) continue;
+        pick = k; /* (the last of the others if rounding leaves c <= target) */
+        c += th[k];
+        if (c > target) break;
+      }
+      tk[keep] = pick;
+      tw[keep] = (double)r;
+    } else {
+      /* divided by their sum, summed as R's sum() (long double) */
+      long double sm = 0.0L;
+      for (int j = 0; j < L; j++) sm += tw[j];
+      const double sd = (double)sm;
+      for (int j = 0; j < L; j++) tw[j] = tw[j] / sd;
+    }
+    /* in increasing topic order (insertion sort of L pairs) */
     for (int j = 1; j < L; j++) {
       const int v = tk[j];
+      const double w = tw[j];
       int i = j - 1;
-      for (; i >= 0 && tk[i] > v; i--) tk[i + 1] = tk[i];
+      for (; i >= 0 && tk[i] > v; i--) {
+        tk[i + 1] = tk[i];
+        tw[i + 1] = tw[i];
+      }
       tk[i + 1] = v;
+      tw[i + 1] = w;
     }
-    /* divided by their sum, summed as R's sum() (long double) */
-    long double s = 0.0L;
-    for (int j = 0; j < L; j++) s += th[tk[j]];
-    const double sd = (double)s;
-    for (int j = 0; j < L; j++) tw[j] = th[tk[j]] / sd;
   }
 }
 

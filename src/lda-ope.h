@@ -58,11 +58,16 @@ typedef struct {
 void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
                      double *scratch);
 
-/* Sparse summaries (fit_lda(L = ) with L < K): each document keeps the
- * topics of its L largest proportions, in increasing topic order, with
- * those proportions divided by their sum (ties: the lower topic first).
- * theta is K x D; top_k and top_w get L values per document. */
-void ope_doc_top(const double *theta, int K, int D, int L, int *top_k, double *top_w);
+/* Sparse summaries (fit_lda(L = ) with L < K): each document keeps L
+ * topics, in increasing topic order, with weights (ties: the lower topic
+ * first). rest = 0: the topics of its L largest proportions, divided by
+ * their sum. rest = 1: its L - 1 largest proportions as they are, and the
+ * rest of the mass on one topic drawn from the others in proportion to
+ * theta (document d draws one uniform from stream `stream` + d of `seed`):
+ * the summary is unbiased. theta is K x D; top_k and top_w get L values per
+ * document. */
+void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
+                 uint64_t stream, int *top_k, double *top_w);
 
 /* The batch summary of lda_summary_ope() from the documents' top L topics
  * (ope_doc_top()) instead of all K: mode THETA S_kv = sum_d n_dv w_dk, mode
