@@ -108,8 +108,10 @@ ope_settings <- function(control, K, call = caller_call()) {
 #
 # fit_lda()'s `L` counts for OPE only when given (its default, min(8, K), is
 # the vb step's): control$ope_L is then L, and each document's summary keeps
-# the topics of its L largest proportions (ope_run(top_L = )); NA (not given,
-# or L = K) keeps the dense summary.
+# L topics (ope_run(top_L = )); NA (not given, or L = K) keeps the dense
+# summary. control$ope_sparse_rest: 1 (default) the rest of a document's
+# mass sampled onto one topic, 0 the top L renormalised
+# (options(sparsevi.ope_sparse_rest), read when the fit starts; ?ope).
 lda_ope_control <- function(control, call = caller_call()) {
   env <- parent.frame()
   s <- ope_settings(control, control$K, call = call)
@@ -122,7 +124,9 @@ lda_ope_control <- function(control, call = caller_call()) {
   }
   control$ope_L <- ope_top_L(control$ope_L, control$K)
   if (is.null(control$ope_sparse_rest)) {
-    control$ope_sparse_rest <- as.integer(getOption("sparsevi.ope_sparse_rest", 1L))
+    control$ope_sparse_rest <- check_count(getOption("sparsevi.ope_sparse_rest", 1L),
+                                           "options(sparsevi.ope_sparse_rest)", min = 0,
+                                           max = 1, call = call)
   }
   control
 }
@@ -143,8 +147,10 @@ ope_top_L <- function(L, K) {
 # sparse K x V dgCMatrix over the batch's words, or NULL, f_start, f_end):
 # the objective f(theta) at the start and at the end of each document.
 # top_L = L in 1 .. K - 1 makes the summary sparse (fit_lda(L = )): each
-# document counts only the topics of its L largest proportions, divided by
-# their sum (ope_doc_top() in src/lda-ope.c); the summary is then
+# document counts only L topics (ope_doc_top() in src/lda-ope.c):
+# sparse_rest = 1 its L - 1 largest proportions and the rest of its mass on
+# one topic drawn from the others in proportion to theta (unbiased), 0 its
+# L largest proportions divided by their sum; the summary is then
 # list(words, p, k, v) in either form (word words[u] has the sums
 # v[p[u] + 1 .. p[u + 1]] at topics k, 0-based), the form the store's sparse
 # update reads (lda_store_update()).

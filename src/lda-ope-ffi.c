@@ -48,7 +48,8 @@ static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const
   ope_transpose(xl, col_ptr, col_doc, col_count);
   int *top_k = (int *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(int));
   double *top_w = (double *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(double));
-  ope_doc_top(theta, K, D, L, rest, seed, stream, top_k, top_w);
+  int *taken = (int *)R_alloc(K, sizeof(int));
+  ope_doc_top(theta, K, D, L, rest, seed, stream, top_k, top_w, taken);
   /* room for each word: min(K, L x its documents) topics */
   svi_len *cap = (svi_len *)R_alloc((R_xlen_t)Vb + 1, sizeof(svi_len));
   cap[0] = 0;

@@ -284,46 +284,39 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
 }
 
 void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
-                 uint64_t stream, int *top_k, double *top_w) {
+                 uint64_t stream, int *top_k, double *top_w, int *taken) {
   const int keep = rest ? L - 1 : L;
+  for (int k = 0; k < K; k++) taken[k] = -1;
   for (int d = 0; d < D; d++) {
     const double *th = theta + (svi_len)d * K;
     int *tk = top_k + (svi_len)d * L;
     double *tw = top_w + (svi_len)d * L;
-    /* the `keep` largest by repeated selection, O(K L): L is small */
+    /* the `keep` largest by repeated selection, O(K L): L is small;
+     * taken[k] == d marks document d's chosen topics */
     for (int j = 0; j < keep; j++) {
       int best = -1;
       for (int k = 0; k < K; k++) {
-        int taken = 0;
-        for (int i = 0; i < j; i++)
-          if (tk[i] == k) { taken = 1; break; }
-        if (taken) continue;
+        if (taken[k] == d) continue;
         if (best < 0 || th[k] > th[best]) best = k;
       }
       tk[j] = best;
       tw[j] = th[best];
+      taken[best] = d;
     }
     if (rest) {
       /* the rest of the mass on one topic drawn in proportion to its share
        * from the others (increasing topic order), one uniform of the
        * document's own stream */
       long double r = 0.0L;
-      for (int k = 0; k < K; k++) {
-        int taken = 0;
-        for (int i = 0; i < keep; i++)
-          if (tk[i] == k) { taken = 1; break; }
-        if (!taken) r += th[k];
-      }
+      for (int k = 0; k < K; k++)
+        if (taken[k] != d) r += th[k];
       svi_rng g;
       svi_rng_init(&g, seed, stream + (uint64_t)d);
       const long double target = (long double)svi_rng_unif(&g) * r;
       long double c = 0.0L;
       int pick = -1;
       for (int k = 0; k < K; k++) {
-        int taken = 0;
-        for (int i = 0; i < keep; i++)
-          if (tk[i] == k) { taken = 1; break; }
-        if (taken) continue;
+        if (taken[k] == d) continue;
         pick = k; /* (the last of the others if rounding leaves c <= target) */
         c += th[k];
         if (c > target) break;

@@ -65,9 +65,9 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
  * rest of the mass on one topic drawn from the others in proportion to
  * theta (document d draws one uniform from stream `stream` + d of `seed`):
  * the summary is unbiased. theta is K x D; top_k and top_w get L values per
- * document. */
+ * document; taken is K ints of scratch. */
 void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
-                 uint64_t stream, int *top_k, double *top_w);
+                 uint64_t stream, int *top_k, double *top_w, int *taken);
 
 /* The batch summary of lda_summary_ope() from the documents' top L topics
  * (ope_doc_top()) instead of all K: mode THETA S_kv = sum_d n_dv w_dk, mode
