@@ -72,10 +72,11 @@ lda_available <- function() {
 #'   [scvb0], "Sparse summaries"), so a minibatch's summary holds at most
 #'   `L` values per (document, word) entry instead of K per word; without
 #'   `L` (or with `L = K`) the summary is dense. For `"ope"`, also only when
-#'   given: each document adds to the minibatch's summary only the topics
-#'   of its `L` largest proportions, rescaled to sum to one (see [ope],
-#'   "Sparse summaries"); without `L` (or with `L = K`) the summary is
-#'   dense. Otherwise the default of `doc_topics`.
+#'   given: each document adds to the minibatch's summary only `L` topics
+#'   (its `L - 1` largest proportions and the rest of its mass on one topic
+#'   drawn from the others; see [ope], "Sparse summaries"); without `L` (or
+#'   with `L = K`) the summary is dense. Otherwise the default of
+#'   `doc_topics`.
 #' @param alpha,eta Document-topic and topic-word smoothing (> 0). `NULL`
 #'   takes the engine's defaults (0.1 and 0.01 for `"cvb0"` and `"vb"`).
 #'   With `local = "vb"`, `eta = "learn"` estimates eta between laps

@@ -163,3 +163,21 @@ test_that("a cluster fit of OPE with L equals the local fit and receives less", 
     expect_true(all(a$trace$bytes_received < 0.7 * d$trace$bytes_received))
   }
 })
+
+test_that("options(sparsevi.ope_sparse_rest) chooses the form, checked when the fit starts", {
+  x <- cluster_corpus()
+  args <- list(x, K = 6, local = "ope", L = 2, n_batches = 4, passes = 1, seed = 5,
+               progress = FALSE)
+  sampled <- do.call(fit_lda, args)
+  expect_identical(sampled$control$ope_sparse_rest, 1L)
+  old <- options(sparsevi.ope_sparse_rest = 0)
+  on.exit(options(old), add = TRUE)
+  renorm <- do.call(fit_lda, args)
+  expect_identical(renorm$control$ope_sparse_rest, 0L)
+  expect_false(identical(renorm$topic_word, sampled$topic_word))
+  # update() keeps the form the fit started with
+  options(sparsevi.ope_sparse_rest = 1)
+  expect_identical(update(renorm, x, passes = 1, progress = FALSE)$control$ope_sparse_rest, 0L)
+  options(sparsevi.ope_sparse_rest = 2)
+  expect_error(do.call(fit_lda, args), class = "sparsevi_error_argument")
+})
