@@ -25,7 +25,10 @@
 #    12 per entry (topic index and value) + 8 per word);
 #  - CPU: the local step (OPE and its summary) with L over without, in the
 #    same process, the median of 3 alternating runs of the three minibatches
-#    (the machine was shared: ratios, not seconds).
+#    (the machine was shared: ratios, not seconds);
+#  - part 2: bytes a 2-worker PSOCK cluster sends back per lap, dense and
+#    with L (SPARSEVI_BENCH_CLUSTER_CORPUS, default nips_f20;
+#    SPARSEVI_BENCH_CORPORA=none runs this part only).
 suppressPackageStartupMessages(library(sparsevi))
 bench_dir <- local({
   a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
@@ -39,6 +42,7 @@ smoke <- bench_smoke()
 say <- bench_logger(bench_out("ope-sparse.txt"))
 corpora <- if (smoke) "simulated" else strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
   "kos,poliblog5k,moviereviews,sotu_chunks,spamassassin,nips_f20,wikipara20000"), ",")[[1]]
+corpora <- setdiff(corpora, "none")
 K <- if (smoke) 3L else as.integer(Sys.getenv("SPARSEVI_BENCH_K", "100"))
 Ls <- if (smoke) 2L else c(2L, 4L, 8L, 16L)
 Ls <- Ls[Ls < K]
@@ -98,4 +102,35 @@ for (cn in corpora) {
     }
   }
 }
+# ---- part 2: what a cluster's workers send back ---------------------------
+# ML-OPE on a 2-worker PSOCK cluster (sync = 2: each worker one batch per
+# round), the corpus's training split in 8 batches (smoke: 4), 2 laps, one
+# thread per worker: bytes received by the master per lap (the trace's
+# bytes_received, serialised results of the workers), dense and with L; and
+# whether the cluster fit equals the local fit (topics, bit for bit).
+cl_corpus <- if (smoke) "simulated" else Sys.getenv("SPARSEVI_BENCH_CLUSTER_CORPUS", "nips_f20")
+x <- bench_corpus(cl_corpus, data_dir)
+tr <- split_heldout(x, n_test = min(1000L, as.integer(round(0.1 * nrow(x)))), seed = 1)$train
+cl <- parallel::makePSOCKcluster(2L)
+invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))
+say("")
+say("== cluster: %s (%d training documents), ML-OPE, K = %d, %d batches, sync = 2, 2 laps, 2 PSOCK workers",
+    cl_corpus, nrow(tr), K, if (smoke) 4L else 8L)
+say("   %-8s %22s %14s %10s", "summary", "received per lap (MB)", "vs dense", "= local")
+dense_mb <- NA_real_
+for (L in c(NA, Ls)) {
+  args <- list(tr, K = K, local = "ope", n_batches = if (smoke) 4L else 8L, passes = 2L,
+               sync = 2L, seed = 1L, threads = 1L, progress = FALSE)
+  if (!is.na(L)) args$L <- L
+  a <- do.call(fit_lda, c(args, list(cluster = cl)))
+  b <- do.call(fit_lda, args)
+  mb <- mean(a$trace$bytes_received) / 2^20
+  if (is.na(L)) {
+    dense_mb <- mb
+    bench_header(say, fits = list(`cluster, dense` = a))
+  }
+  say("   %-8s %22.2f %14.3f %10s", if (is.na(L)) "dense" else sprintf("L = %d", L), mb,
+      mb / dense_mb, identical(a$topic_word, b$topic_word))
+}
+parallel::stopCluster(cl)
 attr(say, "close")()
