@@ -99,8 +99,9 @@
 #' three. The dense fit itself moves by up to 0.03 from one seed to the
 #' next. `L = 4` takes about the CPU time of the dense summary (0.97 to
 #' 1.06 times), `L = 16` 1.14 to 1.30 times; the summary holds 20% to 68%
-#' of the dense one's bytes at `L = 4`, 11% to 41% at `L = 2`
-#' (`inst/bench/results/ope-sparse.txt`). So the default stays dense (`L`
+#' of the dense one's bytes at `L = 4`, 11% to 41% at `L = 2`; on two
+#' cluster workers (nips_f20) the master received 18 MB per lap at `L = 4`
+#' instead of 43 MB (`inst/bench/results/ope-sparse.txt`). So the default stays dense (`L`
 #' not given, or `L = K`, gives the same fit as before, bit for bit).
 #'
 #' @name ope
