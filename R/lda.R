@@ -71,7 +71,11 @@ lda_available <- function() {
 #'   topics (its `L - 1` most likely and one drawn from the rest; see
 #'   [scvb0], "Sparse summaries"), so a minibatch's summary holds at most
 #'   `L` values per (document, word) entry instead of K per word; without
-#'   `L` (or with `L = K`) the summary is dense. Otherwise the default of
+#'   `L` (or with `L = K`) the summary is dense. For `"ope"`, also only when
+#'   given: each document adds to the minibatch's summary only `L` topics
+#'   (its `L - 1` largest proportions and the rest of its mass on one topic
+#'   drawn from the others; see [ope], "Sparse summaries"); without `L` (or
+#'   with `L = K`) the summary is dense. Otherwise the default of
 #'   `doc_topics`.
 #' @param alpha,eta Document-topic and topic-word smoothing (> 0). `NULL`
 #'   takes the engine's defaults (0.1 and 0.01 for `"cvb0"` and `"vb"`).

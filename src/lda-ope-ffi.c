@@ -31,6 +31,69 @@ static int max_doc_nnz(const svi_dtm *x) {
   return m;
 }
 
+/* The sparse summary of a batch (lda_summary_ope_sparse()) as list(words,
+ * p, k, v): word words[u] (0-based, increasing) has the sums v[p[u] ..
+ * p[u + 1]) at topics k (0-based, increasing), the form the topic store's
+ * sparse update reads (lda_store_update()). xl: the batch with its words
+ * renumbered 0 .. Vb - 1 (words[] their numbers in the vocabulary); beta: the
+ * normalised topics at those words (K x Vb); theta: K x D. */
+static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const double *beta,
+                               const double *theta, int mode, int L, int rest, uint64_t seed,
+                               uint64_t stream, int threads) {
+  const int Vb = xl->V, D = xl->D;
+  const svi_len nnz = xl->doc_ptr[D];
+  int *col_ptr = (int *)R_alloc((R_xlen_t)Vb + 1, sizeof(int));
+  int *col_doc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
+  double *col_count = (double *)R_alloc(nnz > 0 ? nnz : 1, sizeof(double));
+  ope_transpose(xl, col_ptr, col_doc, col_count);
+  int *top_k = (int *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(int));
+  double *top_w = (double *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(double));
+  int *taken = (int *)R_alloc(K, sizeof(int));
+  ope_doc_top(theta, K, D, L, rest, seed, stream, top_k, top_w, taken);
+  /* room for each word: min(K, L x its documents) topics */
+  svi_len *cap = (svi_len *)R_alloc((R_xlen_t)Vb + 1, sizeof(svi_len));
+  cap[0] = 0;
+  for (int v = 0; v < Vb; v++) {
+    const svi_len m = (svi_len)L * (col_ptr[v + 1] - col_ptr[v]);
+    cap[v + 1] = cap[v] + (m < K ? m : K);
+  }
+  const svi_len room = cap[Vb] > 0 ? cap[Vb] : 1;
+  int *ok = (int *)R_alloc(room, sizeof(int));
+  double *ov = (double *)R_alloc(room, sizeof(double));
+  int *on = (int *)R_alloc(Vb > 0 ? Vb : 1, sizeof(int));
+  double *scratch = (double *)R_alloc((R_xlen_t)threads * K, sizeof(double));
+  int *marks = (int *)R_alloc((R_xlen_t)threads * 2 * K, sizeof(int));
+  ope_summary_in in = {K, Vb, col_ptr, col_doc, col_count, theta, beta};
+  lda_summary_ope_sparse(&in, mode, top_k, top_w, L, threads, cap, ok, ov, on, scratch, marks);
+  svi_len n = 0;
+  for (int v = 0; v < Vb; v++) n += on[v];
+  if (n > INT_MAX) Rf_error("internal error: sparse summary too large");
+  const char *snames[] = {"words", "p", "k", "v"};
+  SEXP sl = PROTECT(svi_named_list(4, snames));
+  SEXP w = Rf_allocVector(INTSXP, Vb);
+  SET_VECTOR_ELT(sl, 0, w);
+  if (Vb > 0) memcpy(INTEGER(w), words, sizeof(int) * (size_t)Vb);
+  SEXP p = Rf_allocVector(INTSXP, (R_xlen_t)Vb + 1);
+  SET_VECTOR_ELT(sl, 1, p);
+  SEXP k = Rf_allocVector(INTSXP, (R_xlen_t)n);
+  SET_VECTOR_ELT(sl, 2, k);
+  SEXP x = Rf_allocVector(REALSXP, (R_xlen_t)n);
+  SET_VECTOR_ELT(sl, 3, x);
+  int *pp = INTEGER(p), *kk = INTEGER(k);
+  double *xx = REAL(x);
+  pp[0] = 0;
+  for (int v = 0; v < Vb; v++) {
+    const int e = pp[v];
+    if (on[v] > 0) {
+      memcpy(kk + e, ok + cap[v], sizeof(int) * (size_t)on[v]);
+      memcpy(xx + e, ov + cap[v], sizeof(double) * (size_t)on[v]);
+    }
+    pp[v + 1] = e + on[v];
+  }
+  UNPROTECT(1);
+  return sl;
+}
+
 /* OPE for every document of a batch (x: a sparsevi_dtm), reading only the
  * batch's words of the topics: O(K x the batch's vocabulary), not O(K V),
  * beyond the topic totals. Options by name (ope_run(), R/lda-ope.R): alpha,
@@ -65,6 +128,12 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   if (!(o.eps > 0.0) || o.eps * K >= 1.0 || !(o.alpha > 0.0) || !R_FINITE(o.alpha))
     Rf_error("internal error: bad OPE settings");
   const int mode = svi_opt_int(opts, "mode", 0, 2);
+  /* top_L (fit_lda(L = ) below K): a sparse summary from each document's L
+   * largest proportions (lda_summary_ope_sparse()); 0 or K: the dense one */
+  const int top_L = svi_opt_int_or(opts, "top_L", 0, K, 0);
+  const int sparse = mode != 0 && top_L > 0 && top_L < K;
+  /* sparse_rest: 0 renormalise the top L, 1 sample the rest (ope_doc_top()) */
+  const int sparse_rest = svi_opt_int_or(opts, "sparse_rest", 0, 1, 1);
   const int threads = svi_threads_from_r(threads_);
   const uint64_t sd = svi_seed_from_r(seed);
   const double st_r = Rf_asReal(svi_opt(opts, "stream0"));
@@ -83,7 +152,7 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   const size_t kvb = (size_t)K * (size_t)(Vb > 0 ? Vb : 1);
   SEXP summary = R_NilValue;
   double *beta;
-  if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
+  if ((mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) && !sparse) {
     summary = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K * Vb));
     n_prot++;
     beta = Vb > 0 ? REAL(summary) : (double *)R_alloc(K, sizeof(double));
@@ -131,7 +200,13 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   SET_VECTOR_ELT(out, 3, fe);
   R_CheckUserInterrupt();
 
-  if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
+  if (sparse) {
+    /* the sampled rest: document d's uniform from stream stream0 + 2^32 + d,
+     * apart from the blocks' streams stream0 + b */
+    SET_VECTOR_ELT(out, 1, ope_sparse_summary(&xl, K, words, beta, REAL(theta), mode, top_L,
+                                              sparse_rest, sd, st + ((uint64_t)1 << 32),
+                                              threads));
+  } else if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
     int *col_ptr = (int *)R_alloc((R_xlen_t)Vb + 1, sizeof(int));
     int *col_doc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));
     double *col_count = (double *)R_alloc(nnz > 0 ? nnz : 1, sizeof(double));

@@ -283,6 +283,139 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
   }
 }
 
+void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
+                 uint64_t stream, int *top_k, double *top_w, int *taken) {
+  const int keep = rest ? L - 1 : L;
+  for (int k = 0; k < K; k++) taken[k] = -1;
+  for (int d = 0; d < D; d++) {
+    const double *th = theta + (svi_len)d * K;
+    int *tk = top_k + (svi_len)d * L;
+    double *tw = top_w + (svi_len)d * L;
+    /* the `keep` largest by repeated selection, O(K L): L is small;
+     * taken[k] == d marks document d's chosen topics */
+    for (int j = 0; j < keep; j++) {
+      int best = -1;
+      for (int k = 0; k < K; k++) {
+        if (taken[k] == d) continue;
+        if (best < 0 || th[k] > th[best]) best = k;
+      }
+      tk[j] = best;
+      tw[j] = th[best];
+      taken[best] = d;
+    }
+    if (rest) {
+      /* the rest of the mass on one topic drawn in proportion to its share
+       * from the others (increasing topic order), one uniform of the
+       * document's own stream */
+      long double r = 0.0L;
+      for (int k = 0; k < K; k++)
+        if (taken[k] != d) r += th[k];
+      svi_rng g;
+      svi_rng_init(&g, seed, stream + (uint64_t)d);
+      const long double target = (long double)svi_rng_unif(&g) * r;
+      long double c = 0.0L;
+      int pick = -1;
+      for (int k = 0; k < K; k++) {
+        if (taken[k] == d) continue;
+        pick = k; /* (the last of the others if rounding leaves c <= target) */
+        c += th[k];
+        if (c > target) break;
+      }
+      tk[keep] = pick;
+      tw[keep] = (double)r;
+    } else {
+      /* divided by their sum, summed as R's sum() (long double) */
+      long double sm = 0.0L;
+      for (int j = 0; j < L; j++) sm += tw[j];
+      const double sd = (double)sm;
+      for (int j = 0; j < L; j++) tw[j] = tw[j] / sd;
+    }
+    /* in increasing topic order (insertion sort of L pairs) */
+    for (int j = 1; j < L; j++) {
+      const int v = tk[j];
+      const double w = tw[j];
+      int i = j - 1;
+      for (; i >= 0 && tk[i] > v; i--) {
+        tk[i + 1] = tk[i];
+        tw[i + 1] = tw[i];
+      }
+      tk[i + 1] = v;
+      tw[i + 1] = w;
+    }
+  }
+}
+
+void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
+                            const double *top_w, int L, int threads, const svi_len *cap,
+                            int *out_k, double *out_v, int *out_n, double *scratch,
+                            int *marks) {
+  const int K = in->K, V = in->V;
+  (void)threads;
+  /* As lda_summary_ope(): each word's column sums its documents in document
+   * order (and each document's topics in increasing order), whatever the
+   * threads. marks[k] = the word that last touched topic k; list holds the
+   * word's touched topics. */
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+  {
+    double *s = scratch + (svi_len)svi_thread_id() * K;
+    int *mark = marks + (svi_len)svi_thread_id() * 2 * K;
+    int *list = mark + K;
+    for (int k = 0; k < K; k++) mark[k] = -1;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 64)
+#endif
+    for (int v = 0; v < V; v++) {
+      const double *b = in->beta + (svi_len)v * K;
+      int n = 0;
+      for (int i = in->col_ptr[v]; i < in->col_ptr[v + 1]; i++) {
+        const int d = in->col_doc[i];
+        const int *tk = top_k + (svi_len)d * L;
+        const double *tw = top_w + (svi_len)d * L;
+        const double c = in->col_count[i];
+        double w = c;
+        if (mode == OPE_SUMMARY_PHI) {
+          double xv = 0.0;
+          for (int j = 0; j < L; j++) xv += tw[j] * b[tk[j]];
+          if (!(xv > 0.0)) continue; /* a word none of the topics emits */
+          w = c / xv;
+        }
+        for (int j = 0; j < L; j++) {
+          const int k = tk[j];
+          const double a = mode == OPE_SUMMARY_PHI ? w * tw[j] * b[k] : c * tw[j];
+          if (mark[k] != v) {
+            mark[k] = v;
+            s[k] = 0.0;
+            list[n++] = k;
+          }
+          s[k] += a;
+        }
+      }
+      /* the touched topics in increasing order */
+      if (4 * n > K) {
+        n = 0;
+        for (int k = 0; k < K; k++)
+          if (mark[k] == v) list[n++] = k;
+      } else {
+        for (int j = 1; j < n; j++) {
+          const int t = list[j];
+          int i = j - 1;
+          for (; i >= 0 && list[i] > t; i--) list[i + 1] = list[i];
+          list[i + 1] = t;
+        }
+      }
+      int *ok = out_k + cap[v];
+      double *ov = out_v + cap[v];
+      for (int j = 0; j < n; j++) {
+        ok[j] = list[j];
+        ov[j] = s[list[j]];
+      }
+      out_n[v] = n;
+    }
+  }
+}
+
 void ope_rows_normalise(double *X, int K, svi_len V, int r_sums, int divide,
                         long double *acc, double *f) {
   if (r_sums) {

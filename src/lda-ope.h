@@ -58,6 +58,29 @@ typedef struct {
 void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
                      double *scratch);
 
+/* Sparse summaries (fit_lda(L = ) with L < K): each document keeps L
+ * topics, in increasing topic order, with weights (ties: the lower topic
+ * first). rest = 0: the topics of its L largest proportions, divided by
+ * their sum. rest = 1: its L - 1 largest proportions as they are, and the
+ * rest of the mass on one topic drawn from the others in proportion to
+ * theta (document d draws one uniform from stream `stream` + d of `seed`):
+ * the summary is unbiased. theta is K x D; top_k and top_w get L values per
+ * document; taken is K ints of scratch. */
+void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
+                 uint64_t stream, int *top_k, double *top_w, int *taken);
+
+/* The batch summary of lda_summary_ope() from the documents' top L topics
+ * (ope_doc_top()) instead of all K: mode THETA S_kv = sum_d n_dv w_dk, mode
+ * PHI S_kv = sum_d n_dv phi_dvk with phi_dvk proportional to w_dk beta_kv
+ * over the document's L topics. Word v's distinct topics (increasing) and
+ * their sums go to out_k, out_v from cap[v] (cap[v + 1] - cap[v] >= its
+ * distinct topics, e.g. min(K, L x its documents)), their number to out_n[v].
+ * scratch holds threads * K doubles, marks threads * 2K ints. */
+void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
+                            const double *top_w, int L, int threads, const svi_len *cap,
+                            int *out_k, double *out_v, int *out_n, double *scratch,
+                            int *marks);
+
 /* In place, each row of X (K x V, word-major) divided by its sum f_k:
  * r_sums = 1 sums as R's rowSums() does (long double, word after word),
  * 0 as lda_topic_totals() (double); divide = 1 gives x / f_k (R's
