@@ -20,8 +20,8 @@
  * The algorithm (section 7): T = 1 with the tree expanded initial_depth
  * levels; then repeatedly (2) draw `candidates` components by size, split
  * each across its principal axis after expanding one level the nodes it
- * owns (the paper cuts through the mean; here, by default, at the better of
- * the mean and the items' weighted two-means threshold: try_split), update
+ * owns (through the mean, as in the paper; by default, when no such split
+ * pays, also at the items' weighted two-means threshold: try_split), update
  * only the two children (items with negligible mass
  * on it keep a hard side), and keep the best split if it lowers F by more
  * than tol N nats (tested on the candidate's F; the full update can only
@@ -1129,9 +1129,7 @@ static int split_step(vdp_state *s, int n_act, int update, const gauss_nw *gi,
  * split leaves a child empty). The sub list, q_i and statistics are left in
  * s->sub_* and s->cand_acc. cut: where the candidate is cut across its
  * principal axis: 0 through the mean (the paper's bisector), 1 at the
- * weighted two-means threshold of the projections (vdp_split_cut), 2 at
- * whichever of the two gives the hard split the lower free energy (the
- * default; issue 38, inst/bench/results/vdp.txt). With
+ * weighted two-means threshold of the projections (vdp_split_cut). With
  * the points on workers (s->remote) each worker rebuilds its part of the
  * sub list from the globals of the last full step (lastG, the column where c
  * was then), sends the projections when the threshold needs them, and runs
@@ -1204,24 +1202,9 @@ static double try_split(vdp_state *s, int c, int cut, int *n_sub_out) {
   for (int k = 0; k < T; k++)
     if (k != c) Gothers += s->G[k];
   const double Nt = slot(s, mK)[0];
-  /* (c) the threshold: the mean (0), the two-means cut, or the one of the
-   * two whose hard split has the lower free energy */
-  double t = cut ? vdp_split_cut(n_sub, s->cut_p, s->cut_w, s->cut_ord) : 0.0;
-  if (cut == 2 && t != 0.0) {
-    double Fc[2];
-    const double tc[2] = {t, 0.0};
-    for (int j = 0; j < 2; j++) {
-      int r = split_sides(s, c, mu, v, tc[j], n_sub, &n_act);
-      if (r == 2) return INFINITY;
-      if (r == 0 && split_step(s, n_act, 0, gi, gj, 0.0, 0.0, acc)) return INFINITY;
-      Fc[j] = r ? INFINITY : split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
-    }
-    if (Fc[0] == INFINITY && Fc[1] == INFINITY) return INFINITY;
-    if (!(Fc[0] < Fc[1])) t = 0.0; /* (the sides of t = 0 are in place) */
-    else if (split_sides(s, c, mu, v, t, n_sub, &n_act)) return INFINITY;
-  } else if (split_sides(s, c, mu, v, t, n_sub, &n_act)) {
-    return INFINITY;
-  }
+  /* (c) the threshold: the mean (0) or the two-means cut */
+  const double t = cut ? vdp_split_cut(n_sub, s->cut_p, s->cut_w, s->cut_ord) : 0.0;
+  if (split_sides(s, c, mu, v, t, n_sub, &n_act)) return INFINITY;
   /* (d) update only the two children */
   for (int it = 0; it <= ctl->partial_iter; it++) {
     if (split_step(s, n_act, it > 0, gi, gj, ei, ej, acc)) return INFINITY;
@@ -1499,9 +1482,19 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prio
     int nc = draw_candidates(s, &r, ctl->candidates, cand);
     double bestF = INFINITY;
     int best_c = -1, best_n = 0;
-    for (int j = 0; j < nc; j++) {
+    /* split_cut 2: the candidates are cut through the mean (as in the
+     * paper); when none of those splits pays, the same candidates are cut at
+     * the two-means threshold before the search stops. The search then goes
+     * as through the mean alone until it would stop, and can only lower F
+     * from there (issue 38, inst/bench/results/vdp.txt) */
+    const int passes = ctl->split_cut == 2 ? 2 : 1;
+    for (int jj = 0; jj < passes * nc; jj++) {
+      const int j = jj % nc, cut = passes == 2 ? jj / nc : ctl->split_cut;
+      if (passes == 2 && j == 0 && cut == 1 && best_c >= 0 &&
+          bestF < s->F - ctl->tol * s->N)
+        break; /* a split through the mean pays */
       int n_sub = 0;
-      double F = try_split(s, cand[j], ctl->split_cut, &n_sub);
+      double F = try_split(s, cand[j], cut, &n_sub);
       res->n_splits_tried++;
       if (F < bestF) {
         bestF = F;

@@ -86,8 +86,8 @@ typedef struct {
   int kdtree, candidates, initial_depth, max_K, max_iter, partial_iter, progress;
   int deletes; /* 1: try the delete moves after splitting (not in the paper) */
   /* where a split candidate is cut across its principal axis: 0 through the
-   * mean (the paper), 1 at the two-means threshold (vdp_split_cut), 2 at
-   * the one of the two whose hard split has the lower free energy */
+   * mean (the paper), 1 at the two-means threshold (vdp_split_cut), 2
+   * through the mean, and when no such split pays, at the threshold */
   int split_cut;
   int threads;
   double a1, a2, tol, update_tol, expand_threshold, expand_sd;

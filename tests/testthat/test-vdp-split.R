@@ -102,7 +102,7 @@ test_that("the fit does not depend on the order of the rows (three clusters in a
   # the paper's cut through the mean misses the split on the sorted rows (the
   # defect this guards against; main before the fix gave the same)
   expect_identical(fit_vdp(X, seed = 1, threads = 1, split_cut = "mean")$T, 1L)
-  expect_identical(fit_vdp(X, seed = 1, threads = 1)$control$split_cut, "best")
+  expect_identical(fit_vdp(X, seed = 1, threads = 1)$control$split_cut, "fallback")
   expect_error(fit_vdp(X, split_cut = "median"), class = "sparsevi_error_argument")
 })
 
@@ -110,7 +110,7 @@ test_that("every split cut gives fits identical across thread counts", {
   set.seed(21)
   X <- matrix(stats::rnorm(3000 * 4), 3000) + 4 * matrix(stats::rnorm(5 * 4), 5)[rep(1:5, 600), ]
   strip <- function(f) f[setdiff(names(f), c("trace", "timings", "call", "control"))]
-  for (cut in c("best", "two-means")) for (tree in c(TRUE, FALSE)) {
+  for (cut in c("fallback", "two-means")) for (tree in c(TRUE, FALSE)) {
     f1 <- fit_vdp(X, kdtree = tree, seed = 3, threads = 1, split_cut = cut)
     f2 <- fit_vdp(X, kdtree = tree, seed = 3, threads = 2, split_cut = cut)
     expect_identical(strip(f2), strip(f1))
