@@ -104,6 +104,10 @@ test_that("the fit does not depend on the order of the rows (three clusters in a
   expect_identical(fit_vdp(X, seed = 1, threads = 1, split_cut = "mean")$T, 1L)
   expect_identical(fit_vdp(X, seed = 1, threads = 1)$control$split_cut, "fallback")
   expect_error(fit_vdp(X, split_cut = "median"), class = "sparsevi_error_argument")
+  # update() takes the setting and carries it
+  f <- fit_vdp(X, seed = 1, threads = 1, split_cut = "mean")
+  expect_identical(update(f, X, seed = 1)$T, 1L)
+  expect_identical(update(f, X, split_cut = "fallback")$T, 3L)
 })
 
 test_that("every split cut gives fits identical across thread counts", {
