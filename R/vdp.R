@@ -111,8 +111,11 @@
 #'   same candidates cut at the weighted two-means threshold of the items'
 #'   projections on the axis (the cut that leaves the least sum of squares
 #'   on either side; each item weighted by its points and responsibility)
-#'   before it stops. The fit is then the paper's until the paper's search
-#'   would stop, and can only go on to a lower free energy. Taking the
+#'   before it stops (a candidate whose threshold lies within 0.1 standard
+#'   deviations of the projections' mean is not tried again: that is nearly
+#'   the cut that failed). The fit is then the paper's until the paper's
+#'   search would stop, and can only go on to a lower free energy; the extra
+#'   round costs up to about 8% of the CPU time where it finds nothing. Taking the
 #'   threshold for every candidate (`split_cut = "two-means"`) was worse on
 #'   some data (in 128 dimensions VDP stopped at 7 of 10 planted components).
 #'   `split_cut = "mean"` restores the paper's cut (the paper mode keeps the

@@ -68,6 +68,9 @@
 #define VDP_ACTIVE_MASS 1e-6
 /* responsibility below which the full local step sets q to zero */
 #define VDP_Q_FLOOR 1e-10
+/* the two-means fallback is tried only where its threshold is further than
+ * this many standard deviations of the projections from their mean */
+#define VDP_CUT_NEAR 0.1
 /* a split candidate is represented by about this many nodes at least */
 #define VDP_SPLIT_NODES 64
 
@@ -1204,6 +1207,20 @@ static double try_split(vdp_state *s, int c, int cut, int *n_sub_out) {
   const double Nt = slot(s, mK)[0];
   /* (c) the threshold: the mean (0) or the two-means cut */
   const double t = cut ? vdp_split_cut(n_sub, s->cut_p, s->cut_w, s->cut_ord) : 0.0;
+  if (cut && ctl->split_cut == 2) {
+    /* the fallback after the cut through the mean failed: a threshold
+     * within VDP_CUT_NEAR standard deviations of the projections' mean
+     * gives nearly the same candidate (a single Gaussian's two-means
+     * threshold is at its mean), so it is not tried */
+    double W = 0.0, S1 = 0.0, S2 = 0.0;
+    for (int k = 0; k < n_sub; k++) {
+      W += s->cut_w[k];
+      S1 += s->cut_w[k] * s->cut_p[k];
+      S2 += s->cut_w[k] * s->cut_p[k] * s->cut_p[k];
+    }
+    const double pm = S1 / W, var = S2 / W - pm * pm;
+    if (!(fabs(t - pm) > VDP_CUT_NEAR * sqrt(var > 0 ? var : 0.0))) return INFINITY;
+  }
   if (split_sides(s, c, mu, v, t, n_sub, &n_act)) return INFINITY;
   /* (d) update only the two children */
   for (int it = 0; it <= ctl->partial_iter; it++) {
