@@ -67,6 +67,7 @@ vdp_remote <- function(cluster, X, center, bounds, threads) {
 vdp_batch_step <- function(batch, unused, op, args, threads) {
   switch(op,
     full = .Call(ffi_vdp_worker_full, batch$Xt, args$G, threads),
+    split_proj = .Call(ffi_vdp_worker_split_proj, batch$Xt, args, threads),
     split_begin = {
       r <- .Call(ffi_vdp_worker_split_begin, batch$Xt, args, threads)
       batch$active <- r[c("act_item", "act_m", "act_qi")]

@@ -103,7 +103,9 @@ extern SEXP ffi_mix_hc(SEXP, SEXP, SEXP);
 /* Fast-VDP (vdp-ffi.c) */
 extern SEXP ffi_vdp_fit(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_worker_full(SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_worker_split_proj(SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_worker_split_begin(SEXP, SEXP, SEXP);
+extern SEXP ffi_vdp_split_cut(SEXP, SEXP);
 extern SEXP ffi_vdp_worker_split_iter(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_vdp_prepare(SEXP, SEXP);
 extern SEXP ffi_vdp_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -209,7 +211,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_vdp_fit", (DL_FUNC)&ffi_vdp_fit, 5},
     {"ffi_vdp_spread_loss", (DL_FUNC)&ffi_vdp_spread_loss, 2},
     {"ffi_vdp_worker_full", (DL_FUNC)&ffi_vdp_worker_full, 3},
+    {"ffi_vdp_worker_split_proj", (DL_FUNC)&ffi_vdp_worker_split_proj, 3},
     {"ffi_vdp_worker_split_begin", (DL_FUNC)&ffi_vdp_worker_split_begin, 3},
+    {"ffi_vdp_split_cut", (DL_FUNC)&ffi_vdp_split_cut, 2},
     {"ffi_vdp_worker_split_iter", (DL_FUNC)&ffi_vdp_worker_split_iter, 4},
     {"ffi_vdp_prepare", (DL_FUNC)&ffi_vdp_prepare, 2},
     {"ffi_vdp_predict", (DL_FUNC)&ffi_vdp_predict, 6},

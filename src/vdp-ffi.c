@@ -33,11 +33,15 @@ static double cpu(void) {
 typedef struct {
   SEXP hook; /* function(op, args): a list of one numeric vector per batch, or NULL */
   int nb, D, P, SS;
+  const int *bounds; /* the batches' row ranges */
 } vdp_rctx;
 
 /* Calls hook(op, args) and copies its n_batches results of `each` doubles
- * into out; 1 when the hook failed or returned something else. */
-static int remote_call(vdp_rctx *c, const char *op, SEXP args, double *out, size_t each) {
+ * (per_point > 0: per_point doubles for each point of the batch instead)
+ * one after the other into out; 1 when the hook failed or returned
+ * something else. */
+static int remote_call(vdp_rctx *c, const char *op, SEXP args, double *out, size_t each,
+                       int per_point) {
   int n_prot = 0, err = 0, bad = 0;
   SEXP sop = PROTECT(Rf_mkString(op));
   n_prot++;
@@ -46,10 +50,13 @@ static int remote_call(vdp_rctx *c, const char *op, SEXP args, double *out, size
   SEXP res = PROTECT(R_tryEval(call, R_GlobalEnv, &err));
   n_prot++;
   if (err || TYPEOF(res) != VECSXP || XLENGTH(res) != c->nb) bad = 1;
+  size_t off = 0;
   for (int b = 0; b < c->nb && !bad; b++) {
     SEXP v = VECTOR_ELT(res, b);
+    if (per_point > 0) each = (size_t)per_point * (c->bounds[b + 1] - c->bounds[b]);
     if (TYPEOF(v) != REALSXP || (size_t)XLENGTH(v) != each) bad = 1;
-    else memcpy(out + (size_t)b * each, REAL(v), sizeof(double) * each);
+    else memcpy(out + off, REAL(v), sizeof(double) * each);
+    off += each;
   }
   UNPROTECT(n_prot);
   return bad;
@@ -66,13 +73,13 @@ static int remote_full(void *ctx, int T, const double *G, double *out) {
   const char *nm[] = {"G"};
   SEXP args = PROTECT(svi_named_list(1, nm));
   SET_VECTOR_ELT(args, 0, real_matrix(G, 4 + c->D + c->P, T + 1));
-  int r = remote_call(c, "full", args, out, (size_t)(T + 1) * c->SS);
+  int r = remote_call(c, "full", args, out, (size_t)(T + 1) * c->SS, 0);
   UNPROTECT(1);
   return r;
 }
 
-static int remote_split_begin(void *ctx, int T, const double *lastG, int k, const double *mu,
-                              const double *v, double *out) {
+static int remote_split_proj(void *ctx, int T, const double *lastG, int k, const double *mu,
+                             const double *v, double *out) {
   vdp_rctx *c = (vdp_rctx *)ctx;
   const char *nm[] = {"G", "c", "mu", "v"};
   SEXP args = PROTECT(svi_named_list(4, nm));
@@ -80,7 +87,22 @@ static int remote_split_begin(void *ctx, int T, const double *lastG, int k, cons
   SET_VECTOR_ELT(args, 1, Rf_ScalarInteger(k));
   SET_VECTOR_ELT(args, 2, real_matrix(mu, c->D, 1));
   SET_VECTOR_ELT(args, 3, real_matrix(v, c->D, 1));
-  int r = remote_call(c, "split_begin", args, out, 3 + 2 * (size_t)c->SS);
+  int r = remote_call(c, "split_proj", args, out, 0, 2);
+  UNPROTECT(1);
+  return r;
+}
+
+static int remote_split_begin(void *ctx, int T, const double *lastG, int k, const double *mu,
+                              const double *v, double t, double *out) {
+  vdp_rctx *c = (vdp_rctx *)ctx;
+  const char *nm[] = {"G", "c", "mu", "v", "t"};
+  SEXP args = PROTECT(svi_named_list(5, nm));
+  SET_VECTOR_ELT(args, 0, real_matrix(lastG, 4 + c->D + c->P, T + 1));
+  SET_VECTOR_ELT(args, 1, Rf_ScalarInteger(k));
+  SET_VECTOR_ELT(args, 2, real_matrix(mu, c->D, 1));
+  SET_VECTOR_ELT(args, 3, real_matrix(v, c->D, 1));
+  SET_VECTOR_ELT(args, 4, Rf_ScalarReal(t));
+  int r = remote_call(c, "split_begin", args, out, 3 + 2 * (size_t)c->SS, 0);
   UNPROTECT(1);
   return r;
 }
@@ -94,7 +116,7 @@ static int remote_split_iter(void *ctx, int update, const double *gpair, double 
   SET_VECTOR_ELT(args, 1, real_matrix(gpair, 4 + c->D + c->P, 2));
   SET_VECTOR_ELT(args, 2, Rf_ScalarReal(ei));
   SET_VECTOR_ELT(args, 3, Rf_ScalarReal(ej));
-  int r = remote_call(c, "split_iter", args, out, 2 * (size_t)c->SS);
+  int r = remote_call(c, "split_iter", args, out, 2 * (size_t)c->SS, 0);
   UNPROTECT(1);
   return r;
 }
@@ -159,6 +181,7 @@ static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_si
   ctl->progress = svi_opt_flag(control, "progress");
   *lazy = svi_opt_flag(control, "lazy_tree");
   ctl->deletes = svi_opt_flag(control, "deletes");
+  ctl->split_cut = svi_opt_int(control, "split_cut", 0, 2);
   ctl->a1 = svi_opt_real(control, "a1", DBL_MIN, DBL_MAX);
   ctl->a2 = svi_opt_real(control, "a2", DBL_MIN, DBL_MAX);
   ctl->tol = svi_opt_real(control, "tol", -DBL_MAX, DBL_MAX);
@@ -352,8 +375,10 @@ SEXP ffi_vdp_fit(SEXP X, SEXP center, SEXP prior_, SEXP control, SEXP hook) {
     rctx.D = D;
     rctx.P = svi_packed_size(D);
     rctx.SS = 2 + D + rctx.P;
+    rctx.bounds = ctl.batch_bounds;
     remote.ctx = &rctx;
     remote.full = remote_full;
+    remote.split_proj = remote_split_proj;
     remote.split_begin = remote_split_begin;
     remote.split_iter = remote_split_iter;
     ctl.remote = &remote;
@@ -523,7 +548,28 @@ SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
   return out;
 }
 
-/* step: list(G, c, mu, v), the master's hook arguments of split_begin. */
+/* step: list(G, c, mu, v), the master's hook arguments of split_proj:
+ * returns the projection and the responsibility of each point (2 x n). */
+SEXP ffi_vdp_worker_split_proj(SEXP Xt, SEXP step, SEXP threads) {
+  int n_prot = 0;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
+  SEXP G = svi_opt(step, "G"), mu = svi_opt(step, "mu"), v = svi_opt(step, "v");
+  svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
+  const int T = Rf_ncols(G) - 1;
+  if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
+  const int k = svi_opt_int(step, "c", 0, T - 1);
+  svi_need_real(mu, D, "mu");
+  svi_need_real(v, D, "v");
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 2 * (R_xlen_t)n));
+  n_prot++;
+  vdp_worker_split_proj(REAL(Xt), n, D, T, REAL(G), k, REAL(mu), REAL(v),
+                        svi_threads_from_r(threads), REAL(out));
+  UNPROTECT(n_prot);
+  return out;
+}
+
+/* step: list(G, c, mu, v, t), the master's hook arguments of split_begin. */
 SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP step, SEXP threads) {
   int n_prot = 0;
   svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
@@ -540,7 +586,8 @@ SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP step, SEXP threads) {
   double *aq = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
   SEXP sum = PROTECT(Rf_allocVector(REALSXP, 3 + 2 * (R_xlen_t)(2 + D + P)));
   n_prot++;
-  int na = vdp_worker_split_begin(REAL(Xt), n, D, T, REAL(G), k, REAL(mu), REAL(v),
+  const double t = svi_opt_real(step, "t", -INFINITY, INFINITY);
+  int na = vdp_worker_split_begin(REAL(Xt), n, D, T, REAL(G), k, REAL(mu), REAL(v), t,
                                   svi_threads_from_r(threads), REAL(sum), ai, am, aq);
   const char *nm[] = {"summary", "act_item", "act_m", "act_qi"};
   SEXP out = PROTECT(svi_named_list(4, nm));
@@ -590,6 +637,16 @@ SEXP ffi_vdp_worker_split_iter(SEXP Xt, SEXP active, SEXP step, SEXP threads) {
                         svi_threads_from_r(threads), REAL(sum));
   UNPROTECT(n_prot);
   return out;
+}
+
+/* vdp_split_cut over the projections p and weights w (two double vectors of
+ * one length), for the test holding it to its R reference */
+SEXP ffi_vdp_split_cut(SEXP p, SEXP w) {
+  if (!Rf_isReal(p) || !Rf_isReal(w) || XLENGTH(p) != XLENGTH(w) || XLENGTH(p) > INT_MAX)
+    Rf_error("internal error: p and w must be double vectors of one length");
+  const int n = (int)XLENGTH(p);
+  void *scr = R_alloc(vdp_split_cut_scratch(n), 1);
+  return Rf_ScalarReal(vdp_split_cut(n, REAL(p), REAL(w), scr));
 }
 
 /* vdp_spread_loss over two numeric vectors of the same length (for the test

@@ -19,8 +19,10 @@
  *
  * The algorithm (section 7): T = 1 with the tree expanded initial_depth
  * levels; then repeatedly (2) draw `candidates` components by size, split
- * each through the bisector of its principal axis after expanding one level
- * the nodes it owns, update only the two children (items with negligible mass
+ * each across its principal axis after expanding one level the nodes it
+ * owns (through the mean, as in the paper; by default, when no such split
+ * pays, also at the items' weighted two-means threshold: try_split), update
+ * only the two children (items with negligible mass
  * on it keep a hard side), and keep the best split if it lowers F by more
  * than tol N nats (tested on the candidate's F; the full update can only
  * lower it further); (3) update everything to convergence (F dropping by no
@@ -54,6 +56,7 @@
  * rows, so a fit on workers equals the fit with the same batches here. A
  * failed remote step stops the fit with the last complete model. */
 #include <math.h>
+#include <stdlib.h> /* qsort */
 #include <string.h>
 #include <time.h>
 #include <R.h> /* R_alloc (scratch owned by R), R_CheckUserInterrupt, REprintf */
@@ -65,6 +68,9 @@
 #define VDP_ACTIVE_MASS 1e-6
 /* responsibility below which the full local step sets q to zero */
 #define VDP_Q_FLOOR 1e-10
+/* the two-means fallback is tried only where its threshold is further than
+ * this many standard deviations of the projections from their mean */
+#define VDP_CUT_NEAR 0.1
 /* a split candidate is represented by about this many nodes at least */
 #define VDP_SPLIT_NODES 64
 
@@ -121,6 +127,10 @@ typedef struct {
    * spread test's later passes test only those); fresh_cap in ints */
   int *fresh, fresh_cap;
   int *act_pos, *act_item, *frz_item, *flag;
+  /* the split threshold's projections, weights and sort scratch */
+  double *cut_p, *cut_w, *pbuf; /* pbuf (remote): 2 N doubles */
+  void *cut_ord;
+  int cut_cap;
   double *act_m, *act_qi, *frz_m, *frz_qi, *frz_acc;
   /* batches: the points (VDP) fall in n_batches row ranges whose sums are
    * added in batch order, on this machine or on workers (remote) */
@@ -922,6 +932,76 @@ static double split_limit(const vdp_state *s, int c) {
   return lim > 2.0 * s->tree->leaf_size ? lim : 2.0 * s->tree->leaf_size;
 }
 
+/* ---------- the split threshold ---------- */
+
+typedef struct {
+  double p;
+  int i;
+} cut_pair;
+
+static int cut_cmp(const void *a, const void *b) {
+  const cut_pair *x = (const cut_pair *)a, *y = (const cut_pair *)b;
+  if (x->p < y->p) return -1;
+  if (x->p > y->p) return 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+size_t vdp_split_cut_scratch(int n) { return (size_t)(n > 0 ? n : 1) * sizeof(cut_pair); }
+
+/* Where a component is cut along its principal axis: the items' projections
+ * p (relative to the component's mean) with weights w (points times their
+ * responsibility) are sorted (ties by position, so the order and every sum
+ * below are the same whatever the thread count or the batches), and the cut
+ * between two consecutive distinct values that maximises the weighted
+ * two-means criterion sl^2 / wl + sr^2 / wr (sl, wl: the weighted sum and
+ * weight of the projections below the cut, sr, wr above; the same as the
+ * least within-side sum of squares) is taken. Returns the smallest
+ * projection above the cut (an item goes to the first child when its
+ * projection is >= it); 0 (the mean: the paper's bisector) when all
+ * projections are equal. The paper cuts at the mean, which for clusters
+ * strung along the axis (three in a row: the middle one is cut in half) can
+ * give a split with a lower likelihood than the component it splits, so a
+ * real split is missed (issue 38, inst/bench/results/vdp.txt). scratch:
+ * vdp_split_cut_scratch(n) bytes. The reference: ref_vdp_split_cut() in
+ * tests/testthat/test-vdp-split.R. */
+double vdp_split_cut(int n, const double *p, const double *w, void *scratch) {
+  cut_pair *o = (cut_pair *)scratch;
+  for (int i = 0; i < n; i++) {
+    o[i].p = p[i];
+    o[i].i = i;
+  }
+  qsort(o, (size_t)n, sizeof(cut_pair), cut_cmp);
+  double W = 0.0, S = 0.0;
+  for (int j = 0; j < n; j++) {
+    W += w[o[j].i];
+    S += w[o[j].i] * o[j].p;
+  }
+  double wl = 0.0, sl = 0.0, best = -INFINITY, t = 0.0;
+  for (int j = 1; j < n; j++) {
+    const double wj = w[o[j - 1].i];
+    wl += wj;
+    sl += wj * o[j - 1].p;
+    if (!(o[j].p > o[j - 1].p)) continue;
+    const double wr = W - wl, sr = S - sl;
+    if (!(wl > 0) || !(wr > 0)) continue;
+    const double b = sl * sl / wl + sr * sr / wr;
+    if (b > best) {
+      best = b;
+      t = o[j].p;
+    }
+  }
+  return t;
+}
+
+static void reserve_cut(vdp_state *s, int n) {
+  if (n <= s->cut_cap) return;
+  int cap = n + n / 2 + 64;
+  s->cut_p = (double *)R_alloc(cap, sizeof(double));
+  s->cut_w = (double *)R_alloc(cap, sizeof(double));
+  s->cut_ord = (void *)R_alloc(vdp_split_cut_scratch(cap), 1);
+  s->cut_cap = cap;
+}
+
 /* Principal axis of component c from its statistics (power iteration). */
 static void principal_axis(vdp_state *s, int c, double *mu, double *v) {
   const int D = s->D;
@@ -965,45 +1045,131 @@ static double split_free_energy(vdp_state *s, int c, const double *acc, gauss_nw
   return F;
 }
 
-/* Tries splitting component c; returns the candidate's F (INFINITY when the
- * split leaves a child empty). The sub list, q_i and statistics are left in
- * s->sub_* and s->cand_acc. With the points on workers (s->remote) each
- * worker rebuilds its part of the sub list from the globals of the last full
- * step (lastG, the column where c was then), and runs the partial steps on
- * it; the master adds the batches' sums in batch order, so the arithmetic is
- * that of the local path with batches (*n_sub_out is then 0). */
-static double try_split(vdp_state *s, int c, int *n_sub_out) {
-  const int T = s->T, mK = s->max_K, D = s->D, SS = s->SS, nb = s->n_batches;
-  const int gr = g_rows(D, s->P);
-  const vdp_control *ctl = s->ctl;
+/* The hard split of the candidate at threshold t (projection >= t: the first
+ * child): on this machine the sides of the sub list (s->sub_qi), its active
+ * and frozen parts (s->act_*, s->frz_*) and the frozen items' sums
+ * (s->frz_acc); with workers, their sub lists (split_begin). Returns 0, 1
+ * when a child would be empty, 2 when a worker failed. */
+static int split_sides(vdp_state *s, int c, const double *mu, const double *v, double t,
+                       int n_sub, int *n_act_out) {
+  const int SS = s->SS;
   const vdp_remote *rm = s->remote;
-  double *mu = s->el2 + mK, *v = mu + D; /* scratch beyond the T+1 entries used */
   double *frz_acc = s->frz_acc;
-  const size_t blen = 3 + 2 * (size_t)SS;
-  /* the local path's active items (the frozen ones are in frz_acc) */
-  int n_act = 0, *act_pos = NULL, *act_item = NULL;
-  double *act_m = NULL, *act_qi = NULL;
+  *n_act_out = 0;
   if (rm) {
-    *n_sub_out = 0;
-    principal_axis(s, c, mu, v);
+    const size_t blen = 3 + 2 * (size_t)SS;
     s->remote_calls++;
-    if (rm->split_begin(rm->ctx, T, s->lastG, s->lastperm[c], mu, v, s->rbuf)) {
+    if (rm->split_begin(rm->ctx, s->T, s->lastG, s->lastperm[c], mu, v, t, s->rbuf)) {
       s->interrupted = s->remote_failed = 1;
-      return INFINITY;
+      return 2;
     }
-    double n_sub = 0, n_i = 0;
+    double ns = 0, n_i = 0;
     memset(frz_acc, 0, sizeof(double) * 2 * SS);
-    for (int b = 0; b < nb; b++) {
+    for (int b = 0; b < s->n_batches; b++) {
       const double *r = s->rbuf + (size_t)b * blen;
-      n_sub += r[0];
+      ns += r[0];
       n_i += r[1];
       for (int j = 0; j < 2 * SS; j++) frz_acc[j] += r[3 + j];
     }
-    if (n_i == 0 || n_i == n_sub) return INFINITY;
+    return n_i == 0 || n_i == ns;
+  }
+  int n_i = 0;
+  for (int k = 0; k < n_sub; k++) {
+    int side_i = s->cut_p[k] >= t;
+    s->sub_qi[k] = side_i ? s->sub_m[k] : 0.0;
+    n_i += side_i;
+  }
+  if (n_i == 0 || n_i == n_sub) return 1;
+  /* Items whose mass on c is negligible keep their hard side (their
+   * statistics are added once), so a candidate costs in proportion to its
+   * own items, not to N; F accounts for the q actually used, so it stays
+   * exact. */
+  reserve_work(s, n_sub);
+  int a = 0, f = 0;
+  for (int k = 0; k < n_sub; k++) {
+    if (s->sub_m[k] >= VDP_ACTIVE_MASS) {
+      s->act_pos[a] = k;
+      s->act_item[a] = s->sub_item[k];
+      s->act_m[a] = s->sub_m[k];
+      s->act_qi[a++] = s->sub_qi[k];
+    } else {
+      s->frz_item[f] = s->sub_item[k];
+      s->frz_m[f] = s->sub_m[k];
+      s->frz_qi[f++] = s->sub_qi[k];
+    }
+  }
+  local_pair(s, f, s->frz_item, s->frz_m, s->frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
+  *n_act_out = a;
+  return 0;
+}
+
+/* The children's statistics (acc, 2 SS) of the candidate's partial step
+ * (update = 0: its hard sides): the active items' sums, then the frozen
+ * ones' added. Returns 1 when a worker failed. */
+static int split_step(vdp_state *s, int n_act, int update, const gauss_nw *gi,
+                      const gauss_nw *gj, double ei, double ej, double *acc) {
+  const int SS = s->SS, gr = g_rows(s->D, s->P);
+  const vdp_remote *rm = s->remote;
+  if (rm) {
+    if (update) {
+      pack_nw(gi, ei, s->gpair);
+      pack_nw(gj, ej, s->gpair + gr);
+    }
+    s->remote_calls++;
+    if (rm->split_iter(rm->ctx, update, s->gpair, ei, ej, s->rbuf)) {
+      s->interrupted = s->remote_failed = 1;
+      return 1;
+    }
+    sum_batches(s->rbuf, s->n_batches, 2 * (size_t)SS, acc);
+  } else {
+    local_pair(s, n_act, s->act_item, s->act_m, s->act_qi, update, gi, gj, ei, ej, acc);
+  }
+  for (int j = 0; j < 2 * SS; j++) acc[j] += s->frz_acc[j];
+  return 0;
+}
+
+/* Tries splitting component c; returns the candidate's F (INFINITY when the
+ * split leaves a child empty). The sub list, q_i and statistics are left in
+ * s->sub_* and s->cand_acc. cut: where the candidate is cut across its
+ * principal axis: 0 through the mean (the paper's bisector), 1 at the
+ * weighted two-means threshold of the projections (vdp_split_cut). With
+ * the points on workers (s->remote) each worker rebuilds its part of the
+ * sub list from the globals of the last full step (lastG, the column where c
+ * was then), sends the projections when the threshold needs them, and runs
+ * the partial steps on it; the master adds the batches' sums in batch order,
+ * so the arithmetic is that of the local path with batches (*n_sub_out is
+ * then 0). */
+static double try_split(vdp_state *s, int c, int cut, int *n_sub_out) {
+  const int T = s->T, mK = s->max_K, D = s->D;
+  const vdp_control *ctl = s->ctl;
+  const vdp_remote *rm = s->remote;
+  double *mu = s->el2 + mK, *v = mu + D; /* scratch beyond the T+1 entries used */
+  int n_sub = 0, n_act = 0;
+  principal_axis(s, c, mu, v);
+  if (rm) {
+    *n_sub_out = 0;
+    if (cut) {
+      /* the threshold needs every projection: the workers send theirs (and
+       * the responsibilities), in batch order, i.e. in point order as the
+       * local path lists them */
+      if (!s->pbuf) s->pbuf = (double *)R_alloc(2 * (size_t)s->N, sizeof(double));
+      s->remote_calls++;
+      if (rm->split_proj(rm->ctx, T, s->lastG, s->lastperm[c], mu, v, s->pbuf)) {
+        s->interrupted = s->remote_failed = 1;
+        return INFINITY;
+      }
+      for (int i = 0; i < s->N; i++) n_sub += s->pbuf[2 * (size_t)i + 1] > 0;
+      reserve_cut(s, n_sub);
+      int m = 0;
+      for (int i = 0; i < s->N; i++) {
+        if (!(s->pbuf[2 * (size_t)i + 1] > 0)) continue;
+        s->cut_p[m] = s->pbuf[2 * (size_t)i];
+        s->cut_w[m++] = s->pbuf[2 * (size_t)i + 1];
+      }
+    }
   } else {
     /* (a) the sub list: items with mass on c, expanded one level where c wins */
     const double lim = s->tree ? split_limit(s, c) : 0.0;
-    int n_sub = 0;
     for (int i = 0; i < s->n_items; i++) {
       double m = s->q[(size_t)i * mK + c];
       if (m > 0)
@@ -1021,46 +1187,17 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
       o += k;
     }
     *n_sub_out = n_sub;
-    /* (b) split through the bisector of the principal axis */
-    principal_axis(s, c, mu, v);
-    int n_i = 0;
+    /* (b) the items' projections on the principal axis */
+    reserve_cut(s, n_sub);
     for (int k = 0; k < n_sub; k++) {
       double n;
       const double *s1, *s2;
       item_view(s, s->sub_item[k], s->tscr + mK + 1, &n, &s1, &s2);
       double proj = 0.0;
       for (int d = 0; d < D; d++) proj += (s1[d] / n - mu[d]) * v[d];
-      int side_i = proj >= 0.0;
-      s->sub_qi[k] = side_i ? s->sub_m[k] : 0.0;
-      n_i += side_i;
+      s->cut_p[k] = proj;
+      s->cut_w[k] = n * s->sub_m[k];
     }
-    if (n_i == 0 || n_i == n_sub) return INFINITY;
-    /* (c) update only the two children. Items whose mass on c is negligible
-     * keep their hard side (their statistics are added once), so a candidate
-     * costs in proportion to its own items, not to N; F accounts for the q
-     * actually used, so it stays exact. */
-    for (int k = 0; k < n_sub; k++) n_act += s->sub_m[k] >= VDP_ACTIVE_MASS;
-    reserve_work(s, n_sub);
-    act_pos = s->act_pos;
-    act_item = s->act_item;
-    act_m = s->act_m;
-    act_qi = s->act_qi;
-    int *frz_item = s->frz_item;
-    double *frz_m = s->frz_m, *frz_qi = s->frz_qi;
-    int a = 0, f = 0;
-    for (int k = 0; k < n_sub; k++) {
-      if (s->sub_m[k] >= VDP_ACTIVE_MASS) {
-        act_pos[a] = k;
-        act_item[a] = s->sub_item[k];
-        act_m[a] = s->sub_m[k];
-        act_qi[a++] = s->sub_qi[k];
-      } else {
-        frz_item[f] = s->sub_item[k];
-        frz_m[f] = s->sub_m[k];
-        frz_qi[f++] = s->sub_qi[k];
-      }
-    }
-    local_pair(s, f, frz_item, frz_m, frz_qi, 0, NULL, NULL, 0.0, 0.0, frz_acc);
   }
   gauss_nw *gi = &s->post[mK], *gj = &s->post[mK + 1];
   double *acc = s->cand_acc, ei = 0.0, ej = 0.0, F = INFINITY, Fprev = INFINITY;
@@ -1068,29 +1205,33 @@ static double try_split(vdp_state *s, int c, int *n_sub_out) {
   for (int k = 0; k < T; k++)
     if (k != c) Gothers += s->G[k];
   const double Nt = slot(s, mK)[0];
-  for (int it = 0; it <= ctl->partial_iter; it++) {
-    if (rm) {
-      if (it > 0) {
-        pack_nw(gi, ei, s->gpair);
-        pack_nw(gj, ej, s->gpair + gr);
-      }
-      s->remote_calls++;
-      if (rm->split_iter(rm->ctx, it > 0, s->gpair, ei, ej, s->rbuf)) {
-        s->interrupted = s->remote_failed = 1;
-        return INFINITY;
-      }
-      sum_batches(s->rbuf, nb, 2 * (size_t)SS, acc);
-    } else {
-      local_pair(s, n_act, act_item, act_m, act_qi, it > 0, gi, gj, ei, ej, acc);
+  /* (c) the threshold: the mean (0) or the two-means cut */
+  const double t = cut ? vdp_split_cut(n_sub, s->cut_p, s->cut_w, s->cut_ord) : 0.0;
+  if (cut && ctl->split_cut == 2) {
+    /* the fallback after the cut through the mean failed: a threshold
+     * within VDP_CUT_NEAR standard deviations of the projections' mean
+     * gives nearly the same candidate (a single Gaussian's two-means
+     * threshold is at its mean), so it is not tried */
+    double W = 0.0, S1 = 0.0, S2 = 0.0;
+    for (int k = 0; k < n_sub; k++) {
+      W += s->cut_w[k];
+      S1 += s->cut_w[k] * s->cut_p[k];
+      S2 += s->cut_w[k] * s->cut_p[k] * s->cut_p[k];
     }
-    for (int j = 0; j < 2 * SS; j++) acc[j] += frz_acc[j];
+    const double pm = S1 / W, var = S2 / W - pm * pm;
+    if (!(fabs(t - pm) > VDP_CUT_NEAR * sqrt(var > 0 ? var : 0.0))) return INFINITY;
+  }
+  if (split_sides(s, c, mu, v, t, n_sub, &n_act)) return INFINITY;
+  /* (d) update only the two children */
+  for (int it = 0; it <= ctl->partial_iter; it++) {
+    if (split_step(s, n_act, it > 0, gi, gj, ei, ej, acc)) return INFINITY;
     F = split_free_energy(s, c, acc, gi, gj, Gothers, Nt, &ei, &ej);
     if (F == INFINITY) return INFINITY;
     if (it > 0 && Fprev - F <= ctl->update_tol * s->N) break;
     Fprev = F;
   }
   if (!rm)
-    for (int k = 0; k < n_act; k++) s->sub_qi[act_pos[k]] = act_qi[k];
+    for (int k = 0; k < n_act; k++) s->sub_qi[s->act_pos[k]] = s->act_qi[k];
   return F;
 }
 
@@ -1358,9 +1499,19 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prio
     int nc = draw_candidates(s, &r, ctl->candidates, cand);
     double bestF = INFINITY;
     int best_c = -1, best_n = 0;
-    for (int j = 0; j < nc; j++) {
+    /* split_cut 2: the candidates are cut through the mean (as in the
+     * paper); when none of those splits pays, the same candidates are cut at
+     * the two-means threshold before the search stops. The search then goes
+     * as through the mean alone until it would stop, and can only lower F
+     * from there (issue 38, inst/bench/results/vdp.txt) */
+    const int passes = ctl->split_cut == 2 ? 2 : 1;
+    for (int jj = 0; jj < passes * nc; jj++) {
+      const int j = jj % nc, cut = passes == 2 ? jj / nc : ctl->split_cut;
+      if (passes == 2 && j == 0 && cut == 1 && best_c >= 0 &&
+          bestF < s->F - ctl->tol * s->N)
+        break; /* a split through the mean pays */
       int n_sub = 0;
-      double F = try_split(s, cand[j], &n_sub);
+      double F = try_split(s, cand[j], cut, &n_sub);
       res->n_splits_tried++;
       if (F < bestF) {
         bestF = F;
@@ -1467,9 +1618,26 @@ void vdp_worker_full(const double *X, int n, int D, int T, const double *G, int 
   local_full_range(&S0, 0, n, out);
 }
 
+void vdp_worker_split_proj(const double *X, int n, int D, int T, const double *G, int c,
+                           const double *mu, const double *v, int threads, double *out) {
+  vdp_state S0, *s = &S0;
+  gauss_nw prq;
+  worker_state(s, &prq, X, n, D, T, G, threads);
+  const int mK = s->max_K;
+  double *acc = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
+  local_full_range(s, 0, n, acc); /* q as the master had it after that step */
+  for (int i = 0; i < n; i++) {
+    const double *x = X + (size_t)i * D;
+    double proj = 0.0;
+    for (int d = 0; d < D; d++) proj += (x[d] / 1.0 - mu[d]) * v[d];
+    out[2 * (size_t)i] = proj;
+    out[2 * (size_t)i + 1] = s->q[(size_t)i * mK + c];
+  }
+}
+
 int vdp_worker_split_begin(const double *X, int n, int D, int T, const double *G, int c,
-                           const double *mu, const double *v, int threads, double *out,
-                           int *act_item, double *act_m, double *act_qi) {
+                           const double *mu, const double *v, double t, int threads,
+                           double *out, int *act_item, double *act_m, double *act_qi) {
   vdp_state S0, *s = &S0;
   gauss_nw prq;
   worker_state(s, &prq, X, n, D, T, G, threads);
@@ -1487,7 +1655,7 @@ int vdp_worker_split_begin(const double *X, int n, int D, int T, const double *G
     const double *x = X + (size_t)i * D;
     double proj = 0.0;
     for (int d = 0; d < D; d++) proj += (x[d] / 1.0 - mu[d]) * v[d];
-    int side_i = proj >= 0.0;
+    int side_i = proj >= t;
     double qi = side_i ? m : 0.0;
     n_i += side_i;
     if (m >= VDP_ACTIVE_MASS) {

@@ -13,6 +13,12 @@
  * over the points has mean `margin` and standard deviation `sd` (vdp.c) */
 double vdp_spread_loss(double margin, double sd);
 
+/* The split threshold along a component's principal axis: the weighted
+ * two-means cut of the n projections p with weights w (vdp.c); scratch of
+ * vdp_split_cut_scratch(n) bytes. */
+size_t vdp_split_cut_scratch(int n);
+double vdp_split_cut(int n, const double *p, const double *w, void *scratch);
+
 /* ---- data preparation (vdp-data.c); X is N x D column-major ---- */
 /* Column means; nonfinite = 1 when any value is NA/NaN/Inf; constant[j] = 1
  * when column j takes one value (N > 1). */
@@ -56,16 +62,22 @@ void vdp_predict(const vdp_predict_args *a);
  * then stops with its last complete model). Globals travel packed as G:
  * one column of 4 + D + P doubles per component, the tail last (vdp.c).
  *   full: out[b] = the K1 x SS sums of batch b's full local step at G;
- *   split_begin: rebuild the sub list of the column c of lastG (the globals
- *     of the last full step), hard sides by the axis (mu, v); out[b] =
- *     (n_sub, n_i, n_active, frozen sums 2 SS) (the workers keep the list);
+ *   split_proj: the projection on the axis (mu, v) and the responsibility
+ *     for the column c of lastG (the globals of the last full step) of every
+ *     point of batch b: out holds 2 doubles a point, batch after batch;
+ *   split_begin: rebuild the sub list of the column c of lastG, hard sides
+ *     by the axis (mu, v) at the threshold t (projection >= t: the first
+ *     child); out[b] = (n_sub, n_i, n_active, frozen sums 2 SS) (the
+ *     workers keep the list);
  *   split_iter: partial step of the kept lists; gpair: the two packed
  *     children (unused when update = 0); out[b] = their 2 SS sums. */
 typedef struct {
   void *ctx;
   int (*full)(void *ctx, int T, const double *G, double *out);
+  int (*split_proj)(void *ctx, int T, const double *lastG, int c, const double *mu,
+                    const double *v, double *out);
   int (*split_begin)(void *ctx, int T, const double *lastG, int c, const double *mu,
-                     const double *v, double *out);
+                     const double *v, double t, double *out);
   int (*split_iter)(void *ctx, int update, const double *gpair, double ei, double ej,
                     double *out);
 } vdp_remote;
@@ -73,6 +85,10 @@ typedef struct {
 typedef struct {
   int kdtree, candidates, initial_depth, max_K, max_iter, partial_iter, progress;
   int deletes; /* 1: try the delete moves after splitting (not in the paper) */
+  /* where a split candidate is cut across its principal axis: 0 through the
+   * mean (the paper), 1 at the two-means threshold (vdp_split_cut), 2
+   * through the mean, and when no such split pays, at the threshold */
+  int split_cut;
   int threads;
   double a1, a2, tol, update_tol, expand_threshold, expand_sd;
   /* the spread test expands a node whose points would lower F by more than
@@ -90,10 +106,13 @@ typedef struct {
 /* Worker side of vdp_remote over the n points X (D x n) of one batch. */
 void vdp_worker_full(const double *X, int n, int D, int T, const double *G, int threads,
                      double *out);
+/* out: 2 n doubles, the projection and the responsibility of each point. */
+void vdp_worker_split_proj(const double *X, int n, int D, int T, const double *G, int c,
+                           const double *mu, const double *v, int threads, double *out);
 /* Returns the number of active items written to act_* (capacity n). */
 int vdp_worker_split_begin(const double *X, int n, int D, int T, const double *G, int c,
-                           const double *mu, const double *v, int threads, double *out,
-                           int *act_item, double *act_m, double *act_qi);
+                           const double *mu, const double *v, double t, int threads,
+                           double *out, int *act_item, double *act_m, double *act_qi);
 void vdp_worker_split_iter(const double *X, int n, int D, int n_act, const int *act_item,
                            const double *act_m, double *act_qi, int update,
                            const double *gpair, double ei, double ej, int threads,

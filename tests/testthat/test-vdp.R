@@ -499,7 +499,7 @@ test_that("ffi_vdp_fit reads its prior and controls by name; a missing one is na
   prior <- list(m0 = c(0, 0), beta0 = 0.01, nu0 = 4, W0inv = NULL)
   control <- list(kdtree = TRUE, candidates = 10L, initial_depth = 4L, max_K = 5L,
                   leaf_size = 10L, max_iter = 100L, partial_iter = 20L, progress = FALSE,
-                  lazy_tree = TRUE, deletes = TRUE, a1 = 1, a2 = 1, tol = 1e-3,
+                  lazy_tree = TRUE, deletes = TRUE, split_cut = 2L, a1 = 1, a2 = 1, tol = 1e-3,
                   update_tol = 1e-4, expand_threshold = 0.05, expand_sd = 1,
                   expand_tol = 1e-4, seed = c(0, 1), threads = 1L, batch_bounds = c(0L, 200L))
   res <- .Call(sparsevi:::ffi_vdp_fit, X, center, prior, control, NULL)
@@ -526,6 +526,11 @@ test_that("the VDP workers' steps read their arguments by name", {
   Xt <- matrix(stats::rnorm(20), 2, 10)
   expect_error(.Call(sparsevi:::ffi_vdp_worker_split_begin, Xt, list(c = 0L), 1L), "`G`",
                fixed = TRUE)
+  expect_error(.Call(sparsevi:::ffi_vdp_worker_split_proj, Xt, list(c = 0L), 1L), "`G`",
+               fixed = TRUE)
+  G <- matrix(0, 4 + 2 + 3, 2)
+  expect_error(.Call(sparsevi:::ffi_vdp_worker_split_begin, Xt,
+                     list(G = G, c = 0L, mu = c(0, 0), v = c(1, 0)), 1L), "`t`", fixed = TRUE)
   expect_error(.Call(sparsevi:::ffi_vdp_worker_split_iter, Xt,
                      list(act_item = -1L, act_m = 1), list(), 1L), "`act_qi`", fixed = TRUE)
 })
