@@ -90,7 +90,7 @@ lda_no_objective_reason <- function(fit) {
 # Whether print() and summary() point to fit_lda(reuse_dead = TRUE): the
 # engine can re-seed dead topics and this fit did not (gibbs does by default).
 lda_can_suggest_reseed <- function(fit) {
-  lda_engine_can(fit$local, "reuse_dead") && !isTRUE(fit$control$reuse_dead)
+  lda_reuse_dead_ok(fit$local, fit$global) && !isTRUE(fit$control$reuse_dead)
 }
 
 # Dead and duplicate topics, as print() and summary() report them; pruning

@@ -62,7 +62,8 @@ lda_available <- function() {
 #'   2^28 K x V entries the default is `"gibbs"` (sparse topics), and
 #'   `print()` says so.
 #' @param global How the topics are updated: `NULL` (default) takes the
-#'   engine's own (`"stochastic"` for `"cvb0"`, `"memoized"` for `"vb"`).
+#'   engine's own (`"stochastic"` for `"cvb0"`, `"gibbs"` and `"ope"`,
+#'   `"memoized"` for `"vb"`).
 #'   Also `"streaming"` (one pass) and `"batch"`; [lda_combinations]
 #'   lists the valid pairs.
 #' @param L For `local = "vb"`: each word keeps its `L` most likely topics
@@ -110,13 +111,14 @@ lda_available <- function() {
 #' @param sync Batches run in parallel per round on a cluster (default 1).
 #' @param doc_topics Topic proportions kept per training document in
 #'   `doc_topic` (default `L`; `K`: all; `0`: none).
-#' @param reuse_dead For `local = "vb"` and `"gibbs"`: `TRUE` or a share of
-#'   the tokens: after each lap, re-seed the topics under it from a
-#'   document each; `FALSE`: never. `TRUE` is 0.001 for `"vb"`, and for
-#'   `"gibbs"` the default share of [dead_topics()] (0.001 up to K = 100,
-#'   `0.1 / K` above). `NULL` (the default) is the engine's own: `TRUE` for
-#'   `"gibbs"` (its share counts the tokens a topic drew in the lap; see
-#'   [lda_gibbs]), `FALSE` for `"vb"`.
+#' @param reuse_dead For `local = "vb"`, `"gibbs"` and `"ope"` with
+#'   `global = "stochastic"`: `TRUE` or a share of the tokens: after each
+#'   lap, re-seed the topics under it from a document each; `FALSE`: never.
+#'   `TRUE` is 0.001 for `"vb"` and `"ope"`, and for `"gibbs"` the default
+#'   share of [dead_topics()] (0.001 up to K = 100, `0.1 / K` above). `NULL`
+#'   (the default) is the engine's own: `TRUE` for `"gibbs"` (its share
+#'   counts the tokens a topic drew in the lap; see [lda_gibbs]) and for
+#'   Online-OPE (see [ope]), `FALSE` for `"vb"`.
 #' @param ... Engine controls: for `"vb"` `max_iter`, `tol`, `converge_tol`
 #'   and `warm_start`; see [scvb0], [lda_gibbs] and [ope] for the others.
 #' @returns A `sparsevi_lda`: a list with `topic_word` (K x V), `lambda`,
@@ -219,7 +221,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   check_engine(local, global, call = here)
   L <- check_count(L, "L", min = 1, max = K, call = here)
   doc_topics <- check_doc_topics(doc_topics, K, call = here)
-  dead_share <- check_reuse_dead(reuse_dead, local, K, call = here)
+  dead_share <- check_reuse_dead(reuse_dead, local, K, global, call = here)
   if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
   if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
   alpha <- check_positive(alpha, "alpha", call = here)

@@ -240,12 +240,14 @@ lda_reuse_docs <- function(x, control, lap, n) {
 
 # fit_lda()'s reuse_dead as a share of the tokens (0: off) for K topics; NULL
 # is the engine's default (its registry entry's defaults$reuse_dead, else
-# off), TRUE its defaults$dead_share: 0.001 when it has none, NA for
+# off; off too for a global step the engine cannot re-seed, e.g. ML-OPE),
+# TRUE its defaults$dead_share: 0.001 when it has none, NA for
 # dead_topics()'s default, dead_share_default(K) (0.001 up to K = 100, a
 # tenth of the average share above).
-check_reuse_dead <- function(reuse_dead, local, K, call = caller_call()) {
+check_reuse_dead <- function(reuse_dead, local, K, global, call = caller_call()) {
   defaults <- lda_engine_defaults[[local]]
-  if (is.null(reuse_dead)) reuse_dead <- isTRUE(defaults$reuse_dead)
+  ok <- lda_reuse_dead_ok(local, global)
+  if (is.null(reuse_dead)) reuse_dead <- ok && isTRUE(defaults$reuse_dead)
   true_share <- if (is.null(defaults$dead_share)) 0.001 else if (is.na(defaults$dead_share))
     dead_share_default(K) else defaults$dead_share
   share <- if (isFALSE(reuse_dead)) 0 else if (isTRUE(reuse_dead)) true_share else {
@@ -255,7 +257,13 @@ check_reuse_dead <- function(reuse_dead, local, K, call = caller_call()) {
   if (share > 0 && !lda_engine_can(local, "reuse_dead")) {
     can <- names(Filter(function(e) "reuse_dead" %in% e$can, sparsevi_engines$lda))
     abort(sprintf("`reuse_dead` re-seeds the topics of the %s local steps; drop it for `local = \"%s\"` (prune_topics() works for every engine).",
-                  paste0('"', can, '"', collapse = " and "), local), "argument", call = call)
+                  paste0('"', can, '"', collapse = ", "), local), "argument", call = call)
+  }
+  if (share > 0 && !ok) {
+    gl <- sparsevi_engines$lda[[local]]$reuse_dead_globals
+    abort(sprintf("`reuse_dead` re-seeds the topics of `local = \"%s\"` with %s only; drop it for `global = \"%s\"` (prune_topics() works for every engine).",
+                  local, paste0('`global = "', gl, '"`', collapse = " or "), global),
+          "argument", call = call)
   }
   share
 }

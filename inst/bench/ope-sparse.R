@@ -10,8 +10,9 @@
 # SPARSEVI_BENCH_SMOKE=1 (a small simulated corpus, K = 3).
 #
 # For each corpus: its training split as quality.R makes it (1,000 documents
-# or 10% held out, split_heldout(seed = 1)); an ML-OPE fit at fit_lda()'s
-# defaults for OPE (alpha = eta = 1 / K, T = 50, seed 1, one thread) after 1
+# or 10% held out, split_heldout(seed = 1)); an ML-OPE fit (global = "ml",
+# named: OPE's default learner is Online-OPE since issue 35) with OPE's
+# default priors and T (alpha = eta = 1 / K, T = 50, seed 1, one thread) after 1
 # lap and after 10; with each fit's topics, OPE on the first three
 # minibatches of the fit's size (documents in corpus order, seeds c(1, b)),
 # the ML-OPE summary (S_kv = sum_d n_dv theta_dk) dense and with L = 2, 4,
@@ -63,8 +64,8 @@ for (cn in corpora) {
   say("")
   say("== %s: %d training documents, V = %d, %d tokens", cn, nrow(tr), ncol(tr), sum(tr$count))
   for (laps in c(1L, 10L)) {
-    fit <- fit_lda(tr, K = K, local = "ope", passes = laps, seed = 1L, threads = 1L,
-                   progress = FALSE)
+    fit <- fit_lda(tr, K = K, local = "ope", global = "ml", passes = laps, seed = 1L,
+                   threads = 1L, progress = FALSE)
     bench_header(say, fits = stats::setNames(list(fit), sprintf("%s, %d laps", cn, laps)))
     ct <- fit$control
     batches <- first_batches(tr, ct$batch_size)
@@ -119,7 +120,8 @@ say("== cluster: %s (%d training documents), ML-OPE, K = %d, %d batches, sync = 
 say("   %-8s %22s %14s %10s", "summary", "received per lap (MB)", "vs dense", "= local")
 dense_mb <- NA_real_
 for (L in c(NA, Ls)) {
-  args <- list(tr, K = K, local = "ope", n_batches = if (smoke) 4L else 8L, passes = 2L,
+  args <- list(tr, K = K, local = "ope", global = "ml", n_batches = if (smoke) 4L else 8L,
+               passes = 2L,
                sync = 2L, seed = 1L, threads = 1L, progress = FALSE)
   if (!is.na(L)) args$L <- L
   a <- do.call(fit_lda, c(args, list(cluster = cl)))

@@ -468,8 +468,8 @@ test_that("ML-OPE's row normalisation in C is R's arithmetic, in place only when
 
 test_that("an ML-OPE fit's topic_word is its beta, named, unmarked", {
   sim <- simulate_lda(D = 60, V = 30, K = 3, seed = 4)
-  fit <- fit_lda(sim$dtm, K = 3, local = "ope", passes = 2, n_batches = 2, seed = 1,
-                 progress = FALSE)
+  fit <- fit_lda(sim$dtm, K = 3, local = "ope", global = "ml", passes = 2, n_batches = 2,
+                 seed = 1, progress = FALSE)
   expect_identical(fit$topic_word, fit$state$topics$beta)
   expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
   expect_null(attr(fit$topic_word, "sparsevi_owned"))
@@ -495,4 +495,34 @@ test_that("a streaming fit's lambda, made in its start's table, is the fit's own
     # predict() and update() work from it
     expect_identical(dim(predict(fit, sim$dtm[1:5, ], seed = 1)), c(5L, 3L))
   }
+})
+
+test_that("OPE's default learner is Online-OPE re-seeding dead topics; ML-OPE re-seeds none", {
+  sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
+  # more topics than the corpus holds: some die
+  fit <- fit_lda(sim$dtm, K = 30, local = "ope", passes = 6, seed = 1, progress = FALSE)
+  expect_identical(fit$global, "stochastic")
+  expect_true(fit$control$reuse_dead)
+  expect_identical(fit$control$dead_share, 0.001)
+  expect_true(any(fit$reused_dead > 0))
+  # the same fit on two threads
+  two <- fit_lda(sim$dtm, K = 30, local = "ope", passes = 6, seed = 1, threads = 2,
+                 progress = FALSE)
+  expect_identical(two$topic_word, fit$topic_word)
+  expect_identical(two$reused_dead, fit$reused_dead)
+  # without re-seeding: another fit, with more dead topics
+  off <- fit_lda(sim$dtm, K = 30, local = "ope", passes = 6, seed = 1, reuse_dead = FALSE,
+                 progress = FALSE)
+  expect_false(off$control$reuse_dead)
+  expect_false(identical(off$topic_word, fit$topic_word))
+  expect_gt(length(dead_topics(off, duplicates = FALSE)),
+            length(dead_topics(fit, duplicates = FALSE)))
+  # ML-OPE has no lambda to re-seed: off by default, an error when asked for
+  ml <- fit_lda(sim$dtm, K = 12, local = "ope", global = "ml", passes = 2, seed = 1,
+                progress = FALSE)
+  expect_false(ml$control$reuse_dead)
+  expect_error(fit_lda(sim$dtm, K = 12, local = "ope", global = "ml", reuse_dead = TRUE,
+                       progress = FALSE),
+               "global = \"stochastic\"", class = "sparsevi_error_argument")
+  expect_false(any(grepl("reuse_dead", capture.output(print(ml)))))
 })
