@@ -548,46 +548,57 @@ SEXP ffi_vdp_worker_full(SEXP Xt, SEXP G, SEXP threads) {
   return out;
 }
 
+/* A split candidate's hook arguments on a worker, read and checked once:
+ * the worker's points Xt (D x n) and the step's G, c (the component), mu
+ * and v (its mean and principal axis). */
+typedef struct {
+  int D, n, P, T, k;
+  const double *X, *G, *mu, *v;
+} split_step_args;
+
+static split_step_args split_step_from_r(SEXP Xt, SEXP step) {
+  split_step_args a;
+  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
+  a.D = Rf_nrows(Xt);
+  a.n = Rf_ncols(Xt);
+  a.P = svi_packed_size(a.D);
+  SEXP G = svi_opt(step, "G"), mu = svi_opt(step, "mu"), v = svi_opt(step, "v");
+  svi_need_matrix(G, REALSXP, 4 + a.D + a.P, -1, "G");
+  a.T = Rf_ncols(G) - 1;
+  if (a.T < 1) Rf_error("internal error: G needs a column per component and the tail");
+  a.k = svi_opt_int(step, "c", 0, a.T - 1);
+  svi_need_real(mu, a.D, "mu");
+  svi_need_real(v, a.D, "v");
+  a.X = REAL(Xt);
+  a.G = REAL(G);
+  a.mu = REAL(mu);
+  a.v = REAL(v);
+  return a;
+}
+
 /* step: list(G, c, mu, v), the master's hook arguments of split_proj:
  * returns the projection and the responsibility of each point (2 x n). */
 SEXP ffi_vdp_worker_split_proj(SEXP Xt, SEXP step, SEXP threads) {
-  int n_prot = 0;
-  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
-  SEXP G = svi_opt(step, "G"), mu = svi_opt(step, "mu"), v = svi_opt(step, "v");
-  svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
-  const int T = Rf_ncols(G) - 1;
-  if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
-  const int k = svi_opt_int(step, "c", 0, T - 1);
-  svi_need_real(mu, D, "mu");
-  svi_need_real(v, D, "v");
-  SEXP out = PROTECT(Rf_allocVector(REALSXP, 2 * (R_xlen_t)n));
-  n_prot++;
-  vdp_worker_split_proj(REAL(Xt), n, D, T, REAL(G), k, REAL(mu), REAL(v),
+  const split_step_args a = split_step_from_r(Xt, step);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 2 * (R_xlen_t)a.n));
+  vdp_worker_split_proj(a.X, a.n, a.D, a.T, a.G, a.k, a.mu, a.v,
                         svi_threads_from_r(threads), REAL(out));
-  UNPROTECT(n_prot);
+  UNPROTECT(1);
   return out;
 }
 
 /* step: list(G, c, mu, v, t), the master's hook arguments of split_begin. */
 SEXP ffi_vdp_worker_split_begin(SEXP Xt, SEXP step, SEXP threads) {
   int n_prot = 0;
-  svi_need_matrix(Xt, REALSXP, -1, -1, "Xt");
-  const int D = Rf_nrows(Xt), n = Rf_ncols(Xt), P = svi_packed_size(D);
-  SEXP G = svi_opt(step, "G"), mu = svi_opt(step, "mu"), v = svi_opt(step, "v");
-  svi_need_matrix(G, REALSXP, 4 + D + P, -1, "G");
-  const int T = Rf_ncols(G) - 1;
-  if (T < 1) Rf_error("internal error: G needs a column per component and the tail");
-  const int k = svi_opt_int(step, "c", 0, T - 1);
-  svi_need_real(mu, D, "mu");
-  svi_need_real(v, D, "v");
+  const split_step_args a = split_step_from_r(Xt, step);
+  const int D = a.D, n = a.n, P = a.P;
   int *ai = (int *)R_alloc(n > 0 ? n : 1, sizeof(int));
   double *am = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
   double *aq = (double *)R_alloc(n > 0 ? n : 1, sizeof(double));
   SEXP sum = PROTECT(Rf_allocVector(REALSXP, 3 + 2 * (R_xlen_t)(2 + D + P)));
   n_prot++;
   const double t = svi_opt_real(step, "t", -INFINITY, INFINITY);
-  int na = vdp_worker_split_begin(REAL(Xt), n, D, T, REAL(G), k, REAL(mu), REAL(v), t,
+  int na = vdp_worker_split_begin(a.X, n, D, a.T, a.G, a.k, a.mu, a.v, t,
                                   svi_threads_from_r(threads), REAL(sum), ai, am, aq);
   const char *nm[] = {"summary", "act_item", "act_m", "act_qi"};
   SEXP out = PROTECT(svi_named_list(4, nm));
