@@ -188,8 +188,14 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
 # fit_lda(reuse_dead = TRUE), after a lap: every topic holding less than
 # control$dead_share of the tokens is re-seeded from one document, drawn with
 # probability proportional to its length from the fit's own stream (lap by
-# lap): lambda_k = eta + near-uniform noise + the document's counts, as the
-# Bregman start seeds a topic. Memoized training forgets the topic's cached
+# lap): lambda_k = eta (each word's jittered by about 10%, so that topics
+# re-seeded together differ) + the document's counts. Not the Bregman
+# start's base of about one pseudo-count per word: among trained topics that
+# base (V pseudo-counts, 6,906 on kos) drowned the document's few hundred
+# tokens, no document took the topic, it died again in the next lap, and the
+# fit ended with topics at eta whose top words were noise (kos, K = 100:
+# NPMI 0.169 -> -0.124 with reuse_dead; with this seed 0.182;
+# inst/bench/results/quality.txt, "vb's re-seeded topics"). Memoized training forgets the topic's cached
 # statistics (its rows of S and of every batch's summary become 0), so the
 # next lap's batches fill it from what the new topic explains. The gibbs
 # engine's sparse store is re-seeded in its own form instead
@@ -205,7 +211,7 @@ lda_reuse_dead <- function(state, x, control, lap) {
   docs <- lda_reuse_docs(x, control, lap, length(dead))
   for (i in seq_along(dead)) {
     k <- dead[i]
-    row <- control$eta + gamma100_quantile(lda_unif(control$seed, 5e6 + 1e4 * lap + 2 + i, V))
+    row <- control$eta * gamma100_quantile(lda_unif(control$seed, 5e6 + 1e4 * lap + 2 + i, V))
     w <- docs[[i]]$term + 1L
     row[w] <- row[w] + docs[[i]]$count
     state$topics$lambda[k, ] <- row

@@ -236,3 +236,36 @@ test_that("print() points to reuse_dead only for a fit that could and did not re
   cv <- fit_lda(o$sim$dtm, K = 12, local = "cvb0", passes = 2, seed = 1, progress = FALSE)
   expect_false(any(grepl("reuse_dead", capture.output(print(cv)))))
 })
+
+test_that("a re-seeded vb topic is its document's counts over eta, not a near-uniform topic", {
+  sim <- simulate_lda(D = 60, V = 400, K = 3, seed = 2)
+  x <- sim$dtm
+  V <- ncol(x)
+  eta <- 0.01
+  # three trained-looking topics and one dead one (lambda = eta)
+  lambda <- matrix(eta, 4, V)
+  lambda[1:3, ] <- lambda[1:3, ] + 50 * sim$topic_word
+  state <- list(topics = list(lambda = lambda))
+  control <- list(eta = eta, dead_share = 0.001, seed = c(0, 1))
+  rd <- sparsevi:::lda_reuse_dead(state, x, control, lap = 1L)
+  expect_identical(rd$n, 1L)
+  row <- rd$state$topics$lambda[4, ]
+  expect_identical(rd$state$topics$lambda[1:3, ], lambda[1:3, ])
+  # which document: the one whose counts the row holds above its eta floor
+  above <- which(row > 2 * eta)
+  d <- which(vapply(seq_len(nrow(x)), function(i) {
+    idx <- x$doc_ptr[i] + seq_len(x$doc_ptr[i + 1L] - x$doc_ptr[i])
+    setequal(x$term[idx] + 1L, above)
+  }, TRUE))
+  expect_length(d, 1L)
+  idx <- x$doc_ptr[d] + seq_len(x$doc_ptr[d + 1L] - x$doc_ptr[d])
+  # its words carry their counts; every other word stays near eta (jittered
+  # so that topics re-seeded together differ)
+  expect_equal(row[x$term[idx] + 1L] - x$count[idx], rep(eta, length(idx)), tolerance = 0.5)
+  rest <- row[-(x$term[idx] + 1L)]
+  expect_true(all(rest > 0.5 * eta & rest < 1.5 * eta))
+  expect_gt(stats::sd(rest), 0)
+  # the document dominates the topic: the old base of one pseudo-count per
+  # word (V of them) drowned it and the topic died again
+  expect_lt(sum(row) - sum(x$count[idx]), 2 * V * eta)
+})
