@@ -86,13 +86,13 @@ sparsevi_engines <- list(
       # global "stochastic" (Online-OPE) with reuse_dead (issue 35): against
       # ML-OPE (the default before) on the seven shared corpora at K = 20,
       # 100 and 200 (21 cases, 10 laps, one split each, quality.R's scorer),
-      # held-out higher in 21 (by 0.002-0.32 nats/token), NPMI higher in 19
-      # and diversity higher in 21 (+0.05..+0.20); NPMI within 0.05 of the
+      # held-out higher in 20 (-0.007..+0.32 nats/token), NPMI higher in 19
+      # and diversity higher in 21 (+0.04..+0.20); NPMI within 0.05 of the
       # default call (SCVB0) in 19 of 21 cases instead of 14. At K = 100-200
       # on six corpora ML-OPE's ten most frequent words each sat among the
-      # top ten of 40-156 topics, Online-OPE's of 18-66 (wikipara20000:
+      # top ten of 40-156 topics, Online-OPE's of 18-67 (wikipara20000:
       # 6-17 both). Re-seeding (dead_share 0.001) matters
-      # where topics die at K = 100-200 (kos K = 200: NPMI 0.082 -> 0.143)
+      # where topics die at K = 100-200 (kos K = 200: NPMI 0.082 -> 0.150)
       # and needs a lambda, so it is Online-OPE's only (reuse_dead_globals);
       # inst/bench/results/quality.txt, "OPE's default learner".
       defaults = list(global = "stochastic", alpha = NA, eta = NA, step_scale = 1,
