@@ -49,7 +49,12 @@ void svi_take_back(SEXP x) {
  * scratch, a table kept for a later lap's copy): flagged as owned. The
  * caller keeps it where only the package reads it. Returns x. */
 SEXP ffi_svi_give_up(SEXP x) {
-  if (!Rf_isVector(x)) Rf_error("internal error: only a vector can be given up");
+  /* only the numeric tables and buffers the loop keeps: the flag is an
+   * attribute set in place, and other values may be R's own shared
+   * constants (TRUE, NA: an attribute on them reaches every use of them in
+   * the session, and a cycle through them overflowed the C stack: tools/fuzz.R) */
+  if (TYPEOF(x) != REALSXP && TYPEOF(x) != INTSXP)
+    Rf_error("internal error: only a numeric table or buffer can be given up");
   svi_give_up(x);
   return x;
 }

@@ -22,6 +22,13 @@ test_that("the guard: a bound object is shared, a flagged one is owned", {
   expect_true(.Call(ns$ffi_svi_owns, z))
   expect_true(attr(z, "sparsevi_owned"))
   expect_error(.Call(ns$ffi_svi_give_up, quote(a)), class = "simpleError")
+  # R's shared constants are never flagged (TRUE, NA, a list): an attribute
+  # set on TRUE in place reached every TRUE of the session and overflowed
+  # the C stack in a later call (the fuzz run)
+  for (v in list(TRUE, NA, list(1), "a")) {
+    expect_error(.Call(ns$ffi_svi_give_up, v), class = "simpleError")
+  }
+  expect_null(attributes(TRUE))
 })
 
 test_that("ffi_lda_store_new(in_place) copies a shared lambda, converts its own", {
