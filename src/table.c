@@ -157,8 +157,13 @@ static void table_register(SEXP w) {
  * calls into this library. R calls this when it unloads the DLL. */
 void R_unload_sparsevi(DllInfo *dll) {
   (void)dll;
+  /* first a full collection, whether or not a table was made: it runs the
+   * finalizers of everything already dropped while they are still in this
+   * library (tables, freed as tables rather than copied, and the workspace
+   * holder of each fit_vdp() call, src/vdp-ffi.c, whose finalizer stays
+   * registered after the call frees the workspace) */
+  R_gc();
   if (!table_registry) return;
-  R_gc(); /* tables already dropped are freed as tables, not copied */
   /* R's wrapper class and its metadata layout, from a wrapper R makes */
   SEXP probe = PROTECT(Rf_allocVector(REALSXP, 64));
   memset(REAL(probe), 0, 64 * sizeof(double));

@@ -42,3 +42,19 @@ test_that("unloadNamespace() and dropping a fit after it do not crash, nor does 
   expect_identical(res$status, 0L, info = paste(res$output, collapse = "\n"))
   expect_true("OK" %in% res$output)
 })
+
+test_that("unloading after a fit_vdp() call, with no topic table made, does not crash", {
+  skip_on_cran()
+  # each fit_vdp() call's workspace holder keeps a finalizer in the DLL
+  # until it is collected: the unload must run it first
+  probe <- c('suppressMessages(library(sparsevi))',
+             'X <- matrix(stats::rnorm(40), 20); invisible(gc())',
+             'f <- fit_vdp(X, seed = 1, progress = FALSE)',
+             'unloadNamespace("sparsevi")',
+             'invisible(gc())',
+             'stopifnot(inherits(f, "sparsevi_vdp"))',
+             'cat("OK\\n")')
+  res <- run_child(probe)
+  expect_identical(res$status, 0L, info = paste(res$output, collapse = "\n"))
+  expect_true("OK" %in% res$output)
+})
