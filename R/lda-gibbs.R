@@ -287,8 +287,6 @@ lda_gibbs_control <- function(control, call = caller_call()) {
 # Measured at K = 100 on seven corpora: inst/bench/results/quality.txt.
 gibbs_step_scale <- function(init) if (isTRUE(init %in% c("sparse", "seeded"))) 1 else 0.2
 
-`%||%` <- function(a, b) if (is.null(a)) b else a
-
 gibbs_alpha <- function(alpha, K) {
   if (length(alpha) == 1L) rep(as.double(alpha), K) else as.double(alpha)
 }

@@ -192,8 +192,6 @@ ope_top_L <- function(L, K) {
   if (is.null(L) || is.na(L) || L >= K) 0L else as.integer(L)
 }
 
-`%||%` <- function(a, b) if (is.null(a)) b else a
-
 # OPE for every document of `x` given topics `lambda` (K x V, rows normalised
 # inside C, at the batch's words only). `store`: NULL, or c(offset, scale, K
 # totals) when `lambda` is the X of a lazy store (beta_kv proportional to

@@ -22,6 +22,10 @@
 # points) are too short for an R round trip per step; R/vdp.R's header says
 # why in full. Its trace has the common columns all the same.
 
+# `a`, or `b` when `a` is NULL (base R has it from 4.4 on); the package's
+# one definition.
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
 #' @noRd
 # The Robbins-Monro step size rho_t = min(1, s (tau + t)^-kappa) of every
 # stochastic global step (LDA's stochastic, SCVB0, Gibbs within SVI, OPE's
