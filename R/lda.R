@@ -84,7 +84,8 @@ lda_available <- function() {
 #'   (empirical Bayes; its path is `fit$state$eta_path`).
 #' @param n_batches,batch_size Number of batches, or documents per batch
 #'   (give at most one). Default: 100 documents per batch for `"cvb0"`,
-#'   `max(100, D / 10)` for the others.
+#'   `max(100, D / 10)` for the others, at most 500 for Online-OPE
+#'   (`local = "ope"`, `global = "stochastic"`).
 #' @param batches Your own batches: a list of row numbers' vectors that
 #'   hold every document once.
 #' @param passes Laps through the data (default 10). Memoized and batch

@@ -526,3 +526,29 @@ test_that("OPE's default learner is Online-OPE re-seeding dead topics; ML-OPE re
                "global = \"stochastic\"", class = "sparsevi_error_argument")
   expect_false(any(grepl("reuse_dead", capture.output(print(ml)))))
 })
+
+test_that("Online-OPE's default minibatches are max(100, D / 10) documents, at most 500", {
+  ns <- asNamespace("sparsevi")
+  expect_identical(ns$ope_batch_size(50), 50L)
+  expect_identical(ns$ope_batch_size(3087), 309L)
+  expect_identical(ns$ope_batch_size(5000), 500L)
+  expect_identical(ns$ope_batch_size(19000), 500L)
+  sim <- simulate_lda(D = 6000, V = 20, K = 2, doc_length = 4, seed = 1)
+  fit <- fit_lda(sim$dtm, K = 2, local = "ope", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(fit$control$batch_size, 500L)
+  expect_identical(fit$control$n_batches, 12L)
+  expect_identical(nrow(fit$trace), 1L)
+  # what the caller gives wins; ML-OPE keeps the loop's D / 10
+  mine <- fit_lda(sim$dtm, K = 2, local = "ope", passes = 1, seed = 1, batch_size = 2000,
+                  progress = FALSE)
+  expect_identical(mine$control$n_batches, 3L)
+  three <- fit_lda(sim$dtm, K = 2, local = "ope", passes = 1, seed = 1, n_batches = 3,
+                   progress = FALSE)
+  expect_identical(three$control$batch_size, 2000L)
+  ml <- fit_lda(sim$dtm, K = 2, local = "ope", global = "ml", passes = 1, seed = 1,
+                progress = FALSE)
+  expect_identical(ml$control$batch_size, 600L)
+  own <- fit_lda(sim$dtm, K = 2, local = "ope", passes = 1, seed = 1,
+                 batches = split(seq_len(6000), rep(1:4, each = 1500)), progress = FALSE)
+  expect_identical(own$control$n_batches, 4L)
+})
