@@ -53,8 +53,12 @@
 #
 # Mixture engines are global steps of fit_mixture() (sparsevi_engines$mixture).
 #
-# vb: alpha = 0.1 was chosen by held-out score on validation documents of
-# kos and nips_f20 (inst/bench/results/lda-sparse.txt, part 5). eta = 0.01
+# vb: alpha = 0.1 was chosen at K = 100 by held-out score on validation
+# documents of kos and nips_f20 (inst/bench/results/lda-sparse.txt, part 5);
+# for fewer topics it grows as 10 / K, up to 0.5 at K = 20 and below
+# (lda_vb_alpha(): at K = 20 on all seven corpora of quality.R, 0.5 against
+# 0.1 raised held-out on 7, diversity on 7 and NPMI on 4; results/quality.txt,
+# "vb's alpha for few topics"). A prior given as a function takes K. eta = 0.01
 # replaced 0.5 after inst/bench/defaults.R (results/defaults.txt) scored
 # eta = 0.5, 0.01 and "learn" against scikit-learn on six corpora, four of
 # them never used for tuning (K = 100, 10 laps, one split each): 0.01 was
@@ -69,13 +73,16 @@
 # measurements behind it).
 lda_seeded_start_rule <- list(above = 2^25, ratio = 4)
 
+# vb's default alpha for K topics: 10 / K within [0.1, 0.5].
+lda_vb_alpha <- function(K) min(0.5, max(0.1, 10 / K))
+
 sparsevi_engines <- list(
   lda = list(
     vb = list(
       label = "L-sparse VB",
       paper = "Hughes & Sudderth (L-sparse); Hoffman et al. (online); Broderick et al. (streaming)",
       globals = c("memoized", "stochastic", "streaming", "batch"),
-      defaults = list(global = "memoized", alpha = 0.1, eta = 0.01, step_scale = 1),
+      defaults = list(global = "memoized", alpha = lda_vb_alpha, eta = 0.01, step_scale = 1),
       controls = c("max_iter", "tol", "active_eps", "select_every", "restart_max",
                    "restart_iter", "restart_laps", "converge_tol", "warm_start", "step_scale"),
       can = c("top_L", "restarts", "learn_eta", "reuse_dead", "warm_start", "elbo")),

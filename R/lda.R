@@ -79,7 +79,9 @@ lda_available <- function() {
 #'   with `L = K`) the summary is dense. Otherwise the default of
 #'   `doc_topics`.
 #' @param alpha,eta Document-topic and topic-word smoothing (> 0). `NULL`
-#'   takes the engine's defaults (0.1 and 0.01 for `"cvb0"` and `"vb"`).
+#'   takes the engine's defaults (0.1 and 0.01 for `"cvb0"`; for `"vb"`
+#'   `eta = 0.01` and `alpha = 10 / K` within 0.1 to 0.5, i.e. 0.1 from
+#'   K = 100 on and 0.5 up to K = 20).
 #'   With `local = "vb"`, `eta = "learn"` estimates eta between laps
 #'   (empirical Bayes; its path is `fit$state$eta_path`).
 #' @param n_batches,batch_size Number of batches, or documents per batch
@@ -152,7 +154,8 @@ lda_available <- function() {
 #' @section Differences from the paper:
 #' The engines' departures from their papers are listed on [scvb0], [ope]
 #' and [lda_gibbs]. With `local = "vb"` (Hughes & Sudderth):
-#' * priors `alpha = 0.1`, `eta = 0.01` (the authors' code: 0.5 and 0.1);
+#' * priors `alpha = 10 / K` within 0.1 to 0.5 and `eta = 0.01` (the
+#'   authors' code: 0.5 and 0.1);
 #' * the first memoized lap holds the initial topics until every batch has
 #'   been seen (the paper updates after each batch);
 #' * training stops at convergence (`converge_tol`), so `passes` is an
@@ -223,8 +226,8 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   L <- check_count(L, "L", min = 1, max = K, call = here)
   doc_topics <- check_doc_topics(doc_topics, K, call = here)
   dead_share <- check_reuse_dead(reuse_dead, local, K, global, call = here)
-  if (is.null(alpha)) alpha <- if (is.na(defaults$alpha)) 1 / K else defaults$alpha
-  if (is.null(eta)) eta <- if (is.na(defaults$eta)) 1 / K else defaults$eta
+  if (is.null(alpha)) alpha <- lda_default_prior(defaults$alpha, K)
+  if (is.null(eta)) eta <- lda_default_prior(defaults$eta, K)
   alpha <- check_positive(alpha, "alpha", call = here)
   eta_learn <- identical(eta, "learn")
   if (eta_learn) {
@@ -329,6 +332,13 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
                         trace = lda_empty_trace(), call = call),
                    x, passes, progress, heldout, cluster)
   lda_keep(fit, x, heldout, doc_topics)
+}
+
+# An engine's default prior for K topics: a number, NA for 1 / K, or a
+# function of K (R/engines.R).
+lda_default_prior <- function(prior, K) {
+  if (is.function(prior)) return(prior(K))
+  if (is.na(prior)) 1 / K else prior
 }
 
 # Topics are distributions over terms: a vocabulary of one term (or none)

@@ -95,9 +95,10 @@ score_topics <- function(tw, alpha, tr, test) {
 engine_call <- function(tr, K, local, extra = list()) {
   d <- sparsevi:::lda_engine_defaults[[local]]
   init <- sparsevi:::lda_default_init(local, K, ncol(tr), sum(tr$count))
+  # a prior is a number, NA for 1 / K, or a function of K (vb's alpha)
+  prior <- function(p) if (is.function(p)) p(K) else if (is.na(p)) 1 / K else p
   args <- list(x = tr, K = K, local = local, global = d$global,
-               alpha = if (is.na(d$alpha)) 1 / K else d$alpha,
-               eta = if (is.na(d$eta)) 1 / K else d$eta,
+               alpha = prior(d$alpha), eta = prior(d$eta),
                init = init, seed = 1L, threads = 1L, progress = FALSE)
   args[names(extra)] <- extra
   args

@@ -64,8 +64,12 @@ test_that("lda_combinations and the engine tables keep their values", {
     supported = TRUE, stringsAsFactors = FALSE))
   expect_identical(sparsevi:::lda_available(),
                    paste0(lda_combinations$local, " x ", lda_combinations$global))
-  expect_identical(sparsevi:::lda_engine_defaults$vb,
-                   list(global = "memoized", alpha = 0.1, eta = 0.01, step_scale = 1))
+  vb <- sparsevi:::lda_engine_defaults$vb
+  expect_identical(vb[c("global", "eta", "step_scale")],
+                   list(global = "memoized", eta = 0.01, step_scale = 1))
+  # vb's alpha: 10 / K within [0.1, 0.5]
+  expect_identical(vapply(c(2, 20, 40, 50, 100, 200, 1000), vb$alpha, 0),
+                   c(0.5, 0.5, 0.25, 0.2, 0.1, 0.1, 0.1))
   expect_identical(sparsevi:::lda_engine_defaults$cvb0$step_scale, 1)
   expect_identical(sparsevi:::lda_engine_controls$ope, c("ope_iter", "ope_eps", "step_scale"))
   expect_identical(sparsevi:::lda_engine_controls$gibbs,

@@ -308,3 +308,15 @@ test_that("vb warm start and restart_laps fits are reproducible and thread-indep
                 converge_tol = 0)
   expect_false(identical(a$topic_word, c0$topic_word))
 })
+
+test_that("vb's default alpha is 10 / K within [0.1, 0.5]; a given alpha wins; cvb0 keeps 0.1", {
+  sim <- simulate_lda(D = 40, V = 20, K = 2, seed = 1)
+  f <- fit_lda(sim$dtm, K = 2, local = "vb", passes = 1, seed = 1, progress = FALSE)
+  expect_identical(f$control$alpha, 0.5)
+  g <- fit_lda(sim$dtm, K = 2, local = "vb", alpha = 0.1, passes = 1, seed = 1,
+               progress = FALSE)
+  expect_identical(g$control$alpha, 0.1)
+  expect_false(identical(f$topic_word, g$topic_word))
+  h <- fit_lda(sim$dtm, K = 2, passes = 1, seed = 1, progress = FALSE)
+  expect_identical(h$control$alpha, 0.1)
+})
