@@ -26,6 +26,21 @@ lda_resolve_batches <- function(D, global, n_batches, batch_size, call = caller_
   list(n_batches = as.integer(n_batches), batch_size = as.integer(batch_size))
 }
 
+# An engine's own default minibatch of `size` documents, in place of the
+# loop's (lda_resolve_batches()), for its control hook (R/engines.R): only
+# when the caller of fit_lda() gave no `n_batches`, `batch_size` or
+# `batches` (`given`: the names of the call's arguments) and the corpus is
+# in memory (a corpus on disk brings its own batches).
+lda_default_batches <- function(control, size, given, x) {
+  if (inherits(x, "sparsevi_source") || !is.null(control$batches) ||
+      any(c("n_batches", "batch_size") %in% given)) {
+    return(control)
+  }
+  control$batch_size <- as.integer(size)
+  control$n_batches <- as.integer(ceiling(control$n_docs / size))
+  control
+}
+
 # Uniforms from stream `stream` of the fit's seed.
 lda_unif <- function(seed, stream, n) {
   .Call(ffi_svi_rng_unif, seed, as.double(stream), as.double(n))

@@ -155,11 +155,8 @@ lda_cvb0_control <- function(control, call = caller_call()) {
   if (!"kappa" %in% given) control$kappa <- cvb0_defaults$kappa
   x <- get0("x", envir = env, inherits = FALSE)
   tokens <- if (inherits(x, c("sparsevi_dtm", "sparsevi_source"))) corpus_tokens(x)
-  if (!inherits(x, "sparsevi_source") && !any(c("n_batches", "batch_size") %in% given)) {
-    bs <- as.integer(min(cvb0_defaults$batch_size, control$n_docs))
-    control$batch_size <- bs
-    control$n_batches <- as.integer(ceiling(control$n_docs / bs))
-  }
+  control <- lda_default_batches(control, min(cvb0_defaults$batch_size, control$n_docs), given,
+                                 x)
   if (!is.null(tokens)) {
     control$n_tokens <- tokens
     control$n_tokens_docs <- control$n_docs

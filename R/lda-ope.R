@@ -184,11 +184,8 @@ lda_ope_control <- function(control, call = caller_call()) {
   fcall <- get0("call", envir = env, inherits = FALSE)
   given <- if (is.call(fcall)) names(as.list(fcall)) else character(0)
   x <- get0("x", envir = env, inherits = FALSE)
-  if (identical(control$global, "stochastic") && !inherits(x, "sparsevi_source") &&
-      is.null(control$batches) && !any(c("n_batches", "batch_size") %in% given)) {
-    bs <- ope_batch_size(control$n_docs)
-    control$batch_size <- bs
-    control$n_batches <- as.integer(ceiling(control$n_docs / bs))
+  if (identical(control$global, "stochastic")) {
+    control <- lda_default_batches(control, ope_batch_size(control$n_docs), given, x)
   }
   if (is.null(control$ope_L)) {
     control$ope_L <- if ("L" %in% given) control$L else NA_integer_

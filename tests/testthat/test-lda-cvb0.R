@@ -832,3 +832,15 @@ test_that("fit_lda(L = ) gives SCVB0 sparse summaries, the same fit on any threa
   expect_named(there$summary, c("words", "p", "k", "v"))
   expect_identical(there$summary, here$summary)
 })
+
+test_that("SCVB0 trains on the caller's own batches (its 100-document default does not replace them)", {
+  sim <- simulate_lda(D = 600, V = 30, K = 3, seed = 1)
+  own <- split(1:600, rep(1:4, each = 150))
+  f <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, batches = own, progress = FALSE)
+  expect_identical(f$control$n_batches, 4L)
+  expect_identical(f$control$batch_size, 150L)
+  expect_identical(f$state$t, 4L)
+  # without batches: minibatches of 100
+  d <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, progress = FALSE)
+  expect_identical(d$control$n_batches, 6L)
+})
