@@ -43,7 +43,8 @@ cpu <- function(K) {
   t0 <- proc.time()
   # gibbs's settings at 06ddbb6, named
   f <- fit_lda(x, K = K, local = "gibbs", global = "stochastic", alpha = 0.1, eta = 0.2,
-               init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, passes = 1, seed = 1,
+               init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, reuse_dead = FALSE,
+               passes = 1, seed = 1,
                threads = 1, progress = FALSE)
   whole <- cpu_s(proc.time() - t0)
   init_used <<- f$control$init

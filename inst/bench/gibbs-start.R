@@ -30,11 +30,11 @@ say <- bench_logger(bench_out("gibbs-start.txt"))
 bench_header(say, sprintf("== gibbs start (inst/bench/gibbs-start.R): init = \"bregman\" held sparsely (the default at 06ddbb6) vs dense Bregman (old default, given as a matrix); sparsevi from %s; load %s",
                           if (nzchar(lib)) lib else "default library",
                           paste(readLines("/proc/loadavg"), collapse = "")))
-say("   every fit names: local gibbs, global stochastic, alpha 0.1, eta 0.2, step_scale 1, kappa 0.6, batches of max(100, D / 10)")
+say("   every fit names: local gibbs, global stochastic, alpha 0.1, eta 0.2, step_scale 1, kappa 0.6, no re-seeding, batches of max(100, D / 10)")
 # gibbs's settings at 06ddbb6, named in every fit
 gibbs_fit <- function(train, ...) {
   fit_lda(train, local = "gibbs", global = "stochastic", alpha = 0.1, eta = 0.2,
-          step_scale = 1, kappa = 0.6,
+          step_scale = 1, kappa = 0.6, reuse_dead = FALSE,
           batch_size = max(100L, as.integer(ceiling(nrow(train) / 10))), ...)
 }
 

@@ -26,7 +26,7 @@ say <- bench_logger(bench_out("gibbs-tau.txt"))
 bench_header(say, sprintf("== gibbs (inst/bench/gibbs-tau.R): tau = 1 (the default at 06ddbb6) vs tau = 1000 (the paper's order); sparsevi from %s; load %s",
                           if (nzchar(lib)) lib else "default library",
                           paste(readLines("/proc/loadavg"), collapse = "")))
-say("   every fit names: local gibbs, global stochastic, alpha 0.1, eta 0.2, init bregman, step_scale 1, kappa 0.6, batches of max(100, D / 10)")
+say("   every fit names: local gibbs, global stochastic, alpha 0.1, eta 0.2, init bregman, step_scale 1, kappa 0.6, no re-seeding, batches of max(100, D / 10)")
 seeds <- if (smoke) 1L else 1:2
 
 run <- function(label, train, test, passes, K = if (smoke) 5L else 100L) {
@@ -40,7 +40,7 @@ run <- function(label, train, test, passes, K = if (smoke) 5L else 100L) {
     for (seed in seeds) {
       t0 <- proc.time()
       f <- fit_lda(train, K = K, local = "gibbs", global = "stochastic", alpha = 0.1,
-                   eta = 0.2, init = "bregman", step_scale = 1, kappa = 0.6,
+                   eta = 0.2, init = "bregman", step_scale = 1, kappa = 0.6, reuse_dead = FALSE,
                    batch_size = max(100L, as.integer(ceiling(nrow(train) / 10))),
                    passes = p, tau = tau, seed = seed,
                    threads = 1, progress = FALSE, doc_topics = 0)

@@ -181,7 +181,7 @@ compare_quality <- function(train, test, label, K = if (smoke) 8 else 200, passe
                          alpha = alpha, eta = eta, batch_size = 100, passes = passes,
                          seed = 1, threads = threads, progress = FALSE,
                          burnin = 3, samples = 2, tau = tau, kappa = 0.6, init = init,
-                         step_scale = 1)
+                         step_scale = 1, reuse_dead = FALSE)
   t_h <- cpu() - t0
   t0 <- cpu()
   fits$online_vb <- fit_lda(train, K = K, local = "vb", global = "stochastic", L = K,

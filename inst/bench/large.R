@@ -230,7 +230,7 @@ writeLines(c(
   "  cvb0 = list(global = 'stochastic', alpha = 0.1, eta = 0.01, init = 'seeded', step_scale = 1,",
   "              tau = 1, kappa = 0.6, burnin = 0),",
   "  gibbs = list(global = 'stochastic', alpha = 0.1, eta = 0.2, init = 'bregman', step_scale = 1,",
-  "               tau = 1, kappa = 0.6),",
+  "               tau = 1, kappa = 0.6, reuse_dead = FALSE),",
   "  vb = list(global = if (memo) 'memoized' else 'stochastic', alpha = 0.1, eta = 0.01, L = min(8L, K),",
   "            init = 'bregman', restarts = TRUE, step_scale = 1, tau = 1, kappa = 0.6),",
   "  ope = list(global = 'ml', alpha = 1 / K, eta = 1 / K, init = 'bregman'),",

@@ -60,7 +60,7 @@ for (g in c("ml", "stochastic", "streaming")) {
   fit <- suppressWarnings(fit_lda(x, K = K, local = "ope", global = g, passes = 1,
                                   alpha = 1 / K, eta = 1 / K, init = "bregman", tau = 1,
                                   kappa = 0.6, batch_size = batch, seed = 1, threads = 1,
-                                  progress = FALSE))
+                                  reuse_dead = FALSE, progress = FALSE))
   t1 <- proc.time()[["elapsed"]] - t0
   bench_header(say, fits = stats::setNames(list(fit), g))
   g2 <- gc()

@@ -149,6 +149,9 @@ run_learner <- function(cc, spec, budget, split) {
   # restarts; the step scale 1
   args$step_scale <- 1
   if (spec$local == "ope") args$ope_iter <- 50L
+  # the paper re-seeds no topic (Online-OPE does by default since the
+  # eleventh session)
+  if (spec$local == "ope" && spec$global == "stochastic") args$reuse_dead <- FALSE
   args[names(spec$args)] <- spec$args # a setting changed from the paper's
   if (spec$local == "vb") args$restarts <- FALSE
   tr <- timed(suppressWarnings(do.call(fit_lda, args)))

@@ -66,6 +66,9 @@ for (r in runs) {
     # gibbs's sweeps at 06ddbb6 (burnin 3, samples 2) unless the row sets them
     args$burnin <- if (is.null(r$burnin)) 3L else r$burnin
     args$samples <- if (is.null(r$samples)) 2L else r$samples
+    # the paper re-seeds no topic (gibbs re-seeds dead ones by default since
+    # the eleventh session; every row here ran before that)
+    args$reuse_dead <- FALSE
   }
   if (r$local == "vb") {
     # online VB dense (L = K), with vb's restart proposals as every earlier

@@ -79,6 +79,9 @@ one_pass <- function(spec, score_every = 1L, keep_first = FALSE) {
   if (a$local == "ope" && is.null(a$ope_iter)) a$ope_iter <- 50L
   if (a$local == "vb") a$restarts <- FALSE
   if (a$local == "gibbs") a[c("burnin", "samples")] <- list(3L, 2L)
+  # the papers re-seed no topic (gibbs and Online-OPE do by default since the
+  # eleventh session; ML-OPE and Streaming-OPE never do)
+  if (a$local == "gibbs" || (a$local == "ope" && a$global == "stochastic")) a$reuse_dead <- FALSE
   if (a$local == "cvb0") {
     a$global <- "stochastic"
     a$burnin <- 0L

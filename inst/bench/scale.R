@@ -30,7 +30,7 @@ eng_args <- function(eng, K) {
                 init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, burnin = 0),
     gibbs = list(local = "gibbs", global = "stochastic", alpha = 0.1, eta = 0.2,
                  init = "bregman", step_scale = 1, tau = 1, kappa = 0.6, burnin = 3,
-                 samples = 2),
+                 samples = 2, reuse_dead = FALSE),
     ope = list(local = "ope", global = "ml", alpha = 1 / K, eta = 1 / K, init = "bregman",
                ope_iter = 50L, step_scale = 1, tau = 1, kappa = 0.6),
     stop("unknown engine ", eng))
