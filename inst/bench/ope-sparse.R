@@ -64,8 +64,10 @@ for (cn in corpora) {
   say("")
   say("== %s: %d training documents, V = %d, %d tokens", cn, nrow(tr), ncol(tr), sum(tr$count))
   for (laps in c(1L, 10L)) {
-    fit <- fit_lda(tr, K = K, local = "ope", global = "ml", passes = laps, seed = 1L,
-                   threads = 1L, progress = FALSE)
+    # ML-OPE's settings when this section first ran, named
+    fit <- fit_lda(tr, K = K, local = "ope", global = "ml", alpha = 1 / K, eta = 1 / K,
+                   init = "bregman", tau = 1, kappa = 0.6, ope_iter = 50L,
+                   passes = laps, seed = 1L, threads = 1L, progress = FALSE)
     bench_header(say, fits = stats::setNames(list(fit), sprintf("%s, %d laps", cn, laps)))
     ct <- fit$control
     batches <- first_batches(tr, ct$batch_size)
@@ -120,8 +122,9 @@ say("== cluster: %s (%d training documents), ML-OPE, K = %d, %d batches, sync = 
 say("   %-8s %22s %14s %10s", "summary", "received per lap (MB)", "vs dense", "= local")
 dense_mb <- NA_real_
 for (L in c(NA, Ls)) {
-  args <- list(tr, K = K, local = "ope", global = "ml", n_batches = if (smoke) 4L else 8L,
-               passes = 2L,
+  args <- list(tr, K = K, local = "ope", global = "ml", alpha = 1 / K, eta = 1 / K,
+               init = "bregman", tau = 1, kappa = 0.6, ope_iter = 50L,
+               n_batches = if (smoke) 4L else 8L, passes = 2L,
                sync = 2L, seed = 1L, threads = 1L, progress = FALSE)
   if (!is.na(L)) args$L <- L
   a <- do.call(fit_lda, c(args, list(cluster = cl)))
