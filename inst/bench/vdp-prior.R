@@ -1,0 +1,448 @@
+# fit_vdp()'s default prior covariance: which divisor s in cov0 = cov(X) / s.
+#
+# Run from the package root with sparsevi installed (mclust from the peers'
+# library for the real sets of inst/bench/mixture.R):
+#   SPARSEVI_PEER_LIB=/work/peerlib nice -n 10 Rscript inst/bench/vdp-prior.R [parts]
+# parts: "1" the 22 real sets of mixture.R's robust_sets() (5-fold
+# cross-validated held-out log predictive density per point, T, ARI, row
+# order), "2" synthetic sets (three clusters in a row and simulate_mixture()
+# sets, D = 2 ... 32, N = 600 ... 10^4), "3" the larger real sets (4 x 4 image
+# patches of ../shared/data/images, Fashion-MNIST PCA-50), "4" a confirmation on
+# real sets not used to pick the candidates (added after 1-3), "5" the cases of
+# the report (three clusters in a row, D = 4 ... 32); default "1,2,3,4,5".
+# Rules compared (cov0 = cov(X) / s, given as the user argument cov0 =, so the
+# same package build runs all of them):
+#   s10    s = 10                  (the default before this study)
+#   T3     s = 3^(2/D)             (mclust's rule, Fraley & Raftery 2007,
+#   T10    s = 10^(2/D)             cov(data) / G^(2/d), for G = 3, 10, 30)
+#   T30    s = 30^(2/D)
+#   s1     s = 1                   (scikit-learn's BayesianGaussianMixture)
+#   mid    s = 10^(1/2 + 1/D)      (the geometric mean of s10's and T10's
+#                                   divisors: 10 at D = 2, 3.4 at D = 32;
+#                                   added after a first run showed s10 and
+#                                   T10 each failing where the other did not)
+# Every fit: seed = 1, threads = 1, the other settings the defaults.
+# Held-out: heldout_loglik(fit, Xtest), nats per point, the same folds or the
+# same held-out part for every rule. Row order: T of fits to the same
+# training rows sorted by the first column, in reverse of that, and shuffled
+# (seed 7); "stable" when the three T agree. Seconds: the whole fit_vdp()
+# call, elapsed. Appends a dated section to inst/bench/results/vdp-prior.txt.
+
+suppressPackageStartupMessages(library(sparsevi))
+bench_dir <- local({
+  a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  d <- c(if (length(a)) dirname(a[1]), file.path("inst", "bench"),
+         system.file("bench", package = "sparsevi"))
+  d[file.exists(file.path(d, "bench-log.R"))][1]
+})
+source(file.path(bench_dir, "bench-log.R"))
+invisible(bench_use_peers())
+smoke <- bench_smoke()
+args <- commandArgs(trailingOnly = TRUE)
+parts <- if (length(args) >= 1) as.integer(strsplit(args[1], ",")[[1]]) else 1:5
+Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1", MKL_NUM_THREADS = "1")
+say <- bench_logger(bench_out("vdp-prior.txt"))
+loadavg <- function() {
+  la <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) "unknown")
+  paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
+}
+
+rules <- list(s10 = function(D) 10, T3 = function(D) 3^(2 / D),
+              T10 = function(D) 10^(2 / D), T30 = function(D) 30^(2 / D),
+              s1 = function(D) 1, mid = function(D) 10^(1 / 2 + 1 / D))
+rn <- names(rules)
+# tie margin on held-out, nats per point
+tie <- 0.01
+
+fit_rule <- function(X, r, ...) {
+  X <- as.matrix(X)
+  s <- rules[[r]](ncol(X))
+  el <- system.time(f <- fit_vdp(X, cov0 = stats::cov(X) / s, seed = 1, threads = 1,
+                                 progress = FALSE, ...))[["elapsed"]]
+  list(fit = f, seconds = el)
+}
+# T alone (no timing: system.time()'s garbage collection first costs more
+# than a small fit)
+fit_T <- function(X, r) {
+  fit_vdp(X, cov0 = stats::cov(X) / rules[[r]](ncol(X)), seed = 1, threads = 1,
+          progress = FALSE)$T
+}
+order_T <- function(X, r) {
+  X <- as.matrix(X)
+  o <- order(X[, 1])
+  set.seed(7)
+  sh <- sample.int(nrow(X))
+  vapply(list(o, rev(o), sh), function(i) fit_T(X[i, , drop = FALSE], r), 1L)
+}
+fmt_T <- function(t) paste(t, collapse = "/")
+
+# wins / ties / losses of each rule against s10 and against every other rule
+# (rows: sets; columns: rules), held-out higher is better
+tally <- function(H, label) {
+  say("# %s: held-out wins/ties/losses (tie margin %g nats per point), row rule against column rule",
+      label, tie)
+  say("%8s %s", "", paste(sprintf("%12s", rn), collapse = ""))
+  for (a in rn) {
+    cells <- vapply(rn, function(b) {
+      if (a == b) return(sprintf("%12s", "-"))
+      d <- H[, a] - H[, b]
+      d <- d[is.finite(d)]
+      sprintf("%12s", sprintf("%d/%d/%d", sum(d > tie), sum(abs(d) <= tie), sum(d < -tie)))
+    }, "")
+    say("%8s %s", a, paste(cells, collapse = ""))
+  }
+  say("# %s: mean held-out difference to s10 (nats per point): %s", label,
+      paste(sprintf("%s %+.3f", rn, colMeans(H - H[, "s10"], na.rm = TRUE)), collapse = ", "))
+}
+
+bench_header(say, "# fit_vdp()'s default prior covariance cov0 = cov(X) / s (inst/bench/vdp-prior.R)")
+say("# load average at start: %s", loadavg())
+say("# sparsevi loaded from %s%s", dirname(find.package("sparsevi")),
+    if (nzchar(Sys.getenv("SPARSEVI_LIB_COMMIT")))
+      sprintf(", built from commit %s", Sys.getenv("SPARSEVI_LIB_COMMIT")) else "")
+say("# rules: s10 s = 10; T3, T10, T30 s = T0^(2/D) for T0 = 3, 10, 30 (mclust's cov(data) / G^(2/d));")
+say("#   s1 s = 1; mid s = 10^(1/2 + 1/D) (geometric mean of s10's and T10's). cov0 = cov(X) / s given as the argument; seed = 1, threads = 1, other settings default.")
+
+## 1. The 22 real sets ------------------------------------------------------
+if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
+  source_lines <- readLines(file.path(bench_dir, "mixture.R"))
+  # robust_sets() alone, from mixture.R (which runs its benchmark when sourced)
+  from <- grep("^robust_sets <- function", source_lines)
+  to <- from - 1L + which(source_lines[from:length(source_lines)] == "}")[1]
+  eval(parse(text = source_lines[from:to]))
+  sets <- robust_sets()
+  ari <- mclust::adjustedRandIndex
+  say("")
+  say("## 1. The 22 real sets of inst/bench/mixture.R (robust_sets()): 5-fold cross-validated")
+  say("##    held-out per point (folds: seed 11, the same for every rule), T / ARI / seconds of")
+  say("##    the fit to all rows in their given order, T for sorted / reversed / shuffled rows")
+  first <- TRUE
+  H <- matrix(NA_real_, length(sets), length(rn), dimnames = list(names(sets), rn))
+  Tall <- stab <- H
+  secs <- H
+  for (nm in names(sets)) {
+    X <- as.matrix(sets[[nm]]$X)
+    storage.mode(X) <- "double"
+    y <- sets[[nm]]$y
+    N <- nrow(X)
+    D <- ncol(X)
+    set.seed(11)
+    fold <- sample(rep_len(1:5, N))
+    say("# %s: N = %d, D = %d%s", nm, N, D, if (is.null(y)) "" else ", labelled")
+    for (r in rn) {
+      hl <- vapply(1:5, function(k) {
+        f <- fit_rule(X[fold != k, , drop = FALSE], r)$fit
+        heldout_loglik(f, X[fold == k, , drop = FALSE]) * sum(fold == k)
+      }, 0)
+      full <- fit_rule(X, r)
+      if (first) {
+        bench_header(say, fits = list(s10 = full$fit))
+        first <- FALSE
+      }
+      ot <- order_T(X, r)
+      H[nm, r] <- sum(hl) / N
+      Tall[nm, r] <- full$fit$T
+      stab[nm, r] <- length(unique(ot)) == 1L
+      secs[nm, r] <- full$seconds
+      a <- if (is.null(y)) NA else ari(predict(full$fit, X), y)
+      say("  %-10s s = %7.3f  heldout %9.4f  T %2d  ARI %6s  order T %-9s %s  %6.3f s",
+          r, rules[[r]](D), H[nm, r], full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
+          fmt_T(ot), if (stab[nm, r]) "stable  " else "UNSTABLE", full$seconds)
+    }
+  }
+  say("")
+  tally(H, "real sets (22)")
+  say("# real sets: rows-order stable (T equal for sorted/reversed/shuffled): %s",
+      paste(sprintf("%s %d/%d", rn, colSums(stab == 1), nrow(stab)), collapse = ", "))
+  say("# real sets: total seconds of the 22 full fits: %s",
+      paste(sprintf("%s %.2f", rn, colSums(secs)), collapse = ", "))
+  say("# real sets: median T: %s", paste(sprintf("%s %g", rn, apply(Tall, 2, median)), collapse = ", "))
+  say("# load average after part 1: %s", loadavg())
+}
+
+## 2. Synthetic sets ----------------------------------------------------------
+if (2L %in% parts) {
+  say("")
+  say("## 2. Synthetic sets: 'row' = three equal spherical unit clusters with centres 0, off, 2 off")
+  say("##    on the diagonal (centres off sqrt(D) sd apart), rows sorted by cluster; 'sim' =")
+  say("##    simulate_mixture(K = 5, separation = c). N training points, 20%% more held out (a random")
+  say("##    part); T of the fit to the training rows as generated, then sorted by the first column,")
+  say("##    reversed and shuffled. K_ok: share of the 4 fits with T = planted K.")
+  gen_row <- function(n, d, off, seed) {
+    set.seed(seed)
+    X <- matrix(rnorm(3 * n * d), 3 * n) + rep(c(0, off, 2 * off), each = n)
+    list(X = X, K = 3L)
+  }
+  gen_sim <- function(N, d, c, seed) {
+    s <- simulate_mixture(N = N, D = d, K = 5, separation = c, seed = seed)
+    list(X = s$X, K = 5L)
+  }
+  Ds <- if (smoke) 4 else c(2, 4, 8, 16, 32)
+  Ns <- if (smoke) 600 else c(600, 3000, 10000)
+  seeds <- if (smoke) 1 else 1:2
+  grid <- rbind(expand.grid(kind = "row", D = Ds, N = Ns, sep = if (smoke) 3 else c(2, 3),
+                            seed = seeds, stringsAsFactors = FALSE),
+                expand.grid(kind = "sim", D = Ds, N = Ns, sep = if (smoke) 5 else c(3, 5),
+                            seed = seeds, stringsAsFactors = FALSE))
+  H <- matrix(NA_real_, nrow(grid), length(rn), dimnames = list(NULL, rn))
+  Kok <- stab <- secs <- H
+  first <- TRUE
+  say("%4s %3s %6s %4s %4s | %s", "kind", "D", "N", "sep", "seed",
+      paste(sprintf("%-26s", paste(rn, "heldout T orders s")), collapse = ""))
+  for (i in seq_len(nrow(grid))) {
+    g <- grid[i, ]
+    n_all <- round(g$N * 1.2)
+    d <- if (g$kind == "row") gen_row(ceiling(n_all / 3), g$D, g$sep, g$seed)
+         else gen_sim(n_all, g$D, g$sep, g$seed)
+    set.seed(100 + g$seed)
+    test <- sample.int(nrow(d$X), nrow(d$X) - g$N)
+    train <- setdiff(seq_len(nrow(d$X)), test) # in generated order
+    Xtr <- d$X[train, , drop = FALSE]
+    Xte <- d$X[test, , drop = FALSE]
+    cells <- character(0)
+    for (r in rn) {
+      f <- fit_rule(Xtr, r)
+      if (first) {
+        bench_header(say, fits = list(s10 = f$fit))
+        first <- FALSE
+      }
+      ot <- c(f$fit$T, order_T(Xtr, r))
+      H[i, r] <- heldout_loglik(f$fit, Xte)
+      Kok[i, r] <- mean(ot == d$K)
+      stab[i, r] <- length(unique(ot)) == 1L
+      secs[i, r] <- f$seconds
+      cells <- c(cells, sprintf("%-26s", sprintf("%8.3f %s %.2f", H[i, r], fmt_T(ot), f$seconds)))
+    }
+    say("%4s %3d %6d %4g %4d | %s", g$kind, g$D, g$N, g$sep, g$seed, paste(cells, collapse = ""))
+  }
+  say("")
+  tally(H, sprintf("synthetic sets (%d)", nrow(H)))
+  for (kind in c("row", "sim")) for (D in Ds) {
+    k <- grid$kind == kind & grid$D == D
+    say("# %s D = %2d: planted K share %s; order-stable %s; seconds %s", kind, D,
+        paste(sprintf("%s %.2f", rn, colMeans(Kok[k, , drop = FALSE])), collapse = " "),
+        paste(sprintf("%s %d/%d", rn, colSums(stab[k, , drop = FALSE] == 1), sum(k)), collapse = " "),
+        paste(sprintf("%s %.1f", rn, colSums(secs[k, , drop = FALSE])), collapse = " "))
+  }
+  say("# synthetic: planted K share overall: %s",
+      paste(sprintf("%s %.3f", rn, colMeans(Kok)), collapse = ", "))
+  say("# synthetic: order-stable overall: %s",
+      paste(sprintf("%s %d/%d", rn, colSums(stab == 1), nrow(stab)), collapse = ", "))
+  say("# synthetic: total seconds of the fits in generated order: %s",
+      paste(sprintf("%s %.1f", rn, colSums(secs)), collapse = ", "))
+  say("# load average after part 2: %s", loadavg())
+}
+
+## 3. The larger real sets ---------------------------------------------------
+if (3L %in% parts && !smoke) {
+  say("")
+  say("## 3. Larger real sets: 4 x 4 patches of ../shared/data/images (as inst/bench/vdp.R part 5,")
+  say("##    dequantised; 20,000 patches sampled (seed 5) for training, 5,000 others held out) and")
+  say("##    Fashion-MNIST PCA-50 (as vdp.R part 6: 10,000 training images, 2,000 test images)")
+  big <- list()
+  files <- sort(list.files(file.path("..", "shared", "data", "images"), "\\.pgm$",
+                           full.names = TRUE))
+  if (length(files)) {
+    P <- do.call(rbind, lapply(files, function(f)
+      image_patches(sparsevi:::read_pgm(f), size = 4, stride = 4, remove_mean = FALSE)))
+    attributes(P) <- list(dim = dim(P))
+    set.seed(5)
+    P <- (P + stats::runif(length(P))) / 256
+    set.seed(5)
+    i <- sample.int(nrow(P), 25000)
+    big[["patches 4x4 (D = 16)"]] <- list(X = P[i[1:20000], ], test = P[i[20001:25000], ])
+  } else {
+    say("# ../shared/data/images not found (run from the package root): skipped")
+  }
+  fm_dir <- "/usr/share/datasets/fashion-mnist"
+  if (file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) {
+    read_idx <- function(path) {
+      con <- gzfile(path, "rb")
+      on.exit(close(con))
+      magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
+      nd <- magic %% 256L
+      dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
+      v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
+      if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
+    }
+    tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
+    te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
+    set.seed(5)
+    itr <- sample.int(nrow(tr), 10000L)
+    ite <- sample.int(nrow(te), 2000L)
+    pc <- stats::prcomp(tr[itr, ], rank. = 50)
+    big[["Fashion-MNIST PCA-50"]] <-
+      list(X = scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation,
+           test = scale(te[ite, ], pc$center, FALSE) %*% pc$rotation)
+    rm(tr, te)
+  } else {
+    say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
+  }
+  first <- TRUE
+  Hb <- matrix(NA_real_, length(big), length(rn), dimnames = list(names(big), rn))
+  for (nm in names(big)) {
+    say("# %s: N = %d + %d held out", nm, nrow(big[[nm]]$X), nrow(big[[nm]]$test))
+    for (r in rn) {
+      f <- fit_rule(big[[nm]]$X, r)
+      if (first) {
+        bench_header(say, fits = list(s10 = f$fit))
+        first <- FALSE
+      }
+      Hb[nm, r] <- heldout_loglik(f$fit, big[[nm]]$test)
+      say("  %-4s s = %7.3f  heldout %9.4f  T %2d  %7.2f s", r, rules[[r]](ncol(big[[nm]]$X)),
+          Hb[nm, r], f$fit$T, f$seconds)
+    }
+  }
+  say("# load average after part 3: %s", loadavg())
+}
+
+## 4. Confirmation on real sets not used above ---------------------------------
+# Added after parts 1-3 (which chose the candidates): sets none of the rules
+# was looked at on. Small sets: 5-fold cross-validation as in part 1; image
+# patches of other sizes and Fashion-MNIST in other PCA dimensions: a
+# held-out part as in part 3.
+if (4L %in% parts && !smoke) {
+  say("")
+  say("## 4. Confirmation on real sets not used to pick the candidates: MASS fgl (glass, 9-D,")
+  say("##    labelled), Boston (14-D), UScereal (numeric columns), mclust GvHD.pos and GvHD.control")
+  say("##    (flow cytometry, 4-D, 9083 and 6809 cells, jittered by U(0, 1): integer values tie),")
+  say("##    5-fold CV as part 1; 2 x 2, 3 x 3 and 5 x 5 patches (D = 4, 9, 25; 20,000 + 5,000 as")
+  say("##    part 3); Fashion-MNIST PCA-10 / 20 / 30 (10,000 + 2,000 as part 3)")
+  e <- new.env()
+  utils::data(GvHD, package = "mclust", envir = e)
+  set.seed(3)
+  jit <- function(X) { X <- as.matrix(X); X + stats::runif(length(X)) }
+  uc <- MASS::UScereal
+  fresh <- list(
+    fgl = list(X = MASS::fgl[, 1:9], y = MASS::fgl$type),
+    Boston = list(X = MASS::Boston, y = NULL),
+    UScereal = list(X = uc[, vapply(uc, is.numeric, TRUE) & names(uc) != "shelf"], y = NULL),
+    GvHD.pos = list(X = jit(e$GvHD.pos), y = NULL),
+    GvHD.control = list(X = jit(e$GvHD.control), y = NULL))
+  ari <- mclust::adjustedRandIndex
+  Hf <- matrix(NA_real_, 0, length(rn), dimnames = list(NULL, rn))
+  stabf <- Hf
+  first <- TRUE
+  for (nm in names(fresh)) {
+    X <- as.matrix(fresh[[nm]]$X)
+    storage.mode(X) <- "double"
+    y <- fresh[[nm]]$y
+    N <- nrow(X)
+    D <- ncol(X)
+    set.seed(11)
+    fold <- sample(rep_len(1:5, N))
+    say("# %s: N = %d, D = %d%s", nm, N, D, if (is.null(y)) "" else ", labelled")
+    h <- st <- setNames(rep(NA_real_, length(rn)), rn)
+    for (r in rn) {
+      res <- tryCatch({
+        hl <- vapply(1:5, function(k) {
+          f <- fit_rule(X[fold != k, , drop = FALSE], r)$fit
+          heldout_loglik(f, X[fold == k, , drop = FALSE]) * sum(fold == k)
+        }, 0)
+        full <- fit_rule(X, r)
+        list(h = sum(hl) / N, full = full, ot = order_T(X, r))
+      }, error = function(err) err)
+      if (inherits(res, "error")) {
+        say("  %-10s error: %s", r, conditionMessage(res))
+        next
+      }
+      if (first) {
+        bench_header(say, fits = list(s10 = res$full$fit))
+        first <- FALSE
+      }
+      h[r] <- res$h
+      st[r] <- length(unique(res$ot)) == 1L
+      a <- if (is.null(y)) NA else ari(predict(res$full$fit, X), y)
+      say("  %-10s s = %7.3f  heldout %9.4f  T %2d  ARI %6s  order T %-9s %s  %6.3f s",
+          r, rules[[r]](D), h[r], res$full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
+          fmt_T(res$ot), if (st[r]) "stable  " else "UNSTABLE", res$full$seconds)
+    }
+    Hf <- rbind(Hf, h)
+    stabf <- rbind(stabf, st)
+  }
+  files <- sort(list.files(file.path("..", "shared", "data", "images"), "\\.pgm$",
+                           full.names = TRUE))
+  big <- list()
+  for (sz in if (length(files)) c(2, 3, 5) else integer(0)) {
+    P <- do.call(rbind, lapply(files, function(f)
+      image_patches(sparsevi:::read_pgm(f), size = sz, stride = sz, remove_mean = FALSE)))
+    attributes(P) <- list(dim = dim(P))
+    set.seed(5)
+    P <- (P + stats::runif(length(P))) / 256
+    set.seed(5)
+    i <- sample.int(nrow(P), 25000)
+    big[[sprintf("patches %dx%d (D = %d)", sz, sz, sz * sz)]] <-
+      list(X = P[i[1:20000], ], test = P[i[20001:25000], ])
+  }
+  fm_dir <- "/usr/share/datasets/fashion-mnist"
+  if (file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) {
+    read_idx <- function(path) {
+      con <- gzfile(path, "rb")
+      on.exit(close(con))
+      magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
+      nd <- magic %% 256L
+      dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
+      v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
+      if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
+    }
+    tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
+    te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
+    set.seed(5)
+    itr <- sample.int(nrow(tr), 10000L)
+    ite <- sample.int(nrow(te), 2000L)
+    pc <- stats::prcomp(tr[itr, ], rank. = 30)
+    Ztr <- scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation
+    Zte <- scale(te[ite, ], pc$center, FALSE) %*% pc$rotation
+    for (k in c(10, 20, 30)) {
+      big[[sprintf("Fashion-MNIST PCA-%d", k)]] <- list(X = Ztr[, 1:k], test = Zte[, 1:k])
+    }
+    rm(tr, te)
+  }
+  for (nm in names(big)) {
+    say("# %s: N = %d + %d held out", nm, nrow(big[[nm]]$X), nrow(big[[nm]]$test))
+    h <- setNames(rep(NA_real_, length(rn)), rn)
+    for (r in rn) {
+      f <- fit_rule(big[[nm]]$X, r)
+      h[r] <- heldout_loglik(f$fit, big[[nm]]$test)
+      say("  %-4s s = %7.3f  heldout %9.4f  T %2d  %7.2f s", r, rules[[r]](ncol(big[[nm]]$X)),
+          h[r], f$fit$T, f$seconds)
+    }
+    Hf <- rbind(Hf, h)
+  }
+  rownames(Hf) <- c(names(fresh), names(big))
+  say("")
+  tally(Hf, sprintf("confirmation sets (%d)", nrow(Hf)))
+  say("# confirmation small sets: rows-order stable: %s",
+      paste(sprintf("%s %d/%d", rn, colSums(stabf == 1, na.rm = TRUE), nrow(stabf)),
+            collapse = ", "))
+  say("# load average after part 4: %s", loadavg())
+}
+
+## 5. The reported cases: three clusters in a row ------------------------------
+# The data of the report that started this study (clusters merged at D = 16
+# and 32, row-order dependence at D = 8), T for five row orders.
+if (5L %in% parts) {
+  say("")
+  say("## 5. Three equal spherical clusters with centres 0, off, 2 off on the diagonal, n per")
+  say("##    cluster: T of fit_vdp(X, cov0 = cov(X) / s) for rows as generated (sorted by cluster),")
+  say("##    reversed, sorted by the first column, that reversed, shuffled (seed 7)")
+  cases <- if (smoke) list(c(200, 8, 3, 1)) else
+    list(c(2000, 32, 3, 1), c(1500, 32, 3, 1), c(500, 16, 3, 1),
+         c(200, 8, 3, 1), c(150, 4, 3, 2), c(1000, 32, 3, 1), c(300, 16, 3, 1))
+  for (cs in cases) {
+    set.seed(cs[4])
+    n <- cs[1]
+    D <- cs[2]
+    X <- matrix(rnorm(3 * n * D), 3 * n) + rep(c(0, cs[3], 2 * cs[3]), each = n)
+    o <- order(X[, 1])
+    set.seed(7)
+    sh <- sample.int(nrow(X))
+    orders <- list(seq_len(nrow(X)), nrow(X):1, o, rev(o), sh)
+    cells <- vapply(rn, function(r) {
+      fmt_T(vapply(orders, function(i) fit_T(X[i, , drop = FALSE], r), 1L))
+    }, "")
+    say("  n %4d D %2d off %g seed %d: %s", n, D, cs[3], cs[4],
+        paste(sprintf("%s %s", rn, cells), collapse = "  "))
+  }
+}
+say("# done %s", format(Sys.time(), "%H:%M:%S"))
