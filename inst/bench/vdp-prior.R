@@ -2,7 +2,7 @@
 #
 # Run from the package root with sparsevi installed (mclust from the peers'
 # library for the real sets of inst/bench/mixture.R):
-#   SPARSEVI_PEER_LIB=/work/peerlib nice -n 10 Rscript inst/bench/vdp-prior.R [parts]
+#   SPARSEVI_PEER_LIB=<library holding mclust> nice -n 10 Rscript inst/bench/vdp-prior.R [parts]
 # parts: "1" the 22 real sets of mixture.R's robust_sets() (5-fold
 # cross-validated held-out log predictive density per point, T, ARI, row
 # order), "2" synthetic sets (three clusters in a row and simulate_mixture()
