@@ -68,9 +68,9 @@ divisor <- function(sfun) function(X) stats::cov(X) / sfun(ncol(X))
 # not depend on the order of the rows (a cell's median split then breaks ties
 # in the projection by the rows' values); the eigenvector's sign is fixed
 # (largest |component| positive). A cell with fewer than 2 (D + 1) rows is not
-# split. Ridge: when the pooled covariance's smallest eigenvalue is below
-# 1e-6 times the largest diagonal entry of cov(X), 1e-3 x diag(cov(X)) is
-# added (counted in ridge_count and reported).
+# split. Ridge: when the pooled covariance scaled by cov(X)'s diagonal
+# (W_ij / sqrt(C_ii C_jj)) has an eigenvalue below 1e-6, 1e-3 x diag(cov(X))
+# is added (counted in ridge_count and reported).
 ridge_count <- new.env()
 ridge_count$n <- 0L
 kappa_med <- 1 / (1 - 2 / pi) # variance of a Gaussian / that of a half cut at its median
@@ -112,8 +112,9 @@ cell_cov <- function(X, cells, inflate = FALSE) {
   }
   W <- W / (N - length(leaves))
   C <- stats::cov(X)
-  ev <- eigen(W, symmetric = TRUE, only.values = TRUE)$values
-  if (min(ev) < 1e-6 * max(diag(C))) {
+  sc <- 1 / sqrt(diag(C))
+  ev <- eigen(W * tcrossprod(sc), symmetric = TRUE, only.values = TRUE)$values
+  if (!all(is.finite(ev)) || min(ev) < 1e-6) {
     ridge_count$n <- ridge_count$n + 1L
     W <- W + diag(1e-3 * diag(C), D)
   }
