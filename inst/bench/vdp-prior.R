@@ -10,8 +10,8 @@
 # patches of ../shared/data/images, Fashion-MNIST PCA-50), "4" a confirmation on
 # real sets not used to pick the candidates (added after 1-3), "5" the cases of
 # the report (three clusters in a row, D = 4 ... 32); default "1,2,3,4,5".
-# Rules compared (cov0 = cov(X) / s, given as the user argument cov0 =, so the
-# same package build runs all of them):
+# Rules compared (cov0 given as the user argument cov0 =, so the same package
+# build runs all of them); the divisor rules cov0 = cov(X) / s:
 #   s10    s = 10                  (the default before this study)
 #   T3     s = 3^(2/D)             (mclust's rule, Fraley & Raftery 2007,
 #   T10    s = 10^(2/D)             cov(data) / G^(2/d), for G = 3, 10, 30)
@@ -21,6 +21,17 @@
 #                                   divisors: 10 at D = 2, 3.4 at D = 32;
 #                                   added after a first run showed s10 and
 #                                   T10 each failing where the other did not)
+# and the cell rules (added after that study, branch vdpcell): cov0 = the
+# pooled within-cell covariance of a coarse partition of the training rows
+# (recursive median bisection on each cell's principal axis; see cell_cov()):
+#   cells16   16 cells (depth 4)
+#   cells64   64 cells (depth 6)
+#   cells16a  (cells16 + cov(X) / 10) / 2
+#   cells16k  cells16, each cell's scatter scaled by 1 / (1 - 2/pi) along its
+#             last cut (a Gaussian cut at its median keeps 1 - 2/pi of its
+#             variance along the cut)
+# SPARSEVI_VDP_RULES selects the rules (comma-separated, or "all"); default
+# s10 and the four cell rules.
 # Every fit: seed = 1, threads = 1, the other settings the defaults.
 # Held-out: heldout_loglik(fit, Xtest), nats per point, the same folds or the
 # same held-out part for every rule. Row order: T of fits to the same
@@ -47,25 +58,111 @@ loadavg <- function() {
   paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
 }
 
-rules <- list(s10 = function(D) 10, T3 = function(D) 3^(2 / D),
-              T10 = function(D) 10^(2 / D), T30 = function(D) 30^(2 / D),
-              s1 = function(D) 1, mid = function(D) 10^(1 / 2 + 1 / D))
-rn <- names(rules)
+# A rule maps the training rows X to cov0. The divisor rules give
+# cov(X) / s(D), exactly as before the cell rules were added.
+divisor <- function(sfun) function(X) stats::cov(X) / sfun(ncol(X))
+# The cell rules (added 2026-11-27, vdpcell): partition the rows by recursive
+# median bisection on each cell's principal axis, cov0 = the pooled
+# within-cell covariance, sum over cells of the centred scatter / (N - cells).
+# The rows are first put in lexicographic order of their values, so cov0 does
+# not depend on the order of the rows (a cell's median split then breaks ties
+# in the projection by the rows' values); the eigenvector's sign is fixed
+# (largest |component| positive). A cell with fewer than 2 (D + 1) rows is not
+# split. Ridge: when the pooled covariance scaled by cov(X)'s diagonal
+# (W_ij / sqrt(C_ii C_jj)) has an eigenvalue below 1e-6, 1e-3 x diag(cov(X))
+# is added (counted in ridge_count and reported).
+ridge_count <- new.env()
+ridge_count$n <- 0L
+kappa_med <- 1 / (1 - 2 / pi) # variance of a Gaussian / that of a half cut at its median
+cell_cov <- function(X, cells, inflate = FALSE) {
+  X <- as.matrix(X)
+  N <- nrow(X)
+  D <- ncol(X)
+  X <- X[do.call(order, unname(as.data.frame(X))), , drop = FALSE]
+  leaves <- list(list(i = seq_len(N), v = NULL))
+  depth <- round(log2(cells))
+  for (lev in seq_len(depth)) {
+    nxt <- list()
+    for (cl in leaves) {
+      n <- length(cl$i)
+      if (n < 2 * (D + 1)) {
+        nxt <- c(nxt, list(cl))
+        next
+      }
+      Y <- X[cl$i, , drop = FALSE]
+      v <- eigen(stats::cov(Y), symmetric = TRUE)$vectors[, 1]
+      v <- v * sign(v[which.max(abs(v))])
+      p <- drop(Y %*% v)
+      o <- order(p) # ties: stable, i.e. by the rows' lexicographic order
+      h <- n %/% 2
+      nxt <- c(nxt, list(list(i = cl$i[o[1:h]], v = v), list(i = cl$i[o[(h + 1):n]], v = v)))
+    }
+    leaves <- nxt
+  }
+  W <- matrix(0, D, D)
+  for (cl in leaves) {
+    Y <- X[cl$i, , drop = FALSE]
+    S <- crossprod(sweep(Y, 2, colMeans(Y)))
+    if (inflate && !is.null(cl$v)) {
+      # the last cut halved a Gaussian along v: scale v's direction by kappa
+      M <- diag(D) + (sqrt(kappa_med) - 1) * tcrossprod(cl$v)
+      S <- M %*% S %*% M
+    }
+    W <- W + S
+  }
+  W <- W / (N - length(leaves))
+  C <- stats::cov(X)
+  sc <- 1 / sqrt(diag(C))
+  ev <- eigen(W * tcrossprod(sc), symmetric = TRUE, only.values = TRUE)$values
+  if (!all(is.finite(ev)) || min(ev) < 1e-6) {
+    ridge_count$n <- ridge_count$n + 1L
+    W <- W + diag(1e-3 * diag(C), D)
+  }
+  W
+}
+all_rules <- list(s10 = divisor(function(D) 10), T3 = divisor(function(D) 3^(2 / D)),
+                  T10 = divisor(function(D) 10^(2 / D)), T30 = divisor(function(D) 30^(2 / D)),
+                  s1 = divisor(function(D) 1), mid = divisor(function(D) 10^(1 / 2 + 1 / D)),
+                  cells16 = function(X) cell_cov(X, 16),
+                  cells64 = function(X) cell_cov(X, 64),
+                  # corrections, both on cells16 (chosen before any result was seen)
+                  cells16a = function(X) (cell_cov(X, 16) + stats::cov(X) / 10) / 2,
+                  cells16k = function(X) cell_cov(X, 16, inflate = TRUE))
+rule_text <- c(
+  s10 = "s10 cov(X) / 10", T3 = "T3, T10, T30 cov(X) / T0^(2/D) (mclust's cov(data) / G^(2/d))",
+  s1 = "s1 cov(X)", mid = "mid cov(X) / 10^(1/2 + 1/D)",
+  cells16 = "cells16 pooled within-cell covariance of 16 cells (median bisection on each cell's principal axis, depth 4)",
+  cells64 = "cells64 the same with 64 cells (depth 6; a cell of fewer than 2 (D + 1) rows is not split)",
+  cells16a = "cells16a (cells16 + s10) / 2",
+  cells16k = "cells16k cells16 with each cell's scatter scaled by 1 / (1 - 2 / pi) along its last cut")
+# SPARSEVI_VDP_RULES: comma-separated names, or "all"; default s10 and the
+# cell rules (the divisor rules' figures are in the results of 2026-11-27
+# 04:42-05:03); s10 always runs
+rn <- strsplit(Sys.getenv("SPARSEVI_VDP_RULES", "s10,cells16,cells64,cells16a,cells16k"), ",")[[1]]
+if (identical(rn, "all")) rn <- names(all_rules)
+rn <- unique(c("s10", rn))
+stopifnot(all(rn %in% names(all_rules)))
+rules <- all_rules[rn]
 # tie margin on held-out, nats per point
 tie <- 0.01
+# cov0 of rule r for X, with the seconds it took and s = tr cov(X) / tr cov0
+# (the divisor for the divisor rules)
+rule_cov0 <- function(X, r) {
+  el <- system.time(C0 <- rules[[r]](X))[["elapsed"]]
+  list(cov0 = C0, seconds = el, s = sum(diag(stats::cov(X))) / sum(diag(C0)))
+}
 
 fit_rule <- function(X, r, ...) {
   X <- as.matrix(X)
-  s <- rules[[r]](ncol(X))
-  el <- system.time(f <- fit_vdp(X, cov0 = stats::cov(X) / s, seed = 1, threads = 1,
+  c0 <- rule_cov0(X, r)
+  el <- system.time(f <- fit_vdp(X, cov0 = c0$cov0, seed = 1, threads = 1,
                                  progress = FALSE, ...))[["elapsed"]]
-  list(fit = f, seconds = el)
+  list(fit = f, seconds = el, cov0_seconds = c0$seconds, s = c0$s)
 }
 # T alone (no timing: system.time()'s garbage collection first costs more
 # than a small fit)
 fit_T <- function(X, r) {
-  fit_vdp(X, cov0 = stats::cov(X) / rules[[r]](ncol(X)), seed = 1, threads = 1,
-          progress = FALSE)$T
+  fit_vdp(X, cov0 = rules[[r]](X), seed = 1, threads = 1, progress = FALSE)$T
 }
 order_T <- function(X, r) {
   X <- as.matrix(X)
@@ -95,13 +192,15 @@ tally <- function(H, label) {
       paste(sprintf("%s %+.3f", rn, colMeans(H - H[, "s10"], na.rm = TRUE)), collapse = ", "))
 }
 
-bench_header(say, "# fit_vdp()'s default prior covariance cov0 = cov(X) / s (inst/bench/vdp-prior.R)")
+bench_header(say, "# fit_vdp()'s default prior covariance cov0 (inst/bench/vdp-prior.R)")
 say("# load average at start: %s", loadavg())
 say("# sparsevi loaded from %s%s", dirname(find.package("sparsevi")),
     if (nzchar(Sys.getenv("SPARSEVI_LIB_COMMIT")))
       sprintf(", built from commit %s", Sys.getenv("SPARSEVI_LIB_COMMIT")) else "")
-say("# rules: s10 s = 10; T3, T10, T30 s = T0^(2/D) for T0 = 3, 10, 30 (mclust's cov(data) / G^(2/d));")
-say("#   s1 s = 1; mid s = 10^(1/2 + 1/D) (geometric mean of s10's and T10's). cov0 = cov(X) / s given as the argument; seed = 1, threads = 1, other settings default.")
+say("# rules run: %s", paste(rn, collapse = ", "))
+for (r in intersect(names(rule_text), c(rn, if ("T10" %in% rn) "T3"))) say("#   %s", rule_text[[r]])
+say("#   cov0 formed in R from the training rows and given as the argument; s = tr cov(X) / tr cov0")
+say("#   (the divisor for the divisor rules); seed = 1, threads = 1, other settings default.")
 
 ## 1. The 22 real sets ------------------------------------------------------
 if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
@@ -146,7 +245,7 @@ if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
       secs[nm, r] <- full$seconds
       a <- if (is.null(y)) NA else ari(predict(full$fit, X), y)
       say("  %-10s s = %7.3f  heldout %9.4f  T %2d  ARI %6s  order T %-9s %s  %6.3f s",
-          r, rules[[r]](D), H[nm, r], full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
+          r, full$s, H[nm, r], full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
           fmt_T(ot), if (stab[nm, r]) "stable  " else "UNSTABLE", full$seconds)
     }
   }
@@ -289,8 +388,8 @@ if (3L %in% parts && !smoke) {
         first <- FALSE
       }
       Hb[nm, r] <- heldout_loglik(f$fit, big[[nm]]$test)
-      say("  %-4s s = %7.3f  heldout %9.4f  T %2d  %7.2f s", r, rules[[r]](ncol(big[[nm]]$X)),
-          Hb[nm, r], f$fit$T, f$seconds)
+      say("  %-8s s = %7.3f  heldout %9.4f  T %2d  %7.2f s  cov0 formed in %.3f s", r, f$s,
+          Hb[nm, r], f$fit$T, f$seconds, f$cov0_seconds)
     }
   }
   say("# load average after part 3: %s", loadavg())
@@ -354,7 +453,7 @@ if (4L %in% parts && !smoke) {
       st[r] <- length(unique(res$ot)) == 1L
       a <- if (is.null(y)) NA else ari(predict(res$full$fit, X), y)
       say("  %-10s s = %7.3f  heldout %9.4f  T %2d  ARI %6s  order T %-9s %s  %6.3f s",
-          r, rules[[r]](D), h[r], res$full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
+          r, res$full$s, h[r], res$full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
           fmt_T(res$ot), if (st[r]) "stable  " else "UNSTABLE", res$full$seconds)
     }
     Hf <- rbind(Hf, h)
@@ -404,8 +503,8 @@ if (4L %in% parts && !smoke) {
     for (r in rn) {
       f <- fit_rule(big[[nm]]$X, r)
       h[r] <- heldout_loglik(f$fit, big[[nm]]$test)
-      say("  %-4s s = %7.3f  heldout %9.4f  T %2d  %7.2f s", r, rules[[r]](ncol(big[[nm]]$X)),
-          h[r], f$fit$T, f$seconds)
+      say("  %-8s s = %7.3f  heldout %9.4f  T %2d  %7.2f s  cov0 formed in %.3f s", r, f$s,
+          h[r], f$fit$T, f$seconds, f$cov0_seconds)
     }
     Hf <- rbind(Hf, h)
   }
@@ -424,7 +523,7 @@ if (4L %in% parts && !smoke) {
 if (5L %in% parts) {
   say("")
   say("## 5. Three equal spherical clusters with centres 0, off, 2 off on the diagonal, n per")
-  say("##    cluster: T of fit_vdp(X, cov0 = cov(X) / s) for rows as generated (sorted by cluster),")
+  say("##    cluster: T of fit_vdp(X, cov0 = rule(X)) for rows as generated (sorted by cluster),")
   say("##    reversed, sorted by the first column, that reversed, shuffled (seed 7)")
   cases <- if (smoke) list(c(200, 8, 3, 1)) else
     list(c(2000, 32, 3, 1), c(1500, 32, 3, 1), c(500, 16, 3, 1),
@@ -445,4 +544,5 @@ if (5L %in% parts) {
         paste(sprintf("%s %s", rn, cells), collapse = "  "))
   }
 }
+say("# ridge added to a cell rule's cov0 in %d of the cov0 computations", ridge_count$n)
 say("# done %s", format(Sys.time(), "%H:%M:%S"))
