@@ -89,3 +89,55 @@ bench_child <- function(lib, code) {
     stop("the child process failed: ", script)
   readRDS(out)
 }
+
+# ---- real data of the mixture benchmarks (vdp.R, vdp-prior.R) --------------
+
+# The photographs of ../shared/data/images (sorted by name; the first
+# `n_images`), or character(0) when the directory is missing (run from the
+# package root).
+bench_image_files <- function(n_images = Inf, data_dir = file.path("..", "shared", "data")) {
+  files <- sort(list.files(file.path(data_dir, "images"), "\\.pgm$", full.names = TRUE))
+  files[seq_len(min(n_images, length(files)))]
+}
+
+# size x size patches (stride size, mean kept) of `files`, dequantised:
+# (pixel + U(0, 1)) / 256 with the jitter drawn after set.seed(5); 8-bit values
+# tie, and without the jitter flat regions give degenerate components.
+bench_image_patches <- function(files, size) {
+  P <- do.call(rbind, lapply(files, function(f)
+    sparsevi::image_patches(sparsevi:::read_pgm(f), size = size, stride = size,
+                            remove_mean = FALSE)))
+  attributes(P) <- list(dim = dim(P))
+  set.seed(5)
+  (P + stats::runif(length(P))) / 256
+}
+
+# One IDX file (the MNIST format), as a vector (1-D) or a matrix, rows the
+# first dimension.
+bench_read_idx <- function(path) {
+  con <- gzfile(path, "rb")
+  on.exit(close(con))
+  magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
+  nd <- magic %% 256L
+  dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
+  v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
+  if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
+}
+
+# Fashion-MNIST from the Debian package dataset-fashion-mnist: n_train
+# training and n_test test images sampled after set.seed(5), pixels / 255,
+# projected on the first `rank` principal components of the training images
+# used. list(X = training rows, test = test rows), or NULL when the package
+# is not installed.
+bench_fashion_pca <- function(rank = 50L, n_train = 10000L, n_test = 2000L) {
+  fm_dir <- "/usr/share/datasets/fashion-mnist"
+  if (!file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) return(NULL)
+  tr <- bench_read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
+  te <- bench_read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
+  set.seed(5)
+  itr <- sample.int(nrow(tr), n_train)
+  ite <- sample.int(nrow(te), n_test)
+  pc <- stats::prcomp(tr[itr, ], rank. = rank)
+  list(X = scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation,
+       test = scale(te[ite, ], pc$center, FALSE) %*% pc$rotation)
+}

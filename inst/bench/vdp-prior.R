@@ -47,6 +47,7 @@ bench_dir <- local({
   d[file.exists(file.path(d, "bench-log.R"))][1]
 })
 source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R")) # the images and Fashion-MNIST
 invisible(bench_use_peers())
 smoke <- bench_smoke()
 args <- commandArgs(trailingOnly = TRUE)
@@ -339,41 +340,18 @@ if (3L %in% parts && !smoke) {
   say("##    dequantised; 20,000 patches sampled (seed 5) for training, 5,000 others held out) and")
   say("##    Fashion-MNIST PCA-50 (as vdp.R part 6: 10,000 training images, 2,000 test images)")
   big <- list()
-  files <- sort(list.files(file.path("..", "shared", "data", "images"), "\\.pgm$",
-                           full.names = TRUE))
+  files <- bench_image_files()
   if (length(files)) {
-    P <- do.call(rbind, lapply(files, function(f)
-      image_patches(sparsevi:::read_pgm(f), size = 4, stride = 4, remove_mean = FALSE)))
-    attributes(P) <- list(dim = dim(P))
-    set.seed(5)
-    P <- (P + stats::runif(length(P))) / 256
+    P <- bench_image_patches(files, 4)
     set.seed(5)
     i <- sample.int(nrow(P), 25000)
     big[["patches 4x4 (D = 16)"]] <- list(X = P[i[1:20000], ], test = P[i[20001:25000], ])
   } else {
     say("# ../shared/data/images not found (run from the package root): skipped")
   }
-  fm_dir <- "/usr/share/datasets/fashion-mnist"
-  if (file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) {
-    read_idx <- function(path) {
-      con <- gzfile(path, "rb")
-      on.exit(close(con))
-      magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
-      nd <- magic %% 256L
-      dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
-      v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
-      if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
-    }
-    tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
-    te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
-    set.seed(5)
-    itr <- sample.int(nrow(tr), 10000L)
-    ite <- sample.int(nrow(te), 2000L)
-    pc <- stats::prcomp(tr[itr, ], rank. = 50)
-    big[["Fashion-MNIST PCA-50"]] <-
-      list(X = scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation,
-           test = scale(te[ite, ], pc$center, FALSE) %*% pc$rotation)
-    rm(tr, te)
+  fm <- bench_fashion_pca(50L)
+  if (!is.null(fm)) {
+    big[["Fashion-MNIST PCA-50"]] <- fm
   } else {
     say("# Fashion-MNIST (Debian dataset-fashion-mnist) is not installed here: skipped")
   }
@@ -459,43 +437,20 @@ if (4L %in% parts && !smoke) {
     Hf <- rbind(Hf, h)
     stabf <- rbind(stabf, st)
   }
-  files <- sort(list.files(file.path("..", "shared", "data", "images"), "\\.pgm$",
-                           full.names = TRUE))
+  files <- bench_image_files()
   big <- list()
   for (sz in if (length(files)) c(2, 3, 5) else integer(0)) {
-    P <- do.call(rbind, lapply(files, function(f)
-      image_patches(sparsevi:::read_pgm(f), size = sz, stride = sz, remove_mean = FALSE)))
-    attributes(P) <- list(dim = dim(P))
-    set.seed(5)
-    P <- (P + stats::runif(length(P))) / 256
+    P <- bench_image_patches(files, sz)
     set.seed(5)
     i <- sample.int(nrow(P), 25000)
     big[[sprintf("patches %dx%d (D = %d)", sz, sz, sz * sz)]] <-
       list(X = P[i[1:20000], ], test = P[i[20001:25000], ])
   }
-  fm_dir <- "/usr/share/datasets/fashion-mnist"
-  if (file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) {
-    read_idx <- function(path) {
-      con <- gzfile(path, "rb")
-      on.exit(close(con))
-      magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
-      nd <- magic %% 256L
-      dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
-      v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
-      if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
-    }
-    tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
-    te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
-    set.seed(5)
-    itr <- sample.int(nrow(tr), 10000L)
-    ite <- sample.int(nrow(te), 2000L)
-    pc <- stats::prcomp(tr[itr, ], rank. = 30)
-    Ztr <- scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation
-    Zte <- scale(te[ite, ], pc$center, FALSE) %*% pc$rotation
+  fm <- bench_fashion_pca(30L)
+  if (!is.null(fm)) {
     for (k in c(10, 20, 30)) {
-      big[[sprintf("Fashion-MNIST PCA-%d", k)]] <- list(X = Ztr[, 1:k], test = Zte[, 1:k])
+      big[[sprintf("Fashion-MNIST PCA-%d", k)]] <- list(X = fm$X[, 1:k], test = fm$test[, 1:k])
     }
-    rm(tr, te)
   }
   for (nm in names(big)) {
     say("# %s: N = %d + %d held out", nm, nrow(big[[nm]]$X), nrow(big[[nm]]$test))

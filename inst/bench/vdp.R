@@ -119,31 +119,13 @@ loadavg <- function() {
   paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
 }
 
-# Fashion-MNIST from the Debian package dataset-fashion-mnist (IDX files),
-# pixels / 255, reduced to 50 dimensions by PCA (prcomp on the 10000
-# training images used); 10000 training images and 2000 test images (a
-# subset, so that sklearn's full-covariance fit finishes in minutes here).
-read_idx <- function(path) {
-  con <- gzfile(path, "rb")
-  on.exit(close(con))
-  magic <- readBin(con, "integer", 1L, size = 4L, endian = "big")
-  nd <- magic %% 256L
-  dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
-  v <- readBin(con, "integer", prod(dims), size = 1L, signed = FALSE)
-  if (nd == 1L) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
-}
+# Fashion-MNIST PCA-50 (bench_fashion_pca(), bench-data.R): 10000 training
+# images and 2000 test images (a subset, so that sklearn's full-covariance fit
+# finishes in minutes here), as one matrix and the test rows' indices.
 fashion_data <- function(n_train = 10000L, n_test = 2000L) {
-  fm_dir <- "/usr/share/datasets/fashion-mnist"
-  if (!file.exists(file.path(fm_dir, "train-images-idx3-ubyte.gz"))) return(NULL)
-  tr <- read_idx(file.path(fm_dir, "train-images-idx3-ubyte.gz")) / 255
-  te <- read_idx(file.path(fm_dir, "t10k-images-idx3-ubyte.gz")) / 255
-  set.seed(5)
-  itr <- sample.int(nrow(tr), n_train)
-  ite <- sample.int(nrow(te), n_test)
-  pc <- stats::prcomp(tr[itr, ], rank. = 50)
-  Ztr <- scale(tr[itr, ], pc$center, FALSE) %*% pc$rotation
-  Zte <- scale(te[ite, ], pc$center, FALSE) %*% pc$rotation
-  list(X = rbind(Ztr, Zte), test = nrow(Ztr) + seq_len(nrow(Zte)))
+  fm <- bench_fashion_pca(50L, n_train, n_test)
+  if (is.null(fm)) return(NULL)
+  list(X = rbind(fm$X, fm$test), test = nrow(fm$X) + seq_len(nrow(fm$test)))
 }
 
 ratio <- function(fa, fb) 1 + (fa - fb) / abs(fb)
@@ -313,18 +295,11 @@ say("")
 say("## 5. Real data, as Fig. 2: 4 x 4 patches (D = 16, stride 4, image_patches(remove_mean =")
 say("##    FALSE)) of the photographs in ../shared/data/images, dequantised: (pixel + U(0, 1)) / 256")
 say("##    (8-bit values tie; without the jitter flat regions give degenerate components)")
-files <- sort(list.files(file.path("..", "shared", "data", "images"), "\\.pgm$",
-                         full.names = TRUE))
+files <- bench_image_files(as.integer(Sys.getenv("VDP_BENCH_IMAGES", "10")))
 if (!length(files)) {
   say("# ../shared/data/images not found (run from the package root): skipped")
 } else {
-  n_img <- as.integer(Sys.getenv("VDP_BENCH_IMAGES", "10"))
-  files <- files[seq_len(min(n_img, length(files)))]
-  P <- do.call(rbind, lapply(files, function(f)
-    image_patches(sparsevi:::read_pgm(f), size = 4, stride = 4, remove_mean = FALSE)))
-  attributes(P) <- list(dim = dim(P))
-  set.seed(5)
-  P <- (P + stats::runif(length(P))) / 256
+  P <- bench_image_patches(files, 4)
   say("# images: %s", paste(basename(files), collapse = ", "))
   settings_said <- FALSE
   fig2_header(sprintf("%8s", "N"))
