@@ -203,6 +203,34 @@ for (r in intersect(names(rule_text), c(rn, if ("T10" %in% rn) "T3"))) say("#   
 say("#   cov0 formed in R from the training rows and given as the argument; s = tr cov(X) / tr cov0")
 say("#   (the divisor for the divisor rules); seed = 1, threads = 1, other settings default.")
 
+
+# One rule on one real set: the 5-fold cross-validated held-out score per
+# point (`fold`: each row's fold), the fit to all rows, and T for the row
+# orders of order_T(). NULL (and says why) when a fit fails.
+cv_rule <- function(X, y, fold, r) {
+  res <- tryCatch({
+    hl <- vapply(1:5, function(k) {
+      f <- fit_rule(X[fold != k, , drop = FALSE], r)$fit
+      heldout_loglik(f, X[fold == k, , drop = FALSE]) * sum(fold == k)
+    }, 0)
+    full <- fit_rule(X, r)
+    list(h = sum(hl) / nrow(X), full = full, ot = order_T(X, r))
+  }, error = function(err) err)
+  if (inherits(res, "error")) {
+    say("  %-10s error: %s", r, conditionMessage(res))
+    return(NULL)
+  }
+  res$stable <- length(unique(res$ot)) == 1L
+  res
+}
+# The set's line for one rule's cv_rule() result (ARI against y when given).
+say_cv <- function(r, res, X, y) {
+  a <- if (is.null(y)) NA else mclust::adjustedRandIndex(predict(res$full$fit, X), y)
+  say("  %-10s s = %7.3f  heldout %9.4f  T %2d  ARI %6s  order T %-9s %s  %6.3f s",
+      r, res$full$s, res$h, res$full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
+      fmt_T(res$ot), if (res$stable) "stable  " else "UNSTABLE", res$full$seconds)
+}
+
 ## 1. The 22 real sets ------------------------------------------------------
 if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
   source_lines <- readLines(file.path(bench_dir, "mixture.R"))
@@ -211,7 +239,6 @@ if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
   to <- from - 1L + which(source_lines[from:length(source_lines)] == "}")[1]
   eval(parse(text = source_lines[from:to]))
   sets <- robust_sets()
-  ari <- mclust::adjustedRandIndex
   say("")
   say("## 1. The 22 real sets of inst/bench/mixture.R (robust_sets()): 5-fold cross-validated")
   say("##    held-out per point (folds: seed 11, the same for every rule), T / ARI / seconds of")
@@ -230,24 +257,17 @@ if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
     fold <- sample(rep_len(1:5, N))
     say("# %s: N = %d, D = %d%s", nm, N, D, if (is.null(y)) "" else ", labelled")
     for (r in rn) {
-      hl <- vapply(1:5, function(k) {
-        f <- fit_rule(X[fold != k, , drop = FALSE], r)$fit
-        heldout_loglik(f, X[fold == k, , drop = FALSE]) * sum(fold == k)
-      }, 0)
-      full <- fit_rule(X, r)
+      res <- cv_rule(X, y, fold, r)
+      if (is.null(res)) next
       if (first) {
-        bench_header(say, fits = list(s10 = full$fit))
+        bench_header(say, fits = list(s10 = res$full$fit))
         first <- FALSE
       }
-      ot <- order_T(X, r)
-      H[nm, r] <- sum(hl) / N
-      Tall[nm, r] <- full$fit$T
-      stab[nm, r] <- length(unique(ot)) == 1L
-      secs[nm, r] <- full$seconds
-      a <- if (is.null(y)) NA else ari(predict(full$fit, X), y)
-      say("  %-10s s = %7.3f  heldout %9.4f  T %2d  ARI %6s  order T %-9s %s  %6.3f s",
-          r, full$s, H[nm, r], full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
-          fmt_T(ot), if (stab[nm, r]) "stable  " else "UNSTABLE", full$seconds)
+      say_cv(r, res, X, y)
+      H[nm, r] <- res$h
+      Tall[nm, r] <- res$full$fit$T
+      stab[nm, r] <- res$stable
+      secs[nm, r] <- res$full$seconds
     }
   }
   say("")
@@ -396,7 +416,6 @@ if (4L %in% parts && !smoke) {
     UScereal = list(X = uc[, vapply(uc, is.numeric, TRUE) & names(uc) != "shelf"], y = NULL),
     GvHD.pos = list(X = jit(e$GvHD.pos), y = NULL),
     GvHD.control = list(X = jit(e$GvHD.control), y = NULL))
-  ari <- mclust::adjustedRandIndex
   Hf <- matrix(NA_real_, 0, length(rn), dimnames = list(NULL, rn))
   stabf <- Hf
   first <- TRUE
@@ -411,28 +430,15 @@ if (4L %in% parts && !smoke) {
     say("# %s: N = %d, D = %d%s", nm, N, D, if (is.null(y)) "" else ", labelled")
     h <- st <- setNames(rep(NA_real_, length(rn)), rn)
     for (r in rn) {
-      res <- tryCatch({
-        hl <- vapply(1:5, function(k) {
-          f <- fit_rule(X[fold != k, , drop = FALSE], r)$fit
-          heldout_loglik(f, X[fold == k, , drop = FALSE]) * sum(fold == k)
-        }, 0)
-        full <- fit_rule(X, r)
-        list(h = sum(hl) / N, full = full, ot = order_T(X, r))
-      }, error = function(err) err)
-      if (inherits(res, "error")) {
-        say("  %-10s error: %s", r, conditionMessage(res))
-        next
-      }
+      res <- cv_rule(X, y, fold, r)
+      if (is.null(res)) next
       if (first) {
         bench_header(say, fits = list(s10 = res$full$fit))
         first <- FALSE
       }
+      say_cv(r, res, X, y)
       h[r] <- res$h
-      st[r] <- length(unique(res$ot)) == 1L
-      a <- if (is.null(y)) NA else ari(predict(res$full$fit, X), y)
-      say("  %-10s s = %7.3f  heldout %9.4f  T %2d  ARI %6s  order T %-9s %s  %6.3f s",
-          r, res$full$s, h[r], res$full$fit$T, if (is.na(a)) "-" else sprintf("%.3f", a),
-          fmt_T(res$ot), if (st[r]) "stable  " else "UNSTABLE", res$full$seconds)
+      st[r] <- res$stable
     }
     Hf <- rbind(Hf, h)
     stabf <- rbind(stabf, st)
