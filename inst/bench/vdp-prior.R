@@ -223,6 +223,16 @@ cv_rule <- function(X, y, fold, r) {
   res$stable <- length(unique(res$ot)) == 1L
   res
 }
+# A real set as cross-validated by every rule: its rows as a double matrix,
+# its labels (or NULL) and each row's fold (seed 11); says the set's header.
+cv_set <- function(nm, set) {
+  X <- as.matrix(set$X)
+  storage.mode(X) <- "double"
+  set.seed(11)
+  fold <- sample(rep_len(1:5, nrow(X)))
+  say("# %s: N = %d, D = %d%s", nm, nrow(X), ncol(X), if (is.null(set$y)) "" else ", labelled")
+  list(X = X, y = set$y, fold = fold)
+}
 # The set's line for one rule's cv_rule() result (ARI against y when given).
 say_cv <- function(r, res, X, y) {
   a <- if (is.null(y)) NA else mclust::adjustedRandIndex(predict(res$full$fit, X), y)
@@ -248,14 +258,10 @@ if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
   Tall <- stab <- H
   secs <- H
   for (nm in names(sets)) {
-    X <- as.matrix(sets[[nm]]$X)
-    storage.mode(X) <- "double"
-    y <- sets[[nm]]$y
-    N <- nrow(X)
-    D <- ncol(X)
-    set.seed(11)
-    fold <- sample(rep_len(1:5, N))
-    say("# %s: N = %d, D = %d%s", nm, N, D, if (is.null(y)) "" else ", labelled")
+    cs <- cv_set(nm, sets[[nm]])
+    X <- cs$X
+    y <- cs$y
+    fold <- cs$fold
     for (r in rn) {
       res <- cv_rule(X, y, fold, r)
       if (is.null(res)) next
@@ -420,14 +426,10 @@ if (4L %in% parts && !smoke) {
   stabf <- Hf
   first <- TRUE
   for (nm in names(fresh)) {
-    X <- as.matrix(fresh[[nm]]$X)
-    storage.mode(X) <- "double"
-    y <- fresh[[nm]]$y
-    N <- nrow(X)
-    D <- ncol(X)
-    set.seed(11)
-    fold <- sample(rep_len(1:5, N))
-    say("# %s: N = %d, D = %d%s", nm, N, D, if (is.null(y)) "" else ", labelled")
+    cs <- cv_set(nm, fresh[[nm]])
+    X <- cs$X
+    y <- cs$y
+    fold <- cs$fold
     h <- st <- setNames(rep(NA_real_, length(rn)), rn)
     for (r in rn) {
       res <- cv_rule(X, y, fold, r)
