@@ -230,3 +230,10 @@ bench_python_numbers <- function(py, code) {
   if (!length(res)) return(numeric(0))
   suppressWarnings(as.numeric(strsplit(utils::tail(res, 1), " ")[[1]]))
 }
+
+# The machine's load averages over 1, 5 and 15 minutes, as one string
+# ("unknown" where /proc/loadavg cannot be read).
+bench_loadavg <- function() {
+  la <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) "unknown")
+  paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
+}

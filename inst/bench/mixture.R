@@ -62,6 +62,7 @@ bench_dir <- local({
   d[file.exists(file.path(d, "bench-log.R"))][1]
 })
 source(file.path(bench_dir, "bench-log.R"))
+source(file.path(bench_dir, "bench-data.R")) # robust_sets()
 smoke <- bench_smoke()
 args <- commandArgs(trailingOnly = TRUE)
 what <- if (length(args)) args else if (smoke) c("throughput", "threads", "kernels") else "all"
@@ -341,46 +342,7 @@ bench_kernels <- function() {
   }
 }
 
-# ---------------------------------------------------------------------------
-# The 22 real data sets of part robust (K = NA: Mclust's choice by BIC).
-robust_sets <- function() {
-  # Mclust() calls mclustBIC() unqualified: mclust must be attached
-  suppressPackageStartupMessages(library(mclust))
-  e <- new.env()
-  utils::data(banknote, wdbc, diabetes, thyroid, wreath, EuroUnemployment, package = "mclust",
-              envir = e)
-  pima <- rbind(MASS::Pima.tr, MASS::Pima.te)
-  # K = NA: Mclust's choice by BIC among G = 2:5 (VVV)
-  sets <- list(
-    # used to choose the defaults (issue 23, first session)
-    iris = list(X = iris[, 1:4], y = iris$Species, K = 3),
-    faithful = list(X = faithful, y = NULL, K = 2),
-    banknote = list(X = e$banknote[, -1], y = e$banknote$Status, K = 2),
-    diabetes = list(X = e$diabetes[, -1], y = e$diabetes$class, K = 3),
-    thyroid = list(X = e$thyroid[, -1], y = e$thyroid$Diagnosis, K = 3),
-    wdbc10 = list(X = e$wdbc[, 3:12], y = e$wdbc$Diagnosis, K = 2),
-    wdbc30 = list(X = e$wdbc[, -(1:2)], y = e$wdbc$Diagnosis, K = 2),
-    wreath = list(X = e$wreath, y = NULL, K = 14),
-    # held out then, used to find the faults fixed in the second session
-    # (point estimates, hierarchical start)
-    crabs = list(X = MASS::crabs[, 4:8], y = paste(MASS::crabs$sp, MASS::crabs$sex), K = 4),
-    USArrests = list(X = USArrests, y = NULL, K = 3),
-    swiss = list(X = swiss, y = NULL, K = 3),
-    trees = list(X = trees, y = NULL, K = 2),
-    quakes = list(X = quakes[, 1:4], y = NULL, K = 3),
-    # never used to choose anything (added in the second session)
-    pima = list(X = pima[, 1:7], y = pima$type, K = 2),
-    geyser = list(X = MASS::geyser, y = NULL, K = NA),
-    euro = list(X = e$EuroUnemployment, y = NULL, K = NA),
-    state.x77 = list(X = state.x77, y = NULL, K = NA),
-    judges = list(X = USJudgeRatings, y = NULL, K = NA),
-    rock = list(X = rock, y = NULL, K = NA),
-    savings = list(X = LifeCycleSavings, y = NULL, K = NA),
-    mtcars6 = list(X = mtcars[, c("mpg", "disp", "hp", "drat", "wt", "qsec")], y = NULL,
-                   K = NA),
-    attitude = list(X = attitude, y = NULL, K = NA))
-  sets
-}
+# The 22 real data sets of part robust: robust_sets(), bench-data.R.
 
 bench_robust <- function(seeds = 1:10) {
   if (!requireNamespace("mclust", quietly = TRUE)) {

@@ -95,10 +95,9 @@ score_topics <- function(tw, alpha, tr, test) {
 engine_call <- function(tr, K, local, extra = list()) {
   d <- sparsevi:::lda_engine_defaults[[local]]
   init <- sparsevi:::lda_default_init(local, K, ncol(tr), sum(tr$count))
-  # a prior is a number, NA for 1 / K, or a function of K (vb's alpha)
-  prior <- function(p) if (is.function(p)) p(K) else if (is.na(p)) 1 / K else p
   args <- list(x = tr, K = K, local = local, global = d$global,
-               alpha = prior(d$alpha), eta = prior(d$eta),
+               alpha = sparsevi:::lda_default_prior(d$alpha, K),
+               eta = sparsevi:::lda_default_prior(d$eta, K),
                init = init, seed = 1L, threads = 1L, progress = FALSE)
   args[names(extra)] <- extra
   args

@@ -54,10 +54,6 @@ args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args) >= 1) as.integer(strsplit(args[1], ",")[[1]]) else 1:5
 Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1", MKL_NUM_THREADS = "1")
 say <- bench_logger(bench_out("vdp-prior.txt"))
-loadavg <- function() {
-  la <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) "unknown")
-  paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
-}
 
 # A rule maps the training rows X to cov0. The divisor rules give
 # cov(X) / s(D), exactly as before the cell rules were added.
@@ -194,7 +190,7 @@ tally <- function(H, label) {
 }
 
 bench_header(say, "# fit_vdp()'s default prior covariance cov0 (inst/bench/vdp-prior.R)")
-say("# load average at start: %s", loadavg())
+say("# load average at start: %s", bench_loadavg())
 say("# sparsevi loaded from %s%s", dirname(find.package("sparsevi")),
     if (nzchar(Sys.getenv("SPARSEVI_LIB_COMMIT")))
       sprintf(", built from commit %s", Sys.getenv("SPARSEVI_LIB_COMMIT")) else "")
@@ -243,12 +239,7 @@ say_cv <- function(r, res, X, y) {
 
 ## 1. The 22 real sets ------------------------------------------------------
 if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
-  source_lines <- readLines(file.path(bench_dir, "mixture.R"))
-  # robust_sets() alone, from mixture.R (which runs its benchmark when sourced)
-  from <- grep("^robust_sets <- function", source_lines)
-  to <- from - 1L + which(source_lines[from:length(source_lines)] == "}")[1]
-  eval(parse(text = source_lines[from:to]))
-  sets <- robust_sets()
+  sets <- robust_sets() # bench-data.R
   say("")
   say("## 1. The 22 real sets of inst/bench/mixture.R (robust_sets()): 5-fold cross-validated")
   say("##    held-out per point (folds: seed 11, the same for every rule), T / ARI / seconds of")
@@ -283,7 +274,7 @@ if (1L %in% parts && !smoke && requireNamespace("mclust", quietly = TRUE)) {
   say("# real sets: total seconds of the 22 full fits: %s",
       paste(sprintf("%s %.2f", rn, colSums(secs)), collapse = ", "))
   say("# real sets: median T: %s", paste(sprintf("%s %g", rn, apply(Tall, 2, median)), collapse = ", "))
-  say("# load average after part 1: %s", loadavg())
+  say("# load average after part 1: %s", bench_loadavg())
 }
 
 ## 2. Synthetic sets ----------------------------------------------------------
@@ -356,7 +347,7 @@ if (2L %in% parts) {
       paste(sprintf("%s %d/%d", rn, colSums(stab == 1), nrow(stab)), collapse = ", "))
   say("# synthetic: total seconds of the fits in generated order: %s",
       paste(sprintf("%s %.1f", rn, colSums(secs)), collapse = ", "))
-  say("# load average after part 2: %s", loadavg())
+  say("# load average after part 2: %s", bench_loadavg())
 }
 
 ## 3. The larger real sets ---------------------------------------------------
@@ -396,7 +387,7 @@ if (3L %in% parts && !smoke) {
           Hb[nm, r], f$fit$T, f$seconds, f$cov0_seconds)
     }
   }
-  say("# load average after part 3: %s", loadavg())
+  say("# load average after part 3: %s", bench_loadavg())
 }
 
 ## 4. Confirmation on real sets not used above ---------------------------------
@@ -477,7 +468,7 @@ if (4L %in% parts && !smoke) {
   say("# confirmation small sets: rows-order stable: %s",
       paste(sprintf("%s %d/%d", rn, colSums(stabf == 1, na.rm = TRUE), nrow(stabf)),
             collapse = ", "))
-  say("# load average after part 4: %s", loadavg())
+  say("# load average after part 4: %s", bench_loadavg())
 }
 
 ## 5. The reported cases: three clusters in a row ------------------------------

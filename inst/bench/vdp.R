@@ -114,10 +114,6 @@ fig2_say <- function(first, r) {
       f(r$d[1], "%.1f"), f(r$d[2], "%.1f"), f(r$d[3], "%.1f"), f(r$d[4], "%.4f"),
       r$fd$fit$T, r$fd$fit$n_outer_nodes)
 }
-loadavg <- function() {
-  la <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) "unknown")
-  paste(strsplit(la, " ")[[1]][1:3], collapse = " ")
-}
 
 # Fashion-MNIST PCA-50 (bench_fashion_pca(), bench-data.R): 10000 training
 # images and 2000 test images (a subset, so that sklearn's full-covariance fit
@@ -131,7 +127,7 @@ fashion_data <- function(n_train = 10000L, n_test = 2000L) {
 ratio <- function(fa, fb) 1 + (fa - fb) / abs(fb)
 
 bench_header(say, sprintf("# Fast-VDP benchmark (inst/bench/vdp.R), parts %s", paste(parts, collapse = ",")))
-say("# load average at start: %s", loadavg())
+say("# load average at start: %s", bench_loadavg())
 # the package measured: the library it was loaded from, and the commit it was
 # built from when SPARSEVI_LIB_COMMIT says so (a run against an older build,
 # e.g. main before a change, from this checkout's script)
@@ -163,7 +159,7 @@ for (N in Ns) {
   }
   fig2_say(sprintf("%8d", as.integer(N)), r)
 }
-say("# load average after part 1: %s", loadavg())
+say("# load average after part 1: %s", bench_loadavg())
 }
 
 ## 2. Fig. 2 centre and right: against D and c (N = 10^4) --------------------
@@ -179,7 +175,7 @@ for (g in seq_len(nrow(grid))) {
   fig2_say(sprintf("%4d %4d", as.integer(grid[g, 1]), as.integer(grid[g, 2])),
            fig2_row(d$X))
 }
-say("# load average after part 2: %s", loadavg())
+say("# load average after part 2: %s", bench_loadavg())
 }
 
 ## 3. Against scikit-learn BayesianGaussianMixture (DP prior) ---------------
@@ -264,7 +260,7 @@ for (nm in names(datasets)) {
     say("%-46s %-10s skipped: /usr/bin/python3 with sklearn not found", nm, "sklearn")
   }
 }
-say("# load average after part 3: %s", loadavg())
+say("# load average after part 3: %s", bench_loadavg())
 }
 ## 4. Fashion-MNIST: the stopping tolerance -------------------------------
 if (4L %in% parts) {
@@ -287,7 +283,7 @@ if (4L %in% parts) {
       say("#   settings that ran: %s", bench_settings(f))
     }
   }
-  say("# load average after part 4: %s", loadavg())
+  say("# load average after part 4: %s", bench_loadavg())
 }
 ## 5. Real data: 4 x 4 image patches --------------------------------------
 if (5L %in% parts) {
@@ -305,7 +301,7 @@ if (!length(files)) {
   fig2_header(sprintf("%8s", "N"))
   fig2_say(sprintf("%8d", nrow(P)), fig2_row(P))
 }
-say("# load average after part 5: %s", loadavg())
+say("# load average after part 5: %s", bench_loadavg())
 }
 
 ## 6. Real data in 50 dimensions: Fashion-MNIST -----------------------------
@@ -328,7 +324,7 @@ if (!length(fm_n) || !file.exists(file.path("/usr/share/datasets/fashion-mnist",
     fig2_say(sprintf("%8d", n), fig2_row(fm$X[-fm$test, , drop = FALSE]))
   }
 }
-say("# load average after part 6: %s", loadavg())
+say("# load average after part 6: %s", bench_loadavg())
 }
 
 say("")
