@@ -332,7 +332,7 @@ update.sparsevi_vdp <- function(object, X, ...) {
   bad <- setdiff(names(dots), c(setdiff(names(formals(fit_vdp)), c("X", "...")),
                                 "leaf_size", "max_iter", "partial_iter", "update_tol",
                                 "expand_threshold", "expand_sd", "expand_tol", "n_batches", "lazy_tree",
-                                "deletes", "split_cut"))
+                                "deletes", "split_cut", "pair_splits"))
   if (length(bad)) {
     abort(sprintf("update() of a Fast-VDP fit does not take %s: give arguments of fit_vdp() (e.g. `max_K`, `tol`, `seed`).",
                   paste0("`", bad, "`", collapse = ", ")), "argument")

@@ -357,6 +357,7 @@ fit_vdp <- function(X, kdtree = TRUE, candidates = 10, a1 = 1, a2 = 1, m0 = NULL
                   leaf_size = as.integer(ctl$leaf_size), max_iter = as.integer(ctl$max_iter),
                   partial_iter = as.integer(ctl$partial_iter), progress = as.logical(progress),
                   lazy_tree = as.logical(ctl$lazy_tree), deletes = as.logical(ctl$deletes),
+                  pair_splits = as.logical(ctl$pair_splits),
                   split_cut = match(ctl$split_cut, c("mean", "two-means", "fallback")) - 1L,
                   a1 = as.double(a1), a2 = as.double(a2), tol = as.double(tol),
                   update_tol = as.double(ctl$update_tol),
@@ -429,7 +430,7 @@ vdp_assign_max <- 1e5
 vdp_controls <- function(dots, tol, N = 0, call = caller_call()) {
   known <- c("leaf_size", "max_iter", "partial_iter", "update_tol", "expand_threshold",
              "expand_sd", "expand_tol", "n_batches", "lazy_tree", "deletes", "paper",
-             "assignments", "split_cut")
+             "assignments", "split_cut", "pair_splits")
   bad <- setdiff(names(dots), known)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))) || length(bad))) {
     abort(sprintf("Unknown argument(s) in `...`: %s. Known controls: %s.",
@@ -440,16 +441,19 @@ vdp_controls <- function(dots, tol, N = 0, call = caller_call()) {
               update_tol = tol / 10, expand_threshold = 0.05, expand_sd = 1,
               expand_tol = NULL,
               lazy_tree = TRUE, deletes = TRUE, paper = FALSE, split_cut = "fallback",
+              pair_splits = TRUE,
               # the two passes over the points cost O(N T D^2) while the
               # kd-tree fit hardly grows with N: kept by default up to
               # vdp_assign_max points (inst/bench/results/vdp.txt)
               assignments = N <= vdp_assign_max)
   # paper = TRUE: Kurihara et al.'s algorithm as published (their expansion
-  # test alone, no delete moves); expand_sd or deletes given explicitly win
+  # test alone, no delete moves, no pairs of splits); expand_sd, deletes or
+  # pair_splits given explicitly win
   if (!is.null(dots$paper)) out$paper <- check_flag(dots$paper, "paper", call = call)
   if (out$paper) {
     out$expand_sd <- 0
     out$deletes <- FALSE
+    out$pair_splits <- FALSE
     # the published algorithm ends with the fit: no passes over the points
     # for their assignments and log-likelihood
     out$assignments <- FALSE
@@ -458,6 +462,8 @@ vdp_controls <- function(dots, tol, N = 0, call = caller_call()) {
     out$assignments <- check_flag(dots$assignments, "assignments", call = call)
   if (!is.null(dots$deletes))
     out$deletes <- check_flag(dots$deletes, "deletes", call = call)
+  if (!is.null(dots$pair_splits))
+    out$pair_splits <- check_flag(dots$pair_splits, "pair_splits", call = call)
   if (!is.null(dots$split_cut))
     out$split_cut <- check_choice(dots$split_cut, c("fallback", "two-means", "mean"),
                                   "split_cut", call = call)

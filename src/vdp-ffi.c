@@ -165,6 +165,7 @@ static void *vdp_mem_alloc(SEXP holder, size_t n, size_t size) {
 /* The controls of a fit, read by name from the named list `control` (R
  * built and validated it; see fit_vdp): kdtree, candidates, initial_depth,
  * max_K, leaf_size, max_iter, partial_iter, progress, lazy_tree, deletes,
+ * pair_splits, split_cut,
  * a1, a2, tol, update_tol, expand_threshold, expand_sd, expand_tol, seed,
  * threads and
  * batch_bounds (n_batches + 1 row offsets 0, ..., N). */
@@ -181,6 +182,7 @@ static void vdp_read_control(SEXP control, int N, vdp_control *ctl, int *leaf_si
   ctl->progress = svi_opt_flag(control, "progress");
   *lazy = svi_opt_flag(control, "lazy_tree");
   ctl->deletes = svi_opt_flag(control, "deletes");
+  ctl->pair_splits = svi_opt_flag(control, "pair_splits");
   ctl->split_cut = svi_opt_int(control, "split_cut", 0, 2);
   ctl->a1 = svi_opt_real(control, "a1", DBL_MIN, DBL_MAX);
   ctl->a2 = svi_opt_real(control, "a2", DBL_MIN, DBL_MAX);

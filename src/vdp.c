@@ -140,6 +140,7 @@ typedef struct {
   const vdp_remote *remote;
   double *lastG;  /* remote: globals of the last full local step (G layout) */
   int *lastperm;  /* remote: current component k was lastperm[k] then */
+  int *ident;     /* a label per component that follows it through reorders */
   double *rbuf;   /* remote: n_batches x (max_K + 1) x SS results */
   double *gpair;  /* remote: two packed candidate components */
   int remote_failed;
@@ -806,9 +807,12 @@ static void maybe_reorder(vdp_state *s) {
     gt[k] = s->G[ord[k]];
   }
   memcpy(s->stats, tmp, sizeof(double) * (size_t)T * s->SS);
+  int *it = (int *)R_alloc(T, sizeof(int));
+  for (int k = 0; k < T; k++) it[k] = s->ident[ord[k]];
   for (int k = 0; k < T; k++) {
     s->post[k] = pt[k];
     s->G[k] = gt[k];
+    s->ident[k] = it[k];
   }
   memcpy(s->sa, s->sa2, sizeof(double) * T);
   memcpy(s->sb, s->sb2, sizeof(double) * T);
@@ -1326,6 +1330,71 @@ static void drop_component(vdp_state *s, int k) {
   s->elnpi_tail = et;
 }
 
+/* ---------- snapshots: a move tried and undone ---------- */
+
+/* What a tried move may change and an undo restores: the outer nodes and
+ * their q, the components' statistics (the posteriors and sticks follow from
+ * them by a global step), T, the update-cycle count and the trace length.
+ * Buffers are allocated on first use and only grow. */
+typedef struct {
+  int cap, n, T, cycle, n_trace;
+  double F;
+  int *item, *lastperm;
+  double *q, *qt, *stats, *lastG;
+} vdp_snap;
+
+static void snap_take(vdp_state *s, vdp_snap *p) {
+  const int mK = s->max_K, n = s->n_items;
+  if (!p->stats) {
+    p->stats = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
+    if (s->remote) {
+      p->lastG = (double *)R_alloc((size_t)(mK + 1) * g_rows(s->D, s->P), sizeof(double));
+      p->lastperm = (int *)R_alloc(mK + 1, sizeof(int));
+    }
+  }
+  if (n > p->cap && !s->remote) {
+    p->cap = n + n / 4;
+    p->item = (int *)R_alloc(p->cap, sizeof(int));
+    p->q = (double *)R_alloc((size_t)p->cap * mK, sizeof(double));
+    p->qt = (double *)R_alloc(p->cap, sizeof(double));
+  }
+  p->n = n;
+  p->T = s->T;
+  p->cycle = s->cycle;
+  p->n_trace = s->res->n_trace;
+  p->F = s->F;
+  if (s->remote) {
+    memcpy(p->lastG, s->lastG, sizeof(double) * (size_t)(mK + 1) * g_rows(s->D, s->P));
+    memcpy(p->lastperm, s->lastperm, sizeof(int) * (mK + 1));
+  } else {
+    memcpy(p->item, s->item, sizeof(int) * n);
+    memcpy(p->q, s->q, sizeof(double) * (size_t)n * mK);
+    memcpy(p->qt, s->qt, sizeof(double) * n);
+  }
+  memcpy(p->stats, s->stats, sizeof(double) * (size_t)(mK + 1) * s->SS);
+}
+
+/* Back to the snapshot; the trace loses the rows written since. */
+static void snap_restore(vdp_state *s, const vdp_snap *p) {
+  const int mK = s->max_K, n = p->n;
+  /* buffers only grow, so the current ones hold n items */
+  s->n_items = n;
+  if (s->remote) {
+    memcpy(s->lastG, p->lastG, sizeof(double) * (size_t)(mK + 1) * g_rows(s->D, s->P));
+    memcpy(s->lastperm, p->lastperm, sizeof(int) * (mK + 1));
+  } else {
+    memcpy(s->item, p->item, sizeof(int) * n);
+    memcpy(s->q, p->q, sizeof(double) * (size_t)n * mK);
+    memcpy(s->qt, p->qt, sizeof(double) * n);
+  }
+  memcpy(s->stats, p->stats, sizeof(double) * (size_t)(mK + 1) * s->SS);
+  s->T = p->T;
+  s->cycle = p->cycle;
+  s->res->n_trace = p->n_trace;
+  s->sraw_ok = 0;
+  global_step(s);
+}
+
 /* Tries deleting each small component (weight below half the average),
  * smallest first, at most `candidates` of them: the component is dropped,
  * everything is updated to convergence, and the result is kept only when the
@@ -1333,10 +1402,9 @@ static void drop_component(vdp_state *s, int k) {
  * as separate components; this removes those that do not pay for
  * themselves. */
 static void try_deletes(vdp_state *s) {
-  const int mK = s->max_K;
-  int tries = 0, snap_cap = 0, *item = NULL;
-  double *q = NULL, *qt = NULL;
-  double *st = (double *)R_alloc((size_t)(mK + 1) * s->SS, sizeof(double));
+  int tries = 0;
+  vdp_snap snap;
+  memset(&snap, 0, sizeof(snap));
   while (s->T > 1 && tries < s->ctl->candidates) {
     /* smallest component not yet tried at this T */
     double total = 0.0;
@@ -1346,45 +1414,130 @@ static void try_deletes(vdp_state *s) {
       if (slot(s, j)[0] < 0.5 * total / s->T && (k < 0 || slot(s, j)[0] < slot(s, k)[0]))
         k = j;
     if (k < 0) return;
-    /* snapshot */
-    const int n = s->n_items, T = s->T, cycle = s->cycle, n_trace = s->res->n_trace;
-    const double F = s->F;
-    if (n > snap_cap && !s->remote) { /* one snapshot buffer for all trials */
-      snap_cap = n + n / 4;
-      item = (int *)R_alloc(snap_cap, sizeof(int));
-      q = (double *)R_alloc((size_t)snap_cap * mK, sizeof(double));
-      qt = (double *)R_alloc(snap_cap, sizeof(double));
-    }
-    if (!s->remote) {
-      memcpy(item, s->item, sizeof(int) * n);
-      memcpy(q, s->q, sizeof(double) * (size_t)n * mK);
-      memcpy(qt, s->qt, sizeof(double) * n);
-    }
-    memcpy(st, s->stats, sizeof(double) * (size_t)(mK + 1) * s->SS);
+    snap_take(s, &snap);
     drop_component(s, k);
     s->F = INFINITY; /* the update loop starts afresh */
     update_all(s);
     tries++;
-    s->res->n_trace = n_trace;
-    if (s->F < F) {
+    s->res->n_trace = snap.n_trace;
+    if (s->F < snap.F) {
       record(s, 5, s->F);
       s->res->n_deletes++;
       continue;
     }
-    /* restore */
-    /* buffers only grow, so the current ones hold n items */
-    s->n_items = n;
-    if (!s->remote) {
-      memcpy(s->item, item, sizeof(int) * n);
-      memcpy(s->q, q, sizeof(double) * (size_t)n * mK);
-      memcpy(s->qt, qt, sizeof(double) * n);
-    }
-    memcpy(s->stats, st, sizeof(double) * (size_t)(mK + 1) * s->SS);
-    s->T = T;
-    s->cycle = cycle;
-    global_step(s);
+    snap_restore(s, &snap);
     return; /* the smallest could not go: larger ones are less likely to */
   }
+}
+
+/* ---------- the split search ---------- */
+
+/* The candidates of round `step` of the split search (its own random
+ * stream): up to `candidates` components drawn by size. Returns how many. */
+static int draw_round(vdp_state *s, int step, int *cand) {
+  svi_rng r;
+  svi_rng_init(&r, s->ctl->seed, VDP_STREAM + (uint64_t)step);
+  return draw_candidates(s, &r, s->ctl->candidates, cand);
+}
+
+/* Tries the nc candidates cand as splits; the best one's F, component and
+ * sub-list length are returned in *bestF, *best_c (-1: none), *best_n, and
+ * its sub list and statistics are left in the best_* buffers. split_cut 2:
+ * the candidates are cut through the mean (as in the paper); when none of
+ * those splits pays, the same candidates are cut at the two-means threshold
+ * (issue 38, inst/bench/results/vdp.txt). */
+static void search_split(vdp_state *s, const int *cand, int nc, double *bestF, int *best_c,
+                         int *best_n) {
+  const vdp_control *ctl = s->ctl;
+  *bestF = INFINITY;
+  *best_c = -1;
+  *best_n = 0;
+  const int passes = ctl->split_cut == 2 ? 2 : 1;
+  for (int jj = 0; jj < passes * nc; jj++) {
+    const int j = jj % nc, cut = passes == 2 ? jj / nc : ctl->split_cut;
+    if (passes == 2 && j == 0 && cut == 1 && *best_c >= 0 &&
+        *bestF < s->F - ctl->tol * s->N)
+      break; /* a split through the mean pays */
+    int n_sub = 0;
+    double F = try_split(s, cand[j], cut, &n_sub);
+    s->res->n_splits_tried++;
+    if (F < *bestF) {
+      *bestF = F;
+      *best_c = cand[j];
+      *best_n = n_sub;
+      int *ti = s->best_item; s->best_item = s->sub_item; s->sub_item = ti;
+      double *tm = s->best_m; s->best_m = s->sub_m; s->sub_m = tm;
+      double *tq = s->best_qi; s->best_qi = s->sub_qi; s->sub_qi = tq;
+      double *ta = s->best_acc; s->best_acc = s->cand_acc; s->cand_acc = ta;
+      int tc = s->best_cap; s->best_cap = s->sub_cap; s->sub_cap = tc;
+    }
+    if (s->interrupted || svi_interrupt_pending()) {
+      s->interrupted = 1;
+      break;
+    }
+  }
+}
+
+/* The progress line of an accepted split (step: rounds of the search so
+ * far). The ETA is an upper bound: the mean time per round so far times the
+ * splits left before T reaches max_K (the search usually stops sooner). */
+static void progress_line(const vdp_state *s, int step) {
+  const double el = now_seconds() - s->t0;
+  REprintf("split %d  T = %d/%d  %.1fs  free energy %.8g  outer nodes %d  ETA <= %.0fs\n",
+           step, s->T, s->max_K, el, s->F, s->n_items,
+           el / (double)step * (double)(s->max_K - s->T));
+}
+
+/* Makes the split held in the best_* buffers and updates to convergence. */
+static void accept_split(vdp_state *s, int c, int n_sub, int step) {
+  apply_split(s, c, n_sub);
+  s->res->n_splits_accepted++;
+  record(s, 1, s->F);
+  update_all(s);
+  if (s->ctl->progress) progress_line(s, step);
+}
+
+/* When no split pays: the best candidate (component c, in the best_*
+ * buffers) is split anyway and everything is updated; then its two
+ * children are tried as splits, and when the better of those pays from
+ * there it is made too and everything updated again. When the two splits
+ * together bring F below where it was before the first (by tol N), both
+ * are kept (returns 1); otherwise the model goes back to the snapshot
+ * (returns 0). Clusters strung along a line need this: with three in a
+ * row, two components (one cluster and a merged pair) can have a higher F
+ * than one, while three have a lower F than either, so one split at a time
+ * stops at one component (issue 38, inst/bench/results/vdp-prior.txt). Not
+ * in the paper. */
+static int try_pair(vdp_state *s, int c, int n_sub, int step, vdp_snap *snap) {
+  const vdp_control *ctl = s->ctl;
+  const int T = s->T, capped = s->res->n_capped;
+  snap_take(s, snap);
+  apply_split(s, c, n_sub);
+  record(s, 1, s->F);
+  for (int k = 0; k <= T; k++) s->ident[k] = k;
+  update_all(s);
+  /* a trial's update loop that reaches max_iter is reported only if the
+   * trial is kept */
+  /* the children, wherever the updates' reorders put them */
+  int kids[2], nk = 0;
+  for (int k = 0; k < s->T; k++)
+    if ((s->ident[k] == c || s->ident[k] == T) && slot(s, k)[0] >= 2.0) kids[nk++] = k;
+  double bestF = INFINITY;
+  int best_c = -1, best_n = 0;
+  if (!s->interrupted && s->T < s->max_K) search_split(s, kids, nk, &bestF, &best_c, &best_n);
+  if (!s->interrupted && best_c >= 0 && bestF < s->F - ctl->tol * s->N) {
+    apply_split(s, best_c, best_n);
+    record(s, 1, s->F);
+    update_all(s);
+    if (!s->interrupted && s->F < snap->F - ctl->tol * s->N) {
+      s->res->n_splits_accepted += 2;
+      if (ctl->progress) progress_line(s, step);
+      return 1;
+    }
+  }
+  snap_restore(s, snap);
+  s->res->n_capped = capped;
+  return 0;
 }
 
 /* ---------- driver ---------- */
@@ -1445,6 +1598,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prio
   double *pm = (double *)R_alloc((size_t)(mK + 2) * nwd, sizeof(double));
   for (int k = 0; k < mK + 2; k++) gauss_nw_bind(&s->post[k], D, pm + (size_t)k * nwd);
   s->G = (double *)R_alloc(mK + 1, sizeof(double));
+  s->ident = (int *)R_alloc(mK + 1, sizeof(int));
   s->sa = (double *)R_alloc(mK + 1, sizeof(double));
   s->sb = (double *)R_alloc(mK + 1, sizeof(double));
   s->elnpi = (double *)R_alloc(mK + 1, sizeof(double));
@@ -1493,56 +1647,21 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prio
   /* greedy splitting */
   int *cand = (int *)R_alloc(ctl->candidates > 0 ? ctl->candidates : 1, sizeof(int));
   int split_step = 0;
+  vdp_snap snap;
+  memset(&snap, 0, sizeof(snap));
   while (s->T < mK && !s->interrupted) {
-    svi_rng r;
-    svi_rng_init(&r, ctl->seed, VDP_STREAM + (uint64_t)split_step++);
-    int nc = draw_candidates(s, &r, ctl->candidates, cand);
-    double bestF = INFINITY;
-    int best_c = -1, best_n = 0;
-    /* split_cut 2: the candidates are cut through the mean (as in the
-     * paper); when none of those splits pays, the same candidates are cut at
-     * the two-means threshold before the search stops. The search then goes
-     * as through the mean alone until it would stop, and can only lower F
-     * from there (issue 38, inst/bench/results/vdp.txt) */
-    const int passes = ctl->split_cut == 2 ? 2 : 1;
-    for (int jj = 0; jj < passes * nc; jj++) {
-      const int j = jj % nc, cut = passes == 2 ? jj / nc : ctl->split_cut;
-      if (passes == 2 && j == 0 && cut == 1 && best_c >= 0 &&
-          bestF < s->F - ctl->tol * s->N)
-        break; /* a split through the mean pays */
-      int n_sub = 0;
-      double F = try_split(s, cand[j], cut, &n_sub);
-      res->n_splits_tried++;
-      if (F < bestF) {
-        bestF = F;
-        best_c = cand[j];
-        best_n = n_sub;
-        int *ti = s->best_item; s->best_item = s->sub_item; s->sub_item = ti;
-        double *tm = s->best_m; s->best_m = s->sub_m; s->sub_m = tm;
-        double *tq = s->best_qi; s->best_qi = s->sub_qi; s->sub_qi = tq;
-        double *ta = s->best_acc; s->best_acc = s->cand_acc; s->cand_acc = ta;
-        int tc = s->best_cap; s->best_cap = s->sub_cap; s->sub_cap = tc;
-      }
-      if (s->interrupted || svi_interrupt_pending()) {
-        s->interrupted = 1;
-        break;
-      }
-    }
+    double bestF;
+    int best_c, best_n;
+    search_split(s, cand, draw_round(s, split_step++, cand), &bestF, &best_c, &best_n);
     /* an interrupt keeps the model of the last accepted split */
-    if (s->interrupted) break;
-    if (best_c < 0 || !(bestF < s->F - ctl->tol * s->N)) break;
-    apply_split(s, best_c, best_n);
-    res->n_splits_accepted++;
-    record(s, 1, s->F);
-    update_all(s);
-    if (ctl->progress) {
-      /* ETA: an upper bound, the mean time per split so far times the splits
-         left before T reaches max_K (the search usually stops sooner) */
-      double el = now_seconds() - s->t0;
-      REprintf("split %d  T = %d/%d  %.1fs  free energy %.8g  outer nodes %d  ETA <= %.0fs\n",
-               split_step, s->T, mK, el, s->F, s->n_items,
-               el / (double)split_step * (double)(mK - s->T));
+    if (s->interrupted || best_c < 0) break;
+    if (bestF < s->F - ctl->tol * s->N) {
+      accept_split(s, best_c, best_n, split_step);
+      continue;
     }
+    if (!ctl->pair_splits || s->T + 2 > mK ||
+        !try_pair(s, best_c, best_n, split_step, &snap))
+      break;
   }
   if (!s->interrupted && s->ctl->deletes) try_deletes(s);
   res->interrupted = s->interrupted;

@@ -85,6 +85,9 @@ typedef struct {
 typedef struct {
   int kdtree, candidates, initial_depth, max_K, max_iter, partial_iter, progress;
   int deletes; /* 1: try the delete moves after splitting (not in the paper) */
+  /* 1: when no split pays, the best one is made anyway and kept if a second
+   * split then lowers F below where it was (not in the paper) */
+  int pair_splits;
   /* where a split candidate is cut across its principal axis: 0 through the
    * mean (the paper), 1 at the two-means threshold (vdp_split_cut), 2
    * through the mean, and when no such split pays, at the threshold */

@@ -101,11 +101,14 @@ test_that("the fit does not depend on the order of the rows (three clusters in a
   }
   # the paper's cut through the mean misses the split on the sorted rows (the
   # defect this guards against; main before the fix gave the same)
-  expect_identical(fit_vdp(X, seed = 1, threads = 1, split_cut = "mean")$T, 1L)
+  # (one split at a time: a pair of splits finds the three from there too)
+  expect_identical(fit_vdp(X, seed = 1, threads = 1, split_cut = "mean",
+                           pair_splits = FALSE)$T, 1L)
+  expect_identical(fit_vdp(X, seed = 1, threads = 1, split_cut = "mean")$T, 3L)
   expect_identical(fit_vdp(X, seed = 1, threads = 1)$control$split_cut, "fallback")
   expect_error(fit_vdp(X, split_cut = "median"), class = "sparsevi_error_argument")
   # update() takes the setting and carries it
-  f <- fit_vdp(X, seed = 1, threads = 1, split_cut = "mean")
+  f <- fit_vdp(X, seed = 1, threads = 1, split_cut = "mean", pair_splits = FALSE)
   expect_identical(update(f, X, seed = 1)$T, 1L)
   expect_identical(update(f, X, split_cut = "fallback")$T, 3L)
 })
@@ -121,4 +124,56 @@ test_that("every split cut gives fits identical across thread counts", {
     expect_identical(f2$trace$free_energy, f1$trace$free_energy)
     expect_gte(f1$T, 2L)
   }
+})
+
+# Three clusters in a row in 16 dimensions: under the default prior, two
+# components (one cluster and the merged pair) have a higher free energy
+# than one, and three a lower one than either, so one split at a time stops
+# at T = 1 (issue 38). A pair of splits, kept only when the two together
+# lower the free energy, finds the three.
+test_that("a pair of splits crosses the barrier that one split at a time stops at", {
+  X <- three_in_a_row(n = 500, D = 16)
+  lab <- rep(1:3, each = 500)
+  one <- fit_vdp(X, seed = 1, threads = 1, pair_splits = FALSE)
+  expect_identical(one$T, 1L)
+  # the pure-R free energy of the fit's globals: the optimum found is real
+  expect_equal(ref_vdp_free_energy(one, X), one$free_energy, tolerance = 1e-8)
+  strip <- function(f) f[setdiff(names(f), c("trace", "timings", "call", "control", "cluster"))]
+  for (tree in c(TRUE, FALSE)) {
+    f <- fit_vdp(X, kdtree = tree, seed = 1, threads = 1)
+    expect_true(f$control$pair_splits)
+    expect_identical(f$T, 3L)
+    expect_lt(f$free_energy, one$free_energy - 100)
+    cl <- predict(f, X, type = "cluster")
+    expect_identical(length(unique(paste(cl, lab))), 3L) # the planted clusters
+    expect_identical(f$splits[["accepted"]], 2L)
+    # the same bits on two threads
+    expect_identical(strip(fit_vdp(X, kdtree = tree, seed = 1, threads = 2)), strip(f))
+  }
+  v <- fit_vdp(X, kdtree = FALSE, seed = 1, threads = 1)
+  expect_equal(ref_vdp_free_energy(v, X), v$free_energy, tolerance = 1e-8)
+  # no room for two more components: the pair is not tried
+  expect_identical(fit_vdp(X, seed = 1, threads = 1, max_K = 2)$T, 1L)
+  expect_warning(f3 <- fit_vdp(X, seed = 1, threads = 1, max_K = 3),
+                 class = "sparsevi_warning_unconverged")
+  expect_identical(f3$T, 3L)
+  # the paper mode splits one at a time; the setting given explicitly wins
+  expect_false(fit_vdp(X, seed = 1, threads = 1, paper = TRUE)$control$pair_splits)
+  expect_identical(fit_vdp(X, seed = 1, threads = 1, paper = TRUE, pair_splits = TRUE)$T, 3L)
+  expect_error(fit_vdp(X, pair_splits = "yes"), class = "sparsevi_error_argument")
+  expect_identical(update(one, X, pair_splits = TRUE)$T, 3L)
+})
+
+test_that("a pair of splits on workers gives the fit with the same batches", {
+  skip_on_cran()
+  X <- three_in_a_row(n = 500, D = 16)
+  two <- fit_vdp(X, kdtree = FALSE, seed = 1, threads = 1, n_batches = 2)
+  expect_identical(two$T, 3L)
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  cc <- fit_vdp(X, kdtree = FALSE, seed = 1, threads = 1, cluster = cl)
+  strip <- function(f) f[setdiff(names(f), c("trace", "timings", "call", "control", "cluster"))]
+  expect_identical(strip(cc), strip(two))
+  expect_identical(cc$trace$free_energy, two$trace$free_energy)
 })
