@@ -1518,14 +1518,24 @@ static int try_pair(vdp_state *s, int c, int n_sub, int step, vdp_snap *snap) {
   update_all(s);
   /* a trial's update loop that reaches max_iter is reported only if the
    * trial is kept */
-  /* the children, wherever the updates' reorders put them */
-  int kids[2], nk = 0;
+  /* the children, wherever the updates' reorders put them; each of the
+   * components the pair makes must hold at least as many points as a
+   * full-covariance Gaussian has parameters, D (D + 3) / 2: on small
+   * samples the free energy can favour many components the data do not
+   * determine, which one split at a time seldom reaches */
+  const double min_n = 0.5 * s->D * (s->D + 3.0);
+  int kids[2], nk = 0, small = 0;
   for (int k = 0; k < s->T; k++)
-    if ((s->ident[k] == c || s->ident[k] == T) && slot(s, k)[0] >= 2.0) kids[nk++] = k;
+    if (s->ident[k] == c || s->ident[k] == T) {
+      kids[nk++] = k;
+      small |= !(slot(s, k)[0] >= min_n);
+    }
   double bestF = INFINITY;
   int best_c = -1, best_n = 0;
-  if (!s->interrupted && s->T < s->max_K) search_split(s, kids, nk, &bestF, &best_c, &best_n);
-  if (!s->interrupted && best_c >= 0 && bestF < s->F - ctl->tol * s->N) {
+  if (!s->interrupted && !small && s->T < s->max_K)
+    search_split(s, kids, nk, &bestF, &best_c, &best_n);
+  if (!s->interrupted && best_c >= 0 && bestF < s->F - ctl->tol * s->N &&
+      s->best_acc[0] >= min_n && s->best_acc[s->SS] >= min_n) {
     apply_split(s, best_c, best_n);
     record(s, 1, s->F);
     update_all(s);
