@@ -33,8 +33,10 @@
  * and is built lazily below its buckets (child_of, build_children; the nodes
  * and statistics are those of the whole tree built at once); node expansion
  * adds a spread test (an estimate of the free energy a node's points would
- * gain from q of their own) to the paper's child test (expand_tree); after
- * growth stops, small components are tried for deletion (try_deletes).
+ * gain from q of their own) to the paper's child test (expand_tree); when
+ * no split pays, a pair of splits is tried before the search stops
+ * (try_pair); after growth stops, small components are tried for deletion
+ * (try_deletes).
  *
  * Tolerances are in nats per point (thresholds tol N and update_tol N), not
  * relative to |F|: differences of F between models do not depend on the
@@ -1507,7 +1509,7 @@ static void accept_split(vdp_state *s, int c, int n_sub, int step) {
  * row, two components (one cluster and a merged pair) can have a higher F
  * than one, while three have a lower F than either, so one split at a time
  * stops at one component (issue 38, inst/bench/results/vdp-prior.txt). Not
- * in the paper. */
+ * in the paper. step: the rounds of the search so far (progress line). */
 static int try_pair(vdp_state *s, int c, int n_sub, int step, vdp_snap *snap) {
   const vdp_control *ctl = s->ctl;
   const int T = s->T, capped = s->res->n_capped;
@@ -1515,9 +1517,7 @@ static int try_pair(vdp_state *s, int c, int n_sub, int step, vdp_snap *snap) {
   apply_split(s, c, n_sub);
   record(s, 1, s->F);
   for (int k = 0; k <= T; k++) s->ident[k] = k;
-  update_all(s);
-  /* a trial's update loop that reaches max_iter is reported only if the
-   * trial is kept */
+  update_all(s); /* (a loop of it that reaches max_iter counts only if kept) */
   /* the children, wherever the updates' reorders put them; each of the
    * components the pair makes must hold at least as many points as a
    * full-covariance Gaussian has parameters, D (D + 3) / 2: on small

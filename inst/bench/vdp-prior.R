@@ -9,7 +9,10 @@
 # sets, D = 2 ... 32, N = 600 ... 10^4), "3" the larger real sets (4 x 4 image
 # patches of ../shared/data/images, Fashion-MNIST PCA-50), "4" a confirmation on
 # real sets not used to pick the candidates (added after 1-3), "5" the cases of
-# the report (three clusters in a row, D = 4 ... 32); default "1,2,3,4,5".
+# the report (three clusters in a row, D = 4 ... 32), "6" the free energy of
+# those cases at one component, at the planted three and at one cluster plus
+# the merged pair (why one split at a time stops at one; pure-R free energy
+# of tests/testthat/helper-reference-vdp.R); default "1,2,3,4,5".
 # Rules compared (cov0 given as the user argument cov0 =, so the same package
 # build runs all of them); the divisor rules cov0 = cov(X) / s:
 #   s10    s = 10                  (the default before this study)
@@ -32,7 +35,9 @@
 #             variance along the cut)
 # SPARSEVI_VDP_RULES selects the rules (comma-separated, or "all"); default
 # s10 and the four cell rules.
-# Every fit: seed = 1, threads = 1, the other settings the defaults.
+# Every fit: seed = 1, threads = 1, pair_splits = TRUE (SPARSEVI_VDP_PAIRS=0:
+# FALSE, one split at a time, as every section before 2026-11-27 06:40 ran:
+# the setting came later), the other settings the defaults.
 # Held-out: heldout_loglik(fit, Xtest), nats per point, the same folds or the
 # same held-out part for every rule. Row order: T of fits to the same
 # training rows sorted by the first column, in reverse of that, and shuffled
@@ -58,6 +63,8 @@ say <- bench_logger(bench_out("vdp-prior.txt"))
 # A rule maps the training rows X to cov0. The divisor rules give
 # cov(X) / s(D), exactly as before the cell rules were added.
 divisor <- function(sfun) function(X) stats::cov(X) / sfun(ncol(X))
+pairs <- Sys.getenv("SPARSEVI_VDP_PAIRS", "1") != "0"
+
 # The cell rules (added 2026-11-27, vdpcell): partition the rows by recursive
 # median bisection on each cell's principal axis, cov0 = the pooled
 # within-cell covariance, sum over cells of the centred scatter / (N - cells).
@@ -153,13 +160,14 @@ fit_rule <- function(X, r, ...) {
   X <- as.matrix(X)
   c0 <- rule_cov0(X, r)
   el <- system.time(f <- fit_vdp(X, cov0 = c0$cov0, seed = 1, threads = 1,
-                                 progress = FALSE, ...))[["elapsed"]]
+                                 pair_splits = pairs, progress = FALSE, ...))[["elapsed"]]
   list(fit = f, seconds = el, cov0_seconds = c0$seconds, s = c0$s)
 }
 # T alone (no timing: system.time()'s garbage collection first costs more
 # than a small fit)
 fit_T <- function(X, r) {
-  fit_vdp(X, cov0 = rules[[r]](X), seed = 1, threads = 1, progress = FALSE)$T
+  fit_vdp(X, cov0 = rules[[r]](X), seed = 1, threads = 1, pair_splits = pairs,
+          progress = FALSE)$T
 }
 order_T <- function(X, r) {
   X <- as.matrix(X)
@@ -197,7 +205,8 @@ say("# sparsevi loaded from %s%s", dirname(find.package("sparsevi")),
 say("# rules run: %s", paste(rn, collapse = ", "))
 for (r in intersect(names(rule_text), c(rn, if ("T10" %in% rn) "T3"))) say("#   %s", rule_text[[r]])
 say("#   cov0 formed in R from the training rows and given as the argument; s = tr cov(X) / tr cov0")
-say("#   (the divisor for the divisor rules); seed = 1, threads = 1, other settings default.")
+say("#   (the divisor for the divisor rules); seed = 1, threads = 1, pair_splits = %s, other", pairs)
+say("#   settings default.")
 
 
 # One rule on one real set: the 5-fold cross-validated held-out score per
@@ -496,6 +505,64 @@ if (5L %in% parts) {
     }, "")
     say("  n %4d D %2d off %g seed %d: %s", n, D, cs[3], cs[4],
         paste(sprintf("%s %s", rn, cells), collapse = "  "))
+  }
+}
+## 6. Why one split at a time stops at one component ---------------------------
+# The free energy (pure-R, every point's q at its optimum) of the reported
+# cases' data at the global parameters of three hard partitions: one
+# component, the planted three, and the first cluster beside the other two
+# merged (what a first split along the row leaves), each component's
+# posterior from its points (Normal-Wishart with the fit's prior); and the
+# fits' T and F one split at a time and with pairs of splits.
+ref_file <- file.path("tests", "testthat", "helper-reference-vdp.R")
+if (6L %in% parts && file.exists(ref_file)) {
+  source(ref_file) # ref_vdp_free_energy()
+  # a fit object whose globals are those of the hard partition lab
+  at_partition <- function(fit, X, lab) {
+    pr <- fit$prior
+    K <- max(lab)
+    D <- ncol(X)
+    Nk <- tabulate(lab, K)
+    o <- order(-Nk)
+    post <- list(m = matrix(0, K, D), beta = numeric(K), W = array(0, c(D, D, K)),
+                 nu = numeric(K))
+    for (j in seq_len(K)) {
+      k <- o[j]
+      Xk <- X[lab == k, , drop = FALSE]
+      xb <- colMeans(Xk)
+      b <- pr$beta0 + Nk[k]
+      post$m[j, ] <- (pr$beta0 * pr$m0 + Nk[k] * xb) / b
+      post$beta[j] <- b
+      post$W[, , j] <- solve(pr$W0inv + crossprod(sweep(Xk, 2, xb)) +
+                               pr$beta0 * Nk[k] / b * tcrossprod(xb - pr$m0))
+      post$nu[j] <- pr$nu0 + Nk[k]
+    }
+    n <- Nk[o]
+    post$stick_a <- pr$a1 + n
+    post$stick_b <- pr$a2 + c(rev(cumsum(rev(n)))[-1], 0)
+    fit$posterior <- post
+    fit$T <- K
+    fit
+  }
+  say("")
+  say("## 6. Free energy (lower is better) of the reported cases at hard partitions, default prior")
+  say("##    cov0 = cov(X) / 10: one component (F1), the planted three (F3), cluster 1 beside the")
+  say("##    merged pair (F2); the fits (rows as generated) one split at a time and with pairs")
+  cases <- if (smoke) list(c(200, 8)) else
+    list(c(2000, 32), c(1500, 32), c(500, 16), c(300, 16), c(200, 8), c(150, 4))
+  say("%6s %3s %12s %12s %12s | %9s %12s | %9s %12s", "n", "D", "F1", "F2", "F3",
+      "T single", "F single", "T pairs", "F pairs")
+  for (cs in cases) {
+    set.seed(if (cs[2] == 4) 2 else 1)
+    n <- cs[1]
+    D <- cs[2]
+    X <- matrix(rnorm(3 * n * D), 3 * n) + rep(c(0, 3, 6), each = n)
+    lab <- rep(1:3, each = n)
+    f1 <- fit_vdp(X, seed = 1, threads = 1, pair_splits = FALSE, progress = FALSE)
+    f2 <- fit_vdp(X, seed = 1, threads = 1, pair_splits = TRUE, progress = FALSE)
+    Fp <- function(l) ref_vdp_free_energy(at_partition(f1, X, l), X)
+    say("%6d %3d %12.1f %12.1f %12.1f | %9d %12.1f | %9d %12.1f", n, D, Fp(rep(1L, 3 * n)),
+        Fp(pmin(lab, 2L)), Fp(lab), f1$T, f1$free_energy, f2$T, f2$free_energy)
   }
 }
 say("# ridge added to a cell rule's cov0 in %d of the cov0 computations", ridge_count$n)
