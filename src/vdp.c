@@ -1513,17 +1513,20 @@ static void accept_split(vdp_state *s, int c, int n_sub, int step) {
 static int try_pair(vdp_state *s, int c, int n_sub, int step, vdp_snap *snap) {
   const vdp_control *ctl = s->ctl;
   const int T = s->T, capped = s->res->n_capped;
+  /* each of the components the pair makes must hold at least as many
+   * points as a full-covariance Gaussian has parameters, D (D + 3) / 2: on
+   * small samples the free energy can favour many components the data do
+   * not determine, which one split at a time seldom reaches. The
+   * candidate's children are checked before anything is done, and again
+   * after the updates */
+  const double min_n = 0.5 * s->D * (s->D + 3.0);
+  if (!(s->best_acc[0] >= min_n) || !(s->best_acc[s->SS] >= min_n)) return 0;
   snap_take(s, snap);
   apply_split(s, c, n_sub);
   record(s, 1, s->F);
   for (int k = 0; k <= T; k++) s->ident[k] = k;
   update_all(s); /* (a loop of it that reaches max_iter counts only if kept) */
-  /* the children, wherever the updates' reorders put them; each of the
-   * components the pair makes must hold at least as many points as a
-   * full-covariance Gaussian has parameters, D (D + 3) / 2: on small
-   * samples the free energy can favour many components the data do not
-   * determine, which one split at a time seldom reaches */
-  const double min_n = 0.5 * s->D * (s->D + 3.0);
+  /* the children, wherever the updates' reorders put them */
   int kids[2], nk = 0, small = 0;
   for (int k = 0; k < s->T; k++)
     if (s->ident[k] == c || s->ident[k] == T) {

@@ -499,9 +499,9 @@ test_that("ffi_vdp_fit reads its prior and controls by name; a missing one is na
   prior <- list(m0 = c(0, 0), beta0 = 0.01, nu0 = 4, W0inv = NULL)
   control <- list(kdtree = TRUE, candidates = 10L, initial_depth = 4L, max_K = 5L,
                   leaf_size = 10L, max_iter = 100L, partial_iter = 20L, progress = FALSE,
-                  lazy_tree = TRUE, deletes = TRUE, split_cut = 2L, a1 = 1, a2 = 1, tol = 1e-3,
-                  update_tol = 1e-4, expand_threshold = 0.05, expand_sd = 1,
-                  expand_tol = 1e-4, seed = c(0, 1), threads = 1L, batch_bounds = c(0L, 200L))
+                  lazy_tree = TRUE, deletes = TRUE, pair_splits = TRUE, split_cut = 2L,
+                  a1 = 1, a2 = 1, tol = 1e-3, update_tol = 1e-4, expand_threshold = 0.05,
+                  expand_sd = 1, expand_tol = 1e-4, seed = c(0, 1), threads = 1L, batch_bounds = c(0L, 200L))
   res <- .Call(sparsevi:::ffi_vdp_fit, X, center, prior, control, NULL)
   expect_gte(res$T, 2L)
   # the order of the options does not matter, only their names
