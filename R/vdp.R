@@ -73,9 +73,11 @@
 #' Gaussian: on small samples in many dimensions the free energy can favour
 #' many components the data do not determine (in cross-validation folds of
 #' 34 points in 12 dimensions, 22 components, with a far lower held-out
-#' likelihood). When nothing pays, the trial costs about one more split:
-#' 0-30% more CPU time on the sets of `inst/bench/vdp.R` (more where the
-#' fit finds one or two components). `pair_splits = FALSE` (in `...`)
+#' likelihood); the pair is not tried when the first split's children are
+#' smaller. Where nothing is found, the trial costs at most about one more
+#' split: on the sets of `inst/bench/vdp.R`, 0-8% more CPU time, and 33%
+#' (0.2 s) on the image patches, whose fit ends at two components
+#' (`inst/bench/results/vdp-pairs.txt`). `pair_splits = FALSE` (in `...`)
 #' turns pairs off.
 #'
 #' **Paper mode.** `paper = TRUE` (in `...`) runs Kurihara et al.'s
@@ -136,8 +138,9 @@
 #'   outer nodes: `expand_sd = 0` turns it off. Its threshold is per node,
 #'   not per point, so the tree stays coarse where the components overlap
 #'   everywhere: on 438,784 image patches (D = 16) the default keeps about
-#'   12,500 outer nodes and runs about 15 times faster than VDP
-#'   (`inst/bench/results/vdp.txt`). Expanding a node whenever its points'
+#'   12,500 outer nodes and runs about 10 times faster than VDP
+#'   (`inst/bench/results/vdp.txt`; 13 times before pairs of splits, whose
+#'   final trial costs 0.2 s there). Expanding a node whenever its points'
 #'   responsibilities might range by more than `expand_threshold`, the rule
 #'   before this test, refined the tree on those patches to half the points
 #'   and was slower than VDP.

@@ -549,7 +549,7 @@ if (6L %in% parts && file.exists(ref_file)) {
   say("##    cov0 = cov(X) / 10: one component (F1), the planted three (F3), cluster 1 beside the")
   say("##    merged pair (F2); the fits (rows as generated) one split at a time and with pairs")
   cases <- if (smoke) list(c(200, 8)) else
-    list(c(2000, 32), c(1500, 32), c(500, 16), c(300, 16), c(200, 8), c(150, 4))
+    list(c(2000, 32), c(1500, 32), c(1000, 32), c(500, 16), c(300, 16), c(200, 8), c(150, 4))
   say("%6s %3s %12s %12s %12s | %9s %12s | %9s %12s", "n", "D", "F1", "F2", "F3",
       "T single", "F single", "T pairs", "F pairs")
   for (cs in cases) {
