@@ -136,7 +136,7 @@ test_that("a pair of splits crosses the barrier that one split at a time stops a
   lab <- rep(1:3, each = 500)
   one <- fit_vdp(X, seed = 1, threads = 1, pair_splits = FALSE)
   expect_identical(one$T, 1L)
-  # the pure-R free energy of the fit's globals: the optimum found is real
+  # the fit's free energy is the pure-R reference's at its globals
   expect_equal(ref_vdp_free_energy(one, X), one$free_energy, tolerance = 1e-8)
   strip <- function(f) f[setdiff(names(f), c("trace", "timings", "call", "control", "cluster"))]
   for (tree in c(TRUE, FALSE)) {
