@@ -15,6 +15,11 @@
 # leaves one cluster beside a merged pair; T for five row orders, both ways.
 # Every fit: seed = 1, threads = 1, max_K = 50, assignments = FALSE, the
 # other settings the defaults (kdtree as stated).
+# Knobs: SPARSEVI_BENCH_FASHION_N, the sizes of part 1's last Fashion-MNIST
+# sets (default "20000", at most the 60,000 training images);
+# SPARSEVI_BENCH_PAIRS_ONLY, a regular expression: only part 1's sets whose
+# names match, and no part 2; SPARSEVI_BENCH_PAIRS_VDP_MAX, the largest set
+# VDP runs on (default 1e5).
 # Smoke mode (SPARSEVI_BENCH_SMOKE=1): two small synthetic sets, one case of
 # part 2. Appends a dated section to inst/bench/results/vdp-pairs.txt.
 
@@ -57,9 +62,14 @@ if (smoke) {
   if (!is.null(fm)) sets[["vdp.R 3: Fashion 12000"]] <- rbind(fm$X, fm$test)
   files <- bench_image_files()
   if (length(files)) sets[["vdp.R 5: patches 438784"]] <- bench_image_patches(files, 4)
-  fm2 <- bench_fashion_pca(50L, 20000L, 0L)
-  if (!is.null(fm2)) sets[["vdp.R 6: Fashion 20000"]] <- fm2$X
+  for (n in as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_FASHION_N", "20000"), ",")[[1]])) {
+    fm2 <- bench_fashion_pca(50L, n, 0L)
+    if (!is.null(fm2)) sets[[sprintf("vdp.R 6: Fashion %d", n)]] <- fm2$X
+  }
 }
+only <- Sys.getenv("SPARSEVI_BENCH_PAIRS_ONLY")
+if (nzchar(only)) sets <- sets[grepl(only, names(sets))]
+vdp_max <- as.numeric(Sys.getenv("SPARSEVI_BENCH_PAIRS_VDP_MAX", "1e5"))
 say("")
 say("## 1. One split at a time (pair_splits = FALSE) against pairs (TRUE), both in one process;")
 say("##    cpu_x: CPU seconds with pairs over without; F_rat: 1 + (F_pairs - F_single) / |F_single|")
@@ -68,7 +78,7 @@ say("%-26s %6s %4s %4s %14s %14s %9s %7s %7s %6s %5s %5s", "set", "kdtree", "T1"
     "F single", "F pairs", "F_rat", "cpu1", "cpu2", "cpu_x", "try1", "try2")
 for (nm in names(sets)) for (kd in c(TRUE, FALSE)) {
   X <- sets[[nm]]
-  if (!kd && nrow(X) > 1e5) next
+  if (!kd && nrow(X) > vdp_max) next
   a <- fit_cpu(X, kd, FALSE)
   b <- fit_cpu(X, kd, TRUE)
   if (first) {
@@ -83,6 +93,7 @@ for (nm in names(sets)) for (kd in c(TRUE, FALSE)) {
 say("# load average after part 1: %s", bench_loadavg())
 
 ## 2. Three clusters in a row ------------------------------------------------------
+if (!nzchar(only)) {
 say("")
 say("## 2. Three equal spherical clusters in a row, n points each in D dimensions (centres 0, 3, 6")
 say("##    in every coordinate, 3 sqrt(D) sd apart): T for rows as generated (sorted by cluster),")
@@ -103,5 +114,6 @@ for (cs in cases) {
             progress = FALSE)$T
   }, 1L), collapse = "/")
   say("  n %4d D %2d seed %d: one split at a time %s   pairs %s", n, D, cs[3], tt(FALSE), tt(TRUE))
+}
 }
 say("# done %s", format(Sys.time(), "%H:%M:%S"))
