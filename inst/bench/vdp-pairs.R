@@ -94,26 +94,26 @@ say("# load average after part 1: %s", bench_loadavg())
 
 ## 2. Three clusters in a row ------------------------------------------------------
 if (!nzchar(only)) {
-say("")
-say("## 2. Three equal spherical clusters in a row, n points each in D dimensions (centres 0, 3, 6")
-say("##    in every coordinate, 3 sqrt(D) sd apart): T for rows as generated (sorted by cluster),")
-say("##    reversed, sorted by the first column, that reversed, shuffled (seed 7)")
-cases <- if (smoke) list(c(200, 8, 1)) else
-  list(c(2000, 32, 1), c(1500, 32, 1), c(1000, 32, 1), c(500, 16, 1), c(300, 16, 1),
-       c(200, 8, 1), c(150, 4, 2))
-for (cs in cases) {
-  set.seed(cs[3])
-  n <- cs[1]
-  D <- cs[2]
-  X <- matrix(rnorm(3 * n * D), 3 * n) + rep(c(0, 3, 6), each = n)
-  o <- order(X[, 1])
-  set.seed(7)
-  orders <- list(seq_len(nrow(X)), nrow(X):1, o, rev(o), sample.int(nrow(X)))
-  tt <- function(pairs) paste(vapply(orders, function(i) {
-    fit_vdp(X[i, , drop = FALSE], pair_splits = pairs, seed = 1, threads = 1,
-            progress = FALSE)$T
-  }, 1L), collapse = "/")
-  say("  n %4d D %2d seed %d: one split at a time %s   pairs %s", n, D, cs[3], tt(FALSE), tt(TRUE))
-}
+  say("")
+  say("## 2. Three equal spherical clusters in a row, n points each in D dimensions (centres 0, 3, 6")
+  say("##    in every coordinate, 3 sqrt(D) sd apart): T for rows as generated (sorted by cluster),")
+  say("##    reversed, sorted by the first column, that reversed, shuffled (seed 7)")
+  cases <- if (smoke) list(c(200, 8, 1)) else
+    list(c(2000, 32, 1), c(1500, 32, 1), c(1000, 32, 1), c(500, 16, 1), c(300, 16, 1),
+         c(200, 8, 1), c(150, 4, 2))
+  for (cs in cases) {
+    set.seed(cs[3])
+    n <- cs[1]
+    D <- cs[2]
+    X <- matrix(rnorm(3 * n * D), 3 * n) + rep(c(0, 3, 6), each = n)
+    o <- order(X[, 1])
+    set.seed(7)
+    orders <- list(seq_len(nrow(X)), nrow(X):1, o, rev(o), sample.int(nrow(X)))
+    tt <- function(pairs) paste(vapply(orders, function(i) {
+      fit_vdp(X[i, , drop = FALSE], pair_splits = pairs, seed = 1, threads = 1,
+              progress = FALSE)$T
+    }, 1L), collapse = "/")
+    say("  n %4d D %2d seed %d: one split at a time %s   pairs %s", n, D, cs[3], tt(FALSE), tt(TRUE))
+  }
 }
 say("# done %s", format(Sys.time(), "%H:%M:%S"))
