@@ -1398,15 +1398,14 @@ static void snap_restore(vdp_state *s, const vdp_snap *p) {
 }
 
 /* Tries deleting each small component (weight below half the average),
- * smallest first, at most `candidates` of them: the component is dropped,
+ * smallest first, at most `candidates` of them (snap: the fit's one
+ * snapshot buffer, shared with the pair trials): the component is dropped,
  * everything is updated to convergence, and the result is kept only when the
  * free energy is lower. Greedy splitting can leave slivers of one cluster
  * as separate components; this removes those that do not pay for
  * themselves. */
-static void try_deletes(vdp_state *s) {
+static void try_deletes(vdp_state *s, vdp_snap *snap) {
   int tries = 0;
-  vdp_snap snap;
-  memset(&snap, 0, sizeof(snap));
   while (s->T > 1 && tries < s->ctl->candidates) {
     /* smallest component not yet tried at this T */
     double total = 0.0;
@@ -1416,18 +1415,18 @@ static void try_deletes(vdp_state *s) {
       if (slot(s, j)[0] < 0.5 * total / s->T && (k < 0 || slot(s, j)[0] < slot(s, k)[0]))
         k = j;
     if (k < 0) return;
-    snap_take(s, &snap);
+    snap_take(s, snap);
     drop_component(s, k);
     s->F = INFINITY; /* the update loop starts afresh */
     update_all(s);
     tries++;
-    s->res->n_trace = snap.n_trace;
-    if (s->F < snap.F) {
+    s->res->n_trace = snap->n_trace;
+    if (s->F < snap->F) {
       record(s, 5, s->F);
       s->res->n_deletes++;
       continue;
     }
-    snap_restore(s, &snap);
+    snap_restore(s, snap);
     return; /* the smallest could not go: larger ones are less likely to */
   }
 }
@@ -1676,7 +1675,7 @@ int vdp_fit(const double *X, int N, int D, vdp_tree *tree, const mix_prior *prio
         !try_pair(s, best_c, best_n, split_step, &snap))
       break;
   }
-  if (!s->interrupted && s->ctl->deletes) try_deletes(s);
+  if (!s->interrupted && s->ctl->deletes) try_deletes(s, &snap);
   res->interrupted = s->interrupted;
   res->worker_failed = s->remote_failed;
   /* results */
