@@ -1534,7 +1534,7 @@ static int try_pair(vdp_state *s, int c, int n_sub, int step, vdp_snap *snap) {
     }
   double bestF = INFINITY;
   int best_c = -1, best_n = 0;
-  if (!s->interrupted && !small && s->T < s->max_K)
+  if (!s->interrupted && !small) /* (the caller leaves room for both splits) */
     search_split(s, kids, nk, &bestF, &best_c, &best_n);
   if (!s->interrupted && best_c >= 0 && bestF < s->F - ctl->tol * s->N &&
       s->best_acc[0] >= min_n && s->best_acc[s->SS] >= min_n) {

@@ -182,3 +182,20 @@ robust_sets <- function() {
     attitude = list(X = attitude, y = NULL, K = NA))
   sets
 }
+
+# Three equal spherical unit clusters in a row, n rows each in D dimensions,
+# centres 0, off and 2 off in every coordinate (off sqrt(D) sd apart), rows
+# sorted by cluster; set.seed(seed) first. The case of issue 38 (vdp-prior.R,
+# vdp-pairs.R).
+bench_three_in_a_row <- function(n, D, off = 3, seed = 1) {
+  set.seed(seed)
+  matrix(stats::rnorm(3 * n * D), 3 * n) + rep(c(0, off, 2 * off), each = n)
+}
+
+# Five row orders of X: as given, reversed, sorted by the first column, that
+# reversed, and shuffled (seed 7).
+bench_row_orders <- function(X) {
+  o <- order(X[, 1])
+  set.seed(7)
+  list(seq_len(nrow(X)), nrow(X):1, o, rev(o), sample.int(nrow(X)))
+}

@@ -31,7 +31,7 @@ bench_dir <- local({
   d[file.exists(file.path(d, "bench-log.R"))][1]
 })
 source(file.path(bench_dir, "bench-log.R"))
-source(file.path(bench_dir, "bench-data.R")) # gen_separated(), the images, Fashion-MNIST
+source(file.path(bench_dir, "bench-data.R")) # gen_separated(), the images, Fashion-MNIST, rows
 smoke <- bench_smoke()
 Sys.setenv(OMP_NUM_THREADS = "1", OPENBLAS_NUM_THREADS = "1", MKL_NUM_THREADS = "1")
 say <- bench_logger(bench_out("vdp-pairs.txt"))
@@ -102,13 +102,10 @@ if (!nzchar(only)) {
     list(c(2000, 32, 1), c(1500, 32, 1), c(1000, 32, 1), c(500, 16, 1), c(300, 16, 1),
          c(200, 8, 1), c(150, 4, 2))
   for (cs in cases) {
-    set.seed(cs[3])
     n <- cs[1]
     D <- cs[2]
-    X <- matrix(rnorm(3 * n * D), 3 * n) + rep(c(0, 3, 6), each = n)
-    o <- order(X[, 1])
-    set.seed(7)
-    orders <- list(seq_len(nrow(X)), nrow(X):1, o, rev(o), sample.int(nrow(X)))
+    X <- bench_three_in_a_row(n, D, 3, cs[3])
+    orders <- bench_row_orders(X)
     tt <- function(pairs) paste(vapply(orders, function(i) {
       fit_vdp(X[i, , drop = FALSE], pair_splits = pairs, seed = 1, threads = 1,
               progress = FALSE)$T

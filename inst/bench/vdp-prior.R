@@ -294,11 +294,7 @@ if (2L %in% parts) {
   say("##    simulate_mixture(K = 5, separation = c). N training points, 20%% more held out (a random")
   say("##    part); T of the fit to the training rows as generated, then sorted by the first column,")
   say("##    reversed and shuffled. K_ok: share of the 4 fits with T = planted K.")
-  gen_row <- function(n, d, off, seed) {
-    set.seed(seed)
-    X <- matrix(rnorm(3 * n * d), 3 * n) + rep(c(0, off, 2 * off), each = n)
-    list(X = X, K = 3L)
-  }
+  gen_row <- function(n, d, off, seed) list(X = bench_three_in_a_row(n, d, off, seed), K = 3L)
   gen_sim <- function(N, d, c, seed) {
     s <- simulate_mixture(N = N, D = d, K = 5, separation = c, seed = seed)
     list(X = s$X, K = 5L)
@@ -492,14 +488,10 @@ if (5L %in% parts) {
     list(c(2000, 32, 3, 1), c(1500, 32, 3, 1), c(500, 16, 3, 1),
          c(200, 8, 3, 1), c(150, 4, 3, 2), c(1000, 32, 3, 1), c(300, 16, 3, 1))
   for (cs in cases) {
-    set.seed(cs[4])
     n <- cs[1]
     D <- cs[2]
-    X <- matrix(rnorm(3 * n * D), 3 * n) + rep(c(0, cs[3], 2 * cs[3]), each = n)
-    o <- order(X[, 1])
-    set.seed(7)
-    sh <- sample.int(nrow(X))
-    orders <- list(seq_len(nrow(X)), nrow(X):1, o, rev(o), sh)
+    X <- bench_three_in_a_row(n, D, cs[3], cs[4])
+    orders <- bench_row_orders(X)
     cells <- vapply(rn, function(r) {
       fmt_T(vapply(orders, function(i) fit_T(X[i, , drop = FALSE], r), 1L))
     }, "")
@@ -553,10 +545,9 @@ if (6L %in% parts && file.exists(ref_file)) {
   say("%6s %3s %12s %12s %12s | %9s %12s | %9s %12s", "n", "D", "F1", "F2", "F3",
       "T single", "F single", "T pairs", "F pairs")
   for (cs in cases) {
-    set.seed(if (cs[2] == 4) 2 else 1)
     n <- cs[1]
     D <- cs[2]
-    X <- matrix(rnorm(3 * n * D), 3 * n) + rep(c(0, 3, 6), each = n)
+    X <- bench_three_in_a_row(n, D, 3, seed = if (D == 4) 2 else 1) # part 5's seeds
     lab <- rep(1:3, each = n)
     f1 <- fit_vdp(X, seed = 1, threads = 1, pair_splits = FALSE, progress = FALSE)
     f2 <- fit_vdp(X, seed = 1, threads = 1, pair_splits = TRUE, progress = FALSE)
