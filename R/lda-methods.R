@@ -562,6 +562,9 @@ plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents", "select
                    ylab = "objective (ELBO)", main = "Training objective", ...)
   }
   if (has_ho) {
+    # (with scores within the laps, fit_lda(heldout_every = ), all of them)
+    hp <- x$learning_curve
+    if (!is.null(hp) && nrow(hp)) tr <- hp
     graphics::plot(tr$seconds, tr$heldout, type = "b", xlab = "seconds",
                    ylab = "held-out log-lik per token", main = "Held-out score", ...)
   }
@@ -592,6 +595,9 @@ plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents", "select
 #' @param cluster `NULL`, workers from [sparsevi_workers()] or a cluster
 #'   from [parallel::makePSOCKcluster()], as in [fit_lda()]; the rounds are
 #'   those of the fit (its `sync`).
+#' @param heldout_every As in [fit_lda()]. Missing (the default): the
+#'   fit's own setting when held-out documents are scored; `NULL` for none.
+#'   The new scores are added to `learning_curve`.
 #' @param ... Nothing else: any other argument (a misspelt one, or a setting
 #'   of the model such as `alpha`) is an error of class
 #'   `sparsevi_error_argument`.
@@ -603,8 +609,9 @@ plot.sparsevi_lda <- function(x, type = c("trace", "words", "documents", "select
 #' fit$trace
 #' @export
 update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
-                                heldout, cluster = NULL, ...) {
-  check_update_dots(..., valid = c("x", "passes", "progress", "heldout", "cluster"))
+                                heldout, cluster = NULL, heldout_every, ...) {
+  check_update_dots(..., valid = c("x", "passes", "progress", "heldout", "cluster",
+                                   "heldout_every"))
   if (missing(x)) {
     abort("`x`, the corpus to continue training on, is missing (the fit does not keep its documents).",
           "argument")
@@ -625,8 +632,14 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
   progress <- check_flag(progress, "progress")
   if (missing(heldout)) heldout <- object$heldout
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, object$vocab, seed = 1)
+  # (the fit's own setting, unless given; it needs held-out documents)
+  if (missing(heldout_every)) {
+    heldout_every <- if (!is.null(heldout)) object$control$heldout_every
+  }
+  heldout_every <- lda_check_heldout_every(heldout_every, heldout)
   state <- lda_state_topics(object$state)
   control <- object$control
+  control$heldout_every <- heldout_every
   if (!is.null(state$cache) && control$n_docs != nrow(x)) {
     # new documents: a fresh memo, starting from the fitted topics
     control$n_docs <- nrow(x)
@@ -639,7 +652,7 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
   control$n_docs <- nrow(x)
   object$control <- control
   object$state <- state
-  fit <- lda_train(object, x, passes, progress, heldout, cluster)
+  fit <- lda_train(object, x, passes, progress, heldout, cluster, heldout_every)
   n_keep <- if (is.null(control$doc_topics)) min(control$L, control$K) else control$doc_topics
   lda_keep(fit, x, heldout, n_keep)
 }

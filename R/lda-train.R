@@ -9,7 +9,7 @@
 # one-batch-at-a-time loop. The rounds are the same with or without a
 # cluster, so are the fits.
 lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spare = NULL,
-                    buffers = NULL) {
+                    buffers = NULL, within = NULL) {
   # the lap works on its own copy of a topic store: the state it was given
   # stays the last completed lap's (R/train.R)
   state <- lda_store_lap_start(state, spare)
@@ -79,13 +79,57 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
                         free$bufs[[length(free$bufs) + 1L]] <- S$x
                       }
                       state
-                    }, tally, c(0, 0))
+                    }, tally, c(0, 0),
+                    # held-out scores within the lap (lda_train(): heldout_every)
+                    after_round = if (!is.null(within)) {
+                      function(state, done) within(state, lap, done, length(visit))
+                    })
   state <- r$state
   # an engine may finish a lap (gibbs: materialise its lazy sparse topics)
   if (!is.null(engine$end_lap)) state <- engine$end_lap(state, control)
   list(state = state,
        extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
                      bytes_sent = r$sent, bytes_received = r$received))
+}
+
+# The topic-word estimate of a state within a lap, for a held-out score.
+# It reads the topics and leaves them as the lap goes on with them. The
+# memoized and streaming stores of vb and OPE are read into a new table
+# (lda_vb_finish() would hand their table over to lambda, which ends the
+# store); as there, a memoized lap whose cache is still filling (a new
+# fit's first lap) has the topics it holds fixed until the lap ends.
+lda_topic_word_within <- function(state, control) {
+  st <- state$topics$store
+  holds <- lda_step(control)$holds
+  if (!is.null(st) && holds %in% c("sums", "lambda")) {
+    state$topics$store <- NULL
+    if (identical(holds, "lambda")) {
+      state$topics$lambda <- st$X
+    } else if (is.null(state$topics$lambda)) {
+      state$topics$lambda <- .Call(ffi_lda_lambda_from_stats, st$X, control$eta)
+    }
+    return(lda_state_topic_word(state))
+  }
+  lda_state_topic_word(lda_finish_state(state, control))
+}
+
+# fit$learning_curve: the held-out score within and at the end of each lap,
+# for fits trained with heldout_every (NULL otherwise, unless an earlier
+# call kept one: update() adds its laps to it). `within`: the scores within
+# the laps (trainer$within_frame()); `laps`: the laps' trace rows; `of`: the
+# batches a lap visits. Scores within a lap that did not complete (an
+# interrupt) are dropped with it.
+lda_learning_curve <- function(old, within, laps, of, scored) {
+  if (!scored) return(old)
+  within <- within[within$lap %in% laps$lap, , drop = FALSE]
+  ends <- data.frame(lap = as.integer(laps$lap), batches = rep(as.integer(of), nrow(laps)),
+                     seconds = laps$seconds, cpu_seconds = laps$cpu_seconds,
+                     heldout = laps$heldout)
+  new <- rbind(within, ends)
+  new <- new[order(new$lap, new$batches), , drop = FALSE]
+  out <- if (is.null(old)) new else rbind(old, new)
+  rownames(out) <- NULL
+  out
 }
 
 # The rows of two traces, one after the other; columns one lacks (a fit
@@ -114,7 +158,7 @@ lda_local_view <- function(state) {
 }
 
 # Training laps of a topic model, through the one training loop (R/train.R).
-lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
+lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL, heldout_every = NULL) {
   control <- fit$control
   # (a fit saved by an older version holds its topics in the state itself)
   start <- lda_state_topics(fit$state)
@@ -160,11 +204,29 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0), upper_bound = stops,
                          heldout_unit = "/token")
   trainer$progress <- progress
+  score <- function(state) {
+    completion_score(lda_state_topic_word(lda_finish_state(state, control)),
+                     control$alpha, heldout, control$threads)
+  }
   evaluate <- function(state) {
     list(objective = lda_objective(state, control),
-         heldout = if (is.null(heldout)) NA_real_ else
-           completion_score(lda_state_topic_word(lda_finish_state(state, control)),
-                            control$alpha, heldout, control$threads))
+         heldout = if (is.null(heldout)) NA_real_ else score(state))
+  }
+  # held-out scores within a lap (fit_lda(heldout_every = n)): after the
+  # round that completes each n-th batch of the lap, except at its end
+  # (the lap's own trace row is scored there); outside the clock, as the
+  # laps' scores are
+  within_for <- function(l) {
+    if (is.null(heldout_every) || is.null(heldout)) return(NULL)
+    next_at <- heldout_every
+    function(state, lap, done, of) {
+      if (done < next_at || done >= of) return(invisible())
+      next_at <<- (done %/% heldout_every + 1L) * heldout_every
+      trainer$record_within(lap, done, of, function() {
+        completion_score(lda_topic_word_within(state, control), control$alpha, heldout,
+                         control$threads)
+      })
+    }
   }
   # between laps: empirical Bayes eta, then re-seeding dead topics (the
   # control's eta changes for the laps that follow)
@@ -246,7 +308,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
                     function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of,
-                                               spare, buffers),
+                                               spare, buffers, within_for(l)),
                     evaluate,
                     trainer,
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
@@ -255,7 +317,10 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                     on_worker_error = on_worker_error, fail_first = TRUE,
                     protect = function(state, l) lda_store_protect(state, snapshot_files),
                     recover = lda_store_recover)
-  trace <- trace_bind(trace, trainer$frame(lda_trace_extras))
+  new_rows <- trainer$frame(lda_trace_extras)
+  trace <- trace_bind(trace, new_rows)
+  path <- lda_learning_curve(fit$learning_curve, trainer$within_frame(), new_rows,
+                           sum(ex$sizes > 0), !is.null(heldout_every) && !is.null(heldout))
   state <- run$state
   run$state <- NULL
   state$snapshots <- NULL
@@ -264,6 +329,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   # the fit's lambda is built in the store's table (the store ends here)
   fit <- new_sparsevi_lda(state, control, x, trace, fit$call, in_place = TRUE)
   fit$ended <- run$ended
+  fit$learning_curve <- path
   # an interrupted lap kept some batches' proportions of its own: infer
   # them all with the final topics instead (lda_keep()); an interrupt after
   # the last lap completed (while it was scored) leaves that lap's own, when

@@ -122,12 +122,22 @@ lda_available <- function() {
 #'   (the default) is the engine's own: `TRUE` for `"gibbs"` (its share
 #'   counts the tokens a topic drew in the lap; see [lda_gibbs]) and for
 #'   Online-OPE (see [ope]), `FALSE` for `"vb"`.
+#' @param heldout_every `NULL` (default), or a whole number n: score
+#'   `heldout` also within each lap, after the round that completes every
+#'   n-th batch of the lap (as gensim's `eval_every`), outside the training
+#'   clock like the laps' scores. For stochastic and streaming training on
+#'   large corpora, where a lap takes long and the score can peak within
+#'   it. Each score builds the dense K x V topics once. The scores are in
+#'   `learning_curve`.
 #' @param ... Engine controls: for `"vb"` `max_iter`, `tol`, `converge_tol`
 #'   and `warm_start`; see [scvb0], [lda_gibbs] and [ope] for the others.
 #' @returns A `sparsevi_lda`: a list with `topic_word` (K x V), `lambda`,
 #'   `alpha`, `eta`, `K`, `vocab`, `doc_topic` (sparse D x K), `trace` (per
 #'   lap: seconds, `objective` (memoized or batch `"vb"`), `heldout`),
-#'   `ended` and, with several `K`, `select`. Ctrl-C during a lap returns
+#'   `ended`, with `heldout_every` `learning_curve` (a data frame: `lap`,
+#'   `batches` of the lap done, training `seconds` and `cpu_seconds`,
+#'   `heldout`; a row for each score within a lap and for each lap's end)
+#'   and, with several `K`, `select`. Ctrl-C during a lap returns
 #'   the last completed lap's fit, with a warning.
 #' @section Which engine:
 #' * `"cvb0"` (default): the fastest engine here, with the best held-out
@@ -186,7 +196,8 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
                     restarts = NULL, init = c("bregman", "random", "sparse", "seeded"), tau = 1, kappa = 0.6,
                     seed = NULL, threads = getOption("sparsevi.threads", 1L),
                     progress = interactive(), heldout = NULL, batches = NULL,
-                    cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = NULL, ...) {
+                    cluster = NULL, sync = NULL, doc_topics = L, reuse_dead = NULL,
+                    heldout_every = NULL, ...) {
   if (!missing(K) && length(K) > 1L) {
     # several K: fit each and keep the best (R/lda-select.R), with the
     # arguments the user gave (their values, forced here)
@@ -296,6 +307,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   }
   heldout <- if (is.null(heldout)) NULL else as_heldout(heldout, x$vocab, seed = 1,
                                                         call = here, arg = "heldout")
+  heldout_every <- lda_check_heldout_every(heldout_every, heldout, call = here)
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
     abort("Engine controls in `...` must be named, e.g. `max_iter = 50`.", "argument",
@@ -316,6 +328,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
                     n_docs = D, sync = sync, batches = user_batches,
                     reuse_dead = dead_share > 0, dead_share = dead_share,
                     eta_learn = eta_learn, doc_topics = doc_topics,
+                    heldout_every = heldout_every,
                     init_lambda = init_lambda, engine_reason = engine_reason),
                dots)
   control$step_scale <- if (is.null(dots$step_scale)) defaults$step_scale else
@@ -330,8 +343,22 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   # a store of its own frees it)
   fit <- lda_train(list(control = control, state = lda_init_state(x, control),
                         trace = lda_empty_trace(), call = call),
-                   x, passes, progress, heldout, cluster)
+                   x, passes, progress, heldout, cluster, heldout_every)
   lda_keep(fit, x, heldout, doc_topics)
+}
+
+# fit_lda(heldout_every = ), update(heldout_every = ): NULL, or a whole
+# number of batches, which needs held-out documents to score.
+lda_check_heldout_every <- function(heldout_every, heldout, call = caller_call()) {
+  if (is.null(heldout_every)) return(NULL)
+  heldout_every <- check_count(heldout_every, "heldout_every", min = 1, max = .Machine$integer.max,
+                               call = call)
+  if (is.null(heldout)) {
+    abort(paste0("`heldout_every` scores held-out documents within each lap: give them ",
+                 "as `heldout` too (e.g. from split_heldout()), or leave `heldout_every` out."),
+          "argument", call = call)
+  }
+  as.integer(heldout_every)
 }
 
 # An engine's default prior for K topics: a number, NA for 1 / K, or a

@@ -6,6 +6,7 @@
 #       local steps of the round, all from the state of the round's start
 #         (in this process, or on the workers of a cluster: executor_run())
 #       global step of each batch, in batch order
+#       (with heldout_every, a held-out score within the lap: after_round)
 #     end-of-lap step of the engine (if any)
 #     objective and held-out score (not counted as training time)
 #     stop early when the engine says it has converged
@@ -62,11 +63,16 @@ train_empty_trace <- function(extras = character(0)) {
 # Runs one lap's rounds. `visit`: batch ids in the lap's order; `run_round`
 # (round, state) -> list(results, sent, received) runs the round's local
 # steps; `global` (state, res, b) -> state applies one batch's global step;
-# `tally` (acc, res) -> acc collects the engine's per-lap statistics.
-train_rounds <- function(state, visit, sync, run_round, global, tally = NULL, acc = NULL) {
+# `tally` (acc, res) -> acc collects the engine's per-lap statistics;
+# `after_round` (state, done), if given, is called after each round's
+# global steps with the number of batches of the lap done so far (to score
+# the state within a lap; it does not change the state).
+train_rounds <- function(state, visit, sync, run_round, global, tally = NULL, acc = NULL,
+                         after_round = NULL) {
   rounds <- split(visit, ceiling(seq_along(visit) / sync))
   sent <- 0
   received <- 0
+  done <- 0L
   for (round in rounds) {
     run <- run_round(round, state)
     sent <- sent + run$sent
@@ -79,6 +85,8 @@ train_rounds <- function(state, visit, sync, run_round, global, tally = NULL, ac
     # the round's results are consumed: not kept alive (they can be
     # K x batch vocabulary each) while the next round's local steps run
     run <- res <- NULL
+    done <- done + length(round)
+    if (!is.null(after_round)) after_round(state, done)
   }
   list(state = state, acc = acc, sent = sent, received = received)
 }
@@ -95,20 +103,43 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
   env$eval_cpu <- 0
   env$rows <- list()
   env$n <- 0L
-  # evaluate() runs the objective / held-out scoring outside the clock and
-  # returns its list; the row gets the training time up to its start
-  env$record <- function(lap, evaluate, extras = list(), note = "") {
+  env$within <- list()
+  # evaluate() run outside the clock: its value and the training time (wall
+  # clock and CPU seconds) up to its start. The evaluation's time is not
+  # training time, even when an interrupt cuts it short (train_laps() then
+  # records the lap without its scores).
+  env$timed <- function(evaluate) {
     t_eval <- proc.time()[["elapsed"]]
     c_eval <- process_cpu()
     elapsed <- t_eval - env$start - env$eval_time
     cpu <- c_eval - env$cpu_start - env$eval_cpu
-    # (the evaluation's time is not training time, even when an interrupt
-    # cuts it short: train_laps() then records the lap without its scores)
     on.exit({
       env$eval_time <- env$eval_time + proc.time()[["elapsed"]] - t_eval
       env$eval_cpu <- env$eval_cpu + process_cpu() - c_eval
     })
-    ev <- evaluate()
+    list(value = evaluate(), elapsed = elapsed, cpu = cpu)
+  }
+  # a held-out score within a lap (fit_lda(heldout_every = )): score() is
+  # the score of the state after `batches` batches of lap `lap`
+  env$record_within <- function(lap, batches, of, score) {
+    tm <- env$timed(score)
+    env$within[[length(env$within) + 1L]] <-
+      list(lap = as.integer(lap), batches = as.integer(batches),
+           seconds = offset[1] + tm$elapsed, cpu_seconds = offset[2] + tm$cpu,
+           heldout = tm$value)
+    if (progress) {
+      message(sprintf("lap %d  %d/%d batches  %ss  heldout %.4f%s", lap, batches, of,
+                      format_seconds(offset[1] + tm$elapsed), tm$value, heldout_unit))
+    }
+    invisible(tm$value)
+  }
+  # evaluate() runs the objective / held-out scoring outside the clock and
+  # returns its list; the row gets the training time up to its start
+  env$record <- function(lap, evaluate, extras = list(), note = "") {
+    tm <- env$timed(evaluate)
+    ev <- tm$value
+    elapsed <- tm$elapsed
+    cpu <- tm$cpu
     row <- c(list(lap = as.integer(lap), seconds = offset[1] + elapsed,
                   cpu_seconds = offset[2] + cpu, objective = ev$objective,
                   heldout = ev$heldout,
@@ -139,6 +170,16 @@ new_trainer <- function(progress, last_lap, offset = c(0, 0), upper_bound = FALS
                       if (upper_bound) "<= " else "", format_seconds(left), note))
     }
     invisible(row)
+  }
+  # the within-lap scores as a data frame (no rows when there are none)
+  env$within_frame <- function() {
+    cols <- c("lap", "batches", "seconds", "cpu_seconds", "heldout")
+    out <- lapply(stats::setNames(cols, cols), function(nm) {
+      as.double(unlist(lapply(env$within, `[[`, nm), use.names = FALSE))
+    })
+    out$lap <- as.integer(out$lap)
+    out$batches <- as.integer(out$batches)
+    as.data.frame(out)
   }
   env$frame <- function(extras = character(0)) {
     if (!env$n) return(train_empty_trace(extras))

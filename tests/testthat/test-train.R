@@ -96,3 +96,109 @@ test_that("one registry describes every engine", {
   expect_error(fit_mixture(faithful, K = 2, global = "ml"), class = "sparsevi_error_argument")
   expect_identical(eng$mixture$globals, c("memoized", "stochastic", "batch"))
 })
+
+test_that("train_rounds() calls after_round() after each round's global steps", {
+  seen <- list()
+  run_round <- function(round, state) list(results = as.list(round * 10), sent = 0, received = 0)
+  out <- train_rounds(0, 1:5, 2, run_round, function(state, res, b) state + res,
+                      after_round = function(state, done) {
+                        seen[[length(seen) + 1L]] <<- c(state, done)
+                      })
+  expect_identical(out$state, 150)
+  # the state after the round, and the batches of the lap done so far
+  expect_identical(seen, list(c(30, 2), c(100, 4), c(150, 5)))
+})
+
+test_that("heldout_every scores within laps and leaves the fit as it is", {
+  sim <- sim_small(D = 160)
+  sp <- split_heldout(sim$dtm, 20, seed = 1)
+  cases <- list(list(local = "cvb0"), list(local = "vb", global = "stochastic"),
+                list(local = "vb", global = "memoized"), list(local = "gibbs"),
+                list(local = "ope"))
+  for (cs in cases) {
+    args <- c(list(sp$train, K = 3, n_batches = 5, passes = 2, seed = 1, progress = FALSE,
+                   heldout = sp$test), cs)
+    plain <- do.call(fit_lda, args)
+    fit <- do.call(fit_lda, c(args, list(heldout_every = 2)))
+    info <- paste(cs, collapse = " ")
+    expect_identical(fit$lambda, plain$lambda, info = info)
+    expect_identical(fit$trace$heldout, plain$trace$heldout, info = info)
+    lc <- fit$learning_curve
+    expect_identical(names(lc), c("lap", "batches", "seconds", "cpu_seconds", "heldout"))
+    expect_identical(lc$lap, rep(1:2, each = 3), info = info)
+    expect_identical(lc$batches, rep(c(2L, 4L, 5L), 2), info = info)
+    # the laps' ends are the trace's scores; within a lap, scores of their own
+    expect_identical(lc$heldout[lc$batches == 5L], fit$trace$heldout, info = info)
+    expect_true(all(is.finite(lc$heldout)), info = info)
+    expect_false(any(lc$heldout[lc$batches < 5L] %in% fit$trace$heldout), info = info)
+    expect_true(all(diff(lc$seconds) >= 0) && all(diff(lc$cpu_seconds) >= 0), info = info)
+    expect_null(plain$learning_curve)
+  }
+  # a score after the round that completes each n-th batch (sync = 2:
+  # rounds end at batches 2 and 4, so every = 1 scores there, and every = 3 at 4)
+  fit <- fit_lda(sp$train, K = 3, n_batches = 5, passes = 1, seed = 1, sync = 2,
+                 heldout = sp$test, heldout_every = 1, progress = FALSE)
+  expect_identical(fit$learning_curve$batches, c(2L, 4L, 5L))
+  fit3 <- fit_lda(sp$train, K = 3, n_batches = 5, passes = 1, seed = 1, sync = 2,
+                  heldout = sp$test, heldout_every = 3, progress = FALSE)
+  expect_identical(fit3$learning_curve$batches, c(4L, 5L))
+  # the score within a lap is that of the state there: one batch of a lap of
+  # one batch's documents, scored at the lap's end, gives the same number
+  # (ordered visits: streaming takes its batches in order)
+  b <- list(1:28, 29:56, 57:84, 85:112, 113:140)
+  start <- matrix(stats::runif(3 * ncol(sp$train)) + 0.5, 3)
+  one <- fit_lda(sp$train, K = 3, local = "vb", global = "streaming", batches = b, passes = 1,
+                 seed = 1, heldout = sp$test, heldout_every = 1, progress = FALSE,
+                 init = start)
+  part <- fit_lda(sp$train[1:56, ], K = 3, local = "vb", global = "streaming", batches = b[1:2],
+                  passes = 1, seed = 1, heldout = sp$test, progress = FALSE, init = start)
+  expect_equal(one$learning_curve$heldout[2], part$trace$heldout, tolerance = 1e-12)
+  # progress lines within the laps
+  msgs <- capture_messages(fit_lda(sp$train, K = 3, n_batches = 5, passes = 1, seed = 1,
+                                   heldout = sp$test, heldout_every = 2, progress = TRUE))
+  expect_match(msgs[1], "lap 1  2/5 batches")
+  expect_match(msgs[2], "lap 1  4/5 batches")
+  expect_match(msgs[3], "lap 1/1")
+  # update() adds its laps; NULL stops the scores within laps
+  up <- update(fit, sp$train, passes = 1, progress = FALSE)
+  expect_identical(up$learning_curve$lap, c(1L, 1L, 1L, 2L, 2L, 2L))
+  up2 <- update(up, sp$train, passes = 1, progress = FALSE, heldout_every = NULL)
+  expect_identical(nrow(up2$learning_curve), 6L)
+  expect_identical(nrow(up2$trace), 3L)
+  f <- tempfile(fileext = ".pdf")
+  grDevices::pdf(f)
+  expect_invisible(plot(up))
+  grDevices::dev.off()
+  unlink(f)
+  # bad input
+  expect_error(fit_lda(sp$train, K = 3, heldout_every = 2), class = "sparsevi_error_argument")
+  expect_error(fit_lda(sp$train, K = 3, heldout_every = 2), "`heldout`")
+  expect_error(fit_lda(sp$train, K = 3, heldout = sp$test, heldout_every = 0),
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(sp$train, K = 3, heldout = sp$test, heldout_every = "a"),
+               "`heldout_every`")
+  expect_error(update(fit, sp$train, heldout = NULL, heldout_every = 2),
+               class = "sparsevi_error_argument")
+})
+
+test_that("an interrupted lap drops its scores within the lap", {
+  sim <- sim_small(D = 160)
+  sp <- split_heldout(sim$dtm, 20, seed = 1)
+  ns <- asNamespace("sparsevi")
+  orig <- get("lda_global_memoized_lazy", envir = ns)
+  calls <- 0
+  failing <- function(state, res, batch_id, control) {
+    calls <<- calls + 1
+    if (calls > 7) stop("boom")
+    orig(state, res, batch_id, control)
+  }
+  utils::assignInNamespace("lda_global_memoized_lazy", failing, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_global_memoized_lazy", orig, ns = "sparsevi"))
+  # fails in lap 2 after three of its batches were scored within it
+  expect_warning(fit <- fit_lda(sp$train, local = "vb", K = 3, n_batches = 4, passes = 3,
+                                seed = 1, heldout = sp$test, heldout_every = 1,
+                                progress = FALSE),
+                 class = "sparsevi_warning_interrupted")
+  expect_identical(fit$learning_curve$lap, rep(1L, 4))
+  expect_identical(fit$learning_curve$batches, 1:4)
+})
