@@ -45,6 +45,10 @@
 #  SPARSEVI_BENCH_FIG4_LAPS    part 8 laps, all run (default 6)
 #  SPARSEVI_BENCH_FIG4_MEMO_BATCHES  part 8 memoized batches (default 10);
 #                              stochastic batch size: SPARSEVI_BENCH_SVI_BATCH
+#  SPARSEVI_BENCH_FIG4_EVERY   part 8: also score within each lap, every this
+#                              many batches (fit_lda(heldout_every = )); the
+#                              curves and the reach then use every score
+#                              (default 0: lap ends only)
 #  SPARSEVI_BENCH_PEER_CORPUS   part 3 corpus: kos (default) or nips_f20
 #  SPARSEVI_BENCH_VEM_EM        topicmodels VEM EM iterations (default 10)
 #  SPARSEVI_BENCH_OURS          part 3 sparsevi fits, comma-separated among
@@ -551,7 +555,9 @@ if ("7" %in% parts) {
 # priors): each L's best score, the dense (L = K) plateau (its best score),
 # the first lap end at which the fit is within 0.005 of that plateau, the
 # ratio of dense's seconds to it, and the final score's difference to
-# dense's final score.
+# dense's final score. With SPARSEVI_BENCH_FIG4_EVERY = n the scores are
+# also taken within the laps, every n batches (fit$learning_curve), and the
+# best, plateau and reach use them all.
 if ("8" %in% parts) {
   env_list <- function(name, default) strsplit(Sys.getenv(name, default), ",")[[1]]
   Ks8 <- as.integer(env_list("SPARSEVI_BENCH_FIG4_K", if (smoke) "8" else "400,800"))
@@ -562,16 +568,19 @@ if ("8" %in% parts) {
   laps8 <- as.integer(Sys.getenv("SPARSEVI_BENCH_FIG4_LAPS", if (smoke) "2" else "6"))
   svi_batch8 <- as.integer(Sys.getenv("SPARSEVI_BENCH_SVI_BATCH", if (smoke) "20" else "100"))
   memo_batches8 <- as.integer(Sys.getenv("SPARSEVI_BENCH_FIG4_MEMO_BATCHES", "10"))
+  every8 <- as.integer(Sys.getenv("SPARSEVI_BENCH_FIG4_EVERY", if (smoke) "1" else "0"))
   sp8 <- split_heldout(nips, test_frac = 0.1, seed = 1)
   for (K in Ks8) {
     Ls8 <- unique(vapply(L8_spec, function(l) if (l == "K") K else as.integer(l), 1L))
     Ls8 <- sort(unique(c(Ls8[Ls8 <= K], K)))
     for (g in globals8) for (pr in priors8) {
       bench_header(say, sprintf(
-        "== 8. Hughes & Sudderth Fig. 4: nips_f20, K = %d, vb %s, alpha %g / eta %g, L in {%s}, %d laps (every lap: converge_tol = 0), restarts on, %d train / %d test documents, %s",
+        "== 8. Hughes & Sudderth Fig. 4: nips_f20, K = %d, vb %s, alpha %g / eta %g, L in {%s}, %d laps (every lap: converge_tol = 0), restarts on, %d train / %d test documents, %s%s",
         K, g, pr[1], pr[2], paste(Ls8, collapse = ", "), laps8, nrow(sp8$train),
         nrow(sp8$test$observed), if (g == "stochastic") sprintf("batch size %d", svi_batch8) else
-          sprintf("%d batches", memo_batches8)))
+          sprintf("%d batches", memo_batches8),
+        if (every8 > 0) sprintf(", scored every %d batches within each lap (heldout_every = %d)",
+                                every8, every8) else ""))
       say("  load average: %s", paste(readLines("/proc/loadavg", warn = FALSE), collapse = ""))
       runs8 <- list()
       for (L in Ls8) {
@@ -580,13 +589,22 @@ if ("8" %in% parts) {
                        restarts = TRUE, passes = laps8, converge_tol = 0, seed = 1,
                        threads = 1, progress = FALSE, heldout = sp8$test, doc_topics = 0,
                        n_batches = if (g == "memoized") memo_batches8 else NULL,
-                       batch_size = if (g == "stochastic") svi_batch8 else NULL)
+                       batch_size = if (g == "stochastic") svi_batch8 else NULL,
+                       heldout_every = if (every8 > 0) every8)
         if (fit$local != "vb" || fit$global != g || fit$K != K) stop("part 8: the fit is not the one asked")
+        if (every8 > 0 && !identical(fit$control$heldout_every, every8)) {
+          stop("part 8: the fit was not scored within its laps")
+        }
         bench_header(say, fits = stats::setNames(list(fit), sprintf("K=%d %s L=%d", K, g, L)))
-        runs8[[as.character(L)]] <- fit$trace
-        say("  L = %-4d %s s: %s", L, tsec_label(fit$trace),
-            paste(sprintf("%.1f", tsec(fit$trace)), collapse = " "))
-        say("  L = %-4d held-out: %s", L, paste(sprintf("%.4f", fit$trace$heldout), collapse = " "))
+        curve <- if (every8 > 0) fit$learning_curve else fit$trace
+        runs8[[as.character(L)]] <- curve
+        if (every8 > 0) {
+          say("  L = %-4d at (lap.batches): %s", L,
+              paste(sprintf("%d.%d", curve$lap, curve$batches), collapse = " "))
+        }
+        say("  L = %-4d %s s: %s", L, tsec_label(curve),
+            paste(sprintf("%.1f", tsec(curve)), collapse = " "))
+        say("  L = %-4d held-out: %s", L, paste(sprintf("%.4f", curve$heldout), collapse = " "))
       }
       dense <- runs8[[as.character(K)]]
       plateau <- max(dense$heldout)
@@ -603,7 +621,8 @@ if ("8" %in% parts) {
             if (is.na(hit)) "-" else sprintf("%.2fx", t_dense / t_hit),
             utils::tail(tr$heldout, 1) - final_dense)
       }
-      say("  (reach = first lap end with held-out >= dense plateau - 0.005; seconds = %s seconds of training recorded by fit_lda, one thread, evaluation excluded)",
+      say("  (reach = first %s with held-out >= dense plateau - 0.005; seconds = %s seconds of training recorded by fit_lda, one thread, evaluation excluded)",
+          if (every8 > 0) "score (within or at the end of a lap)" else "lap end",
           tsec_label(dense))
     }
   }
