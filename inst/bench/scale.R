@@ -197,8 +197,8 @@ if ("cluster" %in% parts) {
                      cluster = "future", sync = 2, progress = FALSE)
     bench_header(say, fits = list(`future, vb` = fit))
     tr <- fit$trace
-    say("future multisession, 2 workers, L =   8: %.1f s/lap; sent %.2f MB/lap, received %.2f MB/lap; identical fit: %s",
-        mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,
+    say("future multisession, 2 workers, %s %s, L = %3d: %.1f s/lap; sent %.2f MB/lap, received %.2f MB/lap; identical fit: %s",
+        fit$local, fit$global, fit$L, mean(diff(c(0, tr$seconds))), mean(tr$bytes_sent) / 1e6,
         mean(tr$bytes_received) / 1e6,
         identical(fit$topic_word, fit_named(x, 100L, "vb", n_batches = 4, passes = 3,
                                             seed = 1, sync = 2, progress = FALSE)$topic_word))
