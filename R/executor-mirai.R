@@ -70,6 +70,14 @@
 #'   each worker (the daemons' settings, e.g. `output = TRUE`, and `tls`).
 #'   Not used by `close()`.
 #' @param timeout Seconds to wait for every worker's daemon to connect.
+#' @param task_timeout Seconds a worker may take over one task (a round's
+#'   local step, placing its batches) before the fit stops with an error of
+#'   class `sparsevi_error_worker` that keeps the last completed model;
+#'   default `Inf`, wait for ever. A worker whose host hangs with its
+#'   connection open (a frozen node, a suspended job) is otherwise waited
+#'   for without end; a dead one is found without it. Set it well above a
+#'   round's time: a worker that timed out may still be busy, so `close()`
+#'   the workers and start new ones.
 #' @return An object of class `sparsevi_workers`: a list with one element
 #'   per worker (its profile, address, host and process id). `close()` stops
 #'   the workers and returns the object invisibly.
@@ -87,7 +95,8 @@
 #'                                             mirai::ssh_config))
 #' }
 #' @export
-sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 60) {
+sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 60,
+                             task_timeout = Inf) {
   if (!requireNamespace("mirai", quietly = TRUE)) {
     abort("sparsevi_workers() needs the mirai package: install it, or pass a cluster made by parallel::makePSOCKcluster().",
           "argument")
@@ -95,6 +104,7 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
   check_count(n, "n", min = 1, max = 10000)
   n <- as.integer(n)
   check_positive(timeout, "timeout")
+  if (!identical(task_timeout, Inf)) check_positive(task_timeout, "task_timeout")
   if (!is.null(url)) {
     if (!is.character(url) || !(length(url) %in% c(1L, n)) || anyNA(url)) {
       abort(sprintf("`url` must be NULL, one URL or %d URLs (one per worker), not %s.",
@@ -123,6 +133,7 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
   profiles <- sprintf("sparsevi_%d_%d_%d", Sys.getpid(), workers_id$n, seq_len(n))
   state <- new.env(parent = emptyenv())
   state$open <- TRUE
+  state$task_timeout <- as.double(task_timeout)
   out <- structure(lapply(profiles, function(p) list(profile = p)), class = "sparsevi_workers",
                    state = state)
   ok <- FALSE
@@ -196,7 +207,10 @@ close.sparsevi_workers <- function(con, ...) {
 #' @export
 print.sparsevi_workers <- function(x, ...) {
   open <- isTRUE(attr(x, "state")$open)
-  cat(sprintf("<sparsevi_workers> %d worker(s) over mirai daemons%s\n", length(x),
+  limit <- attr(x, "state")$task_timeout
+  cat(sprintf("<sparsevi_workers> %d worker(s) over mirai daemons%s%s\n", length(x),
+              if (!is.null(limit) && is.finite(limit)) sprintf(", task timeout %g s", limit)
+              else "",
               if (open) "" else " (closed)"))
   if (open) {
     for (i in seq_along(x)) {
@@ -258,32 +272,48 @@ mirai_calls <- function(workers, ws, payloads, step) {
                             payload = payload, step = step,
                             .compute = workers[[ws[j]]]$profile)
   }
+  # the tasks were all sent at once: one deadline for them (task_timeout)
+  limit <- attr(workers, "state")$task_timeout
+  if (is.null(limit)) limit <- Inf
+  deadline <- proc.time()[["elapsed"]] + limit
   out <- vector("list", length(ws))
   for (j in seq_along(ws)) {
-    r <- mirai_wait(ms[[j]], workers[[ws[j]]]$profile)
-    if (is.null(r)) {
+    r <- mirai_wait(ms[[j]], workers[[ws[j]]]$profile, deadline)
+    if (identical(r$status, "disconnected")) {
       return(fail(j, "its daemon disconnected during the task (the worker's process died or was stopped)"))
     }
-    if (mirai::is_error_value(r)) return(fail(j, mirai_error_text(r)))
-    out[[j]] <- r
+    if (identical(r$status, "timeout")) {
+      return(fail(j, sprintf("it did not answer within %g seconds (`task_timeout` of sparsevi_workers()): its host may hang with the connection open, or a round takes longer; the worker may still be busy, so close() these workers and start new ones",
+                             limit)))
+    }
+    if (mirai::is_error_value(r$value)) return(fail(j, mirai_error_text(r$value)))
+    out[[j]] <- r$value
   }
   out
 }
 
-# The value of mirai `m`, or NULL when its worker's daemon disconnected
-# before it resolved. (Waiting with m[] alone can wait for ever: a task whose
-# daemon dies mid-task is not always resolved with an error value; the
-# request stays queued for a daemon that will never come back.) Polls every
-# millisecond, and checks the connection about every quarter second.
-mirai_wait <- function(m, profile) {
+# Waits for mirai `m`: list(status, value), status "ok" (value: the
+# result), "disconnected" when its worker's daemon disconnected before it
+# resolved, or "timeout" when it is unresolved at `deadline` (elapsed
+# seconds, proc.time()). (Waiting with m[] alone can wait for ever: a task
+# whose daemon dies mid-task is not always resolved with an error value;
+# the request stays queued for a daemon that will never come back.) Polls
+# every millisecond, and checks the connection and the clock about every
+# quarter second.
+mirai_wait <- function(m, profile, deadline = Inf) {
   i <- 0L
   while (mirai::unresolved(m)) {
     Sys.sleep(0.001)
     i <- i + 1L
-    if (i %% 250L == 0L && !mirai_connected(profile)) {
-      Sys.sleep(0.1)
-      if (mirai::unresolved(m)) return(NULL)
+    if (i %% 250L == 0L) {
+      if (!mirai_connected(profile)) {
+        Sys.sleep(0.1)
+        if (mirai::unresolved(m)) return(list(status = "disconnected", value = NULL))
+      }
+      if (proc.time()[["elapsed"]] > deadline && mirai::unresolved(m)) {
+        return(list(status = "timeout", value = NULL))
+      }
     }
   }
-  m$data
+  list(status = "ok", value = m$data)
 }

@@ -116,3 +116,41 @@ test_that("a worker that dies gives a classed error that keeps the last model", 
                class = "sparsevi_error_argument")
   expect_error(sparsevi_workers(2, remote = list()), class = "sparsevi_error_argument")
 })
+
+test_that("a worker that hangs with its connection open times out with the last model", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  w <- sparsevi_workers(2, task_timeout = 2)
+  on.exit(close(w), add = TRUE)
+  expect_output(print(w), "task timeout 2 s")
+  x <- cluster_corpus()
+  args <- list(x, local = "vb", K = 4, L = 2, n_batches = 4, seed = 9, sync = 2,
+               progress = FALSE)
+  # worker 2 hangs in its third local step (the first round of lap 2): its
+  # process lives on and its connection stays open
+  mirai::mirai({
+    ns <- asNamespace("sparsevi")
+    orig <- get("cluster_worker_run", envir = ns)
+    count <- 0
+    unlockBinding("cluster_worker_run", ns)
+    assign("cluster_worker_run", function(...) {
+      count <<- count + 1
+      if (count >= 3) Sys.sleep(20)
+      orig(...)
+    }, envir = ns)
+    TRUE
+  }, .compute = w[[2]]$profile)[]
+  t0 <- proc.time()[["elapsed"]]
+  err <- tryCatch(do.call(fit_lda, c(args, list(passes = 3, cluster = w))),
+                  sparsevi_error_worker = function(e) e)
+  expect_lt(proc.time()[["elapsed"]] - t0, 15)
+  expect_s3_class(err, "sparsevi_error_worker")
+  expect_match(conditionMessage(err), "Worker 2")
+  expect_match(conditionMessage(err), "did not answer within 2 seconds")
+  expect_s3_class(err$fit, "sparsevi_lda")
+  expect_identical(nrow(err$fit$trace), 1L)
+  expect_same_lda(err$fit, do.call(fit_lda, c(args, list(passes = 1))))
+  # bad values
+  expect_error(sparsevi_workers(1, task_timeout = 0), class = "sparsevi_error_argument")
+  expect_error(sparsevi_workers(1, task_timeout = "a"), "`task_timeout`")
+})
