@@ -67,6 +67,7 @@ lda_select_k <- function(args, call) {
   # and the validation documents scored once, after training (scoring them
   # after every lap cost more than SCVB0's training at K = 200)
   per_k$heldout <- NULL
+  per_k$heldout_every <- NULL
   per_k$doc_topics <- 0L
   threads <- if (is.null(args$threads)) getOption("sparsevi.threads", 1L) else args$threads
   rows <- list()

@@ -203,6 +203,8 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
     # arguments the user gave (their values, forced here)
     given <- setdiff(intersect(names(match.call())[-1L], names(formals(sys.function()))),
                      "...")
+    # (checked before the per-K fits; the refit of the best K uses it)
+    lda_check_heldout_every(heldout_every, heldout, call = sys.call())
     return(lda_select_k(c(mget(given), list(...)), match.call()))
   }
   call <- match.call()

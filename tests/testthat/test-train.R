@@ -202,3 +202,14 @@ test_that("an interrupted lap drops its scores within the lap", {
   expect_identical(fit$learning_curve$lap, rep(1L, 4))
   expect_identical(fit$learning_curve$batches, 1:4)
 })
+
+test_that("heldout_every with several K scores the refit of the best K", {
+  sim <- sim_small(D = 160)
+  sp <- split_heldout(sim$dtm, 20, seed = 1)
+  fit <- fit_lda(sp$train, K = c(2, 3), n_batches = 4, passes = 1, seed = 1, heldout = sp$test,
+                 heldout_every = 2, progress = FALSE)
+  expect_identical(fit$learning_curve$batches, c(2L, 4L))
+  expect_identical(fit$learning_curve$heldout[2], fit$trace$heldout)
+  expect_error(fit_lda(sp$train, K = c(2, 3), heldout_every = 2, progress = FALSE),
+               class = "sparsevi_error_argument")
+})
