@@ -3,6 +3,22 @@ sim_small <- function(seed = 1, D = 120, V = 40, K = 3) {
   simulate_lda(D = D, V = V, K = K, doc_length = 60, alpha = 0.1, eta = 0.05, seed = seed)
 }
 
+# vb's memoized global step (lda_global_memoized_lazy) failing with "boom"
+# from its call `from` on: a lap that fails after some of its batches
+# changed the store. Returns the function that puts the step back.
+fail_memoized_from <- function(from) {
+  ns <- asNamespace("sparsevi")
+  orig <- get("lda_global_memoized_lazy", envir = ns)
+  calls <- 0
+  failing <- function(state, res, batch_id, control) {
+    calls <<- calls + 1
+    if (calls >= from) stop("boom")
+    orig(state, res, batch_id, control)
+  }
+  utils::assignInNamespace("lda_global_memoized_lazy", failing, ns = "sparsevi")
+  function() utils::assignInNamespace("lda_global_memoized_lazy", orig, ns = "sparsevi")
+}
+
 # The 30-word corpus x (e.g. simulate_lda(V = 30)$dtm) with three edge cases
 # added after its first two documents: an empty document, and a document
 # whose one entry counts 0, of a 31st word ("only0") no other document has.

@@ -3,6 +3,29 @@
 # same traffic as a `parallel` cluster, several fits on the same workers,
 # daemons started by a launcher at TCP addresses, and a worker that dies.
 
+# Makes worker `worker`'s local steps fail from its `at`-th on: "die" kills
+# its process, "hang" sleeps 20 s with the connection open.
+break_worker <- function(worker, how, at) {
+  # (how and at copied into the task's own frame, which the new step keeps:
+  # the daemon clears its global variables after each task)
+  mirai::mirai({
+    ns <- asNamespace("sparsevi")
+    orig <- get("cluster_worker_run", envir = ns)
+    count <- 0
+    die <- identical(how, "die")
+    from <- at
+    unlockBinding("cluster_worker_run", ns)
+    assign("cluster_worker_run", function(...) {
+      count <<- count + 1
+      if (count >= from) {
+        if (die) tools::pskill(Sys.getpid(), tools::SIGKILL) else Sys.sleep(20)
+      }
+      orig(...)
+    }, envir = ns)
+    TRUE
+  }, how = how, at = at, .compute = worker$profile)[]
+}
+
 test_that("fits on persistent workers equal the local fits, with a PSOCK cluster's traffic", {
   skip_on_cran()
   skip_if_not_installed("mirai")
@@ -77,18 +100,7 @@ test_that("a worker that dies gives a classed error that keeps the last model", 
   args <- list(x, local = "vb", K = 4, L = 2, n_batches = 4, seed = 9, sync = 2,
                progress = FALSE)
   # worker 2 dies in its third local step: in the first round of lap 2
-  mirai::mirai({
-    ns <- asNamespace("sparsevi")
-    orig <- get("cluster_worker_run", envir = ns)
-    count <- 0
-    unlockBinding("cluster_worker_run", ns)
-    assign("cluster_worker_run", function(...) {
-      count <<- count + 1
-      if (count >= 3) tools::pskill(Sys.getpid(), tools::SIGKILL)
-      orig(...)
-    }, envir = ns)
-    TRUE
-  }, .compute = w[[2]]$profile)[]
+  break_worker(w[[2]], "die", 3)
   err <- tryCatch(do.call(fit_lda, c(args, list(passes = 3, cluster = w))),
                   sparsevi_error_worker = function(e) e)
   expect_s3_class(err, "sparsevi_error_worker")
@@ -128,18 +140,7 @@ test_that("a worker that hangs with its connection open times out with the last 
                progress = FALSE)
   # worker 2 hangs in its third local step (the first round of lap 2): its
   # process lives on and its connection stays open
-  mirai::mirai({
-    ns <- asNamespace("sparsevi")
-    orig <- get("cluster_worker_run", envir = ns)
-    count <- 0
-    unlockBinding("cluster_worker_run", ns)
-    assign("cluster_worker_run", function(...) {
-      count <<- count + 1
-      if (count >= 3) Sys.sleep(20)
-      orig(...)
-    }, envir = ns)
-    TRUE
-  }, .compute = w[[2]]$profile)[]
+  break_worker(w[[2]], "hang", 3)
   t0 <- proc.time()[["elapsed"]]
   err <- tryCatch(do.call(fit_lda, c(args, list(passes = 3, cluster = w))),
                   sparsevi_error_worker = function(e) e)

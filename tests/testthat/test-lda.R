@@ -83,19 +83,11 @@ test_that("methods print, summarise, plot and give terms and logLik", {
 
 test_that("an error in a later lap returns the last completed fit with a warning", {
   sim <- sim_small()
-  ns <- asNamespace("sparsevi")
-  # vb's memoized training runs the lazy step (its store is updated in place)
-  orig <- get("lda_global_memoized_lazy", envir = ns)
-  calls <- 0
-  failing <- function(state, res, batch_id, control) {
-    calls <<- calls + 1
-    if (calls > 3) stop("boom")
-    orig(state, res, batch_id, control)
-  }
   one <- fit_lda(sim$dtm, local = "vb", K = 3, n_batches = 2, passes = 1, seed = 1,
                  progress = FALSE)
-  utils::assignInNamespace("lda_global_memoized_lazy", failing, ns = "sparsevi")
-  on.exit(utils::assignInNamespace("lda_global_memoized_lazy", orig, ns = "sparsevi"))
+  # vb's memoized training runs the lazy step (its store is updated in place)
+  restore <- fail_memoized_from(4)
+  on.exit(restore())
   # fails in lap 2 after one of its batches changed the store
   expect_warning(fit <- fit_lda(sim$dtm, local = "vb", K = 3, n_batches = 2, passes = 4, seed = 1,
                                 progress = FALSE),
@@ -104,9 +96,8 @@ test_that("an error in a later lap returns the last completed fit with a warning
   # the model of lap 1, untouched by the failed lap
   expect_identical(fit$lambda, one$lambda)
   expect_identical(fit$state$topics$S, one$state$topics$S)
-  calls <- 0
-  utils::assignInNamespace("lda_global_memoized_lazy", function(...) stop("boom"),
-                           ns = "sparsevi")
+  restore()
+  restore <- fail_memoized_from(1)
   expect_error(fit_lda(sim$dtm, local = "vb", K = 3, passes = 2, seed = 1, progress = FALSE),
                        "boom")
 })

@@ -184,16 +184,8 @@ test_that("heldout_every scores within laps and leaves the fit as it is", {
 test_that("an interrupted lap drops its scores within the lap", {
   sim <- sim_small(D = 160)
   sp <- split_heldout(sim$dtm, 20, seed = 1)
-  ns <- asNamespace("sparsevi")
-  orig <- get("lda_global_memoized_lazy", envir = ns)
-  calls <- 0
-  failing <- function(state, res, batch_id, control) {
-    calls <<- calls + 1
-    if (calls > 7) stop("boom")
-    orig(state, res, batch_id, control)
-  }
-  utils::assignInNamespace("lda_global_memoized_lazy", failing, ns = "sparsevi")
-  on.exit(utils::assignInNamespace("lda_global_memoized_lazy", orig, ns = "sparsevi"))
+  restore <- fail_memoized_from(8)
+  on.exit(restore())
   # fails in lap 2 after three of its batches were scored within it
   expect_warning(fit <- fit_lda(sp$train, local = "vb", K = 3, n_batches = 4, passes = 3,
                                 seed = 1, heldout = sp$test, heldout_every = 1,
