@@ -41,6 +41,66 @@ static double store_step_end(int K, const double *xtot, const double *ssum, doub
   return scale_new;
 }
 
+/* One pass over the minibatch's words: X[, w[u]] += c S[, u], then S[, u]
+ * added to the row sums ssum, word after word. The columns of X sit far
+ * apart (X is K x V and the minibatch's words are scattered over the
+ * vocabulary): the next columns are prefetched while the current one is
+ * updated, as in cvb0_topic_column(). Written once as a macro and built
+ * twice: for the processor the package is compiled for, and (x86-64, GCC)
+ * with AVX2, picked when the processor has it. AVX2 without FMA: the same
+ * products and sums, bit for bit. At K = 1000 and 2,500 words (60 MB
+ * moved) the pass took 3.0 ms with R's usual flags and 2.0 ms with AVX2
+ * (inst/bench/store-bandwidth.c). */
+#define STORE_PASS(name, attr)                                                          \
+  attr static void name(int K, int U, double *X, const int *w, const double *val,        \
+                        double c, double *ssum) {                                       \
+    const int ahead = 4;                                                                \
+    for (int k = 0; k < K; k++) ssum[k] = 0.0;                                          \
+    for (int u = 0; u < U; u++) {                                                       \
+      STORE_PREFETCH(X, w, u, U, K, ahead);                                             \
+      double *restrict col = X + (svi_len)w[u] * K;                                     \
+      const double *restrict sv = val + (svi_len)u * K;                                 \
+      STORE_SIMD                                                                        \
+      for (int k = 0; k < K; k++) col[k] += c * sv[k];                                  \
+      STORE_SIMD                                                                        \
+      for (int k = 0; k < K; k++) ssum[k] += sv[k];                                     \
+    }                                                                                   \
+  }
+/* (GCC's -O2 does not vectorise these loops of a run-time length; an OpenMP
+ * simd loop is vectorised, each element's operations unchanged) */
+#ifdef _OPENMP
+#define STORE_SIMD _Pragma("omp simd")
+#else
+#define STORE_SIMD
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define STORE_PREFETCH(X, w, u, U, K, ahead)                                            \
+  if ((u) + (ahead) < (U)) {                                                            \
+    const char *nx = (const char *)((X) + (svi_len)(w)[(u) + (ahead)] * (K));           \
+    for (size_t off = 0; off < sizeof(double) * (size_t)(K); off += 64)                 \
+      __builtin_prefetch(nx + off, 1, 0);                                               \
+  }
+#else
+#define STORE_PREFETCH(X, w, u, U, K, ahead)
+#endif
+STORE_PASS(store_pass_base, )
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define STORE_MULTI 1
+STORE_PASS(store_pass_avx2, __attribute__((target("avx2"))))
+#endif
+
+static void store_pass(int K, int U, double *X, const int *w, const double *val, double c,
+                       double *ssum) {
+#ifdef STORE_MULTI
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) {
+    store_pass_avx2(K, U, X, w, val, c, ssum);
+    return;
+  }
+#endif
+  store_pass_base(K, U, X, w, val, c, ssum);
+}
+
 /* The stochastic global step on the store (the form of src/lda-gibbs-global.c),
  * as SCVB0, stochastic vb and ML-OPE take it (cvb0_global() is its dense
  * form). With
@@ -56,11 +116,15 @@ static double store_step_end(int K, const double *xtot, const double *ssum, doub
  * at most). X is updated in place, xtot_new (K) receives the new totals;
  * ssum is K doubles of scratch. Returns the new scale.
  *
- * The columns of X sit far apart (X is K x V and the minibatch's words are
- * scattered over the vocabulary): the next columns are prefetched while the
- * current one is updated, as in cvb0_topic_column(). On several threads
- * each column of X, and each block of row sums, is written by one thread,
- * the sums in word order, so the result does not depend on threads. */
+ * The update moves the summary and the minibatch's columns of X through
+ * memory (60 MB at K = 1000 and 2,500 words). On the 2-core benchmark
+ * machine a second thread did not make it faster in any form tried
+ * (inst/bench/store-bandwidth.c: columns by words then row sums by topic
+ * blocks, 3.0 ms; halves of the topics, 2.6-3.2 ms; one thread's one pass
+ * with AVX2, 2.1 ms), so up to two threads it is the one pass
+ * (store_pass()). From three threads on, the threads take the words
+ * (columns of X) in turn, then blocks of topics of the row sums, each
+ * summed in word order: the same bits as the one pass. */
 double store_update(int K, int V, double *X, const double *xtot, double scale,
                         double rho, double mult, int U, const int *w, const double *val,
                         double rescale_below, double *ssum, double *xtot_new, int threads) {
@@ -68,27 +132,10 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
   double c;
   const double scale_new = store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads,
                                             &dense, &c);
-  const int ahead = 4;
-  if (threads <= 1 || (double)K * U < 8192.0) {
-    /* one pass: each column, then the row sums of S in word order (as the
-     * dense step) */
-    for (int k = 0; k < K; k++) ssum[k] = 0.0;
-    for (int u = 0; u < U; u++) {
-#if defined(__GNUC__) || defined(__clang__)
-      if (u + ahead < U) {
-        const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
-        for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-          __builtin_prefetch(nx + off, 1, 0);
-      }
-#endif
-      double *restrict col = X + (svi_len)w[u] * K;
-      const double *restrict sv = val + (svi_len)u * K;
-      for (int k = 0; k < K; k++) col[k] += c * sv[k];
-      for (int k = 0; k < K; k++) ssum[k] += sv[k];
-    }
+  if (threads <= 2 || (double)K * U < 8192.0) {
+    store_pass(K, U, X, w, val, c, ssum);
   } else {
-    /* the threads take the words (columns of X) in turn, then blocks of
-     * at most 256 topics of the row sums, each summed in word order */
+    const int ahead = 4;
     int B = (K + 2 * threads - 1) / (2 * threads);
     B = ((B + 7) / 8) * 8;
     if (B > 256) B = 256;
@@ -101,13 +148,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
 #pragma omp for schedule(dynamic, 16) nowait
 #endif
       for (int u = 0; u < U; u++) {
-#if defined(__GNUC__) || defined(__clang__)
-        if (u + ahead < U) {
-          const char *nx = (const char *)(X + (svi_len)w[u + ahead] * K);
-          for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-            __builtin_prefetch(nx + off, 1, 0);
-        }
-#endif
+        STORE_PREFETCH(X, w, u, U, K, ahead);
         double *restrict col = X + (svi_len)w[u] * K;
         const double *restrict sv = val + (svi_len)u * K;
         for (int k = 0; k < K; k++) col[k] += c * sv[k];

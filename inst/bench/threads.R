@@ -9,7 +9,12 @@
 # totals and trace without the seconds). Part "engines" (SPARSEVI_BENCH_PARTS)
 # times one pass of every engine's default fit at K = 100 over the first
 # SPARSEVI_BENCH_ENGINE_DOCS (default 5,000) paragraphs on 1 and 2 threads,
-# the same way: the evidence for the default thread count. The machine's load (/proc/loadavg) is printed
+# the same way: the evidence for the default thread count. Part "store" (not
+# in the default parts) times the SCVB0 store update alone (the global step,
+# ffi_lda_store_update) at K = 1000 over a V = 129,289 table, minibatches of
+# 2,500 words: 20 different summaries in turn (each read from memory, as in
+# training) and one summary again and again (in cache), on 1 and 2 threads,
+# with the bytes it moves per update. The machine's load (/proc/loadavg) is printed
 # before and after each K: on a busy machine the second thread shares its
 # core and the ratio is understated. Run from the package root:
 #   nice -n 10 Rscript inst/bench/threads.R
@@ -124,6 +129,40 @@ if ("engines" %in% parts) {
     time_threads(sprintf("%s, K = %d", eng, K), function(th) {
       fit_lda(x, K, local = eng, passes = 1, seed = 1, threads = th, progress = FALSE)
     })
+  }
+  say("   load after %s", load_now())
+}
+if ("store" %in% parts) {
+  # the store update alone: X[, words] += c S (K x U) and the row sums of S,
+  # as SCVB0's global step runs it (R/lda-store.R, src/lda-store.c)
+  ns <- asNamespace("sparsevi")
+  K <- if (smoke) 8L else 1000L
+  V <- if (smoke) 500L else 129289L
+  U <- if (smoke) 50L else 2500L
+  n_sum <- if (smoke) 2L else 20L
+  st <- ns$lda_store_counts(NULL, 0, K, V)
+  set.seed(1)
+  sums <- lapply(seq_len(n_sum), function(i) {
+    list(words = sort(sample.int(V, U)) - 1L, x = stats::runif(K * U))
+  })
+  ffi <- get("ffi_lda_store_update", envir = ns)
+  per_update <- function(th, batches, reps) {
+    opts <- list(rho = 1e-3, mult = 1, rescale_below = 1e-100, t = 1, threads = as.integer(th))
+    t0 <- proc.time()[["elapsed"]]
+    for (r in seq_len(reps)) for (b in batches) .Call(ffi, st$X, st$meta, b$words, b$x, opts)
+    (proc.time()[["elapsed"]] - t0) / (reps * length(batches))
+  }
+  mb <- (3 * K * U * 8) / 1e6 # the summary read, the table's columns read and written
+  say("-- the store update alone (part store): K = %d, V = %s, %d words a minibatch; %.0f MB moved an update (the K x %d summary read, its columns of the table read and written); ms an update, median of 5 runs of %d updates",
+      K, format(V, big.mark = ","), U, mb, U, n_sum * (if (smoke) 1L else 5L))
+  say("   load before %s", load_now())
+  for (case in c("20 summaries in turn (from memory)", "one summary again (in cache)")) {
+    batches <- if (startsWith(case, "20")) sums else rep(sums[1], n_sum)
+    ms <- vapply(1:2, function(th) {
+      1000 * stats::median(vapply(1:5, function(i) per_update(th, batches, if (smoke) 1L else 5L), 0))
+    }, 0)
+    say("   %-36s 1 thread %.2f ms (%.1f GB/s)  2 threads %.2f ms (%.1f GB/s)  1 / 2: %.2fx",
+        case, ms[1], mb / ms[1], ms[2], mb / ms[2], ms[1] / ms[2])
   }
   say("   load after %s", load_now())
 }
