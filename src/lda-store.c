@@ -49,7 +49,7 @@ static double store_step_end(int K, const double *xtot, const double *ssum, doub
  * twice: for the processor the package is compiled for, and (x86-64, GCC)
  * with AVX2, picked when the processor has it. AVX2 without FMA: the same
  * products and sums, bit for bit. At K = 1000 and 2,500 words (60 MB
- * moved) the pass took 3.0 ms with R's usual flags and 2.0 ms with AVX2
+ * moved) the pass took 3.0 ms with R's usual flags and 2.1 ms with AVX2
  * (inst/bench/store-bandwidth.c). */
 #define STORE_PASS(name, attr)                                                          \
   attr static void name(int K, int U, double *X, const int *w, const double *val,        \
@@ -120,8 +120,8 @@ static void store_pass(int K, int U, double *X, const int *w, const double *val,
  * memory (60 MB at K = 1000 and 2,500 words). On the 2-core benchmark
  * machine a second thread did not make it faster in any form tried
  * (inst/bench/store-bandwidth.c: columns by words then row sums by topic
- * blocks, 3.0 ms; halves of the topics, 2.6-3.2 ms; one thread's one pass
- * with AVX2, 2.1 ms), so up to two threads it is the one pass
+ * blocks, 3.0-3.4 ms; halves of the topics, 2.6-3.2 ms; one thread's one
+ * pass with AVX2, 2.1 ms), so up to two threads it is the one pass
  * (store_pass()). From three threads on, the threads take the words
  * (columns of X) in turn, then blocks of topics of the row sums, each
  * summed in word order: the same bits as the one pass. */
@@ -151,6 +151,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
         STORE_PREFETCH(X, w, u, U, K, ahead);
         double *restrict col = X + (svi_len)w[u] * K;
         const double *restrict sv = val + (svi_len)u * K;
+        STORE_SIMD
         for (int k = 0; k < K; k++) col[k] += c * sv[k];
       }
 #ifdef _OPENMP
@@ -162,6 +163,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
         for (int k = 0; k < n; k++) acc[k] = 0.0;
         for (int u = 0; u < U; u++) {
           const double *restrict sv = val + (svi_len)u * K + k0;
+          STORE_SIMD
           for (int k = 0; k < n; k++) acc[k] += sv[k];
         }
         memcpy(ssum + k0, acc, sizeof(double) * (size_t)n);
