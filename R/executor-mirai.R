@@ -273,8 +273,7 @@ mirai_calls <- function(workers, ws, payloads, step) {
                             .compute = workers[[ws[j]]]$profile)
   }
   # the tasks were all sent at once: one deadline for them (task_timeout)
-  limit <- attr(workers, "state")$task_timeout
-  if (is.null(limit)) limit <- Inf
+  limit <- attr(workers, "state")$task_timeout %||% Inf
   deadline <- proc.time()[["elapsed"]] + limit
   out <- vector("list", length(ws))
   for (j in seq_along(ws)) {

@@ -204,28 +204,25 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL, heldout
   trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0), upper_bound = stops,
                          heldout_unit = "/token")
   trainer$progress <- progress
-  score <- function(state) {
-    completion_score(lda_state_topic_word(lda_finish_state(state, control)),
-                     control$alpha, heldout, control$threads)
-  }
+  # the held-out score of topics `tw` (K x V, rows summing to 1)
+  score <- function(tw) completion_score(tw, control$alpha, heldout, control$threads)
   evaluate <- function(state) {
     list(objective = lda_objective(state, control),
-         heldout = if (is.null(heldout)) NA_real_ else score(state))
+         heldout = if (is.null(heldout)) NA_real_ else
+           score(lda_state_topic_word(lda_finish_state(state, control))))
   }
   # held-out scores within a lap (fit_lda(heldout_every = n)): after the
   # round that completes each n-th batch of the lap, except at its end
   # (the lap's own trace row is scored there); outside the clock, as the
-  # laps' scores are
-  within_for <- function(l) {
+  # laps' scores are; a new counter for each lap
+  within_for <- function() {
     if (is.null(heldout_every) || is.null(heldout)) return(NULL)
     next_at <- heldout_every
     function(state, lap, done, of) {
       if (done < next_at || done >= of) return(invisible())
       next_at <<- (done %/% heldout_every + 1L) * heldout_every
-      trainer$record_within(lap, done, of, function() {
-        completion_score(lda_topic_word_within(state, control), control$alpha, heldout,
-                         control$threads)
-      })
+      trainer$record_within(lap, done, of,
+                            function() score(lda_topic_word_within(state, control)))
     }
   }
   # between laps: empirical Bayes eta, then re-seeding dead topics (the
@@ -308,7 +305,7 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL, heldout
   on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
                     function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of,
-                                               spare, buffers, within_for(l)),
+                                               spare, buffers, within_for()),
                     evaluate,
                     trainer,
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))
