@@ -26,8 +26,7 @@ static SEXP top_share_out(int L, int n, int **pj, double **px) {
  * NULL; 1-based in pj) and their values over their sum. */
 static void top_share_column(double *wa, int m, int L, const int *cand, int *idx, int *pj,
                              double *px) {
-  svi_select_top(wa, m, L, idx);
-  svi_sort_top(wa, idx, L); /* the L chosen in canonical order */
+  svi_top_sorted(wa, m, L, idx); /* the L largest in canonical order */
   double s = 0;
   for (int l = 0; l < L; l++) s += wa[idx[l]];
   for (int l = 0; l < L; l++) {

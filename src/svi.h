@@ -35,6 +35,10 @@ void svi_select_top(const double *w, int K, int L, int *idx);
 /* Orders idx[0..L-1] by decreasing w, lower index first among equals (the
  * order svi_select_top() selects by), in O(L log L) without extra memory. */
 void svi_sort_top(const double *w, int *idx, int L);
+/* The indices of the L largest of w[0..K-1] in that order (svi_select_top()
+ * then svi_sort_top(), the same result), faster when L is small. idx must
+ * have room for K entries. */
+void svi_top_sorted(const double *w, int K, int L, int *idx);
 /* Softmax of w over the L indices idx; writes r[0..L-1] and returns the
  * log normaliser log sum_j exp(w[idx[j]]). */
 double svi_softmax_sub(const double *w, const int *idx, int L, double *r);

@@ -56,6 +56,17 @@ test_that("kept proportions in C equal their R forms", {
     expect_identical(.Call(sparsevi:::ffi_lda_top_share, W, L, alpha),
                      sparsevi:::lda_top_share_r(W, L, alpha))
   }
+  # many topics, few kept (the one-scan path: L <= 16, K >= 4 L) and more
+  # kept (the selection): ties at and above the L-th value, rounded weights,
+  # a column that rises along the topics
+  Wb <- matrix(round(rgamma(300 * 12, 0.3), 1), 300, 12)
+  Wb[c(5, 90, 200, 299), 1] <- max(Wb[, 1]) + 1
+  Wb[, 2] <- seq_len(300)
+  Wb[, 3] <- 0
+  for (L in c(1L, 2L, 8L, 16L, 17L, 75L, 76L, 300L)) {
+    expect_identical(.Call(sparsevi:::ffi_lda_top_share, Wb, L, 0.05),
+                     sparsevi:::lda_top_share_r(Wb, L, 0.05))
+  }
   # a sparse matrix of counts (the gibbs engine's) gives the same, bit for
   # bit, without its dense form: ties among its empty topics, a column with
   # fewer entries than L, an empty column, an entry in the last topic
