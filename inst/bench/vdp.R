@@ -121,8 +121,9 @@ fig2_say <- function(first, r) {
 }
 
 # When a Fast-VDP fit first reaches the plain VDP's final free energy (or a
-# lower one; within 1e-7 of it relatively, what F_rat shows as 1.0000): the CPU seconds of its trace at that step, and VDP's whole-call
-# CPU over them ("x"); "never" when it ends above it. The trace's clock
+# lower one; within 1e-7 of it relatively, what F_rat shows as 1.0000): the
+# CPU seconds of its trace at that step, and VDP's whole-call CPU over them
+# ("x"); "never" when it ends above it. The trace's clock
 # starts after the tree is built: its time (timings$tree, one thread) is
 # added, so this is the call's time to the same quality, whatever the fit
 # does after.
