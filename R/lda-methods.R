@@ -652,7 +652,7 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
   control$n_docs <- nrow(x)
   object$control <- control
   object$state <- state
-  fit <- lda_train(object, x, passes, progress, heldout, cluster, heldout_every)
+  fit <- lda_train(object, x, passes, progress, heldout, cluster)
   n_keep <- if (is.null(control$doc_topics)) min(control$L, control$K) else control$doc_topics
   lda_keep(fit, x, heldout, n_keep)
 }

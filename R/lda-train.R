@@ -158,8 +158,9 @@ lda_local_view <- function(state) {
 }
 
 # Training laps of a topic model, through the one training loop (R/train.R).
-lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL, heldout_every = NULL) {
+lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
+  heldout_every <- control$heldout_every
   # (a fit saved by an older version holds its topics in the state itself)
   start <- lda_state_topics(fit$state)
   # a large memoized fit keeps S alone: its lambda again, as training left it

@@ -345,7 +345,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   # a store of its own frees it)
   fit <- lda_train(list(control = control, state = lda_init_state(x, control),
                         trace = lda_empty_trace(), call = call),
-                   x, passes, progress, heldout, cluster, heldout_every)
+                   x, passes, progress, heldout, cluster)
   lda_keep(fit, x, heldout, doc_topics)
 }
 

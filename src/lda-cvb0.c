@@ -33,13 +33,6 @@
  * never meet another engine's; the stream of document d of a batch is
  * CVB0_STREAM_OFFSET + stream_base + d, all below 2^53 so R can name it. */
 #define CVB0_STREAM_OFFSET (7ULL << 48)
-/* an element-wise loop of a run-time length, vectorised (GCC's -O2 leaves
- * it scalar; each element's operation is unchanged, so are the bits) */
-#ifdef _OPENMP
-#define CVB0_SIMD _Pragma("omp simd")
-#else
-#define CVB0_SIMD
-#endif
 
 void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m) {
   for (int t = 0; t < T; t++) {
@@ -409,7 +402,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
         double *dst = summary + (svi_len)u * K;
         for (int i = plan->xptr[u]; i < plan->xptr[u + 1]; i++) {
           const double *a = extra + (svi_len)plan->xslot[i] * K;
-          CVB0_SIMD
+          SVI_SIMD
           for (int k = 0; k < K; k++) dst[k] += a[k];
         }
       }

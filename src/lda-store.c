@@ -60,19 +60,12 @@ static double store_step_end(int K, const double *xtot, const double *ssum, doub
       STORE_PREFETCH(X, w, u, U, K, ahead);                                             \
       double *restrict col = X + (svi_len)w[u] * K;                                     \
       const double *restrict sv = val + (svi_len)u * K;                                 \
-      STORE_SIMD                                                                        \
+      SVI_SIMD                                                                        \
       for (int k = 0; k < K; k++) col[k] += c * sv[k];                                  \
-      STORE_SIMD                                                                        \
+      SVI_SIMD                                                                        \
       for (int k = 0; k < K; k++) ssum[k] += sv[k];                                     \
     }                                                                                   \
   }
-/* (GCC's -O2 does not vectorise these loops of a run-time length; an OpenMP
- * simd loop is vectorised, each element's operations unchanged) */
-#ifdef _OPENMP
-#define STORE_SIMD _Pragma("omp simd")
-#else
-#define STORE_SIMD
-#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define STORE_PREFETCH(X, w, u, U, K, ahead)                                            \
   if ((u) + (ahead) < (U)) {                                                            \
@@ -151,7 +144,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
         STORE_PREFETCH(X, w, u, U, K, ahead);
         double *restrict col = X + (svi_len)w[u] * K;
         const double *restrict sv = val + (svi_len)u * K;
-        STORE_SIMD
+        SVI_SIMD
         for (int k = 0; k < K; k++) col[k] += c * sv[k];
       }
 #ifdef _OPENMP
@@ -163,7 +156,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
         for (int k = 0; k < n; k++) acc[k] = 0.0;
         for (int u = 0; u < U; u++) {
           const double *restrict sv = val + (svi_len)u * K + k0;
-          STORE_SIMD
+          SVI_SIMD
           for (int k = 0; k < n; k++) acc[k] += sv[k];
         }
         memcpy(ssum + k0, acc, sizeof(double) * (size_t)n);

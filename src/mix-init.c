@@ -14,12 +14,8 @@
 #define MULT_SMOOTH 0.1
 #define MIX_INIT_TRIALS 3
 #define INIT_CHUNK 256
-/* Each lane is its own point: vectorising changes no result. */
-#ifdef _OPENMP
-#define INIT_SIMD _Pragma("omp simd")
-#else
-#define INIT_SIMD
-#endif
+/* (SVI_SIMD, svi.h: each lane is its own point, vectorising changes no
+ * result) */
 
 static int already(const svi_len *out, int c, svi_len n) {
   for (int j = 0; j < c; j++)
@@ -95,14 +91,14 @@ static void seed_dist_points(const mix_data *x, svi_len cidx, const double *scal
       const double *xd = x->X + (svi_len)d * N + s0;
       double c = cx[d];
       if (zm) {
-        INIT_SIMD
+        SVI_SIMD
         for (int i = 0; i < m; i++) {
           s[i] += xd[i] * xd[i];
           xc[i] += xd[i] * c;
         }
       } else {
         double sc = scale[d];
-        INIT_SIMD
+        SVI_SIMD
         for (int i = 0; i < m; i++) {
           double v = xd[i] - c;
           s[i] += sc * v * v;

@@ -9,14 +9,8 @@
 #include "obs-gauss.h"
 #include "mix-simd.h"
 
-/* Ask for vectorisation of the loops over a block's points (OpenMP 4 simd;
- * ignored without OpenMP). Each lane is a different point, so results do not
- * change with the vector width. */
-#ifdef _OPENMP
-#define SVI_SIMD _Pragma("omp simd")
-#else
-#define SVI_SIMD
-#endif
+/* (SVI_SIMD, svi.h, on the loops over a block's points: each lane is a
+ * different point, so results do not change with the vector width) */
 
 #define LN_2PI 1.8378770664093454836
 #define LN_PI 1.1447298858494001741

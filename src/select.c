@@ -108,24 +108,15 @@ void svi_top_sorted(const double *w, int K, int L, int *idx) {
     svi_sort_top(w, idx, L);
     return;
   }
-  for (int k = 0; k < L; k++) {
-    int j = k;
+  int n = 0; /* kept so far, idx[0 .. n) in order */
+  for (int k = 0; k < K; k++) {
+    if (n == L && !(w[k] > w[idx[L - 1]])) continue;
+    int j = n < L ? n++ : L - 1; /* (a full list drops its last) */
     while (j > 0 && w[k] > w[idx[j - 1]]) {
       idx[j] = idx[j - 1];
       j--;
     }
     idx[j] = k;
-  }
-  double last = w[idx[L - 1]];
-  for (int k = L; k < K; k++) {
-    if (!(w[k] > last)) continue;
-    int j = L - 1;
-    while (j > 0 && w[k] > w[idx[j - 1]]) {
-      idx[j] = idx[j - 1];
-      j--;
-    }
-    idx[j] = k;
-    last = w[idx[L - 1]];
   }
 }
 

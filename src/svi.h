@@ -16,6 +16,16 @@
  * are reduced in block order, so results do not depend on the thread count. */
 #define SVI_BLOCK 64
 
+/* An OpenMP simd loop (ignored without OpenMP): GCC's -O2 leaves loops of a
+ * run-time length scalar. For element-wise loops and loops whose lanes are
+ * independent (points, topics), so the bits do not change with the vector
+ * width; never for a reduction whose order sets the result. */
+#ifdef _OPENMP
+#define SVI_SIMD _Pragma("omp simd")
+#else
+#define SVI_SIMD
+#endif
+
 /* Sizes and offsets that can exceed 2^31. */
 typedef ptrdiff_t svi_len;
 
