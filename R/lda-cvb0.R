@@ -34,11 +34,11 @@
 #'   `"sample"` (default) or `"renormalise"` (see "Sparse summaries").
 #'
 #' The fit depends on `seed`
-#' and not on `threads`: training spreads each minibatch's documents over
-#' the threads (each document draws from its own random stream), keeps
-#' every word's share of the minibatch summary apart until all are done,
-#' then adds them up document by document, as one thread would; the topic
-#' update is shared by topics. `predict(fit, newdata, method = "cvb0")` runs the
+#' and not on `threads`: training gives each thread a range of consecutive
+#' documents of the minibatch (each document draws from its own random
+#' stream), keeps a word's share apart when an earlier range holds the word
+#' too, and adds those shares in document order at the end, as one thread
+#' would; the topic update is shared by topics. `predict(fit, newdata, method = "cvb0")` runs the
 #' same document updates with the topics fixed and returns
 #' \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}. The training documents'
 #' proportions (`doc_topic`) come from the last lap's document statistics.
@@ -348,8 +348,9 @@ cvb0_scratch <- function(n) {
 }
 # Doubles of scratch one training call of the local step takes
 # (ffi_lda_local_cvb0): P (K per distinct word) and, on several threads,
-# K more per entry that is not its word's first in the batch (each
-# entry's part of the summary, before they are added in document order);
+# up to K more per entry (an entry whose word an earlier range of documents
+# holds keeps its part of the summary apart until they are added in
+# document order);
 # the documents' topic counts; per-thread vectors, step tables and
 # integer indexes (a few per entry); with a sparse summary (top_L = L < K)
 # 1.5 L per entry twice more (each entry's top L, each column's sums) and

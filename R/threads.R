@@ -1,15 +1,35 @@
 #' Number of threads used by sparsevi
 #'
-#' Every engine takes a `threads` argument whose default is
-#' `getOption("sparsevi.threads", 1L)`. Results never depend on it: blocks of
-#' documents, not threads, own random streams and partial sums.
+#' Every fit, prediction and score takes a `threads` argument whose default
+#' is `getOption("sparsevi.threads", 1L)`. Results never depend on it, bit
+#' for bit: blocks of documents or points, not threads, own the random
+#' streams and the partial sums.
 #'
-#' @param threads A whole number of threads, at least 1. Under
-#'   `R CMD check` (when `_R_CHECK_LIMIT_CORES_` is set) at most 2 are used.
+#' Whatever is asked:
+#' * under `R CMD check` (when `_R_CHECK_LIMIT_CORES_` is set) at most 2
+#'   are used;
+#' * in a child process made by `fork()` (`parallel::mclapply()`,
+#'   [parallel::makeForkCluster()], future's `multicore` plan) one is used:
+#'   the OpenMP runtime of GCC does not survive a fork, and a child that
+#'   starts threads after its parent has used them waits forever;
+#' * a build without OpenMP uses one.
+#'
+#' The default is one thread because the default engine (SCVB0) is hardly
+#' faster on two at its default minibatches (0.7x to 1.1x on the shared
+#' corpora at K = 100, a quiet two-core machine), and because threads that
+#' meet at a barrier after every minibatch slow a fit badly when another
+#' program holds one of the cores. The other engines gain 1.5x to 1.8x on
+#' two threads; give `threads` (or set the option) to use them.
+#'
+#' @param threads A whole number of threads, at least 1.
 #' @returns The number of threads that will be used, an integer.
 #' @examples
 #' sparsevi_threads()
 #' sparsevi_threads(2)
+#' # for the rest of the session
+#' old <- options(sparsevi.threads = 2)
+#' sparsevi_threads()
+#' options(old)
 #' @export
 sparsevi_threads <- function(threads = getOption("sparsevi.threads", 1L)) {
   threads <- check_count(threads, "threads", min = 1, max = 1024)
@@ -17,8 +37,9 @@ sparsevi_threads <- function(threads = getOption("sparsevi.threads", 1L)) {
       identical(Sys.getenv("NOT_CRAN"), "false")) {
     threads <- min(threads, 2L)
   }
-  if (!.Call(ffi_svi_has_openmp)) threads <- 1L
-  threads
+  info <- .Call(ffi_svi_threads_info) # OpenMP built in, this process a fork's child
+  if (info[[1L]] == 0L || info[[2L]] == 1L) threads <- 1L
+  as.integer(threads)
 }
 
 # A 64-bit seed for the C random streams, as two 32-bit halves in doubles.

@@ -18,8 +18,11 @@ svi_dtm svi_dtm_list(SEXP x, SEXP V);
 uint64_t svi_seed_from_r(SEXP seed);
 /* A random stream index from an R double (a whole number in [0, 2^53]). */
 uint64_t svi_stream_from_r(SEXP stream);
-/* Number of threads from an R integer; 1 without OpenMP. */
+/* Number of threads from an R integer; 1 without OpenMP or in a child of
+ * fork(). */
 int svi_threads_from_r(SEXP threads);
+/* Records this process id for that (R_init_sparsevi() calls it). */
+void svi_threads_init(void);
 /* A view without the content checks (ffi_dtm_validate reports those as
  * codes); only the shape of the parts is checked. */
 svi_dtm svi_dtm_view_unchecked(SEXP doc_ptr, SEXP term, SEXP count, SEXP V);

@@ -8,7 +8,7 @@
 extern SEXP ffi_svi_special(SEXP, SEXP);
 extern SEXP ffi_svi_select_top(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
-extern SEXP ffi_svi_has_openmp(void);
+extern SEXP ffi_svi_threads_info(void);
 /* document-term layer (dtm-ffi.c) */
 extern SEXP ffi_dtm_validate(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_doc_dot(SEXP, SEXP, SEXP, SEXP);
@@ -20,6 +20,7 @@ extern SEXP ffi_svi_table_alloc(SEXP, SEXP);
 extern SEXP ffi_svi_table_info(SEXP);
 extern SEXP ffi_svi_is_table(SEXP);
 extern void svi_table_register(DllInfo *dll);
+extern void svi_threads_init(void);
 /* ownership of in-place writes (own.c) */
 extern SEXP ffi_svi_give_up(SEXP);
 extern SEXP ffi_svi_owns(SEXP);
@@ -116,7 +117,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
     {"ffi_svi_select_top", (DL_FUNC)&ffi_svi_select_top, 3},
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
-    {"ffi_svi_has_openmp", (DL_FUNC)&ffi_svi_has_openmp, 0},
+    {"ffi_svi_threads_info", (DL_FUNC)&ffi_svi_threads_info, 0},
     /* document-term layer (dtm-ffi.c) */
     {"ffi_dtm_validate", (DL_FUNC)&ffi_dtm_validate, 4},
     {"ffi_dtm_doc_dot", (DL_FUNC)&ffi_dtm_doc_dot, 4},
@@ -224,4 +225,5 @@ void R_init_sparsevi(DllInfo *dll) {
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
   svi_table_register(dll);
+  svi_threads_init();
 }

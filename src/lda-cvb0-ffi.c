@@ -10,6 +10,10 @@
 #include "ffi.h"
 #include "lda-cvb0.h"
 
+/* the largest share of a batch's entries that may take a slot of the
+ * summary on several threads (cvb0_summary_plan()); above it, one thread */
+#define CVB0_SLOT_SHARE 0.4
+
 /* The document update's settings, by name (cvb0_settings(), R/lda-cvb0.R):
  * alpha, doc_s, doc_tau, doc_kappa, passes, shuffle and kernel, the vector
  * width (0 = widest available). */
@@ -235,13 +239,25 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     memset(sp.acc, 0, sizeof(double) * (size_t)threads * (size_t)K);
     memset(sp.mark, 0, sizeof(int) * (size_t)threads * (size_t)K);
     spp = &sp;
-  } else if (want && threads > 1) {
+  } else if (want && threads > 1 && U < INT_MAX / 2) {
+    plan.R = threads < x.D ? threads : (x.D > 1 ? x.D : 1);
+    plan.rdoc = (int *)arena_take(&arena, (size_t)plan.R + 1, sizeof(int));
     plan.dest = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
     plan.xptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
     plan.xslot = (int *)arena_take(&arena, (size_t)(nnz - U), sizeof(int));
-    const int n_extra = cvb0_summary_plan(nnz, ecol, U, plan.dest, plan.xptr, plan.xslot);
-    plan.extra = (double *)arena_take(&arena, (size_t)K * (size_t)n_extra, sizeof(double));
-    pl = &plan;
+    int *first = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
+    const int n_extra =
+        cvb0_summary_plan(&x, ecol, U, plan.R, plan.rdoc, plan.dest, plan.xptr, plan.xslot, first);
+    /* writing a slot and adding it later costs a thread about twice what
+     * adding an entry to its column does (memory, not arithmetic): when
+     * more than CVB0_SLOT_SHARE of the entries need one (long documents
+     * over a small vocabulary: nips_f20 0.46, poliblog5k 0.45 at two
+     * threads), the threads gain nothing, and one thread runs the
+     * documents (the same bits either way) */
+    if ((double)n_extra <= CVB0_SLOT_SHARE * (double)nnz) {
+      plan.extra = (double *)arena_take(&arena, (size_t)K * (size_t)n_extra, sizeof(double));
+      pl = &plan;
+    }
   }
   cvb0_local(&x, &tp, P, ecol, U, &cs, sd, sb, threads, th,
              (want && !sparse) ? REAL(summary) : NULL, pl, spp, tables, g_all, order_all);

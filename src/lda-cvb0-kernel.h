@@ -280,11 +280,12 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L
  * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. The last
  * pass gives m gamma of each of the document's words to the summary:
  * - with dest not NULL (the batch's entries, cvb0_summary_plan()), entry e
- *   of this document writes it to column dest[e] of sum when dest[e] >= 0
- *   (the word's first entry in the batch: 0 + m gamma, as the one-thread
- *   order starts), else to slot -dest[e] - 1 of extra (K each), which
- *   cvb0_local() later adds to the column in document order; documents
- *   then write disjoint memory and may run on any thread;
+ *   of this document writes it to column u = dest[e] / 2 of sum when
+ *   dest[e] = 2 u (the word's first entry in the batch: 0 + m gamma, as
+ *   the one-thread order starts), adds it there when dest[e] = 2 u + 1 (a
+ *   later entry in the same range of documents, which one thread runs in
+ *   order), else writes it to slot -dest[e] - 1 of extra (K each), which
+ *   cvb0_local() later adds to the column in document order;
  * - else, with sum not NULL (one thread, documents in order), it adds m
  *   gamma to the word's column of sum through g2 (K scratch).
  * Both give the same bits.
@@ -315,10 +316,11 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
         tv[e] = 0.0;
       }
     } else if (dest) {
-      /* nothing to add: a first entry's column starts at 0 */
+      /* nothing to add: a first entry's column starts at 0, a slot is 0 */
       for (int j = 0; j < n; j++) {
         const int slot = dest[start + j];
-        double *a = slot >= 0 ? sum + (svi_len)slot * K : extra + (svi_len)(-slot - 1) * K;
+        if (slot >= 0 && (slot & 1)) continue;
+        double *a = slot >= 0 ? sum + (svi_len)(slot >> 1) * K : extra + (svi_len)(-slot - 1) * K;
         memset(a, 0, sizeof(double) * (size_t)K);
       }
     }
@@ -374,10 +376,14 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
                           tk + o, tv + o);
       } else if (last && dest) {
         const int slot = dest[start + j];
-        if (slot >= 0)
-          CVB0_FN(cvb0_scale_first)(K, m / s, g, sum + (svi_len)slot * K);
-        else
+        if (slot < 0) {
           CVB0_FN(cvb0_scale)(K, m / s, g, extra + (svi_len)(-slot - 1) * K);
+        } else if (slot & 1) {
+          CVB0_FN(cvb0_scale)(K, m / s, g, g2);
+          CVB0_FN(cvb0_add)(K, g2, sum + (svi_len)(slot >> 1) * K);
+        } else {
+          CVB0_FN(cvb0_scale_first)(K, m / s, g, sum + (svi_len)(slot >> 1) * K);
+        }
       } else if (last && sum) {
         CVB0_FN(cvb0_scale)(K, m / s, g, g2);
         CVB0_FN(cvb0_add)(K, g2, sum + (svi_len)col[j] * K);

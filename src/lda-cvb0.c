@@ -184,26 +184,57 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
 
 /* Where each entry of a batch puts its last-pass m gamma (cvb0_doc()), so
  * that documents can run on several threads and the summary still be
- * summed in document order, as on one thread: the first entry of each
- * word (in entry order: documents in order) writes its column of the
- * summary, dest[e] = its column u; every later entry of the word writes
- * its own slot of K values, dest[e] = -(slot + 1), slots numbered in entry
- * order. The slots of column u are xslot[xptr[u] .. xptr[u + 1]),
- * increasing. ecol[e] is the column of entry e (nnz entries, U columns);
- * xptr has U + 1 ints, xslot room for nnz - U. Returns the number of
- * slots. O(nnz + U). */
-int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
-                      int *xslot) {
-  for (int u = 0; u <= U; u++) xptr[u] = 0;
+ * summed in document order, as on one thread. The documents are cut into R
+ * ranges of consecutive documents with about equal numbers of entries
+ * (rdoc, R + 1 boundaries), one thread each, which runs its documents in
+ * order. A column's entries in the first range that holds its word go
+ * straight to the summary, in order: the first writes the column (dest[e]
+ * = 2 u), the others add to it (2 u + 1). Every entry of the word in a
+ * later range writes its own slot of K values, dest[e] = -(slot + 1),
+ * slots numbered in entry order; the slots of column u are xslot[xptr[u]
+ * .. xptr[u + 1]), increasing, and are added after the ranges, in order.
+ * Each cell is then the same sum in the same order as on one thread; only
+ * entries of a word seen in an earlier range need a slot (with R = 1, none).
+ * ecol[e] is the column of entry e (U columns); xptr has U + 1 ints, xslot
+ * room for nnz - U, first U ints of scratch. Returns the number of slots.
+ * O(nnz + U + D). */
+int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int *rdoc, int *dest,
+                      int *xptr, int *xslot, int *first) {
+  const svi_len nnz = x->doc_ptr[x->D];
+  /* ranges: range r starts at the first document whose entries start at
+   * or after r nnz / R */
+  rdoc[0] = 0;
+  int d = 0;
+  for (int r = 1; r < R; r++) {
+    const double at = (double)nnz * r / R;
+    while (d < x->D && (double)x->doc_ptr[d] < at) d++;
+    rdoc[r] = d;
+  }
+  rdoc[R] = x->D;
+  for (int u = 0; u < U; u++) {
+    first[u] = -1;
+    xptr[u] = 0;
+  }
+  xptr[U] = 0;
   int n_extra = 0;
-  for (svi_len e = 0; e < nnz; e++) {
-    const int u = ecol[e];
-    dest[e] = (xptr[u]++ == 0) ? u : -(++n_extra);
+  for (int r = 0; r < R; r++) {
+    for (svi_len e = x->doc_ptr[rdoc[r]]; e < x->doc_ptr[rdoc[r + 1]]; e++) {
+      const int u = ecol[e];
+      if (first[u] < 0) {
+        first[u] = r;
+        dest[e] = 2 * u;
+      } else if (first[u] == r) {
+        dest[e] = 2 * u + 1;
+      } else {
+        dest[e] = -(++n_extra);
+        xptr[u]++;
+      }
+    }
   }
   /* xptr[u]: the end of column u's slots, then (filled backwards) its start */
   int end = 0;
   for (int u = 0; u < U; u++) {
-    end += xptr[u] > 0 ? xptr[u] - 1 : 0;
+    end += xptr[u];
     xptr[u] = end;
   }
   xptr[U] = n_extra;
@@ -300,22 +331,40 @@ typedef struct {
  * say (cvb0_doc()); g and order are the calling thread's scratch. Inside a
  * parallel region the threads share both loops; outside it one thread runs
  * them in order. */
-static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, const int *dest,
+static void cvb0_pass_doc(const cvb0_pass *ps, int d, double *g, int *order, const int *dest,
                           double *extra, double *summary, int *tk, double *tv, int *il) {
+  svi_rng r;
+  svi_rng_init(&r, ps->seed, CVB0_STREAM_OFFSET + ps->stream_base + (uint64_t)d);
+  ps->doc_fn(ps->x, d, ps->P, ps->ecol, ps->cs, ps->rho, ps->log1m, &r,
+             ps->theta + (svi_len)ps->cs->K * d, g, g + ps->cs->K, order, dest, extra, summary,
+             tk, tv, il);
+}
+
+/* The batch's topic columns P, then every document: one at a time
+ * (dynamically) with rdoc NULL, else the R ranges of documents rdoc gives
+ * (cvb0_summary_plan()), each range's documents in order on one thread. */
+static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, const int *rdoc,
+                          const int *dest, double *extra, double *summary, int *tk, double *tv,
+                          int *il) {
   const int K = ps->cs->K, U = ps->U;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 32)
 #endif
   for (int u = 0; u < U; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
+  if (rdoc) {
+#ifdef _OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+    for (int r = 0; r < R; r++)
+      for (int d = rdoc[r]; d < rdoc[r + 1]; d++)
+        cvb0_pass_doc(ps, d, g, order, dest, extra, summary, tk, tv, il);
+    return;
+  }
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-  for (int d = 0; d < ps->x->D; d++) {
-    svi_rng r;
-    svi_rng_init(&r, ps->seed, CVB0_STREAM_OFFSET + ps->stream_base + (uint64_t)d);
-    ps->doc_fn(ps->x, d, ps->P, ps->ecol, ps->cs, ps->rho, ps->log1m, &r,
-               ps->theta + (svi_len)d * K, g, g + K, order, dest, extra, summary, tk, tv, il);
-  }
+  for (int d = 0; d < ps->x->D; d++)
+    cvb0_pass_doc(ps, d, g, order, dest, extra, summary, tk, tv, il);
 }
 
 /* The local step over a minibatch (or the fold-in when summary is NULL).
@@ -326,15 +375,17 @@ static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, const int 
  * summary: K x U output, column u the sum over the batch's entries of word
  * u, in document order, of m gamma.
  *
- * The documents are spread over the threads one at a time, dynamically:
- * each has its own random stream. Training (a summary) with plan not NULL
- * (cvb0_summary_plan(); extra holds K doubles per slot) writes each
- * entry's m gamma to its own place, then the threads share the summary's
- * columns and each adds its columns' slots in document order: every cell
- * of the summary is the same sum in the same order as with documents added
- * one after another, so the fit does not depend on threads. With plan NULL
- * training runs on one thread, documents in order, adding into the summary
- * directly.
+ Each document has its own random stream. Training (a summary) with plan
+ * not NULL (cvb0_summary_plan(); extra holds K doubles per slot) runs the
+ * plan's ranges of documents, one thread each: an entry whose word first
+ * appears in its range adds its m gamma to the summary, any other writes
+ * its own slot; then the threads share the summary's columns and each adds
+ * its columns' slots in document order. Every cell of the summary is the
+ * same sum in the same order as with documents added one after another, so
+ * the fit does not depend on threads. With plan NULL training runs on one
+ * thread, documents in order, adding into the summary directly; the
+ * fold-in (no summary) spreads the documents over the threads one at a
+ * time, dynamically.
  *
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
  * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
@@ -366,7 +417,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       double *g = g_all + (svi_len)tid * gstride;
       int *order = order_all + (svi_len)tid * ostride;
       int *il = sp->il + (svi_len)tid * (L + K);
-      cvb0_pass_run(&ps, g, order, NULL, NULL, NULL, sp->tk, sp->tv, il);
+      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp->tk, sp->tv, il);
       double *acc = sp->acc + (svi_len)tid * K;
       int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
 #ifdef _OPENMP
@@ -378,7 +429,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
   }
   if (summary && !plan) {
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
-    cvb0_pass_run(&ps, g_all, order_all, NULL, NULL, summary, NULL, NULL, NULL);
+    cvb0_pass_run(&ps, g_all, order_all, 0, NULL, NULL, NULL, summary, NULL, NULL, NULL);
     return;
   }
   const int *dest = summary ? plan->dest : NULL;
@@ -391,7 +442,8 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     const int tid = svi_thread_id();
     double *g = g_all + (svi_len)tid * gstride;
     int *order = order_all + (svi_len)tid * ostride;
-    cvb0_pass_run(&ps, g, order, dest, extra, summary, NULL, NULL, NULL);
+    cvb0_pass_run(&ps, g, order, summary ? plan->R : 0, summary ? plan->rdoc : NULL, dest,
+                  extra, summary, NULL, NULL, NULL);
     if (summary) {
       /* each column's later entries, in document order (the slots of a
        * column increase); the region's end waits for all */

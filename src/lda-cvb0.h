@@ -35,7 +35,9 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
 svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs);
 /* Where a batch's entries put their part of the summary (cvb0_summary_plan()). */
 typedef struct {
-  int *dest;     /* nnz: the column of a word's first entry, else -(slot + 1) */
+  int R;         /* ranges of documents, one thread each */
+  int *rdoc;     /* R + 1: range r holds documents rdoc[r] .. rdoc[r + 1] - 1 */
+  int *dest;     /* nnz: 2 u (write column u), 2 u + 1 (add to it), else -(slot + 1) */
   int *xptr;     /* U + 1: column u's slots are xslot[xptr[u] .. xptr[u + 1]) */
   int *xslot;    /* nnz - U */
   double *extra; /* K doubles per slot */
@@ -59,8 +61,8 @@ typedef struct {
 } cvb0_sparse;
 svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int *cptr,
                          int *cent, svi_len *cap);
-int cvb0_summary_plan(svi_len nnz, const int *ecol, int U, int *dest, int *xptr,
-                      int *xslot);
+int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int *rdoc, int *dest,
+                      int *xptr, int *xslot, int *first);
 void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
                 double *theta, double *summary, const cvb0_plan *plan,

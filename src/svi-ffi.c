@@ -6,6 +6,9 @@
 #include <string.h>
 #include "ffi.h"
 #include <Rmath.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
 
 svi_dtm svi_dtm_view_unchecked(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
   svi_dtm x;
@@ -164,11 +167,37 @@ uint64_t svi_stream_from_r(SEXP stream) {
   return (uint64_t)svi_real_arg(stream, 0, 9007199254740992.0, "stream");
 }
 
+/* A child of fork() (parallel::mclapply(), makeForkCluster(), future's
+ * multicore plan) runs on one thread: GNU OpenMP's thread pool does not
+ * survive a fork, and a child that opens a parallel region of two or more
+ * threads after its parent has used the pool waits forever. Every kernel's
+ * thread count passes through svi_threads_from_r(), which compares the
+ * process id with the one recorded when the DLL was loaded (no fork handler,
+ * which could outlive an unloaded DLL). Results do not depend on it. */
+#ifndef _WIN32
+static pid_t svi_pid = 0;
+#endif
+
+void svi_threads_init(void) {
+#ifndef _WIN32
+  svi_pid = getpid();
+#endif
+}
+
+static int svi_forked(void) {
+#ifndef _WIN32
+  return svi_pid != 0 && getpid() != svi_pid;
+#else
+  return 0;
+#endif
+}
+
 int svi_threads_from_r(SEXP threads) {
   int n = svi_int_arg(threads, 1, 1024, "threads");
 #ifndef _OPENMP
   n = 1;
 #endif
+  if (n > 1 && svi_forked()) n = 1;
   return n;
 }
 
@@ -260,12 +289,18 @@ SEXP ffi_svi_rng_unif(SEXP seed, SEXP stream, SEXP n_) {
   return out;
 }
 
-SEXP ffi_svi_has_openmp(void) {
+/* c(OpenMP built in (0/1), this process a child of fork() (0/1)), as R
+ * integers: sparsevi_threads() (R/threads.R) reads it. */
+SEXP ffi_svi_threads_info(void) {
+  SEXP out = PROTECT(Rf_allocVector(INTSXP, 2));
 #ifdef _OPENMP
-  return Rf_ScalarLogical(1);
+  INTEGER(out)[0] = 1;
 #else
-  return Rf_ScalarLogical(0);
+  INTEGER(out)[0] = 0;
 #endif
+  INTEGER(out)[1] = svi_forked();
+  UNPROTECT(1);
+  return out;
 }
 
 void svi_set_sparse_by_word(SEXP out, int slot, int K, int V, const int *words, int Vb,

@@ -14,7 +14,12 @@
 # ffi_lda_store_update) at K = 1000 over a V = 129,289 table, minibatches of
 # 2,500 words: 20 different summaries in turn (each read from memory, as in
 # training) and one summary again and again (in cache), on 1 and 2 threads,
-# with the bytes it moves per update. The machine's load (/proc/loadavg) is printed
+# with the bytes it moves per update. Part "corpora" (not in the default
+# parts) times every engine's default call (all its laps) at K =
+# SPARSEVI_BENCH_CORPUS_K (100) on SPARSEVI_BENCH_CORPORA (kos, nips_f20,
+# sotu_chunks, wikipara20000), engines SPARSEVI_BENCH_ENGINES (cvb0, vb,
+# ope, gibbs); SPARSEVI_BENCH_BUSY=1 keeps a busy loop on one core meanwhile.
+# The machine's load (/proc/loadavg) is printed
 # before and after each K: on a busy machine the second thread shares its
 # core and the ratio is understated. Run from the package root:
 #   nice -n 10 Rscript inst/bench/threads.R
@@ -131,6 +136,39 @@ if ("engines" %in% parts) {
     })
   }
   say("   load after %s", load_now())
+}
+if ("corpora" %in% parts) {
+  # every engine's default call on each shared corpus (90% of it, the split
+  # of seed 1), whole fits at their default laps: the evidence for the
+  # default thread count (threads = 1 while fits are not faster on 2). With
+  # SPARSEVI_BENCH_BUSY=1 a busy loop (sh, normal priority) holds one core
+  # throughout: a machine where something else runs.
+  K <- if (smoke) 4L else as.integer(Sys.getenv("SPARSEVI_BENCH_CORPUS_K", "100"))
+  names_c <- if (smoke) "sim" else strsplit(Sys.getenv("SPARSEVI_BENCH_CORPORA",
+    "kos,nips_f20,sotu_chunks,wikipara20000"), ",")[[1]]
+  engines <- strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,vb,ope,gibbs"), ",")[[1]]
+  busy <- identical(Sys.getenv("SPARSEVI_BENCH_BUSY"), "1") && !smoke
+  busy_pid <- NULL
+  if (busy) {
+    pidfile <- tempfile()
+    system(sprintf("sh -c 'echo $$ > %s; while :; do :; done' > /dev/null 2>&1 &", pidfile))
+    Sys.sleep(0.5)
+    busy_pid <- as.integer(readLines(pidfile))
+  }
+  say("-- every engine's default call on the shared corpora: fit_lda(train, K = %d, local = <engine>, seed = 1, threads = th, progress = FALSE), train = 90%% of the corpus (split_heldout(x, 0.1, seed = 1)); %s",
+      K, if (busy) "a busy loop at normal priority holds one core throughout" else "no other load")
+  for (cn in names_c) {
+    xc <- if (smoke) bench_sim_corpus(D = 300, V = 60, K = 4, seed = 1) else bench_corpus(cn)
+    tr <- split_heldout(xc, test_frac = 0.1, seed = 1)$train
+    say("   %s: %s documents, V = %s; load before %s", cn, format(nrow(tr), big.mark = ","),
+        format(ncol(tr), big.mark = ","), load_now())
+    for (eng in engines) {
+      time_threads(sprintf("%s, %s, K = %d", cn, eng, K), function(th) {
+        fit_lda(tr, K, local = eng, seed = 1, threads = th, progress = FALSE)
+      })
+    }
+  }
+  if (!is.null(busy_pid)) tools::pskill(busy_pid)
 }
 if ("store" %in% parts) {
   # the store update alone: X[, words] += c S (K x U) and the row sums of S,

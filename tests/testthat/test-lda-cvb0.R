@@ -127,6 +127,31 @@ test_that("SCVB0 is reproducible by seed and identical across thread counts", {
   expect_false(isTRUE(all.equal(a$topics$lambda, d$topics$lambda)))
 })
 
+test_that("SCVB0's summary is the one-thread sum with any number of document ranges", {
+  # long documents over a small vocabulary (most entries' words were seen in
+  # an earlier range), an empty document and a document of zero counts: the
+  # ranges' direct adds, slots and empty entries must give the one-thread bits
+  sim <- simulate_lda(D = 60, V = 25, K = 3, doc_length = 200, seed = 5)
+  x <- sim$dtm
+  x <- sparsevi:::dtm_subset(x, c(1:20, 1, 21:60))
+  x$count[x$doc_ptr[2] + seq_len(x$doc_ptr[3] - x$doc_ptr[2])] <- 0
+  x$doc_ptr <- c(x$doc_ptr[1:31], x$doc_ptr[31:length(x$doc_ptr)])
+  x$doc_names <- NULL
+  K <- 5
+  rng <- uniform_source(9)
+  state <- lda_test_state(lambda = matrix(0.01 + rng(K * 25), K, 25), t = 3)
+  ctl <- list(alpha = 0.1, burnin = 0L, shuffle = TRUE, doc_start = "topics")
+  one <- sparsevi:::lda_local_cvb0(x, state, ctl, c(0, 3), 1L)
+  for (th in c(2L, 3L, 7L)) {
+    more <- sparsevi:::lda_local_cvb0(x, state, ctl, c(0, 3), th)
+    expect_identical(more$summary, one$summary)
+    expect_identical(more$doc_topic, one$doc_topic)
+  }
+  ref <- ref_cvb0_local(x, state$topics$lambda, 0.1, c(0, 3), stream_base = 3 * 2^26,
+                        passes = 1L, start = "topics")
+  expect_equal(cvb0_dense(one, 25), ref$summary, tolerance = 1e-12)
+})
+
 test_that("the SCVB0 fold-in returns proportions and finds the planted mixtures", {
   sim <- simulate_lda(D = 60, V = 60, K = 3, doc_length = 200, alpha = 0.1,
                       eta = 0.05, seed = 5)

@@ -77,6 +77,29 @@ test_that("threads default to the option and are capped under check", {
   expect_lte(sparsevi_threads(2), 2L)
 })
 
+test_that("a child of fork() runs on one thread, after its parent used two", {
+  skip_on_os("windows")
+  skip_if_not(.Call(sparsevi:::ffi_svi_threads_info)[[1L]] == 1L, "built without OpenMP")
+  sim <- simulate_lda(D = 120, V = 60, K = 3, seed = 1)
+  # the parent starts OpenMP's thread pool
+  f0 <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 1, threads = 2,
+                progress = FALSE)
+  expect_identical(.Call(sparsevi:::ffi_svi_threads_info)[[2L]], 0L)
+  # in the child, two threads would wait forever for GCC's pool; a timeout
+  # keeps a regression from hanging the tests
+  job <- parallel::mcparallel({
+    f <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 1, threads = 2,
+                 progress = FALSE)
+    list(threads = sparsevi_threads(2), same = identical(f$lambda, f0$lambda))
+  })
+  res <- parallel::mccollect(job, wait = FALSE, timeout = 60)
+  if (is.null(res)) tools::pskill(job$pid)
+  expect_false(is.null(res))
+  res <- res[[1L]]
+  expect_identical(res$threads, 1L)
+  expect_true(res$same)
+})
+
 test_that("seeds are validated and do not touch the user's RNG", {
   set.seed(1)
   before <- .Random.seed
