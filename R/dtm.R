@@ -282,14 +282,16 @@ fmt_int <- function(x) {
   dtm_subset(x, idx)
 }
 
+# Documents idx (whole numbers in 1..nrow(x), any order) of a corpus, in
+# that order. The entries are copied in C (ffi_dtm_subset()): in R, the
+# positions vector and three subsets took a tenth of a one-pass default
+# fit over 60,000 paragraphs at K = 100, which makes a batch this way.
 dtm_subset <- function(x, idx) {
-  starts <- x$doc_ptr[idx]
-  lens <- x$doc_ptr[idx + 1L] - starts
-  pos <- sequence(lens, from = starts + 1L)
+  p <- .Call(ffi_dtm_subset, x$doc_ptr, x$term, x$count, as.integer(idx))
   new_sparsevi_dtm(
-    doc_ptr = c(0L, as.integer(cumsum(lens))),
-    term = x$term[pos],
-    count = x$count[pos],
+    doc_ptr = p$doc_ptr,
+    term = p$term,
+    count = p$count,
     vocab = x$vocab,
     doc_names = if (is.null(x$doc_names)) NULL else x$doc_names[idx]
   )

@@ -193,3 +193,48 @@ SEXP ffi_dtm_batch_words(SEXP term) {
   UNPROTECT(1);
   return out;
 }
+
+/* The documents idx (1-based, any order, repeats allowed) of a corpus, in
+ * that order: list(doc_ptr, term, count) of the subset (R/dtm.R,
+ * dtm_subset()). One pass over the chosen documents' entries. */
+SEXP ffi_dtm_subset(SEXP doc_ptr, SEXP term, SEXP count, SEXP idx) {
+  svi_need_int(doc_ptr, -1, "doc_ptr");
+  svi_need_int(term, -1, "term");
+  svi_need_real(count, XLENGTH(term), "count");
+  svi_need_int(idx, -1, "idx");
+  const R_xlen_t D = XLENGTH(doc_ptr) - 1, n = XLENGTH(idx);
+  if (D < 0) Rf_error("internal error: doc_ptr is empty");
+  const int *dp = INTEGER(doc_ptr), *id = INTEGER(idx);
+  double total = 0.0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    if (id[i] == NA_INTEGER || id[i] < 1 || id[i] > D)
+      Rf_error("internal error: document index out of range");
+    const int a = dp[id[i] - 1], b = dp[id[i]];
+    if (a < 0 || b < a || b > XLENGTH(term)) Rf_error("internal error: malformed doc_ptr");
+    total += (double)(b - a);
+  }
+  if (total > INT_MAX) Rf_error("internal error: the subset has too many entries");
+  const char *names[] = {"doc_ptr", "term", "count"};
+  SEXP out = PROTECT(svi_named_list(3, names));
+  SEXP p = Rf_allocVector(INTSXP, n + 1);
+  SET_VECTOR_ELT(out, 0, p);
+  SEXP t = Rf_allocVector(INTSXP, (R_xlen_t)total);
+  SET_VECTOR_ELT(out, 1, t);
+  SEXP c = Rf_allocVector(REALSXP, (R_xlen_t)total);
+  SET_VECTOR_ELT(out, 2, c);
+  int *po = INTEGER(p), *to = INTEGER(t);
+  double *co = REAL(c);
+  const int *ti = INTEGER(term);
+  const double *ci = REAL(count);
+  int at = 0;
+  po[0] = 0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    const int a = dp[id[i] - 1], len = dp[id[i]] - a;
+    memcpy(to + at, ti + a, sizeof(int) * (size_t)len);
+    memcpy(co + at, ci + a, sizeof(double) * (size_t)len);
+    at += len;
+    po[i + 1] = at;
+  }
+  UNPROTECT(1);
+  return out;
+}

@@ -125,6 +125,35 @@ test_that("[ subsets documents by index, logical and name", {
   expect_error(x["nope", ], class = "sparsevi_error_argument")
 })
 
+test_that("the C subset of documents matches the plain-R one", {
+  # the R form it replaced: positions by sequence(), then three subsets
+  ref_subset <- function(x, idx) {
+    starts <- x$doc_ptr[idx]
+    lens <- x$doc_ptr[idx + 1L] - starts
+    pos <- sequence(lens, from = starts + 1L)
+    list(doc_ptr = c(0L, as.integer(cumsum(lens))), term = x$term[pos],
+         count = x$count[pos])
+  }
+  x <- simulate_lda(D = 50, V = 30, K = 3, doc_length = 12, seed = 2)$dtm
+  x$doc_ptr <- c(x$doc_ptr, x$doc_ptr[51L]) # an empty document (51)
+  x$doc_names <- NULL
+  rng <- uniform_source(4)
+  for (idx in list(1:51, 51:1, c(3L, 3L, 51L, 7L), integer(0), 51L,
+                   as.integer(1 + floor(rng(200) * 51)))) {
+    s <- sparsevi:::dtm_subset(x, idx)
+    r <- ref_subset(x, idx)
+    expect_identical(s$doc_ptr, r$doc_ptr)
+    expect_identical(s$term, r$term)
+    expect_identical(s$count, r$count)
+  }
+  # (doubles are whole numbers here, as R's callers give them)
+  expect_identical(sparsevi:::dtm_subset(x, c(2, 5)), sparsevi:::dtm_subset(x, c(2L, 5L)))
+  expect_error(.Call(sparsevi:::ffi_dtm_subset, x$doc_ptr, x$term, x$count, 52L),
+               "out of range")
+  expect_error(.Call(sparsevi:::ffi_dtm_subset, x$doc_ptr, x$term, x$count, NA_integer_),
+               "out of range")
+})
+
 test_that("saveRDS/readRDS round-trips a dtm", {
   f <- tempfile(fileext = ".rds")
   on.exit(unlink(f))
