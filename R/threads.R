@@ -14,12 +14,13 @@
 #'   starts threads after its parent has used them waits forever;
 #' * a build without OpenMP uses one.
 #'
-#' The default is one thread because the default engine (SCVB0) is hardly
-#' faster on two at its default minibatches (0.7x to 1.1x on the shared
-#' corpora at K = 100, a quiet two-core machine), and because threads that
-#' meet at a barrier after every minibatch slow a fit badly when another
-#' program holds one of the cores. The other engines gain 1.5x to 1.8x on
-#' two threads; give `threads` (or set the option) to use them.
+#' The default is one thread. On a quiet two-core machine two threads run
+#' the default call `fit_lda(x, K = 100)` 0.95x to 1.4x as fast as one on
+#' the package's seven benchmark corpora (1.6x at K = 1000 on 60,000
+#' paragraphs), and the other engines 1.1x to 1.8x; but the threads meet
+#' after every minibatch, and beside one busy program on the other core the
+#' default call ran at 0.4x to 0.6x. Give `threads` (or set the option) where
+#' the cores are free.
 #'
 #' @param threads A whole number of threads, at least 1.
 #' @returns The number of threads that will be used, an integer.
