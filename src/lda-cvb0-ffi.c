@@ -246,15 +246,16 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     plan.xptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
     plan.xslot = (int *)arena_take(&arena, (size_t)(nnz - U), sizeof(int));
     int *first = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
-    const int n_extra =
-        cvb0_summary_plan(&x, ecol, U, plan.R, plan.rdoc, plan.dest, plan.xptr, plan.xslot, first);
     /* writing a slot and adding it later costs a thread about twice what
      * adding an entry to its column does (memory, not arithmetic): when
      * more than CVB0_SLOT_SHARE of the entries need one (long documents
      * over a small vocabulary: nips_f20 0.46, poliblog5k 0.45 at two
      * threads), the threads gain nothing, and one thread runs the
-     * documents (the same bits either way) */
-    if ((double)n_extra <= CVB0_SLOT_SHARE * (double)nnz) {
+     * documents (the same bits either way; the threads still build the
+     * topic columns) */
+    const int n_extra = cvb0_summary_plan(&x, ecol, U, plan.R, (int)(CVB0_SLOT_SHARE * (double)nnz),
+                                          plan.rdoc, plan.dest, plan.xptr, plan.xslot, first);
+    if (n_extra >= 0) {
       plan.extra = (double *)arena_take(&arena, (size_t)K * (size_t)n_extra, sizeof(double));
       pl = &plan;
     }

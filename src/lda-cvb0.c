@@ -196,10 +196,11 @@ svi_len cvb0_scratch_size(const svi_dtm *x, const cvb0_settings *cs) {
  * Each cell is then the same sum in the same order as on one thread; only
  * entries of a word seen in an earlier range need a slot (with R = 1, none).
  * ecol[e] is the column of entry e (U columns); xptr has U + 1 ints, xslot
- * room for nnz - U, first U ints of scratch. Returns the number of slots.
- * O(nnz + U + D). */
-int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int *rdoc, int *dest,
-                      int *xptr, int *xslot, int *first) {
+ * room for nnz - U, first U ints of scratch. Returns the number of slots,
+ * or -1 as soon as they pass max_slots (xptr and xslot are then not
+ * filled). O(nnz + U + D). */
+int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int max_slots,
+                      int *rdoc, int *dest, int *xptr, int *xslot, int *first) {
   const svi_len nnz = x->doc_ptr[x->D];
   /* ranges: range r starts at the first document whose entries start at
    * or after r nnz / R */
@@ -226,6 +227,7 @@ int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int *rdoc
       } else if (first[u] == r) {
         dest[e] = 2 * u + 1;
       } else {
+        if (n_extra == max_slots) return -1;
         dest[e] = -(++n_extra);
         xptr[u]++;
       }
@@ -340,17 +342,19 @@ static void cvb0_pass_doc(const cvb0_pass *ps, int d, double *g, int *order, con
              tk, tv, il);
 }
 
-/* The batch's topic columns P, then every document: one at a time
- * (dynamically) with rdoc NULL, else the R ranges of documents rdoc gives
+/* The batch's topic columns P (unless have_columns), then every document:
+ * one at a time (dynamically) with rdoc NULL, else the R ranges of documents rdoc gives
  * (cvb0_summary_plan()), each range's documents in order on one thread. */
 static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, const int *rdoc,
                           const int *dest, double *extra, double *summary, int *tk, double *tv,
-                          int *il) {
+                          int *il, int have_columns) {
   const int K = ps->cs->K, U = ps->U;
+  if (!have_columns) {
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 32)
 #endif
-  for (int u = 0; u < U; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
+    for (int u = 0; u < U; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
+  }
   if (rdoc) {
 #ifdef _OPENMP
 #pragma omp for schedule(static, 1)
@@ -417,7 +421,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       double *g = g_all + (svi_len)tid * gstride;
       int *order = order_all + (svi_len)tid * ostride;
       int *il = sp->il + (svi_len)tid * (L + K);
-      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp->tk, sp->tv, il);
+      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp->tk, sp->tv, il, 0);
       double *acc = sp->acc + (svi_len)tid * K;
       int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
 #ifdef _OPENMP
@@ -429,7 +433,16 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
   }
   if (summary && !plan) {
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
-    cvb0_pass_run(&ps, g_all, order_all, 0, NULL, NULL, NULL, summary, NULL, NULL, NULL);
+    if (threads > 1) {
+      /* (the documents on one thread: the topic columns on all of them
+       * first, then cvb0_pass_run() skips them) */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 32) num_threads(threads)
+#endif
+      for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
+    }
+    cvb0_pass_run(&ps, g_all, order_all, 0, NULL, NULL, NULL, summary, NULL, NULL, NULL,
+                  threads > 1);
     return;
   }
   const int *dest = summary ? plan->dest : NULL;
@@ -443,7 +456,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     double *g = g_all + (svi_len)tid * gstride;
     int *order = order_all + (svi_len)tid * ostride;
     cvb0_pass_run(&ps, g, order, summary ? plan->R : 0, summary ? plan->rdoc : NULL, dest,
-                  extra, summary, NULL, NULL, NULL);
+                  extra, summary, NULL, NULL, NULL, 0);
     if (summary) {
       /* each column's later entries, in document order (the slots of a
        * column increase); the region's end waits for all */

@@ -61,8 +61,8 @@ typedef struct {
 } cvb0_sparse;
 svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int *cptr,
                          int *cent, svi_len *cap);
-int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int *rdoc, int *dest,
-                      int *xptr, int *xslot, int *first);
+int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int max_slots,
+                      int *rdoc, int *dest, int *xptr, int *xslot, int *first);
 void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,
                 const cvb0_settings *cs, uint64_t seed, uint64_t stream_base, int threads,
                 double *theta, double *summary, const cvb0_plan *plan,
