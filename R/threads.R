@@ -15,7 +15,7 @@
 #' * a build without OpenMP uses one.
 #'
 #' The default is one thread. On a quiet two-core machine two threads run
-#' the default call `fit_lda(x, K = 100)` 0.95x to 1.4x as fast as one on
+#' the default call `fit_lda(x, K = 100)` 1.05x to 1.4x as fast as one on
 #' the package's seven benchmark corpora (1.6x at K = 1000 on 60,000
 #' paragraphs), and the other engines 1.1x to 1.8x; but the threads meet
 #' after every minibatch, and beside one busy program on the other core the
