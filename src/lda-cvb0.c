@@ -342,19 +342,17 @@ static void cvb0_pass_doc(const cvb0_pass *ps, int d, double *g, int *order, con
              tk, tv, il);
 }
 
-/* The batch's topic columns P (unless have_columns), then every document:
- * one at a time (dynamically) with rdoc NULL, else the R ranges of documents rdoc gives
+/* The batch's topic columns P, then every document: one at a time
+ * (dynamically) with rdoc NULL, else the R ranges of documents rdoc gives
  * (cvb0_summary_plan()), each range's documents in order on one thread. */
 static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, const int *rdoc,
                           const int *dest, double *extra, double *summary, int *tk, double *tv,
-                          int *il, int have_columns) {
+                          int *il) {
   const int K = ps->cs->K, U = ps->U;
-  if (!have_columns) {
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 32)
 #endif
-    for (int u = 0; u < U; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
-  }
+  for (int u = 0; u < U; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
   if (rdoc) {
 #ifdef _OPENMP
 #pragma omp for schedule(static, 1)
@@ -379,17 +377,18 @@ static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, con
  * summary: K x U output, column u the sum over the batch's entries of word
  * u, in document order, of m gamma.
  *
- Each document has its own random stream. Training (a summary) with plan
+ * Each document has its own random stream. Training (a summary) with plan
  * not NULL (cvb0_summary_plan(); extra holds K doubles per slot) runs the
  * plan's ranges of documents, one thread each: an entry whose word first
  * appears in its range adds its m gamma to the summary, any other writes
  * its own slot; then the threads share the summary's columns and each adds
  * its columns' slots in document order. Every cell of the summary is the
  * same sum in the same order as with documents added one after another, so
- * the fit does not depend on threads. With plan NULL training runs on one
- * thread, documents in order, adding into the summary directly; the
- * fold-in (no summary) spreads the documents over the threads one at a
- * time, dynamically.
+ * the fit does not depend on threads. With plan NULL training runs the
+ * documents as one range, in order on one thread, adding into the summary
+ * directly (the threads share only the topic columns); the fold-in (no
+ * summary) spreads the documents over the threads one at a time,
+ * dynamically.
  *
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
  * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
@@ -421,7 +420,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       double *g = g_all + (svi_len)tid * gstride;
       int *order = order_all + (svi_len)tid * ostride;
       int *il = sp->il + (svi_len)tid * (L + K);
-      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp->tk, sp->tv, il, 0);
+      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp->tk, sp->tv, il);
       double *acc = sp->acc + (svi_len)tid * K;
       int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
 #ifdef _OPENMP
@@ -433,16 +432,16 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
   }
   if (summary && !plan) {
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
-    if (threads > 1) {
-      /* (the documents on one thread: the topic columns on all of them
-       * first, then cvb0_pass_run() skips them) */
+    const int whole[2] = {0, x->D};
+    (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 32) num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
-      for (int u = 0; u < U; u++) cvb0_topic_column(K, tp, u, U, P);
+    {
+      const int tid = svi_thread_id();
+      cvb0_pass_run(&ps, g_all + (svi_len)tid * gstride, order_all + (svi_len)tid * ostride, 1,
+                    whole, NULL, NULL, summary, NULL, NULL, NULL);
     }
-    cvb0_pass_run(&ps, g_all, order_all, 0, NULL, NULL, NULL, summary, NULL, NULL, NULL,
-                  threads > 1);
     return;
   }
   const int *dest = summary ? plan->dest : NULL;
@@ -456,7 +455,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     double *g = g_all + (svi_len)tid * gstride;
     int *order = order_all + (svi_len)tid * ostride;
     cvb0_pass_run(&ps, g, order, summary ? plan->R : 0, summary ? plan->rdoc : NULL, dest,
-                  extra, summary, NULL, NULL, NULL, 0);
+                  extra, summary, NULL, NULL, NULL);
     if (summary) {
       /* each column's later entries, in document order (the slots of a
        * column increase); the region's end waits for all */

@@ -99,8 +99,9 @@ void svi_select_top(const double *w, int K, int L, int *idx) {
  * document's kept topics) one scan that keeps the best L so far in order,
  * each entry compared once with the L-th best: 0.8 us a document at K =
  * 1000, L = 8 (ffi_lda_top_share() from R, 100 documents a call), against
- * 8.1 us for the selection and sort below, which do the rest. The entries come in index order, so an entry precedes an equal
- * one already kept only if larger: the same set and order either way. */
+ * 8.1 us for the selection and sort below, which do the rest. The entries
+ * come in index order, so an entry precedes an equal one already kept only
+ * if larger: the same set and order either way. */
 void svi_top_sorted(const double *w, int K, int L, int *idx) {
   if (L <= 0) return;
   if (L > 16 || K < 4 * L) {
