@@ -56,6 +56,11 @@ void svi_need_size(double a, double b, double limit, const char *what);
 SEXP svi_table_alloc(int K, int V);
 /* The same, every entry 0. */
 SEXP svi_table_zero(int K, int V);
+/* The same, with its pages first touched on `threads` threads (each a
+ * contiguous share): the system zeroes a fresh page on the thread that
+ * touches it first, so a table that is then written sparsely (a seeded
+ * start) does not have that work done on one thread. Same values. */
+SEXP svi_table_zero_on(int K, int V, int threads);
 /* Such a table holding a copy of the double matrix X, with its attributes. */
 SEXP svi_table_copy(SEXP X);
 void svi_table_register(DllInfo *dll);

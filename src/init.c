@@ -45,7 +45,7 @@ extern SEXP ffi_lda_store_release(SEXP);
 extern SEXP ffi_lda_store_save(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_load(SEXP);
 extern SEXP ffi_lda_store_recount(SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_store_seeded(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_seeded(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* batch summaries on the wire (wire-ffi.c) */
 extern SEXP ffi_wire_pack(SEXP, SEXP);
 extern SEXP ffi_wire_unpack(SEXP, SEXP, SEXP, SEXP);
@@ -153,7 +153,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_store_save", (DL_FUNC)&ffi_lda_store_save, 3},
     {"ffi_lda_store_load", (DL_FUNC)&ffi_lda_store_load, 1},
     {"ffi_lda_store_recount", (DL_FUNC)&ffi_lda_store_recount, 3},
-    {"ffi_lda_store_seeded", (DL_FUNC)&ffi_lda_store_seeded, 5},
+    {"ffi_lda_store_seeded", (DL_FUNC)&ffi_lda_store_seeded, 6},
     /* batch summaries on the wire (wire-ffi.c) */
     {"ffi_wire_pack", (DL_FUNC)&ffi_wire_pack, 2},
     {"ffi_wire_unpack", (DL_FUNC)&ffi_wire_unpack, 4},

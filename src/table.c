@@ -273,6 +273,20 @@ SEXP svi_table_alloc(int K, int V) { return table_new(K, V, 0); }
 
 SEXP svi_table_zero(int K, int V) { return table_new(K, V, 1); }
 
+SEXP svi_table_zero_on(int K, int V, int threads) {
+  SEXP X = table_new(K, V, 1);
+  double *p = REAL(X);
+  /* one write of 0 a 4 KB page (the block is all 0 already: calloc) */
+  const svi_len step = 4096 / (svi_len)sizeof(double);
+  const svi_len pages = ((svi_len)XLENGTH(X) + step - 1) / step;
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+#endif
+  for (svi_len i = 0; i < pages; i++) p[i * step] = 0.0;
+  return X;
+}
+
 SEXP svi_table_copy(SEXP X) {
   svi_need_matrix(X, REALSXP, -1, -1, "X");
   SEXP out = PROTECT(svi_table_alloc(Rf_nrows(X), Rf_ncols(X)));

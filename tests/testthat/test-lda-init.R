@@ -52,10 +52,18 @@ test_that("the seeded start's store in C equals its R form, and its lambda the s
   chosen <- c(4L, 18L, 1L, 42L, 60L) # documents, one per topic
   s <- sparsevi:::lda_seed_counts(x, chosen)
   ref <- sparsevi:::lda_seeded_store_r(s, 5L, 50L)
-  got <- .Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, as.integer(s$k), as.integer(s$v), s$x)
-  expect_identical(got$X + 0, ref$X)
-  expect_identical(got$meta[1:2], c(1, 0))
-  expect_equal(got$meta, ref$meta, tolerance = 1e-14)
+  for (th in c(1L, 2L)) {
+    # (on 2 threads the table's pages are first touched by both: same values)
+    got <- .Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, as.integer(s$k), as.integer(s$v),
+                 s$x, th)
+    expect_identical(got$X + 0, ref$X)
+    expect_identical(got$meta[1:2], c(1, 0))
+    expect_equal(got$meta, ref$meta, tolerance = 1e-14)
+  }
+  # a table of several pages (4 KB each): every entry but the seeds 0
+  s2 <- list(k = c(0L, 6L, 2L), v = c(0L, 1999L, 1000L), x = c(3, 1, 2))
+  big <- .Call(sparsevi:::ffi_lda_store_seeded, 7L, 2000L, s2$k, s2$v, s2$x, 2L)
+  expect_identical(big$X + 0, sparsevi:::lda_seeded_store_r(s2, 7L, 2000L)$X)
   # lambda = eta + X: eta plus each topic's chosen document's counts
   table <- matrix(0.01, 5, 50)
   at <- cbind(s$k + 1L, s$v + 1L)
@@ -64,9 +72,9 @@ test_that("the seeded start's store in C equals its R form, and its lambda the s
   expect_null(st$topics$lambda)
   expect_identical(sparsevi:::lda_store_lambda(st$topics$store, 0.01)$lambda + 0, table)
   expect_equal(st$tot, rowSums(table), tolerance = 1e-14)
-  expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 5L, 0L, 1),
+  expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 5L, 0L, 1, 1L),
                "outside the table")
-  expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 0L, 0L, -1),
+  expect_error(.Call(sparsevi:::ffi_lda_store_seeded, 5L, 50L, 0L, 0L, -1, 1L),
                "non-negative")
 })
 
