@@ -31,7 +31,8 @@
 #'   `predict(fit, newdata, method = "cvb0")`, 1 to 1000, default 10.
 #' * `sparse_rest`: with [fit_lda()]'s `L` below K, how a word's
 #'   responsibilities beyond its most likely topics reach the summary:
-#'   `"sample"` (default) or `"renormalise"` (see "Sparse summaries").
+#'   `"shape"` (default), `"sample"` or `"renormalise"` (see "Sparse
+#'   summaries").
 #'
 #' The fit depends on `seed`
 #' and not on `threads`: training gives each thread a range of consecutive
@@ -89,19 +90,32 @@
 #'
 #' @section Sparse summaries:
 #' Give `L` (below K) to [fit_lda()] and each (document, word) entry of a
-#' minibatch adds only `L` topics to the minibatch's summary, instead of
-#' its count times all K responsibilities: with `sparse_rest = "sample"`
-#' (default) its `L - 1` most likely topics as they are and the rest of its
-#' count on one other topic, drawn in proportion (so the summary is right
-#' on average); with `"renormalise"` its `L` most likely topics, scaled up
-#' to its whole count. The documents' own topic counts still use all K.
-#' A minibatch's summary then has at most `L` values per entry, which is
-#' what a cluster's workers send back ([sparsevi_cluster]). It costs
-#' held-out score and, on one thread, time: at K = 100, 10 laps, on seven
-#' corpora, `L = 16` scored 0.01 to 0.08 nats per token below the dense
-#' summary (`L = 32`: 0.007 to 0.05) and took 4.6 to 10 times its CPU
-#' time; `"renormalise"` lost 0.02 to 0.15 at `L = 16`
-#' (`inst/bench/results/cvb0-sparse.txt`). So the default stays dense
+#' minibatch adds at most `L` values to the minibatch's summary, instead
+#' of its count times all K responsibilities. With `sparse_rest = "shape"`
+#' (default) an entry keeps its `L` most likely topics exactly and gives
+#' the rest of its count as one number, which the topic update spreads
+#' over the other topics in proportion to the word's current topics (what
+#' the entry would give them if its document's counts were equal across
+#' those topics, where they are mostly near 0); a word with K / `L` or more
+#' entries in the minibatch, whose column holds all K topics anyway, adds
+#' its exact responsibilities. With `"sample"` an entry keeps its `L - 1`
+#' most likely topics and puts the rest of its count on one other topic,
+#' drawn in proportion (right on average); with `"renormalise"` its `L`
+#' most likely topics, scaled up to its whole count. The documents' own
+#' topic counts still use all K. The summary is what a cluster's workers
+#' send back ([sparsevi_cluster]): at K = 1000 over Wikipedia paragraphs,
+#' `L = 32` sends about a tenth of the dense summary's bytes; at K = 100
+#' it saves little (0.7 to 1.2 times the dense bytes at `L = 32`), since a
+#' minibatch's words there mostly have K / `L` entries or more.
+#' Measured (`inst/bench/results/cvb0-sparse.txt`): at K = 100, 10 laps,
+#' on seven corpora, `"shape"` with `L = 32` scored within 0.003 nats per
+#' token of the dense summary (one corpus 0.013 above it), `L = 16` within
+#' 0.025; `"sample"` lost 0.007 to 0.05 at `L = 32` and 0.01 to 0.08 at
+#' `L = 16`. One pass over 60,000 Wikipedia paragraphs at K = 1000:
+#' `"shape"`, `L = 32`, 0.011 below the dense summary; `"sample"` 0.19
+#' below. On one thread an `L` below K costs time (choosing each entry's
+#' topics): at K = 100 several times the dense step's CPU time, at
+#' K = 1000 about 1.5 times. So the default stays dense
 #' (`L` not given, or `L = K`, gives the same fit as before, bit for bit).
 #'
 #' @name scvb0
@@ -136,7 +150,7 @@ cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
                       doc_start = "topics",
                       infer_passes = 10L, L = NA_integer_,
-                      sparse_rest = "sample")
+                      sparse_rest = "shape")
 
 # Resolves SCVB0's settings once, when fit_lda() builds its control list
 # (fit_lda() calls the engine's `control`, R/engines.R). The engine's topic schedule
@@ -250,12 +264,15 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
 }
 
 # The sparse summary's forms (top_L < K), in the order of the C code's
-# numbering (src/lda-cvb0-kernel.h, cvb0_top()): "renormalise" each entry's
-# L largest responsibilities renormalised to its count; "sample" its L - 1
-# largest and the rest of its count on one other topic drawn in proportion
-# (unbiased). The engine control `sparse_rest`, default
+# numbering (src/lda-cvb0-kernel.h, cvb0_top() and cvb0_shape()):
+# "renormalise" each entry's L largest responsibilities renormalised to its
+# count; "sample" its L - 1 largest and the rest of its count on one other
+# topic drawn in proportion (unbiased); "shape" its L largest and the rest
+# spread over the other topics in proportion to the word's topic column,
+# exact for a word with K / L entries or more in the minibatch (its column
+# holds K topics anyway). The engine control `sparse_rest`, default
 # cvb0_defaults$sparse_rest.
-cvb0_rests <- c("renormalise", "sample")
+cvb0_rests <- c("renormalise", "sample", "shape")
 
 # The summary's responsibilities per entry as the C settings hold them: L
 # when it is below K, else 0 (all K: the dense summary, also for NA or NULL).
@@ -303,6 +320,10 @@ cvb0_totals <- function(state) {
 # step reads it as it is (lda_store_update()), and a cluster worker sends
 # it back so.
 cvb0_summary_parts <- function(S, K) {
+  if (is.list(S) && !is.object(S) && !is.null(S$r)) {
+    abort("internal error: the shape form's summary needs its topics (cvb0_shape_parts()).",
+          "internal")
+  }
   if (is.list(S) && !is.object(S) && !is.null(S$p)) {
     # a sparse summary (top_L < K, see below): its K x U block
     U <- length(S$words)
@@ -319,6 +340,18 @@ cvb0_summary_parts <- function(S, K) {
   storage.mode(M) <- "double"
   w <- which(colSums(M != 0) > 0)
   list(words = as.integer(w - 1L), x = as.double(M[, w, drop = FALSE]))
+}
+
+# The shape form's summary (list(words, p, k, v, r), sparse_rest = "shape")
+# as list(words, x): column u is r[u] times word words[u]'s topic column
+# lambda_kv / tot_k normalised over k, plus its values, floored at 0
+# (ffi_lda_cvb0_shape_columns()); lambda = affine[1] + affine[2] X with
+# totals tot. The global step reads it so, under the topics before the
+# step.
+cvb0_shape_parts <- function(S, X, affine, tot, threads = 1L) {
+  list(words = S$words,
+       x = .Call(ffi_lda_cvb0_shape_columns, X, as.double(affine), as.double(tot), S,
+                 as.integer(threads)))
 }
 
 cvb0_summary_dense <- function(S, K, V) {
@@ -358,14 +391,15 @@ cvb0_scratch <- function(n) {
 # the documents' topic counts; per-thread vectors, step tables and
 # integer indexes (a few per entry); with a sparse summary (top_L = L < K)
 # 1.5 L per entry twice more (each entry's top L, each column's sums) and
-# two per entry. More than that is left unused; less,
-# and the C allocates the rest.
+# four per entry (the shape form: K for each entry of a word with K / L
+# entries or more, which this does not count). More than that is left
+# unused; less, and the C allocates the rest.
 cvb0_scratch_need <- function(batch, K, settings, threads) {
   nnz <- length(batch$term)
   L <- if (is.null(settings$top_L)) 0L else settings$top_L
   # (a sparse summary: each entry's L topics and values and each column's
   # room, instead of K per entry)
-  extra <- if (L > 0L) (3 * L + 2) * nnz + 3 * threads * K else 0
+  extra <- if (L > 0L) (3 * L + 4) * nnz + 3 * threads * K else 0
   extra + K * (nnz + nrow(batch)) + (threads + 1) * (2 * K + 64) + 2 * (nnz + 1) * settings$passes +
     3 * nnz + 4096
 }
@@ -421,7 +455,8 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
                             marks = cvb0_marks(V),
                             summary = attr(seed, "summary_buffer", exact = TRUE)))
   summary <- if (is.null(res$p)) list(words = res$words, x = res$x) else
-    list(words = res$words, p = res$p, k = res$k, v = res$v)
+    if (is.null(res$r)) list(words = res$words, p = res$p, k = res$k, v = res$v) else
+    list(words = res$words, p = res$p, k = res$k, v = res$v, r = res$r)
   list(summary = summary,
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count), docs = nrow(batch)))
@@ -459,7 +494,9 @@ lda_global_cvb0 <- function(state, res, batch_id, control) {
   state$topics$store <- NULL
   if (is.null(tot)) tot <- rowSums(lambda)
   threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
-  S <- cvb0_summary_parts(g$S, nrow(lambda))
+  S <- g$S
+  if (!is.null(S$r)) S <- cvb0_shape_parts(S, lambda, c(0, 1), tot, threads)
+  S <- cvb0_summary_parts(S, nrow(lambda))
   out <- .Call(ffi_lda_global_cvb0, lambda, as.double(tot), g$eta, g$rho, g$mult,
                S$words, S$x, threads)
   state$topics$lambda <- out$lambda
@@ -528,10 +565,15 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   }
   below <- if (is.null(control$rescale_below)) 1e-100 else control$rescale_below
   S <- g$S
+  threads <- if (is.null(control$threads)) 1L else control$threads
   if (!is.list(S) || is.object(S) || is.null(S$words)) S <- cvb0_summary_parts(S, nrow(st$X))
+  # (the shape form: its columns under the topics as they are now, before
+  # the step; the same in a cluster, whose master holds these topics)
+  if (!is.null(S$r)) {
+    S <- cvb0_shape_parts(S, st$X, c(st$eta, st$meta[1L]), lda_store_totals(st), threads)
+  }
   t_new <- g$t + 1L
-  lda_store_update(st, S, g$rho, g$mult, t_new, below,
-                   if (is.null(control$threads)) 1L else control$threads)
+  lda_store_update(st, S, g$rho, g$mult, t_new, below, threads)
   state$t <- t_new
   state$tot <- lda_topics_totals(state$topics)
   state$tot_t <- t_new

@@ -68,11 +68,12 @@ lda_available <- function() {
 #'   lists the valid pairs.
 #' @param L For `local = "vb"`: each word keeps its `L` most likely topics
 #'   (`L = K`: classic dense VB). For `"cvb0"`, only when given: each
-#'   word of a minibatch adds to the topics' minibatch estimate only `L`
-#'   topics (its `L - 1` most likely and one drawn from the rest; see
-#'   [scvb0], "Sparse summaries"), so a minibatch's summary holds at most
-#'   `L` values per (document, word) entry instead of K per word; without
-#'   `L` (or with `L = K`) the summary is dense. For `"ope"`, also only when
+#'   (document, word) entry of a minibatch adds to the topics' minibatch
+#'   estimate its `L` most likely topics exactly and the rest of its count
+#'   as one number, spread over the other topics in proportion to the
+#'   word's topics (see [scvb0], "Sparse summaries"), so a minibatch's
+#'   summary holds at most `L` values per entry instead of K per word;
+#'   without `L` (or with `L = K`) the summary is dense. For `"ope"`, also only when
 #'   given: each document adds to the minibatch's summary only `L` topics
 #'   (its `L - 1` largest proportions and the rest of its mass on one topic
 #'   drawn from the others; see [ope], "Sparse summaries"); without `L` (or

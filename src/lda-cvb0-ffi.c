@@ -34,7 +34,7 @@ static cvb0_settings settings_from_r(SEXP opts, int K) {
   /* (absent in a fit saved before the option existed: dense) */
   cs.top_L = svi_opt_int_or(opts, "top_L", 0, INT_MAX, 0);
   if (cs.top_L >= K) cs.top_L = 0;
-  cs.top_rest = svi_opt_int_or(opts, "top_rest", 0, 1, 0);
+  cs.top_rest = svi_opt_int_or(opts, "top_rest", 0, 2, 0);
   if (cs.kernel != 0 && cs.kernel != 2 && cs.kernel != 4 && cs.kernel != 8)
     Rf_error("internal error: SCVB0 kernel width must be 0, 2, 4 or 8");
   return cs;
@@ -102,9 +102,11 @@ static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
  * m gamma over the last pass for word words[u]). A training summary is
  * these two vectors and nothing else: no K x V object per minibatch.
  * With option top_L = L < K (training only) the summary is sparse instead
- * (each entry's L largest responsibilities, cvb0_top()): x is NULL and p
- * (U + 1), k, v give column u's topics k[p[u] .. p[u + 1]) (0-based,
- * increasing) and their sums v; p, k, v are NULL otherwise. */
+ * (each entry's L largest responsibilities, cvb0_top() or cvb0_shape()): x
+ * is NULL and p (U + 1), k, v give column u's topics k[p[u] .. p[u + 1])
+ * (0-based, increasing) and their sums v, and in the shape form (top_rest
+ * = 2) r (U) the sums of its entries' tail weights; p, k, v, r are NULL
+ * otherwise. */
 SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP seed,
                         SEXP threads_, SEXP buffers) {
   int n_prot = 0;
@@ -220,16 +222,20 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   cvb0_plan plan, *pl = NULL;
   cvb0_sparse sp, *spp = NULL;
   if (sparse) {
-    const int L = cs.top_L;
-    const svi_len ne = (svi_len)nnz * L;
-    sp.tk = (int *)arena_take(&arena, (size_t)ne, sizeof(int));
-    sp.tv = (double *)arena_take(&arena, (size_t)ne, sizeof(double));
+    const int L = cs.top_L, shape = cs.top_rest == 2;
     sp.il = (int *)arena_take(&arena, (size_t)threads * (L + K), sizeof(int));
     memset(sp.il, 0, sizeof(int) * (size_t)threads * (size_t)(L + K));
     sp.cptr = (int *)arena_take(&arena, (size_t)U + 1, sizeof(int));
     sp.cent = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
     sp.cap = (svi_len *)arena_take(&arena, (size_t)U + 1, sizeof(svi_len));
-    const svi_len room = cvb0_sparse_plan(nnz, ecol, U, K, L, sp.cptr, sp.cent, sp.cap);
+    sp.eoff = (svi_len *)arena_take(&arena, (size_t)nnz + 1, sizeof(svi_len));
+    const svi_len room = cvb0_sparse_plan(nnz, ecol, U, K, L, shape, sp.cptr, sp.cent, sp.cap,
+                                          sp.eoff);
+    const svi_len ne = sp.eoff[nnz];
+    sp.tk = (int *)arena_take(&arena, (size_t)(ne > 0 ? ne : 1), sizeof(int));
+    sp.tv = (double *)arena_take(&arena, (size_t)(ne > 0 ? ne : 1), sizeof(double));
+    sp.tc = shape ? (double *)arena_take(&arena, (size_t)nnz + 1, sizeof(double)) : NULL;
+    sp.r = shape ? (double *)arena_take(&arena, (size_t)U + 1, sizeof(double)) : NULL;
     sp.ok = (int *)arena_take(&arena, (size_t)room, sizeof(int));
     sp.ov = (double *)arena_take(&arena, (size_t)room, sizeof(double));
     sp.nz = (int *)arena_take(&arena, (size_t)U, sizeof(int));
@@ -263,8 +269,8 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   cvb0_local(&x, &tp, P, ecol, U, &cs, sd, sb, threads, th,
              (want && !sparse) ? REAL(summary) : NULL, pl, spp, tables, g_all, order_all);
 
-  const char *names[] = {"theta", "words", "x", "p", "k", "v"};
-  SEXP out = PROTECT(svi_named_list(6, names));
+  const char *names[] = {"theta", "words", "x", "p", "k", "v", "r"};
+  SEXP out = PROTECT(svi_named_list(7, names));
   n_prot++;
   SET_VECTOR_ELT(out, 0, theta);
   SET_VECTOR_ELT(out, 1, words);
@@ -293,8 +299,49 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     SET_VECTOR_ELT(out, 3, pp);
     SET_VECTOR_ELT(out, 4, kk);
     SET_VECTOR_ELT(out, 5, vv);
+    if (sp.r) {
+      SEXP rr = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)U));
+      n_prot++;
+      if (U > 0) memcpy(REAL(rr), sp.r, sizeof(double) * (size_t)U);
+      SET_VECTOR_ELT(out, 6, rr);
+    }
   }
   UNPROTECT(n_prot);
+  return out;
+}
+
+/* The shape form's summary (top_rest = 2: list(words, p, k, v, r) from
+ * ffi_lda_local_cvb0()) as the K x U values the global step adds, under
+ * the topics lambda = shift + scale X (the store's, or a dense lambda with
+ * affine c(0, 1)) with totals tot: column u is r[u] times the word's
+ * topic column normalised over k, plus its values (cvb0_shape_columns()).
+ * Returns the K x U values. */
+SEXP ffi_lda_cvb0_shape_columns(SEXP X, SEXP affine, SEXP tot, SEXP S, SEXP threads_) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  const SEXP words = svi_opt(S, "words"), p_ = svi_opt(S, "p"), k_ = svi_opt(S, "k"),
+             v_ = svi_opt(S, "v"), r_ = svi_opt(S, "r");
+  if (TYPEOF(words) != INTSXP || TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP ||
+      TYPEOF(v_) != REALSXP || TYPEOF(r_) != REALSXP || TYPEOF(affine) != REALSXP ||
+      XLENGTH(affine) != 2 || Rf_isNull(tot))
+    Rf_error("internal error: malformed SCVB0 shape summary");
+  const int U = (int)XLENGTH(words);
+  const int *w = INTEGER(words), *pp = INTEGER(p_), *kk = INTEGER(k_);
+  if (XLENGTH(p_) != (R_xlen_t)U + 1 || XLENGTH(r_) != U || pp[0] != 0 ||
+      XLENGTH(k_) != XLENGTH(v_) || pp[U] != XLENGTH(k_))
+    Rf_error("internal error: malformed SCVB0 shape summary");
+  for (int u = 0; u < U; u++) {
+    if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]) || pp[u + 1] < pp[u])
+      Rf_error("internal error: malformed SCVB0 shape summary");
+    for (int i = pp[u]; i < pp[u + 1]; i++)
+      if (kk[i] < 0 || kk[i] >= K) Rf_error("internal error: malformed SCVB0 shape summary");
+  }
+  const double *inv_tot = inv_totals(X, tot, K, V);
+  const cvb0_topics tp = {REAL(X), REAL(affine)[0], REAL(affine)[1], inv_tot, w, 1};
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K * U));
+  cvb0_shape_columns(K, &tp, U, pp, kk, REAL(v_), REAL(r_), REAL(out),
+                     svi_threads_from_r(threads_));
+  UNPROTECT(1);
   return out;
 }
 

@@ -275,6 +275,53 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L
   tv[T] = pick >= 0 ? w * rs : 0.0;
 }
 
+/* The shape form (cs->top_rest = 2) of one entry's m gamma, gamma_k =
+ * g_k / s, over its w slots tk, tv; p is the word's topic column (P's,
+ * normalised over k here):
+ * - in a full column (w = K: the word has at least K / L entries in the
+ *   batch, so its column holds K topics anyway) all K values, m g_k / s,
+ *   and tail weight c = 0;
+ * - else its L largest responsibilities (as cvb0_top(); the lower topic
+ *   first among equal values) with values m g_k / s - c p_k, and tail
+ *   weight c = m (1 - their g / s) / (1 - their p): the rest of its count
+ *   goes to the other topics in proportion to p, which is what it would
+ *   be if the document's topic counts were equal across those topics (they
+ *   are mostly near 0 there). The summary's column is then c p plus the
+ *   values, summed over its entries: the consumer (cvb0_shape_columns())
+ *   adds the column's sum of c times the word's column at the global step.
+ * A zero count gives topics -1 and c = 0; when the L topics hold all of p
+ * (c undefined) the values are renormalised as in cvb0_top(). Plain scalar
+ * code. ix (L ints), gv (L doubles), flag (K ints, all 0) as cvb0_top(). */
+CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_shape)(
+    int K, int L, int w, double m, double s, const double *restrict g,
+    const double *restrict p, int *restrict ix, double *restrict gv, int *restrict flag,
+    int *restrict tk, double *restrict tv, double *restrict tc) {
+  *tc = 0.0;
+  if (w == K) {
+    const double ms = m / s;
+    for (int k = 0; k < K; k++) {
+      tk[k] = k;
+      tv[k] = ms * g[k];
+    }
+    return;
+  }
+  CVB0_FN(cvb0_top)(K, L, 0, m, s, 0.0, g, ix, gv, flag, tk, tv);
+  if (m == 0.0) return;
+  double sp = 0.0, sg = 0.0, q = 0.0;
+  for (int k = 0; k < K; k++) sp += p[k];
+  for (int l = 0; l < L; l++) {
+    sg += g[tk[l]];
+    q += p[tk[l]];
+  }
+  if (!(sp > 0.0) || !(sg > 0.0)) return;
+  q /= sp;
+  const double rest = m * (1.0 - sg / s);
+  const double c = (1.0 - q > 1e-12 && rest > 0.0) ? rest / (1.0 - q) : 0.0;
+  const double mt = c > 0.0 ? m / s : m / sg, cp = c / sp;
+  for (int l = 0; l < L; l++) tv[l] = mt * g[tk[l]] - cp * p[tk[l]];
+  *tc = c;
+}
+
 /* One document. P is K x U: P[u K + k] = lambda_kv / tot_k for the word v
  * of column u; ecol[e] is the column of the word of entry e of the batch.
  * theta (K) receives NTheta_d; g (K) and order (n_d) are scratch. The last
@@ -289,17 +336,18 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L
  * - else, with sum not NULL (one thread, documents in order), it adds m
  *   gamma to the word's column of sum through g2 (K scratch).
  * Both give the same bits.
- * With cs->top_L = L < K and tk not NULL, the last pass instead keeps each
- * entry's L largest responsibilities (cvb0_top(): L topics and values at
- * tk, tv + e L for the batch's entry e), for the sparse summary
- * cvb0_local() builds from them; g2 (L doubles) and il (L + K ints, the
- * last K all 0) are then its scratch. */
+ * With cs->top_L = L < K and sp not NULL, the last pass instead keeps each
+ * entry's L largest responsibilities (cvb0_top(), or cvb0_shape() for the
+ * shape form: topics and values at sp->tk, sp->tv + sp->eoff[e] for the
+ * batch's entry e), for the sparse summary cvb0_local() builds from them;
+ * g2 (L doubles) and il (L + K ints, the last K all 0) are then its
+ * scratch. */
 CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double *P,
                                          const int *ecol, const cvb0_settings *cs,
                                          const double *rho, const double *log1m,
                                          svi_rng *r, double *theta, double *g,
                                          double *g2, int *order, const int *dest,
-                                         double *extra, double *sum, int *tk, double *tv,
+                                         double *extra, double *sum, const cvb0_sparse *sp,
                                          int *il) {
   const int K = cs->K;
   const double alpha = cs->alpha;
@@ -310,11 +358,13 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
   for (int j = 0; j < n; j++) Nd += cnt[j];
   if (n == 0 || Nd <= 0.0) {
     for (int k = 0; k < K; k++) theta[k] = 0.0;
-    if (tk) {
-      for (svi_len e = (svi_len)start * cs->top_L; e < (svi_len)(start + n) * cs->top_L; e++) {
-        tk[e] = -1;
-        tv[e] = 0.0;
+    if (sp) {
+      for (svi_len e = sp->eoff[start]; e < sp->eoff[start + n]; e++) {
+        sp->tk[e] = -1;
+        sp->tv[e] = 0.0;
       }
+      if (sp->tc)
+        for (int j = 0; j < n; j++) sp->tc[start + j] = 0.0;
     } else if (dest) {
       /* nothing to add: a first entry's column starts at 0, a slot is 0 */
       for (int j = 0; j < n; j++) {
@@ -367,13 +417,19 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
       const double decay = (m == 1.0) ? 1.0 - rho[t] : exp(m * log1m[t]);
       t++;
       const double c = Nd * (1.0 - decay) / s;
-      if (last && tk) {
-        const svi_len o = (svi_len)(start + j) * cs->top_L;
-        /* (the sampled form draws one uniform per entry of positive count
-         * in the last pass, in visiting order) */
-        const double u = (cs->top_rest && m != 0.0) ? svi_rng_unif(r) : 0.0;
-        CVB0_FN(cvb0_top)(K, cs->top_L, cs->top_rest, m, s, u, g, il, g2, il + cs->top_L,
-                          tk + o, tv + o);
+      if (last && sp) {
+        const svi_len o = sp->eoff[start + j];
+        if (cs->top_rest == 2) {
+          CVB0_FN(cvb0_shape)(K, cs->top_L, (int)(sp->eoff[start + j + 1] - o), m, s, g,
+                              P + (svi_len)col[j] * K, il, g2, il + cs->top_L, sp->tk + o,
+                              sp->tv + o, sp->tc + start + j);
+        } else {
+          /* (the sampled form draws one uniform per entry of positive count
+           * in the last pass, in visiting order) */
+          const double u = (cs->top_rest == 1 && m != 0.0) ? svi_rng_unif(r) : 0.0;
+          CVB0_FN(cvb0_top)(K, cs->top_L, cs->top_rest, m, s, u, g, il, g2, il + cs->top_L,
+                            sp->tk + o, sp->tv + o);
+        }
       } else if (last && dest) {
         const int slot = dest[start + j];
         if (slot < 0) {

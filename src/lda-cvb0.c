@@ -93,7 +93,7 @@ void cvb0_step_table(const cvb0_settings *cs, int T, double *rho, double *log1m)
 typedef void (*cvb0_doc_fn)(const svi_dtm *, int, const double *, const int *,
                             const cvb0_settings *, const double *, const double *,
                             svi_rng *, double *, double *, double *, int *, const int *,
-                            double *, double *, int *, double *, int *);
+                            double *, double *, const cvb0_sparse *, int *);
 
 /* Width of the kernel: `want` 0 picks AVX2 when the processor runs it (on
  * the benchmark machine, an AMD EPYC, AVX-512 was no faster: inst/bench/
@@ -247,11 +247,18 @@ int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int max_s
 
 /* The plan of a sparse summary (settings top_L = L < K): cptr, cent the
  * batch's entries by column (entry order within a column), cap[u] the
- * start of column u's room, min(K, L x its entries). Returns cap[U]. */
-svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int *cptr,
-                         int *cent, svi_len *cap) {
+ * start of column u's room, min(K, L x its entries); eoff[e] the start of
+ * entry e's slots, L each, or K for an entry of a full column (room K)
+ * in the shape form (shape = 1). Returns cap[U]. */
+svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int shape,
+                         int *cptr, int *cent, svi_len *cap, svi_len *eoff) {
   for (int u = 0; u <= U; u++) cptr[u] = 0;
   for (svi_len e = 0; e < nnz; e++) cptr[ecol[e] + 1]++;
+  eoff[0] = 0;
+  for (svi_len e = 0; e < nnz; e++) {
+    const int full = shape && (svi_len)L * cptr[ecol[e] + 1] >= K;
+    eoff[e + 1] = eoff[e] + (full ? K : L);
+  }
   cap[0] = 0;
   for (int u = 0; u < U; u++) {
     const svi_len room = (svi_len)L * cptr[u + 1];
@@ -264,6 +271,31 @@ svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int 
   return cap[U];
 }
 
+/* The shape form's summary as the global step adds it (cvb0_shape()): for
+ * each of the U columns (words tp->w, the sparse form p, k, v and tail
+ * sums r of a local step), x[u K + k] = max(0, r[u] p_k + the column's
+ * value at k), p the word's topic column under tp (lambda_kv / tot_k,
+ * normalised over k: tp->normalise must be set). A full column (r[u] = 0)
+ * gives its values as they are. The threads share the columns. */
+void cvb0_shape_columns(int K, const cvb0_topics *tp, int U, const int *p, const int *k,
+                        const double *v, const double *r, double *x, int threads) {
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
+#endif
+  for (int u = 0; u < U; u++) {
+    double *dst = x + (svi_len)u * K;
+    if (r[u] != 0.0) {
+      cvb0_topic_column(K, tp, u, U, x);
+      for (int j = 0; j < K; j++) dst[j] *= r[u];
+    } else {
+      memset(dst, 0, sizeof(double) * (size_t)K);
+    }
+    for (int i = p[u]; i < p[u + 1]; i++) dst[k[i]] += v[i];
+    for (int j = 0; j < K; j++) dst[j] = dst[j] > 0.0 ? dst[j] : 0.0;
+  }
+}
+
 static int cmp_int(const void *a, const void *b) {
   const int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
@@ -271,23 +303,27 @@ static int cmp_int(const void *a, const void *b) {
 
 /* Column u of the sparse summary: the sums, topic by topic, of its entries'
  * values in entry order (each starts at 0), written as increasing topics
- * ok and sums ov from cap[u]; nz[u] their number. acc (K, all 0), mark (K,
- * all 0) and touched (K) are scratch, left as found. */
-static void cvb0_sparse_column(int K, int L, const cvb0_sparse *sp, int u, double *acc,
-                               int *mark, int *touched) {
+ * ok and sums ov from cap[u]; nz[u] their number; in the shape form r[u]
+ * the sum of its entries' tail weights, in entry order. acc (K, all 0),
+ * mark (K, all 0) and touched (K) are scratch, left as found. */
+static void cvb0_sparse_column(int K, const cvb0_sparse *sp, int u, double *acc, int *mark,
+                               int *touched) {
   int nt = 0;
+  double rs = 0.0;
   for (int i = sp->cptr[u]; i < sp->cptr[u + 1]; i++) {
-    const svi_len o = (svi_len)sp->cent[i] * L;
-    for (int l = 0; l < L; l++) {
-      const int k = sp->tk[o + l];
+    const int e = sp->cent[i];
+    for (svi_len o = sp->eoff[e]; o < sp->eoff[e + 1]; o++) {
+      const int k = sp->tk[o];
       if (k < 0) continue;
       if (!mark[k]) {
         mark[k] = 1;
         touched[nt++] = k;
       }
-      acc[k] += sp->tv[o + l];
+      acc[k] += sp->tv[o];
     }
+    if (sp->tc) rs += sp->tc[e];
   }
+  if (sp->r) sp->r[u] = rs;
   int *ok = sp->ok + sp->cap[u];
   double *ov = sp->ov + sp->cap[u];
   if ((svi_len)nt * 8 > K) {
@@ -334,20 +370,20 @@ typedef struct {
  * parallel region the threads share both loops; outside it one thread runs
  * them in order. */
 static void cvb0_pass_doc(const cvb0_pass *ps, int d, double *g, int *order, const int *dest,
-                          double *extra, double *summary, int *tk, double *tv, int *il) {
+                          double *extra, double *summary, const cvb0_sparse *sp, int *il) {
   svi_rng r;
   svi_rng_init(&r, ps->seed, CVB0_STREAM_OFFSET + ps->stream_base + (uint64_t)d);
   ps->doc_fn(ps->x, d, ps->P, ps->ecol, ps->cs, ps->rho, ps->log1m, &r,
              ps->theta + (svi_len)ps->cs->K * d, g, g + ps->cs->K, order, dest, extra, summary,
-             tk, tv, il);
+             sp, il);
 }
 
 /* The batch's topic columns P, then every document: one at a time
  * (dynamically) with rdoc NULL, else the R ranges of documents rdoc gives
  * (cvb0_summary_plan()), each range's documents in order on one thread. */
 static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, const int *rdoc,
-                          const int *dest, double *extra, double *summary, int *tk, double *tv,
-                          int *il) {
+                          const int *dest, double *extra, double *summary,
+                          const cvb0_sparse *sp, int *il) {
   const int K = ps->cs->K, U = ps->U;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 32)
@@ -359,14 +395,14 @@ static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, con
 #endif
     for (int r = 0; r < R; r++)
       for (int d = rdoc[r]; d < rdoc[r + 1]; d++)
-        cvb0_pass_doc(ps, d, g, order, dest, extra, summary, tk, tv, il);
+        cvb0_pass_doc(ps, d, g, order, dest, extra, summary, sp, il);
     return;
   }
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
   for (int d = 0; d < ps->x->D; d++)
-    cvb0_pass_doc(ps, d, g, order, dest, extra, summary, tk, tv, il);
+    cvb0_pass_doc(ps, d, g, order, dest, extra, summary, sp, il);
 }
 
 /* The local step over a minibatch (or the fold-in when summary is NULL).
@@ -420,13 +456,13 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
       double *g = g_all + (svi_len)tid * gstride;
       int *order = order_all + (svi_len)tid * ostride;
       int *il = sp->il + (svi_len)tid * (L + K);
-      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp->tk, sp->tv, il);
+      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp, il);
       double *acc = sp->acc + (svi_len)tid * K;
       int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 16)
 #endif
-      for (int u = 0; u < U; u++) cvb0_sparse_column(K, L, sp, u, acc, mark, touched);
+      for (int u = 0; u < U; u++) cvb0_sparse_column(K, sp, u, acc, mark, touched);
     }
     return;
   }
@@ -440,7 +476,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     {
       const int tid = svi_thread_id();
       cvb0_pass_run(&ps, g_all + (svi_len)tid * gstride, order_all + (svi_len)tid * ostride, 1,
-                    whole, NULL, NULL, summary, NULL, NULL, NULL);
+                    whole, NULL, NULL, summary, NULL, NULL);
     }
     return;
   }
@@ -455,7 +491,7 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
     double *g = g_all + (svi_len)tid * gstride;
     int *order = order_all + (svi_len)tid * ostride;
     cvb0_pass_run(&ps, g, order, summary ? plan->R : 0, summary ? plan->rdoc : NULL, dest,
-                  extra, summary, NULL, NULL, NULL);
+                  extra, summary, NULL, NULL);
     if (summary) {
       /* each column's later entries, in document order (the slots of a
        * column increase); the region's end waits for all */

@@ -15,7 +15,9 @@ typedef struct {
   int top_L;                        /* 0: dense summary; L (< K): each entry's L
                                        largest responsibilities (sparse) */
   int top_rest;                     /* sparse: 0 the L renormalised, 1 the L - 1
-                                       largest and the rest on a sampled topic */
+                                       largest and the rest on a sampled topic, 2
+                                       the L largest and the rest in proportion to
+                                       the word's topic column ("shape") */
 } cvb0_settings;
 
 int cvb0_kernel_width(int want);
@@ -43,11 +45,16 @@ typedef struct {
   double *extra; /* K doubles per slot */
 } cvb0_plan;
 /* The sparse summary (settings top_L = L < K, cvb0_sparse_plan()): each
- * entry's L topics and values, then per column the sums over its entries
- * in entry order, at most min(K, L x its entries) topics each. */
+ * entry's L topics and values (all K in a full column of the shape form),
+ * then per column the sums over its entries in entry order, at most
+ * min(K, L x its entries) topics each; the shape form also sums its
+ * entries' tail weights per column. */
 typedef struct {
-  int *tk;        /* nnz x L: each entry's topics (-1: none) */
-  double *tv;     /* nnz x L: their values */
+  svi_len *eoff;  /* nnz + 1: entry e's topics and values at tk, tv + eoff[e] */
+  int *tk;        /* eoff[nnz]: each entry's topics (-1: none) */
+  double *tv;     /* eoff[nnz]: their values */
+  double *tc;     /* nnz: the shape form's tail weights (else NULL) */
+  double *r;      /* U: their sums per column, in entry order (else NULL) */
   int *il;        /* threads x (L + K): scratch, the last K of each all 0 */
   int *cptr;      /* U + 1: column u's entries are cent[cptr[u] .. cptr[u + 1]) */
   int *cent;      /* nnz: entries by column, increasing */
@@ -59,8 +66,10 @@ typedef struct {
   int *mark;      /* threads x K: scratch */
   int *touched;   /* threads x K: scratch */
 } cvb0_sparse;
-svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int *cptr,
-                         int *cent, svi_len *cap);
+svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int shape,
+                         int *cptr, int *cent, svi_len *cap, svi_len *eoff);
+void cvb0_shape_columns(int K, const cvb0_topics *tp, int U, const int *p, const int *k,
+                        const double *v, const double *r, double *x, int threads);
 int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int max_slots,
                       int *rdoc, int *dest, int *xptr, int *xslot, int *first);
 void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,

@@ -10,8 +10,13 @@
 # (the sparse summary), rest = "renormalise": its L largest (the lower topic
 # first among equal ones), renormalised to its whole count; rest = "sample":
 # its L - 1 largest as they are and the rest of its count on one other
-# topic, drawn in proportion with one uniform per entry of positive count.
-# The document's own counts still take the whole gamma.
+# topic, drawn in proportion with one uniform per entry of positive count;
+# rest = "shape": in a word with at least K / L entries in the batch, every
+# entry's whole m gamma; else its L largest as they are and the rest of its
+# count over the other topics in proportion to the word's topic column p
+# (lambda_kv / tot_k normalised over k), i.e. c p plus m gamma - c p on the
+# L topics, c = m (1 - their gamma) / (1 - their p); the summary is floored
+# at 0. The document's own counts still take the whole gamma.
 ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
                            doc_s = 1, doc_tau = 4, doc_kappa = 0.9,
                            passes = 2L, shuffle = TRUE, start = "topics", L = NULL,
@@ -23,6 +28,13 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
   theta_all <- matrix(0, K, D)
   S <- matrix(0, K, V)
   rho_of <- function(t) min(1, doc_s * (doc_tau + t)^(-doc_kappa))
+  shape <- !is.null(L) && L < K && rest == "shape"
+  if (shape) {
+    n_entries <- tabulate(dtm$term + 1L, V)
+    P <- lambda / tot
+    p_all <- t(t(P) / colSums(P))
+    R <- numeric(V)
+  }
   for (b in seq_len(D) - 1L) {
     docs <- b + 1L
     need <- 0
@@ -75,7 +87,20 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
           decay <- (1 - rho)^m[j]
           theta <- decay * theta + Nd * gamma * (1 - decay)
           if (pass == passes) {
-            if (!is.null(L) && L < K && rest == "renormalise") {
+            if (shape && L * n_entries[v] >= K) {
+              S[, v] <- S[, v] + m[j] * gamma
+            } else if (shape) {
+              if (m[j] > 0) {
+                top <- order(-gamma, seq_len(K))[seq_len(L)]
+                p <- p_all[, v]
+                rest_m <- m[j] * (1 - sum(gamma[top]))
+                q <- sum(p[top])
+                cc <- if (1 - q > 1e-12 && rest_m > 0) rest_m / (1 - q) else 0
+                mt <- if (cc > 0) m[j] else m[j] / sum(gamma[top])
+                S[top, v] <- S[top, v] + mt * gamma[top] - cc * p[top]
+                R[v] <- R[v] + cc
+              }
+            } else if (!is.null(L) && L < K && rest == "renormalise") {
               top <- order(-gamma, seq_len(K))[seq_len(L)]
               S[top, v] <- S[top, v] + m[j] * gamma[top] / sum(gamma[top])
             } else if (!is.null(L) && L < K && m[j] > 0) {
@@ -97,6 +122,7 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
       theta_all[, d] <- theta
     }
   }
+  if (shape) S <- pmax(S + t(t(p_all) * R), 0)
   list(theta = theta_all, summary = S)
 }
 
@@ -106,8 +132,10 @@ ref_cvb0_global <- function(lambda, S, eta, rho, scale) {
 }
 
 # The K x V matrix of a local step's summary (its words and K x U values).
-cvb0_dense <- function(res, V) {
-  sparsevi:::cvb0_summary_dense(res$summary, nrow(res$doc_topic), V)
+cvb0_dense <- function(res, V, lambda = NULL) {
+  S <- res$summary
+  if (!is.null(S$r)) S <- sparsevi:::cvb0_shape_parts(S, lambda, c(0, 1), rowSums(lambda))
+  sparsevi:::cvb0_summary_dense(S, nrow(res$doc_topic), V)
 }
 
 # A minibatch of the first n_docs documents of a simulated corpus and a dense

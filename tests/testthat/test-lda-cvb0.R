@@ -739,14 +739,17 @@ test_that("the sparse summary (top L per entry) matches the pure-R reference, on
     for (ctl in list(list(alpha = 0.1), list(alpha = 0.1, burnin = 1L, shuffle = FALSE),
                      list(alpha = 0.3, doc_start = "random", cvb0_kernel = 2L),
                      list(alpha = 0.1, sparse_rest = "renormalise"),
-                     list(alpha = 0.1, burnin = 1L, sparse_rest = "renormalise"))) {
+                     list(alpha = 0.1, burnin = 1L, sparse_rest = "renormalise"),
+                     list(alpha = 0.1, sparse_rest = "sample"),
+                     list(alpha = 0.3, doc_start = "random", sparse_rest = "sample"))) {
       ctl <- c(ctl, list(K = K, cvb0_L = L))
       st <- lda_test_state(lambda = lambda, t = 3)
       r1 <- sparsevi:::lda_local_cvb0(x0, st, ctl, c(1, 9), 1L)
       r2 <- sparsevi:::lda_local_cvb0(x0, st, ctl, c(1, 9), 2L)
       r3 <- sparsevi:::lda_local_cvb0(x0, st, ctl, c(1, 9), 3L)
       S <- r1$summary
-      expect_named(S, c("words", "p", "k", "v"))
+      rest <- if (is.null(ctl$sparse_rest)) "shape" else ctl$sparse_rest
+      expect_named(S, c("words", "p", "k", "v", if (rest == "shape") "r"))
       expect_identical(r2$summary, S)
       expect_identical(r3$summary, S)
       expect_identical(r3$doc_topic, r1$doc_topic)
@@ -758,16 +761,22 @@ test_that("the sparse summary (top L per entry) matches the pure-R reference, on
       expect_true(all(vapply(seq_along(S$words), function(u) {
         !is.unsorted(S$k[S$p[u] + seq_len(S$p[u + 1L] - S$p[u])], strictly = TRUE)
       }, logical(1))))
-      # every entry adds its whole count
-      expect_equal(sum(S$v), sum(x0$count), tolerance = 1e-12)
+      # every entry adds its whole count (the shape form: its values and
+      # its tail weight, times a column summing to 1)
+      expect_equal(sum(S$v) + sum(S$r), sum(x0$count), tolerance = 1e-12)
+      if (rest == "shape") {
+        # a word with K / L entries or more keeps all K topics, tail 0
+        full <- L * n_entries >= K
+        expect_true(all(diff(S$p)[full] == K))
+        expect_true(all(S$r[full] == 0))
+      }
       ref <- ref_cvb0_local(x0, lambda, ctl$alpha, c(1, 9), stream_base = 3 * 2^26,
                             passes = if (is.null(ctl$burnin)) 1L else ctl$burnin + 1L,
                             shuffle = !isFALSE(ctl$shuffle),
                             start = if (is.null(ctl$doc_start)) "topics" else ctl$doc_start,
-                            L = L, rest = if (is.null(ctl$sparse_rest)) "sample" else
-                              ctl$sparse_rest)
+                            L = L, rest = rest)
       expect_equal(r1$doc_topic, ref$theta, tolerance = 1e-12)
-      expect_equal(cvb0_dense(r1, 31L), ref$summary, tolerance = 1e-12)
+      expect_equal(cvb0_dense(r1, 31L, lambda), ref$summary, tolerance = 1e-12)
     }
   }
   # L = K is the dense summary, bit for bit
@@ -829,8 +838,13 @@ test_that("fit_lda(L = ) gives SCVB0 sparse summaries, the same fit on any threa
   s1 <- do.call(fit_lda, c(args, L = 2, threads = 1))
   s2 <- do.call(fit_lda, c(args, L = 2, threads = 2))
   expect_identical(s1$control$cvb0_settings$top_L, 2L)
-  expect_identical(s1$control$cvb0_settings$top_rest, 1L)
+  expect_identical(s1$control$cvb0_settings$top_rest, 2L)
   expect_same_lda(s1, s2)
+  m1 <- do.call(fit_lda, c(args, L = 2, threads = 1, sparse_rest = "sample"))
+  m2 <- do.call(fit_lda, c(args, L = 2, threads = 2, sparse_rest = "sample"))
+  expect_identical(m1$control$cvb0_settings$top_rest, 1L)
+  expect_same_lda(m1, m2)
+  expect_false(identical(m1$lambda, s1$lambda))
   r1 <- do.call(fit_lda, c(args, L = 2, threads = 1, sparse_rest = "renormalise"))
   r2 <- do.call(fit_lda, c(args, L = 2, threads = 2, sparse_rest = "renormalise"))
   expect_identical(r1$control$cvb0_settings$top_rest, 0L)
@@ -854,8 +868,21 @@ test_that("fit_lda(L = ) gives SCVB0 sparse summaries, the same fit on any threa
   inside <- sparsevi:::batch_in_columns(batch, sparsevi:::batch_columns(batch), U)
   here <- sparsevi:::lda_local_cvb0(batch, state, s1$control, c(0, 3), 1L)
   there <- cols$result(sparsevi:::lda_local_cvb0(inside, view, s1$control, c(0, 3), 1L), U)
-  expect_named(there$summary, c("words", "p", "k", "v"))
+  expect_named(there$summary, c("words", "p", "k", "v", "r"))
   expect_identical(there$summary, here$summary)
+})
+
+test_that("SCVB0's shape-form summaries give the same fit through a cluster, in rounds", {
+  skip_if_not_installed("future")
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  x <- cluster_corpus()
+  args <- list(x, K = 6, L = 2, n_batches = 4, sync = 2, passes = 2, seed = 5, progress = FALSE)
+  a <- do.call(fit_lda, c(args, cluster = "future"))
+  b <- do.call(fit_lda, args)
+  expect_identical(a$control$cvb0_settings$top_rest, 2L)
+  expect_same_lda(a, b)
+  expect_true(all(a$trace$bytes_received > 0))
 })
 
 test_that("SCVB0 trains on the caller's own batches (its 100-document default does not replace them)", {
