@@ -136,6 +136,12 @@ run_system <- function(s, tr, K) {
     }
     ran <- paste(vapply(shown, function(nm) sprintf("%s=%s", nm, paste(val(nm), collapse = "/")),
                         ""), collapse = " ")
+    cs <- ct$cvb0_settings
+    if (!is.null(cs$top_L) && cs$top_L > 0L) {
+      # (SCVB0's sparse summary: its form, read from the fit)
+      ran <- sprintf("%s sparse_rest=%s", ran,
+                     c("renormalise", "sample", "shape")[cs$top_rest + 1L])
+    }
     ran <- sprintf("%s; laps %d (%s)", ran, nrow(f$trace), f$ended %||% "?")
     # fit_lda(reuse_dead = ): the topics re-seeded after each lap but the last
     if (isTRUE(ct$reuse_dead)) {
