@@ -373,6 +373,9 @@ cvb0_cache <- new.env(parent = emptyenv())
 # longer than every one before, and each new vector of R's own in a small
 # heap cost a collection (0.27 s of collections in a 1 s call).
 cvb0_scratch <- function(n) {
+  # (at least what an earlier call took, which C reports: an estimate does
+  # not see a sparse summary's full columns)
+  n <- max(n, cvb0_cache$need %||% 0)
   if (n > 2^23) return(NULL)
   s <- cvb0_cache$scratch
   if (is.null(s) || length(s) < n) {
@@ -454,6 +457,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
                cvb0_buffers(scratch = cvb0_scratch(cvb0_scratch_need(batch, K, settings, threads)),
                             marks = cvb0_marks(V),
                             summary = attr(seed, "summary_buffer", exact = TRUE)))
+  if (!is.null(res$need) && res$need > (cvb0_cache$need %||% 0)) cvb0_cache$need <- res$need
   summary <- if (is.null(res$p)) list(words = res$words, x = res$x) else
     if (is.null(res$r)) list(words = res$words, p = res$p, k = res$k, v = res$v) else
     list(words = res$words, p = res$p, k = res$k, v = res$v, r = res$r)

@@ -70,12 +70,14 @@ static double *inv_totals(SEXP lambda, SEXP tot, int K, int V) {
 typedef struct {
   char *p;
   size_t left;
+  size_t used; /* bytes taken, from the vector or not (the call's "need") */
 } cvb0_arena;
 
 static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
   if (n < 1) n = 1;
   if (n > (SIZE_MAX - 15) / size) Rf_error("internal error: SCVB0 scratch too large");
   const size_t bytes = (n * size + 15) & ~(size_t)15;
+  a->used += bytes;
   if (a->p != NULL && bytes <= a->left) {
     void *r = a->p;
     a->p += bytes;
@@ -106,7 +108,7 @@ static void *arena_take(cvb0_arena *a, size_t n, size_t size) {
  * is NULL and p (U + 1), k, v give column u's topics k[p[u] .. p[u + 1])
  * (0-based, increasing) and their sums v, and in the shape form (top_rest
  * = 2) r (U) the sums of its entries' tail weights; p, k, v, r are NULL
- * otherwise. */
+ * otherwise. need: the doubles of scratch the call took. */
 SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP seed,
                         SEXP threads_, SEXP buffers) {
   int n_prot = 0;
@@ -151,7 +153,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   }
   double *inv_tot = inv_totals(lambda, tot, K, V);
 
-  cvb0_arena arena = {NULL, 0};
+  cvb0_arena arena = {NULL, 0, 0};
   if (!Rf_isNull(scratch)) {
     if (TYPEOF(scratch) != REALSXP) Rf_error("internal error: SCVB0 scratch must be doubles");
     arena.p = (char *)REAL(scratch);
@@ -229,8 +231,18 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     sp.cent = (int *)arena_take(&arena, (size_t)nnz, sizeof(int));
     sp.cap = (svi_len *)arena_take(&arena, (size_t)U + 1, sizeof(svi_len));
     sp.eoff = (svi_len *)arena_take(&arena, (size_t)nnz + 1, sizeof(svi_len));
-    const svi_len room = cvb0_sparse_plan(nnz, ecol, U, K, L, shape, sp.cptr, sp.cent, sp.cap,
-                                          sp.eoff);
+    sp.full = shape ? (int *)arena_take(&arena, (size_t)U + 1, sizeof(int)) : NULL;
+    /* (one thread runs the documents in order: a full column's entries are
+     * added to it as they come, without slots of their own) */
+    const int direct = shape && threads == 1;
+    const svi_len room = cvb0_sparse_plan(nnz, ecol, U, K, L, shape, direct, sp.cptr, sp.cent,
+                                          sp.cap, sp.eoff, sp.full);
+    sp.fullacc = NULL;
+    if (direct) {
+      sp.fullacc = (double *)arena_take(&arena, (size_t)K * (size_t)(U > 0 ? U : 1),
+                                        sizeof(double));
+      memset(sp.fullacc, 0, sizeof(double) * (size_t)K * (size_t)(U > 0 ? U : 1));
+    }
     const svi_len ne = sp.eoff[nnz];
     sp.tk = (int *)arena_take(&arena, (size_t)(ne > 0 ? ne : 1), sizeof(int));
     sp.tv = (double *)arena_take(&arena, (size_t)(ne > 0 ? ne : 1), sizeof(double));
@@ -269,8 +281,12 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
   cvb0_local(&x, &tp, P, ecol, U, &cs, sd, sb, threads, th,
              (want && !sparse) ? REAL(summary) : NULL, pl, spp, tables, g_all, order_all);
 
-  const char *names[] = {"theta", "words", "x", "p", "k", "v", "r"};
-  SEXP out = PROTECT(svi_named_list(7, names));
+  const char *names[] = {"theta", "words", "x", "p", "k", "v", "r", "need"};
+  SEXP out = PROTECT(svi_named_list(8, names));
+  /* the doubles of scratch this call took (R/lda-cvb0.R grows the
+   * session's vector to it: an estimate cannot see a sparse summary's full
+   * columns) */
+  SET_VECTOR_ELT(out, 7, Rf_ScalarReal((double)(arena.used / sizeof(double) + 1)));
   n_prot++;
   SET_VECTOR_ELT(out, 0, theta);
   SET_VECTOR_ELT(out, 1, words);

@@ -276,35 +276,26 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L
 }
 
 /* The shape form (cs->top_rest = 2) of one entry's m gamma, gamma_k =
- * g_k / s, over its w slots tk, tv; p is the word's topic column (P's,
- * normalised over k here):
- * - in a full column (w = K: the word has at least K / L entries in the
- *   batch, so its column holds K topics anyway) all K values, m g_k / s,
- *   and tail weight c = 0;
- * - else its L largest responsibilities (as cvb0_top(); the lower topic
- *   first among equal values) with values m g_k / s - c p_k, and tail
- *   weight c = m (1 - their g / s) / (1 - their p): the rest of its count
+ * g_k / s, outside a full column (cvb0_doc() adds a full column's entries
+ * whole): p is the word's topic column (P's, normalised over k here); its
+ * L largest responsibilities (as cvb0_top(); the lower topic first among
+ * equal values) go to tk, tv with values m g_k / s - c p_k, and its tail
+ * weight c = m (1 - their g / s) / (1 - their p) to tc: the rest of its count
  *   goes to the other topics in proportion to p, which is what it would
  *   be if the document's topic counts were equal across those topics (they
  *   are mostly near 0 there). The summary's column is then c p plus the
  *   values, summed over its entries: the consumer (cvb0_shape_columns())
  *   adds the column's sum of c times the word's column at the global step.
  * A zero count gives topics -1 and c = 0; when the L topics hold all of p
- * (c undefined) the values are renormalised as in cvb0_top(). Plain scalar
- * code. ix (L ints), gv (L doubles), flag (K ints, all 0) as cvb0_top(). */
+ * (c undefined) their values are m g_k / (their g), the whole count (as
+ * cvb0_top() leaves them). Plain scalar code; ix (L ints), gv (L doubles)
+ * and flag (K ints, all 0) as cvb0_top(). */
 CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_shape)(
-    int K, int L, int w, double m, double s, const double *restrict g,
+    int K, int L, double m, double s, const double *restrict g,
     const double *restrict p, int *restrict ix, double *restrict gv, int *restrict flag,
     int *restrict tk, double *restrict tv, double *restrict tc) {
   *tc = 0.0;
-  if (w == K) {
-    const double ms = m / s;
-    for (int k = 0; k < K; k++) {
-      tk[k] = k;
-      tv[k] = ms * g[k];
-    }
-    return;
-  }
+  /* the L largest g (the lower topic first among equal values) */
   CVB0_FN(cvb0_top)(K, L, 0, m, s, 0.0, g, ix, gv, flag, tk, tv);
   if (m == 0.0) return;
   double sp = 0.0, sg = 0.0, q = 0.0;
@@ -339,8 +330,9 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_shape)(
  * With cs->top_L = L < K and sp not NULL, the last pass instead keeps each
  * entry's L largest responsibilities (cvb0_top(), or cvb0_shape() for the
  * shape form: topics and values at sp->tk, sp->tv + sp->eoff[e] for the
- * batch's entry e), for the sparse summary cvb0_local() builds from them;
- * g2 (L doubles) and il (L + K ints, the last K all 0) are then its
+ * batch's entry e; a full column of the shape form on one thread adds to
+ * sp->fullacc instead), for the sparse summary cvb0_local() builds from
+ * them; g2 (K doubles) and il (L + K ints, the last K all 0) are then its
  * scratch. */
 CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double *P,
                                          const int *ecol, const cvb0_settings *cs,
@@ -419,10 +411,23 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
       const double c = Nd * (1.0 - decay) / s;
       if (last && sp) {
         const svi_len o = sp->eoff[start + j];
-        if (cs->top_rest == 2) {
-          CVB0_FN(cvb0_shape)(K, cs->top_L, (int)(sp->eoff[start + j + 1] - o), m, s, g,
-                              P + (svi_len)col[j] * K, il, g2, il + cs->top_L, sp->tk + o,
-                              sp->tv + o, sp->tc + start + j);
+        if (sp->full && sp->full[col[j]]) {
+          /* a full column of the shape form (the word has K / L entries or
+           * more in the batch, so its column holds K topics anyway): the
+           * whole m gamma, added to the column now on one thread (documents
+           * in order), else kept in the entry's K slots; the same products
+           * and sums either way */
+          sp->tc[start + j] = 0.0;
+          if (sp->fullacc) {
+            CVB0_FN(cvb0_scale)(K, m / s, g, g2);
+            CVB0_FN(cvb0_add)(K, g2, sp->fullacc + (svi_len)col[j] * K);
+          } else {
+            CVB0_FN(cvb0_scale)(K, m / s, g, sp->tv + o);
+            for (int k = 0; k < K; k++) sp->tk[o + k] = k;
+          }
+        } else if (cs->top_rest == 2) {
+          CVB0_FN(cvb0_shape)(K, cs->top_L, m, s, g, P + (svi_len)col[j] * K, il, g2,
+                              il + cs->top_L, sp->tk + o, sp->tv + o, sp->tc + start + j);
         } else {
           /* (the sampled form draws one uniform per entry of positive count
            * in the last pass, in visiting order) */

@@ -248,16 +248,21 @@ int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int max_s
 /* The plan of a sparse summary (settings top_L = L < K): cptr, cent the
  * batch's entries by column (entry order within a column), cap[u] the
  * start of column u's room, min(K, L x its entries); eoff[e] the start of
- * entry e's slots, L each, or K for an entry of a full column (room K)
- * in the shape form (shape = 1). Returns cap[U]. */
+ * entry e's slots, L each; in the shape form (shape = 1) full[u] flags a
+ * full column (L x its entries >= K: room K), whose entries hold K slots,
+ * or none when `direct` (one thread adds them to the column as it goes).
+ * Returns cap[U]. */
 svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int shape,
-                         int *cptr, int *cent, svi_len *cap, svi_len *eoff) {
+                         int direct, int *cptr, int *cent, svi_len *cap, svi_len *eoff,
+                         int *full) {
   for (int u = 0; u <= U; u++) cptr[u] = 0;
   for (svi_len e = 0; e < nnz; e++) cptr[ecol[e] + 1]++;
+  if (shape)
+    for (int u = 0; u < U; u++) full[u] = (svi_len)L * cptr[u + 1] >= K;
   eoff[0] = 0;
   for (svi_len e = 0; e < nnz; e++) {
-    const int full = shape && (svi_len)L * cptr[ecol[e] + 1] >= K;
-    eoff[e + 1] = eoff[e] + (full ? K : L);
+    const int w = (shape && full[ecol[e]]) ? (direct ? 0 : K) : L;
+    eoff[e + 1] = eoff[e] + w;
   }
   cap[0] = 0;
   for (int u = 0; u < U; u++) {
@@ -310,6 +315,29 @@ static void cvb0_sparse_column(int K, const cvb0_sparse *sp, int u, double *acc,
                                int *touched) {
   int nt = 0;
   double rs = 0.0;
+  if (sp->full && sp->full[u]) {
+    /* a full column of the shape form: all K topics, each the sum of its
+     * entries' values in entry order (on one thread added as the documents
+     * ran, in the same order; else from each entry's K slots, topics
+     * 0 .. K - 1 in order, or none for a document without tokens) */
+    int *ok = sp->ok + sp->cap[u];
+    double *ov = sp->ov + sp->cap[u];
+    if (sp->fullacc) {
+      memcpy(ov, sp->fullacc + (svi_len)u * K, sizeof(double) * (size_t)K);
+    } else {
+      for (int k = 0; k < K; k++) ov[k] = 0.0;
+      for (int i = sp->cptr[u]; i < sp->cptr[u + 1]; i++) {
+        const svi_len o = sp->eoff[sp->cent[i]];
+        if (sp->tk[o] < 0) continue;
+        const double *tv = sp->tv + o;
+        for (int k = 0; k < K; k++) ov[k] += tv[k];
+      }
+    }
+    for (int k = 0; k < K; k++) ok[k] = k;
+    sp->nz[u] = K;
+    sp->r[u] = 0.0;
+    return;
+  }
   for (int i = sp->cptr[u]; i < sp->cptr[u + 1]; i++) {
     const int e = sp->cent[i];
     for (svi_len o = sp->eoff[e]; o < sp->eoff[e + 1]; o++) {

@@ -55,6 +55,10 @@ typedef struct {
   double *tv;     /* eoff[nnz]: their values */
   double *tc;     /* nnz: the shape form's tail weights (else NULL) */
   double *r;      /* U: their sums per column, in entry order (else NULL) */
+  int *full;      /* U: the shape form's full columns (L x entries >= K; else NULL) */
+  double *fullacc; /* K x U: on one thread, the full columns' sums, added as the
+                      documents run in order (their entries then hold no slots);
+                      NULL on several threads (each entry holds K slots) */
   int *il;        /* threads x (L + K): scratch, the last K of each all 0 */
   int *cptr;      /* U + 1: column u's entries are cent[cptr[u] .. cptr[u + 1]) */
   int *cent;      /* nnz: entries by column, increasing */
@@ -67,7 +71,8 @@ typedef struct {
   int *touched;   /* threads x K: scratch */
 } cvb0_sparse;
 svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int shape,
-                         int *cptr, int *cent, svi_len *cap, svi_len *eoff);
+                         int direct, int *cptr, int *cent, svi_len *cap, svi_len *eoff,
+                         int *full);
 void cvb0_shape_columns(int K, const cvb0_topics *tp, int U, const int *p, const int *k,
                         const double *v, const double *r, double *x, int threads);
 int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int max_slots,

@@ -137,7 +137,7 @@ run_system <- function(s, tr, K) {
     ran <- paste(vapply(shown, function(nm) sprintf("%s=%s", nm, paste(val(nm), collapse = "/")),
                         ""), collapse = " ")
     cs <- ct$cvb0_settings
-    if (!is.null(cs$top_L) && cs$top_L > 0L) {
+    if (!is.null(cs$top_L) && cs$top_L > 0L && !"sparse_rest" %in% shown) {
       # (SCVB0's sparse summary: its form, read from the fit)
       ran <- sprintf("%s sparse_rest=%s", ran,
                      c("renormalise", "sample", "shape")[cs$top_rest + 1L])
