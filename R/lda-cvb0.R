@@ -348,10 +348,21 @@ cvb0_summary_parts <- function(S, K) {
 # (ffi_lda_cvb0_shape_columns()); lambda = affine[1] + affine[2] X with
 # totals tot. The global step reads it so, under the topics before the
 # step.
+#
+# x is the session's buffer (cvb0_cache$shape), longer than K x U values
+# (readers take the first K x U): the global step reads it at once, before
+# the next minibatch's summary is made. A fresh K x U vector per minibatch
+# (24 MB at K = 1000 over Wikipedia paragraphs) made R collect garbage.
 cvb0_shape_parts <- function(S, X, affine, tot, threads = 1L) {
+  n <- as.double(nrow(X)) * length(S$words)
+  buf <- cvb0_cache$shape
+  if (is.null(buf) || length(buf) < n) {
+    buf <- .Call(ffi_svi_give_up, numeric(max(ceiling(1.25 * n), 1024)))
+    cvb0_cache$shape <- buf
+  }
   list(words = S$words,
        x = .Call(ffi_lda_cvb0_shape_columns, X, as.double(affine), as.double(tot), S,
-                 as.integer(threads)))
+                 as.integer(threads), buf))
 }
 
 cvb0_summary_dense <- function(S, K, V) {

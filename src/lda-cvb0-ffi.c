@@ -331,8 +331,10 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
  * the topics lambda = shift + scale X (the store's, or a dense lambda with
  * affine c(0, 1)) with totals tot: column u is r[u] times the word's
  * topic column normalised over k, plus its values (cvb0_shape_columns()).
- * Returns the K x U values. */
-SEXP ffi_lda_cvb0_shape_columns(SEXP X, SEXP affine, SEXP tot, SEXP S, SEXP threads_) {
+ * Returns the K x U values: buf itself (longer than K x U: readers take
+ * the first K x U) when the package owns it and it is long enough. */
+SEXP ffi_lda_cvb0_shape_columns(SEXP X, SEXP affine, SEXP tot, SEXP S, SEXP threads_,
+                                SEXP buf) {
   svi_need_matrix(X, REALSXP, -1, -1, "X");
   const int K = Rf_nrows(X), V = Rf_ncols(X);
   const SEXP words = svi_opt(S, "words"), p_ = svi_opt(S, "p"), k_ = svi_opt(S, "k"),
@@ -354,7 +356,13 @@ SEXP ffi_lda_cvb0_shape_columns(SEXP X, SEXP affine, SEXP tot, SEXP S, SEXP thre
   }
   const double *inv_tot = inv_totals(X, tot, K, V);
   const cvb0_topics tp = {REAL(X), REAL(affine)[0], REAL(affine)[1], inv_tot, w, 1};
-  SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)K * U));
+  /* written into buf when the package owns it and it holds K x U values
+   * (the session's buffer, R/lda-cvb0.R: a fresh 24 MB vector per
+   * minibatch at K = 1000 cost collections), else into a new vector */
+  SEXP out = buf;
+  if (TYPEOF(buf) != REALSXP || !svi_owns(buf) || XLENGTH(buf) < (R_xlen_t)K * U)
+    out = Rf_allocVector(REALSXP, (R_xlen_t)K * U);
+  PROTECT(out);
   cvb0_shape_columns(K, &tp, U, pp, kk, REAL(v_), REAL(r_), REAL(out),
                      svi_threads_from_r(threads_));
   UNPROTECT(1);
