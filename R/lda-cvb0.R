@@ -114,8 +114,8 @@
 #' `L = 16`. One pass over 60,000 Wikipedia paragraphs at K = 1000:
 #' `"shape"`, `L = 32`, 0.011 below the dense summary; `"sample"` 0.19
 #' below. On one thread an `L` below K costs time (choosing each entry's
-#' topics): at K = 100 several times the dense step's CPU time, at
-#' K = 1000 about 1.5 times. So the default stays dense
+#' topics): at K = 100 3.4 to 7.9 times the dense fit's CPU time, at
+#' K = 1000 about twice. So the default stays dense
 #' (`L` not given, or `L = K`, gives the same fit as before, bit for bit).
 #'
 #' @name scvb0
