@@ -205,12 +205,13 @@ lda_cvb0_control <- function(control, call = caller_call()) {
 # The start is a topic store (R/lda-store.R), not a dense table: X holds the
 # chosen documents' counts and is 0 elsewhere, lambda = eta + X
 # (ffi_lda_store_seeded()). The K x V table is never written whole here:
-# it comes zero-filled from the system, outside R's heap (src/table.c), its
-# pages first touched on the fit's threads (the system zeroes them where
-# they are touched: about 2 s a GB on the virtual machines we measure on,
-# a fifth of a one-pass K = 1000 call over 60,000 wikipara paragraphs, on
-# one thread whatever `threads` was), and the first global step updates this store in place where it used to
-# convert a dense start (X = lambda - eta, and its row sums) into one. The
+# it comes zero-filled from the system, outside R's heap (src/table.c),
+# its pages first touched on the fit's threads (the system zeroes a page
+# where it is first touched: up to 2 s a GB on the virtual machine we
+# measure on, a fifth of a one-pass K = 1000 call over 60,000 wikipara
+# paragraphs, and on one thread whatever `threads` was), and the first
+# global step updates this store in place where it used to convert a
+# dense start (X = lambda - eta, and its row sums) into one. The
 # store is the training loop's own (state$topics$owned, lda_train()): the
 # first lap writes it without a copy, as it wrote the dense start.
 lda_cvb0_seeded_start <- function(x0, chosen, control, V) {
@@ -468,7 +469,11 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
                cvb0_buffers(scratch = cvb0_scratch(cvb0_scratch_need(batch, K, settings, threads)),
                             marks = cvb0_marks(V),
                             summary = attr(seed, "summary_buffer", exact = TRUE)))
-  if (!is.null(res$need) && res$need > (cvb0_cache$need %||% 0)) cvb0_cache$need <- res$need
+  # (what the call took, for the session's scratch; beyond 2^23 doubles C
+  # allocates its own, so a larger need is not kept)
+  if (!is.null(res$need) && res$need <= 2^23 && res$need > (cvb0_cache$need %||% 0)) {
+    cvb0_cache$need <- res$need
+  }
   summary <- if (is.null(res$p)) list(words = res$words, x = res$x) else
     if (is.null(res$r)) list(words = res$words, p = res$p, k = res$k, v = res$v) else
     list(words = res$words, p = res$p, k = res$k, v = res$v, r = res$r)
