@@ -268,7 +268,8 @@ if ("workers" %in% parts) {
 
 # ---- 5. projection: wikipara at K = 1000 on 4, 16 and 64 workers ----------
 # Measured here, per batch of wikipara paragraphs at K = 1000 (one thread):
-# the local step's compute c (vb L = 8 and SCVB0, from start-like topics:
+# the local step's compute c (vb L = 8, SCVB0 and SCVB0 with L = 32, the
+# shape form of its sparse summaries, from start-like topics:
 # Gamma(100, 100) + eta, as the first lap sees them); the bytes a worker
 # receives (its columns of the topics, packed and serialised as the
 # executor sends them) and returns (its summary and document proportions);
@@ -297,7 +298,10 @@ if ("project" %in% parts) {
     vb = fit_named(tiny, K, "vb", global = "stochastic", init = "random",
                    passes = 1, seed = 1, progress = FALSE)$control,
     cvb0 = fit_named(tiny, K, "cvb0", init = "random", passes = 1, seed = 1,
-                     progress = FALSE)$control)
+                     progress = FALSE)$control,
+    # SCVB0's sparse summaries, the shape form (?scvb0, "Sparse summaries")
+    cvb0_L32 = fit_named(tiny, K, "cvb0", init = "random", passes = 1, seed = 1, L = 32,
+                         sparse_rest = "shape", progress = FALSE)$control)
   for (nm in names(controls)) {
     say("   settings that ran [%s]: %s", nm,
         bench_settings(structure(list(control = controls[[nm]]), class = "sparsevi_lda")))
@@ -319,7 +323,7 @@ if ("project" %in% parts) {
     set.seed(1)
     X <- matrix(stats::rgamma(K * length(U), 100, 100), K, length(U))
     tot <- rep(as.double(V), K) # about a start's totals (V entries of mean 1)
-    for (eng in c("vb", "cvb0")) {
+    for (eng in names(controls)) {
       ctl <- controls[[eng]]
       ctl$n_docs <- 60000
       ctl$n_tokens <- 60000 * sum(batch$count) / nrow(batch)
@@ -344,13 +348,17 @@ if ("project" %in% parts) {
       g <- min(vapply(1:3, function(i) {
         st <- ns$lda_store_counts(X, 0) # a store of the batch's columns
         timed({
-          S <- ns$lda_summary_blocks(res$summary, K)
+          # (the shape form's summary becomes K values per word under the
+          # topics first, as lda_global_cvb0_lazy() does)
+          shape <- !methods::is(res$summary, "dgCMatrix") && !is.null(res$summary$r)
+          S <- if (!shape) ns$lda_summary_blocks(res$summary, K) else
+            ns$cvb0_shape_parts(res$summary, X, c(ctl$eta, 1), tot)
           ns$lda_store_update(st, S, 0.5, 10, 1)
         })$seconds
       }, 1))
       c1 <- step$seconds
       bytes <- out$value$sent + out$value$received
-      say("%-4s batch %5d paragraphs: vocabulary %6d of %d; compute c %.2f s; sent %.1f MB, received %.1f MB (the whole table: %.0f MB); master serialisation %.3f s, global step %.3f s",
+      say("%-8s batch %5d paragraphs: vocabulary %6d of %d; compute c %.2f s; sent %.1f MB, received %.1f MB (the whole table: %.0f MB); master serialisation %.3f s, global step %.3f s",
           eng, size, length(U), V, c1, out$value$sent / 1e6, out$value$received / 1e6,
           8 * K * V / 1e6, ser, g)
       proj <- vapply(c(4L, 16L, 64L), function(W) {
@@ -358,7 +366,7 @@ if ("project" %in% parts) {
         round_t <- c1 + ser + W * (ser + bytes / bandwidth + g) + latency
         W * (c1 + g) / round_t
       }, 1)
-      say("%-4s batch %5d: projected speed-up at 4 / 16 / 64 workers: %.1fx / %.1fx / %.1fx",
+      say("%-8s batch %5d: projected speed-up at 4 / 16 / 64 workers: %.1fx / %.1fx / %.1fx",
           eng, size, proj[1], proj[2], proj[3])
     }
   }
