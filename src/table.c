@@ -275,13 +275,15 @@ SEXP svi_table_zero(int K, int V) { return table_new(K, V, 1); }
 
 SEXP svi_table_zero_on(int K, int V, int threads) {
   SEXP X = table_new(K, V, 1);
+  /* (one thread: the pages are zeroed where the caller first writes, as
+   * with svi_table_zero()) */
+  if (threads < 2) return X;
   double *p = REAL(X);
   /* one write of 0 a 4 KB page (the block is all 0 already: calloc) */
   const svi_len step = 4096 / (svi_len)sizeof(double);
   const svi_len pages = ((svi_len)XLENGTH(X) + step - 1) / step;
-  (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+#pragma omp parallel for schedule(static) num_threads(threads)
 #endif
   for (svi_len i = 0; i < pages; i++) p[i * step] = 0.0;
   return X;
