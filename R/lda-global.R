@@ -168,7 +168,15 @@ lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
     st <- lda_store_copy(st)
     state$topics$store <- st
   }
-  S <- lda_summary_blocks(res$summary, nrow(st$X))
+  # (OPE's shape form, list(words, p, k, v, r): each word's tail spread over
+  # its topic column as it stands, cvb0_shape_parts())
+  S <- if (is.list(res$summary) && !is.null(res$summary$r)) {
+    off <- lda_store_offset(st, control$eta)
+    cvb0_shape_parts(res$summary, st$X, c(off, st$meta[1L]), lda_store_totals(st, off),
+                     control$threads %||% 1L)
+  } else {
+    lda_summary_blocks(res$summary, nrow(st$X))
+  }
   lda_store_update(st, S, rho, mult, state$t + 1L)
   state$t <- state$t + 1L
   state

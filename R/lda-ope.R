@@ -192,11 +192,37 @@ lda_ope_control <- function(control, call = caller_call()) {
   }
   control$ope_L <- ope_top_L(control$ope_L, control$K)
   if (is.null(control$ope_sparse_rest)) {
-    control$ope_sparse_rest <- check_count(getOption("sparsevi.ope_sparse_rest", 1L),
-                                           "options(sparsevi.ope_sparse_rest)", min = 0,
-                                           max = 1, call = call)
+    shape_ok <- control$global %in% ope_shape_globals
+    rest <- getOption("sparsevi.ope_sparse_rest")
+    control$ope_sparse_rest <- if (is.null(rest)) {
+      if (shape_ok) 2L else 1L
+    } else {
+      check_count(rest, "options(sparsevi.ope_sparse_rest)", min = 0, max = 2, call = call)
+    }
+    if (control$ope_sparse_rest == 2L && !shape_ok) {
+      abort(sprintf("`options(sparsevi.ope_sparse_rest = 2)` (the shape form of the sparse summaries) works with `global = \"ml\"` or `\"stochastic\"`, not \"%s\": set the option to 1 (sampled) or 0 (renormalised) for this learner.",
+                    control$global),
+            "argument", call = call)
+    }
   }
   control
+}
+
+# The learners whose global step reads the shape form of the sparse
+# summaries (sparse_rest 2): it spreads each word's tail under the topics as
+# they stand at the step, which memoized and streaming training, adding and
+# taking back summaries laps apart, do not keep.
+ope_shape_globals <- c("ml", "stochastic")
+
+# ML-OPE's shape-form summary (list(words, p, k, v, r), ope_doc_shape() in
+# src/lda-ope.c) as list(words, x): column u is r[u] / K on every topic plus
+# its sums.
+ope_shape_blocks <- function(S, K) {
+  U <- length(S$words)
+  x <- rep(S$r / K, each = K)
+  i <- (rep.int(seq_len(U), diff(S$p)) - 1L) * K + S$k + 1L
+  x[i] <- x[i] + S$v
+  list(words = S$words, x = x)
 }
 
 # Online-OPE's default minibatch (global "stochastic", no batches given):
@@ -324,6 +350,7 @@ lda_global_ml <- function(state, res, batch_id, control) {
   beta <- state$topics$beta %||% lda_normalise_rows(state$topics$lambda)
   summary <- res$summary
   if (inherits(summary, "Matrix")) summary <- as.matrix(summary)
+  if (is.list(summary) && !is.null(summary$r)) summary <- ope_shape_blocks(summary, nrow(beta))
   if (is.list(summary)) summary <- cvb0_summary_dense(summary, nrow(beta), ncol(beta))
   state$topics$beta <- .Call(ffi_lda_global_ml, unname(beta), summary, as.double(rho))
   state <- ope_topic_mass(state, res, rho, control)
@@ -373,6 +400,10 @@ lda_global_ml_lazy <- function(state, res, batch_id, control) {
     state$topics$store <- st
   }
   K <- nrow(st$X)
+  # the shape form: K values per word, then as the dense summary below
+  if (is.list(res$summary) && !is.null(res$summary$r)) {
+    res$summary <- ope_shape_blocks(res$summary, K)
+  }
   if (is.list(res$summary) && !is.object(res$summary) && !is.null(res$summary$p)) {
     # a sparse summary (fit_lda(L = )): beta_hat is its rows normalised too,
     # and the store adds it entry by entry

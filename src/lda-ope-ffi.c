@@ -31,15 +31,19 @@ static int max_doc_nnz(const svi_dtm *x) {
   return m;
 }
 
-/* The sparse summary of a batch (lda_summary_ope_sparse()) as list(words,
- * p, k, v): word words[u] (0-based, increasing) has the sums v[p[u] ..
- * p[u + 1]) at topics k (0-based, increasing), the form the topic store's
- * sparse update reads (lda_store_update()). xl: the batch with its words
- * renumbered 0 .. Vb - 1 (words[] their numbers in the vocabulary); beta: the
- * normalised topics at those words (K x Vb); theta: K x D. */
+/* The sparse summary of a batch as list(words, p, k, v): word words[u]
+ * (0-based, increasing) has the sums v[p[u] .. p[u + 1]) at topics k
+ * (0-based, increasing), the form the topic store's sparse update reads
+ * (lda_store_update()); rest 0 or 1: lda_summary_ope_sparse(). rest 2 (the
+ * shape form, lda_summary_ope_shape()) adds r: word u's column is r[u]
+ * times its weight column (1 / K each for ML-OPE, the word's normalised
+ * topic column otherwise) plus those sums. xl: the batch with its words
+ * renumbered 0 .. Vb - 1 (words[] their numbers in the vocabulary); beta:
+ * the normalised topics at those words (K x Vb), colsum their column sums;
+ * theta: K x D. */
 static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const double *beta,
-                               const double *theta, int mode, int L, int rest, uint64_t seed,
-                               uint64_t stream, int threads) {
+                               const double *colsum, const double *theta, int mode, int L,
+                               int rest, uint64_t seed, uint64_t stream, int threads) {
   const int Vb = xl->V, D = xl->D;
   const svi_len nnz = xl->doc_ptr[D];
   int *col_ptr = (int *)R_alloc((R_xlen_t)Vb + 1, sizeof(int));
@@ -49,7 +53,13 @@ static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const
   int *top_k = (int *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(int));
   double *top_w = (double *)R_alloc((R_xlen_t)L * (D > 0 ? D : 1), sizeof(double));
   int *taken = (int *)R_alloc(K, sizeof(int));
-  ope_doc_top(theta, K, D, L, rest, seed, stream, top_k, top_w, taken);
+  double *base = NULL;
+  if (rest == 2) {
+    base = (double *)R_alloc(D > 0 ? D : 1, sizeof(double));
+    ope_doc_shape(theta, K, D, L, top_k, top_w, base, taken);
+  } else {
+    ope_doc_top(theta, K, D, L, rest, seed, stream, top_k, top_w, taken);
+  }
   /* room for each word: min(K, L x its documents) topics */
   svi_len *cap = (svi_len *)R_alloc((R_xlen_t)Vb + 1, sizeof(svi_len));
   cap[0] = 0;
@@ -64,12 +74,20 @@ static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const
   double *scratch = (double *)R_alloc((R_xlen_t)threads * K, sizeof(double));
   int *marks = (int *)R_alloc((R_xlen_t)threads * 2 * K, sizeof(int));
   ope_summary_in in = {K, Vb, col_ptr, col_doc, col_count, theta, beta};
-  lda_summary_ope_sparse(&in, mode, top_k, top_w, L, threads, cap, ok, ov, on, scratch, marks);
+  const char *snames[] = {"words", "p", "k", "v", "r"};
+  SEXP sl = PROTECT(svi_named_list(rest == 2 ? 5 : 4, snames));
+  if (rest == 2) {
+    SEXP r = Rf_allocVector(REALSXP, Vb);
+    SET_VECTOR_ELT(sl, 4, r);
+    lda_summary_ope_shape(&in, mode, top_k, top_w, base, colsum, L, threads, cap, ok, ov, on,
+                          REAL(r), scratch, marks);
+  } else {
+    lda_summary_ope_sparse(&in, mode, top_k, top_w, L, threads, cap, ok, ov, on, scratch,
+                           marks);
+  }
   svi_len n = 0;
   for (int v = 0; v < Vb; v++) n += on[v];
   if (n > INT_MAX) Rf_error("internal error: sparse summary too large");
-  const char *snames[] = {"words", "p", "k", "v"};
-  SEXP sl = PROTECT(svi_named_list(4, snames));
   SEXP w = Rf_allocVector(INTSXP, Vb);
   SET_VECTOR_ELT(sl, 0, w);
   if (Vb > 0) memcpy(INTEGER(w), words, sizeof(int) * (size_t)Vb);
@@ -132,8 +150,9 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
    * largest proportions (lda_summary_ope_sparse()); 0 or K: the dense one */
   const int top_L = svi_opt_int_or(opts, "top_L", 0, K, 0);
   const int sparse = mode != 0 && top_L > 0 && top_L < K;
-  /* sparse_rest: 0 renormalise the top L, 1 sample the rest (ope_doc_top()) */
-  const int sparse_rest = svi_opt_int_or(opts, "sparse_rest", 0, 1, 1);
+  /* sparse_rest: 0 renormalise the top L, 1 sample the rest (ope_doc_top()),
+   * 2 the shape form (ope_doc_shape()) */
+  const int sparse_rest = svi_opt_int_or(opts, "sparse_rest", 0, 2, 1);
   const int threads = svi_threads_from_r(threads_);
   const uint64_t sd = svi_seed_from_r(seed);
   const double st_r = Rf_asReal(svi_opt(opts, "stream0"));
@@ -203,9 +222,9 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   if (sparse) {
     /* the sampled rest: document d's uniform from stream stream0 + 2^32 + d,
      * apart from the blocks' streams stream0 + b */
-    SET_VECTOR_ELT(out, 1, ope_sparse_summary(&xl, K, words, beta, REAL(theta), mode, top_L,
-                                              sparse_rest, sd, st + ((uint64_t)1 << 32),
-                                              threads));
+    SET_VECTOR_ELT(out, 1, ope_sparse_summary(&xl, K, words, beta, colsum, REAL(theta), mode,
+                                              top_L, sparse_rest, sd,
+                                              st + ((uint64_t)1 << 32), threads));
   } else if (mode == OPE_SUMMARY_THETA || mode == OPE_SUMMARY_PHI) {
     int *col_ptr = (int *)R_alloc((R_xlen_t)Vb + 1, sizeof(int));
     int *col_doc = (int *)R_alloc(nnz > 0 ? nnz : 1, sizeof(int));

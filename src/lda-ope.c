@@ -283,6 +283,38 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
   }
 }
 
+/* Document d's `keep` largest proportions th (K) by repeated selection,
+ * O(K keep): keep is small. Ties: the lower topic first. taken[k] == d
+ * marks the chosen topics, tk and tw get them in the order chosen. */
+static void ope_pick(const double *th, int K, int keep, int d, int *taken, int *tk,
+                     double *tw) {
+  for (int j = 0; j < keep; j++) {
+    int best = -1;
+    for (int k = 0; k < K; k++) {
+      if (taken[k] == d) continue;
+      if (best < 0 || th[k] > th[best]) best = k;
+    }
+    tk[j] = best;
+    tw[j] = th[best];
+    taken[best] = d;
+  }
+}
+
+/* L (topic, weight) pairs in increasing topic order (insertion sort). */
+static void ope_sort_pairs(int L, int *tk, double *tw) {
+  for (int j = 1; j < L; j++) {
+    const int v = tk[j];
+    const double w = tw[j];
+    int i = j - 1;
+    for (; i >= 0 && tk[i] > v; i--) {
+      tk[i + 1] = tk[i];
+      tw[i + 1] = tw[i];
+    }
+    tk[i + 1] = v;
+    tw[i + 1] = w;
+  }
+}
+
 void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
                  uint64_t stream, int *top_k, double *top_w, int *taken) {
   const int keep = rest ? L - 1 : L;
@@ -291,18 +323,7 @@ void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t se
     const double *th = theta + (svi_len)d * K;
     int *tk = top_k + (svi_len)d * L;
     double *tw = top_w + (svi_len)d * L;
-    /* the `keep` largest by repeated selection, O(K L): L is small;
-     * taken[k] == d marks document d's chosen topics */
-    for (int j = 0; j < keep; j++) {
-      int best = -1;
-      for (int k = 0; k < K; k++) {
-        if (taken[k] == d) continue;
-        if (best < 0 || th[k] > th[best]) best = k;
-      }
-      tk[j] = best;
-      tw[j] = th[best];
-      taken[best] = d;
-    }
+    ope_pick(th, K, keep, d, taken, tk, tw);
     if (rest) {
       /* the rest of the mass on one topic drawn in proportion to its share
        * from the others (increasing topic order), one uniform of the
@@ -330,19 +351,52 @@ void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t se
       const double sd = (double)sm;
       for (int j = 0; j < L; j++) tw[j] = tw[j] / sd;
     }
-    /* in increasing topic order (insertion sort of L pairs) */
-    for (int j = 1; j < L; j++) {
-      const int v = tk[j];
-      const double w = tw[j];
+    ope_sort_pairs(L, tk, tw);
+  }
+}
+
+void ope_doc_shape(const double *theta, int K, int D, int L, int *top_k, double *top_w,
+                   double *base, int *taken) {
+  for (int k = 0; k < K; k++) taken[k] = -1;
+  for (int d = 0; d < D; d++) {
+    const double *th = theta + (svi_len)d * K;
+    int *tk = top_k + (svi_len)d * L;
+    double *tw = top_w + (svi_len)d * L;
+    ope_pick(th, K, L, d, taken, tk, tw);
+    long double r = 0.0L;
+    for (int k = 0; k < K; k++)
+      if (taken[k] != d) r += th[k];
+    const double b = (double)(r / (long double)(K - L));
+    base[d] = b;
+    /* the largest proportions are at least the mean of the others: the
+     * excess is >= 0 (exactly so when they tie) */
+    for (int j = 0; j < L; j++) tw[j] = tw[j] > b ? tw[j] - b : 0.0;
+    ope_sort_pairs(L, tk, tw);
+  }
+}
+
+/* Word v's column of a sparse summary: the topics it touched (list, n of
+ * them; mark[k] == v) in increasing order with their sums s, written to ok,
+ * ov. Returns n. */
+static int ope_column_out(int K, int v, int n, const int *mark, int *list, const double *s,
+                          int *ok, double *ov) {
+  if (4 * n > K) {
+    n = 0;
+    for (int k = 0; k < K; k++)
+      if (mark[k] == v) list[n++] = k;
+  } else {
+    for (int j = 1; j < n; j++) {
+      const int t = list[j];
       int i = j - 1;
-      for (; i >= 0 && tk[i] > v; i--) {
-        tk[i + 1] = tk[i];
-        tw[i + 1] = tw[i];
-      }
-      tk[i + 1] = v;
-      tw[i + 1] = w;
+      for (; i >= 0 && list[i] > t; i--) list[i + 1] = list[i];
+      list[i + 1] = t;
     }
   }
+  for (int j = 0; j < n; j++) {
+    ok[j] = list[j];
+    ov[j] = s[list[j]];
+  }
+  return n;
 }
 
 void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
@@ -392,26 +446,67 @@ void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k
           s[k] += a;
         }
       }
-      /* the touched topics in increasing order */
-      if (4 * n > K) {
-        n = 0;
-        for (int k = 0; k < K; k++)
-          if (mark[k] == v) list[n++] = k;
-      } else {
-        for (int j = 1; j < n; j++) {
-          const int t = list[j];
-          int i = j - 1;
-          for (; i >= 0 && list[i] > t; i--) list[i + 1] = list[i];
-          list[i + 1] = t;
+      out_n[v] = ope_column_out(K, v, n, mark, list, s, out_k + cap[v], out_v + cap[v]);
+    }
+  }
+}
+
+void lda_summary_ope_shape(const ope_summary_in *in, int mode, const int *top_k,
+                           const double *top_w, const double *base, const double *colsum,
+                           int L, int threads, const svi_len *cap, int *out_k, double *out_v,
+                           int *out_n, double *out_r, double *scratch, int *marks) {
+  const int K = in->K, V = in->V;
+  (void)threads;
+  /* As lda_summary_ope_sparse(): each word's column, and its tail weight,
+   * sums its documents in document order, whatever the threads. */
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+  {
+    double *s = scratch + (svi_len)svi_thread_id() * K;
+    int *mark = marks + (svi_len)svi_thread_id() * 2 * K;
+    int *list = mark + K;
+    for (int k = 0; k < K; k++) mark[k] = -1;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 64)
+#endif
+    for (int v = 0; v < V; v++) {
+      const double *b = in->beta + (svi_len)v * K;
+      int n = 0;
+      double r = 0.0;
+      for (int i = in->col_ptr[v]; i < in->col_ptr[v + 1]; i++) {
+        const int d = in->col_doc[i];
+        const int *tk = top_k + (svi_len)d * L;
+        const double *tw = top_w + (svi_len)d * L;
+        const double c = in->col_count[i];
+        double w = c;
+        if (mode == OPE_SUMMARY_PHI) {
+          /* phi_dvk proportional to (base_d + excess_dk) beta_kv; the
+           * tail base_d beta_kv = base_d colsum_v times the word's topic
+           * column normalised */
+          double xv = base[d] * colsum[v];
+          for (int j = 0; j < L; j++) xv += tw[j] * b[tk[j]];
+          if (!(xv > 0.0)) continue; /* a word no topic emits */
+          w = c / xv;
+          r += w * base[d] * colsum[v];
+        } else {
+          /* theta_dk = base_d + excess_dk: the tail c base_d on each of
+           * the K topics */
+          r += c * base[d] * K;
+        }
+        for (int j = 0; j < L; j++) {
+          const int k = tk[j];
+          const double a = mode == OPE_SUMMARY_PHI ? w * tw[j] * b[k] : c * tw[j];
+          if (mark[k] != v) {
+            mark[k] = v;
+            s[k] = 0.0;
+            list[n++] = k;
+          }
+          s[k] += a;
         }
       }
-      int *ok = out_k + cap[v];
-      double *ov = out_v + cap[v];
-      for (int j = 0; j < n; j++) {
-        ok[j] = list[j];
-        ov[j] = s[list[j]];
-      }
-      out_n[v] = n;
+      out_n[v] = ope_column_out(K, v, n, mark, list, s, out_k + cap[v], out_v + cap[v]);
+      out_r[v] = r;
     }
   }
 }

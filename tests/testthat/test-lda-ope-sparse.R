@@ -41,6 +41,43 @@ ref_ope_sparse_summary <- function(theta, x, beta, L, mode, rest = 0, seed = NUL
   S
 }
 
+# The shape form (rest = 2): each document's L largest proportions stay,
+# the others are replaced by their mean; the summary of those proportions
+# as above, over all K topics. Returns the K x V matrix.
+ref_ope_shape_summary <- function(theta, x, beta, L, mode) {
+  K <- nrow(theta)
+  m <- as.matrix(x)
+  S <- matrix(0, K, ncol(m))
+  for (d in seq_len(nrow(m))) {
+    th <- theta[, d]
+    keep <- order(-th, seq_len(K))[seq_len(L)]
+    w <- rep(sum(th[-keep]) / (K - L), K)
+    w[keep] <- th[keep]
+    for (v in which(m[d, ] > 0)) {
+      if (mode == "theta") {
+        S[, v] <- S[, v] + m[d, v] * w
+      } else {
+        phi <- w * beta[, v]
+        if (sum(phi) > 0) S[, v] <- S[, v] + m[d, v] * phi / sum(phi)
+      }
+    }
+  }
+  S
+}
+
+# A shape-form summary (list(words, p, k, v, r)) as a K x V matrix: column u
+# is r[u] times its weights (1 / K each for "theta", the word's column of
+# beta normalised for "phi") plus its sums.
+shape_summary_dense <- function(S, K, V, beta, mode) {
+  M <- sparse_summary_dense(S, K, V)
+  for (u in seq_along(S$words)) {
+    v <- S$words[u] + 1L
+    w <- if (mode == "theta") rep(1 / K, K) else beta[, v] / sum(beta[, v])
+    if (S$r[u] != 0) M[, v] <- M[, v] + S$r[u] * w
+  }
+  M
+}
+
 # A list(words, p, k, v) summary as a K x V matrix.
 sparse_summary_dense <- function(S, K, V) {
   M <- matrix(0, K, V)
@@ -78,6 +115,30 @@ test_that("the sparse OPE summary matches its pure-R definition", {
       expect_equal(sum(S$v), tokens, tolerance = 1e-10)
     }
   }
+  # the shape form against its definition; every token counted once
+  for (mode in c("theta", "phi")) for (L in c(1L, 2L, 5L)) {
+    r <- sparsevi:::ope_run(sim$dtm, lambda, 0.3, 20, summary = mode, seed = seed,
+                            top_L = L, form = "blocks", sparse_rest = 2L)
+    S <- r$summary
+    expect_named(S, c("words", "p", "k", "v", "r"))
+    expect_lte(length(S$k), L * length(sim$dtm$term))
+    expect_true(all(S$v >= 0) && all(S$r >= 0))
+    ref <- ref_ope_shape_summary(r$theta, sim$dtm, beta, L, mode)
+    got <- shape_summary_dense(S, 6L, ncol(sim$dtm), beta, mode)
+    expect_equal(got, ref, tolerance = 1e-12, info = paste("shape", mode, L))
+    tokens <- sum(sim$dtm$count[if (mode == "phi") sim$dtm$term != 4L else TRUE])
+    expect_equal(sum(got), tokens, tolerance = 1e-10)
+    # ML-OPE's global step expands it so (ope_shape_blocks())
+    if (mode == "theta") {
+      b <- sparsevi:::ope_shape_blocks(S, 6L)
+      expect_equal(matrix(b$x, 6L), got[, S$words + 1L], tolerance = 1e-14)
+    }
+  }
+  # with proportions equal off their top L the shape form is the dense summary
+  th <- matrix(0.1, 6, 50)
+  th[cbind(rep(1:2, 25), 1:50)] <- 0.6
+  d <- ref_ope_sparse_summary(th, sim$dtm, beta, 6L, "phi")
+  expect_equal(ref_ope_shape_summary(th, sim$dtm, beta, 1L, "phi"), d, tolerance = 1e-12)
   # L = K: the dense summary
   full <- sparsevi:::ope_run(sim$dtm, lambda, 0.3, 20, summary = "phi", seed = seed,
                              top_L = 6L, form = "blocks")
@@ -91,7 +152,7 @@ test_that("the sparse OPE summary is the same for 1, 2 and 3 threads", {
   lambda <- sim$topic_word + 0.01
   seed <- sparsevi:::resolve_seed(2)
   for (mode in c("theta", "phi")) {
-    for (rest in 0:1) {
+    for (rest in 0:2) {
       run <- function(threads) {
         sparsevi:::ope_run(sim$dtm, lambda, 0.2, 30, summary = mode, seed = seed,
                            threads = threads, top_L = 3L, form = "blocks", sparse_rest = rest)
@@ -159,8 +220,9 @@ test_that("a cluster fit of OPE with L equals the local fit and receives less", 
     expect_same_lda(a, b)
     d <- do.call(fit_lda, c(args, list(global = g, cluster = cl)))
     expect_same_lda(d, do.call(fit_lda, c(args, list(global = g))))
-    # the workers send back at most 2 values per entry instead of K = 20 per word
-    expect_true(all(a$trace$bytes_received < 0.7 * d$trace$bytes_received))
+    # the workers send back at most 2 values per entry (and, in the shape
+    # form, one tail weight per word) instead of K = 20 per word
+    expect_true(all(a$trace$bytes_received < 0.8 * d$trace$bytes_received))
   }
 })
 
@@ -168,16 +230,31 @@ test_that("options(sparsevi.ope_sparse_rest) chooses the form, checked when the 
   x <- cluster_corpus()
   args <- list(x, K = 6, local = "ope", L = 2, n_batches = 4, passes = 1, seed = 5,
                progress = FALSE)
+  old <- options(sparsevi.ope_sparse_rest = NULL)
+  on.exit(options(old), add = TRUE)
+  # the shape form by default where the learner reads it, else the sampled one
+  shape <- do.call(fit_lda, args)
+  expect_identical(shape$control$ope_sparse_rest, 2L)
+  expect_identical(do.call(fit_lda, c(args, global = "ml"))$control$ope_sparse_rest, 2L)
+  for (g in c("streaming", "memoized")) {
+    f <- suppressWarnings(do.call(fit_lda, c(args, global = g)))
+    expect_identical(f$control$ope_sparse_rest, 1L)
+  }
+  options(sparsevi.ope_sparse_rest = 1)
   sampled <- do.call(fit_lda, args)
   expect_identical(sampled$control$ope_sparse_rest, 1L)
-  old <- options(sparsevi.ope_sparse_rest = 0)
-  on.exit(options(old), add = TRUE)
+  expect_false(identical(shape$topic_word, sampled$topic_word))
+  options(sparsevi.ope_sparse_rest = 0)
   renorm <- do.call(fit_lda, args)
   expect_identical(renorm$control$ope_sparse_rest, 0L)
   expect_false(identical(renorm$topic_word, sampled$topic_word))
   # update() keeps the form the fit started with
   options(sparsevi.ope_sparse_rest = 1)
   expect_identical(update(renorm, x, passes = 1, progress = FALSE)$control$ope_sparse_rest, 0L)
-  options(sparsevi.ope_sparse_rest = 2)
+  options(sparsevi.ope_sparse_rest = 3)
   expect_error(do.call(fit_lda, args), class = "sparsevi_error_argument")
+  # the shape form needs the topics as they stand at the step
+  options(sparsevi.ope_sparse_rest = 2)
+  expect_error(do.call(fit_lda, c(args, global = "memoized")),
+               class = "sparsevi_error_argument", regexp = "global")
 })
