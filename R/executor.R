@@ -270,6 +270,7 @@ wire <- function(x) serialize(x, NULL, xdr = FALSE)
 pack_doubles <- function(x, min_length = 1024L, min_fill = 0.1) {
   # (lists, and the topics object of a training state, R/lda-topics.R)
   if (is.list(x) && (!is.object(x) || inherits(x, "lda_topics"))) {
+    x <- pack_columns(x)
     for (i in seq_along(x)) {
       if (!is.null(x[[i]])) x[i] <- list(pack_doubles(x[[i]], min_length, min_fill))
     }
@@ -301,7 +302,32 @@ unpack_doubles <- function(x) {
     for (i in seq_along(x)) {
       if (!is.null(x[[i]])) x[i] <- list(unpack_doubles(x[[i]]))
     }
+    x <- unpack_columns(x)
   }
+  x
+}
+
+# A sparse summary list(words, p, k, v, ...) (SCVB0's and OPE's, fit_lda(L =
+# )) sends each full column (topics 0 .. n - 1, n >= 8: in SCVB0's shape
+# form every word with K / L entries or more) without its topics: they are
+# K 4-byte integers beside K 8-byte values. The column numbers travel as
+# `k_full`; unpack_columns() puts the topics back, identical.
+pack_columns <- function(x) {
+  if (!is.integer(x[["p"]]) || !is.integer(x[["k"]]) || is.null(x[["words"]]) ||
+      !is.null(x[["k_full"]])) {
+    return(x)
+  }
+  r <- .Call(ffi_wire_pack_columns, x[["p"]], x[["k"]], 8L)
+  if (is.null(r)) return(x)
+  x[["k"]] <- r$k
+  x[["k_full"]] <- r$full
+  x
+}
+
+unpack_columns <- function(x) {
+  if (is.null(x[["k_full"]])) return(x)
+  x[["k"]] <- .Call(ffi_wire_unpack_columns, x[["p"]], x[["k"]], x[["k_full"]])
+  x[["k_full"]] <- NULL
   x
 }
 

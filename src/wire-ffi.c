@@ -78,3 +78,82 @@ SEXP ffi_wire_unpack(SEXP n_, SEXP fill_, SEXP bits, SEXP values) {
   UNPROTECT(1);
   return out;
 }
+
+/* A sparse summary's topics on the wire (pack_doubles(), R/executor.R):
+ * list(words, p, k, v, ...) holds column u's topics in k[p[u] .. p[u + 1]),
+ * increasing. A column whose topics are exactly 0 .. n - 1 with n >= min_n
+ * (a full column: SCVB0's shape form gives a word with K / L entries or more
+ * all K) travels without them. Returns NULL when no column is so, else
+ * list(k = the other columns' topics, full = those columns, 0-based). */
+SEXP ffi_wire_pack_columns(SEXP p_, SEXP k_, SEXP min_n_) {
+  if (TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP || XLENGTH(p_) < 1)
+    Rf_error("internal error: malformed sparse summary");
+  const int U = (int)(XLENGTH(p_) - 1), *p = INTEGER(p_), *k = INTEGER(k_);
+  const int min_n = Rf_asInteger(min_n_);
+  if (p[0] != 0 || p[U] != XLENGTH(k_)) Rf_error("internal error: malformed sparse summary");
+  for (int u = 0; u < U; u++)
+    if (p[u + 1] < p[u] || p[u + 1] > p[U]) Rf_error("internal error: malformed sparse summary");
+  int nfull = 0;
+  R_xlen_t dropped = 0;
+  for (int u = 0; u < U; u++) {
+    const int n = p[u + 1] - p[u];
+    if (n < min_n || n < 1) continue;
+    int full = 1;
+    for (int i = 0; i < n && full; i++) full = k[p[u] + i] == i;
+    if (full) {
+      nfull++;
+      dropped += n;
+    }
+  }
+  if (nfull == 0) return R_NilValue;
+  SEXP kept = PROTECT(Rf_allocVector(INTSXP, XLENGTH(k_) - dropped));
+  SEXP cols = PROTECT(Rf_allocVector(INTSXP, nfull));
+  int *ko = INTEGER(kept), *co = INTEGER(cols);
+  R_xlen_t j = 0;
+  int c = 0;
+  for (int u = 0; u < U; u++) {
+    const int n = p[u + 1] - p[u];
+    int full = n >= min_n && n >= 1;
+    for (int i = 0; i < n && full; i++) full = k[p[u] + i] == i;
+    if (full) {
+      co[c++] = u;
+    } else {
+      for (int i = 0; i < n; i++) ko[j++] = k[p[u] + i];
+    }
+  }
+  const char *names[] = {"k", "full"};
+  SEXP out = PROTECT(svi_named_list(2, names));
+  SET_VECTOR_ELT(out, 0, kept);
+  SET_VECTOR_ELT(out, 1, cols);
+  UNPROTECT(3);
+  return out;
+}
+
+/* The topics k that ffi_wire_pack_columns() packed: the full columns'
+ * 0 .. n - 1 put back among the others. */
+SEXP ffi_wire_unpack_columns(SEXP p_, SEXP k_, SEXP full_) {
+  if (TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP || TYPEOF(full_) != INTSXP ||
+      XLENGTH(p_) < 1)
+    Rf_error("internal error: malformed packed summary");
+  const int U = (int)(XLENGTH(p_) - 1), *p = INTEGER(p_), *k = INTEGER(k_),
+            *full = INTEGER(full_);
+  const R_xlen_t nf = XLENGTH(full_), nk = XLENGTH(k_);
+  if (p[0] != 0) Rf_error("internal error: malformed packed summary");
+  SEXP out = PROTECT(Rf_allocVector(INTSXP, p[U] >= 0 ? p[U] : 0));
+  int *o = INTEGER(out);
+  R_xlen_t j = 0, f = 0;
+  for (int u = 0; u < U; u++) {
+    const int n = p[u + 1] - p[u];
+    if (n < 0 || p[u + 1] > p[U]) Rf_error("internal error: malformed packed summary");
+    if (f < nf && full[f] == u) {
+      for (int i = 0; i < n; i++) o[p[u] + i] = i;
+      f++;
+    } else {
+      if (j + n > nk) Rf_error("internal error: packed topics too short");
+      for (int i = 0; i < n; i++) o[p[u] + i] = k[j++];
+    }
+  }
+  if (j != nk || f != nf) Rf_error("internal error: packed topics too long");
+  UNPROTECT(1);
+  return out;
+}

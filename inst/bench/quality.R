@@ -142,6 +142,11 @@ run_system <- function(s, tr, K) {
       ran <- sprintf("%s sparse_rest=%s", ran,
                      c("renormalise", "sample", "shape")[cs$top_rest + 1L])
     }
+    if (isTRUE(ct$ope_L > 0L)) {
+      # (OPE's sparse summary: its form, read from the fit)
+      ran <- sprintf("%s ope_sparse_rest=%s", ran,
+                     c("renormalise", "sample", "shape")[ct$ope_sparse_rest + 1L])
+    }
     ran <- sprintf("%s; laps %d (%s)", ran, nrow(f$trace), f$ended %||% "?")
     # fit_lda(reuse_dead = ): the topics re-seeded after each lap but the last
     if (isTRUE(ct$reuse_dead)) {

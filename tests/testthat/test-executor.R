@@ -174,3 +174,30 @@ test_that("the compact wire form of doubles unpacks to identical values", {
   expect_identical(unpack(pack(na)), na)
   expect_identical(pack(1:5000), 1:5000)
 })
+
+test_that("a sparse summary's full columns travel without their topics, unpacked identical", {
+  pack <- sparsevi:::pack_doubles
+  unpack <- sparsevi:::unpack_doubles
+  K <- 20L
+  # columns: full (K), 3 topics, empty, full, the first 10 topics (a full
+  # column of 10), topics 0..8 but one missing, full
+  cols <- list(0:19, c(2L, 5L, 11L), integer(0), 0:19, 0:9, c(0:7, 9L), 0:19)
+  S <- list(words = c(1L, 4L, 6L, 7L, 9L, 12L, 30L),
+            p = c(0L, cumsum(lengths(cols))), k = unlist(cols),
+            v = runif(sum(lengths(cols))), r = runif(7))
+  p <- pack(list(summary = S, doc_topic = matrix(1, 2, 2)))
+  expect_identical(p$summary$k_full, c(0L, 3L, 4L, 6L))
+  expect_identical(p$summary$k, c(2L, 5L, 11L, 0:7, 9L))
+  expect_lt(length(serialize(p$summary, NULL)), length(serialize(S, NULL)) - 4 * 60)
+  expect_identical(unpack(p), list(summary = S, doc_topic = matrix(1, 2, 2)))
+  # no full column: as it was
+  few <- list(words = 0:1, p = c(0L, 2L, 3L), k = c(1L, 3L, 0L), v = runif(3))
+  expect_identical(pack(few), few)
+  # a list that only looks like one keeps its elements
+  other <- list(p = 1:3, kept = 1L)
+  expect_identical(unpack(pack(other)), other)
+  # malformed input is refused, not read out of bounds
+  expect_error(.Call(sparsevi:::ffi_wire_pack_columns, c(0L, 100L, 5L), 0:4, 8L),
+               "malformed")
+  expect_error(.Call(sparsevi:::ffi_wire_unpack_columns, c(0L, 3L), 0L, 5L), "packed")
+})
