@@ -173,9 +173,13 @@ ope_settings <- function(control, K, call = caller_call()) {
 # fit_lda()'s `L` counts for OPE only when given (its default, min(8, K), is
 # the vb step's): control$ope_L is then L, and each document's summary keeps
 # L topics (ope_run(top_L = )); NA (not given, or L = K) keeps the dense
-# summary. control$ope_sparse_rest: 1 (default) the rest of a document's
-# mass sampled onto one topic, 0 the top L renormalised
-# (options(sparsevi.ope_sparse_rest), read when the fit starts; ?ope).
+# summary. control$ope_sparse_rest: 2 (the default for global "ml" and
+# "stochastic") the shape form: each document's L largest proportions as
+# their excess over the mean of its others, and that mean as a tail
+# weight per word (ope_doc_shape(), src/lda-ope.c); 1 (the default for
+# "streaming" and "memoized") the rest of a document's mass sampled onto one
+# topic; 0 the top L renormalised (options(sparsevi.ope_sparse_rest), read
+# when the fit starts; ?ope).
 lda_ope_control <- function(control, call = caller_call()) {
   env <- parent.frame()
   s <- ope_settings(control, control$K, call = call)
@@ -259,7 +263,12 @@ ope_top_L <- function(L, K) {
 # L largest proportions divided by their sum; the summary is then
 # list(words, p, k, v) in either form (word words[u] has the sums
 # v[p[u] + 1 .. p[u + 1]] at topics k, 0-based), the form the store's sparse
-# update reads (lda_store_update()).
+# update reads (lda_store_update()). sparse_rest = 2, the shape form: its L
+# largest proportions as their excess over the mean of the others, and
+# list(words, p, k, v, r) with r[u] the word's tail weight: its column is
+# r[u] / K on every topic plus its sums for "theta" (ope_shape_blocks()),
+# r[u] times its normalised topic column plus its sums for "phi"
+# (cvb0_shape_parts(), in the global step).
 # form = "blocks" gives the summary as list(words, x) instead: the batch's
 # words (0-based) and their K values each, the form the learners' store
 # updates read (lda_summary_blocks()), which C builds in place of the batch's
