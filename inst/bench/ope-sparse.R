@@ -7,7 +7,9 @@
 # Environment: SPARSEVI_BENCH_CORPORA (comma-separated, default the seven
 # corpora of quality.R), SPARSEVI_BENCH_K (default 100), SPARSEVI_BENCH_OUT
 # (results file, default inst/bench/results/ope-sparse.txt, appended to),
-# SPARSEVI_BENCH_SMOKE=1 (a small simulated corpus, K = 3).
+# SPARSEVI_BENCH_SMOKE=1 (a small simulated corpus, K = 3),
+# SPARSEVI_BENCH_OPE_REST (the sparse form: 2 shape, the default for ML-
+# and Online-OPE; 1 sampled; 0 renormalised; default 2).
 #
 # For each corpus: its training split as quality.R makes it (1,000 documents
 # or 10% held out, split_heldout(seed = 1)); an ML-OPE fit (global = "ml",
@@ -23,7 +25,8 @@
 #    "rest": the proportion mass outside them (the random start's 1 / (T + 1));
 #  - values per minibatch: dense K x (batch vocabulary) vs the sparse
 #    summary's entries, and bytes (dense: 8 per value + 4 per word; sparse:
-#    12 per entry (topic index and value) + 8 per word);
+#    12 per entry (topic index and value) + 8 per word, + 8 more per word
+#    for the shape form's tail weight);
 #  - CPU: the local step (OPE and its summary) with L over without, in the
 #    same process, the median of 3 alternating runs of the three minibatches
 #    (the machine was shared: ratios, not seconds);
@@ -47,9 +50,12 @@ corpora <- setdiff(corpora, "none")
 K <- if (smoke) 3L else as.integer(Sys.getenv("SPARSEVI_BENCH_K", "100"))
 Ls <- if (smoke) 2L else c(2L, 4L, 8L, 16L)
 Ls <- Ls[Ls < K]
+ope_rest <- as.integer(Sys.getenv("SPARSEVI_BENCH_OPE_REST", "2"))
+rest_name <- c("renormalised", "sampled", "shape")[ope_rest + 1L]
 data_dir <- file.path("..", "shared", "data")
 
-bench_header(say, sprintf("OPE sparse summaries: sizes and CPU of the local step, K = %d", K))
+bench_header(say, sprintf("OPE sparse summaries (%s form): sizes and CPU of the local step, K = %d",
+                          rest_name, K))
 
 # the first `n` minibatches of `size` documents of x (corpus order)
 first_batches <- function(x, size, n = 3L) {
@@ -73,7 +79,7 @@ for (cn in corpora) {
     batches <- first_batches(tr, ct$batch_size)
     run <- function(b, L) {
       sparsevi:::ope_run(batches[[b]], fit$topic_word, fit$alpha, ct$ope_iter, ct$ope_eps,
-                         "theta", c(1, b), form = "blocks", top_L = L)
+                         "theta", c(1, b), form = "blocks", top_L = L, sparse_rest = ope_rest)
     }
     dense <- lapply(seq_along(batches), run, L = 0L)
     theta <- do.call(cbind, lapply(dense, `[[`, "theta"))
@@ -93,7 +99,7 @@ for (cn in corpora) {
       sp <- lapply(seq_along(batches), run, L = L)
       stopifnot(identical(lapply(sp, `[[`, "theta"), lapply(dense, `[[`, "theta")))
       n <- sum(vapply(sp, function(r) length(r$summary$k), 1L))
-      bytes <- 12 * n + 8 * Vb
+      bytes <- 12 * n + 8 * Vb + if (ope_rest == 2L) 8 * Vb else 0
       cpu <- matrix(NA_real_, 3, 2)
       for (rep in 1:3) {
         cpu[rep, 1] <- cpu_of(lapply(seq_along(batches), run, L = 0L))$cpu
@@ -117,8 +123,9 @@ tr <- split_heldout(x, n_test = min(1000L, as.integer(round(0.1 * nrow(x)))), se
 cl <- parallel::makePSOCKcluster(2L)
 invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))
 say("")
-say("== cluster: %s (%d training documents), ML-OPE, K = %d, %d batches, sync = 2, 2 laps, 2 PSOCK workers",
-    cl_corpus, nrow(tr), K, if (smoke) 4L else 8L)
+say("== cluster: %s (%d training documents), ML-OPE, K = %d, %d batches, sync = 2, 2 laps, 2 PSOCK workers, %s form",
+    cl_corpus, nrow(tr), K, if (smoke) 4L else 8L, rest_name)
+old_opt <- options(sparsevi.ope_sparse_rest = ope_rest)
 say("   %-8s %22s %14s %10s", "summary", "received per lap (MB)", "vs dense", "= local")
 dense_mb <- NA_real_
 for (L in c(NA, Ls)) {
@@ -138,4 +145,5 @@ for (L in c(NA, Ls)) {
       mb / dense_mb, identical(a$topic_word, b$topic_word))
 }
 parallel::stopCluster(cl)
+options(old_opt)
 attr(say, "close")()
