@@ -103,16 +103,9 @@
 #' `vignette("benchmarks")` compares OPE with the paper's measurements.
 #'
 #' @section Sparse summaries:
-#' Give `L` (below K) to [fit_lda()] and each document adds only `L` topics
-#' to its minibatch's summary instead of all K: its `L - 1` largest
-#' proportions as they are, and the rest of its mass on one topic drawn
-#' from the others in proportion to their shares, so that ML-OPE's summary
-#' is unbiased (`options(sparsevi.ope_sparse_rest = 0)`, set before the fit,
-#' keeps its `L` largest proportions rescaled to sum to one instead). A
-#' minibatch's summary then holds at most `L` values per (document, word)
-#' entry instead of K per word, which is what a cluster's workers send back
-#' ([sparsevi_cluster]). ML-OPE adds it to its topics entry by entry; the
-#' other learners expand it to K values per word first. The documents'
+#' Give `L` (below K) to [fit_lda()] and each document adds at most `L`
+#' values per word to its minibatch's summary instead of K, which is what a
+#' cluster's workers send back ([sparsevi_cluster]). The documents'
 #' proportions are those OPE found, whatever `L` (the fit's `doc_topic`
 #' keeps `doc_topics` of each, by default `L`).
 #'
@@ -120,20 +113,32 @@
 #' towards one vertex per iteration, and at K = 100 a document ends with
 #' 1.0 to 1.5 topics it picked on average, but its random starting point
 #' keeps a share 1 / (T + 1) of its mass spread over all K topics, so every
-#' proportion is positive and no exact sparse form exists. The dense
-#' summary spreads that share over every topic at every word; the sparse
-#' ones do not, and their topics come out more diverse. Measured at K = 100
-#' on seven corpora (ML-OPE, `global = "ml"`, 10 laps, held-out score as a
-#' mean over 3 seeds): with `L = 4` within 0.01 nats per token of the dense
-#' summary on five corpora (0.08 higher on spamassassin), 0.0101 lower on
-#' wikipara and 0.017 lower on moviereviews; with `L = 16` 0.012 lower on
-#' three. The dense fit itself moves by up to 0.03 from one seed to the
-#' next. `L = 4` takes about the CPU time of the dense summary (0.97 to
-#' 1.06 times), `L = 16` 1.14 to 1.30 times; the summary holds 20% to 68%
-#' of the dense one's bytes at `L = 4`, 11% to 41% at `L = 2`; on two
-#' cluster workers (nips_f20) the master received 18 MB per lap at `L = 4`
-#' instead of 43 MB (`inst/bench/results/ope-sparse.txt`). So the default stays dense (`L`
-#' not given, or `L = K`, gives the same fit as before, bit for bit).
+#' proportion is positive. Off its picked topics a document's proportions
+#' are that start's remnant: noise about their mean. So with Online-OPE
+#' (`global = "stochastic"`, the default) and ML-OPE (`"ml"`) a document
+#' keeps its `L` largest proportions and the others are replaced by their
+#' mean (the "shape" form). A word's summary is then one weight times a
+#' column the global step has anyway (1 / K on every topic for ML-OPE; the
+#' word's topic column, normalised, for Online-OPE) plus at most `L` values
+#' per document: exact for those proportions. Measured at K = 100 on seven
+#' corpora (10 laps, held-out score as a mean over 3 seeds,
+#' `inst/bench/results/ope-sparse.txt`), against the dense summary:
+#' Online-OPE with `L = 4` is within 0.01 nats per token on all seven
+#' (-0.008 to +0.021), with `L = 8` too (-0.006 to +0.011); ML-OPE with
+#' `L = 4` on six (sotu_chunks -0.0103), with `L = 8` on all seven (-0.007
+#' to +0.005). The dense fit itself moves by up to 0.06 from one seed to
+#' the next. NPMI and diversity move by less than 0.02, the whole fit's CPU
+#' time by 0.88 to 1.37 times.
+#'
+#' Streaming and memoized OPE add summaries and take them back laps apart,
+#' under other topics, so they keep the sampled form: the document's
+#' `L - 1` largest proportions as they are and the rest of its mass on one
+#' topic drawn from the others in proportion to their shares (unbiased).
+#' `options(sparsevi.ope_sparse_rest = )`, set before the fit, chooses the
+#' form: 2 shape (ML- and Online-OPE only), 1 sampled, 0 the `L` largest
+#' proportions rescaled to sum to one. The default stays dense (`L` not
+#' given, or `L = K`, gives the same fit as before, bit for bit): on one
+#' machine a sparse summary saves nothing.
 #'
 #' @name ope
 #' @references Than, K. and Doan, T. Guaranteed inference in topic models.

@@ -73,12 +73,13 @@ lda_available <- function() {
 #'   as one number, spread over the other topics in proportion to the
 #'   word's topics (see [scvb0], "Sparse summaries"), so a minibatch's
 #'   summary holds at most `L` values per entry instead of K per word;
-#'   without `L` (or with `L = K`) the summary is dense. For `"ope"`, also only when
-#'   given: each document adds to the minibatch's summary only `L` topics
-#'   (its `L - 1` largest proportions and the rest of its mass on one topic
-#'   drawn from the others; see [ope], "Sparse summaries"); without `L` (or
-#'   with `L = K`) the summary is dense. Otherwise the default of
-#'   `doc_topics`.
+#'   without `L` (or with `L = K`) the summary is dense. For `"ope"`, also
+#'   only when given: each document adds to the minibatch's summary its `L`
+#'   largest proportions and the rest of its mass as one number per word,
+#'   spread as the word's topics are (streaming and memoized OPE: the rest
+#'   on one topic drawn from the others; see [ope], "Sparse summaries");
+#'   without `L` (or with `L = K`) the summary is dense. Otherwise the
+#'   default of `doc_topics`.
 #' @param alpha,eta Document-topic and topic-word smoothing (> 0). `NULL`
 #'   takes the engine's defaults (0.1 and 0.01 for `"cvb0"`; for `"vb"`
 #'   `eta = 0.01` and `alpha = 10 / K` within 0.1 to 0.5, i.e. 0.1 from
