@@ -31,13 +31,13 @@ static int max_doc_nnz(const svi_dtm *x) {
   return m;
 }
 
-/* The sparse summary of a batch as list(words, p, k, v): word words[u]
- * (0-based, increasing) has the sums v[p[u] .. p[u + 1]) at topics k
- * (0-based, increasing), the form the topic store's sparse update reads
- * (lda_store_update()); rest 0 or 1: lda_summary_ope_sparse(). rest 2 (the
- * shape form, lda_summary_ope_shape()) adds r: word u's column is r[u]
- * times its weight column (1 / K each for ML-OPE, the word's normalised
- * topic column otherwise) plus those sums. xl: the batch with its words
+/* The sparse summary of a batch (lda_summary_ope_sparse()) as list(words,
+ * p, k, v): word words[u] (0-based, increasing) has the sums v[p[u] ..
+ * p[u + 1]) at topics k (0-based, increasing), the form the topic store's
+ * sparse update reads (lda_store_update()). rest 2 (the shape form,
+ * ope_doc_shape()) adds r: word u's column is r[u] times its weight column
+ * (1 / K each for ML-OPE, the word's normalised topic column otherwise)
+ * plus those sums. xl: the batch with its words
  * renumbered 0 .. Vb - 1 (words[] their numbers in the vocabulary); beta:
  * the normalised topics at those words (K x Vb), colsum their column sums;
  * theta: K x D. */
@@ -76,15 +76,14 @@ static SEXP ope_sparse_summary(const svi_dtm *xl, int K, const int *words, const
   ope_summary_in in = {K, Vb, col_ptr, col_doc, col_count, theta, beta};
   const char *snames[] = {"words", "p", "k", "v", "r"};
   SEXP sl = PROTECT(svi_named_list(rest == 2 ? 5 : 4, snames));
+  double *r = NULL;
   if (rest == 2) {
-    SEXP r = Rf_allocVector(REALSXP, Vb);
-    SET_VECTOR_ELT(sl, 4, r);
-    lda_summary_ope_shape(&in, mode, top_k, top_w, base, colsum, L, threads, cap, ok, ov, on,
-                          REAL(r), scratch, marks);
-  } else {
-    lda_summary_ope_sparse(&in, mode, top_k, top_w, L, threads, cap, ok, ov, on, scratch,
-                           marks);
+    SEXP rr = Rf_allocVector(REALSXP, Vb);
+    SET_VECTOR_ELT(sl, 4, rr);
+    r = REAL(rr);
   }
+  lda_summary_ope_sparse(&in, mode, top_k, top_w, base, colsum, L, threads, cap, ok, ov, on, r,
+                         scratch, marks);
   svi_len n = 0;
   for (int v = 0; v < Vb; v++) n += on[v];
   if (n > INT_MAX) Rf_error("internal error: sparse summary too large");

@@ -400,65 +400,15 @@ static int ope_column_out(int K, int v, int n, const int *mark, int *list, const
 }
 
 void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
-                            const double *top_w, int L, int threads, const svi_len *cap,
-                            int *out_k, double *out_v, int *out_n, double *scratch,
-                            int *marks) {
+                            const double *top_w, const double *base, const double *colsum,
+                            int L, int threads, const svi_len *cap, int *out_k, double *out_v,
+                            int *out_n, double *out_r, double *scratch, int *marks) {
   const int K = in->K, V = in->V;
   (void)threads;
-  /* As lda_summary_ope(): each word's column sums its documents in document
-   * order (and each document's topics in increasing order), whatever the
-   * threads. marks[k] = the word that last touched topic k; list holds the
-   * word's touched topics. */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-  {
-    double *s = scratch + (svi_len)svi_thread_id() * K;
-    int *mark = marks + (svi_len)svi_thread_id() * 2 * K;
-    int *list = mark + K;
-    for (int k = 0; k < K; k++) mark[k] = -1;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 64)
-#endif
-    for (int v = 0; v < V; v++) {
-      const double *b = in->beta + (svi_len)v * K;
-      int n = 0;
-      for (int i = in->col_ptr[v]; i < in->col_ptr[v + 1]; i++) {
-        const int d = in->col_doc[i];
-        const int *tk = top_k + (svi_len)d * L;
-        const double *tw = top_w + (svi_len)d * L;
-        const double c = in->col_count[i];
-        double w = c;
-        if (mode == OPE_SUMMARY_PHI) {
-          double xv = 0.0;
-          for (int j = 0; j < L; j++) xv += tw[j] * b[tk[j]];
-          if (!(xv > 0.0)) continue; /* a word none of the topics emits */
-          w = c / xv;
-        }
-        for (int j = 0; j < L; j++) {
-          const int k = tk[j];
-          const double a = mode == OPE_SUMMARY_PHI ? w * tw[j] * b[k] : c * tw[j];
-          if (mark[k] != v) {
-            mark[k] = v;
-            s[k] = 0.0;
-            list[n++] = k;
-          }
-          s[k] += a;
-        }
-      }
-      out_n[v] = ope_column_out(K, v, n, mark, list, s, out_k + cap[v], out_v + cap[v]);
-    }
-  }
-}
-
-void lda_summary_ope_shape(const ope_summary_in *in, int mode, const int *top_k,
-                           const double *top_w, const double *base, const double *colsum,
-                           int L, int threads, const svi_len *cap, int *out_k, double *out_v,
-                           int *out_n, double *out_r, double *scratch, int *marks) {
-  const int K = in->K, V = in->V;
-  (void)threads;
-  /* As lda_summary_ope_sparse(): each word's column, and its tail weight,
-   * sums its documents in document order, whatever the threads. */
+  /* As lda_summary_ope(): each word's column (and its tail weight) sums its
+   * documents in document order (and each document's topics in increasing
+   * order), whatever the threads. marks[k] = the word that last touched
+   * topic k; list holds the word's touched topics. */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -481,17 +431,17 @@ void lda_summary_ope_shape(const ope_summary_in *in, int mode, const int *top_k,
         const double c = in->col_count[i];
         double w = c;
         if (mode == OPE_SUMMARY_PHI) {
-          /* phi_dvk proportional to (base_d + excess_dk) beta_kv; the
-           * tail base_d beta_kv = base_d colsum_v times the word's topic
-           * column normalised */
-          double xv = base[d] * colsum[v];
+          /* phi_dvk proportional to (base_d + w_dk) beta_kv; the tail
+           * base_d beta_kv is base_d colsum_v times the word's topic column
+           * normalised */
+          double xv = base ? base[d] * colsum[v] : 0.0;
           for (int j = 0; j < L; j++) xv += tw[j] * b[tk[j]];
-          if (!(xv > 0.0)) continue; /* a word no topic emits */
+          if (!(xv > 0.0)) continue; /* a word none of the topics emits */
           w = c / xv;
-          r += w * base[d] * colsum[v];
-        } else {
-          /* theta_dk = base_d + excess_dk: the tail c base_d on each of
-           * the K topics */
+          if (base) r += w * base[d] * colsum[v];
+        } else if (base) {
+          /* theta_dk = base_d + w_dk: the tail c base_d on each of the K
+           * topics */
           r += c * base[d] * K;
         }
         for (int j = 0; j < L; j++) {
@@ -506,7 +456,7 @@ void lda_summary_ope_shape(const ope_summary_in *in, int mode, const int *top_k,
         }
       }
       out_n[v] = ope_column_out(K, v, n, mark, list, s, out_k + cap[v], out_v + cap[v]);
-      out_r[v] = r;
+      if (out_r) out_r[v] = r;
     }
   }
 }

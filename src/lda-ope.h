@@ -69,41 +69,35 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
 void ope_doc_top(const double *theta, int K, int D, int L, int rest, uint64_t seed,
                  uint64_t stream, int *top_k, double *top_w, int *taken);
 
-/* The batch summary of lda_summary_ope() from the documents' top L topics
- * (ope_doc_top()) instead of all K: mode THETA S_kv = sum_d n_dv w_dk, mode
- * PHI S_kv = sum_d n_dv phi_dvk with phi_dvk proportional to w_dk beta_kv
- * over the document's L topics. Word v's distinct topics (increasing) and
- * their sums go to out_k, out_v from cap[v] (cap[v + 1] - cap[v] >= its
- * distinct topics, e.g. min(K, L x its documents)), their number to out_n[v].
- * scratch holds threads * K doubles, marks threads * 2K ints. */
-void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
-                            const double *top_w, int L, int threads, const svi_len *cap,
-                            int *out_k, double *out_v, int *out_n, double *scratch,
-                            int *marks);
-
 /* The shape form of the sparse summaries (fit_lda(L = ), sparse_rest 2):
  * document d keeps its L largest proportions (ties: the lower topic first),
  * in increasing topic order, as their excess top_w over base[d], the mean
  * of its other K - L proportions: theta_d with those replaced by their mean
  * is base_d on every topic plus the excess on its L. OPE starts each
  * document at a random point and keeps 1 / (T + 1) of it, so the others are
- * that start's remnant: noise around their mean. taken is K ints of
+ * that start's remnant: noise about their mean. taken is K ints of
  * scratch. */
 void ope_doc_shape(const double *theta, int K, int D, int L, int *top_k, double *top_w,
                    double *base, int *taken);
 
-/* The batch summary of lda_summary_ope() under those proportions
- * (ope_doc_shape()): word v's column is out_r[v] times a weight column plus
- * its sparse sums (out_k, out_v from cap[v], out_n[v] of them, as
- * lda_summary_ope_sparse()). Mode THETA: the weights are 1 / K on every
- * topic (the tail base_d on each); mode PHI: the word's topic column
- * beta_kv / colsum[v] normalised, with phi_dvk proportional to (base_d +
- * excess_dk) beta_kv over all K topics. Exact for those proportions.
- * scratch holds threads * K doubles, marks threads * 2K ints. */
-void lda_summary_ope_shape(const ope_summary_in *in, int mode, const int *top_k,
-                           const double *top_w, const double *base, const double *colsum,
-                           int L, int threads, const svi_len *cap, int *out_k, double *out_v,
-                           int *out_n, double *out_r, double *scratch, int *marks);
+/* The batch summary of lda_summary_ope() from the documents' top L topics
+ * instead of all K, with weights w_dk (ope_doc_top() or ope_doc_shape()):
+ * without base (NULL), mode THETA S_kv = sum_d n_dv w_dk, mode PHI S_kv =
+ * sum_d n_dv phi_dvk with phi_dvk proportional to w_dk beta_kv over the
+ * document's L topics. With base (the shape form, ope_doc_shape()) the
+ * proportions are base_d on every topic plus w_dk on its L: word v's column
+ * is then out_r[v] times a weight column plus its sparse sums, the weights
+ * 1 / K on every topic in mode THETA, the word's topic column beta_kv /
+ * colsum[v] in mode PHI (phi_dvk proportional to (base_d + w_dk) beta_kv
+ * over all K topics): exact for those proportions. Word v's distinct
+ * topics (increasing) and their sums go to out_k, out_v from cap[v]
+ * (cap[v + 1] - cap[v] >= its distinct topics, e.g. min(K, L x its
+ * documents)), their number to out_n[v]; out_r (V, with base only) its
+ * tail weight. scratch holds threads * K doubles, marks threads * 2K ints. */
+void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
+                            const double *top_w, const double *base, const double *colsum,
+                            int L, int threads, const svi_len *cap, int *out_k, double *out_v,
+                            int *out_n, double *out_r, double *scratch, int *marks);
 
 /* In place, each row of X (K x V, word-major) divided by its sum f_k:
  * r_sums = 1 sums as R's rowSums() does (long double, word after word),

@@ -2,33 +2,14 @@
 # a pure-R reference, the same fit on any threads and on a cluster, and no L
 # (or L = K) the dense fit.
 
-# Pure-R reference: each document keeps L topics with weights w_dk (ties:
-# the lower topic first). rest = 0: the topics of its L largest proportions,
-# divided by their sum; rest = 1: its L - 1 largest as they are, and the
-# rest of its mass on one topic drawn from the others in proportion to theta
-# with one uniform of stream 2^32 + d - 1 of `seed` (OPE's stream0 = 0). The
-# summary S_kv = sum_d n_dv w_dk ("theta") or sum_d n_dv phi_dvk with
-# phi_dvk proportional to w_dk beta_kv over those topics ("phi"). Returns the
-# K x V matrix.
-ref_ope_sparse_summary <- function(theta, x, beta, L, mode, rest = 0, seed = NULL) {
-  K <- nrow(theta)
+# Pure-R reference: the summary of weights W (K x D, one column per
+# document): S_kv = sum_d n_dv W_dk ("theta") or sum_d n_dv phi_dvk with
+# phi_dvk proportional to W_dk beta_kv ("phi"). Returns the K x V matrix.
+ref_ope_weights_summary <- function(W, x, beta, mode) {
   m <- as.matrix(x)
-  S <- matrix(0, K, ncol(m))
+  S <- matrix(0, nrow(W), ncol(m))
   for (d in seq_len(nrow(m))) {
-    th <- theta[, d]
-    w <- numeric(K)
-    if (rest == 0) {
-      keep <- order(-th, seq_len(K))[seq_len(L)]
-      w[keep] <- th[keep] / sum(th[keep])
-    } else {
-      keep <- order(-th, seq_len(K))[seq_len(L - 1)]
-      w[keep] <- th[keep]
-      others <- setdiff(seq_len(K), keep)
-      u <- .Call(sparsevi:::ffi_svi_rng_unif, seed, 2^32 + d - 1, 1)
-      r <- sum(th[others])
-      pick <- others[min(which(cumsum(th[others]) > u * r), length(others))]
-      w[pick] <- r
-    }
+    w <- W[, d]
     for (v in which(m[d, ] > 0)) {
       if (mode == "theta") {
         S[, v] <- S[, v] + m[d, v] * w
@@ -41,28 +22,42 @@ ref_ope_sparse_summary <- function(theta, x, beta, L, mode, rest = 0, seed = NUL
   S
 }
 
-# The shape form (rest = 2): each document's L largest proportions stay,
-# the others are replaced by their mean; the summary of those proportions
-# as above, over all K topics. Returns the K x V matrix.
-ref_ope_shape_summary <- function(theta, x, beta, L, mode) {
+# Each document keeps L topics with weights w_dk (ties: the lower topic
+# first). rest = 0: the topics of its L largest proportions, divided by
+# their sum; rest = 1: its L - 1 largest as they are, and the rest of its
+# mass on one topic drawn from the others in proportion to theta with one
+# uniform of stream 2^32 + d - 1 of `seed` (OPE's stream0 = 0).
+ref_ope_sparse_summary <- function(theta, x, beta, L, mode, rest = 0, seed = NULL) {
   K <- nrow(theta)
-  m <- as.matrix(x)
-  S <- matrix(0, K, ncol(m))
-  for (d in seq_len(nrow(m))) {
+  W <- matrix(0, K, ncol(theta))
+  for (d in seq_len(ncol(theta))) {
     th <- theta[, d]
-    keep <- order(-th, seq_len(K))[seq_len(L)]
-    w <- rep(sum(th[-keep]) / (K - L), K)
-    w[keep] <- th[keep]
-    for (v in which(m[d, ] > 0)) {
-      if (mode == "theta") {
-        S[, v] <- S[, v] + m[d, v] * w
-      } else {
-        phi <- w * beta[, v]
-        if (sum(phi) > 0) S[, v] <- S[, v] + m[d, v] * phi / sum(phi)
-      }
+    if (rest == 0) {
+      keep <- order(-th, seq_len(K))[seq_len(L)]
+      W[keep, d] <- th[keep] / sum(th[keep])
+    } else {
+      keep <- order(-th, seq_len(K))[seq_len(L - 1)]
+      W[keep, d] <- th[keep]
+      others <- setdiff(seq_len(K), keep)
+      u <- .Call(sparsevi:::ffi_svi_rng_unif, seed, 2^32 + d - 1, 1)
+      r <- sum(th[others])
+      pick <- others[min(which(cumsum(th[others]) > u * r), length(others))]
+      W[pick, d] <- r
     }
   }
-  S
+  ref_ope_weights_summary(W, x, beta, mode)
+}
+
+# The shape form (rest = 2): each document's L largest proportions stay,
+# the others are replaced by their mean.
+ref_ope_shape_summary <- function(theta, x, beta, L, mode) {
+  K <- nrow(theta)
+  W <- theta
+  for (d in seq_len(ncol(theta))) {
+    keep <- order(-theta[, d], seq_len(K))[seq_len(L)]
+    W[-keep, d] <- sum(theta[-keep, d]) / (K - L)
+  }
+  ref_ope_weights_summary(W, x, beta, mode)
 }
 
 # A shape-form summary (list(words, p, k, v, r)) as a K x V matrix: column u
