@@ -475,8 +475,7 @@ lda_local_cvb0 <- function(batch, state, control, seed, threads) {
     cvb0_cache$need <- res$need
   }
   summary <- if (is.null(res$p)) list(words = res$words, x = res$x) else
-    if (is.null(res$r)) list(words = res$words, p = res$p, k = res$k, v = res$v) else
-    list(words = res$words, p = res$p, k = res$k, v = res$v, r = res$r)
+    res[c("words", "p", "k", "v", if (!is.null(res$r)) "r")]
   list(summary = summary,
        doc_topic = res$theta,
        stats = list(tokens = sum(batch$count), docs = nrow(batch)))
