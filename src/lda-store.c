@@ -110,14 +110,21 @@ static void store_pass(int K, int U, double *X, const int *w, const double *val,
  * ssum is K doubles of scratch. Returns the new scale.
  *
  * The update moves the summary and the minibatch's columns of X through
- * memory (60 MB at K = 1000 and 2,500 words). On the 2-core benchmark
- * machine a second thread did not make it faster in any form tried
- * (inst/bench/store-bandwidth.c: columns by words then row sums by topic
- * blocks, 3.0-3.4 ms; halves of the topics, 2.6-3.2 ms; one thread's one
- * pass with AVX2, 2.1 ms), so up to two threads it is the one pass
- * (store_pass()). From three threads on, the threads take the words
- * (columns of X) in turn, then blocks of topics of the row sums, each
- * summed in word order: the same bits as the one pass. */
+ * memory (60 MB at K = 1000 and 2,500 words). Split over threads, the
+ * threads take the words (columns of X) in turn, then blocks of topics of
+ * the row sums, each summed in word order: the same bits as the one pass
+ * (store_pass()). One thread runs the one pass, and so do two when the
+ * summary is at most STORE_SPLIT_TWO values. Alone, outside a fit, two
+ * threads did not beat the one pass (inst/bench/store-bandwidth.c: 5.96
+ * against 4.09 ms at K = 1000). Inside a fit the local step's threads have
+ * just written the summary, half of it in each core's cache. Then:
+ *   - a small summary (K = 100, 4,000 words: 3.2 MB) still fits one core's
+ *     cache; the one pass took 0.25-0.31 s a pass over 60,000 wikipara
+ *     paragraphs on 1 thread, and 0.35-0.50 s on 2 threads in either form;
+ *   - at K = 1000 (32 MB) the split took 3.7-4.4 s against the one pass's
+ *     5.5-5.8 s on 2 threads (5.4-6.2 s on 1).
+ * From three threads on the update is split above 8,192 values. */
+#define STORE_SPLIT_TWO 524288.0
 double store_update(int K, int V, double *X, const double *xtot, double scale,
                         double rho, double mult, int U, const int *w, const double *val,
                         double rescale_below, double *ssum, double *xtot_new, int threads) {
@@ -125,7 +132,8 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
   double c;
   const double scale_new = store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads,
                                             &dense, &c);
-  if (threads <= 2 || (double)K * U < 8192.0) {
+  const double n_values = (double)K * U;
+  if (threads <= 1 || n_values < 8192.0 || (threads == 2 && n_values <= STORE_SPLIT_TWO)) {
     store_pass(K, U, X, w, val, c, ssum);
   } else {
     const int ahead = 4;

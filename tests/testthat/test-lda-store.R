@@ -79,6 +79,34 @@ test_that("a store holds lambda = eta + scale X and its update is the dense step
   expect_equal(mst$meta[-(1:2)], rowSums(want), tolerance = 1e-14)
 })
 
+test_that("the store update gives the same bits on 1, 2 and 3 threads, split or not", {
+  # two threads split the update only above 524,288 values (K x words):
+  # one summary below that and one above, each on 1, 2 and 3 threads
+  for (dims in list(c(K = 40, U = 300, V = 500), c(K = 160, U = 3400, V = 3600))) {
+    K <- dims[["K"]]
+    U <- dims[["U"]]
+    V <- dims[["V"]]
+    lam <- store_lambda0(K, V, 5)
+    words <- as.integer(floor(seq(0, V - 1, length.out = U)))
+    S <- list(words = words, x = uniform_source(6)(K * U) * 3)
+    run <- function(threads) {
+      st <- sparsevi:::lda_store_new(lda_test_state(lambda = lam), rowSums(lam), 0.05, 0)
+      st <- sparsevi:::lda_store_own(st)
+      sparsevi:::lda_store_update(st, S, rho = 0.3, mult = 4, t = 1, threads = threads)
+      sparsevi:::lda_store_update(st, S, rho = 0.2, mult = 2, t = 2, threads = threads)
+      list(X = st$X + 0, meta = st$meta + 0)
+    }
+    one <- run(1L)
+    expect_identical(run(2L), one)
+    expect_identical(run(3L), one)
+    # (and it is the update: lambda = eta + scale X against the dense form)
+    dense <- matrix(0, K, V)
+    dense[, words + 1L] <- S$x
+    want <- 0.05 + 0.8 * (0.7 * (lam - 0.05) + 0.3 * 4 * dense) + 0.2 * 2 * dense
+    expect_equal(0.05 + one$meta[1] * one$X, want, tolerance = 1e-12, ignore_attr = TRUE)
+  }
+})
+
 test_that("in-place writes refuse a store R shares; the global steps copy it first", {
   K <- 3
   V <- 10
