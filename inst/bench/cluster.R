@@ -15,6 +15,11 @@
 # each a part of its own: "default" the call without `L` (SCVB0's dense
 # summaries), a number SCVB0's sparse summaries (each entry's L topics),
 # "K" L = K (the dense summaries again); smoke mode runs "default" and 2.
+# SPARSEVI_CLUSTER_CORPUS="wikipara60000" runs issue 34's second case
+# instead: the first 60,000 wikipara paragraphs (all 129,289 terms, as
+# inst/bench/threads.R reads them; SPARSEVI_BENCH_SMALL_RDS keeps the
+# corpus between runs), K = 1000, the default call's minibatches of 100
+# paragraphs, sync = 2, one lap.
 suppressPackageStartupMessages(library(sparsevi))
 bench_dir <- local({
   a <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
@@ -30,19 +35,40 @@ load_now <- function() paste(strsplit(readLines("/proc/loadavg", warn = FALSE), 
 bench_header(say, sprintf("== cluster executors (inst/bench/cluster.R): local, PSOCK, mirai workers; load %s",
                           load_now()))
 
-x <- if (smoke) {
-  bench_sim_corpus(D = 400, V = 60, K = 5, seed = 1, doc_length = 15)
-} else {
-  d <- bench_data_dir()
-  read_uci_bow(file.path(d, "nips_f20", "docword.nips_f20.txt.gz"),
-               file.path(d, "nips_f20", "vocab.nips_f20.txt"))
+corpus <- if (smoke) "simulated" else Sys.getenv("SPARSEVI_CLUSTER_CORPUS", "nips_f20")
+if (!corpus %in% c("simulated", "nips_f20", "wikipara60000")) {
+  stop("SPARSEVI_CLUSTER_CORPUS: nips_f20 or wikipara60000")
 }
-K <- if (smoke) 8L else 100L
+x <- switch(corpus,
+  simulated = bench_sim_corpus(D = 400, V = 60, K = 5, seed = 1, doc_length = 15),
+  nips_f20 = {
+    d <- bench_data_dir()
+    read_uci_bow(file.path(d, "nips_f20", "docword.nips_f20.txt.gz"),
+                 file.path(d, "nips_f20", "vocab.nips_f20.txt"))
+  },
+  wikipara60000 = {
+    source(file.path(bench_dir, "bench-data.R"))
+    rds <- Sys.getenv("SPARSEVI_BENCH_SMALL_RDS", file.path(tempdir(), "wikipara-60000.rds"))
+    if (!file.exists(rds)) {
+      saveRDS(bench_corpus("wikipara60000", bench_data_dir(), all_terms = TRUE), rds,
+              compress = FALSE)
+    }
+    readRDS(rds)
+  })
+K <- switch(corpus, simulated = 8L, nips_f20 = 100L, wikipara60000 = 1000L)
 D <- nrow(x)
 # the default engine with its defaults (the settings that ran are printed
-# from the fit); 8 batches of equal size, rounds of 2, 3 laps, one thread
-args <- list(x, K = K, batch_size = ceiling(D / 8), sync = 2, passes = 3, seed = 1,
-             threads = 1, progress = FALSE)
+# from the fit), rounds of 2, one thread: nips_f20 in 8 batches of equal
+# size and 3 laps; wikipara in the default call's batches of 100, one lap
+args <- if (corpus == "wikipara60000") {
+  list(x, K = K, batch_size = 100, sync = 2, passes = 1, seed = 1, threads = 1,
+       progress = FALSE)
+} else {
+  list(x, K = K, batch_size = ceiling(D / 8), sync = 2, passes = 3, seed = 1, threads = 1,
+       progress = FALSE)
+}
+say("-- corpus %s: %d documents, V = %d, K = %d, batches of %d, %d lap(s), sync = 2", corpus, D,
+    ncol(x), K, args$batch_size, args$passes)
 reps <- if (smoke) 1L else as.integer(Sys.getenv("SPARSEVI_BENCH_REPS", "3"))
 Ls <- if (smoke) c("default", "2") else
   strsplit(Sys.getenv("SPARSEVI_CLUSTER_L", "default"), ",")[[1]]
@@ -124,7 +150,7 @@ for (r in seq_len(reps)) {
 }
 say("over %d rep(s): local/PSOCK %.2fx, local/mirai %.2fx (elapsed: local %.2f s, PSOCK %.2f s, mirai %.2f s); %d batches of <= %d documents, K = %d",
     reps, tot[["local"]] / tot[["psock"]], tot[["local"]] / tot[["mirai"]], tot[["local"]],
-    tot[["psock"]], tot[["mirai"]], loc$fit$control$n_batches, ceiling(D / 8), K)
+    tot[["psock"]], tot[["mirai"]], loc$fit$control$n_batches, args$batch_size, K)
 per_lap <- function(run) {
   sprintf("sent %.3f MB, received %.3f MB", mean(run$fit$trace$bytes_sent) / 1e6,
           mean(run$fit$trace$bytes_received) / 1e6)
