@@ -116,6 +116,37 @@ test_that("a worker receives only the topic columns of its batches' words", {
   expect_same_lda(do.call(fit_lda, c(args, list(cluster = cl))), do.call(fit_lda, args))
 })
 
+test_that("a cluster's rounds leave the master's topic store its own: no copy per global step", {
+  skip_on_cran()
+  cl <- parallel::makePSOCKcluster(2L)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths())
+  # the store's copies (lda_store_copy(): a K x V table each) counted
+  copies <- 0
+  orig <- sparsevi:::lda_store_copy
+  utils::assignInNamespace("lda_store_copy", function(st) {
+    copies <<- copies + 1
+    orig(st)
+  }, ns = "sparsevi")
+  on.exit(utils::assignInNamespace("lda_store_copy", orig, ns = "sparsevi"), add = TRUE)
+  x <- cluster_corpus()
+  for (extra in list(list(local = "cvb0"), list(local = "cvb0", L = 2),
+                     list(local = "vb", global = "stochastic", L = 3),
+                     list(local = "ope", global = "ml"))) {
+    args <- c(list(x, K = 6, batch_size = 20, sync = 2, passes = 2, seed = 3,
+                   progress = FALSE), extra)
+    copies <- 0
+    b <- do.call(fit_lda, args)
+    local_copies <- copies
+    copies <- 0
+    a <- do.call(fit_lda, c(args, list(cluster = cl)))
+    # (12 global steps: one copy each was the fault)
+    expect_identical(copies, local_copies)
+    expect_lte(copies, 2)
+    expect_same_lda(a, b)
+  }
+})
+
 test_that("results over a worker's columns go back to the whole vocabulary", {
   sv <- split_vocab_corpus()
   x <- sv$x
