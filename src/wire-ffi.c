@@ -85,6 +85,16 @@ SEXP ffi_wire_unpack(SEXP n_, SEXP fill_, SEXP bits, SEXP values) {
  * (a full column: SCVB0's shape form gives a word with K / L entries or more
  * all K) travels without them. Returns NULL when no column is so, else
  * list(k = the other columns' topics, full = those columns, 0-based). */
+/* Whether column u of (p, k) holds exactly the topics 0 .. n - 1, n >= min_n
+ * and n >= 1. */
+static int full_column(const int *p, const int *k, int u, int min_n) {
+  const int n = p[u + 1] - p[u];
+  if (n < min_n || n < 1) return 0;
+  for (int i = 0; i < n; i++)
+    if (k[p[u] + i] != i) return 0;
+  return 1;
+}
+
 SEXP ffi_wire_pack_columns(SEXP p_, SEXP k_, SEXP min_n_) {
   if (TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP || XLENGTH(p_) < 1)
     Rf_error("internal error: malformed sparse summary");
@@ -96,13 +106,9 @@ SEXP ffi_wire_pack_columns(SEXP p_, SEXP k_, SEXP min_n_) {
   int nfull = 0;
   R_xlen_t dropped = 0;
   for (int u = 0; u < U; u++) {
-    const int n = p[u + 1] - p[u];
-    if (n < min_n || n < 1) continue;
-    int full = 1;
-    for (int i = 0; i < n && full; i++) full = k[p[u] + i] == i;
-    if (full) {
+    if (full_column(p, k, u, min_n)) {
       nfull++;
-      dropped += n;
+      dropped += p[u + 1] - p[u];
     }
   }
   if (nfull == 0) return R_NilValue;
@@ -112,13 +118,10 @@ SEXP ffi_wire_pack_columns(SEXP p_, SEXP k_, SEXP min_n_) {
   R_xlen_t j = 0;
   int c = 0;
   for (int u = 0; u < U; u++) {
-    const int n = p[u + 1] - p[u];
-    int full = n >= min_n && n >= 1;
-    for (int i = 0; i < n && full; i++) full = k[p[u] + i] == i;
-    if (full) {
+    if (full_column(p, k, u, min_n)) {
       co[c++] = u;
     } else {
-      for (int i = 0; i < n; i++) ko[j++] = k[p[u] + i];
+      for (int i = p[u]; i < p[u + 1]; i++) ko[j++] = k[i];
     }
   }
   const char *names[] = {"k", "full"};
