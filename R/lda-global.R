@@ -169,15 +169,13 @@ lda_global_stochastic_lazy <- function(state, res, batch_id, control) {
     state$topics$store <- st
   }
   # (OPE's shape form, list(words, p, k, v, r): each word's tail spread over
-  # its topic column as it stands, cvb0_shape_parts())
-  S <- if (is.list(res$summary) && !is.null(res$summary$r)) {
-    off <- lda_store_offset(st, control$eta)
-    cvb0_shape_parts(res$summary, st$X, c(off, st$meta[1L]), lda_store_totals(st, off),
-                     control$threads %||% 1L)
+  # its topic column as it stands, cvb0_store_update_shape())
+  if (is.list(res$summary) && !is.null(res$summary$r)) {
+    cvb0_store_update_shape(st, res$summary, lda_store_offset(st, control$eta), rho, mult,
+                            state$t + 1L, threads = control$threads %||% 1L)
   } else {
-    lda_summary_blocks(res$summary, nrow(st$X))
+    lda_store_update(st, lda_summary_blocks(res$summary, nrow(st$X)), rho, mult, state$t + 1L)
   }
-  lda_store_update(st, S, rho, mult, state$t + 1L)
   state$t <- state$t + 1L
   state
 }

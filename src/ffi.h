@@ -106,6 +106,9 @@ int svi_opt_int_or(SEXP opts, const char *name, int lo, int hi, int absent);
  * strictly increasing, below V) and (at least) K x U values; errors unless
  * they are consistent (src/lda-store-ffi.c). */
 int svi_check_summary(SEXP words, SEXP xv, int K, int V);
+/* The same for SCVB0's shape form, list(words, p, k, v, r) (lda-cvb0-ffi.c):
+ * errors unless well formed for K x V topics; returns its number of words. */
+int svi_check_shape_summary(SEXP S, int K, int V);
 
 /* Named list helper: list with the given names, filled by the caller. */
 SEXP svi_named_list(int n, const char **names);

@@ -27,6 +27,7 @@ extern SEXP ffi_svi_give_up(SEXP);
 extern SEXP ffi_svi_owns(SEXP);
 /* SCVB0 engine (lda-cvb0-ffi.c) */
 extern SEXP ffi_lda_local_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_update_shape(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_shape_columns(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_cvb0(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_cvb0_kernel_width(SEXP);
@@ -138,6 +139,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_svi_owns", (DL_FUNC)&ffi_svi_owns, 1},
     /* SCVB0 engine (lda-cvb0-ffi.c) */
     {"ffi_lda_local_cvb0", (DL_FUNC)&ffi_lda_local_cvb0, 8},
+    {"ffi_lda_store_update_shape", (DL_FUNC)&ffi_lda_store_update_shape, 4},
     {"ffi_lda_cvb0_shape_columns", (DL_FUNC)&ffi_lda_cvb0_shape_columns, 6},
     {"ffi_lda_global_cvb0", (DL_FUNC)&ffi_lda_global_cvb0, 8},
     {"ffi_lda_cvb0_kernel_width", (DL_FUNC)&ffi_lda_cvb0_kernel_width, 1},

@@ -333,15 +333,11 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
  * topic column normalised over k, plus its values (cvb0_shape_columns()).
  * Returns the K x U values: buf itself (longer than K x U: readers take
  * the first K x U) when the package owns it and it is long enough. */
-SEXP ffi_lda_cvb0_shape_columns(SEXP X, SEXP affine, SEXP tot, SEXP S, SEXP threads_,
-                                SEXP buf) {
-  svi_need_matrix(X, REALSXP, -1, -1, "X");
-  const int K = Rf_nrows(X), V = Rf_ncols(X);
+int svi_check_shape_summary(SEXP S, int K, int V) {
   const SEXP words = svi_opt(S, "words"), p_ = svi_opt(S, "p"), k_ = svi_opt(S, "k"),
              v_ = svi_opt(S, "v"), r_ = svi_opt(S, "r");
   if (TYPEOF(words) != INTSXP || TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP ||
-      TYPEOF(v_) != REALSXP || TYPEOF(r_) != REALSXP || TYPEOF(affine) != REALSXP ||
-      XLENGTH(affine) != 2 || Rf_isNull(tot))
+      TYPEOF(v_) != REALSXP || TYPEOF(r_) != REALSXP)
     Rf_error("internal error: malformed SCVB0 shape summary");
   const int U = (int)XLENGTH(words);
   const int *w = INTEGER(words), *pp = INTEGER(p_), *kk = INTEGER(k_);
@@ -354,6 +350,19 @@ SEXP ffi_lda_cvb0_shape_columns(SEXP X, SEXP affine, SEXP tot, SEXP S, SEXP thre
     for (int i = pp[u]; i < pp[u + 1]; i++)
       if (kk[i] < 0 || kk[i] >= K) Rf_error("internal error: malformed SCVB0 shape summary");
   }
+  return U;
+}
+
+SEXP ffi_lda_cvb0_shape_columns(SEXP X, SEXP affine, SEXP tot, SEXP S, SEXP threads_,
+                                SEXP buf) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  if (TYPEOF(affine) != REALSXP || XLENGTH(affine) != 2 || Rf_isNull(tot))
+    Rf_error("internal error: malformed SCVB0 shape summary");
+  const int U = svi_check_shape_summary(S, K, V);
+  const int *w = INTEGER(svi_opt(S, "words")), *pp = INTEGER(svi_opt(S, "p")),
+            *kk = INTEGER(svi_opt(S, "k"));
+  const SEXP v_ = svi_opt(S, "v"), r_ = svi_opt(S, "r");
   const double *inv_tot = inv_totals(X, tot, K, V);
   const cvb0_topics tp = {REAL(X), REAL(affine)[0], REAL(affine)[1], inv_tot, w, 1};
   /* written into buf when the package owns it and it holds K x U values

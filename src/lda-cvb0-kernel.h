@@ -16,7 +16,9 @@
 
 #if CVB0_VW > 0
 typedef double CVB0_FN(cvb0_vec) __attribute__((vector_size(8 * CVB0_VW)));
+typedef long long CVB0_FN(cvb0_ivec) __attribute__((vector_size(8 * CVB0_VW)));
 #define CVB0_V CVB0_FN(cvb0_vec)
+#define CVB0_IV CVB0_FN(cvb0_ivec)
 #define CVB0_NACC (8 / CVB0_VW)
 
 CVB0_TARGET static inline CVB0_V CVB0_FN(vload)(const double *p) {
@@ -171,6 +173,58 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
   for (; k < K; k++) dst[k] += w * p[k];
 }
 
+/* The scans of cvb0_top() over the K responsibilities, in vectors: the
+ * largest g_k (at least 0), the number of g_k >= t, and the topics with
+ * g_k >= t in increasing k (to sel; the return value is their number),
+ * whose vectors are skipped whole when no lane passes. Comparisons and a
+ * maximum only: every width gives what the scalar loops give. */
+CVB0_TARGET static inline double CVB0_FN(cvb0_gmax)(int K, const double *restrict g) {
+  double m = 0.0;
+  int k = 0;
+#if CVB0_VW > 0
+  CVB0_V mv = CVB0_FN(vsplat)(0.0);
+  for (; k + CVB0_VW <= K; k += CVB0_VW) {
+    const CVB0_V a = CVB0_FN(vload)(g + k);
+    const CVB0_IV gt = (CVB0_IV)(a > mv);
+    mv = (CVB0_V)(((CVB0_IV)a & gt) | ((CVB0_IV)mv & ~gt));
+  }
+  for (int l = 0; l < CVB0_VW; l++) m = mv[l] > m ? mv[l] : m;
+#endif
+  for (; k < K; k++) m = g[k] > m ? g[k] : m;
+  return m;
+}
+CVB0_TARGET static inline int CVB0_FN(cvb0_count_ge)(int K, const double *restrict g,
+                                                     double t) {
+  long long c = 0;
+  int k = 0;
+#if CVB0_VW > 0
+  const CVB0_V tv = CVB0_FN(vsplat)(t);
+  CVB0_IV acc = (CVB0_IV)CVB0_FN(vsplat)(0.0);
+  for (; k + CVB0_VW <= K; k += CVB0_VW) acc -= (CVB0_IV)(CVB0_FN(vload)(g + k) >= tv);
+  for (int l = 0; l < CVB0_VW; l++) c += acc[l];
+#endif
+  for (; k < K; k++) c += g[k] >= t;
+  return (int)c;
+}
+CVB0_TARGET static inline int CVB0_FN(cvb0_gather_ge)(int K, const double *restrict g,
+                                                      double t, int *restrict sel) {
+  int n = 0, k = 0;
+#if CVB0_VW > 0
+  const CVB0_V tv = CVB0_FN(vsplat)(t);
+  for (; k + CVB0_VW <= K; k += CVB0_VW) {
+    const CVB0_IV m = (CVB0_IV)(CVB0_FN(vload)(g + k) >= tv);
+    long long any = 0;
+    for (int l = 0; l < CVB0_VW; l++) any |= m[l];
+    if (!any) continue;
+    for (int l = 0; l < CVB0_VW; l++)
+      if (g[k + l] >= t) sel[n++] = k + l;
+  }
+#endif
+  for (; k < K; k++)
+    if (g[k] >= t) sel[n++] = k;
+  return n;
+}
+
 /* The sparse part of one entry's m gamma (cs->top_L = L < K), to
  * tk, tv (its L slots), gamma_k = g_k / s:
  * - rest = 0: its L largest responsibilities (larger first, the lower topic
@@ -181,9 +235,9 @@ CVB0_TARGET static inline void CVB0_FN(cvb0_axpy)(int K, double w, const double 
  *   with probability g_j / (their sum) from the uniform u: the expected
  *   contribution is m gamma itself (unbiased; a sampled form as in Mimno,
  *   Hoffman and Blei 2012).
- * A zero count gives topics -1 (nothing to add). Plain scalar code: every
- * width gives the same bits. ix (L ints), gv (L doubles) and flag (K ints,
- * all 0, left so) are scratch. */
+ * A zero count gives topics -1 (nothing to add). Scalar code but for the
+ * scans over K (comparisons only): every width gives the same bits. ix (L
+ * ints), gv (L doubles) and flag (K ints, all 0, left so) are scratch. */
 CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L, int rest, double m, double s,
                                                 double u, const double *restrict g,
                                                 int *restrict ix, double *restrict gv,
@@ -202,15 +256,12 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L
      * leaves at least T of them (then the T largest are among them: every
      * other value is below each) and, found by halving the interval, at
      * most 4 T when a few halvings reach that; gathered in increasing k
-     * without branches (in flag, left all 0), so the insertion below keeps
+     * (cvb0_gather_ge(), in flag, left all 0), so the insertion below keeps
      * the lower topic first among equal values, as over all K */
-    double gmax = 0.0;
-    for (int k = 0; k < K; k++) gmax = g[k] > gmax ? g[k] : gmax;
-    double lo = 0.0, hi = gmax;
+    double lo = 0.0, hi = CVB0_FN(cvb0_gmax)(K, g);
     for (int it = 0; it < 8; it++) {
       const double mid = lo == 0.0 ? hi * 0.0625 : 0.5 * (lo + hi);
-      int c = 0;
-      for (int k = 0; k < K; k++) c += g[k] >= mid;
+      const int c = CVB0_FN(cvb0_count_ge)(K, g, mid);
       if (c < T) {
         hi = mid;
       } else {
@@ -218,11 +269,7 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L
         if (c <= 4 * T) break;
       }
     }
-    int nc = 0;
-    for (int k = 0; k < K; k++) {
-      flag[nc] = k;
-      nc += g[k] >= lo;
-    }
+    const int nc = CVB0_FN(cvb0_gather_ge)(K, g, lo, flag);
     int n = 0;
     for (int c = 0; c < nc; c++) {
       const int k = flag[c];
@@ -237,8 +284,8 @@ CVB0_TARGET __attribute__((noinline)) static void CVB0_FN(cvb0_top)(int K, int L
       gv[j] = v;
       ix[j] = k;
     }
-    /* (the gathering wrote flag[0 .. nc], nc <= K) */
-    for (int c = 0; c <= nc && c < K; c++) flag[c] = 0;
+    /* (the gathering wrote flag[0 .. nc)) */
+    for (int c = 0; c < nc; c++) flag[c] = 0;
   }
   if (!rest) {
     double sl = 0.0;
@@ -460,6 +507,7 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
 }
 
 #undef CVB0_V
+#undef CVB0_IV
 #undef CVB0_NACC
 #undef CVB0_FN
 #undef CVB0_CAT

@@ -123,28 +123,33 @@ static cvb0_doc_fn cvb0_pick(int width) {
   return CVB0_BASE_DOC;
 }
 
-/* Column u of P: P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k]
+/* Column u of P, to dst (cvb0_topic_column(): P's column u): dst[k] =
+ * P[u K + k] = (shift + scale lambda[w[u] K + k]) * inv_tot[k]
  * for the batch's U words w (increasing): lambda is stored as shift +
  * scale X when the global step is lazy (shift = eta, scale the running
  * product of (1 - rho)); shift 0 and scale 1 give lambda itself, bit for
  * bit. The columns sit far apart in a large lambda, so the column `ahead`
- * places on is prefetched while this one is scaled. With tp->normalise,
- * the column is then divided by its sum. */
-static inline void cvb0_topic_column(int K, const cvb0_topics *tp, int u, int U, double *P) {
+ * places on is prefetched while this one is scaled, into every level of
+ * cache: fetched past the caches (a non-temporal hint, as before 2026-11-27)
+ * the default call at K = 1000 over 60,000 wikipara paragraphs took 22 s
+ * on one thread, against 15 s (inst/bench/results/scale.txt). With
+ * tp->normalise, the column is then divided by its sum. */
+static inline void cvb0_topic_column_to(int K, const cvb0_topics *tp, int u, int U,
+                                        double *restrict dst) {
   const int ahead = 4;
 #if defined(__GNUC__) || defined(__clang__)
   if (u + ahead < U) {
     const char *c = (const char *)(tp->lambda + (svi_len)tp->w[u + ahead] * K);
     for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-      __builtin_prefetch(c + off, 0, 0);
+      __builtin_prefetch(c + off, 0, 3);
   }
 #else
   (void)U;
   (void)ahead;
 #endif
-  const double *src = tp->lambda + (svi_len)tp->w[u] * K;
-  const double shift = tp->shift, scale = tp->scale, *inv_tot = tp->inv_tot;
-  double *dst = P + (svi_len)u * K;
+  const double *restrict src = tp->lambda + (svi_len)tp->w[u] * K;
+  const double shift = tp->shift, scale = tp->scale, *restrict inv_tot = tp->inv_tot;
+  SVI_SIMD
   for (int k = 0; k < K; k++) dst[k] = (shift + scale * src[k]) * inv_tot[k];
   if (tp->normalise) {
     /* each column summing to 1 (the responsibilities, and so the fit, are
@@ -156,8 +161,13 @@ static inline void cvb0_topic_column(int K, const cvb0_topics *tp, int u, int U,
     sum = ((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7]));
     for (; k < K; k++) sum += dst[k];
     const double inv = 1.0 / sum;
+    SVI_SIMD
     for (k = 0; k < K; k++) dst[k] *= inv;
   }
+}
+
+static inline void cvb0_topic_column(int K, const cvb0_topics *tp, int u, int U, double *P) {
+  cvb0_topic_column_to(K, tp, u, U, P + (svi_len)u * K);
 }
 
 /* Largest number of distinct words in one document. */
@@ -282,23 +292,33 @@ svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int 
  * value at k), p the word's topic column under tp (lambda_kv / tot_k,
  * normalised over k: tp->normalise must be set). A full column (r[u] = 0)
  * gives its values as they are. The threads share the columns. */
+static void cvb0_shape_column(int K, const cvb0_topics *tp, int u, int U, const int *p,
+                              const int *k, const double *v, const double *r, double *dst) {
+  if (r[u] != 0.0) {
+    cvb0_topic_column_to(K, tp, u, U, dst);
+    for (int j = 0; j < K; j++) dst[j] *= r[u];
+  } else {
+    memset(dst, 0, sizeof(double) * (size_t)K);
+  }
+  for (int i = p[u]; i < p[u + 1]; i++) dst[k[i]] += v[i];
+  for (int j = 0; j < K; j++) dst[j] = dst[j] > 0.0 ? dst[j] : 0.0;
+}
+
 void cvb0_shape_columns(int K, const cvb0_topics *tp, int U, const int *p, const int *k,
                         const double *v, const double *r, double *x, int threads) {
   (void)threads;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
 #endif
-  for (int u = 0; u < U; u++) {
-    double *dst = x + (svi_len)u * K;
-    if (r[u] != 0.0) {
-      cvb0_topic_column(K, tp, u, U, x);
-      for (int j = 0; j < K; j++) dst[j] *= r[u];
-    } else {
-      memset(dst, 0, sizeof(double) * (size_t)K);
-    }
-    for (int i = p[u]; i < p[u + 1]; i++) dst[k[i]] += v[i];
-    for (int j = 0; j < K; j++) dst[j] = dst[j] > 0.0 ? dst[j] : 0.0;
-  }
+  for (int u = 0; u < U; u++)
+    cvb0_shape_column(K, tp, u, U, p, k, v, r, x + (svi_len)u * K);
+}
+
+/* cvb0_shape_columns()'s column u alone, to out (K doubles), for
+ * store_update_fill(): ctx is a cvb0_shape_ctx. */
+void cvb0_shape_fill(const void *ctx, int u, double *out) {
+  const cvb0_shape_ctx *c = (const cvb0_shape_ctx *)ctx;
+  cvb0_shape_column(c->K, c->tp, u, c->U, c->p, c->k, c->v, c->r, out);
 }
 
 static int cmp_int(const void *a, const void *b) {

@@ -75,6 +75,14 @@ svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int 
                          int *full);
 void cvb0_shape_columns(int K, const cvb0_topics *tp, int U, const int *p, const int *k,
                         const double *v, const double *r, double *x, int threads);
+/* One column of cvb0_shape_columns() at a time (store_update_fill()). */
+typedef struct {
+  int K, U;
+  const cvb0_topics *tp;
+  const int *p, *k;
+  const double *v, *r;
+} cvb0_shape_ctx;
+void cvb0_shape_fill(const void *ctx, int u, double *out);
 int cvb0_summary_plan(const svi_dtm *x, const int *ecol, int U, int R, int max_slots,
                       int *rdoc, int *dest, int *xptr, int *xslot, int *first);
 void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *ecol, int U,

@@ -20,6 +20,7 @@
 #include <string.h>
 #include "ffi.h"
 #include "lda-store.h"
+#include "lda-cvb0.h"
 
 /* The store (X, meta) of K x V topics; errors unless it is one. */
 static void store_dims(SEXP X, SEXP meta, int *K, int *V) {
@@ -266,6 +267,55 @@ SEXP ffi_lda_store_update_sparse(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opt
   const double sc_new = store_update_sparse(K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho,
                                             st.mult, U, w, p, k, REAL(v_), st.below, st.scr,
                                             st.scr + K, st.threads);
+  return store_step_done(meta, K, &st, sc_new);
+}
+
+/* ffi_lda_store_update() with SCVB0's shape form (list(words, p, k, v, r),
+ * top_rest = 2, also ML-OPE's): the step adds, for each word words[u], r[u]
+ * times its topic column lambda_kv / tot_k normalised over k, plus its
+ * values, floored at 0 (cvb0_shape_columns()), under the topics before the
+ * step: lambda = opts$offset + scale X with row sums opts$tot. Where
+ * store_update() takes its one pass, each column is made just before it is
+ * added (store_update_fill()); else (threads splitting a large update, or
+ * a dense rescaling step) all of them first, into opts$buf (NULL or a
+ * vector) when the package owns it and it holds K x U values (the session's
+ * buffer, R/lda-cvb0.R), then store_update(). The same bits either way.
+ * opts: those of ffi_lda_store_update() and offset, tot, buf. Returns the
+ * new scale. */
+SEXP ffi_lda_store_update_shape(SEXP X, SEXP meta, SEXP S, SEXP opts) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  store_need_own(X, meta);
+  const int U = svi_check_shape_summary(S, K, V);
+  const store_step st = store_step_opts(meta, opts, K);
+  const double off = svi_opt_real(opts, "offset", 0.0, HUGE_VAL);
+  const SEXP tot = svi_opt(opts, "tot"), buf = svi_opt(opts, "buf");
+  if (TYPEOF(tot) != REALSXP || XLENGTH(tot) != K)
+    Rf_error("internal error: topic totals must be K doubles");
+  double *inv = (double *)R_alloc(K, sizeof(double));
+  for (int k = 0; k < K; k++) {
+    inv[k] = REAL(tot)[k];
+    if (!(inv[k] > 0.0)) Rf_error("internal error: a topic total is not positive");
+    inv[k] = 1.0 / inv[k];
+  }
+  const int *w = INTEGER(svi_opt(S, "words")), *p = INTEGER(svi_opt(S, "p")),
+            *k = INTEGER(svi_opt(S, "k"));
+  const double *v = REAL(svi_opt(S, "v")), *r = REAL(svi_opt(S, "r"));
+  const cvb0_topics tp = {REAL(X), off, st.scale, inv, w, 1};
+  double sc_new;
+  if (store_update_fills(K, U, st.scale, st.rho, st.below, st.threads)) {
+    const cvb0_shape_ctx ctx = {K, U, &tp, p, k, v, r};
+    double *col = (double *)R_alloc(K, sizeof(double));
+    sc_new = store_update_fill(K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho, st.mult, U, w,
+                               cvb0_shape_fill, &ctx, col, st.below, st.scr, st.scr + K);
+  } else {
+    double *x = (TYPEOF(buf) == REALSXP && svi_owns(buf) && XLENGTH(buf) >= (R_xlen_t)K * U)
+                    ? REAL(buf)
+                    : (double *)R_alloc((size_t)K * (U > 0 ? U : 1), sizeof(double));
+    cvb0_shape_columns(K, &tp, U, p, k, v, r, x, st.threads);
+    sc_new = store_update(K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho, st.mult, U, w, x,
+                          st.below, st.scr, st.scr + K, st.threads);
+  }
   return store_step_done(meta, K, &st, sc_new);
 }
 

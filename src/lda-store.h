@@ -7,6 +7,13 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
                     double rho, double mult, int U, const int *w, const double *val,
                     double rescale_below, double *ssum, double *xtot_new,
                     int threads);
+typedef void (*store_fill_fn)(const void *ctx, int u, double *out);
+int store_update_fills(int K, int U, double scale, double rho, double rescale_below,
+                       int threads);
+double store_update_fill(int K, int V, double *X, const double *xtot, double scale,
+                         double rho, double mult, int U, const int *w, store_fill_fn fill,
+                         const void *ctx, double *buf, double rescale_below, double *ssum,
+                         double *xtot_new);
 double store_update_sparse(int K, int V, double *X, const double *xtot, double scale,
                            double rho, double mult, int U, const int *w, const int *p,
                            const int *k, const double *val, double rescale_below,

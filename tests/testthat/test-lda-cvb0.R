@@ -622,6 +622,30 @@ test_that("every kernel width gives the same bits", {
   expect_true(.Call(sparsevi:::ffi_lda_cvb0_kernel_width, 0L) %in% c(2L, 4L, 8L))
 })
 
+test_that("every kernel width picks the same top L, ties included", {
+  # cvb0_top()'s scans over K run in vectors: K = 67 (whole vectors and a
+  # tail), topics of equal weight (ties go to the lower topic), L below and
+  # above a quarter of K, each form of the sparse summary
+  sim <- simulate_lda(D = 90, V = 40, K = 3, doc_length = 30, seed = 21)
+  K <- 67L
+  lam <- matrix(0.01 + stats::qgamma(uniform_source(3)(K * 40), 0.3), K, 40)
+  lam[1:20, 1:10] <- 0.5
+  lam[30:40, ] <- lam[31, rep(1L, 40)]
+  st <- lda_test_state(lambda = lam, t = 2)
+  for (L in c(3L, 20L)) {
+    for (rest in c("shape", "renormalise", "sample")) {
+      out <- lapply(c(2L, 4L, 8L), function(w) {
+        ctl <- list(alpha = 0.1, K = K, cvb0_L = L, sparse_rest = rest, cvb0_kernel = w)
+        sparsevi:::lda_local_cvb0(sim$dtm, st, ctl, c(0, 5), 1L)
+      })
+      for (o in out[-1]) expect_identical(o, out[[1]])
+      ref <- ref_cvb0_local(sim$dtm, lam, 0.1, c(0, 5), stream_base = 2 * 2^26, passes = 1L,
+                            L = L, rest = rest)
+      expect_equal(cvb0_dense(out[[1]], 40L, lam), ref$summary, tolerance = 1e-12)
+    }
+  }
+})
+
 test_that("a minibatch far smaller than the vocabulary finds its words by sorting", {
   sim <- simulate_lda(D = 20, V = 5000, K = 3, doc_length = 6, seed = 15)
   K <- 4

@@ -107,6 +107,48 @@ test_that("the store update gives the same bits on 1, 2 and 3 threads, split or 
   }
 })
 
+test_that("the shape form's update is its columns then the update, bit for bit, on any threads", {
+  # cvb0_store_update_shape() makes each column as it adds it (one pass) or
+  # all of them first (a split update, a dense rescaling step): the same
+  # bits as cvb0_shape_parts() and then lda_store_update()
+  for (dims in list(c(K = 40, U = 300, V = 500), c(K = 160, U = 3400, V = 3600))) {
+    K <- dims[["K"]]
+    U <- dims[["U"]]
+    V <- dims[["V"]]
+    lam <- store_lambda0(K, V, 7)
+    words <- as.integer(floor(seq(0, V - 1, length.out = U)))
+    rng <- uniform_source(8)
+    n <- rep_len(c(0L, 1L, 3L, 5L), U)
+    k <- unlist(lapply(seq_len(U), function(u) sort(sample.int(K, n[u])) - 1L))
+    # tails of 0 (a full column) and values below 0 (the floor at 0)
+    S <- list(words = words, p = c(0L, cumsum(n)), k = as.integer(k),
+              v = rng(sum(n)) * 4 - 1, r = ifelse(seq_len(U) %% 7 == 0, 0, rng(U) * 3))
+    run <- function(threads, fused, below = 1e-100) {
+      st <- sparsevi:::lda_store_new(lda_test_state(lambda = lam), rowSums(lam), 0.05, 0)
+      st <- sparsevi:::lda_store_own(st)
+      for (step in 1:3) {
+        rho <- c(0.3, 0.2, 0.1)[step]
+        if (fused) {
+          sparsevi:::cvb0_store_update_shape(st, S, 0.05, rho, 4, step, below, threads)
+        } else {
+          parts <- sparsevi:::cvb0_shape_parts(S, st$X, c(0.05, st$meta[1L]),
+                                               sparsevi:::lda_store_totals(st, 0.05), threads)
+          parts$x <- parts$x[seq_len(K * U)]
+          sparsevi:::lda_store_update(st, parts, rho, 4, step, below, threads)
+        }
+      }
+      list(X = st$X + 0, meta = st$meta + 0)
+    }
+    want <- run(1L, FALSE)
+    for (threads in 1:3) expect_identical(run(threads, TRUE), want)
+    # a dense rescaling step at every step (the scale falls below 0.95)
+    dense <- run(1L, FALSE, below = 0.95)
+    expect_identical(dense$meta[1], 1)
+    for (threads in 1:2) expect_identical(run(threads, TRUE, below = 0.95), dense)
+    expect_equal(dense$X, want$X * want$meta[1], tolerance = 1e-12)
+  }
+})
+
 test_that("in-place writes refuse a store R shares; the global steps copy it first", {
   K <- 3
   V <- 10
