@@ -129,24 +129,12 @@ static cvb0_doc_fn cvb0_pick(int width) {
  * scale X when the global step is lazy (shift = eta, scale the running
  * product of (1 - rho)); shift 0 and scale 1 give lambda itself, bit for
  * bit. The columns sit far apart in a large lambda, so the column `ahead`
- * places on is prefetched while this one is scaled, into every level of
- * cache: fetched past the caches (a non-temporal hint, as before 2026-11-27)
- * the default call at K = 1000 over 60,000 wikipara paragraphs took 22 s
- * on one thread, against 15 s (inst/bench/results/scale.txt). With
- * tp->normalise, the column is then divided by its sum. */
+ * places on is prefetched while this one is scaled (SVI_PREFETCH_COLUMN).
+ * With tp->normalise, the column is then divided by its sum. */
 static inline void cvb0_topic_column_to(int K, const cvb0_topics *tp, int u, int U,
                                         double *restrict dst) {
   const int ahead = 4;
-#if defined(__GNUC__) || defined(__clang__)
-  if (u + ahead < U) {
-    const char *c = (const char *)(tp->lambda + (svi_len)tp->w[u + ahead] * K);
-    for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64)
-      __builtin_prefetch(c + off, 0, 3);
-  }
-#else
-  (void)U;
-  (void)ahead;
-#endif
+  if (u + ahead < U) SVI_PREFETCH_COLUMN(tp->lambda + (svi_len)tp->w[u + ahead] * K, K, 0);
   const double *restrict src = tp->lambda + (svi_len)tp->w[u] * K;
   const double shift = tp->shift, scale = tp->scale, *restrict inv_tot = tp->inv_tot;
   SVI_SIMD

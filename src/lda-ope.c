@@ -164,6 +164,7 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
 void ope_batch_topics(const double *X, int K, const int *words, int Vb, double offset,
                       double scale, const double *inv_tot, double *beta, double *colsum) {
   for (int w = 0; w < Vb; w++) {
+    if (w + 4 < Vb) SVI_PREFETCH_COLUMN(X + (svi_len)words[w + 4] * K, K, 0);
     const double *l = X + (svi_len)words[w] * K;
     double *b = beta + (svi_len)w * K;
     double cs = 0.0;

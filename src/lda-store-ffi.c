@@ -533,8 +533,10 @@ SEXP ffi_lda_table_columns(SEXP X, SEXP cols) {
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, (int)n));
   const double *x = REAL(X);
   double *o = REAL(out);
-  for (R_xlen_t j = 0; j < n; j++)
+  for (R_xlen_t j = 0; j < n; j++) {
+    if (j + 4 < n) SVI_PREFETCH_COLUMN(x + (R_xlen_t)(c[j + 4] - 1) * K, K, 0);
     memcpy(o + j * (R_xlen_t)K, x + (R_xlen_t)(c[j] - 1) * K, sizeof(double) * (size_t)K);
+  }
   UNPROTECT(1);
   return out;
 }

@@ -45,9 +45,9 @@ static double store_step_end(int K, const double *xtot, const double *ssum, doub
  * added to the row sums ssum, word after word. The columns of X sit far
  * apart (X is K x V and the minibatch's words are scattered over the
  * vocabulary): the next columns are prefetched while the current one is
- * updated, into every level of cache, as in cvb0_topic_column() (with a
- * non-temporal hint the pass took 0.95 s a lap over 10,000 wikipara
- * paragraphs at K = 1000, against 0.6 s). Written once as a macro and built
+ * updated (SVI_PREFETCH_COLUMN: with a non-temporal hint instead, the
+ * pass took 0.95 s a lap over 10,000 wikipara paragraphs at K = 1000,
+ * against 0.6 s). Written once as a macro and built
  * twice: for the processor the package is compiled for, and (x86-64, GCC)
  * with AVX2, picked when the processor has it. AVX2 without FMA: the same
  * products and sums, bit for bit. At K = 1000 and 2,500 words (60 MB
@@ -68,16 +68,8 @@ static double store_step_end(int K, const double *xtot, const double *ssum, doub
       for (int k = 0; k < K; k++) ssum[k] += sv[k];                                     \
     }                                                                                   \
   }
-#if defined(__GNUC__) || defined(__clang__)
 #define STORE_PREFETCH(X, w, u, U, K, ahead)                                            \
-  if ((u) + (ahead) < (U)) {                                                            \
-    const char *nx = (const char *)((X) + (svi_len)(w)[(u) + (ahead)] * (K));           \
-    for (size_t off = 0; off < sizeof(double) * (size_t)(K); off += 64)                 \
-      __builtin_prefetch(nx + off, 1, 3);                                               \
-  }
-#else
-#define STORE_PREFETCH(X, w, u, U, K, ahead)
-#endif
+  if ((u) + (ahead) < (U)) SVI_PREFETCH_COLUMN((X) + (svi_len)(w)[(u) + (ahead)] * (K), K, 1)
 STORE_PASS(store_pass_base, )
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define STORE_MULTI 1

@@ -296,14 +296,9 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
   }
   for (int j = 0; j < d->nw; j++) {
     const double *e = eb + (size_t)d->w[j] * K;
-#if defined(__GNUC__)
     /* a selecting sweep reads the next word's row of weights in index order
      * of its active topics: fetch it ahead (measured 5-8% of the step) */
-    if (select && j + 1 < d->nw) {
-      const char *q = (const char *)(eb + (size_t)d->w[j + 1] * K);
-      for (size_t off = 0; off < sizeof(double) * (size_t)K; off += 64) __builtin_prefetch(q + off);
-    }
-#endif
+    if (select && j + 1 < d->nw) SVI_PREFETCH_COLUMN(eb + (size_t)d->w[j + 1] * K, K, 0);
     int *ix = s->idx + (size_t)j * L;
     double *rr = s->r + (size_t)j * L;
     double *es = s->es + (size_t)j * L;
