@@ -6,6 +6,16 @@ store_lambda0 <- function(K, V, seed) {
   matrix(0.05 + uniform_source(seed)(K * V), K, V)
 }
 
+# The two sizes of the thread tests, below and above the two-thread split
+# of the store update (524,288 values, K x words): K, U words spread over
+# V, and a start lambda.
+store_split_cases <- function(seed) {
+  lapply(list(c(K = 40, U = 300, V = 500), c(K = 160, U = 3400, V = 3600)), function(d) {
+    list(K = d[["K"]], U = d[["U"]], V = d[["V"]], lam = store_lambda0(d[["K"]], d[["V"]], seed),
+         words = as.integer(floor(seq(0, d[["V"]] - 1, length.out = d[["U"]]))))
+  })
+}
+
 # A fit of the lap-copy tests: 160 documents, 4 batches a lap.
 store_fit <- function(local, global, passes) {
   sim <- simulate_lda(D = 160, V = 40, K = 3, doc_length = 30, seed = 8)
@@ -82,12 +92,12 @@ test_that("a store holds lambda = eta + scale X and its update is the dense step
 test_that("the store update gives the same bits on 1, 2 and 3 threads, split or not", {
   # two threads split the update only above 524,288 values (K x words):
   # one summary below that and one above, each on 1, 2 and 3 threads
-  for (dims in list(c(K = 40, U = 300, V = 500), c(K = 160, U = 3400, V = 3600))) {
-    K <- dims[["K"]]
-    U <- dims[["U"]]
-    V <- dims[["V"]]
-    lam <- store_lambda0(K, V, 5)
-    words <- as.integer(floor(seq(0, V - 1, length.out = U)))
+  for (cs in store_split_cases(5)) {
+    K <- cs$K
+    U <- cs$U
+    V <- cs$V
+    lam <- cs$lam
+    words <- cs$words
     S <- list(words = words, x = uniform_source(6)(K * U) * 3)
     run <- function(threads) {
       st <- sparsevi:::lda_store_new(lda_test_state(lambda = lam), rowSums(lam), 0.05, 0)
@@ -111,12 +121,12 @@ test_that("the shape form's update is its columns then the update, bit for bit, 
   # cvb0_store_update_shape() makes each column as it adds it (one pass) or
   # all of them first (a split update, a dense rescaling step): the same
   # bits as cvb0_shape_parts() and then lda_store_update()
-  for (dims in list(c(K = 40, U = 300, V = 500), c(K = 160, U = 3400, V = 3600))) {
-    K <- dims[["K"]]
-    U <- dims[["U"]]
-    V <- dims[["V"]]
-    lam <- store_lambda0(K, V, 7)
-    words <- as.integer(floor(seq(0, V - 1, length.out = U)))
+  set.seed(9)
+  for (cs in store_split_cases(7)) {
+    K <- cs$K
+    U <- cs$U
+    lam <- cs$lam
+    words <- cs$words
     rng <- uniform_source(8)
     n <- rep_len(c(0L, 1L, 3L, 5L), U)
     k <- unlist(lapply(seq_len(U), function(u) sort(sample.int(K, n[u])) - 1L))
