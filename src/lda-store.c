@@ -197,8 +197,8 @@ int store_update_fills(int K, int U, double scale, double rho, double rescale_be
                         double *ssum) {                                                 \
     for (int k = 0; k < K; k++) ssum[k] = 0.0;                                          \
     for (int u = 0; u < U; u++) {                                                       \
-      double *restrict col = X + (svi_len)w[u] * K;                                     \
-      fill(ctx, u, buf);                                                                \
+      fill(ctx, u, buf); /* (reads the column: no restrict on col) */                  \
+      double *col = X + (svi_len)w[u] * K;                                              \
       SVI_SIMD                                                                        \
       for (int k = 0; k < K; k++) col[k] += c * buf[k];                                 \
       SVI_SIMD                                                                        \
