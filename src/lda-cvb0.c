@@ -274,12 +274,7 @@ svi_len cvb0_sparse_plan(svi_len nnz, const int *ecol, int U, int K, int L, int 
   return cap[U];
 }
 
-/* The shape form's summary as the global step adds it (cvb0_shape()): for
- * each of the U columns (words tp->w, the sparse form p, k, v and tail
- * sums r of a local step), x[u K + k] = max(0, r[u] p_k + the column's
- * value at k), p the word's topic column under tp (lambda_kv / tot_k,
- * normalised over k: tp->normalise must be set). A full column (r[u] = 0)
- * gives its values as they are. The threads share the columns. */
+/* Column u of cvb0_shape_columns(), to dst (K doubles). */
 static void cvb0_shape_column(int K, const cvb0_topics *tp, int u, int U, const int *p,
                               const int *k, const double *v, const double *r, double *dst) {
   if (r[u] != 0.0) {
@@ -292,6 +287,12 @@ static void cvb0_shape_column(int K, const cvb0_topics *tp, int u, int U, const 
   for (int j = 0; j < K; j++) dst[j] = dst[j] > 0.0 ? dst[j] : 0.0;
 }
 
+/* The shape form's summary as the global step adds it (cvb0_shape()): for
+ * each of the U columns (words tp->w, the sparse form p, k, v and tail
+ * sums r of a local step), x[u K + k] = max(0, r[u] p_k + the column's
+ * value at k), p the word's topic column under tp (lambda_kv / tot_k,
+ * normalised over k: tp->normalise must be set). A full column (r[u] = 0)
+ * gives its values as they are. The threads share the columns. */
 void cvb0_shape_columns(int K, const cvb0_topics *tp, int U, const int *p, const int *k,
                         const double *v, const double *r, double *x, int threads) {
   (void)threads;

@@ -34,7 +34,7 @@ typedef ptrdiff_t svi_len;
  * brought into every level of cache, for reading (write 0) or writing
  * (1). Into every level: with a non-temporal hint, which fetches past the
  * caches, SCVB0's default call at K = 1000 over 60,000 wikipara paragraphs
- * took 22 s on one thread instead of 15 s (inst/bench/results/scale.txt). */
+ * took 21.1 s on one thread instead of 15.7 s (inst/bench/results/scale.txt). */
 #if defined(__GNUC__) || defined(__clang__)
 #define SVI_PREFETCH_COLUMN(p, n, write)                                          \
   do {                                                                            \

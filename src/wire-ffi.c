@@ -79,12 +79,6 @@ SEXP ffi_wire_unpack(SEXP n_, SEXP fill_, SEXP bits, SEXP values) {
   return out;
 }
 
-/* A sparse summary's topics on the wire (pack_doubles(), R/executor.R):
- * list(words, p, k, v, ...) holds column u's topics in k[p[u] .. p[u + 1]),
- * increasing. A column whose topics are exactly 0 .. n - 1 with n >= min_n
- * (a full column: SCVB0's shape form gives a word with K / L entries or more
- * all K) travels without them. Returns NULL when no column is so, else
- * list(k = the other columns' topics, full = those columns, 0-based). */
 /* Whether column u of (p, k) holds exactly the topics 0 .. n - 1, n >= min_n
  * and n >= 1. */
 static int full_column(const int *p, const int *k, int u, int min_n) {
@@ -95,6 +89,12 @@ static int full_column(const int *p, const int *k, int u, int min_n) {
   return 1;
 }
 
+/* A sparse summary's topics on the wire (pack_doubles(), R/executor.R):
+ * list(words, p, k, v, ...) holds column u's topics in k[p[u] .. p[u + 1]),
+ * increasing. A column whose topics are exactly 0 .. n - 1 with n >= min_n
+ * (a full column: SCVB0's shape form gives a word with K / L entries or more
+ * all K) travels without them. Returns NULL when no column is so, else
+ * list(k = the other columns' topics, full = those columns, 0-based). */
 SEXP ffi_wire_pack_columns(SEXP p_, SEXP k_, SEXP min_n_) {
   if (TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP || XLENGTH(p_) < 1)
     Rf_error("internal error: malformed sparse summary");
