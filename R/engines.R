@@ -115,7 +115,7 @@ sparsevi_engines <- list(
       globals = "stochastic",
       defaults = list(global = "stochastic", alpha = 0.1, eta = 0.01, step_scale = 1),
       controls = c("doc_s", "doc_tau", "doc_kappa", "burnin", "shuffle", "infer_passes",
-                   "doc_start", "sparse_rest", "step_scale"),
+                   "doc_start", "sparse_rest", "step_scale", "background"),
       # its local step writes its dense K x (batch vocabulary) summary into a
       # buffer the loop gives it and takes back after the global step
       # (lda_lap()): a fresh one per minibatch was a third of a default fit's

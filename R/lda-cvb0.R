@@ -148,9 +148,17 @@ NULL
 cvb0_defaults <- list(alpha = 0.1, eta = 0.01, batch_size = 100L, s = 1,
                       tau = 1, kappa = 0.6, doc_s = 1, doc_tau = 4,
                       doc_kappa = 0.9, burnin = 0L, shuffle = TRUE,
-                      doc_start = "topics",
+                      doc_start = "topics", background = function(K) cvb0_background(K),
                       infer_passes = 10L, L = NA_integer_,
                       sparse_rest = "shape")
+
+# The default background of K topics (?scvb0, "Topic quality"): K / 200
+# within [0.3, 0.5]. Measured with inst/bench/quality.R on the seven corpora
+# at K = 20, 100 and 200 (results/quality.txt, "a background topic"): 0.5
+# at K = 100 met the issue-35 targets on six of seven corpora (none without
+# a background) and 0.5 at K = 200 beat 0.3 and 1; at K = 20, 0.5 put the
+# held-out score below topicmodels' on three corpora, 0.3 on one.
+cvb0_background <- function(K) min(0.5, max(0.3, K / 200))
 
 # Resolves SCVB0's settings once, when fit_lda() builds its control list
 # (fit_lda() calls the engine's `control`, R/engines.R). The engine's topic schedule
@@ -179,6 +187,7 @@ lda_cvb0_control <- function(control, call = caller_call()) {
               "doc_start", "sparse_rest")) {
     if (is.null(control[[nm]])) control[[nm]] <- cvb0_defaults[[nm]]
   }
+  if (is.null(control$background)) control$background <- cvb0_defaults$background(control$K)
   # the summary's responsibilities per entry: fit_lda()'s `L` when given,
   # else the engine's default (NA: all K, the dense summary)
   if (is.null(control$cvb0_L)) {
@@ -232,7 +241,7 @@ lda_seeded_store_r <- function(s, K, V) {
 }
 
 # Settings of the document update, a named list the C glue reads by name:
-# alpha, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel width (internal
+# alpha, background, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel width (internal
 # control$cvb0_kernel: 0, AVX2 where the processor runs it, else SSE2; or 2,
 # 4, 8 to ask for SSE2, AVX2, AVX-512; every width gives the same bits).
 cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
@@ -256,7 +265,11 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   shuffle <- check_flag(get("shuffle"), "shuffle", call = call)
   kernel <- if (is.null(control$cvb0_kernel)) 0L else as.integer(control$cvb0_kernel)
   doc_start <- check_choice(get("doc_start"), cvb0_doc_starts, "doc_start", call = call)
-  list(alpha = as.double(alpha), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
+  # (absent: no background topic; a fit saved before the option existed,
+  # or the topics of another engine in predict(method = "cvb0"))
+  background <- check_number(control$background %||% 0, "background", lower = 0, upper = 100,
+                             call = call)
+  list(alpha = as.double(alpha), background = as.double(background), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
        doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
        kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L,
        top_L = cvb0_top_L(control$cvb0_L, control$K),

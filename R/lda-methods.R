@@ -58,12 +58,25 @@ print.sparsevi_lda <- function(x, ...) {
   if (!length(top)) top <- order(-size)[seq_len(min(5L, x$K))]
   tt <- terms(x, 6)
   cat("  largest topics:\n")
+  bg <- lda_background_topic(x)
   for (k in top) {
-    cat(sprintf("   %3d (%4.1f%%): %s\n", k, 100 * size[k] / sum(size),
-                paste(tt[, k], collapse = " ")))
+    cat(sprintf("   %3d (%4.1f%%%s): %s\n", k, 100 * size[k] / sum(size),
+                if (identical(k, bg)) ", background" else "", paste(tt[, k], collapse = " ")))
+  }
+  if (!is.na(bg)) {
+    cat(sprintf("  topic %d is the background topic: words common to many documents (fit_lda(background = 0) for none)\n",
+                bg))
   }
   print_junk(junk, lda_prune_cost(x, junk), lda_can_suggest_reseed(x))
   invisible(x)
+}
+
+# The background topic of an SCVB0 fit trained with `background` > 0 (topic
+# 1, ?scvb0), NA otherwise or once prune_topics() removed it (it then sets
+# `background` to 0).
+lda_background_topic <- function(fit) {
+  b <- fit$control$background
+  if (!identical(fit$local, "cvb0") || is.null(b) || !(b > 0)) NA_integer_ else 1L
 }
 
 # The engine as print() and summary() name it: the method (the registry's

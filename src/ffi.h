@@ -99,8 +99,9 @@ SEXP svi_opt(SEXP opts, const char *name);
 int svi_opt_int(SEXP opts, const char *name, int lo, int hi);
 double svi_opt_real(SEXP opts, const char *name, double lo, double hi);
 int svi_opt_flag(SEXP opts, const char *name);
-/* An optional integer option: `absent` when the name is missing or NULL. */
+/* Optional options: `absent` when the name is missing or NULL. */
 int svi_opt_int_or(SEXP opts, const char *name, int lo, int hi, int absent);
+double svi_opt_real_or(SEXP opts, const char *name, double lo, double hi, double absent);
 
 /* The number of words U of a batch summary given as its words (0-based,
  * strictly increasing, below V) and (at least) K x U values; errors unless

@@ -15,7 +15,7 @@
 #define CVB0_SLOT_SHARE 0.4
 
 /* The document update's settings, by name (cvb0_settings(), R/lda-cvb0.R):
- * alpha, doc_s, doc_tau, doc_kappa, passes, shuffle and kernel, the vector
+ * alpha, background, doc_s, doc_tau, doc_kappa, passes, shuffle and kernel, the vector
  * width (0 = widest available). */
 static cvb0_settings settings_from_r(SEXP opts, int K) {
   cvb0_settings cs;
@@ -25,6 +25,9 @@ static cvb0_settings settings_from_r(SEXP opts, int K) {
   cs.doc_tau = svi_opt_real(opts, "doc_tau", 0, DBL_MAX);
   cs.doc_kappa = svi_opt_real(opts, "doc_kappa", -DBL_MAX, DBL_MAX);
   if (!(cs.alpha > 0)) Rf_error("internal error: `alpha` must be positive");
+  /* (absent in the settings of a fit saved before the option existed, and
+   * for the topics of another engine: no background topic) */
+  cs.background = svi_opt_real_or(opts, "background", 0, DBL_MAX, 0);
   cs.passes = svi_opt_int(opts, "passes", 1, 10000);
   cs.shuffle = svi_opt_flag(opts, "shuffle");
   /* (absent in the settings of a fit saved before the option existed: the

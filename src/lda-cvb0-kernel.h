@@ -435,6 +435,9 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
     for (int k = 0; k < K; k++) theta[k] *= sc;
   }
 
+  /* the background topic (topic 0) has prior alpha + background N_d in
+   * this document: its responsibility gains p_0 background N_d */
+  const double bg = cs->background * Nd;
   int t = 0;
   for (int pass = 0; pass < cs->passes; pass++) {
     const int last = (pass == cs->passes - 1);
@@ -450,6 +453,11 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
     }
     double s = CVB0_FN(cvb0_gamma)(K, P + (svi_len)col[order[0]] * K, theta,
                                    alpha, g);
+    if (bg > 0.0) {
+      const double e = P[(svi_len)col[order[0]] * K] * bg;
+      g[0] += e;
+      s += e;
+    }
     for (int jo = 0; jo < n; jo++) {
       const int j = order[jo];
       const double m = cnt[j];
@@ -499,6 +507,11 @@ CVB0_TARGET static void CVB0_FN(cvb0_doc)(const svi_dtm *x, int d, const double 
       if (jo + 1 < n) {
         const double *pn = P + (svi_len)col[order[jo + 1]] * K;
         s = CVB0_FN(cvb0_step_gamma)(K, pn, theta, decay, c, alpha, g);
+        if (bg > 0.0) {
+          const double e = pn[0] * bg;
+          g[0] += e;
+          s += e;
+        }
       } else {
         for (int k = 0; k < K; k++) theta[k] = decay * theta[k] + c * g[k];
       }

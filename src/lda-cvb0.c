@@ -6,12 +6,14 @@
  * holds eta + NPhi, so (NPhi_vk + eta) / (NZ_k + V eta) = lambda_kv / tot_k with
  * tot_k = NZ_k + V eta. For one document with distinct words v (counts m_v)
  * and length N_d, each token-type update is
- *   gamma_vk  ~ lambda_kv / tot_k * (NTheta_dk + alpha)            (eq. 5)
+ *   gamma_vk  ~ lambda_kv / tot_k * (NTheta_dk + alpha_dk)         (eq. 5)
  *   NTheta_d <- (1 - rho_t)^m NTheta_d + N_d gamma_v (1 - (1 - rho_t)^m)   (eq. 9)
- * with rho_t = s (tau + t)^-kappa and t counting the token-type updates made
- * in this document so far (across its passes). The last pass also adds
- * m_v gamma_v to the minibatch summary NPhi_hat (unscaled here; the global
- * step multiplies by C / |M|).
+ * with alpha_dk = alpha, except for the background topic k = 0 when the
+ * setting `background` b is positive: alpha_d0 = alpha + b N_d (the
+ * paper's model is b = 0); rho_t = s (tau + t)^-kappa and t counting the
+ * token-type updates made in this document so far (across its passes). The
+ * last pass also adds m_v gamma_v to the minibatch summary NPhi_hat
+ * (unscaled here; the global step multiplies by C / |M|).
  *
  * Randomness (one stream per document of the batch: a "block" of one
  * document, so that documents can be spread over threads one at a time and

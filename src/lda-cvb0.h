@@ -6,6 +6,8 @@
 typedef struct {
   int K;
   double alpha;
+  double background;                /* topic 0's prior in document d is alpha +
+                                       background N_d (0: plain LDA) */
   double doc_s, doc_tau, doc_kappa; /* document step schedule */
   int passes;                       /* burn-in passes + 1 */
   int shuffle;                      /* visit words in random order */

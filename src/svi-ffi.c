@@ -127,18 +127,26 @@ int svi_opt_flag(SEXP opts, const char *name) {
   return svi_flag_arg(svi_opt(opts, name), name);
 }
 
-int svi_opt_int_or(SEXP opts, const char *name, int lo, int hi, int absent) {
+/* The option `name` of opts, or R_NilValue when it is missing. */
+static SEXP opt_or_null(SEXP opts, const char *name) {
   if (TYPEOF(opts) != VECSXP) Rf_error("internal error: options must be a named list");
   SEXP nms = Rf_getAttrib(opts, R_NamesSymbol);
   if (TYPEOF(nms) == STRSXP) {
     R_xlen_t n = XLENGTH(opts);
     for (R_xlen_t i = 0; i < n; i++)
-      if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) {
-        SEXP v = VECTOR_ELT(opts, i);
-        return Rf_isNull(v) ? absent : svi_int_arg(v, lo, hi, name);
-      }
+      if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(opts, i);
   }
-  return absent;
+  return R_NilValue;
+}
+
+int svi_opt_int_or(SEXP opts, const char *name, int lo, int hi, int absent) {
+  SEXP v = opt_or_null(opts, name);
+  return Rf_isNull(v) ? absent : svi_int_arg(v, lo, hi, name);
+}
+
+double svi_opt_real_or(SEXP opts, const char *name, double lo, double hi, double absent) {
+  SEXP v = opt_or_null(opts, name);
+  return Rf_isNull(v) ? absent : svi_real_arg(v, lo, hi, name);
 }
 
 static void check_interrupt(void *unused) {

@@ -17,10 +17,12 @@
 # (lambda_kv / tot_k normalised over k), i.e. c p plus m gamma - c p on the
 # L topics, c = m (1 - their gamma) / (1 - their p); the summary is floored
 # at 0. The document's own counts still take the whole gamma.
+# background: topic 1's prior in a document of length N_d is alpha +
+# background N_d (0: every topic's is alpha, the paper's model).
 ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
                            doc_s = 1, doc_tau = 4, doc_kappa = 0.9,
                            passes = 2L, shuffle = TRUE, start = "topics", L = NULL,
-                           rest = "sample") {
+                           rest = "sample", background = 0) {
   K <- nrow(lambda)
   V <- ncol(lambda)
   D <- length(dtm$doc_ptr) - 1L
@@ -57,6 +59,7 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
       words <- dtm$term[idx] + 1L
       m <- dtm$count[idx]
       Nd <- sum(m)
+      prior <- alpha + c(background * Nd, rep(0, K - 1L))
       theta <- switch(start,
         random = {
           u0 <- draw(K)
@@ -80,7 +83,7 @@ ref_cvb0_local <- function(dtm, lambda, alpha, seed, stream_base = 0,
         }
         for (j in ord) {
           v <- words[j]
-          gamma <- lambda[, v] / tot * (theta + alpha)
+          gamma <- lambda[, v] / tot * (theta + prior)
           gamma <- gamma / sum(gamma)
           rho <- rho_of(t)
           t <- t + 1

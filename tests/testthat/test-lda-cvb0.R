@@ -208,11 +208,16 @@ test_that("fit_lda(local = 'cvb0') uses its defaults and recovers planted topics
                  fit$control$step_scale), c(0.1, 0.01, 1, 0.6, 1))
   expect_identical(fit$control$batch_size, 100L)
   expect_identical(fit$control$burnin, 0L)
+  expect_identical(fit$control$background, 0.3)
   expect_equal(fit$control$n_tokens, sum(sim$dtm$count))
   expect_equal(fit$state$t, 40L)
   # NZ + V eta tracked by eq. 8 equals the row sums of NPhi + eta
   expect_equal(fit$state$tot, rowSums(fit$state$topics$lambda), tolerance = 1e-10)
-  expect_lt(cvb0_worst_match(sim$topic_word, fit$topic_word), 0.2)
+  # simulated LDA documents have no background: without one, the planted
+  # topics come back
+  plain <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 10, seed = 1, progress = FALSE,
+                   background = 0)
+  expect_lt(cvb0_worst_match(sim$topic_word, plain$topic_word), 0.2)
   # user-given schedule and minibatches win over the engine defaults
   fit2 <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 1, tau = 10, kappa = 0.7,
                   batch_size = 50, burnin = 0, seed = 1, progress = FALSE)
@@ -919,4 +924,109 @@ test_that("SCVB0 trains on the caller's own batches (its 100-document default do
   # without batches: minibatches of 100
   d <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 1, progress = FALSE)
   expect_identical(d$control$n_batches, 6L)
+})
+
+# ---- the background topic (fit_lda(background = ), ?scvb0) ----------------
+
+test_that("the background topic's local step matches the pure-R reference, on any threads", {
+  f <- cvb0_fixture(D = 60)
+  seed <- c(0, 4)
+  for (case in list(list(start = "topics", burnin = 0L, b = 0.4),
+                    list(start = "random", burnin = 1L, b = 0.4),
+                    list(start = "uniform", burnin = 0L, b = 2),
+                    list(start = "topics", burnin = 0L, b = 0.4, L = 2L),
+                    list(start = "topics", burnin = 1L, b = 0.4, L = 2L,
+                         rest = "renormalise"))) {
+    ctl <- list(alpha = 0.1, background = case$b, doc_start = case$start,
+                burnin = case$burnin, K = f$K, cvb0_L = case$L,
+                sparse_rest = if (is.null(case$rest)) "shape" else case$rest)
+    st <- lda_test_state(lambda = f$lambda, t = 2)
+    r1 <- sparsevi:::lda_local_cvb0(f$x, st, ctl, seed, 1L)
+    r2 <- sparsevi:::lda_local_cvb0(f$x, st, ctl, seed, 2L)
+    expect_identical(r2$summary, r1$summary)
+    expect_identical(r2$doc_topic, r1$doc_topic)
+    ref <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 2 * 2^26,
+                          passes = case$burnin + 1L, start = case$start, L = case$L,
+                          rest = if (is.null(case$rest)) "shape" else case$rest,
+                          background = case$b)
+    expect_equal(r1$doc_topic, ref$theta, tolerance = 1e-12)
+    expect_equal(cvb0_dense(r1, f$V, f$lambda), ref$summary, tolerance = 1e-12)
+    # the background draws topic 1 up: more of every document's counts
+    plain <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 2 * 2^26,
+                            passes = case$burnin + 1L, start = case$start, L = case$L,
+                            rest = if (is.null(case$rest)) "shape" else case$rest)
+    expect_gt(sum(ref$theta[1, ]), sum(plain$theta[1, ]))
+  }
+  # background 0 is the paper's model, bit for bit the option left out
+  st <- lda_test_state(lambda = f$lambda, t = 2)
+  expect_identical(sparsevi:::lda_local_cvb0(f$x, st, list(alpha = 0.1, background = 0), seed, 2L),
+                   sparsevi:::lda_local_cvb0(f$x, st, list(alpha = 0.1), seed, 2L))
+})
+
+# 300 simulated documents of 4 planted topics over 60 words, and six words
+# common to every document (about 40% of its tokens).
+cvb0_background_corpus <- function() {
+  sim <- simulate_lda(D = 300, V = 60, K = 4, doc_length = 80, seed = 3)
+  m <- as.matrix(Matrix::sparseMatrix(i = rep(seq_len(300), diff(sim$dtm$doc_ptr)),
+                                      j = sim$dtm$term + 1L, x = sim$dtm$count,
+                                      dims = c(300, 60)))
+  colnames(m) <- sim$dtm$vocab
+  u <- matrix(uniform_source(8)(300 * 6), 300, 6)
+  common <- round(rowSums(m) / 9 * (0.5 + u))
+  colnames(common) <- paste0("common", 1:6)
+  as_dtm(cbind(m, common))
+}
+
+test_that("by default topic 1 holds the words common to every document", {
+  x <- cvb0_background_corpus()
+  fit <- fit_lda(x, K = 5, passes = 10, seed = 1, progress = FALSE)
+  expect_identical(fit$control$background, sparsevi:::cvb0_background(5))
+  expect_identical(sparsevi:::cvb0_background(100), 0.5)
+  expect_identical(sparsevi:::cvb0_background(1000), 0.5)
+  plain <- fit_lda(x, K = 5, passes = 10, seed = 1, progress = FALSE, background = 0)
+  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
+  with_bg <- common_in(fit)
+  without <- common_in(plain)
+  # the common words lead topic 1 and leave the others; without a background
+  # topic they sit among the top words of every topic
+  expect_gte(with_bg[1], 3)
+  expect_lte(sum(with_bg[-1]), 4)
+  expect_gte(min(without), 2)
+  expect_gte(sum(without[-1]), 10)
+  # the same fit on any threads
+  expect_identical(fit_lda(x, K = 5, passes = 10, seed = 1, progress = FALSE,
+                           threads = 2)$topic_word, fit$topic_word)
+  # print() names it; without topic 1 there is no background topic
+  expect_output(print(fit), "background topic")
+  expect_output(print(fit), "1 \\(.*, background\\)")
+  out <- capture.output(print(plain))
+  expect_false(any(grepl("background", out)))
+  pruned <- prune_topics(fit, 1)
+  expect_identical(pruned$control$background, 0)
+  expect_identical(pruned$control$cvb0_settings$background, 0)
+  expect_false(any(grepl("background", capture.output(print(pruned)))))
+})
+
+test_that("a fit saved before background existed, and other engines' topics, have no background topic", {
+  sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 20, seed = 4)
+  a <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 2, background = 0, progress = FALSE)
+  old <- a
+  old$control$cvb0_settings$background <- NULL
+  old$control$background <- NULL
+  expect_identical(update(old, sim$dtm, passes = 1, progress = FALSE)$topic_word,
+                   update(a, sim$dtm, passes = 1, progress = FALSE)$topic_word)
+  expect_identical(predict(old, sim$dtm[1:5, ], method = "cvb0", seed = 1),
+                   predict(a, sim$dtm[1:5, ], method = "cvb0", seed = 1))
+  vb <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 2, progress = FALSE)
+  expect_null(vb$control$background)
+  expect_identical(predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1),
+                   predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1, background = 0))
+})
+
+test_that("a bad background is a classed error naming it", {
+  sim <- simulate_lda(D = 20, V = 10, K = 2, seed = 1)
+  for (bad in list(-1, NA_real_, "a", c(0.1, 0.2), 101)) {
+    expect_error(fit_lda(sim$dtm, K = 2, passes = 1, background = bad, progress = FALSE),
+                 "background", class = "sparsevi_error_argument")
+  }
 })

@@ -5,7 +5,8 @@ methods_corpus <- function() simulate_lda(D = 80, V = 60, K = 4, seed = 11)
 
 test_that("the fit keeps its training documents' top-L proportions, and predict() returns them", {
   sim <- methods_corpus()
-  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE)
+  # (no background topic: simulated documents have none, ?scvb0)
+  fit <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, progress = FALSE, background = 0)
   dt <- fit$doc_topic
   expect_s4_class(dt, "dgCMatrix")
   expect_identical(dim(dt), c(80L, 4L))
@@ -24,7 +25,8 @@ test_that("the fit keeps its training documents' top-L proportions, and predict(
   expect_identical(predict(fit), as.matrix(dt))
   expect_identical(predict(fit, sparse = TRUE), dt)
   # threads do not change them; doc_topics = 0 keeps none
-  fit2 <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, threads = 2, progress = FALSE)
+  fit2 <- fit_lda(sim$dtm, K = 4, L = 2, passes = 3, seed = 1, threads = 2, progress = FALSE,
+                  background = 0)
   expect_identical(fit2$doc_topic, dt)
   none <- fit_lda(sim$dtm, K = 4, L = 2, passes = 1, seed = 1, doc_topics = 0, progress = FALSE)
   expect_null(none$doc_topic)
