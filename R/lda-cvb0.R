@@ -19,6 +19,10 @@
 #' The engine's settings are passed through the `...` of [fit_lda()]:
 #' * `doc_s` (default 1), `doc_tau` (4), `doc_kappa` (0.9): the document
 #'   step schedule; `doc_s / doc_tau^doc_kappa` must be at most 1.
+#' * `background`: the weight of the background topic, topic 1, whose
+#'   prior in a document of \eqn{N_d} words is \eqn{\alpha + b N_d}
+#'   instead of \eqn{\alpha}; default \eqn{K / 200} within 0.3 to 0.5, 0
+#'   for none (the paper's model). See "Topic quality".
 #' * `doc_start`: where each document's topic counts start: `"topics"`
 #'   (default) the responsibilities of its words under the current topics,
 #'   summed; `"random"` random counts (the paper's); `"uniform"` equal
@@ -59,6 +63,8 @@
 #'   under the current topics (`doc_start = "topics"`), not at random, and
 #'   the document steps start larger (`doc_tau = 4`, the paper's 10): see
 #'   "Topic quality";
+#' * topic 1 is a background topic (`background`, see "Topic quality");
+#'   the paper's model has none (`background = 0`);
 #' * the topic step counter \eqn{t} counts minibatches (global steps), not
 #'   documents;
 #' * the topics start from Bregman k-means++ seeding over documents;
@@ -70,20 +76,33 @@
 #' @section Topic quality:
 #' Each document's words are visited once, and a word's responsibilities
 #' come from the document's topic counts as they stand when it is visited.
-#' Started at random (the paper's start), those counts say little about the
-#' document for its first words, so a frequent word's expected counts spread
-#' over many topics and it heads several of them. The default start gives
-#' every word the document's context from the first word on (measured in
-#' `inst/bench/results/quality.txt`): on seven corpora at K = 20,
-#' 100 and 200 (15 cases) topic diversity (distinct words among the topics'
-#' top 25) rose in 14 (by up to 0.15), NPMI coherence in 12, and the held-out
-#' score in 10 (it fell by 0.003-0.05 nats per token in four, on
-#' sotu_chunks and poliblog5k), for about a third more time per lap.
-#' Diversity still trails topicmodels' Gibbs sampler by 0.04-0.21 at K = 100
-#' while the held-out score leads it everywhere. A burn-in pass
-#' (`burnin = 1`) sharpens further at a cost in held-out score (0.03-0.35
-#' nats per token on five of seven corpora); `doc_start = "random",
-#' doc_tau = 10` gives the previous default.
+#' Frequent words then spread their expected counts over many topics and
+#' head several of them. Two defaults counter this.
+#'
+#' *The background topic.* Topic 1 has the prior \eqn{\alpha + b N_d} in
+#' a document of \eqn{N_d} words (`background` = \eqn{b}), so every
+#' document lends it about \eqn{b / (1 + b)} of its words, and the words
+#' common to many documents gather there instead of heading the other
+#' topics. It holds a large share of the tokens (40-60% on the corpora we
+#' measured): [print()] marks it, and a document's main topic is the
+#' largest of its other proportions. Measured with
+#' `inst/bench/quality.R` (`inst/bench/results/quality.txt`, "a background
+#' topic") on seven corpora at K = 20, 100 and 200 against `background =
+#' 0`: topic diversity (distinct words among the topics' top 25) and NPMI
+#' coherence rose in most of the 21 cases and the held-out score fell by
+#' up to 0.16 nats per token; see that file for each case. On documents
+#' without common words, such as those of [simulate_lda()], topic 1 takes
+#' the place of a real topic: give `background = 0` there.
+#'
+#' *The start.* Each document's topic counts start from its words'
+#' responsibilities under the current topics (`doc_start = "topics"`), so
+#' every word has the document's context from the first word on:
+#' against the paper's random start, diversity rose in 14 of 15 cases (by
+#' up to 0.15), NPMI in 12, the held-out score in 10.
+#' `doc_start = "random", doc_tau = 10, background = 0` gives the
+#' paper's document update. A burn-in pass (`burnin = 1`) sharpens further
+#' at a cost in held-out score (0.03-0.35 nats per token on five of seven
+#' corpora).
 #' To label topics by the words that set them apart, use
 #' `terms(fit, type = "frex")`; `summary(fit, x = corpus)` reports
 #' diversity and NPMI coherence.

@@ -128,7 +128,7 @@ run_system <- function(s, tr, K) {
     f <- wc$value
     ct <- f$control
     shown <- c("local", "global", "alpha", "eta", "init", "tau", "kappa", "batch_size",
-               "passes", names(sp$extra))
+               "background", "passes", names(sp$extra))
     shown <- unique(shown[shown %in% names(ct) | shown %in% names(f)])
     val <- function(nm) {
       v <- if (!is.null(ct[[nm]])) ct[[nm]] else f[[nm]]
@@ -146,6 +146,11 @@ run_system <- function(s, tr, K) {
       # (OPE's sparse summary: its form, read from the fit)
       ran <- sprintf("%s ope_sparse_rest=%s", ran,
                      c("renormalise", "sample", "shape")[ct$ope_sparse_rest + 1L])
+    }
+    if (isTRUE(ct$background > 0)) {
+      # (SCVB0's background topic, topic 1: its share of the training tokens)
+      size <- rowSums(f$lambda) - ncol(f$lambda) * f$eta
+      ran <- sprintf("%s background_share=%.3f", ran, size[1] / sum(size))
     }
     ran <- sprintf("%s; laps %d (%s)", ran, nrow(f$trace), f$ended %||% "?")
     # fit_lda(reuse_dead = ): the topics re-seeded after each lap but the last
