@@ -53,10 +53,11 @@ lda_available <- function() {
 #' (Hughes & Sudderth), Gibbs sampling within stochastic VB ([lda_gibbs])
 #' and online MAP estimation ([ope]).
 #'
-#' With the default engine, topic 1 is a background topic: it gathers the
-#' words common to many documents, so that the other topics each say
-#' something different (`background = 0` turns it off; see [scvb0], "Topic
-#' quality"). Leave it out when looking for each document's main topic.
+#' With the default engine and up to 200 topics, topic 1 is a background
+#' topic: it gathers the words common to many documents, so that the other
+#' topics each say something different (`background = 0` turns it off; see
+#' [scvb0], "Topic quality"). Leave it out when looking for each document's
+#' main topic.
 #'
 #' @param x A corpus, anything [as_dtm()] accepts (documents in rows), or a
 #'   corpus on disk from [uci_source()].

@@ -1,9 +1,10 @@
-# SCVB0's background topic on a large corpus (issue 35): one pass of the
-# default call over the first 60,000 Wikipedia paragraphs (all 129,289
+# SCVB0's background topic on a large corpus (issue 35): the default call
+# over the first 60,000 Wikipedia paragraphs (all 129,289
 # terms, as inst/bench/threads.R reads them; SPARSEVI_BENCH_SMALL_RDS keeps
 # the corpus between runs), with its default background and with
-# `background = 0` (the model without one), at K = 100 and 1000
-# (SPARSEVI_BENCH_KS). One split: 1,000 paragraphs held out
+# `background = 0` (the model without one) and with `background = 0.5`,
+# at K = 100, 300 and 1000 (SPARSEVI_BENCH_KS), SPARSEVI_BENCH_PASSES laps
+# (default 1). One split: 1,000 paragraphs held out
 # (split_heldout(n_test = 1000, seed = 1)), scored as inst/bench/quality.R
 # scores (document completion with the fit's topics and alpha, 80% of each
 # test paragraph's word types observed); diversity (distinct words among the
@@ -25,7 +26,8 @@ source(file.path(bench_dir, "bench-data.R"))
 smoke <- bench_smoke()
 say <- bench_logger(bench_out("quality.txt"))
 Ks <- if (smoke) c(4L, 8L) else
-  as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "100,1000"), ",")[[1]])
+  as.integer(strsplit(Sys.getenv("SPARSEVI_BENCH_KS", "100,300,1000"), ",")[[1]])
+passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "1"))
 threads <- as.integer(Sys.getenv("SPARSEVI_BENCH_THREADS", "2"))
 
 x <- if (smoke) bench_sim_corpus(D = 300, V = 60, K = 4, seed = 1) else {
@@ -37,15 +39,15 @@ x <- if (smoke) bench_sim_corpus(D = 300, V = 60, K = 4, seed = 1) else {
   readRDS(rds)
 }
 sp <- split_heldout(x, n_test = if (smoke) 30 else 1000, seed = 1)
-bench_header(say, sprintf("== SCVB0's background topic, one pass over %d paragraphs (inst/bench/background.R)",
-                          nrow(x)))
+bench_header(say, sprintf("== SCVB0's background topic, %d lap(s) over %d paragraphs (inst/bench/background.R)",
+                          passes, nrow(x)))
 say("   %d training documents, %d held out, V = %d; %d thread(s)", nrow(sp$train),
     nrow(sp$test$observed), ncol(x), threads)
 say("   %-28s %9s %7s %9s %8s %9s", "K, background", "held-out", "NPMI", "diversity",
     "bg share", "elapsed s")
 for (K in Ks) {
-  for (bg in list(NULL, 0)) {
-    args <- list(sp$train, K = K, passes = 1, seed = 1, threads = threads, progress = FALSE)
+  for (bg in list(NULL, 0, 0.5)) {
+    args <- list(sp$train, K = K, passes = passes, seed = 1, threads = threads, progress = FALSE)
     if (!is.null(bg)) args$background <- bg
     gc()
     t0 <- proc.time()[["elapsed"]]
