@@ -30,14 +30,8 @@ Ks <- if (smoke) c(4L, 8L) else
 passes <- as.integer(Sys.getenv("SPARSEVI_BENCH_PASSES", "1"))
 threads <- as.integer(Sys.getenv("SPARSEVI_BENCH_THREADS", "2"))
 
-x <- if (smoke) bench_sim_corpus(D = 300, V = 60, K = 4, seed = 1) else {
-  rds <- Sys.getenv("SPARSEVI_BENCH_SMALL_RDS", file.path(tempdir(), "wikipara-60000.rds"))
-  if (!file.exists(rds)) {
-    saveRDS(bench_corpus("wikipara60000", bench_data_dir(), all_terms = TRUE), rds,
-            compress = FALSE)
-  }
-  readRDS(rds)
-}
+x <- if (smoke) bench_sim_corpus(D = 300, V = 60, K = 4, seed = 1) else
+  bench_wikipara_kept(60000)
 sp <- split_heldout(x, n_test = if (smoke) 30 else 1000, seed = 1)
 bench_header(say, sprintf("== SCVB0's background topic, %d lap(s) over %d paragraphs (inst/bench/background.R)",
                           passes, nrow(x)))

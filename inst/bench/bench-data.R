@@ -199,3 +199,16 @@ bench_row_orders <- function(X) {
   set.seed(7)
   list(seq_len(nrow(X)), nrow(X):1, o, rev(o), sample.int(nrow(X)))
 }
+
+# The first n Wikipedia paragraphs with all their terms, as
+# bench_corpus("wikipara<n>", all_terms = TRUE) reads them, kept between
+# runs in SPARSEVI_BENCH_SMALL_RDS (default: a file of the session's
+# temporary directory).
+bench_wikipara_kept <- function(n) {
+  rds <- Sys.getenv("SPARSEVI_BENCH_SMALL_RDS", file.path(tempdir(), sprintf("wikipara-%d.rds", n)))
+  if (!file.exists(rds)) {
+    saveRDS(bench_corpus(sprintf("wikipara%d", n), bench_data_dir(), all_terms = TRUE), rds,
+            compress = FALSE)
+  }
+  readRDS(rds)
+}

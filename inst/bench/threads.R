@@ -48,12 +48,7 @@ load_now <- function() paste(readLines("/proc/loadavg", warn = FALSE), collapse 
 
 corpus <- function(n) {
   if (smoke) return(bench_sim_corpus(D = 300, V = 60, K = 4, seed = 1))
-  rds <- Sys.getenv("SPARSEVI_BENCH_SMALL_RDS", file.path(tempdir(), sprintf("wikipara-%d.rds", n)))
-  if (!file.exists(rds)) {
-    saveRDS(bench_corpus(sprintf("wikipara%d", n), bench_data_dir(), all_terms = TRUE), rds,
-            compress = FALSE)
-  }
-  readRDS(rds)
+  bench_wikipara_kept(n)
 }
 
 # What must not depend on threads: the topics (lambda, read without building

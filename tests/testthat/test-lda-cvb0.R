@@ -743,17 +743,23 @@ test_that("the session's word table finds the batch's words whatever it holds", 
   expect_equal(length(r1$summary$x), K * length(r1$summary$words))
 })
 
+# A fit saved before the control `name` existed (the fit `a` without it)
+# goes on, in update() and predict(), as `a` does.
+expect_saved_without <- function(a, name, x) {
+  old <- a
+  old$control$cvb0_settings[[name]] <- NULL
+  old$control[[name]] <- NULL
+  expect_identical(update(old, x, passes = 1, progress = FALSE)$topic_word,
+                   update(a, x, passes = 1, progress = FALSE)$topic_word)
+  expect_identical(predict(old, x[1:5, ], method = "cvb0", seed = 1),
+                   predict(a, x[1:5, ], method = "cvb0", seed = 1))
+}
+
 test_that("a fit saved before doc_start existed goes on with its random start", {
   sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 20, seed = 4)
   a <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 2, doc_start = "random", doc_tau = 10,
                progress = FALSE)
-  old <- a
-  old$control$cvb0_settings$doc_start <- NULL
-  old$control$doc_start <- NULL
-  expect_identical(update(old, sim$dtm, passes = 1, progress = FALSE)$topic_word,
-                   update(a, sim$dtm, passes = 1, progress = FALSE)$topic_word)
-  expect_identical(predict(old, sim$dtm[1:5, ], method = "cvb0", seed = 1),
-                   predict(a, sim$dtm[1:5, ], method = "cvb0", seed = 1))
+  expect_saved_without(a, "doc_start", sim$dtm)
 })
 
 # ---- sparse summaries (fit_lda()'s L for SCVB0) --------------------------------
@@ -1011,13 +1017,7 @@ test_that("by default topic 1 holds the words common to every document", {
 test_that("a fit saved before background existed, and other engines' topics, have no background topic", {
   sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 20, seed = 4)
   a <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 2, background = 0, progress = FALSE)
-  old <- a
-  old$control$cvb0_settings$background <- NULL
-  old$control$background <- NULL
-  expect_identical(update(old, sim$dtm, passes = 1, progress = FALSE)$topic_word,
-                   update(a, sim$dtm, passes = 1, progress = FALSE)$topic_word)
-  expect_identical(predict(old, sim$dtm[1:5, ], method = "cvb0", seed = 1),
-                   predict(a, sim$dtm[1:5, ], method = "cvb0", seed = 1))
+  expect_saved_without(a, "background", sim$dtm)
   vb <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 2, progress = FALSE)
   expect_null(vb$control$background)
   expect_identical(predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1),
