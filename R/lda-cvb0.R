@@ -267,8 +267,8 @@ lda_seeded_store_r <- function(s, K, V) {
 }
 
 # Settings of the document update, a named list the C glue reads by name:
-# alpha, background, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel width (internal
-# control$cvb0_kernel: 0, AVX2 where the processor runs it, else SSE2; or 2,
+# alpha, background, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel
+# width (internal control$cvb0_kernel: 0, AVX2 where the processor runs it, else SSE2; or 2,
 # 4, 8 to ask for SSE2, AVX2, AVX-512; every width gives the same bits).
 cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   get <- function(name) {
@@ -295,8 +295,8 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   # or the topics of another engine in predict(method = "cvb0"))
   background <- check_number(control$background %||% 0, "background", lower = 0, upper = 100,
                              call = call)
-  list(alpha = as.double(alpha), background = as.double(background), doc_s = as.double(doc_s), doc_tau = as.double(doc_tau),
-       doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
+  list(alpha = as.double(alpha), background = as.double(background), doc_s = as.double(doc_s),
+       doc_tau = as.double(doc_tau), doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
        kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L,
        top_L = cvb0_top_L(control$cvb0_L, control$K),
        top_rest = match(check_choice(get("sparse_rest"), cvb0_rests, "sparse_rest",

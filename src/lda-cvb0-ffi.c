@@ -15,8 +15,8 @@
 #define CVB0_SLOT_SHARE 0.4
 
 /* The document update's settings, by name (cvb0_settings(), R/lda-cvb0.R):
- * alpha, background, doc_s, doc_tau, doc_kappa, passes, shuffle and kernel, the vector
- * width (0 = widest available). */
+ * alpha, background, doc_s, doc_tau, doc_kappa, passes, shuffle and kernel,
+ * the vector width (0 = widest available). */
 static cvb0_settings settings_from_r(SEXP opts, int K) {
   cvb0_settings cs;
   cs.K = K;
