@@ -268,8 +268,9 @@ lda_seeded_store_r <- function(s, K, V) {
 
 # Settings of the document update, a named list the C glue reads by name:
 # alpha, background, doc_s, doc_tau, doc_kappa, passes, shuffle, kernel
-# width (internal control$cvb0_kernel: 0, AVX2 where the processor runs it, else SSE2; or 2,
-# 4, 8 to ask for SSE2, AVX2, AVX-512; every width gives the same bits).
+# width (internal control$cvb0_kernel: 0, AVX2 where the processor runs it,
+# else SSE2; or 2, 4, 8 to ask for SSE2, AVX2, AVX-512; every width gives the
+# same bits).
 cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   get <- function(name) {
     v <- control[[name]]
