@@ -49,7 +49,7 @@ for (K in Ks) {
     secs <- proc.time()[["elapsed"]] - t0
     tw <- fit$topic_word
     b <- fit$control$background
-    size <- rowSums(fit$lambda) - ncol(fit$lambda) * fit$eta
+    size <- sparsevi:::lda_topic_sizes(fit)
     say("   K = %4d, background %-8s %9.4f %7.4f %9.4f %8.3f %9.1f", K,
         if (is.null(bg)) sprintf("%g (dflt)", b) else format(b),
         sparsevi:::completion_score(tw, fit$alpha, sp$test, threads),

@@ -48,12 +48,7 @@ x <- switch(corpus,
   },
   wikipara60000 = {
     source(file.path(bench_dir, "bench-data.R"))
-    rds <- Sys.getenv("SPARSEVI_BENCH_SMALL_RDS", file.path(tempdir(), "wikipara-60000.rds"))
-    if (!file.exists(rds)) {
-      saveRDS(bench_corpus("wikipara60000", bench_data_dir(), all_terms = TRUE), rds,
-              compress = FALSE)
-    }
-    readRDS(rds)
+    bench_wikipara_kept(60000)
   })
 K <- switch(corpus, simulated = 8L, nips_f20 = 100L, wikipara60000 = 1000L)
 D <- nrow(x)

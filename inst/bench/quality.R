@@ -149,7 +149,7 @@ run_system <- function(s, tr, K) {
     }
     if (isTRUE(ct$background > 0)) {
       # (SCVB0's background topic, topic 1: its share of the training tokens)
-      size <- rowSums(f$lambda) - ncol(f$lambda) * f$eta
+      size <- sparsevi:::lda_topic_sizes(f)
       ran <- sprintf("%s background_share=%.3f", ran, size[1] / sum(size))
     }
     ran <- sprintf("%s; laps %d (%s)", ran, nrow(f$trace), f$ended %||% "?")

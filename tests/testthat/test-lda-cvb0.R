@@ -943,9 +943,9 @@ test_that("the background topic's local step matches the pure-R reference, on an
                     list(start = "topics", burnin = 0L, b = 0.4, L = 2L),
                     list(start = "topics", burnin = 1L, b = 0.4, L = 2L,
                          rest = "renormalise"))) {
+    rest <- if (is.null(case$rest)) "shape" else case$rest
     ctl <- list(alpha = 0.1, background = case$b, doc_start = case$start,
-                burnin = case$burnin, K = f$K, cvb0_L = case$L,
-                sparse_rest = if (is.null(case$rest)) "shape" else case$rest)
+                burnin = case$burnin, K = f$K, cvb0_L = case$L, sparse_rest = rest)
     st <- lda_test_state(lambda = f$lambda, t = 2)
     r1 <- sparsevi:::lda_local_cvb0(f$x, st, ctl, seed, 1L)
     r2 <- sparsevi:::lda_local_cvb0(f$x, st, ctl, seed, 2L)
@@ -953,14 +953,13 @@ test_that("the background topic's local step matches the pure-R reference, on an
     expect_identical(r2$doc_topic, r1$doc_topic)
     ref <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 2 * 2^26,
                           passes = case$burnin + 1L, start = case$start, L = case$L,
-                          rest = if (is.null(case$rest)) "shape" else case$rest,
-                          background = case$b)
+                          rest = rest, background = case$b)
     expect_equal(r1$doc_topic, ref$theta, tolerance = 1e-12)
     expect_equal(cvb0_dense(r1, f$V, f$lambda), ref$summary, tolerance = 1e-12)
     # the background draws topic 1 up: more of every document's counts
     plain <- ref_cvb0_local(f$x, f$lambda, 0.1, seed, stream_base = 2 * 2^26,
                             passes = case$burnin + 1L, start = case$start, L = case$L,
-                            rest = if (is.null(case$rest)) "shape" else case$rest)
+                            rest = rest)
     expect_gt(sum(ref$theta[1, ]), sum(plain$theta[1, ]))
   }
   # background 0 is the paper's model, bit for bit the option left out
