@@ -84,7 +84,8 @@ sparsevi_engines <- list(
       globals = c("memoized", "stochastic", "streaming", "batch"),
       defaults = list(global = "memoized", alpha = lda_vb_alpha, eta = 0.01, step_scale = 1),
       controls = c("max_iter", "tol", "active_eps", "select_every", "restart_max",
-                   "restart_iter", "restart_laps", "converge_tol", "warm_start", "step_scale"),
+                   "restart_iter", "restart_laps", "converge_tol", "warm_start", "step_scale",
+                   "background"),
       can = c("top_L", "restarts", "learn_eta", "reuse_dead", "warm_start", "elbo")),
     ope = list(
       label = "OPE",
@@ -104,7 +105,7 @@ sparsevi_engines <- list(
       # inst/bench/results/quality.txt, "OPE's default learner".
       defaults = list(global = "stochastic", alpha = NA, eta = NA, step_scale = 1,
                       reuse_dead = TRUE),
-      controls = c("ope_iter", "ope_eps", "step_scale"),
+      controls = c("ope_iter", "ope_eps", "step_scale", "background"),
       # its documents' topics are MAP proportions, not expected counts;
       # reuse_dead with global = "stochastic" only (lda_reuse_dead_ok())
       can = c("proportions", "reuse_dead"),

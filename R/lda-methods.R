@@ -71,12 +71,12 @@ print.sparsevi_lda <- function(x, ...) {
   invisible(x)
 }
 
-# The background topic of an SCVB0 fit trained with `background` > 0 (topic
-# 1, ?scvb0), NA otherwise or once prune_topics() removed it (it then sets
+# The background topic of a fit trained with `background` > 0 (topic 1,
+# ?scvb0), NA otherwise or once prune_topics() removed it (it then sets
 # `background` to 0).
 lda_background_topic <- function(fit) {
   b <- fit$control$background
-  if (!identical(fit$local, "cvb0") || is.null(b) || !(b > 0)) NA_integer_ else 1L
+  if (is.null(b) || !(b > 0)) NA_integer_ else 1L
 }
 
 # The engine as print() and summary() name it: the method (the registry's

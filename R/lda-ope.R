@@ -203,6 +203,8 @@ lda_ope_control <- function(control, call = caller_call()) {
     control$ope_L <- if ("L" %in% given) control$L else NA_integer_
   }
   control$ope_L <- ope_top_L(control$ope_L, control$K)
+  control$background <- check_number(control$background %||% 0, "background", lower = 0,
+                                     upper = 100, call = call)
   if (is.null(control$ope_sparse_rest)) {
     shape_ok <- control$global %in% ope_shape_globals
     rest <- getOption("sparsevi.ope_sparse_rest")
@@ -285,12 +287,13 @@ ope_top_L <- function(L, K) {
 ope_run <- function(x, lambda, alpha, iter = 50L, eps = 1e-10,
                     summary = c("none", "theta", "phi"), seed, stream0 = 0,
                     threads = 1L, store = NULL, vocab_size = NULL,
-                    form = c("sparse", "blocks"), top_L = 0L, sparse_rest = 1L) {
+                    form = c("sparse", "blocks"), top_L = 0L, sparse_rest = 1L,
+                    background = 0) {
   form <- match.arg(form)
   mode <- match(match.arg(summary), c("none", "theta", "phi")) - 1L
   if (!is.double(lambda)) storage.mode(lambda) <- "double"
   opts <- list(alpha = as.double(alpha), iter = as.integer(iter), eps = as.double(eps),
-               mode = mode, stream0 = as.double(stream0),
+               background = as.double(background), mode = mode, stream0 = as.double(stream0),
                store = if (is.null(store)) NULL else as.double(store))
   if (!is.null(vocab_size)) opts$vocab_size <- as.integer(vocab_size)
   if (top_L > 0L) {
@@ -334,7 +337,8 @@ lda_local_ope <- function(batch, state, control, seed, threads) {
   res <- ope_run(batch, topics, control$alpha, s$iter, s$eps, summary, seed,
                  ope_stream_offset, threads, store = tp$store, vocab_size = tp$vocab_size,
                  form = "blocks", top_L = control$ope_L %||% 0L,
-                 sparse_rest = control$ope_sparse_rest %||% 1L)
+                 sparse_rest = control$ope_sparse_rest %||% 1L,
+                 background = control$background %||% 0)
   D <- nrow(batch)
   list(
     summary = res$summary,
@@ -515,7 +519,8 @@ lda_infer_ope <- function(fit, dtm, control, seed, threads) {
   s <- ope_settings(control, K)
   alpha <- control$alpha %||% fit$alpha
   res <- ope_run(dtm, tw, alpha, s$iter, s$eps, "none", seed,
-                 ope_stream_offset, threads)
+                 ope_stream_offset, threads,
+                 background = control$background %||% fit$control$background %||% 0)
   theta <- t(res$theta)
   dimnames(theta) <- list(dtm$doc_names, rownames(tw))
   theta

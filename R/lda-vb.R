@@ -30,6 +30,8 @@ lda_vb_control <- function(control, call = caller_call()) {
   control$warm_start <- check_flag(get("warm_start", FALSE), "warm_start", call = call)
   control$converge_tol <- check_number(get("converge_tol", 5e-3), "converge_tol",
                                        lower = 0, call = call)
+  control$background <- check_number(get("background", 0), "background", lower = 0,
+                                     upper = 100, call = call)
   control
 }
 
@@ -46,11 +48,12 @@ lda_vb_control <- function(control, call = caller_call()) {
 # way (tests hold 1 against 2).
 vb_opts <- function(control, mode = 0L, L = control$L, restarts = isTRUE(control$restarts),
                     alpha = control$alpha, objective = FALSE, summary = TRUE, store = NULL,
-                    summary_form = 0L) {
+                    summary_form = 0L, background = control$background %||% 0) {
   list(mode = as.integer(mode), L = as.integer(L), max_iter = as.integer(control$max_iter),
        select_every = as.integer(control$select_every),
        restart_max = if (restarts) as.integer(control$restart_max) else 0L,
        restart_iter = as.integer(control$restart_iter), alpha = as.double(alpha),
+       background = as.double(background),
        tol = as.double(control$tol), active_eps = as.double(control$active_eps),
        objective = isTRUE(objective), summary = isTRUE(summary), store = store,
        summary_form = as.integer(summary_form))

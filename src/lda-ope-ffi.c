@@ -1,6 +1,7 @@
 /* Glue of the OPE engine: the OPE local step and its summaries and the
  * ML-OPE global step. Unpacks SEXPs, allocates outputs and scratch, calls
  * the kernels in lda-ope.c. */
+#include <float.h>
 #include <limits.h>
 #include <string.h>
 #include <stdint.h>
@@ -141,7 +142,8 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
   svi_dtm x = svi_dtm_list(x_, Vs);
   check_csr(&x);
   ope_opts o = {K, svi_opt_int(opts, "iter", 0, 10000000),
-                Rf_asReal(svi_opt(opts, "alpha")), Rf_asReal(svi_opt(opts, "eps"))};
+                Rf_asReal(svi_opt(opts, "alpha")), Rf_asReal(svi_opt(opts, "eps")),
+                svi_opt_real_or(opts, "background", 0, DBL_MAX, 0)};
   if (!(o.eps > 0.0) || o.eps * K >= 1.0 || !(o.alpha > 0.0) || !R_FINITE(o.alpha))
     Rf_error("internal error: bad OPE settings");
   const int mode = svi_opt_int(opts, "mode", 0, 2);

@@ -4,7 +4,9 @@
  *
  * For one document with distinct words v_j and counts c_j, OPE maximises
  *   f(theta) = g1 + g2,  g1 = sum_j c_j ln x_j,  x_j = sum_k theta_k beta_k,v_j,
- *                        g2 = (alpha - 1) sum_k ln theta_k
+ *                        g2 = sum_k (alpha_k - 1) ln theta_k
+ * with alpha_k = alpha, except for topic 1 with a background (background b >
+ * 0): alpha_1 = alpha + b N_d, N_d = sum_j c_j (notes/math.md §3)
  * over the eps-simplex {theta : sum_k theta_k = 1, theta_k >= eps}. At
  * iteration t it draws g1 or g2 uniformly, keeps the counts a_t, b_t of the
  * draws, and moves towards the vertex of the eps-simplex with the largest
@@ -59,9 +61,9 @@
 #define OPE_SIMD_SUM(v)
 #endif
 
-/* Objective f(theta) for one document, recomputing x exactly. */
+/* Objective f(theta) for one document, recomputing x exactly; bg = b N_d. */
 static double ope_objective(const ope_opts *o, const double *beta, const int *term,
-                            const double *count, int n, const double *theta) {
+                            const double *count, int n, const double *theta, double bg) {
   const int K = o->K;
   double f = 0.0;
   for (int j = 0; j < n; j++) {
@@ -76,6 +78,7 @@ static double ope_objective(const ope_opts *o, const double *beta, const int *te
     for (int k = 0; k < K; k++) s += log(theta[k]);
     f += (o->alpha - 1.0) * s;
   }
+  if (bg > 0.0) f += bg * log(theta[0]);
   return f;
 }
 
@@ -84,6 +87,11 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
                double *x, double *grad, double *f_start) {
   const int K = o->K;
   const double eps = o->eps, top = 1.0 - K * eps, am1 = o->alpha - 1.0;
+  double bg = 0.0;
+  if (o->background > 0.0) {
+    for (int j = 0; j < n; j++) bg += count[j];
+    bg *= o->background;
+  }
 
   /* theta_1: proportional to 1 + u_k, inside the eps-simplex */
   double s = 0.0;
@@ -99,7 +107,7 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
     for (int k = 0; k < K; k++) xj += theta[k] * b[k];
     x[j] = xj;
   }
-  if (f_start) *f_start = ope_objective(o, beta, term, count, n, theta);
+  if (f_start) *f_start = ope_objective(o, beta, term, count, n, theta, bg);
 
   /* how often g1 and g2 were picked; g1 once before the first draw (see
    * "First pick") */
@@ -110,7 +118,7 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
     else
       bcnt += 1.0;
     /* F'_t up to the positive factor 2 / t, which leaves the argmax alone */
-    const int use_g1 = a > 0.0 && n > 0, use_g2 = bcnt > 0.0 && am1 != 0.0;
+    const int use_g1 = a > 0.0 && n > 0, use_g2 = bcnt > 0.0 && (am1 != 0.0 || bg > 0.0);
     /* F'_t vanishes (an empty document with alpha = 1, or only g2 drawn so
      * far for an empty document): every vertex maximises <F'_t, x>, so stay
      * put rather than favour one topic arbitrarily. */
@@ -144,6 +152,7 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
     if (use_g2) {
       const double w = bcnt * am1;
       for (int k = 0; k < K; k++) grad[k] += w / theta[k];
+      if (bg > 0.0) grad[0] += bcnt * bg / theta[0];
     }
     int best = 0;
     for (int k = 1; k < K; k++)
@@ -158,7 +167,7 @@ double ope_doc(const ope_opts *o, const double *beta, const double *colsum,
       x[j] = keep * x[j] + rho * (eps * colsum[term[j]] + top * bv);
     }
   }
-  return ope_objective(o, beta, term, count, n, theta);
+  return ope_objective(o, beta, term, count, n, theta, bg);
 }
 
 void ope_batch_topics(const double *X, int K, const int *words, int Vb, double offset,

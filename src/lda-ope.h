@@ -10,6 +10,8 @@ typedef struct {
   int T;        /* iterations of Algorithm 1 */
   double alpha; /* Dirichlet prior of the topic mixture */
   double eps;   /* interior margin of the simplex, 0 < eps < 1 / K */
+  double background; /* b: topic 1's prior is alpha + b N_d in a document
+                        of N_d words (0: none) */
 } ope_opts;
 
 /* One document: theta (K) from OPE; x (n) and grad (K) are scratch. Returns

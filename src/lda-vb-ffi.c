@@ -20,6 +20,7 @@ lda_vb_opts lda_vb_opts_from_r(int K, SEXP opts) {
   o.restart_iter = svi_opt_int(opts, "restart_iter", 0, 10000000);
   o.want_objective = 0;
   o.alpha = svi_opt_real(opts, "alpha", 0, DBL_MAX);
+  o.background = svi_opt_real_or(opts, "background", 0, DBL_MAX, 0);
   o.tol = svi_opt_real(opts, "tol", R_NegInf, R_PosInf);
   o.active_eps = svi_opt_real(opts, "active_eps", R_NegInf, R_PosInf);
   o.warm = NULL;

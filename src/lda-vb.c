@@ -53,6 +53,7 @@ typedef struct {
   const int *w;      /* batch-local word of each distinct term */
   const double *c;   /* counts */
   double Nd;
+  double bg; /* topic 1's extra prior weight, background x Nd */
 } vb_doc;
 
 static void sol_alloc(vb_sol *s, int K, int max_nw, int Ls) {
@@ -98,13 +99,20 @@ static void sol_copy(vb_sol *dst, const vb_sol *src, int K, int nw, int L, int d
   dst->ld = src->ld;
 }
 
+/* The document's Dirichlet parameter of topic k: alpha, and for topic 1
+ * (k = 0) alpha + background x N_d. */
+static inline double doc_alpha(const lda_vb_opts *o, const vb_doc *d, int k) {
+  return k == 0 ? o->alpha + d->bg : o->alpha;
+}
+
 /* Prior weights from the current N over the candidate set. first: uniform. */
-static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, int first) {
+static void prior_weights(vb_sol *s, const vb_doc *d, const lda_vb_opts *o, int dense, int ban,
+                          int first) {
   int K = o->K;
   if (dense) {
     double m = -INFINITY;
     for (int k = 0; k < K; k++) {
-      s->lep[k] = first ? 0.0 : svi_digamma(o->alpha + s->N[k]);
+      s->lep[k] = first ? 0.0 : svi_digamma(doc_alpha(o, d, k) + s->N[k]);
       if (k != ban && s->lep[k] > m) m = s->lep[k];
     }
     for (int k = 0; k < K; k++) s->lep[k] -= m;
@@ -118,7 +126,7 @@ static void prior_weights(vb_sol *s, const lda_vb_opts *o, int dense, int ban, i
     double m = -INFINITY;
     for (int a = 0; a < s->nact; a++) {
       int k = s->act[a];
-      s->lep[k] = first ? 0.0 : svi_digamma(o->alpha + s->N[k]);
+      s->lep[k] = first ? 0.0 : svi_digamma(doc_alpha(o, d, k) + s->N[k]);
       if (s->lep[k] > m) m = s->lep[k];
     }
     for (int a = 0; a < s->nact; a++) {
@@ -352,7 +360,7 @@ static double sweep(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_o
 static void run(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts *o, int dense,
                 int ban, int n_iter, vb_work *w) {
   for (int it = 1; it <= n_iter; it++) {
-    prior_weights(s, o, dense, ban, 0);
+    prior_weights(s, d, o, dense, ban, 0);
     /* select_every: 1 = every iteration; 2 = a restart proposal, which
      * selects on its first iteration (to replace the removed topic) and
      * then only re-weights, as it runs a few iterations */
@@ -363,17 +371,27 @@ static void run(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb_opts 
   }
 }
 
-static double dirichlet_part(const vb_sol *s, const lda_vb_opts *o, int dense, double Nd) {
+/* ln Gamma(a_k + N) - ln Gamma(a_k) (la: ln Gamma(alpha)). */
+static inline double dirichlet_term(const lda_vb_opts *o, const vb_doc *d, int k, double N,
+                                    double la) {
+  if (k == 0 && d->bg > 0) return svi_lgamma(o->alpha + d->bg + N) - svi_lgamma(o->alpha + d->bg);
+  return svi_lgamma(o->alpha + N) - la;
+}
+
+/* ln Gamma(sum a) - ln Gamma(sum a + N_d) + sum_k [ln Gamma(a_k + N_k) -
+ * ln Gamma(a_k)] with a the document's Dirichlet parameters (topics with
+ * N_k = 0 add nothing). */
+static double dirichlet_part(const vb_sol *s, const lda_vb_opts *o, int dense, const vb_doc *d) {
   int K = o->K;
-  double la = svi_lgamma(o->alpha);
-  double out = svi_lgamma(K * o->alpha) - svi_lgamma(K * o->alpha + Nd);
+  double la = svi_lgamma(o->alpha), tot = K * o->alpha + d->bg;
+  double out = svi_lgamma(tot) - svi_lgamma(tot + d->Nd);
   if (dense) {
     for (int k = 0; k < K; k++)
-      if (s->N[k] > 0) out += svi_lgamma(o->alpha + s->N[k]) - la;
+      if (s->N[k] > 0) out += dirichlet_term(o, d, k, s->N[k], la);
   } else {
-    for (int a = 0; a < s->nact; a++) out += svi_lgamma(o->alpha + s->N[s->act[a]]) - la;
+    for (int a = 0; a < s->nact; a++) out += dirichlet_term(o, d, s->act[a], s->N[s->act[a]], la);
     for (int a = 0; a < s->ndrop; a++)
-      if (s->N[s->drop[a]] > 0) out += svi_lgamma(o->alpha + s->N[s->drop[a]]) - la;
+      if (s->N[s->drop[a]] > 0) out += dirichlet_term(o, d, s->drop[a], s->N[s->drop[a]], la);
   }
   return out;
 }
@@ -383,7 +401,7 @@ static double dirichlet_part(const vb_sol *s, const lda_vb_opts *o, int dense, d
 static double doc_objective(const vb_sol *s, const vb_doc *d, const double *eb,
                             const lda_vb_opts *o, int dense) {
   int K = o->K, L = o->L;
-  double out = dirichlet_part(s, o, dense, d->Nd);
+  double out = dirichlet_part(s, o, dense, d);
   for (int j = 0; j < d->nw; j++) {
     if (!isfinite(s->Z[j])) continue;
     double t = 0;
@@ -407,7 +425,7 @@ static double doc_objective(const vb_sol *s, const vb_doc *d, const double *eb,
 static double doc_entropy_part(const vb_sol *s, const vb_doc *d, const double *eb,
                                const double *le, const lda_vb_opts *o, int dense) {
   int K = o->K, L = o->L;
-  double out = dirichlet_part(s, o, dense, d->Nd);
+  double out = dirichlet_part(s, o, dense, d);
   for (int j = 0; j < d->nw; j++) {
     if (!isfinite(s->Z[j])) continue;
     double t = 0;
@@ -447,7 +465,7 @@ static void doc_fresh(vb_sol *s, const vb_doc *d, const double *eb, const lda_vb
   int K = o->K;
   memset(s->N, 0, sizeof(double) * (size_t)K);
   all_candidates(s, d, K, dense);
-  prior_weights(s, o, dense, -1, 1);
+  prior_weights(s, d, o, dense, -1, 1);
   sweep(s, d, eb, o, dense, 2, w);
   s->iters = 0;
   run(s, d, eb, o, dense, -1, o->max_iter, w);
@@ -531,6 +549,7 @@ static void doc_step(const svi_dtm *x, const int *loc, int dd, int d0, const dou
   d.c = x->count + start;
   d.Nd = 0;
   for (int j = 0; j < d.nw; j++) d.Nd += d.c[j];
+  d.bg = o->background * d.Nd;
   vb_sol *cur = &w->a, *prop = &w->b;
   int tries = 0, accepts = 0;
   if (d.nw == 0) {

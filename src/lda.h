@@ -17,6 +17,8 @@ typedef struct {
   int restart_iter;  /* forward iterations of one proposal */
   int want_objective;/* compute each document's objective terms */
   double alpha;      /* document-topic smoothing */
+  double background; /* b: topic 1's prior is alpha + b N_d in a document of
+                        N_d words (0: none; notes/math.md §2) */
   double tol;        /* convergence: max |change of N_dk| (0.05) */
   double active_eps; /* a topic is active in a document while N_dk > eps */
   const double *warm; /* K x D: each document's start N_dk (its state of the

@@ -30,3 +30,18 @@ cvb0_edge_corpus <- function(x) {
     count = c(x$count[seq_len(p[3])], 0, x$count[-seq_len(p[3])]),
     vocab = c(x$vocab, "only0"))
 }
+
+# The background topic's test corpus (test-lda-cvb0.R, test-lda-vb.R,
+# test-lda-ope.R): 300 simulated documents of 4 planted topics over 60
+# words, and six words common to every document (about 40% of its tokens).
+background_corpus <- function() {
+  sim <- simulate_lda(D = 300, V = 60, K = 4, doc_length = 80, seed = 3)
+  m <- as.matrix(Matrix::sparseMatrix(i = rep(seq_len(300), diff(sim$dtm$doc_ptr)),
+                                      j = sim$dtm$term + 1L, x = sim$dtm$count,
+                                      dims = c(300, 60)))
+  colnames(m) <- sim$dtm$vocab
+  u <- matrix(uniform_source(8)(300 * 6), 300, 6)
+  common <- round(rowSums(m) / 9 * (0.5 + u))
+  colnames(common) <- paste0("common", 1:6)
+  as_dtm(cbind(m, common))
+}

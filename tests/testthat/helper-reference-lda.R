@@ -11,11 +11,14 @@ ref_top <- function(w, cand, L) {
 }
 
 # One document: terms (1-based), counts; Elogb K x V. Returns N, the K x nw
-# responsibilities and the objective terms.
+# responsibilities and the objective terms. background b: topic 1's prior is
+# alpha + b N_d.
 ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 100,
                        eps = 1e-8, select_every = FALSE, restart_max = 0,
-                       restart_iter = 10, warm = NULL) {
+                       restart_iter = 10, warm = NULL, background = 0) {
   K <- nrow(Elogb)
+  a <- rep(alpha, K)
+  a[1] <- alpha + background * sum(counts)
   dense <- L >= K
   nw <- length(terms)
   lw <- Elogb[, terms, drop = FALSE]
@@ -38,7 +41,8 @@ ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 10
     }
     st$R <- R
     Nnew <- as.vector(R %*% counts)
-    delta <- max(abs(Nnew - st$N)[cand])
+    # (dense: over every topic, a banned one's lost mass included, as in C)
+    delta <- if (dense) max(abs(Nnew - st$N)) else max(abs(Nnew - st$N)[cand])
     st$N <- Nnew
     if (!dense) st$act <- cand[Nnew[cand] > eps]
     st$delta <- delta
@@ -48,7 +52,7 @@ ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 10
     for (it in seq_len(n_iter)) {
       cand <- if (dense) setdiff(seq_len(K), ban) else setdiff(st$act, ban)
       prior <- rep(-Inf, K)
-      prior[cand] <- digamma(alpha + st$N[cand])
+      prior[cand] <- digamma(a[cand] + st$N[cand])
       select <- if (identical(sel_every, "proposal")) it == 1 else
         (sel_every || it <= 5 || it %% 10 == 0)
       st <- sweep(st, prior, cand, select)
@@ -62,8 +66,8 @@ ref_vb_doc <- function(terms, counts, Elogb, alpha, L, tol = 0.05, max_iter = 10
     pos <- R > 0
     rlogr <- ifelse(pos, R * log(ifelse(pos, R, 1)), 0)
     rel <- ifelse(pos, R * lw, 0)
-    dir <- lgamma(K * alpha) - lgamma(K * alpha + sum(counts)) +
-      sum(ifelse(st$N > 0, lgamma(alpha + st$N) - lgamma(alpha), 0))
+    dir <- lgamma(sum(a)) - lgamma(sum(a) + sum(counts)) +
+      sum(ifelse(st$N > 0, lgamma(a + st$N) - lgamma(a), 0))
     list(H = dir - sum(counts * colSums(rlogr)),
          Ld = dir + sum(counts * colSums(rel - rlogr)))
   }
@@ -134,10 +138,11 @@ ref_vb_batch <- function(x, lambda, alpha, L, ..., warm = NULL) {
 # The C local step with explicit controls.
 c_vb_batch <- function(x, lambda, alpha, L, tol = 0.05, max_iter = 100, eps = 1e-8,
                        select_every = FALSE, restart_max = 0, restart_iter = 10,
-                       threads = 1L, warm = NULL) {
+                       threads = 1L, warm = NULL, background = 0) {
   control <- list(max_iter = max_iter, tol = tol, active_eps = eps,
                   select_every = select_every, restart_max = restart_max,
-                  restart_iter = restart_iter, alpha = alpha, restarts = restart_max > 0)
+                  restart_iter = restart_iter, alpha = alpha, restarts = restart_max > 0,
+                  background = background)
   res <- sparsevi:::lda_vb_call(x, lambda, 0L, control, threads, L = L,
                                 restarts = restart_max > 0, objective = TRUE, warm = warm)
   S <- if (is.null(res$summary)) {

@@ -1,37 +1,39 @@
 # Slow pure-R references of the OPE engine's kernels, for oracle tests.
 
-# OPE objective f(theta) for one document (counts cnt over word indices w).
-ref_ope_objective <- function(theta, beta, w, cnt, alpha) {
+# OPE objective f(theta) for one document (counts cnt over word indices w);
+# bg = background x N_d adds to topic 1's prior.
+ref_ope_objective <- function(theta, beta, w, cnt, alpha, bg = 0) {
   x <- as.vector(crossprod(beta[, w, drop = FALSE], theta))
-  sum(cnt * log(x)) + (alpha - 1) * sum(log(theta))
+  sum(cnt * log(x)) + (alpha - 1) * sum(log(theta)) + bg * log(theta[1])
 }
 
 # Algorithm 1 with the same draws as the C kernel: u (K + T uniforms) gives
 # theta_1 from the first K and the g1/g2 picks from the rest.
-ref_ope_doc <- function(beta, w, cnt, alpha, iter, eps, u) {
+ref_ope_doc <- function(beta, w, cnt, alpha, iter, eps, u, background = 0) {
   K <- nrow(beta)
+  bg <- background * sum(cnt)
   theta <- 1 + u[seq_len(K)]
   theta <- eps + (1 - K * eps) * theta / sum(theta)
-  f_start <- ref_ope_objective(theta, beta, w, cnt, alpha)
+  f_start <- ref_ope_objective(theta, beta, w, cnt, alpha, bg)
   a <- 1 # g1 counted once before the first draw (the authors' code)
   b <- 0
   for (t in seq_len(iter)) {
     if (u[K + t] < 0.5) a <- a + 1 else b <- b + 1
-    if ((a == 0 || length(w) == 0) && (b == 0 || alpha == 1)) next
+    if ((a == 0 || length(w) == 0) && (b == 0 || (alpha == 1 && bg == 0))) next
     x <- as.vector(crossprod(beta[, w, drop = FALSE], theta))
     g1 <- if (length(w)) as.vector(beta[, w, drop = FALSE] %*% (cnt / x)) else 0
-    g2 <- if (alpha == 1) 0 else (alpha - 1) / theta
+    g2 <- (alpha - 1) / theta + c(bg / theta[1], rep(0, K - 1))
     grad <- a * g1 + b * g2
     e <- rep(eps, K)
     e[which.max(grad)] <- 1 - (K - 1) * eps
     theta <- theta + (e - theta) / (t + 1)
   }
   list(theta = theta, f_start = f_start,
-       f_end = ref_ope_objective(theta, beta, w, cnt, alpha))
+       f_end = ref_ope_objective(theta, beta, w, cnt, alpha, bg))
 }
 
 # OPE over documents of one block (at most 64), drawing from one stream.
-ref_ope_block <- function(x, lambda, alpha, iter, eps, seed, stream) {
+ref_ope_block <- function(x, lambda, alpha, iter, eps, seed, stream, background = 0) {
   beta <- lambda / rowSums(lambda)
   K <- nrow(beta)
   D <- nrow(x)
@@ -41,7 +43,7 @@ ref_ope_block <- function(x, lambda, alpha, iter, eps, seed, stream) {
   for (d in seq_len(D)) {
     idx <- if (x$doc_ptr[d + 1] > x$doc_ptr[d]) (x$doc_ptr[d] + 1):x$doc_ptr[d + 1] else integer(0)
     r <- ref_ope_doc(beta, x$term[idx] + 1L, x$count[idx], alpha, iter, eps,
-                     u[(d - 1) * (K + iter) + seq_len(K + iter)])
+                     u[(d - 1) * (K + iter) + seq_len(K + iter)], background)
     theta[, d] <- r$theta
     fs[d] <- r$f_start
     fe[d] <- r$f_end

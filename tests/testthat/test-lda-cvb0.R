@@ -968,22 +968,8 @@ test_that("the background topic's local step matches the pure-R reference, on an
                    sparsevi:::lda_local_cvb0(f$x, st, list(alpha = 0.1), seed, 2L))
 })
 
-# 300 simulated documents of 4 planted topics over 60 words, and six words
-# common to every document (about 40% of its tokens).
-cvb0_background_corpus <- function() {
-  sim <- simulate_lda(D = 300, V = 60, K = 4, doc_length = 80, seed = 3)
-  m <- as.matrix(Matrix::sparseMatrix(i = rep(seq_len(300), diff(sim$dtm$doc_ptr)),
-                                      j = sim$dtm$term + 1L, x = sim$dtm$count,
-                                      dims = c(300, 60)))
-  colnames(m) <- sim$dtm$vocab
-  u <- matrix(uniform_source(8)(300 * 6), 300, 6)
-  common <- round(rowSums(m) / 9 * (0.5 + u))
-  colnames(common) <- paste0("common", 1:6)
-  as_dtm(cbind(m, common))
-}
-
 test_that("by default topic 1 holds the words common to every document", {
-  x <- cvb0_background_corpus()
+  x <- background_corpus()
   fit <- fit_lda(x, K = 5, passes = 10, seed = 1, progress = FALSE)
   expect_identical(fit$control$background, sparsevi:::cvb0_background(5))
   expect_identical(sparsevi:::cvb0_background(100), 0.5)
@@ -1013,14 +999,22 @@ test_that("by default topic 1 holds the words common to every document", {
   expect_false(any(grepl("background", capture.output(print(pruned)))))
 })
 
-test_that("a fit saved before background existed, and other engines' topics, have no background topic", {
+test_that("a fit saved before background existed has no background topic; other engines' fits keep theirs", {
   sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 20, seed = 4)
   a <- fit_lda(sim$dtm, K = 3, passes = 1, seed = 2, background = 0, progress = FALSE)
   expect_saved_without(a, "background", sim$dtm)
-  vb <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 2, progress = FALSE)
-  expect_null(vb$control$background)
-  expect_identical(predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1),
-                   predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1, background = 0))
+  # predict(method = "cvb0") of a vb fit takes the vb fit's background
+  for (b in c(0, 0.5)) {
+    vb <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 2, progress = FALSE,
+                  background = b)
+    expect_identical(vb$control$background, b)
+    p <- predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1)
+    expect_identical(p, predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1, background = b))
+    if (b > 0) {
+      expect_false(identical(p, predict(vb, sim$dtm[1:5, ], method = "cvb0", seed = 1,
+                                        background = 0)))
+    }
+  }
 })
 
 test_that("a bad background is a classed error naming it", {

@@ -552,3 +552,44 @@ test_that("Online-OPE's default minibatches are max(100, D / 10) documents, at m
                  batches = split(seq_len(6000), rep(1:4, each = 1500)), progress = FALSE)
   expect_identical(own$control$n_batches, 4L)
 })
+
+test_that("with a background topic the OPE kernel matches the reference draw for draw", {
+  f <- ope_fixture()
+  seed <- sparsevi:::resolve_seed(7)
+  for (alpha in c(0.3, 1)) {
+    res <- sparsevi:::ope_run(f$x, f$lambda, alpha = alpha, iter = 20, eps = 1e-10,
+                              seed = seed, stream0 = 5, threads = 1L, background = 0.4)
+    ref <- ref_ope_block(f$x, f$lambda, alpha, 20, 1e-10, seed, 5, background = 0.4)
+    expect_equal(res$theta, ref$theta, tolerance = 1e-12)
+    expect_equal(res$f_start, ref$f_start, tolerance = 1e-12)
+    expect_equal(res$f_end, ref$f_end, tolerance = 1e-12)
+    plain <- sparsevi:::ope_run(f$x, f$lambda, alpha = alpha, iter = 20, eps = 1e-10,
+                                seed = seed, stream0 = 5, threads = 1L)
+    expect_gt(sum(res$theta[1, ]), sum(plain$theta[1, ]))
+    # background 0 is bit for bit the option left out
+    expect_identical(sparsevi:::ope_run(f$x, f$lambda, alpha = alpha, iter = 20, eps = 1e-10,
+                                        seed = seed, stream0 = 5, threads = 1L,
+                                        background = 0), plain)
+  }
+})
+
+test_that("OPE's background topic holds the words common to every document", {
+  x <- background_corpus()
+  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
+  fit <- fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE,
+                 background = 0.5)
+  plain <- fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE,
+                   background = 0)
+  with_bg <- common_in(fit)
+  without <- common_in(plain)
+  expect_gte(with_bg[1], 3)
+  expect_lte(sum(with_bg[-1]), 4)
+  expect_gte(sum(without[-1]), 10)
+  expect_identical(fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE,
+                           background = 0.5, threads = 2)$topic_word, fit$topic_word)
+  expect_output(print(fit), "background topic")
+  expect_gt(mean(predict(fit, x[1:20, ], method = "ope", seed = 1)[, 1]),
+            mean(predict(fit, x[1:20, ], method = "ope", seed = 1, background = 0)[, 1]))
+  expect_error(fit_lda(x, K = 5, local = "ope", passes = 1, background = "a", progress = FALSE),
+               "background", class = "sparsevi_error_argument")
+})

@@ -320,3 +320,50 @@ test_that("vb's default alpha is 10 / K within [0.1, 0.5]; a given alpha wins; c
   h <- fit_lda(sim$dtm, K = 2, passes = 1, seed = 1, progress = FALSE)
   expect_identical(h$control$alpha, 0.1)
 })
+
+test_that("with a background topic the C step matches the reference, dense and sparse", {
+  sim <- simulate_lda(D = 30, V = 25, K = 6, doc_length = 40, seed = 3)
+  u <- sparsevi:::uniform_source(5)
+  lambda <- matrix(0.1 + 3 * u(6 * 25), 6, 25)
+  for (L in c(2, 6)) {
+    for (rm in c(0, 3)) {
+      a <- ref_vb_batch(sim$dtm, lambda, 0.3, L, restart_max = rm, background = 0.4)
+      b <- c_vb_batch(sim$dtm, lambda, 0.3, L, restart_max = rm, background = 0.4)
+      expect_equal(b$doc_topic, a$doc_topic, tolerance = 1e-10)
+      expect_equal(unname(b$summary), a$summary, tolerance = 1e-10)
+      expect_equal(b$H, a$H, tolerance = 1e-10)
+      expect_equal(b$accepts, a$accepts)
+      plain <- c_vb_batch(sim$dtm, lambda, 0.3, L, restart_max = rm)
+      expect_gt(sum(b$doc_topic[1, ]), sum(plain$doc_topic[1, ]))
+      # the same on two threads
+      expect_identical(c_vb_batch(sim$dtm, lambda, 0.3, L, restart_max = rm, background = 0.4,
+                                  threads = 2L)$doc_topic, b$doc_topic)
+    }
+  }
+  # background 0 is bit for bit the option left out
+  ctl <- list(max_iter = 100, tol = 0.05, active_eps = 1e-8, select_every = FALSE,
+              restart_max = 0, restart_iter = 10, alpha = 0.3)
+  expect_identical(sparsevi:::lda_vb_call(sim$dtm, lambda, 0L, c(ctl, background = 0), 1L, L = 2),
+                   sparsevi:::lda_vb_call(sim$dtm, lambda, 0L, ctl, 1L, L = 2))
+})
+
+test_that("vb's background topic holds the words common to every document", {
+  x <- background_corpus()
+  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
+  fit <- fit_lda(x, K = 5, local = "vb", passes = 10, seed = 1, progress = FALSE,
+                 background = 0.5)
+  plain <- fit_lda(x, K = 5, local = "vb", passes = 10, seed = 1, progress = FALSE,
+                   background = 0)
+  with_bg <- common_in(fit)
+  without <- common_in(plain)
+  expect_gte(with_bg[1], 3)
+  expect_lte(sum(with_bg[-1]), 4)
+  expect_gte(sum(without[-1]), 10)
+  expect_output(print(fit), "background topic")
+  # predict() keeps the fit's background; pruning topic 1 ends it
+  expect_gt(mean(predict(fit, x[1:20, ], seed = 1)[, 1]),
+            mean(predict(fit, x[1:20, ], seed = 1, background = 0)[, 1]))
+  expect_identical(prune_topics(fit, 1)$control$background, 0)
+  expect_error(fit_lda(x, K = 5, local = "vb", passes = 1, background = -1, progress = FALSE),
+               "background", class = "sparsevi_error_argument")
+})
