@@ -150,7 +150,7 @@ sparsevi_engines <- list(
       seeded_start = lda_seeded_start_rule,
       # (its local step returns the documents' topic counts sparsely, so
       # its batches need no cap at large K: issue 33)
-      controls = c("burnin", "samples", "rescale_below", "step_scale"),
+      controls = c("burnin", "samples", "rescale_below", "step_scale", "background"),
       # reuse_dead: its sparse store re-seeded in place (lda_reuse_dead_gibbs())
       can = "reuse_dead")
   ),

@@ -245,7 +245,8 @@ gibbs_materialise <- function(store, eta) {
 # ---- controls -------------------------------------------------------------
 
 # Validated engine controls; engine controls arrive through fit_lda()'s `...`
-# into `control`. `burnin` (3) and `samples` (2) are the Gibbs sweeps per
+# into `control`. `background` (0) the weight of the background topic
+# (topic 1's prior alpha + background x N_d); `burnin` (3) and `samples` (2) are the Gibbs sweeps per
 # document (discarded, saved); `rescale_below` (1e-100) the threshold of the
 # running product prod (1 - rho_t) below which the store is rescaled.
 gibbs_control <- function(control = list(), call = caller_call()) {
@@ -253,6 +254,8 @@ gibbs_control <- function(control = list(), call = caller_call()) {
   samples <- control$samples %||% 2L
   rescale_below <- control$rescale_below %||% 1e-100
   list(
+    background = check_number(control$background %||% 0, "background", lower = 0,
+                              upper = 100, call = call),
     burnin = check_count(burnin, "burnin", min = 0, max = 1e4, call = call),
     samples = check_count(samples, "samples", min = 1, max = 1e4, call = call),
     rescale_below = check_number(rescale_below, "rescale_below", lower = 0,
@@ -313,7 +316,8 @@ lda_local_gibbs <- function(batch, state, control, seed, threads) {
   alpha <- gibbs_alpha(control$alpha, K)
   res <- .Call(ffi_lda_local_gibbs, batch, length(store$p) - 1L, store,
                list(eta = as.double(control$eta), alpha = alpha, burnin = ctl$burnin,
-                    samples = ctl$samples, stream0 = gibbs_stream(state$t %||% 0)),
+                    samples = ctl$samples, stream0 = gibbs_stream(state$t %||% 0),
+                    background = ctl$background),
                seed, as.integer(threads))
   V <- length(store$p) - 1L
   summary <- new_dgc(i = res$k, p = res$p, x = res$x, Dim = c(K, V))
@@ -530,9 +534,9 @@ gibbs_state_lambda <- function(state, control) lda_topics_lambda(state$topics, c
 
 # D x K topic proportions of new documents by the Gibbs sampler with the
 # fitted topics fixed: (alpha + average N_dk over the saved sweeps) /
-# (N_d + K alpha). Controls: burnin, samples (default: the fit's).
+# (N_d + K alpha). Controls: burnin, samples, background (default: the fit's).
 lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
-  given <- fit$control[intersect(c("burnin", "samples"), names(fit$control))]
+  given <- fit$control[intersect(c("burnin", "samples", "background"), names(fit$control))]
   given[names(control)] <- control
   ctl <- gibbs_control(given)
   if (any(dtm$count != round(dtm$count))) {
@@ -545,7 +549,7 @@ lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
   alpha <- gibbs_alpha(fit$alpha, K)
   res <- .Call(ffi_lda_local_gibbs, dtm, length(store$p) - 1L, store,
                list(eta = as.double(fit$eta), alpha = alpha, burnin = ctl$burnin,
-                    samples = ctl$samples, stream0 = 2^50),
+                    samples = ctl$samples, stream0 = 2^50, background = ctl$background),
                seed, as.integer(threads))
   dt <- res$doc_topic
   N <- matrix(0, K, length(dt$p) - 1L)

@@ -76,7 +76,7 @@ extern SEXP ffi_lda_local_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_global_gibbs(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_materialise(SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_store_dense(SEXP, SEXP);
-extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_gibbs_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_columns(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_top(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_gibbs_reseed(SEXP, SEXP, SEXP);
@@ -188,7 +188,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_global_gibbs", (DL_FUNC)&ffi_lda_global_gibbs, 5},
     {"ffi_lda_gibbs_materialise", (DL_FUNC)&ffi_lda_gibbs_materialise, 2},
     {"ffi_lda_gibbs_store_dense", (DL_FUNC)&ffi_lda_gibbs_store_dense, 2},
-    {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 7},
+    {"ffi_lda_gibbs_draw", (DL_FUNC)&ffi_lda_gibbs_draw, 8},
     {"ffi_lda_gibbs_columns", (DL_FUNC)&ffi_lda_gibbs_columns, 4},
     {"ffi_lda_gibbs_top", (DL_FUNC)&ffi_lda_gibbs_top, 3},
     {"ffi_lda_gibbs_reseed", (DL_FUNC)&ffi_lda_gibbs_reseed, 3},

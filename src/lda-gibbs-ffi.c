@@ -103,6 +103,7 @@ SEXP ffi_lda_local_gibbs(SEXP x_, SEXP V_, SEXP store, SEXP opts, SEXP seed,
         "internal error: batch too large for the gibbs summary; use smaller batches");
   gibbs_prep pp;
   prepare(&tw, REAL(alpha), used, threads, &pp);
+  pp.background = svi_opt_real_or(opts, "background", 0, DBL_MAX, 0);
 
   svi_len nt1 = n_tok > 0 ? n_tok : 1;
   int *tok_word = (int *)R_alloc(nt1, sizeof(int));
@@ -251,9 +252,9 @@ SEXP ffi_lda_gibbs_materialise(SEXP store, SEXP eta) {
 }
 
 /* Test hook: n draws of the sampler for one token of word w (0-based)
- * given the other tokens' topic counts ndk. */
+ * given the other tokens' topic counts ndk and topic 1's extra prior bg. */
 SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP n,
-                        SEXP seed) {
+                        SEXP bg, SEXP seed) {
   gibbs_topics tw = topics_view(store, eta);
   svi_need_real(alpha, tw.K, "alpha");
   svi_need_int(ndk, tw.K, "ndk");
@@ -266,7 +267,7 @@ SEXP ffi_lda_gibbs_draw(SEXP store, SEXP eta, SEXP alpha, SEXP ndk, SEXP w, SEXP
   int *iscr = (int *)R_alloc((size_t)4 * tw.K, sizeof(int));
   double *dscr = (double *)R_alloc(tw.K, sizeof(double));
   SEXP out = PROTECT(Rf_allocVector(REALSXP, tw.K));
-  lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), word, ndraw,
+  lda_gibbs_draw_many(&tw, &pp, INTEGER(ndk), word, ndraw, svi_real_arg(bg, 0, 1e300, "bg"),
                       &rng, iscr, dscr, REAL(out));
   UNPROTECT(1);
   return out;

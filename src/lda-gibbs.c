@@ -5,7 +5,8 @@
  *
  * A token's conditional (alpha_k + N_dk) exp(E log beta_kw) is split into
  * four parts (see lda-gibbs.h): two constant per batch, sampled by binary
- * search, and two over the topics of the document, so a draw costs about
+ * search, and two over the topics of the document (with a background topic
+ * a fifth, topic 1's extra prior background x N_d, one term), so a draw costs about
  * O(min(T_d log nnz(w), nnz(w)) + T_d + log K) with T_d the number of
  * topics in the document, not O(K). */
 #include <math.h>
@@ -20,6 +21,7 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
   double Veta = tw->vocab * eta;
   pp->K = K;
   pp->alpha = alpha;
+  pp->background = 0.0;
   pp->e0 = exp(svi_digamma(eta));
   double acc = 0.0;
   for (int k = 0; k < K; k++) {
@@ -49,6 +51,7 @@ typedef struct {
   int *ndk, *list, *pos, *cand;
   int nlist;
   double B;
+  double bg; /* topic 1's extra prior in this document, background x N_d */
   double *q;
 } doc_state;
 
@@ -60,6 +63,7 @@ static void doc_state_init(doc_state *s, int K, int *iscr, double *dscr) {
   s->q = dscr;
   s->nlist = 0;
   s->B = 0.0;
+  s->bg = 0.0;
   for (int k = 0; k < K; k++) s->ndk[k] = 0;
 }
 
@@ -156,7 +160,11 @@ static int draw_topic(const gibbs_topics *tw, const gibbs_prep *pp, doc_state *s
   }
   double Wa = nw > 0 ? pp->cum_wa[j1 - 1] : 0.0;
   double B = s->B > 0.0 ? s->B : 0.0;
-  double u = svi_rng_unif(rng) * (Q + Wa + B + pp->A);
+  /* background part: topic 1's extra prior bg times exp(E log beta_1w) =
+   * e0 c_1 + d_1w (the word's topics are sorted: topic 1 comes first) */
+  double P = 0.0;
+  if (s->bg > 0.0) P = s->bg * (pp->e0 * pp->c[0] + (nw > 0 && kk[j0] == 0 ? pp->d[j0] : 0.0));
+  double u = svi_rng_unif(rng) * (Q + Wa + B + P + pp->A);
   if (u < Q && nc > 0) {
     part[0] += 1.0;
     for (int i = 0; i < nc; i++) {
@@ -182,6 +190,11 @@ static int draw_topic(const gibbs_topics *tw, const gibbs_prep *pp, doc_state *s
     return s->list[s->nlist - 1];
   }
   u -= B;
+  if (u < P) {
+    part[2] += 1.0;
+    return 0;
+  }
+  u -= P;
   part[3] += 1.0;
   return first_above(pp->cum_alpha, 0, pp->K, u);
 }
@@ -214,6 +227,7 @@ static void sample_document(const svi_dtm *x, const gibbs_topics *tw,
   }
   doc_state s;
   doc_state_init(&s, K, iscr, dscr);
+  s.bg = pp->background * (double)n;
   /* initialise each token conditioned on the earlier ones */
   for (svi_len i = 0; i < n; i++) {
     z[i] = draw_topic(tw, pp, &s, words[i], rng, part);
@@ -355,12 +369,13 @@ svi_len lda_gibbs_doc_topic(int K, int D, svi_len n_tok, int samples, const svi_
 }
 
 void lda_gibbs_draw_many(const gibbs_topics *tw, const gibbs_prep *pp, const int *ndk,
-                         int w, svi_len n, svi_rng *rng, int *iscr, double *dscr,
+                         int w, svi_len n, double bg, svi_rng *rng, int *iscr, double *dscr,
                          double *counts) {
   int K = tw->K;
   doc_state s;
   double part[GIBBS_NSTAT] = {0};
   doc_state_init(&s, K, iscr, dscr);
+  s.bg = bg;
   for (int k = 0; k < K; k++)
     for (int r = 0; r < ndk[k]; r++) doc_add(&s, pp, k);
   for (int k = 0; k < K; k++) counts[k] = 0.0;

@@ -53,6 +53,8 @@ typedef struct {
   double *d;         /* one per stored non-zero (set for words in the batch) */
   double *cum_wa;    /* one per stored non-zero: cumulative alpha_k d_kw in the word */
   const double *alpha;
+  double background; /* b: topic 1's prior is alpha_1 + b N_d in a document of
+                        N_d tokens (0: none), a fifth part of the conditional */
 } gibbs_prep;
 
 /* Fills pp (arrays allocated by the caller: c, cum_alpha of K; d, cum_wa
@@ -96,10 +98,10 @@ svi_len lda_gibbs_summary(int K, int V, svi_len n_tok, int samples, const int *t
                           int *touched, int *bucket);
 
 /* Test hook: n draws for one token of word w in a document whose other
- * tokens have topic counts ndk (K); counts[k] receives how often topic k
- * was drawn. Uses the same sampler as lda_gibbs_local. */
+ * tokens have topic counts ndk (K), topic 1's extra prior being bg;
+ * counts[k] receives how often topic k was drawn. Uses the same sampler as lda_gibbs_local. */
 void lda_gibbs_draw_many(const gibbs_topics *tw, const gibbs_prep *pp, const int *ndk,
-                         int w, svi_len n, svi_rng *rng, int *iscr, double *dscr,
+                         int w, svi_len n, double bg, svi_rng *rng, int *iscr, double *dscr,
                          double *counts);
 
 /* ---- the sparse lazy global step (lda-gibbs-global.c) ---- */

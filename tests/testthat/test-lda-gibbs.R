@@ -20,7 +20,7 @@ test_that("the sparse sampler draws from the exact conditional (chi-square)", {
   n <- 40000
   for (w in c(1L, 3L, 8L)) {
     counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, ndk,
-                    w - 1L, n, c(0, 42))
+                    w - 1L, n, 0, c(0, 42))
     p <- ref_gibbs_conditional(lambda, f$alpha, ndk, w)
     expect_equal(sum(counts), n)
     expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
@@ -30,9 +30,53 @@ test_that("the sparse sampler draws from the exact conditional (chi-square)", {
   }
   # an empty document: only the word and alpha parts
   counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, integer(6),
-                  1L, n, c(0, 43))
+                  1L, n, 0, c(0, 43))
   p <- ref_gibbs_conditional(lambda, f$alpha, integer(6), 2L)
   expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
+})
+
+test_that("with a background topic the sampler draws from the exact conditional", {
+  # topic 1's prior alpha_1 + bg: words with and without a non-zero of topic 1,
+  # and an empty document
+  f <- gibbs_fixture()
+  store <- ref_store(f$nstar)
+  lambda <- f$eta + f$nstar
+  bg <- 2.5
+  a1 <- f$alpha + c(bg, rep(0, 5))
+  n <- 40000
+  words <- c(which(f$nstar[1, ] > 0)[1], which(f$nstar[1, ] == 0)[1])
+  for (ndk in list(c(3L, 0L, 1L, 0L, 7L, 2L), integer(6))) {
+    for (w in words) {
+      counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, ndk,
+                      w - 1L, n, bg, c(0, 44))
+      expect_gt(suppressWarnings(stats::chisq.test(counts, p = ref_gibbs_conditional(
+        lambda, a1, ndk, w)))$p.value, 0.001)
+      expect_lt(suppressWarnings(stats::chisq.test(counts, p = ref_gibbs_conditional(
+        lambda, f$alpha, ndk, w)))$p.value, 1e-6)
+    }
+  }
+})
+
+test_that("gibbs's background topic holds the words common to every document", {
+  x <- background_corpus()
+  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
+  fit <- fit_lda(x, K = 5, local = "gibbs", passes = 10, seed = 1, progress = FALSE,
+                 background = 0.5)
+  plain <- fit_lda(x, K = 5, local = "gibbs", passes = 10, seed = 1, progress = FALSE,
+                   background = 0)
+  with_bg <- common_in(fit)
+  without <- common_in(plain)
+  expect_gte(with_bg[1], 3)
+  expect_lte(sum(with_bg[-1]), 4)
+  expect_gte(sum(without[-1]), 10)
+  expect_identical(fit_lda(x, K = 5, local = "gibbs", passes = 10, seed = 1,
+                           progress = FALSE, background = 0.5, threads = 2)$topic_word,
+                   fit$topic_word)
+  expect_output(print(fit), "background topic")
+  expect_gt(mean(predict(fit, x[1:20, ], method = "gibbs", seed = 1)[, 1]),
+            mean(predict(fit, x[1:20, ], method = "gibbs", seed = 1, background = 0)[, 1]))
+  expect_error(fit_lda(x, K = 5, local = "gibbs", passes = 1, background = NA, progress = FALSE),
+               "background", class = "sparsevi_error_argument")
 })
 
 test_that("the scaled store samples like its materialised lambda", {
@@ -43,7 +87,7 @@ test_that("the scaled store samples like its materialised lambda", {
   expect_equal(lambda, f$eta + f$nstar, tolerance = 1e-14)
   ndk <- c(0L, 4L, 1L, 0L, 2L, 2L)
   counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, ndk, 2L,
-                  40000, c(0, 7))
+                  40000, 0, c(0, 7))
   p <- ref_gibbs_conditional(lambda, f$alpha, ndk, 3L)
   expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
 })
@@ -402,7 +446,7 @@ test_that("a store with a shared base samples like its materialised lambda", {
   ndk <- c(2L, 0L, 5L, 0L, 1L, 3L)
   for (w in c(2L, 8L)) {
     counts <- .Call(sparsevi:::ffi_lda_gibbs_draw, store, f$eta, f$alpha, ndk, w - 1L,
-                    40000, c(0, 17))
+                    40000, 0, c(0, 17))
     p <- ref_gibbs_conditional(lambda, f$alpha, ndk, w)
     expect_gt(suppressWarnings(stats::chisq.test(counts, p = p))$p.value, 0.001)
     # the test has power: the same store without its base is rejected
