@@ -71,9 +71,10 @@ test_that("lda_combinations and the engine tables keep their values", {
   expect_identical(vapply(c(2, 20, 40, 50, 100, 200, 1000), vb$alpha, 0),
                    c(0.5, 0.5, 0.25, 0.2, 0.1, 0.1, 0.1))
   expect_identical(sparsevi:::lda_engine_defaults$cvb0$step_scale, 1)
-  expect_identical(sparsevi:::lda_engine_controls$ope, c("ope_iter", "ope_eps", "step_scale"))
+  expect_identical(sparsevi:::lda_engine_controls$ope,
+                   c("ope_iter", "ope_eps", "step_scale", "background"))
   expect_identical(sparsevi:::lda_engine_controls$gibbs,
-                   c("burnin", "samples", "rescale_below", "step_scale"))
+                   c("burnin", "samples", "rescale_below", "step_scale", "background"))
 })
 
 test_that("the evaluators are found by name in their tables", {

@@ -66,6 +66,8 @@ test_that("gibbs's background topic holds the words common to every document", {
                    background = 0)
   with_bg <- common_in(fit)
   without <- common_in(plain)
+  expect_identical(fit_lda(x, K = 5, local = "gibbs", passes = 1, seed = 1,
+                           progress = FALSE)$control$background, 0)
   expect_gte(with_bg[1], 3)
   expect_lte(sum(with_bg[-1]), 4)
   expect_gte(sum(without[-1]), 10)

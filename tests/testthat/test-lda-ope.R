@@ -220,12 +220,13 @@ planted <- function() {
                seed = 3)
 }
 
+# (simulated LDA documents have no words common to all: no background topic)
 test_that("Online-OPE, Streaming-OPE and memoized OPE recover planted topics", {
   sim <- planted()
   for (g in c("stochastic", "memoized", "streaming")) {
     fit <- suppressWarnings(fit_lda(sim$dtm, K = 5, local = "ope", global = g,
                                     batch_size = 100, passes = 10, kappa = 0.9,
-                                    seed = 2, progress = FALSE))
+                                    seed = 2, progress = FALSE, background = 0))
     expect_s3_class(fit, "sparsevi_lda")
     expect_lt(max(matched_l1(fit$topic_word, sim$topic_word)),
               if (g == "streaming") 0.25 else 0.1)
@@ -235,7 +236,7 @@ test_that("Online-OPE, Streaming-OPE and memoized OPE recover planted topics", {
 test_that("ML-OPE recovers planted topics up to the bias of its estimator", {
   sim <- planted()
   fit <- fit_lda(sim$dtm, K = 5, local = "ope", global = "ml", batch_size = 100,
-                 passes = 10, kappa = 0.9, seed = 2, progress = FALSE)
+                 passes = 10, kappa = 0.9, seed = 2, progress = FALSE, background = 0)
   expect_null(fit$lambda)
   expect_equal(rowSums(fit$topic_word), rep(1, 5), tolerance = 1e-10)
   # eq. 21 spreads each document's words over all its topics: even the true
@@ -250,7 +251,7 @@ test_that("ML-OPE recovers planted topics up to the bias of its estimator", {
 test_that("ML-OPE topic sizes are expected tokens per topic (print, summary)", {
   sim <- simulate_lda(D = 300, V = 60, K = 3, doc_length = 50, seed = 8)
   fit <- fit_lda(sim$dtm, K = 3, local = "ope", global = "ml", batch_size = 100,
-                 passes = 4, kappa = 0.9, seed = 2, progress = FALSE)
+                 passes = 4, kappa = 0.9, seed = 2, progress = FALSE, background = 0)
   mass <- fit$state$topic_mass
   expect_length(mass, 3)
   expect_true(all(mass > 0))
@@ -587,6 +588,12 @@ test_that("OPE's background topic holds the words common to every document", {
   expect_gte(sum(without[-1]), 10)
   expect_identical(fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE,
                            background = 0.5, threads = 2)$topic_word, fit$topic_word)
+  # the default: 0.1 up to K = 200, none above
+  dflt <- fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE)
+  expect_identical(dflt$control$background, 0.1)
+  expect_gte(common_in(dflt)[1], 3)
+  expect_identical(sparsevi:::ope_background(200), 0.1)
+  expect_identical(sparsevi:::ope_background(201), 0)
   expect_output(print(fit), "background topic")
   expect_gt(mean(predict(fit, x[1:20, ], method = "ope", seed = 1)[, 1]),
             mean(predict(fit, x[1:20, ], method = "ope", seed = 1, background = 0)[, 1]))

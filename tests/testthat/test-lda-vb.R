@@ -356,6 +356,9 @@ test_that("vb's background topic holds the words common to every document", {
                    background = 0)
   with_bg <- common_in(fit)
   without <- common_in(plain)
+  # none by default
+  expect_identical(fit_lda(x, K = 5, local = "vb", passes = 1, seed = 1,
+                           progress = FALSE)$control$background, 0)
   expect_gte(with_bg[1], 3)
   expect_lte(sum(with_bg[-1]), 4)
   expect_gte(sum(without[-1]), 10)
