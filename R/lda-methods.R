@@ -72,7 +72,7 @@ print.sparsevi_lda <- function(x, ...) {
 }
 
 # The background topic of a fit trained with `background` > 0 (topic 1,
-# ?scvb0), NA otherwise or once prune_topics() removed it (it then sets
+# ?fit_lda, "Background topic"), NA otherwise or once prune_topics() removed it (it then sets
 # `background` to 0).
 lda_background_topic <- function(fit) {
   b <- fit$control$background

@@ -34,9 +34,9 @@ lda_vb_control <- function(control, call = caller_call()) {
   # the seven corpora of quality.R at K = 20, 100 and 200 (memoized, 21
   # cases) 0.1, 0.2, 0.3 and 0.5 put NPMI within 0.05 of the default call's
   # in 14, 14, 16 and 15 cases against 15 without, and lowered the held-out
-  # score in every case (0.3: by 0.04-0.46 nats/token; wikipara20000 at
-  # K = 100: NPMI 0.123 -> -0.048, its other topics turned to rare words);
-  # results/quality.txt, "a background topic for the other engines"
+  # score in 17, 20, 21 and 21 (0.3: by 0.01-0.46 nats/token; wikipara20000
+  # at K = 100: NPMI 0.123 -> -0.048, its other topics turned to rare
+  # words); results/quality.txt, "a background topic for the other engines"
   control$background <- check_number(get("background", 0), "background", lower = 0,
                                      upper = 100, call = call)
   control

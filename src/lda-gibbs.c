@@ -6,9 +6,9 @@
  * A token's conditional (alpha_k + N_dk) exp(E log beta_kw) is split into
  * four parts (see lda-gibbs.h): two constant per batch, sampled by binary
  * search, and two over the topics of the document (with a background topic
- * a fifth, topic 1's extra prior background x N_d, one term), so a draw costs about
- * O(min(T_d log nnz(w), nnz(w)) + T_d + log K) with T_d the number of
- * topics in the document, not O(K). */
+ * a fifth, topic 1's extra prior background x N_d, one term), so a draw
+ * costs about O(min(T_d log nnz(w), nnz(w)) + T_d + log K) with T_d the
+ * number of topics in the document, not O(K). */
 #include <math.h>
 #include <stdlib.h>
 #include "lda-gibbs.h"

@@ -99,7 +99,8 @@ svi_len lda_gibbs_summary(int K, int V, svi_len n_tok, int samples, const int *t
 
 /* Test hook: n draws for one token of word w in a document whose other
  * tokens have topic counts ndk (K), topic 1's extra prior being bg;
- * counts[k] receives how often topic k was drawn. Uses the same sampler as lda_gibbs_local. */
+ * counts[k] receives how often topic k was drawn. Uses the same sampler as
+ * lda_gibbs_local. */
 void lda_gibbs_draw_many(const gibbs_topics *tw, const gibbs_prep *pp, const int *ndk,
                          int w, svi_len n, double bg, svi_rng *rng, int *iscr, double *dscr,
                          double *counts);

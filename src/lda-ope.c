@@ -6,7 +6,7 @@
  *   f(theta) = g1 + g2,  g1 = sum_j c_j ln x_j,  x_j = sum_k theta_k beta_k,v_j,
  *                        g2 = sum_k (alpha_k - 1) ln theta_k
  * with alpha_k = alpha, except for topic 1 with a background (background b >
- * 0): alpha_1 = alpha + b N_d, N_d = sum_j c_j (notes/math.md §3)
+ * 0): alpha_1 = alpha + b N_d, N_d = sum_j c_j (notes/math.md §5)
  * over the eps-simplex {theta : sum_k theta_k = 1, theta_k >= eps}. At
  * iteration t it draws g1 or g2 uniformly, keeps the counts a_t, b_t of the
  * draws, and moves towards the vertex of the eps-simplex with the largest
