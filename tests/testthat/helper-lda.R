@@ -45,3 +45,31 @@ background_corpus <- function() {
   colnames(common) <- paste0("common", 1:6)
   as_dtm(cbind(m, common))
 }
+
+# The background topic of engine `local` on background_corpus() (10 laps,
+# K = 5): with background = 0.5 the common words lead topic 1 and leave the
+# others, without one they sit among every topic's top words; the same fit
+# on two threads; the engine's default weight `default`; print() marks it;
+# predict(method = local) uses it; `bad` is a classed error naming it.
+# Returns the corpus, the fit and the counter of common words per topic.
+expect_background_engine <- function(local, default, bad) {
+  x <- background_corpus()
+  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
+  fit_b <- function(...) fit_lda(x, K = 5, local = local, passes = 10, seed = 1,
+                                 progress = FALSE, ...)
+  fit <- fit_b(background = 0.5)
+  with_bg <- common_in(fit)
+  without <- common_in(fit_b(background = 0))
+  expect_gte(with_bg[1], 3)
+  expect_lte(sum(with_bg[-1]), 4)
+  expect_gte(sum(without[-1]), 10)
+  expect_identical(fit_b(background = 0.5, threads = 2)$topic_word, fit$topic_word)
+  expect_identical(fit_lda(x, K = 5, local = local, passes = 1, seed = 1,
+                           progress = FALSE)$control$background, default)
+  expect_output(print(fit), "background topic")
+  expect_gt(mean(predict(fit, x[1:20, ], method = local, seed = 1)[, 1]),
+            mean(predict(fit, x[1:20, ], method = local, seed = 1, background = 0)[, 1]))
+  expect_error(fit_lda(x, K = 5, local = local, passes = 1, background = bad, progress = FALSE),
+               "background", class = "sparsevi_error_argument")
+  invisible(list(x = x, fit = fit, common_in = common_in, fit_b = fit_b))
+}

@@ -58,27 +58,7 @@ test_that("with a background topic the sampler draws from the exact conditional"
 })
 
 test_that("gibbs's background topic holds the words common to every document", {
-  x <- background_corpus()
-  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
-  fit <- fit_lda(x, K = 5, local = "gibbs", passes = 10, seed = 1, progress = FALSE,
-                 background = 0.5)
-  plain <- fit_lda(x, K = 5, local = "gibbs", passes = 10, seed = 1, progress = FALSE,
-                   background = 0)
-  with_bg <- common_in(fit)
-  without <- common_in(plain)
-  expect_identical(fit_lda(x, K = 5, local = "gibbs", passes = 1, seed = 1,
-                           progress = FALSE)$control$background, 0)
-  expect_gte(with_bg[1], 3)
-  expect_lte(sum(with_bg[-1]), 4)
-  expect_gte(sum(without[-1]), 10)
-  expect_identical(fit_lda(x, K = 5, local = "gibbs", passes = 10, seed = 1,
-                           progress = FALSE, background = 0.5, threads = 2)$topic_word,
-                   fit$topic_word)
-  expect_output(print(fit), "background topic")
-  expect_gt(mean(predict(fit, x[1:20, ], method = "gibbs", seed = 1)[, 1]),
-            mean(predict(fit, x[1:20, ], method = "gibbs", seed = 1, background = 0)[, 1]))
-  expect_error(fit_lda(x, K = 5, local = "gibbs", passes = 1, background = NA, progress = FALSE),
-               "background", class = "sparsevi_error_argument")
+  expect_background_engine("gibbs", default = 0, bad = NA)
 })
 
 test_that("the scaled store samples like its materialised lambda", {

@@ -575,28 +575,9 @@ test_that("with a background topic the OPE kernel matches the reference draw for
 })
 
 test_that("OPE's background topic holds the words common to every document", {
-  x <- background_corpus()
-  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
-  fit <- fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE,
-                 background = 0.5)
-  plain <- fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE,
-                   background = 0)
-  with_bg <- common_in(fit)
-  without <- common_in(plain)
-  expect_gte(with_bg[1], 3)
-  expect_lte(sum(with_bg[-1]), 4)
-  expect_gte(sum(without[-1]), 10)
-  expect_identical(fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE,
-                           background = 0.5, threads = 2)$topic_word, fit$topic_word)
   # the default: 0.1 up to K = 200, none above
-  dflt <- fit_lda(x, K = 5, local = "ope", passes = 10, seed = 1, progress = FALSE)
-  expect_identical(dflt$control$background, 0.1)
-  expect_gte(common_in(dflt)[1], 3)
+  b <- expect_background_engine("ope", default = 0.1, bad = "a")
+  expect_gte(b$common_in(b$fit_b())[1], 3)
   expect_identical(sparsevi:::ope_background(200), 0.1)
   expect_identical(sparsevi:::ope_background(201), 0)
-  expect_output(print(fit), "background topic")
-  expect_gt(mean(predict(fit, x[1:20, ], method = "ope", seed = 1)[, 1]),
-            mean(predict(fit, x[1:20, ], method = "ope", seed = 1, background = 0)[, 1]))
-  expect_error(fit_lda(x, K = 5, local = "ope", passes = 1, background = "a", progress = FALSE),
-               "background", class = "sparsevi_error_argument")
 })

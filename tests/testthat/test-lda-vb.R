@@ -348,25 +348,7 @@ test_that("with a background topic the C step matches the reference, dense and s
 })
 
 test_that("vb's background topic holds the words common to every document", {
-  x <- background_corpus()
-  common_in <- function(f) colSums(matrix(grepl("^common", terms(f, 6)), 6))
-  fit <- fit_lda(x, K = 5, local = "vb", passes = 10, seed = 1, progress = FALSE,
-                 background = 0.5)
-  plain <- fit_lda(x, K = 5, local = "vb", passes = 10, seed = 1, progress = FALSE,
-                   background = 0)
-  with_bg <- common_in(fit)
-  without <- common_in(plain)
-  # none by default
-  expect_identical(fit_lda(x, K = 5, local = "vb", passes = 1, seed = 1,
-                           progress = FALSE)$control$background, 0)
-  expect_gte(with_bg[1], 3)
-  expect_lte(sum(with_bg[-1]), 4)
-  expect_gte(sum(without[-1]), 10)
-  expect_output(print(fit), "background topic")
-  # predict() keeps the fit's background; pruning topic 1 ends it
-  expect_gt(mean(predict(fit, x[1:20, ], seed = 1)[, 1]),
-            mean(predict(fit, x[1:20, ], seed = 1, background = 0)[, 1]))
-  expect_identical(prune_topics(fit, 1)$control$background, 0)
-  expect_error(fit_lda(x, K = 5, local = "vb", passes = 1, background = -1, progress = FALSE),
-               "background", class = "sparsevi_error_argument")
+  # none by default; pruning topic 1 ends it
+  b <- expect_background_engine("vb", default = 0, bad = -1)
+  expect_identical(prune_topics(b$fit, 1)$control$background, 0)
 })
