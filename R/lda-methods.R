@@ -388,13 +388,13 @@ lda_top_words <- function(fit, n) {
   }
   tw <- .subset2(fit, "topic_word")
   if (is.null(tw)) tw <- lda_fit_lambda(fit)
-  V <- ncol(tw)
-  n <- min(as.integer(n), V)
-  out <- apply(tw, 1L, function(p) {
-    cand <- if (n < V) which(p >= sort(p, partial = V - n + 1L)[V - n + 1L]) else seq_len(V)
-    cand[order(-p[cand])][seq_len(n)]
-  })
-  matrix(out, nrow = n)
+  if (!is.matrix(tw) || !is.double(tw)) {
+    tw <- as.matrix(tw)
+    storage.mode(tw) <- "double"
+  }
+  # one pass over the K x V table in C (src/select.c): apply() over its rows
+  # transposed it first, 2 s of print() at K = 100 on 60,000 paragraphs
+  .Call(ffi_svi_top_rows, tw, min(as.integer(n), ncol(tw)))
 }
 
 #' Document-topic proportions of new documents

@@ -134,3 +134,58 @@ double svi_softmax_sub(const double *w, const int *idx, int L, double *r) {
   for (int j = 0; j < L; j++) r[j] *= inv;
   return m + log(s);
 }
+
+/* Row k's kept columns as a heap whose root is the worst kept: the smaller
+ * value, or the larger column among equal values. */
+static inline int row_worse(double a, int ia, double b, int ib) {
+  return a < b || (a == b && ia > ib);
+}
+
+static void row_sift(double *hv, int *hi, int i, int n) {
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && row_worse(hv[c + 1], hi[c + 1], hv[c], hi[c])) c++;
+    if (!row_worse(hv[c], hi[c], hv[i], hi[i])) break;
+    double tv = hv[i];
+    hv[i] = hv[c];
+    hv[c] = tv;
+    swap_int(&hi[i], &hi[c]);
+    i = c;
+  }
+}
+
+void svi_top_rows(const double *m, int K, svi_len V, int n, int *idx, double *hv) {
+  for (int v = 0; v < n; v++)
+    for (int k = 0; k < K; k++) {
+      hv[(svi_len)k * n + v] = m[(svi_len)v * K + k];
+      idx[(svi_len)k * n + v] = v;
+    }
+  for (int k = 0; k < K; k++)
+    for (int s = n / 2 - 1; s >= 0; s--) row_sift(hv + (svi_len)k * n, idx + (svi_len)k * n, s, n);
+  /* later columns have larger indices: they enter only on a larger value */
+  for (svi_len v = n; v < V; v++) {
+    const double *col = m + v * K;
+    for (int k = 0; k < K; k++) {
+      double *h = hv + (svi_len)k * n;
+      if (col[k] > h[0]) {
+        int *hi = idx + (svi_len)k * n;
+        h[0] = col[k];
+        hi[0] = (int)v;
+        row_sift(h, hi, 0, n);
+      }
+    }
+  }
+  /* heapsort: the worst goes last, so each row ends best first */
+  for (int k = 0; k < K; k++) {
+    double *h = hv + (svi_len)k * n;
+    int *hi = idx + (svi_len)k * n;
+    for (int end = n - 1; end > 0; end--) {
+      double tv = h[0];
+      h[0] = h[end];
+      h[end] = tv;
+      swap_int(&hi[0], &hi[end]);
+      row_sift(h, hi, 0, end);
+    }
+  }
+}

@@ -342,6 +342,26 @@ ref_top <- function(score, vocab, n) {
   apply(score, 1L, function(s) vocab[order(-s)[seq_len(n)]])
 }
 
+test_that("each topic's top words (one pass in C) match a pure-R reference, ties by word order", {
+  # the reference: each row sorted, larger first, lower column among equals
+  ref_top_rows <- function(m, n) {
+    matrix(apply(m, 1L, function(p) order(-p, seq_along(p))[seq_len(n)]), nrow = n)
+  }
+  u <- sparsevi:::uniform_source(21)
+  for (case in list(c(1, 1), c(3, 1), c(1, 9), c(4, 30), c(7, 25))) {
+    K <- case[1]
+    V <- case[2]
+    m <- matrix(round(u(K * V) * 4) / 4, K, V) # values in 0, 0.25, ..., 1: many ties
+    for (n in unique(c(1, min(3, V), V))) {
+      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n), ref_top_rows(m, n))
+    }
+  }
+  sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE, background = 0)
+  expect_identical(terms(fit, 7), matrix(fit$vocab[ref_top_rows(fit$topic_word, 7)], 7,
+                                         dimnames = list(NULL, paste0("topic", 1:3))))
+})
+
 test_that("terms(type = \"frex\") and (type = \"lift\") match a pure-R reference (issue 35)", {
   sim <- methods_corpus()
   fit <- fit_lda(sim$dtm, K = 4, passes = 3, seed = 1, progress = FALSE)
