@@ -8,6 +8,36 @@ overfit <- function(...) {
                                 progress = FALSE, ...))
 }
 
+test_that("duplicates are found as by comparing every pair of topics", {
+  # the pairwise reference: each live topic against every bigger one, the
+  # most words in common, the biggest such topic first
+  ref_duplicates <- function(fit, n, overlap) {
+    share <- sparsevi:::lda_topic_share(fit)
+    dead <- which(share < sparsevi:::dead_share_default(fit$K))
+    reason <- rep("dead", length(dead))
+    top <- sparsevi:::lda_top_words(fit, n)
+    live <- setdiff(order(-share), dead)
+    for (i in seq_along(live)[-1L]) {
+      k <- live[i]
+      bigger <- live[seq_len(i - 1L)]
+      common <- vapply(bigger, function(j) length(intersect(top[, k], top[, j])), 1L)
+      if (max(common) >= overlap * n) {
+        dead <- c(dead, k)
+        reason <- c(reason, sprintf("duplicate of %d", bigger[which.max(common)]))
+      }
+    }
+    o <- order(dead)
+    list(as.integer(dead[o]), reason[o])
+  }
+  fit <- overfit()$fit
+  for (n in c(3, 10)) {
+    for (overlap in c(0.05, 0.3, 0.8, 0.99)) {
+      d <- dead_topics(fit, n = n, overlap = overlap)
+      expect_identical(list(as.vector(d), attr(d, "reason")), ref_duplicates(fit, n, overlap))
+    }
+  }
+})
+
 test_that("dead and duplicate topics are listed and reported by print() and summary()", {
   o <- overfit()
   fit <- o$fit
