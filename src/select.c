@@ -1,5 +1,6 @@
 /* Top-L selection over a K-vector by partial quickselect (introselect with a
- * median-of-three pivot and a heap fallback), linear in K on average. */
+ * median-of-three pivot and a heap fallback), linear in K on average; and
+ * the top n of every row of a K x V table in one pass (svi_top_rows()). */
 #include <math.h>
 #include "svi.h"
 
