@@ -76,6 +76,12 @@ lda_seeded_start_rule <- list(above = 2^25, ratio = 4)
 # vb's default alpha for K topics: 10 / K within [0.1, 0.5].
 lda_vb_alpha <- function(K) min(0.5, max(0.1, 10 / K))
 
+# Every engine's `background` control (?fit_lda, "Background topic"): a
+# weight in [0, 100], `absent` when not given (each engine's default).
+lda_check_background <- function(b, absent, call = caller_call()) {
+  check_number(b %||% absent, "background", lower = 0, upper = 100, call = call)
+}
+
 sparsevi_engines <- list(
   lda = list(
     vb = list(

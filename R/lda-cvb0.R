@@ -294,10 +294,10 @@ cvb0_settings <- function(control, passes = NULL, call = caller_call()) {
   doc_start <- check_choice(get("doc_start"), cvb0_doc_starts, "doc_start", call = call)
   # (absent: no background topic; a fit saved before the option existed,
   # or the topics of another engine in predict(method = "cvb0"))
-  background <- check_number(control$background %||% 0, "background", lower = 0, upper = 100,
-                             call = call)
+  background <- lda_check_background(control$background, 0, call = call)
   list(alpha = as.double(alpha), background = as.double(background), doc_s = as.double(doc_s),
-       doc_tau = as.double(doc_tau), doc_kappa = as.double(doc_kappa), passes = as.integer(passes), shuffle = shuffle,
+       doc_tau = as.double(doc_tau), doc_kappa = as.double(doc_kappa),
+       passes = as.integer(passes), shuffle = shuffle,
        kernel = kernel, doc_start = match(doc_start, cvb0_doc_starts) - 1L,
        top_L = cvb0_top_L(control$cvb0_L, control$K),
        top_rest = match(check_choice(get("sparse_rest"), cvb0_rests, "sparse_rest",

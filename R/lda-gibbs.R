@@ -270,8 +270,7 @@ gibbs_control <- function(control = list(), call = caller_call()) {
   samples <- control$samples %||% 2L
   rescale_below <- control$rescale_below %||% 1e-100
   list(
-    background = check_number(control$background %||% 0, "background", lower = 0,
-                              upper = 100, call = call),
+    background = lda_check_background(control$background, 0, call = call),
     burnin = check_count(burnin, "burnin", min = 0, max = 1e4, call = call),
     samples = check_count(samples, "samples", min = 1, max = 1e4, call = call),
     rescale_below = check_number(rescale_below, "rescale_below", lower = 0,

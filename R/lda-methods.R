@@ -72,8 +72,8 @@ print.sparsevi_lda <- function(x, ...) {
 }
 
 # The background topic of a fit trained with `background` > 0 (topic 1,
-# ?fit_lda, "Background topic"), NA otherwise or once prune_topics() removed it (it then sets
-# `background` to 0).
+# ?fit_lda, "Background topic"), NA otherwise or once prune_topics()
+# removed it (it then sets `background` to 0).
 lda_background_topic <- function(fit) {
   b <- fit$control$background
   if (is.null(b) || !(b > 0)) NA_integer_ else 1L

@@ -224,8 +224,8 @@ lda_ope_control <- function(control, call = caller_call()) {
     control$ope_L <- if ("L" %in% given) control$L else NA_integer_
   }
   control$ope_L <- ope_top_L(control$ope_L, control$K)
-  control$background <- check_number(control$background %||% ope_background(control$K),
-                                     "background", lower = 0, upper = 100, call = call)
+  control$background <- lda_check_background(control$background, ope_background(control$K),
+                                             call = call)
   if (is.null(control$ope_sparse_rest)) {
     shape_ok <- control$global %in% ope_shape_globals
     rest <- getOption("sparsevi.ope_sparse_rest")

@@ -37,8 +37,7 @@ lda_vb_control <- function(control, call = caller_call()) {
   # score in 17, 20, 21 and 21 (0.3: by 0.01-0.46 nats/token; wikipara20000
   # at K = 100: NPMI 0.123 -> -0.048, its other topics turned to rare
   # words); results/quality.txt, "a background topic for the other engines"
-  control$background <- check_number(get("background", 0), "background", lower = 0,
-                                     upper = 100, call = call)
+  control$background <- lda_check_background(control$background, 0, call = call)
   control
 }
 

@@ -172,8 +172,8 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
   if (!is.null(control$doc_topics)) control$doc_topics <- min(control$doc_topics, K)
   control$init <- "given"
   control$init_lambda <- NULL
-  # without topic 1, SCVB0's background topic (?scvb0), no topic takes its
-  # prior when training goes on
+  # without topic 1, the background topic (?fit_lda, "Background topic"), no
+  # topic takes its prior when training goes on
   if (1L %in% topics && !is.null(control$background)) {
     control$background <- 0
     if (is.list(control$cvb0_settings)) control$cvb0_settings$background <- 0
