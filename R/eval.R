@@ -385,9 +385,11 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L, top
 # `topics`: a fit (a sparse one reads its store's top entries, no dense
 # table) or a K x V topic-word matrix.
 topic_diversity <- function(topics, n = 25L) {
-  top <- lda_top_words(if (is.matrix(topics)) list(topic_word = topics) else topics, n)
-  length(unique(as.vector(top))) / length(top)
+  top_diversity(lda_top_words(if (is.matrix(topics)) list(topic_word = topics) else topics, n))
 }
+
+# topic_diversity() of the n x K top words `top` (lda_top_words()).
+top_diversity <- function(top) length(unique(as.vector(top))) / length(top)
 
 npmi_value <- function(p12, pa, pb) {
   out <- log(p12 / (pa * pb)) / -log(p12)

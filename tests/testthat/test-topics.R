@@ -74,6 +74,16 @@ test_that("dead and duplicate topics are listed and reported by print() and summ
   listed <- as.integer(sub("^ *([0-9]+) .*", "\\1", largest))
   expect_false(any(listed %in% d))
   expect_output(print(summary(fit)), "\\[dead\\]")
+  # print() and summary() read the sizes and top words once for all they
+  # show: the same as terms(), dead_topics() and topic_diversity() alone
+  s <- summary(fit)
+  expect_identical(s$junk, d)
+  expect_identical(s$top_terms, terms(fit, 10))
+  expect_identical(s$diversity, topic_diversity(fit, 25))
+  tt <- terms(fit, 6)
+  for (k in listed) {
+    expect_true(any(grepl(sprintf("^ *%d \\(.*\\): %s$", k, paste(tt[, k], collapse = " ")), out)))
+  }
   # a fit without junk prints no such line
   sim <- simulate_lda(D = 200, V = 100, K = 3, seed = 1)
   clean <- fit_lda(sim$dtm, local = "vb", K = 3, passes = 5, seed = 1, eta = 0.5, progress = FALSE)
