@@ -63,9 +63,14 @@ for (i in seq_along(Ks)) {
       a$K, a$local, format(a$background), a$print, a$terms, a$dead)
   if (!is.null(was)) {
     b <- was[[i]]
-    say("     before: print %.3f  terms %.3f  dead_topics %.3f;  before / now: %.1fx  %.1fx  %.1fx; same top words %s, same junk topics %s",
+    # (the junk topics by number and reason; their shares to 1e-12: the
+    # topics' sizes may be summed in another order)
+    say("     before: print %.3f  terms %.3f  dead_topics %.3f;  before / now: %.1fx  %.1fx  %.1fx; same top words %s, same junk topics %s (shares equal: %s)",
         b$print, b$terms, b$dead, b$print / a$print, b$terms / a$terms, b$dead / a$dead,
-        identical(a$top, b$top), identical(unclass(a$junk), unclass(b$junk)))
+        identical(a$top, b$top),
+        identical(as.vector(a$junk), as.vector(b$junk)) &&
+          identical(attr(a$junk, "reason"), attr(b$junk, "reason")),
+        isTRUE(all.equal(attr(a$junk, "share"), attr(b$junk, "share"), tolerance = 1e-12)))
   }
 }
 attr(say, "close")()
