@@ -114,6 +114,7 @@ same <- function(a, b) {
   identical(a$topic_word, b$topic_word) && identical(a$lambda, b$lambda) &&
     identical(a$trace$objective, b$trace$objective)
 }
+per_round <- list()
 for (Lp in Ls) {
 args <- base_args
 if (Lp != "default") {
@@ -154,10 +155,59 @@ say("bytes per lap: PSOCK %s; mirai %s; the same bytes lap by lap: %s", per_lap(
     if (has_mirai) per_lap(mi) else "not run",
     if (has_mirai) identical(ps$fit$trace[c("bytes_sent", "bytes_received")],
                              mi$fit$trace[c("bytes_sent", "bytes_received")]) else NA)
+# (each part's bytes and local time per round, for the transport's bound below)
+rounds <- loc$fit$control$n_batches / args$sync
+per_round[[Lp]] <- c(mb = (mean(ps$fit$trace$bytes_sent) + mean(ps$fit$trace$bytes_received)) /
+                       1e6 / rounds,
+                     t = loc$elapsed / (rounds * args$passes))
 ct <- loc$fit$control
 say("ran: L = %s, SCVB0 summary %s", format(ct$cvb0_L),
     if (identical(ct$cvb0_settings$top_L, 0L)) "dense" else
       sprintf("sparse (top_L %d, sparse_rest %s)", ct$cvb0_settings$top_L, ct$sparse_rest))
+}
+# The transport alone: a raw vector of n MB to one worker (which returns 1),
+# and one of n MB back, median of 5 calls each. Per round a
+# cluster fit moves its bytes this way, so the rate bounds what any fit with
+# that traffic can gain over one local process: with the rounds' local time
+# t (two batches) and their bytes taking m, two workers need at least
+# t / 2 + m, a speed-up of at most t / (t / 2 + m).
+transport <- function(send, fetch, sizes) {
+  vapply(sizes, function(mb) {
+    r <- as.raw(sample(0:255, mb * 1e6, TRUE))
+    med <- function(f) stats::median(replicate(5, system.time(f())[["elapsed"]]))
+    c(mb = mb, send = med(function() send(r)), fetch = med(function() fetch(mb * 1e6)))
+  }, numeric(3))
+}
+sizes <- if (smoke) 1 else c(1, 5, 20)
+# (what comes back is made by the worker in the same call, raw(n): a mirai
+# daemon clears its global environment after each call, so nothing can wait
+# there; making 20 MB of zeros takes a few ms of the "from" time)
+tp <- list(PSOCK = transport(
+  function(r) parallel::clusterCall(cl[1], function(x) 1, r),
+  function(n) parallel::clusterCall(cl[1], function(n) raw(n), n), sizes))
+if (has_mirai) {
+  prof <- w[[1]]$profile
+  tp$mirai <- transport(
+    function(r) mirai::mirai(1, r = r, .compute = prof)[],
+    function(n) mirai::mirai(raw(n), n = n, .compute = prof)[], sizes)
+}
+say("-- transport: a raw vector to one worker and back (median of 5, ms and MB/s)")
+for (nm in names(tp)) {
+  m <- tp[[nm]]
+  say("   %-6s %s", nm, paste(sprintf("%g MB: to %.1f ms (%.0f MB/s), from %.1f ms (%.0f MB/s)",
+                                      m["mb", ], 1e3 * m["send", ], m["mb", ] / m["send", ],
+                                      1e3 * m["fetch", ], m["mb", ] / m["fetch", ]),
+                              collapse = "; "))
+}
+# each part's rounds against PSOCK's rate at the largest size (both directions)
+big <- tp$PSOCK[, ncol(tp$PSOCK)]
+rate <- 2 * big[["mb"]] / (big[["send"]] + big[["fetch"]]) # MB/s
+for (Lp in names(per_round)) {
+  pr <- per_round[[Lp]]
+  m_round <- pr[["mb"]] / rate
+  say("   part L = %s, per round (%d batches of the last rep): %.1f MB, %.1f ms at PSOCK's %.0f MB/s; local %.1f ms a round; two workers at most %.2fx with this traffic",
+      Lp, args$sync, pr[["mb"]], 1e3 * m_round, rate, 1e3 * pr[["t"]],
+      pr[["t"]] / (pr[["t"]] / 2 + m_round))
 }
 parallel::stopCluster(cl)
 if (!is.null(w)) close(w)
