@@ -54,14 +54,13 @@ print.sparsevi_lda <- function(x, ...) {
   # read the K x V table again)
   size <- lda_topic_sizes(x)
   words <- lda_top_words(x, 10L)
-  junk <- lda_junk(x, lda_topic_share(x, size), words, dead_share_default(x$K), nrow(words), 0.8)
+  junk <- lda_junk(x, lda_topic_share(x, size), words)
   top <- setdiff(order(-size), junk)[seq_len(min(5L, x$K - length(junk)))]
   # every topic under dead_topics()'s share (at K >= 1000 the average share
   # 1 / K is below it): the largest ones all the same
   if (!length(top)) top <- order(-size)[seq_len(min(5L, x$K))]
   # (the first six of each topic's ten best words are its six best: terms(x, 6))
-  tt <- matrix(x$vocab[words[seq_len(min(6L, nrow(words))), , drop = FALSE]],
-               ncol = x$K)
+  tt <- lda_terms_matrix(x, words[seq_len(min(6L, nrow(words))), , drop = FALSE])
   cat("  largest topics:\n")
   bg <- lda_background_topic(x)
   for (k in top) {
@@ -215,8 +214,7 @@ summary.sparsevi_lda <- function(object, x = NULL, ...) {
                  restart_accept = mean(tr$restart_accept, na.rm = TRUE),
                  topic_share = size / sum(size),
                  top_terms = lda_terms_matrix(object, words),
-                 junk = lda_junk(object, lda_topic_share(object, size), words,
-                                 dead_share_default(object$K), nrow(words), 0.8),
+                 junk = lda_junk(object, lda_topic_share(object, size), words),
                  prune_info = object$prune_info, select = object$select,
                  doc_topics = lda_doc_topics_kept(object)),
             class = "summary.sparsevi_lda")

@@ -55,10 +55,12 @@ dead_topics <- function(fit, min_share = NULL, duplicates = TRUE, n = 10, overla
 }
 
 # dead_topics() of a fit whose shares (lda_topic_share()) and n x K top
-# words (lda_top_words(); NULL: no duplicates) are already at hand:
-# print() reads both once for everything it shows (at K = 1000 over 129,289
-# words each is a pass over the 1 GB table).
-lda_junk <- function(fit, share, top, min_share, n, overlap) {
+# words (lda_top_words(); NULL: no duplicates) are already at hand, with
+# dead_topics()'s defaults: print() and summary() read both once for
+# everything they show (at K = 1000 over 129,289 words each is a pass over
+# the 1 GB table).
+lda_junk <- function(fit, share, top, min_share = dead_share_default(fit$K), n = nrow(top),
+                     overlap = 0.8) {
   dead <- which(share < min_share)
   reason <- rep("dead", length(dead))
   if (!is.null(top)) {
