@@ -306,24 +306,57 @@ test_that("nobs, fitted, coef and residuals on an LDA fit work or say what to ca
 test_that("predict() infers in blocks of documents, the same proportions (issue 36, item 9)", {
   sim <- simulate_lda(D = 300, V = 60, K = 4, doc_length = 40, seed = 3)
   fit <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
-  one <- predict(fit, sim$dtm)
   ns <- asNamespace("sparsevi")
-  old <- get("predict_block_work", ns)
-  utils::assignInNamespace("predict_block_work", 4 * 40, ns = "sparsevi")
-  on.exit(utils::assignInNamespace("predict_block_work", old, ns = "sparsevi"))
-  # the blocks are answered one by one (Ctrl-C lands between them)
-  expect_gt(length(sparsevi:::predict_blocks(sim$dtm, 4)), 10)
-  orig <- get("lda_infer_vb", ns)
-  calls <- 0
-  utils::assignInNamespace("lda_infer_vb", function(...) {
-    calls <<- calls + 1
-    orig(...)
-  }, ns = "sparsevi")
-  on.exit(utils::assignInNamespace("lda_infer_vb", orig, ns = "sparsevi"), add = TRUE)
-  blocked <- predict(fit, sim$dtm)
-  expect_gt(calls, 10)
-  expect_identical(blocked, one)
-  expect_identical(predict(fit, sim$dtm, threads = 2), one)
+  # vb inference, and SCVB0's fold-in (the default for this fit), whose
+  # documents keep their random streams from block to block
+  for (m in c("vb", "cvb0")) {
+    one <- predict(fit, sim$dtm, method = m)
+    old <- get("predict_block_work", ns)
+    utils::assignInNamespace("predict_block_work", 4 * 40, ns = "sparsevi")
+    # the blocks are answered one by one (Ctrl-C lands between them)
+    expect_gt(length(sparsevi:::predict_blocks(sim$dtm, 4)), 10)
+    name <- paste0("lda_infer_", m)
+    orig <- get(name, ns)
+    calls <- 0
+    utils::assignInNamespace(name, function(...) {
+      calls <<- calls + 1
+      orig(...)
+    }, ns = "sparsevi")
+    blocked <- predict(fit, sim$dtm, method = m)
+    utils::assignInNamespace(name, orig, ns = "sparsevi")
+    utils::assignInNamespace("predict_block_work", old, ns = "sparsevi")
+    expect_gt(calls, 10)
+    expect_identical(blocked, one)
+    expect_identical(predict(fit, sim$dtm, method = m, threads = 2), one)
+  }
+})
+
+test_that("predict() of an SCVB0 fit uses its fold-in by default, seeded from the fit", {
+  sim <- simulate_lda(D = 200, V = 50, K = 4, doc_length = 40, seed = 4)
+  fit <- fit_lda(sim$dtm, K = 4, passes = 3, seed = 1, progress = FALSE)
+  expect_identical(fit$local, "cvb0")
+  p <- predict(fit, sim$dtm[1:20, ])
+  # the same fit predicts the same proportions every time, whatever R's
+  # generator holds; the default is method "cvb0" with the fit's seed
+  set.seed(99)
+  expect_identical(predict(fit, sim$dtm[1:20, ]), p)
+  expect_identical(predict(fit, sim$dtm[1:20, ], method = "cvb0"), p)
+  expect_false(identical(predict(fit, sim$dtm[1:20, ], method = "vb"), p))
+  expect_false(identical(predict(fit, sim$dtm[1:20, ], seed = 7), p))
+  expect_equal(rowSums(p), rep(1, 20), ignore_attr = TRUE)
+  # another engine's fit keeps vb inference by default
+  vb <- fit_lda(sim$dtm, K = 4, local = "vb", passes = 3, seed = 1, progress = FALSE)
+  expect_identical(predict(vb, sim$dtm[1:20, ]), predict(vb, sim$dtm[1:20, ], method = "vb"))
+  # the fold-in reads lambda over its row sums: the topic_word the fit shows
+  # gives the same proportions to rounding
+  tw_fit <- fit
+  tw_fit$lambda <- NULL
+  class(tw_fit) <- "list"
+  tw_fit$topic_word <- fit$topic_word
+  tw_fit$alpha <- fit$alpha
+  from_tw <- sparsevi:::lda_infer_cvb0(tw_fit, sparsevi::as_dtm(sim$dtm[1:20, ]), NULL,
+                                       sparsevi:::lda_predict_seed(fit), 1L)
+  expect_equal(unname(from_tw), unname(p), tolerance = 1e-10)
 })
 
 # The pure-R references of terms(type = "frex" / "lift") (stm's calcfrex()
