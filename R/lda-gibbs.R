@@ -256,15 +256,11 @@ gibbs_materialise <- function(store, eta) {
 
 # Validated engine controls; engine controls arrive through fit_lda()'s `...`
 # into `control`. `background` (0) the weight of the background topic
-# (topic 1's prior alpha + background x N_d; none by default: on the seven
-# corpora of quality.R at K = 20, 100 and 200, 0.3 put NPMI within 0.05 of
-# the default call's in 15 of 21 cases instead of 8, but topic 1 took
-# 57-99% of the tokens, most other topics were re-seeded every lap, and the
-# held-out score fell in 20 of 21, by up to 0.42 nats/token; 0.05 and 0.15
-# the same, less; results/quality.txt, "a background topic for the other
-# engines"); `burnin` (3) and `samples` (2) are the Gibbs sweeps per
-# document (discarded, saved); `rescale_below` (1e-100) the threshold of the
-# running product prod (1 - rho_t) below which the store is rescaled.
+# (topic 1's prior alpha + background x N_d; none by default, for the
+# measured reason ?lda_gibbs gives); `burnin` (3) and `samples` (2) are the
+# Gibbs sweeps per document (discarded, saved); `rescale_below` (1e-100)
+# the threshold of the running product prod (1 - rho_t) below which the
+# store is rescaled.
 gibbs_control <- function(control = list(), call = caller_call()) {
   burnin <- control$burnin %||% 3L
   samples <- control$samples %||% 2L

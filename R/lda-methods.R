@@ -442,8 +442,8 @@ lda_top_words <- function(fit, n) {
 #'   the method that also gives its training documents' kept proportions)
 #'   and `"vb"` for the others. On the seven benchmark corpora at K = 20,
 #'   100 and 200 the fold-in's proportions predicted the held-out part of
-#'   1,000 test documents better than vb's in every case (by 0.004 to 0.034
-#'   nats per token) and took 1.7 to 7 times less time
+#'   up to 1,000 test documents better than vb's in every case (by 0.004 to
+#'   0.035 nats per token) and took 1.7 to 7 times less time
 #'   (`inst/bench/predict.R`).
 #' @param seed `NULL` or a whole number, for the randomised methods (the
 #'   fold-in visits each document's words in a random order). `NULL` takes

@@ -243,15 +243,9 @@ lda_ope_control <- function(control, call = caller_call()) {
   control
 }
 
-# OPE's default background (?ope, "Background topic"): 0.1 up to K = 200,
-# none above. On the seven corpora of quality.R at K = 20, 100 and 200
-# (Online-OPE, 10 laps; results/quality.txt, "a background topic for the
-# other engines"), NPMI within 0.05 of the default call's (SCVB0) in 19 of
-# 21 cases with 0.1, 18 with 0.2, 0.3 or 0.5, 13 with none; held-out above
-# the default call's in 15, 11, 8, 2 and 19. Above K = 200 none, as for
-# SCVB0 (cvb0_background()): at K = 300 on four corpora 0.1 raised NPMI by
-# 0.006-0.052 but cost 0.03-0.22 nats/token of held-out score, and without
-# it OPE was within 0.05 NPMI of the default call on all four.
+# OPE's default background: 0.1 up to K = 200, none above, as measured in
+# ?ope, "Background topic" (results/quality.txt, "a background topic for
+# the other engines"; above K = 200 none, as for SCVB0, cvb0_background()).
 ope_background <- function(K) if (K > 200) 0 else 0.1
 
 # The learners whose global step reads the shape form of the sparse
