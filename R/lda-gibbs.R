@@ -554,12 +554,26 @@ lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
     abort("The \"gibbs\" method samples a topic per token and needs whole-number counts.",
           "count")
   }
-  store <- if (!is.null(lda_fit_topics(fit)$sparse)) lda_fit_topics(fit)$sparse else
-    gibbs_store_from_lambda(gibbs_fit_lambda(fit), fit$eta)
+  eta <- fit$eta
+  store <- lda_fit_topics(fit)$sparse
+  if (is.null(store)) {
+    lambda <- gibbs_fit_lambda(fit)
+    # the sampler reads lambda as eta + non-negative counts; a fit whose
+    # lambda dips below its eta in places (Online-OPE's stochastic steps
+    # and re-seeded topics) is read with the largest eta that keeps every
+    # count non-negative, which gives the same topics
+    low <- min(lambda)
+    if (!(low > 0)) {
+      abort("This fit's topic-word parameters are not all positive, which the \"gibbs\" method needs; use `method = \"cvb0\"` or \"vb\".",
+            "argument")
+    }
+    eta <- min(eta, low)
+    store <- gibbs_store_from_lambda(lambda, eta)
+  }
   K <- length(store$tot)
   alpha <- gibbs_alpha(fit$alpha, K)
   res <- .Call(ffi_lda_local_gibbs, dtm, length(store$p) - 1L, store,
-               list(eta = as.double(fit$eta), alpha = alpha, burnin = ctl$burnin,
+               list(eta = as.double(eta), alpha = alpha, burnin = ctl$burnin,
                     samples = ctl$samples, stream0 = 2^50, background = ctl$background),
                seed, as.integer(threads))
   dt <- res$doc_topic

@@ -1,16 +1,19 @@
-# predict() of a fit of the default engine: SCVB0's fold-in (method
-# "cvb0", predict()'s default for such a fit) against vb inference (method
-# "vb", the default before), on every shared corpus (wikipara: its first
+# predict() of a fit of each engine at its defaults (local = "cvb0", the
+# default call; "vb", "ope" and "gibbs"; SPARSEVI_BENCH_ENGINES) by every
+# inference method (SCVB0's fold-in "cvb0", "vb", "ope" and "gibbs";
+# SPARSEVI_BENCH_METHODS), on every shared corpus (wikipara: its first
 # 20,000 paragraphs) at K = 20, 100 and 200 (SPARSEVI_BENCH_KS). The same
 # split as inst/bench/quality.R (min(1,000, 10%) documents held out, seed 1);
 # each held-out document's words are split 80/20 at random (split_heldout(),
-# by = "types", seed 1). The fit: fit_lda(train, K, seed = 1), every other
-# setting the default call's, read back from the fit. Each method infers the
-# held-out documents' proportions from their observed 80%, and the score is
-# the mean log probability per token of the other 20% under those
-# proportions and the fit's topics (document completion; the one scorer for
-# both methods). Seconds: elapsed time of each predict() call, in turn, in
-# one process, one thread. Run from the package root:
+# by = "types", seed 1). The fit: fit_lda(train, K, local = engine, seed =
+# 1), every other setting the engine's default, read back from the fit.
+# Each method infers the held-out documents' proportions from their
+# observed 80%, and the score is the mean log probability per token of the
+# other 20% under those proportions and the fit's topics (document
+# completion; the one scorer for every method). Seconds: elapsed time of
+# each predict() call, in turn, in one process, one thread. The last column
+# says which method predict() uses when none is given, and checks that it
+# returns that method's proportions. Run from the package root:
 #   Rscript inst/bench/predict.R
 # Appends to inst/bench/results/predict.txt (SPARSEVI_BENCH_OUT redirects).
 suppressPackageStartupMessages(library(sparsevi))
@@ -44,32 +47,48 @@ completion <- function(theta, tw, held) {
   s / n
 }
 
-bench_header(say, "== predict() of a default fit: SCVB0's fold-in against vb inference (inst/bench/predict.R)")
-say("   completion: mean log p per token of each held-out document's other 20%%, from proportions inferred on its 80%%; seconds of one predict() call")
-better <- 0L
-faster <- 0L
-cases <- 0L
+engines <- if (smoke) c("cvb0", "vb", "ope", "gibbs") else
+  strsplit(Sys.getenv("SPARSEVI_BENCH_ENGINES", "cvb0,vb,ope,gibbs"), ",")[[1]]
+methods <- strsplit(Sys.getenv("SPARSEVI_BENCH_METHODS", "cvb0,vb,ope,gibbs"), ",")[[1]]
+
+bench_header(say, sprintf("== predict() of each engine's default fit by each inference method (inst/bench/predict.R): engines %s; methods %s",
+                          paste(engines, collapse = ", "), paste(methods, collapse = ", ")))
+say("   completion: mean log p per token of each held-out document's other 20%%, from proportions inferred on its 80%%; seconds of one predict() call; best: the method scoring highest; default: predict()'s method when none is given")
+best <- list()
+fits_seen <- list()
 for (cn in corpora) {
   x <- bench_corpus(cn)
   sp <- split_heldout(x, n_test = min(1000L, as.integer(round(0.1 * nrow(x)))), seed = 1)
   obs <- sp$test$observed
   held <- sp$test$heldout
   for (K in Ks) {
-    fit <- fit_lda(sp$train, K, seed = 1, threads = 1, progress = FALSE)
-    if (cn == corpora[1] && K == Ks[1]) bench_header(say, fits = list(default = fit))
-    tw <- fit$topic_word
-    t_vb <- system.time(p_vb <- predict(fit, obs, method = "vb", threads = 1))[["elapsed"]]
-    t_cv <- system.time(p_cv <- predict(fit, obs, method = "cvb0", threads = 1))[["elapsed"]]
-    # (the default is the fold-in, seeded from the fit)
-    stopifnot(identical(predict(fit, obs, threads = 1), p_cv))
-    s_vb <- completion(p_vb, tw, held)
-    s_cv <- completion(p_cv, tw, held)
-    cases <- cases + 1L
-    better <- better + (s_cv > s_vb)
-    faster <- faster + (t_cv < t_vb)
-    say("   %-14s K = %3d (%s, %d test documents): vb %.4f (%.2f s)  fold-in %.4f (%.2f s)  fold-in - vb %+.4f",
-        cn, K, fit$local, nrow(obs), s_vb, t_vb, s_cv, t_cv, s_cv - s_vb)
+    for (en in engines) {
+      fit <- fit_lda(sp$train, K, local = en, seed = 1, threads = 1, progress = FALSE)
+      if (is.null(fits_seen[[en]])) {
+        fits_seen[[en]] <- TRUE
+        bench_header(say, fits = stats::setNames(list(fit), en))
+      }
+      tw <- fit$topic_word
+      sc <- tm <- stats::setNames(numeric(length(methods)), methods)
+      pr <- list()
+      for (m in methods) {
+        tm[[m]] <- system.time(pr[[m]] <- predict(fit, obs, method = m, threads = 1))[["elapsed"]]
+        sc[[m]] <- completion(pr[[m]], tw, held)
+      }
+      dm <- sparsevi:::lda_predict_method(fit)
+      same <- if (dm %in% methods) identical(predict(fit, obs, threads = 1), pr[[dm]]) else NA
+      if (isFALSE(same)) stop("predict()'s default is not method \"", dm, "\"")
+      b <- methods[which.max(sc)]
+      best[[en]] <- c(best[[en]], b)
+      say("   %-14s K = %3d %-5s (%4d test docs): %s  best %s  default %s",
+          cn, K, fit$local, nrow(obs),
+          paste(sprintf("%s %.4f (%.2f s)", methods, sc, tm), collapse = "  "), b, dm)
+    }
   }
 }
-say("   the fold-in scored higher in %d of %d cases and took less time in %d", better, cases, faster)
+for (en in names(best)) {
+  tab <- table(factor(best[[en]], levels = methods))
+  say("   %s fits: best method %s (of %d cases)", en,
+      paste(sprintf("%s %d", names(tab), as.integer(tab)), collapse = ", "), length(best[[en]]))
+}
 attr(say, "close")()

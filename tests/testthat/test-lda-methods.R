@@ -344,9 +344,17 @@ test_that("predict() of an SCVB0 fit uses its fold-in by default, seeded from th
   expect_false(identical(predict(fit, sim$dtm[1:20, ], method = "vb"), p))
   expect_false(identical(predict(fit, sim$dtm[1:20, ], seed = 7), p))
   expect_equal(rowSums(p), rep(1, 20), ignore_attr = TRUE)
-  # another engine's fit keeps vb inference by default
+  # vb and Online-OPE fits with a dense lambda use the fold-in too; gibbs
+  # fits and ML-OPE (no lambda) keep vb inference
   vb <- fit_lda(sim$dtm, K = 4, local = "vb", passes = 3, seed = 1, progress = FALSE)
-  expect_identical(predict(vb, sim$dtm[1:20, ]), predict(vb, sim$dtm[1:20, ], method = "vb"))
+  expect_identical(predict(vb, sim$dtm[1:20, ]), predict(vb, sim$dtm[1:20, ], method = "cvb0"))
+  ope <- fit_lda(sim$dtm, K = 4, local = "ope", passes = 3, seed = 1, progress = FALSE)
+  expect_identical(predict(ope, sim$dtm[1:20, ]), predict(ope, sim$dtm[1:20, ], method = "cvb0"))
+  ml <- fit_lda(sim$dtm, K = 4, local = "ope", global = "ml", passes = 3, seed = 1,
+                progress = FALSE)
+  expect_identical(predict(ml, sim$dtm[1:20, ]), predict(ml, sim$dtm[1:20, ], method = "vb"))
+  gb <- fit_lda(sim$dtm, K = 4, local = "gibbs", passes = 3, seed = 1, progress = FALSE)
+  expect_identical(predict(gb, sim$dtm[1:20, ]), predict(gb, sim$dtm[1:20, ], method = "vb"))
   # the fold-in reads lambda over its row sums: the topic_word the fit shows
   # gives the same proportions to rounding
   tw_fit <- fit
@@ -453,4 +461,28 @@ test_that("summary() reports diversity, and NPMI coherence when given the corpus
                         out, fixed = TRUE)))
   # the held-out score is still there
   expect_output(print(sx), "held-out")
+})
+
+test_that("predict(method = \"gibbs\") reads a lambda that dips below the fit's eta", {
+  # (Online-OPE's lambda does, in places: predict() stopped with an error
+  # about the gibbs engine's start) the sampler reads it with the largest
+  # eta that keeps its counts non-negative, which leaves the topics as they are
+  sim <- simulate_lda(D = 100, V = 40, K = 3, doc_length = 30, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 1, progress = FALSE)
+  low <- fit
+  lam <- fit$lambda
+  lam[1, 1] <- fit$eta / 4
+  low$lambda <- lam
+  p <- predict(low, sim$dtm[1:10, ], method = "gibbs", seed = 3)
+  expect_equal(rowSums(p), rep(1, 10), ignore_attr = TRUE)
+  # the same as the fit whose eta is that smallest entry
+  same <- low
+  same$eta <- fit$eta / 4
+  expect_identical(predict(same, sim$dtm[1:10, ], method = "gibbs", seed = 3), p)
+  # a lambda at or above eta everywhere is read with the fit's eta
+  expect_false(identical(predict(fit, sim$dtm[1:10, ], method = "gibbs", seed = 3), p))
+  bad <- fit
+  lam[1, 1] <- 0
+  bad$lambda <- lam
+  expect_error(predict(bad, sim$dtm[1:10, ], method = "gibbs"), class = "sparsevi_error_argument")
 })
