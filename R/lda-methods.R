@@ -441,17 +441,12 @@ lda_top_words <- function(fit, n) {
 #'   `NULL`, is `"cvb0"` (SCVB0's fold-in, which also gives a default fit's
 #'   kept training proportions) for fits of the SCVB0, OPE and vb engines
 #'   that hold their topics as a dense `lambda`, and `"vb"` for the others
-#'   (the gibbs engine, ML-OPE, sparse topics). Measured on the seven
-#'   benchmark corpora at K = 20, 100 and 200 (`inst/bench/predict.R`),
-#'   predicting the held-out part of up to 1,000 test documents:
-#'   * SCVB0 fits: the fold-in beat vb in 21 of 21 cases;
-#'   * Online-OPE fits: the fold-in was the best of the four methods in 21
-#'     of 21 (OPE's own inference was behind it in every case);
-#'   * vb fits: the fold-in was best in 13 of 21, and at most 0.013 nats
-#'     per token behind vb in the others;
-#'   * gibbs fits: vb was best in 17 of 21, so it stays their default.
-#'
-#'   The fold-in was also the fastest method in every case.
+#'   (the gibbs engine, ML-OPE, sparse topics). Why: predicting the
+#'   held-out words of test documents of seven corpora at K = 20, 100 and
+#'   200 (`inst/bench/predict.R`), the fold-in did best of the four methods
+#'   for every SCVB0 and Online-OPE fit and for 13 of 21 vb fits (at most
+#'   0.013 nats per token behind vb in the others), and was the fastest;
+#'   for gibbs fits vb did best in 17 of 21.
 #' @param seed `NULL` or a whole number, for the randomised methods (the
 #'   fold-in visits each document's words in a random order). `NULL` takes
 #'   one from the fit's own seed, so that the same fit predicts the same
