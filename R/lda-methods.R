@@ -445,8 +445,8 @@ lda_top_words <- function(fit, n) {
 #'   held-out words of test documents of seven corpora at K = 20, 100 and
 #'   200 (`inst/bench/predict.R`), the fold-in did best of the four methods
 #'   for every SCVB0 and Online-OPE fit and for 13 of 21 vb fits (at most
-#'   0.013 nats per token behind vb in the others), and was the fastest;
-#'   for gibbs fits vb did best in 17 of 21.
+#'   0.013 nats per token behind vb in the others), taking 1.8 to 12 times
+#'   less time than vb; for gibbs fits vb did best in 17 of 21.
 #' @param seed `NULL` or a whole number, for the randomised methods (the
 #'   fold-in visits each document's words in a random order). `NULL` takes
 #'   one from the fit's own seed, so that the same fit predicts the same
