@@ -746,7 +746,7 @@ lda_infer_cvb0 <- function(fit, dtm, control, seed, threads) {
   if (!is.matrix(tw)) tw <- fit$topic_word
   K <- nrow(tw)
   topic_names <- paste0("topic", seq_len(K))
-  if (!is.double(tw) || !is.matrix(tw)) tw <- matrix(as.double(tw), K, ncol(tw))
+  if (!is.double(tw)) storage.mode(tw) <- "double"
   if (is.null(seed)) seed <- resolve_seed(NULL)
   # (a block of predict()'s documents: their random streams are numbered
   # from the block's first document, as in one call over all of them)

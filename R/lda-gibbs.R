@@ -558,16 +558,20 @@ lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
   store <- lda_fit_topics(fit)$sparse
   if (is.null(store)) {
     lambda <- gibbs_fit_lambda(fit)
+    if (!is.double(lambda)) storage.mode(lambda) <- "double"
+    store <- .Call(ffi_lda_gibbs_store_dense, lambda, as.double(eta))
+  }
+  if (is.null(store)) {
     # the sampler reads lambda as eta + non-negative counts; a fit whose
     # lambda dips below its eta in places (Online-OPE's stochastic steps
     # and re-seeded topics) is read with the largest eta that keeps every
-    # count non-negative, which gives the same topics
-    low <- min(lambda)
-    if (!(low > 0)) {
+    # count non-negative, which gives the same topics (the extra pass over
+    # lambda only then)
+    eta <- min(lambda)
+    if (!(eta > 0)) {
       abort("This fit's topic-word parameters are not all positive, which the \"gibbs\" method needs; use `method = \"cvb0\"` or \"vb\".",
             "argument")
     }
-    eta <- min(eta, low)
     store <- gibbs_store_from_lambda(lambda, eta)
   }
   K <- length(store$tot)

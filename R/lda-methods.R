@@ -522,8 +522,8 @@ predict.sparsevi_lda <- function(object, newdata, type = "topics", method = NULL
 # ML-OPE fits, which hold no lambda to read). inst/bench/results/predict.txt
 # has the measurements behind it.
 lda_predict_method <- function(fit) {
-  dense <- is.matrix(.subset2(fit, "lambda")) && is.null(lda_sparse_store(fit))
-  if (dense && fit$local %in% c("cvb0", "ope", "vb")) "cvb0" else "vb"
+  # (a sparse fit keeps no lambda: fit$topics_kind "sparse")
+  if (is.matrix(.subset2(fit, "lambda")) && fit$local %in% c("cvb0", "ope", "vb")) "cvb0" else "vb"
 }
 
 # predict()'s seed when none is given: one drawn from the fit's seed (as the
