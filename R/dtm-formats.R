@@ -223,6 +223,10 @@ pick_column <- function(x, given, candidates, fallback, arg, call) {
 #' @export
 as_dtm.list <- function(x, ..., vocab = NULL, min_doc_freq = 1) {
   call <- as_dtm_call()
+  if (is_heldout_split(x)) {
+    abort("`x` is the whole split from split_heldout(): give its training documents (`sp$train` for `sp <- split_heldout(x)`) or its test documents' observed words (`sp$test$observed`).",
+          "input", call = call)
+  }
   min_doc_freq <- check_count(min_doc_freq, "min_doc_freq", call = call)
   ok <- vapply(x, function(e) is.null(e) || is.character(e) || is.factor(e), logical(1))
   if (!all(ok)) {

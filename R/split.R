@@ -91,6 +91,22 @@ split_observed <- function(x, observed_frac, by, seed) {
             class = "sparsevi_heldout")
 }
 
+# A test part of split_heldout() given where documents are expected (to
+# fit_lda(), predict(), ...): it holds two corpora, the observed and the
+# held-out words of the same documents, so say which to give.
+#' @export
+as_dtm.sparsevi_heldout <- function(x, ...) {
+  abort("`x` is the test part of split_heldout(), each test document's observed and held-out words: give its observed words (`sp$test$observed` for `sp <- split_heldout(x)`) to fit or predict, or the whole test part to heldout_loglik().",
+        "input", call = as_dtm_call())
+}
+
+# The whole result of split_heldout(): a plain list of its training and test
+# parts.
+is_heldout_split <- function(x) {
+  is.list(x) && !is.object(x) && inherits(x$train, "sparsevi_dtm") &&
+    inherits(x$test, "sparsevi_heldout")
+}
+
 dtm_keep_positive <- function(x, count) {
   D <- nrow(x)
   doc_of <- rep.int(seq_len(D), diff(x$doc_ptr))

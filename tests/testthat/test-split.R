@@ -59,3 +59,22 @@ test_that("split_heldout accepts any corpus format and checks its arguments", {
   y <- suppressWarnings(as_dtm(matrix(c(0.5, 1, 2, 3), 2, dimnames = list(NULL, c("a", "b")))))
   expect_error(split_heldout(y, n_test = 1, by = "tokens"), class = "sparsevi_error_argument")
 })
+
+test_that("a split's parts given where documents go say which part to give", {
+  x <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm
+  sp <- split_heldout(x, n_test = 5, seed = 1)
+  fit <- fit_lda(sp$train, K = 2, passes = 2, seed = 1)
+  # the test part (observed and held-out words of the same documents)
+  expect_error(predict(fit, sp$test), class = "sparsevi_error_input",
+               regexp = "sp$test$observed", fixed = TRUE)
+  expect_error(fit_lda(sp$test, K = 2), class = "sparsevi_error_input",
+               regexp = "sp$test$observed", fixed = TRUE)
+  # the whole split
+  expect_error(fit_lda(sp, K = 2), class = "sparsevi_error_input",
+               regexp = "sp$train", fixed = TRUE)
+  expect_error(predict(fit, sp), class = "sparsevi_error_input",
+               regexp = "sp$train", fixed = TRUE)
+  # what the messages name works
+  expect_identical(dim(predict(fit, sp$test$observed)), c(5L, 2L))
+  expect_true(is.finite(as.numeric(heldout_loglik(fit, sp$test))))
+})
