@@ -99,9 +99,13 @@
 #'   spamassassin 0.045 to 0.183, nips 0.072 to 0.101) and lowered it on
 #'   two (poliblog -0.009, sotu -0.019), and raised the held-out score on
 #'   all six (by 0.04 to 0.17 nats per token); on kos at K = 200 NPMI rose
-#'   from -0.218 to 0.104. At K = 20 it cost NPMI (kos 0.163 to 0.073,
-#'   poliblog 0.135 to 0.109): for few topics, `step_scale = 1` may read
-#'   better. The `"seeded"` start of large tables keeps `step_scale = 1`:
+#'   from -0.218 to 0.104. With few topics it costs readability: at
+#'   K = 5, 10 and 20 on the seven corpora, `step_scale = 1` gave higher
+#'   NPMI in 18 of 21 cases and higher diversity in all 21, at a cost in
+#'   held-out score in 17 (up to 0.18 nats per token;
+#'   `inst/bench/results/quality.txt`, "gibbs's step size for few
+#'   topics"): give `step_scale = 1` for 20 topics or fewer if topics that
+#'   read well matter more than the held-out score. The `"seeded"` start of large tables keeps `step_scale = 1`:
 #'   its topics are their seed documents alone, and there 0.2 cost 0.10
 #'   nats per token (wikipara, 20,000 paragraphs, K = 100; NPMI -0.136 to
 #'   0.047). Give `step_scale = 1` for the paper's step sizes,
