@@ -81,8 +81,7 @@ heldout_loglik_completion <- function(object, test, observed_frac = 0.8,
 as_heldout <- function(test, vocab, observed_frac = 0.8, by = c("types", "tokens"),
                        seed = NULL, call = caller_call(), arg = "test") {
   # the whole list split_heldout() returns, not its test part
-  if (is.list(test) && !is.object(test) && inherits(test$test, "sparsevi_heldout") &&
-      all(c("train", "test") %in% names(test))) {
+  if (is_heldout_split(test)) {
     abort(sprintf("%s is the whole split from split_heldout() (its training and test parts): give its test part, e.g. `%s = sp$test` for `sp <- split_heldout(x)`.",
                   arg_label(arg), arg), "argument", call = call)
   }

@@ -105,7 +105,8 @@
 #'   held-out score in 17 (up to 0.18 nats per token;
 #'   `inst/bench/results/quality.txt`, "gibbs's step size for few
 #'   topics"): give `step_scale = 1` for 20 topics or fewer if topics that
-#'   read well matter more than the held-out score. The `"seeded"` start of large tables keeps `step_scale = 1`:
+#'   read well matter more than the held-out score. The `"seeded"` start
+#'   of large tables keeps `step_scale = 1`:
 #'   its topics are their seed documents alone, and there 0.2 cost 0.10
 #'   nats per token (wikipara, 20,000 paragraphs, K = 100; NPMI -0.136 to
 #'   0.047). Give `step_scale = 1` for the paper's step sizes,
