@@ -98,6 +98,18 @@ as_dtm <- function(x, ...) {
   UseMethod("as_dtm")
 }
 
+# as_dtm() of a user's argument named other than `x` (predict()'s `newdata`,
+# heldout_loglik()'s `test`, coherence()'s `reference`, ...): the same
+# conversion, and its classed input errors name that argument instead of
+# `x` (the conversions' messages call the corpus `x`). `call`: the call to
+# show, by default that of the function converting its argument.
+as_dtm_arg <- function(value, arg, call = caller_call()) {
+  if (identical(arg, "x")) return(as_dtm(value))
+  withCallingHandlers(as_dtm(value), sparsevi_error_input = function(e) {
+    abort(sub("`x`", arg_label(arg), conditionMessage(e), fixed = TRUE), "input", call = call)
+  })
+}
+
 #' @export
 as_dtm.default <- function(x, ...) {
   abort(sprintf("`x` must be a document-term matrix, a data frame of (document, term, count) rows, a list of token vectors or a character vector of texts; an object of class %s is not supported.",

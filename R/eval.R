@@ -86,7 +86,7 @@ as_heldout <- function(test, vocab, observed_frac = 0.8, by = c("types", "tokens
                   arg_label(arg), arg), "argument", call = call)
   }
   if (!inherits(test, "sparsevi_heldout")) {
-    x <- as_dtm(test)
+    x <- as_dtm_arg(test, arg, call)
     observed_frac <- check_probability(observed_frac, "observed_frac", call = call)
     by <- check_choice(by, c("types", "tokens"), "by", call = call)
     test <- split_observed(x, observed_frac, by, resolve_seed(seed, call = call))
@@ -248,7 +248,7 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
     abort(sprintf("The coherence measure \"%s\" is not available in this version of sparsevi.",
                   measure), "engine")
   }
-  ref <- dtm_align(as_dtm(reference), colnames(tw))$x
+  ref <- dtm_align(as_dtm_arg(reference, "reference"), colnames(tw))$x
   if (length(ref$term) == 0L) {
     abort("`reference` shares no terms with the fitted vocabulary; give a reference corpus over the same terms.",
           "vocab")
@@ -260,7 +260,7 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
 # the store, lda_top_words()), with the vocabulary aligned as for a dense fit.
 coherence_sparse <- function(fit, reference, measure, n) {
   vocab <- fit$vocab
-  ref <- dtm_align(as_dtm(reference), vocab)$x
+  ref <- dtm_align(as_dtm_arg(reference, "reference"), vocab)$x
   if (length(ref$term) == 0L) {
     abort("`reference` shares no terms with the fitted vocabulary; give a reference corpus over the same terms.",
           "vocab")
@@ -523,7 +523,7 @@ ltr_test_dtm <- function(test, call) {
     dimnames(m) <- list(test$observed$doc_names, test$observed$vocab)
     return(as_dtm(methods::as(m, "CsparseMatrix")))
   }
-  as_dtm(test)
+  as_dtm_arg(test, "test", call)
 }
 
 # ---- UMass coherence (Mimno et al. 2011; src/eval-umass.c) ----------------
@@ -562,7 +562,7 @@ coherence_umass <- function(topic_word, reference, n = 10L) {
   }
   V <- ncol(topic_word)
   n <- check_count(n, "n", min = 2, max = V, call = call)
-  ref <- as_dtm(reference)
+  ref <- as_dtm_arg(reference, "reference", call)
   vocab <- colnames(topic_word)
   if (!is.null(vocab)) {
     ref <- dtm_align(ref, vocab)$x

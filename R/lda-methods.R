@@ -369,7 +369,7 @@ frex_row <- function(beta, colsums, w) {
 # model (topic sizes times topics).
 lda_word_shares <- function(fit, tw, corpus = NULL, call = caller_call()) {
   if (!is.null(corpus)) {
-    cx <- dtm_align(as_dtm(corpus), fit$vocab)$x
+    cx <- dtm_align(as_dtm_arg(corpus, "corpus", call), fit$vocab)$x
     cnt <- tabulate_weighted(cx$term + 1L, cx$count, length(fit$vocab))
     if (sum(cnt) <= 0) {
       abort("`corpus` shares no terms with the fitted vocabulary.", "vocab", call = call)
@@ -492,7 +492,7 @@ predict.sparsevi_lda <- function(object, newdata, type = "topics", method = NULL
   # a sparse fit: vb inference reads the store's columns of the documents'
   # words (lda_infer_vb_sparse(), R/lda-gibbs.R), not a dense lambda
   if (identical(method, "vb") && !is.null(lda_sparse_store(object))) fun <- lda_infer_vb_sparse
-  x <- align_newdata(as_dtm(newdata), object$vocab)
+  x <- align_newdata(as_dtm_arg(newdata, "newdata"), object$vocab)
   threads <- sparsevi_threads(threads)
   seed <- if (is.null(seed)) lda_predict_seed(object) else resolve_seed(seed)
   ctl <- list(...)

@@ -111,7 +111,7 @@ tm_perplexity <- function(object, newdata, ...) {
     abort("perplexity(fit) needs `newdata`, the documents to score (the fit does not keep its training documents); heldout_loglik() scores held-out words of test documents.",
           "argument", call = NULL)
   }
-  x <- align_newdata(as_dtm(newdata), object$vocab)
+  x <- align_newdata(as_dtm_arg(newdata, "newdata"), object$vocab)
   theta <- predict(object, x, ...)
   tw <- object$topic_word
   doc <- rep.int(seq_len(nrow(x)), diff(x$doc_ptr))

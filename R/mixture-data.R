@@ -6,7 +6,7 @@
 # (centred for the Gaussian and diagonal models); documents a CSR list.
 mix_data <- function(X, likelihood, arg, threads = 1L, call = caller_call()) {
   if (likelihood == "multinomial") {
-    x <- as_dtm(X)
+    x <- as_dtm_arg(X, arg, call)
     if (nrow(x) < 1L) abort(sprintf("`%s` has no documents.", arg), "data", call = call)
     check_nonempty_dtm(x, arg, call = call)
     return(list(lik = 3L, N = nrow(x), D = length(x$vocab), dtm = x,
@@ -68,7 +68,7 @@ mix_check_covariance <- function(data, likelihood, call = caller_call()) {
 mix_newdata <- function(newdata, data, arg, call = caller_call()) {
   likelihood <- mix_likelihoods[data$lik + 1L]
   if (likelihood == "multinomial") {
-    x <- as_dtm(newdata)
+    x <- as_dtm_arg(newdata, arg, call)
     al <- dtm_align(x, data$columns)
     out <- list(lik = 3L, N = nrow(al$x), D = data$D,
                 data = list(al$x$doc_ptr, al$x$term, al$x$count),

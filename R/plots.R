@@ -75,7 +75,7 @@ lda_documents_data <- function(x, newdata = NULL, docs = NULL, n_topics = 6) {
     abort("`type = \"documents\"` without `newdata` draws the training documents' proportions, which this fit does not keep (`doc_topics = 0`): give `newdata`, the documents to show.",
           "argument")
   }
-  if (!training) newdata <- as_dtm(newdata)
+  if (!training) newdata <- as_dtm_arg(newdata, "newdata")
   D <- if (training) nrow(x$doc_topic) else nrow(newdata)
   doc_names <- if (training) rownames(x$doc_topic) else newdata$doc_names
   where <- if (training) "the training documents" else "`newdata`"

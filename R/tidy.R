@@ -271,7 +271,7 @@ augment.sparsevi_lda <- function(x, data, ...) {
           "argument")
   }
   frame <- if (is.data.frame(data)) data else NULL
-  dtm <- align_newdata(as_dtm(data), x$vocab)
+  dtm <- align_newdata(as_dtm_arg(data, "data"), x$vocab)
   theta <- if (!is.null(x$doc_topic) && !is.null(dtm$doc_names) &&
                identical(dtm$doc_names, rownames(x$doc_topic))) {
     x$doc_topic

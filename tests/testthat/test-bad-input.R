@@ -271,3 +271,27 @@ test_that("the whole split as test data, and a one-term corpus, say what to do (
                  class = "sparsevi_error_data")
   }
 })
+
+test_that("a corpus given under another name than `x` is named in its error", {
+  x <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm
+  fit <- fit_lda(x, K = 2, passes = 2, seed = 1, progress = FALSE)
+  named <- function(expr, arg) {
+    e <- tryCatch(expr, error = identity)
+    expect_s3_class(e, "sparsevi_error_input")
+    expect_match(conditionMessage(e), sprintf("^`%s` must be a document-term matrix", arg))
+    # the call shown is not the conversion's internal one
+    expect_false(grepl("as_dtm", deparse(conditionCall(e))[1]))
+  }
+  named(predict(fit, 42), "newdata")
+  named(heldout_loglik(fit, 42), "test")
+  named(fit_lda(x, K = 2, passes = 1, heldout = 42, progress = FALSE), "heldout")
+  named(coherence(fit, 42), "reference")
+  named(terms(fit, type = "lift", corpus = 42), "corpus")
+  named(coherence_umass(fit$topic_word, 42), "reference")
+  # a token list's element errors too
+  e <- tryCatch(predict(fit, list(1, 2)), error = identity)
+  expect_match(conditionMessage(e), "token list `newdata`", fixed = TRUE)
+  # `x` itself keeps its name
+  e <- tryCatch(fit_lda(42, K = 2), error = identity)
+  expect_match(conditionMessage(e), "^`x` must be a document-term matrix")
+})
