@@ -100,14 +100,20 @@ as_dtm <- function(x, ...) {
 
 # as_dtm() of a user's argument named other than `x` (predict()'s `newdata`,
 # heldout_loglik()'s `test`, coherence()'s `reference`, ...): the same
-# conversion, and its classed input errors name that argument instead of
-# `x` (the conversions' messages call the corpus `x`). `call`: the call to
-# show, by default that of the function converting its argument.
+# conversion, and its classed errors and warnings name that argument instead
+# of `x` (the conversions' messages call the corpus `x`), with the same
+# class. `call`: the call to show, by default that of the function
+# converting its argument.
 as_dtm_arg <- function(value, arg, call = caller_call()) {
   if (identical(arg, "x")) return(as_dtm(value))
-  withCallingHandlers(as_dtm(value), sparsevi_error_input = function(e) {
-    abort(sub("`x`", arg_label(arg), conditionMessage(e), fixed = TRUE), "input", call = call)
-  })
+  renamed <- function(cnd) sub("`x`", arg_label(arg), conditionMessage(cnd), fixed = TRUE)
+  what <- function(cnd, kind) sub(sprintf("^sparsevi_%s_", kind), "", class(cnd)[1L])
+  withCallingHandlers(as_dtm(value),
+    sparsevi_error = function(e) abort(renamed(e), what(e, "error"), call = call),
+    sparsevi_warning = function(w) {
+      warn(renamed(w), what(w, "warning"), call = call)
+      invokeRestart("muffleWarning")
+    })
 }
 
 #' @export

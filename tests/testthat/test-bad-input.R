@@ -291,6 +291,9 @@ test_that("a corpus given under another name than `x` is named in its error", {
   # a token list's element errors too
   e <- tryCatch(predict(fit, list(1, 2)), error = identity)
   expect_match(conditionMessage(e), "token list `newdata`", fixed = TRUE)
+  # errors of other classes keep their class
+  m <- matrix(c(1, NA, 2, 3), 2, dimnames = list(NULL, x$vocab[1:2]))
+  expect_error(predict(fit, m), "^`newdata` contains NA", class = "sparsevi_error_count")
   # `x` itself keeps its name
   e <- tryCatch(fit_lda(42, K = 2), error = identity)
   expect_match(conditionMessage(e), "^`x` must be a document-term matrix")
