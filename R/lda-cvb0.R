@@ -33,7 +33,8 @@
 #' * `shuffle`: visit each document's words in a random order on every pass
 #'   (default `TRUE`).
 #' * `infer_passes`: passes over a new document in `predict(fit, newdata)`
-#'   (method `"cvb0"`, the default for SCVB0, OPE and vb fits), 1 to 1000, default 10.
+#'   (method `"cvb0"`, the default for SCVB0, OPE and vb fits), 1 to 1000,
+#'   default 10.
 #' * `sparse_rest`: with [fit_lda()]'s `L` below K, how a word's
 #'   responsibilities beyond its most likely topics reach the summary:
 #'   `"shape"` (default), `"sample"` or `"renormalise"` (see "Sparse
@@ -45,8 +46,8 @@
 #' stream), keeps a word's share apart when an earlier range holds the word
 #' too, and adds those shares in document order at the end, as one thread
 #' would; the topic update is shared by topics. `predict(fit, newdata)`
-#' (method `"cvb0"`, its default for SCVB0, OPE and vb fits) runs the same document
-#' updates with the topics fixed, from a seed drawn from the fit's, and
+#' (method `"cvb0"`, its default for SCVB0, OPE and vb fits) runs the same
+#' document updates with the topics fixed, from a seed drawn from the fit's, and
 #' returns \eqn{(N^\Theta_d + \alpha) / (N_d + K \alpha)}. The training documents'
 #' proportions (`doc_topic`) come from the last lap's document statistics.
 #'

@@ -225,11 +225,7 @@ gibbs_store_columns <- function(store, U) {
 
 # A store from a dense K x V lambda (every entry must be >= eta).
 gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
-  # in C, one pass over lambda (issue 20: the R form, with its O(K V)
-  # temporaries, was 64% of a one-pass fit at K = 1000 on 1,000 kos documents);
-  # CSC slots, word-major, topics increasing within a word
-  if (!is.double(lambda)) storage.mode(lambda) <- "double"
-  store <- .Call(ffi_lda_gibbs_store_dense, lambda, as.double(eta))
+  store <- gibbs_store_dense(lambda, eta)
   if (is.null(store)) {
     abort(paste0("The \"gibbs\" engine stores lambda - eta sparsely and needs every ",
                  "topic-word parameter lambda to be at least eta; start from ",
@@ -237,6 +233,15 @@ gibbs_store_from_lambda <- function(lambda, eta, call = caller_call()) {
           "engine", call = call)
   }
   store
+}
+
+# The same store, or NULL when some lambda is below eta: in C, one pass over
+# lambda (issue 20: the R form, with its O(K V) temporaries, was 64% of a
+# one-pass fit at K = 1000 on 1,000 kos documents); CSC slots, word-major,
+# topics increasing within a word.
+gibbs_store_dense <- function(lambda, eta) {
+  if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  .Call(ffi_lda_gibbs_store_dense, lambda, as.double(eta))
 }
 
 # The pure-R form of gibbs_store_from_lambda() (the reference of its C).
@@ -563,21 +568,20 @@ lda_infer_gibbs <- function(fit, dtm, control, seed, threads) {
   store <- lda_fit_topics(fit)$sparse
   if (is.null(store)) {
     lambda <- gibbs_fit_lambda(fit)
-    if (!is.double(lambda)) storage.mode(lambda) <- "double"
-    store <- .Call(ffi_lda_gibbs_store_dense, lambda, as.double(eta))
-  }
-  if (is.null(store)) {
-    # the sampler reads lambda as eta + non-negative counts; a fit whose
-    # lambda dips below its eta in places (Online-OPE's stochastic steps
-    # and re-seeded topics) is read with the largest eta that keeps every
-    # count non-negative, which gives the same topics (the extra pass over
-    # lambda only then)
-    eta <- min(lambda)
-    if (!(eta > 0)) {
-      abort("This fit's topic-word parameters are not all positive, which the \"gibbs\" method needs; use `method = \"cvb0\"` or \"vb\".",
-            "argument")
+    store <- gibbs_store_dense(lambda, eta)
+    if (is.null(store)) {
+      # the sampler reads lambda as eta + non-negative counts; a fit whose
+      # lambda dips below its eta in places (Online-OPE's stochastic steps
+      # and re-seeded topics) is read with the largest eta that keeps every
+      # count non-negative, which gives the same topics (the extra pass over
+      # lambda only then)
+      eta <- min(lambda)
+      if (!(eta > 0)) {
+        abort("This fit's topic-word parameters are not all positive, which the \"gibbs\" method needs; use `method = \"cvb0\"` or \"vb\".",
+              "argument")
+      }
+      store <- gibbs_store_from_lambda(lambda, eta)
     }
-    store <- gibbs_store_from_lambda(lambda, eta)
   }
   K <- length(store$tot)
   alpha <- gibbs_alpha(fit$alpha, K)

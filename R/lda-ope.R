@@ -53,7 +53,8 @@
 #' `threads`. Without `method`, predict() of an Online-OPE fit uses SCVB0's
 #' fold-in instead: on the seven benchmark corpora it completed held-out
 #' documents better than OPE's own inference in every case, by 0.01 to
-#' 0.25 nats per token (`inst/bench/predict.R`). The paper's evaluations work for any LDA fit:
+#' 0.25 nats per token (`inst/bench/predict.R`). The paper's evaluations
+#' work for any LDA fit:
 #' `coherence(fit, reference, measure = "npmi")` (App. B) and
 #' `heldout_loglik(fit, test, method = "completion", by = "tokens",
 #' observed_frac = 0.7)`, the log predictive probability (App. A).
