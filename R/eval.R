@@ -8,11 +8,11 @@
 # The evaluators by name: a new method or measure is a function and a line
 # here (tables built at use, so that their functions may live anywhere).
 lda_heldout_methods <- function() {
-  list(completion = heldout_loglik_completion, left_to_right = heldout_loglik_left_to_right)
+  list(completion = heldout_loglik_completion, left_to_right = heldout_ltr)
 }
 
 coherence_measures <- function() {
-  list(npmi = coherence_npmi, umass = coherence_umass)
+  list(npmi = coherence_npmi, umass = coherence_umass_score)
 }
 
 # The evaluator `name` of `table`, or NULL.
@@ -65,14 +65,16 @@ heldout_loglik.sparsevi_lda <- function(object, test, method = "completion", ...
     abort(sprintf("`method = \"%s\"` is not available; use \"completion\".", method),
           "argument")
   }
-  fun(object, test, ...)
+  # (each method's errors name this call, the user's)
+  fun(object, test, ..., call = sys.call())
 }
 
 # Method "completion" of heldout_loglik() for topic models.
 heldout_loglik_completion <- function(object, test, observed_frac = 0.8,
                                       by = c("types", "tokens"), seed = NULL,
-                                      threads = getOption("sparsevi.threads", 1L), ...) {
-  ho <- as_heldout(test, object$vocab, observed_frac, by, seed)
+                                      threads = getOption("sparsevi.threads", 1L), ...,
+                                      call = caller_call()) {
+  ho <- as_heldout(test, object$vocab, observed_frac, by, seed, call = call)
   threads <- sparsevi_threads(threads)
   completion_score(lda_eval_topics(object), object$alpha, ho, threads, details = TRUE)
 }
@@ -436,7 +438,14 @@ npmi_value <- function(p12, pa, pb) {
 heldout_loglik_left_to_right <- function(fit, test, particles = 10L, seed = NULL,
                                          threads = getOption("sparsevi.threads", 1L),
                                          ...) {
-  call <- caller_call(1)
+  heldout_ltr(fit, test, particles, seed, threads, call = sys.call())
+}
+
+# heldout_loglik_left_to_right(), and method "left_to_right" of
+# heldout_loglik(): its errors name `call`, the user's.
+heldout_ltr <- function(fit, test, particles = 10L, seed = NULL,
+                        threads = getOption("sparsevi.threads", 1L), ...,
+                        call = caller_call()) {
   particles <- check_count(particles, "particles", min = 1, max = 1e5, call = call)
   threads <- sparsevi_threads(threads)
   store <- lda_sparse_store(fit)
@@ -556,7 +565,12 @@ ltr_test_dtm <- function(test, call) {
 #' coherence_umass(tw, sim$dtm, n = 5)
 #' @export
 coherence_umass <- function(topic_word, reference, n = 10L) {
-  call <- caller_call(1)
+  coherence_umass_score(topic_word, reference, n, call = sys.call())
+}
+
+# coherence_umass(), and measure "umass" of coherence(): its errors name
+# `call`, the user's.
+coherence_umass_score <- function(topic_word, reference, n = 10L, call = caller_call()) {
   if (!is.matrix(topic_word) || !is.numeric(topic_word) || anyNA(topic_word)) {
     abort("`topic_word` must be a numeric K x V matrix.", "argument", call = call)
   }

@@ -298,3 +298,25 @@ test_that("a corpus given under another name than `x` is named in its error", {
   e <- tryCatch(fit_lda(42, K = 2), error = identity)
   expect_match(conditionMessage(e), "^`x` must be a document-term matrix")
 })
+
+test_that("the evaluators' errors show the call the user made, directly or through the generic", {
+  x <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm
+  fit <- fit_lda(x, K = 2, passes = 2, seed = 1, progress = FALSE)
+  called <- function(expr, fun) {
+    e <- tryCatch(expr, error = identity)
+    expect_s3_class(e, "sparsevi_error")
+    expect_identical(conditionCall(e)[[1]], as.name(fun))
+  }
+  # called directly, and from inside a function of the user's (the caller's
+  # call was shown before: `g()` here, NULL at top level)
+  g <- function() heldout_loglik_left_to_right(fit, x, particles = 0)
+  called(g(), "heldout_loglik_left_to_right")
+  called(heldout_loglik_left_to_right(fit, 42), "heldout_loglik_left_to_right")
+  h <- function() coherence_umass(matrix(NA_real_, 2, 20), x)
+  called(h(), "coherence_umass")
+  # through heldout_loglik(): its method's call (as R shows a method's
+  # errors), for both evaluators, not the evaluator's internal one
+  called(heldout_loglik(fit, x, method = "left_to_right", particles = 0),
+         "heldout_loglik.sparsevi_lda")
+  called(heldout_loglik(fit, x, observed_frac = 2), "heldout_loglik.sparsevi_lda")
+})
