@@ -281,6 +281,20 @@ if ("workers" %in% parts) {
 # master's link:
 #   round(W) = c + s + W (s + bytes / bandwidth + g) + latency
 #   speed-up(W) = W (c + g) / round(W)     (against one process, one thread)
+# A second model, of a design this package does not have (issue 34, notes in
+# notes/architecture.md §6): the topics sharded by word over the workers,
+# which keep them between rounds and send each other columns and summaries
+# directly, each on its own link (a non-blocking switch). Per round a worker
+# pulls its batch's columns from their owners and pushes its summary to
+# them, and as an owner serves about as much to the others (every worker
+# the same on average), so each link carries the bytes above each way; it
+# serialises its own messages and the ones it serves (2 s); it applies the
+# round's W global steps to its 1/W of the words (g); K totals per batch go
+# to every worker; three latencies (the master's call, pull, push). Once a
+# lap the master gathers the topics (the fit) and sends them back: 2 x 8KV
+# bytes over its link, spread over the lap's N / (W x batch) rounds:
+#   round_sharded(W) = c + 2 s + bytes / bandwidth + g + 8 K W / bandwidth
+#                      + 3 latency + 2 (8 K V / bandwidth) W batch / N
 if ("project" %in% parts) {
   say("-- project: wikipara, K = 1000, per batch of paragraphs (one thread, CPU seconds); 10 Gb/s, latency 1 ms per round")
   ns <- asNamespace("sparsevi")
@@ -368,6 +382,16 @@ if ("project" %in% parts) {
       }, 1)
       say("%-8s batch %5d: projected speed-up at 4 / 16 / 64 workers: %.1fx / %.1fx / %.1fx",
           eng, size, proj[1], proj[2], proj[3])
+      if (eng != "vb") {
+        n_docs <- nrow(src)
+        sharded <- vapply(c(4L, 16L, 64L), function(W) {
+          round_t <- c1 + 2 * ser + bytes / bandwidth + g + 8 * K * W / bandwidth +
+            3 * latency + 2 * (8 * K * V / bandwidth) * W * size / n_docs
+          W * (c1 + g) / round_t
+        }, 1)
+        say("%-8s batch %5d: topics sharded by word, worker-to-worker (a design, not built; %d paragraphs a lap): %.1fx / %.1fx / %.1fx",
+            eng, size, n_docs, sharded[1], sharded[2], sharded[3])
+      }
     }
   }
 }
