@@ -272,7 +272,7 @@ test_that("the whole split as test data, and a one-term corpus, say what to do (
   }
 })
 
-test_that("a corpus given under another name than `x` is named in its error", {
+test_that("a corpus given under another name than `x` is named in its error; errors show the user's call", {
   x <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm
   fit <- fit_lda(x, K = 2, passes = 2, seed = 1, progress = FALSE)
   named <- function(expr, arg) {
@@ -297,11 +297,9 @@ test_that("a corpus given under another name than `x` is named in its error", {
   # `x` itself keeps its name
   e <- tryCatch(fit_lda(42, K = 2), error = identity)
   expect_match(conditionMessage(e), "^`x` must be a document-term matrix")
-})
 
-test_that("the evaluators' errors show the call the user made, directly or through the generic", {
-  x <- simulate_lda(D = 30, V = 20, K = 2, seed = 1)$dtm
-  fit <- fit_lda(x, K = 2, passes = 2, seed = 1, progress = FALSE)
+  # the evaluators' errors show the call the user made, directly or through
+  # the generic
   called <- function(expr, fun) {
     e <- tryCatch(expr, error = identity)
     expect_s3_class(e, "sparsevi_error")
