@@ -54,6 +54,7 @@ extern SEXP ffi_wire_pack(SEXP, SEXP);
 extern SEXP ffi_wire_unpack(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_pack_columns(SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_unpack_columns(SEXP, SEXP, SEXP);
+extern SEXP ffi_wire_serialize(SEXP);
 /* vb engine: local step (lda-vb-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */
@@ -167,6 +168,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_wire_unpack", (DL_FUNC)&ffi_wire_unpack, 4},
     {"ffi_wire_pack_columns", (DL_FUNC)&ffi_wire_pack_columns, 3},
     {"ffi_wire_unpack_columns", (DL_FUNC)&ffi_wire_unpack_columns, 3},
+    {"ffi_wire_serialize", (DL_FUNC)&ffi_wire_serialize, 1},
     /* vb engine: local step (lda-vb-ffi.c) */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},
     /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */

@@ -160,3 +160,52 @@ SEXP ffi_wire_unpack_columns(SEXP p_, SEXP k_, SEXP full_) {
   UNPROTECT(1);
   return out;
 }
+
+/* serialize(x, NULL, xdr = FALSE) in two passes (R/executor.R, wire()): the
+ * first counts the bytes, the second writes them into a raw vector of that
+ * length. R's own serialize() grows its buffer as it writes and copies the
+ * result once more, about three copies of a large payload (topic columns,
+ * summaries) where this makes one. The bytes are the same: native binary
+ * format, version 3, no reference hook. */
+typedef struct {
+  unsigned char *buf;
+  R_xlen_t len, pos;
+} wire_out;
+
+static void wire_count_char(R_outpstream_t s, int c) {
+  (void)c;
+  ((wire_out *)s->data)->len += 1;
+}
+static void wire_count_bytes(R_outpstream_t s, void *p, int n) {
+  (void)p;
+  ((wire_out *)s->data)->len += n;
+}
+static void wire_put_char(R_outpstream_t s, int c) {
+  wire_out *o = (wire_out *)s->data;
+  if (o->pos >= o->len) Rf_error("internal error: the serialised size changed between passes");
+  o->buf[o->pos++] = (unsigned char)c;
+}
+static void wire_put_bytes(R_outpstream_t s, void *p, int n) {
+  wire_out *o = (wire_out *)s->data;
+  if (n < 0 || o->pos + n > o->len)
+    Rf_error("internal error: the serialised size changed between passes");
+  memcpy(o->buf + o->pos, p, (size_t)n);
+  o->pos += n;
+}
+
+SEXP ffi_wire_serialize(SEXP x) {
+  wire_out o = {NULL, 0, 0};
+  struct R_outpstream_st s;
+  R_InitOutPStream(&s, (R_pstream_data_t)&o, R_pstream_binary_format, 3, wire_count_char,
+                   wire_count_bytes, NULL, R_NilValue);
+  R_Serialize(x, &s);
+  SEXP out = PROTECT(Rf_allocVector(RAWSXP, o.len));
+  o.buf = RAW(out);
+  o.pos = 0;
+  R_InitOutPStream(&s, (R_pstream_data_t)&o, R_pstream_binary_format, 3, wire_put_char,
+                   wire_put_bytes, NULL, R_NilValue);
+  R_Serialize(x, &s);
+  if (o.pos != o.len) Rf_error("internal error: the serialised size changed between passes");
+  UNPROTECT(1);
+  return out;
+}

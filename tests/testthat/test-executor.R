@@ -181,6 +181,30 @@ test_that("results over a worker's columns go back to the whole vocabulary", {
   expect_identical(back$x, parts$x)
 })
 
+test_that("wire() writes the bytes of serialize(xdr = FALSE), and they read back", {
+  wire <- sparsevi:::wire
+  sim <- simulate_lda(D = 8, V = 12, K = 2, seed = 1)
+  fit <- fit_lda(sim$dtm, K = 2, passes = 1, seed = 1, progress = FALSE)
+  # (an environment whose parents end at base: the test's own frames are
+  # not part of what is compared)
+  e <- new.env(parent = baseenv())
+  e$v <- 1:3
+  f <- local(function(x) x + v, e)
+  objs <- list(NULL, 1, "a", NA, list(), -0, c(a = 1.5, b = NA, c = Inf),
+               # what the executor sends: a namespace function (by reference), a
+               # closure with its environment, shared environments, S3 and S4 objects
+               list(fun = sparsevi:::lda_batch_step, f = f, e = e, e2 = e,
+                    dtm = sim$dtm, fit = fit, m = Matrix::Matrix(diag(3), sparse = TRUE)),
+               # a payload larger than a serialisation chunk
+               list(x = matrix(stats::runif(3e5), 300), i = seq_len(1e5), r = as.raw(1:255)))
+  for (o in objs) {
+    w <- wire(o)
+    expect_identical(w, serialize(o, NULL, xdr = FALSE))
+    back <- unserialize(w)
+    expect_identical(serialize(back, NULL, xdr = FALSE), w)
+  }
+})
+
 test_that("the compact wire form of doubles unpacks to identical values", {
   pack <- sparsevi:::pack_doubles
   unpack <- sparsevi:::unpack_doubles
