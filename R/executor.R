@@ -262,7 +262,7 @@ batch_owner <- function(n_batches, W) {
 # serialize(x, NULL, xdr = FALSE), written in C into a raw vector of their
 # exact length (src/wire-ffi.c): R's serialize() grows its buffer as it
 # writes and copies the result again; 90 MB of topic columns took 0.10-0.27 s
-# that way and 0.06 s this way (inst/bench/results/cluster.txt).
+# that way and 0.06 s this way (inst/bench/results/scale.txt).
 wire <- function(x) .Call(ffi_wire_serialize, x)
 
 # A lossless compact form for the wire: a long double vector (or matrix)
