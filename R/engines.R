@@ -37,6 +37,14 @@
 #   columns(state, control, U) -> state: what a cluster worker's local step
 #       of batches with the words U needs of the state (the topics' columns
 #       U; NULL: the whole state travels);
+#   shard: NULL, or what laps on workers that own the topics' columns by
+#       word need (R/executor-sharded.R): list(can(control) -> whether its
+#       global step can run so, dense(state) -> NULL or list(lambda, tot),
+#       the dense topics a new fit's first local steps read, before the
+#       first step makes a store, store(state, control) -> the state with
+#       the lap's store, step(state, res, control, t, K) -> one step's
+#       rho, mult, t, rescale_below and summary on the worker that ran
+#       it, after(state, t, rho) -> the state after the lap's steps);
 #   start: a list of starts the engine holds itself, by `init` name
 #       ("sparse": (control, V) -> state; "seeded": (x0, chosen, control, V)
 #       -> state); empty when the engine starts from a dense lambda.
@@ -348,6 +356,7 @@ lda_engine_cvb0 <- function() {
     finish = lda_cvb0_finish,
     infer = lda_infer_cvb0,
     columns = lda_columns_cvb0,
+    shard = cvb0_shard,
     start = list(seeded = lda_cvb0_seeded_start))
 }
 
@@ -373,11 +382,11 @@ lda_engine_gibbs <- function() {
 # tests/testthat/test-engines.R runs on every entry.
 new_lda_engine <- function(name, local, global, holds, control = NULL, finish = NULL,
                            end_lap = NULL, infer, topic_sizes = NULL, columns = NULL,
-                           start = list()) {
+                           shard = NULL, start = list()) {
   c(list(name = name), sparsevi_engines$lda[[name]],
     list(local = local, global = global, holds = holds, control = control,
          finish = finish, end_lap = end_lap, infer = infer, topic_sizes = topic_sizes,
-         columns = columns, start = start))
+         columns = columns, shard = shard, start = start))
 }
 
 # TRUE when `engine` has what the loop calls, else an internal error.
@@ -392,6 +401,9 @@ validate_lda_engine <- function(engine) {
     fun_or_null(engine$control) && fun_or_null(engine$finish) &&
     fun_or_null(engine$end_lap) && fun_or_null(engine$topic_sizes) &&
     fun_or_null(engine$columns) &&
+    (is.null(engine$shard) || (is.list(engine$shard) &&
+       all(c("can", "dense", "store", "step", "after") %in% names(engine$shard)) &&
+       all(vapply(engine$shard, is.function, TRUE)))) &&
     is.list(engine$start) && all(names(engine$start) %in% c("sparse", "seeded", "bregman")) &&
     all(vapply(engine$start, is.function, TRUE))
   if (!ok) abort(sprintf("internal error: invalid engine \"%s\" in the registry.",

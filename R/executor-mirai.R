@@ -70,6 +70,17 @@
 #'   each worker (the daemons' settings, e.g. `output = TRUE`, and `tls`).
 #'   Not used by `close()`.
 #' @param timeout Seconds to wait for every worker's daemon to connect.
+#' @param shard_topics Whether the workers keep a topic model's topics
+#'   themselves, each the columns of a share of the words (`TRUE`, the
+#'   default), when its engine can train so (the default engine, SCVB0,
+#'   except with `sparse_rest = "shape"`). The workers then exchange
+#'   topic columns and summaries with each other directly, each on its own
+#'   connection, instead of every round going through this session: at
+#'   the start and end of each lap this session sends the topics out and
+#'   takes them back. With `FALSE`, or for other engines, this session
+#'   keeps the topics and sends each worker the columns it needs every
+#'   round. The fit is the same either way. The workers must be able to
+#'   connect to each other (on other hosts: any TCP port of theirs).
 #' @param task_timeout Seconds a worker may take over one task (a round's
 #'   local step, placing its batches) before the fit stops with an error of
 #'   class `sparsevi_error_worker` that keeps the last completed model;
@@ -96,7 +107,7 @@
 #' }
 #' @export
 sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 60,
-                             task_timeout = Inf) {
+                             task_timeout = Inf, shard_topics = TRUE) {
   if (!requireNamespace("mirai", quietly = TRUE)) {
     abort("sparsevi_workers() needs the mirai package: install it, or pass a cluster made by parallel::makePSOCKcluster().",
           "argument")
@@ -105,6 +116,7 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
   n <- as.integer(n)
   check_positive(timeout, "timeout")
   if (!identical(task_timeout, Inf)) check_positive(task_timeout, "task_timeout")
+  shard_topics <- check_flag(shard_topics, "shard_topics")
   if (!is.null(url)) {
     if (!is.character(url) || !(length(url) %in% c(1L, n)) || anyNA(url)) {
       abort(sprintf("`url` must be NULL, one URL or %d URLs (one per worker), not %s.",
@@ -134,6 +146,9 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
   state <- new.env(parent = emptyenv())
   state$open <- TRUE
   state$task_timeout <- as.double(task_timeout)
+  state$shard_topics <- shard_topics
+  # (workers on this machine talk to each other over the loopback)
+  state$local <- is.null(url)
   out <- structure(lapply(profiles, function(p) list(profile = p)), class = "sparsevi_workers",
                    state = state)
   ok <- FALSE
@@ -274,45 +289,63 @@ mirai_calls <- function(workers, ws, payloads, step) {
   }
   # the tasks were all sent at once: one deadline for them (task_timeout)
   limit <- attr(workers, "state")$task_timeout %||% Inf
-  deadline <- proc.time()[["elapsed"]] + limit
-  out <- vector("list", length(ws))
-  for (j in seq_along(ws)) {
-    r <- mirai_wait(ms[[j]], workers[[ws[j]]]$profile, deadline)
-    if (identical(r$status, "disconnected")) {
-      return(fail(j, "its daemon disconnected during the task (the worker's process died or was stopped)"))
-    }
-    if (identical(r$status, "timeout")) {
-      return(fail(j, sprintf("it did not answer within %g seconds (`task_timeout` of sparsevi_workers()): its host may hang with the connection open, or a round takes longer; the worker may still be busy, so close() these workers and start new ones",
-                             limit)))
-    }
-    if (mirai::is_error_value(r$value)) return(fail(j, mirai_error_text(r$value)))
-    out[[j]] <- r$value
+  r <- mirai_wait(ms, lapply(workers[ws], function(w) w$profile),
+                  proc.time()[["elapsed"]] + limit)
+  if (identical(r$status, "disconnected")) {
+    return(fail(r$which, "its daemon disconnected during the task (the worker's process died or was stopped)"))
   }
-  out
+  if (identical(r$status, "timeout")) {
+    return(fail(r$which, sprintf("it did not answer within %g seconds (`task_timeout` of sparsevi_workers()): its host may hang with the connection open, or a round takes longer; the worker may still be busy, so close() these workers and start new ones",
+                                 limit)))
+  }
+  if (identical(r$status, "failed")) return(fail(r$which, mirai_error_text(r$values[[r$which]])))
+  r$values
 }
 
-# Waits for mirai `m`: list(status, value), status "ok" (value: the
-# result), "disconnected" when its worker's daemon disconnected before it
-# resolved, or "timeout" when it is unresolved at `deadline` (elapsed
-# seconds, proc.time()). (Waiting with m[] alone can wait for ever: a task
-# whose daemon dies mid-task is not always resolved with an error value;
-# the request stays queued for a daemon that will never come back.) Polls
-# every millisecond, and checks the connection and the clock about every
-# quarter second.
-mirai_wait <- function(m, profile, deadline = Inf) {
+# Waits for the mirai `ms` (one per worker, of the compute profiles
+# `profiles`) together: list(status, which, values), status "ok" (values:
+# their results), "failed" when task `which` resolved to an error value
+# (the others are not waited for), "disconnected" when the daemon of task `which` disconnected
+# before it resolved, or "timeout" when task `which` is unresolved at
+# `deadline` (elapsed seconds, proc.time()). All at once, not one after the
+# other: workers that exchange messages with each other (sharded topics,
+# R/executor-sharded.R) wait for a dead one, so the dead one must be seen
+# while the others are still busy. (Waiting with m[] alone can wait for
+# ever: a task whose daemon dies mid-task is not always resolved with an
+# error value; the request stays queued for a daemon that will never come
+# back.) Polls every millisecond, and checks the connections and the clock
+# about every quarter second.
+mirai_wait <- function(ms, profiles, deadline = Inf) {
+  pending <- seq_along(ms)
+  values <- vector("list", length(ms))
   i <- 0L
-  while (mirai::unresolved(m)) {
+  repeat {
+    done <- pending[!vapply(ms[pending], mirai::unresolved, TRUE)]
+    for (j in done) {
+      values[j] <- list(ms[[j]]$data)
+      # (a failed task ends the wait: the others may be waiting for it)
+      if (mirai::is_error_value(values[[j]])) {
+        return(list(status = "failed", which = j, values = values))
+      }
+    }
+    pending <- setdiff(pending, done)
+    if (!length(pending)) break
     Sys.sleep(0.001)
     i <- i + 1L
     if (i %% 250L == 0L) {
-      if (!mirai_connected(profile)) {
-        Sys.sleep(0.1)
-        if (mirai::unresolved(m)) return(list(status = "disconnected", value = NULL))
+      for (j in pending) {
+        if (!mirai_connected(profiles[[j]])) {
+          Sys.sleep(0.1)
+          if (mirai::unresolved(ms[[j]])) {
+            return(list(status = "disconnected", which = j, values = NULL))
+          }
+        }
       }
-      if (proc.time()[["elapsed"]] > deadline && mirai::unresolved(m)) {
-        return(list(status = "timeout", value = NULL))
+      if (proc.time()[["elapsed"]] > deadline) {
+        late <- pending[vapply(ms[pending], mirai::unresolved, TRUE)]
+        if (length(late)) return(list(status = "timeout", which = late[1L], values = NULL))
       }
     }
   }
-  list(status = "ok", value = m$data)
+  list(status = "ok", which = NA_integer_, values = values)
 }

@@ -389,6 +389,7 @@ run_batches <- function(fun, n, get_batch, per, shared, packages = character(0))
 }
 
 cluster_worker_free <- function(token) {
+  shard_free(token)
   if (exists(token, envir = worker_store, inherits = FALSE)) rm(list = token, envir = worker_store)
   TRUE
 }
@@ -552,6 +553,7 @@ future_round <- function(ex, ws, sels, batches, fun, worker_shared, per, call,
 }
 
 executor_close <- function(ex) {
+  if (!is.null(ex$shard)) lda_shard_close(ex)
   if (ex$kind == "cluster") {
     payload <- wire(list(token = ex$token))
     for (w in seq_len(ex$workers)) {

@@ -679,6 +679,58 @@ lda_global_cvb0_lazy <- function(state, res, batch_id, control) {
   state
 }
 
+# ---- topics sharded by word (R/executor-sharded.R) -------------------------
+#
+# What a sharded fit needs of the engine: whether its owners can take the
+# global step (not the shape form: its columns are made under the topics
+# at the step, which no one worker holds), a new fit's dense start and its
+# totals as its first local steps read them, the lap's store (made from
+# that start as the first global step would make it), the size and summary
+# of one step on a worker, and the state after a lap's steps, as
+# lda_global_cvb0_lazy() leaves it.
+cvb0_shard <- list(
+  can = function(control) {
+    s <- control$cvb0_settings
+    if (!is.list(s)) s <- cvb0_settings(control)
+    identical(control$global, "stochastic") && !(s$top_L > 0L && s$top_rest == 2L)
+  },
+  dense = function(state) {
+    if (!is.null(state$topics$store)) return(NULL)
+    lambda <- state$topics$lambda
+    if (!is.double(lambda)) storage.mode(lambda) <- "double"
+    tot <- cvb0_totals(state)
+    list(lambda = lambda, tot = if (is.null(tot)) .Call(ffi_lda_topic_totals, lambda) else tot)
+  },
+  store = function(state, control) {
+    if (is.null(state$topics$store)) {
+      eta <- if (is.null(control$eta)) cvb0_defaults$eta else control$eta
+      st <- cvb0_new_store(state, eta)
+      state$topics$store <- st
+      state$topics$lambda <- NULL
+    } else if (lda_store_shared(state$topics$store)) {
+      state$topics$store <- lda_store_copy(state$topics$store)
+    }
+    # (from here on each lap copies the store: lda_store_lap_start())
+    if (!is.null(.subset2(state$topics, "owned"))) state$topics$owned <- NULL
+    state
+  },
+  step = function(state, res, control, t, K) {
+    state$t <- t
+    g <- cvb0_global_args(state, res, control)
+    S <- g$S
+    if (is.null(S$p)) S <- cvb0_summary_parts(S, K)
+    list(rho = g$rho, mult = g$mult, t = g$t + 1,
+         rescale_below = if (is.null(control$rescale_below)) 1e-100 else control$rescale_below,
+         summary = S)
+  },
+  after = function(state, t, rho) {
+    state$t <- t
+    state$tot <- lda_topics_totals(state$topics)
+    state$tot_t <- t
+    state$rho <- rho
+    state
+  })
+
 # A new store from a state's dense lambda (and its tracked totals): X =
 # lambda - eta, made from the start's table itself when the fit owns it.
 cvb0_new_store <- function(state, eta) {

@@ -199,6 +199,16 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
                    stop(e)
                  })
   on.exit(executor_close(ex), add = TRUE)
+  # persistent workers that own the topics' columns by word, when asked
+  # for and the engine allows (R/executor-sharded.R)
+  sharded <- lda_shardable(ex, control)
+  if (sharded) {
+    ex <- tryCatch(lda_shard_setup(ex, length(x$vocab)),
+                   sparsevi_error_worker = function(e) {
+                     e$fit <- if (inherits(fit, "sparsevi_lda")) fit
+                     stop(e)
+                   })
+  }
   stops <- !is.null(control$converge_tol) && control$converge_tol > 0 &&
     lda_step(control)$memoized
   # with a convergence stop, `passes` is an upper bound and so is the ETA
@@ -305,8 +315,13 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   buffers <- new.env(parent = emptyenv())
   on.exit(lda_store_forget(snapshot_files), add = TRUE)
   run <- train_laps(take_start(), lap0 + seq_len(passes),
-                    function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of,
-                                               spare, buffers, within_for()),
+                    if (sharded) {
+                      function(state, l) lda_lap_sharded(state, x, control, l, ex, hook_for(l),
+                                                         spare, within_for())
+                    } else {
+                      function(state, l) lda_lap(state, x, control, l, ex, hook_for(l), warm_of,
+                                                 spare, buffers, within_for())
+                    },
                     evaluate,
                     trainer,
                     between = if (isTRUE(control$eta_learn) || isTRUE(control$reuse_dead))

@@ -37,6 +37,8 @@ extern SEXP ffi_lda_store_new(SEXP, SEXP);
 extern SEXP ffi_lda_store_counts(SEXP, SEXP);
 extern SEXP ffi_lda_store_update(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_update_sparse(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_store_update_owner(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_summary_rowsums(SEXP, SEXP);
 extern SEXP ffi_lda_store_add(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_lambda(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_store_copy(SEXP, SEXP);
@@ -55,6 +57,8 @@ extern SEXP ffi_wire_unpack(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_pack_columns(SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_unpack_columns(SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_serialize(SEXP);
+/* topics sharded by word (executor-sharded-ffi.c) */
+extern SEXP ffi_lda_shard_put(SEXP, SEXP, SEXP, SEXP);
 /* vb engine: local step (lda-vb-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */
@@ -151,6 +155,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_store_counts", (DL_FUNC)&ffi_lda_store_counts, 2},
     {"ffi_lda_store_update", (DL_FUNC)&ffi_lda_store_update, 5},
     {"ffi_lda_store_update_sparse", (DL_FUNC)&ffi_lda_store_update_sparse, 5},
+    {"ffi_lda_store_update_owner", (DL_FUNC)&ffi_lda_store_update_owner, 5},
+    {"ffi_lda_summary_rowsums", (DL_FUNC)&ffi_lda_summary_rowsums, 2},
     {"ffi_lda_store_add", (DL_FUNC)&ffi_lda_store_add, 5},
     {"ffi_lda_store_lambda", (DL_FUNC)&ffi_lda_store_lambda, 3},
     {"ffi_lda_store_copy", (DL_FUNC)&ffi_lda_store_copy, 2},
@@ -169,6 +175,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_wire_pack_columns", (DL_FUNC)&ffi_wire_pack_columns, 3},
     {"ffi_wire_unpack_columns", (DL_FUNC)&ffi_wire_unpack_columns, 3},
     {"ffi_wire_serialize", (DL_FUNC)&ffi_wire_serialize, 1},
+    {"ffi_lda_shard_put", (DL_FUNC)&ffi_lda_shard_put, 4},
     /* vb engine: local step (lda-vb-ffi.c) */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},
     /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */

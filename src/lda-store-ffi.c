@@ -241,13 +241,11 @@ SEXP ffi_lda_store_update(SEXP X, SEXP meta, SEXP words, SEXP values, SEXP opts)
   return store_step_done(meta, K, &st, sc_new);
 }
 
-/* ffi_lda_store_update() with a sparse summary (store_update_sparse()):
- * word words[u] has the values v[p[u] .. p[u + 1]) at topics k (0-based,
- * each column's topics distinct). Same opts; returns the new scale. */
-SEXP ffi_lda_store_update_sparse(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opts) {
-  int K, V;
-  store_dims(X, meta, &K, &V);
-  store_need_own(X, meta);
+/* The number of words U of a sparse summary (words; S = list(p, k, v)) of
+ * K x V topics; errors unless it is well formed: words increasing in
+ * [0, V), p from 0 to length(k) and non-decreasing, each word's topics
+ * increasing in [0, K). */
+static int store_check_sparse(SEXP words, SEXP S, int K, int V) {
   const SEXP p_ = svi_opt(S, "p"), k_ = svi_opt(S, "k"), v_ = svi_opt(S, "v");
   if (TYPEOF(words) != INTSXP || TYPEOF(p_) != INTSXP || TYPEOF(k_) != INTSXP ||
       TYPEOF(v_) != REALSXP || XLENGTH(p_) != XLENGTH(words) + 1 ||
@@ -255,7 +253,8 @@ SEXP ffi_lda_store_update_sparse(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opt
     Rf_error("internal error: malformed sparse batch summary");
   const int U = (int)XLENGTH(words);
   const int *w = INTEGER(words), *p = INTEGER(p_), *k = INTEGER(k_);
-  if (p[0] != 0 || p[U] != XLENGTH(k_)) Rf_error("internal error: malformed sparse batch summary");
+  if (p[0] != 0 || p[U] != XLENGTH(k_))
+    Rf_error("internal error: malformed sparse batch summary");
   for (int u = 0; u < U; u++) {
     if (w[u] < 0 || w[u] >= V || (u > 0 && w[u] <= w[u - 1]) || p[u + 1] < p[u])
       Rf_error("internal error: malformed sparse batch summary");
@@ -263,11 +262,90 @@ SEXP ffi_lda_store_update_sparse(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opt
       if (k[e] < 0 || k[e] >= K || (e > p[u] && k[e] <= k[e - 1]))
         Rf_error("internal error: malformed sparse batch summary");
   }
+  return U;
+}
+
+/* ffi_lda_store_update() with a sparse summary (store_update_sparse()):
+ * word words[u] has the values v[p[u] .. p[u + 1]) at topics k (0-based,
+ * each column's topics distinct). Same opts; returns the new scale. */
+SEXP ffi_lda_store_update_sparse(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opts) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  store_need_own(X, meta);
+  const int U = store_check_sparse(words, S, K, V);
+  const int *p = INTEGER(svi_opt(S, "p")), *k = INTEGER(svi_opt(S, "k"));
   const store_step st = store_step_opts(meta, opts, K);
-  const double sc_new = store_update_sparse(K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho,
-                                            st.mult, U, w, p, k, REAL(v_), st.below, st.scr,
-                                            st.scr + K, st.threads);
+  const double sc_new = store_update_sparse(
+      K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho, st.mult, U, INTEGER(words), p, k,
+      REAL(svi_opt(S, "v")), st.below, st.scr, st.scr + K, st.threads);
   return store_step_done(meta, K, &st, sc_new);
+}
+
+/* Whether the summary S (a named list) is sparse, list(.., p, k, v): it has
+ * a non-NULL p (as lda_store_update() tells them apart in R). */
+static int store_summary_sparse(SEXP S) {
+  if (TYPEOF(S) != VECSXP) Rf_error("internal error: a batch summary must be a list");
+  SEXP nms = Rf_getAttrib(S, R_NamesSymbol);
+  if (TYPEOF(nms) != STRSXP) return 0;
+  for (R_xlen_t i = 0; i < XLENGTH(S); i++)
+    if (strcmp(CHAR(STRING_ELT(nms, i)), "p") == 0) return VECTOR_ELT(S, i) != R_NilValue;
+  return 0;
+}
+
+/* The step of ffi_lda_store_update() on one owner's part of a store sharded
+ * by word (store_update_owner(), R/executor-sharded.R): X (K x V_r) the
+ * owner's columns, meta the whole store's (identical on every owner),
+ * words the minibatch's words among the columns (0-based local columns,
+ * increasing), S their part of the summary, list(x = K values per word) or
+ * sparse list(p, k, v) as for ffi_lda_store_update_sparse(), and opts
+ * those of ffi_lda_store_update() and ssum, the K row sums of the WHOLE
+ * summary (ffi_lda_summary_rowsums()): the totals follow the whole store,
+ * which the owner's part alone cannot give. IN PLACE, X and meta; returns
+ * the new scale. */
+SEXP ffi_lda_store_update_owner(SEXP X, SEXP meta, SEXP words, SEXP S, SEXP opts) {
+  int K, V;
+  store_dims(X, meta, &K, &V);
+  store_need_own(X, meta);
+  const int sparse = store_summary_sparse(S);
+  const int U = sparse ? store_check_sparse(words, S, K, V)
+                       : svi_check_summary(words, svi_opt(S, "x"), K, V);
+  const SEXP ssum = svi_opt(opts, "ssum");
+  if (TYPEOF(ssum) != REALSXP || XLENGTH(ssum) != K)
+    Rf_error("internal error: the summary's row sums `ssum` must be K doubles");
+  const store_step st = store_step_opts(meta, opts, K);
+  double sc_new;
+  if (sparse)
+    sc_new = store_update_owner_sparse(
+        K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho, st.mult, U, INTEGER(words),
+        INTEGER(svi_opt(S, "p")), INTEGER(svi_opt(S, "k")), REAL(svi_opt(S, "v")),
+        st.below, REAL(ssum), st.scr + K, st.threads);
+  else
+    sc_new = store_update_owner(K, V, REAL(X), REAL(meta) + 2, st.scale, st.rho, st.mult,
+                                U, INTEGER(words), REAL(svi_opt(S, "x")), st.below,
+                                REAL(ssum), st.scr + K, st.threads);
+  return store_step_done(meta, K, &st, sc_new);
+}
+
+/* The K row sums of a whole summary (store_rowsums()), S = list(words, x)
+ * with (at least) K values per word, or sparse list(words, p, k, v): bit
+ * for bit those the store's updates form from it, for the owners of a
+ * sharded store (ffi_lda_store_update_owner()). */
+SEXP ffi_lda_summary_rowsums(SEXP S, SEXP K_) {
+  const int K = svi_int_arg(K_, 1, SVI_MAX_TOPICS, "K");
+  const SEXP words = svi_opt(S, "words");
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, K));
+  if (store_summary_sparse(S)) {
+    store_check_sparse(words, S, K, INT_MAX);
+    const SEXP k_ = svi_opt(S, "k");
+    store_rowsums_sparse(K, (int)XLENGTH(k_), INTEGER(k_), REAL(svi_opt(S, "v")),
+                         REAL(out));
+  } else {
+    const SEXP x = svi_opt(S, "x");
+    const int U = svi_check_summary(words, x, K, INT_MAX);
+    store_rowsums(K, U, REAL(x), REAL(out));
+  }
+  UNPROTECT(1);
+  return out;
 }
 
 /* ffi_lda_store_update() with SCVB0's shape form (list(words, p, k, v, r),

@@ -62,12 +62,19 @@ static double store_step_end(int K, const double *xtot, const double *ssum, doub
       STORE_PREFETCH(X, w, u, U, K, ahead);                                             \
       double *restrict col = X + (svi_len)w[u] * K;                                     \
       const double *restrict sv = val + (svi_len)u * K;                                 \
-      SVI_SIMD                                                                        \
-      for (int k = 0; k < K; k++) col[k] += c * sv[k];                                  \
+      STORE_ADD_COLUMN(col, sv, c, K)                                                   \
       SVI_SIMD                                                                        \
       for (int k = 0; k < K; k++) ssum[k] += sv[k];                                     \
     }                                                                                   \
   }
+/* The step's one product and sum per value, col[k] += c sv[k], written once
+ * for every pass over dense columns (the one pass, the split, an owner's
+ * columns: store_update_owner()), so that all of them compile the same
+ * expression and give the same bits: a shard's columns must equal the
+ * whole table's. */
+#define STORE_ADD_COLUMN(col, sv, c, K)                                                 \
+  SVI_SIMD                                                                              \
+  for (int k = 0; k < (K); k++) (col)[k] += (c) * (sv)[k];
 #define STORE_PREFETCH(X, w, u, U, K, ahead)                                            \
   if ((u) + (ahead) < (U)) SVI_PREFETCH_COLUMN((X) + (svi_len)(w)[(u) + (ahead)] * (K), K, 1)
 STORE_PASS(store_pass_base, )
@@ -150,8 +157,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
         STORE_PREFETCH(X, w, u, U, K, ahead);
         double *restrict col = X + (svi_len)w[u] * K;
         const double *restrict sv = val + (svi_len)u * K;
-        SVI_SIMD
-        for (int k = 0; k < K; k++) col[k] += c * sv[k];
+        STORE_ADD_COLUMN(col, sv, c, K)
       }
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1) nowait
@@ -228,6 +234,21 @@ double store_update_fill(int K, int V, double *X, const double *xtot, double sca
   return store_step_end(K, xtot, ssum, xtot_new, dense, scale_new, c);
 }
 
+/* The sparse step's columns: X[k, w[u]] += c val at the entries of word u
+ * (store_update_sparse(), an owner's store_update_owner_sparse()); each
+ * column written by one thread. */
+static void store_sparse_columns(int K, int U, double *X, const int *w, const int *p,
+                                 const int *k, const double *val, double c, int threads) {
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1 && p[U] >= 8192)
+#endif
+  for (int u = 0; u < U; u++) {
+    double *restrict col = X + (svi_len)w[u] * K;
+    for (int e = p[u]; e < p[u + 1]; e++) col[k[e]] += c * val[e];
+  }
+}
+
 /* store_update() with a sparse S: word w[u] has the values val[p[u] ..
  * p[u + 1]) at topics k (0-based; SCVB0's sparse summary, R/lda-cvb0.R).
  * The same step: scale_new = (1 - rho) scale and X[k, w] += (rho mult /
@@ -241,18 +262,107 @@ double store_update_sparse(int K, int V, double *X, const double *xtot, double s
                            double *ssum, double *xtot_new, int threads) {
   int dense;
   double c;
-  const double scale_new = store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads,
-                                            &dense, &c);
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1 && p[U] >= 8192)
-#endif
+  const double scale_new =
+      store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads, &dense, &c);
+  store_sparse_columns(K, U, X, w, p, k, val, c, threads);
+  store_rowsums_sparse(K, p[U], k, val, ssum);
+  return store_step_end(K, xtot, ssum, xtot_new, dense, scale_new, c);
+}
+
+/* The row sums ssum (K) of a summary, as the steps above add them: dense
+ * (K values per word, val), word after word from 0, the sums of
+ * store_pass() and of the split's blocks of topics; sparse (n entries at
+ * topics k), entry after entry, those of store_update_sparse(). Only
+ * additions, in that order, so the same bits at any vector width. A
+ * sharded store's owners take them from here for the whole summary
+ * (store_update_owner()). */
+void store_rowsums(int K, int U, const double *val, double *ssum) {
+  for (int k = 0; k < K; k++) ssum[k] = 0.0;
   for (int u = 0; u < U; u++) {
-    double *restrict col = X + (svi_len)w[u] * K;
-    for (int e = p[u]; e < p[u + 1]; e++) col[k[e]] += c * val[e];
+    const double *restrict sv = val + (svi_len)u * K;
+    SVI_SIMD
+    for (int k = 0; k < K; k++) ssum[k] += sv[k];
   }
+}
+
+void store_rowsums_sparse(int K, int n, const int *k, const double *val, double *ssum) {
   for (int j = 0; j < K; j++) ssum[j] = 0.0;
-  for (int e = 0; e < p[U]; e++) ssum[k[e]] += val[e];
+  for (int e = 0; e < n; e++) ssum[k[e]] += val[e];
+}
+
+/* The step of store_update() on a store sharded by word (R/executor-sharded.R):
+ * X is one owner's columns of the whole table (K x its words), w the
+ * minibatch's words among them (local columns, increasing) and val their K
+ * values each, and ssum (K) the row
+ * sums of the WHOLE minibatch's summary (store_rowsums()), which the owner
+ * does not see. The scale, the dense rescaling and the new totals follow
+ * from the whole store's scale and totals alone, so with meta identical to
+ * the whole store's the owner's columns and xtot_new come out bit for bit
+ * as the whole table's step leaves them: the same helpers, the same column
+ * add (STORE_ADD_COLUMN) and ssum made as that step makes it. Each column
+ * is written by one thread, so the result does not depend on threads. */
+#define STORE_COLUMNS_PASS(name, attr)                                                  \
+  attr static void name(int K, int U, double *X, const int *w, const double *val,        \
+                        double c) {                                                     \
+    const int ahead = 4;                                                                \
+    for (int u = 0; u < U; u++) {                                                       \
+      STORE_PREFETCH(X, w, u, U, K, ahead);                                             \
+      double *restrict col = X + (svi_len)w[u] * K;                                     \
+      const double *restrict sv = val + (svi_len)u * K;                                 \
+      STORE_ADD_COLUMN(col, sv, c, K)                                                   \
+    }                                                                                   \
+  }
+STORE_COLUMNS_PASS(store_columns_base, )
+#ifdef STORE_MULTI
+STORE_COLUMNS_PASS(store_columns_avx2, __attribute__((target("avx2"))))
+#endif
+
+double store_update_owner(int K, int V, double *X, const double *xtot, double scale,
+                          double rho, double mult, int U, const int *w, const double *val,
+                          double rescale_below, const double *ssum, double *xtot_new,
+                          int threads) {
+  int dense;
+  double c;
+  const double scale_new =
+      store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads, &dense, &c);
+  /* (the thresholds of store_update(): below them a second thread costs
+   * more than it saves) */
+  if (store_one_pass(K, U, threads)) {
+#ifdef STORE_MULTI
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+      store_columns_avx2(K, U, X, w, val, c);
+    else
+#endif
+      store_columns_base(K, U, X, w, val, c);
+  } else {
+    const int ahead = 4;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+#endif
+    for (int u = 0; u < U; u++) {
+      STORE_PREFETCH(X, w, u, U, K, ahead);
+      double *restrict col = X + (svi_len)w[u] * K;
+      const double *restrict sv = val + (svi_len)u * K;
+      STORE_ADD_COLUMN(col, sv, c, K)
+    }
+  }
+  return store_step_end(K, xtot, ssum, xtot_new, dense, scale_new, c);
+}
+
+/* store_update_owner() with a sparse summary (p, k, val as in
+ * store_update_sparse()): the columns of store_update_sparse() and the
+ * given ssum. */
+double store_update_owner_sparse(int K, int V, double *X, const double *xtot,
+                                 double scale, double rho, double mult, int U,
+                                 const int *w, const int *p, const int *k,
+                                 const double *val, double rescale_below,
+                                 const double *ssum, double *xtot_new, int threads) {
+  int dense;
+  double c;
+  const double scale_new =
+      store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads, &dense, &c);
+  store_sparse_columns(K, U, X, w, p, k, val, c, threads);
   return store_step_end(K, xtot, ssum, xtot_new, dense, scale_new, c);
 }
 
@@ -260,7 +370,7 @@ double store_update_sparse(int K, int V, double *X, const double *xtot, double s
  * may be X itself (the store turned into lambda in place: each entry is read
  * before it is written). */
 void store_lambda(int K, int V, const double *X, const double *xtot, double eta,
-                      double scale, double *lambda, double *tot) {
+                  double scale, double *lambda, double *tot) {
   const svi_len n = (svi_len)K * V;
   for (svi_len j = 0; j < n; j++) lambda[j] = eta + scale * X[j];
   for (int k = 0; k < K; k++) tot[k] = V * eta + scale * xtot[k];

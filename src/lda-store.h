@@ -18,6 +18,17 @@ double store_update_sparse(int K, int V, double *X, const double *xtot, double s
                            double rho, double mult, int U, const int *w, const int *p,
                            const int *k, const double *val, double rescale_below,
                            double *ssum, double *xtot_new, int threads);
+void store_rowsums(int K, int U, const double *val, double *ssum);
+void store_rowsums_sparse(int K, int n, const int *k, const double *val, double *ssum);
+double store_update_owner(int K, int V, double *X, const double *xtot, double scale,
+                          double rho, double mult, int U, const int *w, const double *val,
+                          double rescale_below, const double *ssum, double *xtot_new,
+                          int threads);
+double store_update_owner_sparse(int K, int V, double *X, const double *xtot,
+                                 double scale, double rho, double mult, int U,
+                                 const int *w, const int *p, const int *k,
+                                 const double *val, double rescale_below,
+                                 const double *ssum, double *xtot_new, int threads);
 void store_lambda(int K, int V, const double *X, const double *xtot, double eta,
                   double scale, double *lambda, double *tot);
 void store_from_lambda(int K, int V, const double *lambda, double eta, double *X);

@@ -1,0 +1,491 @@
+# Topics sharded by word over persistent workers (notes/architecture.md §6,
+# "Topics sharded by word"): the laps of a topic model on
+# sparsevi_workers(shard_topics = TRUE) when its engine allows it
+# (engine$shard, R/engines.R: SCVB0).
+#
+# With the topics on the master (R/executor.R), every round sends each
+# worker the topic columns of its batches' words and brings its summaries
+# back over the master's one link; at K = 1000 on Wikipedia paragraphs that
+# bounds SCVB0 below 2.3x however many workers there are
+# (inst/bench/scale.R, part `project`). Here worker r of W owns the columns
+# of the words v (0-based) with v mod W = r, as a table of its own with the
+# store's `meta` (scale, t, row sums), and the workers exchange columns and
+# summaries directly, each on its own link:
+#
+#   - at a lap's start the master sends each worker its columns of the
+#     store (lda_shard_lap_start()); at the lap's end it takes them back
+#     into its own copy of the store (lda_shard_lap_end()). Between laps the
+#     state is the usual one: snapshots, interrupts, held-out scores,
+#     update() and the fit are those of any lap;
+#   - a round: the master sends every worker the round's batches, their
+#     order and seeds (bytes, not topics). Each owner sends each worker
+#     that runs a batch of the round the columns of that worker's words it
+#     owns; the worker runs its local steps on them (the topics at the
+#     round's start, as in any round), sums each summary's rows in word
+#     order and sends every owner its part of the summary with the row
+#     sums and the step's size; each owner then applies the round's steps
+#     in the round's order to its columns (store_update_owner(),
+#     src/lda-store.c). The step on a column and the totals from the whole
+#     summary's row sums are the arithmetic of the step on the whole table,
+#     so every owner's `meta` stays the whole store's and the fit equals
+#     the fit without a cluster with the same `sync`, bit for bit.
+#
+# Transport: nanonext sockets (mirai's own transport), one `pull` socket on
+# each worker that every other worker and the master dial with a `push`
+# socket (the mesh is made once per fit, lda_shard_setup()). Sends are
+# asynchronous, so no worker waits on another's receive; every message is
+# tagged with its round, kind and sender, and a worker keeps messages that
+# come early (a peer's summary can arrive before a third worker's columns).
+# When a worker fails, the master sends every worker an abort message so
+# that none waits for ever for the one that failed.
+
+# Whether a fit's laps run sharded on executor `ex`: persistent workers
+# that were asked to (sparsevi_workers(shard_topics = TRUE)), at least two
+# of them, and an engine whose owners can take its global step
+# (engine$shard$can(control)).
+lda_shardable <- function(ex, control) {
+  if (!identical(ex$kind, "cluster") || !identical(ex$transport, "mirai") || ex$workers < 2L) {
+    return(FALSE)
+  }
+  if (!isTRUE(attr(ex$cluster, "state")$shard_topics)) return(FALSE)
+  sh <- lda_engine(control$local)$shard
+  !is.null(sh) && isTRUE(sh$can(control))
+}
+
+# The mesh of a fit (once, after new_executor() placed the batches): each
+# worker listens on a pull socket of its own, then dials every other; the
+# master dials each of them too (for abort messages). Each owner is told
+# which of each batch's words it owns (as its own 0-based columns) and
+# which worker runs each batch. Returns ex with ex$shard set.
+lda_shard_setup <- function(ex, V, call = caller_call()) {
+  W <- ex$workers
+  local <- isTRUE(attr(ex$cluster, "state")$local)
+  hosts <- vapply(seq_len(W), function(w) {
+    if (local) "127.0.0.1" else (ex$cluster[[w]]$host %||% "127.0.0.1")
+  }, "")
+  limit <- attr(ex$cluster, "state")$task_timeout %||% Inf
+  urls <- unlist(lapply(worker_calls(ex, seq_len(W), lapply(seq_len(W), function(w) {
+    wire(list(token = ex$token, listen = if (local) "127.0.0.1" else "0.0.0.0",
+              host = hosts[w]))
+  }), "shard_worker_listen", call), unserialize))
+  sent <- 0
+  payloads <- lapply(seq_len(W), function(w) {
+    own <- lapply(ex$vocab, function(v) {
+      v <- v - 1L
+      as.integer(v[v %% W == w - 1L] %/% W)
+    })
+    wire(list(token = ex$token, rank = w, urls = urls, own = own, runner = ex$owner,
+              V = as.integer(V), limit = as.double(limit)))
+  })
+  sent <- sum(lengths(payloads))
+  worker_calls(ex, seq_len(W), payloads, "shard_worker_dial", call)
+  ex$shard <- list(urls = urls, bytes_setup = sent,
+                   abort = lapply(urls, function(u) nanonext::socket("push", dial = u)))
+  ex$bytes_setup <- ex$bytes_setup + sent
+  ex
+}
+
+# The master's sockets of the mesh, closed when the fit ends
+# (executor_close()).
+lda_shard_close <- function(ex) {
+  for (s in ex$shard$abort) try(close(s), silent = TRUE)
+  invisible()
+}
+
+# Tells every worker of the mesh to stop waiting: a worker failed.
+lda_shard_abort <- function(ex) {
+  msg <- wire(list(kind = "abort"))
+  aios <- lapply(ex$shard$abort, function(s) {
+    tryCatch(nanonext::send_aio(s, msg, mode = "raw", timeout = 1000L), error = function(e) NULL)
+  })
+  for (a in aios) if (!is.null(a)) try(nanonext::call_aio(a), silent = TRUE)
+  invisible()
+}
+
+# worker_calls() of a sharded round: a failure aborts the others' waits
+# before the classed error goes up.
+shard_calls <- function(ex, ws, payloads, step, call) {
+  withCallingHandlers(worker_calls(ex, ws, payloads, step, call),
+                      sparsevi_error_worker = function(e) lda_shard_abort(ex))
+}
+
+# One lap of a sharded fit: lda_lap()'s rounds, with the local and the
+# global steps on the workers. The same arguments as lda_lap() that a
+# sharded fit can have (no summary buffers, warm starts or restarts: those
+# are other engines').
+lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NULL,
+                            within = NULL) {
+  engine <- lda_engine(control$local)
+  start <- lda_shard_lap_start(ex, lda_store_lap_start(state, spare), control)
+  state <- start$state
+  nb <- control$n_batches
+  visit <- if (identical(lda_step(control)$visits, "ordered")) {
+    seq_len(nb)
+  } else {
+    order(lda_unif(control$seed, 600 + lap, nb))
+  }
+  visit <- visit[ex$sizes[visit] > 0]
+  sent <- start$sent
+  start <- NULL
+  received <- 0
+  sync <- if (is.null(control$sync)) 1L else control$sync
+  rounds <- split(visit, ceiling(seq_along(visit) / sync))
+  t <- if (is.null(state$t)) 0 else state$t
+  meta <- NULL
+  rho <- state$rho
+  done <- 0L
+  for (i in seq_along(rounds)) {
+    round <- rounds[[i]]
+    runner <- ex$owner[round]
+    payloads <- lapply(seq_len(ex$workers), function(w) {
+      mine <- which(runner == w)
+      per <- lapply(round[mine], function(b) {
+        s <- lda_batch_seed(control$seed, lap, b)
+        if (is.null(keep)) attr(s, "doc_topic") <- FALSE
+        s
+      })
+      wire(list(token = ex$token, id = c(lap, i), round = round, per = per, t = t))
+    })
+    res <- shard_calls(ex, seq_len(ex$workers), payloads, "shard_worker_round", caller_call())
+    sent <- sent + sum(lengths(payloads))
+    received <- received + sum(lengths(res))
+    res <- lapply(res, unserialize)
+    for (w in seq_len(ex$workers)) {
+      sent <- sent + res[[w]]$sent
+      received <- received + res[[w]]$received
+    }
+    meta <- res[[1L]]$meta
+    if (!all(vapply(res, function(r) identical(r$meta, meta), TRUE))) {
+      abort("internal error: the workers' topic totals differ after a round.", "internal")
+    }
+    if (!is.null(keep)) {
+      for (w in seq_len(ex$workers)) {
+        mine <- round[runner == w]
+        for (j in seq_along(mine)) keep(res[[w]]$results[[j]], mine[j])
+      }
+    }
+    t <- t + length(round)
+    rho <- res[[1L]]$rho
+    res <- NULL
+    done <- done + length(round)
+    if (!is.null(within)) {
+      within(lda_shard_state(state, ex, meta, t, rho, control), lap, done, length(visit))
+    }
+  }
+  if (!is.null(meta)) state <- lda_shard_lap_end(state, ex, meta, t, rho, control)
+  list(state = state,
+       extras = list(restart_accept = NA_real_, bytes_sent = sent, bytes_received = received))
+}
+
+# Sends each worker its columns of the lap's store (and what a local step
+# reads of the state besides the topics). A new fit's first lap has no
+# store yet: its first round's local steps read the dense start (and its
+# totals) as they do without a cluster, and the first global step makes
+# the store of it (engine$shard$dense(), $store()); so each worker gets
+# its columns of the dense start, with the store's meta, and turns them
+# into the store's own columns after the first round's local steps.
+# Returns list(state: with the lap's store, sent: the bytes sent).
+lda_shard_lap_start <- function(ex, state, control) {
+  sh <- lda_engine(control$local)$shard
+  W <- ex$workers
+  own <- function(w, V) if (w <= V) seq.int(w, V, by = W) else integer(0)
+  dense <- sh$dense(state)
+  cols <- NULL
+  if (!is.null(dense)) {
+    # (the columns first: the store may be made of the start's table in place)
+    V <- ncol(dense$lambda)
+    cols <- lapply(seq_len(W), function(w) lda_table_columns(dense$lambda, own(w, V)))
+    dense$lambda <- NULL
+  }
+  state <- sh$store(state, control)
+  st <- state$topics$store
+  V <- ncol(st$X)
+  view <- lda_local_view(state)
+  view$topics$store <- NULL
+  view$topics$lambda <- NULL
+  shared <- shared_for_workers(list(state = view, control = control))
+  payloads <- lapply(seq_len(W), function(w) {
+    wire(list(token = ex$token,
+              X = if (!is.null(cols)) cols[[w]] else lda_table_columns(st$X, own(w, V)),
+              meta = st$meta, eta = st$eta, dense_tot = dense$tot, shared = shared))
+  })
+  cols <- NULL
+  shard_calls(ex, seq_len(W), payloads, "shard_worker_lap_start", caller_call())
+  list(state = state, sent = sum(lengths(payloads)))
+}
+
+# The workers' columns put back into the lap's store (its own copy,
+# lda_store_lap_start()), with the round's last meta; the state as SCVB0's
+# global step leaves it (t, totals, step size).
+lda_shard_lap_end <- function(state, ex, meta, t, rho, control) {
+  st <- state$topics$store
+  shards <- shard_calls(ex, seq_len(ex$workers),
+                        rep(list(wire(list(token = ex$token))), ex$workers),
+                        "shard_worker_columns", caller_call())
+  for (w in seq_len(ex$workers)) {
+    .Call(ffi_lda_shard_put, st$X, unserialize(shards[[w]]), ex$workers, w - 1L)
+    shards[w] <- list(NULL)
+  }
+  # (in place: the store is the lap's own, as its X)
+  st$meta[] <- meta
+  state$topics$store <- st
+  lda_engine(control$local)$shard$after(state, t, rho)
+}
+
+# The state within a lap (for a held-out score, lda_lap(within = )): the
+# workers' columns gathered into a new store, the lap's own left as it is.
+lda_shard_state <- function(state, ex, meta, t, rho, control) {
+  st <- lda_store_copy(state$topics$store)
+  state$topics$store <- st
+  lda_shard_lap_end(state, ex, meta, t, rho, control)
+}
+
+# ---- the workers' side ----------------------------------------------------------
+#
+# A worker's part of a sharded fit lives in the namespace's worker_store
+# (R/executor.R) under "<token>:shard", an environment: its sockets, its
+# columns X and meta, the words it owns of each batch, and the lap's state
+# and control.
+
+shard_env <- function(token) {
+  key <- paste0(token, ":shard")
+  e <- get0(key, envir = worker_store, inherits = FALSE)
+  if (is.null(e)) {
+    e <- new.env(parent = emptyenv())
+    e$inbox <- list()
+    assign(key, e, envir = worker_store)
+  }
+  e
+}
+
+# Closes a fit's sockets on this worker and forgets its columns
+# (cluster_worker_free()).
+shard_free <- function(token) {
+  key <- paste0(token, ":shard")
+  e <- get0(key, envir = worker_store, inherits = FALSE)
+  if (is.null(e)) return(invisible())
+  for (s in c(list(e$pull), e$push)) if (!is.null(s)) try(close(s), silent = TRUE)
+  rm(list = key, envir = worker_store)
+  invisible()
+}
+
+shard_worker_listen <- function(token, listen, host) {
+  m <- shard_env(token)
+  m$pull <- nanonext::socket("pull", listen = sprintf("tcp://%s:0", listen))
+  port <- nanonext::opt(m$pull$listener[[1L]], "tcp-bound-port")
+  sprintf("tcp://%s:%d", host, port)
+}
+
+shard_worker_dial <- function(token, rank, urls, own, runner, V, limit) {
+  m <- shard_env(token)
+  m$rank <- rank
+  m$W <- length(urls)
+  m$own <- own
+  m$runner <- runner
+  m$V <- V
+  m$limit <- limit
+  m$push <- lapply(seq_along(urls), function(w) {
+    if (w == rank) NULL else nanonext::socket("push", dial = urls[w])
+  })
+  TRUE
+}
+
+# (dense_tot: NULL, or the totals of a dense start whose columns X are:
+# lda_shard_lap_start())
+shard_worker_lap_start <- function(token, X, meta, eta, dense_tot, shared) {
+  m <- shard_env(token)
+  m$X <- lda_give_up(X)
+  m$meta <- meta + 0
+  m$eta <- eta
+  m$dense_tot <- dense_tot
+  m$shared <- shared
+  m$inbox <- list()
+  TRUE
+}
+
+# A dense start's columns turned into the store's (X = lambda - eta, as
+# the whole table's store is made: ffi_lda_store_new), in place; the meta
+# is the master's.
+shard_worker_store <- function(m) {
+  st <- .Call(ffi_lda_store_new, m$X,
+              list(tot = double(nrow(m$X)), eta = m$eta, t = 0, in_place = TRUE))
+  m$X <- st$X
+  m$dense_tot <- NULL
+  invisible()
+}
+
+shard_worker_columns <- function(token) shard_env(token)$X
+
+# Sends msg (a list, serialised once) to worker w; returns the pending send
+# with its byte count.
+shard_send <- function(m, w, msg) {
+  raw <- wire(msg)
+  list(aio = nanonext::send_aio(m$push[[w]], raw, mode = "raw"), bytes = length(raw))
+}
+
+# Waits until the sends are done (their buffers may then go).
+shard_sent <- function(sends) {
+  for (s in sends) {
+    nanonext::call_aio(s$aio)
+    if (!identical(as.integer(s$aio$result), 0L)) {
+      stop(sprintf("a message to another worker was not sent (%s)", format(s$aio$result)),
+           call. = FALSE)
+    }
+  }
+  sum(vapply(sends, function(s) s$bytes, 0))
+}
+
+# Receives the messages of `kind` in round `id` from the workers `from`,
+# keeping other messages for later; returns them by sender, with the bytes
+# received. Stops on an abort message from the master, or when nothing came
+# for m$limit seconds.
+shard_receive <- function(m, id, kind, from) {
+  key <- function(id, kind, f) paste(c(id, kind, f), collapse = ":")
+  want <- vapply(from, function(f) key(id, kind, f), "")
+  bytes <- 0
+  last <- proc.time()[["elapsed"]]
+  while (!all(want %in% names(m$inbox))) {
+    r <- nanonext::recv(m$pull, mode = "raw", block = 1000L)
+    if (nanonext::is_error_value(r)) {
+      if (proc.time()[["elapsed"]] - last > m$limit) {
+        stop(sprintf("no message from the other workers within %g seconds (`task_timeout`)",
+                     m$limit), call. = FALSE)
+      }
+      next
+    }
+    last <- proc.time()[["elapsed"]]
+    bytes <- bytes + length(r)
+    msg <- unserialize(r)
+    if (identical(msg$kind, "abort")) {
+      stop("another worker failed; this round was stopped", call. = FALSE)
+    }
+    m$inbox[[key(msg$id, msg$kind, msg$from)]] <- msg
+  }
+  out <- m$inbox[want]
+  names(out) <- as.character(from)
+  m$inbox[want] <- NULL
+  list(msgs = out, bytes = bytes)
+}
+
+# A worker's round: send the columns it owns to the round's runners, run
+# its own batches on the columns it receives, send each owner its part of
+# the summaries, and apply the round's steps to its columns in order.
+shard_worker_round <- function(token, id, round, per, t) {
+  m <- shard_env(token)
+  me <- m$rank
+  W <- m$W
+  runner <- m$runner[round]
+  runners <- unique(runner)
+  K <- nrow(m$X)
+  sends <- list()
+  # 1. each runner of the round gets this owner's columns of its words
+  mine_cols <- NULL
+  for (q in runners) {
+    words <- round_columns(m$own[round[runner == q]]) # (0-based columns of this owner)
+    cols <- lda_table_columns(m$X, words + 1L)
+    if (q == me) mine_cols <- cols
+    else sends[[length(sends) + 1L]] <- shard_send(m, q, list(kind = "columns", id = id,
+                                                               from = me, cols = cols))
+  }
+  received <- 0
+  mine <- which(runner == me)
+  results <- list()
+  parts <- NULL
+  store <- get(token, envir = worker_store)
+  control <- m$shared$control
+  engine <- lda_engine(control$local)
+  if (length(mine)) {
+    got <- shard_receive(m, id, "columns", setdiff(seq_len(W), me))
+    received <- received + got$bytes
+    # 2. the local steps on the columns U of this worker's batches of the
+    # round: owner o's columns are the words of U with (word - 1) mod W = o - 1
+    U <- round_columns(lapply(store$cols[round[mine]], function(cl) cl$vocab))
+    XU <- matrix(0, K, length(U))
+    for (o in seq_len(W)) {
+      at <- which((U - 1L) %% W == o - 1L)
+      if (!length(at)) next
+      XU[, at] <- if (o == me) mine_cols else got$msgs[[as.character(o)]]$cols
+    }
+    got <- NULL
+    shared <- m$shared
+    shared$state$t <- t
+    if (is.null(m$dense_tot)) {
+      shared$state$topics$store <- list(X = XU, meta = m$meta + 0, eta = m$eta, V = m$V)
+    } else {
+      # (a new fit's first round: the dense start, as lda_columns_cvb0() gives it)
+      shared$state$topics$lambda <- XU
+      shared$state$tot <- m$dense_tot
+      shared$state$tot_t <- t
+    }
+    out <- run_batches(lda_batch_step, length(mine),
+                       function(i) batch_in_columns(store$batches[[round[mine[i]]]],
+                                                    store$cols[[round[mine[i]]]], U),
+                       per, shared, "Matrix")
+    # 3. each summary's step: its size, the row sums of the whole summary
+    # (in word order) and each owner's part
+    parts <- vector("list", W)
+    for (j in seq_along(mine)) {
+      res <- lda_columns_result(out[[j]], U, m$V)
+      pos <- mine[j]
+      step <- engine$shard$step(shared$state, res, control, t + pos - 1, K)
+      S <- step$summary
+      step$summary <- NULL
+      step$ssum <- .Call(ffi_lda_summary_rowsums, S, K)
+      step$pos <- pos
+      by_owner <- shard_split_summary(S, K, W)
+      for (o in seq_len(W)) {
+        parts[[o]][[length(parts[[o]]) + 1L]] <- c(step, list(part = by_owner[[o]]))
+      }
+      res$summary <- NULL
+      results[[j]] <- res
+      out[j] <- list(NULL)
+    }
+    for (o in setdiff(seq_len(W), me)) {
+      sends[[length(sends) + 1L]] <- shard_send(m, o, list(kind = "summaries", id = id,
+                                                           from = me, steps = parts[[o]]))
+    }
+  }
+  # 4. every runner's steps for this owner's columns, in the round's order
+  # (after a new fit's first round has read the dense start, its store)
+  if (!is.null(m$dense_tot)) shard_worker_store(m)
+  others <- setdiff(runners, me)
+  steps <- if (length(mine)) parts[[me]] else list()
+  if (length(others)) {
+    got <- shard_receive(m, id, "summaries", others)
+    received <- received + got$bytes
+    for (g in got$msgs) steps <- c(steps, g$steps)
+  }
+  steps <- steps[order(vapply(steps, function(s) s$pos, 0))]
+  if (length(steps) != length(round)) {
+    stop("internal error: a round's steps are missing", call. = FALSE)
+  }
+  threads <- if (is.null(control$threads)) 1L else as.integer(control$threads)
+  for (s in steps) {
+    .Call(ffi_lda_store_update_owner, m$X, m$meta, s$part$words, s$part,
+          list(rho = s$rho, mult = s$mult, rescale_below = s$rescale_below, t = s$t,
+               threads = threads, ssum = s$ssum))
+  }
+  sent <- shard_sent(sends)
+  list(results = results, meta = m$meta + 0, rho = if (length(steps)) steps[[length(steps)]]$rho,
+       sent = sent, received = received)
+}
+
+# A summary over the whole vocabulary's words (0-based, increasing: dense
+# list(words, x) or sparse list(words, p, k, v)) cut by owner: W parts,
+# owner o's with its words as its own columns ((word) %/% W).
+shard_split_summary <- function(S, K, W) {
+  o <- S$words %% W
+  lapply(seq_len(W) - 1L, function(r) {
+    at <- which(o == r)
+    words <- as.integer(S$words[at] %/% W)
+    if (!is.null(S$p)) {
+      n <- S$p[at + 1L] - S$p[at]
+      e <- if (length(at)) sequence(n, from = S$p[at] + 1L) else integer(0)
+      list(words = words, p = c(0L, as.integer(cumsum(n))), k = S$k[e], v = S$v[e])
+    } else {
+      x <- S$x
+      idx <- if (length(at)) sequence(rep.int(K, length(at)), from = (at - 1L) * K + 1L) else integer(0)
+      list(words = words, x = x[idx])
+    }
+  })
+}

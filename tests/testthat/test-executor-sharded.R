@@ -1,0 +1,115 @@
+# Topics sharded by word over persistent workers (R/executor-sharded.R):
+# the fits equal the local ones with the same sync, bit for bit (dense and
+# sparse summaries, a new fit, update(), the kept proportions, held-out
+# scores within a lap), the workers exchange the columns among
+# themselves, and a worker that dies mid-lap stops the fit with the last
+# completed model and leaves the others free.
+
+test_that("a summary cut by owner holds each word's values once, as its owner's column", {
+  K <- 3L
+  S <- list(words = c(0L, 2L, 3L, 7L), x = as.double(1:12))
+  parts <- sparsevi:::shard_split_summary(S, K, 2L)
+  expect_identical(parts[[1]], list(words = c(0L, 1L), x = as.double(c(1:3, 4:6))))
+  expect_identical(parts[[2]], list(words = c(1L, 3L), x = as.double(c(7:9, 10:12))))
+  Sp <- list(words = c(1L, 4L, 5L), p = c(0L, 2L, 2L, 3L), k = c(0L, 2L, 1L),
+             v = c(0.5, 1.5, 2))
+  parts <- sparsevi:::shard_split_summary(Sp, K, 3L)
+  expect_identical(parts[[1]], list(words = integer(0), p = 0L, k = integer(0),
+                                    v = double(0)))
+  expect_identical(parts[[2]], list(words = c(0L, 1L), p = c(0L, 2L, 2L), k = c(0L, 2L),
+                                    v = c(0.5, 1.5)))
+  expect_identical(parts[[3]], list(words = 1L, p = c(0L, 1L), k = 1L, v = 2))
+})
+
+test_that("fits on workers that own the topics by word equal the local fits", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  w <- sparsevi_workers(2)
+  on.exit(close(w), add = TRUE)
+  x <- cluster_corpus()
+  base <- list(x, K = 4, n_batches = 4, passes = 3, seed = 9, sync = 2, progress = FALSE)
+  # the default engine with its seeded start, a random start, a sparse summary
+  for (args in list(list(), list(init = "random"),
+                    list(L = 2, sparse_rest = "renormalise", init = "random"))) {
+    args <- c(base, args)
+    a <- do.call(fit_lda, c(args, list(cluster = w)))
+    b <- do.call(fit_lda, args)
+    expect_same_lda(a, b)
+    expect_identical(a$doc_topic, b$doc_topic)
+    expect_true(all(a$trace$bytes_sent > 0) && all(a$trace$bytes_received > 0))
+  }
+  # update() on the same workers, and a round of three batches on two workers
+  expect_same_lda(update(a, x, passes = 2, cluster = w, progress = FALSE),
+                  update(b, x, passes = 2, progress = FALSE))
+  args <- c(base[names(base) != "sync"], list(sync = 3, init = "random"))
+  expect_same_lda(do.call(fit_lda, c(args, list(cluster = w))), do.call(fit_lda, args))
+  # held-out scores within a lap gather the columns without changing the fit
+  sp <- split_heldout(x, n_test = 24, seed = 1)
+  args <- c(list(sp$train, K = 4, n_batches = 4, passes = 2, seed = 3, sync = 2,
+                 progress = FALSE, heldout = sp$test, heldout_every = 2))
+  a <- do.call(fit_lda, c(args, list(cluster = w)))
+  b <- do.call(fit_lda, args)
+  expect_same_lda(a, b)
+  expect_gt(nrow(a$learning_curve), 2L) # (scores within the laps too)
+  expect_identical(a$learning_curve$heldout, b$learning_curve$heldout)
+  # nothing of the fits is left on the workers
+  left <- lapply(w, function(wk) {
+    mirai::mirai(ls(asNamespace("sparsevi")$worker_store), .compute = wk$profile)[]
+  })
+  expect_identical(left, list(character(0), character(0)))
+})
+
+test_that("the master's link carries the topics once a lap, not every round", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  sharded <- sparsevi_workers(2)
+  on.exit(close(sharded), add = TRUE)
+  star <- sparsevi_workers(2, shard_topics = FALSE)
+  on.exit(close(star), add = TRUE)
+  x <- cluster_corpus()
+  args <- list(x, K = 4, n_batches = 8, passes = 2, seed = 9, sync = 2, progress = FALSE,
+               init = "random")
+  a <- do.call(fit_lda, c(args, list(cluster = sharded)))
+  b <- do.call(fit_lda, c(args, list(cluster = star)))
+  expect_same_lda(a, b)
+  expect_false(identical(a$trace$bytes_sent, b$trace$bytes_sent))
+  # the other engines keep their topics on the master
+  args$local <- "vb"
+  expect_same_lda(do.call(fit_lda, c(args, list(cluster = sharded))),
+                  do.call(fit_lda, c(args, list(cluster = star))))
+  expect_error(sparsevi_workers(2, shard_topics = NA), class = "sparsevi_error_argument")
+})
+
+test_that("a worker that dies mid-lap stops a sharded fit with the last completed model", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  w <- sparsevi_workers(2)
+  on.exit(close(w), add = TRUE)
+  x <- cluster_corpus()
+  args <- list(x, K = 4, n_batches = 4, passes = 3, seed = 9, sync = 2, progress = FALSE,
+               init = "random")
+  # worker 2 dies at its fourth round (the second lap)
+  mirai::mirai({
+    ns <- asNamespace("sparsevi")
+    orig <- get("shard_worker_round", envir = ns)
+    count <- 0
+    unlockBinding("shard_worker_round", ns)
+    assign("shard_worker_round", function(...) {
+      count <<- count + 1
+      if (count >= 4) tools::pskill(Sys.getpid(), tools::SIGKILL)
+      orig(...)
+    }, envir = ns)
+    TRUE
+  }, .compute = w[[2]]$profile)[]
+  err <- tryCatch(do.call(fit_lda, c(args, list(cluster = w))), error = function(e) e)
+  expect_s3_class(err, "sparsevi_error_worker")
+  expect_s3_class(err$fit, "sparsevi_lda")
+  expect_identical(nrow(err$fit$trace), 1L)
+  one <- do.call(fit_lda, c(args[names(args) != "passes"], list(passes = 1)))
+  expect_identical(err$fit$topic_word, one$topic_word)
+  # the worker still alive was told to stop waiting: it answers at once
+  alive <- mirai::mirai(TRUE, .compute = w[[1]]$profile)
+  t0 <- proc.time()[["elapsed"]]
+  expect_true(isTRUE(alive[]))
+  expect_lt(proc.time()[["elapsed"]] - t0, 10)
+})
