@@ -32,7 +32,9 @@
 #' it for the whole fit: every round it receives only the global parameters
 #' (for a topic model, only the topic columns of its batches' words) and
 #' returns the batch summaries, as with a `parallel` cluster (see
-#' [sparsevi_cluster]). The same workers serve any number of fits, one after
+#' [sparsevi_cluster]); with `shard_topics` (the default) the workers of a
+#' fit of the default engine keep the topics themselves and send each
+#' other the columns and summaries of each round. The same workers serve any number of fits, one after
 #' another: each fit stores its batches under a key of its own and frees them
 #' when it ends. Call `close()` on the object to stop the workers.
 #'
@@ -223,7 +225,8 @@ close.sparsevi_workers <- function(con, ...) {
 print.sparsevi_workers <- function(x, ...) {
   open <- isTRUE(attr(x, "state")$open)
   limit <- attr(x, "state")$task_timeout
-  cat(sprintf("<sparsevi_workers> %d worker(s) over mirai daemons%s%s\n", length(x),
+  cat(sprintf("<sparsevi_workers> %d worker(s) over mirai daemons%s%s%s\n", length(x),
+              if (isTRUE(attr(x, "state")$shard_topics)) ", topics sharded by word" else "",
               if (!is.null(limit) && is.finite(limit)) sprintf(", task timeout %g s", limit)
               else "",
               if (open) "" else " (closed)"))

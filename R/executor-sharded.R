@@ -80,7 +80,10 @@ lda_shard_setup <- function(ex, V, call = caller_call()) {
   sent <- sum(lengths(payloads))
   worker_calls(ex, seq_len(W), payloads, "shard_worker_dial", call)
   ex$shard <- list(urls = urls, bytes_setup = sent,
-                   abort = lapply(urls, function(u) nanonext::socket("push", dial = u)))
+                   abort = lapply(urls, function(u) nanonext::socket("push", dial = u)),
+                   # the meta of the columns the workers hold, as the last lap
+                   # left them (lda_shard_lap_start())
+                   held = new.env(parent = emptyenv()))
   ex$bytes_setup <- ex$bytes_setup + sent
   ex
 }
@@ -103,10 +106,13 @@ lda_shard_abort <- function(ex) {
 }
 
 # worker_calls() of a sharded round: a failure aborts the others' waits
-# before the classed error goes up.
+# before the classed error goes up, and so does an interrupt (which may
+# come after some workers got the round's task and others not: those
+# would wait for ever, and the fit's end, executor_close(), behind them).
 shard_calls <- function(ex, ws, payloads, step, call) {
   withCallingHandlers(worker_calls(ex, ws, payloads, step, call),
-                      sparsevi_error_worker = function(e) lda_shard_abort(ex))
+                      sparsevi_error_worker = function(e) lda_shard_abort(ex),
+                      interrupt = function(e) lda_shard_abort(ex))
 }
 
 # One lap of a sharded fit: lda_lap()'s rounds, with the local and the
@@ -127,7 +133,11 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
   visit <- visit[ex$sizes[visit] > 0]
   sent <- start$sent
   start <- NULL
+  # (the rounds change the workers' columns: until the lap ends, what they
+  # hold is no completed lap's)
+  ex$shard$held$meta <- NULL
   received <- 0
+  between <- 0
   sync <- if (is.null(control$sync)) 1L else control$sync
   rounds <- split(visit, ceiling(seq_along(visit) / sync))
   t <- if (is.null(state$t)) 0 else state$t
@@ -150,10 +160,8 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
     sent <- sent + sum(lengths(payloads))
     received <- received + sum(lengths(res))
     res <- lapply(res, unserialize)
-    for (w in seq_len(ex$workers)) {
-      sent <- sent + res[[w]]$sent
-      received <- received + res[[w]]$received
-    }
+    # (what the workers sent each other; each message is counted once)
+    for (w in seq_len(ex$workers)) between <- between + res[[w]]$sent
     meta <- res[[1L]]$meta
     if (!all(vapply(res, function(r) identical(r$meta, meta), TRUE))) {
       abort("internal error: the workers' topic totals differ after a round.", "internal")
@@ -174,7 +182,8 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
   }
   if (!is.null(meta)) state <- lda_shard_lap_end(state, ex, meta, t, rho, control)
   list(state = state,
-       extras = list(restart_accept = NA_real_, bytes_sent = sent, bytes_received = received))
+       extras = list(restart_accept = NA_real_, bytes_sent = sent, bytes_received = received,
+                     bytes_between_workers = between))
 }
 
 # Sends each worker its columns of the lap's store (and what a local step
@@ -200,6 +209,18 @@ lda_shard_lap_start <- function(ex, state, control) {
   state <- sh$store(state, control)
   st <- state$topics$store
   V <- ncol(st$X)
+  # The workers still hold the columns the last lap left them: the lap then
+  # starts from the store made of those very columns (lda_shard_lap_end()),
+  # unless something between the laps changed the topics, and every change
+  # there (re-seeding, a learned eta) goes through the dense topics and
+  # drops the store (lda_train(): between()), which `dense` sees. A store
+  # whose meta (step count and every total) is the one the workers hold is
+  # theirs, and nothing is sent.
+  held <- ex$shard$held$meta
+  if (is.null(dense) && !is.null(held) && identical(held, st$meta)) {
+    return(list(state = state, sent = 0))
+  }
+  ex$shard$held$meta <- NULL
   view <- lda_local_view(state)
   view$topics$store <- NULL
   view$topics$lambda <- NULL
@@ -229,6 +250,7 @@ lda_shard_lap_end <- function(state, ex, meta, t, rho, control) {
   # (in place: the store is the lap's own, as its X)
   st$meta[] <- meta
   state$topics$store <- st
+  ex$shard$held$meta <- meta + 0
   lda_engine(control$local)$shard$after(state, t, rho)
 }
 
@@ -237,7 +259,9 @@ lda_shard_lap_end <- function(state, ex, meta, t, rho, control) {
 lda_shard_state <- function(state, ex, meta, t, rho, control) {
   st <- lda_store_copy(state$topics$store)
   state$topics$store <- st
-  lda_shard_lap_end(state, ex, meta, t, rho, control)
+  state <- lda_shard_lap_end(state, ex, meta, t, rho, control)
+  ex$shard$held$meta <- NULL
+  state
 }
 
 # ---- the workers' side ----------------------------------------------------------

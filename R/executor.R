@@ -58,9 +58,14 @@
 #'   topics whole).
 #' * workers from [sparsevi_workers()]: persistent worker processes over
 #'   \pkg{mirai} daemons, on this machine, on hosts reached by ssh or started
-#'   by a cluster scheduler (Slurm, SGE, PBS, LSF). They behave as a
-#'   `parallel` cluster does (batches placed once, the same traffic) and
-#'   serve several fits in turn; `close()` stops them.
+#'   by a cluster scheduler (Slurm, SGE, PBS, LSF). Their batches are
+#'   placed once, as on a `parallel` cluster, and they serve several fits in
+#'   turn; `close()` stops them. For the default engine (SCVB0) they also
+#'   keep the topics themselves, each worker the columns of a share of the
+#'   words, and exchange columns and summaries with each other directly
+#'   instead of through this session (`shard_topics` of
+#'   [sparsevi_workers()]); other engines' rounds go as on a `parallel`
+#'   cluster, with the same traffic.
 #' * `"future"`: the current [future::plan()] (the \pkg{future} package must be
 #'   installed). A plan whose workers persist (`future::multisession`,
 #'   `future::cluster`) is run on its underlying `parallel` cluster, so batches
@@ -83,7 +88,10 @@
 #' cluster with that `sync`. A cluster given without `sync` says so in a
 #' message of class `sparsevi_message_sync`. The trace records
 #' `bytes_sent` and `bytes_received` per lap: the exact sizes of the
-#' serialised messages. A worker that fails or dies gives an error of class
+#' serialised messages this session sent to and received from the workers;
+#' a topic model's trace also has `bytes_between_workers`, the bytes the
+#' workers sent each other (workers that keep the topics, see
+#' [sparsevi_workers()]; else 0). A worker that fails or dies gives an error of class
 #' `sparsevi_error_worker` naming it, whose `fit` field holds the last
 #' completed model.
 #' @name sparsevi_cluster

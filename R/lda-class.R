@@ -3,7 +3,10 @@
 
 # The trace of an LDA fit: the common columns (R/train.R) and the acceptance
 # rate of the vb step's restart proposals.
-lda_trace_extras <- "restart_accept"
+# (bytes_between_workers: what workers that own the topics by word sent each
+# other in the lap, R/executor-sharded.R; 0 otherwise: all traffic is then
+# the master's, bytes_sent and bytes_received)
+lda_trace_extras <- c("restart_accept", "bytes_between_workers")
 lda_empty_trace <- function() train_empty_trace(lda_trace_extras)
 
 # Topic-word point estimate of a state: the posterior mean of the topics, or

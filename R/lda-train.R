@@ -89,7 +89,8 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
   if (!is.null(engine$end_lap)) state <- engine$end_lap(state, control)
   list(state = state,
        extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
-                     bytes_sent = r$sent, bytes_received = r$received))
+                     bytes_sent = r$sent, bytes_received = r$received,
+                     bytes_between_workers = 0))
 }
 
 # The topic-word estimate of a state within a lap, for a held-out score.

@@ -1,14 +1,15 @@
 # Benchmark of the cluster executors (issue 34): the same rounds of the
 # default engine run locally on one thread, on a 2-worker PSOCK cluster
-# (parallel) and on 2 persistent workers over mirai daemons
-# (sparsevi_workers()), in one run: elapsed-time ratios, the CPU seconds of
+# (parallel), on 2 persistent workers over mirai daemons with the topics on
+# the master (sparsevi_workers(shard_topics = FALSE)) and on 2 that own the
+# topics' columns by word (sparsevi_workers(shard_topics = TRUE)), in one run: elapsed-time ratios, the CPU seconds of
 # the master and of each worker, bytes per lap, and whether the fits are
 # identical.
 # Run from the package root with sparsevi installed:
 #   nice -n 10 Rscript inst/bench/cluster.R
 # Data: nips_f20 from ../shared/data (SPARSEVI_DATA overrides), K = 100, 8
 # batches, sync = 2, 3 laps, threads = 1. SPARSEVI_BENCH_REPS repetitions
-# (default 3) of the three runs, in that order. Results are appended to
+# (default 3) of the four runs, in that order. Results are appended to
 # inst/bench/results/cluster.txt. On a machine shared with other jobs the
 # elapsed times are noisy: the load average is printed with every repetition.
 # SPARSEVI_CLUSTER_L (comma-separated, default "default"): the fits' `L`,
@@ -82,19 +83,25 @@ invisible(parallel::clusterCall(cl, function() {
 psock_cpu <- function() {
   unlist(parallel::clusterCall(cl, function() sum(proc.time()[c("user.self", "sys.self")])))
 }
-w <- NULL
+w <- ws <- NULL
 if (has_mirai) {
-  w <- sparsevi_workers(2)
-  mirai_cpu <- function() {
-    ms <- lapply(w, function(wk) {
-      mirai::mirai({
-        loadNamespace("Matrix")
-        sum(proc.time()[c("user.self", "sys.self")])
-      }, .compute = wk$profile)
-    })
-    vapply(ms, function(m) m[], 0)
+  w <- sparsevi_workers(2, shard_topics = FALSE)
+  ws <- sparsevi_workers(2, shard_topics = TRUE)
+  cpu_of <- function(workers) {
+    function() {
+      ms <- lapply(workers, function(wk) {
+        mirai::mirai({
+          loadNamespace("Matrix")
+          sum(proc.time()[c("user.self", "sys.self")])
+        }, .compute = wk$profile)
+      })
+      vapply(ms, function(m) m[], 0)
+    }
   }
+  mirai_cpu <- cpu_of(w)
+  shard_cpu <- cpu_of(ws)
   invisible(mirai_cpu())
+  invisible(shard_cpu())
 } else {
   say("mirai is not installed: the mirai workers are left out")
 }
@@ -123,14 +130,15 @@ if (Lp != "default") {
 }
 say("-- part L = %s (%s)", Lp, if (Lp == "default") "the default call" else
     sprintf("fit_lda(L = %d)", args$L))
-tot <- c(local = 0, psock = 0, mirai = 0)
+tot <- c(local = 0, psock = 0, mirai = 0, sharded = 0)
 for (r in seq_len(reps)) {
   l0 <- load_now()
   loc <- timed()
   ps <- timed(cl, psock_cpu)
   mi <- if (has_mirai) timed(w, mirai_cpu)
+  sh <- if (has_mirai) timed(ws, shard_cpu)
   if (r == 1L) bench_header(say, fits = list(local = loc$fit))
-  tot <- tot + c(loc$elapsed, ps$elapsed, if (has_mirai) mi$elapsed else NA)
+  tot <- tot + c(loc$elapsed, ps$elapsed, if (has_mirai) c(mi$elapsed, sh$elapsed) else c(NA, NA))
   # the speed-up the CPU seconds allow when every process has a core of its
   # own: the local run's CPU seconds against the master's plus the busier
   # worker's (one batch each per round, of equal size)
@@ -140,19 +148,22 @@ for (r in seq_len(reps)) {
             name, run$elapsed, run$cpu, paste(sprintf("%.2f", run$workers), collapse = " + "),
             loc$elapsed / run$elapsed, crit(run), same(run$fit, loc$fit))
   }
-  say("rep %d (load at start %s, at end %s): local %.2f s (CPU %.2f s); %s; %s", r, l0,
+  say("rep %d (load at start %s, at end %s): local %.2f s (CPU %.2f s); %s; %s; %s", r, l0,
       load_now(), loc$elapsed, loc$cpu, line("PSOCK", ps),
-      if (has_mirai) line("mirai", mi) else "mirai not run")
+      if (has_mirai) line("mirai", mi) else "mirai not run",
+      if (has_mirai) line("mirai sharded", sh) else "sharded not run")
 }
-say("over %d rep(s): local/PSOCK %.2fx, local/mirai %.2fx (elapsed: local %.2f s, PSOCK %.2f s, mirai %.2f s); %d batches of <= %d documents, K = %d",
-    reps, tot[["local"]] / tot[["psock"]], tot[["local"]] / tot[["mirai"]], tot[["local"]],
-    tot[["psock"]], tot[["mirai"]], loc$fit$control$n_batches, args$batch_size, K)
+say("over %d rep(s): local/PSOCK %.2fx, local/mirai %.2fx, local/mirai sharded %.2fx (elapsed: local %.2f s, PSOCK %.2f s, mirai %.2f s, sharded %.2f s); %d batches of <= %d documents, K = %d",
+    reps, tot[["local"]] / tot[["psock"]], tot[["local"]] / tot[["mirai"]],
+    tot[["local"]] / tot[["sharded"]], tot[["local"]], tot[["psock"]], tot[["mirai"]],
+    tot[["sharded"]], loc$fit$control$n_batches, args$batch_size, K)
 per_lap <- function(run) {
   sprintf("sent %.3f MB, received %.3f MB", mean(run$fit$trace$bytes_sent) / 1e6,
           mean(run$fit$trace$bytes_received) / 1e6)
 }
-say("bytes per lap: PSOCK %s; mirai %s; the same bytes lap by lap: %s", per_lap(ps),
-    if (has_mirai) per_lap(mi) else "not run",
+say("bytes per lap: PSOCK %s; mirai %s; mirai sharded (all messages, the workers' to each other too) %s; PSOCK and mirai the same bytes lap by lap: %s",
+    per_lap(ps), if (has_mirai) per_lap(mi) else "not run",
+    if (has_mirai) per_lap(sh) else "not run",
     if (has_mirai) identical(ps$fit$trace[c("bytes_sent", "bytes_received")],
                              mi$fit$trace[c("bytes_sent", "bytes_received")]) else NA)
 # (each part's bytes and local time per round, for the transport's bound below)
@@ -211,4 +222,5 @@ for (Lp in names(per_round)) {
 }
 parallel::stopCluster(cl)
 if (!is.null(w)) close(w)
+if (!is.null(ws)) close(ws)
 attr(say, "close")()

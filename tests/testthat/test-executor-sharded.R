@@ -73,6 +73,13 @@ test_that("the master's link carries the topics once a lap, not every round", {
   b <- do.call(fit_lda, c(args, list(cluster = star)))
   expect_same_lda(a, b)
   expect_false(identical(a$trace$bytes_sent, b$trace$bytes_sent))
+  expect_true(all(a$trace$bytes_between_workers > 0))
+  expect_identical(b$trace$bytes_between_workers, c(0, 0))
+  # the first lap sends the workers the topics; the second finds them there
+  # (only the rounds' batch numbers and seeds go out), and each lap takes
+  # them back
+  expect_lt(a$trace$bytes_sent[2], a$trace$bytes_sent[1] / 4)
+  expect_gt(a$trace$bytes_received[2], 8 * 4 * ncol(x))
   # the other engines keep their topics on the master
   args$local <- "vb"
   expect_same_lda(do.call(fit_lda, c(args, list(cluster = sharded))),

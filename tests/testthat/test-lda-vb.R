@@ -128,7 +128,8 @@ test_that("fit_lda runs with every vb global step and returns a valid object", {
     expect_equal(unname(rowSums(fit$topic_word)), rep(1, 3), tolerance = 1e-12)
     expect_identical(colnames(fit$topic_word), sim$dtm$vocab)
     expect_named(fit$trace, c("lap", "seconds", "cpu_seconds", "objective", "heldout",
-                             "bytes_sent", "bytes_received", "restart_accept"))
+                             "bytes_sent", "bytes_received", "restart_accept",
+                             "bytes_between_workers"))
     expect_true(all(is.finite(fit$trace$heldout)))
     # training time excludes the evaluation: non-negative and non-decreasing
     for (col in c("seconds", "cpu_seconds")) {

@@ -19,7 +19,7 @@ test_that("LDA and mixture traces share one schema", {
   expect_identical(names(lda$trace)[seq_along(common)], common)
   expect_identical(names(mix$trace)[seq_along(common)], common)
   expect_identical(setdiff(names(mix$trace), common), c("local_seconds", "summary_seconds"))
-  expect_identical(setdiff(names(lda$trace), common), "restart_accept")
+  expect_identical(setdiff(names(lda$trace), common), c("restart_accept", "bytes_between_workers"))
   for (tr in list(lda$trace, mix$trace)) {
     expect_type(tr$lap, "integer")
     expect_true(all(diff(tr$seconds) >= 0) && all(diff(tr$cpu_seconds) >= 0))
