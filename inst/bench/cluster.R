@@ -161,9 +161,10 @@ per_lap <- function(run) {
   sprintf("sent %.3f MB, received %.3f MB", mean(run$fit$trace$bytes_sent) / 1e6,
           mean(run$fit$trace$bytes_received) / 1e6)
 }
-say("bytes per lap: PSOCK %s; mirai %s; mirai sharded (all messages, the workers' to each other too) %s; PSOCK and mirai the same bytes lap by lap: %s",
+say("bytes per lap: PSOCK %s; mirai %s; mirai sharded %s (the master's link), %.3f MB between the workers; PSOCK and mirai the same bytes lap by lap: %s",
     per_lap(ps), if (has_mirai) per_lap(mi) else "not run",
     if (has_mirai) per_lap(sh) else "not run",
+    if (has_mirai) mean(sh$fit$trace$bytes_between_workers) / 1e6 else NA,
     if (has_mirai) identical(ps$fit$trace[c("bytes_sent", "bytes_received")],
                              mi$fit$trace[c("bytes_sent", "bytes_received")]) else NA)
 # (each part's bytes and local time per round, for the transport's bound below)

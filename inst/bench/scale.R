@@ -281,8 +281,9 @@ if ("workers" %in% parts) {
 # master's link:
 #   round(W) = c + s + W (s + bytes / bandwidth + g) + latency
 #   speed-up(W) = W (c + g) / round(W)     (against one process, one thread)
-# A second model, of a design this package does not have (issue 34, notes in
-# notes/architecture.md §6): the topics sharded by word over the workers,
+# A second model, of the topics sharded by word over the workers
+# (sparsevi_workers(shard_topics = TRUE), R/executor-sharded.R; written as a
+# design before it was built, notes/architecture.md §6),
 # which keep them between rounds and send each other columns and summaries
 # directly, each on its own link (a non-blocking switch). Per round a worker
 # pulls its batch's columns from their owners and pushes its summary to
@@ -292,7 +293,9 @@ if ("workers" %in% parts) {
 # round's W global steps to its 1/W of the words (g); K totals per batch go
 # to every worker; three latencies (the master's call, pull, push). Once a
 # lap the master gathers the topics (the fit) and sends them back: 2 x 8KV
-# bytes over its link, spread over the lap's N / (W x batch) rounds:
+# bytes over its link, spread over the lap's N / (W x batch) rounds (an
+# upper bound: the workers keep their columns from lap to lap, so after the
+# first lap only the gather remains):
 #   round_sharded(W) = c + 2 s + bytes / bandwidth + g + 8 K W / bandwidth
 #                      + 3 latency + 2 (8 K V / bandwidth) W batch / N
 if ("project" %in% parts) {
@@ -389,7 +392,7 @@ if ("project" %in% parts) {
             3 * latency + 2 * (8 * K * V / bandwidth) * W * size / n_docs
           W * (c1 + g) / round_t
         }, 1)
-        say("%-8s batch %5d: topics sharded by word, worker-to-worker (a design, not built; %d paragraphs a lap): %.1fx / %.1fx / %.1fx",
+        say("%-8s batch %5d: topics sharded by word, worker-to-worker (sparsevi_workers(shard_topics = TRUE); %d paragraphs a lap): %.1fx / %.1fx / %.1fx",
             eng, size, n_docs, sharded[1], sharded[2], sharded[3])
       }
     }
