@@ -177,10 +177,17 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
     res <- NULL
     done <- done + length(round)
     if (!is.null(within)) {
-      within(lda_shard_state(state, ex, meta, t, rho, control), lap, done, length(visit))
+      # (a promise: the columns are gathered only when within() scores)
+      within(lda_shard_within(state, ex, meta, t, rho, control, function(b) {
+        received <<- received + b
+      }), lap, done, length(visit))
     }
   }
-  if (!is.null(meta)) state <- lda_shard_lap_end(state, ex, meta, t, rho, control)
+  if (!is.null(meta)) {
+    end <- lda_shard_lap_end(state, ex, meta, t, rho, control)
+    state <- end$state
+    received <- received + end$received
+  }
   list(state = state,
        extras = list(restart_accept = NA_real_, bytes_sent = sent, bytes_received = received,
                      bytes_between_workers = between))
@@ -237,12 +244,14 @@ lda_shard_lap_start <- function(ex, state, control) {
 
 # The workers' columns put back into the lap's store (its own copy,
 # lda_store_lap_start()), with the round's last meta; the state as SCVB0's
-# global step leaves it (t, totals, step size).
+# global step leaves it (t, totals, step size). Returns list(state,
+# received: the bytes the workers sent).
 lda_shard_lap_end <- function(state, ex, meta, t, rho, control) {
   st <- state$topics$store
   shards <- shard_calls(ex, seq_len(ex$workers),
                         rep(list(wire(list(token = ex$token))), ex$workers),
                         "shard_worker_columns", caller_call())
+  received <- sum(lengths(shards))
   for (w in seq_len(ex$workers)) {
     .Call(ffi_lda_shard_put, st$X, unserialize(shards[[w]]), ex$workers, w - 1L)
     shards[w] <- list(NULL)
@@ -251,17 +260,18 @@ lda_shard_lap_end <- function(state, ex, meta, t, rho, control) {
   st$meta[] <- meta
   state$topics$store <- st
   ex$shard$held$meta <- meta + 0
-  lda_engine(control$local)$shard$after(state, t, rho)
+  list(state = lda_engine(control$local)$shard$after(state, t, rho), received = received)
 }
 
 # The state within a lap (for a held-out score, lda_lap(within = )): the
-# workers' columns gathered into a new store, the lap's own left as it is.
-lda_shard_state <- function(state, ex, meta, t, rho, control) {
-  st <- lda_store_copy(state$topics$store)
-  state$topics$store <- st
-  state <- lda_shard_lap_end(state, ex, meta, t, rho, control)
+# workers' columns gathered into a new store, the lap's own left as it is;
+# count(bytes) adds the bytes received to the lap's.
+lda_shard_within <- function(state, ex, meta, t, rho, control, count) {
+  state$topics$store <- lda_store_copy(state$topics$store)
+  end <- lda_shard_lap_end(state, ex, meta, t, rho, control)
   ex$shard$held$meta <- NULL
-  state
+  count(end$received)
+  end$state
 }
 
 # ---- the workers' side ----------------------------------------------------------
