@@ -41,10 +41,12 @@
 
 # Whether a fit's laps run sharded on executor `ex`: persistent workers
 # that were asked to (sparsevi_workers(shard_topics = TRUE)), at least two
-# of them, and an engine whose owners can take its global step
+# of them, batches of documents whose words are known (new_executor()),
+# and an engine whose owners can take its global step
 # (engine$shard$can(control)).
 lda_shardable <- function(ex, control) {
-  if (!identical(ex$kind, "cluster") || !identical(ex$transport, "mirai") || ex$workers < 2L) {
+  if (!identical(ex$kind, "cluster") || !identical(ex$transport, "mirai") || ex$workers < 2L ||
+      is.null(ex$vocab)) {
     return(FALSE)
   }
   if (!isTRUE(attr(ex$cluster, "state")$shard_topics)) return(FALSE)
@@ -121,16 +123,9 @@ shard_calls <- function(ex, ws, payloads, step, call) {
 # are other engines').
 lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NULL,
                             within = NULL) {
-  engine <- lda_engine(control$local)
   start <- lda_shard_lap_start(ex, lda_store_lap_start(state, spare), control)
   state <- start$state
-  nb <- control$n_batches
-  visit <- if (identical(lda_step(control)$visits, "ordered")) {
-    seq_len(nb)
-  } else {
-    order(lda_unif(control$seed, 600 + lap, nb))
-  }
-  visit <- visit[ex$sizes[visit] > 0]
+  visit <- lda_lap_visit(control, lap, ex)
   sent <- start$sent
   start <- NULL
   # (the rounds change the workers' columns: until the lap ends, what they

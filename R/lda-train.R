@@ -17,13 +17,7 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
   # the sparse lazy form of "stochastic", lda_global_gibbs()).
   engine <- lda_engine(control$local)
   global_fun <- engine$global[[control$global]]
-  nb <- control$n_batches
-  visit <- if (identical(lda_step(control)$visits, "ordered")) {
-    seq_len(nb)
-  } else {
-    order(lda_unif(control$seed, 600 + lap, nb))
-  }
-  visit <- visit[ex$sizes[visit] > 0]
+  visit <- lda_lap_visit(control, lap, ex)
   # (No collection is forced here. While the topics were in R's heap, its
   # collector ran too seldom for the local steps' K x (batch vocabulary)
   # scratch, and the loop forced a collection every round or 128 MB; the
@@ -91,6 +85,18 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
        extras = list(restart_accept = if (r$acc[1] > 0) r$acc[2] / r$acc[1] else NA_real_,
                      bytes_sent = r$sent, bytes_received = r$received,
                      bytes_between_workers = 0))
+}
+
+# The batches of lap `lap` in the order it visits them (memoized laps in
+# order, the others shuffled from the seed), without the empty ones.
+lda_lap_visit <- function(control, lap, ex) {
+  nb <- control$n_batches
+  visit <- if (identical(lda_step(control)$visits, "ordered")) {
+    seq_len(nb)
+  } else {
+    order(lda_unif(control$seed, 600 + lap, nb))
+  }
+  visit[ex$sizes[visit] > 0]
 }
 
 # The topic-word estimate of a state within a lap, for a held-out score.
