@@ -54,6 +54,14 @@ lda_shardable <- function(ex, control) {
   !is.null(sh) && isTRUE(sh$can(control))
 }
 
+# Who owns what: word v (1-based) belongs to worker shard_owner(v, W) and is
+# its column shard_column(v, W) (0-based); worker w's words are
+# shard_words(w, V, W), in that order (src/executor-sharded-ffi.c puts them
+# back by the same rule).
+shard_owner <- function(v, W) (v - 1L) %% W + 1L
+shard_column <- function(v, W) as.integer((v - 1L) %/% W)
+shard_words <- function(w, V, W) if (w <= V) seq.int(w, V, by = W) else integer(0)
+
 # The mesh of a fit (once, after new_executor() placed the batches): each
 # worker listens on a pull socket of its own, then dials every other; the
 # master dials each of them too (for abort messages). Each owner is told
@@ -70,19 +78,14 @@ lda_shard_setup <- function(ex, V, call = caller_call()) {
     wire(list(token = ex$token, listen = if (local) "127.0.0.1" else "0.0.0.0",
               host = hosts[w]))
   }), "shard_worker_listen", call), unserialize))
-  sent <- 0
   payloads <- lapply(seq_len(W), function(w) {
-    own <- lapply(ex$vocab, function(v) {
-      v <- v - 1L
-      as.integer(v[v %% W == w - 1L] %/% W)
-    })
+    own <- lapply(ex$vocab, function(v) shard_column(v[shard_owner(v, W) == w], W))
     wire(list(token = ex$token, rank = w, urls = urls, own = own, runner = ex$owner,
               V = as.integer(V), limit = as.double(limit)))
   })
   sent <- sum(lengths(payloads))
   worker_calls(ex, seq_len(W), payloads, "shard_worker_dial", call)
-  ex$shard <- list(urls = urls, bytes_setup = sent,
-                   abort = lapply(urls, function(u) nanonext::socket("push", dial = u)),
+  ex$shard <- list(abort = lapply(urls, function(u) nanonext::socket("push", dial = u)),
                    # the meta of the columns the workers hold, as the last lap
                    # left them (lda_shard_lap_start())
                    held = new.env(parent = emptyenv()))
@@ -199,13 +202,12 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
 lda_shard_lap_start <- function(ex, state, control) {
   sh <- lda_engine(control$local)$shard
   W <- ex$workers
-  own <- function(w, V) if (w <= V) seq.int(w, V, by = W) else integer(0)
   dense <- sh$dense(state)
   cols <- NULL
   if (!is.null(dense)) {
     # (the columns first: the store may be made of the start's table in place)
     V <- ncol(dense$lambda)
-    cols <- lapply(seq_len(W), function(w) lda_table_columns(dense$lambda, own(w, V)))
+    cols <- lapply(seq_len(W), function(w) lda_table_columns(dense$lambda, shard_words(w, V, W)))
     dense$lambda <- NULL
   }
   state <- sh$store(state, control)
@@ -229,7 +231,7 @@ lda_shard_lap_start <- function(ex, state, control) {
   shared <- shared_for_workers(list(state = view, control = control))
   payloads <- lapply(seq_len(W), function(w) {
     wire(list(token = ex$token,
-              X = if (!is.null(cols)) cols[[w]] else lda_table_columns(st$X, own(w, V)),
+              X = if (!is.null(cols)) cols[[w]] else lda_table_columns(st$X, shard_words(w, V, W)),
               meta = st$meta, eta = st$eta, dense_tot = dense$tot, shared = shared))
   })
   cols <- NULL
@@ -427,11 +429,12 @@ shard_worker_round <- function(token, id, round, per, t) {
     got <- shard_receive(m, id, "columns", setdiff(seq_len(W), me))
     received <- received + got$bytes
     # 2. the local steps on the columns U of this worker's batches of the
-    # round: owner o's columns are the words of U with (word - 1) mod W = o - 1
+    # round, each owner's in the order of its columns
     U <- round_columns(lapply(store$cols[round[mine]], function(cl) cl$vocab))
     XU <- matrix(0, K, length(U))
+    by <- shard_owner(U, W)
     for (o in seq_len(W)) {
-      at <- which((U - 1L) %% W == o - 1L)
+      at <- which(by == o)
       if (!length(at)) next
       XU[, at] <- if (o == me) mine_cols else got$msgs[[as.character(o)]]$cols
     }
@@ -501,12 +504,12 @@ shard_worker_round <- function(token, id, round, per, t) {
 
 # A summary over the whole vocabulary's words (0-based, increasing: dense
 # list(words, x) or sparse list(words, p, k, v)) cut by owner: W parts,
-# owner o's with its words as its own columns ((word) %/% W).
+# owner o's with its words as its own columns (shard_column()).
 shard_split_summary <- function(S, K, W) {
-  o <- S$words %% W
-  lapply(seq_len(W) - 1L, function(r) {
-    at <- which(o == r)
-    words <- as.integer(S$words[at] %/% W)
+  by <- shard_owner(S$words + 1L, W)
+  lapply(seq_len(W), function(r) {
+    at <- which(by == r)
+    words <- shard_column(S$words[at] + 1L, W)
     if (!is.null(S$p)) {
       n <- S$p[at + 1L] - S$p[at]
       e <- if (length(at)) sequence(n, from = S$p[at] + 1L) else integer(0)
