@@ -18,7 +18,9 @@
 #     state is the usual one: snapshots, interrupts, held-out scores,
 #     update() and the fit are those of any lap;
 #   - a round: the master sends every worker the round's batches, their
-#     order and seeds (bytes, not topics). Each owner sends each worker
+#     order and seeds, and which worker runs each (bytes, not topics; a
+#     batch run away from the worker that holds its documents travels with
+#     it: shard_runners()). Each owner sends each worker
 #     that runs a batch of the round the columns of that worker's words it
 #     owns; the worker runs its local steps on them (the topics at the
 #     round's start, as in any round), sums each summary's rows in word
@@ -65,8 +67,8 @@ shard_words <- function(w, V, W) if (w <= V) seq.int(w, V, by = W) else integer(
 # The mesh of a fit (once, after new_executor() placed the batches): each
 # worker listens on a pull socket of its own, then dials every other; the
 # master dials each of them too (for abort messages). Each owner is told
-# which of each batch's words it owns (as its own 0-based columns) and
-# which worker runs each batch. Returns ex with ex$shard set.
+# which of each batch's words it owns (as its own 0-based columns).
+# Returns ex with ex$shard set.
 lda_shard_setup <- function(ex, V, call = caller_call()) {
   W <- ex$workers
   local <- isTRUE(attr(ex$cluster, "state")$local)
@@ -80,8 +82,8 @@ lda_shard_setup <- function(ex, V, call = caller_call()) {
   }), "shard_worker_listen", call), unserialize))
   payloads <- lapply(seq_len(W), function(w) {
     own <- lapply(ex$vocab, function(v) shard_column(v[shard_owner(v, W) == w], W))
-    wire(list(token = ex$token, rank = w, urls = urls, own = own, runner = ex$owner,
-              V = as.integer(V), limit = as.double(limit)))
+    wire(list(token = ex$token, rank = w, urls = urls, own = own, V = as.integer(V),
+              limit = as.double(limit)))
   })
   sent <- sum(lengths(payloads))
   worker_calls(ex, seq_len(W), payloads, "shard_worker_dial", call)
@@ -120,6 +122,33 @@ shard_calls <- function(ex, ws, payloads, step, call) {
                       interrupt = function(e) lda_shard_abort(ex))
 }
 
+# The workers that run a round's batches, given the worker that holds each
+# batch's documents (`home`): a batch runs at home while its home has
+# fewer than its share of the round (ceiling(batches / W)), the others on
+# the workers with the fewest, the lowest first. A lap visits the batches
+# in a random order, so a round's batches often share a home (with two
+# workers and rounds of two, 3 rounds in 7): run there, the round would
+# take one worker's time for each of them while the others wait. The
+# local steps do not depend on where they run (a batch's random streams
+# are its own), so the fit is the same.
+shard_runners <- function(home, W) {
+  cap <- ceiling(length(home) / W)
+  load <- integer(W)
+  runner <- integer(length(home))
+  for (i in seq_along(home)) {
+    if (load[home[i]] < cap) {
+      runner[i] <- home[i]
+      load[home[i]] <- load[home[i]] + 1L
+    }
+  }
+  for (i in which(runner == 0L)) {
+    w <- which.min(load)
+    runner[i] <- w
+    load[w] <- load[w] + 1L
+  }
+  runner
+}
+
 # One lap of a sharded fit: lda_lap()'s rounds, with the local and the
 # global steps on the workers. The same arguments as lda_lap() that a
 # sharded fit can have (no summary buffers, warm starts or restarts: those
@@ -144,7 +173,7 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
   done <- 0L
   for (i in seq_along(rounds)) {
     round <- rounds[[i]]
-    runner <- ex$owner[round]
+    runner <- shard_runners(ex$owner[round], ex$workers)
     payloads <- lapply(seq_len(ex$workers), function(w) {
       mine <- which(runner == w)
       per <- lapply(round[mine], function(b) {
@@ -152,7 +181,11 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
         if (is.null(keep)) attr(s, "doc_topic") <- FALSE
         s
       })
-      wire(list(token = ex$token, id = c(lap, i), round = round, per = per, t = t))
+      # (the documents of its batches that another worker holds)
+      away <- round[mine][ex$owner[round[mine]] != w]
+      moved <- stats::setNames(lapply(away, ex$get_batch), away)
+      wire(list(token = ex$token, id = c(lap, i), round = round, per = per, t = t,
+                runner = runner, moved = moved))
     })
     res <- shard_calls(ex, seq_len(ex$workers), payloads, "shard_worker_round", caller_call())
     sent <- sent + sum(lengths(payloads))
@@ -307,12 +340,11 @@ shard_worker_listen <- function(token, listen, host) {
   sprintf("tcp://%s:%d", host, port)
 }
 
-shard_worker_dial <- function(token, rank, urls, own, runner, V, limit) {
+shard_worker_dial <- function(token, rank, urls, own, V, limit) {
   m <- shard_env(token)
   m$rank <- rank
   m$W <- length(urls)
   m$own <- own
-  m$runner <- runner
   m$V <- V
   m$limit <- limit
   m$push <- lapply(seq_along(urls), function(w) {
@@ -398,14 +430,15 @@ shard_receive <- function(m, id, kind, from) {
   list(msgs = out, bytes = bytes)
 }
 
-# A worker's round: send the columns it owns to the round's runners, run
-# its own batches on the columns it receives, send each owner its part of
-# the summaries, and apply the round's steps to its columns in order.
-shard_worker_round <- function(token, id, round, per, t) {
+# A worker's round: send the columns it owns to the round's runners
+# (`runner`: the worker that runs each batch), run its own batches on the
+# columns it receives (`moved`: those of its batches that another worker
+# holds, named by batch), send each owner its part of the summaries, and
+# apply the round's steps to its columns in order.
+shard_worker_round <- function(token, id, round, per, t, runner, moved) {
   m <- shard_env(token)
   me <- m$rank
   W <- m$W
-  runner <- m$runner[round]
   runners <- unique(runner)
   K <- nrow(m$X)
   sends <- list()
@@ -423,6 +456,12 @@ shard_worker_round <- function(token, id, round, per, t) {
   results <- list()
   parts <- NULL
   store <- get(token, envir = worker_store)
+  for (b in names(moved)) {
+    i <- as.integer(b)
+    store$batches[[i]] <- moved[[b]]
+    store$cols[[i]] <- batch_columns(moved[[b]])
+  }
+  moved <- NULL
   control <- m$shared$control
   engine <- lda_engine(control$local)
   if (length(mine)) {

@@ -194,8 +194,10 @@ new_executor <- function(cluster, n_batches, get_batch, sizes, call = caller_cal
   # before this one)
   fit_id$n <- fit_id$n + 1L
   token <- sprintf("fit_%d_%09d_%.0f", Sys.getpid(), fit_id$n, as.numeric(Sys.time()) * 1e6)
+  # (get_batch: a sharded lap sends a batch to a worker that does not hold
+  # it, shard_runners())
   ex <- list(kind = "cluster", cluster = cluster, owner = owner, token = token,
-             workers = W, sizes = sizes,
+             workers = W, sizes = sizes, get_batch = get_batch,
              transport = if (inherits(cluster, "sparsevi_workers")) "mirai" else "parallel")
   sent <- 0
   vocab <- vector("list", n_batches)
