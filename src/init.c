@@ -59,6 +59,7 @@ extern SEXP ffi_wire_unpack_columns(SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_serialize(SEXP);
 /* topics sharded by word (executor-sharded-ffi.c) */
 extern SEXP ffi_lda_shard_put(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_shard_split(SEXP, SEXP, SEXP);
 /* vb engine: local step (lda-vb-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */
@@ -176,6 +177,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_wire_unpack_columns", (DL_FUNC)&ffi_wire_unpack_columns, 3},
     {"ffi_wire_serialize", (DL_FUNC)&ffi_wire_serialize, 1},
     {"ffi_lda_shard_put", (DL_FUNC)&ffi_lda_shard_put, 4},
+    {"ffi_lda_shard_split", (DL_FUNC)&ffi_lda_shard_split, 3},
     /* vb engine: local step (lda-vb-ffi.c) */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},
     /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */

@@ -6,19 +6,45 @@
 # completed model and leaves the others free.
 
 test_that("a summary cut by owner holds each word's values once, as its owner's column", {
-  K <- 3L
-  S <- list(words = c(0L, 2L, 3L, 7L), x = as.double(1:12))
-  parts <- sparsevi:::shard_split_summary(S, K, 2L)
-  expect_identical(parts[[1]], list(words = c(0L, 1L), x = as.double(c(1:3, 4:6))))
-  expect_identical(parts[[2]], list(words = c(1L, 3L), x = as.double(c(7:9, 10:12))))
-  Sp <- list(words = c(1L, 4L, 5L), p = c(0L, 2L, 2L, 3L), k = c(0L, 2L, 1L),
-             v = c(0.5, 1.5, 2))
-  parts <- sparsevi:::shard_split_summary(Sp, K, 3L)
-  expect_identical(parts[[1]], list(words = integer(0), p = 0L, k = integer(0),
-                                    v = double(0)))
-  expect_identical(parts[[2]], list(words = c(0L, 1L), p = c(0L, 2L, 2L), k = c(0L, 2L),
-                                    v = c(0.5, 1.5)))
-  expect_identical(parts[[3]], list(words = 1L, p = c(0L, 1L), k = 1L, v = 2))
+  split_c <- function(S, K, W) .Call(sparsevi:::ffi_lda_shard_split, S, K, W)
+  for (shard_split_summary in list(sparsevi:::shard_split_summary_r, split_c)) {
+    K <- 3L
+    S <- list(words = c(0L, 2L, 3L, 7L), x = as.double(1:12))
+    parts <- shard_split_summary(S, K, 2L)
+    expect_identical(parts[[1]], list(words = c(0L, 1L), x = as.double(c(1:3, 4:6))))
+    expect_identical(parts[[2]], list(words = c(1L, 3L), x = as.double(c(7:9, 10:12))))
+    Sp <- list(words = c(1L, 4L, 5L), p = c(0L, 2L, 2L, 3L), k = c(0L, 2L, 1L),
+               v = c(0.5, 1.5, 2))
+    parts <- shard_split_summary(Sp, K, 3L)
+    expect_identical(parts[[1]], list(words = integer(0), p = 0L, k = integer(0),
+                                      v = double(0)))
+    expect_identical(parts[[2]], list(words = c(0L, 1L), p = c(0L, 2L, 2L), k = c(0L, 2L),
+                                      v = c(0.5, 1.5)))
+    expect_identical(parts[[3]], list(words = 1L, p = c(0L, 1L), k = 1L, v = 2))
+  }
+  # C against R on random summaries: dense (x longer than K x U, as a
+  # reused buffer is) and sparse, 1 to 5 owners, a word for no owner
+  set.seed(11)
+  for (i in 1:30) {
+    K <- sample(1:6, 1)
+    W <- sample(1:5, 1)
+    words <- sort(sample(0:40, sample(0:12, 1)))
+    U <- length(words)
+    S <- list(words = words, x = runif(K * U + sample(0:3, 1)))
+    expect_identical(split_c(S, K, W), sparsevi:::shard_split_summary_r(S, K, W))
+    n <- sample(0:K, U, replace = TRUE)
+    k <- unlist(lapply(n, function(m) sort(sample(K, m)) - 1L))
+    Sp <- list(words = words, p = c(0L, as.integer(cumsum(n))), k = as.integer(k),
+               v = runif(length(k)))
+    expect_identical(split_c(Sp, K, W), sparsevi:::shard_split_summary_r(Sp, K, W))
+  }
+  # malformed summaries are errors, not crashes
+  expect_error(split_c(list(words = c(2L, 1L), x = double(6)), 3L, 2L), "increasing")
+  expect_error(split_c(list(words = 1:2, x = double(5)), 3L, 2L), "K values")
+  expect_error(split_c(list(words = 1:2, p = c(0L, 2L, 1L), k = 0L, v = 1), 3L, 2L),
+               "malformed")
+  expect_error(split_c(list(words = 1:2, p = c(0L, 1L, 3L), k = 0:1, v = c(1, 1)), 3L, 2L),
+               "malformed")
 })
 
 test_that("a round's batches run one to a worker where the round allows it", {
