@@ -181,9 +181,12 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
         if (is.null(keep)) attr(s, "doc_topic") <- FALSE
         s
       })
-      # (the documents of its batches that another worker holds)
+      # (the documents of its batches that another worker holds, without
+      # the corpus's terms: the worker's local step reads the batch in its
+      # columns, batch_in_columns())
       away <- round[mine][ex$owner[round[mine]] != w]
-      moved <- stats::setNames(lapply(away, ex$get_batch), away)
+      moved <- stats::setNames(lapply(away, function(b) batch_without_terms(ex$get_batch(b))),
+                               away)
       wire(list(token = ex$token, id = c(lap, i), round = round, per = per, t = t,
                 runner = runner, moved = moved))
     })

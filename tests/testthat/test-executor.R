@@ -86,6 +86,29 @@ test_that("the executor counts the bytes it serialises and sends", {
   expect_identical(unlist(left), c(0L, 0L))
 })
 
+test_that("a worker's batches travel with one copy of the corpus's terms and arrive whole", {
+  ns <- asNamespace("sparsevi")
+  x <- cluster_corpus()
+  batches <- lapply(list(1:5, 6:12, 13:20), function(d) ns$dtm_subset(x, d))
+  apart <- ns$batches_apart(batches)
+  expect_identical(apart$terms, x$vocab)
+  expect_true(all(vapply(apart$batches, function(b) is.null(b$vocab), TRUE)))
+  expect_identical(lapply(apart$batches, names), lapply(batches, names))
+  # (the payload: one copy of the terms, where each batch carried them)
+  expect_lt(length(ns$wire(apart)), length(ns$wire(batches)) - length(ns$wire(x$vocab)))
+  # the worker's store holds the batches as they were
+  token <- "test_batches_apart"
+  on.exit(rm(list = token, envir = ns$worker_store), add = TRUE)
+  do.call(ns$cluster_worker_init, c(list(token = token, ids = c(2L, 4L, 5L)), apart))
+  expect_identical(get(token, envir = ns$worker_store)$batches[c(2L, 4L, 5L)], batches)
+  # batches of other terms, or of other kinds, travel whole
+  other <- batches
+  other[[2]]$vocab <- paste0(other[[2]]$vocab, "_")
+  expect_identical(ns$batches_apart(other), list(batches = other, terms = NULL))
+  rows <- list(matrix(1, 2, 2), matrix(2, 2, 2))
+  expect_identical(ns$batches_apart(rows), list(batches = rows, terms = NULL))
+})
+
 test_that("a worker receives only the topic columns of its batches' words", {
   skip_on_cran()
   cl <- parallel::makePSOCKcluster(2L)
