@@ -1,6 +1,6 @@
-# Shared by test-executor.R and test-scale.R: a small LDA corpus for fits
-# run locally, in rounds and on clusters, and the check that two such fits
-# are the same bits.
+# Shared by test-executor*.R and test-scale.R: a small LDA corpus for fits
+# run locally, in rounds and on clusters, the check that two such fits
+# are the same bits, and a worker made to fail.
 
 cluster_corpus <- function() {
   simulate_lda(D = 120, V = 60, K = 4, doc_length = 40, seed = 21)$dtm
@@ -23,4 +23,30 @@ split_vocab_corpus <- function() {
     paste0("w", sample(pool, 60, replace = TRUE))
   })
   list(x = as_dtm(docs), batches = list(1:20, 41:60, 21:40, 61:80))
+}
+
+# Makes worker `worker`'s (a sparsevi_workers element) calls of the worker
+# function `step` fail from its `at`-th on: "die" kills its process, "hang"
+# sleeps 20 s with the connection open (test-executor-mirai.R: the local
+# steps, cluster_worker_run; test-executor-sharded.R: a sharded round,
+# shard_worker_round).
+break_worker <- function(worker, how, at, step = "cluster_worker_run") {
+  # (how, at and step copied into the task's own frame, which the new
+  # function keeps: the daemon clears its global variables after each task)
+  mirai::mirai({
+    ns <- asNamespace("sparsevi")
+    orig <- get(step, envir = ns)
+    count <- 0
+    die <- identical(how, "die")
+    from <- at
+    unlockBinding(step, ns)
+    assign(step, function(...) {
+      count <<- count + 1
+      if (count >= from) {
+        if (die) tools::pskill(Sys.getpid(), tools::SIGKILL) else Sys.sleep(20)
+      }
+      orig(...)
+    }, envir = ns)
+    TRUE
+  }, how = how, at = at, step = step, .compute = worker$profile)[]
 }

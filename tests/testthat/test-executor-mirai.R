@@ -3,29 +3,6 @@
 # same traffic as a `parallel` cluster, several fits on the same workers,
 # daemons started by a launcher at TCP addresses, and a worker that dies.
 
-# Makes worker `worker`'s local steps fail from its `at`-th on: "die" kills
-# its process, "hang" sleeps 20 s with the connection open.
-break_worker <- function(worker, how, at) {
-  # (how and at copied into the task's own frame, which the new step keeps:
-  # the daemon clears its global variables after each task)
-  mirai::mirai({
-    ns <- asNamespace("sparsevi")
-    orig <- get("cluster_worker_run", envir = ns)
-    count <- 0
-    die <- identical(how, "die")
-    from <- at
-    unlockBinding("cluster_worker_run", ns)
-    assign("cluster_worker_run", function(...) {
-      count <<- count + 1
-      if (count >= from) {
-        if (die) tools::pskill(Sys.getpid(), tools::SIGKILL) else Sys.sleep(20)
-      }
-      orig(...)
-    }, envir = ns)
-    TRUE
-  }, how = how, at = at, .compute = worker$profile)[]
-}
-
 test_that("fits on persistent workers equal the local fits, with a PSOCK cluster's traffic", {
   skip_on_cran()
   skip_if_not_installed("mirai")

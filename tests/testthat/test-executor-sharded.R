@@ -150,18 +150,7 @@ test_that("a worker that dies mid-lap stops a sharded fit with the last complete
   args <- list(x, K = 4, n_batches = 4, passes = 3, seed = 9, sync = 2, progress = FALSE,
                init = "random")
   # worker 2 dies at its fourth round (the second lap)
-  mirai::mirai({
-    ns <- asNamespace("sparsevi")
-    orig <- get("shard_worker_round", envir = ns)
-    count <- 0
-    unlockBinding("shard_worker_round", ns)
-    assign("shard_worker_round", function(...) {
-      count <<- count + 1
-      if (count >= 4) tools::pskill(Sys.getpid(), tools::SIGKILL)
-      orig(...)
-    }, envir = ns)
-    TRUE
-  }, .compute = w[[2]]$profile)[]
+  break_worker(w[[2]], "die", 4, step = "shard_worker_round")
   err <- tryCatch(do.call(fit_lda, c(args, list(cluster = w))), error = function(e) e)
   expect_s3_class(err, "sparsevi_error_worker")
   expect_s3_class(err$fit, "sparsevi_lda")
