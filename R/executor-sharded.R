@@ -64,6 +64,29 @@ shard_owner <- function(v, W) (v - 1L) %% W + 1L
 shard_column <- function(v, W) as.integer((v - 1L) %/% W)
 shard_words <- function(w, V, W) if (w <= V) seq.int(w, V, by = W) else integer(0)
 
+# Worker w's columns of the K x V table X (shard_words(w, V, W)) as they
+# travel at a lap's start and end: in the smaller of two exact forms, the
+# K x n matrix, or its entries other than +0 column by column,
+# list(K, n, p, i, x) (rows i, 0-based, of column j at p[j] .. p[j + 1] - 1).
+# A new fit's seeded start is +0 but for its K seed documents' counts
+# (1 GB whole at K = 1000 over Wikipedia's 129,289 words, under 1 MB so),
+# and a lap's end leaves +0 in the columns of every word no batch has had.
+# In C (src/executor-sharded-ffi.c); shard_take_r() is its reference.
+# ffi_lda_shard_columns() gives back the matrix, ffi_lda_shard_put() puts
+# either form back into a whole table.
+lda_shard_take <- function(X, W, w) .Call(ffi_lda_shard_take, X, as.integer(W), as.integer(w - 1L))
+
+shard_take_r <- function(X, W, w) {
+  cols <- X[, shard_words(w, ncol(X), W), drop = FALSE]
+  # (+0 alone: -0 == 0 too, and must travel as itself)
+  zero <- cols == 0 & 1 / cols > 0
+  zero[is.na(zero)] <- FALSE
+  if (sum(!zero) * 3 > length(cols) * 2) return(cols)
+  keep <- which(!zero)
+  list(K = nrow(X), n = ncol(cols), p = as.double(c(0, cumsum(colSums(!zero)))),
+       i = as.integer((keep - 1L) %% nrow(X)), x = cols[keep])
+}
+
 # The mesh of a fit (once, after new_executor() placed the batches): each
 # worker listens on a pull socket of its own, then dials every other; the
 # master dials each of them too (for abort messages). Each owner is told
@@ -242,13 +265,11 @@ lda_shard_lap_start <- function(ex, state, control) {
   cols <- NULL
   if (!is.null(dense)) {
     # (the columns first: the store may be made of the start's table in place)
-    V <- ncol(dense$lambda)
-    cols <- lapply(seq_len(W), function(w) lda_table_columns(dense$lambda, shard_words(w, V, W)))
+    cols <- lapply(seq_len(W), function(w) lda_shard_take(dense$lambda, W, w))
     dense$lambda <- NULL
   }
   state <- sh$store(state, control)
   st <- state$topics$store
-  V <- ncol(st$X)
   # The workers still hold the columns the last lap left them: the lap then
   # starts from the store made of those very columns (lda_shard_lap_end()),
   # unless something between the laps changed the topics, and every change
@@ -267,7 +288,7 @@ lda_shard_lap_start <- function(ex, state, control) {
   shared <- shared_for_workers(list(state = view, control = control))
   payloads <- lapply(seq_len(W), function(w) {
     wire(list(token = ex$token,
-              X = if (!is.null(cols)) cols[[w]] else lda_table_columns(st$X, shard_words(w, V, W)),
+              X = if (!is.null(cols)) cols[[w]] else lda_shard_take(st$X, W, w),
               meta = st$meta, eta = st$eta, dense_tot = dense$tot, shared = shared))
   })
   cols <- NULL
@@ -360,7 +381,7 @@ shard_worker_dial <- function(token, rank, urls, own, V, limit) {
 # lda_shard_lap_start())
 shard_worker_lap_start <- function(token, X, meta, eta, dense_tot, shared) {
   m <- shard_env(token)
-  m$X <- lda_give_up(X)
+  m$X <- lda_give_up(.Call(ffi_lda_shard_columns, X))
   m$meta <- meta + 0
   m$eta <- eta
   m$dense_tot <- dense_tot
@@ -380,7 +401,7 @@ shard_worker_store <- function(m) {
   invisible()
 }
 
-shard_worker_columns <- function(token) shard_env(token)$X
+shard_worker_columns <- function(token) lda_shard_take(shard_env(token)$X, 1L, 1L)
 
 # Sends msg (a list, serialised once) to worker w; returns the pending send
 # with its byte count.

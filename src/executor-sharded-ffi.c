@@ -1,31 +1,153 @@
 /* Topics sharded by word over persistent workers (R/executor-sharded.R):
  * worker r (0-based) of W owns the columns of the words v with
  * v mod W = r, its column j being word r + j W. Taking a shard out of the
- * whole table is lda_table_columns(); putting it back, at the end of a lap,
- * is here. The owners' stochastic step is store_update_owner()
+ * whole table (ffi_lda_shard_take()) and putting it back, at the start and
+ * end of a lap (ffi_lda_shard_put()), are here, as is the cut of a summary
+ * by owner. The owners' stochastic step is store_update_owner()
  * (src/lda-store.c). */
 #include <string.h>
 #include "ffi.h"
 
-/* X[, r + j W] <- shard[, j] for every column j of the shard, IN PLACE
- * (X must be the package's own: the lap's copy of the store). Returns
- * NULL. */
+/* Whether a double is +0 (all bits zero): the one value a taken shard
+ * leaves out. -0, NaN and every other value are kept as they are, so
+ * putting a shard back restores the table bit for bit. */
+static int plain_zero(double x) {
+  double z = 0;
+  return memcmp(&x, &z, sizeof(double)) == 0;
+}
+
+/* Columns r, r + W, ... (below V) of the K x V table X, in the smaller of
+ * two exact forms: the K x n matrix itself, or, when at most 2/3 of its
+ * entries are other than +0 (12 bytes an entry against 8), its entries
+ * other than +0 column by column, list(K, n, p, i, x): column j's rows
+ * i[p[j] .. p[j + 1]) (0-based, increasing) with their values x. A new
+ * fit's seeded start is all +0 but its K seed documents' counts, and a
+ * lap's end leaves +0 in every column no batch has touched. The R
+ * reference is shard_take_r() (R/executor-sharded.R). */
+SEXP ffi_lda_shard_take(SEXP X, SEXP W_, SEXP r_) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  const int W = svi_int_arg(W_, 1, 1 << 16, "W");
+  const int r = svi_int_arg(r_, 0, W - 1, "r");
+  const int n = r < V ? (V - 1 - r) / W + 1 : 0;
+  const double *x = REAL(X);
+  R_xlen_t nnz = 0;
+  for (int j = 0; j < n; j++) {
+    const double *c = x + ((R_xlen_t)r + (R_xlen_t)j * W) * K;
+    for (int k = 0; k < K; k++) nnz += !plain_zero(c[k]);
+  }
+  if ((double)nnz * 3.0 > (double)K * (double)n * 2.0) {
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, n));
+    double *o = REAL(out);
+    for (int j = 0; j < n; j++)
+      memcpy(o + (R_xlen_t)j * K, x + ((R_xlen_t)r + (R_xlen_t)j * W) * K,
+             sizeof(double) * (size_t)K);
+    UNPROTECT(1);
+    return out;
+  }
+  static const char *names[] = {"K", "n", "p", "i", "x"};
+  SEXP out = PROTECT(svi_named_list(5, names));
+  SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(K));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(n));
+  SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, (R_xlen_t)n + 1));
+  SET_VECTOR_ELT(out, 3, Rf_allocVector(INTSXP, nnz));
+  SET_VECTOR_ELT(out, 4, Rf_allocVector(REALSXP, nnz));
+  double *p = REAL(VECTOR_ELT(out, 2)), *v = REAL(VECTOR_ELT(out, 4));
+  int *i = INTEGER(VECTOR_ELT(out, 3));
+  R_xlen_t e = 0;
+  p[0] = 0;
+  for (int j = 0; j < n; j++) {
+    const double *c = x + ((R_xlen_t)r + (R_xlen_t)j * W) * K;
+    for (int k = 0; k < K; k++)
+      if (!plain_zero(c[k])) {
+        i[e] = k;
+        v[e++] = c[k];
+      }
+    p[j + 1] = (double)e;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Checks a taken shard's list form (ffi_lda_shard_take()) for K rows and n
+ * columns: pointers from 0, increasing, ending at the entries' count, rows
+ * in range and increasing within a column. */
+static void check_taken(SEXP s, int K, int n) {
+  const SEXP p_ = svi_opt(s, "p"), i_ = svi_opt(s, "i"), x_ = svi_opt(s, "x");
+  svi_need_real(p_, (R_xlen_t)n + 1, "p");
+  svi_need_int(i_, -1, "i");
+  svi_need_real(x_, XLENGTH(i_), "x");
+  if (Rf_asInteger(svi_opt(s, "K")) != K || Rf_asInteger(svi_opt(s, "n")) != n)
+    Rf_error("internal error: the topic shard has the wrong shape");
+  const double *p = REAL(p_);
+  const int *i = INTEGER(i_);
+  if (p[0] != 0 || p[n] != (double)XLENGTH(i_))
+    Rf_error("internal error: malformed topic shard");
+  for (int j = 0; j < n; j++) {
+    if (!(p[j + 1] >= p[j])) Rf_error("internal error: malformed topic shard");
+    for (R_xlen_t e = (R_xlen_t)p[j]; e < (R_xlen_t)p[j + 1]; e++)
+      if (i[e] < 0 || i[e] >= K || (e > (R_xlen_t)p[j] && i[e] <= i[e - 1]))
+        Rf_error("internal error: malformed topic shard");
+  }
+}
+
+/* Column j of a taken shard (either form) into out[0 .. K). */
+static void taken_column(SEXP s, int K, int j, double *out) {
+  if (Rf_isMatrix(s)) {
+    memcpy(out, REAL(s) + (R_xlen_t)j * K, sizeof(double) * (size_t)K);
+    return;
+  }
+  const double *p = REAL(svi_opt(s, "p")), *x = REAL(svi_opt(s, "x"));
+  const int *i = INTEGER(svi_opt(s, "i"));
+  memset(out, 0, sizeof(double) * (size_t)K);
+  for (R_xlen_t e = (R_xlen_t)p[j]; e < (R_xlen_t)p[j + 1]; e++) out[i[e]] = x[e];
+}
+
+/* The number of columns of a taken shard of K rows, checked. */
+static int taken_columns(SEXP s, int K) {
+  if (Rf_isMatrix(s)) {
+    svi_need_matrix(s, REALSXP, K, -1, "shard");
+    return Rf_ncols(s);
+  }
+  svi_need_list(s, -1, "shard");
+  const int n = Rf_asInteger(svi_opt(s, "n"));
+  if (n < 0 || n == NA_INTEGER) Rf_error("internal error: malformed topic shard");
+  check_taken(s, K, n);
+  return n;
+}
+
+/* A taken shard as its K x n matrix (a worker's own columns at a lap's
+ * start): the matrix itself when it came whole. */
+SEXP ffi_lda_shard_columns(SEXP s) {
+  if (Rf_isMatrix(s)) {
+    svi_need_matrix(s, REALSXP, -1, -1, "shard");
+    return s;
+  }
+  svi_need_list(s, -1, "shard");
+  const int K = Rf_asInteger(svi_opt(s, "K"));
+  if (K < 1 || K == NA_INTEGER) Rf_error("internal error: malformed topic shard");
+  const int n = taken_columns(s, K);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, n));
+  for (int j = 0; j < n; j++) taken_column(s, K, j, REAL(out) + (R_xlen_t)j * K);
+  UNPROTECT(1);
+  return out;
+}
+
+/* X[, r + j W] <- shard[, j] for every column j of the shard (a taken
+ * shard, either form: ffi_lda_shard_take()), IN PLACE (X must be the
+ * package's own: the lap's copy of the store). Returns NULL. */
 SEXP ffi_lda_shard_put(SEXP X, SEXP shard, SEXP W_, SEXP r_) {
   svi_need_matrix(X, REALSXP, -1, -1, "X");
-  svi_need_matrix(shard, REALSXP, -1, -1, "shard");
   svi_need_own(X, "the topic table");
-  const int K = Rf_nrows(X), V = Rf_ncols(X), n = Rf_ncols(shard);
-  const int W = Rf_asInteger(W_), r = Rf_asInteger(r_);
-  if (W < 1 || r < 0 || r >= W || Rf_nrows(shard) != K)
-    Rf_error("internal error: malformed topic shard");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  const int W = svi_int_arg(W_, 1, 1 << 16, "W");
+  const int r = svi_int_arg(r_, 0, W - 1, "r");
+  const int n = taken_columns(shard, K);
   /* the shard holds exactly the words r, r + W, ... below V */
   if (n != (r < V ? (V - 1 - r) / W + 1 : 0))
     Rf_error("internal error: the topic shard has the wrong number of columns");
   double *x = REAL(X);
-  const double *s = REAL(shard);
-  for (int j = 0; j < n; j++)
-    memcpy(x + ((R_xlen_t)r + (R_xlen_t)j * W) * K, s + (R_xlen_t)j * K,
-           sizeof(double) * (size_t)K);
+  for (int j = 0; j < n; j++) taken_column(shard, K, j, x + ((R_xlen_t)r + (R_xlen_t)j * W) * K);
   return R_NilValue;
 }
 

@@ -59,7 +59,11 @@ extern SEXP ffi_wire_unpack_columns(SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_serialize(SEXP);
 /* topics sharded by word (executor-sharded-ffi.c) */
 extern SEXP ffi_lda_shard_put(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_shard_take(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_shard_columns(SEXP);
 extern SEXP ffi_lda_shard_split(SEXP, SEXP, SEXP);
+/* the memory of the package's worker processes (executor-mirai-ffi.c) */
+extern SEXP ffi_worker_keep_memory(void);
 /* vb engine: local step (lda-vb-ffi.c) */
 extern SEXP ffi_lda_local_vb(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* LDA global steps, ELBO topic terms, EB eta, random topics (lda-global-ffi.c) */
@@ -177,6 +181,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_wire_unpack_columns", (DL_FUNC)&ffi_wire_unpack_columns, 3},
     {"ffi_wire_serialize", (DL_FUNC)&ffi_wire_serialize, 1},
     {"ffi_lda_shard_put", (DL_FUNC)&ffi_lda_shard_put, 4},
+    {"ffi_lda_shard_take", (DL_FUNC)&ffi_lda_shard_take, 3},
+    {"ffi_lda_shard_columns", (DL_FUNC)&ffi_lda_shard_columns, 1},
+    {"ffi_worker_keep_memory", (DL_FUNC)&ffi_worker_keep_memory, 0},
     {"ffi_lda_shard_split", (DL_FUNC)&ffi_lda_shard_split, 3},
     /* vb engine: local step (lda-vb-ffi.c) */
     {"ffi_lda_local_vb", (DL_FUNC)&ffi_lda_local_vb, 6},

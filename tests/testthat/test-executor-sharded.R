@@ -47,6 +47,60 @@ test_that("a summary cut by owner holds each word's values once, as its owner's 
                "malformed")
 })
 
+test_that("a worker's columns travel as the table or its entries other than +0, exactly", {
+  take_c <- function(X, W, w) .Call(sparsevi:::ffi_lda_shard_take, X, W, w - 1L)
+  cols_c <- function(s) .Call(sparsevi:::ffi_lda_shard_columns, s)
+  put_c <- function(X, s, W, w) .Call(sparsevi:::ffi_lda_shard_put, X, s, W, w - 1L)
+  # by hand: 2 of 3 columns of a 3 x 5 table, words 2 and 4, mostly +0
+  X <- matrix(0, 3, 5)
+  X[2, 2] <- 1.5
+  X[3, 4] <- -0
+  X[1, 4] <- NaN
+  for (take in list(sparsevi:::shard_take_r, take_c)) {
+    expect_identical(take(X, 2L, 2L), list(K = 3L, n = 2L, p = c(0, 1, 3), i = c(1L, 0L, 2L),
+                                           x = c(1.5, NaN, -0)))
+    # a shard with more than 2/3 of its entries other than +0 comes whole
+    expect_identical(take(X + 1, 2L, 1L), X[, c(1, 3, 5)] + 1)
+    expect_identical(take(X, 7L, 7L), list(K = 3L, n = 0L, p = 0, i = integer(0),
+                                           x = double(0)))
+  }
+  # C against R, and back: random tables with +0, -0 and NaN, 1 to 4 owners
+  set.seed(12)
+  for (i in 1:40) {
+    K <- sample(1:6, 1)
+    V <- sample(1:15, 1)
+    W <- sample(1:4, 1)
+    X <- matrix(runif(K * V), K, V)
+    X[sample(K * V, sample(0:(K * V), 1))] <- 0
+    X[sample(K * V, sample(0:2, 1))] <- -0
+    X[sample(K * V, sample(0:1, 1))] <- NaN
+    Y <- sparsevi:::lda_give_up(matrix(runif(K * V), K, V))
+    for (w in seq_len(W)) {
+      s <- take_c(X, W, w)
+      expect_identical(s, sparsevi:::shard_take_r(X, W, w))
+      m <- cols_c(s)
+      expect_identical(m, X[, sparsevi:::shard_words(w, V, W), drop = FALSE])
+      expect_identical(1 / m, 1 / X[, sparsevi:::shard_words(w, V, W), drop = FALSE])
+      put_c(Y, s, W, w)
+    }
+    expect_identical(1 / as.vector(Y), 1 / as.vector(X))
+  }
+  # malformed shards are errors, not crashes
+  X <- matrix(0, 3, 4)
+  Y <- sparsevi:::lda_give_up(matrix(1, 3, 4))
+  bad <- list(K = 3L, n = 2L, p = c(0, 2, 1), i = c(0L, 1L), x = c(1, 1))
+  expect_error(cols_c(bad), "malformed")
+  expect_error(cols_c(list(K = 3L, n = 2L, p = c(0, 1, 2), i = c(0L, 3L), x = c(1, 1))),
+               "malformed")
+  expect_error(cols_c(list(K = 3L, n = 1L, p = c(0, 2), i = c(1L, 1L), x = c(1, 1))),
+               "malformed")
+  expect_error(put_c(Y, list(K = 3L, n = 1L, p = c(0, 0), i = integer(0), x = double(0)), 2L, 1L),
+               "wrong number of columns")
+  expect_error(put_c(Y, list(K = 2L, n = 2L, p = c(0, 0, 0), i = integer(0), x = double(0)),
+                     2L, 1L), "wrong shape")
+  expect_error(take_c(X, 2L, 3L), "r")
+})
+
 test_that("a round's batches run one to a worker where the round allows it", {
   runners <- sparsevi:::shard_runners
   # each at home when the homes differ; a second batch of the same home to
@@ -134,6 +188,14 @@ test_that("the master's link carries the topics once a lap, not every round", {
   expect_gt(a$trace$bytes_sent[1], table_bytes)
   expect_lt(a$trace$bytes_sent[2], table_bytes / 2)
   expect_true(all(a$trace$bytes_received > table_bytes))
+  # a new fit's seeded start is +0 but for its seed documents' counts, and
+  # goes out as those (a tenth of the table over 600 words)
+  y <- simulate_lda(D = 120, V = 600, K = 4, doc_length = 40, seed = 22)$dtm
+  seeded <- list(y, K = 50, n_batches = 8, passes = 1, seed = 9, sync = 2, progress = FALSE)
+  a <- do.call(fit_lda, c(seeded, list(cluster = sharded)))
+  expect_identical(a$control$init, "seeded")
+  expect_lt(a$trace$bytes_sent[1], 8 * 50 * ncol(y) / 4)
+  expect_same_lda(a, do.call(fit_lda, seeded))
   # the other engines keep their topics on the master
   args$local <- "vb"
   expect_same_lda(do.call(fit_lda, c(args, list(cluster = sharded))),
