@@ -14,7 +14,8 @@
 #
 #   - at a lap's start the master sends each worker its columns of the
 #     store (lda_shard_lap_start()); at the lap's end it takes them back
-#     into its own copy of the store (lda_shard_lap_end()). Between laps the
+#     into its own copy of the store (lda_shard_lap_end()), each shard in
+#     the smaller of two exact forms (lda_shard_take()). Between laps the
 #     state is the usual one: snapshots, interrupts, held-out scores,
 #     update() and the fit are those of any lap;
 #   - a round: the master sends every worker the round's batches, their
@@ -64,20 +65,26 @@ shard_owner <- function(v, W) (v - 1L) %% W + 1L
 shard_column <- function(v, W) as.integer((v - 1L) %/% W)
 shard_words <- function(w, V, W) if (w <= V) seq.int(w, V, by = W) else integer(0)
 
-# Worker w's columns of the K x V table X (shard_words(w, V, W)) as they
-# travel at a lap's start and end: in the smaller of two exact forms, the
-# K x n matrix, or its entries other than +0 column by column,
+# Columns `cols` (1-based) of the K x V table X as they travel between the
+# master and the workers and among the workers: in the smaller of two exact
+# forms, the K x n matrix, or its entries other than +0 column by column,
 # list(K, n, p, i, x) (rows i, 0-based, of column j at p[j] .. p[j + 1] - 1).
-# A new fit's seeded start is +0 but for its K seed documents' counts
-# (1 GB whole at K = 1000 over Wikipedia's 129,289 words, under 1 MB so),
-# and a lap's end leaves +0 in the columns of every word no batch has had.
+# Mostly +0 are: a new fit's seeded start but for its K seed documents'
+# counts (1 GB whole at K = 1000 over Wikipedia's 129,289 words, under
+# 1 MB so), a lap's end in the columns of every word no batch has had, and
+# the topics of a fit whose summaries keep `L` topics per entry
+# (sparse_rest "renormalise" or "sample": 3.5% of a 100-paragraph batch's
+# columns other than +0 after a lap over 10,000 paragraphs at K = 1000).
 # In C (src/executor-sharded-ffi.c); shard_take_r() is its reference.
 # ffi_lda_shard_columns() gives back the matrix, ffi_lda_shard_put() puts
-# either form back into a whole table.
-lda_shard_take <- function(X, W, w) .Call(ffi_lda_shard_take, X, as.integer(W), as.integer(w - 1L))
+# a worker's shard (cols = shard_words()) back into a whole table.
+lda_columns_take <- function(X, cols) .Call(ffi_lda_columns_take, X, as.integer(cols))
 
-shard_take_r <- function(X, W, w) {
-  cols <- X[, shard_words(w, ncol(X), W), drop = FALSE]
+# Worker w's shard of X (its columns shard_words(w, V, W)) as it travels.
+lda_shard_take <- function(X, W, w) lda_columns_take(X, shard_words(w, ncol(X), W))
+
+shard_take_r <- function(X, cols) {
+  cols <- X[, cols, drop = FALSE]
   # (+0 alone: -0 == 0 too, and must travel as itself)
   zero <- cols == 0 & 1 / cols > 0
   zero[is.na(zero)] <- FALSE
@@ -289,7 +296,7 @@ lda_shard_lap_start <- function(ex, state, control) {
   payloads <- lapply(seq_len(W), function(w) {
     wire(list(token = ex$token,
               X = if (!is.null(cols)) cols[[w]] else lda_shard_take(st$X, W, w),
-              meta = st$meta, eta = st$eta, dense_tot = dense$tot, shared = shared))
+              meta = st$meta + 0, eta = st$eta, dense_tot = dense$tot, shared = shared))
   })
   cols <- NULL
   shard_calls(ex, seq_len(W), payloads, "shard_worker_lap_start", caller_call())
@@ -301,18 +308,21 @@ lda_shard_lap_start <- function(ex, state, control) {
 # global step leaves it (t, totals, step size). Returns list(state,
 # received: the bytes the workers sent).
 lda_shard_lap_end <- function(state, ex, meta, t, rho, control) {
-  st <- state$topics$store
   shards <- shard_calls(ex, seq_len(ex$workers),
                         rep(list(wire(list(token = ex$token))), ex$workers),
                         "shard_worker_columns", caller_call())
   received <- sum(lengths(shards))
+  # In place, into the store itself (the lap's own): no second binding of
+  # the store. Modifying a copy of its list (st <- state$topics$store;
+  # st$meta[] <- meta) copies the list, and its table, then held by two
+  # lists, stays shared for R: the end of training then copied the whole
+  # table to make the fit's lambda instead of using it (2.8 s of a 10 s fit
+  # over 10,000 Wikipedia paragraphs at K = 1000).
   for (w in seq_len(ex$workers)) {
-    .Call(ffi_lda_shard_put, st$X, unserialize(shards[[w]]), ex$workers, w - 1L)
+    .Call(ffi_lda_shard_put, state$topics$store$X, unserialize(shards[[w]]), ex$workers, w - 1L)
     shards[w] <- list(NULL)
   }
-  # (in place: the store is the lap's own, as its X)
-  st$meta[] <- meta
-  state$topics$store <- st
+  .Call(ffi_lda_shard_meta, state$topics$store$meta, meta)
   ex$shard$held$meta <- meta + 0
   list(state = lda_engine(control$local)$shard$after(state, t, rho), received = received)
 }
@@ -466,14 +476,17 @@ shard_worker_round <- function(token, id, round, per, t, runner, moved) {
   runners <- unique(runner)
   K <- nrow(m$X)
   sends <- list()
-  # 1. each runner of the round gets this owner's columns of its words
+  # 1. each runner of the round gets this owner's columns of its words (as
+  # their entries other than +0 where that is smaller: lda_columns_take())
   mine_cols <- NULL
   for (q in runners) {
     words <- round_columns(m$own[round[runner == q]]) # (0-based columns of this owner)
-    cols <- lda_table_columns(m$X, words + 1L)
-    if (q == me) mine_cols <- cols
-    else sends[[length(sends) + 1L]] <- shard_send(m, q, list(kind = "columns", id = id,
-                                                               from = me, cols = cols))
+    if (q == me) {
+      mine_cols <- lda_table_columns(m$X, words + 1L)
+    } else {
+      sends[[length(sends) + 1L]] <- shard_send(m, q, list(
+        kind = "columns", id = id, from = me, cols = lda_columns_take(m$X, words + 1L)))
+    }
   }
   received <- 0
   mine <- which(runner == me)
@@ -499,7 +512,8 @@ shard_worker_round <- function(token, id, round, per, t, runner, moved) {
     for (o in seq_len(W)) {
       at <- which(by == o)
       if (!length(at)) next
-      XU[, at] <- if (o == me) mine_cols else got$msgs[[as.character(o)]]$cols
+      XU[, at] <- if (o == me) mine_cols else
+        .Call(ffi_lda_shard_columns, got$msgs[[as.character(o)]]$cols)
     }
     got <- NULL
     shared <- m$shared

@@ -1,10 +1,11 @@
 /* Topics sharded by word over persistent workers (R/executor-sharded.R):
  * worker r (0-based) of W owns the columns of the words v with
  * v mod W = r, its column j being word r + j W. Taking a shard out of the
- * whole table (ffi_lda_shard_take()) and putting it back, at the start and
+ * whole table (ffi_lda_columns_take()) and putting it back, at the start and
  * end of a lap (ffi_lda_shard_put()), are here, as is the cut of a summary
  * by owner. The owners' stochastic step is store_update_owner()
  * (src/lda-store.c). */
+#include <limits.h>
 #include <string.h>
 #include "ffi.h"
 
@@ -16,32 +17,36 @@ static int plain_zero(double x) {
   return memcmp(&x, &z, sizeof(double)) == 0;
 }
 
-/* Columns r, r + W, ... (below V) of the K x V table X, in the smaller of
- * two exact forms: the K x n matrix itself, or, when at most 2/3 of its
+/* Columns cols (1-based) of the K x V table X, in the smaller of two
+ * exact forms: the K x n matrix itself, or, when at most 2/3 of its
  * entries are other than +0 (12 bytes an entry against 8), its entries
  * other than +0 column by column, list(K, n, p, i, x): column j's rows
  * i[p[j] .. p[j + 1]) (0-based, increasing) with their values x. A new
- * fit's seeded start is all +0 but its K seed documents' counts, and a
- * lap's end leaves +0 in every column no batch has touched. The R
- * reference is shard_take_r() (R/executor-sharded.R). */
-SEXP ffi_lda_shard_take(SEXP X, SEXP W_, SEXP r_) {
+ * fit's seeded start is all +0 but its K seed documents' counts, a lap's
+ * end leaves +0 in every column no batch has touched, and the topics of a
+ * fit whose summaries keep L topics per entry (sparse_rest "renormalise"
+ * or "sample") are mostly +0. The R reference is shard_take_r()
+ * (R/executor-sharded.R). */
+SEXP ffi_lda_columns_take(SEXP X, SEXP cols_) {
   svi_need_matrix(X, REALSXP, -1, -1, "X");
+  svi_need_int(cols_, -1, "cols");
   const int K = Rf_nrows(X), V = Rf_ncols(X);
-  const int W = svi_int_arg(W_, 1, 1 << 16, "W");
-  const int r = svi_int_arg(r_, 0, W - 1, "r");
-  const int n = r < V ? (V - 1 - r) / W + 1 : 0;
+  const R_xlen_t nl = XLENGTH(cols_);
+  if (nl > INT_MAX) Rf_error("internal error: too many columns");
+  const int n = (int)nl, *cols = INTEGER(cols_);
+  for (int j = 0; j < n; j++)
+    if (cols[j] < 1 || cols[j] > V) Rf_error("internal error: a column outside the table");
   const double *x = REAL(X);
   R_xlen_t nnz = 0;
   for (int j = 0; j < n; j++) {
-    const double *c = x + ((R_xlen_t)r + (R_xlen_t)j * W) * K;
+    const double *c = x + (R_xlen_t)(cols[j] - 1) * K;
     for (int k = 0; k < K; k++) nnz += !plain_zero(c[k]);
   }
   if ((double)nnz * 3.0 > (double)K * (double)n * 2.0) {
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, n));
     double *o = REAL(out);
     for (int j = 0; j < n; j++)
-      memcpy(o + (R_xlen_t)j * K, x + ((R_xlen_t)r + (R_xlen_t)j * W) * K,
-             sizeof(double) * (size_t)K);
+      memcpy(o + (R_xlen_t)j * K, x + (R_xlen_t)(cols[j] - 1) * K, sizeof(double) * (size_t)K);
     UNPROTECT(1);
     return out;
   }
@@ -57,7 +62,7 @@ SEXP ffi_lda_shard_take(SEXP X, SEXP W_, SEXP r_) {
   R_xlen_t e = 0;
   p[0] = 0;
   for (int j = 0; j < n; j++) {
-    const double *c = x + ((R_xlen_t)r + (R_xlen_t)j * W) * K;
+    const double *c = x + (R_xlen_t)(cols[j] - 1) * K;
     for (int k = 0; k < K; k++)
       if (!plain_zero(c[k])) {
         i[e] = k;
@@ -69,7 +74,7 @@ SEXP ffi_lda_shard_take(SEXP X, SEXP W_, SEXP r_) {
   return out;
 }
 
-/* Checks a taken shard's list form (ffi_lda_shard_take()) for K rows and n
+/* Checks a taken shard's list form (ffi_lda_columns_take()) for K rows and n
  * columns: pointers from 0, increasing, ending at the entries' count, rows
  * in range and increasing within a column. */
 static void check_taken(SEXP s, int K, int n) {
@@ -134,7 +139,7 @@ SEXP ffi_lda_shard_columns(SEXP s) {
 }
 
 /* X[, r + j W] <- shard[, j] for every column j of the shard (a taken
- * shard, either form: ffi_lda_shard_take()), IN PLACE (X must be the
+ * shard, either form: ffi_lda_columns_take()), IN PLACE (X must be the
  * package's own: the lap's copy of the store). Returns NULL. */
 SEXP ffi_lda_shard_put(SEXP X, SEXP shard, SEXP W_, SEXP r_) {
   svi_need_matrix(X, REALSXP, -1, -1, "X");
@@ -148,6 +153,17 @@ SEXP ffi_lda_shard_put(SEXP X, SEXP shard, SEXP W_, SEXP r_) {
     Rf_error("internal error: the topic shard has the wrong number of columns");
   double *x = REAL(X);
   for (int j = 0; j < n; j++) taken_column(shard, K, j, x + ((R_xlen_t)r + (R_xlen_t)j * W) * K);
+  return R_NilValue;
+}
+
+/* meta[] <- value, IN PLACE (the lap's store's meta at the lap's end:
+ * scale, step count and row sums as the workers' rounds left them).
+ * Returns NULL. */
+SEXP ffi_lda_shard_meta(SEXP meta, SEXP value) {
+  svi_need_real(meta, -1, "meta");
+  svi_need_real(value, XLENGTH(meta), "value");
+  svi_need_own(meta, "the store's meta");
+  memcpy(REAL(meta), REAL(value), sizeof(double) * (size_t)XLENGTH(meta));
   return R_NilValue;
 }
 

@@ -59,8 +59,9 @@ extern SEXP ffi_wire_unpack_columns(SEXP, SEXP, SEXP);
 extern SEXP ffi_wire_serialize(SEXP);
 /* topics sharded by word (executor-sharded-ffi.c) */
 extern SEXP ffi_lda_shard_put(SEXP, SEXP, SEXP, SEXP);
-extern SEXP ffi_lda_shard_take(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_columns_take(SEXP, SEXP);
 extern SEXP ffi_lda_shard_columns(SEXP);
+extern SEXP ffi_lda_shard_meta(SEXP, SEXP);
 extern SEXP ffi_lda_shard_split(SEXP, SEXP, SEXP);
 /* the memory of the package's worker processes (executor-mirai-ffi.c) */
 extern SEXP ffi_worker_keep_memory(void);
@@ -181,8 +182,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_wire_unpack_columns", (DL_FUNC)&ffi_wire_unpack_columns, 3},
     {"ffi_wire_serialize", (DL_FUNC)&ffi_wire_serialize, 1},
     {"ffi_lda_shard_put", (DL_FUNC)&ffi_lda_shard_put, 4},
-    {"ffi_lda_shard_take", (DL_FUNC)&ffi_lda_shard_take, 3},
+    {"ffi_lda_columns_take", (DL_FUNC)&ffi_lda_columns_take, 2},
     {"ffi_lda_shard_columns", (DL_FUNC)&ffi_lda_shard_columns, 1},
+    {"ffi_lda_shard_meta", (DL_FUNC)&ffi_lda_shard_meta, 2},
     {"ffi_worker_keep_memory", (DL_FUNC)&ffi_worker_keep_memory, 0},
     {"ffi_lda_shard_split", (DL_FUNC)&ffi_lda_shard_split, 3},
     /* vb engine: local step (lda-vb-ffi.c) */

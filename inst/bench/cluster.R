@@ -16,6 +16,10 @@
 # each a part of its own: "default" the call without `L` (SCVB0's dense
 # summaries), a number SCVB0's sparse summaries (each entry's L topics),
 # "K" L = K (the dense summaries again); smoke mode runs "default" and 2.
+# SPARSEVI_CLUSTER_REST (default "shape", fit_lda()'s default with `L`):
+# the `sparse_rest` of the numbered parts; the workers keep the topics
+# themselves (mirai sharded) only with "renormalise" or "sample", so with
+# "shape" that run keeps them on the master.
 # SPARSEVI_CLUSTER_CORPUS="wikipara60000" runs issue 34's second case
 # instead: the first 60,000 wikipara paragraphs (all 129,289 terms, as
 # inst/bench/threads.R reads them; SPARSEVI_BENCH_SMALL_RDS keeps the
@@ -68,6 +72,10 @@ say("-- corpus %s: %d documents, V = %d, K = %d, batches of %d, %d lap(s), sync 
 reps <- if (smoke) 1L else as.integer(Sys.getenv("SPARSEVI_BENCH_REPS", "3"))
 Ls <- if (smoke) c("default", "2") else
   strsplit(Sys.getenv("SPARSEVI_CLUSTER_L", "default"), ",")[[1]]
+sparse_rest <- Sys.getenv("SPARSEVI_CLUSTER_REST", "shape")
+if (!sparse_rest %in% c("shape", "renormalise", "sample")) {
+  stop("SPARSEVI_CLUSTER_REST: shape, renormalise or sample")
+}
 base_args <- args
 has_mirai <- requireNamespace("mirai", quietly = TRUE)
 
@@ -127,9 +135,10 @@ args <- base_args
 if (Lp != "default") {
   args$L <- if (Lp == "K") K else as.integer(Lp)
   args$doc_topics <- min(8L, K) # (the default call's: `doc_topics` follows `L`)
+  args$sparse_rest <- sparse_rest
 }
 say("-- part L = %s (%s)", Lp, if (Lp == "default") "the default call" else
-    sprintf("fit_lda(L = %d)", args$L))
+    sprintf("fit_lda(L = %d, sparse_rest = \"%s\")", args$L, sparse_rest))
 tot <- c(local = 0, psock = 0, mirai = 0, sharded = 0)
 for (r in seq_len(reps)) {
   l0 <- load_now()

@@ -48,7 +48,8 @@ test_that("a summary cut by owner holds each word's values once, as its owner's 
 })
 
 test_that("a worker's columns travel as the table or its entries other than +0, exactly", {
-  take_c <- function(X, W, w) .Call(sparsevi:::ffi_lda_shard_take, X, W, w - 1L)
+  take_c <- function(X, W, w) sparsevi:::lda_shard_take(X, W, w)
+  take_r <- function(X, W, w) sparsevi:::shard_take_r(X, sparsevi:::shard_words(w, ncol(X), W))
   cols_c <- function(s) .Call(sparsevi:::ffi_lda_shard_columns, s)
   put_c <- function(X, s, W, w) .Call(sparsevi:::ffi_lda_shard_put, X, s, W, w - 1L)
   # by hand: 2 of 3 columns of a 3 x 5 table, words 2 and 4, mostly +0
@@ -56,7 +57,7 @@ test_that("a worker's columns travel as the table or its entries other than +0, 
   X[2, 2] <- 1.5
   X[3, 4] <- -0
   X[1, 4] <- NaN
-  for (take in list(sparsevi:::shard_take_r, take_c)) {
+  for (take in list(take_r, take_c)) {
     expect_identical(take(X, 2L, 2L), list(K = 3L, n = 2L, p = c(0, 1, 3), i = c(1L, 0L, 2L),
                                            x = c(1.5, NaN, -0)))
     # a shard with more than 2/3 of its entries other than +0 comes whole
@@ -77,7 +78,7 @@ test_that("a worker's columns travel as the table or its entries other than +0, 
     Y <- sparsevi:::lda_give_up(matrix(runif(K * V), K, V))
     for (w in seq_len(W)) {
       s <- take_c(X, W, w)
-      expect_identical(s, sparsevi:::shard_take_r(X, W, w))
+      expect_identical(s, take_r(X, W, w))
       m <- cols_c(s)
       expect_identical(m, X[, sparsevi:::shard_words(w, V, W), drop = FALSE])
       expect_identical(1 / m, 1 / X[, sparsevi:::shard_words(w, V, W), drop = FALSE])
@@ -98,7 +99,8 @@ test_that("a worker's columns travel as the table or its entries other than +0, 
                "wrong number of columns")
   expect_error(put_c(Y, list(K = 2L, n = 2L, p = c(0, 0, 0), i = integer(0), x = double(0)),
                      2L, 1L), "wrong shape")
-  expect_error(take_c(X, 2L, 3L), "r")
+  expect_error(.Call(sparsevi:::ffi_lda_columns_take, X, c(1L, 5L)), "outside")
+  expect_error(.Call(sparsevi:::ffi_lda_columns_take, X, c(0L, 1L)), "outside")
 })
 
 test_that("a round's batches run one to a worker where the round allows it", {
@@ -196,6 +198,13 @@ test_that("the master's link carries the topics once a lap, not every round", {
   expect_identical(a$control$init, "seeded")
   expect_lt(a$trace$bytes_sent[1], 8 * 50 * ncol(y) / 4)
   expect_same_lda(a, do.call(fit_lda, seeded))
+  # with L topics per summary entry the topics stay mostly +0, and so do
+  # the columns the owners send each round
+  seeded$passes <- 2
+  sparse <- c(seeded, list(L = 2, sparse_rest = "renormalise"))
+  b <- do.call(fit_lda, c(sparse, list(cluster = sharded)))
+  expect_same_lda(b, do.call(fit_lda, sparse))
+  expect_lt(b$trace$bytes_between_workers[2], a$trace$bytes_between_workers[1] / 4)
   # the other engines keep their topics on the master
   args$local <- "vb"
   expect_same_lda(do.call(fit_lda, c(args, list(cluster = sharded))),
