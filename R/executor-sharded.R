@@ -94,6 +94,25 @@ shard_take_r <- function(X, cols) {
        i = as.integer((keep - 1L) %% nrow(X)), x = cols[keep])
 }
 
+# The R reference of ffi_lda_shard_gather(): the n columns a runner's local
+# steps read, columns own_cols of its own table X at own_at and the columns
+# of each owner's taken shard parts[[o]] at at[[o]].
+shard_gather_r <- function(n, X, own_cols, own_at, parts, at) {
+  XU <- matrix(0, nrow(X), n)
+  XU[, own_at] <- X[, own_cols]
+  for (o in seq_along(parts)) XU[, at[[o]]] <- shard_columns_r(parts[[o]])
+  XU
+}
+
+# The K x n matrix of a taken shard (ffi_lda_shard_columns()'s reference).
+shard_columns_r <- function(s) {
+  if (is.matrix(s)) return(s)
+  out <- matrix(0, s$K, s$n)
+  j <- rep.int(seq_len(s$n), diff(s$p))
+  out[cbind(s$i + 1L, j)] <- s$x
+  out
+}
+
 # The mesh of a fit (once, after new_executor() placed the batches): each
 # worker listens on a pull socket of its own, then dials every other; the
 # master dials each of them too (for abort messages). Each owner is told
@@ -478,11 +497,11 @@ shard_worker_round <- function(token, id, round, per, t, runner, moved) {
   sends <- list()
   # 1. each runner of the round gets this owner's columns of its words (as
   # their entries other than +0 where that is smaller: lda_columns_take())
-  mine_cols <- NULL
+  mine_words <- integer(0)
   for (q in runners) {
     words <- round_columns(m$own[round[runner == q]]) # (0-based columns of this owner)
     if (q == me) {
-      mine_cols <- lda_table_columns(m$X, words + 1L)
+      mine_words <- as.integer(words + 1L)
     } else {
       sends[[length(sends) + 1L]] <- shard_send(m, q, list(
         kind = "columns", id = id, from = me, cols = lda_columns_take(m$X, words + 1L)))
@@ -507,14 +526,14 @@ shard_worker_round <- function(token, id, round, per, t, runner, moved) {
     # 2. the local steps on the columns U of this worker's batches of the
     # round, each owner's in the order of its columns
     U <- round_columns(lapply(store$cols[round[mine]], function(cl) cl$vocab))
-    XU <- matrix(0, K, length(U))
+    # (in C, each column written once: R's matrix(0, ...) and column
+    # assignments took as long as the local step itself when the columns
+    # come as their entries other than +0)
     by <- shard_owner(U, W)
-    for (o in seq_len(W)) {
-      at <- which(by == o)
-      if (!length(at)) next
-      XU[, at] <- if (o == me) mine_cols else
-        .Call(ffi_lda_shard_columns, got$msgs[[as.character(o)]]$cols)
-    }
+    from <- setdiff(unique(by), me)
+    XU <- .Call(ffi_lda_shard_gather, length(U), m$X, mine_words, which(by == me),
+                lapply(from, function(o) got$msgs[[as.character(o)]]$cols),
+                lapply(from, function(o) which(by == o)))
     got <- NULL
     shared <- m$shared
     shared$state$t <- t

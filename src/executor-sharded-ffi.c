@@ -156,6 +156,60 @@ SEXP ffi_lda_shard_put(SEXP X, SEXP shard, SEXP W_, SEXP r_) {
   return R_NilValue;
 }
 
+/* The K x n columns a runner's local steps read (R/executor-sharded.R,
+ * shard_worker_round()): column own_at[j] (1-based) is column own_cols[j]
+ * of this worker's own table X, and column at[[o]][j] is column j of the
+ * taken shard parts[[o]] (either form: ffi_lda_columns_take()) that owner
+ * o sent. Every column is written once, with no zeroing pass and no R
+ * temporaries; each of 1 .. n must be given exactly once. The R reference
+ * is shard_gather_r(). */
+SEXP ffi_lda_shard_gather(SEXP n_, SEXP X, SEXP own_cols_, SEXP own_at_, SEXP parts,
+                          SEXP at_) {
+  svi_need_matrix(X, REALSXP, -1, -1, "X");
+  svi_need_int(own_cols_, -1, "own_cols");
+  svi_need_int(own_at_, XLENGTH(own_cols_), "own_at");
+  svi_need_list(parts, -1, "parts");
+  svi_need_list(at_, XLENGTH(parts), "at");
+  const int K = Rf_nrows(X), V = Rf_ncols(X);
+  const int n = svi_int_arg(n_, 0, INT_MAX, "n");
+  const int *own_cols = INTEGER(own_cols_), *own_at = INTEGER(own_at_);
+  const int no = (int)XLENGTH(own_cols_), np = (int)XLENGTH(parts);
+  char *seen = (char *)R_alloc((size_t)n + 1, 1);
+  memset(seen, 0, (size_t)n + 1);
+  /* every position once, every source column inside its source */
+  for (int j = 0; j < no; j++) {
+    if (own_cols[j] < 1 || own_cols[j] > V) Rf_error("internal error: a column outside the table");
+    if (own_at[j] < 1 || own_at[j] > n || seen[own_at[j]]++)
+      Rf_error("internal error: the gathered columns' places are not 1 .. n once each");
+  }
+  for (int o = 0; o < np; o++) {
+    SEXP at = VECTOR_ELT(at_, o);
+    svi_need_int(at, -1, "at");
+    if (taken_columns(VECTOR_ELT(parts, o), K) != XLENGTH(at))
+      Rf_error("internal error: a topic shard has the wrong number of columns");
+    const int *a = INTEGER(at);
+    for (R_xlen_t j = 0; j < XLENGTH(at); j++)
+      if (a[j] < 1 || a[j] > n || seen[a[j]]++)
+        Rf_error("internal error: the gathered columns' places are not 1 .. n once each");
+  }
+  for (int u = 1; u <= n; u++)
+    if (!seen[u]) Rf_error("internal error: the gathered columns' places are not 1 .. n once each");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, K, n));
+  double *o_ = REAL(out);
+  const double *x = REAL(X);
+  for (int j = 0; j < no; j++)
+    memcpy(o_ + (R_xlen_t)(own_at[j] - 1) * K, x + (R_xlen_t)(own_cols[j] - 1) * K,
+           sizeof(double) * (size_t)K);
+  for (int o = 0; o < np; o++) {
+    SEXP part = VECTOR_ELT(parts, o);
+    const int *a = INTEGER(VECTOR_ELT(at_, o));
+    const int m = (int)XLENGTH(VECTOR_ELT(at_, o));
+    for (int j = 0; j < m; j++) taken_column(part, K, j, o_ + (R_xlen_t)(a[j] - 1) * K);
+  }
+  UNPROTECT(1);
+  return out;
+}
+
 /* meta[] <- value, IN PLACE (the lap's store's meta at the lap's end:
  * scale, step count and row sums as the workers' rounds left them).
  * Returns NULL. */

@@ -62,6 +62,7 @@ extern SEXP ffi_lda_shard_put(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_columns_take(SEXP, SEXP);
 extern SEXP ffi_lda_shard_columns(SEXP);
 extern SEXP ffi_lda_shard_meta(SEXP, SEXP);
+extern SEXP ffi_lda_shard_gather(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_shard_split(SEXP, SEXP, SEXP);
 /* the memory of the package's worker processes (executor-mirai-ffi.c) */
 extern SEXP ffi_worker_keep_memory(void);
@@ -185,6 +186,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_columns_take", (DL_FUNC)&ffi_lda_columns_take, 2},
     {"ffi_lda_shard_columns", (DL_FUNC)&ffi_lda_shard_columns, 1},
     {"ffi_lda_shard_meta", (DL_FUNC)&ffi_lda_shard_meta, 2},
+    {"ffi_lda_shard_gather", (DL_FUNC)&ffi_lda_shard_gather, 6},
     {"ffi_worker_keep_memory", (DL_FUNC)&ffi_worker_keep_memory, 0},
     {"ffi_lda_shard_split", (DL_FUNC)&ffi_lda_shard_split, 3},
     /* vb engine: local step (lda-vb-ffi.c) */

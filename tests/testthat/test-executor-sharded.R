@@ -86,6 +86,38 @@ test_that("a worker's columns travel as the table or its entries other than +0, 
     }
     expect_identical(1 / as.vector(Y), 1 / as.vector(X))
   }
+  # a runner's columns gathered from its own table and the owners' shards:
+  # C against R (and the shards' matrices: ffi_lda_shard_columns())
+  gather_c <- function(...) .Call(sparsevi:::ffi_lda_shard_gather, ...)
+  for (i in 1:30) {
+    K <- sample(1:5, 1)
+    V <- sample(2:12, 1)
+    n <- sample(0:10, 1)
+    X <- matrix(runif(K * V), K, V)
+    X[sample(K * V, sample(0:(K * V), 1))] <- 0
+    X[sample(K * V, sample(0:1, 1))] <- -0
+    who <- sample(0:2, n, replace = TRUE) # (0: this worker's own columns)
+    own_at <- which(who == 0L)
+    own_cols <- sample(V, length(own_at), replace = TRUE)
+    from <- setdiff(unique(who), 0L)
+    at <- lapply(from, function(o) which(who == o))
+    parts <- lapply(at, function(a) {
+      Y <- matrix(runif(K * V), K, V)
+      Y[sample(K * V, sample(0:(K * V), 1))] <- 0
+      sparsevi:::lda_columns_take(Y, sample(V, length(a), replace = TRUE))
+    })
+    for (p in parts) expect_identical(cols_c(p), sparsevi:::shard_columns_r(p))
+    got <- gather_c(n, X, as.integer(own_cols), own_at, parts, at)
+    want <- sparsevi:::shard_gather_r(n, X, own_cols, own_at, parts, at)
+    expect_identical(got, want)
+    expect_identical(1 / got, 1 / want)
+  }
+  X <- matrix(1, 2, 3)
+  expect_error(gather_c(3L, X, 1:2, c(1L, 1L), list(), list()), "once each")
+  expect_error(gather_c(3L, X, 1:2, 1:2, list(), list()), "once each")
+  expect_error(gather_c(2L, X, c(1L, 4L), 1:2, list(), list()), "outside")
+  expect_error(gather_c(2L, X, 1L, 1L, list(matrix(0, 2, 2)), list(2L)), "number of columns")
+  expect_error(gather_c(2L, X, 1L, 1L, list(matrix(0, 3, 1)), list(2L)), "")
   # malformed shards are errors, not crashes
   X <- matrix(0, 3, 4)
   Y <- sparsevi:::lda_give_up(matrix(1, 3, 4))
