@@ -89,7 +89,11 @@
 #'   the start and end of each lap this session sends the topics out and
 #'   takes them back. With `FALSE`, or for other engines, this session
 #'   keeps the topics and sends each worker the columns it needs every
-#'   round. The fit is the same either way. The workers must be able to
+#'   round. Columns travel as their entries other than zero when that
+#'   is smaller: the topics of a fit with `L` and
+#'   `sparse_rest = "renormalise"` or `"sample"` are mostly zero, and such
+#'   fits move a small share of the dense summaries' bytes. The fit is the
+#'   same either way. The workers must be able to
 #'   connect to each other (on other hosts: any TCP port of theirs).
 #' @param task_timeout Seconds a worker may take over one task (a round's
 #'   local step, placing its batches) before the fit stops with an error of
