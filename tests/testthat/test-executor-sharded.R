@@ -47,6 +47,16 @@ test_that("a summary cut by owner holds each word's values once, as its owner's 
                "malformed")
 })
 
+# A random K x V table with some +0, up to `neg_zero` -0 and up to `nan`
+# NaN entries (the values a taken shard must carry as they are).
+random_table <- function(K, V, neg_zero = 0L, nan = 0L) {
+  X <- matrix(runif(K * V), K, V)
+  X[sample(K * V, sample(0:(K * V), 1))] <- 0
+  X[sample(K * V, sample(0:neg_zero, 1))] <- -0
+  X[sample(K * V, sample(0:nan, 1))] <- NaN
+  X
+}
+
 test_that("a worker's columns travel as the table or its entries other than +0, exactly", {
   take_c <- function(X, W, w) sparsevi:::lda_shard_take(X, W, w)
   take_r <- function(X, W, w) sparsevi:::shard_take_r(X, sparsevi:::shard_words(w, ncol(X), W))
@@ -71,10 +81,7 @@ test_that("a worker's columns travel as the table or its entries other than +0, 
     K <- sample(1:6, 1)
     V <- sample(1:15, 1)
     W <- sample(1:4, 1)
-    X <- matrix(runif(K * V), K, V)
-    X[sample(K * V, sample(0:(K * V), 1))] <- 0
-    X[sample(K * V, sample(0:2, 1))] <- -0
-    X[sample(K * V, sample(0:1, 1))] <- NaN
+    X <- random_table(K, V, neg_zero = 2L, nan = 1L)
     Y <- sparsevi:::lda_give_up(matrix(runif(K * V), K, V))
     for (w in seq_len(W)) {
       s <- take_c(X, W, w)
@@ -93,18 +100,14 @@ test_that("a worker's columns travel as the table or its entries other than +0, 
     K <- sample(1:5, 1)
     V <- sample(2:12, 1)
     n <- sample(0:10, 1)
-    X <- matrix(runif(K * V), K, V)
-    X[sample(K * V, sample(0:(K * V), 1))] <- 0
-    X[sample(K * V, sample(0:1, 1))] <- -0
+    X <- random_table(K, V, neg_zero = 1L)
     who <- sample(0:2, n, replace = TRUE) # (0: this worker's own columns)
     own_at <- which(who == 0L)
     own_cols <- sample(V, length(own_at), replace = TRUE)
     from <- setdiff(unique(who), 0L)
     at <- lapply(from, function(o) which(who == o))
     parts <- lapply(at, function(a) {
-      Y <- matrix(runif(K * V), K, V)
-      Y[sample(K * V, sample(0:(K * V), 1))] <- 0
-      sparsevi:::lda_columns_take(Y, sample(V, length(a), replace = TRUE))
+      sparsevi:::lda_columns_take(random_table(K, V), sample(V, length(a), replace = TRUE))
     })
     for (p in parts) expect_identical(cols_c(p), sparsevi:::shard_columns_r(p))
     got <- gather_c(n, X, as.integer(own_cols), own_at, parts, at)
