@@ -238,9 +238,11 @@ worker_vsize <- "256M"
 # giving it back to the system at once (glibc's malloc; elsewhere nothing
 # changes): a round's messages are tens of MB at K = 1000, and on new pages
 # each costs page faults and zeroing (src/executor-mirai-ffi.c). Measured
-# on 10,000 Wikipedia paragraphs at K = 1000, two workers: a worker's
-# rounds took 6.0 s instead of 9.8 s. Called on each worker as it starts,
-# never in the user's session. Returns whether it could.
+# on 10,000 Wikipedia paragraphs at K = 1000, two workers, the same build
+# with and without (inst/bench/results/cluster.txt, reading of 19:55): fits
+# of 14.7-17.3 s against 18.6-19.4 s, the workers' system time 1.9-2.5 s
+# against 2.6-5.2 s. Called on each worker as it starts, never in the
+# user's session. Returns whether it could.
 worker_keep_memory <- function() .Call(ffi_worker_keep_memory)
 
 # Numbers the sets of workers of this session (their profiles' names).

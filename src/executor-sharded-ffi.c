@@ -174,6 +174,14 @@ SEXP ffi_lda_shard_gather(SEXP n_, SEXP X, SEXP own_cols_, SEXP own_at_, SEXP pa
   const int n = svi_int_arg(n_, 0, INT_MAX, "n");
   const int *own_cols = INTEGER(own_cols_), *own_at = INTEGER(own_at_);
   const int no = (int)XLENGTH(own_cols_), np = (int)XLENGTH(parts);
+  /* (first the count: n places for exactly n columns given) */
+  R_xlen_t given = no;
+  for (int o = 0; o < np; o++) {
+    svi_need_int(VECTOR_ELT(at_, o), -1, "at");
+    given += XLENGTH(VECTOR_ELT(at_, o));
+  }
+  if (given != n)
+    Rf_error("internal error: the gathered columns' places are not 1 .. n once each");
   char *seen = (char *)R_alloc((size_t)n + 1, 1);
   memset(seen, 0, (size_t)n + 1);
   /* every position once, every source column inside its source */
@@ -184,7 +192,6 @@ SEXP ffi_lda_shard_gather(SEXP n_, SEXP X, SEXP own_cols_, SEXP own_at_, SEXP pa
   }
   for (int o = 0; o < np; o++) {
     SEXP at = VECTOR_ELT(at_, o);
-    svi_need_int(at, -1, "at");
     if (taken_columns(VECTOR_ELT(parts, o), K) != XLENGTH(at))
       Rf_error("internal error: a topic shard has the wrong number of columns");
     const int *a = INTEGER(at);
