@@ -220,6 +220,9 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
   meta <- NULL
   rho <- state$rho
   done <- 0L
+  # (the documents' proportions a kept lap needs: their top shares, made on
+  # the workers; the K x n matrices were 8 MB per 1,000 documents at K = 1000)
+  top <- attr(keep, "top")
   for (i in seq_along(rounds)) {
     round <- rounds[[i]]
     runner <- shard_runners(ex$owner[round], ex$workers)
@@ -227,7 +230,7 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
       mine <- which(runner == w)
       per <- lapply(round[mine], function(b) {
         s <- lda_batch_seed(control$seed, lap, b)
-        if (is.null(keep)) attr(s, "doc_topic") <- FALSE
+        if (is.null(keep)) attr(s, "doc_topic") <- FALSE else if (!is.null(top)) attr(s, "top_share") <- top
         s
       })
       # (the documents of its batches that another worker holds, without
@@ -565,7 +568,8 @@ shard_worker_round <- function(token, id, round, per, t, runner, moved) {
         parts[[o]][[length(parts[[o]]) + 1L]] <- c(step, list(part = by_owner[[o]]))
       }
       res$summary <- NULL
-      results[[j]] <- res
+      top <- attr(per[[j]], "top_share")
+      results[[j]] <- if (is.null(top)) res else lda_result_top_share(res, top)
       out[j] <- list(NULL)
     }
     for (o in setdiff(seq_len(W), me)) {

@@ -283,12 +283,16 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   hook_for <- function(l) {
     add <- if (stops || l == last_lap) kept$add
     if (is.null(add) && is.null(warm)) return(NULL)
-    function(res, b) {
+    hook <- function(res, b) {
       if (!is.null(add)) add(res, b)
       if (!is.null(warm) && is.matrix(res$doc_topic)) {
         warm$N[b] <- list(methods::as(res$doc_topic, "CsparseMatrix"))
       }
     }
+    # (what it keeps of a batch's proportions, when that is all: a sharded
+    # fit's workers then send only that, lda_result_top_share())
+    if (is.null(warm)) attr(hook, "top") <- kept$top
+    hook
   }
   warm_of <- if (!is.null(warm)) function(b) warm$N[[b]]
   on_worker_error <- function(err, state) {

@@ -1,7 +1,7 @@
 # Benchmark of issue "Scale": threads, an R cluster, corpora on disk.
 # Run from the package root with sparsevi installed:
 #   nice -n 10 Rscript inst/bench/scale.R [parts]
-# parts: any of threads,cluster,memory,workers,project (default all). Data from
+# parts: any of threads,cluster,memory,workers,project,sharded (default all). Data from
 # ../shared/data (SPARSEVI_DATA overrides). Results to
 # inst/bench/results/scale.txt (appended per part). Figures are ratios
 # measured in one run: absolute times on a shared machine are noisy.
@@ -16,7 +16,7 @@ source(file.path(bench_dir, "bench-log.R"))
 smoke <- bench_smoke()
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args)) strsplit(args[1], ",")[[1]] else
-  if (smoke) "threads" else c("threads", "cluster", "memory", "workers", "project")
+  if (smoke) "threads" else c("threads", "cluster", "memory", "workers", "project", "sharded")
 data_dir <- if (!smoke) bench_data_dir()
 say <- bench_logger(bench_out("scale.txt"))
 # Every engine's settings at 06ddbb6, named in every fit (never a default
@@ -392,9 +392,186 @@ if ("project" %in% parts) {
             3 * latency + 2 * (8 * K * V / bandwidth) * W * size / n_docs
           W * (c1 + g) / round_t
         }, 1)
-        say("%-8s batch %5d: topics sharded by word, worker-to-worker (sparsevi_workers(shard_topics = TRUE); %d paragraphs a lap): %.1fx / %.1fx / %.1fx",
+        say("%-8s batch %5d: topics sharded by word, worker-to-worker (the design's model; the built executor: part sharded; %d paragraphs a lap): %.1fx / %.1fx / %.1fx",
             eng, size, n_docs, sharded[1], sharded[2], sharded[3])
       }
     }
+  }
+}
+
+# ---- 6. the sharded executor as built: wikipara at K = 1000 ----------------
+# A model of sparsevi_workers(shard_topics = TRUE) (R/executor-sharded.R) at
+# 4, 16 and 64 workers, from inputs measured here on the code that runs
+# there, with the topics after one lap over the first 60,000 paragraphs (a
+# trained state: which entries are +0 sets the bytes of the columns) and a
+# batch of later paragraphs (60,001 on, unseen by that lap). Per round each
+# of W workers runs one batch. As a runner it gathers its batch's columns
+# ((W - 1) / W of them from their owners, ffi_lda_shard_gather), runs the
+# local step (c), cuts its summary by owner with the row sums
+# (ffi_lda_shard_split, ffi_lda_summary_rowsums) and sends each owner its
+# part; as an owner it takes the columns the round's runners need
+# (lda_columns_take(): about one batch's vocabulary a round over all of
+# them) and applies the round's W steps to its 1/W of the words (about one
+# batch's global step, g). Per worker and round:
+#   bytes  = (W - 1) / W x (columns + summary parts), each way
+#   round(W) = c + take + gather + split + g + (W - 1) / W x serialise
+#              + bytes x tau + bytes / bandwidth + 3 latency
+#              + W x (result + meta) x (tau + 1 / bandwidth)   [the master's link]
+#              + 2 T (tau + 1 / bandwidth) / (N / (W b))        [the lap's ends]
+#   speed-up(W) = W (c + g) / round(W)   (one process, one thread: c + g a batch)
+# with tau the CPU seconds per byte that nanonext's push/pull costs sender
+# and receiver together (measured here over TCP on the loopback: a link
+# between hosts costs the hosts at least as much), serialise the wire() and
+# unserialize() of the columns and summary parts, T the bytes of the whole
+# table as lda_columns_take() sends it at each lap's start and end, N the
+# corpus's paragraphs and b a batch's. The network: 10 Gb/s, 1 ms per
+# message phase (the master's call, the columns, the summaries). Each row is
+# also given with the columns dense (every entry other than +0: an upper
+# bound on their bytes, what a fit long past its first lap approaches).
+if ("sharded" %in% parts) {
+  say("-- sharded: the executor as built (sparsevi_workers(shard_topics = TRUE)), wikipara, K = 1000; topics after one lap over 60,000 paragraphs; CPU seconds, one thread; 10 Gb/s, latency 1 ms per message phase")
+  if (!requireNamespace("nanonext", quietly = TRUE)) stop("part sharded needs nanonext (mirai's transport)")
+  ns <- asNamespace("sparsevi")
+  source(file.path(bench_dir, "bench-data.R"))
+  timed <- function(expr) {
+    t0 <- proc.time()
+    val <- force(expr)
+    t <- proc.time() - t0
+    list(value = val, seconds = t[["user.self"]] + t[["sys.self"]])
+  }
+  best <- function(n, f) { # (the least CPU of n runs: the machine is shared)
+    r <- lapply(seq_len(n), function(i) timed(f()))
+    r[[which.min(vapply(r, `[[`, 1, "seconds"))]]
+  }
+  bandwidth <- 10e9 / 8
+  latency <- 1e-3
+  K <- 1000L
+  # tau: nanonext push/pull over TCP on the loopback, sender and receiver in
+  # this process (its CPU seconds count both), 20 messages of 20 MB
+  tau <- local({
+    pull <- nanonext::socket("pull", listen = "tcp://127.0.0.1:0")
+    port <- nanonext::opt(pull$listener[[1L]], "tcp-bound-port")
+    push <- nanonext::socket("push", dial = sprintf("tcp://127.0.0.1:%d", port))
+    on.exit({ close(push); close(pull) })
+    set.seed(1)
+    msg <- as.raw(sample.int(256L, 20e6, replace = TRUE) - 1L)
+    n <- 20L
+    r <- best(3, function() {
+      for (i in seq_len(n)) {
+        a <- nanonext::send_aio(push, msg, mode = "raw")
+        got <- nanonext::recv(pull, mode = "raw", block = 60000L)
+        nanonext::call_aio(a)
+        stopifnot(length(got) == length(msg))
+      }
+    })
+    r$seconds / (n * length(msg))
+  })
+  say("   tau (nanonext push/pull, TCP loopback, sender + receiver): %.2f s per GB", tau * 1e9)
+  x60 <- bench_wikipara_kept(60000)
+  dw <- normalizePath(file.path(data_dir, "wikipara", "docword.wikipara.txt.gz"))
+  vc <- normalizePath(file.path(data_dir, "wikipara", "vocab.wikipara.txt"))
+  src <- uci_source(dw, vc, batch_size = 10000, dir = file.path(tempdir(), "wikiproj"))
+  V <- ncol(src)
+  N <- nrow(src)
+  stopifnot(ncol(x60) == V, identical(colnames(x60), src$vocab) || is.null(src$vocab))
+  later <- ns$source_batch(src, 7L) # paragraphs 60,001 - 70,000
+  systems <- list(
+    default = list(),
+    L8_renormalise = list(L = 8L, sparse_rest = "renormalise"))
+  for (nm in names(systems)) {
+    fit <- do.call(fit_named, c(list(x60, K, "cvb0", passes = 1, seed = 1, background = 0,
+                                     progress = FALSE), systems[[nm]]))
+    say("   settings that ran [%s]: %s", nm, bench_settings(fit))
+    ctl <- fit$control
+    eta <- ctl$eta
+    lam <- fit$lambda
+    fit <- NULL
+    stopifnot(nrow(lam) == K, ncol(lam) == V)
+    # the store's table: lambda - eta, +0 where lambda is eta (never touched)
+    Xall <- lam - eta
+    Xall[lam == eta] <- 0
+    lam <- NULL
+    tot <- rowSums(Xall)
+    nz_all <- mean(Xall != 0)
+    T_bytes <- length(ns$wire(ns$lda_columns_take(Xall, seq_len(V))))
+    say("   [%s] the whole table: %.1f%% of its entries other than +0; %.0f MB as a lap's start or end sends it (dense: %.0f MB)",
+        nm, 100 * nz_all, T_bytes / 1e6, 8 * K * V / 1e6)
+    for (size in c(1000L, 10000L)) {
+      batch <- if (size < nrow(later)) ns$dtm_subset(later, seq_len(size)) else later
+      cols <- ns$batch_columns(batch)
+      U <- cols$vocab
+      local_batch <- ns$batch_in_columns(batch, cols, U)
+      XU <- ns$lda_table_columns(Xall, U)
+      state <- bench_lda_state(store = list(X = XU, meta = c(1, 0, tot), eta = eta, V = V),
+                               t = 0L)
+      seed <- ns$lda_batch_seed(ctl$seed, 1L, 1L)
+      step <- best(2, function() ns$lda_batch_step(local_batch, seed, state, ctl))
+      res <- step$value
+      c1 <- step$seconds
+      # the owners' side: the columns taken (both forms), their bytes
+      forms <- list(trained = XU, dense = XU + (XU == 0) * 1e-3)
+      msgs <- lapply(forms, function(X) {
+        tk <- best(3, function() ns$lda_columns_take(X, seq_along(U)))
+        raw <- ns$wire(list(kind = "columns", id = 1L, from = 1L, cols = tk$value))
+        ser <- best(3, function() ns$wire(list(kind = "columns", id = 1L, from = 1L, cols = tk$value)))$seconds +
+          best(3, function() unserialize(raw))$seconds
+        ga <- best(3, function() .Call(ns$ffi_lda_shard_gather, length(U), matrix(0, K, 0L),
+                                       integer(0), integer(0), list(tk$value), list(seq_along(U))))
+        stopifnot(identical(ga$value, X))
+        list(take = tk$seconds, gather = ga$seconds, bytes = length(raw), ser = ser,
+             nz = mean(X != 0))
+      })
+      # the runner's summary, cut by owner for W workers
+      full <- ns$lda_columns_result(res, U, V)
+      sh <- ns$cvb0_shard$step(state, full, ctl, 0, K)
+      S <- sh$summary
+      sh$summary <- NULL
+      parts_of <- function(W) {
+        sp <- best(2, function() {
+          ssum <- .Call(ns$ffi_lda_summary_rowsums, S, K)
+          list(ssum = ssum, by = .Call(ns$ffi_lda_shard_split, S, K, as.integer(W)))
+        })
+        msgs <- lapply(sp$value$by, function(p) {
+          list(kind = "summaries", id = 1L, from = 1L,
+               steps = list(c(sh, list(ssum = sp$value$ssum, pos = 1L, part = p))))
+        })
+        raws <- lapply(msgs, ns$wire)
+        ser <- best(2, function() lapply(msgs, ns$wire))$seconds +
+          best(2, function() lapply(raws, unserialize))$seconds
+        list(split = sp$seconds, bytes = sum(lengths(raws)), ser = ser)
+      }
+      # g: one batch's global step (the owners' W steps on 1/W of the words
+      # each add up to it; the local run takes it too)
+      sl <- ns$cvb0_shard$step(state, res, ctl, 0, K)
+      g <- min(vapply(1:3, function(i) {
+        st <- ns$lda_store_counts(XU, 0)
+        timed(ns$lda_store_update(st, sl$summary, sl$rho, sl$mult, 1))$seconds
+      }, 1))
+      res$summary <- NULL
+      result_bytes <- length(ns$wire(list(results = list(res), meta = c(1, 0, tot), rho = 0.5,
+                                          sent = 0, received = 0)))
+      say("   [%s] batch %5d paragraphs: vocabulary %6d; c %.3f s, g %.3f s; summary %s; result to the master %.2f MB",
+          nm, size, length(U), c1, g, if (!is.null(S$p)) "sparse" else "dense", result_bytes / 1e6)
+      for (form in names(msgs)) {
+        m <- msgs[[form]]
+        proj <- vapply(c(4L, 16L, 64L), function(W) {
+          p <- parts_of(W)
+          share <- (W - 1) / W
+          bytes <- share * (m$bytes + p$bytes)
+          rounds <- N / (W * size)
+          round_t <- c1 + m$take + m$gather + p$split + g + share * (m$ser + p$ser) +
+            bytes * tau + bytes / bandwidth + 3 * latency +
+            W * (result_bytes) * (tau + 1 / bandwidth) +
+            2 * (if (form == "dense") 8 * K * V else T_bytes) * (tau + 1 / bandwidth) / rounds
+          c(W * (c1 + g) / round_t, bytes / 1e6, round_t)
+        }, c(0, 0, 0))
+        say("   [%s] batch %5d, columns %-7s (%.1f%% other than +0): take %.3f s, gather %.3f s, columns %.1f MB, serialise %.3f s; per worker and round at 4 / 16 / 64 workers: %.1f / %.1f / %.1f MB each way, %.3f / %.3f / %.3f s; projected speed-up %.1fx / %.1fx / %.1fx",
+            nm, size, form, 100 * m$nz, m$take, m$gather, m$bytes / 1e6, m$ser,
+            proj[2, 1], proj[2, 2], proj[2, 3], proj[3, 1], proj[3, 2], proj[3, 3],
+            proj[1, 1], proj[1, 2], proj[1, 3])
+      }
+    }
+    Xall <- NULL
+    gc()
   }
 }

@@ -138,6 +138,30 @@ test_that("a worker's columns travel as the table or its entries other than +0, 
   expect_error(.Call(sparsevi:::ffi_lda_columns_take, X, c(0L, 1L)), "outside")
 })
 
+test_that("a batch's kept proportions made where it ran equal those the master makes", {
+  set.seed(5)
+  x <- simulate_lda(D = 30, V = 40, K = 3, doc_length = 10, seed = 5)$dtm
+  members <- list(1:12, 13:30)
+  for (K in c(3L, 50L)) {
+    control <- list(doc_topics = 8L, L = 8L, K = K, local = "cvb0", alpha = 0.1)
+    w <- matrix(stats::rexp(K * 18), K, 18)
+    w[sample.int(length(w), 20)] <- 0
+    here <- sparsevi:::lda_kept_parts(x, members, control)
+    there <- sparsevi:::lda_kept_parts(x, members, control)
+    expect_identical(here$top, c(min(8, K), 0.1))
+    res <- list(doc_topic = w, stats = list(tokens = 1))
+    here$add(res, 2L)
+    small <- sparsevi:::lda_result_top_share(res, there$top)
+    expect_s3_class(small$doc_topic, "sparsevi_top_share")
+    if (K > 8L) expect_lt(length(serialize(small, NULL)), length(serialize(res, NULL)) / 2)
+    there$add(small, 2L)
+    expect_identical(there$env$parts, here$env$parts)
+    # (another batch's size is not taken)
+    there$add(small, 1L)
+    expect_null(there$env$parts[[1]])
+  }
+})
+
 test_that("a round's batches run one to a worker where the round allows it", {
   runners <- sparsevi:::shard_runners
   # each at home when the homes differ; a second batch of the same home to
@@ -225,6 +249,11 @@ test_that("the master's link carries the topics once a lap, not every round", {
   expect_gt(a$trace$bytes_sent[1], table_bytes)
   expect_lt(a$trace$bytes_sent[2], table_bytes / 2)
   expect_true(all(a$trace$bytes_received > table_bytes))
+  # the last lap keeps the documents' proportions: the workers send their
+  # top shares, not K x n matrices (8 K D bytes: 36,000 here)
+  expect_lt(a$trace$bytes_received[2] - a$trace$bytes_received[1], 8 * 50 * nrow(x) / 2)
+  expect_identical(a$doc_topic, do.call(fit_lda, c(args[names(args) != "K"],
+                                                   list(K = 50, cluster = star)))$doc_topic)
   # a new fit's seeded start is +0 but for its seed documents' counts, and
   # goes out as those (a tenth of the table over 600 words)
   y <- simulate_lda(D = 120, V = 600, K = 4, doc_length = 40, seed = 22)$dtm
