@@ -362,7 +362,7 @@ if ("project" %in% parts) {
       }))
       out <- outs[[1]]
       ser <- min(vapply(outs, `[[`, 1, "seconds"))
-      g <- min(vapply(1:3, function(i) {
+      g <- min(vapply(1:5, function(i) {
         st <- ns$lda_store_counts(X, 0) # a store of the batch's columns
         timed({
           # (the shape form's summary becomes K values per word under the
@@ -402,9 +402,9 @@ if ("project" %in% parts) {
 # ---- 6. the sharded executor as built: wikipara at K = 1000 ----------------
 # A model of sparsevi_workers(shard_topics = TRUE) (R/executor-sharded.R) at
 # 4, 16 and 64 workers, from inputs measured here on the code that runs
-# there, with the topics after one lap over the first 60,000 paragraphs (a
-# trained state: which entries are +0 sets the bytes of the columns) and a
-# batch of later paragraphs (60,001 on, unseen by that lap). Per round each
+# there, with the topics after one lap over all the paragraphs (a trained
+# state: which entries are +0 sets the bytes of the columns; the second
+# lap's columns) and a batch of paragraphs 60,001 on. Per round each
 # of W workers runs one batch. As a runner it gathers its batch's columns
 # ((W - 1) / W of them from their owners, ffi_lda_shard_gather), runs the
 # local step (c), cuts its summary by owner with the row sums
@@ -416,7 +416,8 @@ if ("project" %in% parts) {
 #   bytes  = (W - 1) / W x (columns + summary parts), each way
 #   round(W) = c + take + gather + split + g + (W - 1) / W x serialise
 #              + bytes x tau + bytes / bandwidth + 3 latency
-#              + W x (result + meta) x (tau + 1 / bandwidth)   [the master's link]
+#              + W x (result + (1 - 1 / W)^W x moved) x (tau + 1 / bandwidth)
+#                                              [the master's link, one worker after another]
 #              + 2 T (tau + 1 / bandwidth) / (N / (W b))        [the lap's ends]
 #   speed-up(W) = W (c + g) / round(W)   (one process, one thread: c + g a batch)
 # with tau the CPU seconds per byte that nanonext's push/pull costs sender
@@ -429,10 +430,9 @@ if ("project" %in% parts) {
 # also given with the columns dense (every entry other than +0: an upper
 # bound on their bytes, what a fit long past its first lap approaches).
 if ("sharded" %in% parts) {
-  say("-- sharded: the executor as built (sparsevi_workers(shard_topics = TRUE)), wikipara, K = 1000; topics after one lap over 60,000 paragraphs; CPU seconds, one thread; 10 Gb/s, latency 1 ms per message phase")
+  say("-- sharded: the executor as built (sparsevi_workers(shard_topics = TRUE)), wikipara, K = 1000; topics after one lap over all its paragraphs; CPU seconds, one thread; 10 Gb/s, latency 1 ms per message phase")
   if (!requireNamespace("nanonext", quietly = TRUE)) stop("part sharded needs nanonext (mirai's transport)")
   ns <- asNamespace("sparsevi")
-  source(file.path(bench_dir, "bench-data.R"))
   timed <- function(expr) {
     t0 <- proc.time()
     val <- force(expr)
@@ -446,6 +446,9 @@ if ("sharded" %in% parts) {
   bandwidth <- 10e9 / 8
   latency <- 1e-3
   K <- 1000L
+  # (this process keeps the memory it frees, as the workers of
+  # sparsevi_workers() do: worker_keep_memory())
+  ns$worker_keep_memory()
   # tau: nanonext push/pull over TCP on the loopback, sender and receiver in
   # this process (its CPU seconds count both), 20 messages of 20 MB
   tau <- local({
@@ -467,19 +470,18 @@ if ("sharded" %in% parts) {
     r$seconds / (n * length(msg))
   })
   say("   tau (nanonext push/pull, TCP loopback, sender + receiver): %.2f s per GB", tau * 1e9)
-  x60 <- bench_wikipara_kept(60000)
   dw <- normalizePath(file.path(data_dir, "wikipara", "docword.wikipara.txt.gz"))
   vc <- normalizePath(file.path(data_dir, "wikipara", "vocab.wikipara.txt"))
   src <- uci_source(dw, vc, batch_size = 10000, dir = file.path(tempdir(), "wikiproj"))
   V <- ncol(src)
   N <- nrow(src)
-  stopifnot(ncol(x60) == V, identical(colnames(x60), src$vocab) || is.null(src$vocab))
+  say("   %d paragraphs, V = %d", N, V)
   later <- ns$source_batch(src, 7L) # paragraphs 60,001 - 70,000
   systems <- list(
     default = list(),
     L8_renormalise = list(L = 8L, sparse_rest = "renormalise"))
   for (nm in names(systems)) {
-    fit <- do.call(fit_named, c(list(x60, K, "cvb0", passes = 1, seed = 1, background = 0,
+    fit <- do.call(fit_named, c(list(src, K, "cvb0", passes = 1, seed = 1, background = 0,
                                      progress = FALSE), systems[[nm]]))
     say("   settings that ran [%s]: %s", nm, bench_settings(fit))
     ctl <- fit$control
@@ -493,7 +495,7 @@ if ("sharded" %in% parts) {
     lam <- NULL
     tot <- rowSums(Xall)
     nz_all <- mean(Xall != 0)
-    T_bytes <- length(ns$wire(ns$lda_columns_take(Xall, seq_len(V))))
+    T_bytes <- as.double(length(ns$wire(ns$lda_columns_take(Xall, seq_len(V)))))
     say("   [%s] the whole table: %.1f%% of its entries other than +0; %.0f MB as a lap's start or end sends it (dense: %.0f MB)",
         nm, 100 * nz_all, T_bytes / 1e6, 8 * K * V / 1e6)
     for (size in c(1000L, 10000L)) {
@@ -505,7 +507,7 @@ if ("sharded" %in% parts) {
       state <- bench_lda_state(store = list(X = XU, meta = c(1, 0, tot), eta = eta, V = V),
                                t = 0L)
       seed <- ns$lda_batch_seed(ctl$seed, 1L, 1L)
-      step <- best(2, function() ns$lda_batch_step(local_batch, seed, state, ctl))
+      step <- best(5, function() ns$lda_batch_step(local_batch, seed, state, ctl))
       res <- step$value
       c1 <- step$seconds
       # the owners' side: the columns taken (both forms), their bytes
@@ -518,7 +520,7 @@ if ("sharded" %in% parts) {
         ga <- best(3, function() .Call(ns$ffi_lda_shard_gather, length(U), matrix(0, K, 0L),
                                        integer(0), integer(0), list(tk$value), list(seq_along(U))))
         stopifnot(identical(ga$value, X))
-        list(take = tk$seconds, gather = ga$seconds, bytes = length(raw), ser = ser,
+        list(take = tk$seconds, gather = ga$seconds, bytes = as.double(length(raw)), ser = ser,
              nz = mean(X != 0))
       })
       # the runner's summary, cut by owner for W workers
@@ -538,20 +540,33 @@ if ("sharded" %in% parts) {
         raws <- lapply(msgs, ns$wire)
         ser <- best(2, function() lapply(msgs, ns$wire))$seconds +
           best(2, function() lapply(raws, unserialize))$seconds
-        list(split = sp$seconds, bytes = sum(lengths(raws)), ser = ser)
+        list(split = sp$seconds, bytes = sum(as.double(lengths(raws))), ser = ser)
       }
       # g: one batch's global step (the owners' W steps on 1/W of the words
       # each add up to it; the local run takes it too)
       sl <- ns$cvb0_shard$step(state, res, ctl, 0, K)
-      g <- min(vapply(1:3, function(i) {
+      g <- min(vapply(1:5, function(i) {
         st <- ns$lda_store_counts(XU, 0)
         timed(ns$lda_store_update(st, sl$summary, sl$rho, sl$mult, 1))$seconds
       }, 1))
       res$summary <- NULL
-      result_bytes <- length(ns$wire(list(results = list(res), meta = c(1, 0, tot), rho = 0.5,
-                                          sent = 0, received = 0)))
-      say("   [%s] batch %5d paragraphs: vocabulary %6d; c %.3f s, g %.3f s; summary %s; result to the master %.2f MB",
-          nm, size, length(U), c1, g, if (!is.null(S$p)) "sparse" else "dense", result_bytes / 1e6)
+      # what a worker returns the master for the batch: in a lap that keeps
+      # the documents' proportions (the last, or every lap under a stopping
+      # rule) their top shares, in the others none
+      result_of <- function(r) {
+        as.double(length(ns$wire(list(results = list(r), meta = c(1, 0, tot), rho = 0.5,
+                                      sent = 0, received = 0))))
+      }
+      kept <- ns$lda_result_top_share(res, c(ctl$doc_topics, ctl$alpha))
+      result_bytes <- result_of(kept)
+      res$doc_topic <- NULL
+      # a batch whose home worker already runs one of the round's batches
+      # runs elsewhere, its documents sent by the master (shard_runners():
+      # of W batches in a random order, (1 - 1 / W)^W of them on average)
+      moved_bytes <- as.double(length(ns$wire(ns$batch_without_terms(batch))))
+      say("   [%s] batch %5d paragraphs: vocabulary %6d; c %.3f s, g %.3f s; summary %s; result to the master %.3f MB in a lap that keeps the proportions (%d topics a document), %.3f MB in the others",
+          nm, size, length(U), c1, g, if (!is.null(S$p)) "sparse" else "dense", result_bytes / 1e6,
+          as.integer(ctl$doc_topics), result_of(res) / 1e6)
       for (form in names(msgs)) {
         m <- msgs[[form]]
         proj <- vapply(c(4L, 16L, 64L), function(W) {
@@ -561,10 +576,11 @@ if ("sharded" %in% parts) {
           rounds <- N / (W * size)
           round_t <- c1 + m$take + m$gather + p$split + g + share * (m$ser + p$ser) +
             bytes * tau + bytes / bandwidth + 3 * latency +
-            W * (result_bytes) * (tau + 1 / bandwidth) +
+            W * (result_bytes + (1 - 1 / W)^W * moved_bytes) * (tau + 1 / bandwidth) +
             2 * (if (form == "dense") 8 * K * V else T_bytes) * (tau + 1 / bandwidth) / rounds
           c(W * (c1 + g) / round_t, bytes / 1e6, round_t)
         }, c(0, 0, 0))
+        if (form == "trained") say("   [%s] batch %5d: the documents of a batch run away from home %.2f MB", nm, size, moved_bytes / 1e6)
         say("   [%s] batch %5d, columns %-7s (%.1f%% other than +0): take %.3f s, gather %.3f s, columns %.1f MB, serialise %.3f s; per worker and round at 4 / 16 / 64 workers: %.1f / %.1f / %.1f MB each way, %.3f / %.3f / %.3f s; projected speed-up %.1fx / %.1fx / %.1fx",
             nm, size, form, 100 * m$nz, m$take, m$gather, m$bytes / 1e6, m$ser,
             proj[2, 1], proj[2, 2], proj[2, 3], proj[3, 1], proj[3, 2], proj[3, 3],

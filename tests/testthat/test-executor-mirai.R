@@ -165,3 +165,27 @@ test_that("a worker keeps the memory it frees for its next rounds (glibc)", {
   expect_gt(before, 10 * 4000)
   expect_lt(after, before / 5)
 })
+
+test_that("the master takes no CPU while it waits for its workers", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  w <- sparsevi_workers(2)
+  on.exit(close(w), add = TRUE)
+  profiles <- lapply(w, function(wk) wk$profile)
+  expect_true(all(vapply(profiles, function(p) !is.null(sparsevi:::mirai_profile_cv(p)), TRUE)))
+  ms <- lapply(seq_along(w), function(i) {
+    mirai::mirai(Sys.sleep(s), s = 0.5 * i, .compute = profiles[[i]])
+  })
+  t0 <- proc.time()
+  r <- sparsevi:::mirai_wait(ms, profiles)
+  t <- proc.time() - t0
+  expect_identical(r$status, "ok")
+  expect_gte(t[["elapsed"]], 0.9)
+  # (polling every millisecond took about 0.14 s of CPU a second)
+  expect_lt(t[["user.self"]] + t[["sys.self"]], 0.05)
+  # the results come back in the tasks' order, whichever ends first
+  ms <- lapply(seq_along(w), function(i) {
+    mirai::mirai({Sys.sleep(s); i}, s = 0.6 - 0.3 * i, i = i, .compute = profiles[[i]])
+  })
+  expect_identical(sparsevi:::mirai_wait(ms, profiles)$values, list(1L, 2L))
+})
