@@ -230,7 +230,11 @@ lda_lap_sharded <- function(state, x, control, lap, ex, keep = NULL, spare = NUL
       mine <- which(runner == w)
       per <- lapply(round[mine], function(b) {
         s <- lda_batch_seed(control$seed, lap, b)
-        if (is.null(keep)) attr(s, "doc_topic") <- FALSE else if (!is.null(top)) attr(s, "top_share") <- top
+        if (is.null(keep)) {
+          attr(s, "doc_topic") <- FALSE
+        } else if (!is.null(top)) {
+          attr(s, "top_share") <- top
+        }
         s
       })
       # (the documents of its batches that another worker holds, without
