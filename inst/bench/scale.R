@@ -2,7 +2,9 @@
 # Run from the package root with sparsevi installed:
 #   nice -n 10 Rscript inst/bench/scale.R [parts]
 # parts: any of threads,cluster,memory,workers,project,sharded (default all). Data from
-# ../shared/data (SPARSEVI_DATA overrides). Results to
+# ../shared/data (SPARSEVI_DATA overrides). Part sharded: SPARSEVI_SCALE_LAPS
+# laps make its topics (default 1), SPARSEVI_SCALE_SYSTEMS picks among its
+# systems (default,L8_renormalise; default both). Results to
 # inst/bench/results/scale.txt (appended per part). Figures are ratios
 # measured in one run: absolute times on a shared machine are noisy.
 suppressPackageStartupMessages(library(sparsevi))
@@ -404,7 +406,8 @@ if ("project" %in% parts) {
 # 4, 16 and 64 workers, from inputs measured here on the code that runs
 # there, with the topics after one lap over all the paragraphs (a trained
 # state: which entries are +0 sets the bytes of the columns; the second
-# lap's columns) and a batch of paragraphs 60,001 on. Per round each
+# lap's columns; SPARSEVI_SCALE_LAPS = n: after n laps, the columns of lap
+# n + 1) and a batch of paragraphs 60,001 on. Per round each
 # of W workers runs one batch. As a runner it gathers its batch's columns
 # ((W - 1) / W of them from their owners, ffi_lda_shard_gather), runs the
 # local step (c), cuts its summary by owner with the row sums
@@ -430,7 +433,9 @@ if ("project" %in% parts) {
 # also given with the columns dense (every entry other than +0: an upper
 # bound on their bytes, what a fit long past its first lap approaches).
 if ("sharded" %in% parts) {
-  say("-- sharded: the executor as built (sparsevi_workers(shard_topics = TRUE)), wikipara, K = 1000; topics after one lap over all its paragraphs; CPU seconds, one thread; 10 Gb/s, latency 1 ms per message phase")
+  laps <- as.integer(Sys.getenv("SPARSEVI_SCALE_LAPS", "1"))
+  say("-- sharded: the executor as built (sparsevi_workers(shard_topics = TRUE)), wikipara, K = 1000; topics after %d lap%s over all its paragraphs; CPU seconds, one thread; 10 Gb/s, latency 1 ms per message phase",
+      laps, if (laps == 1L) "" else "s")
   if (!requireNamespace("nanonext", quietly = TRUE)) stop("part sharded needs nanonext (mirai's transport)")
   ns <- asNamespace("sparsevi")
   timed <- function(expr) {
@@ -483,8 +488,11 @@ if ("sharded" %in% parts) {
   systems <- list(
     default = list(),
     L8_renormalise = list(L = 8L, sparse_rest = "renormalise"))
+  systems <- systems[strsplit(Sys.getenv("SPARSEVI_SCALE_SYSTEMS", paste(names(systems), collapse = ",")),
+                              ",")[[1]]]
+  stopifnot(length(systems) > 0L, !anyNA(names(systems)))
   for (nm in names(systems)) {
-    fit <- do.call(fit_named, c(list(train, K, "cvb0", passes = 1, seed = 1, background = 0,
+    fit <- do.call(fit_named, c(list(train, K, "cvb0", passes = laps, seed = 1, background = 0,
                                      progress = FALSE), systems[[nm]]))
     say("   settings that ran [%s]: %s", nm, bench_settings(fit))
     ctl <- fit$control
