@@ -315,6 +315,25 @@ dtm_subset <- function(x, idx) {
   )
 }
 
+# The documents of several sparsevi_dtm over one vocabulary, one after
+# another (their names kept when every part has them).
+dtm_bind <- function(parts) {
+  if (length(parts) == 1L) return(parts[[1L]])
+  nnz <- vapply(parts, function(p) as.double(length(p$term)), 0)
+  if (sum(nnz) > .Machine$integer.max) {
+    abort("internal error: too many entries to bind into one document-term matrix.", "internal")
+  }
+  offset <- as.integer(cumsum(c(0, nnz))[seq_along(parts)])
+  names <- lapply(parts, `[[`, "doc_names")
+  new_sparsevi_dtm(
+    doc_ptr = c(0L, unlist(lapply(seq_along(parts), function(i) parts[[i]]$doc_ptr[-1L] + offset[i]))),
+    term = unlist(lapply(parts, `[[`, "term")),
+    count = unlist(lapply(parts, `[[`, "count")),
+    vocab = parts[[1L]]$vocab,
+    doc_names = if (!any(vapply(names, is.null, TRUE))) unlist(names)
+  )
+}
+
 #' Convert a sparsevi_dtm back to a sparse matrix
 #'
 #' @param x A `sparsevi_dtm`.

@@ -106,7 +106,11 @@ lda_available <- function() {
 #'   k-means++), `"random"`, `"sparse"` (`"gibbs"`), `"seeded"` (`"gibbs"`,
 #'   `"cvb0"`: the seeds' counts alone), or a K x V matrix. Not given,
 #'   `"cvb0"` and `"gibbs"` start `"seeded"` when K x V exceeds 2^25 entries
-#'   or 4 times the corpus's tokens.
+#'   or 4 times the corpus's tokens. The seeds come from all the documents
+#'   (a random pool of max(5000, 10 K) when there are more), also for a
+#'   corpus on disk, whose batches holding them are then read once before
+#'   training; with fewer documents than topics the start is `"random"`,
+#'   and the fit's `control$init` says so.
 #' @param tau,kappa Step sizes of stochastic training,
 #'   \eqn{\rho_t = (\tau + t)^{-\kappa}}; defaults 1 and 0.6.
 #' @param seed `NULL` or a whole number. The fit depends on the seed only,
@@ -302,8 +306,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
     # the large-K default (gibbs) with fewer start documents than topics: its
     # empty sparse start, not the random start's dense K x V table (Bregman
     # seeding needs K documents); else the engine's rule (R/lda-start.R)
-    init <- if (!is.null(engine_reason) &&
-                (if (inherits(x, "sparsevi_source")) x$n_docs[1L] else D) < K) {
+    init <- if (!is.null(engine_reason) && D < K) {
       "sparse"
     } else {
       lda_default_init(local, K, V, corpus_tokens(x))
@@ -377,6 +380,10 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
   engine <- lda_engine(local)
   control$global_step <- engine$holds[[global]]
   if (!is.null(engine$control)) control <- engine$control(control, call = here)
+  # (what starts: the random start where there are fewer documents than
+  # topics to seed from; after the engine's settings, which read the start
+  # asked for)
+  control$init <- lda_start_kind(control$init, D, K)
   # what lda_train() needs of a fit: no topics are built before training, and
   # the start is referenced by lda_train() alone (an engine that swaps it for
   # a store of its own frees it)

@@ -7,6 +7,9 @@
 #' [fit_lda()] in place of a corpus. `dir_source()` makes a source of a
 #' directory of UCI files sharing one vocabulary (`docword.*.txt[.gz]`), one
 #' or more batches per file.
+#' A fit's start picks its seed documents from the whole corpus, as it
+#' does in memory (`init` in [fit_lda()]): the batches that hold them are read
+#' once before training, each keeping only those documents.
 #'
 #' @param docword Path of a UCI `docword` file, plain or gzipped. Documents
 #'   must appear in increasing order of their id (as UCI distributes them).
@@ -200,7 +203,28 @@ dim.sparsevi_source <- function(x) {
 # peak 2.45 -> 2.49 GB).
 source_batch <- function(src, b) {
   gc(verbose = FALSE, full = FALSE)
+  source_read(src, b)
+}
+
+# Batch b of a source as it is on disk (source_docs() reads many in a row,
+# keeping little of each: no collection between them).
+source_read <- function(src, b) {
   x <- readRDS(src$files[b])
   x$vocab <- src$vocab
   x
+}
+
+# Documents idx (increasing; NULL: every one) of a source, as one
+# sparsevi_dtm in corpus order. Only the batches that hold them are read,
+# and each keeps only its own.
+source_docs <- function(src, idx = NULL) {
+  if (is.null(idx)) idx <- seq_len(src$D)
+  ends <- cumsum(as.double(src$n_docs))
+  b_of <- findInterval(idx - 1, ends) + 1L
+  parts <- lapply(unique(b_of), function(b) {
+    xb <- source_read(src, b)
+    mine <- idx[b_of == b] - (ends[b] - src$n_docs[b])
+    if (length(mine) == nrow(xb)) xb else dtm_subset(xb, as.integer(mine))
+  })
+  dtm_bind(parts)
 }

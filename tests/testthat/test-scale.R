@@ -28,8 +28,8 @@ test_that("user batches and a given initial lambda are honoured and checked", {
   expect_error(fit_lda(x, K = 4, init = -init), class = "sparsevi_error_argument")
 })
 
-test_that("a corpus on disk gives the fit of the same corpus in memory", {
-  x <- cluster_corpus()
+# x written as a UCI bag-of-words file and read back as a source
+uci_source_of <- function(x, batch_size) {
   f <- tempfile(fileext = ".txt.gz")
   m <- as_dgCMatrix(x)
   tm <- methods::as(m, "TsparseMatrix")
@@ -40,7 +40,12 @@ test_that("a corpus on disk gives the fit of the same corpus in memory", {
   close(con)
   vf <- tempfile(fileext = ".txt")
   writeLines(x$vocab, vf)
-  src <- uci_source(f, vf, batch_size = 25)
+  uci_source(f, vf, batch_size = batch_size)
+}
+
+test_that("a corpus on disk gives the fit of the same corpus in memory", {
+  x <- cluster_corpus()
+  src <- uci_source_of(x, 25)
   expect_s3_class(src, "sparsevi_source")
   expect_identical(dim(src), dim(x))
   expect_length(src$files, 5L)
@@ -61,6 +66,37 @@ test_that("a corpus on disk gives the fit of the same corpus in memory", {
   expect_same_lda(s1, s2)
   expect_error(fit_lda(src, K = 4, n_batches = 2), class = "sparsevi_error_argument")
   expect_error(uci_source(tempfile()), class = "sparsevi_error_file")
+})
+
+test_that("a fit from disk starts where the fit in memory does, batches smaller than K", {
+  # (the start seeds from the whole corpus's documents, not the first batch:
+  # batches of 25 documents and K = 30 used to start at random)
+  x <- cluster_corpus()
+  src <- uci_source_of(x, 25)
+  b <- split(seq_len(120), ceiling(seq_len(120) / 25))
+  same_docs <- function(a, b) {
+    f <- c("doc_ptr", "term", "count", "vocab")
+    expect_identical(unclass(a)[f], unclass(b)[f])
+  }
+  same_docs(sparsevi:::source_docs(src), x)
+  for (local in c("cvb0", "vb")) {
+    a <- fit_lda(src, K = 30, local = local, passes = 2, seed = 4, progress = FALSE)
+    m <- fit_lda(x, K = 30, local = local, batches = b, passes = 2, seed = 4, progress = FALSE)
+    expect_identical(a$control$init, "bregman")
+    expect_same_lda(a, m)
+  }
+  # a pool of documents (more than bregman_pool(K)): the same documents read
+  # from the batches that hold them
+  sim <- simulate_lda(D = 5100, V = 40, K = 3, doc_length = 6, seed = 2)$dtm
+  big <- uci_source_of(sim, 700)
+  idx <- sort(sample.int(5100, 300))
+  same_docs(sparsevi:::source_docs(big, idx), sparsevi:::dtm_subset(sim, idx))
+  seed <- sparsevi:::resolve_seed(9)
+  same_docs(sparsevi:::lda_start_docs(big, 3L, seed), sparsevi:::lda_start_docs(sim, 3L, seed))
+  expect_identical(nrow(sparsevi:::lda_start_docs(sim, 3L, seed)), 5000L)
+  # fewer documents than topics: the random start, and the fit says so
+  few <- fit_lda(sparsevi:::dtm_subset(x, 1:20), K = 30, passes = 1, seed = 1, progress = FALSE)
+  expect_identical(few$control$init, "random")
 })
 
 test_that("a fit on a 2-worker cluster equals the fit without one", {
