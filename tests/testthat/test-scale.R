@@ -99,6 +99,20 @@ test_that("a fit from disk starts where the fit in memory does, batches smaller 
   expect_identical(few$control$init, "random")
 })
 
+test_that("batches from disk share a collection until 100,000 tokens are read", {
+  ns <- asNamespace("sparsevi")
+  src <- uci_source_of(cluster_corpus(), 25)
+  read <- ns$source_gc # (tokens read since the last collection)
+  old <- read$tokens
+  on.exit(read$tokens <- old)
+  read$tokens <- 0
+  for (b in seq_along(src$files)) ns$source_batch(src, b)
+  expect_equal(read$tokens, sum(src$n_tokens))
+  read$tokens <- ns$source_collect_tokens - 1
+  ns$source_batch(src, 2L)
+  expect_equal(read$tokens, src$n_tokens[2])
+})
+
 test_that("a fit on a 2-worker cluster equals the fit without one", {
   skip_on_cran()
   skip_if_not_installed("parallel")
