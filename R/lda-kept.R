@@ -18,7 +18,8 @@ lda_doc_topics <- function(fit, x, n_keep) {
   fun <- lda_engine(fit$local)$infer
   if (is.null(fun)) fun <- lda_infer_vb
   blocks <- if (inherits(x, "sparsevi_source")) {
-    lapply(seq_along(x$files), function(b) list(source = b))
+    at <- source_rows(x)
+    lapply(seq_along(x$files), function(b) list(source = b, at = at[[b]]))
   } else {
     starts <- seq(1L, max(1L, nrow(x)), by = doc_topic_block)
     lapply(starts, function(s) list(rows = s:min(nrow(x), s + doc_topic_block - 1L)))
@@ -33,12 +34,13 @@ lda_doc_topics <- function(fit, x, n_keep) {
     seed <- floor(lda_unif(fit$control$seed, 3e6 + i, 2) * 4294967296)
     theta <- fun(fit, xb, NULL, seed, fit$control$threads)
     parts[[i]] <- .Call(ffi_lda_top_share, t(theta), n_keep, 0)
-    rows[[i]] <- D + seq_len(nrow(theta))
+    rows[[i]] <- if (!is.null(blocks[[i]]$at)) blocks[[i]]$at else D + seq_len(nrow(theta))
     D <- D + nrow(theta)
     names_all[[i]] <- xb$doc_names
   }
   docs <- unlist(names_all, use.names = FALSE)
   if (length(docs) != D) docs <- NULL
+  if (!is.null(docs)) docs <- docs[order(unlist(rows, use.names = FALSE))]
   lda_kept_dgc(parts, rows, D, K, n_keep, docs)
 }
 
@@ -86,10 +88,7 @@ lda_kept_parts <- function(x, members, control) {
   if (is.null(n_keep)) n_keep <- min(control$L, control$K)
   n_keep <- min(as.integer(n_keep), control$K)
   if (n_keep < 1L) return(list(env = NULL, add = NULL))
-  rows <- if (inherits(x, "sparsevi_source")) {
-    offs <- c(0L, cumsum(as.integer(x$n_docs)))
-    lapply(seq_along(x$n_docs), function(b) offs[b] + seq_len(x$n_docs[b]))
-  } else members
+  rows <- if (inherits(x, "sparsevi_source")) source_rows(x) else members
   env <- new.env(parent = emptyenv())
   env$n_keep <- n_keep
   env$D <- nrow(x)

@@ -29,7 +29,7 @@ test_that("user batches and a given initial lambda are honoured and checked", {
 })
 
 # x written as a UCI bag-of-words file and read back as a source
-uci_source_of <- function(x, batch_size) {
+uci_source_of <- function(x, batch_size, ...) {
   f <- tempfile(fileext = ".txt.gz")
   m <- as_dgCMatrix(x)
   tm <- methods::as(m, "TsparseMatrix")
@@ -40,12 +40,12 @@ uci_source_of <- function(x, batch_size) {
   close(con)
   vf <- tempfile(fileext = ".txt")
   writeLines(x$vocab, vf)
-  uci_source(f, vf, batch_size = batch_size)
+  uci_source(f, vf, batch_size = batch_size, ...)
 }
 
 test_that("a corpus on disk gives the fit of the same corpus in memory", {
   x <- cluster_corpus()
-  src <- uci_source_of(x, 25)
+  src <- uci_source_of(x, 25, shuffle = FALSE)
   expect_s3_class(src, "sparsevi_source")
   expect_identical(dim(src), dim(x))
   expect_length(src$files, 5L)
@@ -72,7 +72,7 @@ test_that("a fit from disk starts where the fit in memory does, batches smaller 
   # (the start seeds from the whole corpus's documents, not the first batch:
   # batches of 25 documents and K = 30 used to start at random)
   x <- cluster_corpus()
-  src <- uci_source_of(x, 25)
+  src <- uci_source_of(x, 25, shuffle = FALSE)
   b <- split(seq_len(120), ceiling(seq_len(120) / 25))
   same_docs <- function(a, b) {
     f <- c("doc_ptr", "term", "count", "vocab")
@@ -88,7 +88,7 @@ test_that("a fit from disk starts where the fit in memory does, batches smaller 
   # a pool of documents (more than bregman_pool(K)): the same documents read
   # from the batches that hold them
   sim <- simulate_lda(D = 5100, V = 40, K = 3, doc_length = 6, seed = 2)$dtm
-  big <- uci_source_of(sim, 700)
+  big <- uci_source_of(sim, 700, shuffle = FALSE)
   idx <- sort(sample.int(5100, 300))
   same_docs(sparsevi:::source_docs(big, idx), sparsevi:::dtm_subset(sim, idx))
   seed <- sparsevi:::resolve_seed(9)
@@ -97,6 +97,47 @@ test_that("a fit from disk starts where the fit in memory does, batches smaller 
   # fewer documents than topics: the random start, and the fit says so
   few <- fit_lda(sparsevi:::dtm_subset(x, 1:20), K = 30, passes = 1, seed = 1, progress = FALSE)
   expect_identical(few$control$init, "random")
+})
+
+test_that("a shuffled source: batches drawn at random, fits as in memory, doc_topic in the file's order", {
+  x <- cluster_corpus()
+  ns <- asNamespace("sparsevi")
+  src <- uci_source_of(x, 25)
+  expect_length(src$files, 5L)
+  expect_identical(src$n_docs, c(25L, 25L, 25L, 25L, 20L))
+  expect_identical(sort(src$ids), seq_len(120))
+  expect_false(identical(src$ids, seq_len(120)))
+  rows <- ns$source_rows(src)
+  f <- c("doc_ptr", "term", "count")
+  for (b in seq_along(rows)) {
+    expect_false(is.unsorted(rows[[b]]))
+    expect_identical(unclass(ns$source_batch(src, b))[f], unclass(ns$dtm_subset(x, rows[[b]]))[f])
+  }
+  expect_equal(sum(src$n_tokens), sum(x$count))
+  # the same seed, the same batches; another seed, others
+  expect_identical(uci_source_of(x, 25)$ids, src$ids)
+  expect_false(identical(uci_source_of(x, 25, seed = 2)$ids, src$ids))
+  # buckets and staging files smaller than the corpus (several pieces each)
+  stage <- uci_source_of(x, 7, shuffle = FALSE)
+  parts <- list(files = stage$files, n_docs = stage$n_docs,
+                n_entries = vapply(stage$files, function(p) length(readRDS(p)$term), 0))
+  small <- ns$source_shuffle(parts, 25L, sparsevi:::resolve_seed(1), stage$dir, bucket_entries = 1500)
+  expect_identical(small$ids, src$ids)
+  expect_length(list.files(stage$dir, pattern = "^piece"), 0L)
+  # a fit from it equals the fit in memory with those batches, its
+  # doc_topic in the file's order, and its start from the same documents
+  same_docs <- function(a, b) expect_identical(unclass(a)[f], unclass(b)[f])
+  same_docs(ns$source_docs(src, c(3L, 40L, 41L, 99L)), ns$dtm_subset(x, c(3L, 40L, 41L, 99L)))
+  for (local in c("cvb0", "vb")) {
+    a <- fit_lda(src, K = 30, local = local, passes = 2, seed = 4, progress = FALSE)
+    m <- fit_lda(x, K = 30, local = local, batches = unname(rows), passes = 2, seed = 4,
+                 progress = FALSE)
+    expect_same_lda(a, m)
+    expect_identical(unname(a$doc_topic), unname(m$doc_topic)) # (the source has no names)
+  }
+  expect_output(print(src), "shuffled")
+  expect_error(uci_source_of(x, 25, shuffle = NA), class = "sparsevi_error_argument")
+  expect_error(uci_source_of(x, 25, seed = NULL), class = "sparsevi_error_argument")
 })
 
 test_that("batches from disk share a collection until 100,000 tokens are read", {
