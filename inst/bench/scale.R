@@ -1,7 +1,7 @@
 # Benchmark of issue "Scale": threads, an R cluster, corpora on disk.
 # Run from the package root with sparsevi installed:
 #   nice -n 10 Rscript inst/bench/scale.R [parts]
-# parts: any of threads,cluster,memory,workers,project,sharded (default all). Data from
+# parts: any of threads,cluster,memory,workers,project,sharded,disk (default all). Data from
 # ../shared/data (SPARSEVI_DATA overrides). Part sharded: SPARSEVI_SCALE_LAPS
 # laps make its topics (default 1), SPARSEVI_SCALE_SYSTEMS picks among its
 # systems (default,L8_renormalise; default both). Results to
@@ -18,7 +18,7 @@ source(file.path(bench_dir, "bench-log.R"))
 smoke <- bench_smoke()
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args)) strsplit(args[1], ",")[[1]] else
-  if (smoke) "threads" else c("threads", "cluster", "memory", "workers", "project", "sharded")
+  if (smoke) "threads" else c("threads", "cluster", "memory", "workers", "project", "sharded", "disk")
 data_dir <- if (!smoke) bench_data_dir()
 say <- bench_logger(bench_out("scale.txt"))
 # Every engine's settings at 06ddbb6, named in every fit (never a default
@@ -607,5 +607,60 @@ if ("sharded" %in% parts) {
     }
     Xall <- NULL
     gc()
+  }
+}
+
+# ---- 7. fits from disk: the batches' order and size ------------------------
+# The first 20,000 Wikipedia paragraphs, 1,000 held out (split_heldout(n_test
+# = 1000, seed = 1)); the other 19,000 written as a UCI file and read back by
+# uci_source() in batches of 100, 1,000 and 10,000 documents, in the file's
+# order (shuffle = FALSE: paragraphs article by article) and drawn at random
+# (shuffle = TRUE, seed = 1). Each source trains the default engine with
+# every setting named (SCVB0, stochastic, alpha 0.1, eta 0.01, tau 1, kappa
+# 0.6, the start fit_lda() takes: lda_default_init()), one pass at K = 1000
+# and ten at K = 100, beside the fit in memory (its default minibatches of
+# 100, drawn at random); held-out score by heldout_loglik(), wall seconds of
+# the fit (uci_source() apart).
+if ("disk" %in% parts) {
+  say("-- disk: fits from uci_source() against the fit in memory, wikipara20000 (1,000 held out); SCVB0 stochastic, alpha 0.1, eta 0.01, tau 1, kappa 0.6, step_scale 1, background 0 (named)")
+  source(file.path(bench_dir, "bench-data.R"))
+  ns <- asNamespace("sparsevi")
+  x <- bench_corpus("wikipara20000", data_dir)
+  sp <- split_heldout(x, n_test = 1000, seed = 1)
+  tr <- sp$train
+  d <- file.path(tempdir(), "disk")
+  dir.create(d, showWarnings = FALSE)
+  dw <- file.path(d, "docword.train.txt.gz")
+  m <- methods::as(ns$as_dgCMatrix(tr), "TsparseMatrix")
+  o <- order(m@i, m@j)
+  con <- gzfile(dw, "w")
+  writeLines(c(nrow(m), ncol(m), length(m@x), paste(m@i[o] + 1L, m@j[o] + 1L, m@x[o])), con)
+  close(con)
+  vc <- file.path(d, "vocab.train.txt")
+  writeLines(tr$vocab, vc)
+  say("   %d training documents, V = %d; %d held out", nrow(tr), ncol(tr), nrow(sp$test$observed))
+  fit_with <- function(data, K, passes) {
+    args <- list(data, K = K, local = "cvb0", global = "stochastic", alpha = 0.1, eta = 0.01,
+                 tau = 1, kappa = 0.6, step_scale = 1, background = 0,
+                 init = ns$lda_default_init("cvb0", K, ncol(tr), sum(tr$count)),
+                 passes = passes, seed = 1, threads = 1, progress = FALSE)
+    t <- system.time(f <- do.call(fit_lda, args))
+    list(fit = f, seconds = t[["elapsed"]])
+  }
+  for (K in c(1000L, 100L)) {
+    passes <- if (K == 1000L) 1L else 10L
+    mem <- fit_with(tr, K, passes)
+    say("   K = %4d, %2d lap(s): in memory, minibatches of %d drawn at random: held-out %.4f, %.1f s; settings: %s",
+        K, passes, mem$fit$control$batch_size, heldout_loglik(mem$fit, sp$test), mem$seconds,
+        bench_settings(mem$fit))
+    for (shuffle in c(FALSE, TRUE)) for (size in c(100L, 1000L, 10000L)) {
+      t <- system.time(src <- uci_source(dw, vc, batch_size = size, shuffle = shuffle, seed = 1,
+                                         dir = tempfile("disk", d)))
+      r <- fit_with(src, K, passes)
+      say("   K = %4d, %2d lap(s): from disk, batches of %5d %-16s held-out %.4f, %.1f s (uci_source() %.1f s)",
+          K, passes, size, if (shuffle) "drawn at random:" else "in file order:",
+          heldout_loglik(r$fit, sp$test), r$seconds, t[["elapsed"]])
+      unlink(src$dir, recursive = TRUE)
+    }
   }
 }
