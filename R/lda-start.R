@@ -40,7 +40,8 @@ lda_start_kind <- function(init, D, K) {
 # and from batches smaller than K at random: 9,000 Wikipedia paragraphs on
 # disk in batches of 100, one pass, held-out -10.24 -> -9.77 nats per token
 # at K = 1000 (12.3 -> 4.2 s, no K x V random draws), -9.58 -> -9.31 at
-# K = 200, -9.18 -> -9.12 at K = 50; /work/tmp/s32/srcstart.R.)
+# K = 200, -9.18 -> -9.12 at K = 50; inst/bench/results/scale.txt, "The
+# start of a fit from disk".)
 lda_start_docs <- function(x, K, seed) {
   D <- nrow(x)
   idx <- if (D > bregman_pool(K)) sort(order(lda_unif(seed, 903, D))[seq_len(bregman_pool(K))])
