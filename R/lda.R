@@ -368,6 +368,7 @@ fit_lda <- function(x, K, local = "cvb0", global = NULL, L = min(8, K), alpha = 
                     restarts = restarts, init = init, tau = tau, kappa = kappa,
                     step_scale = defaults$step_scale, seed = seed, threads = threads,
                     n_docs = D, sync = sync, batches = user_batches,
+                    source_batches = if (inherits(x, "sparsevi_source")) source_batches_key(x),
                     reuse_dead = dead_share > 0, dead_share = dead_share,
                     eta_learn = eta_learn, doc_topics = doc_topics,
                     heldout_every = heldout_every,

@@ -205,6 +205,15 @@ source_shuffle <- function(src, batch_size, seed, dir, bucket_entries = source_b
 }
 source_bucket_entries <- 2^22
 
+# Which documents a source's batches hold, as two numbers (a fit from disk
+# keeps them: update() on a source cut or drawn otherwise is an error, since
+# memoized training keeps a summary per batch).
+source_batches_key <- function(src) {
+  ids <- if (is.null(src$ids)) seq_len(src$D) else src$ids
+  c(sum(as.double(src$n_docs) * seq_along(src$n_docs)),
+    sum(as.double(ids) * seq_along(ids)))
+}
+
 # The documents' numbers in the file (or files), batch by batch.
 source_rows <- function(src) {
   if (is.null(src$ids)) {

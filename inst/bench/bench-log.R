@@ -164,7 +164,7 @@ bench_settings <- function(fit) {
     first <- c("local", "global", "K", "L", "init", "alpha", "eta", "step_scale", "tau",
                "kappa", "n_batches", "batch_size", "restarts", "seed", "threads")
     skip <- c("n_docs", "n_tokens", "n_tokens_docs", "global_step", "batches",
-              "init_lambda", "cvb0_settings", "sync", "dead_share")
+              "init_lambda", "cvb0_settings", "sync", "dead_share", "source_batches")
     rest <- setdiff(names(ctl), c(first, skip))
     return(paste(c(pairs(ctl, first), pairs(ctl, rest)), collapse = " "))
   }

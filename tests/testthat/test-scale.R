@@ -136,6 +136,11 @@ test_that("a shuffled source: batches drawn at random, fits as in memory, doc_to
     expect_identical(unname(a$doc_topic), unname(m$doc_topic)) # (the source has no names)
   }
   expect_output(print(src), "shuffled")
+  # update() goes on with the same batches, and refuses others
+  a <- fit_lda(src, K = 3, local = "vb", passes = 1, seed = 4, progress = FALSE)
+  expect_s3_class(update(a, uci_source_of(x, 25), passes = 1), "sparsevi_lda")
+  expect_error(update(a, uci_source_of(x, 25, seed = 2), passes = 1),
+               class = "sparsevi_error_argument")
   expect_error(uci_source_of(x, 25, shuffle = NA), class = "sparsevi_error_argument")
   expect_error(uci_source_of(x, 25, seed = NULL), class = "sparsevi_error_argument")
 })
