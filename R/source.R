@@ -255,11 +255,20 @@ uci_split <- function(docword, batch_size, dir, chunk_size, prefix, call) {
   n_entries <- numeric(0)
   next_batch <- 1L
   flush <- function(upto_doc, D) {
-    # write every batch whose documents all precede `upto_doc`
-    while ((next_batch - 1L) * batch_size < D && next_batch * batch_size < upto_doc) {
-      lo <- (next_batch - 1L) * batch_size
-      hi <- min(next_batch * batch_size, D)
-      sel <- pend_doc <= hi
+    # write every batch whose documents all precede `upto_doc` (their
+    # entries taken from the pending ones at once: one batch at a time
+    # copied what was left after each, 72 s for 615,012 paragraphs in
+    # batches of 100)
+    last <- min(ceiling(D / batch_size), floor((upto_doc - 1) / batch_size))
+    if (last < next_batch) return(invisible())
+    done <- pend_doc <= min(last * batch_size, D)
+    at <- which(done)
+    by <- split(at, factor((pend_doc[at] - 1L) %/% batch_size + 1L, levels = next_batch:last))
+    for (i in seq_along(by)) {
+      b <- next_batch + i - 1L
+      sel <- by[[i]]
+      lo <- (b - 1L) * batch_size
+      hi <- min(b * batch_size, D)
       d <- pend_doc[sel] - lo
       o <- order(d, pend_term[sel])
       nd <- hi - lo
@@ -268,17 +277,17 @@ uci_split <- function(docword, batch_size, dir, chunk_size, prefix, call) {
         term = pend_term[sel][o], count = pend_count[sel][o], vocab = character(0),
         doc_names = NULL
       )
-      f <- file.path(dir, sprintf("%s%06d.rds", prefix, next_batch))
+      f <- file.path(dir, sprintf("%s%06d.rds", prefix, b))
       saveRDS(x, f, compress = FALSE)
       files <<- c(files, f)
       n_docs <<- c(n_docs, nd)
       n_tokens <<- c(n_tokens, sum(x$count))
       n_entries <<- c(n_entries, length(x$term))
-      pend_doc <<- pend_doc[!sel]
-      pend_term <<- pend_term[!sel]
-      pend_count <<- pend_count[!sel]
-      next_batch <<- next_batch + 1L
     }
+    pend_doc <<- pend_doc[!done]
+    pend_term <<- pend_term[!done]
+    pend_count <<- pend_count[!done]
+    next_batch <<- as.integer(last) + 1L
   }
   repeat {
     bytes <- readBin(con, "raw", n = chunk_size)
