@@ -193,7 +193,6 @@ source_shuffle <- function(src, batch_size, seed, dir, bucket_entries = source_b
       b <- as.integer(j)
       sel <- by[[j]][order(ids[by[[j]]])]
       xb <- dtm_subset(x, sel)
-      xb$vocab <- character(0)
       saveRDS(xb, files[b], compress = FALSE)
       out_docs[b] <- length(sel)
       out_tokens[b] <- sum(xb$count)
