@@ -15,9 +15,10 @@
 #' as a fit in memory makes its minibatches: a file in its own order (a
 #' wiki's paragraphs article by article, news by date) would otherwise give
 #' minibatches of one subject each, and stochastic training drifts with them
-#' (9,000 Wikipedia paragraphs in their order, batches of 100, the default
-#' fit: 0.36 nats per token lower held-out score after one pass at K = 1000,
-#' 0.055 after ten at K = 100). Shuffling reads the corpus twice more, a
+#' (19,000 Wikipedia paragraphs in their order, batches of 100, the default
+#' fit: 0.28 nats per token lower held-out score after one pass at K = 1000,
+#' 0.04 after ten at K = 100; `inst/bench/scale.R` part `disk`). Shuffling
+#' reads the corpus twice more, a
 #' bounded part at a time. A fit's `doc_topic` keeps the file's order.
 #'
 #' @param docword Path of a UCI `docword` file, plain or gzipped. Documents
@@ -26,11 +27,11 @@
 #'   named `term1`, `term2`, ...).
 #' @param batch_size Documents per batch (at least 1), default 10,000.
 #'   Stochastic training (the default engine's) takes one step per batch:
-#'   in one pass over 59,000 Wikipedia paragraphs, batches of 1,000 scored
-#'   0.18 (K = 1000) to 0.28 (K = 100) nats per token higher on held-out
-#'   paragraphs than batches of 10,000 and 0.04-0.05 higher than batches of
-#'   100 (which score as the fit in memory does); memoized training keeps a
-#'   summary per batch.
+#'   on 19,000 Wikipedia paragraphs drawn at random into batches, those of
+#'   100 or 1,000 scored 0.09 (ten laps, K = 100) to 0.20 (one pass, K = 1000)
+#'   nats per token higher on held-out paragraphs than those of 10,000, and
+#'   within 0.03 of the fit in memory (`inst/bench/scale.R` part `disk`);
+#'   memoized training keeps a summary per batch.
 #' @param dir Directory for the batch files; default a new temporary
 #'   directory (removed at the end of the R session).
 #' @param chunk_size Bytes read at a time, default 8 MiB.
