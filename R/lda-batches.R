@@ -29,11 +29,17 @@ lda_resolve_batches <- function(D, global, n_batches, batch_size, call = caller_
 # An engine's own default minibatch of `size` documents, in place of the
 # loop's (lda_resolve_batches()), for its control hook (R/engines.R): only
 # when the caller of fit_lda() gave no `n_batches`, `batch_size` or
-# `batches` (`given`: the names of the call's arguments) and the corpus is
-# in memory (a corpus on disk brings its own batches).
+# `batches` (`given`: the names of the call's arguments). A corpus on disk
+# gets the same steps, within its batch files (source_steps()).
 lda_default_batches <- function(control, size, given, x) {
-  if (inherits(x, "sparsevi_source") || !is.null(control$batches) ||
-      any(c("n_batches", "batch_size") %in% given)) {
+  if (!is.null(control$batches) || any(c("n_batches", "batch_size") %in% given)) {
+    return(control)
+  }
+  if (inherits(x, "sparsevi_source")) {
+    if (lda_global_kind(control$global)$one_batch) return(control)
+    size <- min(as.integer(size), max(x$n_docs))
+    control$batch_size <- as.integer(size)
+    control$n_batches <- source_n_steps(x$n_docs, size)
     return(control)
   }
   control$batch_size <- as.integer(size)
@@ -55,10 +61,10 @@ lda_batch_seed <- function(seed, lap, batch) {
 
 # Batches of a corpus: fixed for the whole fit (memoized caches are per batch,
 # and on a cluster each batch stays on its worker); stochastic and streaming
-# training visit them in a new random order every lap. A source's batches are
-# its files.
+# training visit them in a new random order every lap. A source's batches
+# are parts of its files (source_steps()).
 lda_members <- function(x, control) {
-  if (inherits(x, "sparsevi_source")) return(as.list(seq_along(x$files)))
+  if (inherits(x, "sparsevi_source")) return(source_steps(x$n_docs, control$batch_size))
   if (!is.null(control$batches) && sum(lengths(control$batches)) == nrow(x)) {
     return(control$batches)
   }
@@ -66,24 +72,79 @@ lda_members <- function(x, control) {
   split(seq_len(nrow(x)), factor(batch_of, levels = seq_len(control$n_batches)))
 }
 
-# Number of batches of a source (its files); n_batches/batch_size cannot
-# change them.
+# The steps of a fit from a source: the file of `n` documents is an I/O
+# unit, the step is the fit's own batch of `size` documents, as in memory.
+# Each file is cut into ceiling(n / size) parts of consecutive rows, as equal
+# as can be (a shuffled source's rows are already drawn at random); a step
+# never spans two files, so a file smaller than `size` is one step. Returns
+# the rows of each step within its file, attribute "file" its file.
+source_steps <- function(n_docs, size) {
+  n_docs <- as.integer(n_docs)
+  k <- source_parts_per_file(n_docs, size)
+  steps <- vector("list", sum(k))
+  file <- rep.int(seq_along(n_docs), k)
+  at <- 0L
+  for (f in seq_along(n_docs)) {
+    cut <- floor(n_docs[f] * (0:k[f]) / k[f])
+    for (j in seq_len(k[f])) steps[[at + j]] <- seq.int(cut[j] + 1L, length.out = cut[j + 1L] - cut[j])
+    at <- at + k[f]
+  }
+  attr(steps, "file") <- file
+  steps
+}
+source_parts_per_file <- function(n_docs, size) {
+  pmax(1L, as.integer(ceiling(as.double(n_docs) / as.double(size))))
+}
+source_n_steps <- function(n_docs, size) sum(source_parts_per_file(n_docs, size))
+
+# The batches of a fit from a source (fit_lda()'s n_batches and batch_size):
+# steps of `batch_size` documents within its files (source_steps()), by
+# default the loop's max(100, D / 10) (an engine's control hook may take its
+# own, lda_default_batches()); `n_batches` only as the number of files.
 source_batches <- function(x, global, n_batches, batch_size, call = caller_call()) {
   nb <- length(x$files)
-  if (!is.null(batch_size) || (!is.null(n_batches) && n_batches != nb)) {
-    abort(sprintf("A corpus on disk comes in the %d batches it was written in; drop `n_batches`/`batch_size`, or remake it with uci_source(batch_size = ).",
+  if (!is.null(n_batches) && !is.null(batch_size)) {
+    abort("Give `n_batches` or `batch_size`, not both.", "argument", call = call)
+  }
+  if (!is.null(n_batches) && n_batches != nb) {
+    abort(sprintf("A corpus on disk is cut into steps within its %d batch files: give `batch_size` (documents per step) instead of `n_batches`.",
                   nb), "argument", call = call)
   }
-  if (lda_global_kind(global)$one_batch && nb != 1L) {
-    abort("`global = \"batch\"` needs all documents in one batch; use `global = \"memoized\"` with a corpus on disk.",
-          "argument", call = call)
+  if (lda_global_kind(global)$one_batch) {
+    if (nb != 1L) {
+      abort("`global = \"batch\"` needs all documents in one batch; use `global = \"memoized\"` with a corpus on disk.",
+            "argument", call = call)
+    }
+    if (!is.null(batch_size) && batch_size < x$D) {
+      abort("`global = \"batch\"` uses all documents in one batch; drop `batch_size` or use `global = \"memoized\"`.",
+            "argument", call = call)
+    }
+    return(list(n_batches = 1L, batch_size = as.integer(x$D)))
   }
-  list(n_batches = nb, batch_size = as.integer(max(x$n_docs)))
+  size <- if (!is.null(n_batches)) {
+    max(x$n_docs)
+  } else if (is.null(batch_size)) {
+    max(100, ceiling(x$D / 10))
+  } else {
+    check_count(batch_size, "batch_size", min = 1, max = .Machine$integer.max, call = call)
+  }
+  size <- as.integer(min(size, max(x$n_docs)))
+  list(n_batches = source_n_steps(x$n_docs, size), batch_size = size)
 }
 
 # Batch b of a corpus in memory or on disk.
 lda_batch <- function(x, members, b) {
-  if (inherits(x, "sparsevi_source")) source_batch(x, b) else dtm_subset(x, members[[b]])
+  if (!inherits(x, "sparsevi_source")) return(dtm_subset(x, members[[b]]))
+  xb <- source_batch(x, attr(members, "file")[b])
+  if (length(members[[b]]) == nrow(xb)) xb else dtm_subset(xb, members[[b]])
+}
+
+# The rows in the file (or files) of each step of a source, as lda_members()
+# cuts them.
+source_step_rows <- function(x, members) {
+  rows <- source_rows(x)
+  file <- attr(members, "file")
+  lapply(seq_along(members), function(b) rows[[file[b]]][members[[b]]])
 }
 
 # The executor's reader of a fit's batches (function(b)). A corpus in memory
@@ -97,13 +158,37 @@ lda_batch <- function(x, members, b) {
 # over 60,000 Wikipedia paragraphs at K = 100: garbage collection 0.50 ->
 # 0.37 s, peak memory 0.48 -> 0.43 GB).
 lda_batch_reader <- function(x, members, laps = 2L) {
-  if (inherits(x, "sparsevi_source") || length(x$term) > lda_batch_cache_max || laps < 2L) {
+  if (inherits(x, "sparsevi_source")) return(source_step_reader(x, members))
+  if (length(x$term) > lda_batch_cache_max || laps < 2L) {
     return(function(b) lda_batch(x, members, b))
   }
   cache <- vector("list", length(members))
   function(b) {
     if (is.null(cache[[b]])) cache[[b]] <<- lda_batch(x, members, b)
     cache[[b]]
+  }
+}
+
+# The reader of a source's steps: a file is read once for its steps in a
+# row (a lap visits a file's steps together, lda_lap_visit()), and let go
+# when the next file is read or the step is its whole file.
+source_step_reader <- function(x, members) {
+  file <- attr(members, "file")
+  held <- NULL
+  held_file <- 0L
+  function(b) {
+    f <- file[b]
+    if (f != held_file) {
+      held <<- NULL
+      xb <- source_batch(x, f)
+      if (length(members[[b]]) == nrow(xb)) {
+        held_file <<- 0L
+        return(xb)
+      }
+      held <<- xb
+      held_file <<- f
+    }
+    dtm_subset(held, members[[b]])
   }
 }
 

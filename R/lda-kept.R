@@ -88,7 +88,7 @@ lda_kept_parts <- function(x, members, control) {
   if (is.null(n_keep)) n_keep <- min(control$L, control$K)
   n_keep <- min(as.integer(n_keep), control$K)
   if (n_keep < 1L) return(list(env = NULL, add = NULL))
-  rows <- if (inherits(x, "sparsevi_source")) source_rows(x) else members
+  rows <- if (inherits(x, "sparsevi_source")) source_step_rows(x, members) else members
   env <- new.env(parent = emptyenv())
   env$n_keep <- n_keep
   env$D <- nrow(x)

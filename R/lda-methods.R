@@ -689,7 +689,7 @@ update.sparsevi_lda <- function(object, x, passes = 5, progress = interactive(),
     if (!identical(x$vocab, object$vocab)) {
       abort("`x`, a corpus on disk, must have the fitted vocabulary.", "vocab")
     }
-    if (length(x$files) != object$control$n_batches ||
+    if (source_n_steps(x$n_docs, object$control$batch_size) != object$control$n_batches ||
         (!is.null(object$control$source_batches) &&
          !identical(source_batches_key(x), object$control$source_batches))) {
       abort("`x`, a corpus on disk, must have the batches the model was fitted on: the same uci_source() call (its `batch_size`, `shuffle` and `seed`).",

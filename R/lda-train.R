@@ -88,13 +88,21 @@ lda_lap <- function(state, x, control, lap, ex, keep = NULL, warm_of = NULL, spa
 }
 
 # The batches of lap `lap` in the order it visits them (memoized laps in
-# order, the others shuffled from the seed), without the empty ones.
+# order, the others shuffled from the seed), without the empty ones. The
+# steps of a source (ex$groups: the file of each, source_steps()) are taken
+# file by file, so that each file is read once a lap: the files in the order
+# of their first step in the shuffle, each file's steps in the shuffle's
+# order. With one step per file that is the shuffle itself.
 lda_lap_visit <- function(control, lap, ex) {
   nb <- control$n_batches
   visit <- if (identical(lda_step(control)$visits, "ordered")) {
     seq_len(nb)
   } else {
     order(lda_unif(control$seed, 600 + lap, nb))
+  }
+  if (!is.null(ex$groups)) {
+    g <- ex$groups[visit]
+    visit <- visit[order(match(g, unique(g)))]
   }
   visit[ex$sizes[visit] > 0]
 }
@@ -197,15 +205,15 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   } else 0
   members <- lda_members(x, control)
   ex <- tryCatch(new_executor(cluster, control$n_batches,
-                              lda_batch_reader(x, members, passes),
-                              if (inherits(x, "sparsevi_source")) x$n_docs
-                              else lengths(members)),
+                              lda_batch_reader(x, members, passes), lengths(members)),
                  sparsevi_error_worker = function(e) {
                    # update(): the model it was given; a new fit has none yet
                    e$fit <- if (inherits(fit, "sparsevi_lda")) fit
                    stop(e)
                  })
   on.exit(executor_close(ex), add = TRUE)
+  # a source's steps by file: a lap visits each file's steps together
+  ex$groups <- attr(members, "file")
   # persistent workers that own the topics' columns by word, when asked
   # for and the engine allows (R/executor-sharded.R)
   sharded <- lda_shardable(ex, control)

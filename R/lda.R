@@ -95,7 +95,11 @@ lda_available <- function() {
 #' @param n_batches,batch_size Number of batches, or documents per batch
 #'   (give at most one). Default: 100 documents per batch for `"cvb0"`,
 #'   `max(100, D / 10)` for the others, at most 500 for Online-OPE
-#'   (`local = "ope"`, `global = "stochastic"`).
+#'   (`local = "ope"`, `global = "stochastic"`). A corpus on disk
+#'   ([uci_source()]) is cut into batches of this size within each of its
+#'   batch files, which are only what is read at a time: a batch never
+#'   spans two files, so a file smaller than `batch_size` is one batch, and
+#'   `n_batches` there can only be its number of files.
 #' @param batches Your own batches: a list of row numbers' vectors that
 #'   hold every document once.
 #' @param passes Laps through the data (default 10). Memoized and batch

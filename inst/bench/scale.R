@@ -241,7 +241,7 @@ if ("memory" %in% parts) {
   mem <- peak_of(sprintf("x <- read_uci_bow('%s', '%s'); fit <- fit_lda(x, K = 20, global = 'stochastic', %s, batch_size = 10000, passes = 1, seed = 1, progress = FALSE)", dw, vc, vb_mem))
   split <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, shuffle = FALSE, dir = '%s')",
                            dw, vc, file.path(tempdir(), "wikisrc")))
-  disk <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, shuffle = FALSE, dir = '%s'); fit <- fit_lda(src, K = 20, global = 'stochastic', %s, passes = 1, seed = 1, progress = FALSE)",
+  disk <- peak_of(sprintf("src <- uci_source('%s', '%s', batch_size = 10000, shuffle = FALSE, dir = '%s'); fit <- fit_lda(src, K = 20, global = 'stochastic', %s, batch_size = 10000, passes = 1, seed = 1, progress = FALSE)",
                           dw, vc, file.path(tempdir(), "wikisrc2"), vb_mem))
   say("R with sparsevi loaded (Matrix not loaded): %.0f MB", base$mb)
   say("in memory (read_uci_bow + fit): peak %.0f MB, %.0f s", mem$mb, mem$seconds)
@@ -613,14 +613,17 @@ if ("sharded" %in% parts) {
 # ---- 7. fits from disk: the batches' order and size ------------------------
 # The first 20,000 Wikipedia paragraphs, 1,000 held out (split_heldout(n_test
 # = 1000, seed = 1)); the other 19,000 written as a UCI file and read back by
-# uci_source() in batches of 100, 1,000 and 10,000 documents, in the file's
-# order (shuffle = FALSE: paragraphs article by article) and drawn at random
-# (shuffle = TRUE, seed = 1). Each source trains the default engine with
-# every setting named (SCVB0, stochastic, alpha 0.1, eta 0.01, tau 1, kappa
-# 0.6, the start fit_lda() takes: lda_default_init()), one pass at K = 1000
-# and ten at K = 100, beside the fit in memory (its default minibatches of
-# 100, drawn at random); held-out score by heldout_loglik(), wall seconds of
-# the fit (uci_source() apart).
+# uci_source() in batch files of 100, 1,000 and 10,000 documents, in the
+# file's order (shuffle = FALSE: paragraphs article by article) and drawn at
+# random (shuffle = TRUE, seed = 1). Each source trains the default engine
+# with every setting named (SCVB0, stochastic, alpha 0.1, eta 0.01, tau 1,
+# kappa 0.6, the start fit_lda() takes: lda_default_init()), one pass at K =
+# 1000 and ten at K = 100, in steps of 100 documents within the files (its
+# default minibatch, named: batch_size = 100) and, for the larger files, in
+# steps of a whole file (batch_size = the file's, what a fit from disk did
+# before 2026-11-29), beside the fit in memory (minibatches of 100, drawn at
+# random); held-out score by heldout_loglik(), wall seconds of the fit
+# (uci_source() apart), the fit's own batch_size and n_batches.
 if ("disk" %in% parts) {
   say("-- disk: fits from uci_source() against the fit in memory, wikipara20000 (1,000 held out); SCVB0 stochastic, alpha 0.1, eta 0.01, tau 1, kappa 0.6, step_scale 1, background 0 (named)")
   source(file.path(bench_dir, "bench-data.R"))
@@ -639,9 +642,9 @@ if ("disk" %in% parts) {
   vc <- file.path(d, "vocab.train.txt")
   writeLines(tr$vocab, vc)
   say("   %d training documents, V = %d; %d held out", nrow(tr), ncol(tr), nrow(sp$test$observed))
-  fit_with <- function(data, K, passes) {
+  fit_with <- function(data, K, passes, step = 100L) {
     args <- list(data, K = K, local = "cvb0", global = "stochastic", alpha = 0.1, eta = 0.01,
-                 tau = 1, kappa = 0.6, step_scale = 1, background = 0,
+                 tau = 1, kappa = 0.6, step_scale = 1, background = 0, batch_size = step,
                  init = ns$lda_default_init("cvb0", K, ncol(tr), sum(tr$count)),
                  passes = passes, seed = 1, threads = 1, progress = FALSE)
     t <- system.time(f <- do.call(fit_lda, args))
@@ -656,10 +659,13 @@ if ("disk" %in% parts) {
     for (shuffle in c(FALSE, TRUE)) for (size in c(100L, 1000L, 10000L)) {
       t <- system.time(src <- uci_source(dw, vc, batch_size = size, shuffle = shuffle, seed = 1,
                                          dir = tempfile("disk", d)))
-      r <- fit_with(src, K, passes)
-      say("   K = %4d, %2d lap(s): from disk, batches of %5d %-16s held-out %.4f, %.1f s (uci_source() %.1f s)",
-          K, passes, size, if (shuffle) "drawn at random:" else "in file order:",
-          heldout_loglik(r$fit, sp$test), r$seconds, t[["elapsed"]])
+      for (step in unique(c(100L, size))) {
+        r <- fit_with(src, K, passes, step)
+        say("   K = %4d, %2d lap(s): from disk, files of %5d %-16s steps of %5d (%4d a lap): held-out %.4f, %.1f s (uci_source() %.1f s)",
+            K, passes, size, if (shuffle) "drawn at random," else "in file order,",
+            r$fit$control$batch_size, r$fit$control$n_batches, heldout_loglik(r$fit, sp$test),
+            r$seconds, t[["elapsed"]])
+      }
       unlink(src$dir, recursive = TRUE)
     }
   }

@@ -145,6 +145,68 @@ test_that("a shuffled source: batches drawn at random, fits as in memory, doc_to
   expect_error(uci_source_of(x, 25, seed = NULL), class = "sparsevi_error_argument")
 })
 
+test_that("a fit from disk takes its own steps within the batch files, as in memory", {
+  x <- cluster_corpus()
+  ns <- asNamespace("sparsevi")
+  src <- uci_source_of(x, 25)
+  # steps of at most 10 documents: files of 25 in three, the last of 20 in two
+  st <- ns$source_steps(src$n_docs, 10L)
+  expect_identical(attr(st, "file"), c(rep(1:4, each = 3L), 5L, 5L))
+  expect_identical(lengths(st), c(rep(c(8L, 8L, 9L), 4L), 10L, 10L))
+  expect_identical(unlist(st[1:3]), 1:25)
+  # each whole file a step when the step is as large
+  whole <- ns$source_steps(src$n_docs, 25L)
+  expect_identical(attr(whole, "file"), 1:5)
+  expect_identical(lapply(whole, identity), lapply(src$n_docs, seq_len))
+  rows <- ns$source_step_rows(src, st)
+  expect_identical(sort(unlist(rows)), seq_len(120))
+  # the reader gives each step's documents, reading a file once for its steps
+  reader <- ns$source_step_reader(src, st)
+  f <- c("doc_ptr", "term", "count")
+  for (b in seq_along(st)) {
+    expect_identical(unclass(reader(b))[f], unclass(ns$dtm_subset(x, rows[[b]]))[f])
+  }
+  # a lap visits each file's steps together; memoized laps in order
+  ctl <- list(n_batches = length(st), seed = ns$resolve_seed(3), local = "cvb0",
+              global = "stochastic")
+  ex <- list(groups = attr(st, "file"), sizes = lengths(st))
+  for (lap in 1:3) {
+    v <- ns$lda_lap_visit(ctl, lap, ex)
+    expect_identical(sort(v), seq_along(st))
+    g <- attr(st, "file")[v]
+    expect_identical(sum(diff(g) != 0), 4L)
+  }
+  expect_identical(ns$lda_lap_visit(ctl, 1, list(sizes = lengths(st))),
+                   order(ns$lda_unif(ctl$seed, 601, length(st))))
+  # a memoized fit from disk in steps of 10 equals the fit in memory with
+  # those batches, doc_topic in the file's order
+  a <- fit_lda(src, K = 4, local = "vb", global = "memoized", batch_size = 10, passes = 2,
+               seed = 4, progress = FALSE)
+  m <- fit_lda(x, K = 4, local = "vb", global = "memoized", batches = rows, passes = 2,
+               seed = 4, progress = FALSE)
+  expect_identical(a$control$n_batches, 14L)
+  expect_same_lda(a, m)
+  expect_identical(unname(a$doc_topic), unname(m$doc_topic))
+  # the engines' own minibatches (100 documents) on a source of one file of
+  # 120; a fit in steps covers every document in its doc_topic
+  one <- uci_source_of(x, 120)
+  for (local in c("cvb0", "vb", "ope")) {
+    d <- fit_lda(one, K = 4, local = local, passes = 1, seed = 4, progress = FALSE)
+    expect_identical(d$control[c("batch_size", "n_batches")], list(batch_size = 100L, n_batches = 2L))
+  }
+  big <- uci_source_of(x, 60)
+  small <- fit_lda(big, K = 4, batch_size = 20, passes = 2, seed = 4, progress = FALSE)
+  expect_identical(small$control$n_batches, 6L)
+  expect_identical(dim(small$doc_topic), c(120L, 4L))
+  expect_true(all(abs(Matrix::rowSums(small$doc_topic) - 1) < 1e-12))
+  # update() goes on in the same steps
+  expect_identical(update(small, big, passes = 1)$control$n_batches, 6L)
+  expect_error(fit_lda(big, K = 4, n_batches = 6), "batch_size",
+               class = "sparsevi_error_argument")
+  expect_error(fit_lda(big, K = 4, n_batches = 2, batch_size = 20),
+               class = "sparsevi_error_argument")
+})
+
 test_that("batches from disk share a collection until 100,000 tokens are read", {
   ns <- asNamespace("sparsevi")
   src <- uci_source_of(cluster_corpus(), 25)
