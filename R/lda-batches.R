@@ -64,7 +64,9 @@ lda_batch_seed <- function(seed, lap, batch) {
 # training visit them in a new random order every lap. A source's batches
 # are parts of its files (source_steps()).
 lda_members <- function(x, control) {
-  if (inherits(x, "sparsevi_source")) return(source_steps(x$n_docs, control$batch_size))
+  if (inherits(x, "sparsevi_source")) {
+    return(source_steps(x$n_docs, control$batch_size, control$seed))
+  }
   if (!is.null(control$batches) && sum(lengths(control$batches)) == nrow(x)) {
     return(control$batches)
   }
@@ -74,19 +76,32 @@ lda_members <- function(x, control) {
 
 # The steps of a fit from a source: the file of `n` documents is an I/O
 # unit, the step is the fit's own batch of `size` documents, as in memory.
-# Each file is cut into ceiling(n / size) parts of consecutive rows, as equal
-# as can be (a shuffled source's rows are already drawn at random); a step
-# never spans two files, so a file smaller than `size` is one step. Returns
-# the rows of each step within its file, attribute "file" its file.
-source_steps <- function(n_docs, size) {
+# Each file is cut into ceiling(n / size) parts, as equal as can be, of rows
+# drawn at random from the fit's seed (stream 906), each part's rows in
+# increasing order; a step never spans two files, so a file smaller than
+# `size` is one step. (Consecutive rows would not do: a shuffled source
+# keeps each file's documents in the corpus's order, so 100 consecutive
+# rows of a file of 10,000 are near neighbours in the corpus, paragraphs of
+# a few articles: one pass at K = 1000 over 19,000 Wikipedia paragraphs
+# scored -9.165 in such steps, -8.976 from files of 1,000 and -8.959 in
+# memory.) Returns the rows of each step within its file, attribute "file"
+# its file.
+source_steps <- function(n_docs, size, seed) {
   n_docs <- as.integer(n_docs)
   k <- source_parts_per_file(n_docs, size)
   steps <- vector("list", sum(k))
   file <- rep.int(seq_along(n_docs), k)
+  u <- if (any(k > 1L)) lda_unif(seed, 906, sum(as.double(n_docs)))
+  first <- c(0, cumsum(as.double(n_docs)))
   at <- 0L
   for (f in seq_along(n_docs)) {
-    cut <- floor(n_docs[f] * (0:k[f]) / k[f])
-    for (j in seq_len(k[f])) steps[[at + j]] <- seq.int(cut[j] + 1L, length.out = cut[j + 1L] - cut[j])
+    if (k[f] == 1L) {
+      steps[[at + 1L]] <- seq_len(n_docs[f])
+    } else {
+      o <- order(u[first[f] + seq_len(n_docs[f])])
+      cut <- floor(n_docs[f] * (0:k[f]) / k[f])
+      for (j in seq_len(k[f])) steps[[at + j]] <- sort(o[(cut[j] + 1L):cut[j + 1L]])
+    }
     at <- at + k[f]
   }
   attr(steps, "file") <- file

@@ -150,12 +150,18 @@ test_that("a fit from disk takes its own steps within the batch files, as in mem
   ns <- asNamespace("sparsevi")
   src <- uci_source_of(x, 25)
   # steps of at most 10 documents: files of 25 in three, the last of 20 in two
-  st <- ns$source_steps(src$n_docs, 10L)
+  seed <- ns$resolve_seed(4)
+  st <- ns$source_steps(src$n_docs, 10L, seed)
   expect_identical(attr(st, "file"), c(rep(1:4, each = 3L), 5L, 5L))
   expect_identical(lengths(st), c(rep(c(8L, 8L, 9L), 4L), 10L, 10L))
-  expect_identical(unlist(st[1:3]), 1:25)
+  expect_identical(sort(unlist(st[1:3])), 1:25)
+  expect_false(any(vapply(st, is.unsorted, TRUE)))
+  # rows drawn at random within a file, not runs of neighbours (a shuffled
+  # file keeps its documents in the corpus's order)
+  expect_false(identical(unlist(st[1:3]), 1:25))
+  expect_identical(ns$source_steps(src$n_docs, 10L, seed), st)
   # each whole file a step when the step is as large
-  whole <- ns$source_steps(src$n_docs, 25L)
+  whole <- ns$source_steps(src$n_docs, 25L, seed)
   expect_identical(attr(whole, "file"), 1:5)
   expect_identical(lapply(whole, identity), lapply(src$n_docs, seq_len))
   rows <- ns$source_step_rows(src, st)
