@@ -25,13 +25,16 @@
 #'   must appear in increasing order of their id (as UCI distributes them).
 #' @param vocab Path of the matching `vocab` file, or `NULL` (terms are then
 #'   named `term1`, `term2`, ...).
-#' @param batch_size Documents per batch (at least 1), default 10,000.
-#'   Stochastic training (the default engine's) takes one step per batch:
-#'   on 19,000 Wikipedia paragraphs drawn at random into batches, those of
-#'   100 or 1,000 scored 0.09 (ten laps, K = 100) to 0.20 (one pass, K = 1000)
-#'   nats per token higher on held-out paragraphs than those of 10,000, and
-#'   within 0.03 of the fit in memory (`inst/bench/scale.R` part `disk`);
-#'   memoized training keeps a summary per batch.
+#' @param batch_size Documents per batch file (at least 1), default 10,000:
+#'   what training reads from disk at a time. A fit cuts each file into
+#'   minibatches of its own `batch_size` ([fit_lda()]; by default the
+#'   engine's, as in memory: 100 documents for the default engine), of
+#'   documents drawn at random within the file, and steps once per
+#'   minibatch. On 19,000 Wikipedia paragraphs from files of 10,000, the
+#'   default fit then scores within 0.008 nats per token of the fit in
+#'   memory; taking each whole file as one step, as fits from disk did
+#'   before, scored 0.11 (ten laps, K = 100) to 0.21 (one pass, K = 1000)
+#'   lower (`inst/bench/scale.R` part `disk`).
 #' @param dir Directory for the batch files; default a new temporary
 #'   directory (removed at the end of the R session).
 #' @param chunk_size Bytes read at a time, default 8 MiB.

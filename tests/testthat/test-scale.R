@@ -211,6 +211,8 @@ test_that("a fit from disk takes its own steps within the batch files, as in mem
                class = "sparsevi_error_argument")
   expect_error(fit_lda(big, K = 4, n_batches = 2, batch_size = 20),
                class = "sparsevi_error_argument")
+  expect_error(fit_lda(big, K = 4, batch_size = 0), "batch_size",
+               class = "sparsevi_error_argument")
 })
 
 test_that("batches from disk share a collection until 100,000 tokens are read", {
@@ -257,6 +259,15 @@ test_that("a fit on a 2-worker cluster equals the fit without one", {
   b <- fit_lda(x, K = 4, local = "cvb0", init = "seeded", batch_size = 30, passes = 2,
                seed = 2, sync = 2, progress = FALSE)
   expect_same_lda(a, b)
+  # ... from disk, in steps within the files (each file read once per worker)
+  src <- uci_source_of(x, 60)
+  a <- fit_lda(src, K = 4, local = "cvb0", batch_size = 25, passes = 2, seed = 2,
+               cluster = cl, sync = 2, progress = FALSE)
+  b <- fit_lda(src, K = 4, local = "cvb0", batch_size = 25, passes = 2, seed = 2,
+               sync = 2, progress = FALSE)
+  expect_identical(a$control$n_batches, 6L)
+  expect_same_lda(a, b)
+  expect_identical(a$doc_topic, b$doc_topic)
   for (eg in list(c("ope", "ml"), c("ope", "stochastic"), c("gibbs", "stochastic"),
                   c("vb", "streaming"))) {
     a <- fit_lda(x, K = 4, local = eg[1], global = eg[2], n_batches = 4, passes = 1,
