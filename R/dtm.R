@@ -56,7 +56,9 @@ validate_sparsevi_dtm <- function(x, call = caller_call()) {
 #'   `dgRMatrix`), a numeric matrix, a `slam::simple_triplet_matrix`, a
 #'   `tm::DocumentTermMatrix` or `TermDocumentMatrix`, a `quanteda::dfm`, a
 #'   data frame of (document, term, count) rows, a list of character token
-#'   vectors, a character vector of raw texts, or a `sparsevi_dtm`.
+#'   vectors, a character vector of raw texts, a `sparsevi_dtm`, or a corpus
+#'   on disk from [uci_source()] (read into memory whole, in the file's
+#'   order).
 #' @param ... Passed on to the method.
 #' @returns A `sparsevi_dtm`: a list with `doc_ptr` (integer, length D + 1,
 #'   0-based offsets of each document's entries), `term` (integer, 0-based

@@ -210,7 +210,9 @@ print.sparsevi_score <- function(x, digits = 4, ...) {
 #'
 #' @param object A `sparsevi_lda` (or a K x V topic-word matrix with the
 #'   vocabulary as column names).
-#' @param reference A reference corpus, anything [as_dtm()] accepts.
+#' @param reference A reference corpus, anything [as_dtm()] accepts. A
+#'   corpus on disk from [uci_source()] is counted batch by batch, one batch
+#'   in memory at a time, with the same result as in memory.
 #' @param measure `"npmi"` or `"umass"`.
 #' @param n Number of top words per topic (default 10).
 #' @param ... Unused.
@@ -238,13 +240,13 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
                               ...) {
   measure <- check_choice(measure, c("npmi", "umass"), "measure")
   n <- check_count(n, "n", min = 2)
+  # a corpus on disk: the counts batch by batch (coherence_source())
+  if (inherits(reference, "sparsevi_source")) {
+    return(coherence_source(object, reference, measure, n))
+  }
   # a sparse fit (issue 33): its top words from the store, no K x V table
   if (!is.null(lda_sparse_store(object))) return(coherence_sparse(object, reference, measure, n))
-  tw <- if (is.matrix(object)) object else object$topic_word
-  if (!is.matrix(tw) || is.null(colnames(tw))) {
-    abort("`object` must be a fitted topic model or a topic-word matrix with the vocabulary as column names.",
-          "argument")
-  }
+  tw <- coherence_topic_word(object)
   fun <- evaluator(coherence_measures(), measure)
   if (is.null(fun)) {
     abort(sprintf("The coherence measure \"%s\" is not available in this version of sparsevi.",
@@ -256,6 +258,73 @@ coherence.default <- function(object, reference, measure = c("npmi", "umass"), n
           "vocab")
   }
   fun(tw, ref, n)
+}
+
+# The topic-word matrix of coherence()'s `object` (a dense fit or a matrix
+# named by the vocabulary).
+coherence_topic_word <- function(object) {
+  tw <- if (is.matrix(object)) object else object$topic_word
+  if (!is.matrix(tw) || is.null(colnames(tw))) {
+    abort("`object` must be a fitted topic model or a topic-word matrix with the vocabulary as column names.",
+          "argument")
+  }
+  tw
+}
+
+# coherence() on a corpus on disk (a uci_source()): the same measures from
+# document counts of the topics' top words and of their pairs, summed batch
+# by batch (the counts add up over documents; one batch in memory at a
+# time). NPMI equals the score on the corpus in memory exactly (the same
+# counts); UMass up to the order of its sum (it is the C kernel's formula,
+# from these counts).
+coherence_source <- function(object, src, measure, n) {
+  if (!is.null(lda_sparse_store(object))) {
+    vocab <- object$vocab
+    n <- min(as.integer(n), length(vocab))
+    top <- lda_top_words(object, n)
+  } else {
+    tw <- coherence_topic_word(object)
+    vocab <- colnames(tw)
+    n <- min(as.integer(n), ncol(tw))
+    top <- coherence_top(tw, n)
+  }
+  if (!any(vocab %in% src$vocab)) {
+    abort("`reference` shares no terms with the fitted vocabulary; give a reference corpus over the same terms.",
+          "vocab")
+  }
+  if (identical(measure, "npmi")) return(coherence_npmi(NULL, src, n, top = top, vocab = vocab))
+  pp <- coherence_pairs(t(top), vocab, src$vocab)
+  counts <- coherence_counts(pp$index, src, 1L)
+  umass_from_counts(top, pp, counts, vocab, n)
+}
+
+# UMass (src/eval-umass.c's sum, in its order) of the n x K top words `top`
+# from the document counts of coherence_counts() over the pairs `pp` of
+# coherence_pairs(): for each topic, the sum over ranks m > l of
+# log((D(v_m, v_l) + 1) / D(v_l)), pairs whose higher-ranked word is in no
+# document skipped and counted.
+umass_from_counts <- function(top, pp, counts, vocab, n) {
+  K <- ncol(top)
+  df <- counts$doc_freq
+  score <- double(K)
+  skipped <- integer(K)
+  for (k in seq_len(K)) {
+    u <- match(top[, k], pp$words)
+    c <- 0
+    skip <- 0L
+    for (m in seq_len(n)[-1L]) for (l in seq_len(m - 1L)) {
+      dl <- df[u[l]]
+      if (dl == 0) {
+        skip <- skip + 1L
+        next
+      }
+      key <- (min(u[l], u[m]) - 1) * length(pp$words) + max(u[l], u[m])
+      c <- c + log((counts$pair_freq[match(key, pp$ukey)] + 1) / dl)
+    }
+    score[k] <- c
+    skipped[k] <- skip
+  }
+  new_sparsevi_coherence(score, "umass", n, matrix(vocab[top], nrow = n), skipped = skipped)
 }
 
 # coherence() of a sparse fit: the measures on the topics' top words (from
@@ -314,27 +383,54 @@ print.sparsevi_coherence <- function(x, ...) {
 coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L, top = NULL,
                            vocab = colnames(topic_word)) {
   if (is.null(top)) {
-    K <- nrow(topic_word)
-    V <- ncol(topic_word)
-    n <- min(as.integer(n), V)
-    top <- t(apply(topic_word, 1L, function(p) order(p, decreasing = TRUE)[seq_len(n)]))
-    if (n == 1L) top <- matrix(top, ncol = 1L)
+    n <- min(as.integer(n), ncol(topic_word))
+    top <- coherence_top(topic_word, n)
   } else {
     # given: n x K word numbers, best first (a sparse fit's, lda_top_words())
     n <- nrow(top)
-    K <- ncol(top)
-    top <- t(top)
   }
+  K <- ncol(top)
+  top <- t(top)
+  pp <- coherence_pairs(top, vocab, reference_dtm$vocab)
+  counts <- coherence_counts(pp$index, reference_dtm, threads)
+  D <- nrow(reference_dtm)
+  p1 <- counts$doc_freq / D
+  p12 <- counts$pair_freq / D
+  pair_npmi <- npmi_value(p12, p1[pp$ua], p1[pp$ub])
+  per_pair <- pair_npmi[match(pp$key, pp$ukey)]
+  per_topic <- if (n >= 2L) {
+    as.vector(tapply(per_pair, factor(pp$pairs[, 3L], levels = seq_len(K)), mean))
+  } else {
+    rep(NA_real_, K)
+  }
+  # the coherence() type (R/eval.R): one value per topic; the top words
+  # (n x K, one column per topic, as terms() and UMass) ride along
+  new_sparsevi_coherence(per_topic, "npmi", n,
+                         t(if (!is.null(vocab)) matrix(vocab[top], K, n) else top))
+}
+
+# The n x K top words (best first) of each row of a K x V topic-word matrix.
+coherence_top <- function(topic_word, n) {
+  matrix(vapply(seq_len(nrow(topic_word)),
+                function(k) order(topic_word[k, ], decreasing = TRUE)[seq_len(n)], integer(n)),
+         nrow = n)
+}
+
+# The word pairs the coherence measures count, for the K x n top words
+# `top` (word numbers of `vocab`) on a reference over `ref_vocab`: the
+# words (sorted) and each topic's pairs a < b (pairs: a, b, topic), made
+# unique (ukey; ua, ub their words), with the index the counting kernel
+# takes (src/eval-npmi.c): word_map (reference term -> word - 1, or -1) and
+# each word's partners.
+coherence_pairs <- function(top, vocab, ref_vocab) {
+  K <- nrow(top)
+  n <- ncol(top)
   words <- sort(unique(as.vector(top)))
   U <- length(words)
   # the reference's term indices of the words of interest (by name when both
   # have a vocabulary)
-  if (!is.null(vocab)) {
-    ref_idx <- match(vocab[words], reference_dtm$vocab)
-  } else {
-    ref_idx <- words
-  }
-  word_map <- rep(-1L, length(reference_dtm$vocab))
+  ref_idx <- if (!is.null(vocab)) match(vocab[words], ref_vocab) else words
+  word_map <- rep(-1L, length(ref_vocab))
   ok <- !is.na(ref_idx)
   if (!any(ok)) {
     abort("`reference` shares none of the topics' top words; give a reference corpus over the fitted vocabulary.",
@@ -360,24 +456,27 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L, top
   ub <- (ukey - 1) %% U + 1
   o <- order(ua, ub)
   adj_ptr <- c(0L, cumsum(tabulate(ua, nbins = U)))
-  pair_index <- list(word_map = word_map, adj_ptr = as.integer(adj_ptr),
-                     adj_partner = as.integer(ub[o] - 1L), adj_pair = as.integer(o - 1L),
-                     n_pairs = as.integer(P))
-  counts <- .Call(ffi_eval_npmi_counts, reference_dtm, pair_index, as.integer(threads))
-  D <- nrow(reference_dtm)
-  p1 <- counts$doc_freq / D
-  p12 <- counts$pair_freq / D
-  pair_npmi <- npmi_value(p12, p1[ua], p1[ub])
-  per_pair <- pair_npmi[match(key, ukey)]
-  per_topic <- if (n >= 2L) {
-    as.vector(tapply(per_pair, factor(pairs[, 3L], levels = seq_len(K)), mean))
-  } else {
-    rep(NA_real_, K)
+  list(words = words, pairs = pairs, key = key, ukey = ukey, ua = ua, ub = ub,
+       index = list(word_map = word_map, adj_ptr = as.integer(adj_ptr),
+                    adj_partner = as.integer(ub[o] - 1L), adj_pair = as.integer(o - 1L),
+                    n_pairs = as.integer(P)))
+}
+
+# Documents of `reference` holding each word and each pair of
+# coherence_pairs()'s index: list(doc_freq, pair_freq). A corpus on disk is
+# counted batch by batch and the counts added (whole numbers: exact).
+coherence_counts <- function(index, reference, threads) {
+  if (!inherits(reference, "sparsevi_source")) {
+    return(.Call(ffi_eval_npmi_counts, reference, index, as.integer(threads)))
   }
-  # the coherence() type (R/eval.R): one value per topic; the top words
-  # (n x K, one column per topic, as terms() and UMass) ride along
-  new_sparsevi_coherence(per_topic, "npmi", n,
-                         t(if (!is.null(vocab)) matrix(vocab[top], K, n) else top))
+  out <- NULL
+  for (b in seq_along(reference$files)) {
+    part <- .Call(ffi_eval_npmi_counts, source_batch(reference, b), index, as.integer(threads))
+    out <- if (is.null(out)) part else {
+      list(doc_freq = out$doc_freq + part$doc_freq, pair_freq = out$pair_freq + part$pair_freq)
+    }
+  }
+  out
 }
 
 # Topic diversity (Dieng, Ruiz & Blei 2020): distinct words among all

@@ -181,7 +181,8 @@ lda_topic_sizes <- function(fit) {
 #' @param object A `sparsevi_lda`.
 #' @param x `NULL` (default) or a corpus (anything [as_dtm()] accepts, terms
 #'   matched by name): the reference documents of the NPMI coherence,
-#'   normally the training corpus.
+#'   normally the training corpus; a corpus on disk ([uci_source()]) is
+#'   read batch by batch.
 #' @param ... Unused.
 #' @returns A `summary.sparsevi_lda` (a list, printed as a table): besides
 #'   the fields of the fit it describes, `diversity` (a number), `npmi` (the

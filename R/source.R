@@ -341,6 +341,15 @@ print.sparsevi_source <- function(x, ...) {
   invisible(x)
 }
 
+# A corpus on disk read into memory whole, its documents in the file's
+# order: for the functions that need every document at once (predict(),
+# heldout_loglik(), split_heldout()); coherence() and summary() count a
+# source batch by batch instead (coherence_source(), R/eval.R).
+#' @export
+as_dtm.sparsevi_source <- function(x, ...) {
+  source_docs(x)
+}
+
 #' @export
 dim.sparsevi_source <- function(x) {
   c(as.integer(x$D), length(x$vocab))

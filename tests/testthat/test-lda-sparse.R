@@ -179,3 +179,11 @@ test_that("print() shows the largest topics even when every topic is under dead_
   i <- grep("largest topics", out)
   expect_match(out[i + 1L], "%\\): w")
 })
+
+test_that("a sparse fit's coherence on a corpus on disk is its coherence in memory", {
+  p <- sparse_pair()
+  src <- uci_source_of(p$sp$train, 30)
+  expect_identical(coherence(p$sparse, src), coherence(p$sparse, p$sp$train))
+  expect_equal(coherence(p$sparse, src, "umass"), coherence(p$sparse, p$sp$train, "umass"),
+               tolerance = 1e-13)
+})

@@ -28,21 +28,6 @@ test_that("user batches and a given initial lambda are honoured and checked", {
   expect_error(fit_lda(x, K = 4, init = -init), class = "sparsevi_error_argument")
 })
 
-# x written as a UCI bag-of-words file and read back as a source
-uci_source_of <- function(x, batch_size, ...) {
-  f <- tempfile(fileext = ".txt.gz")
-  m <- as_dgCMatrix(x)
-  tm <- methods::as(m, "TsparseMatrix")
-  o <- order(tm@i, tm@j)
-  con <- gzfile(f, "w")
-  writeLines(c(nrow(m), ncol(m), length(tm@x),
-               paste(tm@i[o] + 1L, tm@j[o] + 1L, tm@x[o])), con)
-  close(con)
-  vf <- tempfile(fileext = ".txt")
-  writeLines(x$vocab, vf)
-  uci_source(f, vf, batch_size = batch_size, ...)
-}
-
 test_that("a corpus on disk gives the fit of the same corpus in memory", {
   x <- cluster_corpus()
   src <- uci_source_of(x, 25, shuffle = FALSE)
@@ -213,6 +198,29 @@ test_that("a fit from disk takes its own steps within the batch files, as in mem
                class = "sparsevi_error_argument")
   expect_error(fit_lda(big, K = 4, batch_size = 0), "batch_size",
                class = "sparsevi_error_argument")
+})
+
+test_that("coherence, summary, predict and held-out scores take a corpus on disk", {
+  x <- cluster_corpus()
+  src <- uci_source_of(x, 25) # (shuffled: the file's order comes back)
+  fit <- fit_lda(src, K = 4, passes = 2, seed = 1, progress = FALSE)
+  # coherence counts batch by batch: NPMI exactly as in memory, UMass up to
+  # the order of its sum
+  expect_identical(coherence(fit, src), coherence(fit, x))
+  expect_identical(coherence(fit, src, n = 5), coherence(fit, x, n = 5))
+  expect_equal(coherence(fit, src, "umass"), coherence(fit, x, "umass"), tolerance = 1e-13)
+  expect_identical(attr(coherence(fit, src, "umass"), "skipped"),
+                   attr(coherence(fit, x, "umass"), "skipped"))
+  expect_equal(summary(fit, x = src)$npmi, summary(fit, x = x)$npmi)
+  # a reference on disk over other terms: the fit's words matched by name
+  other <- uci_source_of(as_dtm(as_dgCMatrix(x)[, rev(seq_len(ncol(x)))]), 50)
+  expect_identical(coherence(fit, other), coherence(fit, x))
+  # the functions that need every document at once read it whole, in the
+  # file's order
+  same <- c("doc_ptr", "term", "count", "vocab")
+  expect_identical(unclass(as_dtm(src))[same], unclass(x)[same])
+  expect_identical(unname(predict(fit, src)), unname(predict(fit, x)))
+  expect_identical(heldout_loglik(fit, src, seed = 2), heldout_loglik(fit, x, seed = 2))
 })
 
 test_that("batches from disk share a collection until 100,000 tokens are read", {
