@@ -158,6 +158,78 @@ read_uci_bow <- function(docword, vocab = NULL, doc_names = NULL,
   x
 }
 
+#' Write a corpus in UCI bag-of-words form
+#'
+#' Writes `x` as the `docword` file of the UCI "Bag of Words" format (three
+#' header lines: documents D, vocabulary size W and entries NNZ; then one
+#' line `doc word count` per entry, 1-based ids, documents in order) and,
+#' when `vocab` is given, its vocabulary file (one term a line): the files
+#' [read_uci_bow()], [uci_source()] and [dir_source()] read. A corpus built
+#' in memory (with tm, quanteda, tidytext or [as_dtm()]) can so be put on
+#' disk once, for fits that read it batch by batch. The entries are written
+#' a block of documents at a time (about a million entries each), so their
+#' text is never in memory at once.
+#'
+#' @param x A corpus: anything [as_dtm()] accepts.
+#' @param docword Path of the file to write; a name ending in `.gz` is
+#'   written gzip-compressed. An existing file is replaced.
+#' @param vocab Path of the vocabulary file to write, or `NULL` (the
+#'   default) for none: [read_uci_bow()] then names the terms `term1`,
+#'   `term2`, ...
+#' @returns The paths written (`docword`, and `vocab` when given),
+#'   invisibly.
+#' @examples
+#' sim <- simulate_lda(D = 30, V = 40, K = 2, seed = 1)
+#' dw <- tempfile(fileext = ".txt.gz")
+#' vf <- tempfile(fileext = ".txt")
+#' write_uci_bow(sim$dtm, dw, vf)
+#' src <- uci_source(dw, vf, batch_size = 10)
+#' src
+#' @export
+write_uci_bow <- function(x, docword, vocab = NULL) {
+  call <- sys.call()
+  x <- as_dtm_arg(x, "x", call)
+  check_out_path(docword, "docword", call)
+  if (!is.null(vocab)) {
+    check_out_path(vocab, "vocab", call)
+    bad <- grepl("[\r\n]", x$vocab) | !nzchar(x$vocab)
+    if (any(bad)) {
+      abort(sprintf("`x` has a term that cannot be a line of a vocabulary file (empty, or holding a line break): term %d, \"%s\". Rename the terms, or give `vocab = NULL`.",
+                    which(bad)[1L], x$vocab[which(bad)[1L]]), "vocab", call = call)
+    }
+  }
+  con <- if (grepl("\\.gz$", docword)) gzfile(docword, "wb") else file(docword, "wb")
+  on.exit(close(con))
+  D <- nrow(x)
+  lens <- diff(x$doc_ptr)
+  writeLines(sprintf("%.0f", c(D, ncol(x), length(x$term))), con)
+  # blocks of whole documents of about uci_write_entries entries
+  block <- floor(c(0, cumsum(as.double(lens))) / uci_write_entries)[-1L]
+  for (docs in split(seq_len(D), block)) {
+    if (x$doc_ptr[docs[length(docs)] + 1L] == x$doc_ptr[docs[1L]]) next
+    at <- (x$doc_ptr[docs[1L]] + 1L):x$doc_ptr[docs[length(docs)] + 1L]
+    count <- x$count[at]
+    whole <- count == round(count)
+    text <- character(length(count))
+    text[whole] <- sprintf("%.0f", count[whole])
+    text[!whole] <- sprintf("%.17g", count[!whole])
+    writeLines(paste(rep.int(docs, lens[docs]), x$term[at] + 1L, text), con)
+  }
+  if (!is.null(vocab)) writeLines(enc2utf8(x$vocab), vocab, useBytes = TRUE)
+  invisible(c(docword = docword, vocab = vocab))
+}
+uci_write_entries <- 2^20
+
+# A path to write: a string naming a file in an existing directory.
+check_out_path <- function(path, arg, call) {
+  check_string(path, arg, call = call)
+  if (dir.exists(path) || !dir.exists(dirname(path))) {
+    abort(sprintf("%s must be the path of a file to write in an existing directory; \"%s\" is not.",
+                  arg_label(arg), path), "file", call = call)
+  }
+  invisible(path)
+}
+
 check_file <- function(path, arg, call = caller_call()) {
   check_string(path, arg, call = call)
   if (!file.exists(path) || dir.exists(path)) {

@@ -634,13 +634,8 @@ if ("disk" %in% parts) {
   d <- file.path(tempdir(), "disk")
   dir.create(d, showWarnings = FALSE)
   dw <- file.path(d, "docword.train.txt.gz")
-  m <- methods::as(ns$as_dgCMatrix(tr), "TsparseMatrix")
-  o <- order(m@i, m@j)
-  con <- gzfile(dw, "w")
-  writeLines(c(nrow(m), ncol(m), length(m@x), paste(m@i[o] + 1L, m@j[o] + 1L, m@x[o])), con)
-  close(con)
   vc <- file.path(d, "vocab.train.txt")
-  writeLines(tr$vocab, vc)
+  write_uci_bow(tr, dw, vc)
   say("   %d training documents, V = %d; %d held out", nrow(tr), ncol(tr), nrow(sp$test$observed))
   fit_with <- function(data, K, passes, step = 100L) {
     args <- list(data, K = K, local = "cvb0", global = "stochastic", alpha = 0.1, eta = 0.01,

@@ -77,14 +77,7 @@ expect_background_engine <- function(local, default, bad) {
 # x written as a UCI bag-of-words file and read back as a source
 uci_source_of <- function(x, batch_size, ...) {
   f <- tempfile(fileext = ".txt.gz")
-  m <- as_dgCMatrix(x)
-  tm <- methods::as(m, "TsparseMatrix")
-  o <- order(tm@i, tm@j)
-  con <- gzfile(f, "w")
-  writeLines(c(nrow(m), ncol(m), length(tm@x),
-               paste(tm@i[o] + 1L, tm@j[o] + 1L, tm@x[o])), con)
-  close(con)
   vf <- tempfile(fileext = ".txt")
-  writeLines(x$vocab, vf)
+  write_uci_bow(x, f, vf)
   uci_source(f, vf, batch_size = batch_size, ...)
 }

@@ -127,3 +127,45 @@ test_that("bad arguments and vocabularies get classed errors", {
   expect_error(read_uci_bow(p$docword, chunk_size = 10), class = "sparsevi_error_argument")
   expect_error(read_uci_bow(p$docword, doc_names = "a"), class = "sparsevi_error_argument")
 })
+
+test_that("write_uci_bow writes what read_uci_bow and uci_source read back", {
+  sim <- simulate_lda(D = 50, V = 30, K = 3, doc_length = 20, seed = 4)$dtm
+  x <- sparsevi:::dtm_subset(sim, c(1:10, 10:50)) # (a repeated document)
+  x$count[3] <- 2.5 # a count that is not whole
+  x$count[4] <- 1e6
+  same <- c("doc_ptr", "term", "count", "vocab")
+  for (ext in c(".txt", ".txt.gz")) {
+    dw <- tempfile(fileext = ext)
+    vf <- tempfile(fileext = ".txt")
+    out <- write_uci_bow(x, dw, vf)
+    expect_identical(unname(out), c(dw, vf))
+    back <- suppressWarnings(read_uci_bow(dw, vf), classes = "sparsevi_warning_noninteger")
+    expect_identical(unclass(back)[same], unclass(x)[same])
+  }
+  # blocks of documents smaller than the corpus, empty documents, no vocabulary
+  e <- as_dtm(Matrix::sparseMatrix(i = c(2, 2, 5), j = c(1, 3, 2), x = c(1, 4, 2), dims = c(6, 3),
+                                   dimnames = list(NULL, c("a", "b", "c"))))
+  dw <- tempfile(fileext = ".txt")
+  ns <- asNamespace("sparsevi")
+  old <- ns$uci_write_entries
+  utils::assignInNamespace("uci_write_entries", 1, ns = "sparsevi")
+  write_uci_bow(e, dw)
+  utils::assignInNamespace("uci_write_entries", old, ns = "sparsevi")
+  expect_identical(readLines(dw), c("6", "3", "3", "2 1 1", "2 3 4", "5 2 2"))
+  back <- read_uci_bow(dw)
+  expect_identical(unclass(back)[c("doc_ptr", "term", "count")], unclass(e)[c("doc_ptr", "term", "count")])
+  # a source from it holds the same documents
+  src <- uci_source(dw, batch_size = 2, shuffle = FALSE)
+  expect_identical(unclass(as_dtm(src))[c("doc_ptr", "term", "count")],
+                   unclass(e)[c("doc_ptr", "term", "count")])
+  # bad arguments
+  expect_error(write_uci_bow(e, file.path(tempfile(), "no", "dw.txt")), "docword",
+               class = "sparsevi_error_file")
+  expect_error(write_uci_bow(e, tempdir()), class = "sparsevi_error_file")
+  expect_error(write_uci_bow(e, 3), class = "sparsevi_error_argument")
+  expect_error(write_uci_bow(e, tempfile(), vocab = NA), class = "sparsevi_error_argument")
+  expect_error(write_uci_bow(list(1, "a"), tempfile()), class = "sparsevi_error")
+  bad <- e
+  bad$vocab[2] <- "two\nlines"
+  expect_error(write_uci_bow(bad, tempfile(), tempfile()), "line break", class = "sparsevi_error_vocab")
+})
