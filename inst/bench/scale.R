@@ -4,7 +4,8 @@
 # parts: any of threads,cluster,memory,workers,project,sharded,disk (default all). Data from
 # ../shared/data (SPARSEVI_DATA overrides). Part sharded: SPARSEVI_SCALE_LAPS
 # laps make its topics (default 1), SPARSEVI_SCALE_SYSTEMS picks among its
-# systems (default,L8_renormalise; default both). Results to
+# systems (default,L8_renormalise; default both), SPARSEVI_SCALE_SIZES the
+# batch sizes it models (default 1000,10000). Results to
 # inst/bench/results/scale.txt (appended per part). Figures are ratios
 # measured in one run: absolute times on a shared machine are noisy.
 suppressPackageStartupMessages(library(sparsevi))
@@ -435,6 +436,10 @@ if ("project" %in% parts) {
 # bound on their bytes, what a fit long past its first lap approaches).
 if ("sharded" %in% parts) {
   laps <- as.integer(Sys.getenv("SPARSEVI_SCALE_LAPS", "1"))
+  # the batch sizes modelled (a fit from disk steps in 100 by default, as in
+  # memory: fit_lda()'s batch_size)
+  sizes <- as.integer(strsplit(Sys.getenv("SPARSEVI_SCALE_SIZES", "1000,10000"), ",")[[1]])
+  stopifnot(length(sizes) > 0L, !anyNA(sizes), all(sizes >= 1L))
   say("-- sharded: the executor as built (sparsevi_workers(shard_topics = TRUE)), wikipara, K = 1000; topics after %d lap%s over all its paragraphs; CPU seconds, one thread; 10 Gb/s, latency 1 ms per message phase",
       laps, if (laps == 1L) "" else "s")
   if (!requireNamespace("nanonext", quietly = TRUE)) stop("part sharded needs nanonext (mirai's transport)")
@@ -516,7 +521,7 @@ if ("sharded" %in% parts) {
     T_bytes <- as.double(length(ns$wire(ns$lda_columns_take(Xall, seq_len(V)))))
     say("   [%s] the whole table: %.1f%% of its entries other than +0; %.0f MB as a lap's start or end sends it (dense: %.0f MB)",
         nm, 100 * nz_all, T_bytes / 1e6, 8 * K * V / 1e6)
-    for (size in c(1000L, 10000L)) {
+    for (size in sizes) {
       batch <- if (size < nrow(later)) ns$dtm_subset(later, seq_len(size)) else later
       cols <- ns$batch_columns(batch)
       U <- cols$vocab
