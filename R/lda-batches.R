@@ -121,7 +121,8 @@ source_batches <- function(x, global, n_batches, batch_size, call = caller_call(
   if (!is.null(n_batches) && !is.null(batch_size)) {
     abort("Give `n_batches` or `batch_size`, not both.", "argument", call = call)
   }
-  if (!is.null(n_batches) && n_batches != nb) {
+  if (!is.null(n_batches) &&
+      check_count(n_batches, "n_batches", min = 1, max = .Machine$integer.max, call = call) != nb) {
     abort(sprintf("A corpus on disk is cut into steps within its %d batch files: give `batch_size` (documents per step) instead of `n_batches`.",
                   nb), "argument", call = call)
   }
@@ -147,11 +148,9 @@ source_batches <- function(x, global, n_batches, batch_size, call = caller_call(
   list(n_batches = source_n_steps(x$n_docs, size), batch_size = size)
 }
 
-# Batch b of a corpus in memory or on disk.
+# Batch b of a corpus in memory (a source's: source_step_reader()).
 lda_batch <- function(x, members, b) {
-  if (!inherits(x, "sparsevi_source")) return(dtm_subset(x, members[[b]]))
-  xb <- source_batch(x, attr(members, "file")[b])
-  if (length(members[[b]]) == nrow(xb)) xb else dtm_subset(xb, members[[b]])
+  dtm_subset(x, members[[b]])
 }
 
 # The rows in the file (or files) of each step of a source, as lda_members()

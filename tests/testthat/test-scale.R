@@ -198,6 +198,7 @@ test_that("a fit from disk takes its own steps within the batch files, as in mem
                class = "sparsevi_error_argument")
   expect_error(fit_lda(big, K = 4, batch_size = 0), "batch_size",
                class = "sparsevi_error_argument")
+  expect_error(fit_lda(big, K = 4, n_batches = NA), "n_batches", class = "sparsevi_error_argument")
 })
 
 test_that("coherence, summary, predict and held-out scores take a corpus on disk", {
