@@ -208,6 +208,14 @@ test_that("fits on workers that own the topics by word equal the local fits", {
                   update(b, x, passes = 2, progress = FALSE))
   args <- c(base[names(base) != "sync"], list(sync = 3, init = "random"))
   expect_same_lda(do.call(fit_lda, c(args, list(cluster = w))), do.call(fit_lda, args))
+  # a corpus on disk, in steps within its files
+  src <- uci_source_of(x, 60)
+  args <- list(src, K = 4, batch_size = 25, passes = 2, seed = 9, sync = 2, progress = FALSE)
+  a <- do.call(fit_lda, c(args, list(cluster = w)))
+  b <- do.call(fit_lda, args)
+  expect_identical(a$control$n_batches, 6L)
+  expect_same_lda(a, b)
+  expect_identical(a$doc_topic, b$doc_topic)
   # held-out scores within a lap gather the columns without changing the fit
   sp <- split_heldout(x, n_test = 24, seed = 1)
   args <- c(list(sp$train, K = 4, n_batches = 4, passes = 2, seed = 3, sync = 2,
