@@ -154,9 +154,14 @@ test_that("a fit from disk takes its own steps within the batch files, as in mem
   # the reader gives each step's documents, reading a file once for its steps
   reader <- ns$source_step_reader(src, st)
   f <- c("doc_ptr", "term", "count")
+  read <- ns$source_gc # (tokens of the files read since the last collection)
+  old <- read$tokens
+  read$tokens <- 0
   for (b in seq_along(st)) {
     expect_identical(unclass(reader(b))[f], unclass(ns$dtm_subset(x, rows[[b]]))[f])
   }
+  expect_equal(read$tokens, sum(src$n_tokens))
+  read$tokens <- old
   # a lap visits each file's steps together; memoized laps in order
   ctl <- list(n_batches = length(st), seed = ns$resolve_seed(3), local = "cvb0",
               global = "stochastic")
