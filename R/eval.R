@@ -304,26 +304,21 @@ coherence_source <- function(object, src, measure, n) {
 # log((D(v_m, v_l) + 1) / D(v_l)), pairs whose higher-ranked word is in no
 # document skipped and counted.
 umass_from_counts <- function(top, pp, counts, vocab, n) {
-  K <- ncol(top)
-  df <- counts$doc_freq
-  score <- double(K)
-  skipped <- integer(K)
-  for (k in seq_len(K)) {
-    u <- match(top[, k], pp$words)
-    c <- 0
-    skip <- 0L
-    for (m in seq_len(n)[-1L]) for (l in seq_len(m - 1L)) {
-      dl <- df[u[l]]
-      if (dl == 0) {
-        skip <- skip + 1L
-        next
-      }
-      key <- (min(u[l], u[m]) - 1) * length(pp$words) + max(u[l], u[m])
-      c <- c + log((counts$pair_freq[match(key, pp$ukey)] + 1) / dl)
-    }
-    score[k] <- c
-    skipped[k] <- skip
-  }
+  # every topic's pairs (rank l < m) in the kernel's order, m then l
+  m <- rep.int(seq_len(n), seq_len(n) - 1L)
+  l <- sequence(seq_len(n) - 1L)
+  u <- matrix(match(top, pp$words), nrow = n) # n x K word numbers
+  ul <- u[l, , drop = FALSE]
+  um <- u[m, , drop = FALSE]
+  U <- length(pp$words)
+  both <- counts$pair_freq[match((pmin(ul, um) - 1) * U + pmax(ul, um), pp$ukey)]
+  dl <- counts$doc_freq[ul]
+  term <- matrix(log((both + 1) / dl), nrow = length(l))
+  term[dl == 0] <- 0
+  # added one pair after another, from 0, as the kernel does
+  score <- double(ncol(top))
+  for (i in seq_along(l)) score <- score + term[i, ]
+  skipped <- as.integer(colSums(matrix(dl == 0, nrow = length(l))))
   new_sparsevi_coherence(score, "umass", n, matrix(vocab[top], nrow = n), skipped = skipped)
 }
 
