@@ -318,7 +318,7 @@ lda_engine_vb <- function() {
                   batch = lda_global_batch),
     holds = c(memoized = "sums", stochastic = "scaled", streaming = "lambda",
                     batch = "dense"),
-    control = lda_vb_control,
+    control = lda_vb_fit_control,
     finish = lda_vb_finish,
     end_lap = lda_vb_end_lap,
     infer = lda_infer_vb,

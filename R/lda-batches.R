@@ -26,6 +26,13 @@ lda_resolve_batches <- function(D, global, n_batches, batch_size, call = caller_
   list(n_batches = as.integer(n_batches), batch_size = as.integer(batch_size))
 }
 
+# The arguments the caller gave fit_lda(), by name, read from fit_lda()'s
+# frame `env` (where the engines' control hooks run: its matched `call`).
+lda_given <- function(env) {
+  fcall <- get0("call", envir = env, inherits = FALSE)
+  if (is.call(fcall)) names(as.list(fcall)) else character(0)
+}
+
 # An engine's own default minibatch of `size` documents, in place of the
 # loop's (lda_resolve_batches()), for its control hook (R/engines.R): only
 # when the caller of fit_lda() gave no `n_batches`, `batch_size` or

@@ -210,8 +210,7 @@ cvb0_background <- function(K) if (K > 200) 0 else min(0.5, max(0.3, K / 200))
 # frame (`x`, `call`).
 lda_cvb0_control <- function(control, call = caller_call()) {
   env <- parent.frame()
-  fcall <- get0("call", envir = env, inherits = FALSE)
-  given <- if (is.call(fcall)) names(as.list(fcall)) else character(0)
+  given <- lda_given(env)
   if (!"tau" %in% given) control$tau <- cvb0_defaults$tau
   if (!"kappa" %in% given) control$kappa <- cvb0_defaults$kappa
   x <- get0("x", envir = env, inherits = FALSE)

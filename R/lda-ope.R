@@ -218,8 +218,7 @@ lda_ope_control <- function(control, call = caller_call()) {
   s <- ope_settings(control, control$K, call = call)
   control$ope_iter <- s$iter
   control$ope_eps <- s$eps
-  fcall <- get0("call", envir = env, inherits = FALSE)
-  given <- if (is.call(fcall)) names(as.list(fcall)) else character(0)
+  given <- lda_given(env)
   x <- get0("x", envir = env, inherits = FALSE)
   if (identical(control$global, "stochastic")) {
     control <- lda_default_batches(control, ope_batch_size(control$n_docs), given, x)

@@ -11,7 +11,9 @@
 #  SPARSEVI_QUALITY_K        comma-separated K (default 20,100,200)
 #  SPARSEVI_QUALITY_SYSTEMS  comma-separated among cvb0, vb, ope, gibbs (each
 #                            fit_lda() engine at its defaults), tm_gibbs,
-#                            t2v_warp (default all); a variant of an engine
+#                            t2v_warp (default all), and the online VB
+#                            peers sk_online, gensim (not in the default);
+#                            a variant of an engine
 #                            is "engine+arg=value+arg=value" (e.g.
 #                            "cvb0+batch_size=1000"): the engine's default
 #                            call with those arguments changed (probes);
@@ -188,7 +190,61 @@ run_system <- function(s, tr, K) {
                 ran = sprintf("LDA$new(doc_topic_prior = %.4g, topic_word_prior = %.4g), fit_transform(n_iter = 300, convergence_tol = -1); topics = counts + prior",
                               50 / K, 1 / K)))
   }
+  if (s %in% c("sk_online", "gensim")) return(run_python_peer(s, tr, K))
   stop("unknown system ", s)
+}
+
+# The online VB peers (Hoffman, Blei & Bach's learner, as fit_lda(local =
+# "vb", global = "stochastic")): scikit-learn's LatentDirichletAllocation
+# (learning_method = "online") and gensim's LdaModel, with /usr/bin/python3
+# (Debian's python3-sklearn and python3-gensim), one thread, each at its own
+# defaults (priors 1 / K; scikit-learn: minibatches of 128, learning_offset
+# 10, learning_decay 0.7; gensim: chunks of 2,000, offset 1, decay 0.5)
+# except the laps: 10, as fit_lda()'s `passes`. Their topics are their
+# lambda normalised; alpha their document-topic prior.
+run_python_peer <- function(s, tr, K) {
+  if (!file.exists("/usr/bin/python3")) return(NULL)
+  tmp <- tempfile("quality-peer-")
+  dir.create(tmp)
+  on.exit(unlink(tmp, recursive = TRUE))
+  doc_of <- rep.int(seq_len(nrow(tr)), diff(tr$doc_ptr))
+  utils::write.table(data.frame(doc_of, tr$term + 1L, as.integer(round(tr$count))),
+                     file.path(tmp, "docword.txt"), row.names = FALSE, col.names = FALSE)
+  py <- file.path(tmp, "peer.py")
+  writeLines(c(
+    "import sys, time, numpy as np, scipy.sparse as sps",
+    "d = np.loadtxt(sys.argv[1] + '/docword.txt', dtype=np.int64, ndmin=2)",
+    "D, V, K, which = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]",
+    "X = sps.csr_matrix((d[:, 2].astype(float), (d[:, 0] - 1, d[:, 1] - 1)), shape=(D, V))",
+    "if which == 'sk_online':",
+    "    from sklearn.decomposition import LatentDirichletAllocation",
+    "    t = time.process_time()",
+    "    m = LatentDirichletAllocation(n_components=K, learning_method='online', max_iter=10, random_state=1, n_jobs=1)",
+    "    m.fit(X); el = time.process_time() - t",
+    "    tw = m.components_; alpha = m.doc_topic_prior_",
+    "    ran = 'LatentDirichletAllocation(learning_method=online, max_iter=10, batch_size=%d, learning_offset=%g, learning_decay=%g, doc_topic_prior=%g, topic_word_prior=%g)' % (m.batch_size, m.learning_offset, m.learning_decay, m.doc_topic_prior_, m.topic_word_prior_)",
+    "else:",
+    "    from gensim.models import LdaModel",
+    "    from gensim.matutils import Sparse2Corpus",
+    "    corpus = list(Sparse2Corpus(X, documents_columns=False))",
+    "    t = time.process_time()",
+    "    m = LdaModel(corpus, num_topics=K, passes=10, random_state=1, id2word={i: str(i) for i in range(V)})",
+    "    el = time.process_time() - t",
+    "    tw = m.get_topics(); alpha = float(np.mean(m.alpha))",
+    "    ran = 'LdaModel(passes=10, chunksize=%d, offset=%g, decay=%g, alpha=%g, eta=%g)' % (m.chunksize, m.offset, m.decay, alpha, float(np.mean(m.eta)))",
+    "tw = tw / tw.sum(axis=1, keepdims=True)",
+    "np.savetxt(sys.argv[1] + '/tw.txt', tw)",
+    "print(ran); print(el, alpha)"), py)
+  env <- c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1")
+  out <- tryCatch(suppressWarnings(system2("/usr/bin/python3", c(py, tmp, nrow(tr), ncol(tr), K, s),
+                                           stdout = TRUE, stderr = FALSE, env = env)),
+                  error = function(e) NULL)
+  if (length(out) < 2L || !file.exists(file.path(tmp, "tw.txt"))) return(NULL)
+  vals <- as.numeric(strsplit(utils::tail(out, 1L), " ")[[1]])
+  tw <- as.matrix(utils::read.table(file.path(tmp, "tw.txt")))
+  dimnames(tw) <- NULL
+  list(name = c(sk_online = "scikit-learn online VB", gensim = "gensim LdaModel")[[s]],
+       tw = tw, alpha = vals[2], cpu = vals[1], ran = out[length(out) - 1L])
 }
 
 env_of <- function(v) {

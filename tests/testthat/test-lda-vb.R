@@ -353,3 +353,29 @@ test_that("vb's background topic holds the words common to every document", {
   b <- expect_background_engine("vb", default = 0, bad = -1)
   expect_identical(prune_topics(b$fit, 1)$control$background, 0)
 })
+
+test_that("stochastic training with the vb step offsets its step size by 16 unless given tau", {
+  sim <- simulate_lda(D = 120, V = 40, K = 3, doc_length = 40, seed = 2)
+  fit <- function(...) fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, progress = FALSE, ...)
+  st <- fit(local = "vb", global = "stochastic", batch_size = 30)
+  expect_identical(st$control$tau, 16)
+  # the same fit as tau = 16 given, another than the loop's tau = 1
+  expect_identical(fit(local = "vb", global = "stochastic", batch_size = 30, tau = 16)$topic_word,
+                   st$topic_word)
+  one <- fit(local = "vb", global = "stochastic", batch_size = 30, tau = 1)
+  expect_identical(one$control$tau, 1)
+  expect_false(isTRUE(all.equal(one$topic_word, st$topic_word)))
+  # a given tau is kept; NULL is the engine's
+  expect_identical(fit(local = "vb", global = "stochastic", tau = 5)$control$tau, 5)
+  expect_identical(fit(local = "vb", global = "stochastic", tau = NULL)$control$tau, 16)
+  # the other global steps and engines keep 1
+  expect_identical(fit(local = "vb")$control$tau, 1)
+  for (eng in c("cvb0", "gibbs", "ope")) {
+    expect_identical(fit(local = eng, background = 0)$control$tau, 1, info = eng)
+  }
+  # choosing K refits with the engine's tau
+  pick <- fit_lda(sim$dtm, K = c(2, 3), local = "vb", global = "stochastic", passes = 1, seed = 1,
+                  progress = FALSE)
+  expect_identical(pick$control$tau, 16)
+  expect_error(fit(local = "vb", global = "stochastic", tau = -1), class = "sparsevi_error_argument")
+})
