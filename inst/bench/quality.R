@@ -19,7 +19,9 @@
 #                            call with those arguments changed (probes);
 #                            "+opt.NAME=value" sets options(sparsevi.NAME =
 #                            value) for that fit
-#  SPARSEVI_QUALITY_OUT      results file (default inst/bench/results/quality.txt)
+#  SPARSEVI_QUALITY_OUT      results file (default inst/bench/results/quality.txt;
+#                            vb's stochastic step schedule was chosen with
+#                            results/vb-stochastic.txt)
 #  SPARSEVI_PEER_LIB         library holding the peers (default ../peerlib);
 #                            they are never dependencies of the package
 #  SPARSEVI_BENCH_SMOKE=1    smoke mode (the test suite): a small simulated
