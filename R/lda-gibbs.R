@@ -87,7 +87,7 @@
 #' Mimno, Hoffman & Blei train with minibatches of 100 documents, the step
 #' size `(tau + t)^-0.6` with an offset `tau` of 3,000 or more, and random
 #' initial topics. Here, by default:
-#' * `tau = 1` (as for every stochastic step) and `step_scale = 0.2`: the
+#' * `tau = 1` (as for SCVB0 and OPE) and `step_scale = 0.2`: the
 #'   step size is `rho_t = 0.2 (1 + t)^-0.6`, so the first step keeps 80% of
 #'   the start. With `step_scale = 1` the first minibatch's step (rho = 1)
 #'   replaced the start: the topics that minibatch barely sampled were left
