@@ -209,15 +209,13 @@ run_python_peer <- function(s, tr, K) {
   tmp <- tempfile("quality-peer-")
   dir.create(tmp)
   on.exit(unlink(tmp, recursive = TRUE))
-  doc_of <- rep.int(seq_len(nrow(tr)), diff(tr$doc_ptr))
-  utils::write.table(data.frame(doc_of, tr$term + 1L, as.integer(round(tr$count))),
-                     file.path(tmp, "docword.txt"), row.names = FALSE, col.names = FALSE)
+  write_uci_bow(tr, file.path(tmp, "docword.txt"))
   py <- file.path(tmp, "peer.py")
   writeLines(c(
     "import sys, time, numpy as np, scipy.sparse as sps",
-    "d = np.loadtxt(sys.argv[1] + '/docword.txt', dtype=np.int64, ndmin=2)",
+    "d = np.loadtxt(sys.argv[1] + '/docword.txt', ndmin=2, skiprows=3)",
     "D, V, K, which = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]",
-    "X = sps.csr_matrix((d[:, 2].astype(float), (d[:, 0] - 1, d[:, 1] - 1)), shape=(D, V))",
+    "X = sps.csr_matrix((d[:, 2], (d[:, 0].astype(np.int64) - 1, d[:, 1].astype(np.int64) - 1)), shape=(D, V))",
     "if which == 'sk_online':",
     "    from sklearn.decomposition import LatentDirichletAllocation",
     "    t = time.process_time()",
