@@ -126,7 +126,13 @@
 #' * `eta = 0.2`, below the value of about 0.4 that the paper found best on
 #'   its corpora; the large-K default call (more than 2^28 topic-word
 #'   entries) uses `eta = 0.01`, which scored higher after one pass over a
-#'   large vocabulary.
+#'   large vocabulary. A smaller eta at every K trades corpora: on the
+#'   seven corpora at K = 20, 100 and 200, `eta = 0.05` and `0.01` raised
+#'   NPMI in 11 and 6 of 21 cases and the held-out score in 11 and 11,
+#'   but cost 0.11 to 0.30 nats per token on 20,000 Wikipedia paragraphs
+#'   at K = 100 and 200, and brought gibbs within 0.05 NPMI of the default
+#'   call in 8 and 10 cases against 8 (`inst/bench/results/quality.txt`,
+#'   "gibbs's topic-word prior eta").
 #' The paper compares the hybrid with online VB whose document steps have
 #' no restarts. `fit_lda(local = "vb", global = "stochastic")` runs each
 #' document to convergence (`tol`, at most `max_iter` iterations) with
