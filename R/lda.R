@@ -166,7 +166,8 @@ lda_available <- function() {
 #' the words common to many documents gather there instead of heading the
 #' other topics. Every engine takes it; `background = 0` is the model
 #' without one. By default:
-#' * `"cvb0"`: \eqn{K / 200} within 0.3 to 0.5 up to K = 200 (see [scvb0],
+#' * `"cvb0"`: \eqn{K / 200} within 0.3 to 0.5 up to K = 200, fading to
+#'   none at K = 500 (see [scvb0],
 #'   "Topic quality");
 #' * `"ope"`: 0.1 up to K = 200 (see [ope], "Background topic");
 #' * `"vb"` and `"gibbs"`: none. With one their held-out scores fell on
