@@ -101,8 +101,8 @@
 #' (by up to 0.16); at K = 500 and 1000 a background of 0.3 lowered NPMI
 #' on the Wikipedia paragraphs by 0.06 and 0.03 (at K = 1000 on 59,000
 #' paragraphs, 0.5 lowered it by 0.05 after ten laps; "the background above
-#' K = 200" in the same file). On documents without common words, such as those of
-#' [simulate_lda()], topic 1 takes the place of a real topic: give
+#' K = 200" in the same file). On documents without common words, such as
+#' those of [simulate_lda()], topic 1 takes the place of a real topic: give
 #' `background = 0` there.
 #'
 #' *The start.* Each document's topic counts start from its words'
