@@ -136,6 +136,10 @@ sparsevi_engines <- list(
       # (lda_lap()): a fresh one per minibatch was a third of a default fit's
       # CPU time in garbage collection (kos, K = 100)
       summary_buffers = TRUE,
+      # every token lends every topic a part of itself: a topic no document
+      # uses keeps a share of the corpus (lda_prior_floor(), R/topics.R),
+      # which dead_topics() calls dead
+      prior_share = TRUE,
       # the default start: "seeded" on large tables (lda_default_init())
       seeded_start = lda_seeded_start_rule),
     gibbs = list(

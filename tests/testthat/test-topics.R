@@ -253,14 +253,50 @@ test_that("a topic counts as dead below 0.1% up to K = 100, below a tenth of the
   expect_equal(sparsevi:::dead_share_default(100), 0.001)
   expect_equal(sparsevi:::dead_share_default(1000), 1e-4)
   expect_equal(sparsevi:::dead_share_default(10000), 1e-5)
-  # a fit whose topics all hold about 1 / K of the tokens: none is dead
+  # at K = 150 a topic is dead under 0.1 / K of the tokens, not under 0.1%
+  # (vb: its unused topics hold almost nothing, so no floor applies)
   sim <- simulate_lda(D = 400, V = 300, K = 3, doc_length = 40, seed = 2)
-  fit <- fit_lda(sim$dtm, K = 150, passes = 1, seed = 1, progress = FALSE)
-  share <- attr(dead_topics(fit, duplicates = FALSE), "share")
-  expect_identical(as.vector(dead_topics(fit, duplicates = FALSE)),
-                   which(share < 0.1 / 150))
+  fit <- fit_lda(sim$dtm, K = 150, local = "vb", passes = 1, seed = 1, progress = FALSE)
+  d <- dead_topics(fit, duplicates = FALSE)
+  share <- attr(d, "share")
+  expect_identical(attr(d, "min_share"), 0.1 / 150)
+  expect_identical(as.vector(d), which(share < 0.1 / 150))
   expect_identical(as.vector(dead_topics(fit, min_share = 0.001, duplicates = FALSE)),
                    which(share < 0.001))
+})
+
+test_that("SCVB0's unused topics are dead: under 1.5 times the share the prior alone gives them", {
+  sim <- simulate_lda(D = 400, V = 300, K = 3, doc_length = 40, seed = 2)
+  fit <- fit_lda(sim$dtm, K = 150, passes = 1, seed = 1, progress = FALSE)
+  # the floor: alpha D / (C + D K alpha), the average document's part; the
+  # exact sum over documents of alpha N_d / (N_d + K alpha), over C, is at
+  # most that (N / (N + K alpha) is concave) and, for these lengths, close
+  x <- sparsevi::as_dtm(sim$dtm)
+  N <- as.vector(rowsum(as.double(x$count), rep(seq_len(nrow(x)), diff(x$doc_ptr))))
+  a <- fit$alpha
+  exact <- a * sum(N / (N + 150 * a)) / sum(N)
+  floor <- sparsevi:::lda_prior_floor(fit)
+  expect_equal(floor, a * 400 / (sum(N) + 400 * 150 * a))
+  expect_gte(floor, exact)
+  expect_lt(floor, 1.05 * exact)
+  # an unused topic keeps about that share: the smallest topics sit near it,
+  # above the old default (0.1 / K) and under 1.5 times the floor
+  d <- dead_topics(fit, duplicates = FALSE)
+  share <- attr(d, "share")
+  expect_identical(attr(d, "min_share"), max(0.1 / 150, 1.5 * floor))
+  expect_identical(as.vector(d), which(share < 1.5 * floor))
+  expect_gt(length(d), 0L)
+  expect_gt(min(share), 0.1 / 150)
+  expect_gt(min(share), 0.8 * floor)
+  # print() says the share it used; a share given explicitly is used alone
+  out <- capture.output(print(fit))
+  expect_true(any(grepl(sprintf("dead topics (under %s%% of the tokens each)",
+                                format(100 * 1.5 * floor, digits = 3)), out, fixed = TRUE)))
+  expect_match(capture.output(print(d))[1], "dead: under ", fixed = TRUE)
+  expect_identical(as.vector(dead_topics(fit, min_share = 0.1 / 150, duplicates = FALSE)),
+                   which(share < 0.1 / 150))
+  # (summary() reports the same topics)
+  expect_identical(as.vector(summary(fit)$junk), as.vector(dead_topics(fit)))
 })
 
 test_that("print() points to reuse_dead only for a fit that could and did not re-seed", {
