@@ -92,7 +92,10 @@ lda_select_k <- function(args, call) {
     row <- run$guard({
       score <- heldout_loglik(f, split$test, threads = threads)
       coh <- coherence(f, split$train, measure = "umass", n = min(10L, ncol(x)))
+      # (dead topics by their shares alone, O(K): many say that this K is
+      # more than the corpus needs, ?dead_topics "Unused topics")
       data.frame(K = k, heldout = as.numeric(score), coherence = mean(as.numeric(coh)),
+                 dead = length(dead_topics(f, duplicates = FALSE)),
                  seconds = max(tr$seconds), wall_seconds = wall, laps = nrow(tr))
     })
     if (inherits(row, "condition")) {
@@ -256,10 +259,13 @@ print_select <- function(sel, K) {
     cat(sprintf("  (interrupted at K = %d: the K below only; the fit is the training part's, not refitted on all)\n",
                 stopped))
   }
-  cat(sprintf("    %6s  %9s  %9s  %8s\n", "K", "held-out", "coherence", "seconds"))
+  # (a table saved before it had `dead`: without that column)
+  dead <- if (is.null(sel$dead)) rep("", nrow(sel)) else format(sel$dead)
+  cat(sprintf("    %6s  %9s  %9s  %5s  %8s\n", "K", "held-out", "coherence",
+              if (is.null(sel$dead)) "" else "dead", "seconds"))
   for (i in seq_len(nrow(sel))) {
-    cat(sprintf("  %s %6d  %9.4f  %9.2f  %8.2f\n", if (sel$chosen[i]) "*" else " ",
-                sel$K[i], sel$heldout[i], sel$coherence[i], sel$seconds[i]))
+    cat(sprintf("  %s %6d  %9.4f  %9.2f  %5s  %8.2f\n", if (sel$chosen[i]) "*" else " ",
+                sel$K[i], sel$heldout[i], sel$coherence[i], dead[i], sel$seconds[i]))
   }
   edge <- select_edge(sel)
   if (!is.null(edge)) cat("  ", edge, "\n", sep = "")
@@ -272,6 +278,13 @@ select_edge <- function(sel) {
   best <- sel$K[sel$chosen]
   if (length(best) != 1L || nrow(sel) < 2L) return(NULL)
   if (best == max(sel$K)) {
+    # (a K already leaving topics unused: more topics would add more of
+    # them, not themes; the held-out score alone still leans upwards)
+    dead <- if (is.null(sel$dead)) 0L else sel$dead[sel$chosen]
+    if (dead > 0L) {
+      return(sprintf("K = %d is the largest K of the grid and scores best, but %d of its topics are dead (unused, ?dead_topics): a larger K would add more of them; fewer topics would do.",
+                     best, dead))
+    }
     return(sprintf("K = %d is the largest K of the grid: a larger K may score better; widen the grid upwards.",
                    best))
   }

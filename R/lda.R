@@ -205,9 +205,13 @@ lda_available <- function() {
 #' fitted on 90% of the documents and
 #' scored by document completion ([heldout_loglik()]) on the other 10%;
 #' the best K is then refitted on all documents. The result is
-#' `fit_lda(x, K = <best>, ...)` with a `select` table (one row per K),
-#' shown by [print()] and drawn by `plot(fit, type = "select")`. When the grid's
-#' smallest or largest K is chosen, both say so: widen the grid.
+#' `fit_lda(x, K = <best>, ...)` with a `select` table (one row per K:
+#' the held-out score, UMass coherence, the number of dead topics as
+#' [dead_topics()] counts them (many say that K is more than the corpus
+#' needs), seconds), shown by [print()] and drawn by
+#' `plot(fit, type = "select")`. When the grid's
+#' smallest or largest K is chosen, both say so: widen the grid (unless
+#' the largest K chosen already has dead topics: then fewer topics would do).
 #' Ctrl-C stops the search and returns the best K so far, fitted on the
 #' 90%, with `ended = "interrupted"`.
 #' @section Differences from the paper:

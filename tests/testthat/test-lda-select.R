@@ -26,6 +26,9 @@ test_that("several K: each scored on one validation split, the best refitted on 
                  background = 0)
   expect_equal(sel$heldout[3], as.numeric(heldout_loglik(one, split$test)))
   expect_equal(sel$coherence[3], mean(as.numeric(coherence(one, split$train, "umass"))))
+  # and its dead topics are those dead_topics() finds by their shares
+  expect_identical(sel$dead[3], length(dead_topics(one, duplicates = FALSE)))
+  expect_true(all(sel$dead >= 0L))
   # the returned model is the one fit_lda() gives for the chosen K on all documents
   direct <- fit_lda(sim$dtm, K = f$K, passes = 3, seed = 7, progress = FALSE, background = 0)
   expect_identical(f$topic_word, direct$topic_word)
@@ -33,13 +36,19 @@ test_that("several K: each scored on one validation split, the best refitted on 
   # reproducible and independent of threads
   f2 <- fit_lda(sim$dtm, K = c(2, 4, 6), passes = 3, seed = 7, threads = 2, progress = FALSE,
                 background = 0)
-  expect_identical(f2$select[c("K", "heldout", "coherence", "chosen")],
-                   sel[c("K", "heldout", "coherence", "chosen")])
+  expect_identical(f2$select[c("K", "heldout", "coherence", "dead", "chosen")],
+                   sel[c("K", "heldout", "coherence", "dead", "chosen")])
   expect_identical(f2$topic_word, f$topic_word)
   # print() and summary() show the table; plot() draws it
   out <- capture.output(print(f))
   expect_true(any(grepl("K chosen by held-out", out)))
   expect_true(any(grepl(sprintf("^  \\* +%d ", f$K), out)))
+  expect_true(any(grepl("held-out +coherence +dead +seconds", out)))
+  # a table saved before `dead` existed still prints
+  old <- f
+  old$select$dead <- NULL
+  expect_false(any(grepl("dead +seconds", capture.output(print(old)))))
+  expect_true(any(grepl(sprintf("^  \\* +%d ", f$K), capture.output(print(old)))))
   expect_output(print(summary(f)), "K chosen by held-out")
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off())
@@ -96,6 +105,13 @@ test_that("print() and plot() say when the chosen K is at the grid's edge", {
   sel <- f$select
   sel$chosen <- sel$K == 2L
   expect_match(sparsevi:::select_edge(sel), "smallest K of the grid")
+  # the largest K chosen: widen the grid upwards, unless that K already
+  # leaves topics unused
+  top <- data.frame(K = c(2L, 4L), heldout = c(-3, -2), dead = c(0L, 0L), chosen = c(FALSE, TRUE))
+  expect_match(sparsevi:::select_edge(top), "widen the grid upwards")
+  top$dead[2] <- 3L
+  expect_match(sparsevi:::select_edge(top), "3 of its topics are dead")
+  expect_false(grepl("widen", sparsevi:::select_edge(top)))
   mid <- fit_lda(sim$dtm, K = c(2, 4, 12), passes = 3, seed = 7, progress = FALSE)
   if (mid$K == 4L) {
     expect_null(sparsevi:::select_edge(mid$select))
