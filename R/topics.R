@@ -139,7 +139,9 @@ dead_share_default <- function(K) min(0.001, 0.1 / K)
 # an unused topic keeps (lda_prior_floor()) when that is larger.
 lda_dead_share <- function(fit) {
   min_share <- dead_share_default(fit$K)
-  if (isTRUE(sparsevi_engines$lda[[fit$local]]$prior_share)) {
+  local <- fit$local
+  if (is.character(local) && length(local) == 1L &&
+      isTRUE(sparsevi_engines$lda[[local]]$prior_share)) {
     min_share <- max(min_share, prior_floor_factor * lda_prior_floor(fit))
   }
   min_share
@@ -160,8 +162,8 @@ prior_floor_factor <- 1.5
 # alpha / (N_d + K alpha) of each token (its count there is about 0, and its
 # words' probabilities about the document's own), sum_d alpha N_d /
 # (N_d + K alpha) over the C tokens in all; with the mean length C / D for
-# each N_d, alpha D / (C + D K alpha), at most 6% above the exact sum on
-# the shared corpora (N / (N + K alpha) is concave).
+# each N_d, alpha D / (C + D K alpha): above the exact sum (N / (N + K alpha)
+# is concave), by 1-7% on the shared corpora at K = 200.
 lda_prior_floor <- function(fit) {
   D <- as.double(fit$n_docs)
   C <- as.double(fit$n_tokens)
