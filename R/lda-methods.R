@@ -116,9 +116,9 @@ lda_can_suggest_reseed <- function(fit) {
 # also point to fit_lda(reuse_dead = TRUE) (lda_can_suggest_reseed()).
 print_junk <- function(junk, cost = NULL, reseed = FALSE) {
   if (!length(junk)) return(invisible())
-  junk_in <- junk
   reason <- attr(junk, "reason")
   K <- length(attr(junk, "share"))
+  min_share <- attr(junk, "min_share") %||% dead_share_default(K)
   junk <- as.vector(junk)
   dead <- junk[reason == "dead"]
   dup <- junk[reason != "dead"]
@@ -128,8 +128,6 @@ print_junk <- function(junk, cost = NULL, reseed = FALSE) {
     paste0(paste(txt, collapse = ", "), if (length(k) > 12L) ", ..." else "")
   }
   if (length(dead)) {
-    min_share <- attr(junk_in, "min_share")
-    if (is.null(min_share)) min_share <- dead_share_default(K)
     cat(sprintf("  dead topics (under %s%% of the tokens each): %s\n",
                 format(100 * min_share, digits = 3), list_topics(dead)))
   }

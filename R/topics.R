@@ -139,9 +139,7 @@ dead_share_default <- function(K) min(0.001, 0.1 / K)
 # an unused topic keeps (lda_prior_floor()) when that is larger.
 lda_dead_share <- function(fit) {
   min_share <- dead_share_default(fit$K)
-  local <- fit$local
-  if (is.character(local) && length(local) == 1L &&
-      isTRUE(sparsevi_engines$lda[[local]]$prior_share)) {
+  if (isTRUE(sparsevi_engines$lda[[fit$local]]$prior_share)) {
     min_share <- max(min_share, prior_floor_factor * lda_prior_floor(fit))
   }
   min_share

@@ -271,8 +271,7 @@ test_that("SCVB0's unused topics are dead: under 1.5 times the share the prior a
   # the floor: alpha D / (C + D K alpha), the average document's part; the
   # exact sum over documents of alpha N_d / (N_d + K alpha), over C, is at
   # most that (N / (N + K alpha) is concave) and, for these lengths, close
-  x <- sparsevi::as_dtm(sim$dtm)
-  N <- as.vector(rowsum(as.double(x$count), rep(seq_len(nrow(x)), diff(x$doc_ptr))))
+  N <- sparsevi:::doc_lengths(sparsevi::as_dtm(sim$dtm))
   a <- fit$alpha
   exact <- a * sum(N / (N + 150 * a)) / sum(N)
   floor <- sparsevi:::lda_prior_floor(fit)
