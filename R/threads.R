@@ -16,11 +16,11 @@
 #'
 #' The default is one thread. On a quiet two-core machine two threads run
 #' the default call `fit_lda(x, K = 100)` 1.05x to 1.4x as fast as one on
-#' the package's seven benchmark corpora (1.8x at K = 1000 on 60,000
-#' paragraphs), and the other engines 1.1x to 1.8x; but the threads meet
-#' after every minibatch, and beside one busy program on the other core the
-#' default call ran at 0.4x to 0.6x. Give `threads` (or set the option) where
-#' the cores are free.
+#' the package's seven benchmark corpora (1.4x to 1.8x at K = 1000 on 60,000
+#' paragraphs, on different days), and the other engines 1.1x to 1.8x; but
+#' the threads meet after every minibatch, and beside one busy program on
+#' the other core the default call ran at 0.4x to 0.6x. Give `threads` (or
+#' set the option) where the cores are free.
 #'
 #' @param threads A whole number of threads, at least 1.
 #' @returns The number of threads that will be used, an integer.
