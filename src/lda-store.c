@@ -114,21 +114,29 @@ static void store_pass(int K, int U, double *X, const int *w, const double *val,
  * memory (60 MB at K = 1000 and 2,500 words). Split over threads, the
  * threads take the words (columns of X) in turn, then blocks of topics of
  * the row sums, each summed in word order: the same bits as the one pass
- * (store_pass()). One thread runs the one pass, and so do two when the
- * summary is at most STORE_SPLIT_TWO values. Alone, outside a fit, two
- * threads did not beat the one pass (inst/bench/store-bandwidth.c: 5.96
- * against 4.09 ms at K = 1000). Inside a fit the local step's threads have
- * just written the summary, half of it in each core's cache. Then:
- *   - a small summary (K = 100, 4,000 words: 3.2 MB) still fits one core's
- *     cache; the one pass took 0.25-0.31 s a pass over 60,000 wikipara
- *     paragraphs on 1 thread, and 0.35-0.50 s on 2 threads in either form;
- *   - at K = 1000 (32 MB) the split took 3.7-4.4 s against the one pass's
- *     5.5-5.8 s on 2 threads (5.4-6.2 s on 1).
- * From three threads on the update is split above 8,192 values. */
+ * (store_pass()). One or two threads run the one pass; from three threads
+ * on the update is split above 8,192 values (store_update_split()).
+ * Two threads used to split above 524,288 values: measured then (b0736fc),
+ * a pass over 60,000 wikipara paragraphs at K = 1000 took 3.7-4.4 s split
+ * against 5.5-5.8 s in one pass. Measured again (a later build, with the
+ * columns prefetched, a818ee5; perhaps another host), the one pass took
+ * 2.5-2.75 s on two threads against the split's 2.9-3.5 s (2.35-3.0 s on
+ * one thread; six runs each, builds alternating, inst/bench/results/
+ * scale.txt): the two cores share about 13-15 GB/s (inst/bench/
+ * store-bandwidth.c), and the split reads the summary twice. */
 #define STORE_SPLIT_TWO 524288.0
+/* Whether a step of K x U values is one thread's (store_update_fills(),
+ * store_update_owner()): below 8,192 values a second thread costs more
+ * than it saves, and two threads keep one below STORE_SPLIT_TWO values
+ * (above it the shape form makes its columns on every thread first). */
 static int store_one_pass(int K, int U, int threads) {
   const double n_values = (double)K * U;
   return threads <= 1 || n_values < 8192.0 || (threads == 2 && n_values <= STORE_SPLIT_TWO);
+}
+
+/* Whether store_update() splits its step over the threads (above). */
+static int store_update_split(int K, int U, int threads) {
+  return threads >= 3 && (double)K * U >= 8192.0;
 }
 
 double store_update(int K, int V, double *X, const double *xtot, double scale,
@@ -138,7 +146,7 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
   double c;
   const double scale_new = store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads,
                                             &dense, &c);
-  if (store_one_pass(K, U, threads)) {
+  if (!store_update_split(K, U, threads)) {
     store_pass(K, U, X, w, val, c, ssum);
   } else {
     const int ahead = 4;

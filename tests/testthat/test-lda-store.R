@@ -6,9 +6,10 @@ store_lambda0 <- function(K, V, seed) {
   matrix(0.05 + uniform_source(seed)(K * V), K, V)
 }
 
-# The two sizes of the thread tests, below and above the two-thread split
-# of the store update (524,288 values, K x words): K, U words spread over
-# V, and a start lambda.
+# The two sizes of the thread tests, below and above 524,288 values (K x
+# words), where two threads stop making the shape form's columns in one
+# pass (the store update splits only from three threads on, above 8,192):
+# K, U words spread over V, and a start lambda.
 store_split_cases <- function(seed) {
   lapply(list(c(K = 40, U = 300, V = 500), c(K = 160, U = 3400, V = 3600)), function(d) {
     list(K = d[["K"]], U = d[["U"]], V = d[["V"]], lam = store_lambda0(d[["K"]], d[["V"]], seed),
@@ -90,8 +91,9 @@ test_that("a store holds lambda = eta + scale X and its update is the dense step
 })
 
 test_that("the store update gives the same bits on 1, 2 and 3 threads, split or not", {
-  # two threads split the update only above 524,288 values (K x words):
-  # one summary below that and one above, each on 1, 2 and 3 threads
+  # three threads split the update above 8,192 values (K x words), one and
+  # two run the one pass: two summaries above that, each on 1, 2 and 3
+  # threads
   for (cs in store_split_cases(5)) {
     K <- cs$K
     U <- cs$U
