@@ -352,12 +352,12 @@ SEXP ffi_lda_summary_rowsums(SEXP S, SEXP K_) {
  * top_rest = 2, also ML-OPE's): the step adds, for each word words[u], r[u]
  * times its topic column lambda_kv / tot_k normalised over k, plus its
  * values, floored at 0 (cvb0_shape_columns()), under the topics before the
- * step: lambda = opts$offset + scale X with row sums opts$tot. Where
- * store_update() takes its one pass, each column is made just before it is
- * added (store_update_fill()); else (threads splitting a large update, or
- * a dense rescaling step) all of them first, into opts$buf (NULL or a
- * vector) when the package owns it and it holds K x U values (the session's
- * buffer, R/lda-cvb0.R), then store_update(). The same bits either way.
+ * step: lambda = opts$offset + scale X with row sums opts$tot. Where one
+ * thread runs the step (store_one_pass()), each column is made just before
+ * it is added (store_update_fill()); else (threads sharing a large update,
+ * or a dense rescaling step) all of them first, on every thread, into
+ * opts$buf (NULL or a vector) when the package owns it and it holds K x U
+ * values (the session's buffer, R/lda-cvb0.R), then store_update(). The same bits either way.
  * opts: those of ffi_lda_store_update() and offset, tot, buf. Returns the
  * new scale. */
 SEXP ffi_lda_store_update_shape(SEXP X, SEXP meta, SEXP S, SEXP opts) {

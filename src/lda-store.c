@@ -124,14 +124,15 @@ static void store_pass(int K, int U, double *X, const int *w, const double *val,
  * one thread; six runs each, builds alternating, inst/bench/results/
  * scale.txt): the two cores share about 13-15 GB/s (inst/bench/
  * store-bandwidth.c), and the split reads the summary twice. */
-#define STORE_SPLIT_TWO 524288.0
+#define STORE_SHARE_TWO 524288.0
 /* Whether a step of K x U values is one thread's (store_update_fills(),
  * store_update_owner()): below 8,192 values a second thread costs more
- * than it saves, and two threads keep one below STORE_SPLIT_TWO values
- * (above it the shape form makes its columns on every thread first). */
+ * than it saves, and two threads keep it one thread's up to
+ * STORE_SHARE_TWO values (above, they share the columns: the shape form's
+ * making, the owner's update). */
 static int store_one_pass(int K, int U, int threads) {
   const double n_values = (double)K * U;
-  return threads <= 1 || n_values < 8192.0 || (threads == 2 && n_values <= STORE_SPLIT_TWO);
+  return threads <= 1 || n_values < 8192.0 || (threads == 2 && n_values <= STORE_SHARE_TWO);
 }
 
 /* Whether store_update() splits its step over the threads (above). */
@@ -195,8 +196,8 @@ double store_update(int K, int V, double *X, const double *xtot, double scale,
  * memory, and each column of X read once. At K = 1000 over 10,000 wikipara
  * paragraphs (L = 32, one lap, one thread), making the columns first took
  * 1.9 s and the update 1.0 s; made as they are added, 1.8-2.1 s in all
- * (1.1-1.4 s with the prefetch of cvb0_topic_column()). Only where
- * store_update() would take its one pass with no dense rescaling:
+ * (1.1-1.4 s with the prefetch of cvb0_topic_column()). Only where one
+ * thread runs the whole step (store_one_pass()) with no dense rescaling:
  * store_update_fills() says so. buf: K doubles. */
 int store_update_fills(int K, int U, double scale, double rho, double rescale_below,
                        int threads) {
@@ -333,7 +334,7 @@ double store_update_owner(int K, int V, double *X, const double *xtot, double sc
   double c;
   const double scale_new =
       store_step_begin(K, V, X, scale, rho, mult, rescale_below, threads, &dense, &c);
-  /* (the thresholds of store_update(): below them a second thread costs
+  /* (store_one_pass()'s thresholds: below them a second thread costs
    * more than it saves) */
   if (store_one_pass(K, U, threads)) {
 #ifdef STORE_MULTI
