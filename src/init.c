@@ -7,7 +7,7 @@
 /* infrastructure (svi-ffi.c) */
 extern SEXP ffi_svi_special(SEXP, SEXP);
 extern SEXP ffi_svi_select_top(SEXP, SEXP, SEXP);
-extern SEXP ffi_svi_top_rows(SEXP, SEXP);
+extern SEXP ffi_svi_top_rows(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_threads_info(void);
 /* document-term layer (dtm-ffi.c) */
@@ -80,6 +80,7 @@ extern SEXP ffi_lda_eb_eta(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* kept topic words (lda-kept.c) */
 extern SEXP ffi_lda_top_share(SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_terms_frex(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_top_share_csc(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_kept_csc(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* Bregman topic pick (lda-pick-ffi.c) */
@@ -134,7 +135,7 @@ static const R_CallMethodDef call_methods[] = {
     /* infrastructure (svi-ffi.c) */
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
     {"ffi_svi_select_top", (DL_FUNC)&ffi_svi_select_top, 3},
-    {"ffi_svi_top_rows", (DL_FUNC)&ffi_svi_top_rows, 2},
+    {"ffi_svi_top_rows", (DL_FUNC)&ffi_svi_top_rows, 3},
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_threads_info", (DL_FUNC)&ffi_svi_threads_info, 0},
     /* document-term layer (dtm-ffi.c) */
@@ -203,6 +204,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_init_random", (DL_FUNC)&ffi_lda_init_random, 5},
     /* kept topic words (lda-kept.c) */
     {"ffi_lda_top_share", (DL_FUNC)&ffi_lda_top_share, 3},
+    {"ffi_lda_terms_frex", (DL_FUNC)&ffi_lda_terms_frex, 5},
     {"ffi_lda_top_share_csc", (DL_FUNC)&ffi_lda_top_share_csc, 6},
     {"ffi_lda_kept_csc", (DL_FUNC)&ffi_lda_kept_csc, 5},
     /* Bregman topic pick (lda-pick-ffi.c) */

@@ -156,10 +156,11 @@ static void row_sift(double *hv, int *hi, int i, int n) {
   }
 }
 
-void svi_top_rows(const double *m, int K, svi_len V, int n, int *idx, double *hv) {
+void svi_top_rows(const double *m, const double *div, int K, svi_len V, int n, int *idx,
+                  double *hv) {
   for (int v = 0; v < n; v++)
     for (int k = 0; k < K; k++) {
-      hv[(svi_len)k * n + v] = m[(svi_len)v * K + k];
+      hv[(svi_len)k * n + v] = div ? m[(svi_len)v * K + k] / div[v] : m[(svi_len)v * K + k];
       idx[(svi_len)k * n + v] = v;
     }
   for (int k = 0; k < K; k++)
@@ -169,9 +170,10 @@ void svi_top_rows(const double *m, int K, svi_len V, int n, int *idx, double *hv
     const double *col = m + v * K;
     for (int k = 0; k < K; k++) {
       double *h = hv + (svi_len)k * n;
-      if (col[k] > h[0]) {
+      const double x = div ? col[k] / div[v] : col[k];
+      if (x > h[0]) {
         int *hi = idx + (svi_len)k * n;
-        h[0] = col[k];
+        h[0] = x;
         hi[0] = (int)v;
         row_sift(h, hi, 0, n);
       }

@@ -20,6 +20,8 @@ bad_values <- list(
   nonneg = list(NA, NaN, Inf, -Inf, -1, "a", c(1, 2), numeric(0)),
   kappa = list(NA, NaN, Inf, -1, 0, 1.5, "a", c(0.6, 0.7)),
   probability = list(NA, NaN, Inf, -1, 0, 1, 1.5, "a", c(0.1, 0.2), numeric(0)),
+  # a weight in [0, 1], both ends allowed
+  unit = list(NA, NaN, Inf, -1, 1.5, "a", c(0.1, 0.2), numeric(0)),
   flag = list(NA, 1, "yes", c(TRUE, FALSE), logical(0), NULL),
   choice = list("zzz", NA_character_, 1, character(0), NULL),
   seed = list(NA, NaN, Inf, 0.5, "a", c(1, 2), 2^60),
@@ -89,6 +91,8 @@ bad_table <- function() {
     list(fun = coherence, name = "coherence", args = list(object = fit_l, reference = tiny, n = 3),
          kinds = list(measure = "choice", n = "count")),
     list(fun = terms, name = "terms", args = list(x = fit_l, n = 3), kinds = list(n = "count")),
+    list(fun = terms, name = "terms", args = list(x = fit_l, n = 3, type = "frex"),
+         kinds = list(n = "count", frexw = "unit", threads = "threads")),
     list(fun = image_patches, name = "image_patches", args = list(img = matrix(stats::runif(256), 16, 16)),
          kinds = list(size = "count", stride = "count", remove_mean = "flag")),
     list(fun = sparsevi_threads, name = "sparsevi_threads", args = list(threads = 1), kinds = list(threads = "threads")),

@@ -394,7 +394,11 @@ test_that("each topic's top words (one pass in C) match a pure-R reference, ties
     V <- case[2]
     m <- matrix(round(u(K * V) * 4) / 4, K, V) # values in 0, 0.25, ..., 1: many ties
     for (n in unique(c(1, min(3, V), V))) {
-      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n), ref_top_rows(m, n))
+      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n, NULL), ref_top_rows(m, n))
+      # each column divided by its own number first (terms(type = "lift"))
+      d <- c(1, 3, 0.5, 2)[(seq_len(V) - 1L) %% 4L + 1L]
+      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n, d),
+                       ref_top_rows(sweep(m, 2L, d, "/"), n))
     }
   }
   sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
@@ -437,6 +441,42 @@ test_that("terms(type = \"frex\") on a tiny hand-made model, ties included", {
   expect_identical(unname(terms(fit, 4, type = "frex")[, 1]), c("a", "b", "c", "d"))
   expect_identical(unname(terms(fit, 2, type = "frex")),
                    ref_top(ref_frex(tw, 0.5), fit$vocab, 2))
+})
+
+test_that("FREX in C matches its R form: ties, empty words, blocks of topics, threads", {
+  # ffi_lda_terms_frex() (src/lda-terms.c, a radix sort of each topic's
+  # values) against frex_row() with top_by_score() (R's rank() and order()),
+  # and, where every word has some weight, against ref_frex() above
+  frex_r <- function(tw, n, w) {
+    sparsevi:::top_by_score(tw, n, function(tw, k, cs) sparsevi:::frex_row(tw[k, ], cs, w))
+  }
+  u <- sparsevi:::uniform_source(35)
+  for (case in list(c(1, 1), c(1, 6), c(3, 40), c(9, 25), c(17, 300))) {
+    K <- case[1]
+    V <- case[2]
+    tied <- matrix(round(u(K * V) * 4) / 4, K, V) # 0, 0.25, ..., 1: many ties
+    tied[, seq_len(V) %% 5L == 2L] <- 0 # words no topic holds (exclusivity 0)
+    spread <- matrix(u(K * V) * 10^(-u(K * V) * 30), K, V) # many exponents
+    for (tw in list(tied, spread)) {
+      cs <- colSums(tw)
+      for (w in c(0.5, 0, 1, 0.3)) {
+        for (n in unique(c(1L, min(4L, V), V))) {
+          ref <- frex_r(tw, n, w)
+          got <- .Call(sparsevi:::ffi_lda_terms_frex, tw, cs, n, w, 1L)
+          expect_identical(got, ref)
+          expect_identical(.Call(sparsevi:::ffi_lda_terms_frex, tw, cs, n, w, 2L), got)
+          if (all(cs > 0)) {
+            expect_identical(got, matrix(apply(ref_frex(tw, w), 1L,
+                                               function(s) order(-s)[seq_len(n)]), nrow = n))
+          }
+        }
+      }
+    }
+  }
+  # -0 ranks with 0, as in R
+  tw <- rbind(c(0, 0.5, -0, 0.5), c(0.2, 0.1, 0.3, 0.4))
+  expect_identical(.Call(sparsevi:::ffi_lda_terms_frex, tw, colSums(tw), 4L, 0.5, 1L),
+                   frex_r(tw, 4L, 0.5))
 })
 
 test_that("summary() reports diversity, and NPMI coherence when given the corpus (issue 35)", {
