@@ -394,7 +394,15 @@ lda_word_shares <- function(fit, tw, corpus = NULL, call = caller_call()) {
     return(p)
   }
   size <- lda_topic_sizes(fit)
-  p <- colSums(tw * (size / sum(size)))
+  s <- size / sum(size)
+  # colSums(tw * s) a block of words at a time: the same sums without a
+  # second K x V table (at K = 1000 on 129,289 words, 1 GB and 3 s here)
+  p <- numeric(ncol(tw))
+  step <- max(1L, 2^20 %/% nrow(tw))
+  for (j0 in seq(1L, ncol(tw), by = step)) {
+    j <- j0:min(ncol(tw), j0 + step - 1L)
+    p[j] <- colSums(tw[, j, drop = FALSE] * s)
+  }
   p[p <= 0] <- min(c(p[p > 0], 1e-300))
   p
 }
