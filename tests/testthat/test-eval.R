@@ -66,6 +66,22 @@ test_that("every coherence measure returns the same type", {
   expect_output(print(u), "UMASS coherence of the top 4 words of 3 topics")
   # the exported function and the generic agree
   expect_equal(coherence_umass(fit$topic_word, sim$dtm, n = 4), u)
+  # a fit scores its top words as terms() gives them, a matrix each row's
+  # (one pass in C): the same words and scores either way
+  expect_identical(coherence(fit$topic_word, sim$dtm, measure = "npmi", n = 4), p)
+  expect_identical(coherence(fit$topic_word, sim$dtm, measure = "umass", n = 4), u)
+})
+
+test_that("a matrix's top words for coherence follow order(), ties by word order", {
+  u <- sparsevi:::uniform_source(7)
+  tw <- matrix(round(u(4 * 30) * 3) / 3, 4, 30) # many ties
+  ref <- matrix(apply(tw, 1L, function(r) order(r, decreasing = TRUE)[1:6]), 6)
+  expect_identical(sparsevi:::coherence_top(tw, 6), ref)
+  counts <- matrix(as.integer(round(u(4 * 30) * 5)), 4, 30) # counts given as integers
+  expect_identical(sparsevi:::coherence_top(counts, 6),
+                   matrix(apply(counts, 1L, function(r) order(r, decreasing = TRUE)[1:6]), 6))
+  bad <- `colnames<-`(matrix(c(0.5, NA, 0.5, 1), 2), c("a", "b"))
+  expect_error(coherence(bad, as_dtm(list(c("a", "b")))), class = "sparsevi_error_argument")
 })
 
 test_that("topic_diversity() counts distinct top words over n K (issue 35)", {
