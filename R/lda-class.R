@@ -66,8 +66,14 @@ new_sparsevi_lda <- function(state, control, x, trace, call, in_place = FALSE) {
           else "dense"
   # (recorded for the engine too, so that update() keeps the kind)
   if (!is.null(state$topics$sparse)) control$sparse_topics <- identical(kind, "sparse")
+  lambda <- if (is.null(state$topics$beta)) state$topics$lambda else NULL
+  # the fit holds its topics once, as `lambda`: saveRDS() writes a table once
+  # for every list element that refers to it (a K = 1000 fit over 129,289
+  # words wrote 2 GB and read back as two tables); lda_train() gives the
+  # state its lambda back when training goes on
+  if (!is.null(lambda)) state$topics$lambda <- NULL
   structure(
-    list(topic_word = tw, lambda = if (is.null(state$topics$beta)) state$topics$lambda else NULL,
+    list(topic_word = tw, lambda = lambda,
          topics_kind = kind,
          alpha = control$alpha, eta = control$eta, K = control$K, vocab = x$vocab,
          local = control$local, global = control$global, L = control$L,

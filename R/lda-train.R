@@ -178,6 +178,11 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   heldout_every <- control$heldout_every
   # (a fit saved by an older version holds its topics in the state itself)
   start <- lda_state_topics(fit$state)
+  # a fit's lambda, held once outside its state (new_sparsevi_lda())
+  if (inherits(fit, "sparsevi_lda") && !is.null(start) && is.null(start$topics$lambda) &&
+      is.null(start$topics$beta)) {
+    start$topics$lambda <- .subset2(fit, "lambda")
+  }
   # a large memoized fit keeps S alone: its lambda again, as training left it
   if (is.null(start$topics$lambda) && !is.null(start$topics$S) && is.null(start$topics$beta)) {
     start$topics$lambda <- .Call(ffi_lda_lambda_from_stats, start$topics$S, control$eta)

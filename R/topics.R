@@ -265,6 +265,8 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
   out$control <- control
   out$state <- state
   out$lambda <- if (!is.null(fit$lambda)) unname(lambda) else NULL
+  # (held once, as a fit holds it: new_sparsevi_lda())
+  if (!is.null(out$lambda)) out$state$topics$lambda <- NULL
   tw <- fit$topic_word[keep, , drop = FALSE]
   out$topic_word <- tw / rowSums(tw)
   if (!is.null(fit$doc_topic)) {

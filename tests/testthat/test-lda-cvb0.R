@@ -212,7 +212,7 @@ test_that("fit_lda(local = 'cvb0') uses its defaults and recovers planted topics
   expect_equal(fit$control$n_tokens, sum(sim$dtm$count))
   expect_equal(fit$state$t, 40L)
   # NZ + V eta tracked by eq. 8 equals the row sums of NPhi + eta
-  expect_equal(fit$state$tot, rowSums(fit$state$topics$lambda), tolerance = 1e-10)
+  expect_equal(fit$state$tot, rowSums(fit$lambda), tolerance = 1e-10)
   # simulated LDA documents have no background: without one, the planted
   # topics come back
   plain <- fit_lda(sim$dtm, K = 4, local = "cvb0", passes = 10, seed = 1, progress = FALSE,
@@ -297,7 +297,7 @@ test_that("SCVB0 fits are reproducible, thread-independent and survive saveRDS",
   # continuing training works from the restored fit
   u <- update(r, sim$dtm, passes = 1, progress = FALSE)
   expect_equal(nrow(u$trace), 3L)
-  expect_equal(u$state$tot, rowSums(u$state$topics$lambda), tolerance = 1e-10)
+  expect_equal(u$state$tot, rowSums(u$lambda), tolerance = 1e-10)
 })
 
 test_that("fit_lda(local = 'cvb0') rejects bad engine controls with classed errors", {

@@ -524,3 +524,26 @@ test_that("predict(method = \"gibbs\") reads a lambda that dips below the fit's 
   bad$lambda <- lam
   expect_error(predict(bad, sim$dtm[1:10, ], method = "gibbs"), class = "sparsevi_error_argument")
 })
+
+test_that("a fit holds its topics once: saved, read back and trained on as before", {
+  sim <- simulate_lda(D = 80, V = 300, K = 4, seed = 5)
+  for (local in c("cvb0", "vb", "ope", "gibbs")) {
+    fit <- fit_lda(sim$dtm, K = 4, local = local, passes = 2, seed = 1, progress = FALSE)
+    # the state's topics refer to no second table: a saved fit writes one
+    expect_null(unclass(fit)$state$topics$lambda, label = local)
+    expect_lt(length(serialize(fit, NULL)), 1.5 * 8 * 4 * 300 + 60000)
+    back <- unserialize(serialize(fit, NULL))
+    expect_identical(back$lambda, fit$lambda)
+    # training goes on from the fit's lambda, the same whether saved or not
+    u1 <- update(fit, sim$dtm, passes = 1, progress = FALSE)
+    u2 <- update(back, sim$dtm, passes = 1, progress = FALSE)
+    expect_identical(u1$lambda, u2$lambda, label = local)
+    expect_identical(u1$topic_word, u2$topic_word, label = local)
+    expect_equal(nrow(u1$trace), 3L)
+  }
+  # a pruned fit holds its topics once too, and trains on
+  fit <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  p <- prune_topics(fit, 2)
+  expect_null(unclass(p)$state$topics$lambda)
+  expect_identical(dim(update(p, sim$dtm, passes = 1, progress = FALSE)$lambda), c(3L, 300L))
+})
