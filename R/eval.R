@@ -107,63 +107,73 @@ as_heldout <- function(test, vocab, observed_frac = 0.8, by = c("types", "tokens
 }
 
 # Completion score of a topic-word matrix (K x V, rows sum to 1) on a
-# sparsevi_heldout over the same vocabulary.
+# sparsevi_heldout over the same vocabulary; or of topics whose columns are
+# made block by block (completion_score_blocks()): the sparse kind's store
+# (new_sparse_topics()) or a dense lambda (new_lambda_topics()).
 completion_score <- function(topic_word, alpha, heldout, threads = 1L, details = FALSE,
                              max_iter = 100L, tol = 0.05) {
   if (inherits(topic_word, "sparsevi_sparse_topics")) {
-    return(completion_score_sparse(topic_word, alpha, heldout, threads, details, max_iter,
-                                   tol))
+    store <- topic_word$store
+    return(completion_score_blocks(function(U) gibbs_store_cols(store, topic_word$eta, U, "beta"),
+                                   length(store$tot), alpha, heldout, threads, details,
+                                   max_iter, tol))
+  }
+  if (inherits(topic_word, "sparsevi_lambda_topics")) {
+    lambda <- topic_word$lambda
+    rs <- topic_word$rs
+    return(completion_score_blocks(function(U) lambda[, U, drop = FALSE] / rs, nrow(lambda),
+                                   alpha, heldout, threads, details, max_iter, tol))
   }
   tw <- unname(topic_word)
   storage.mode(tw) <- "double"
   K <- nrow(tw)
-  obs <- heldout$observed
-  held <- heldout$heldout
-  # the dense vb step (L = K), no restarts
-  opts <- list(L = K, max_iter = as.integer(max_iter), select_every = 0L, restart_max = 0L,
-               restart_iter = 1L, alpha = as.double(alpha), tol = as.double(tol),
-               active_eps = 0)
-  res <- .Call(ffi_lda_completion, obs, held, ncol(tw), tw, opts, as.integer(threads))
-  val <- sum(res$loglik) / sum(res$tokens)
+  res <- .Call(ffi_lda_completion, heldout$observed, heldout$heldout, ncol(tw), tw,
+               completion_opts(K, alpha, max_iter, tol), as.integer(threads))
+  completion_value(res$loglik, res$tokens, details)
+}
+
+# The settings of the completion kernel: the dense vb step (L = K), no
+# restarts.
+completion_opts <- function(K, alpha, max_iter, tol) {
+  list(L = K, max_iter = as.integer(max_iter), select_every = 0L, restart_max = 0L,
+       restart_iter = 1L, alpha = as.double(alpha), tol = as.double(tol), active_eps = 0)
+}
+
+# The score per token from the documents' log-likelihoods and tokens, with
+# them as attributes when `details`.
+completion_value <- function(loglik, tokens, details) {
+  val <- sum(loglik) / sum(tokens)
   if (details) {
-    attr(val, "tokens") <- sum(res$tokens)
-    attr(val, "per_doc") <- res$loglik
+    attr(val, "tokens") <- sum(tokens)
+    attr(val, "per_doc") <- loglik
     class(val) <- "sparsevi_score"
   }
   val
 }
 
-# The same score for topics held sparsely (the sparse kind of a fit, issue
-# 33: new_sparse_topics()), without their dense K x V table: documents in
-# blocks whose words x K stay under lda_dense_topics_max entries, each
-# scored as above on the beta columns of its own words (the same kernel;
-# each document's score depends on its own words only). Equal to the dense
-# score up to the order of lambda's row sums (~1e-15 relative).
-completion_score_sparse <- function(topics, alpha, heldout, threads = 1L, details = FALSE,
+# The same score for topics of which only some columns are made at a time
+# (the sparse kind of a fit, issue 33: new_sparse_topics(); a dense lambda,
+# new_lambda_topics()), without their K x V topic_word: documents in blocks
+# whose words x K stay under lda_dense_topics_max entries, each scored as
+# above on cols(U), the K x |U| topic-word columns of its own words U (the
+# same kernel; each document's score depends on its own words only). From
+# lambda the columns are those of topic_word, so the score is the same;
+# from a sparse store, equal up to the order of lambda's row sums (~1e-15
+# relative).
+completion_score_blocks <- function(cols, K, alpha, heldout, threads = 1L, details = FALSE,
                                     max_iter = 100L, tol = 0.05) {
-  store <- topics$store
-  K <- length(store$tot)
   obs <- heldout$observed
   held <- heldout$heldout
-  opts <- list(L = K, max_iter = as.integer(max_iter), select_every = 0L, restart_max = 0L,
-               restart_iter = 1L, alpha = as.double(alpha), tol = as.double(tol),
-               active_eps = 0)
+  opts <- completion_opts(K, alpha, max_iter, tol)
   ll <- tokens <- numeric(nrow(obs))
   for (r in sparse_doc_blocks(list(obs, held), K)) {
     part <- dtm_blocks_compact(list(dtm_subset(obs, r), dtm_subset(held, r)))
-    beta <- gibbs_store_cols(store, topics$eta, part$U, "beta")
-    res <- .Call(ffi_lda_completion, part$x[[1L]], part$x[[2L]], length(part$U), beta, opts,
-                 as.integer(threads))
+    res <- .Call(ffi_lda_completion, part$x[[1L]], part$x[[2L]], length(part$U),
+                 cols(part$U), opts, as.integer(threads))
     ll[r] <- res$loglik
     tokens[r] <- res$tokens
   }
-  val <- sum(ll) / sum(tokens)
-  if (details) {
-    attr(val, "tokens") <- sum(tokens)
-    attr(val, "per_doc") <- ll
-    class(val) <- "sparsevi_score"
-  }
-  val
+  completion_value(ll, tokens, details)
 }
 
 # Consecutive blocks of the documents of `parts` (dtms of the same documents)
@@ -214,7 +224,9 @@ print.sparsevi_score <- function(x, digits = 4, ...) {
 #'   corpus on disk from [uci_source()] is counted batch by batch, one batch
 #'   in memory at a time, with the same result as in memory.
 #' @param measure `"npmi"` or `"umass"`.
-#' @param n Number of top words per topic (default 10).
+#' @param n Number of top words per topic (default 10): for a fit, those
+#'   `terms(fit, n)` lists; for a matrix, each row's `n` largest (ties by
+#'   word order).
 #' @param ... Unused.
 #' @returns A `sparsevi_coherence`: a numeric vector of length K, the
 #'   coherence of each topic (arithmetic such as `mean()` works on it;

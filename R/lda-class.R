@@ -9,8 +9,10 @@
 lda_trace_extras <- c("restart_accept", "bytes_between_workers")
 lda_empty_trace <- function() train_empty_trace(lda_trace_extras)
 
-# Topic-word point estimate of a state: the posterior mean of the topics, or
-# the `beta` a point-estimate learner (e.g. ML-OPE) keeps.
+# Topic-word point estimate of a state as the held-out evaluator reads it
+# (completion_score()): the `beta` a point-estimate learner (e.g. ML-OPE)
+# keeps, or the posterior mean of the topics, as columns read from the
+# store of the sparse kind or from lambda (new_lambda_topics()).
 lda_state_topic_word <- function(state) {
   tp <- state$topics
   if (inherits(tp, "lda_topics_beta")) return(tp$beta)
@@ -19,7 +21,17 @@ lda_state_topic_word <- function(state) {
   if (inherits(tp, "lda_topics_sparse") && is.null(tp$lambda) && !is.null(state$gibbs_eta)) {
     return(new_sparse_topics(tp$sparse, state$gibbs_eta))
   }
-  lda_normalise_rows(tp$lambda)
+  new_lambda_topics(tp$lambda)
+}
+
+# Dense topics as the held-out evaluator reads them: lambda and its row sums
+# (rowSums(), the sums lda_normalise_rows() divides by), so that
+# completion_score() takes the columns of each block of documents' words,
+# lambda[, U] / rs, the same values as those columns of topic_word, without
+# making the K x V topic_word (1 GB at K = 1000 on 129,289 words).
+new_lambda_topics <- function(lambda) {
+  if (!is.double(lambda)) storage.mode(lambda) <- "double"
+  structure(list(lambda = lambda, rs = rowSums(lambda)), class = "sparsevi_lambda_topics")
 }
 
 # lambda / rowSums(lambda), bit for bit (long double row sums column after
@@ -179,5 +191,8 @@ new_sparse_topics <- function(store, eta) {
 lda_eval_topics <- function(fit) {
   store <- lda_sparse_store(fit)
   if (!is.null(store)) return(new_sparse_topics(store, fit$eta))
-  fit$topic_word
+  # a stored table (a point-estimate learner's beta), else lambda's columns
+  tw <- .subset2(fit, "topic_word")
+  lam <- if (is.null(tw)) lda_fit_lambda(fit)
+  if (is.null(lam)) fit$topic_word else new_lambda_topics(lam)
 }

@@ -796,7 +796,7 @@ logLik.sparsevi_lda <- function(object, newdata, ...) {
                      per_token = val / object$n_tokens, class = "logLik"))
   }
   if (!is.null(object$heldout)) {
-    return(heldout_ll(completion_score(object$topic_word, object$alpha, object$heldout,
+    return(heldout_ll(completion_score(lda_eval_topics(object), object$alpha, object$heldout,
                                        object$control$threads, details = TRUE)))
   }
   why <- if (!is.null(pi) && nrow(tr) && max(tr$lap) == pi$lap) {

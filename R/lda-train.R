@@ -235,7 +235,8 @@ lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   trainer <- new_trainer(progress, lap0 + passes, c(sec0, cpu0), upper_bound = stops,
                          heldout_unit = "/token")
   trainer$progress <- progress
-  # the held-out score of topics `tw` (K x V, rows summing to 1)
+  # the held-out score of topics `tw` (lda_state_topic_word(): K x V rows
+  # summing to 1, or columns made block by block)
   score <- function(tw) completion_score(tw, control$alpha, heldout, control$threads)
   evaluate <- function(state) {
     list(objective = lda_objective(state, control),

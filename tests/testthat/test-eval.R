@@ -13,6 +13,31 @@ test_that("document completion matches the pure-R reference", {
   expect_gt(as.numeric(got), s_flat)
 })
 
+test_that("a dense fit is scored from lambda's columns, block by block, as from topic_word", {
+  sim <- simulate_lda(D = 90, V = 40, K = 4, doc_length = 50, seed = 8)
+  sp <- split_heldout(sim$dtm, n_test = 30, seed = 3)
+  for (local in c("cvb0", "vb")) {
+    fit <- fit_lda(sp$train, K = 4, local = local, passes = 2, seed = 1, progress = FALSE,
+                   heldout = sp$test)
+    # the matrix path on the whole topic_word, the reference
+    want <- sparsevi:::completion_score(fit$topic_word, fit$alpha, sp$test, details = TRUE)
+    topics <- sparsevi:::lda_eval_topics(fit)
+    expect_s3_class(topics, "sparsevi_lambda_topics")
+    expect_identical(heldout_loglik(fit, sp$test), want)
+    # the lap's score in the trace is the same
+    expect_identical(fit$trace$heldout[2], as.numeric(want))
+    # in blocks of a few documents each: the same per-document scores
+    swap_binding("lda_dense_topics_max", 4 * 25)
+    expect_gt(length(sparsevi:::sparse_doc_blocks(list(sp$test$observed, sp$test$heldout), 4)), 3)
+    expect_identical(heldout_loglik(fit, sp$test), want)
+    # logLik() of a fit without an objective (SCVB0) scores its held-out
+    # documents the same way
+    if (local == "cvb0") {
+      expect_identical(attr(logLik(fit), "per_token"), as.numeric(want))
+    }
+  }
+})
+
 test_that("heldout_loglik accepts a plain corpus, splits it, and checks the vocabulary", {
   sim <- simulate_lda(D = 60, V = 30, K = 3, doc_length = 50, seed = 6)
   fit <- fit_lda(sim$dtm[1:50, ], K = 3, passes = 2, seed = 1, progress = FALSE)

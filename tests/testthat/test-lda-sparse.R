@@ -2,14 +2,6 @@
 # sparse store instead of a dense K x V lambda, read by the methods without
 # the dense table; the default engine at large K x V.
 
-# Replace a binding of the namespace until the calling test ends
-# (testthat 3.1.6 has no local_mocked_bindings()).
-swap_binding <- function(name, value, env = parent.frame()) {
-  orig <- get(name, envir = asNamespace("sparsevi"))
-  utils::assignInNamespace(name, value, ns = "sparsevi")
-  withr::defer(utils::assignInNamespace(name, orig, ns = "sparsevi"), envir = env)
-}
-
 sparse_pair <- function(K = 4, passes = 3, heldout = NULL, seed = 5, ...) {
   sim <- simulate_lda(D = 120, V = 60, K = 4, seed = 11)
   sp <- split_heldout(sim$dtm, n_test = 20, seed = 2)
