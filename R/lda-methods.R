@@ -323,9 +323,16 @@ terms.sparsevi_lda <- function(x, n = 10, type = c("prob", "frex", "lift"), frex
     frex = {
       frexw <- check_number(frexw, "frexw", lower = 0, upper = 1)
       threads <- sparsevi_threads(threads)
-      tw <- lda_fit_topic_word(x)
-      # (frex_row() and top_by_score() below: the same words, in R)
-      .Call(ffi_lda_terms_frex, tw, colSums(tw), n, frexw, threads)
+      # the topics as lambda over its row sums, the values of topic_word
+      # without making the K x V table (a stored topic_word, as ML-OPE's, as
+      # it is); frex_row() and top_by_score() below: the same words, in R
+      lam <- if (is.null(.subset2(x, "topic_word"))) lda_fit_lambda(x)
+      if (is.null(lam)) {
+        .Call(ffi_lda_terms_frex, lda_fit_topic_word(x), NULL, n, frexw, threads)
+      } else {
+        if (!is.double(lam)) storage.mode(lam) <- "double"
+        .Call(ffi_lda_terms_frex, lam, rowSums(lam), n, frexw, threads)
+      }
     },
     lift = {
       tw <- lda_fit_topic_word(x)

@@ -2,16 +2,17 @@
 #include "ffi.h"
 #include "lda-terms.h"
 
-/* The n FREX words of each topic of the K x V topics TW (column sums
- * colsums, weight of frequency w): an n x K integer matrix of 1-based
+/* The n FREX words of each topic of the K x V topics TW / rs (each row
+ * over its entry of rs: lambda over its row sums; TW itself when rs is
+ * NULL), w the weight of frequency: an n x K integer matrix of 1-based
  * words, each column best first. The threads share the topics (blocks of
  * LDA_FREX_BLOCK); each topic's words are its own, so the result does not
  * depend on threads. */
-SEXP ffi_lda_terms_frex(SEXP TW, SEXP colsums, SEXP n_, SEXP w_, SEXP threads_) {
+SEXP ffi_lda_terms_frex(SEXP TW, SEXP rs_, SEXP n_, SEXP w_, SEXP threads_) {
   svi_need_matrix(TW, REALSXP, -1, -1, "TW");
   const int K = Rf_nrows(TW), V = Rf_ncols(TW);
   if (K < 1 || V < 1) Rf_error("internal error: TW has no topics or no words");
-  svi_need_real(colsums, V, "colsums");
+  if (rs_ != R_NilValue) svi_need_real(rs_, K, "rs");
   const int n = svi_int_arg(n_, 1, V, "n");
   const double w = svi_real_arg(w_, 0.0, 1.0, "w");
   const int threads = svi_threads_from_r(threads_);
@@ -29,7 +30,9 @@ SEXP ffi_lda_terms_frex(SEXP TW, SEXP colsums, SEXP n_, SEXP w_, SEXP threads_) 
     sc[t].ix2 = sc[t].ix + V;
     sc[t].cnt = sc[t].ix + 2 * (svi_len)V;
   }
-  const double *tw = REAL(TW), *cs = REAL(colsums);
+  const double *tw = REAL(TW), *rs = rs_ == R_NilValue ? NULL : REAL(rs_);
+  double *cs = (double *)R_alloc(V, sizeof(double));
+  lda_frex_colsums(tw, rs, K, V, cs);
   int *po = INTEGER(out);
   const int blocks = (K + LDA_FREX_BLOCK - 1) / LDA_FREX_BLOCK;
   (void)threads;
@@ -38,7 +41,7 @@ SEXP ffi_lda_terms_frex(SEXP TW, SEXP colsums, SEXP n_, SEXP w_, SEXP threads_) 
 #endif
   for (int b = 0; b < blocks; b++) {
     const int k0 = b * LDA_FREX_BLOCK, nb = K - k0 < LDA_FREX_BLOCK ? K - k0 : LDA_FREX_BLOCK;
-    lda_frex_block(tw, K, V, cs, w, k0, nb, n, po + (svi_len)k0 * n, sc + svi_thread_id());
+    lda_frex_block(tw, rs, K, V, cs, w, k0, nb, n, po + (svi_len)k0 * n, sc + svi_thread_id());
   }
   for (R_xlen_t i = 0; i < XLENGTH(out); i++) po[i]++;
   UNPROTECT(1);

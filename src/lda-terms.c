@@ -2,9 +2,8 @@
  * for each topic, the rank of each word by its probability and by its
  * exclusivity among the V words, the weighted harmonic mean of the two, and
  * the n words of highest mean. frex_row() in R/lda-methods.R is the
- * reference; R's rank() sorted each row twice per topic (33 ms a row at
- * V = 129,289), a stable radix sort of the values' bits does it in a few
- * passes. */
+ * reference; R's rank(), twice per topic, took 33 ms a call at V = 129,289,
+ * a stable radix sort of the values' bits does it in a few passes. */
 #include <string.h>
 #include "lda-terms.h"
 #include "svi.h"
@@ -65,20 +64,42 @@ static void average_ranks(const double *x, int V, double *r, uint64_t *key, uint
   }
 }
 
+/* Column v's sum of the topics, sum over k of tw[k, v] / rs[k] (tw[k, v]
+ * when rs is NULL), in long double, topic after topic, as R's colSums()
+ * adds the columns of topic_word. */
+void lda_frex_colsums(const double *tw, const double *rs, int K, int V, double *colsums) {
+  for (int v = 0; v < V; v++) {
+    const double *col = tw + (svi_len)v * K;
+    long double acc = 0.0L;
+    if (rs) {
+      for (int k = 0; k < K; k++) acc += col[k] / rs[k];
+    } else {
+      for (int k = 0; k < K; k++) acc += col[k];
+    }
+    colsums[v] = (double)acc;
+  }
+}
+
 /* The n FREX words (0-based, best first; among equal scores the lower word
  * first) of topics k0 .. k0 + nb - 1 (nb <= LDA_FREX_BLOCK) to out, n per
- * topic: tw the K x V topics, colsums their column sums, w the weight of
- * frequency. Exclusivity is beta / colsums (0 where a column sums to 0: a
- * word no topic holds); the score 1 / (w / F + (1 - w) / E), F and E the
- * average ranks over V of the topic's probabilities and exclusivities,
- * over V. The block's rows are read together, a column's nb values at a
- * time (a row alone would read one value of every cache line it loads).
- * sc: the calling thread's scratch. */
-void lda_frex_block(const double *tw, int K, int V, const double *colsums, double w, int k0,
-                    int nb, int n, int *out, const lda_frex_scratch *sc) {
+ * topic: the topics tw[k, v] / rs[k] (lambda over its row sums, the values
+ * of topic_word without making it; tw itself when rs is NULL), colsums
+ * their column sums (lda_frex_colsums()), w the weight of frequency.
+ * Exclusivity is beta / colsums (0 where a column sums to 0: a word no
+ * topic holds); the score 1 / (w / F + (1 - w) / E), F and E the average
+ * ranks over V of the topic's probabilities and exclusivities, over V. The
+ * block's rows are read together, a column's nb values at a time (a row
+ * alone would read one value of every cache line it loads). sc: the
+ * calling thread's scratch. */
+void lda_frex_block(const double *tw, const double *rs, int K, int V, const double *colsums,
+                    double w, int k0, int nb, int n, int *out, const lda_frex_scratch *sc) {
   for (int v = 0; v < V; v++) {
     const double *col = tw + (svi_len)v * K + k0;
-    for (int j = 0; j < nb; j++) sc->beta[(svi_len)j * V + v] = col[j];
+    if (rs) {
+      for (int j = 0; j < nb; j++) sc->beta[(svi_len)j * V + v] = col[j] / rs[k0 + j];
+    } else {
+      for (int j = 0; j < nb; j++) sc->beta[(svi_len)j * V + v] = col[j];
+    }
   }
   double *excl = sc->excl, *F = sc->F, *E = sc->E;
   const double dv = (double)V;

@@ -462,9 +462,9 @@ test_that("FREX in C matches its R form: ties, empty words, blocks of topics, th
       for (w in c(0.5, 0, 1, 0.3)) {
         for (n in unique(c(1L, min(4L, V), V))) {
           ref <- frex_r(tw, n, w)
-          got <- .Call(sparsevi:::ffi_lda_terms_frex, tw, cs, n, w, 1L)
+          got <- .Call(sparsevi:::ffi_lda_terms_frex, tw, NULL, n, w, 1L)
           expect_identical(got, ref)
-          expect_identical(.Call(sparsevi:::ffi_lda_terms_frex, tw, cs, n, w, 2L), got)
+          expect_identical(.Call(sparsevi:::ffi_lda_terms_frex, tw, NULL, n, w, 2L), got)
           if (all(cs > 0)) {
             expect_identical(got, matrix(apply(ref_frex(tw, w), 1L,
                                                function(s) order(-s)[seq_len(n)]), nrow = n))
@@ -475,8 +475,15 @@ test_that("FREX in C matches its R form: ties, empty words, blocks of topics, th
   }
   # -0 ranks with 0, as in R
   tw <- rbind(c(0, 0.5, -0, 0.5), c(0.2, 0.1, 0.3, 0.4))
-  expect_identical(.Call(sparsevi:::ffi_lda_terms_frex, tw, colSums(tw), 4L, 0.5, 1L),
+  expect_identical(.Call(sparsevi:::ffi_lda_terms_frex, tw, NULL, 4L, 0.5, 1L),
                    frex_r(tw, 4L, 0.5))
+  # from lambda over its row sums: the words of topic_word, without it
+  lam <- matrix(0.01 + round(u(9 * 300) * 4), 9, 300)
+  tw <- lam / rowSums(lam)
+  for (w in c(0.5, 0.2)) {
+    expect_identical(.Call(sparsevi:::ffi_lda_terms_frex, lam, rowSums(lam), 12L, w, 2L),
+                     frex_r(tw, 12L, w))
+  }
 })
 
 test_that("summary() reports diversity, and NPMI coherence when given the corpus (issue 35)", {
