@@ -40,8 +40,10 @@ SEXP ffi_lda_terms_frex(SEXP TW, SEXP rs_, SEXP n_, SEXP w_, SEXP threads_) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
 #endif
   for (int b = 0; b < blocks; b++) {
-    const int k0 = b * LDA_FREX_BLOCK, nb = K - k0 < LDA_FREX_BLOCK ? K - k0 : LDA_FREX_BLOCK;
-    lda_frex_block(tw, rs, K, V, cs, w, k0, nb, n, po + (svi_len)k0 * n, sc + svi_thread_id());
+    const int k0 = b * LDA_FREX_BLOCK,
+              nb = K - k0 < LDA_FREX_BLOCK ? K - k0 : LDA_FREX_BLOCK;
+    lda_frex_block(tw, rs, K, V, cs, w, k0, nb, n, po + (svi_len)k0 * n,
+                   sc + svi_thread_id());
   }
   for (R_xlen_t i = 0; i < XLENGTH(out); i++) po[i]++;
   UNPROTECT(1);

@@ -25,8 +25,8 @@ static inline uint64_t order_key(double x) {
  * NaN), written to r. Scratch: key, key2 (V each), ix, ix2 (V each), cnt
  * (RADIX_SIZE). An LSD radix sort of the keys, stable, so equal keys keep
  * their order; a pass whose digit is the same for every key is skipped. */
-static void average_ranks(const double *x, int V, double *r, uint64_t *key, uint64_t *key2,
-                          int *ix, int *ix2, int *cnt) {
+static void average_ranks(const double *x, int V, double *r, uint64_t *key,
+                          uint64_t *key2, int *ix, int *ix2, int *cnt) {
   for (int v = 0; v < V; v++) {
     key[v] = order_key(x[v]);
     ix[v] = v;
@@ -91,8 +91,9 @@ void lda_frex_colsums(const double *tw, const double *rs, int K, int V, double *
  * block's rows are read together, a column's nb values at a time (a row
  * alone would read one value of every cache line it loads). sc: the
  * calling thread's scratch. */
-void lda_frex_block(const double *tw, const double *rs, int K, int V, const double *colsums,
-                    double w, int k0, int nb, int n, int *out, const lda_frex_scratch *sc) {
+void lda_frex_block(const double *tw, const double *rs, int K, int V,
+                    const double *colsums, double w, int k0, int nb, int n, int *out,
+                    const lda_frex_scratch *sc) {
   for (int v = 0; v < V; v++) {
     const double *col = tw + (svi_len)v * K + k0;
     if (rs) {

@@ -17,6 +17,7 @@ typedef struct {
 } lda_frex_scratch;
 
 void lda_frex_colsums(const double *tw, const double *rs, int K, int V, double *colsums);
-void lda_frex_block(const double *tw, const double *rs, int K, int V, const double *colsums,
-                    double w, int k0, int nb, int n, int *out, const lda_frex_scratch *sc);
+void lda_frex_block(const double *tw, const double *rs, int K, int V,
+                    const double *colsums, double w, int k0, int nb, int n, int *out,
+                    const lda_frex_scratch *sc);
 #endif

@@ -160,7 +160,8 @@ void svi_top_rows(const double *m, const double *div, int K, svi_len V, int n, i
                   double *hv) {
   for (int v = 0; v < n; v++)
     for (int k = 0; k < K; k++) {
-      hv[(svi_len)k * n + v] = div ? m[(svi_len)v * K + k] / div[v] : m[(svi_len)v * K + k];
+      hv[(svi_len)k * n + v] =
+          div ? m[(svi_len)v * K + k] / div[v] : m[(svi_len)v * K + k];
       idx[(svi_len)k * n + v] = v;
     }
   for (int k = 0; k < K; k++)
