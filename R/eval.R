@@ -424,7 +424,7 @@ coherence_npmi <- function(topic_word, reference_dtm, n = 10L, threads = 1L, top
 # V = 129,289.
 coherence_top <- function(topic_word, n) {
   if (!is.double(topic_word)) storage.mode(topic_word) <- "double"
-  .Call(ffi_svi_top_rows, topic_word, as.integer(n), NULL)
+  .Call(ffi_svi_top_rows, topic_word, as.integer(n), NULL, NULL)
 }
 
 # The word pairs the coherence measures count, for the K x n top words

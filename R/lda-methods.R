@@ -335,10 +335,19 @@ terms.sparsevi_lda <- function(x, n = 10, type = c("prob", "frex", "lift"), frex
       }
     },
     lift = {
-      tw <- lda_fit_topic_word(x)
-      # each row's top n of tw[k, ] / p, one pass in C (top_by_score() with
-      # tw[k, ] / p in R: the same words)
-      .Call(ffi_svi_top_rows, tw, n, lda_word_shares(x, tw, corpus))
+      # each row's top n of topic_word[k, ] / p, one pass in C over lambda
+      # over its row sums (the values of topic_word, no K x V table made; a
+      # stored topic_word as it is); top_by_score() with tw[k, ] / p in R
+      # gives the same words
+      lam <- if (is.null(.subset2(x, "topic_word"))) lda_fit_lambda(x)
+      if (is.null(lam)) {
+        tw <- lda_fit_topic_word(x)
+        .Call(ffi_svi_top_rows, tw, n, lda_word_shares(x, tw, NULL, corpus), NULL)
+      } else {
+        if (!is.double(lam)) storage.mode(lam) <- "double"
+        rs <- rowSums(lam)
+        .Call(ffi_svi_top_rows, lam, n, lda_word_shares(x, lam, rs, corpus), rs)
+      }
     })
   lda_terms_matrix(x, idx)
 }
@@ -388,8 +397,9 @@ frex_row <- function(beta, colsums, w) {
 
 # Each word's share of the tokens: of `corpus` when given (terms matched by
 # name; words absent from it get the smallest positive share), else of the
-# model (topic sizes times topics).
-lda_word_shares <- function(fit, tw, corpus = NULL, call = caller_call()) {
+# model (topic sizes times topics, the topics tw / rs: lambda over its row
+# sums, or topic_word itself when rs is NULL).
+lda_word_shares <- function(fit, tw, rs = NULL, corpus = NULL, call = caller_call()) {
   if (!is.null(corpus)) {
     cx <- dtm_align(as_dtm_arg(corpus, "corpus", call), fit$vocab)$x
     cnt <- tabulate_weighted(cx$term + 1L, cx$count, length(fit$vocab))
@@ -402,13 +412,15 @@ lda_word_shares <- function(fit, tw, corpus = NULL, call = caller_call()) {
   }
   size <- lda_topic_sizes(fit)
   s <- size / sum(size)
-  # colSums(tw * s) a block of words at a time: the same sums without a
-  # second K x V table (at K = 1000 on 129,289 words, 1 GB and 3 s here)
+  # colSums(topic_word * s) a block of words at a time: the same sums
+  # without a K x V table (at K = 1000 on 129,289 words, 1 GB and 3 s here)
   p <- numeric(ncol(tw))
   step <- max(1L, 2^20 %/% nrow(tw))
   for (j0 in seq(1L, ncol(tw), by = step)) {
     j <- j0:min(ncol(tw), j0 + step - 1L)
-    p[j] <- colSums(tw[, j, drop = FALSE] * s)
+    block <- tw[, j, drop = FALSE]
+    if (!is.null(rs)) block <- block / rs
+    p[j] <- colSums(block * s)
   }
   p[p <= 0] <- min(c(p[p > 0], 1e-300))
   p
@@ -442,7 +454,7 @@ lda_top_words <- function(fit, n) {
   }
   # one pass over the K x V table in C (src/select.c): apply() over its rows
   # transposed it first, 2 s of print() at K = 100 on 60,000 paragraphs
-  .Call(ffi_svi_top_rows, tw, min(as.integer(n), ncol(tw)), NULL)
+  .Call(ffi_svi_top_rows, tw, min(as.integer(n), ncol(tw)), NULL, NULL)
 }
 
 #' Document-topic proportions of new documents

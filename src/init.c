@@ -7,7 +7,7 @@
 /* infrastructure (svi-ffi.c) */
 extern SEXP ffi_svi_special(SEXP, SEXP);
 extern SEXP ffi_svi_select_top(SEXP, SEXP, SEXP);
-extern SEXP ffi_svi_top_rows(SEXP, SEXP, SEXP);
+extern SEXP ffi_svi_top_rows(SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_rng_unif(SEXP, SEXP, SEXP);
 extern SEXP ffi_svi_threads_info(void);
 /* document-term layer (dtm-ffi.c) */
@@ -135,7 +135,7 @@ static const R_CallMethodDef call_methods[] = {
     /* infrastructure (svi-ffi.c) */
     {"ffi_svi_special", (DL_FUNC)&ffi_svi_special, 2},
     {"ffi_svi_select_top", (DL_FUNC)&ffi_svi_select_top, 3},
-    {"ffi_svi_top_rows", (DL_FUNC)&ffi_svi_top_rows, 3},
+    {"ffi_svi_top_rows", (DL_FUNC)&ffi_svi_top_rows, 4},
     {"ffi_svi_rng_unif", (DL_FUNC)&ffi_svi_rng_unif, 3},
     {"ffi_svi_threads_info", (DL_FUNC)&ffi_svi_threads_info, 0},
     /* document-term layer (dtm-ffi.c) */

@@ -136,6 +136,14 @@ double svi_softmax_sub(const double *w, const int *idx, int L, double *r) {
   return m + log(s);
 }
 
+/* An entry of svi_top_rows()'s table: x over its row's rdiv[k], then over
+ * its column's div[v] (either skipped when NULL). */
+static inline double top_rows_value(double x, const double *rdiv, const double *div, int k,
+                                    svi_len v) {
+  if (rdiv) x = x / rdiv[k];
+  return div ? x / div[v] : x;
+}
+
 /* Row k's kept columns as a heap whose root is the worst kept: the smaller
  * value, or the larger column among equal values. */
 static inline int row_worse(double a, int ia, double b, int ib) {
@@ -156,12 +164,11 @@ static void row_sift(double *hv, int *hi, int i, int n) {
   }
 }
 
-void svi_top_rows(const double *m, const double *div, int K, svi_len V, int n, int *idx,
-                  double *hv) {
+void svi_top_rows(const double *m, const double *rdiv, const double *div, int K, svi_len V,
+                  int n, int *idx, double *hv) {
   for (int v = 0; v < n; v++)
     for (int k = 0; k < K; k++) {
-      hv[(svi_len)k * n + v] =
-          div ? m[(svi_len)v * K + k] / div[v] : m[(svi_len)v * K + k];
+      hv[(svi_len)k * n + v] = top_rows_value(m[(svi_len)v * K + k], rdiv, div, k, v);
       idx[(svi_len)k * n + v] = v;
     }
   for (int k = 0; k < K; k++)
@@ -171,7 +178,7 @@ void svi_top_rows(const double *m, const double *div, int K, svi_len V, int n, i
     const double *col = m + v * K;
     for (int k = 0; k < K; k++) {
       double *h = hv + (svi_len)k * n;
-      const double x = div ? col[k] / div[v] : col[k];
+      const double x = top_rows_value(col[k], rdiv, div, k, v);
       if (x > h[0]) {
         int *hi = idx + (svi_len)k * n;
         h[0] = x;

@@ -255,17 +255,20 @@ static int cmp_desc(const void *a, const void *b) {
 }
 
 /* The n largest entries of each row of the K x V matrix M (svi_top_rows()),
- * each divided by its column's entry of div unless div is NULL: an n x K
- * integer matrix of 1-based columns, each column of it row k's, in
- * decreasing order (lower column first among equal values). */
-SEXP ffi_svi_top_rows(SEXP M, SEXP n_, SEXP div) {
+ * each divided by its row's entry of rdiv and then by its column's entry
+ * of div (each skipped when NULL): an n x K integer matrix of 1-based
+ * columns, each column of it row k's, in decreasing order (lower column
+ * first among equal values). */
+SEXP ffi_svi_top_rows(SEXP M, SEXP n_, SEXP div, SEXP rdiv) {
   svi_need_matrix(M, REALSXP, -1, -1, "M");
   int K = Rf_nrows(M), V = Rf_ncols(M), n = svi_int_arg(n_, 1, V, "n");
   if (div != R_NilValue) svi_need_real(div, V, "div");
+  if (rdiv != R_NilValue) svi_need_real(rdiv, K, "rdiv");
   SEXP out = PROTECT(Rf_allocMatrix(INTSXP, n, K));
   double *hv = (double *)R_alloc((size_t)K * (size_t)n, sizeof(double));
   int *idx = INTEGER(out);
-  svi_top_rows(REAL(M), div == R_NilValue ? NULL : REAL(div), K, V, n, idx, hv);
+  svi_top_rows(REAL(M), rdiv == R_NilValue ? NULL : REAL(rdiv),
+               div == R_NilValue ? NULL : REAL(div), K, V, n, idx, hv);
   for (R_xlen_t i = 0; i < XLENGTH(out); i++) idx[i]++;
   UNPROTECT(1);
   return out;

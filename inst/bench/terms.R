@@ -44,7 +44,7 @@ for (K in Ks) {
   r_frex <- system.time(ref_frex <- vapply(ks, function(k) {
     order(-ns$frex_row(tw[k, ], cs, 0.5))[1:10]
   }, integer(10)))[["elapsed"]]
-  p <- ns$lda_word_shares(fit, tw, NULL)
+  p <- ns$lda_word_shares(fit, tw)
   r_lift <- system.time(ref_lift <- ns$top_by_score(sub_tw, 10, function(tw, k, cs) tw[k, ] / p))[["elapsed"]]
   scale <- K / length(ks)
   t_prob <- best(function() terms(fit, 10))

@@ -394,11 +394,16 @@ test_that("each topic's top words (one pass in C) match a pure-R reference, ties
     V <- case[2]
     m <- matrix(round(u(K * V) * 4) / 4, K, V) # values in 0, 0.25, ..., 1: many ties
     for (n in unique(c(1, min(3, V), V))) {
-      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n, NULL), ref_top_rows(m, n))
-      # each column divided by its own number first (terms(type = "lift"))
+      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n, NULL, NULL),
+                       ref_top_rows(m, n))
+      # each entry over its column's number (terms(type = "lift")), and first
+      # over its row's (lambda over its row sums)
       d <- c(1, 3, 0.5, 2)[(seq_len(V) - 1L) %% 4L + 1L]
-      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n, d),
+      r <- c(2, 0.25, 1, 5, 3, 0.5, 7)[seq_len(K)]
+      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n, d, NULL),
                        ref_top_rows(sweep(m, 2L, d, "/"), n))
+      expect_identical(.Call(sparsevi:::ffi_svi_top_rows, m, n, d, r),
+                       ref_top_rows(sweep(m / r, 2L, d, "/"), n))
     }
   }
   sim <- simulate_lda(D = 40, V = 30, K = 3, seed = 2)
@@ -553,4 +558,26 @@ test_that("a fit holds its topics once: saved, read back and trained on as befor
   p <- prune_topics(fit, 2)
   expect_null(unclass(p)$state$topics$lambda)
   expect_identical(dim(update(p, sim$dtm, passes = 1, progress = FALSE)$lambda), c(3L, 300L))
+})
+
+test_that("terms() reads lambda over its row sums, or a stored topic_word, with the same words", {
+  sim <- methods_corpus()
+  frex_r <- function(tw, n, w = 0.5) {
+    sparsevi:::top_by_score(tw, n, function(tw, k, cs) sparsevi:::frex_row(tw[k, ], cs, w))
+  }
+  lift_r <- function(fit, tw, n) {
+    p <- sparsevi:::lda_word_shares(fit, tw)
+    sparsevi:::top_by_score(tw, n, function(tw, k, cs) tw[k, ] / p)
+  }
+  dense <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
+  ml <- fit_lda(sim$dtm, K = 4, local = "ope", global = "ml", passes = 2, seed = 1,
+                progress = FALSE)
+  expect_null(.subset2(dense, "topic_word"))
+  expect_false(is.null(.subset2(ml, "topic_word")))
+  for (fit in list(dense, ml)) {
+    tw <- unname(fit$topic_word)
+    expect_identical(unname(terms(fit, 8, type = "frex")), matrix(fit$vocab[frex_r(tw, 8)], 8))
+    expect_identical(unname(terms(fit, 8, type = "lift")),
+                     matrix(fit$vocab[lift_r(fit, tw, 8)], 8))
+  }
 })
