@@ -542,8 +542,9 @@ test_that("a fit holds its topics once: saved, read back and trained on as befor
   for (local in c("cvb0", "vb", "ope", "gibbs")) {
     fit <- fit_lda(sim$dtm, K = 4, local = local, passes = 2, seed = 1, progress = FALSE)
     # the state's topics refer to no second table: a saved fit writes one
-    expect_null(unclass(fit)$state$topics$lambda, label = local)
-    expect_lt(length(serialize(fit, NULL)), 1.5 * 8 * 4 * 300 + 60000)
+    tp <- unclass(fit)$state$topics
+    expect_null(tp$lambda, label = local)
+    expect_false(any(vapply(tp, function(e) identical(e, fit$lambda), TRUE)), label = local)
     back <- unserialize(serialize(fit, NULL))
     expect_identical(back$lambda, fit$lambda)
     # training goes on from the fit's lambda, the same whether saved or not
