@@ -244,7 +244,8 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
   # the remaining topics, as an engine's starting state (the form fit_lda()'s
   # initialisation gives every engine): their Dirichlet parameters, or for a
   # point-estimate learner its topics
-  lambda <- if (!is.null(fit$lambda)) fit$lambda[keep, , drop = FALSE]
+  lam <- lda_fit_lambda(fit)
+  lambda <- if (!is.null(lam)) lam[keep, , drop = FALSE]
             else unname(fit$topic_word[keep, , drop = FALSE])
   state <- list(topics = new_lda_topics(lambda = unname(lambda)), t = fit$state$t)
   if (lda_step(control)$memoized) state <- lda_memo_reset(state, control, K, length(fit$vocab))
@@ -264,11 +265,16 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
   out$L <- control$L
   out$control <- control
   out$state <- state
-  out$lambda <- if (!is.null(fit$lambda)) unname(lambda) else NULL
-  # (held once, as a fit holds it: new_sparsevi_lda())
-  if (!is.null(out$lambda)) out$state$topics$lambda <- NULL
-  tw <- fit$topic_word[keep, , drop = FALSE]
-  out$topic_word <- tw / rowSums(tw)
+  out$lambda <- if (!is.null(lam)) unname(lambda) else NULL
+  # (held once, as a fit holds it: new_sparsevi_lda(); its topic_word is
+  # made from it when read, a point-estimate learner's renormalised here)
+  if (!is.null(out$lambda)) {
+    out$state$topics$lambda <- NULL
+    out$topic_word <- NULL
+  } else {
+    tw <- fit$topic_word[keep, , drop = FALSE]
+    out$topic_word <- tw / rowSums(tw)
+  }
   if (!is.null(fit$doc_topic)) {
     dt <- fit$doc_topic[, keep, drop = FALSE]
     tot <- Matrix::rowSums(dt)
@@ -287,7 +293,7 @@ prune_topics <- function(fit, topics = dead_topics(fit)) {
     topics = out$pruned, lap = if (nrow(tr)) max(tr$lap) else 0L,
     heldout_before = before,
     heldout_after = if (is.null(fit$heldout)) NA_real_ else
-      completion_score(out$topic_word, out$alpha, fit$heldout, control$threads)
+      completion_score(lda_eval_topics(out), out$alpha, fit$heldout, control$threads)
   )
   validate_sparsevi_lda(out)
 }
@@ -390,7 +396,7 @@ prune_safe_drop <- 0.002
 lda_prune_cost <- function(fit, junk) {
   if (!length(junk) || is.null(fit$heldout) || fit$K - length(junk) < 2L) return(NULL)
   threads <- fit$control$threads
-  now <- completion_score(fit$topic_word, fit$alpha, fit$heldout, threads)
+  now <- completion_score(lda_eval_topics(fit), fit$alpha, fit$heldout, threads)
   pruned <- suppressWarnings(prune_topics(fit, junk))
   after <- pruned$prune_info$heldout_after
   list(before = now, after = after, drop = now - after)

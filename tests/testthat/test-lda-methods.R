@@ -558,6 +558,15 @@ test_that("a fit holds its topics once: saved, read back and trained on as befor
   fit <- fit_lda(sim$dtm, K = 4, passes = 2, seed = 1, progress = FALSE)
   p <- prune_topics(fit, 2)
   expect_null(unclass(p)$state$topics$lambda)
+  expect_null(.subset2(p, "topic_word")) # made from lambda when read
+  expect_equal(p$topic_word, fit$topic_word[-2, ] / rowSums(fit$topic_word[-2, ]),
+               tolerance = 1e-14)
+  # a point-estimate learner's pruned topics are its table, renormalised
+  ml <- fit_lda(sim$dtm, K = 4, local = "ope", global = "ml", passes = 2, seed = 1,
+                progress = FALSE)
+  pm <- prune_topics(ml, 2)
+  expect_identical(.subset2(pm, "topic_word"),
+                   ml$topic_word[-2, ] / rowSums(ml$topic_word[-2, ]))
   expect_identical(dim(update(p, sim$dtm, passes = 1, progress = FALSE)$lambda), c(3L, 300L))
 })
 
