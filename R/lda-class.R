@@ -161,6 +161,17 @@ lda_fit_lambda <- function(fit) {
   lda_topics_lambda(tp, .subset2(fit, "eta"))
 }
 
+# A fit's training state, its lambda put back in its topics object (a fit
+# holds lambda once, outside its state: new_sparsevi_lda()), as training
+# goes on from it (lda_train()); also of a fit saved by an older version.
+lda_fit_state <- function(fit) {
+  st <- lda_state_topics(.subset2(fit, "state"))
+  if (!is.null(st) && is.null(st$topics$lambda) && is.null(st$topics$beta)) {
+    st$topics$lambda <- .subset2(fit, "lambda")
+  }
+  st
+}
+
 # The topics object of a fit's state (R/lda-topics.R), also of a fit saved
 # by an older version (its topic fields in the state itself).
 lda_fit_topics <- function(fit) {

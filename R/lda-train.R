@@ -176,13 +176,9 @@ lda_local_view <- function(state) {
 lda_train <- function(fit, x, passes, progress, heldout, cluster = NULL) {
   control <- fit$control
   heldout_every <- control$heldout_every
-  # (a fit saved by an older version holds its topics in the state itself)
-  start <- lda_state_topics(fit$state)
-  # a fit's lambda, held once outside its state (new_sparsevi_lda())
-  if (inherits(fit, "sparsevi_lda") && !is.null(start) && is.null(start$topics$lambda) &&
-      is.null(start$topics$beta)) {
-    start$topics$lambda <- .subset2(fit, "lambda")
-  }
+  # (a fit saved by an older version holds its topics in the state itself;
+  # a fit holds its lambda once, outside its state: lda_fit_state())
+  start <- if (inherits(fit, "sparsevi_lda")) lda_fit_state(fit) else lda_state_topics(fit$state)
   # a large memoized fit keeps S alone: its lambda again, as training left it
   if (is.null(start$topics$lambda) && !is.null(start$topics$S) && is.null(start$topics$beta)) {
     start$topics$lambda <- .Call(ffi_lda_lambda_from_stats, start$topics$S, control$eta)

@@ -120,6 +120,13 @@ bench_lda_state <- function(...) {
   if (is.null(to)) state else to(state)
 }
 
+# A fit's training state as its engine's local step reads it: with its
+# lambda (lda_fit_state(); a build before it kept lambda in the state too).
+bench_fit_state <- function(fit) {
+  f <- get0("lda_fit_state", asNamespace("sparsevi"), inherits = FALSE)
+  if (is.null(f)) fit$state else f(fit)
+}
+
 # A topic field of an LDA training state or fit state (by its old name:
 # lambda, S, store, gibbs, beta), in either form.
 bench_lda_topics <- function(state, name) {

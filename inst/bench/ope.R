@@ -353,7 +353,7 @@ if (grepl("T", parts)) {
   say("settings that ran: %s", bench_settings(ref5))
   b5 <- ns$dtm_subset(x5, 1:100)
   best5 <- function(f) min(replicate(3, system.time(f())[["elapsed"]]))
-  loc5 <- function(th) for (i in 1:6) ns$lda_local_ope(b5, ref5$state, ref5$control, c(1, 2), th)
+  loc5 <- function(th) for (i in 1:6) ns$lda_local_ope(b5, bench_fit_state(ref5), ref5$control, c(1, 2), th)
   fit5 <- function(th) do.call(fit_lda, c(list(x5, K = K, passes = 1, seed = 1,
                                                threads = th, progress = FALSE), ope5))
   for (w in list(list("local step, 6 x 100 documents", loc5),

@@ -73,7 +73,7 @@ if ("threads" %in% parts) {
     say("%-34s 1 thread %7.3fs  2 threads %7.3fs  speed-up %.2fx", name, t1, t2, t1 / t2)
   }
   ns <- asNamespace("sparsevi")
-  state <- topics$state
+  state <- bench_fit_state(topics)
   ctl <- topics$control
   time_engine("lda local vb, L = 8, K = 100", function(th) {
     ctl$threads <- th
@@ -93,7 +93,7 @@ if ("threads" %in% parts) {
     bench_header(say, fits = stats::setNames(list(f_eng), eng))
     fun <- get(paste0("lda_local_", eng), envir = ns)
     time_engine(sprintf("lda local %s, K = 100", eng), function(th) {
-      fun(x, f_eng$state, f_eng$control, c(0, 1), th)
+      fun(x, bench_fit_state(f_eng), f_eng$control, c(0, 1), th)
     })
   }
   time_engine("fit_lda cvb0, 1 pass, K = 100", function(th) {
