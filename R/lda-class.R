@@ -202,8 +202,16 @@ new_sparse_topics <- function(store, eta) {
 lda_eval_topics <- function(fit) {
   store <- lda_sparse_store(fit)
   if (!is.null(store)) return(new_sparse_topics(store, fit$eta))
-  # a stored table (a point-estimate learner's beta), else lambda's columns
-  tw <- .subset2(fit, "topic_word")
-  lam <- if (is.null(tw)) lda_fit_lambda(fit)
-  if (is.null(lam)) fit$topic_word else new_lambda_topics(lam)
+  # lambda's columns, else a stored table (a point-estimate learner's beta)
+  lda_fit_lambda_topics(fit) %||% fit$topic_word
+}
+
+# A fit's topics as lambda over its row sums (new_lambda_topics(): the
+# values of topic_word without making the K x V table), or NULL when the
+# fit stores its topic_word (a point-estimate learner's beta) or has no
+# lambda.
+lda_fit_lambda_topics <- function(fit) {
+  if (!is.null(.subset2(fit, "topic_word"))) return(NULL)
+  lam <- lda_fit_lambda(fit)
+  if (is.null(lam)) NULL else new_lambda_topics(lam)
 }

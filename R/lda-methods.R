@@ -323,33 +323,25 @@ terms.sparsevi_lda <- function(x, n = 10, type = c("prob", "frex", "lift"), frex
     frex = {
       frexw <- check_number(frexw, "frexw", lower = 0, upper = 1)
       threads <- sparsevi_threads(threads)
-      # the topics as lambda over its row sums, the values of topic_word
-      # without making the K x V table (a stored topic_word, as ML-OPE's, as
-      # it is); frex_row() and top_by_score() below: the same words, in R
-      lam <- if (is.null(.subset2(x, "topic_word"))) lda_fit_lambda(x)
-      if (is.null(lam)) {
-        .Call(ffi_lda_terms_frex, lda_fit_topic_word(x), NULL, n, frexw, threads)
-      } else {
-        if (!is.double(lam)) storage.mode(lam) <- "double"
-        .Call(ffi_lda_terms_frex, lam, rowSums(lam), n, frexw, threads)
-      }
+      # frex_row() and top_by_score() below: the same words, in R
+      tp <- lda_terms_topics(x)
+      .Call(ffi_lda_terms_frex, tp$lambda, tp$rs, n, frexw, threads)
     },
     lift = {
-      # each row's top n of topic_word[k, ] / p, one pass in C over lambda
-      # over its row sums (the values of topic_word, no K x V table made; a
-      # stored topic_word as it is); top_by_score() with tw[k, ] / p in R
-      # gives the same words
-      lam <- if (is.null(.subset2(x, "topic_word"))) lda_fit_lambda(x)
-      if (is.null(lam)) {
-        tw <- lda_fit_topic_word(x)
-        .Call(ffi_svi_top_rows, tw, n, lda_word_shares(x, tw, NULL, corpus), NULL)
-      } else {
-        if (!is.double(lam)) storage.mode(lam) <- "double"
-        rs <- rowSums(lam)
-        .Call(ffi_svi_top_rows, lam, n, lda_word_shares(x, lam, rs, corpus), rs)
-      }
+      # each row's top n of topic_word[k, ] / p, one pass in C;
+      # top_by_score() with tw[k, ] / p in R gives the same words
+      tp <- lda_terms_topics(x)
+      .Call(ffi_svi_top_rows, tp$lambda, n, lda_word_shares(x, tp$lambda, tp$rs, corpus),
+            tp$rs)
     })
   lda_terms_matrix(x, idx)
+}
+
+# The topics terms() ranks: lambda with its row sums rs, the values of
+# topic_word without making the K x V table (lda_fit_lambda_topics()), or
+# a stored topic_word (a point-estimate learner's) as it is, rs NULL.
+lda_terms_topics <- function(fit) {
+  lda_fit_lambda_topics(fit) %||% list(lambda = lda_fit_topic_word(fit), rs = NULL)
 }
 
 # terms()'s n x K matrix of words from the n x K word numbers idx.

@@ -357,7 +357,8 @@ SEXP ffi_lda_summary_rowsums(SEXP S, SEXP K_) {
  * it is added (store_update_fill()); else (threads sharing a large update,
  * or a dense rescaling step) all of them first, on every thread, into
  * opts$buf (NULL or a vector) when the package owns it and it holds K x U
- * values (the session's buffer, R/lda-cvb0.R), then store_update(). The same bits either way.
+ * values (the session's buffer, R/lda-cvb0.R), then store_update(). The
+ * same bits either way.
  * opts: those of ffi_lda_store_update() and offset, tot, buf. Returns the
  * new scale. */
 SEXP ffi_lda_store_update_shape(SEXP X, SEXP meta, SEXP S, SEXP opts) {

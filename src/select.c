@@ -138,8 +138,8 @@ double svi_softmax_sub(const double *w, const int *idx, int L, double *r) {
 
 /* An entry of svi_top_rows()'s table: x over its row's rdiv[k], then over
  * its column's div[v] (either skipped when NULL). */
-static inline double top_rows_value(double x, const double *rdiv, const double *div, int k,
-                                    svi_len v) {
+static inline double top_rows_value(double x, const double *rdiv, const double *div,
+                                    int k, svi_len v) {
   if (rdiv) x = x / rdiv[k];
   return div ? x / div[v] : x;
 }
@@ -164,8 +164,8 @@ static void row_sift(double *hv, int *hi, int i, int n) {
   }
 }
 
-void svi_top_rows(const double *m, const double *rdiv, const double *div, int K, svi_len V,
-                  int n, int *idx, double *hv) {
+void svi_top_rows(const double *m, const double *rdiv, const double *div, int K,
+                  svi_len V, int n, int *idx, double *hv) {
   for (int v = 0; v < n; v++)
     for (int k = 0; k < K; k++) {
       hv[(svi_len)k * n + v] = top_rows_value(m[(svi_len)v * K + k], rdiv, div, k, v);

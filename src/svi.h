@@ -72,8 +72,8 @@ void svi_top_sorted(const double *w, int K, int L, int *idx);
  * (1 <= n <= V): row k's 0-based columns in idx[k n .. k n + n). One pass
  * over m in memory order, each row keeping a heap of n; hv is K n doubles
  * of scratch. */
-void svi_top_rows(const double *m, const double *rdiv, const double *div, int K, svi_len V,
-                  int n, int *idx, double *hv);
+void svi_top_rows(const double *m, const double *rdiv, const double *div, int K,
+                  svi_len V, int n, int *idx, double *hv);
 /* Softmax of w over the L indices idx; writes r[0..L-1] and returns the
  * log normaliser log sum_j exp(w[idx[j]]). */
 double svi_softmax_sub(const double *w, const int *idx, int L, double *r);
