@@ -459,9 +459,11 @@ static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, con
  * its own slot; then the threads share the summary's columns and each adds
  * its columns' slots in document order. Every cell of the summary is the
  * same sum in the same order as with documents added one after another, so
- * the fit does not depend on threads. With plan NULL training runs the
- * documents as one range, in order on one thread, adding into the summary
- * directly (the threads share only the topic columns); the fold-in (no
+ * the fit does not depend on threads. A plan of one range (one thread, or
+ * too many slots on several) has no slots: its documents run in order on
+ * one thread, each column written by its first entry. With plan NULL
+ * training runs the documents as one range too, adding into the summary
+ * zeroed first (the threads share only the topic columns); the fold-in (no
  * summary) spreads the documents over the threads one at a time,
  * dynamically.
  *
