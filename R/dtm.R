@@ -302,6 +302,15 @@ fmt_int <- function(x) {
   dtm_subset(x, idx)
 }
 
+# A fingerprint of a corpus (16 hexadecimal digits, ffi_dtm_key()): its
+# number of terms and its documents' entries, in order. A fit keeps the one
+# of the documents its proportions belong to (lda_keep()), so that a method
+# given those documents again, with or without names, reads them
+# (lda_training_docs()).
+dtm_key <- function(x) {
+  .Call(ffi_dtm_key, x$doc_ptr, x$term, x$count, length(x$vocab))
+}
+
 # Documents idx (whole numbers in 1..nrow(x), any order) of a corpus, in
 # that order. The entries are copied in C (ffi_dtm_subset()): in R, the
 # positions vector and three subsets took a tenth of a one-pass default

@@ -163,7 +163,19 @@ lda_keep <- function(fit, x, heldout, n_keep) {
     m <- lda_kept_matrix(kept, x, fit$K, min(as.integer(n_keep), fit$K))
     if (is.null(m)) lda_doc_topics(fit, x, n_keep) else m
   }
+  fit$doc_key <- if (!is.null(fit$doc_topic) && inherits(x, "sparsevi_dtm")) dtm_key(x)
   fit
+}
+
+# Whether the corpus x (a sparsevi_dtm on the fit's vocabulary) holds the
+# documents of the fit's doc_topic, in order: the same document names, or
+# the same fingerprint (dtm_key()) as the corpus the fit kept them for.
+lda_training_docs <- function(fit, x) {
+  dt <- .subset2(fit, "doc_topic")
+  if (is.null(dt) || nrow(x) != nrow(dt)) return(FALSE)
+  if (!is.null(x$doc_names) && identical(x$doc_names, rownames(dt))) return(TRUE)
+  key <- .subset2(fit, "doc_key")
+  is.character(key) && identical(dtm_key(x), key)
 }
 
 check_doc_topics <- function(doc_topics, K, call = caller_call()) {

@@ -152,7 +152,9 @@ lda_available <- function() {
 #'   "Background topic"); for `"vb"` `max_iter`, `tol`, `converge_tol` and
 #'   `warm_start`; see [scvb0], [lda_gibbs] and [ope] for the others.
 #' @returns A `sparsevi_lda`: a list with `topic_word` (K x V), `lambda`,
-#'   `alpha`, `eta`, `K`, `vocab`, `doc_topic` (sparse D x K), `trace` (per
+#'   `alpha`, `eta`, `K`, `vocab`, `doc_topic` (sparse D x K), `doc_key` (a
+#'   fingerprint of the documents `doc_topic` belongs to: given them again,
+#'   [lda_to_ldavis()] and `augment()` read `doc_topic`), `trace` (per
 #'   lap: seconds, `objective` (memoized or batch `"vb"`), `heldout`),
 #'   `ended`, with `heldout_every` `learning_curve` (a data frame: `lap`,
 #'   `batches` of the lap done, training `seconds` and `cpu_seconds`,

@@ -122,8 +122,9 @@ as.data.frame.sparsevi_mixture <- function(x, row.names = NULL, optional = FALSE
 #' @param x The corpus (anything [as_dtm()] accepts), usually the training
 #'   documents, or the output of [split_heldout()] (its `train` part is
 #'   used); aligned to the fitted vocabulary by term name. For the fit's own
-#'   training documents the proportions kept on the fit (`doc_topic`) are
-#'   used; other documents are inferred with [predict()].
+#'   training documents (the same names, or without names the same
+#'   documents in the same order) the proportions kept on the fit
+#'   (`doc_topic`) are used; other documents are inferred with [predict()].
 #' @param ... Passed to [predict.sparsevi_lda()] (`method`, `seed`,
 #'   `threads`).
 #' @returns A list with `phi` (K x V topic-word probabilities, rows sum to
@@ -147,8 +148,7 @@ lda_to_ldavis <- function(fit, x, ...) {
   # split_heldout()'s output: its training documents
   if (is.list(x) && !is.object(x) && inherits(x$train, "sparsevi_dtm")) x <- x$train
   x <- align_newdata(as_dtm(x), fit$vocab)
-  theta <- if (!is.null(fit$doc_topic) && !...length() && !is.null(x$doc_names) &&
-               identical(x$doc_names, rownames(fit$doc_topic))) {
+  theta <- if (!...length() && lda_training_docs(fit, x)) {
     as.matrix(fit$doc_topic) # the training documents: kept on the fit
   } else {
     predict(fit, x, type = "topics", ...)
@@ -189,8 +189,9 @@ lda_to_ldavis <- function(fit, x, ...) {
 #' others are 0 and left out). `augment(x, data)` adds to each (document,
 #' term) pair of `data` its most likely topic, `.topic` = argmax over k of
 #' theta_dk beta_kw, with theta the proportions of the fit's training
-#' documents when `data` holds exactly those documents (by name), else
-#' inferred with [predict()].
+#' documents when `data` holds exactly those documents (by name, or without
+#' names the same documents in the same order), else inferred with
+#' [predict()].
 #'
 #' For a mixture, `tidy(x)` gives one row per component (`component`,
 #' `weight`, `size`, and the means of numeric data as columns); `augment(x,
@@ -272,8 +273,7 @@ augment.sparsevi_lda <- function(x, data, ...) {
   }
   frame <- if (is.data.frame(data)) data else NULL
   dtm <- align_newdata(as_dtm_arg(data, "data"), x$vocab)
-  theta <- if (!is.null(x$doc_topic) && !is.null(dtm$doc_names) &&
-               identical(dtm$doc_names, rownames(x$doc_topic))) {
+  theta <- if (lda_training_docs(x, dtm)) {
     x$doc_topic
   } else {
     predict(x, dtm, sparse = TRUE, ...)

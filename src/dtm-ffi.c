@@ -2,6 +2,8 @@
  * would need several vector allocations for the same checks on big corpora). */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "ffi.h"
 
@@ -237,4 +239,44 @@ SEXP ffi_dtm_subset(SEXP doc_ptr, SEXP term, SEXP count, SEXP idx) {
   }
   UNPROTECT(1);
   return out;
+}
+
+/* A 64-bit fingerprint of a corpus: its number of terms V, then doc_ptr,
+ * term and count value by value (a count by its bits; -0 and 0 differ),
+ * each mixed into the state as FNV-1a does with a byte, then the state
+ * mixed once more (splitmix64's finaliser). Returned as 16 hexadecimal
+ * digits. A fit keeps its training corpus's (R/lda-kept.R), so that a
+ * method given the same documents again, named or not, reads the
+ * proportions kept on the fit. */
+static uint64_t key_mix(uint64_t h, uint64_t v) {
+  h ^= v;
+  return h * 0x100000001b3ULL;
+}
+
+SEXP ffi_dtm_key(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
+  svi_need_int(doc_ptr, -1, "doc_ptr");
+  svi_need_int(term, -1, "term");
+  svi_need_real(count, XLENGTH(term), "count");
+  svi_need_int(V, 1, "V");
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = key_mix(h, (uint64_t)(uint32_t)INTEGER(V)[0]);
+  const R_xlen_t nd = XLENGTH(doc_ptr), n = XLENGTH(term);
+  h = key_mix(h, (uint64_t)nd);
+  const int *dp = INTEGER(doc_ptr), *t = INTEGER(term);
+  const double *c = REAL(count);
+  for (R_xlen_t i = 0; i < nd; i++) h = key_mix(h, (uint64_t)(uint32_t)dp[i]);
+  h = key_mix(h, (uint64_t)n);
+  for (R_xlen_t i = 0; i < n; i++) {
+    uint64_t bits;
+    memcpy(&bits, c + i, sizeof bits);
+    h = key_mix(key_mix(h, (uint64_t)(uint32_t)t[i]), bits);
+  }
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return Rf_mkString(buf);
 }

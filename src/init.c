@@ -17,6 +17,7 @@ extern SEXP ffi_dtm_uci_state(void);
 extern SEXP ffi_dtm_parse_uci(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_dtm_batch_words(SEXP);
 extern SEXP ffi_dtm_subset(SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_dtm_key(SEXP, SEXP, SEXP, SEXP);
 /* K x V tables outside R's heap (table.c) */
 extern SEXP ffi_svi_table_alloc(SEXP, SEXP);
 extern SEXP ffi_svi_table_info(SEXP);
@@ -146,6 +147,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_dtm_parse_uci", (DL_FUNC)&ffi_dtm_parse_uci, 7},
     {"ffi_dtm_batch_words", (DL_FUNC)&ffi_dtm_batch_words, 1},
     {"ffi_dtm_subset", (DL_FUNC)&ffi_dtm_subset, 4},
+    {"ffi_dtm_key", (DL_FUNC)&ffi_dtm_key, 4},
     /* K x V tables outside R's heap (table.c) */
     {"ffi_svi_table_alloc", (DL_FUNC)&ffi_svi_table_alloc, 2},
     {"ffi_svi_table_info", (DL_FUNC)&ffi_svi_table_info, 1},

@@ -138,3 +138,60 @@ test_that("lda_to_ldavis() takes split_heldout()'s output and drops absent terms
   json <- do.call(LDAvis::createJSON, vis)
   expect_true(is.character(json))
 })
+
+test_that("an unnamed training corpus given again reads the kept proportions (doc_key)", {
+  sim <- simulate_lda(D = 80, V = 40, K = 3, seed = 1)
+  m <- as(as.matrix(sim$dtm), "dgCMatrix")
+  rownames(m) <- NULL
+  fit <- fit_lda(m, K = 3, passes = 3, seed = 1, progress = FALSE)
+  expect_null(rownames(fit$doc_topic))
+  expect_match(fit$doc_key, "^[0-9a-f]{16}$")
+  kept <- unname(as.matrix(fit$doc_topic))
+  # the same documents: the kept proportions, with no inference
+  swap_binding("predict.sparsevi_lda", function(...) stop("re-inferred"))
+  expect_identical(suppressMessages(lda_to_ldavis(fit, m))$theta, kept)
+  aug <- sparsevi:::augment.sparsevi_lda(fit, m)
+  d <- 5
+  rows <- which(aug$document == unique(aug$document)[d])
+  w <- match(aug$term[rows], fit$vocab)
+  expect_identical(aug$.topic[rows],
+                   unname(apply(kept[d, ] * fit$topic_word[, w, drop = FALSE], 2, which.max)))
+  # one count changed, a document fewer, or the fit trained on other
+  # documents since (update()): inferred
+  m2 <- m
+  m2[1, 1] <- m2[1, 1] + 1
+  expect_error(suppressMessages(lda_to_ldavis(fit, m2)), "re-inferred")
+  expect_error(suppressMessages(lda_to_ldavis(fit, m[-80, ])), "re-inferred")
+  expect_error(sparsevi:::augment.sparsevi_lda(fit, m2), "re-inferred")
+  up <- update(fit, m2, passes = 1, progress = FALSE)
+  expect_false(identical(up$doc_key, fit$doc_key))
+  expect_identical(suppressMessages(lda_to_ldavis(up, m2))$theta, unname(as.matrix(up$doc_topic)))
+  expect_error(suppressMessages(lda_to_ldavis(up, m)), "re-inferred")
+  # a fit without the key (saved by an earlier version) or without
+  # proportions infers
+  old <- fit
+  old$doc_key <- NULL
+  expect_error(suppressMessages(lda_to_ldavis(old, m)), "re-inferred")
+  none <- fit_lda(m, K = 3, passes = 1, seed = 1, doc_topics = 0, progress = FALSE)
+  expect_null(none$doc_key)
+})
+
+test_that("dtm_key() tells corpora apart by terms, counts and document boundaries", {
+  x <- sparsevi:::new_sparsevi_dtm(c(0L, 2L, 3L), c(0L, 2L, 1L), c(1, 2, 3), c("a", "b", "c"))
+  key <- sparsevi:::dtm_key(x)
+  expect_match(key, "^[0-9a-f]{16}$")
+  expect_identical(sparsevi:::dtm_key(x), key)
+  changed <- list(
+    count = within(unclass(x), count[2] <- 2 + 1e-15),
+    term = within(unclass(x), term[3] <- 0L),
+    boundary = within(unclass(x), doc_ptr[2] <- 1L),
+    vocab = within(unclass(x), vocab <- c(vocab, "d")),
+    zero = within(unclass(x), count[1] <- -0))
+  x0 <- within(unclass(x), count[1] <- 0)
+  for (y in changed) expect_false(identical(sparsevi:::dtm_key(y), key))
+  expect_false(identical(sparsevi:::dtm_key(x0), sparsevi:::dtm_key(changed$zero)))
+  # names do not enter it
+  named <- x
+  named$doc_names <- c("d1", "d2")
+  expect_identical(sparsevi:::dtm_key(named), key)
+})
