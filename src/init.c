@@ -83,8 +83,9 @@ extern SEXP ffi_lda_init_random(SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_top_share(SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_top_share_csc(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 extern SEXP ffi_lda_kept_csc(SEXP, SEXP, SEXP, SEXP, SEXP);
-/* FREX words of the topics (lda-terms-ffi.c) */
+/* FREX words of the topics, augment()'s pairs (lda-terms-ffi.c) */
 extern SEXP ffi_lda_terms_frex(SEXP, SEXP, SEXP, SEXP, SEXP);
+extern SEXP ffi_lda_pair_topics(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* Bregman topic pick (lda-pick-ffi.c) */
 extern SEXP ffi_lda_bregman_pick(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* gibbs engine: Gibbs within SVI (lda-gibbs-ffi.c) */
@@ -211,6 +212,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_lda_kept_csc", (DL_FUNC)&ffi_lda_kept_csc, 5},
     /* FREX words of the topics (lda-terms-ffi.c) */
     {"ffi_lda_terms_frex", (DL_FUNC)&ffi_lda_terms_frex, 5},
+    {"ffi_lda_pair_topics", (DL_FUNC)&ffi_lda_pair_topics, 8},
     /* Bregman topic pick (lda-pick-ffi.c) */
     {"ffi_lda_bregman_pick", (DL_FUNC)&ffi_lda_bregman_pick, 8},
     /* gibbs engine: Gibbs within SVI (lda-gibbs-ffi.c) */

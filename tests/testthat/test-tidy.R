@@ -195,3 +195,42 @@ test_that("dtm_key() tells corpora apart by terms, counts and document boundarie
   named$doc_names <- c("d1", "d2")
   expect_identical(sparsevi:::dtm_key(named), key)
 })
+
+test_that("augment()'s topic of each pair in C equals max.col() over the scores", {
+  rng <- uniform_source(17)
+  K <- 6
+  D <- 40
+  C <- 25
+  # sparse proportions with explicit zeros, an empty document and ties
+  th <- matrix(round(rng(D * K), 1), D, K)
+  th[th < 0.5] <- 0
+  th[3, ] <- 0
+  th[5, ] <- c(0.5, 0, 0.5, 0, 0, 0)
+  theta <- methods::as(Matrix::Matrix(th, sparse = TRUE), "CsparseMatrix")
+  theta@x[1] <- 0
+  M <- matrix(round(rng(K * C) * 4) + 1, K, C)
+  M[, 2] <- 1 # equal columns: ties between a document's topics
+  rs <- rowSums(M)
+  doc <- rep(seq_len(D), each = 7)
+  col <- ((seq_along(doc) * 7L) %% C) + 1L
+  for (th_n in 1:2) {
+    expect_identical(sparsevi:::lda_pair_topics(theta, M, rs, doc, col, th_n),
+                     sparsevi:::lda_pair_topics_r(theta, M, rs, doc, col))
+    expect_identical(sparsevi:::lda_pair_topics(theta, M, NULL, doc, col, th_n),
+                     sparsevi:::lda_pair_topics_r(theta, M, NULL, doc, col))
+  }
+  # a dense theta; no pairs
+  expect_identical(sparsevi:::lda_pair_topics(th, M, rs, doc, col),
+                   sparsevi:::lda_pair_topics_r(th, M, rs, doc, col))
+  expect_identical(sparsevi:::lda_pair_topics(theta, M, rs, integer(0), integer(0)), integer(0))
+  # fits of every engine: the topics max.col() gives over topic_word
+  sim <- simulate_lda(D = 50, V = 30, K = 3, seed = 5)
+  for (loc in c("cvb0", "vb", "ope", "gibbs")) {
+    fit <- fit_lda(sim$dtm, K = 3, local = loc, passes = 2, seed = 1, progress = FALSE)
+    aug <- sparsevi:::augment.sparsevi_lda(fit, sim$dtm)
+    doc_of <- rep.int(seq_len(nrow(sim$dtm)), diff(sim$dtm$doc_ptr))
+    ref <- sparsevi:::lda_pair_topics_r(fit$doc_topic, fit$topic_word, NULL, doc_of,
+                                        sim$dtm$term + 1L)
+    expect_identical(aug$.topic, ref, info = loc)
+  }
+})
