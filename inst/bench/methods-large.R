@@ -3,8 +3,9 @@
 # (V = 129,289) at K = 1000 (SPARSEVI_BENCH_KS), then, wall seconds of each:
 # print(), summary(), summary(fit, x = corpus) (NPMI), terms() by "prob",
 # "frex" and "lift", coherence(fit, corpus), predict() and heldout_loglik()
-# on 1,000 documents, and saveRDS() (compressed and not: seconds and MB)
-# with readRDS(). One run each, in this order, in one process; the library
+# on 1,000 documents, lda_to_ldavis() and augment() of the training corpus
+# (its documents have no names: UCI bag of words), and saveRDS()
+# (compressed and not: seconds and MB) with readRDS(). One run each, in this order, in one process; the library
 # under test is the one on the library path, so the same script times two
 # builds (SPARSEVI_BENCH_LABEL names the run). Run from the package root:
 #   Rscript inst/bench/methods-large.R
@@ -49,6 +50,9 @@ for (K in Ks) {
   timed("coherence(fit, corpus)", coherence(fit, x))
   timed(sprintf("predict(fit, %d documents)", n_new), predict(fit, x[seq_len(n_new)]))
   timed(sprintf("heldout_loglik(fit, %d documents)", n_new), heldout_loglik(fit, sp$test))
+  timed("lda_to_ldavis(fit, corpus)", suppressMessages(lda_to_ldavis(fit, x)))
+  aug <- get0("augment.sparsevi_lda", asNamespace("sparsevi"), inherits = FALSE)
+  timed("augment(fit, corpus)", aug(fit, x))
   f1 <- tempfile(fileext = ".rds")
   f2 <- tempfile(fileext = ".rds")
   t1 <- system.time(saveRDS(fit, f1))[["elapsed"]]
