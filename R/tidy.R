@@ -374,34 +374,6 @@ augment.sparsevi_mixture <- function(x, data, ...) {
   out
 }
 
-# The topic of each (document, word) pair: the k of largest theta[d, k]
-# beta[k, w], the first on ties, for pairs doc (1-based documents, rows of
-# theta) and col (1-based columns of M; beta = M over its row sums rs, or M
-# itself when rs is NULL). theta a D x K matrix, sparse or dense. One pass
-# in C over each document's topics (ffi_lda_pair_topics()); the same
-# topics as lda_pair_topics_r(), max.col() over the pairs' scores.
-lda_pair_topics <- function(theta, M, rs, doc, col, threads = 1L) {
-  tt <- Matrix::t(methods::as(theta, "CsparseMatrix"))
-  if (!is.double(M)) storage.mode(M) <- "double"
-  .Call(ffi_lda_pair_topics, tt@p, tt@i, as.double(tt@x), M,
-        if (is.null(rs)) NULL else as.double(rs), as.integer(doc) - 1L, as.integer(col) - 1L,
-        as.integer(threads))
-}
-
-# The pure-R form of lda_pair_topics() (its reference in the tests), in
-# blocks of pairs that keep the pairs x K scores small.
-lda_pair_topics_r <- function(theta, M, rs, doc, col) {
-  tw <- if (is.null(rs)) M else M / rs
-  topic <- integer(length(doc))
-  for (s in seq(1L, max(1L, length(doc)), by = 65536L)) {
-    if (!length(doc)) break
-    idx <- s:min(length(doc), s + 65535L)
-    score <- as.matrix(theta[doc[idx], , drop = FALSE]) * t(tw[, col[idx], drop = FALSE])
-    topic[idx] <- max.col(score, ties.method = "first")
-  }
-  topic
-}
-
 #' @rdname sparsevi_tidiers
 #' @exportS3Method generics::glance
 glance.sparsevi_mixture <- function(x, ...) {
@@ -418,34 +390,6 @@ glance.sparsevi_mixture <- function(x, ...) {
              converged = if (is.null(x$converged)) NA else x$converged,
              loglik = if (is.null(x$loglik)) NA_real_ else x$loglik,
              BIC = if (is.null(x$loglik)) NA_real_ else stats::BIC(x))
-}
-
-# The topic of each (document, word) pair: the k of largest theta[d, k]
-# beta[k, w], the first on ties, for pairs doc (1-based documents, rows of
-# theta) and col (1-based columns of M; beta = M over its row sums rs, or M
-# itself when rs is NULL). theta a D x K matrix, sparse or dense. One pass
-# in C over each document's topics (ffi_lda_pair_topics()); the same
-# topics as lda_pair_topics_r(), max.col() over the pairs' scores.
-lda_pair_topics <- function(theta, M, rs, doc, col, threads = 1L) {
-  tt <- Matrix::t(methods::as(theta, "CsparseMatrix"))
-  if (!is.double(M)) storage.mode(M) <- "double"
-  .Call(ffi_lda_pair_topics, tt@p, tt@i, as.double(tt@x), M,
-        if (is.null(rs)) NULL else as.double(rs), as.integer(doc) - 1L, as.integer(col) - 1L,
-        as.integer(threads))
-}
-
-# The pure-R form of lda_pair_topics() (its reference in the tests), in
-# blocks of pairs that keep the pairs x K scores small.
-lda_pair_topics_r <- function(theta, M, rs, doc, col) {
-  tw <- if (is.null(rs)) M else M / rs
-  topic <- integer(length(doc))
-  for (s in seq(1L, max(1L, length(doc)), by = 65536L)) {
-    if (!length(doc)) break
-    idx <- s:min(length(doc), s + 65535L)
-    score <- as.matrix(theta[doc[idx], , drop = FALSE]) * t(tw[, col[idx], drop = FALSE])
-    topic[idx] <- max.col(score, ties.method = "first")
-  }
-  topic
 }
 
 #' @rdname sparsevi_tidiers
