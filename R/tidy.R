@@ -313,7 +313,8 @@ augment.sparsevi_lda <- function(x, data, ...) {
 # in C over each document's topics (ffi_lda_pair_topics()); the same
 # topics as lda_pair_topics_r(), max.col() over the pairs' scores.
 lda_pair_topics <- function(theta, M, rs, doc, col, threads = 1L) {
-  tt <- Matrix::t(methods::as(theta, "CsparseMatrix"))
+  # (general: a symmetric or triangular form would store part of its entries)
+  tt <- Matrix::t(methods::as(methods::as(theta, "CsparseMatrix"), "generalMatrix"))
   if (!is.double(M)) storage.mode(M) <- "double"
   .Call(ffi_lda_pair_topics, tt@p, tt@i, as.double(tt@x), M,
         if (is.null(rs)) NULL else as.double(rs), as.integer(doc) - 1L, as.integer(col) - 1L,

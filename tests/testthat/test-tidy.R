@@ -223,6 +223,12 @@ test_that("augment()'s topic of each pair in C equals max.col() over the scores"
   expect_identical(sparsevi:::lda_pair_topics(th, M, rs, doc, col),
                    sparsevi:::lda_pair_topics_r(th, M, rs, doc, col))
   expect_identical(sparsevi:::lda_pair_topics(theta, M, rs, integer(0), integer(0)), integer(0))
+  # a symmetric sparse form (which stores one triangle)
+  sym <- Matrix::Matrix(crossprod(th[1:6, ]) + diag(6), sparse = TRUE)
+  expect_s4_class(sym, "symmetricMatrix")
+  expect_identical(sparsevi:::lda_pair_topics(sym, M, rs, rep(1:6, 3), rep(c(1L, 5L, 9L), 6)),
+                   sparsevi:::lda_pair_topics_r(as.matrix(sym), M, rs, rep(1:6, 3),
+                                                rep(c(1L, 5L, 9L), 6)))
   # fits of every engine: the topics max.col() gives over topic_word
   sim <- simulate_lda(D = 50, V = 30, K = 3, seed = 5)
   for (loc in c("cvb0", "vb", "ope", "gibbs")) {
