@@ -176,26 +176,6 @@ test_that("an unnamed training corpus given again reads the kept proportions (do
   expect_null(none$doc_key)
 })
 
-test_that("dtm_key() tells corpora apart by terms, counts and document boundaries", {
-  x <- sparsevi:::new_sparsevi_dtm(c(0L, 2L, 3L), c(0L, 2L, 1L), c(1, 2, 3), c("a", "b", "c"))
-  key <- sparsevi:::dtm_key(x)
-  expect_match(key, "^[0-9a-f]{16}$")
-  expect_identical(sparsevi:::dtm_key(x), key)
-  changed <- list(
-    count = within(unclass(x), count[2] <- 2 + 1e-15),
-    term = within(unclass(x), term[3] <- 0L),
-    boundary = within(unclass(x), doc_ptr[2] <- 1L),
-    vocab = within(unclass(x), vocab <- c(vocab, "d")),
-    zero = within(unclass(x), count[1] <- -0))
-  x0 <- within(unclass(x), count[1] <- 0)
-  for (y in changed) expect_false(identical(sparsevi:::dtm_key(y), key))
-  expect_false(identical(sparsevi:::dtm_key(x0), sparsevi:::dtm_key(changed$zero)))
-  # names do not enter it
-  named <- x
-  named$doc_names <- c("d1", "d2")
-  expect_identical(sparsevi:::dtm_key(named), key)
-})
-
 test_that("augment()'s topic of each pair in C equals max.col() over the scores", {
   rng <- uniform_source(17)
   K <- 6
