@@ -19,6 +19,9 @@
 # SPARSEVI_BENCH_CORPUS_K (100) on SPARSEVI_BENCH_CORPORA (kos, nips_f20,
 # sotu_chunks, wikipara20000), engines SPARSEVI_BENCH_ENGINES (cvb0, vb,
 # ope, gibbs); SPARSEVI_BENCH_BUSY=1 keeps a busy loop on one core meanwhile.
+# OpenMP's variables are read as R starts: give them on the command line
+# (OMP_WAIT_POLICY=passive Rscript inst/bench/threads.R); the command each
+# section records lists them.
 # The machine's load (/proc/loadavg) is printed
 # before and after each K: on a busy machine the second thread shares its
 # core and the ratio is understated. Run from the package root:
