@@ -28,8 +28,9 @@
 #' thread wait: it spins for a few milliseconds before it sleeps, and a
 #' spinning thread holds a core that another thread needs. Where the cores
 #' may be busy, set the environment variable `OMP_WAIT_POLICY=passive`
-#' (part of the OpenMP standard) in the shell or job script that starts R:
-#' threads then sleep as soon as they wait. The runtime reads the variable
+#' (part of the OpenMP standard) in the shell or job script that starts R
+#' (`OMP_WAIT_POLICY=passive Rscript analysis.R`, or `export
+#' OMP_WAIT_POLICY=passive` before R): threads then sleep as soon as they wait. The runtime reads the variable
 #' once, when R starts, so `Sys.setenv()` and `~/.Renviron` come too late.
 #' On four benchmark corpora at K = 100, beside a busy loop on one of two
 #' cores, two threads ran the default call at 0.88x to 1.08x of one thread
