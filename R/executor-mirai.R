@@ -59,6 +59,10 @@
 #' kept): a worker's rounds allocate and drop many large messages, and
 #' with R's default it spends much of its time collecting garbage. Daemons
 #' started by `remote` or by hand take the `R_VSIZE` of their own hosts.
+#' Workers on this machine also start with `OMP_WAIT_POLICY=passive` (unless
+#' this session's environment sets it): they share its cores, and with
+#' `threads` above 1 their waiting threads then sleep instead of spinning on
+#' cores the others need ([sparsevi_threads()], "Threads on a busy machine").
 #' On Linux every worker also keeps the memory it frees for its next rounds
 #' (blocks of up to 32 MB from its heap, which it shrinks only above 1 GB
 #' free), instead of taking new pages from the system for each message.
@@ -217,22 +221,29 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
   out
 }
 
-# Starts a daemon on this machine for a worker's profile, with R's vector
-# heap first collected at worker_vsize instead of R's default 6 MB (R_VSIZE,
-# ?Memory), unless this session's environment sets R_VSIZE itself. A
-# worker's rounds allocate and drop messages the size of its batches'
-# topic columns; with the default trigger R collects every few of them, and
-# each collection marks every object of the loaded namespaces (1.5 million
-# with Matrix). Measured on nips_f20 at K = 100 (inst/bench/cluster.R):
-# 0.5-0.7 s of collections per worker in a 2.2 s fit, none with 256 MB.
+# Starts a daemon on this machine for a worker's profile, with the
+# environment variables of worker_env that this session's environment does
+# not set itself (the daemon inherits them; R and its OpenMP runtime read
+# them as the daemon starts):
+# - R_VSIZE: R's vector heap first collected at 256 MB instead of R's
+#   default 6 MB (?Memory). A worker's rounds allocate and drop messages the
+#   size of its batches' topic columns; with the default trigger R collects
+#   every few of them, and each collection marks every object of the loaded
+#   namespaces (1.5 million with Matrix). Measured on nips_f20 at K = 100
+#   (inst/bench/cluster.R): 0.5-0.7 s of collections per worker in a 2.2 s
+#   fit, none with 256 MB.
+# - OMP_WAIT_POLICY: workers on one machine share its cores with each other
+#   and with this session, and with `threads` above 1 each one's waiting
+#   threads would spin on cores the others need (?sparsevi_threads: beside a
+#   busy program two threads ran the default call at 0.33x-0.60x of one, at
+#   0.88x-1.08x with "passive"; inst/bench/results/scale.txt).
 launch_local_worker <- function(profile) {
-  if (is.na(Sys.getenv("R_VSIZE", unset = NA))) {
-    Sys.setenv(R_VSIZE = worker_vsize)
-    on.exit(Sys.unsetenv("R_VSIZE"), add = TRUE)
-  }
+  set <- names(worker_env)[is.na(Sys.getenv(names(worker_env), unset = NA))]
+  on.exit(if (length(set)) Sys.unsetenv(set), add = TRUE)
+  if (length(set)) do.call(Sys.setenv, as.list(worker_env[set]))
   mirai::launch_local(1L, .compute = profile)
 }
-worker_vsize <- "256M"
+worker_env <- c(R_VSIZE = "256M", OMP_WAIT_POLICY = "passive")
 
 # A worker process keeps the memory it frees for its next rounds instead of
 # giving it back to the system at once (glibc's malloc; elsewhere nothing

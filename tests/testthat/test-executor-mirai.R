@@ -6,15 +6,21 @@
 test_that("fits on persistent workers equal the local fits, with a PSOCK cluster's traffic", {
   skip_on_cran()
   skip_if_not_installed("mirai")
-  vsize <- Sys.getenv("R_VSIZE", unset = NA)
+  vars <- names(sparsevi:::worker_env)
+  expect_setequal(vars, c("R_VSIZE", "OMP_WAIT_POLICY"))
+  before <- Sys.getenv(vars, unset = NA)
   w <- sparsevi_workers(2)
   on.exit(close(w), add = TRUE)
   expect_s3_class(w, "sparsevi_workers")
-  # the daemons start with the larger heap trigger (or this session's own
-  # R_VSIZE), and this session's environment is as it was
-  expect_identical(Sys.getenv("R_VSIZE", unset = NA), vsize)
-  got <- vapply(w, function(wk) mirai::mirai(Sys.getenv("R_VSIZE"), .compute = wk$profile)[], "")
-  expect_identical(got, rep(if (is.na(vsize)) sparsevi:::worker_vsize else vsize, 2))
+  # the daemons start with the larger heap trigger and the passive OpenMP
+  # wait policy (or this session's own values), and this session's
+  # environment is as it was
+  expect_identical(Sys.getenv(vars, unset = NA), before)
+  want <- ifelse(is.na(before), sparsevi:::worker_env[vars], before)
+  for (wk in w) {
+    got <- mirai::mirai(Sys.getenv(vars, unset = NA), vars = vars, .compute = wk$profile)[]
+    expect_identical(unname(got), unname(want))
+  }
   expect_length(w, 2L)
   pids <- vapply(w, function(x) x$pid, 0)
   expect_true(all(pids != Sys.getpid()) && pids[1] != pids[2])
