@@ -24,21 +24,22 @@
 #'
 #' @section Threads on a busy machine:
 #' What slows threads down beside other programs is how GCC's OpenMP
-#' runtime (the one R uses on Linux and with Rtools on Windows) makes a
-#' thread wait: it spins for a few milliseconds before it sleeps, and a
-#' spinning thread holds a core that another thread needs. Where the cores
-#' may be busy, set the environment variable `OMP_WAIT_POLICY=passive`
-#' (part of the OpenMP standard) in the shell or job script that starts R
-#' (`OMP_WAIT_POLICY=passive Rscript analysis.R`, or `export
-#' OMP_WAIT_POLICY=passive` before R): threads then sleep as soon as they wait. The runtime reads the variable
-#' once, when R starts, so `Sys.setenv()` and `~/.Renviron` come too late.
-#' On four benchmark corpora at K = 100, beside a busy loop on one of two
-#' cores, two threads ran the default call at 0.88x to 1.08x of one thread
-#' with it, against 0.33x to 0.6x without; on a quiet machine they used up
-#' to 38% less CPU time, and the wall clock moved within the machine's
-#' noise (`inst/bench/threads.R`, results in `inst/bench/results/scale.txt`).
-#' The setting applies to every OpenMP program in the session, not only to
-#' this package.
+#' runtime, the one R uses on Linux, makes a thread wait: it spins for a few
+#' milliseconds before it sleeps, and a spinning thread holds a core that
+#' another thread needs. Where the cores may be busy, set the environment
+#' variable `OMP_WAIT_POLICY=passive` (part of the OpenMP standard) in the
+#' shell or job script that starts R (`OMP_WAIT_POLICY=passive Rscript
+#' analysis.R`, or `export OMP_WAIT_POLICY=passive` before R): threads then
+#' sleep as soon as they wait. The runtime reads the variable once, when R
+#' starts, so `Sys.setenv()` and `~/.Renviron` come too late. On four
+#' benchmark corpora at K = 100, beside a busy loop on one of two cores, two
+#' threads ran the default call at 0.88x to 1.08x of one thread with it,
+#' against 0.33x to 0.6x without; on a quiet machine they used up to 38%
+#' less CPU time, and the wall clock moved within the machine's noise
+#' (`inst/bench/threads.R`, results in `inst/bench/results/scale.txt`). The
+#' setting applies to every OpenMP program in the session, not only to this
+#' package. Workers that [sparsevi_workers()] starts on this machine get it
+#' unless the session's environment sets it.
 #'
 #' @param threads A whole number of threads, at least 1.
 #' @returns The number of threads that will be used, an integer.
