@@ -271,11 +271,7 @@ SEXP ffi_dtm_key(SEXP doc_ptr, SEXP term, SEXP count, SEXP V) {
     memcpy(&bits, c + i, sizeof bits);
     h = key_mix(key_mix(h, (uint64_t)(uint32_t)t[i]), bits);
   }
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  h ^= h >> 31;
+  h = svi_mix64(h);
   char buf[17];
   snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
   return Rf_mkString(buf);

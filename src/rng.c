@@ -3,12 +3,13 @@
  * draws the same numbers whichever thread runs it. */
 #include "svi.h"
 
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+uint64_t svi_mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
+
+static uint64_t splitmix64(uint64_t *x) { return svi_mix64(*x += 0x9e3779b97f4a7c15ULL); }
 
 void svi_rng_init(svi_rng *r, uint64_t seed, uint64_t stream) {
   uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ULL + 0x8bb84b93962eacc9ULL);

@@ -85,6 +85,9 @@ typedef struct {
 } svi_rng;
 
 void svi_rng_init(svi_rng *r, uint64_t seed, uint64_t stream);
+/* splitmix64's finaliser: every bit of z moves every bit of the result
+ * (the streams' seeding; dtm-ffi.c's corpus fingerprint). */
+uint64_t svi_mix64(uint64_t z);
 uint64_t svi_rng_next(svi_rng *r);
 /* Uniform on the open interval (0, 1). */
 double svi_rng_unif(svi_rng *r);
