@@ -5,7 +5,8 @@
 # "frex" and "lift", coherence(fit, corpus), predict() and heldout_loglik()
 # on 1,000 documents, lda_to_ldavis() and augment() of the training corpus
 # (its documents have no names: UCI bag of words), and saveRDS()
-# (compressed and not: seconds and MB) with readRDS(). One run each, in this order, in one process; the library
+# (compressed and not: seconds and MB) with readRDS(). One run each, in
+# this order, in one process; the library
 # under test is the one on the library path, so the same script times two
 # builds (SPARSEVI_BENCH_LABEL names the run). Run from the package root:
 #   Rscript inst/bench/methods-large.R
