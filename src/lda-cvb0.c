@@ -30,6 +30,7 @@
 #include <string.h>
 #include "svi.h"
 #include "lda-cvb0.h"
+#include "pool.h"
 
 /* Streams of this engine start at 7 * 2^48 (7: the issue of SCVB0), so they
  * never meet another engine's; the stream of document d of a batch is
@@ -403,11 +404,9 @@ typedef struct {
   double *theta;
 } cvb0_pass;
 
-/* The batch's topic columns P, then every document (its own random stream),
- * writing its summary parts where dest / extra / summary or tk / tv / il
- * say (cvb0_doc()); g and order are the calling thread's scratch. Inside a
- * parallel region the threads share both loops; outside it one thread runs
- * them in order. */
+/* One document with its own random stream, writing its summary parts
+ * where dest / extra / summary or tk / tv / il say (cvb0_doc()); g and
+ * order are the calling thread's scratch. */
 static void cvb0_pass_doc(const cvb0_pass *ps, int d, double *g, int *order, const int *dest,
                           double *extra, double *summary, const cvb0_sparse *sp, int *il) {
   svi_rng r;
@@ -417,31 +416,72 @@ static void cvb0_pass_doc(const cvb0_pass *ps, int d, double *g, int *order, con
              sp, il);
 }
 
-/* The batch's topic columns P, then every document: one at a time
- * (dynamically) with rdoc NULL, else the R ranges of documents rdoc gives
- * (cvb0_summary_plan()), each range's documents in order on one thread. */
-static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, const int *rdoc,
-                          const int *dest, double *extra, double *summary,
-                          const cvb0_sparse *sp, int *il) {
+/* A local step as one job of the package's threads (pool.h): the work of
+ * cvb0_local() below and where each thread's scratch and shared counters
+ * are. */
+typedef struct {
+  const cvb0_pass *ps;
+  double *g_all;
+  int *order_all;
+  svi_len gstride, ostride;
+  /* the documents: R ranges rdoc (each on one thread, in order), or with
+   * rdoc NULL one at a time */
+  int R;
+  const int *rdoc;
+  const int *dest;
+  double *extra, *summary;
+  const cvb0_plan *plan; /* training with slots: add them to the summary */
+  const cvb0_sparse *sp; /* the sparse summary */
+  int next_col, next_doc, next_sum; /* the dynamic loops' counters */
+  svi_pool_barrier bar;
+} cvb0_job;
+
+/* Thread tid of n: the batch's topic columns P (the threads share the
+ * words), then the documents, then the summary's columns (the slots of
+ * each added in document order, or the sparse entries of each); a barrier
+ * between the parts. */
+static void cvb0_job_run(void *arg, int tid, int n) {
+  cvb0_job *j = (cvb0_job *)arg;
+  const cvb0_pass *ps = j->ps;
   const int K = ps->cs->K, U = ps->U;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 32)
-#endif
-  for (int u = 0; u < U; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
-  if (rdoc) {
-#ifdef _OPENMP
-#pragma omp for schedule(static, 1)
-#endif
-    for (int r = 0; r < R; r++)
-      for (int d = rdoc[r]; d < rdoc[r + 1]; d++)
-        cvb0_pass_doc(ps, d, g, order, dest, extra, summary, sp, il);
-    return;
+  double *g = j->g_all + (svi_len)tid * j->gstride;
+  int *order = j->order_all + (svi_len)tid * j->ostride;
+  int *il = j->sp ? j->sp->il + (svi_len)tid * (ps->cs->top_L + K) : NULL;
+  int lo, hi;
+  while (svi_pool_take(&j->next_col, 32, U, &lo, &hi))
+    for (int u = lo; u < hi; u++) cvb0_topic_column(K, ps->tp, u, U, ps->P);
+  svi_pool_barrier_wait(&j->bar, n);
+  if (j->rdoc) {
+    for (int r = tid; r < j->R; r += n)
+      for (int d = j->rdoc[r]; d < j->rdoc[r + 1]; d++)
+        cvb0_pass_doc(ps, d, g, order, j->dest, j->extra, j->summary, j->sp, il);
+  } else {
+    while (svi_pool_take(&j->next_doc, 1, ps->x->D, &lo, &hi))
+      cvb0_pass_doc(ps, lo, g, order, j->dest, j->extra, j->summary, j->sp, il);
   }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-  for (int d = 0; d < ps->x->D; d++)
-    cvb0_pass_doc(ps, d, g, order, dest, extra, summary, sp, il);
+  if (j->sp) {
+    const cvb0_sparse *sp = j->sp;
+    double *acc = sp->acc + (svi_len)tid * K;
+    int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
+    svi_pool_barrier_wait(&j->bar, n);
+    while (svi_pool_take(&j->next_sum, 16, U, &lo, &hi))
+      for (int u = lo; u < hi; u++) cvb0_sparse_column(K, sp, u, acc, mark, touched);
+  } else if (j->plan) {
+    /* each column's later entries, in document order (the slots of a
+     * column increase) */
+    const cvb0_plan *plan = j->plan;
+    svi_pool_barrier_wait(&j->bar, n);
+    while (svi_pool_take(&j->next_sum, 16, U, &lo, &hi)) {
+      for (int u = lo; u < hi; u++) {
+        double *dst = j->summary + (svi_len)u * K;
+        for (int i = plan->xptr[u]; i < plan->xptr[u + 1]; i++) {
+          const double *a = j->extra + (svi_len)plan->xslot[i] * K;
+          SVI_SIMD
+          for (int k = 0; k < K; k++) dst[k] += a[k];
+        }
+      }
+    }
+  }
 }
 
 /* The local step over a minibatch (or the fold-in when summary is NULL).
@@ -464,8 +504,14 @@ static void cvb0_pass_run(const cvb0_pass *ps, double *g, int *order, int R, con
  * one thread, each column written by its first entry. With plan NULL
  * training runs the documents as one range too, adding into the summary
  * zeroed first (the threads share only the topic columns); the fold-in (no
- * summary) spreads the documents over the threads one at a time,
- * dynamically.
+ * summary) and the sparse summary (each entry's top L in its own place,
+ * then the threads share the columns, each summed in entry order) spread
+ * the documents over the threads one at a time.
+ *
+ * The threads are the package's own (pool.h), not OpenMP's: this step
+ * runs once per minibatch, and between two of them R works while the
+ * threads sleep instead of spinning on a core another program may need
+ * (inst/bench/results/scale.txt).
  *
  * Scratch the caller provides (R_alloc): tables (cvb0_scratch_size),
  * g_all (threads * cvb0_thread_stride(K) doubles), order_all (threads *
@@ -479,76 +525,33 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
   const int T = (mt + 1) * cs->passes;
   double *rho = tables, *log1m = tables + T;
   cvb0_step_table(cs, T, rho, log1m);
-  const svi_len gstride = cvb0_thread_stride(K), ostride = cvb0_order_stride(mt);
   const cvb0_pass ps = {x, tp, P, ecol, U, cs, cvb0_pick(cvb0_kernel_width(cs->kernel)),
                         rho, log1m, seed, stream_base, theta};
-
+  cvb0_job j;
+  memset(&j, 0, sizeof j);
+  j.ps = &ps;
+  j.g_all = g_all;
+  j.order_all = order_all;
+  j.gstride = cvb0_thread_stride(K);
+  j.ostride = cvb0_order_stride(mt);
+  svi_pool_barrier_init(&j.bar);
+  const int whole[2] = {0, x->D};
   if (sp) {
-    /* the sparse summary: each entry's top L in its own place (documents
-     * on any thread), then the threads share the columns, each summed in
-     * entry order: the same bits on any number of threads */
-    const int L = cs->top_L;
-    (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
-#endif
-    {
-      const int tid = svi_thread_id();
-      double *g = g_all + (svi_len)tid * gstride;
-      int *order = order_all + (svi_len)tid * ostride;
-      int *il = sp->il + (svi_len)tid * (L + K);
-      cvb0_pass_run(&ps, g, order, 0, NULL, NULL, NULL, NULL, sp, il);
-      double *acc = sp->acc + (svi_len)tid * K;
-      int *mark = sp->mark + (svi_len)tid * K, *touched = sp->touched + (svi_len)tid * K;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 16)
-#endif
-      for (int u = 0; u < U; u++) cvb0_sparse_column(K, sp, u, acc, mark, touched);
-    }
-    return;
-  }
-  if (summary && !plan) {
+    j.sp = sp;
+  } else if (summary && !plan) {
     memset(summary, 0, sizeof(double) * (size_t)U * (size_t)K);
-    const int whole[2] = {0, x->D};
-    (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
-#endif
-    {
-      const int tid = svi_thread_id();
-      cvb0_pass_run(&ps, g_all + (svi_len)tid * gstride, order_all + (svi_len)tid * ostride, 1,
-                    whole, NULL, NULL, summary, NULL, NULL);
-    }
-    return;
+    j.R = 1;
+    j.rdoc = whole;
+    j.summary = summary;
+  } else if (summary) {
+    j.R = plan->R;
+    j.rdoc = plan->rdoc;
+    j.dest = plan->dest;
+    j.extra = plan->extra;
+    j.summary = summary;
+    j.plan = plan;
   }
-  const int *dest = summary ? plan->dest : NULL;
-  double *extra = summary ? plan->extra : NULL;
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
-#endif
-  {
-    const int tid = svi_thread_id();
-    double *g = g_all + (svi_len)tid * gstride;
-    int *order = order_all + (svi_len)tid * ostride;
-    cvb0_pass_run(&ps, g, order, summary ? plan->R : 0, summary ? plan->rdoc : NULL, dest,
-                  extra, summary, NULL, NULL);
-    if (summary) {
-      /* each column's later entries, in document order (the slots of a
-       * column increase); the region's end waits for all */
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 16) nowait
-#endif
-      for (int u = 0; u < U; u++) {
-        double *dst = summary + (svi_len)u * K;
-        for (int i = plan->xptr[u]; i < plan->xptr[u + 1]; i++) {
-          const double *a = extra + (svi_len)plan->xslot[i] * K;
-          SVI_SIMD
-          for (int k = 0; k < K; k++) dst[k] += a[k];
-        }
-      }
-    }
-  }
+  svi_pool_run(threads, cvb0_job_run, &j);
 }
 
 /* Global step (eqs. 7-8 on lambda = eta + NPhi and tot = V eta + NZ):

@@ -40,6 +40,7 @@
  * package is unloaded or reloaded. Its block is then freed and its finalizer
  * run and cleared, so no finalizer points into an unloaded library. */
 #include "ffi.h"
+#include "pool.h"
 #include <R_ext/Altrep.h>
 #include <R_ext/Rdynload.h>
 #include <limits.h>
@@ -157,6 +158,7 @@ static void table_register(SEXP w) {
  * calls into this library. R calls this when it unloads the DLL. */
 void R_unload_sparsevi(DllInfo *dll) {
   (void)dll;
+  svi_pool_stop(); /* the package's threads end before its code goes */
   /* first a full collection, whether or not a table was made: it runs the
    * finalizers of everything already dropped while they are still in this
    * library (tables, freed as tables rather than copied, and the workspace
