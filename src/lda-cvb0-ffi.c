@@ -9,6 +9,7 @@
 #include <string.h>
 #include "ffi.h"
 #include "lda-cvb0.h"
+#include "pool.h"
 
 /* the largest share of a batch's entries that may take a slot of the
  * summary on several threads (cvb0_summary_plan()); above it, one thread
@@ -141,6 +142,7 @@ SEXP ffi_lda_local_cvb0(SEXP x_, SEXP V_, SEXP lambda, SEXP tot, SEXP opts, SEXP
     n_prot++;
   }
   const int threads = svi_threads_from_r(threads_);
+  if (threads > 1) svi_pool_wake(); /* they wake while this call sets up */
   double shift = 0.0, scale = 1.0;
   if (!Rf_isNull(affine)) {
     if (TYPEOF(affine) != REALSXP || XLENGTH(affine) != 2 || !isfinite(REAL(affine)[0]) ||

@@ -1,8 +1,8 @@
 /* The package's worker threads (pool.h). One pool per process, started on
  * first use and ended by the package's unload (svi_pool_stop()). Every
  * change of state goes through a generation counter: a thread that waits
- * for one to move spins for about SVI_POOL_SPIN_NS, then sleeps on the
- * pool's condition variable; whoever moves a counter wakes the sleepers.
+ * for one to move spins for a while (below), then sleeps on the pool's
+ * condition variable; whoever moves a counter wakes the sleepers.
  * The counter's store and the sleepers' count are sequentially consistent,
  * so either the waiter sees the new value or the waker sees a sleeper.
  *
@@ -11,19 +11,25 @@
 #include "pool.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(SVI_POOL_SERIAL)
-#define SVI_POOL_THREADS 1
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #ifndef _WIN32
 #include <unistd.h>
 #endif
 
-/* How long a waiting thread spins before it sleeps. A local step's threads
- * meet at its barriers after tens of microseconds at most when the cores
- * are free; between minibatches R works for a millisecond or more, which
- * the pool's threads sleep through. */
-#define SVI_POOL_SPIN_NS 50000.0
+/* How long a waiting thread spins before it sleeps, in nanoseconds. A
+ * thread between jobs: 50 microseconds, then sleep (R's work between two
+ * minibatches takes a millisecond or more, which it sleeps through); woken
+ * by svi_pool_wake() as a job is set up, up to 2 ms for it. At a barrier
+ * or the job's end (the other threads' last documents): up to 1 ms,
+ * yielding the core after the first 20 microseconds. Waking a sleeping
+ * thread took 76 microseconds (median; 90%: 131) on the benchmark machine
+ * (a virtual one), so a thread that slept at every wait would lose much of
+ * a minibatch of 1-4 ms. */
+static const double spin_idle_ns = 50000.0, spin_hint_ns = 2000000.0,
+                    spin_wait_ns = 1000000.0, spin_pause_ns = 20000.0;
 #define SVI_POOL_MAX 1023
 
 static pthread_mutex_t pool_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -68,15 +74,28 @@ static void wake_all(void) {
   }
 }
 
-/* Waits until *gen differs from old (or the pool quits, for its threads). */
-static void wait_change(const unsigned *gen, unsigned old) {
-  if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != old) return;
+static unsigned hint_gen = 0; /* moves when a job is about to come (svi_pool_wake()) */
+
+/* Spins until *gen differs from old, for up to spin ns (pausing for the
+ * first spin_pause_ns, then yielding the core); 1 when it did. */
+static int spin_change(const unsigned *gen, unsigned old, double spin) {
+  if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != old) return 1;
   const double t0 = now_ns();
   for (int i = 1;; i++) {
     cpu_relax();
-    if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != old) return;
-    if ((i & 63) == 0 && now_ns() - t0 > SVI_POOL_SPIN_NS) break;
+    if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != old) return 1;
+    if ((i & 63) == 0) {
+      const double t = now_ns() - t0;
+      if (t > spin) return 0;
+      if (t > spin_pause_ns) sched_yield();
+    }
   }
+}
+
+/* Waits until *gen differs from old (or the pool quits): spins for spin ns,
+ * then sleeps. */
+static void wait_change(const unsigned *gen, unsigned old, double spin) {
+  if (spin_change(gen, old, spin)) return;
   pthread_mutex_lock(&pool_mutex);
   __atomic_add_fetch(&pool_sleepers, 1, __ATOMIC_SEQ_CST);
   while (__atomic_load_n(gen, __ATOMIC_SEQ_CST) == old &&
@@ -86,11 +105,39 @@ static void wait_change(const unsigned *gen, unsigned old) {
   pthread_mutex_unlock(&pool_mutex);
 }
 
+/* A pool thread waits for the next job: spins briefly, sleeps, and when a
+ * hint wakes it (svi_pool_wake()) spins longer for the job it announces. */
+static void wait_job(unsigned seen) {
+  double spin = spin_idle_ns;
+  for (;;) {
+    if (spin_change(&job_gen, seen, spin)) return;
+    pthread_mutex_lock(&pool_mutex);
+    __atomic_add_fetch(&pool_sleepers, 1, __ATOMIC_SEQ_CST);
+    const unsigned h = __atomic_load_n(&hint_gen, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&job_gen, __ATOMIC_SEQ_CST) == seen &&
+           __atomic_load_n(&hint_gen, __ATOMIC_SEQ_CST) == h &&
+           !__atomic_load_n(&pool_quit, __ATOMIC_SEQ_CST))
+      pthread_cond_wait(&pool_cond, &pool_mutex);
+    __atomic_sub_fetch(&pool_sleepers, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&pool_mutex);
+    if (__atomic_load_n(&job_gen, __ATOMIC_ACQUIRE) != seen ||
+        __atomic_load_n(&pool_quit, __ATOMIC_SEQ_CST))
+      return;
+    spin = spin_hint_ns;
+  }
+}
+
+void svi_pool_wake(void) {
+  if (pool_started == 0) return;
+  __atomic_add_fetch(&hint_gen, 1, __ATOMIC_SEQ_CST);
+  wake_all();
+}
+
 static void *worker_main(void *arg) {
   const int me = (int)(long)arg; /* runs tid me + 1 */
   unsigned seen = pool_seen_at_start[me];
   for (;;) {
-    wait_change(&job_gen, seen);
+    wait_job(seen);
     if (__atomic_load_n(&pool_quit, __ATOMIC_SEQ_CST)) break;
     /* the job's fields, then the generation again: a thread outside the
      * last job may read them while the next job is posted */
@@ -158,7 +205,7 @@ int svi_pool_run(int n, svi_job_fn fn, void *ctx) {
   __atomic_add_fetch(&job_gen, 1, __ATOMIC_SEQ_CST);
   wake_all();
   fn(ctx, 0, m);
-  wait_change(&done_gen, d0);
+  wait_change(&done_gen, d0, spin_wait_ns);
   __atomic_store_n(&pool_busy, 0, __ATOMIC_RELEASE);
   return m;
 }
@@ -177,7 +224,7 @@ void svi_pool_barrier_wait(svi_pool_barrier *b, int n) {
     wake_all();
     return;
   }
-  wait_change(&b->gen, g);
+  wait_change(&b->gen, g, spin_wait_ns);
 }
 
 void svi_pool_stop(void) {
@@ -213,5 +260,6 @@ void svi_pool_barrier_wait(svi_pool_barrier *b, int n) {
   (void)n;
 }
 void svi_pool_stop(void) {}
+void svi_pool_wake(void) {}
 
 #endif

@@ -7,10 +7,11 @@
  * when every call has returned; m is n, or fewer when threads cannot be
  * started (1 in a child of fork(), for a nested call or when n is 1). The
  * kernels give every thread count the same bits, so m only changes speed.
- * fn must not call R. Waiting threads (for a job, at a barrier, for the
- * job's end) spin for about SVI_POOL_SPIN_NS and then sleep, so beside
- * other programs they give their core up within microseconds; GCC's OpenMP
- * runtime spins for milliseconds unless OMP_WAIT_POLICY says otherwise. */
+ * fn must not call R. A waiting thread spins for at most a millisecond or
+ * two and then sleeps (pool.c), so between minibatches, while R works, the
+ * threads leave their cores to other programs; GCC's OpenMP runtime spins
+ * there for milliseconds unless OMP_WAIT_POLICY, read as R starts, says
+ * otherwise. */
 #ifndef SPARSEVI_POOL_H
 #define SPARSEVI_POOL_H
 
@@ -42,6 +43,10 @@ static inline int svi_pool_take(int *next, int chunk, int end, int *lo, int *hi)
   *hi = s + chunk < end ? s + chunk : end;
   return 1;
 }
+
+/* Wakes the pool's sleeping threads to wait, spinning, for a job about to
+ * be posted (its caller's setup then hides their waking). */
+void svi_pool_wake(void);
 
 /* Ends the pool's threads (the package's unload). */
 void svi_pool_stop(void);

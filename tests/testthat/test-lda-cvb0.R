@@ -275,6 +275,26 @@ test_that("by default a word's topic statistics come from a document state witho
   expect_false(isTRUE(all.equal(cvb0_dense(burn, f$V), ref$summary)))
 })
 
+test_that("SCVB0's local step gives the same bits on any number of the package's threads", {
+  # the local step runs on src/pool.c's threads: documents in ranges (the
+  # dense summary), one at a time (the sparse summary, the fold-in), more
+  # threads than ranges or cores, and one job after another
+  sim <- simulate_lda(D = 400, V = 80, K = 5, doc_length = 40, seed = 11)
+  args <- list(sim$dtm, K = 5, local = "cvb0", passes = 2, batch_size = 100, seed = 3,
+               progress = FALSE)
+  ref <- do.call(fit_lda, c(args, threads = 1))
+  ref_l <- do.call(fit_lda, c(args, threads = 1, L = 2, sparse_rest = "renormalise"))
+  p1 <- predict(ref, sim$dtm[1:60, ], method = "cvb0", seed = 1, threads = 1)
+  for (th in c(2L, 3L, 5L)) {
+    f <- do.call(fit_lda, c(args, threads = th))
+    expect_identical(f$topic_word, ref$topic_word)
+    expect_identical(f$doc_topic, ref$doc_topic)
+    fl <- do.call(fit_lda, c(args, threads = th, L = 2, sparse_rest = "renormalise"))
+    expect_identical(fl$topic_word, ref_l$topic_word)
+    expect_identical(predict(ref, sim$dtm[1:60, ], method = "cvb0", seed = 1, threads = th), p1)
+  }
+})
+
 test_that("SCVB0 fits are reproducible, thread-independent and survive saveRDS", {
   sim <- simulate_lda(D = 300, V = 50, K = 3, doc_length = 50, seed = 4)
   args <- list(sim$dtm, K = 3, local = "cvb0", passes = 2, batch_size = 150,
