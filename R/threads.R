@@ -10,36 +10,44 @@
 #'   are used;
 #' * in a child process made by `fork()` (`parallel::mclapply()`,
 #'   [parallel::makeForkCluster()], future's `multicore` plan) one is used:
-#'   the OpenMP runtime of GCC does not survive a fork, and a child that
-#'   starts threads after its parent has used them waits forever;
+#'   the threads of GCC's OpenMP runtime and the package's own do not
+#'   survive a fork (a child that starts OpenMP threads after its parent
+#'   has used them waits forever);
 #' * a build without OpenMP uses one.
 #'
 #' The default is one thread. On a quiet two-core machine two threads run
 #' the default call `fit_lda(x, K = 100)` 1.05x to 1.4x as fast as one on
 #' the package's seven benchmark corpora (1.4x to 1.8x at K = 1000 on 60,000
-#' paragraphs, on different days), and the other engines 1.1x to 1.8x; but
-#' the threads meet after every minibatch, and beside one busy program on
-#' the other core the default call ran at 0.33x to 0.6x. Give `threads` (or
-#' set the option) where the cores are free.
+#' paragraphs, on different days), and the other engines 1.1x to 1.8x. The
+#' threads meet after every minibatch, so beside a busy program they gain
+#' nothing or lose (below). Give `threads` (or set the option) where the
+#' cores are free.
 #'
 #' @section Threads on a busy machine:
-#' What slows threads down beside other programs is how GCC's OpenMP
-#' runtime, the one R uses on Linux, makes a thread wait: it spins for a few
-#' milliseconds before it sleeps, and a spinning thread holds a core that
-#' another thread needs. Where the cores may be busy, set the environment
-#' variable `OMP_WAIT_POLICY=passive` (part of the OpenMP standard) in the
-#' shell or job script that starts R (`OMP_WAIT_POLICY=passive Rscript
-#' analysis.R`, or `export OMP_WAIT_POLICY=passive` before R): threads then
+#' A thread that waits for the others must not hold a core that another
+#' program needs. The default engine's local step ([scvb0]) runs on the
+#' package's own threads, which spin for at most a millisecond or two and
+#' then sleep while R works between minibatches. On four benchmark corpora
+#' at K = 100, beside a busy loop on one of two cores, two threads ran the
+#' default call at 0.78x to 0.96x of one thread (0.35x to 0.64x when the
+#' step ran on OpenMP's threads), and on a quiet machine at 1.11x to 1.29x,
+#' with less CPU time than before (`inst/bench/threads.R`, results in
+#' `inst/bench/results/scale.txt`).
+#'
+#' The other engines' threads are OpenMP's. GCC's OpenMP runtime, the one R
+#' uses on Linux, makes a waiting thread spin for a few milliseconds before
+#' it sleeps. Where the cores may be busy, set the environment variable
+#' `OMP_WAIT_POLICY=passive` (part of the OpenMP standard) in the shell or
+#' job script that starts R (`OMP_WAIT_POLICY=passive Rscript analysis.R`,
+#' or `export OMP_WAIT_POLICY=passive` before R): OpenMP's threads then
 #' sleep as soon as they wait. The runtime reads the variable once, when R
-#' starts, so `Sys.setenv()` and `~/.Renviron` come too late. On four
-#' benchmark corpora at K = 100, beside a busy loop on one of two cores, two
-#' threads ran the default call at 0.88x to 1.08x of one thread with it,
-#' against 0.33x to 0.6x without; on a quiet machine they used up to 38%
-#' less CPU time, and the wall clock moved within the machine's noise
-#' (`inst/bench/threads.R`, results in `inst/bench/results/scale.txt`). The
-#' setting applies to every OpenMP program in the session, not only to this
-#' package. Workers that [sparsevi_workers()] starts on this machine get it
-#' unless the session's environment sets it.
+#' starts, so `Sys.setenv()` and `~/.Renviron` come too late. Measured on
+#' the default call before its local step had threads of its own: beside a
+#' busy loop two threads ran at 0.88x to 1.08x of one thread with the
+#' variable, against 0.33x to 0.6x without. The setting applies to every
+#' OpenMP program in the session, not only to this package. Workers that
+#' [sparsevi_workers()] starts on this machine get it unless the session's
+#' environment sets it.
 #'
 #' @param threads A whole number of threads, at least 1.
 #' @returns The number of threads that will be used, an integer.
