@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <string.h>
+#include "pool.h"
 #include "ffi.h"
 #include "lda-gibbs.h"
 
@@ -77,6 +78,7 @@ SEXP ffi_lda_local_gibbs(SEXP x_, SEXP V_, SEXP store, SEXP opts, SEXP seed,
   svi_dtm x = svi_dtm_list(x_, V_);
   gibbs_topics tw = topics_view(store, svi_opt(opts, "eta"));
   int K = tw.K, V = tw.V, threads = svi_threads_from_r(threads_);
+  if (threads > 1) svi_pool_wake(); /* they wake while this call sets up */
   SEXP alpha = svi_opt(opts, "alpha");
   svi_need_real(alpha, K, "alpha");
   if (x.V != V) Rf_error("internal error: dimensions");

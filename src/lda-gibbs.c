@@ -12,6 +12,39 @@
 #include <math.h>
 #include <stdlib.h>
 #include "lda-gibbs.h"
+#include "pool.h"
+
+/* Each word's part of lda_gibbs_prepare(), the words shared by a job of
+ * the package's threads (pool.h), each word's by one thread. */
+typedef struct {
+  const gibbs_topics *tw;
+  const double *alpha;
+  const unsigned char *used;
+  gibbs_prep *pp;
+  double eta;
+  int next;
+} gibbs_prep_job;
+
+static void gibbs_prep_run(void *arg, int tid, int n) {
+  gibbs_prep_job *jb = (gibbs_prep_job *)arg;
+  const gibbs_topics *tw = jb->tw;
+  gibbs_prep *pp = jb->pp;
+  int v, v1;
+  (void)tid;
+  (void)n;
+  while (svi_pool_take(&jb->next, 64, tw->V, &v, &v1)) {
+    for (; v < v1; v++) {
+      if (jb->used && !jb->used[v]) continue;
+      double acc_w = 0.0;
+      for (int j = tw->p[v]; j < tw->p[v + 1]; j++) {
+        double e = exp(svi_digamma(jb->eta + tw->scale * tw->x[j]));
+        pp->d[j] = pp->c[tw->k[j]] * (e - pp->e0);
+        acc_w += jb->alpha[tw->k[j]] * pp->d[j];
+        pp->cum_wa[j] = acc_w;
+      }
+    }
+  }
+}
 
 void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
                        const unsigned char *used, int threads, gibbs_prep *pp) {
@@ -30,19 +63,8 @@ void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
     pp->cum_alpha[k] = acc;
   }
   pp->A = acc;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int v = 0; v < V; v++) {
-    if (used && !used[v]) continue;
-    double acc_w = 0.0;
-    for (int j = tw->p[v]; j < tw->p[v + 1]; j++) {
-      double e = exp(svi_digamma(eta + tw->scale * tw->x[j]));
-      pp->d[j] = pp->c[tw->k[j]] * (e - pp->e0);
-      acc_w += alpha[tw->k[j]] * pp->d[j];
-      pp->cum_wa[j] = acc_w;
-    }
-  }
+  gibbs_prep_job j = {tw, alpha, used, pp, eta, 0};
+  svi_pool_run(threads, gibbs_prep_run, &j);
 }
 
 /* One document's sampler state: topic counts, the list of topics present
@@ -261,6 +283,42 @@ static uint64_t gibbs_doc_draws(int d, const void *ctx) {
   return (uint64_t)((n > 0 ? n - 1 : 0) + n * (svi_len)c->sweeps);
 }
 
+/* lda_gibbs_local() as a job of the package's threads (pool.h: they sleep,
+ * not spin, while R works between minibatches): the blocks' stream starts,
+ * a barrier, then the documents one at a time. */
+typedef struct {
+  const svi_dtm *x;
+  const gibbs_topics *tw;
+  const gibbs_prep *pp;
+  int burnin, samples;
+  uint64_t seed, stream0;
+  svi_len n_tok;
+  const svi_len *tok_off;
+  int *tok_word, *zcur, *tok_z, *iscr;
+  double *dscr, *stats;
+  svi_rng *doc_rng, *doc_end;
+  const gibbs_draw_ctx *dc;
+  int next_block, next_doc;
+  svi_pool_barrier bar;
+} gibbs_local_job;
+
+static void gibbs_local_run(void *arg, int tid, int n) {
+  gibbs_local_job *jb = (gibbs_local_job *)arg;
+  const svi_dtm *x = jb->x;
+  const int K = jb->tw->K;
+  svi_doc_stream_starts(x->D, jb->seed, jb->stream0, gibbs_doc_draws, jb->dc, jb->doc_rng,
+                        &jb->next_block);
+  svi_pool_barrier_wait(&jb->bar, n);
+  int d, d1;
+  while (svi_pool_take(&jb->next_doc, 1, x->D, &d, &d1)) {
+    svi_rng rng = jb->doc_rng[d];
+    sample_document(x, jb->tw, jb->pp, d, jb->burnin, jb->samples, jb->n_tok, &rng,
+                    jb->tok_off, jb->tok_word, jb->zcur, jb->tok_z,
+                    jb->iscr + (svi_len)4 * K * tid, jb->dscr + (svi_len)K * tid, jb->stats);
+    jb->doc_end[d] = rng;
+  }
+}
+
 int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *pp,
                      int burnin, int samples, uint64_t seed, uint64_t stream0,
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
@@ -276,24 +334,9 @@ int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *
    * documents one at a time in parallel, which balances the threads over
    * documents of unequal length and batches of few blocks. The draws are
    * those of a block-by-block run for any thread count. */
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-  {
-    svi_doc_stream_starts(x->D, seed, stream0, gibbs_doc_draws, &dc, doc_rng);
-    int tid = svi_thread_id();
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (int d = 0; d < x->D; d++) {
-      svi_rng rng = doc_rng[d];
-      sample_document(x, tw, pp, d, burnin, samples, n_tok, &rng, tok_off, tok_word, zcur,
-                      tok_z, iscr + (svi_len)4 * K * tid, dscr + (svi_len)K * tid,
-                      stats);
-      doc_end[d] = rng;
-    }
-  }
+  gibbs_local_job j = {x, tw, pp, burnin, samples, seed, stream0, n_tok, tok_off, tok_word,
+                       zcur, tok_z, iscr, dscr, stats, doc_rng, doc_end, &dc, 0, 0, {0, 0}};
+  svi_pool_run(threads, gibbs_local_run, &j);
   return svi_doc_streams_check(x->D, doc_rng, doc_end);
 }
 

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <string.h>
 #include <stdint.h>
+#include "pool.h"
 #include "ffi.h"
 #include "lda-ope.h"
 #include "lda.h"
@@ -155,6 +156,7 @@ SEXP ffi_lda_local_ope(SEXP x_, SEXP topics, SEXP opts, SEXP seed, SEXP threads_
    * 2 the shape form (ope_doc_shape()) */
   const int sparse_rest = svi_opt_int_or(opts, "sparse_rest", 0, 2, 1);
   const int threads = svi_threads_from_r(threads_);
+  if (threads > 1) svi_pool_wake(); /* they wake while this call sets up */
   const uint64_t sd = svi_seed_from_r(seed);
   const double st_r = Rf_asReal(svi_opt(opts, "stream0"));
   const uint64_t st = (R_FINITE(st_r) && st_r >= 0 && st_r < 1.8e19) ? (uint64_t)st_r : 0;

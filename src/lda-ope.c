@@ -47,6 +47,7 @@
 #include <math.h>
 #include <string.h>
 #include "svi.h"
+#include "pool.h"
 #include "lda-ope.h"
 
 /* Inner loops over topics are short, contiguous and hot: ask for SIMD code
@@ -191,6 +192,45 @@ static uint64_t ope_doc_draws(int d, const void *ctx) {
   return *(const uint64_t *)ctx;
 }
 
+/* lda_local_ope() as a job of the package's threads (pool.h: they sleep,
+ * not spin, while R works between minibatches): the blocks' stream starts,
+ * a barrier, then the documents one at a time. */
+typedef struct {
+  const svi_dtm *x;
+  const double *beta, *colsum;
+  const ope_opts *o;
+  uint64_t seed, stream0;
+  double *theta, *f_start, *f_end, *scratch;
+  svi_len per_thread;
+  int max_nnz;
+  svi_rng *doc_rng, *doc_end;
+  uint64_t per_doc;
+  int next_block, next_doc;
+  svi_pool_barrier bar;
+} ope_local_job;
+
+static void ope_local_run(void *arg, int tid, int n_threads) {
+  ope_local_job *j = (ope_local_job *)arg;
+  const svi_dtm *x = j->x;
+  const int K = j->o->K;
+  svi_doc_stream_starts(x->D, j->seed, j->stream0, ope_doc_draws, &j->per_doc, j->doc_rng,
+                        &j->next_block);
+  svi_pool_barrier_wait(&j->bar, n_threads);
+  double *xs = j->scratch + (svi_len)tid * j->per_thread;
+  double *grad = xs + j->max_nnz;
+  int d, d1;
+  while (svi_pool_take(&j->next_doc, 1, x->D, &d, &d1)) {
+    const int p = x->doc_ptr[d], n = x->doc_ptr[d + 1] - p;
+    double fs;
+    svi_rng r = j->doc_rng[d];
+    double fe = ope_doc(j->o, j->beta, j->colsum, x->term + p, x->count + p, n, &r,
+                        j->theta + (svi_len)d * K, xs, grad, &fs);
+    j->doc_end[d] = r;
+    j->f_start[d] = fs;
+    j->f_end[d] = fe;
+  }
+}
+
 int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
                   const ope_opts *o, uint64_t seed, uint64_t stream0, int threads,
                   double *theta, double *f_start, double *f_end, double *scratch,
@@ -205,28 +245,9 @@ int lda_local_ope(const svi_dtm *x, const double *beta, const double *colsum,
    * blocks of unequal cost. The draws, hence theta, are those of a
    * block-by-block run for any thread count. */
   const uint64_t per_doc = (uint64_t)K + (uint64_t)o->T;
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-  {
-    svi_doc_stream_starts(x->D, seed, stream0, ope_doc_draws, &per_doc, doc_rng);
-    double *xs = scratch + (svi_len)svi_thread_id() * per_thread;
-    double *grad = xs + max_nnz;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (int d = 0; d < x->D; d++) {
-      const int p = x->doc_ptr[d], n = x->doc_ptr[d + 1] - p;
-      double fs;
-      svi_rng r = doc_rng[d];
-      double fe = ope_doc(o, beta, colsum, x->term + p, x->count + p, n, &r,
-                          theta + (svi_len)d * K, xs, grad, &fs);
-      doc_end[d] = r;
-      f_start[d] = fs;
-      f_end[d] = fe;
-    }
-  }
+  ope_local_job j = {x, beta, colsum, o, seed, stream0, theta, f_start, f_end, scratch,
+                     per_thread, max_nnz, doc_rng, doc_end, per_doc, 0, 0, {0, 0}};
+  svi_pool_run(threads, ope_local_run, &j);
   return svi_doc_streams_check(x->D, doc_rng, doc_end);
 }
 
@@ -251,25 +272,35 @@ void ope_transpose(const svi_dtm *x, int *col_ptr, int *col_doc, double *col_cou
   col_ptr[0] = 0;
 }
 
-void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
-                     double *scratch) {
-  const int K = in->K, V = in->V;
-  (void)threads;
-  /* Each word's column is a sum over its documents in document order, so the
-   * result does not depend on how words are shared among threads. The sum
-   * is taken in the thread's K scratch values and then copied to S's column:
-   * word v reads beta's column v only, so S may be beta itself (the
-   * summary written over the topics it was made from, no second K x Vb
-   * table). */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-  {
-    double *s = scratch + (svi_len)svi_thread_id() * K;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 64)
-#endif
-    for (int v = 0; v < V; v++) {
+/* lda_summary_ope() and lda_summary_ope_sparse() as jobs of the package's
+ * threads: the words in chunks of 64, each thread with its own scratch. */
+typedef struct {
+  const ope_summary_in *in;
+  int mode;
+  double *S, *scratch;
+  /* the sparse form's */
+  const int *top_k;
+  const double *top_w, *base, *colsum;
+  int L;
+  const svi_len *cap;
+  int *out_k;
+  double *out_v;
+  int *out_n;
+  double *out_r;
+  int *marks;
+  int next;
+} ope_summary_job;
+
+static void ope_summary_run(void *arg, int tid, int n_threads) {
+  ope_summary_job *j = (ope_summary_job *)arg;
+  const ope_summary_in *in = j->in;
+  const int K = in->K, V = in->V, mode = j->mode;
+  double *S = j->S;
+  double *s = j->scratch + (svi_len)tid * K;
+  int v, v1;
+  (void)n_threads;
+  while (svi_pool_take(&j->next, 64, V, &v, &v1)) {
+    for (; v < v1; v++) {
       const double *b = in->beta + (svi_len)v * K;
       for (int k = 0; k < K; k++) s[k] = 0.0;
       for (int i = in->col_ptr[v]; i < in->col_ptr[v + 1]; i++) {
@@ -291,6 +322,23 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
       memcpy(S + (svi_len)v * K, s, sizeof(double) * (size_t)K);
     }
   }
+}
+
+void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
+                     double *scratch) {
+  /* Each word's column is a sum over its documents in document order, so the
+   * result does not depend on how words are shared among threads. The sum
+   * is taken in the thread's K scratch values and then copied to S's column:
+   * word v reads beta's column v only, so S may be beta itself (the
+   * summary written over the topics it was made from, no second K x Vb
+   * table). */
+  ope_summary_job j;
+  memset(&j, 0, sizeof j);
+  j.in = in;
+  j.mode = mode;
+  j.S = S;
+  j.scratch = scratch;
+  svi_pool_run(threads, ope_summary_run, &j);
 }
 
 /* Document d's `keep` largest proportions th (K) by repeated selection,
@@ -409,28 +457,20 @@ static int ope_column_out(int K, int v, int n, const int *mark, int *list, const
   return n;
 }
 
-void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
-                            const double *top_w, const double *base, const double *colsum,
-                            int L, int threads, const svi_len *cap, int *out_k, double *out_v,
-                            int *out_n, double *out_r, double *scratch, int *marks) {
-  const int K = in->K, V = in->V;
-  (void)threads;
-  /* As lda_summary_ope(): each word's column (and its tail weight) sums its
-   * documents in document order (and each document's topics in increasing
-   * order), whatever the threads. marks[k] = the word that last touched
-   * topic k; list holds the word's touched topics. */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
+static void ope_summary_sparse_run(void *arg, int tid, int n_threads) {
+  ope_summary_job *jb = (ope_summary_job *)arg;
+  const ope_summary_in *in = jb->in;
+  const int K = in->K, V = in->V, mode = jb->mode, L = jb->L;
+  const int *top_k = jb->top_k;
+  const double *top_w = jb->top_w, *base = jb->base, *colsum = jb->colsum;
+  (void)n_threads;
   {
-    double *s = scratch + (svi_len)svi_thread_id() * K;
-    int *mark = marks + (svi_len)svi_thread_id() * 2 * K;
+    double *s = jb->scratch + (svi_len)tid * K;
+    int *mark = jb->marks + (svi_len)tid * 2 * K;
     int *list = mark + K;
     for (int k = 0; k < K; k++) mark[k] = -1;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 64)
-#endif
-    for (int v = 0; v < V; v++) {
+    int v, v1;
+    while (svi_pool_take(&jb->next, 64, V, &v, &v1)) for (; v < v1; v++) {
       const double *b = in->beta + (svi_len)v * K;
       int n = 0;
       double r = 0.0;
@@ -465,10 +505,38 @@ void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k
           s[k] += a;
         }
       }
-      out_n[v] = ope_column_out(K, v, n, mark, list, s, out_k + cap[v], out_v + cap[v]);
-      if (out_r) out_r[v] = r;
+      jb->out_n[v] = ope_column_out(K, v, n, mark, list, s, jb->out_k + jb->cap[v],
+                                   jb->out_v + jb->cap[v]);
+      if (jb->out_r) jb->out_r[v] = r;
     }
   }
+}
+
+void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k,
+                            const double *top_w, const double *base, const double *colsum,
+                            int L, int threads, const svi_len *cap, int *out_k, double *out_v,
+                            int *out_n, double *out_r, double *scratch, int *marks) {
+  /* As lda_summary_ope(): each word's column (and its tail weight) sums its
+   * documents in document order (and each document's topics in increasing
+   * order), whatever the threads. marks[k] = the word that last touched
+   * topic k; list holds the word's touched topics. */
+  ope_summary_job j;
+  memset(&j, 0, sizeof j);
+  j.in = in;
+  j.mode = mode;
+  j.scratch = scratch;
+  j.top_k = top_k;
+  j.top_w = top_w;
+  j.base = base;
+  j.colsum = colsum;
+  j.L = L;
+  j.cap = cap;
+  j.out_k = out_k;
+  j.out_v = out_v;
+  j.out_n = out_n;
+  j.out_r = out_r;
+  j.marks = marks;
+  svi_pool_run(threads, ope_summary_sparse_run, &j);
 }
 
 void ope_rows_normalise(double *X, int K, svi_len V, int r_sums, int divide,

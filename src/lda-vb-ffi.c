@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <string.h>
+#include "pool.h"
 #include "ffi.h"
 #include "lda.h"
 #include "lda-vb-ffi.h"
@@ -74,6 +75,7 @@ SEXP ffi_lda_local_vb(SEXP x_, SEXP V_, SEXP topics, SEXP opts, SEXP threads_,
   lda_check_topics(topics, x.V);
   int K = Rf_nrows(topics), V = x.V, D = x.D;
   int mode = svi_opt_int(opts, "mode", 0, 2), threads = svi_threads_from_r(threads_);
+  if (threads > 1) svi_pool_wake(); /* they wake while this call sets up */
   lda_vb_opts o = lda_vb_opts_from_r(K, opts);
   const double *store = NULL;
   if (mode == 2) {

@@ -15,6 +15,7 @@
 #include <R_ext/Memory.h>
 #include <R_ext/Utils.h>
 #include "lda.h"
+#include "pool.h"
 
 /* One document's solution. */
 typedef struct {
@@ -696,6 +697,77 @@ int lda_vb_word_sums(const lda_vb_wordsum *ws, int L, int w, double *row, int *t
   return n;
 }
 
+/* The parts of a minibatch's local step that the threads share, each as a
+ * job of the package's threads (pool.h: they sleep, not spin, while R works
+ * between minibatches). Every word's top topics and every document are
+ * computed by one thread from inputs no other writes, so the results do
+ * not depend on the threads. */
+typedef struct {
+  const double *eb;
+  int K, T, Vb;
+  int *wo;
+  double *we;
+  int next;
+} vb_top_job;
+
+/* Each batch word's T topics of largest weight, in decreasing order: one
+ * pass over the word's K weights with a sorted buffer of the best T (the
+ * order of better(): the top T of a quickselect followed by a sort, in a
+ * third of the time at K = 400, T = 8). */
+static void vb_top_run(void *arg, int tid, int n) {
+  vb_top_job *j = (vb_top_job *)arg;
+  const int K = j->K, T = j->T;
+  int lo, hi;
+  (void)tid;
+  (void)n;
+  while (svi_pool_take(&j->next, 64, j->Vb, &lo, &hi)) {
+    for (int v = lo; v < hi; v++) {
+      const double *e = j->eb + (size_t)v * K;
+      int *ix = j->wo + (size_t)v * T;
+      double *val = j->we + (size_t)v * T;
+      double ev[TOP_SCAN_MAX_L];
+      int m = 0;
+      double thr = -1.0;
+      for (int k = 0; k < K; k++) {
+        double x = e[k];
+        if (x < thr) continue;
+        if (m == T && !better(x, k, val[T - 1], ix[T - 1])) continue;
+        top_insert(x, k, x, &m, T, ix, val, ev);
+        thr = m == T ? val[T - 1] : -1.0;
+      }
+    }
+  }
+}
+
+typedef struct {
+  const svi_dtm *x;
+  const int *loc;
+  int d0, d1, nb;
+  const double *eb, *le;
+  const lda_vb_opts *o;
+  int dense;
+  vb_work *W;
+  lda_vb_out *out;
+  chunk_buf *cb;
+  int e0;
+  int next;
+} vb_doc_job;
+
+/* The documents of a chunk, a block of SVI_BLOCK at a time, thread tid
+ * with its own work space W[tid]. */
+static void vb_doc_run(void *arg, int tid, int n) {
+  vb_doc_job *j = (vb_doc_job *)arg;
+  vb_work *w = &j->W[tid];
+  int b, b1;
+  (void)n;
+  while (svi_pool_take(&j->next, 1, j->nb, &b, &b1)) {
+    int lo = j->d0 + b * SVI_BLOCK, hi = lo + SVI_BLOCK;
+    if (hi > j->d1) hi = j->d1;
+    for (int dd = lo; dd < hi; dd++)
+      doc_step(j->x, j->loc, dd, j->d0, j->eb, j->le, j->o, j->dense, w, j->out, j->cb, j->e0);
+  }
+}
+
 int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, const double *le,
                  const lda_vb_opts *o_in, int threads, lda_vb_out *out) {
   lda_vb_opts o = *o_in;
@@ -732,24 +804,8 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     /* one pass over the word's K weights with a sorted buffer of the best T
      * (the order of better(): the top T of a quickselect followed by a sort,
      * in a third of the time at K = 400, T = 8) */
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-    for (int v = 0; v < Vb; v++) {
-      const double *e = eb + (size_t)v * K;
-      int *ix = wo + (size_t)v * T;
-      double *val = we + (size_t)v * T;
-      double ev[TOP_SCAN_MAX_L];
-      int m = 0;
-      double thr = -1.0;
-      for (int k = 0; k < K; k++) {
-        double x = e[k];
-        if (x < thr) continue;
-        if (m == T && !better(x, k, val[T - 1], ix[T - 1])) continue;
-        top_insert(x, k, x, &m, T, ix, val, ev);
-        thr = m == T ? val[T - 1] : -1.0;
-      }
-    }
+    vb_top_job tj = {eb, K, T, Vb, wo, we, 0};
+    svi_pool_run(threads, vb_top_run, &tj);
     for (int t = 0; t < threads; t++) {
       W[t].wo = wo;
       W[t].we = we;
@@ -795,15 +851,8 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     int e0 = x->doc_ptr[d0];
     int nd = d1 - d0;
     int nb = (int)svi_n_blocks(nd);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-#endif
-    for (int b = 0; b < nb; b++) {
-      vb_work *w = &W[svi_thread_id()];
-      int lo = d0 + b * SVI_BLOCK, hi = lo + SVI_BLOCK;
-      if (hi > d1) hi = d1;
-      for (int dd = lo; dd < hi; dd++) doc_step(x, loc, dd, d0, eb, le, &o, dense, w, out, &cb, e0);
-    }
+    vb_doc_job dj = {x, loc, d0, d1, nb, eb, le, &o, dense, W, out, &cb, e0, 0};
+    svi_pool_run(threads, vb_doc_run, &dj);
     /* summary of the chunk, in document order */
     if (out->acc) {
       for (int dd = d0; dd < d1; dd++) {
@@ -844,6 +893,40 @@ static void word_weights_finish(double *l, double m, double *e, int K) {
   svi_exp_inplace(e, K);
 }
 
+/* The batch words' log-weights and weights (lda_topic_weights()) as a job
+ * of the package's threads: each word's by one thread. */
+typedef struct {
+  const double *X;
+  int K;
+  const int *words;
+  int Vb, mode;
+  double eta, scale;
+  const double *psirs;
+  double *le, *eb, *scratch;
+  int next;
+} vb_weights_job;
+
+static void vb_weights_run(void *arg, int tid, int n) {
+  vb_weights_job *j = (vb_weights_job *)arg;
+  const int K = j->K;
+  int lo, hi;
+  (void)n;
+  while (svi_pool_take(&j->next, 16, j->Vb, &lo, &hi)) {
+    for (int w = lo; w < hi; w++) {
+      const double *row = j->X + (svi_len)j->words[w] * K;
+      double *l = j->le ? j->le + (svi_len)w * K : j->scratch + (size_t)tid * K;
+      double m = -INFINITY;
+      for (int k = 0; k < K; k++) {
+        double v = j->mode == 0 ? svi_digamma(j->eta + j->scale * row[k]) - j->psirs[k]
+                                : log(row[k] > 1e-300 ? row[k] : 1e-300);
+        l[k] = v;
+        if (v > m) m = v;
+      }
+      word_weights_finish(l, m, j->eb + (svi_len)w * K, K);
+    }
+  }
+}
+
 void lda_topic_weights(const double *X, int K, int V, const int *words, int Vb, int mode,
                        double eta, double scale, const double *xtot, int threads,
                        double *le, double *eb) {
@@ -860,19 +943,6 @@ void lda_topic_weights(const double *X, int K, int V, const int *words, int Vb, 
     for (int k = 0; k < K; k++) psirs[k] = svi_digamma(V * eta + scale * xtot[k]);
   }
   double *scratch = le ? NULL : (double *)R_alloc((size_t)(threads > 0 ? threads : 1) * K, sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int w = 0; w < Vb; w++) {
-    const double *row = X + (svi_len)words[w] * K;
-    double *l = le ? le + (svi_len)w * K : scratch + (size_t)svi_thread_id() * K;
-    double m = -INFINITY;
-    for (int k = 0; k < K; k++) {
-      double v = mode == 0 ? svi_digamma(eta + scale * row[k]) - psirs[k]
-                           : log(row[k] > 1e-300 ? row[k] : 1e-300);
-      l[k] = v;
-      if (v > m) m = v;
-    }
-    word_weights_finish(l, m, eb + (svi_len)w * K, K);
-  }
+  vb_weights_job j = {X, K, words, Vb, mode, eta, scale, psirs, le, eb, scratch, 0};
+  svi_pool_run(threads, vb_weights_run, &j);
 }

@@ -2,6 +2,7 @@
  * A stream is a pure function of (seed, stream id), so a block of documents
  * draws the same numbers whichever thread runs it. */
 #include "svi.h"
+#include "pool.h"
 
 uint64_t svi_mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -53,12 +54,10 @@ uint64_t svi_rng_int(svi_rng *r, uint64_t n) {
  * `omp for`: called inside a parallel region it is shared by its threads. */
 void svi_doc_stream_starts(int D, uint64_t seed, uint64_t stream0,
                            uint64_t (*draws)(int, const void *), const void *ctx,
-                           svi_rng *doc_rng) {
-  const svi_len nb = svi_n_blocks(D);
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-  for (svi_len b = 0; b < nb; b++) {
+                           svi_rng *doc_rng, int *next) {
+  const int nb = (int)svi_n_blocks(D);
+  int b, b1;
+  while (svi_pool_take(next, 1, nb, &b, &b1)) {
     svi_rng r;
     svi_rng_init(&r, seed, stream0 + (uint64_t)b);
     const int d0 = (int)(b * SVI_BLOCK);

@@ -93,12 +93,13 @@ uint64_t svi_rng_next(svi_rng *r);
 double svi_rng_unif(svi_rng *r);
 /* Uniform integer in 0..n-1 (n >= 1), without modulo bias. */
 uint64_t svi_rng_int(svi_rng *r, uint64_t n);
-/* Start state of each document in its block's stream (rng.c); orphaned
- * `omp for` over blocks. And the check, after the run, that the counted
- * draws were exact (0, else -1). */
+/* Start state of each document in its block's stream (rng.c), the blocks
+ * shared by the threads of a job of the package's threads (pool.h) through
+ * the counter *next (0 before the job). And the check, after the run, that
+ * the counted draws were exact (0, else -1). */
 void svi_doc_stream_starts(int D, uint64_t seed, uint64_t stream0,
                            uint64_t (*draws)(int, const void *), const void *ctx,
-                           svi_rng *doc_rng);
+                           svi_rng *doc_rng, int *next);
 int svi_doc_streams_check(int D, const svi_rng *start, const svi_rng *end);
 
 /* ---- the document-term view every kernel reads ---- */
