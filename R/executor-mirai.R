@@ -237,8 +237,8 @@ sparsevi_workers <- function(n = 2L, url = NULL, remote = NULL, ..., timeout = 6
 #   OpenMP threads would spin on cores the others need (?sparsevi_threads:
 #   beside a busy program two threads ran the default call at 0.33x-0.60x
 #   of one, at 0.88x-1.08x with "passive"; inst/bench/results/scale.txt).
-#   SCVB0's local step has the package's own threads, which sleep anyway;
-#   the other engines' kernels and the rest of SCVB0's are OpenMP's.
+#   The LDA engines' local steps have the package's own threads, which
+#   sleep anyway; the scores, starts and mixtures are OpenMP's.
 launch_local_worker <- function(profile) {
   set <- names(worker_env)[is.na(Sys.getenv(names(worker_env), unset = NA))]
   on.exit(if (length(set)) Sys.unsetenv(set), add = TRUE)

@@ -25,18 +25,23 @@
 #'
 #' @section Threads on a busy machine:
 #' A thread that waits for the others must not hold a core that another
-#' program needs. The default engine's local step ([scvb0]) runs on the
-#' package's own threads, which spin for at most a millisecond or two and
-#' then sleep while R works between minibatches. On four benchmark corpora
-#' at K = 100, beside a busy loop on one of two cores, two threads ran the
-#' default call at 0.78x to 0.96x of one thread (0.35x to 0.64x when the
-#' step ran on OpenMP's threads), and on a quiet machine at 1.11x to 1.29x,
-#' with less CPU time than before (`inst/bench/threads.R`, results in
-#' `inst/bench/results/scale.txt`).
+#' program needs. The local steps of [fit_lda()]'s engines, the work of
+#' every minibatch, run on the package's own threads, which spin for at
+#' most a millisecond or two and then sleep while R works between
+#' minibatches. On four benchmark corpora at K = 100, beside a busy loop on
+#' one of two cores, two threads ran the default call ([scvb0]) at 0.78x to
+#' 0.96x of one thread (0.35x to 0.64x when the step ran on OpenMP's
+#' threads), and on a quiet machine at 1.11x to 1.29x, with less CPU time
+#' than before. The other engines do more work per minibatch and lost less
+#' to OpenMP's waits: on kos beside the busy loop, OPE's default call went
+#' from 1.00x to 1.16x, Gibbs within SVI's from 0.98x to 1.13x and vb's
+#' stayed at 1.14x-1.16x; quiet, they ran at 1.66x-1.71x
+#' (`inst/bench/threads.R`, results in `inst/bench/results/scale.txt`).
 #'
-#' The other engines' threads are OpenMP's. GCC's OpenMP runtime, the one R
-#' uses on Linux, makes a waiting thread spin for a few milliseconds before
-#' it sleeps. Where the cores may be busy, set the environment variable
+#' Mixtures, fast-VDP, the coherence and left-to-right scores and the
+#' starts use OpenMP's threads. GCC's OpenMP runtime, the one R uses on
+#' Linux, makes a waiting thread spin for a few milliseconds before it
+#' sleeps. Where the cores may be busy, set the environment variable
 #' `OMP_WAIT_POLICY=passive` (part of the OpenMP standard) in the shell or
 #' job script that starts R (`OMP_WAIT_POLICY=passive Rscript analysis.R`,
 #' or `export OMP_WAIT_POLICY=passive` before R): OpenMP's threads then
