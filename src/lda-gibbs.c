@@ -48,7 +48,7 @@ static void gibbs_prep_run(void *arg, int tid, int n) {
 
 void lda_gibbs_prepare(const gibbs_topics *tw, const double *alpha,
                        const unsigned char *used, int threads, gibbs_prep *pp) {
-  int K = tw->K, V = tw->V;
+  int K = tw->K;
   /* the smoothing of every pair: eta plus the (decayed) shared base */
   double eta = tw->eta + tw->scale * tw->base;
   double Veta = tw->vocab * eta;
@@ -324,7 +324,6 @@ int lda_gibbs_local(const svi_dtm *x, const gibbs_topics *tw, const gibbs_prep *
                      int threads, const svi_len *tok_off, int *tok_word, int *zcur,
                      int *tok_z, int *iscr, double *dscr,
                      double *stats, svi_rng *doc_rng, svi_rng *doc_end) {
-  int K = tw->K;
   svi_len n_tok = tok_off[x->D];
   const gibbs_draw_ctx dc = {tok_off, 1 + burnin + samples};
   /* A document of n tokens draws exactly max(n - 1, 0) uniforms for the

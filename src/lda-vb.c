@@ -801,9 +801,6 @@ int lda_vb_batch(const svi_dtm *x, const int *loc, int Vb, const double *eb, con
     int T = L;
     int *wo = (int *)R_alloc((size_t)Vb * T, sizeof(int));
     double *we = (double *)R_alloc((size_t)Vb * T, sizeof(double));
-    /* one pass over the word's K weights with a sorted buffer of the best T
-     * (the order of better(): the top T of a quickselect followed by a sort,
-     * in a third of the time at K = 400, T = 8) */
     vb_top_job tj = {eb, K, T, Vb, wo, we, 0};
     svi_pool_run(threads, vb_top_run, &tj);
     for (int t = 0; t < threads; t++) {

@@ -50,8 +50,9 @@ uint64_t svi_rng_int(svi_rng *r, uint64_t n) {
  * in parallel while keeping the draws of a block-by-block run: document d
  * starts where the earlier documents of its block (SVI_BLOCK per block,
  * stream stream0 + block) left the stream, given the exact number of draws
- * each document makes (draws(d, ctx)). The loop over blocks is an orphaned
- * `omp for`: called inside a parallel region it is shared by its threads. */
+ * each document makes (draws(d, ctx)). Every thread of a job of the
+ * package's threads (pool.h) calls it: the blocks are shared through the
+ * counter *next, and a barrier must follow before the documents run. */
 void svi_doc_stream_starts(int D, uint64_t seed, uint64_t stream0,
                            uint64_t (*draws)(int, const void *), const void *ctx,
                            svi_rng *doc_rng, int *next) {
