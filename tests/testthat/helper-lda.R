@@ -81,3 +81,20 @@ uci_source_of <- function(x, batch_size, ...) {
   write_uci_bow(x, f, vf)
   uci_source(f, vf, batch_size = batch_size, ...)
 }
+
+# Fits of engine `local` on 1 thread against 3 and 5 of the package's own
+# threads (src/pool.c: more threads than cores or blocks of documents): the
+# topics, the training proportions and predict() the same, bit for bit.
+expect_same_bits_on_threads <- function(local) {
+  sim <- simulate_lda(D = 260, V = 70, K = 4, doc_length = 40, seed = 21)
+  fit <- function(th) fit_lda(sim$dtm, K = 4, local = local, passes = 2, batch_size = 130,
+                              seed = 5, threads = th, progress = FALSE)
+  one <- fit(1L)
+  for (th in c(3L, 5L)) {
+    f <- fit(th)
+    expect_identical(f$topic_word, one$topic_word)
+    expect_identical(f$doc_topic, one$doc_topic)
+    expect_identical(predict(one, sim$dtm[1:40, ], seed = 2, threads = th),
+                     predict(one, sim$dtm[1:40, ], seed = 2, threads = 1L))
+  }
+}

@@ -583,16 +583,5 @@ test_that("OPE's background topic holds the words common to every document", {
 })
 
 test_that("the ope local step gives the same bits on any number of the package's threads", {
-  # src/pool.c's threads: more threads than cores or documents' blocks
-  sim <- simulate_lda(D = 260, V = 70, K = 4, doc_length = 40, seed = 21)
-  fit <- function(th) fit_lda(sim$dtm, K = 4, local = "ope", passes = 2, batch_size = 130,
-                              seed = 5, threads = th, progress = FALSE)
-  one <- fit(1L)
-  for (th in c(3L, 5L)) {
-    f <- fit(th)
-    expect_identical(f$topic_word, one$topic_word)
-    expect_identical(f$doc_topic, one$doc_topic)
-    expect_identical(predict(one, sim$dtm[1:40, ], seed = 2, threads = th),
-                     predict(one, sim$dtm[1:40, ], seed = 2, threads = 1L))
-  }
+  expect_same_bits_on_threads("ope")
 })
