@@ -85,10 +85,10 @@ test_that("a child of fork() runs on one thread, after its parent used two", {
   f0 <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 1, threads = 2,
                 progress = FALSE)
   expect_identical(.Call(sparsevi:::ffi_svi_threads_info)[[2L]], 0L)
-  # in the child, two threads would wait forever for GCC's pool; a timeout
-  # keeps a regression from hanging the tests
   # and the package's own threads (src/pool.c: SCVB0's local step)
   c0 <- fit_lda(sim$dtm, K = 3, passes = 2, seed = 1, threads = 2, progress = FALSE)
+  # in the child, two threads would wait forever for GCC's pool; a timeout
+  # keeps a regression from hanging the tests
   job <- parallel::mcparallel({
     f <- fit_lda(sim$dtm, K = 3, local = "vb", passes = 2, seed = 1, threads = 2,
                  progress = FALSE)
