@@ -527,14 +527,8 @@ void cvb0_local(const svi_dtm *x, const cvb0_topics *tp, double *P, const int *e
   cvb0_step_table(cs, T, rho, log1m);
   const cvb0_pass ps = {x, tp, P, ecol, U, cs, cvb0_pick(cvb0_kernel_width(cs->kernel)),
                         rho, log1m, seed, stream_base, theta};
-  cvb0_job j;
-  memset(&j, 0, sizeof j);
-  j.ps = &ps;
-  j.g_all = g_all;
-  j.order_all = order_all;
-  j.gstride = cvb0_thread_stride(K);
-  j.ostride = cvb0_order_stride(mt);
-  svi_pool_barrier_init(&j.bar);
+  cvb0_job j = {.ps = &ps, .g_all = g_all, .order_all = order_all,
+                .gstride = cvb0_thread_stride(K), .ostride = cvb0_order_stride(mt)};
   const int whole[2] = {0, x->D};
   if (sp) {
     j.sp = sp;

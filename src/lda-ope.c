@@ -332,12 +332,7 @@ void lda_summary_ope(const ope_summary_in *in, int mode, int threads, double *S,
    * word v reads beta's column v only, so S may be beta itself (the
    * summary written over the topics it was made from, no second K x Vb
    * table). */
-  ope_summary_job j;
-  memset(&j, 0, sizeof j);
-  j.in = in;
-  j.mode = mode;
-  j.S = S;
-  j.scratch = scratch;
+  ope_summary_job j = {.in = in, .mode = mode, .S = S, .scratch = scratch};
   svi_pool_run(threads, ope_summary_run, &j);
 }
 
@@ -520,22 +515,10 @@ void lda_summary_ope_sparse(const ope_summary_in *in, int mode, const int *top_k
    * documents in document order (and each document's topics in increasing
    * order), whatever the threads. marks[k] = the word that last touched
    * topic k; list holds the word's touched topics. */
-  ope_summary_job j;
-  memset(&j, 0, sizeof j);
-  j.in = in;
-  j.mode = mode;
-  j.scratch = scratch;
-  j.top_k = top_k;
-  j.top_w = top_w;
-  j.base = base;
-  j.colsum = colsum;
-  j.L = L;
-  j.cap = cap;
-  j.out_k = out_k;
-  j.out_v = out_v;
-  j.out_n = out_n;
-  j.out_r = out_r;
-  j.marks = marks;
+  ope_summary_job j = {.in = in, .mode = mode, .scratch = scratch, .top_k = top_k,
+                       .top_w = top_w, .base = base, .colsum = colsum, .L = L, .cap = cap,
+                       .out_k = out_k, .out_v = out_v, .out_n = out_n, .out_r = out_r,
+                       .marks = marks};
   svi_pool_run(threads, ope_summary_sparse_run, &j);
 }
 

@@ -210,11 +210,6 @@ int svi_pool_run(int n, svi_job_fn fn, void *ctx) {
   return m;
 }
 
-void svi_pool_barrier_init(svi_pool_barrier *b) {
-  b->arrived = 0;
-  b->gen = 0;
-}
-
 void svi_pool_barrier_wait(svi_pool_barrier *b, int n) {
   if (n <= 1) return;
   const unsigned g = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
@@ -250,10 +245,6 @@ int svi_pool_run(int n, svi_job_fn fn, void *ctx) {
   (void)n;
   fn(ctx, 0, 1);
   return 1;
-}
-void svi_pool_barrier_init(svi_pool_barrier *b) {
-  b->arrived = 0;
-  b->gen = 0;
 }
 void svi_pool_barrier_wait(svi_pool_barrier *b, int n) {
   (void)b;

@@ -19,14 +19,14 @@ typedef void (*svi_job_fn)(void *ctx, int tid, int n);
 
 int svi_pool_run(int n, svi_job_fn fn, void *ctx);
 
-/* A barrier for the m threads of one job: set up by the caller of
- * svi_pool_run() with svi_pool_barrier_init(b, 0) and used by all m. */
+/* A barrier for the m threads of one job: zeroed by the caller of
+ * svi_pool_run() (as a zero-initialised field of the job) and used by all
+ * m. */
 typedef struct {
   int arrived;
   unsigned gen;
 } svi_pool_barrier;
 
-void svi_pool_barrier_init(svi_pool_barrier *b);
 void svi_pool_barrier_wait(svi_pool_barrier *b, int n);
 
 /* Dynamic sharing of [0, end) in chunks: the next chunk [*lo, *hi) from
